@@ -1,0 +1,104 @@
+"""Shared test fixtures: every test gets its own root, database and CLI runner.
+
+``cli(...)`` runs ``ctxkit.main(argv)`` in-process (fast); ``cli.sub(...)``
+runs ``python ctxkit.py ...`` as a real subprocess (exit codes, stdout purity,
+start-up imports, concurrency).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CTXKIT = ROOT / "ctxkit.py"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+sys.path.insert(0, str(ROOT))
+
+import ctxkit  # noqa: E402
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self):
+        return json.loads(self.out)
+
+
+class Cli:
+    def __init__(self, root: Path, monkeypatch, capsys):
+        self.root = root
+        self._mp = monkeypatch
+        self._capsys = capsys
+
+    @property
+    def db(self) -> Path:
+        return self.root / ".ctxkit" / "ctxkit.db"
+
+    def __call__(self, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None) -> Result:
+        """Run main(argv) in-process from ``cwd`` (default: the test root)."""
+        self._capsys.readouterr()
+        old = Path.cwd()
+        os.chdir(cwd or self.root)
+        if stdin is not None:
+            data = stdin.encode() if isinstance(stdin, str) else stdin
+            self._mp.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+        try:
+            code = ctxkit.main([str(a) for a in args])
+        finally:
+            os.chdir(old)
+        captured = self._capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    def sub(self, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None,
+            env: dict | None = None, timeout: float = 120) -> Result:
+        """Run ``python ctxkit.py ARGS`` as a subprocess."""
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+        full_env.update(env or {})
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        proc = subprocess.run([sys.executable, str(CTXKIT), *map(str, args)],
+                              cwd=cwd or self.root, input=data, capture_output=True,
+                              env=full_env, timeout=timeout)
+        return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"),
+                      proc.stderr.decode("utf-8", "replace"))
+
+
+def git(root: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
+                          text=True, env=env).stdout
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch) -> Path:
+    """An empty git repository as the ctxkit root, with no CTXKIT_* variables."""
+    for name in list(os.environ):
+        if name.startswith("CTXKIT_"):
+            monkeypatch.delenv(name)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    return repo
+
+
+@pytest.fixture
+def cli(root, monkeypatch, capsys) -> Cli:
+    return Cli(root, monkeypatch, capsys)
+
+
+def copy_fixture(name: str, dest: Path) -> Path:
+    """Copy tests/fixtures/NAME into dest (a fresh root) and return dest."""
+    shutil.copytree(FIXTURES / name, dest, dirs_exist_ok=True)
+    return dest
