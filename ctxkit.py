@@ -160,6 +160,8 @@ def parse_time(text: str | None) -> _dt.datetime | None:
     if not text:
         return None
     cleaned = text.strip().replace("Z", "").replace("T", " ")
+    with contextlib.suppress(ValueError):  # fromisoformat: no _strptime import (start-up)
+        return _dt.datetime.fromisoformat(cleaned).replace(tzinfo=_dt.timezone.utc)
     for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"):
         with contextlib.suppress(ValueError):
             return _dt.datetime.strptime(cleaned, fmt).replace(tzinfo=_dt.timezone.utc)
@@ -214,7 +216,8 @@ _SEED_SECRET = r"sk-[a-zA-Z0-9]{20,}|ghp_[a-zA-Z0-9]{36}|Bearer\s+\S{10,}|AKIA[A
 
 # Each pattern replaces its whole match, except those with a group named
 # "value", where only that group is replaced (the key name stays readable).
-REDACTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
+# Compiled on first use (redaction_patterns()), not at import: start-up matters.
+REDACTION_SOURCES: tuple[str, ...] = (
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
     _SEED_SECRET,
     r"sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}",
@@ -230,13 +233,22 @@ REDACTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     r"(?i)(?:\b|_)(?:password|passwd|pwd|secret|secret[_-]?key|api[_-]?key|access[_-]?key"
     r"|auth[_-]?token|access[_-]?token|client[_-]?secret|private[_-]?key)\b['\"]?"
     r"(?:\s*[:=]\s*|\s+)(?P<q>['\"])?(?P<value>(?(q)[^'\"\n]{1,200}|[^\s'\",;)}\]]{1,200}))",
-))
+)
 
 # An unquoted assignment value that is plainly code, not a secret: a name,
 # attribute or call (password=self.password, token = get_token()).
-_CODE_LIKE_VALUE = re.compile(
+_CODE_LIKE_VALUE = (
     r"^(?:[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\(?|None|null|nil|true|false|True"
     r"|False|undefined|\*+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\*\*\*REDACTED\*\*\*)$")
+
+_compiled_redaction: list[re.Pattern[str]] = []
+
+
+def redaction_patterns() -> list[re.Pattern[str]]:
+    """REDACTION_SOURCES compiled, once per process."""
+    if not _compiled_redaction:
+        _compiled_redaction.extend(re.compile(p) for p in REDACTION_SOURCES)
+    return _compiled_redaction
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -251,7 +263,7 @@ def redact(text: str) -> tuple[str, int]:
         value = match.group("value")
         # Only assignments can hold code; a URL's password is always a secret.
         quoted = match.group("q") if "q" in match.re.groupindex else True
-        if not value or (not quoted and _CODE_LIKE_VALUE.match(value)) or value == REDACTED:
+        if not value or (not quoted and re.match(_CODE_LIKE_VALUE, value)) or value == REDACTED:
             return match.group(0)
         count += 1
         start, end = match.span("value")
@@ -259,7 +271,7 @@ def redact(text: str) -> tuple[str, int]:
         whole = match.group(0)
         return whole[:start - base] + REDACTED + whole[end - base:]
 
-    for pattern in REDACTION_PATTERNS:
+    for pattern in redaction_patterns():
         text = pattern.sub(replace, text)
     return text, count
 
@@ -1499,7 +1511,42 @@ def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
                        help="print less")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _SkippedParser:
+    """Stands in for the parser of a command that is not being run.
+
+    Building all ~30 sub-parsers costs more than Python's own start-up, so
+    main() builds only the one named on the command line; registering the
+    others goes to this object, which accepts any call and returns itself.
+    """
+
+    def __getattr__(self, name: str) -> Callable[..., _SkippedParser]:
+        return self._absorb
+
+    def _absorb(self, *args: Any, **kwargs: Any) -> _SkippedParser:
+        return self
+
+
+_SKIPPED = _SkippedParser()
+_VALUE_OPTIONS = ("--db", "-p", "--project")
+
+
+def command_in(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv`` (global options may come first), else None."""
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token in _VALUE_OPTIONS:
+            skip = True
+        elif token in ("-h", "--help", "--version", "--"):
+            return None
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or (``command`` given) one with only that sub-command built."""
     parser = _Parser(prog="ctxkit", description=__doc__.split("\n\n")[0],
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ctxkit {__version__}")
@@ -1509,8 +1556,11 @@ def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     _global_options(common, suppress=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.only_command = command  # read by add_command
     for register in COMMAND_REGISTRARS:
         register(sub, common)
+    if command is not None and command not in sub.choices:
+        return build_parser()  # unknown command or alias: the full parser explains
     return parser
 
 
@@ -1518,6 +1568,8 @@ def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
                 func: Callable[[argparse.Namespace, Env], int | None], help: str,
                 example: str) -> argparse.ArgumentParser:
     """Register one sub-command with the global options and an example in its help."""
+    if getattr(sub, "only_command", None) not in (None, name):
+        return _SKIPPED  # type: ignore[return-value]
     parser = sub.add_parser(name, parents=[common], help=help, description=help,
                             epilog=f"example:\n  {example}",
                             formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1533,7 +1585,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(command_in(argv)).parse_args(argv)
         if not getattr(args, "func", None):
             build_parser().print_help(sys.stderr)
             return EXIT_USAGE
