@@ -1257,7 +1257,7 @@ def lesson_stats(db: Database, project: str, name: str | None = None) -> dict[st
                              "symbol": symbol_label(last_symbol)} if last else None),
             "riskiest": [{k: o[k] for k in ("name", "file", "risk_score", "level", "fail_count",
                                             "success_count", "last_fail", "last_success")}
-                         for o in objs[:10]]}
+                         for o in objs if o["fail_count"] + o["success_count"]][:10]}
 
 
 def _ago(stamp: str | None) -> str:
@@ -1271,17 +1271,21 @@ def _ago(stamp: str | None) -> str:
     return f"{when:%Y-%m-%d %H:%M:%S} UTC ({seconds}s ago)"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _stats_text(stats: dict[str, Any]) -> str:
     scope = f"symbols matching {stats['query']!r}" if stats["query"] else "project"
-    lines = [f"{scope} {stats['project']}: {stats['symbols']} symbols, {stats['lessons']} "
-             f"lessons ({stats['fail']} fail, {stats['success']} success; {stats['active']} "
-             f"active, {stats['resolved']} resolved, {stats['inactive']} inactive, "
-             f"{stats['stale']} stale)",
+    kinds = f"{stats['fail']} fail, {stats['success']} success"
+    states = ", ".join(f"{stats[k]} {k}" for k in (*LESSON_STATUSES, "stale"))
+    last = stats["last_lesson"]
+    lines = [f"{scope} {stats['project']}: {_count(stats['symbols'], 'symbol')}, "
+             f"{_count(stats['lessons'], 'lesson')} ({kinds}; {states})",
              "risk: " + ", ".join(f"{n} {level}" for level, n in
                                   reversed(list(stats["levels"].items()))),
              f"last lesson: {_ago(stats['last_lesson_at'])}"
-             + (f" — #{stats['last_lesson']['id']} {stats['last_lesson']['type']} on "
-                f"{stats['last_lesson']['symbol']}" if stats["last_lesson"] else "")]
+             + (f" — #{last['id']} {last['type']} on {last['symbol']}" if last else "")]
     if stats["riskiest"]:
         lines.append("riskiest:")
         lines += [f"  {o['risk_score']:5.1f} {o['level']:<8} {symbol_label(o)}  "
@@ -1342,41 +1346,42 @@ def cmd_query(args: argparse.Namespace, env: Env) -> int:
     return EXIT_OK
 
 
-def _cmd_record(kind: str) -> Callable[[argparse.Namespace, Env], int]:
-    def command(args: argparse.Namespace, env: Env) -> int:
-        result = record_lesson(env, kind, args.symbol, args.lesson, args.file, args.detail,
-                               args.session)
-        obj = result["symbol"]
-        masked = result.pop("redactions")
-        if masked:
-            warn(f"{masked} secret{'s' if masked != 1 else ''} masked before saving")
-        emit(env, result, f"recorded {'fail' if kind == 'fail' else 'ok'} #{result['id']} "
-                          f"for {symbol_label(obj)} — risk {obj['risk_score']:.1f} "
-                          f"({obj['level']}), {obj['fail_count']} fail, "
-                          f"{obj['success_count']} ok")
-        return EXIT_OK
-    command.__name__ = "cmd_fail" if kind == "fail" else "cmd_ok"
-    return command
+def cmd_fail(args: argparse.Namespace, env: Env) -> int:
+    return _record_command(args, env, "fail")
 
 
-cmd_fail = _cmd_record("fail")
-cmd_ok = _cmd_record("success")
+def cmd_ok(args: argparse.Namespace, env: Env) -> int:
+    return _record_command(args, env, "success")
 
 
-def _cmd_status(status: str) -> Callable[[argparse.Namespace, Env], int]:
-    def command(args: argparse.Namespace, env: Env) -> int:
-        result = set_lesson_status(env, args.id, status)
-        obj = result["symbol"]
-        was = "" if result["previous"] != status else f" (it already was)"
-        emit(env, result, f"lesson #{args.id} is {status}{was}; {symbol_label(obj)} now at "
-                          f"risk {obj['risk_score']:.1f} ({obj['level']})")
-        return EXIT_OK
-    command.__name__ = f"cmd_{ {'resolved': 'resolve', 'inactive': 'deactivate'}[status]}"
-    return command
+def _record_command(args: argparse.Namespace, env: Env, kind: str) -> int:
+    result = record_lesson(env, kind, args.symbol, args.lesson, args.file, args.detail,
+                           args.session)
+    obj = result["symbol"]
+    masked = result.pop("redactions")
+    if masked:
+        warn(f"{masked} secret{'s' if masked != 1 else ''} masked before saving")
+    emit(env, result, f"recorded {'fail' if kind == 'fail' else 'ok'} #{result['id']} for "
+                      f"{symbol_label(obj)} — risk {obj['risk_score']:.1f} ({obj['level']}), "
+                      f"{obj['fail_count']} fail, {obj['success_count']} ok")
+    return EXIT_OK
 
 
-cmd_resolve = _cmd_status("resolved")
-cmd_deactivate = _cmd_status("inactive")
+def cmd_resolve(args: argparse.Namespace, env: Env) -> int:
+    return _status_command(args, env, "resolved")
+
+
+def cmd_deactivate(args: argparse.Namespace, env: Env) -> int:
+    return _status_command(args, env, "inactive")
+
+
+def _status_command(args: argparse.Namespace, env: Env, status: str) -> int:
+    result = set_lesson_status(env, args.id, status)
+    obj = result["symbol"]
+    was = " (it already was)" if result["previous"] == status else ""
+    emit(env, result, f"lesson #{args.id} is {status}{was}; {symbol_label(obj)} now at "
+                      f"risk {obj['risk_score']:.1f} ({obj['level']})")
+    return EXIT_OK
 
 
 def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
@@ -1419,7 +1424,8 @@ def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False) -
                         help="the symbol's file; ./x, x\\y and absolute paths are normalized")
 
 
-def register_lesson_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register_lesson_commands(sub: argparse._SubParsersAction,
+                             common: argparse.ArgumentParser) -> None:
     """query, fail, ok, resolve, deactivate, stats, import-cm."""
     query = add_command(sub, common, "query", cmd_query,
                         "show the lessons and risk of a symbol (all symbols by risk without one)",
