@@ -1495,8 +1495,35 @@ COMMAND_REGISTRARS = (register_graph_commands, register_context_commands,
                       register_snapshot_commands)
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, given the terminal width so it never imports shutil.
+
+    argparse builds a formatter for every add_argument() call and, without a
+    width, asks shutil for it; importing shutil (with bz2 and lzma) costs more
+    than the rest of ``query --inject``.
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         width if width is not None else terminal_columns() - 2)
+
+
+def terminal_columns() -> int:
+    with contextlib.suppress(ValueError):
+        if int(os.environ.get("COLUMNS", "0")) > 0:
+            return int(os.environ["COLUMNS"])
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    return 80
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse whose errors become UsageError (one line, exit 2)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message} (see --help)")
@@ -1554,7 +1581,7 @@ def command_in(argv: Sequence[str]) -> str | None:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or (``command`` given) one with only that sub-command built."""
     parser = _Parser(prog="ctxkit", description=__doc__.split("\n\n")[0],
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                     formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"ctxkit {__version__}")
     _global_options(parser, suppress=False)
     # Sub-commands accept the global options too; SUPPRESS keeps a value given
@@ -1578,7 +1605,7 @@ def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
         return _SKIPPED  # type: ignore[return-value]
     parser = sub.add_parser(name, parents=[common], help=help, description=help,
                             epilog=f"example:\n  {example}",
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+                            formatter_class=_HelpFormatter)
     parser.set_defaults(func=func)
     return parser
 
