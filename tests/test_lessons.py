@@ -498,7 +498,9 @@ def test_skill_and_readme_lesson_commands_parse():
     assert skill.startswith("---\nname: ") and "\ndescription: " in skill.split("---")[1]
     readme = (root / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Lessons", 1)[1].split("\n## ", 1)[0]
-    lines = [line.strip() for text in (skill, section) for line in text.splitlines()
+    blocks = [block.split("```", 1)[0] for text in (skill, section)
+              for block in text.split("```sh\n")[1:]]
+    lines = [line.strip() for block in blocks for line in block.splitlines()
              if line.strip().startswith("ctxkit ")]
     assert len(lines) >= 20
     for line in lines:
