@@ -721,8 +721,9 @@ INJECT_MIN_RISK = 10.0
 INJECT_LIMIT = 10000
 INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
 _INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
-_SYMBOL_ID = re.compile(r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
-                        r":(?P<name>[^:\s].*)$")
+# A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
+_SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
+              r":(?P<name>[^:\s].*)$")
 
 SQL_SYMBOL_COLUMNS = "id, project, name, file"
 SQL_FIND_SYMBOL = "SELECT id FROM lesson_symbols WHERE project = ? AND file = ? AND name = ?"
@@ -735,26 +736,19 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, created_at, "
                       "code_hash")
-SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons WHERE symbol_id = ? "
-                         f"ORDER BY created_at, id")
+SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
+                         f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 SQL_LESSON_BY_ID = "SELECT id, symbol_id, status FROM lessons WHERE project = ? AND id = ?"
 SQL_SET_STATUS = "UPDATE lessons SET status = ? WHERE project = ? AND id = ?"
 SQL_UPDATE_COUNTERS = """
 UPDATE lesson_symbols SET fail_count = ?, success_count = ?, last_fail = ?, last_success = ?,
        risk_score = ?
-WHERE id = ?
+WHERE project = ? AND id = ?
 """
-SQL_LAST_LESSON = """
-SELECT l.id, l.type, l.created_at, s.name, s.file FROM lessons l
-JOIN lesson_symbols s ON s.id = l.symbol_id
-WHERE l.project = ? ORDER BY l.created_at DESC, l.id DESC LIMIT 1
-"""
-SQL_LESSON_TOTALS = """
-SELECT type, status, COUNT(*) AS n FROM lessons WHERE project = ? GROUP BY type, status
-"""
+SQL_SYMBOL_BY_ID = f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE project = ? AND id = ?"
 SQL_IMPORTED_ALREADY = """
-SELECT 1 FROM lessons WHERE symbol_id = ? AND origin = ? AND type = ? AND lesson = ?
-       AND created_at = ? LIMIT 1
+SELECT 1 FROM lessons WHERE project = ? AND symbol_id = ? AND origin = ? AND type = ?
+       AND lesson = ? AND created_at = ? LIMIT 1
 """
 
 
@@ -833,7 +827,7 @@ def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
     ``node_hash`` is the current body_hash when the caller knows it; False
     means look it up in the graph (only when some lesson kept a code_hash).
     """
-    rows = db.query(SQL_LESSONS_OF_SYMBOL, (row["id"],))
+    rows = db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))
     counters = symbol_counters(rows)
     if node_hash is False:
         node_hash = (_current_hash(db, project, row["name"], row["file"])
@@ -973,7 +967,8 @@ def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -
     else:
         trailer = (f"[long lessons shortened to stay under {limit} characters; "
                    f"`ctxkit query {where}` shows them whole]")
-    return "\n\n".join(parts) + ("\n" if parts else "") + trailer + "\n"
+    text = "\n\n".join(parts) + ("\n" if parts else "") + trailer + "\n"
+    return text if len(text) < limit else ""  # a limit too small for even one lesson
 
 
 # --- recording ---------------------------------------------------------------
@@ -993,7 +988,7 @@ def split_symbol(db: Database | None, env: Env, symbol: str,
         nodes = graph_find_nodes(db, env.project, symbol)
         if nodes and nodes[0].id == symbol:
             path, name = nodes[0].path, nodes[0].qualname
-    match = _SYMBOL_ID.match(symbol) if path is None else None
+    match = re.match(_SYMBOL_ID, symbol) if path is None else None
     if match:
         path, name = normalize_file(match["path"], env), match["name"]
     if path is None:
@@ -1031,9 +1026,8 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
             lesson_id = db.execute(SQL_INSERT_LESSON, (
                 env.project, symbol_id, kind, lesson, detail, session, "active", utc_now(),
                 code_hash, None)).lastrowid
-            _store_counters(db, symbol_id)
-        row = db.one(f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE id = ?",
-                     (symbol_id,))
+            _store_counters(db, env.project, symbol_id)
+        row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": _symbol_obj(db, env.project, row, False),
                 "redactions": masked + masked_detail}
     finally:
@@ -1045,12 +1039,12 @@ def _ensure_symbol(db: Database, project: str, name: str, file: str) -> int:
     return db.one(SQL_FIND_SYMBOL, (project, file, name))["id"]
 
 
-def _store_counters(db: Database, symbol_id: int) -> dict[str, Any]:
+def _store_counters(db: Database, project: str, symbol_id: int) -> dict[str, Any]:
     """Recompute a symbol's counters and risk from its active lessons and store them."""
-    counters = symbol_counters(db.query(SQL_LESSONS_OF_SYMBOL, (symbol_id,)))
+    counters = symbol_counters(db.query(SQL_LESSONS_OF_SYMBOL, (project, symbol_id)))
     db.execute(SQL_UPDATE_COUNTERS, (counters["fail_count"], counters["success_count"],
                                      counters["last_fail"], counters["last_success"],
-                                     counters["risk_score"], symbol_id))
+                                     counters["risk_score"], project, symbol_id))
     return counters
 
 
@@ -1067,9 +1061,8 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
                 raise NotFound(f"no lesson #{lesson_id} in project {env.project}; "
                                f"`ctxkit query --all` lists the lesson ids")
             db.execute(SQL_SET_STATUS, (status, env.project, lesson_id))
-            _store_counters(db, row["symbol_id"])
-        symbol = db.one(f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE id = ?",
-                        (row["symbol_id"],))
+            _store_counters(db, env.project, row["symbol_id"])
+        symbol = db.one(SQL_SYMBOL_BY_ID, (env.project, row["symbol_id"]))
         return {"id": lesson_id, "status": status, "previous": row["status"],
                 "symbol": _symbol_obj(db, env.project, symbol, True)}
     finally:
@@ -1207,7 +1200,7 @@ def _cm_store(db: Database, project: str, symbols: dict[int, tuple[str, str]],
         report[outcome[0]] += 1
         report["redactions"] += outcome[1]
     for symbol_id in set(ids.values()):
-        _store_counters(db, symbol_id)
+        _store_counters(db, project, symbol_id)
 
 
 def _cm_store_lesson(db: Database, project: str, symbol_id: int, row: sqlite3.Row,
@@ -1225,7 +1218,7 @@ def _cm_store_lesson(db: Database, project: str, symbol_id: int, row: sqlite3.Ro
     status = status if status in LESSON_STATUSES else "inactive"
     created = _cm_time(_cm_pick(row, columns, "created_at"))
     origin = f"cm:{row['id']}"
-    if db.one(SQL_IMPORTED_ALREADY, (symbol_id, origin, kind, lesson, created)):
+    if db.one(SQL_IMPORTED_ALREADY, (project, symbol_id, origin, kind, lesson, created)):
         return "duplicates", 0
     db.execute(SQL_INSERT_LESSON, (project, symbol_id, kind, lesson, detail,
                                    redact(str(session))[0] if session else None, status,
