@@ -688,6 +688,10 @@ _JS_CALLS = """
 (export_specifier name: (_) @exportname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
 """
+_JSX_CALLS = """
+(jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
+(jsx_opening_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
+"""
 _JS_DEFS = """
 (class_declaration name: (_) @name) @def.class
 (class name: (_) @name) @def.class
@@ -701,6 +705,8 @@ _TS_DEFS = """
 (abstract_class_declaration name: (_) @name) @def.class
 (interface_declaration name: (_) @name) @def.interface
 (enum_declaration name: (_) @name) @def.enum
+(method_signature name: (_) @name) @def.function
+(abstract_method_signature name: (_) @name) @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
 """
 
@@ -717,14 +723,15 @@ GRAPH_QUERIES: dict[str, str] = {
     right: [(list) (tuple)] @allvalue)))
 [{_PY_BRANCHES}] @branch
 """,
-    "javascript": _JS_DEFS + _JS_CALLS,
+    "javascript": _JS_DEFS + _JS_CALLS + _JSX_CALLS,
     "typescript": _JS_DEFS + _TS_DEFS + _JS_CALLS,
-    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS,
+    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS + _JSX_CALLS,
     "go": """
 (type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
 (function_declaration name: (identifier) @name) @def.function
 (method_declaration name: (field_identifier) @name) @def.method
+(method_elem name: (field_identifier) @name) @def.function
 (call_expression function: (identifier) @callee) @call
 (call_expression function: (selector_expression operand: (_) @recv
     field: (field_identifier) @callee)) @call
@@ -743,6 +750,7 @@ GRAPH_QUERIES: dict[str, str] = {
 (union_item name: (type_identifier) @name) @def.struct
 (trait_item name: (type_identifier) @name) @def.trait
 (function_item name: (identifier) @name) @def.function
+(function_signature_item name: (identifier) @name) @def.function
 (impl_item type: (_) @name) @scope.impl
 (mod_item name: (identifier) @name body: (_)) @scope.mod
 (call_expression function: (identifier) @callee) @call
@@ -937,7 +945,7 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
             if param["type"]:
                 types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
         if d.kind == "method" and lang == "go":
-            _go_receiver_type(s, d, types)
+            _go_receiver_type(s, d, types, ctx)
     for pos, var, type_text in vartypes:
         index = _enclosing(defs, starts, pos)
         scope = defs[index].qualname if index >= 0 else ""
@@ -976,6 +984,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         recv = caps.get("recv", [None])[0]
         recv_text = _one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
+        if recv_text and "(" in recv_text:  # a chained call: keep the head readable
+            recv_text = re.sub(r"\(.*\)", "(...)", recv_text)[:80]
         if recv is None:
             written = name
         elif s.lang == "rust" and s.src[recv.end_byte:callee.start_byte].strip() == b"::":
@@ -1313,12 +1323,15 @@ def _descendants(node: Any, types: tuple[str, ...], depth: int = 3) -> list[Any]
     return found
 
 
-def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]]) -> None:
+def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]],
+                      ctx: dict[str, Any]) -> None:
+    """A Go receiver is the method's self: remember its name and type."""
     receiver = d.node.child_by_field_name("receiver")
     for param in receiver.named_children if receiver is not None else ():
         name, type_node = param.child_by_field_name("name"), param.child_by_field_name("type")
         if name is not None and type_node is not None:
             types.setdefault(d.qualname, {})[s.text(name)] = s.text(type_node)
+            ctx.setdefault("receivers", {})[d.qualname] = s.text(name)
 
 
 def _clean_type(text: str) -> str:
@@ -2241,7 +2254,8 @@ class _Resolver:
             if lang == "python" and callee in PY_BUILTINS:
                 return None, 1.0
             return self.guess(callee, lang, methods=lang in CLASS_SCOPE_LANGUAGES)
-        if recv in SELF_NAMES.get(lang, ()) or recv in SUPER_NAMES:
+        is_receiver = lang == "go" and self.ctx(path).get("receivers", {}).get(scope) == recv
+        if recv in SELF_NAMES.get(lang, ()) or recv in SUPER_NAMES or is_receiver:
             cls = self.enclosing_class(path, scope)
             if cls is None:
                 return self.guess(callee, lang, methods=True, attr=True)
@@ -2267,6 +2281,8 @@ class _Resolver:
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
+            if lang == "java" and recv[:1].isupper():
+                return None, 1.0  # a class outside the index (System.out, Math)
         return self.guess(callee, lang, methods=True, attr=True)
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
