@@ -1229,9 +1229,10 @@ def _cm_store_lesson(db: Database, project: str, symbol_id: int, row: sqlite3.Ro
 # --- stats -------------------------------------------------------------------
 
 
-def lesson_stats(db: Database, project: str, name: str | None = None) -> dict[str, Any]:
+def lesson_stats(db: Database, project: str, name: str | None = None,
+                 file: str | None = None) -> dict[str, Any]:
     """Totals of the project (or of the symbols matching ``name``) and the last lesson."""
-    objs = lesson_symbols(db, project, name, include_all=True, substring=True)
+    objs = lesson_symbols(db, project, name, file, include_all=True, substring=True)
     lessons = [lesson for obj in objs for lesson in obj["lessons"]]
     totals = {"lessons": len(lessons), **{t: 0 for t in LESSON_TYPES},
               **{s: 0 for s in LESSON_STATUSES}}
@@ -1354,9 +1355,10 @@ def _record_command(args: argparse.Namespace, env: Env, kind: str) -> int:
     masked = result.pop("redactions")
     if masked:
         warn(f"{masked} secret{'s' if masked != 1 else ''} masked before saving")
-    emit(env, result, f"recorded {'fail' if kind == 'fail' else 'ok'} #{result['id']} for "
-                      f"{symbol_label(obj)} — risk {obj['risk_score']:.1f} ({obj['level']}), "
-                      f"{obj['fail_count']} fail, {obj['success_count']} ok")
+    emit(env, result, None if env.quiet else
+         f"recorded {'fail' if kind == 'fail' else 'ok'} #{result['id']} for "
+         f"{symbol_label(obj)} — risk {obj['risk_score']:.1f} ({obj['level']}), "
+         f"{obj['fail_count']} fail, {obj['success_count']} ok")
     return EXIT_OK
 
 
@@ -1372,8 +1374,9 @@ def _status_command(args: argparse.Namespace, env: Env, status: str) -> int:
     result = set_lesson_status(env, args.id, status)
     obj = result["symbol"]
     was = " (it already was)" if result["previous"] == status else ""
-    emit(env, result, f"lesson #{args.id} is {status}{was}; {symbol_label(obj)} now at "
-                      f"risk {obj['risk_score']:.1f} ({obj['level']})")
+    emit(env, result, None if env.quiet else
+         f"lesson #{args.id} is {status}{was}; {symbol_label(obj)} now at "
+         f"risk {obj['risk_score']:.1f} ({obj['level']})")
     return EXIT_OK
 
 
@@ -1388,8 +1391,8 @@ def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
                  "last_lesson_at": None, "last_lesson": None, "riskiest": []}
     else:
         try:
-            name = split_symbol(db, env, args.symbol, None)[0] if args.symbol else None
-            stats = lesson_stats(db, env.project, name)
+            name, file = split_symbol(db, env, args.symbol, None) if args.symbol else (None, None)
+            stats = lesson_stats(db, env.project, name, file)
         finally:
             db.close()
     emit(env, stats, lambda: _stats_text(stats))

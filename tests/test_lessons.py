@@ -508,3 +508,12 @@ def test_skill_and_readme_lesson_commands_parse():
         assert ctxkit.command_in(argv) in {"query", "fail", "ok", "resolve", "deactivate",
                                            "stats", "import-cm"}, line
         ctxkit.build_parser().parse_args(argv)
+
+
+def test_quiet_recording_prints_nothing_and_stats_takes_a_graph_id(cli):
+    assert cli("fail", "a/b.py:Thing.run", "x", "-q").out == ""
+    record(cli, "fail", "Thing.run", "other file", "--file", "c.py")
+    assert cli("-q", "resolve", "1").out == ""
+    stats = cli("stats", "a/b.py:Thing.run", "--json").json()
+    assert (stats["symbols"], stats["lessons"], stats["resolved"]) == (1, 1, 1)
+    assert cli("stats", "Thing", "--json").json()["symbols"] == 2
