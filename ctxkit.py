@@ -867,9 +867,11 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
     if file is not None:
         sql += " AND file = ?"
         params.append(file)
-    rows = db.query(sql, params)
-    if name is not None:
-        rows = _match_names(rows, name, substring)
+    rows = db.query(sql + " AND name = ?", (*params, name)) if name is not None else []
+    if not rows:  # no name, or no exact match: read them all (the index serves exact names)
+        rows = db.query(sql, params)
+        if name is not None:
+            rows = _match_names(rows, name, substring)
     objs = [_symbol_obj(db, project, row, include_all) for row in rows]
     return _by_risk([o for o in objs if include_all or o["lessons"]])
 
@@ -880,9 +882,8 @@ def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] |
     Lessons recorded under the node's qualname, bare name or id, for its file
     or without a file, are merged into one view named after the node.
     """
-    names = {node.qualname, node.name, node.id}
-    rows = [r for r in db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '')",
-                                (project, node.path)) if r["name"] in names]
+    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
+                    (project, node.path, node.qualname, node.name, node.id))
     objs = [_symbol_obj(db, project, r, False, node.body_hash) for r in rows]
     objs = [o for o in objs if o["lessons"]]
     if not objs:
