@@ -425,8 +425,9 @@ def open_db(env: Env, *, create: bool = True) -> Database:
     finally:
         os.umask(old_umask)
     with contextlib.suppress(OSError):
-        if os.stat(path).st_mode & 0o077:
-            os.chmod(path, 0o600)
+        mode = os.stat(path).st_mode
+        if mode & 0o077:  # private, but a file the owner made read-only stays read-only
+            os.chmod(path, mode & 0o700)
     return db
 
 
