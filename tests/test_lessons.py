@@ -545,3 +545,13 @@ def test_query_inject_imports_no_heavy_module(cli):
                           text=True, env={"PYTHONPATH": str(ctxkit.Path(ctxkit.__file__).parent),
                                           "PATH": "/usr/bin:/bin"})
     assert proc.stdout.strip() == "'[PAST EXPERIENCE —' []", proc.stderr
+
+
+def test_opening_a_read_only_database_keeps_it_read_only(cli):
+    record(cli, "fail", "X", "kept")
+    cli.db.chmod(0o444)
+    try:
+        cli("query", "X")
+        assert cli.db.stat().st_mode & 0o777 == 0o400  # private, still not writable
+    finally:
+        cli.db.chmod(0o600)
