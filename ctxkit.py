@@ -739,6 +739,7 @@ SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, 
                       "code_hash")
 SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
                          f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
+SQL_LATEST_TIME = "SELECT MAX(created_at) FROM lessons WHERE project = ? AND symbol_id = ?"
 SQL_LESSON_BY_ID = "SELECT id, symbol_id, status FROM lessons WHERE project = ? AND id = ?"
 SQL_SET_STATUS = "UPDATE lessons SET status = ? WHERE project = ? AND id = ?"
 SQL_UPDATE_COUNTERS = """
@@ -1025,9 +1026,12 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
         code_hash = _current_hash(db, env.project, name, path)
         with db.atomic():
             symbol_id = _ensure_symbol(db, env.project, name, path)
+            # Never earlier than the symbol's last lesson, even if the clock stepped
+            # back: (created_at, id) must stay the recording order.
+            latest = db.one(SQL_LATEST_TIME, (env.project, symbol_id))[0] or ""
             lesson_id = db.execute(SQL_INSERT_LESSON, (
-                env.project, symbol_id, kind, lesson, detail, session, "active", utc_now(),
-                code_hash, None)).lastrowid
+                env.project, symbol_id, kind, lesson, detail, session, "active",
+                max(utc_now(), latest), code_hash, None)).lastrowid
             _store_counters(db, env.project, symbol_id)
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": _symbol_obj(db, env.project, row, False),
