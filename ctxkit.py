@@ -1141,9 +1141,14 @@ def _cm_read(conn: sqlite3.Connection, from_project: str | None
     return symbols, excluded, experiences, tables & {"symbols", "experiences"}
 
 
-def _cm_time(text: str | None) -> str:
-    when = parse_time(text)
-    return (when or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+_CM_UNKNOWN_TIME = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def _cm_time(text: Any) -> str:
+    """ctxkit's time format; a missing time becomes the epoch (oldest, and stable
+    from one import to the next)."""
+    when = parse_time(text) if isinstance(text, str) else None
+    return (when or _CM_UNKNOWN_TIME).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def import_code_memory(env: Env, source: Path, from_project: str | None = None) -> dict[str, Any]:
