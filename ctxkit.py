@@ -1285,8 +1285,9 @@ def _stats_text(stats: dict[str, Any]) -> str:
     kinds = f"{stats['fail']} fail, {stats['success']} success"
     states = ", ".join(f"{stats[k]} {k}" for k in (*LESSON_STATUSES, "stale"))
     last = stats["last_lesson"]
-    lines = [f"{scope} {stats['project']}: {_count(stats['symbols'], 'symbol')}, "
-             f"{_count(stats['lessons'], 'lesson')} ({kinds}; {states})",
+    summary = (f"{scope} {stats['project']}: {_count(stats['symbols'], 'symbol')}, "
+               f"{_count(stats['lessons'], 'lesson')} ({kinds}; {states})")
+    lines = [summary,
              "risk: " + ", ".join(f"{n} {level}" for level, n in
                                   reversed(list(stats["levels"].items()))),
              f"last lesson: {_ago(stats['last_lesson_at'])}"
@@ -1447,23 +1448,24 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
                        help="include resolved and inactive lessons")
     query.add_argument("--first", action="store_true",
                        help="only the riskiest symbol when the name matches several")
-    for name, kind, example in (
-            ("fail", "fail", 'ctxkit fail AuthService.validate "JWT expiry not handled" '
-                             '--file src/auth/service.py -d "check refresh_token"'),
-            ("ok", "success", 'ctxkit ok AuthService.validate "passes once times are UTC" '
-                              '--file src/auth/service.py')):
-        parser = add_command(sub, common, name, cmd_fail if kind == "fail" else cmd_ok,
-                             f"record a {'failure' if kind == 'fail' else 'success'} lesson "
-                             f"for a symbol (secrets are masked)", example)
+    record_examples = {
+        "fail": ('ctxkit fail AuthService.validate "JWT expiry not handled" '
+                 '--file src/auth/service.py -d "check refresh_token"'),
+        "ok": ('ctxkit ok AuthService.validate "passes once times are UTC" '
+               '--file src/auth/service.py'),
+    }
+    for name, func, what in (("fail", cmd_fail, "failure"), ("ok", cmd_ok, "success")):
+        parser = add_command(sub, common, name, func,
+                             f"record a {what} lesson for a symbol (secrets are masked)",
+                             record_examples[name])
         _symbol_arguments(parser)
         parser.add_argument("lesson", metavar="LESSON", help="the lesson, one line")
         parser.add_argument("-d", "--detail", metavar="TEXT", help="more context (optional)")
         parser.add_argument("--session", metavar="ID", help="the agent session it came from")
-    for name, func, verb in (("resolve", cmd_resolve, "mark a lesson resolved (the code "
-                                                      "or tests changed)"),
-                             ("deactivate", cmd_deactivate, "mark a lesson inactive (no longer "
-                                                            "true, or noise)")):
-        parser = add_command(sub, common, name, func, f"{verb}; risk is recomputed",
+    status_help = {"resolve": "mark a lesson resolved (the code or tests changed)",
+                   "deactivate": "mark a lesson inactive (no longer true, or noise)"}
+    for name, func in (("resolve", cmd_resolve), ("deactivate", cmd_deactivate)):
+        parser = add_command(sub, common, name, func, f"{status_help[name]}; risk is recomputed",
                              f"ctxkit {name} 12")
         parser.add_argument("id", type=int, metavar="ID", help="lesson id (query --all shows them)")
     stats = add_command(sub, common, "stats", cmd_stats,
