@@ -508,3 +508,50 @@ def test_skill_and_readme_lesson_commands_parse():
         assert ctxkit.command_in(argv) in {"query", "fail", "ok", "resolve", "deactivate",
                                            "stats", "import-cm"}, line
         ctxkit.build_parser().parse_args(argv)
+
+
+def test_quiet_recording_prints_nothing_and_stats_takes_a_graph_id(cli):
+    assert cli("fail", "a/b.py:Thing.run", "x", "-q").out == ""
+    record(cli, "fail", "Thing.run", "other file", "--file", "c.py")
+    assert cli("-q", "resolve", "1").out == ""
+    stats = cli("stats", "a/b.py:Thing.run", "--json").json()
+    assert (stats["symbols"], stats["lessons"], stats["resolved"]) == (1, 1, 1)
+    assert cli("stats", "Thing", "--json").json()["symbols"] == 2
+
+
+def test_reads_without_a_database_create_nothing(cli):
+    assert cli("query", "X").out.strip() == "no lessons for X"
+    assert cli("query", "X", "--inject").out == ""
+    assert cli("stats", "--json").json()["lessons"] == 0
+    assert one_line_error(cli.sub("resolve", "1"), 1)
+    assert not (cli.root / ".ctxkit").exists()
+
+
+def test_query_inject_imports_no_heavy_module(cli):
+    """The pre-edit path must start fast: no tree-sitter, no tiktoken, one sub-parser."""
+    import subprocess
+    import sys
+    for _ in range(4):
+        record(cli, "fail", "Hot", "x")
+    code = ("import io, sys, contextlib, ctxkit\n"
+            "out = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            "    ctxkit.main(['query', 'Hot', '--inject'])\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('tree_sitter', 'tree_sitter_language_pack', 'tiktoken', 'tiktoken_ext', "
+            "'shutil', '_strptime'))\n"
+            "print(repr(out.getvalue()[:18]), heavy)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=cli.root, capture_output=True,
+                          text=True, env={"PYTHONPATH": str(ctxkit.Path(ctxkit.__file__).parent),
+                                          "PATH": "/usr/bin:/bin"})
+    assert proc.stdout.strip() == "'[PAST EXPERIENCE —' []", proc.stderr
+
+
+def test_opening_a_read_only_database_keeps_it_read_only(cli):
+    record(cli, "fail", "X", "kept")
+    cli.db.chmod(0o444)
+    try:
+        cli("query", "X")
+        assert cli.db.stat().st_mode & 0o777 == 0o400  # private, still not writable
+    finally:
+        cli.db.chmod(0o600)

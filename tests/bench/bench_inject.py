@@ -10,7 +10,10 @@ ctxkit runs the way the installed console script runs it: the module is
 imported from a compiled .pyc (a copy under tests/bench/.work/), with
 PYTHONDONTWRITEBYTECODE removed from the environment.
 
-    python tests/bench/bench_inject.py [--runs 20] [--json]
+    python tests/bench/bench_inject.py [--runs 20] [--json] [--breakdown]
+
+``--breakdown`` also prints where one run spends its time: the top-level
+imports by cumulative ``-X importtime`` and the rest of main().
 """
 
 from __future__ import annotations
@@ -68,10 +71,29 @@ def time_once(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     return elapsed
 
 
+def breakdown(cwd: Path, env: dict[str, str], argv: list[str]) -> str:
+    """The imports of one run, slowest first, from ``python -X importtime``."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", *argv[1:]], cwd=cwd, env=env,
+                          capture_output=True, text=True)
+    rows = []
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            name = parts[2].rstrip()
+            depth = (len(name) - len(name.lstrip())) // 2
+            if depth <= 1:
+                rows.append((int(parts[1]), name.strip(), depth))
+    rows.sort(reverse=True)
+    return "\n".join(f"  {us / 1000:7.1f} ms  {'  ' * depth}{name}"
+                     for us, name, depth in rows[:15])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="print the slowest imports of one run (python -X importtime)")
     args = parser.parse_args()
     module_dir = prepare_module()
     env = {k: v for k, v in os.environ.items()
@@ -95,6 +117,7 @@ def main() -> int:
         for _ in range(args.runs):
             ours.append(time_once(ctxkit_cmd, root, env))
             base.append(time_once(baseline_cmd, root, env))
+        imports = breakdown(root, env, ctxkit_cmd) if args.breakdown else ""
     result = {"runs": args.runs, "lessons": 1000, "inject_chars": len(out.stdout),
               "ctxkit_median_ms": round(statistics.median(ours) * 1000, 1),
               "baseline_median_ms": round(statistics.median(base) * 1000, 1)}
@@ -109,6 +132,9 @@ def main() -> int:
               f"python -c 'import sqlite3': {result['baseline_median_ms']} ms\n"
               f"ratio {result['ratio']} (target <= {TARGET}): "
               f"{'ok' if result['ok'] else 'too slow'}")
+    if imports:
+        print("slowest imports of one run (cumulative; indented: imported by the line above):")
+        print(imports)
     return 0 if result["ok"] else 1
 
 
