@@ -1221,9 +1221,10 @@ def _docstring(s: _Source, d: _Def) -> str | None:
     if s.lang == "python":
         body = d.fn.child_by_field_name("body")
         first = body.named_children[0] if body is not None and body.named_children else None
-        if first is not None and first.type == "expression_statement" and \
-                first.named_children and first.named_children[0].type == "string":
-            raw = s.text(first.named_children[0])
+        if first is not None and first.type == "expression_statement" and first.named_children:
+            first = first.named_children[0]
+        if first is not None and first.type == "string":
+            raw = s.text(first)
             raw = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", raw)
             raw = re.sub(r"('''|\"\"\"|'|\")$", "", raw)
             return _first_paragraph(raw)
