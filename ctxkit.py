@@ -976,7 +976,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 if key.startswith("scope."):
                     kind = "scope." + kind
                 name = _def_name(s, caps["name"][0], kind)
-                if name:
+                if name and not (s.lang == "python" and _is_overload_stub(s, node)):
                     defs.append(_Def(node, kind, name, caps.get("fn", [node])[0]))
                 return
     if "call" in caps:
@@ -984,7 +984,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         recv = caps.get("recv", [None])[0]
         recv_text = _one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
-        if recv_text and "(" in recv_text:  # a chained call: keep the head readable
+        if recv_text and "(" in recv_text and recv_text != "super()":  # keep chains short
             recv_text = re.sub(r"\(.*\)", "(...)", recv_text)[:80]
         if recv is None:
             written = name
@@ -1009,6 +1009,14 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "allname" in caps and s.text(caps["allname"][0]) == "__all__":
         extra["all"] = re.findall(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]",
                                   s.text(caps["allvalue"][0]))
+
+
+def _is_overload_stub(s: _Source, node: Any) -> bool:
+    """``@overload`` signatures only describe the real definition that follows."""
+    parent = node.parent
+    return parent is not None and parent.type == "decorated_definition" and any(
+        c.type == "decorator" and s.text(c).rstrip().endswith("overload")
+        for c in parent.children)
 
 
 def _def_name(s: _Source, node: Any, kind: str) -> str:
