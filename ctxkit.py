@@ -1689,6 +1689,7 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
     # The writes below keep the references whole themselves (_clear_file); SQLite's
     # per-row foreign key checks would double the cost of a full index.
     db.execute("PRAGMA foreign_keys = OFF")
+    db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
     try:
         return _index_files(env, db, files, scopes, full, started)
     finally:
