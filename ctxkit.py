@@ -2605,18 +2605,8 @@ def _walk_item(node: Node | None, rel: Relation, level: int, via: Node,
 
 def _lesson_risk(db: Database, project: str, node: Node) -> float:
     """The lesson risk score recorded on a symbol; 0 when it has no lessons."""
-    lessons = globals().get("lessons_for_node")
-    if lessons is None:
-        return 0.0
-    found = lessons(db, project, node)
+    found = lessons_for_node(db, project, node)
     return float(found.get("risk_score") or 0.0) if found else 0.0
-
-
-def _impact_level(score: float) -> str:
-    level = globals().get("risk_level")
-    if level is not None:
-        return level(score)
-    return "low" if score < 5 else "medium" if score < 10 else "high" if score < 15 else "critical"
 
 
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
@@ -2631,7 +2621,7 @@ def graph_impact(db: Database, project: str, node: Node, depth: int | None,
     score = round(fan_in + lesson, 1)
     return {"target": node.id, "results": results, "direct": direct, "indirect": indirect,
             "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
-            "risk_level": _impact_level(score)}
+            "risk_level": risk_level(score)}
 
 
 def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
