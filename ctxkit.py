@@ -698,6 +698,7 @@ _JS_CALLS = """
 (variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
     @vartype
 (export_specifier name: (_) @exportname)
+(export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
 """
 _JSX_CALLS = """
@@ -931,6 +932,7 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
             defs[index].branches += 1
     ctx = _file_context(s, imports, extra)
     facts = {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
+             "docstring": _module_docstring(s, tree.root_node),
              "context": ctx, "defs": [], "calls": [], "bases": [], "imports": []}
     exported_names = set(extra.get("exports", ()))
     emitted: dict[int, int] = {}
@@ -975,6 +977,20 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     return facts
 
 
+def _module_docstring(s: _Source, root: Any) -> str | None:
+    """A Python module's docstring, or the comment block that opens any other file."""
+    first = root.named_children[0] if root.named_children else None
+    if first is None:
+        return None
+    if s.lang == "python":
+        if first.type == "expression_statement" and first.named_children:
+            first = first.named_children[0]
+        return _docstring_text(s.text(first)) if first.type == "string" else None
+    if first.type in ("comment", "line_comment", "block_comment"):
+        return _comment_text([s.text(first)])
+    return None
+
+
 def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], calls: list,
                    imports: list, vartypes: list, branches: list, extra: dict) -> None:
     if "branch" in caps:
@@ -1014,6 +1030,9 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         extra["package"] = s.text(caps["package"][0])
     elif "modname" in caps:
         extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
+    elif "defaultname" in caps:
+        extra["default"] = s.text(caps["defaultname"][0])
+        extra.setdefault("exports", []).append(extra["default"])
     elif "exportname" in caps:
         extra.setdefault("exports", []).append(s.text(caps["exportname"][0]))
     elif "exportlhs" in caps:
@@ -1244,10 +1263,7 @@ def _docstring(s: _Source, d: _Def) -> str | None:
         if first is not None and first.type == "expression_statement" and first.named_children:
             first = first.named_children[0]
         if first is not None and first.type == "string":
-            raw = s.text(first)
-            raw = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", raw)
-            raw = re.sub(r"('''|\"\"\"|'|\")$", "", raw)
-            return _first_paragraph(raw)
+            return _docstring_text(s.text(first))
         return None
     node = d.node
     while node.parent is not None and node.parent.type in (
@@ -1263,8 +1279,15 @@ def _docstring(s: _Source, d: _Def) -> str | None:
             lines.insert(0, s.text(prev))
         expect = prev.start_point[0]
         prev = prev.prev_named_sibling
-    if not lines:
-        return None
+    return _comment_text(lines) if lines else None
+
+
+def _docstring_text(raw: str) -> str | None:
+    raw = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", raw)
+    return _first_paragraph(re.sub(r"('''|\"\"\"|'|\")$", "", raw))
+
+
+def _comment_text(lines: list[str]) -> str | None:
     cleaned = []
     for text in "\n".join(lines).splitlines():
         text = re.sub(r"^\s*(/\*\*|/\*|\*/|///|//!|//|\*|#)", "", text)
@@ -1848,7 +1871,8 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     run.changed = True
     file_node = next_id
     rows = [(file_node, project, file_id, rel, "file", rel.rsplit("/", 1)[-1], rel, rel, 1,
-             max(facts["lines"], 1), "", "[]", None, 0, 0, None, facts["lines"], 1, sha, None)]
+             max(facts["lines"], 1), "", "[]", None, 0, 0, facts["docstring"], facts["lines"], 1,
+             sha, None)]
     ids, uids, edges = [], set(), []
     for index, d in enumerate(facts["defs"]):
         node_id = next_id + 1 + index

@@ -589,3 +589,22 @@ def test_parallel_index_in_a_subprocess(cli):
     assert callers(cli, "f7") == {"pkg/mod6.py:f6"}
     again = cli.sub("index", "--json")
     assert json.loads(again.out)["files"]["unchanged"] == 61
+
+
+def test_file_node_docstring_and_default_export(cli):
+    copy_fixture("graph_python", cli.root)
+    write(cli.root, "web/widget.js", "// Widgets for the page.\nclass Widget {}\n"
+                                     "export default Widget;\n")
+    write(cli.root, "web/page.js", "import W from './widget';\n\nfunction page() {\n"
+                                   "  return new W();\n}\n")
+    index(cli)
+    env = ctxkit.make_env(cwd=cli.root)
+    db = ctxkit.open_db(env)
+    try:
+        module = ctxkit.graph_resolve(db, env, "app/models.py")
+        assert module.kind == "file" and module.docstring == "Data models."
+        assert ctxkit.graph_resolve(db, env, "web/widget.js").docstring == \
+            "Widgets for the page."
+    finally:
+        db.close()
+    assert callees(cli, "page") == {"web/widget.js:Widget"}
