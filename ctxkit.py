@@ -699,6 +699,7 @@ _JS_CALLS = """
 (variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
     @vartype
 (export_specifier name: (_) @exportname)
+(export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
 """
 _JSX_CALLS = """
@@ -932,6 +933,7 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
             defs[index].branches += 1
     ctx = _file_context(s, imports, extra)
     facts = {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
+             "docstring": _module_docstring(s, tree.root_node),
              "context": ctx, "defs": [], "calls": [], "bases": [], "imports": []}
     exported_names = set(extra.get("exports", ()))
     emitted: dict[int, int] = {}
@@ -976,6 +978,20 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     return facts
 
 
+def _module_docstring(s: _Source, root: Any) -> str | None:
+    """A Python module's docstring, or the comment block that opens any other file."""
+    first = root.named_children[0] if root.named_children else None
+    if first is None:
+        return None
+    if s.lang == "python":
+        if first.type == "expression_statement" and first.named_children:
+            first = first.named_children[0]
+        return _docstring_text(s.text(first)) if first.type == "string" else None
+    if first.type in ("comment", "line_comment", "block_comment"):
+        return _comment_text([s.text(first)])
+    return None
+
+
 def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], calls: list,
                    imports: list, vartypes: list, branches: list, extra: dict) -> None:
     if "branch" in caps:
@@ -989,7 +1005,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 if key.startswith("scope."):
                     kind = "scope." + kind
                 name = _def_name(s, caps["name"][0], kind)
-                if name:
+                if name and not (s.lang == "python" and _is_overload_stub(s, node)):
                     defs.append(_Def(node, kind, name, caps.get("fn", [node])[0]))
                 return
     if "call" in caps:
@@ -997,7 +1013,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         recv = caps.get("recv", [None])[0]
         recv_text = _one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
-        if recv_text and "(" in recv_text:  # a chained call: keep the head readable
+        if recv_text and "(" in recv_text and recv_text != "super()":  # keep chains short
             recv_text = re.sub(r"\(.*\)", "(...)", recv_text)[:80]
         if recv is None:
             written = name
@@ -1015,6 +1031,9 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         extra["package"] = s.text(caps["package"][0])
     elif "modname" in caps:
         extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
+    elif "defaultname" in caps:
+        extra["default"] = s.text(caps["defaultname"][0])
+        extra.setdefault("exports", []).append(extra["default"])
     elif "exportname" in caps:
         extra.setdefault("exports", []).append(s.text(caps["exportname"][0]))
     elif "exportlhs" in caps:
@@ -1022,6 +1041,14 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "allname" in caps and s.text(caps["allname"][0]) == "__all__":
         extra["all"] = re.findall(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]",
                                   s.text(caps["allvalue"][0]))
+
+
+def _is_overload_stub(s: _Source, node: Any) -> bool:
+    """``@overload`` signatures only describe the real definition that follows."""
+    parent = node.parent
+    return parent is not None and parent.type == "decorated_definition" and any(
+        c.type == "decorator" and s.text(c).rstrip().endswith("overload")
+        for c in parent.children)
 
 
 def _def_name(s: _Source, node: Any, kind: str) -> str:
@@ -1234,12 +1261,10 @@ def _docstring(s: _Source, d: _Def) -> str | None:
     if s.lang == "python":
         body = d.fn.child_by_field_name("body")
         first = body.named_children[0] if body is not None and body.named_children else None
-        if first is not None and first.type == "expression_statement" and \
-                first.named_children and first.named_children[0].type == "string":
-            raw = s.text(first.named_children[0])
-            raw = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", raw)
-            raw = re.sub(r"('''|\"\"\"|'|\")$", "", raw)
-            return _first_paragraph(raw)
+        if first is not None and first.type == "expression_statement" and first.named_children:
+            first = first.named_children[0]
+        if first is not None and first.type == "string":
+            return _docstring_text(s.text(first))
         return None
     node = d.node
     while node.parent is not None and node.parent.type in (
@@ -1255,8 +1280,15 @@ def _docstring(s: _Source, d: _Def) -> str | None:
             lines.insert(0, s.text(prev))
         expect = prev.start_point[0]
         prev = prev.prev_named_sibling
-    if not lines:
-        return None
+    return _comment_text(lines) if lines else None
+
+
+def _docstring_text(raw: str) -> str | None:
+    raw = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", raw)
+    return _first_paragraph(re.sub(r"('''|\"\"\"|'|\")$", "", raw))
+
+
+def _comment_text(lines: list[str]) -> str | None:
     cleaned = []
     for text in "\n".join(lines).splitlines():
         text = re.sub(r"^\s*(/\*\*|/\*|\*/|///|//!|//|\*|#)", "", text)
@@ -1693,6 +1725,7 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
     # The writes below keep the references whole themselves (_clear_file); SQLite's
     # per-row foreign key checks would double the cost of a full index.
     db.execute("PRAGMA foreign_keys = OFF")
+    db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
     try:
         return _index_files(env, db, files, scopes, full, started)
     finally:
@@ -1839,7 +1872,8 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     run.changed = True
     file_node = next_id
     rows = [(file_node, project, file_id, rel, "file", rel.rsplit("/", 1)[-1], rel, rel, 1,
-             max(facts["lines"], 1), "", "[]", None, 0, 0, None, facts["lines"], 1, sha, None)]
+             max(facts["lines"], 1), "", "[]", None, 0, 0, facts["docstring"], facts["lines"], 1,
+             sha, None)]
     ids, uids, edges = [], set(), []
     for index, d in enumerate(facts["defs"]):
         node_id = next_id + 1 + index
@@ -2596,18 +2630,8 @@ def _walk_item(node: Node | None, rel: Relation, level: int, via: Node,
 
 def _lesson_risk(db: Database, project: str, node: Node) -> float:
     """The lesson risk score recorded on a symbol; 0 when it has no lessons."""
-    lessons = globals().get("lessons_for_node")
-    if lessons is None:
-        return 0.0
-    found = lessons(db, project, node)
+    found = lessons_for_node(db, project, node)
     return float(found.get("risk_score") or 0.0) if found else 0.0
-
-
-def _impact_level(score: float) -> str:
-    level = globals().get("risk_level")
-    if level is not None:
-        return level(score)
-    return "low" if score < 5 else "medium" if score < 10 else "high" if score < 15 else "critical"
 
 
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
@@ -2622,7 +2646,7 @@ def graph_impact(db: Database, project: str, node: Node, depth: int | None,
     score = round(fan_in + lesson, 1)
     return {"target": node.id, "results": results, "direct": direct, "indirect": indirect,
             "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
-            "risk_level": _impact_level(score)}
+            "risk_level": risk_level(score)}
 
 
 def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
