@@ -3095,7 +3095,8 @@ def _inject_header(obj: dict[str, Any], label: str | None = None) -> str:
 
 
 def _one_line(text: str, limit: int | None = None) -> str:
-    line = " ".join(text.split())
+    """The text on one line (line breaks folded, other spacing kept), cut at ``limit``."""
+    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
     if limit and len(line) > limit:
         line = line[:limit - 1] + "…"
     return line

@@ -128,11 +128,12 @@ def test_inject_block_byte_for_byte(cli):
 
 
 def test_inject_without_file_and_whole_number_score(cli):
-    for text in ("one", "two", "three", "four"):
+    for text in ("one", "two  spaces kept", "three\n  folded onto one line", "four"):
         record(cli, "fail", "Cache.get", text)
     result = cli("query", "Cache.get", "--inject")
     assert result.out == ("[PAST EXPERIENCE — Cache.get (risk: 11.5, high)]\n"
-                          "- four\n- three\n- two\n- one\n" + FOOTER + "\n")
+                          "- four\n- three folded onto one line\n- two  spaces kept\n- one\n"
+                          + FOOTER + "\n")
 
 
 def test_inject_prints_nothing_below_ten(cli):
