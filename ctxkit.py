@@ -1859,9 +1859,10 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     project, now = run.project, utc_now()
     file_row = (lang, size, mtime_ns, sha, int(facts["errors"]), facts["package"],
                 json.dumps(facts["context"], ensure_ascii=False), now)
+    if old is None:  # another ctxkit may have indexed it since this run listed the files
+        old = db.one("SELECT id FROM files WHERE project = ? AND path = ?", (project, rel))
     if old is None:
-        file_id = db.execute(SQL_FILE_INSERT, (project, rel, *file_row[:1], *file_row[1:])) \
-            .lastrowid
+        file_id = db.execute(SQL_FILE_INSERT, (project, rel, *file_row)).lastrowid
     else:
         file_id = old["id"]
         _clear_file(db, file_id, run)
@@ -2432,7 +2433,9 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
     inserts, updates = [], []
     for edge_id, file_id, path, src, callee, recv, written, line in [*run.calls, *old]:
-        scope = resolver.nodes.get(src, ("file", "", "", ""))
+        if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
+            continue
+        scope = resolver.nodes[src]
         scope_qual = "" if scope[0] == "file" else scope[2]
         dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv)
         if dst == src and recv is None and scope[0] in CLASS_KINDS:
@@ -2449,6 +2452,8 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
     inserts, updates = [], []
     for edge_id, file_id, path, src, spec, line in [*run.imports, *old]:
+        if src not in resolver.nodes:
+            continue
         target = resolver.resolve_binding(path, [spec, None])
         dst = None
         if target and target[0] == "module" and target[1]:

@@ -608,3 +608,21 @@ def test_file_node_docstring_and_default_export(cli):
     finally:
         db.close()
     assert callees(cli, "page") == {"web/widget.js:Widget"}
+
+
+def test_two_index_runs_at_once(cli):
+    import subprocess
+    import sys
+    for i in range(50):
+        write(cli.root, f"pkg/m{i}.py", f"def f{i}():\n    return f{(i + 1) % 50}()\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    procs = [subprocess.Popen([sys.executable, str(ctxkit.__file__), "index", "--json"],
+                              cwd=cli.root, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert db_rows(cli, "SELECT count(*) FROM files") == [(50,)]
+    assert db_rows(cli, "SELECT count(*) FROM nodes WHERE kind = 'function'") == [(50,)]
+    assert callers(cli, "f3") == {"pkg/m2.py:f2"}
+    assert db_rows(cli, "SELECT count(*) FROM edges e LEFT JOIN nodes n ON n.id = e.src_id "
+                        "WHERE n.id IS NULL") == [(0,)]
