@@ -697,9 +697,21 @@ _JS_CALLS = """
     (#eq? @req "require"))) @import
 (variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
     @vartype
+(assignment_expression left: (member_expression object: (this) @self
+    property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
 (export_specifier name: (_) @exportname)
 (export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
+"""
+_JS_FIELDS = """
+(field_definition property: (property_identifier) @var
+    value: (new_expression constructor: (_) @type)) @vartype @self
+"""
+_TS_FIELDS = """
+(public_field_definition name: (property_identifier) @var type: (type_annotation (_) @type))
+    @vartype @self
+(public_field_definition name: (property_identifier) @var !type
+    value: (new_expression constructor: (_) @type)) @vartype @self
 """
 _JSX_CALLS = """
 (jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
@@ -732,13 +744,16 @@ GRAPH_QUERIES: dict[str, str] = {
 [(import_statement) (import_from_statement)] @import
 (assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @type))
     @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
+    @vartype
 (module (expression_statement (assignment left: (identifier) @allname
     right: [(list) (tuple)] @allvalue)))
 [{_PY_BRANCHES}] @branch
 """,
-    "javascript": _JS_DEFS + _JS_CALLS + _JSX_CALLS,
-    "typescript": _JS_DEFS + _TS_DEFS + _JS_CALLS,
-    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS + _JSX_CALLS,
+    "javascript": _JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS,
+    "typescript": _JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS,
+    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS + _JSX_CALLS,
     "go": """
 (type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
@@ -962,6 +977,9 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
             _go_receiver_type(s, d, types, ctx)
     for pos, var, type_text in vartypes:
         index = _enclosing(defs, starts, pos)
+        if var.startswith("self."):  # instance attributes belong to the class
+            while index >= 0 and defs[index].kind not in CLASS_KINDS:
+                index = defs[index].parent
         scope = defs[index].qualname if index >= 0 else ""
         types.setdefault(scope, {})[var] = type_text
     ctx["types"] = {}
@@ -1024,8 +1042,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "import" in caps:
         imports.append(caps["import"][0])
     elif "vartype" in caps:
-        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]),
-                         s.text(caps["type"][0])))
+        var = s.text(caps["var"][0])
+        if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
+            var = "self." + var
+        vartypes.append((caps["vartype"][0].start_byte, var, s.text(caps["type"][0])))
     elif "package" in caps:
         extra["package"] = s.text(caps["package"][0])
     elif "modname" in caps:
@@ -2344,6 +2364,16 @@ class _Resolver:
         return None, 0.0
 
     def variable_type(self, path: str, scope: str, recv: str) -> str | None:
+        """The declared or constructed type of ``x``, ``self.x`` or ``this.x``."""
+        head, _, attr = recv.partition(".")
+        if attr and head in ("self", "this") and attr.isidentifier():
+            types = self.ctx(path).get("types", {})
+            for qual in self.scope_chain(scope):
+                found = types.get(qual, {}).get("self." + attr) or (
+                    types.get(qual, {}).get(attr) if self.lang.get(path) == "java" else None)
+                if found:
+                    return found
+            return None
         if not recv.isidentifier():
             return None
         types = self.ctx(path).get("types", {})
