@@ -946,53 +946,70 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         if index >= 0:
             defs[index].branches += 1
     ctx = _file_context(s, imports, extra)
-    facts = {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
-             "docstring": _module_docstring(s, tree.root_node),
-             "context": ctx, "defs": [], "calls": [], "bases": [], "imports": []}
-    exported_names = set(extra.get("exports", ()))
-    emitted: dict[int, int] = {}
+    records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
+    ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
+    return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
+            "docstring": _module_docstring(s, tree.root_node), "defs": records,
+            "bases": bases, "calls": _call_records(defs, starts, calls, emitted),
+            "imports": ctx.pop("import_lines", []), "context": ctx}
+
+
+def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
+                 exported_names: set[str]) -> tuple[list[tuple], list[tuple], dict[int, int]]:
+    """One record per definition (scopes such as Rust impl blocks are not nodes)."""
+    records, bases, emitted = [], [], {}
     for index, d in enumerate(defs):
-        if d.kind.startswith("scope"):
-            continue
-        emitted[index] = len(facts["defs"])
-        if d.kind not in CLASS_KINDS:
-            d.params = _params(s, d)
-        facts["defs"].append(_def_record(s, defs, d, emitted, exported_names))
-        facts["bases"].extend(_def_bases(s, d))
-    for d in defs:
-        trait = d.node.child_by_field_name("trait") if d.kind == "scope.impl" else None
-        if trait is not None:
-            facts["bases"].append((d.qualname, _clean_type(s.text(trait)), "implements",
-                                   trait.start_point[0] + 1))
         up = d.node.parent
         if s.lang in ("javascript", "typescript", "tsx") and up is not None and \
                 up.type == "export_statement" and s.text(up).startswith("export default"):
             ctx["default"] = d.name
+        trait = d.node.child_by_field_name("trait") if d.kind == "scope.impl" else None
+        if trait is not None:  # impl Trait for Type: Type implements Trait
+            bases.append((d.qualname, _clean_type(s.text(trait)), "implements",
+                          trait.start_point[0] + 1))
+        if d.kind.startswith("scope"):
+            continue
+        emitted[index] = len(records)
+        if d.kind not in CLASS_KINDS:
+            d.params = _params(s, d)
+        records.append(_def_record(s, defs, d, emitted, exported_names))
+        bases.extend(_def_bases(s, d))
+    return records, bases, emitted
+
+
+def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list[tuple],
+                 ctx: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """{scope qualname: {variable: class name}} from parameters and assignments."""
     types: dict[str, dict[str, str]] = {}
     for d in defs:
         for param in d.params:
             if param["type"]:
                 types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
-        if d.kind == "method" and lang == "go":
+        if d.kind == "method" and s.lang == "go":
             _go_receiver_type(s, d, types, ctx)
     for pos, var, type_text in vartypes:
         index = _enclosing(defs, starts, pos)
         if var.startswith("self."):  # instance attributes belong to the class
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
-        scope = defs[index].qualname if index >= 0 else ""
-        types.setdefault(scope, {})[var] = type_text
-    ctx["types"] = {}
+        types.setdefault(defs[index].qualname if index >= 0 else "", {})[var] = type_text
+    result = {}
     for scope, variables in types.items():
         cleaned = {var: _clean_type(text) for var, text in variables.items()}
-        ctx["types"][scope] = {var: text for var, text in cleaned.items() if text}
+        result[scope] = {var: text for var, text in cleaned.items() if text}
+    return result
+
+
+def _call_records(defs: list[_Def], starts: list[int], calls: list[tuple],
+                  emitted: dict[int, int]) -> list[tuple]:
+    """(caller record index or -1 for the file, callee, receiver, written, line)."""
+    records = []
     for pos, line, callee, recv, written in calls:
         index = _enclosing(defs, starts, pos)
         while index >= 0 and defs[index].kind.startswith("scope"):
             index = defs[index].parent
-        facts["calls"].append((emitted.get(index, -1), callee, recv, written, line))
-    facts["imports"] = [(spec, line) for spec, line in ctx.pop("import_lines", [])]
-    return facts
+        records.append((emitted.get(index, -1), callee, recv, written, line))
+    return records
 
 
 def _module_docstring(s: _Source, root: Any) -> str | None:
