@@ -626,3 +626,11 @@ def test_two_index_runs_at_once(cli):
     assert callers(cli, "f3") == {"pkg/m2.py:f2"}
     assert db_rows(cli, "SELECT count(*) FROM edges e LEFT JOIN nodes n ON n.id = e.src_id "
                         "WHERE n.id IS NULL") == [(0,)]
+
+
+def test_unchanged_run_imports_no_tree_sitter(cli):
+    copy_fixture("graph_python", cli.root)
+    assert cli.sub("index").code == 0
+    again = cli.sub("index", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert again.code == 0 and json.loads(again.out)["files"]["unchanged"] == 5
+    assert "import time:" in again.err and "tree_sitter" not in again.err
