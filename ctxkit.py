@@ -559,8 +559,7 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
 CREATE INDEX IF NOT EXISTS nodes_qualname ON nodes(project, qualname);
-CREATE INDEX IF NOT EXISTS nodes_place ON nodes(project, path, line);
-CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id);
+CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id, line);
 CREATE TABLE IF NOT EXISTS edges (
     id INTEGER PRIMARY KEY,
     project TEXT NOT NULL,
@@ -645,9 +644,9 @@ def graph_nodes_at(db: Database, project: str, path: str, first: int,
                    last: int | None = None) -> list[Node]:
     """The innermost non-file nodes overlapping lines ``first..last`` of ``path``."""
     last = first if last is None else last
-    rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND path = ? "
-                    f"AND kind != 'file' AND line <= ? AND end_line >= ? "
-                    f"ORDER BY line", (project, path, last, first))
+    rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_id = (SELECT id FROM files "
+                    f"WHERE project = ? AND path = ?) AND kind != 'file' AND line <= ? "
+                    f"AND end_line >= ? ORDER BY line", (project, path, last, first))
     nodes = [_node_from_row(r) for r in rows]
     # Keep a node only when no other match lies strictly inside it.
     return [n for n in nodes if not any(
