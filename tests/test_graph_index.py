@@ -634,3 +634,14 @@ def test_unchanged_run_imports_no_tree_sitter(cli):
     again = cli.sub("index", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert again.code == 0 and json.loads(again.out)["files"]["unchanged"] == 5
     assert "import time:" in again.err and "tree_sitter" not in again.err
+
+
+def test_guesses_skip_nested_functions_common_methods_and_the_caller(cli):
+    write(cli.root, "a.py", "def outer():\n    def inner():\n        pass\n    return inner()\n\n\n"
+                            "class Bar:\n    def update(self):\n        pass\n\n"
+                            "    def refresh(self, other):\n        return other.refresh()\n\n\n"
+                            "def use(func, data):\n    data.update()\n    return func()\n")
+    index(cli)
+    assert callees(cli, "outer") == {"a.py:outer.inner"}
+    assert callees(cli, "use") == {"data.update", "func"}
+    assert callees(cli, "Bar.refresh") == {"other.refresh"}
