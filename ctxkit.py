@@ -1795,6 +1795,11 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
                run: _IndexRun) -> tuple | str | None:
     """A parse job, "seen" for an unchanged file, None when skipped or absent."""
     lang = GRAPH_EXTENSIONS.get(os.path.splitext(rel)[1].lower())
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8 cannot be stored or shown
+        run.skipped += 1
+        return None
     absolute = str(env.root / rel)
     try:
         info = os.stat(absolute)

@@ -645,3 +645,12 @@ def test_guesses_skip_nested_functions_common_methods_and_the_caller(cli):
     assert callees(cli, "outer") == {"a.py:outer.inner"}
     assert callees(cli, "use") == {"data.update", "func"}
     assert callees(cli, "Bar.refresh") == {"other.refresh"}
+
+
+def test_file_name_that_is_not_utf8(cli):
+    write(cli.root, "good.py", "def g():\n    pass\n")
+    (cli.root / "x").mkdir()
+    with open(os.path.join(os.fsencode(cli.root / "x"), b"bad\xff.py"), "wb") as handle:
+        handle.write(b"def b():\n    pass\n")
+    data = index(cli)
+    assert data["files"]["indexed"] == 1 and data["files"]["skipped"] == 1
