@@ -1624,7 +1624,7 @@ def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str
         if strict and rel and not (env.root / rel).exists():
             raise NotFound(f"no such file or directory: {path}")
         scopes.append(rel)
-    files = _git_files(env.root)
+    files = _git_files(env.root, [] if "" in scopes else scopes)
     if files is None:
         files = _walk_files(env.root)
     wanted = [f for f in files if _in_scope(f, scopes) and not _excluded(f, excludes)]
@@ -1647,13 +1647,15 @@ def _excluded(path: str, globs: Sequence[str]) -> bool:
                for part in parts[:-1])
 
 
-def _git_files(root: Path) -> list[str] | None:
+def _git_files(root: Path, scopes: Sequence[str] = ()) -> list[str] | None:
+    """Tracked and untracked, not ignored files (under ``scopes`` when given); None without git."""
     import subprocess
     if not (root / ".git").exists():
         return None
+    pathspecs = ["--", *(f":(literal){s}" for s in scopes)] if scopes else []
     try:
         proc = subprocess.run(["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached",
-                               "--others", "--exclude-standard"], cwd=root,
+                               "--others", "--exclude-standard", *pathspecs], cwd=root,
                               capture_output=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return None
