@@ -560,8 +560,7 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
 CREATE INDEX IF NOT EXISTS nodes_qualname ON nodes(project, qualname);
-CREATE INDEX IF NOT EXISTS nodes_place ON nodes(project, path, line);
-CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id);
+CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id, line);
 CREATE TABLE IF NOT EXISTS edges (
     id INTEGER PRIMARY KEY,
     project TEXT NOT NULL,
@@ -646,9 +645,9 @@ def graph_nodes_at(db: Database, project: str, path: str, first: int,
                    last: int | None = None) -> list[Node]:
     """The innermost non-file nodes overlapping lines ``first..last`` of ``path``."""
     last = first if last is None else last
-    rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND path = ? "
-                    f"AND kind != 'file' AND line <= ? AND end_line >= ? "
-                    f"ORDER BY line", (project, path, last, first))
+    rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_id = (SELECT id FROM files "
+                    f"WHERE project = ? AND path = ?) AND kind != 'file' AND line <= ? "
+                    f"AND end_line >= ? ORDER BY line", (project, path, last, first))
     nodes = [_node_from_row(r) for r in rows]
     # Keep a node only when no other match lies strictly inside it.
     return [n for n in nodes if not any(
@@ -698,9 +697,21 @@ _JS_CALLS = """
     (#eq? @req "require"))) @import
 (variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
     @vartype
+(assignment_expression left: (member_expression object: (this) @self
+    property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
 (export_specifier name: (_) @exportname)
 (export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
+"""
+_JS_FIELDS = """
+(field_definition property: (property_identifier) @var
+    value: (new_expression constructor: (_) @type)) @vartype @self
+"""
+_TS_FIELDS = """
+(public_field_definition name: (property_identifier) @var type: (type_annotation (_) @type))
+    @vartype @self
+(public_field_definition name: (property_identifier) @var !type
+    value: (new_expression constructor: (_) @type)) @vartype @self
 """
 _JSX_CALLS = """
 (jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
@@ -733,13 +744,16 @@ GRAPH_QUERIES: dict[str, str] = {
 [(import_statement) (import_from_statement)] @import
 (assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @type))
     @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
+    @vartype
 (module (expression_statement (assignment left: (identifier) @allname
     right: [(list) (tuple)] @allvalue)))
 [{_PY_BRANCHES}] @branch
 """,
-    "javascript": _JS_DEFS + _JS_CALLS + _JSX_CALLS,
-    "typescript": _JS_DEFS + _TS_DEFS + _JS_CALLS,
-    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS + _JSX_CALLS,
+    "javascript": _JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS,
+    "typescript": _JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS,
+    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS + _JSX_CALLS,
     "go": """
 (type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
@@ -932,50 +946,70 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         if index >= 0:
             defs[index].branches += 1
     ctx = _file_context(s, imports, extra)
-    facts = {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
-             "docstring": _module_docstring(s, tree.root_node),
-             "context": ctx, "defs": [], "calls": [], "bases": [], "imports": []}
-    exported_names = set(extra.get("exports", ()))
-    emitted: dict[int, int] = {}
+    records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
+    ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
+    return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
+            "docstring": _module_docstring(s, tree.root_node), "defs": records,
+            "bases": bases, "calls": _call_records(defs, starts, calls, emitted),
+            "imports": ctx.pop("import_lines", []), "context": ctx}
+
+
+def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
+                 exported_names: set[str]) -> tuple[list[tuple], list[tuple], dict[int, int]]:
+    """One record per definition (scopes such as Rust impl blocks are not nodes)."""
+    records, bases, emitted = [], [], {}
     for index, d in enumerate(defs):
-        if d.kind.startswith("scope"):
-            continue
-        emitted[index] = len(facts["defs"])
-        if d.kind not in CLASS_KINDS:
-            d.params = _params(s, d)
-        facts["defs"].append(_def_record(s, defs, d, emitted, exported_names))
-        facts["bases"].extend(_def_bases(s, d))
-    for d in defs:
-        trait = d.node.child_by_field_name("trait") if d.kind == "scope.impl" else None
-        if trait is not None:
-            facts["bases"].append((d.qualname, _clean_type(s.text(trait)), "implements",
-                                   trait.start_point[0] + 1))
         up = d.node.parent
         if s.lang in ("javascript", "typescript", "tsx") and up is not None and \
                 up.type == "export_statement" and s.text(up).startswith("export default"):
             ctx["default"] = d.name
+        trait = d.node.child_by_field_name("trait") if d.kind == "scope.impl" else None
+        if trait is not None:  # impl Trait for Type: Type implements Trait
+            bases.append((d.qualname, _clean_type(s.text(trait)), "implements",
+                          trait.start_point[0] + 1))
+        if d.kind.startswith("scope"):
+            continue
+        emitted[index] = len(records)
+        if d.kind not in CLASS_KINDS:
+            d.params = _params(s, d)
+        records.append(_def_record(s, defs, d, emitted, exported_names))
+        bases.extend(_def_bases(s, d))
+    return records, bases, emitted
+
+
+def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list[tuple],
+                 ctx: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """{scope qualname: {variable: class name}} from parameters and assignments."""
     types: dict[str, dict[str, str]] = {}
     for d in defs:
         for param in d.params:
             if param["type"]:
                 types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
-        if d.kind == "method" and lang == "go":
+        if d.kind == "method" and s.lang == "go":
             _go_receiver_type(s, d, types, ctx)
     for pos, var, type_text in vartypes:
         index = _enclosing(defs, starts, pos)
-        scope = defs[index].qualname if index >= 0 else ""
-        types.setdefault(scope, {})[var] = type_text
-    ctx["types"] = {}
+        if var.startswith("self."):  # instance attributes belong to the class
+            while index >= 0 and defs[index].kind not in CLASS_KINDS:
+                index = defs[index].parent
+        types.setdefault(defs[index].qualname if index >= 0 else "", {})[var] = type_text
+    result = {}
     for scope, variables in types.items():
         cleaned = {var: _clean_type(text) for var, text in variables.items()}
-        ctx["types"][scope] = {var: text for var, text in cleaned.items() if text}
+        result[scope] = {var: text for var, text in cleaned.items() if text}
+    return result
+
+
+def _call_records(defs: list[_Def], starts: list[int], calls: list[tuple],
+                  emitted: dict[int, int]) -> list[tuple]:
+    """(caller record index or -1 for the file, callee, receiver, written, line)."""
+    records = []
     for pos, line, callee, recv, written in calls:
         index = _enclosing(defs, starts, pos)
         while index >= 0 and defs[index].kind.startswith("scope"):
             index = defs[index].parent
-        facts["calls"].append((emitted.get(index, -1), callee, recv, written, line))
-    facts["imports"] = [(spec, line) for spec, line in ctx.pop("import_lines", [])]
-    return facts
+        records.append((emitted.get(index, -1), callee, recv, written, line))
+    return records
 
 
 def _module_docstring(s: _Source, root: Any) -> str | None:
@@ -1025,8 +1059,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "import" in caps:
         imports.append(caps["import"][0])
     elif "vartype" in caps:
-        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]),
-                         s.text(caps["type"][0])))
+        var = s.text(caps["var"][0])
+        if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
+            var = "self." + var
+        vartypes.append((caps["vartype"][0].start_byte, var, s.text(caps["type"][0])))
     elif "package" in caps:
         extra["package"] = s.text(caps["package"][0])
     elif "modname" in caps:
@@ -1589,7 +1625,7 @@ def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str
         if strict and rel and not (env.root / rel).exists():
             raise NotFound(f"no such file or directory: {path}")
         scopes.append(rel)
-    files = _git_files(env.root)
+    files = _git_files(env.root, [] if "" in scopes else scopes)
     if files is None:
         files = _walk_files(env.root)
     wanted = [f for f in files if _in_scope(f, scopes) and not _excluded(f, excludes)]
@@ -1612,13 +1648,15 @@ def _excluded(path: str, globs: Sequence[str]) -> bool:
                for part in parts[:-1])
 
 
-def _git_files(root: Path) -> list[str] | None:
+def _git_files(root: Path, scopes: Sequence[str] = ()) -> list[str] | None:
+    """Tracked and untracked, not ignored files (under ``scopes`` when given); None without git."""
     import subprocess
     if not (root / ".git").exists():
         return None
+    pathspecs = ["--", *(f":(literal){s}" for s in scopes)] if scopes else []
     try:
         proc = subprocess.run(["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached",
-                               "--others", "--exclude-standard"], cwd=root,
+                               "--others", "--exclude-standard", *pathspecs], cwd=root,
                               capture_output=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -1760,6 +1798,11 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
                run: _IndexRun) -> tuple | str | None:
     """A parse job, "seen" for an unchanged file, None when skipped or absent."""
     lang = GRAPH_EXTENSIONS.get(os.path.splitext(rel)[1].lower())
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8 cannot be stored or shown
+        run.skipped += 1
+        return None
     absolute = str(env.root / rel)
     try:
         info = os.stat(absolute)
@@ -1860,9 +1903,10 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     project, now = run.project, utc_now()
     file_row = (lang, size, mtime_ns, sha, int(facts["errors"]), facts["package"],
                 json.dumps(facts["context"], ensure_ascii=False), now)
+    if old is None:  # another ctxkit may have indexed it since this run listed the files
+        old = db.one("SELECT id FROM files WHERE project = ? AND path = ?", (project, rel))
     if old is None:
-        file_id = db.execute(SQL_FILE_INSERT, (project, rel, *file_row[:1], *file_row[1:])) \
-            .lastrowid
+        file_id = db.execute(SQL_FILE_INSERT, (project, rel, *file_row)).lastrowid
     else:
         file_id = old["id"]
         _clear_file(db, file_id, run)
@@ -1928,6 +1972,15 @@ SUPER_NAMES = frozenset({"super()", "super"})
 # Languages where a bare name inside a class body is looked up on the class.
 CLASS_SCOPE_LANGUAGES = frozenset({"java", "csharp", "kotlin", "swift", "cpp", "php"})
 LANGUAGE_FAMILY = {"typescript": "javascript", "tsx": "javascript", "c": "cpp"}
+# Method names of the standard containers, strings and files: `x.update()` on an
+# unknown x is far more often a dict than the one `update` method of the index.
+COMMON_METHOD_NAMES = frozenset(
+    "update get pop append extend insert remove clear copy keys values items setdefault "
+    "read write flush close readline readlines seek tell fileno isatty getvalue open "
+    "join split rsplit strip lstrip rstrip format replace startswith endswith encode decode "
+    "lower upper find index count add discard sort reverse send push shift unshift map "
+    "filter reduce forEach slice splice then catch toString equals hashCode length size "
+    "next iter match search sub group start end set has delete apply call bind".split())
 PY_BUILTINS = frozenset(
     "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod "
     "compile complex delattr dict dir divmod enumerate eval exec filter float format frozenset "
@@ -2300,12 +2353,12 @@ class _Resolver:
                 return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
             if lang == "python" and callee in PY_BUILTINS:
                 return None, 1.0
-            return self.guess(callee, lang, methods=lang in CLASS_SCOPE_LANGUAGES)
+            return self.guess(callee, lang)
         is_receiver = lang == "go" and self.ctx(path).get("receivers", {}).get(scope) == recv
         if recv in SELF_NAMES.get(lang, ()) or recv in SUPER_NAMES or is_receiver:
             cls = self.enclosing_class(path, scope)
             if cls is None:
-                return self.guess(callee, lang, methods=True, attr=True)
+                return self.guess(callee, lang, attr=True)
             if recv in SUPER_NAMES:
                 for base in self.bases.get(cls, ()):
                     found = self.method_lookup(base, callee)
@@ -2330,7 +2383,7 @@ class _Resolver:
                 return self._call_on(target, callee)
             if lang == "java" and recv[:1].isupper():
                 return None, 1.0  # a class outside the index (System.out, Math)
-        return self.guess(callee, lang, methods=True, attr=True)
+        return self.guess(callee, lang, attr=True)
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
         if target[0] == "external":
@@ -2344,6 +2397,16 @@ class _Resolver:
         return None, 0.0
 
     def variable_type(self, path: str, scope: str, recv: str) -> str | None:
+        """The declared or constructed type of ``x``, ``self.x`` or ``this.x``."""
+        head, _, attr = recv.partition(".")
+        if attr and head in ("self", "this") and attr.isidentifier():
+            types = self.ctx(path).get("types", {})
+            for qual in self.scope_chain(scope):
+                found = types.get(qual, {}).get("self." + attr) or (
+                    types.get(qual, {}).get(attr) if self.lang.get(path) == "java" else None)
+                if found:
+                    return found
+            return None
         if not recv.isidentifier():
             return None
         types = self.ctx(path).get("types", {})
@@ -2353,20 +2416,28 @@ class _Resolver:
                 return found
         return None
 
-    def guess(self, name: str, lang: str, methods: bool, attr: bool = False) -> tuple[int | None, float]:
+    def guess(self, name: str, lang: str, attr: bool = False) -> tuple[int | None, float]:
         """The one node of that name in the index (same language family), else nothing."""
-        key = (name, lang, methods, attr)
+        key = (name, lang, attr)
         if key not in self._guesses:
-            self._guesses[key] = self._guess(name, lang, methods, attr)
+            self._guesses[key] = self._guess(name, lang, attr)
         return self._guesses[key]
 
-    def _guess(self, name: str, lang: str, methods: bool, attr: bool) -> tuple[int | None, float]:
+    def _guess(self, name: str, lang: str, attr: bool) -> tuple[int | None, float]:
+        if attr and name in COMMON_METHOD_NAMES:
+            return None, 0.0
         family = LANGUAGE_FAMILY.get(lang, lang)
-        wanted = ("method",) if attr else ("function", *CLASS_KINDS) + (("method",) if methods
-                                                                          else ())
-        found = [n for n in self.by_name.get(name, ()) if self.nodes[n][0] in wanted
-                 and LANGUAGE_FAMILY.get(self.lang.get(self.nodes[n][3], ""),
-                                         self.lang.get(self.nodes[n][3], "")) == family]
+        found = []
+        for node in self.by_name.get(name, ()):
+            kind, _, qualname, path = self.nodes[node]
+            node_lang = self.lang.get(path, "")
+            if LANGUAGE_FAMILY.get(node_lang, node_lang) != family:
+                continue
+            # A bare name can only mean a module-level definition: nested functions
+            # are invisible outside their scope, methods need a receiver.
+            if (attr and kind == "method") or (not attr and qualname == name and (
+                    kind == "function" or kind in CLASS_KINDS)):
+                found.append(node)
         if len(found) == 1:
             return found[0], CONF_UNIQUE_ATTR if attr else CONF_UNIQUE
         return None, 0.0
@@ -2433,11 +2504,13 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
     inserts, updates = [], []
     for edge_id, file_id, path, src, callee, recv, written, line in [*run.calls, *old]:
-        scope = resolver.nodes.get(src, ("file", "", "", ""))
+        if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
+            continue
+        scope = resolver.nodes[src]
         scope_qual = "" if scope[0] == "file" else scope[2]
         dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv)
-        if dst == src and recv is None and scope[0] in CLASS_KINDS:
-            dst, confidence = None, 0.0
+        if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
+            dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
         if edge_id is None:
             inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
                             confidence, file_id))
@@ -2450,6 +2523,8 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
     inserts, updates = [], []
     for edge_id, file_id, path, src, spec, line in [*run.imports, *old]:
+        if src not in resolver.nodes:
+            continue
         target = resolver.resolve_binding(path, [spec, None])
         dst = None
         if target and target[0] == "module" and target[1]:

@@ -608,3 +608,49 @@ def test_file_node_docstring_and_default_export(cli):
     finally:
         db.close()
     assert callees(cli, "page") == {"web/widget.js:Widget"}
+
+
+def test_two_index_runs_at_once(cli):
+    import subprocess
+    import sys
+    for i in range(50):
+        write(cli.root, f"pkg/m{i}.py", f"def f{i}():\n    return f{(i + 1) % 50}()\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    procs = [subprocess.Popen([sys.executable, str(ctxkit.__file__), "index", "--json"],
+                              cwd=cli.root, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert db_rows(cli, "SELECT count(*) FROM files") == [(50,)]
+    assert db_rows(cli, "SELECT count(*) FROM nodes WHERE kind = 'function'") == [(50,)]
+    assert callers(cli, "f3") == {"pkg/m2.py:f2"}
+    assert db_rows(cli, "SELECT count(*) FROM edges e LEFT JOIN nodes n ON n.id = e.src_id "
+                        "WHERE n.id IS NULL") == [(0,)]
+
+
+def test_unchanged_run_imports_no_tree_sitter(cli):
+    copy_fixture("graph_python", cli.root)
+    assert cli.sub("index").code == 0
+    again = cli.sub("index", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert again.code == 0 and json.loads(again.out)["files"]["unchanged"] == 5
+    assert "import time:" in again.err and "tree_sitter" not in again.err
+
+
+def test_guesses_skip_nested_functions_common_methods_and_the_caller(cli):
+    write(cli.root, "a.py", "def outer():\n    def inner():\n        pass\n    return inner()\n\n\n"
+                            "class Bar:\n    def update(self):\n        pass\n\n"
+                            "    def refresh(self, other):\n        return other.refresh()\n\n\n"
+                            "def use(func, data):\n    data.update()\n    return func()\n")
+    index(cli)
+    assert callees(cli, "outer") == {"a.py:outer.inner"}
+    assert callees(cli, "use") == {"data.update", "func"}
+    assert callees(cli, "Bar.refresh") == {"other.refresh"}
+
+
+def test_file_name_that_is_not_utf8(cli):
+    write(cli.root, "good.py", "def g():\n    pass\n")
+    (cli.root / "x").mkdir()
+    with open(os.path.join(os.fsencode(cli.root / "x"), b"bad\xff.py"), "wb") as handle:
+        handle.write(b"def b():\n    pass\n")
+    data = index(cli)
+    assert data["files"]["indexed"] == 1 and data["files"]["skipped"] == 1
