@@ -732,9 +732,13 @@ SQL_OUTPUT_SET_HANDLE = "UPDATE outputs SET handle = ? WHERE id = ?"
 SQL_OUTPUT_FINISH = """
 UPDATE outputs SET status = ?, exit_code = ?, seconds = ?, bytes = ?, lines = ?,
     redactions = ?, summary = ?, vocab = ? WHERE id = ?"""
-SQL_CHUNK_INSERT = """
+# One statement per batch: SQLite indexes the whole batch without taking the GIL back.
+SQL_CHUNK_INSERT_BATCH = """
 INSERT INTO output_chunks(project, output_id, line_start, line_end, cont, stderr, title, text)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+SELECT ?, ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'),
+       json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'),
+       json_extract(value, '$[5]')
+FROM json_each(?) ORDER BY CAST(key AS INTEGER)"""
 SQL_OUTPUT_BY_HANDLE = "SELECT * FROM outputs WHERE project = ? AND handle = ?"
 SQL_OUTPUTS_LIST = """
 SELECT id, handle, label, command, source, status, exit_code, created_at, seconds, bytes,
@@ -775,7 +779,7 @@ CHUNK_LINES, CHUNK_BYTES = 40, 2048          # a chunk's size when no unit holds
 UNIT_MAX_LINES, UNIT_MAX_BYTES = 400, 32768  # a unit larger than this is cut anyway
 LINE_PIECE = 1 << 20                 # longer lines are stored in pieces of this many chars
 FLUSH_BYTES = 1 << 21                # chunks are written in batches of about this size
-VOCAB_MAX = 50000                    # identifier-like tokens kept per output
+VOCAB_MAX = 100000                   # distinct tokens looked at per output
 SUMMARY_MAX_BYTES = 2000
 HEAD_LINES = TAIL_LINES = 5
 MAX_DECISIVE = 10
@@ -806,6 +810,9 @@ _TEST_FAILED = re.compile(
     r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
     r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
     r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$")
+# pytest's short form of a traceback's last line: "src/calc.py:3: ZeroDivisionError"
+_PYTEST_LOCATION = re.compile(r"^(?P<path>[^\s:]+\.\w+):(?P<line>\d+): (?P<exc>[A-Za-z_][\w.]*)$")
+_BANNER = re.compile(r"^[=_*#-]{3,} ?[A-Za-z ]{0,40} ?[=_*#-]{3,}$")
 _PANIC = re.compile(r"^panic: |^thread '[^']*' panicked at|^fatal error: ")
 _GENERIC_BAD = re.compile(r"(?i)\b(?:errors?|exceptions?|fail|failed|failures?|fatal|panic|"
                           r"panicked)\b")
@@ -816,7 +823,8 @@ _NEGATED = re.compile(
 _TRACE_START = re.compile(r"^\s*Traceback \(most recent call last\):")
 _PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
 _FILE_LINE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
-                        r"|(?P<path2>[\w./\\-]*[\w-]\.[A-Za-z]\w{0,5}):(?P<line2>\d+)")
+                        r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
+                        r":(?P<line2>\d+)")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _IDENT_SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _STOP_WORDS = frozenset(
@@ -947,12 +955,13 @@ class DecisiveLines:
                 if len(offsets) > 20000:
                     break
                 at = low.find(key, at + len(key))
-        if not offsets:
-            return []
-        import bisect
-        import itertools
-        starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
-        return sorted({bisect.bisect_right(starts, off) - 1 for off in offsets})
+        indexes, line, last = [], 0, 0
+        for off in sorted(offsets):
+            line += low.count("\n", last, off)
+            last = off
+            if not indexes or indexes[-1] != line:
+                indexes.append(line)
+        return indexes
 
     def _keep(self, kind: str, number: int, text: str, ref: tuple[str, int] | None = None,
               frames: list[tuple[str, int]] | None = None) -> None:
@@ -962,7 +971,7 @@ class DecisiveLines:
                            "frames": frames or []})
 
     def _classify(self, first_no: int, lines: list[str], index: int) -> None:
-        line = lines[index]
+        line = lines[index][:2000]   # the regexes never see a huge line whole
         number = first_no + index
         if _TRACE_START.match(line):
             self.trace_frames = []
@@ -972,7 +981,8 @@ class DecisiveLines:
         if compiler:
             path = compiler.group("path") or compiler.group("path2")
             lineno = compiler.group("line") or compiler.group("line2")
-            self._keep("compiler", number, line, (path, int(lineno)))
+            kind = "error" if self.found["compiler"] else "compiler"   # later ones are errors
+            self._keep(kind, number, line, (path, int(lineno)))
         elif _RUST_ERROR.match(line):
             ref = None
             for follow in lines[index + 1:index + 5]:
@@ -988,6 +998,11 @@ class DecisiveLines:
         if _PANIC.match(line):
             self._keep("panic", number, line, _first_ref(line))
             return
+        location = _PYTEST_LOCATION.match(line)
+        if location:
+            self._keep("traceback", number, line,
+                       (location.group("path"), int(location.group("line"))))
+            return
         if not compiler and self._is_generic_error(line):
             key = re.sub(r"\d+", "#", line.strip())[:200]
             if key not in self.seen_generic and len(self.seen_generic) < 5000:
@@ -996,7 +1011,7 @@ class DecisiveLines:
 
     @staticmethod
     def _is_generic_error(line: str) -> bool:
-        if not _GENERIC_BAD.search(line):
+        if not _GENERIC_BAD.search(line) or _BANNER.match(line.strip()):
             return False
         return bool(_GENERIC_BAD.search(_NEGATED.sub(" ", line)))
 
@@ -1039,7 +1054,7 @@ class DecisiveLines:
 
 
 def _first_ref(line: str) -> tuple[str, int] | None:
-    match = _FILE_LINE.search(line)
+    match = _FILE_LINE.search(line[:2000])
     if not match:
         return None
     path = match.group("path") or match.group("path2")
@@ -1053,9 +1068,10 @@ class Chunker:
     """Cuts numbered lines into chunks that keep units whole.
 
     A chunk closes after about CHUNK_LINES lines or CHUNK_BYTES bytes, unless
-    the next line continues a unit: an indented line of a stack trace, a line
-    with the same timestamp, the inside of a JSON element. Test-case headers
-    always start a new chunk. Units larger than UNIT_MAX_* are cut anyway.
+    the next line continues a unit: an indented line of a stack trace, the
+    exception line that ends a traceback, a line with the same timestamp, the
+    inside of a JSON element. Test-case headers always start a new chunk.
+    Units larger than UNIT_MAX_* are cut anyway.
     """
 
     def __init__(self, emit_chunk: Callable[[int, int, bool, str, str, str], None]):
@@ -1065,8 +1081,7 @@ class Chunker:
         self.first_no = 0
         self.size = 0
         self.title = ""
-        self.cont = False
-        self.in_trace = False
+        self.hold_ts = ""                 # the timestamp that holds the chunk open
         self.json: _JsonTracker | None = None
         self.decided_mode = False
 
@@ -1075,16 +1090,79 @@ class Chunker:
         if not self.decided_mode:
             self._decide_mode(lines)
         heads = self._section_heads(lines, low)
-        for index, line in enumerate(lines):
-            number = first_no + index
-            if joins_previous and index == 0:
-                self._append_piece(line)
+        start = 0
+        if joins_previous and lines:
+            if self.lines:
+                self.lines[-1] += lines[0]
+                self.size += len(lines[0])
             else:
-                if self.lines and (index in heads or self._full(line)):
-                    self._flush(False)
-                self._append(number, stream, line, heads.get(index))
+                self._extend(first_no, stream, lines[:1], len(lines[0]))
+            start = 1
+        if self.json:
+            for index in range(start, len(lines)):
+                self._add_one(first_no + index, stream, lines[index], heads.get(index))
+        else:
+            self._add_fast(first_no, stream, lines, start, heads)
         if open_last and self.lines:
             self._flush(True)
+
+    def _add_fast(self, first_no: int, stream: int, lines: list[str], index: int,
+                  heads: dict[int, str]) -> None:
+        """Take lines in runs up to the next cut point; look at single lines only there."""
+        head_at = sorted(h for h in heads if h >= index)
+        count = len(lines)
+        while index < count:
+            if index in heads:
+                head_at.remove(index)
+                self._add_one(first_no + index, stream, lines[index], heads[index])
+                index += 1
+                continue
+            stop = self._run_end(lines, index, head_at[0] if head_at else count)
+            if stop > index + 1:
+                run = lines[index:stop]
+                self._extend(first_no + index, stream, run, sum(map(len, run)) + len(run))
+                index = stop
+                continue
+            self._add_one(first_no + index, stream, lines[index], None)
+            index += 1
+
+    def _run_end(self, lines: list[str], index: int, limit: int) -> int:
+        """How far lines can be taken in one run without passing a cut point."""
+        import bisect
+        import itertools
+        if self.hold_ts:
+            if self.size >= 4 * CHUNK_BYTES or len(self.lines) >= UNIT_MAX_LINES // 2:
+                return index
+            stop, ts = index, self.hold_ts
+            limit = min(limit, index + UNIT_MAX_LINES // 2 - len(self.lines))
+            while stop < limit and lines[stop].startswith(ts):
+                stop += 1
+            return stop
+        room = CHUNK_LINES - len(self.lines) - 1
+        budget = CHUNK_BYTES - self.size
+        if room < 1 or budget <= 0:
+            return index
+        stop = min(limit, index + room)
+        sizes = list(itertools.accumulate(map(len, lines[index:stop])))
+        # Counting each newline as the run's full length keeps the bound safe.
+        return index + bisect.bisect_right(sizes, budget - (stop - index))
+
+    def _add_one(self, number: int, stream: int, line: str, head: str | None) -> None:
+        if self.lines and (head is not None or self._full(line)):
+            self._flush(False)
+        if self.json:
+            self.json.feed(line)   # first, so a chunk's title names the element it opens
+        self._extend(number, stream, [line], len(line) + 1, head)
+
+    def _extend(self, number: int, stream: int, run: list[str], size: int,
+                head: str | None = None) -> None:
+        if not self.lines:
+            self.first_no = number
+            self.title = head or (self.json.path() if self.json else "")
+        if not self.streams or self.streams[-1][1] != stream:
+            self.streams.append((len(self.lines), stream))
+        self.lines.extend(run)
+        self.size += size
 
     def _decide_mode(self, lines: list[str]) -> None:
         for line in lines:
@@ -1109,28 +1187,9 @@ class Chunker:
                     heads[index] = next(g for g in match.groups() if g)
         return heads
 
-    def _append(self, number: int, stream: int, line: str, head: str | None) -> None:
-        if not self.lines:
-            self.first_no = number
-            self.title = head or (self.json.path() if self.json else "")
-        if not self.streams or self.streams[-1][1] != stream:
-            self.streams.append((len(self.lines), stream))
-        self.lines.append(line)
-        self.size += len(line) + 1
-        if self.json:
-            self.json.feed(line)
-        elif _TRACE_START.match(line) or line.startswith(("goroutine ", "Caused by:")):
-            self.in_trace = True
-
-    def _append_piece(self, piece: str) -> None:
-        if not self.lines:
-            self.lines.append(piece)
-            self.size = len(piece)
-            return
-        self.lines[-1] += piece
-        self.size += len(piece)
-
     def _full(self, nxt: str) -> bool:
+        if self.json and self.json.depth <= 1 and self.size >= CHUNK_BYTES // 4:
+            return True   # between top-level keys: always a good place
         if len(self.lines) < CHUNK_LINES and self.size < CHUNK_BYTES:
             return False
         if len(self.lines) >= UNIT_MAX_LINES or self.size >= UNIT_MAX_BYTES:
@@ -1140,19 +1199,33 @@ class Chunker:
     def _continues(self, prev: str, nxt: str) -> bool:
         if self.json:
             return self.json.depth > self.json.cut_depth(self.size)
-        if self.in_trace:
-            if nxt[:1] in " \t" or nxt.startswith(("Caused by:", "...")):
-                return True
-            if prev[:1] in " \t" and nxt.strip():   # the exception line closes the trace
-                self.in_trace = False
-                return True
-            self.in_trace = False
-        elif nxt.startswith(("\tat ", "    at ")):
+        if nxt.startswith(("\tat ", "    at ", "Caused by:", "\t... ")):
             return True
-        if len(self.lines) < UNIT_MAX_LINES // 2:
-            a, b = _TS_PREFIX.match(prev), _TS_PREFIX.match(nxt)
-            if a and b and a.group(1) == b.group(1):
+        if nxt[:1] in " \t" and nxt.strip():
+            return self._trace_open()
+        if prev[:1] in " \t" and nxt.strip() and self._trace_open():
+            return not self.lines[-1].startswith(("Traceback", "goroutine"))
+        if self.hold_ts:
+            if nxt.startswith(self.hold_ts) and self.size < 4 * CHUNK_BYTES:
                 return True
+            self.hold_ts = ""
+            return False
+        if self.size < 4 * CHUNK_BYTES:
+            a = _TS_PREFIX.match(prev)
+            if a and nxt.startswith(a.group(0)):
+                self.hold_ts = a.group(0)
+                return True
+        return False
+
+    def _trace_open(self) -> bool:
+        """Whether the chunk holds a stack trace that the next lines may continue."""
+        for line in reversed(self.lines):
+            if line.startswith(("Traceback (most recent", "goroutine ", "panic: ")) or (
+                    line.startswith("\tat ")):
+                return True
+            if line and line[:1] not in " \t" and ":" in line and not line.startswith(
+                    ("  File", "During handling", "The above")):
+                return False
         return False
 
     def _flush(self, cont: bool) -> None:
@@ -1163,10 +1236,11 @@ class Chunker:
                     self.lines) - 1
                 err.append(f"{offset}-{end}" if end > offset else str(offset))
         last_no = self.first_no + len(self.lines) - 1
+        if self.json:
+            self.title = self.json.span_title(self.title)
         self.emit_chunk(self.first_no, last_no, cont, ",".join(err), self.title,
                         "\n".join(self.lines))
-        self.lines, self.streams, self.size = [], [], 0
-        self.cont = cont
+        self.lines, self.streams, self.size, self.hold_ts = [], [], 0, ""
 
     def close(self) -> None:
         if self.lines:
@@ -1205,7 +1279,15 @@ class _JsonTracker:
 
     def cut_depth(self, size: int) -> int:
         """Cut between top-level elements; go deeper only when an element is big."""
-        return 1 if size < 4 * CHUNK_BYTES else 2 if size < 8 * CHUNK_BYTES else 3
+        return 2 if size < 4 * CHUNK_BYTES else 3 if size < 8 * CHUNK_BYTES else 4
+
+    def span_title(self, first: str) -> str:
+        """``$.a[3]`` becomes ``$.a[3-5]`` when the chunk ran on to element 5."""
+        match = re.fullmatch(r"(.*)\[(\d+)\]", first)
+        if not match or not self.stack or match.group(1) != self.path():
+            return first
+        last = self.stack[-1][1] - 1
+        return f"{first[:-1]}-{last}]" if last > int(match.group(2)) else first
 
     def path(self) -> str:
         parts = ["$"]
@@ -1254,6 +1336,7 @@ class OutputIngest:
         self.output_id: int | None = None
         self.handle: str | None = None
         self.write_error: str | None = None
+        self.writer: _ChunkWriter | None = None
         self.stored_bytes = 0
         if db is not None:
             self._open_record()
@@ -1274,9 +1357,8 @@ class OutputIngest:
             self._fail_writes(str(exc))
 
     def _fail_writes(self, message: str) -> None:
-        self.write_error = message
-        self.rows.clear()
-        self.rows_size = 0
+        if self.write_error is None:
+            self.write_error = message
 
     def feed(self, stream: int, data: bytes) -> None:
         if not data:
@@ -1348,28 +1430,28 @@ class OutputIngest:
                 self.direct.extend((stream, line) for line in lines)
         self.decisive.add_block(first_no, lines, low)
         if len(self.vocab) < VOCAB_MAX:
-            self.vocab.update(block_tokens(low))
+            self.vocab.update("\n".join(lines).split())
 
     def _on_chunk(self, first: int, last: int, cont: bool, err: str, title: str,
                   text: str) -> None:
         if self.write_error is not None or self.output_id is None:
             return
-        self.rows.append((self.env.project, self.output_id, first, last, int(cont), err,
-                          title, text))
+        self.rows.append((first, last, int(cont), err, title, text))
         self.rows_size += len(text)
 
     def _maybe_flush(self, force: bool = False) -> None:
-        if not self.rows or (self.rows_size < FLUSH_BYTES and not force):
-            return
-        try:
-            assert self.db is not None
-            with self.db.atomic():
-                self.db.executemany(SQL_CHUNK_INSERT, self.rows)
+        if self.rows and (self.rows_size >= FLUSH_BYTES or force):
+            if self.writer is None:
+                assert self.db is not None
+                self.writer = _ChunkWriter(self.db, self._fail_writes)
+            self.writer.put((self.env.project, self.output_id,
+                             json.dumps(self.rows)))
             self.stored_bytes += self.rows_size
-        except CtxkitError as exc:
-            self._fail_writes(str(exc))
-        self.rows.clear()
-        self.rows_size = 0
+            self.rows = []
+            self.rows_size = 0
+        if force and self.writer is not None:
+            self.writer.close()
+            self.writer = None
 
     def _close_streams(self) -> None:
         for stream in (STDOUT, STDERR):
@@ -1388,7 +1470,7 @@ class OutputIngest:
         seconds = round(time.monotonic() - self.started, 3)
         summary = build_summary(self, exit_code, seconds, status)
         if self.write_error is None and self.output_id is not None:
-            vocab = " ".join(sorted(filter(_is_vocab_token, self.vocab)))
+            vocab = vocab_text(self.vocab)
             try:
                 assert self.db is not None
                 with self.db.atomic():
@@ -1409,14 +1491,59 @@ class OutputIngest:
         return self.direct
 
 
-def block_tokens(low: str) -> Iterable[str]:
-    """Whitespace tokens of a block that may name an identifier or a path."""
-    return (t.strip("()[]{}<>,;'\"`") for t in low.split() if 3 < len(t) < 80)
+class _ChunkWriter:
+    """Writes chunk batches on a thread: SQLite releases the GIL while it indexes,
+    so decoding and chunking the next block overlaps with indexing this one.
+    The queue is short, so memory stays bounded when the disk is slower."""
+
+    def __init__(self, db: Database, on_error: Callable[[str], None]):
+        import queue
+        import threading
+        self.db, self.on_error = db, on_error
+        self.queue: Any = queue.Queue(maxsize=3)
+        self.failed = False
+        self.thread = threading.Thread(target=self._loop, name="ctxkit-writer", daemon=True)
+        self.thread.start()
+
+    def put(self, batch: tuple[str, int, str]) -> None:
+        if not self.failed:
+            self.queue.put(batch)
+
+    def _loop(self) -> None:
+        while True:
+            batch = self.queue.get()
+            if batch is None:
+                return
+            if self.failed:
+                continue
+            try:
+                with self.db.atomic():
+                    self.db.execute(SQL_CHUNK_INSERT_BATCH, batch)
+            except CtxkitError as exc:
+                self.failed = True
+                self.on_error(str(exc))
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
 
 
-def _is_vocab_token(token: str) -> bool:
-    return (any(c.isalpha() for c in token) and any(c in token for c in "_./:-")
-            and REDACTED.lower() not in token)
+def block_tokens(tokens: Iterable[str]) -> Iterable[str]:
+    """Whitespace tokens stripped of quotes and brackets, of a useful length."""
+    return (t.strip("()[]{}<>,;'\"`") for t in tokens if 3 < len(t) < 80)
+
+
+_VOCAB_TOKEN = re.compile(r"^(?=[^\n]*[A-Za-z])[^\n]*(?:[_./:-]|[a-z][A-Z])[^\n]*$",
+                          re.MULTILINE)
+
+
+def vocab_text(tokens: Iterable[str]) -> str:
+    """Identifier-like tokens (camelCase, or letters with _ . / : -), lowercase, sorted."""
+    joined = "\n".join(block_tokens(tokens))
+    found = set(_VOCAB_TOKEN.findall(joined))
+    found = {token.lower() for token in found}
+    found.discard(REDACTED.lower())
+    return " ".join(sorted(found))
 
 
 def _apply_retention(db: Database, env: Env) -> int:
@@ -1500,10 +1627,31 @@ def _error_item(ingest: OutputIngest, item: dict[str, Any]) -> dict[str, Any]:
     if refs:
         path, line = refs[0]
         result["ref"] = f"{normalize_file(path, ingest.env)}:{line}"
-    symbol = _link_refs(ingest.db, ingest.env, refs) if ingest.write_error is None else None
+    symbol = None
+    if ingest.write_error is None:
+        symbol = (_link_test_id(ingest.db, ingest.env, item["text"]) if item["kind"] == "test"
+                  else None) or _link_refs(ingest.db, ingest.env, refs)
     if symbol:
         result["symbol"] = symbol
     return result
+
+
+_TEST_ID = re.compile(r"(?P<path>[\w./-]+\.\w+)::(?P<name>[\w:.]+)")
+
+
+def _link_test_id(db: Database | None, env: Env, text: str) -> str | None:
+    """The graph node of a pytest id such as tests/test_x.py::TestA::test_b."""
+    match = _TEST_ID.search(text)
+    if db is None or not match:
+        return None
+    path = normalize_file(match.group("path"), env)
+    name = match.group("name").replace("::", ".")
+    with contextlib.suppress(CtxkitError):
+        for symbol in (name, name.rsplit(".", 1)[-1]):
+            nodes = graph_find_nodes(db, env.project, symbol, file=path)
+            if nodes:
+                return nodes[0].id
+    return None
 
 
 def _link_refs(db: Database | None, env: Env, refs: list[tuple[str, int]]) -> str | None:
@@ -1536,9 +1684,12 @@ def _next_commands(summary: dict[str, Any], total: int) -> dict[str, str]:
         return {}
     errors = summary["errors"]
     if errors:
-        words = [w for w in re.findall(r"[A-Za-z_][\w.]{3,}", errors[0]["text"])
-                 if w.lower() not in _STOP_WORDS][:3]
-        query = " ".join(words) or "error"
+        text = errors[0]["text"]
+        words = (re.findall(r"\b\w*(?:Error|Exception|Failure|panic)\w*", text)
+                 or re.findall(r"::(\w+)", text)
+                 or [w for w in re.findall(r"[A-Za-z_][\w.]{3,}", text)
+                     if w.lower() not in _STOP_WORDS])
+        query = " ".join(dict.fromkeys(words[:3])) or "error"
         center = errors[0]["line"]
     else:
         query, center = "error", (HEAD_LINES + 1 if total > HEAD_LINES else 1)
