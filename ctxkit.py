@@ -813,6 +813,10 @@ _TEST_FAILED = re.compile(
 # pytest's short form of a traceback's last line: "src/calc.py:3: ZeroDivisionError"
 _PYTEST_LOCATION = re.compile(r"^(?P<path>[^\s:]+\.\w+):(?P<line>\d+): (?P<exc>[A-Za-z_][\w.]*)$")
 _BANNER = re.compile(r"^[=_*#-]{3,} ?[A-Za-z ]{0,40} ?[=_*#-]{3,}$")
+# The one-line verdict of a test runner: pytest, cargo, jest, go.
+_TEST_RESULT = re.compile(
+    r"^=+ .*\b\d+ (?:failed|passed|errors?)\b.* =+$|^test result: FAILED\b|^Tests:\s+\d+ failed"
+    r"|^FAIL\s+\S+\s+[\d.]+s$")
 _PANIC = re.compile(r"^panic: |^thread '[^']*' panicked at|^fatal error: ")
 _GENERIC_BAD = re.compile(r"(?i)\b(?:errors?|exceptions?|fail|failed|failures?|fatal|panic|"
                           r"panicked)\b")
@@ -930,8 +934,9 @@ class DecisiveLines:
     lines go through the regexes. Each kind keeps a bounded list.
     """
 
-    CAPS = {"compiler": 1, "test": 50, "traceback": 50, "panic": 50, "error": 100}
-    QUOTA = (("compiler", 1), ("test", 4), ("traceback", 3), ("panic", 2), ("error", 10))
+    CAPS = {"compiler": 1, "result": 3, "test": 50, "traceback": 50, "panic": 50, "error": 100}
+    QUOTA = (("compiler", 1), ("result", 1), ("test", 4), ("traceback", 2), ("panic", 2),
+             ("error", 10))
 
     def __init__(self) -> None:
         self.found: dict[str, list[dict[str, Any]]] = {k: [] for k in self.CAPS}
@@ -991,6 +996,9 @@ class DecisiveLines:
                     ref = (arrow.group("path"), int(arrow.group("line")))
                     break
             self._keep("compiler", number, line, ref)
+        if _TEST_RESULT.match(line):
+            self._keep("result", number, line)
+            return
         test = _TEST_FAILED.match(line)
         if test:
             self._keep("test", number, line, _first_ref(line))
@@ -1048,8 +1056,8 @@ class DecisiveLines:
                 if item not in chosen:
                     chosen.append(item)
         unique: dict[int, dict[str, Any]] = {}
-        for item in chosen[:MAX_DECISIVE]:
-            unique.setdefault(item["line"], item)
+        for rank, item in enumerate(chosen[:MAX_DECISIVE]):
+            unique.setdefault(item["line"], {**item, "rank": rank})
         return sorted(unique.values(), key=lambda item: item["line"])
 
 
@@ -1620,7 +1628,7 @@ def build_summary(ingest: OutputIngest, exit_code: int | None, seconds: float,
 
 def _error_item(ingest: OutputIngest, item: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = {"line": item["line"], "kind": item["kind"],
-                              "text": _clip(item["text"])}
+                              "text": _clip(item["text"]), "rank": item["rank"]}
     refs = list(reversed(item["frames"])) or ([item["ref"]] if item["ref"] else [])
     if item["ref"] and item["ref"] not in refs:
         refs.insert(0, item["ref"])
@@ -1710,13 +1718,16 @@ def _fit_summary(summary: dict[str, Any], total: int) -> dict[str, Any]:
         for part in ("head", "tail"):
             summary[part] = [{"line": e["line"], "text": _clip(e["text"], limit)}
                              for e in summary[part][:keep_edges]]
+        kept = sorted(summary["errors"], key=lambda e: e["rank"])[:keep_errors]
         summary["errors"] = [{**e, "text": _clip(e["text"], limit)}
-                             for e in summary["errors"][:keep_errors]]
+                             for e in sorted(kept, key=lambda e: e["line"])]
         shown = [e["line"] for part in ("head", "tail", "errors") for e in summary[part]]
         summary["elided"] = _elided(total, shown)[:12]
         summary["next"] = _next_commands(summary, total)
         if len(json.dumps(summary, ensure_ascii=False).encode()) <= SUMMARY_MAX_BYTES:
             break
+    for error in summary["errors"]:
+        error.pop("rank")   # the selection order; the summary shows them by line
     return summary
 
 
@@ -2004,7 +2015,8 @@ def _split_identifier(word: str) -> list[str]:
 
 
 def search_plans(query: str) -> list[SearchPlan]:
-    """The strategies of SPEC in order: literal, identifiers, synonyms, prefixes."""
+    """The strategies of SPEC in order: literal, identifiers (and their proximity),
+    synonyms, prefixes, trigram substrings."""
     raw_tokens = query.split()
     literal_terms = [_fts_term(t) for t in raw_tokens if _WORD.search(t)]
     plans = []
@@ -2020,6 +2032,9 @@ def search_plans(query: str) -> list[SearchPlan]:
         parts = [w for w in words if w]
     if parts:
         plans.append(SearchPlan("identifiers", " AND ".join(_fts_term(p) for p in parts)))
+        if len(parts) > 1:   # adjacent words close together: "pip version", "moved value"
+            plans.append(SearchPlan("near", " OR ".join(
+                f"NEAR({_fts_term(a)} {_fts_term(b)}, 3)" for a, b in zip(parts, parts[1:]))))
         groups = []
         for part in parts:
             group = _SYNONYM_OF.get(part, (part,))
@@ -2094,9 +2109,64 @@ def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = N
         if ranking:
             rankings.append(ranking)
             found.update(chunk_id for chunk_id, _ in ranking)
+    decisive = _decisive_ranking(db, env, query, output_id, found)
+    if decisive:
+        tried.append({"strategy": "decisive", "query": "summary lines", "hits": len(decisive)})
+        rankings.append(decisive)
     hits = _build_hits(db, env, query, _fuse(rankings), limit, context)
     return {"query": query, "queries_tried": tried,
             "status": "ok" if hits else "no_hits", "hits": hits}
+
+
+SQL_CHUNK_AT_LINE = """
+SELECT id FROM output_chunks WHERE output_id = ? AND line_start <= ? AND line_end >= ?
+ORDER BY id LIMIT 1"""
+SQL_CHUNK_OUTPUTS = "SELECT DISTINCT output_id FROM output_chunks WHERE id IN ({ids})"
+
+
+def _decisive_ranking(db: Database, env: Env, query: str, output_id: int | None,
+                      found: set[int]) -> list[tuple[int, float]]:
+    """Chunks holding a summary's decisive line that names a query word, best first.
+
+    Decisive lines are where answers usually are; this list joins the fusion
+    so they rank above lines that only repeat the query's common words.
+    """
+    if output_id:
+        outputs = [output_id]
+    elif found:
+        ids = sorted(found)[:200]
+        outputs = [r[0] for r in db.query(SQL_CHUNK_OUTPUTS.format(
+            ids=",".join("?" * len(ids))), ids)][:10]
+    else:
+        return []
+    stems = [_stem(w.lower()) for w in _query_words(query)
+             if w.lower() not in _STOP_WORDS and len(w) > 2]
+    scored = []
+    for oid in outputs:
+        row = db.one("SELECT summary FROM outputs WHERE id = ? AND project = ?",
+                     (oid, env.project))
+        for error in json.loads(row[0] or "{}").get("errors", []) if row else []:
+            low = error["text"].lower()
+            score = sum(1 for stem in stems if stem in low)
+            if score:
+                scored.append((score, oid, error["line"]))
+    ranking: list[tuple[int, float]] = []
+    for score, oid, line in sorted(scored, key=lambda item: -item[0]):
+        chunk = db.one(SQL_CHUNK_AT_LINE, (oid, line, line))
+        if chunk and all(chunk[0] != c for c, _ in ranking):
+            ranking.append((chunk[0], float(score)))
+    return ranking
+
+
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ed", "es", "er", "ly", "s")
+
+
+def _stem(word: str) -> str:
+    """A crude English stem for finding a query word inside a line ("rounding" -> "round")."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[:-len(suffix)]
+    return word
 
 
 def _match_words(query: str) -> list[str]:
@@ -2107,7 +2177,7 @@ def _match_words(query: str) -> list[str]:
             if part in _STOP_WORDS or len(part) < 2:
                 continue
             for variant in (part, *_SYNONYM_OF.get(part, ())):
-                stem = variant[:max(4, len(variant) - 2)] if len(variant) > 4 else variant
+                stem = _stem(variant)
                 if stem not in stems:
                     stems.append(stem)
     return stems
@@ -2136,20 +2206,37 @@ def _build_hits(db: Database, env: Env, query: str, fused: list[tuple[int, float
              **({"symbols": h["symbols"]} if h["symbols"] else {})} for h in hits]
 
 
+def _decisive_lines(db: Database, output_id: int) -> set[int]:
+    row = db.one("SELECT summary FROM outputs WHERE id = ?", (output_id,))
+    return {e["line"] for e in json.loads(row[0] or "{}").get("errors", [])} if row else set()
+
+
 def _hit_window(db: Database, env: Env, row: sqlite3.Row, stems: list[str],
                 context: int) -> dict[str, Any]:
-    """The matching lines of a chunk plus ``context`` lines on each side."""
+    """The matching lines of a chunk plus ``context`` lines on each side.
+
+    Lines are scored by the query stems they contain; a line the summary
+    found decisive scores more, since answers are usually there.
+    """
     lines = output_lines(db, row["output_id"], row["line_start"], row["line_end"])
+    decisive = _decisive_lines(db, row["output_id"])
     scored = []
     for number, _, text in lines:
         low = text.lower()
         score = sum(1 for stem in stems if stem in low)
+        if score and number in decisive:
+            score += 2
         if score:
             scored.append((score, number))
     best = max(s for s, _ in scored) if scored else 0
-    matched = sorted(n for s, n in scored if s == best)[:3] or [row["line_start"]]
-    first = max(1, matched[0] - context)
-    last = matched[-1] + context
+    matched = sorted(n for s, n in scored if s == best) or [row["line_start"]]
+    cluster = [matched[0]]   # the first best line and the best lines right after it
+    for number in matched[1:]:
+        if number - cluster[-1] > 2 * context + 1 or len(cluster) >= 3:
+            break
+        cluster.append(number)
+    first = max(1, cluster[0] - context)
+    last = cluster[-1] + context
     window = output_lines(db, row["output_id"], first, last)
     text = "\n".join(_clip_around(t, stems) for _, _, t in window)
     refs = [r for r in (_first_ref(t) for _, _, t in window) if r]
