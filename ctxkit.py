@@ -827,6 +827,9 @@ _SUSPEND_TYPES = frozenset({"await", "await_expression", "yield", "yield_express
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function",
                               "generator_function", "func_literal", "closure_expression",
                               "lambda_expression", "class"})
+# break and continue are control flow too, and one line each.
+_JUMP_TYPES = frozenset({"break_statement", "continue_statement", "break_expression",
+                         "continue_expression", "goto_statement", "fallthrough_statement"})
 _WRAPPER_TYPES = frozenset({"expression_statement", "parenthesized_expression",
                             "try_expression", "expression_list", "as_expression",
                             "non_null_expression", "satisfies_expression"})
@@ -944,7 +947,7 @@ def is_kept_statement(node: Any, rules: SkeletonRules) -> bool:
         return False
     if node.type in rules.keep or inner.type in rules.keep:
         return True
-    if inner.type in _CALL_TYPES or inner.type in _SUSPEND_TYPES:
+    if inner.type in _CALL_TYPES or inner.type in _SUSPEND_TYPES or inner.type in _JUMP_TYPES:
         return True
     value = _unwrap(_assigned_value(inner))
     return value is not None and (value.type in _CALL_TYPES or value.type in _SUSPEND_TYPES
@@ -1100,8 +1103,622 @@ def _line_skeleton(lines: list[str], first: int, last: int) -> str:
     _add_fold(folds, group, lines)
     return _render_skeleton(lines, first, last, folds)
 
+# -- levels --------------------------------------------------------------------
+
+
+class ContextRenderer:
+    """Renders nodes at L0-L5 and counts each rendering once.
+
+    File bytes, relation names, lessons and token counts are cached for the
+    life of one ``context`` call.
+    """
+
+    def __init__(self, env: Env, db: Database):
+        self.env, self.db = env, db
+        self._files: dict[str, bytes | str] = {}
+        self._names: dict[tuple[str, str], list[str]] = {}
+        self._lessons: dict[str, dict[str, Any] | None] = {}
+        self._pieces: dict[tuple[str, int], tuple[str, int]] = {}
+        self._counts: dict[str, int] = {}
+
+    # Cached facts about a node.
+
+    def file_bytes(self, path: str) -> bytes | str:
+        """The file's bytes, or a string saying why it cannot be read."""
+        if path not in self._files:
+            try:
+                self._files[path] = (self.env.root / path).read_bytes()
+            except OSError as exc:
+                self._files[path] = f"cannot read {path}: {exc.strerror or exc}"
+        return self._files[path]
+
+    def relation_names(self, node: Node, relation: str) -> list[str]:
+        key = (node.id, relation)
+        if key not in self._names:
+            names: dict[str, None] = {}
+            for rel in graph_relations(self.db, self.env.project, node, relation):
+                names[rel.node.qualname if rel.node else rel.name] = None
+            self._names[key] = list(names)
+        return self._names[key]
+
+    def lessons(self, node: Node) -> dict[str, Any] | None:
+        if node.id not in self._lessons:
+            self._lessons[node.id] = lessons_for_node(self.db, self.env.project, node)
+        return self._lessons[node.id]
+
+    def count(self, text: str) -> int:
+        if text not in self._counts:
+            self._counts[text] = count_tokens(text)
+        return self._counts[text]
+
+    def piece(self, node: Node, level: int) -> tuple[str, int]:
+        """The rendering of ``node`` at ``level`` and its token count."""
+        key = (node.id, level)
+        if key not in self._pieces:
+            text = self.render(node, level)
+            self._pieces[key] = (text, count_tokens(text))
+        return self._pieces[key]
+
+    # Levels.
+
+    def render(self, node: Node, level: int) -> str:
+        """One node at one level: a markdown piece ending with a newline."""
+        if level <= 0:
+            return f"- {node.id} ({node.kind}){self._risk_suffix(node)}\n"
+        if level == 1:
+            return (f"- {node.id} ({node.kind}): {_inline_code(_signature(node))}\n"
+                    + "".join(f"  {line}\n" for line in self._lesson_lines(node)))
+        lines = [f"#### {node.id} ({node.kind}, lines {node.line}-{node.end_line})"]
+        if level < 4:
+            lines.append(_inline_code(_signature(node)))
+        lines += _interface_lines(node)
+        if level >= 3:
+            lines += self._summary_lines(node)
+        lines += self._lesson_lines(node)
+        if level >= 4:
+            lines.append(self._code(node, level))
+        return "\n".join(lines) + "\n\n"
+
+    def _summary_lines(self, node: Node) -> list[str]:
+        lines = []
+        if node.docstring:
+            lines.append(f"- doc: {' '.join(node.docstring.split())}")
+        lines.append(f"- complexity: {node.complexity} · loc: {node.loc}")
+        for relation, label in (("calls", "calls"), ("calledBy", "called by")):
+            names = self.relation_names(node, relation)
+            shown = ", ".join(names[:L3_RELATION_NAMES]) or "none"
+            more = len(names) - L3_RELATION_NAMES
+            lines.append(f"- {label}: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+        return lines
+
+    def _code(self, node: Node, level: int) -> str:
+        data = self.file_bytes(node.path)
+        if isinstance(data, str):
+            return f"- source: {data}"
+        if level >= 5:
+            code = source_lines(data, node.line, node.end_line).decode("utf-8", "replace")
+        else:
+            code = skeleton_text(data, node.path, node.line, node.end_line)
+        return _fence(code, fence_language(node.path))
+
+    def _lesson_lines(self, node: Node) -> list[str]:
+        obj = self.lessons(node)
+        active = [l for l in (obj or {}).get("lessons", []) if l.get("status") == "active"]
+        if not obj or not active:
+            return []
+        lines = [f"- risk: {obj['risk_score']:.1f} ({obj['level']}) · "
+                 f"{obj['fail_count']} fail, {obj['success_count']} ok"]
+        for lesson in active[:ITEM_LESSONS]:
+            stale = " (stale: code changed since)" if lesson.get("stale") else ""
+            lines.append(f"  - [{lesson['type']}] {' '.join(lesson['lesson'].split())}{stale}")
+        if len(active) > ITEM_LESSONS:
+            lines.append(f"  - (+{len(active) - ITEM_LESSONS} more lessons)")
+        return lines
+
+    def _risk_suffix(self, node: Node) -> str:
+        obj = self.lessons(node)
+        active = [l for l in (obj or {}).get("lessons", []) if l.get("status") == "active"]
+        if not obj or not active:
+            return ""
+        return (f" · risk {obj['risk_score']:.1f} {obj['level']}, "
+                f"{len(active)} lesson{'s' if len(active) != 1 else ''}")
+
+
+def _signature(node: Node) -> str:
+    return node.signature or (node.path if node.kind == "file" else node.name)
+
+
+def _interface_lines(node: Node) -> list[str]:
+    """L2: params, return type, async, exported."""
+    lines = []
+    if node.params:
+        lines.append("- params: " + ", ".join(_param_text(p) for p in node.params))
+    traits = [f"returns: {node.return_type}"] if node.return_type else []
+    traits += [f"async: {'yes' if node.is_async else 'no'}",
+               f"exported: {'yes' if node.exported else 'no'}"]
+    lines.append("- " + " · ".join(traits))
+    return lines
+
+
+def _param_text(param: dict[str, Any]) -> str:
+    text = str(param.get("name") or "?")
+    if param.get("type"):
+        text += f": {param['type']}"
+    if param.get("default") not in (None, ""):
+        text += f" = {param['default']}"
+    return " ".join(text.split())
+
+
+# -- what to show --------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class ContextCandidate:
+    """A node that may appear in the context, with where and how it is wanted."""
+
+    node: Node
+    section: str            # "target", a relation name or "types"
+    depth: int              # 0 for the target, 1 direct, 2+ indirect
+    want: int               # the level wanted before the budget speaks
+    via: Node | None = None  # the node it was reached from (indirect ones)
+    level: int | None = None  # the level chosen; None when dropped
+
+
+# Relations followed beyond the first step; the others describe the target only.
+_TRANSITIVE_RELATIONS = ("calls", "calledBy")
+_TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "type"})
+
+
+def collect_related(db: Database, project: str, target: Node, relations: Sequence[str],
+                    depth: int, include_tests: bool) -> list[tuple[Node, str, int, Node]]:
+    """(node, relation, depth, reached-from) for every node within ``depth`` steps."""
+    seen, found, frontier = {target.id}, [], [target]
+    for step in range(1, depth + 1):
+        following = []
+        for source in frontier:
+            for relation in relations:
+                if step > 1 and relation not in _TRANSITIVE_RELATIONS:
+                    continue
+                for rel in graph_relations(db, project, source, relation):
+                    node = rel.node
+                    if node is None or node.id in seen:
+                        continue
+                    if not include_tests and is_test_path(node.path):
+                        continue
+                    seen.add(node.id)
+                    found.append((node, relation, step, source))
+                    following.append(node)
+                    if len(found) >= CONTEXT_MAX_NODES:
+                        return found
+        frontier = following
+    return found
+
+
+def type_nodes(db: Database, project: str, target: Node) -> list[Node]:
+    """Classes and other types named in the target's parameter and return types."""
+    text = " ".join([str(p.get("type") or "") for p in target.params]
+                    + [target.return_type or ""])
+    found: dict[str, Node] = {}
+    for name in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)):
+        nodes = [n for n in graph_find_nodes(db, project, name) if n.kind in _TYPE_KINDS]
+        nodes.sort(key=lambda n: (n.path != target.path, n.path, n.line))
+        if nodes and nodes[0].id != target.id:
+            found.setdefault(nodes[0].id, nodes[0])
+    return list(found.values())[:10]
+
+
+def context_candidates(db: Database, project: str, target: Node, purpose: str, depth: int,
+                       include_tests: bool) -> list[ContextCandidate]:
+    """The target and its relations in priority order, each with its wanted level."""
+    direct, indirect = PURPOSE_RELATION_LEVELS[purpose]
+    type_level = PURPOSE_TYPE_LEVEL.get(purpose, TYPE_LEVEL)
+    uses_types = "types" in _layout_sections(purpose)
+    result = [ContextCandidate(target, "target", 0, PURPOSE_LEVEL[purpose])]
+    related = collect_related(db, project, target, PURPOSE_RELATIONS[purpose], depth,
+                              include_tests)
+    if uses_types and depth >= 1:
+        seen = {target.id} | {node.id for node, *_ in related}
+        related += [(n, "types", 1, target) for n in type_nodes(db, project, target)
+                    if n.id not in seen and (include_tests or not is_test_path(n.path))]
+    order = {key: i for i, key in enumerate(_layout_sections(purpose))}
+    for node, relation, step, source in related:
+        section = "types" if uses_types and relation in ("imports", "types") else relation
+        want = direct if step == 1 else indirect
+        if section in ("types", "imports", "exports"):
+            want = min(want, type_level)
+        if node.kind == "file":
+            want = min(want, 1)
+        result.append(ContextCandidate(node, section, step, want,
+                                       via=source if step > 1 else None))
+    result[1:] = sorted(result[1:], key=lambda c: (c.depth, order.get(c.section, 99)))
+    return result
+
+
+# -- layout --------------------------------------------------------------------
+
+# Seed 000's templates: title, target heading, relation sections in order.
+CONTEXT_TEMPLATES: dict[str, tuple[str, str, tuple[tuple[str, str], ...]]] = {
+    "review": ("Code Review Context for", "Target Function/Class", (
+        ("calls", "Direct Dependencies (Called Functions)"),
+        ("calledBy", "Callers (Functions that call this)"),
+        ("types", "Type Dependencies"))),
+    "impact": ("Impact Analysis Context for", "Target", (
+        ("calledBy", "Affected Functions (Reverse Dependencies)"),
+        ("chain", "Dependency Chain"),
+        ("imports", "Imports"))),
+    "debug": ("Debug Context for", "Target Function (Full Implementation)", (
+        ("calls", "Called Functions (Implementation Details)"),
+        ("types", "Input Types"))),
+}
+PLAIN_HEADINGS = {"calls": "Calls", "calledBy": "Called by", "imports": "Imports",
+                  "exports": "Exports", "extends": "Extends", "implements": "Implements"}
+
+
+def _template(purpose: str) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+    if purpose in CONTEXT_TEMPLATES:
+        return CONTEXT_TEMPLATES[purpose]
+    sections = tuple((r, PLAIN_HEADINGS[r]) for r in PURPOSE_RELATIONS[purpose])
+    return f"Context ({purpose}) for", "Target", sections
+
+
+def _layout_sections(purpose: str) -> list[str]:
+    return [key for key, _ in _template(purpose)[2]]
+
+
+@dataclasses.dataclass
+class _Frame:
+    """The fixed text around the items: title, headings, chain, summary."""
+
+    title: str
+    target_heading: str
+    sections: list[tuple[str, str]]
+    chain: str = ""
+    summary: str = ""
+
+
+def _chain_text(candidates: list[ContextCandidate]) -> str:
+    """Reverse dependencies grouped by depth: the chain the change travels."""
+    by_depth: dict[int, list[str]] = {}
+    for cand in candidates[1:]:
+        if cand.section == "calledBy":
+            by_depth.setdefault(cand.depth, []).append(cand.node.qualname)
+    if not by_depth:
+        return "- none\n"
+    lines = []
+    for depth in sorted(by_depth):
+        names = by_depth[depth]
+        more = f" (+{len(names) - 10} more)" if len(names) > 10 else ""
+        lines.append(f"- depth {depth}: {', '.join(names[:10])}{more}")
+    return "\n".join(lines) + "\n"
+
+
+def impact_counts(candidates: list[ContextCandidate]) -> tuple[list[str], list[str]]:
+    direct = [c.node.id for c in candidates if c.section == "calledBy" and c.depth == 1]
+    indirect = [c.node.id for c in candidates if c.section == "calledBy" and c.depth > 1]
+    return direct, indirect
+
+
+def impact_risk(renderer: ContextRenderer, candidates: list[ContextCandidate]) -> str:
+    """Fan-in (direct counts whole, indirect half) weighed with the worst lesson risk."""
+    direct, indirect = impact_counts(candidates)
+    lesson = max((obj["risk_score"] for obj in (renderer.lessons(c.node) for c in candidates
+                  if c.section in ("target", "calledBy")) if obj), default=0.0)
+    return risk_level(max(lesson, len(direct) + len(indirect) / 2))
+
+
+_ERROR_WORDS = re.compile(r"\b(try|except|catch|finally|raise|throw|throws|panic|recover|"
+                          r"rescue|ensure)\b")
+_ASYNC_WORDS = re.compile(r"\b(await|yield|async|go|spawn|then)\b|\.await\b")
+
+
+def debug_hints(renderer: ContextRenderer, target: Node) -> str:
+    """Entry points, error handling and async boundaries of the target."""
+    callers = renderer.relation_names(target, "calledBy")
+    entry = ", ".join(callers[:L3_RELATION_NAMES]) or "none in the index"
+    if len(callers) > L3_RELATION_NAMES:
+        entry += f" (+{len(callers) - L3_RELATION_NAMES} more)"
+    errors, suspends = [], []
+    data = renderer.file_bytes(target.path)
+    if isinstance(data, bytes):
+        text = source_lines(data, target.line, target.end_line).decode("utf-8", "replace")
+        for number, line in enumerate(text.split("\n"), start=target.line):
+            errors += [f"{m.group(1)} at {number}" for m in _ERROR_WORDS.finditer(line)]
+            suspends += [f"{m.group(0).lstrip('.')} at {number}"
+                         for m in _ASYNC_WORDS.finditer(line)]
+    suspends = [s for s in suspends if not s.startswith("async at")]
+    asynchronous = (["async function"] if target.is_async else []) + suspends
+    return ("---\nDebug Hints:\n"
+            f"- Entry points: {entry}\n"
+            f"- Error handling: {_capped(errors) or 'none'}\n"
+            f"- Async boundaries: {_capped(asynchronous) or 'none'}\n")
+
+
+def _capped(items: list[str], limit: int = 8) -> str:
+    text = ", ".join(items[:limit])
+    return text + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+def _frame(renderer: ContextRenderer, purpose: str,
+           candidates: list[ContextCandidate]) -> _Frame:
+    title, target_heading, sections = _template(purpose)
+    frame = _Frame(title=f"## {title}: {candidates[0].node.id}\n\n",
+                   target_heading=f"### {target_heading}\n", sections=list(sections))
+    if purpose == "impact":
+        direct, indirect = impact_counts(candidates)
+        frame.chain = _chain_text(candidates)
+        frame.summary = ("---\nImpact Summary:\n"
+                         f"- Direct Impact: {len(direct)} functions\n"
+                         f"- Indirect Impact: {len(indirect)} functions\n"
+                         f"- Risk Level: {impact_risk(renderer, candidates)}\n")
+    elif purpose == "debug":
+        frame.summary = debug_hints(renderer, candidates[0].node)
+    return frame
+
+
+# -- the budget ----------------------------------------------------------------
+
+
+def _stats_text(nodes: int, dropped: int, tokens: int, budget: int,
+                levels: dict[int, int], separator: bool, compact: bool = False) -> str:
+    shown = ", ".join(f"L{level}: {n}" for level, n in sorted(levels.items()) if n)
+    gone = f" (dropped {dropped})" if dropped else ""
+    head = "---\n" if separator else ""
+    if compact:
+        return f"{head}Context Stats: nodes {nodes}{gone} · tokens {tokens}/{budget} · {shown}\n"
+    return (f"{head}Context Stats:\n- Nodes: {nodes}{gone}\n"
+            f"- Tokens: {tokens} / budget {budget} (cl100k_base, exact)\n- Levels: {shown}\n")
+
+
+def _dropped_line(count: int, total: int) -> str:
+    if count == total:
+        return f"- {count} not shown (over budget)\n"
+    return f"- +{count} more not shown (over budget)\n"
+
+
+class _Assembly:
+    """Lays out chosen levels, sums the pieces' counts and writes the stats."""
+
+    def __init__(self, renderer: ContextRenderer, frame: _Frame,
+                 candidates: list[ContextCandidate], budget: int):
+        self.renderer, self.frame, self.budget = renderer, frame, budget
+        self.candidates = candidates
+
+    def body(self, compact: bool) -> list[tuple[str, int]]:
+        """Every piece but the stats, in order, with its token count."""
+        count, frame = self.renderer.count, self.frame
+        target = self.candidates[0]
+        pieces = [frame.title]
+        if not compact:
+            pieces.append(frame.target_heading)
+        out = [(p, count(p)) for p in pieces]
+        out.append(self.renderer.piece(target.node, target.level or 0))
+        if compact:
+            return out
+        for key, heading in frame.sections:
+            out.append((f"### {heading}\n", count(f"### {heading}\n")))
+            if key == "chain":
+                out.append((frame.chain, count(frame.chain)))
+                continue
+            members = [c for c in self.candidates[1:] if c.section == key]
+            shown = [c for c in members if c.level is not None]
+            out += [self.renderer.piece(c.node, c.level) for c in shown]
+            if not members:
+                out.append(("- none\n", count("- none\n")))
+            elif len(shown) < len(members):
+                line = _dropped_line(len(members) - len(shown), len(members))
+                out.append((line, count(line)))
+        if frame.summary:
+            out.append((frame.summary, count(frame.summary)))
+        return out
+
+    def reserve(self) -> int:
+        """Tokens of everything but the items, at its largest."""
+        count, frame, n = self.renderer.count, self.frame, len(self.candidates)
+        fixed = [frame.title, frame.target_heading, frame.summary]
+        for key, heading in frame.sections:
+            fixed.append(f"### {heading}\n")
+            if key == "chain":
+                fixed.append(frame.chain)
+            elif any(c.section == key for c in self.candidates[1:]):
+                fixed.append(_dropped_line(n, n + 1))
+            else:
+                fixed.append("- none\n")
+        stats = self.stats(n, n, self.budget, {level: n for level in range(6)}, compact=False)
+        return sum(count(p) for p in fixed if p) + count(stats)
+
+    def stats(self, nodes: int, dropped: int, tokens: int, levels: dict[int, int],
+              compact: bool) -> str:
+        separator = compact or not self.frame.summary
+        return _stats_text(nodes, dropped, tokens, self.budget, levels, separator, compact)
+
+    def text(self, compact: bool, exact: bool = False) -> tuple[str, int]:
+        """The whole text and its token count (the stats line states that count).
+
+        ``exact`` recounts the whole text instead of summing the pieces.
+        """
+        body = self.body(compact)
+        shown = [c for c in self.candidates if c.level is not None]
+        if compact:
+            shown = shown[:1]
+        levels = {level: sum(1 for c in shown if c.level == level) for level in range(6)}
+        dropped = len(self.candidates) - len(shown)
+        prefix = "".join(p for p, _ in body)
+        total = sum(t for _, t in body)
+        tokens = total
+        for _ in range(8):  # the count is part of the text it counts: find the fixed point
+            stats = self.stats(len(shown), dropped, tokens, levels, compact)
+            new = (count_tokens(prefix + stats) if exact
+                   else total + self.renderer.count(stats))
+            if new == tokens:
+                break
+            tokens = new
+        text = prefix + stats
+        return text, (count_tokens(text) if exact else tokens)
+
+
+def fit_budget(renderer: ContextRenderer, frame: _Frame,
+               candidates: list[ContextCandidate], budget: int) -> tuple[str, int, bool]:
+    """Choose levels greedily by priority; return (text, tokens, compact)."""
+    assembly = _Assembly(renderer, frame, candidates, budget)
+    for cand in candidates:
+        cand.level = None
+    candidates[0].level = 0
+    room = budget - assembly.reserve()
+    for index, cand in enumerate(candidates):
+        for level in range(cand.want, -1, -1):
+            cost = renderer.piece(cand.node, level)[1]
+            if cost <= room:
+                cand.level, room = level, room - cost
+                break
+        if index == 0 and cand.level is None:
+            return _fit_compact(assembly)
+    return _verified(assembly)
+
+
+def _verified(assembly: _Assembly) -> tuple[str, int, bool]:
+    """Count the final text once: it must equal the sum of its pieces."""
+    text, tokens = assembly.text(compact=False)
+    if count_tokens(text) == tokens and tokens <= assembly.budget:
+        return text, tokens, False
+    return _exact_fallback(assembly)
+
+
+def _exact_fallback(assembly: _Assembly) -> tuple[str, int, bool]:
+    """Should pieces ever not add up: recount the whole text, lowering the last item."""
+    candidates = assembly.candidates
+    while True:
+        text, tokens = assembly.text(compact=False, exact=True)
+        if tokens <= assembly.budget:
+            return text, tokens, False
+        lowered = next((c for c in reversed(candidates[1:]) if c.level is not None), None)
+        if lowered is None:
+            return _fit_compact(assembly)
+        lowered.level = lowered.level - 1 if lowered.level > 0 else None
+
+
+def _fit_compact(assembly: _Assembly) -> tuple[str, int, bool]:
+    """Title, target and a one-line stats; then the target alone, cut to the budget."""
+    candidates = assembly.candidates
+    for cand in candidates[1:]:
+        cand.level = None
+    target = candidates[0]
+    for level in range(target.want, -1, -1):
+        target.level = level
+        text, tokens = assembly.text(compact=True, exact=True)
+        if tokens <= assembly.budget:
+            return text, tokens, True
+    target.level = 0
+    text = truncate_to_tokens(assembly.renderer.piece(target.node, 0)[0], assembly.budget)
+    return text, count_tokens(text), True
+
+
+# -- the command -----------------------------------------------------------------
+
+_FILE_LINE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
+
+
+def _fresh_node(env: Env, db: Database, node: Node) -> Node:
+    """``node`` as indexed now, re-indexing its file first when it changed on disk."""
+    if not graph_refresh(env, db, [node.path]):
+        return node
+    nodes = [n for n in graph_find_nodes(db, env.project, node.id) if n.id == node.id]
+    if not nodes:
+        raise NotFound(f"{node.id} no longer exists: {node.path} changed since it was "
+                       f"indexed; see `ctxkit symbols --file {node.path}`")
+    return nodes[0]
+
+
+def render_context(env: Env, db: Database, target_node: Node, purpose: str = "review",
+                   budget: int = CONTEXT_DEFAULT_BUDGET, depth: int | None = None,
+                   include_tests: bool = False) -> dict[str, Any]:
+    """The context of ``target_node`` for ``purpose`` within ``budget`` tokens.
+
+    Returns SPEC section 2's JSON: target, purpose, budget, context (the
+    markdown), stats {nodes, tokens, levels, dropped} and items [{id, level,
+    tokens}]; impact adds {direct, indirect, risk_level}. ``stats.tokens`` is
+    the exact cl100k count of ``context`` and never exceeds ``budget``.
+    """
+    if purpose not in PURPOSE_LEVEL:
+        raise UsageError(f"unknown purpose {purpose!r}; use one of {', '.join(CONTEXT_PURPOSES)}")
+    if budget < 1:
+        raise UsageError("--budget must be at least 1 token")
+    depth = PURPOSE_DEPTH.get(purpose, CONTEXT_DEFAULT_DEPTH) if depth is None else depth
+    if depth < 0:
+        raise UsageError("--depth must be 0 or more")
+    target = _fresh_node(env, db, target_node)
+    candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
+    others = sorted({c.node.path for c in candidates[1:]} - {target.path})
+    if others and graph_refresh(env, db, others):
+        candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
+    renderer = ContextRenderer(env, db)
+    frame = _frame(renderer, purpose, candidates)
+    text, tokens, compact = fit_budget(renderer, frame, candidates, budget)
+    shown = [c for c in candidates if c.level is not None]
+    levels = {str(level): sum(1 for c in shown if c.level == level) for level in range(6)}
+    result: dict[str, Any] = {
+        "target": target.id, "purpose": purpose, "budget": budget, "context": text,
+        "stats": {"nodes": len(shown), "tokens": tokens, "levels": levels,
+                  "dropped": len(candidates) - len(shown), "candidates": len(candidates),
+                  "depth": depth, "compact": compact},
+        "items": [{"id": c.node.id, "kind": c.node.kind, "level": c.level,
+                   "section": c.section, "depth": c.depth,
+                   "tokens": renderer.piece(c.node, c.level)[1]} for c in shown],
+    }
+    if purpose == "impact":
+        direct, indirect = impact_counts(candidates)
+        result["impact"] = {"direct": direct, "indirect": indirect,
+                            "risk_level": impact_risk(renderer, candidates)}
+    return result
+
+
+def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
+    db = open_db(env)
+    try:
+        file = normalize_file(args.file, env) if args.file else None
+        place = _FILE_LINE.match(args.target)
+        if place:  # the line must point into the file as it is now
+            graph_refresh(env, db, [normalize_file(place.group("path"), env)])
+        node = graph_resolve(db, env, args.target, file=file, first=args.first)
+        result = render_context(env, db, node, args.purpose, args.budget, args.depth,
+                                args.include_tests)
+    finally:
+        db.close()
+    emit(env, result, result["context"])
+    return None
+
+
+def _count_argument(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+        return value
+    return parse
+
+
 def register_context_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """context."""
+    parser = add_command(
+        sub, common, "context", cmd_context,
+        help="the code a task needs, at levels L0-L5, within an exact token budget",
+        example="ctxkit context AuthService.validate --purpose debug --budget 1500")
+    parser.add_argument("target", metavar="TARGET",
+                        help="node id (path:qualname), qualname, bare name or FILE:LINE")
+    parser.add_argument("--purpose", choices=CONTEXT_PURPOSES, default=CONTEXT_DEFAULT_PURPOSE,
+                        help="what the context is for; sets levels and relations "
+                             "(default: review)")
+    parser.add_argument("--budget", type=_count_argument(1), default=CONTEXT_DEFAULT_BUDGET,
+                        metavar="TOKENS", help="most cl100k tokens to print (default: 2000)")
+    parser.add_argument("--depth", type=_count_argument(0), default=None, metavar="N",
+                        help="relation steps to follow (default: 1; impact: 3)")
+    parser.add_argument("--include-tests", action="store_true",
+                        help="also show related code in test files")
+    parser.add_argument("--file", metavar="F", help="only consider symbols in this file")
+    parser.add_argument("--first", action="store_true",
+                        help="when several symbols match, take the best instead of failing")
 
 
 # =============================================================================
