@@ -2860,7 +2860,7 @@ def source_lines(data: bytes, first: int, last: int) -> bytes:
     return data[offsets[first - 1]:end]
 
 
-def _fence(code: str, language: str) -> str:
+def _code_fence(code: str, language: str) -> str:
     """``code`` in a fence longer than any backtick run inside it."""
     longest = max((len(run) for run in re.findall(r"`{3,}", code)), default=2)
     fence = "`" * max(3, longest + 1)
@@ -2973,7 +2973,7 @@ def parse_source(data: bytes, language: str) -> Any:
     return parser.parse(data)
 
 
-def _rows(node: Any) -> tuple[int, int]:
+def _node_rows(node: Any) -> tuple[int, int]:
     """0-based first and last row of a node (an end at column 0 ends the line before)."""
     first, last = node.start_point[0], node.end_point[0]
     if node.end_point[1] == 0 and last > first:
@@ -2985,16 +2985,16 @@ def _node_for_rows(root: Any, first: int, last: int) -> Any:
     """The outermost node spanning exactly rows first..last, else the deepest covering them."""
     node = root
     while True:
-        if _rows(node) == (first, last) and node is not root:
+        if _node_rows(node) == (first, last) and node is not root:
             return node
         inner = next((child for child in node.named_children
-                      if _rows(child)[0] <= first and _rows(child)[1] >= last), None)
+                      if _node_rows(child)[0] <= first and _node_rows(child)[1] >= last), None)
         if inner is None:
             return node
         node = inner
 
 
-def _unwrap(node: Any) -> Any:
+def _unwrap_expression(node: Any) -> Any:
     while node is not None and node.type in _WRAPPER_TYPES and node.named_child_count:
         node = node.named_children[0]
     return node
@@ -3014,14 +3014,14 @@ def _assigned_value(node: Any) -> Any:
 
 def is_kept_statement(node: Any, rules: SkeletonRules) -> bool:
     """Control flow, return/raise/throw/yield, nested definitions and call statements."""
-    inner = _unwrap(node)
+    inner = _unwrap_expression(node)
     if inner is None:
         return False
     if node.type in rules.keep or inner.type in rules.keep:
         return True
     if inner.type in _CALL_TYPES or inner.type in _SUSPEND_TYPES or inner.type in _JUMP_TYPES:
         return True
-    value = _unwrap(_assigned_value(inner))
+    value = _unwrap_expression(_assigned_value(inner))
     return value is not None and (value.type in _CALL_TYPES or value.type in _SUSPEND_TYPES
                                   or value.type in _FUNCTION_VALUES or value.type in rules.keep)
 
@@ -3238,11 +3238,11 @@ class ContextRenderer:
         if level <= 0:
             return f"- {node.id} ({node.kind}){self._risk_suffix(node)}\n"
         if level == 1:
-            return (f"- {node.id} ({node.kind}): {_inline_code(_signature(node))}\n"
+            return (f"- {node.id} ({node.kind}): {_inline_code(_shown_signature(node))}\n"
                     + "".join(f"  {line}\n" for line in self._lesson_lines(node)))
         lines = [f"#### {node.id} ({node.kind}, lines {node.line}-{node.end_line})"]
         if level < 4:
-            lines.append(_inline_code(_signature(node)))
+            lines.append(_inline_code(_shown_signature(node)))
         lines += _interface_lines(node)
         if level >= 3:
             lines += self._summary_lines(node)
@@ -3271,7 +3271,7 @@ class ContextRenderer:
             code = source_lines(data, node.line, node.end_line).decode("utf-8", "replace")
         else:
             code = skeleton_text(data, node.path, node.line, node.end_line)
-        return _fence(code, fence_language(node.path))
+        return _code_fence(code, fence_language(node.path))
 
     def _lesson_lines(self, node: Node) -> list[str]:
         obj = self.lessons(node)
@@ -3296,7 +3296,7 @@ class ContextRenderer:
                 f"{len(active)} lesson{'s' if len(active) != 1 else ''}")
 
 
-def _signature(node: Node) -> str:
+def _shown_signature(node: Node) -> str:
     return node.signature or (node.path if node.kind == "file" else node.name)
 
 
@@ -3399,7 +3399,7 @@ def context_candidates(db: Database, project: str, target: Node, purpose: str, d
         if section in ("types", "imports", "exports"):
             want = min(want, type_level)
         if node.kind == "file":
-            want = min(want, 1)
+            want = 0  # an imported module: its name is the fact worth the tokens
         result.append(ContextCandidate(node, section, step, want,
                                        via=source if step > 1 else None))
     result[1:] = sorted(result[1:], key=lambda c: (c.depth, order.get(c.section, 99)))
@@ -3426,7 +3426,7 @@ PLAIN_HEADINGS = {"calls": "Calls", "calledBy": "Called by", "imports": "Imports
                   "exports": "Exports", "extends": "Extends", "implements": "Implements"}
 
 
-def _template(purpose: str) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+def _context_template(purpose: str) -> tuple[str, str, tuple[tuple[str, str], ...]]:
     if purpose in CONTEXT_TEMPLATES:
         return CONTEXT_TEMPLATES[purpose]
     sections = tuple((r, PLAIN_HEADINGS[r]) for r in PURPOSE_RELATIONS[purpose])
@@ -3434,11 +3434,11 @@ def _template(purpose: str) -> tuple[str, str, tuple[tuple[str, str], ...]]:
 
 
 def _layout_sections(purpose: str) -> list[str]:
-    return [key for key, _ in _template(purpose)[2]]
+    return [key for key, _ in _context_template(purpose)[2]]
 
 
 @dataclasses.dataclass
-class _Frame:
+class _ContextFrame:
     """The fixed text around the items: title, headings, chain, summary."""
 
     title: str
@@ -3464,64 +3464,97 @@ def _chain_text(candidates: list[ContextCandidate]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def impact_counts(candidates: list[ContextCandidate]) -> tuple[list[str], list[str]]:
-    direct = [c.node.id for c in candidates if c.section == "calledBy" and c.depth == 1]
-    indirect = [c.node.id for c in candidates if c.section == "calledBy" and c.depth > 1]
-    return direct, indirect
+def impact_summary(db: Database, project: str, target: Node, depth: int) -> dict[str, Any]:
+    """Direct and indirect callers and the risk level, as `ctxkit impact` computes them."""
+    found = graph_impact(db, project, target, depth, DEFAULT_MIN_CONFIDENCE)
+    return {"direct": found["direct"], "indirect": found["indirect"],
+            "risk_level": found["risk_level"], "risk_score": found["risk_score"]}
 
 
-def impact_risk(renderer: ContextRenderer, candidates: list[ContextCandidate]) -> str:
-    """Fan-in (direct counts whole, indirect half) weighed with the worst lesson risk."""
-    direct, indirect = impact_counts(candidates)
-    lesson = max((obj["risk_score"] for obj in (renderer.lessons(c.node) for c in candidates
-                  if c.section in ("target", "calledBy")) if obj), default=0.0)
-    return risk_level(max(lesson, len(direct) + len(indirect) / 2))
+# Debug hints: what handles errors and where execution may suspend.
+_ERROR_NODES = {"try_statement": "try", "try_with_resources_statement": "try",
+                "except_clause": "except", "catch_clause": "catch", "finally_clause": "finally",
+                "raise_statement": "raise", "throw_statement": "throw",
+                "defer_statement": "defer", "try_expression": "?"}
+_SUSPEND_NODES = {"await": "await", "await_expression": "await", "yield": "yield",
+                  "yield_expression": "yield", "go_statement": "go"}
+_PANIC_CALL = re.compile(r"^(?:panic|unreachable|todo|unimplemented|recover)!?\b")
+_ERROR_WORDS = re.compile(r"\b(try|except|catch|finally|raise|throw|panic|recover|rescue|"
+                          r"ensure)\b")
+_ASYNC_WORDS = re.compile(r"\b(await|yield|go|spawn)\b|\.await\b")
 
 
-_ERROR_WORDS = re.compile(r"\b(try|except|catch|finally|raise|throw|throws|panic|recover|"
-                          r"rescue|ensure)\b")
-_ASYNC_WORDS = re.compile(r"\b(await|yield|async|go|spawn|then)\b|\.await\b")
+def control_points(data: bytes, path: str, first: int, last: int) -> tuple[list[str], list[str]]:
+    """("raise at 20", ...) and ("await at 31", ...) within lines first..last."""
+    language = source_language(path)
+    if language is None:
+        return _control_points_by_line(data, first, last)
+    root = parse_source(data, language).root_node
+    node = _node_for_rows(root, first - 1, last - 1)
+    errors, suspends = [], []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        row = current.start_point[0] + 1
+        if current.type in _ERROR_NODES:
+            errors.append((row, _ERROR_NODES[current.type]))
+        elif current.type in _SUSPEND_NODES:
+            suspends.append((row, _SUSPEND_NODES[current.type]))
+        elif current.type in _CALL_TYPES and _PANIC_CALL.match(current.text.decode(
+                "utf-8", "replace")):
+            errors.append((row, current.text.decode("utf-8", "replace").split("(")[0]))
+        stack.extend(current.named_children)
+    return ([f"{word} at {row}" for row, word in sorted(errors)],
+            [f"{word} at {row}" for row, word in sorted(suspends)])
+
+
+def _control_points_by_line(data: bytes, first: int, last: int) -> tuple[list[str], list[str]]:
+    text = source_lines(data, first, last).decode("utf-8", "replace")
+    errors, suspends = [], []
+    for number, line in enumerate(text.split("\n"), start=first):
+        errors += [f"{m.group(1)} at {number}" for m in _ERROR_WORDS.finditer(line)]
+        suspends += [f"{m.group(0).lstrip('.')} at {number}" for m in _ASYNC_WORDS.finditer(line)]
+    return errors, suspends
 
 
 def debug_hints(renderer: ContextRenderer, target: Node) -> str:
     """Entry points, error handling and async boundaries of the target."""
     callers = renderer.relation_names(target, "calledBy")
-    entry = ", ".join(callers[:L3_RELATION_NAMES]) or "none in the index"
-    if len(callers) > L3_RELATION_NAMES:
-        entry += f" (+{len(callers) - L3_RELATION_NAMES} more)"
-    errors, suspends = [], []
+    entry = _capped_list(callers, L3_RELATION_NAMES) or "none in the index"
+    errors: list[str] = []
+    suspends: list[str] = []
     data = renderer.file_bytes(target.path)
     if isinstance(data, bytes):
-        text = source_lines(data, target.line, target.end_line).decode("utf-8", "replace")
-        for number, line in enumerate(text.split("\n"), start=target.line):
-            errors += [f"{m.group(1)} at {number}" for m in _ERROR_WORDS.finditer(line)]
-            suspends += [f"{m.group(0).lstrip('.')} at {number}"
-                         for m in _ASYNC_WORDS.finditer(line)]
-    suspends = [s for s in suspends if not s.startswith("async at")]
+        errors, suspends = control_points(data, target.path, target.line, target.end_line)
     asynchronous = (["async function"] if target.is_async else []) + suspends
     return ("---\nDebug Hints:\n"
             f"- Entry points: {entry}\n"
-            f"- Error handling: {_capped(errors) or 'none'}\n"
-            f"- Async boundaries: {_capped(asynchronous) or 'none'}\n")
+            f"- Error handling: {_capped_list(errors) or 'none'}\n"
+            f"- Async boundaries: {_capped_list(asynchronous) or 'none'}\n")
 
 
-def _capped(items: list[str], limit: int = 8) -> str:
+def _capped_list(items: list[str], limit: int = 8) -> str:
     text = ", ".join(items[:limit])
     return text + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
 
 
-def _frame(renderer: ContextRenderer, purpose: str,
-           candidates: list[ContextCandidate]) -> _Frame:
-    title, target_heading, sections = _template(purpose)
-    frame = _Frame(title=f"## {title}: {candidates[0].node.id}\n\n",
-                   target_heading=f"### {target_heading}\n", sections=list(sections))
-    if purpose == "impact":
-        direct, indirect = impact_counts(candidates)
+def _impact_count(ids: list[str]) -> str:
+    tests = sum(1 for uid in ids if is_test_path(uid.split(":", 1)[0]))
+    return f"{len(ids)} functions" + (f" ({tests} in tests)" if tests else "")
+
+
+def _context_frame(renderer: ContextRenderer, purpose: str, candidates: list[ContextCandidate],
+                   impact: dict[str, Any] | None) -> _ContextFrame:
+    title, target_heading, sections = _context_template(purpose)
+    frame = _ContextFrame(title=f"## {title}: {candidates[0].node.id}\n\n",
+                          target_heading=f"### {target_heading}\n", sections=list(sections))
+    if impact is not None:
         frame.chain = _chain_text(candidates)
         frame.summary = ("---\nImpact Summary:\n"
-                         f"- Direct Impact: {len(direct)} functions\n"
-                         f"- Indirect Impact: {len(indirect)} functions\n"
-                         f"- Risk Level: {impact_risk(renderer, candidates)}\n")
+                         f"- Direct Impact: {_impact_count(impact['direct'])}\n"
+                         f"- Indirect Impact: {_impact_count(impact['indirect'])}\n"
+                         f"- Risk Level: {impact['risk_level']} "
+                         f"(score {impact['risk_score']:.1f})\n")
     elif purpose == "debug":
         frame.summary = debug_hints(renderer, candidates[0].node)
     return frame
@@ -3530,7 +3563,7 @@ def _frame(renderer: ContextRenderer, purpose: str,
 # -- the budget ----------------------------------------------------------------
 
 
-def _stats_text(nodes: int, dropped: int, tokens: int, budget: int,
+def _context_stats_text(nodes: int, dropped: int, tokens: int, budget: int,
                 levels: dict[int, int], separator: bool, compact: bool = False) -> str:
     shown = ", ".join(f"L{level}: {n}" for level, n in sorted(levels.items()) if n)
     gone = f" (dropped {dropped})" if dropped else ""
@@ -3547,10 +3580,10 @@ def _dropped_line(count: int, total: int) -> str:
     return f"- +{count} more not shown (over budget)\n"
 
 
-class _Assembly:
+class _ContextAssembly:
     """Lays out chosen levels, sums the pieces' counts and writes the stats."""
 
-    def __init__(self, renderer: ContextRenderer, frame: _Frame,
+    def __init__(self, renderer: ContextRenderer, frame: _ContextFrame,
                  candidates: list[ContextCandidate], budget: int):
         self.renderer, self.frame, self.budget = renderer, frame, budget
         self.candidates = candidates
@@ -3601,7 +3634,7 @@ class _Assembly:
     def stats(self, nodes: int, dropped: int, tokens: int, levels: dict[int, int],
               compact: bool) -> str:
         separator = compact or not self.frame.summary
-        return _stats_text(nodes, dropped, tokens, self.budget, levels, separator, compact)
+        return _context_stats_text(nodes, dropped, tokens, self.budget, levels, separator, compact)
 
     def text(self, compact: bool, exact: bool = False) -> tuple[str, int]:
         """The whole text and its token count (the stats line states that count).
@@ -3628,10 +3661,10 @@ class _Assembly:
         return text, (count_tokens(text) if exact else tokens)
 
 
-def fit_budget(renderer: ContextRenderer, frame: _Frame,
+def fit_budget(renderer: ContextRenderer, frame: _ContextFrame,
                candidates: list[ContextCandidate], budget: int) -> tuple[str, int, bool]:
     """Choose levels greedily by priority; return (text, tokens, compact)."""
-    assembly = _Assembly(renderer, frame, candidates, budget)
+    assembly = _ContextAssembly(renderer, frame, candidates, budget)
     for cand in candidates:
         cand.level = None
     candidates[0].level = 0
@@ -3644,10 +3677,10 @@ def fit_budget(renderer: ContextRenderer, frame: _Frame,
                 break
         if index == 0 and cand.level is None:
             return _fit_compact(assembly)
-    return _verified(assembly)
+    return _verified_fit(assembly)
 
 
-def _verified(assembly: _Assembly) -> tuple[str, int, bool]:
+def _verified_fit(assembly: _ContextAssembly) -> tuple[str, int, bool]:
     """Count the final text once: it must equal the sum of its pieces."""
     text, tokens = assembly.text(compact=False)
     if count_tokens(text) == tokens and tokens <= assembly.budget:
@@ -3655,7 +3688,7 @@ def _verified(assembly: _Assembly) -> tuple[str, int, bool]:
     return _exact_fallback(assembly)
 
 
-def _exact_fallback(assembly: _Assembly) -> tuple[str, int, bool]:
+def _exact_fallback(assembly: _ContextAssembly) -> tuple[str, int, bool]:
     """Should pieces ever not add up: recount the whole text, lowering the last item."""
     candidates = assembly.candidates
     while True:
@@ -3668,7 +3701,7 @@ def _exact_fallback(assembly: _Assembly) -> tuple[str, int, bool]:
         lowered.level = lowered.level - 1 if lowered.level > 0 else None
 
 
-def _fit_compact(assembly: _Assembly) -> tuple[str, int, bool]:
+def _fit_compact(assembly: _ContextAssembly) -> tuple[str, int, bool]:
     """Title, target and a one-line stats; then the target alone, cut to the budget."""
     candidates = assembly.candidates
     for cand in candidates[1:]:
@@ -3686,13 +3719,15 @@ def _fit_compact(assembly: _Assembly) -> tuple[str, int, bool]:
 
 # -- the command -----------------------------------------------------------------
 
-_FILE_LINE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
+_CONTEXT_FILE_LINE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
 
 
 def _fresh_node(env: Env, db: Database, node: Node) -> Node:
     """``node`` as indexed now, re-indexing its file first when it changed on disk."""
     if not graph_refresh(env, db, [node.path]):
         return node
+    if node.kind == "file":
+        return graph_resolve(db, env, node.id)
     nodes = [n for n in graph_find_nodes(db, env.project, node.id) if n.id == node.id]
     if not nodes:
         raise NotFound(f"{node.id} no longer exists: {node.path} changed since it was "
@@ -3723,7 +3758,8 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
     if others and graph_refresh(env, db, others):
         candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
     renderer = ContextRenderer(env, db)
-    frame = _frame(renderer, purpose, candidates)
+    impact = impact_summary(db, env.project, target, depth) if purpose == "impact" else None
+    frame = _context_frame(renderer, purpose, candidates, impact)
     text, tokens, compact = fit_budget(renderer, frame, candidates, budget)
     shown = [c for c in candidates if c.level is not None]
     levels = {str(level): sum(1 for c in shown if c.level == level) for level in range(6)}
@@ -3736,10 +3772,8 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
                    "section": c.section, "depth": c.depth,
                    "tokens": renderer.piece(c.node, c.level)[1]} for c in shown],
     }
-    if purpose == "impact":
-        direct, indirect = impact_counts(candidates)
-        result["impact"] = {"direct": direct, "indirect": indirect,
-                            "risk_level": impact_risk(renderer, candidates)}
+    if impact is not None:
+        result["impact"] = impact
     return result
 
 
@@ -3747,7 +3781,7 @@ def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
     db = open_db(env)
     try:
         file = normalize_file(args.file, env) if args.file else None
-        place = _FILE_LINE.match(args.target)
+        place = _CONTEXT_FILE_LINE.match(args.target)
         if place:  # the line must point into the file as it is now
             graph_refresh(env, db, [normalize_file(place.group("path"), env)])
         node = graph_resolve(db, env, args.target, file=file, first=args.first)

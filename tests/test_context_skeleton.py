@@ -262,7 +262,7 @@ def test_truncate_to_tokens_never_exceeds():
 
 
 def test_fence_is_longer_than_backticks_inside():
-    fenced = ctxkit._fence("x = '```'\n", "python")
+    fenced = ctxkit._code_fence("x = '```'\n", "python")
     assert fenced.startswith("````python\n") and fenced.endswith("\n````")
 
 
