@@ -3569,7 +3569,7 @@ def _context_stats_text(nodes: int, dropped: int, tokens: int, budget: int,
     gone = f" (dropped {dropped})" if dropped else ""
     head = "---\n" if separator else ""
     if compact:
-        return f"{head}Context Stats: nodes {nodes}{gone} · tokens {tokens}/{budget} · {shown}\n"
+        return f"{head}Context Stats: {nodes} nodes{gone}, {tokens}/{budget} tokens, {shown}\n"
     return (f"{head}Context Stats:\n- Nodes: {nodes}{gone}\n"
             f"- Tokens: {tokens} / budget {budget} (cl100k_base, exact)\n- Levels: {shown}\n")
 
@@ -3588,11 +3588,15 @@ class _ContextAssembly:
         self.renderer, self.frame, self.budget = renderer, frame, budget
         self.candidates = candidates
 
-    def body(self, compact: bool) -> list[tuple[str, int]]:
-        """Every piece but the stats, in order, with its token count."""
+    def body(self, compact: int) -> list[tuple[str, int]]:
+        """Every piece but the stats, in order, with its token count.
+
+        ``compact`` 0 is the full layout; 1 keeps the title and the target;
+        2 and 3 keep the target alone.
+        """
         count, frame = self.renderer.count, self.frame
         target = self.candidates[0]
-        pieces = [frame.title]
+        pieces = [frame.title] if compact < 2 else []
         if not compact:
             pieces.append(frame.target_heading)
         out = [(p, count(p)) for p in pieces]
@@ -3636,22 +3640,22 @@ class _ContextAssembly:
         separator = compact or not self.frame.summary
         return _context_stats_text(nodes, dropped, tokens, self.budget, levels, separator, compact)
 
-    def text(self, compact: bool, exact: bool = False) -> tuple[str, int]:
+    def text(self, compact: int, exact: bool = False) -> tuple[str, int]:
         """The whole text and its token count (the stats line states that count).
 
         ``exact`` recounts the whole text instead of summing the pieces.
         """
         body = self.body(compact)
         shown = [c for c in self.candidates if c.level is not None]
-        if compact:
-            shown = shown[:1]
         levels = {level: sum(1 for c in shown if c.level == level) for level in range(6)}
         dropped = len(self.candidates) - len(shown)
         prefix = "".join(p for p, _ in body)
         total = sum(t for _, t in body)
+        if compact >= 3:
+            return prefix, (count_tokens(prefix) if exact else total)
         tokens = total
         for _ in range(8):  # the count is part of the text it counts: find the fixed point
-            stats = self.stats(len(shown), dropped, tokens, levels, compact)
+            stats = self.stats(len(shown), dropped, tokens, levels, bool(compact))
             new = (count_tokens(prefix + stats) if exact
                    else total + self.renderer.count(stats))
             if new == tokens:
@@ -3682,7 +3686,7 @@ def fit_budget(renderer: ContextRenderer, frame: _ContextFrame,
 
 def _verified_fit(assembly: _ContextAssembly) -> tuple[str, int, bool]:
     """Count the final text once: it must equal the sum of its pieces."""
-    text, tokens = assembly.text(compact=False)
+    text, tokens = assembly.text(0)
     if count_tokens(text) == tokens and tokens <= assembly.budget:
         return text, tokens, False
     return _exact_fallback(assembly)
@@ -3692,7 +3696,7 @@ def _exact_fallback(assembly: _ContextAssembly) -> tuple[str, int, bool]:
     """Should pieces ever not add up: recount the whole text, lowering the last item."""
     candidates = assembly.candidates
     while True:
-        text, tokens = assembly.text(compact=False, exact=True)
+        text, tokens = assembly.text(0, exact=True)
         if tokens <= assembly.budget:
             return text, tokens, False
         lowered = next((c for c in reversed(candidates[1:]) if c.level is not None), None)
@@ -3702,16 +3706,16 @@ def _exact_fallback(assembly: _ContextAssembly) -> tuple[str, int, bool]:
 
 
 def _fit_compact(assembly: _ContextAssembly) -> tuple[str, int, bool]:
-    """Title, target and a one-line stats; then the target alone, cut to the budget."""
-    candidates = assembly.candidates
-    for cand in candidates[1:]:
+    """Less and less around the target; at last the target's L0 cut to the budget."""
+    for cand in assembly.candidates[1:]:
         cand.level = None
-    target = candidates[0]
-    for level in range(target.want, -1, -1):
-        target.level = level
-        text, tokens = assembly.text(compact=True, exact=True)
-        if tokens <= assembly.budget:
-            return text, tokens, True
+    target = assembly.candidates[0]
+    for compact in (1, 2, 3):
+        for level in range(target.want, -1, -1):
+            target.level = level
+            text, tokens = assembly.text(compact, exact=True)
+            if tokens <= assembly.budget:
+                return text, tokens, True
     target.level = 0
     text = truncate_to_tokens(assembly.renderer.piece(target.node, 0)[0], assembly.budget)
     return text, count_tokens(text), True
@@ -3770,7 +3774,7 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
                   "depth": depth, "compact": compact},
         "items": [{"id": c.node.id, "kind": c.node.kind, "level": c.level,
                    "section": c.section, "depth": c.depth,
-                   "tokens": renderer.piece(c.node, c.level)[1]} for c in shown],
+                   "tokens": min(renderer.piece(c.node, c.level)[1], tokens)} for c in shown],
     }
     if impact is not None:
         result["impact"] = impact
