@@ -3667,21 +3667,45 @@ class _ContextAssembly:
 
 def fit_budget(renderer: ContextRenderer, frame: _ContextFrame,
                candidates: list[ContextCandidate], budget: int) -> tuple[str, int, bool]:
-    """Choose levels greedily by priority; return (text, tokens, compact)."""
+    """Choose every candidate's level; return (text, tokens, compact).
+
+    In priority order: the target at the highest level that fits; then every
+    relation at its floor (L1 direct, L0 indirect), so a long list is lowered
+    rather than cut; then each relation raised toward its wanted level.
+    """
     assembly = _ContextAssembly(renderer, frame, candidates, budget)
     for cand in candidates:
         cand.level = None
     candidates[0].level = 0
     room = budget - assembly.reserve()
-    for index, cand in enumerate(candidates):
-        for level in range(cand.want, -1, -1):
-            cost = renderer.piece(cand.node, level)[1]
-            if cost <= room:
-                cand.level, room = level, room - cost
-                break
-        if index == 0 and cand.level is None:
-            return _fit_compact(assembly)
+    target = candidates[0]
+    target.level = _highest_fit(renderer, target, target.want, 0, room)
+    if target.level is None:
+        return _fit_compact(assembly)
+    room -= renderer.piece(target.node, target.level)[1]
+    for cand in candidates[1:]:
+        floor = min(cand.want, 1 if cand.depth == 1 else 0)
+        cand.level = _highest_fit(renderer, cand, floor, 0, room)
+        if cand.level is not None:
+            room -= renderer.piece(cand.node, cand.level)[1]
+    for cand in candidates[1:]:
+        if cand.level is None or cand.level >= cand.want:
+            continue
+        current = renderer.piece(cand.node, cand.level)[1]
+        raised = _highest_fit(renderer, cand, cand.want, cand.level + 1, room + current)
+        if raised is not None:
+            room -= renderer.piece(cand.node, raised)[1] - current
+            cand.level = raised
     return _verified_fit(assembly)
+
+
+def _highest_fit(renderer: ContextRenderer, cand: ContextCandidate, top: int, bottom: int,
+                 room: int) -> int | None:
+    """The highest level from ``top`` down to ``bottom`` whose piece fits in ``room``."""
+    for level in range(top, bottom - 1, -1):
+        if renderer.piece(cand.node, level)[1] <= room:
+            return level
+    return None
 
 
 def _verified_fit(assembly: _ContextAssembly) -> tuple[str, int, bool]:
