@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -37,7 +38,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 WORK = HERE / ".work"
-CTXKIT = REPO / "ctxkit.py"
 NPM_PACKAGE = "axios@1.7.9"
 STDLIB_SKIP = {"test", "tests", "idlelib", "tkinter", "lib2to3", "site-packages", "ensurepip",
                "turtledemo", "lib-dynload", "__pycache__"}
@@ -47,7 +47,11 @@ import ctxkit  # noqa: E402
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=False)
+    # `python -m ctxkit` imports the module as the installed `ctxkit` command
+    # does (bytecode cached), rather than compiling the script on every run.
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {k: v for k, v in env.items() if not k.startswith("CTXKIT_")}
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=False, env=env)
 
 
 def git_init(folder: Path) -> None:
@@ -87,7 +91,7 @@ def prepare_npm() -> Path:
 
 def index(folder: Path) -> Path:
     git_init(folder)
-    done = run([sys.executable, str(CTXKIT), "index"], folder)
+    done = run([sys.executable, "-m", "ctxkit", "index"], folder)
     if done.returncode:
         sys.exit(f"ctxkit index failed in {folder}: {done.stderr.strip()}")
     print(f"{folder.name}: {done.stdout.strip()}", file=sys.stderr)
@@ -99,14 +103,14 @@ def open_corpus(folder: Path) -> tuple[ctxkit.Env, ctxkit.Database]:
     return env, ctxkit.open_db(env)
 
 
-def evidence_of(db, project: str, node) -> set:
+def evidence_of(db, project: str, node) -> list:
     """The target and its direct callers and callees that are symbols in the index."""
-    found = {node}
+    found = {node.id: node}
     for relation in ("calls", "calledBy"):
         for rel in ctxkit.graph_relations(db, project, node, relation):
             if rel.node is not None and rel.node.kind != "file":
-                found.add(rel.node)
-    return found
+                found[rel.node.id] = rel.node
+    return list(found.values())
 
 
 def pick_targets(db, project: str, count: int, seed: int) -> list:
@@ -133,9 +137,9 @@ def file_tokens(folder: Path, path: str, cache: dict) -> int:
     return cache[path]
 
 
-def measure(folder: Path, node, evidence: set, budget: int, purpose: str, cache: dict) -> dict:
+def measure(folder: Path, node, evidence: list, budget: int, purpose: str, cache: dict) -> dict:
     started = time.perf_counter()
-    done = run([sys.executable, str(CTXKIT), "context", node.id, "--json",
+    done = run([sys.executable, "-m", "ctxkit", "context", node.id, "--json",
                 "--budget", str(budget), "--purpose", purpose], folder)
     seconds = time.perf_counter() - started
     if done.returncode:
