@@ -3808,11 +3808,29 @@ def _highest_fit(renderer: ContextRenderer, cand: ContextCandidate, top: int, bo
 
 
 def _verified_fit(assembly: _ContextAssembly) -> tuple[str, int, bool]:
-    """Count the final text once: it must equal the sum of its pieces."""
+    """Spend what the reservation left over, then count the final text once."""
+    _use_slack(assembly)
     text, tokens = assembly.text(0)
     if count_tokens(text) == tokens and tokens <= assembly.budget:
         return text, tokens, False
     return _exact_fallback(assembly)
+
+
+def _use_slack(assembly: _ContextAssembly, attempts: int = 40) -> None:
+    """Raise items (or bring dropped ones back) one level at a time while it fits.
+
+    The reservation assumed the largest stats and "not shown" lines; the
+    real ones are smaller, and the difference is worth a level or two.
+    """
+    for cand in assembly.candidates:
+        while attempts > 0 and (cand.level is None or cand.level < cand.want):
+            old = cand.level
+            cand.level = 0 if old is None else old + 1
+            if assembly.text(0)[1] <= assembly.budget:
+                continue
+            cand.level = old
+            attempts -= 1
+            break
 
 
 def _exact_fallback(assembly: _ContextAssembly) -> tuple[str, int, bool]:
