@@ -3668,7 +3668,8 @@ def _context_stats_text(nodes: int, dropped: int, tokens: int, budget: int,
     gone = f" (dropped {dropped})" if dropped else ""
     head = "---\n" if separator else ""
     if compact:
-        return f"{head}Context Stats: {nodes} nodes{gone}, {tokens}/{budget} tokens, {shown}\n"
+        return (f"{head}Context Stats: {nodes} node{'s' if nodes != 1 else ''}{gone}, "
+                f"{tokens}/{budget} tokens, {shown}\n")
     return (f"{head}Context Stats:\n- Nodes: {nodes}{gone}\n"
             f"- Tokens: {tokens} / budget {budget} (cl100k_base, exact)\n- Levels: {shown}\n")
 
@@ -3770,18 +3771,38 @@ def fit_budget(renderer: ContextRenderer, frame: _ContextFrame,
 
     In priority order: the target at the highest level that fits; then every
     relation at its floor (L1 direct, L0 indirect), so a long list is lowered
-    rather than cut; then each relation raised toward its wanted level.
+    rather than cut; then each relation raised toward its wanted level. When
+    the full layout would show the target lower than the compact one can,
+    the compact layout (title, target, one stats line) wins.
     """
+    full = _fit_full(renderer, frame, candidates, budget)
+    target = candidates[0]
+    if full is not None and target.level == target.want:
+        return full
+    chosen = [c.level for c in candidates]
+    compact = _fit_compact(_ContextAssembly(renderer, frame, candidates, budget))
+    if full is None or (target.level or 0) > (chosen[0] or 0):
+        return compact
+    for cand, level in zip(candidates, chosen):
+        cand.level = level
+    return full
+
+
+def _fit_full(renderer: ContextRenderer, frame: _ContextFrame,
+              candidates: list[ContextCandidate], budget: int) -> tuple[str, int, bool] | None:
+    """The full layout's text, or None when even the target at L0 does not fit."""
     assembly = _ContextAssembly(renderer, frame, candidates, budget)
     for cand in candidates:
         cand.level = None
-    candidates[0].level = 0
-    room = budget - assembly.reserve()
     target = candidates[0]
-    target.level = _highest_fit(renderer, target, target.want, 0, room)
-    if target.level is None:
-        return _fit_compact(assembly)
-    room -= renderer.piece(target.node, target.level)[1]
+    # The target's level is decided on the exact layout holding it alone.
+    for level in range(target.want, -1, -1):
+        target.level = level
+        if assembly.text(0)[1] <= budget:
+            break
+    else:
+        return None
+    room = budget - assembly.reserve() - renderer.piece(target.node, target.level)[1]
     for cand in candidates[1:]:
         floor = min(cand.want, 1 if cand.depth == 1 else 0)
         cand.level = _highest_fit(renderer, cand, floor, 0, room)
