@@ -3374,7 +3374,7 @@ class ContextRenderer:
 
     def _lesson_lines(self, node: Node) -> list[str]:
         obj = self.lessons(node)
-        active = [l for l in (obj or {}).get("lessons", []) if l.get("status") == "active"]
+        active = _active_lessons(obj)
         if not obj or not active:
             return []
         lines = [f"- risk: {obj['risk_score']:.1f} ({obj['level']}) · "
@@ -3388,11 +3388,16 @@ class ContextRenderer:
 
     def _risk_suffix(self, node: Node) -> str:
         obj = self.lessons(node)
-        active = [l for l in (obj or {}).get("lessons", []) if l.get("status") == "active"]
+        active = _active_lessons(obj)
         if not obj or not active:
             return ""
         return (f" · risk {obj['risk_score']:.1f} {obj['level']}, "
                 f"{len(active)} lesson{'s' if len(active) != 1 else ''}")
+
+
+def _active_lessons(obj: dict[str, Any] | None) -> list[dict[str, Any]]:
+    return [lesson for lesson in (obj or {}).get("lessons", [])
+            if lesson.get("status") == "active"]
 
 
 def _shown_signature(node: Node) -> str:
@@ -3783,7 +3788,7 @@ def fit_budget(renderer: ContextRenderer, frame: _ContextFrame,
     compact = _fit_compact(_ContextAssembly(renderer, frame, candidates, budget))
     if full is None or (target.level or 0) > (chosen[0] or 0):
         return compact
-    for cand, level in zip(candidates, chosen):
+    for cand, level in zip(candidates, chosen, strict=True):
         cand.level = level
     return full
 

@@ -167,9 +167,10 @@ def test_lessons_appear_under_their_symbol(shop):
     assert re.search(r"- risk: \d+\.\d \((low|medium|high|critical)\) · 2 fail, 0 ok", block)
     head = text.split("#### app/store.py:save_order", 1)[0]
     assert "never retry" not in head
-    # Lowered to L0, the symbol still carries its risk.
-    small = context(shop, PLACE, "--purpose", "usage")
-    assert "never retry" not in small["context"]
+    # At L0 the symbol still carries its risk, without the lesson text.
+    small = context(shop, "save_order", "--purpose", "existence")["context"]
+    assert re.search(r"- app/store.py:save_order \(function\) · risk \d+\.\d \w+, 2 lessons", small)
+    assert "never retry" not in small
 
 
 def test_stale_lessons_are_marked(shop, root):

@@ -187,14 +187,16 @@ def test_switch_and_match_keep_their_cases():
   }
 }
 """
-    data = b"def f(x):\n    match x:\n        case 1:\n            y = 2\n        case _:\n            pass\n"
+    data = (b"def f(x):\n    match x:\n        case 1:\n            y = 2\n"
+            b"        case _:\n            pass\n")
     assert ctxkit.skeleton_text(data, "x.py", 1, 6) == (
         "def f(x):\n    match x:\n        case 1:\n            ... (1 line)\n"
         "        case _:\n            ... (1 line)\n")
 
 
 def test_with_yield_and_one_liners_stay():
-    data = b"def g(p):\n    with open(p) as f:\n        x = 1\n        yield f.read()\n    if p: y = 2\n"
+    data = (b"def g(p):\n    with open(p) as f:\n        x = 1\n        yield f.read()\n"
+            b"    if p: y = 2\n")
     assert ctxkit.skeleton_text(data, "g.py", 1, 5) == (
         "def g(p):\n    with open(p) as f:\n        ... (1 line)\n        yield f.read()\n"
         "    if p: y = 2\n")
