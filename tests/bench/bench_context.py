@@ -47,8 +47,9 @@ import ctxkit  # noqa: E402
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    # `python -m ctxkit` imports the module as the installed `ctxkit` command
-    # does (bytecode cached), rather than compiling the script on every run.
+    # `python -P -m ctxkit` imports the module as the installed `ctxkit`
+    # command does (bytecode cached); -P keeps the working directory off
+    # sys.path, or the copied standard library would shadow the real one.
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env = {k: v for k, v in env.items() if not k.startswith("CTXKIT_")}
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=False, env=env)
@@ -91,7 +92,7 @@ def prepare_npm() -> Path:
 
 def index(folder: Path) -> Path:
     git_init(folder)
-    done = run([sys.executable, "-m", "ctxkit", "index"], folder)
+    done = run([sys.executable, "-P", "-m", "ctxkit", "index"], folder)
     if done.returncode:
         sys.exit(f"ctxkit index failed in {folder}: {done.stderr.strip()}")
     print(f"{folder.name}: {done.stdout.strip()}", file=sys.stderr)
@@ -139,7 +140,7 @@ def file_tokens(folder: Path, path: str, cache: dict) -> int:
 
 def measure(folder: Path, node, evidence: list, budget: int, purpose: str, cache: dict) -> dict:
     started = time.perf_counter()
-    done = run([sys.executable, "-m", "ctxkit", "context", node.id, "--json",
+    done = run([sys.executable, "-P", "-m", "ctxkit", "context", node.id, "--json",
                 "--budget", str(budget), "--purpose", purpose], folder)
     seconds = time.perf_counter() - started
     if done.returncode:
