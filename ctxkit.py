@@ -161,6 +161,8 @@ def parse_time(text: str | None) -> _dt.datetime | None:
     if not text:
         return None
     cleaned = text.strip().replace("Z", "").replace("T", " ")
+    with contextlib.suppress(ValueError):  # fromisoformat: no _strptime import (start-up)
+        return _dt.datetime.fromisoformat(cleaned).replace(tzinfo=_dt.timezone.utc)
     for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"):
         with contextlib.suppress(ValueError):
             return _dt.datetime.strptime(cleaned, fmt).replace(tzinfo=_dt.timezone.utc)
@@ -215,7 +217,8 @@ _SEED_SECRET = r"sk-[a-zA-Z0-9]{20,}|ghp_[a-zA-Z0-9]{36}|Bearer\s+\S{10,}|AKIA[A
 
 # Each pattern replaces its whole match, except those with a group named
 # "value", where only that group is replaced (the key name stays readable).
-REDACTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
+# Compiled on first use (redaction_patterns()), not at import: start-up matters.
+REDACTION_SOURCES: tuple[str, ...] = (
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
     _SEED_SECRET,
     r"sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}",
@@ -231,13 +234,22 @@ REDACTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     r"(?i)(?:\b|_)(?:password|passwd|pwd|secret|secret[_-]?key|api[_-]?key|access[_-]?key"
     r"|auth[_-]?token|access[_-]?token|client[_-]?secret|private[_-]?key)\b['\"]?"
     r"(?:\s*[:=]\s*|\s+)(?P<q>['\"])?(?P<value>(?(q)[^'\"\n]{1,200}|[^\s'\",;)}\]]{1,200}))",
-))
+)
 
 # An unquoted assignment value that is plainly code, not a secret: a name,
 # attribute or call (password=self.password, token = get_token()).
-_CODE_LIKE_VALUE = re.compile(
+_CODE_LIKE_VALUE = (
     r"^(?:[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\(?|None|null|nil|true|false|True"
     r"|False|undefined|\*+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\*\*\*REDACTED\*\*\*)$")
+
+_compiled_redaction: list[re.Pattern[str]] = []
+
+
+def redaction_patterns() -> list[re.Pattern[str]]:
+    """REDACTION_SOURCES compiled, once per process."""
+    if not _compiled_redaction:
+        _compiled_redaction.extend(re.compile(p) for p in REDACTION_SOURCES)
+    return _compiled_redaction
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -252,7 +264,7 @@ def redact(text: str) -> tuple[str, int]:
         value = match.group("value")
         # Only assignments can hold code; a URL's password is always a secret.
         quoted = match.group("q") if "q" in match.re.groupindex else True
-        if not value or (not quoted and _CODE_LIKE_VALUE.match(value)) or value == REDACTED:
+        if not value or (not quoted and re.match(_CODE_LIKE_VALUE, value)) or value == REDACTED:
             return match.group(0)
         count += 1
         start, end = match.span("value")
@@ -260,7 +272,7 @@ def redact(text: str) -> tuple[str, int]:
         whole = match.group(0)
         return whole[:start - base] + REDACTED + whole[end - base:]
 
-    for pattern in REDACTION_PATTERNS:
+    for pattern in redaction_patterns():
         text = pattern.sub(replace, text)
     return text, count
 
@@ -686,8 +698,21 @@ _JS_CALLS = """
     (#eq? @req "require"))) @import
 (variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
     @vartype
+(assignment_expression left: (member_expression object: (this) @self
+    property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
 (export_specifier name: (_) @exportname)
+(export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
+"""
+_JS_FIELDS = """
+(field_definition property: (property_identifier) @var
+    value: (new_expression constructor: (_) @type)) @vartype @self
+"""
+_TS_FIELDS = """
+(public_field_definition name: (property_identifier) @var type: (type_annotation (_) @type))
+    @vartype @self
+(public_field_definition name: (property_identifier) @var !type
+    value: (new_expression constructor: (_) @type)) @vartype @self
 """
 _JSX_CALLS = """
 (jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
@@ -720,13 +745,16 @@ GRAPH_QUERIES: dict[str, str] = {
 [(import_statement) (import_from_statement)] @import
 (assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @type))
     @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
+    @vartype
 (module (expression_statement (assignment left: (identifier) @allname
     right: [(list) (tuple)] @allvalue)))
 [{_PY_BRANCHES}] @branch
 """,
-    "javascript": _JS_DEFS + _JS_CALLS + _JSX_CALLS,
-    "typescript": _JS_DEFS + _TS_DEFS + _JS_CALLS,
-    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS + _JSX_CALLS,
+    "javascript": _JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS,
+    "typescript": _JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS,
+    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS + _JSX_CALLS,
     "go": """
 (type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
@@ -919,49 +947,84 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         if index >= 0:
             defs[index].branches += 1
     ctx = _file_context(s, imports, extra)
-    facts = {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
-             "context": ctx, "defs": [], "calls": [], "bases": [], "imports": []}
-    exported_names = set(extra.get("exports", ()))
-    emitted: dict[int, int] = {}
+    records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
+    ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
+    return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
+            "docstring": _module_docstring(s, tree.root_node), "defs": records,
+            "bases": bases, "calls": _call_records(defs, starts, calls, emitted),
+            "imports": ctx.pop("import_lines", []), "context": ctx}
+
+
+def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
+                 exported_names: set[str]) -> tuple[list[tuple], list[tuple], dict[int, int]]:
+    """One record per definition (scopes such as Rust impl blocks are not nodes)."""
+    records, bases, emitted = [], [], {}
     for index, d in enumerate(defs):
-        if d.kind.startswith("scope"):
-            continue
-        emitted[index] = len(facts["defs"])
-        if d.kind not in CLASS_KINDS:
-            d.params = _params(s, d)
-        facts["defs"].append(_def_record(s, defs, d, emitted, exported_names))
-        facts["bases"].extend(_def_bases(s, d))
-    for d in defs:
-        trait = d.node.child_by_field_name("trait") if d.kind == "scope.impl" else None
-        if trait is not None:
-            facts["bases"].append((d.qualname, _clean_type(s.text(trait)), "implements",
-                                   trait.start_point[0] + 1))
         up = d.node.parent
         if s.lang in ("javascript", "typescript", "tsx") and up is not None and \
                 up.type == "export_statement" and s.text(up).startswith("export default"):
             ctx["default"] = d.name
+        trait = d.node.child_by_field_name("trait") if d.kind == "scope.impl" else None
+        if trait is not None:  # impl Trait for Type: Type implements Trait
+            bases.append((d.qualname, _clean_type(s.text(trait)), "implements",
+                          trait.start_point[0] + 1))
+        if d.kind.startswith("scope"):
+            continue
+        emitted[index] = len(records)
+        if d.kind not in CLASS_KINDS:
+            d.params = _params(s, d)
+        records.append(_def_record(s, defs, d, emitted, exported_names))
+        bases.extend(_def_bases(s, d))
+    return records, bases, emitted
+
+
+def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list[tuple],
+                 ctx: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """{scope qualname: {variable: class name}} from parameters and assignments."""
     types: dict[str, dict[str, str]] = {}
     for d in defs:
         for param in d.params:
             if param["type"]:
                 types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
-        if d.kind == "method" and lang == "go":
+        if d.kind == "method" and s.lang == "go":
             _go_receiver_type(s, d, types, ctx)
     for pos, var, type_text in vartypes:
         index = _enclosing(defs, starts, pos)
-        scope = defs[index].qualname if index >= 0 else ""
-        types.setdefault(scope, {})[var] = type_text
-    ctx["types"] = {}
+        if var.startswith("self."):  # instance attributes belong to the class
+            while index >= 0 and defs[index].kind not in CLASS_KINDS:
+                index = defs[index].parent
+        types.setdefault(defs[index].qualname if index >= 0 else "", {})[var] = type_text
+    result = {}
     for scope, variables in types.items():
         cleaned = {var: _clean_type(text) for var, text in variables.items()}
-        ctx["types"][scope] = {var: text for var, text in cleaned.items() if text}
+        result[scope] = {var: text for var, text in cleaned.items() if text}
+    return result
+
+
+def _call_records(defs: list[_Def], starts: list[int], calls: list[tuple],
+                  emitted: dict[int, int]) -> list[tuple]:
+    """(caller record index or -1 for the file, callee, receiver, written, line)."""
+    records = []
     for pos, line, callee, recv, written in calls:
         index = _enclosing(defs, starts, pos)
         while index >= 0 and defs[index].kind.startswith("scope"):
             index = defs[index].parent
-        facts["calls"].append((emitted.get(index, -1), callee, recv, written, line))
-    facts["imports"] = [(spec, line) for spec, line in ctx.pop("import_lines", [])]
-    return facts
+        records.append((emitted.get(index, -1), callee, recv, written, line))
+    return records
+
+
+def _module_docstring(s: _Source, root: Any) -> str | None:
+    """A Python module's docstring, or the comment block that opens any other file."""
+    first = root.named_children[0] if root.named_children else None
+    if first is None:
+        return None
+    if s.lang == "python":
+        if first.type == "expression_statement" and first.named_children:
+            first = first.named_children[0]
+        return _docstring_text(s.text(first)) if first.type == "string" else None
+    if first.type in ("comment", "line_comment", "block_comment"):
+        return _comment_text([s.text(first)])
+    return None
 
 
 def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], calls: list,
@@ -997,12 +1060,17 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "import" in caps:
         imports.append(caps["import"][0])
     elif "vartype" in caps:
-        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]),
-                         s.text(caps["type"][0])))
+        var = s.text(caps["var"][0])
+        if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
+            var = "self." + var
+        vartypes.append((caps["vartype"][0].start_byte, var, s.text(caps["type"][0])))
     elif "package" in caps:
         extra["package"] = s.text(caps["package"][0])
     elif "modname" in caps:
         extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
+    elif "defaultname" in caps:
+        extra["default"] = s.text(caps["defaultname"][0])
+        extra.setdefault("exports", []).append(extra["default"])
     elif "exportname" in caps:
         extra.setdefault("exports", []).append(s.text(caps["exportname"][0]))
     elif "exportlhs" in caps:
@@ -1233,10 +1301,7 @@ def _docstring(s: _Source, d: _Def) -> str | None:
         if first is not None and first.type == "expression_statement" and first.named_children:
             first = first.named_children[0]
         if first is not None and first.type == "string":
-            raw = s.text(first)
-            raw = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", raw)
-            raw = re.sub(r"('''|\"\"\"|'|\")$", "", raw)
-            return _first_paragraph(raw)
+            return _docstring_text(s.text(first))
         return None
     node = d.node
     while node.parent is not None and node.parent.type in (
@@ -1252,8 +1317,15 @@ def _docstring(s: _Source, d: _Def) -> str | None:
             lines.insert(0, s.text(prev))
         expect = prev.start_point[0]
         prev = prev.prev_named_sibling
-    if not lines:
-        return None
+    return _comment_text(lines) if lines else None
+
+
+def _docstring_text(raw: str) -> str | None:
+    raw = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", raw)
+    return _first_paragraph(re.sub(r"('''|\"\"\"|'|\")$", "", raw))
+
+
+def _comment_text(lines: list[str]) -> str | None:
     cleaned = []
     for text in "\n".join(lines).splitlines():
         text = re.sub(r"^\s*(/\*\*|/\*|\*/|///|//!|//|\*|#)", "", text)
@@ -1690,6 +1762,7 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
     # The writes below keep the references whole themselves (_clear_file); SQLite's
     # per-row foreign key checks would double the cost of a full index.
     db.execute("PRAGMA foreign_keys = OFF")
+    db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
     try:
         return _index_files(env, db, files, scopes, full, started)
     finally:
@@ -1824,9 +1897,10 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     project, now = run.project, utc_now()
     file_row = (lang, size, mtime_ns, sha, int(facts["errors"]), facts["package"],
                 json.dumps(facts["context"], ensure_ascii=False), now)
+    if old is None:  # another ctxkit may have indexed it since this run listed the files
+        old = db.one("SELECT id FROM files WHERE project = ? AND path = ?", (project, rel))
     if old is None:
-        file_id = db.execute(SQL_FILE_INSERT, (project, rel, *file_row[:1], *file_row[1:])) \
-            .lastrowid
+        file_id = db.execute(SQL_FILE_INSERT, (project, rel, *file_row)).lastrowid
     else:
         file_id = old["id"]
         _clear_file(db, file_id, run)
@@ -1836,7 +1910,8 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     run.changed = True
     file_node = next_id
     rows = [(file_node, project, file_id, rel, "file", rel.rsplit("/", 1)[-1], rel, rel, 1,
-             max(facts["lines"], 1), "", "[]", None, 0, 0, None, facts["lines"], 1, sha, None)]
+             max(facts["lines"], 1), "", "[]", None, 0, 0, facts["docstring"], facts["lines"], 1,
+             sha, None)]
     ids, uids, edges = [], set(), []
     for index, d in enumerate(facts["defs"]):
         node_id = next_id + 1 + index
@@ -2307,6 +2382,16 @@ class _Resolver:
         return None, 0.0
 
     def variable_type(self, path: str, scope: str, recv: str) -> str | None:
+        """The declared or constructed type of ``x``, ``self.x`` or ``this.x``."""
+        head, _, attr = recv.partition(".")
+        if attr and head in ("self", "this") and attr.isidentifier():
+            types = self.ctx(path).get("types", {})
+            for qual in self.scope_chain(scope):
+                found = types.get(qual, {}).get("self." + attr) or (
+                    types.get(qual, {}).get(attr) if self.lang.get(path) == "java" else None)
+                if found:
+                    return found
+            return None
         if not recv.isidentifier():
             return None
         types = self.ctx(path).get("types", {})
@@ -2396,7 +2481,9 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
     inserts, updates = [], []
     for edge_id, file_id, path, src, callee, recv, written, line in [*run.calls, *old]:
-        scope = resolver.nodes.get(src, ("file", "", "", ""))
+        if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
+            continue
+        scope = resolver.nodes[src]
         scope_qual = "" if scope[0] == "file" else scope[2]
         dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv)
         if dst == src and recv is None and scope[0] in CLASS_KINDS:
@@ -2413,6 +2500,8 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
     inserts, updates = [], []
     for edge_id, file_id, path, src, spec, line in [*run.imports, *old]:
+        if src not in resolver.nodes:
+            continue
         target = resolver.resolve_binding(path, [spec, None])
         dst = None
         if target and target[0] == "module" and target[1]:
@@ -2593,18 +2682,8 @@ def _walk_item(node: Node | None, rel: Relation, level: int, via: Node,
 
 def _lesson_risk(db: Database, project: str, node: Node) -> float:
     """The lesson risk score recorded on a symbol; 0 when it has no lessons."""
-    lessons = globals().get("lessons_for_node")
-    if lessons is None:
-        return 0.0
-    found = lessons(db, project, node)
+    found = lessons_for_node(db, project, node)
     return float(found.get("risk_score") or 0.0) if found else 0.0
-
-
-def _impact_level(score: float) -> str:
-    level = globals().get("risk_level")
-    if level is not None:
-        return level(score)
-    return "low" if score < 5 else "medium" if score < 10 else "high" if score < 15 else "critical"
 
 
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
@@ -2619,7 +2698,7 @@ def graph_impact(db: Database, project: str, node: Node, depth: int | None,
     score = round(fan_in + lesson, 1)
     return {"target": node.id, "results": results, "direct": direct, "indirect": indirect,
             "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
-            "risk_level": _impact_level(score)}
+            "risk_level": risk_level(score)}
 
 
 def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
@@ -4097,8 +4176,9 @@ INJECT_MIN_RISK = 10.0
 INJECT_LIMIT = 10000
 INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
 _INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
-_SYMBOL_ID = re.compile(r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
-                        r":(?P<name>[^:\s].*)$")
+# A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
+_SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
+              r":(?P<name>[^:\s].*)$")
 
 SQL_SYMBOL_COLUMNS = "id, project, name, file"
 SQL_FIND_SYMBOL = "SELECT id FROM lesson_symbols WHERE project = ? AND file = ? AND name = ?"
@@ -4111,26 +4191,19 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, created_at, "
                       "code_hash")
-SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons WHERE symbol_id = ? "
-                         f"ORDER BY created_at, id")
+SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
+                         f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 SQL_LESSON_BY_ID = "SELECT id, symbol_id, status FROM lessons WHERE project = ? AND id = ?"
 SQL_SET_STATUS = "UPDATE lessons SET status = ? WHERE project = ? AND id = ?"
 SQL_UPDATE_COUNTERS = """
 UPDATE lesson_symbols SET fail_count = ?, success_count = ?, last_fail = ?, last_success = ?,
        risk_score = ?
-WHERE id = ?
+WHERE project = ? AND id = ?
 """
-SQL_LAST_LESSON = """
-SELECT l.id, l.type, l.created_at, s.name, s.file FROM lessons l
-JOIN lesson_symbols s ON s.id = l.symbol_id
-WHERE l.project = ? ORDER BY l.created_at DESC, l.id DESC LIMIT 1
-"""
-SQL_LESSON_TOTALS = """
-SELECT type, status, COUNT(*) AS n FROM lessons WHERE project = ? GROUP BY type, status
-"""
+SQL_SYMBOL_BY_ID = f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE project = ? AND id = ?"
 SQL_IMPORTED_ALREADY = """
-SELECT 1 FROM lessons WHERE symbol_id = ? AND origin = ? AND type = ? AND lesson = ?
-       AND created_at = ? LIMIT 1
+SELECT 1 FROM lessons WHERE project = ? AND symbol_id = ? AND origin = ? AND type = ?
+       AND lesson = ? AND created_at = ? LIMIT 1
 """
 
 
@@ -4209,7 +4282,7 @@ def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
     ``node_hash`` is the current body_hash when the caller knows it; False
     means look it up in the graph (only when some lesson kept a code_hash).
     """
-    rows = db.query(SQL_LESSONS_OF_SYMBOL, (row["id"],))
+    rows = db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))
     counters = symbol_counters(rows)
     if node_hash is False:
         node_hash = (_current_hash(db, project, row["name"], row["file"])
@@ -4249,9 +4322,11 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
     if file is not None:
         sql += " AND file = ?"
         params.append(file)
-    rows = db.query(sql, params)
-    if name is not None:
-        rows = _match_names(rows, name, substring)
+    rows = db.query(sql + " AND name = ?", (*params, name)) if name is not None else []
+    if not rows:  # no name, or no exact match: read them all (the index serves exact names)
+        rows = db.query(sql, params)
+        if name is not None:
+            rows = _match_names(rows, name, substring)
     objs = [_symbol_obj(db, project, row, include_all) for row in rows]
     return _by_risk([o for o in objs if include_all or o["lessons"]])
 
@@ -4262,9 +4337,8 @@ def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] |
     Lessons recorded under the node's qualname, bare name or id, for its file
     or without a file, are merged into one view named after the node.
     """
-    names = {node.qualname, node.name, node.id}
-    rows = [r for r in db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '')",
-                                (project, node.path)) if r["name"] in names]
+    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
+                    (project, node.path, node.qualname, node.name, node.id))
     objs = [_symbol_obj(db, project, r, False, node.body_hash) for r in rows]
     objs = [o for o in objs if o["lessons"]]
     if not objs:
@@ -4349,7 +4423,8 @@ def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -
     else:
         trailer = (f"[long lessons shortened to stay under {limit} characters; "
                    f"`ctxkit query {where}` shows them whole]")
-    return "\n\n".join(parts) + ("\n" if parts else "") + trailer + "\n"
+    text = "\n\n".join(parts) + ("\n" if parts else "") + trailer + "\n"
+    return text if len(text) < limit else ""  # a limit too small for even one lesson
 
 
 # --- recording ---------------------------------------------------------------
@@ -4369,7 +4444,7 @@ def split_symbol(db: Database | None, env: Env, symbol: str,
         nodes = graph_find_nodes(db, env.project, symbol)
         if nodes and nodes[0].id == symbol:
             path, name = nodes[0].path, nodes[0].qualname
-    match = _SYMBOL_ID.match(symbol) if path is None else None
+    match = re.match(_SYMBOL_ID, symbol) if path is None else None
     if match:
         path, name = normalize_file(match["path"], env), match["name"]
     if path is None:
@@ -4407,9 +4482,8 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
             lesson_id = db.execute(SQL_INSERT_LESSON, (
                 env.project, symbol_id, kind, lesson, detail, session, "active", utc_now(),
                 code_hash, None)).lastrowid
-            _store_counters(db, symbol_id)
-        row = db.one(f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE id = ?",
-                     (symbol_id,))
+            _store_counters(db, env.project, symbol_id)
+        row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": _symbol_obj(db, env.project, row, False),
                 "redactions": masked + masked_detail}
     finally:
@@ -4421,12 +4495,12 @@ def _ensure_symbol(db: Database, project: str, name: str, file: str) -> int:
     return db.one(SQL_FIND_SYMBOL, (project, file, name))["id"]
 
 
-def _store_counters(db: Database, symbol_id: int) -> dict[str, Any]:
+def _store_counters(db: Database, project: str, symbol_id: int) -> dict[str, Any]:
     """Recompute a symbol's counters and risk from its active lessons and store them."""
-    counters = symbol_counters(db.query(SQL_LESSONS_OF_SYMBOL, (symbol_id,)))
+    counters = symbol_counters(db.query(SQL_LESSONS_OF_SYMBOL, (project, symbol_id)))
     db.execute(SQL_UPDATE_COUNTERS, (counters["fail_count"], counters["success_count"],
                                      counters["last_fail"], counters["last_success"],
-                                     counters["risk_score"], symbol_id))
+                                     counters["risk_score"], project, symbol_id))
     return counters
 
 
@@ -4443,9 +4517,8 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
                 raise NotFound(f"no lesson #{lesson_id} in project {env.project}; "
                                f"`ctxkit query --all` lists the lesson ids")
             db.execute(SQL_SET_STATUS, (status, env.project, lesson_id))
-            _store_counters(db, row["symbol_id"])
-        symbol = db.one(f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE id = ?",
-                        (row["symbol_id"],))
+            _store_counters(db, env.project, row["symbol_id"])
+        symbol = db.one(SQL_SYMBOL_BY_ID, (env.project, row["symbol_id"]))
         return {"id": lesson_id, "status": status, "previous": row["status"],
                 "symbol": _symbol_obj(db, env.project, symbol, True)}
     finally:
@@ -4583,7 +4656,7 @@ def _cm_store(db: Database, project: str, symbols: dict[int, tuple[str, str]],
         report[outcome[0]] += 1
         report["redactions"] += outcome[1]
     for symbol_id in set(ids.values()):
-        _store_counters(db, symbol_id)
+        _store_counters(db, project, symbol_id)
 
 
 def _cm_store_lesson(db: Database, project: str, symbol_id: int, row: sqlite3.Row,
@@ -4601,7 +4674,7 @@ def _cm_store_lesson(db: Database, project: str, symbol_id: int, row: sqlite3.Ro
     status = status if status in LESSON_STATUSES else "inactive"
     created = _cm_time(_cm_pick(row, columns, "created_at"))
     origin = f"cm:{row['id']}"
-    if db.one(SQL_IMPORTED_ALREADY, (symbol_id, origin, kind, lesson, created)):
+    if db.one(SQL_IMPORTED_ALREADY, (project, symbol_id, origin, kind, lesson, created)):
         return "duplicates", 0
     db.execute(SQL_INSERT_LESSON, (project, symbol_id, kind, lesson, detail,
                                    redact(str(session))[0] if session else None, status,
@@ -4612,9 +4685,10 @@ def _cm_store_lesson(db: Database, project: str, symbol_id: int, row: sqlite3.Ro
 # --- stats -------------------------------------------------------------------
 
 
-def lesson_stats(db: Database, project: str, name: str | None = None) -> dict[str, Any]:
+def lesson_stats(db: Database, project: str, name: str | None = None,
+                 file: str | None = None) -> dict[str, Any]:
     """Totals of the project (or of the symbols matching ``name``) and the last lesson."""
-    objs = lesson_symbols(db, project, name, include_all=True, substring=True)
+    objs = lesson_symbols(db, project, name, file, include_all=True, substring=True)
     lessons = [lesson for obj in objs for lesson in obj["lessons"]]
     totals = {"lessons": len(lessons), **{t: 0 for t in LESSON_TYPES},
               **{s: 0 for s in LESSON_STATUSES}}
@@ -4633,7 +4707,7 @@ def lesson_stats(db: Database, project: str, name: str | None = None) -> dict[st
                              "symbol": symbol_label(last_symbol)} if last else None),
             "riskiest": [{k: o[k] for k in ("name", "file", "risk_score", "level", "fail_count",
                                             "success_count", "last_fail", "last_success")}
-                         for o in objs[:10]]}
+                         for o in objs if o["fail_count"] + o["success_count"]][:10]}
 
 
 def _ago(stamp: str | None) -> str:
@@ -4647,17 +4721,21 @@ def _ago(stamp: str | None) -> str:
     return f"{when:%Y-%m-%d %H:%M:%S} UTC ({seconds}s ago)"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _stats_text(stats: dict[str, Any]) -> str:
     scope = f"symbols matching {stats['query']!r}" if stats["query"] else "project"
-    lines = [f"{scope} {stats['project']}: {stats['symbols']} symbols, {stats['lessons']} "
-             f"lessons ({stats['fail']} fail, {stats['success']} success; {stats['active']} "
-             f"active, {stats['resolved']} resolved, {stats['inactive']} inactive, "
-             f"{stats['stale']} stale)",
+    kinds = f"{stats['fail']} fail, {stats['success']} success"
+    states = ", ".join(f"{stats[k]} {k}" for k in (*LESSON_STATUSES, "stale"))
+    last = stats["last_lesson"]
+    lines = [f"{scope} {stats['project']}: {_count(stats['symbols'], 'symbol')}, "
+             f"{_count(stats['lessons'], 'lesson')} ({kinds}; {states})",
              "risk: " + ", ".join(f"{n} {level}" for level, n in
                                   reversed(list(stats["levels"].items()))),
              f"last lesson: {_ago(stats['last_lesson_at'])}"
-             + (f" — #{stats['last_lesson']['id']} {stats['last_lesson']['type']} on "
-                f"{stats['last_lesson']['symbol']}" if stats["last_lesson"] else "")]
+             + (f" — #{last['id']} {last['type']} on {last['symbol']}" if last else "")]
     if stats["riskiest"]:
         lines.append("riskiest:")
         lines += [f"  {o['risk_score']:5.1f} {o['level']:<8} {symbol_label(o)}  "
@@ -4718,41 +4796,44 @@ def cmd_query(args: argparse.Namespace, env: Env) -> int:
     return EXIT_OK
 
 
-def _cmd_record(kind: str) -> Callable[[argparse.Namespace, Env], int]:
-    def command(args: argparse.Namespace, env: Env) -> int:
-        result = record_lesson(env, kind, args.symbol, args.lesson, args.file, args.detail,
-                               args.session)
-        obj = result["symbol"]
-        masked = result.pop("redactions")
-        if masked:
-            warn(f"{masked} secret{'s' if masked != 1 else ''} masked before saving")
-        emit(env, result, f"recorded {'fail' if kind == 'fail' else 'ok'} #{result['id']} "
-                          f"for {symbol_label(obj)} — risk {obj['risk_score']:.1f} "
-                          f"({obj['level']}), {obj['fail_count']} fail, "
-                          f"{obj['success_count']} ok")
-        return EXIT_OK
-    command.__name__ = "cmd_fail" if kind == "fail" else "cmd_ok"
-    return command
+def cmd_fail(args: argparse.Namespace, env: Env) -> int:
+    return _record_command(args, env, "fail")
 
 
-cmd_fail = _cmd_record("fail")
-cmd_ok = _cmd_record("success")
+def cmd_ok(args: argparse.Namespace, env: Env) -> int:
+    return _record_command(args, env, "success")
 
 
-def _cmd_status(status: str) -> Callable[[argparse.Namespace, Env], int]:
-    def command(args: argparse.Namespace, env: Env) -> int:
-        result = set_lesson_status(env, args.id, status)
-        obj = result["symbol"]
-        was = "" if result["previous"] != status else f" (it already was)"
-        emit(env, result, f"lesson #{args.id} is {status}{was}; {symbol_label(obj)} now at "
-                          f"risk {obj['risk_score']:.1f} ({obj['level']})")
-        return EXIT_OK
-    command.__name__ = f"cmd_{ {'resolved': 'resolve', 'inactive': 'deactivate'}[status]}"
-    return command
+def _record_command(args: argparse.Namespace, env: Env, kind: str) -> int:
+    result = record_lesson(env, kind, args.symbol, args.lesson, args.file, args.detail,
+                           args.session)
+    obj = result["symbol"]
+    masked = result.pop("redactions")
+    if masked:
+        warn(f"{masked} secret{'s' if masked != 1 else ''} masked before saving")
+    emit(env, result, None if env.quiet else
+         f"recorded {'fail' if kind == 'fail' else 'ok'} #{result['id']} for "
+         f"{symbol_label(obj)} — risk {obj['risk_score']:.1f} ({obj['level']}), "
+         f"{obj['fail_count']} fail, {obj['success_count']} ok")
+    return EXIT_OK
 
 
-cmd_resolve = _cmd_status("resolved")
-cmd_deactivate = _cmd_status("inactive")
+def cmd_resolve(args: argparse.Namespace, env: Env) -> int:
+    return _status_command(args, env, "resolved")
+
+
+def cmd_deactivate(args: argparse.Namespace, env: Env) -> int:
+    return _status_command(args, env, "inactive")
+
+
+def _status_command(args: argparse.Namespace, env: Env, status: str) -> int:
+    result = set_lesson_status(env, args.id, status)
+    obj = result["symbol"]
+    was = " (it already was)" if result["previous"] == status else ""
+    emit(env, result, None if env.quiet else
+         f"lesson #{args.id} is {status}{was}; {symbol_label(obj)} now at "
+         f"risk {obj['risk_score']:.1f} ({obj['level']})")
+    return EXIT_OK
 
 
 def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
@@ -4766,8 +4847,8 @@ def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
                  "last_lesson_at": None, "last_lesson": None, "riskiest": []}
     else:
         try:
-            name = split_symbol(db, env, args.symbol, None)[0] if args.symbol else None
-            stats = lesson_stats(db, env.project, name)
+            name, file = split_symbol(db, env, args.symbol, None) if args.symbol else (None, None)
+            stats = lesson_stats(db, env.project, name, file)
         finally:
             db.close()
     emit(env, stats, lambda: _stats_text(stats))
@@ -4795,7 +4876,8 @@ def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False) -
                         help="the symbol's file; ./x, x\\y and absolute paths are normalized")
 
 
-def register_lesson_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register_lesson_commands(sub: argparse._SubParsersAction,
+                             common: argparse.ArgumentParser) -> None:
     """query, fail, ok, resolve, deactivate, stats, import-cm."""
     query = add_command(sub, common, "query", cmd_query,
                         "show the lessons and risk of a symbol (all symbols by risk without one)",
@@ -4865,8 +4947,35 @@ COMMAND_REGISTRARS = (register_graph_commands, register_context_commands,
                       register_snapshot_commands)
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, given the terminal width so it never imports shutil.
+
+    argparse builds a formatter for every add_argument() call and, without a
+    width, asks shutil for it; importing shutil (with bz2 and lzma) costs more
+    than the rest of ``query --inject``.
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         width if width is not None else terminal_columns() - 2)
+
+
+def terminal_columns() -> int:
+    with contextlib.suppress(ValueError):
+        if int(os.environ.get("COLUMNS", "0")) > 0:
+            return int(os.environ["COLUMNS"])
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    return 80
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse whose errors become UsageError (one line, exit 2)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message} (see --help)")
@@ -4887,9 +4996,44 @@ def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
                        help="print less")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _SkippedParser:
+    """Stands in for the parser of a command that is not being run.
+
+    Building all ~30 sub-parsers costs more than Python's own start-up, so
+    main() builds only the one named on the command line; registering the
+    others goes to this object, which accepts any call and returns itself.
+    """
+
+    def __getattr__(self, name: str) -> Callable[..., _SkippedParser]:
+        return self._absorb
+
+    def _absorb(self, *args: Any, **kwargs: Any) -> _SkippedParser:
+        return self
+
+
+_SKIPPED = _SkippedParser()
+_VALUE_OPTIONS = ("--db", "-p", "--project")
+
+
+def command_in(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv`` (global options may come first), else None."""
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token in _VALUE_OPTIONS:
+            skip = True
+        elif token in ("-h", "--help", "--version", "--"):
+            return None
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or (``command`` given) one with only that sub-command built."""
     parser = _Parser(prog="ctxkit", description=__doc__.split("\n\n")[0],
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                     formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"ctxkit {__version__}")
     _global_options(parser, suppress=False)
     # Sub-commands accept the global options too; SUPPRESS keeps a value given
@@ -4897,8 +5041,11 @@ def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     _global_options(common, suppress=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.only_command = command  # read by add_command
     for register in COMMAND_REGISTRARS:
         register(sub, common)
+    if command is not None and command not in sub.choices:
+        return build_parser()  # unknown command or alias: the full parser explains
     return parser
 
 
@@ -4906,9 +5053,11 @@ def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
                 func: Callable[[argparse.Namespace, Env], int | None], help: str,
                 example: str) -> argparse.ArgumentParser:
     """Register one sub-command with the global options and an example in its help."""
+    if getattr(sub, "only_command", None) not in (None, name):
+        return _SKIPPED  # type: ignore[return-value]
     parser = sub.add_parser(name, parents=[common], help=help, description=help,
                             epilog=f"example:\n  {example}",
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+                            formatter_class=_HelpFormatter)
     parser.set_defaults(func=func)
     return parser
 
@@ -4921,7 +5070,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(command_in(argv)).parse_args(argv)
         if not getattr(args, "func", None):
             build_parser().print_help(sys.stderr)
             return EXIT_USAGE

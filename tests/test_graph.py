@@ -152,13 +152,21 @@ def test_exact_relations(cli, fixture, symbol, command, expected, forbidden):
 
 def test_low_confidence_guess_is_hidden_by_min_confidence(cli):
     index(cli, "graph_python")
-    # self.cache.clear(): unknown type, but `clear` is defined once in the index
+    # service.create(): unknown type, but `create` is defined once in the index
+    result = cli("callees", "app/cli.py:run", "--json").json()["results"]
+    create = [r for r in result if r["id"] == "app/service.py:UserService.create"]
+    assert create and create[0]["confidence"] == ctxkit.CONF_UNIQUE_ATTR
+    strict = ids(cli, "callees", "app/cli.py:run", "--min-confidence", "0.6")
+    assert "app/service.py:UserService.create" not in strict
+    assert "app/cli.py:load" in strict
+
+
+def test_instance_attribute_types(cli):
+    index(cli, "graph_python")
+    # self.cache = Cache() in __init__ types self.cache.clear() in another method
     result = cli("callees", "UserService._store", "--json").json()["results"]
     clear = [r for r in result if r["id"] == "app/cache.py:Cache.clear"]
-    assert clear and clear[0]["confidence"] == ctxkit.CONF_UNIQUE_ATTR
-    strict = ids(cli, "callees", "UserService._store", "--min-confidence", "0.6")
-    assert "app/cache.py:Cache.clear" not in strict
-    assert "app/models.py:validate" in strict
+    assert clear and clear[0]["confidence"] == ctxkit.CONF_TYPED
 
 
 def test_ambiguous_attribute_call_stays_an_unresolved_name(cli):

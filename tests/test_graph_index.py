@@ -589,3 +589,48 @@ def test_parallel_index_in_a_subprocess(cli):
     assert callers(cli, "f7") == {"pkg/mod6.py:f6"}
     again = cli.sub("index", "--json")
     assert json.loads(again.out)["files"]["unchanged"] == 61
+
+
+def test_file_node_docstring_and_default_export(cli):
+    copy_fixture("graph_python", cli.root)
+    write(cli.root, "web/widget.js", "// Widgets for the page.\nclass Widget {}\n"
+                                     "export default Widget;\n")
+    write(cli.root, "web/page.js", "import W from './widget';\n\nfunction page() {\n"
+                                   "  return new W();\n}\n")
+    index(cli)
+    env = ctxkit.make_env(cwd=cli.root)
+    db = ctxkit.open_db(env)
+    try:
+        module = ctxkit.graph_resolve(db, env, "app/models.py")
+        assert module.kind == "file" and module.docstring == "Data models."
+        assert ctxkit.graph_resolve(db, env, "web/widget.js").docstring == \
+            "Widgets for the page."
+    finally:
+        db.close()
+    assert callees(cli, "page") == {"web/widget.js:Widget"}
+
+
+def test_two_index_runs_at_once(cli):
+    import subprocess
+    import sys
+    for i in range(50):
+        write(cli.root, f"pkg/m{i}.py", f"def f{i}():\n    return f{(i + 1) % 50}()\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    procs = [subprocess.Popen([sys.executable, str(ctxkit.__file__), "index", "--json"],
+                              cwd=cli.root, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert db_rows(cli, "SELECT count(*) FROM files") == [(50,)]
+    assert db_rows(cli, "SELECT count(*) FROM nodes WHERE kind = 'function'") == [(50,)]
+    assert callers(cli, "f3") == {"pkg/m2.py:f2"}
+    assert db_rows(cli, "SELECT count(*) FROM edges e LEFT JOIN nodes n ON n.id = e.src_id "
+                        "WHERE n.id IS NULL") == [(0,)]
+
+
+def test_unchanged_run_imports_no_tree_sitter(cli):
+    copy_fixture("graph_python", cli.root)
+    assert cli.sub("index").code == 0
+    again = cli.sub("index", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert again.code == 0 and json.loads(again.out)["files"]["unchanged"] == 5
+    assert "import time:" in again.err and "tree_sitter" not in again.err

@@ -1,0 +1,56 @@
+"""Lessons meet the graph: stale lessons after a body change, impact weighs lesson risk."""
+
+from __future__ import annotations
+
+import os
+
+from conftest import copy_fixture
+
+
+def bump(path) -> None:
+    info = path.stat()
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 2_000_000_000))
+
+
+def lessons_of(cli, *args: str) -> list[dict]:
+    result = cli("query", *args, "--json")
+    assert result.code == 0, result.err
+    return [lesson for obj in result.json()["symbols"] for lesson in obj["lessons"]]
+
+
+def test_lesson_goes_stale_when_the_symbol_body_changes(cli):
+    copy_fixture("graph_python", cli.root)
+    assert cli("index").code == 0
+    assert cli("fail", "Model.save", "json.dumps fails on sets",
+               "--file", "app/models.py").code == 0
+    assert cli("fail", "validate", "returns its input unchanged",
+               "--file", "app/models.py").code == 0
+    assert [l["stale"] for l in lessons_of(cli, "Model.save", "--file", "app/models.py")] \
+        == [False]
+    path = cli.root / "app/models.py"
+    path.write_text(path.read_text().replace("return json.dumps(data)",
+                                             "return json.dumps(sorted(data))"))
+    bump(path)
+    assert cli("index").code == 0
+    assert [l["stale"] for l in lessons_of(cli, "Model.save", "--file", "app/models.py")] \
+        == [True]
+    # the other symbol of the same file did not change: its lesson stays fresh
+    assert [l["stale"] for l in lessons_of(cli, "validate", "--file", "app/models.py")] \
+        == [False]
+    human = cli("query", "Model.save", "--file", "app/models.py")
+    assert "stale" in human.out
+
+
+def test_impact_risk_weighs_lessons_of_reached_symbols(cli):
+    copy_fixture("graph_python", cli.root)
+    assert cli("index").code == 0
+    before = cli("impact", "app/models.py:User.rename", "--json").json()
+    assert before["lesson_risk"] == 0 and before["risk_level"] == "low"
+    # lessons on a caller reached by the closure raise the target's risk
+    for text in ("forgot the cache", "double save", "wrong user", "race on rename"):
+        assert cli("fail", "UserService.create", text, "--file", "app/service.py").code == 0
+    after = cli("impact", "app/models.py:User.rename", "--json").json()
+    assert after["lesson_risk"] > 0
+    assert after["risk_score"] == round(before["risk_score"] + after["lesson_risk"], 1)
+    assert after["risk_level"] != "low"
+    assert after["direct"] == before["direct"]
