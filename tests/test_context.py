@@ -291,3 +291,20 @@ def test_tokenizer_cache_is_used_and_a_bad_one_ignored(shop, root):
     broken = shop.sub("context", PLACE, "--json")
     assert broken.code == 0, broken.err
     assert broken.json() == first.json()
+
+
+@pytest.mark.parametrize("fixture,target", [
+    ("context_ts", "src/service.ts:OrderService.place"),
+    ("context_go", "service.go:Service.Place"),
+    ("context_rs", "src/service.rs:OrderService.place"),
+    ("context_java", "src/main/java/shop/OrderService.java:OrderService.place"),
+    ("context_js", "lib/service.js:place"),
+])
+def test_budget_is_exact_in_other_languages(cli, root, fixture, target):
+    copy_fixture(fixture, root)
+    assert cli("index").code == 0
+    for purpose in ("review", "debug", "refactor"):
+        for budget in (50, 90, 150, 260, 480, 900, 2000, 20000):
+            data = context(cli, target, "--purpose", purpose, "--budget", str(budget))
+            assert data["stats"]["tokens"] == tokens(data["context"]) <= budget
+            assert target in data["context"] and data["items"][0]["id"] == target
