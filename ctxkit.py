@@ -4005,7 +4005,11 @@ def _fit_compact(assembly: _ContextAssembly) -> tuple[str, int, bool]:
             if tokens <= assembly.budget:
                 return text, tokens, True
     target.level = 0
-    text = truncate_to_tokens(assembly.renderer.piece(target.node, 0)[0], assembly.budget)
+    line = assembly.renderer.piece(target.node, 0)[0].rstrip("\n")
+    for limit in range(assembly.budget - 1, -1, -1):  # the newline may join a token
+        text = truncate_to_tokens(line, limit) + "\n"
+        if count_tokens(text) <= assembly.budget:
+            break
     return text, count_tokens(text), True
 
 

@@ -83,6 +83,10 @@ def test_tiny_budgets_truncate_but_never_exceed(shop):
         assert data["stats"]["tokens"] == tokens(data["context"]) <= budget
         assert data["items"] and data["items"][0]["id"] == PLACE
     assert context(shop, PLACE, "--budget", "12")["context"].startswith("- app/service.py")
+    for budget in (1, 5, 12):  # human output is the very text that was counted
+        human = shop("context", PLACE, "--budget", str(budget)).out
+        assert human.endswith("\n") and tokens(human) <= budget
+        assert human == context(shop, PLACE, "--budget", str(budget))["context"]
 
 
 def test_lowering_before_dropping(shop):
