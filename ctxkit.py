@@ -3379,8 +3379,8 @@ _KEPT_LINE = re.compile(
     r"with|using|lock|return|raise|throw|throws|yield|await|defer|guard|panic|end)\b"
     r"|^\s*[}\])]+[;,]?\s*$"
     r"|^\s*(?:await\s+)?[\w.$:>-]+(?:<[^>]*>)?\s*\(.*\)\s*;?\s*$"
-    r"|^\s*(?:(?:public|private|protected|internal|static|final|override|virtual|async|"
-    r"inline|fun|func|def|function|sub|fn)\b.*)?\w+\s*\([^)]*\)\s*(?:[:\-]>?[^{;]*)?\{?\s*$")
+    # a definition's header: words (types, modifiers), a name, parameters, maybe "{"
+    r"|^\s*(?:[\w<>\[\],.?*&:@]+\s+)*[\w~]+\s*\([^;=]*\)\s*(?:[:\-]>?[^{;=]*)?\{?\s*$")
 
 
 def _line_skeleton(lines: list[str], first: int, last: int) -> str:

@@ -224,6 +224,24 @@ def test_other_languages_get_a_line_skeleton_with_real_lines():
 """
 
 
+def test_line_skeleton_keeps_definition_headers():
+    data = (b"public class A {\n  void m() {\n    int a = 1;\n    foo();\n  }\n"
+            b"  public static int Sum(int[] xs) {\n    var t = 0;\n"
+            b"    foreach (var x in xs) { t += x; }\n    return t;\n  }\n}\n")
+    assert ctxkit.skeleton_text(data, "A.cs", 1, 11) == """public class A {
+  void m() {
+    ... (1 line)
+    foo();
+  }
+  public static int Sum(int[] xs) {
+    ... (1 line)
+    foreach (var x in xs) { t += x; }
+    return t;
+  }
+}
+"""
+
+
 @pytest.mark.parametrize("rel,first,last", [
     ("context_py/app/service.py", 12, 33), ("context_go/service.go", 11, 28),
     ("context_java/src/main/java/shop/OrderService.java", 10, 30),
