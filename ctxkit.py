@@ -667,13 +667,793 @@ def register_output_commands(sub: argparse._SubParsersAction, common: argparse.A
 # =============================================================================
 # Lessons
 # =============================================================================
+# Per-symbol fail/ok memory, compatible with code memory (seed 003): a symbol
+# is (project, file, name) with file "" when none was given; its counters and
+# risk come from its active lessons only and are recomputed on every change.
 
 LESSON_SCHEMA = """
+CREATE TABLE IF NOT EXISTS lesson_symbols (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    name TEXT NOT NULL,                       -- as the user named it: AuthService.validate
+    file TEXT NOT NULL DEFAULT '',            -- normalized --file; '' when none was given
+    fail_count INTEGER NOT NULL DEFAULT 0,    -- active fails
+    success_count INTEGER NOT NULL DEFAULT 0, -- active successes
+    last_fail TEXT,                           -- created_at of the last active fail
+    last_success TEXT,
+    risk_score REAL NOT NULL DEFAULT 0,
+    UNIQUE(project, file, name)
+);
+CREATE INDEX IF NOT EXISTS lesson_symbols_name ON lesson_symbols(project, name);
+CREATE TABLE IF NOT EXISTS lessons (
+    id INTEGER PRIMARY KEY,                   -- recording order
+    project TEXT NOT NULL,
+    symbol_id INTEGER NOT NULL REFERENCES lesson_symbols(id) ON DELETE CASCADE,
+    type TEXT NOT NULL CHECK (type IN ('fail', 'success')),
+    lesson TEXT NOT NULL,                     -- one line, secrets masked
+    detail TEXT,
+    session_id TEXT,
+    status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'resolved', 'inactive')),
+    created_at TEXT NOT NULL,                 -- UTC, microseconds, taken under the write lock
+    code_hash TEXT,                           -- body_hash of the symbol's node when recorded
+    origin TEXT                               -- 'cm:<id>' when imported from code memory
+);
+CREATE INDEX IF NOT EXISTS lessons_symbol ON lessons(symbol_id, created_at, id);
+CREATE INDEX IF NOT EXISTS lessons_recent ON lessons(project, created_at);
 """
+
+LESSON_TYPES = ("fail", "success")
+LESSON_STATUSES = ("active", "resolved", "inactive")
+RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
+INJECT_MIN_RISK = 10.0
+INJECT_LIMIT = 10000
+INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
+_INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
+_SYMBOL_ID = re.compile(r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
+                        r":(?P<name>[^:\s].*)$")
+
+SQL_SYMBOL_COLUMNS = "id, project, name, file"
+SQL_FIND_SYMBOL = "SELECT id FROM lesson_symbols WHERE project = ? AND file = ? AND name = ?"
+SQL_INSERT_SYMBOL = "INSERT OR IGNORE INTO lesson_symbols (project, name, file) VALUES (?, ?, ?)"
+SQL_SYMBOLS_OF_PROJECT = f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE project = ?"
+SQL_INSERT_LESSON = """
+INSERT INTO lessons (project, symbol_id, type, lesson, detail, session_id, status,
+                     created_at, code_hash, origin)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, created_at, "
+                      "code_hash")
+SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons WHERE symbol_id = ? "
+                         f"ORDER BY created_at, id")
+SQL_LESSON_BY_ID = "SELECT id, symbol_id, status FROM lessons WHERE project = ? AND id = ?"
+SQL_SET_STATUS = "UPDATE lessons SET status = ? WHERE project = ? AND id = ?"
+SQL_UPDATE_COUNTERS = """
+UPDATE lesson_symbols SET fail_count = ?, success_count = ?, last_fail = ?, last_success = ?,
+       risk_score = ?
+WHERE id = ?
+"""
+SQL_LAST_LESSON = """
+SELECT l.id, l.type, l.created_at, s.name, s.file FROM lessons l
+JOIN lesson_symbols s ON s.id = l.symbol_id
+WHERE l.project = ? ORDER BY l.created_at DESC, l.id DESC LIMIT 1
+"""
+SQL_LESSON_TOTALS = """
+SELECT type, status, COUNT(*) AS n FROM lessons WHERE project = ? GROUP BY type, status
+"""
+SQL_IMPORTED_ALREADY = """
+SELECT 1 FROM lessons WHERE symbol_id = ? AND origin = ? AND type = ? AND lesson = ?
+       AND created_at = ? LIMIT 1
+"""
+
+
+class LessonError(CtxkitError):
+    """A lesson command that cannot run as asked (bad id, empty lesson, bad import)."""
+
+
+def risk_level(score: float) -> str:
+    """The level name of a risk score: low, medium, high or critical."""
+    for threshold, name in RISK_LEVELS:
+        if score >= threshold:
+            return name
+    return "low"
+
+
+def _recency_weight(last_fail: str | None, now: _dt.datetime) -> float:
+    when = parse_time(last_fail)
+    if when is None:
+        return 0.0
+    age = now - when
+    if age <= _dt.timedelta(days=7):
+        return 1.0
+    return 0.5 if age <= _dt.timedelta(days=30) else 0.2
+
+
+def symbol_counters(lessons: Sequence[dict[str, Any]],
+                    now: _dt.datetime | None = None) -> dict[str, Any]:
+    """Seed 003's counters and risk from lessons given in recording order.
+
+    Only active lessons count. ``consecutive`` is the number of active fails
+    after the last active success (all active fails when there is none).
+    """
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    fails = successes = consecutive = 0
+    last_fail = last_success = None
+    for lesson in lessons:
+        if lesson["status"] != "active":
+            continue
+        if lesson["type"] == "fail":
+            fails += 1
+            consecutive += 1
+            last_fail = lesson["created_at"]
+        else:
+            successes += 1
+            consecutive = 0
+            last_success = lesson["created_at"]
+    score = (fails * 1.0 + _recency_weight(last_fail, now) * 1.5 + consecutive * 1.5
+             - successes * 0.3)
+    score = max(0.0, round(score, 2)) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return {"fail_count": fails, "success_count": successes, "last_fail": last_fail,
+            "last_success": last_success, "risk_score": score, "level": risk_level(score)}
+
+
+def _lesson_json(row: sqlite3.Row | dict[str, Any], stale: bool) -> dict[str, Any]:
+    return {"id": row["id"], "type": row["type"], "lesson": row["lesson"],
+            "detail": row["detail"], "status": row["status"], "session_id": row["session_id"],
+            "created_at": row["created_at"], "stale": stale}
+
+
+def _inject_order(lessons: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fails first, then successes; the most recently recorded first in each."""
+    ordered = sorted(lessons, key=lambda item: (item["created_at"], item["id"]), reverse=True)
+    return sorted(ordered, key=lambda item: item["type"] != "fail")
+
+
+def _current_hash(db: Database, project: str, name: str, file: str) -> str | None:
+    """The body_hash of the one graph node this symbol names, else None."""
+    nodes = graph_find_nodes(db, project, name, file or None)
+    return nodes[0].body_hash if len(nodes) == 1 else None
+
+
+def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
+                node_hash: str | None | bool = False) -> dict[str, Any]:
+    """A SYMBOL_OBJ (SPEC section 4) for one lesson_symbols row, risk computed now.
+
+    ``node_hash`` is the current body_hash when the caller knows it; False
+    means look it up in the graph (only when some lesson kept a code_hash).
+    """
+    rows = db.query(SQL_LESSONS_OF_SYMBOL, (row["id"],))
+    counters = symbol_counters(rows)
+    if node_hash is False:
+        node_hash = (_current_hash(db, project, row["name"], row["file"])
+                     if any(r["code_hash"] for r in rows) else None)
+    shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
+             for r in rows if include_all or r["status"] == "active"]
+    return {"project": project, "name": row["name"], "file": row["file"], **counters,
+            "lessons": _inject_order(shown)}
+
+
+def _match_names(rows: list[sqlite3.Row], name: str, substring: bool = False) -> list[sqlite3.Row]:
+    """Exact name, else a qualified name ending in it, else (stats) a substring."""
+    exact = [r for r in rows if r["name"] == name]
+    if exact:
+        return exact
+    tails = [r for r in rows if any(r["name"].endswith(sep + name) for sep in (".", "::", "#"))]
+    if tails or not substring:
+        return tails
+    return [r for r in rows if name.lower() in r["name"].lower()]
+
+
+def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(objs, key=lambda o: (-o["risk_score"], o["file"], o["name"]))
+
+
+def lesson_symbols(db: Database, project: str, name: str | None = None,
+                   file: str | None = None, include_all: bool = False,
+                   substring: bool = False) -> list[dict[str, Any]]:
+    """SYMBOL_OBJs by risk, highest first.
+
+    ``name`` None lists every symbol; a name matches exactly, else as the tail
+    of a qualified name (``validate`` finds ``AuthService.validate``).
+    ``file`` None means every file; "" means lessons recorded without a file.
+    Symbols with no active lesson are left out unless ``include_all``.
+    """
+    sql, params = SQL_SYMBOLS_OF_PROJECT, [project]
+    if file is not None:
+        sql += " AND file = ?"
+        params.append(file)
+    rows = db.query(sql, params)
+    if name is not None:
+        rows = _match_names(rows, name, substring)
+    objs = [_symbol_obj(db, project, row, include_all) for row in rows]
+    return _by_risk([o for o in objs if include_all or o["lessons"]])
+
+
+def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
+    """The active lessons of a graph node as one SYMBOL_OBJ, None when there are none.
+
+    Lessons recorded under the node's qualname, bare name or id, for its file
+    or without a file, are merged into one view named after the node.
+    """
+    names = {node.qualname, node.name, node.id}
+    rows = [r for r in db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '')",
+                                (project, node.path)) if r["name"] in names]
+    objs = [_symbol_obj(db, project, r, False, node.body_hash) for r in rows]
+    objs = [o for o in objs if o["lessons"]]
+    if not objs:
+        return None
+    if len(objs) == 1:
+        return objs[0]
+    lessons = [lesson for obj in objs for lesson in obj["lessons"]]
+    counters = symbol_counters(sorted(lessons, key=lambda l: (l["created_at"], l["id"])))
+    return {"project": project, "name": node.qualname, "file": node.path, **counters,
+            "lessons": _inject_order(lessons)}
+
+
+def symbol_label(obj: dict[str, Any]) -> str:
+    """``file:name`` when the symbol has a file, else the name."""
+    return f"{obj['file']}:{obj['name']}" if obj["file"] else obj["name"]
+
+
+def _inject_header(obj: dict[str, Any], label: str | None = None) -> str:
+    return (f"[PAST EXPERIENCE — {label or symbol_label(obj)} "
+            f"(risk: {obj['risk_score']:.1f}, {obj['level']})]")
+
+
+def _one_line(text: str, limit: int | None = None) -> str:
+    line = " ".join(text.split())
+    if limit and len(line) > limit:
+        line = line[:limit - 1] + "…"
+    return line
+
+
+def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT) -> str:
+    """The inject blocks of the symbols at risk >= 10, shorter than ``limit`` characters.
+
+    Each block lists the symbol's active lessons, fails first and the most
+    recent first. When everything does not fit, long lessons are shortened,
+    the oldest lessons dropped, and a last line says how many were left out.
+    """
+    blocks = [(obj, [_one_line(l["lesson"]) for l in _inject_order(
+        l for l in obj["lessons"] if l["status"] == "active")])
+        for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
+    blocks.sort(key=lambda block: -block[0]["risk_score"])
+    if not blocks:
+        return ""
+    text = "\n\n".join(_inject_block(_inject_header(obj), lines) for obj, lines in blocks) + "\n"
+    if len(text) < limit:
+        return text
+    return _inject_fitted(blocks, limit)
+
+
+def _inject_block(header: str, lines: Sequence[str]) -> str:
+    return "\n".join([header, *(f"- {line}" for line in lines), INJECT_FOOTER])
+
+
+def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -> str:
+    """Fill blocks in risk order, lesson by lesson, until the limit is reached."""
+    total = sum(len(lines) for _, lines in blocks)
+    where = symbol_label(blocks[0][0]) if len(blocks) == 1 else "SYMBOL"
+    widest = max(len(f"[{total} more lessons left out to stay under {limit} characters; "
+                     f"`ctxkit query {where}` lists them all]"),
+                 len(f"[long lessons shortened to stay under {limit} characters; "
+                     f"`ctxkit query {where}` shows them whole]"))
+    budget = limit - widest - 3  # two newlines, and stay strictly under
+    parts: list[str] = []
+    used = kept = 0
+    for obj, lines in blocks:
+        header = _inject_header(obj, _one_line(symbol_label(obj), 200))
+        base = len(header) + len(INJECT_FOOTER) + 2 + (2 if parts else 0)
+        chosen: list[str] = []
+        for line in lines:
+            line = _one_line(line, _INJECT_LINE_MAX)
+            if used + base + len(line) + 3 > budget:
+                break
+            chosen.append(line)
+            used += len(line) + 3
+        if chosen:
+            parts.append(_inject_block(header, chosen))
+            used += base
+            kept += len(chosen)
+    left = total - kept
+    if left:
+        trailer = (f"[{left} more lesson{'s' if left != 1 else ''} left out to stay under "
+                   f"{limit} characters; `ctxkit query {where}` lists them all]")
+    else:
+        trailer = (f"[long lessons shortened to stay under {limit} characters; "
+                   f"`ctxkit query {where}` shows them whole]")
+    return "\n\n".join(parts) + ("\n" if parts else "") + trailer + "\n"
+
+
+# --- recording ---------------------------------------------------------------
+
+
+def split_symbol(db: Database | None, env: Env, symbol: str,
+                 file: str | None) -> tuple[str, str | None]:
+    """(name, normalized file or None) from SYMBOL and ``--file``.
+
+    SYMBOL may be a graph id ``path:Qual.name``: it is split when the graph
+    knows that id or when the part before the colon looks like a path.
+    """
+    symbol = symbol.strip()
+    given = normalize_file(file, env) if file else None
+    path = name = None
+    if db is not None and ":" in symbol:
+        nodes = graph_find_nodes(db, env.project, symbol)
+        if nodes and nodes[0].id == symbol:
+            path, name = nodes[0].path, nodes[0].qualname
+    match = _SYMBOL_ID.match(symbol) if path is None else None
+    if match:
+        path, name = normalize_file(match["path"], env), match["name"]
+    if path is None:
+        return symbol, given
+    if given is not None and given != path:
+        raise UsageError(f"SYMBOL {symbol!r} names file {path} but --file says {given}; "
+                         f"give only one of them")
+    return name, path
+
+
+def _require_text(value: str | None, what: str, example: str) -> str:
+    text = (value or "").strip()
+    if not text:
+        raise UsageError(f"the {what} is empty; {example}")
+    return text
+
+
+def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | None = None,
+                  detail: str | None = None, session: str | None = None) -> dict[str, Any]:
+    """Write one fail/success lesson (secrets masked) and return ``{"id", "symbol", ...}``."""
+    symbol = _require_text(symbol, "symbol name", "name the function or class, e.g. "
+                           "AuthService.validate")
+    lesson = _require_text(lesson, "lesson", 'say in one line what to remember, e.g. '
+                           '"JWT expiry not handled"')
+    lesson, masked = redact(lesson)
+    detail, masked_detail = redact(detail) if detail else (None, 0)
+    session = redact(session)[0] if session else None
+    db = open_db(env)
+    try:
+        name, path = split_symbol(db, env, symbol, file)
+        path = path or ""
+        code_hash = _current_hash(db, env.project, name, path)
+        with db.atomic():
+            symbol_id = _ensure_symbol(db, env.project, name, path)
+            lesson_id = db.execute(SQL_INSERT_LESSON, (
+                env.project, symbol_id, kind, lesson, detail, session, "active", utc_now(),
+                code_hash, None)).lastrowid
+            _store_counters(db, symbol_id)
+        row = db.one(f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE id = ?",
+                     (symbol_id,))
+        return {"id": lesson_id, "symbol": _symbol_obj(db, env.project, row, False),
+                "redactions": masked + masked_detail}
+    finally:
+        db.close()
+
+
+def _ensure_symbol(db: Database, project: str, name: str, file: str) -> int:
+    db.execute(SQL_INSERT_SYMBOL, (project, name, file))
+    return db.one(SQL_FIND_SYMBOL, (project, file, name))["id"]
+
+
+def _store_counters(db: Database, symbol_id: int) -> dict[str, Any]:
+    """Recompute a symbol's counters and risk from its active lessons and store them."""
+    counters = symbol_counters(db.query(SQL_LESSONS_OF_SYMBOL, (symbol_id,)))
+    db.execute(SQL_UPDATE_COUNTERS, (counters["fail_count"], counters["success_count"],
+                                     counters["last_fail"], counters["last_success"],
+                                     counters["risk_score"], symbol_id))
+    return counters
+
+
+def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
+    """Mark a lesson active, resolved or inactive and recompute its symbol."""
+    db = _open_existing(env)
+    if db is None:
+        raise NotFound(f"no lesson #{lesson_id} in project {env.project}: there is no "
+                       f"database yet at {env.db_path}")
+    try:
+        with db.atomic():
+            row = db.one(SQL_LESSON_BY_ID, (env.project, lesson_id))
+            if row is None:
+                raise NotFound(f"no lesson #{lesson_id} in project {env.project}; "
+                               f"`ctxkit query --all` lists the lesson ids")
+            db.execute(SQL_SET_STATUS, (status, env.project, lesson_id))
+            _store_counters(db, row["symbol_id"])
+        symbol = db.one(f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE id = ?",
+                        (row["symbol_id"],))
+        return {"id": lesson_id, "status": status, "previous": row["status"],
+                "symbol": _symbol_obj(db, env.project, symbol, True)}
+    finally:
+        db.close()
+
+
+def _open_existing(env: Env) -> Database | None:
+    """The database for reading, None when it does not exist yet (nothing recorded)."""
+    if not env.db_path.exists():
+        return None
+    return open_db(env, create=False)
+
+
+# --- import from code memory -------------------------------------------------
+
+_CM_TYPES = {"fail": "fail", "failure": "fail", "failed": "fail", "error": "fail",
+             "success": "success", "ok": "success", "pass": "success", "passed": "success"}
+
+
+def _cm_columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _cm_pick(row: sqlite3.Row, columns: set[str], name: str, default: Any = None) -> Any:
+    return row[name] if name in columns else default
+
+
+def _open_cm_copy(source: Path, workdir: Path) -> sqlite3.Connection:
+    """Open a private copy of a code-memory database; the source is only read.
+
+    A database in WAL mode keeps recent commits in its -wal file, and SQLite
+    may create -wal/-shm files even for a read-only connection, so the file
+    and its -wal are copied first and the copy is opened read-only.
+    """
+    import shutil
+    copy = workdir / "cm.db"
+    shutil.copyfile(source, copy)
+    wal = source.with_name(source.name + "-wal")
+    if wal.exists():
+        shutil.copyfile(wal, workdir / "cm.db-wal")
+    conn = sqlite3.connect(f"{copy.as_uri()}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _cm_version(conn: sqlite3.Connection, tables: set[str]) -> str:
+    if len(tables) < 2:
+        return "partial"
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= 2:
+        return "v0.3"
+    return "v0.2" if "status" in _cm_columns(conn, "experiences") else "v0.1"
+
+
+def _cm_read(conn: sqlite3.Connection, from_project: str | None
+             ) -> tuple[dict[int, tuple[str, str]], set[int], list[sqlite3.Row], set[str]]:
+    """Symbols by id as (name, file), ids left out by ``from_project``, experiences."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    symbols: dict[int, tuple[str, str]] = {}
+    excluded: set[int] = set()
+    if "symbols" in tables:
+        columns = _cm_columns(conn, "symbols")
+        for row in conn.execute("SELECT * FROM symbols ORDER BY id"):
+            name = (_cm_pick(row, columns, "name") or "").strip()
+            if from_project is not None and _cm_pick(row, columns, "project") != from_project:
+                excluded.add(row["id"])
+            elif name:
+                symbols[row["id"]] = (name, _cm_pick(row, columns, "file") or "")
+    experiences = (conn.execute("SELECT * FROM experiences").fetchall()
+                   if "experiences" in tables else [])
+    return symbols, excluded, experiences, tables & {"symbols", "experiences"}
+
+
+def _cm_time(text: str | None) -> str:
+    when = parse_time(text)
+    return (when or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def import_code_memory(env: Env, source: Path, from_project: str | None = None) -> dict[str, Any]:
+    """Import a code-memory database (v0.1, v0.2, v0.3 or partial) into env.project.
+
+    Idempotent: a lesson already imported from the same source row with the
+    same content is skipped. Lessons are added in the order they were recorded.
+    """
+    import tempfile
+    if not source.is_file():
+        raise LessonError(f"cannot import {source}: no such file")
+    try:
+        if _check_sqlite_file(source) is False:
+            raise LessonError(f"cannot import {source}: the file is empty, not a "
+                              f"code-memory database")
+    except DatabaseError:
+        raise LessonError(f"cannot import {source}: not a SQLite database") from None
+    with tempfile.TemporaryDirectory(prefix="ctxkit-import-") as workdir:
+        try:
+            conn = _open_cm_copy(source, Path(workdir))
+            try:
+                symbols, excluded, experiences, tables = _cm_read(conn, from_project)
+                version = _cm_version(conn, tables)
+                columns = _cm_columns(conn, "experiences") if "experiences" in tables else set()
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise LessonError(f"cannot read {source} as a code-memory database: {exc}") from None
+    if not tables:
+        raise LessonError(f"{source} is not a code-memory database: it has neither a "
+                          f"symbols nor an experiences table")
+    report = {"source": str(source), "version": version, "project": env.project,
+              "symbols": 0, "imported": 0, "duplicates": 0, "orphans": 0, "invalid": 0,
+              "redactions": 0}
+    db = open_db(env)
+    try:
+        with db.atomic():
+            _cm_store(db, env.project, symbols, excluded, experiences, columns, report)
+    finally:
+        db.close()
+    return report
+
+
+def _cm_store(db: Database, project: str, symbols: dict[int, tuple[str, str]],
+              excluded: set[int], experiences: list[sqlite3.Row], columns: set[str],
+              report: dict[str, Any]) -> None:
+    ids = {cm_id: _ensure_symbol(db, project, name, file)
+           for cm_id, (name, file) in symbols.items()}
+    report["symbols"] = len(ids)
+    ordered = sorted(experiences, key=lambda r: (_cm_time(_cm_pick(r, columns, "created_at")),
+                                                 r["id"]))
+    for row in ordered:
+        cm_symbol = _cm_pick(row, columns, "symbol_id")
+        if cm_symbol in excluded:
+            continue
+        if cm_symbol not in ids:
+            report["orphans"] += 1  # its symbol row is missing: no name to file it under
+            continue
+        outcome = _cm_store_lesson(db, project, ids[cm_symbol], row, columns)
+        report[outcome[0]] += 1
+        report["redactions"] += outcome[1]
+    for symbol_id in set(ids.values()):
+        _store_counters(db, symbol_id)
+
+
+def _cm_store_lesson(db: Database, project: str, symbol_id: int, row: sqlite3.Row,
+                     columns: set[str]) -> tuple[str, int]:
+    """Insert one experience unless already imported; (report key, secrets masked)."""
+    kind = _CM_TYPES.get(str(_cm_pick(row, columns, "type") or "").strip().lower())
+    text = str(_cm_pick(row, columns, "lesson") or "").strip()
+    if kind is None or not text:
+        return "invalid", 0
+    lesson, masked = redact(text)
+    detail = _cm_pick(row, columns, "detail")
+    detail, masked_detail = redact(str(detail)) if detail else (None, 0)
+    session = _cm_pick(row, columns, "session_id")
+    status = _cm_pick(row, columns, "status") or "active"
+    status = status if status in LESSON_STATUSES else "inactive"
+    created = _cm_time(_cm_pick(row, columns, "created_at"))
+    origin = f"cm:{row['id']}"
+    if db.one(SQL_IMPORTED_ALREADY, (symbol_id, origin, kind, lesson, created)):
+        return "duplicates", 0
+    db.execute(SQL_INSERT_LESSON, (project, symbol_id, kind, lesson, detail,
+                                   redact(str(session))[0] if session else None, status,
+                                   created, None, origin))
+    return "imported", masked + masked_detail
+
+
+# --- stats -------------------------------------------------------------------
+
+
+def lesson_stats(db: Database, project: str, name: str | None = None) -> dict[str, Any]:
+    """Totals of the project (or of the symbols matching ``name``) and the last lesson."""
+    objs = lesson_symbols(db, project, name, include_all=True, substring=True)
+    lessons = [lesson for obj in objs for lesson in obj["lessons"]]
+    totals = {"lessons": len(lessons), **{t: 0 for t in LESSON_TYPES},
+              **{s: 0 for s in LESSON_STATUSES}}
+    for lesson in lessons:
+        totals[lesson["type"]] += 1
+        totals[lesson["status"]] += 1
+    levels = {level: 0 for level in ("low", "medium", "high", "critical")}
+    for obj in objs:
+        levels[obj["level"]] += 1
+    last = max(lessons, key=lambda l: (l["created_at"], l["id"]), default=None)
+    last_symbol = next((o for o in objs if last and last in o["lessons"]), None)
+    return {"project": project, "query": name, "symbols": len(objs), **totals,
+            "stale": sum(1 for l in lessons if l["stale"]), "levels": levels,
+            "last_lesson_at": last["created_at"] if last else None,
+            "last_lesson": ({"id": last["id"], "type": last["type"],
+                             "symbol": symbol_label(last_symbol)} if last else None),
+            "riskiest": [{k: o[k] for k in ("name", "file", "risk_score", "level", "fail_count",
+                                            "success_count", "last_fail", "last_success")}
+                         for o in objs[:10]]}
+
+
+def _ago(stamp: str | None) -> str:
+    when = parse_time(stamp)
+    if when is None:
+        return "never"
+    seconds = max(0, int((_dt.datetime.now(_dt.timezone.utc) - when).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{when:%Y-%m-%d %H:%M:%S} UTC ({seconds // size}{unit} ago)"
+    return f"{when:%Y-%m-%d %H:%M:%S} UTC ({seconds}s ago)"
+
+
+def _stats_text(stats: dict[str, Any]) -> str:
+    scope = f"symbols matching {stats['query']!r}" if stats["query"] else "project"
+    lines = [f"{scope} {stats['project']}: {stats['symbols']} symbols, {stats['lessons']} "
+             f"lessons ({stats['fail']} fail, {stats['success']} success; {stats['active']} "
+             f"active, {stats['resolved']} resolved, {stats['inactive']} inactive, "
+             f"{stats['stale']} stale)",
+             "risk: " + ", ".join(f"{n} {level}" for level, n in
+                                  reversed(list(stats["levels"].items()))),
+             f"last lesson: {_ago(stats['last_lesson_at'])}"
+             + (f" — #{stats['last_lesson']['id']} {stats['last_lesson']['type']} on "
+                f"{stats['last_lesson']['symbol']}" if stats["last_lesson"] else "")]
+    if stats["riskiest"]:
+        lines.append("riskiest:")
+        lines += [f"  {o['risk_score']:5.1f} {o['level']:<8} {symbol_label(o)}  "
+                  f"({o['fail_count']} fail, {o['success_count']} ok)"
+                  for o in stats["riskiest"]]
+    return "\n".join(lines)
+
+
+# --- human output --------------------------------------------------------------
+
+
+def _symbol_text(obj: dict[str, Any]) -> str:
+    head = (f"{symbol_label(obj)}  risk {obj['risk_score']:.1f} ({obj['level']})  "
+            f"{obj['fail_count']} fail, {obj['success_count']} ok"
+            + (f", last fail {_ago(obj['last_fail'])}" if obj["last_fail"] else ""))
+    lines = [head]
+    for lesson in obj["lessons"]:
+        marks = "".join(f" [{m}]" for m in (
+            lesson["status"] if lesson["status"] != "active" else "",
+            "stale: code changed since" if lesson["stale"] else "") if m)
+        kind = "fail" if lesson["type"] == "fail" else "ok"
+        lines.append(f"  #{lesson['id']:<5} {kind:<4} {_one_line(lesson['lesson'])}{marks}")
+        if lesson["detail"]:
+            lines.append(f"         {_one_line(lesson['detail'])}")
+    if not obj["lessons"]:
+        lines.append("  (no active lessons; --all shows resolved and inactive ones)")
+    return "\n".join(lines)
+
+
+def _query_text(objs: list[dict[str, Any]]) -> str:
+    return "\n\n".join(_symbol_text(obj) for obj in objs)
+
+
+# --- commands ------------------------------------------------------------------
+
+
+def cmd_query(args: argparse.Namespace, env: Env) -> int:
+    if args.top is not None and args.top < 1:
+        raise UsageError("--top must be at least 1")
+    db = _open_existing(env)
+    objs: list[dict[str, Any]] = []
+    if db is not None:
+        try:
+            name, file = (split_symbol(db, env, args.symbol, args.file) if args.symbol
+                          else (None, normalize_file(args.file, env) if args.file else None))
+            objs = lesson_symbols(db, env.project, name, file, include_all=args.all)
+        finally:
+            db.close()
+    objs = objs[:1] if args.first else objs[:args.top or (None if args.symbol else 10)]
+    if args.inject:
+        text = inject_text(objs)
+        emit(env, {"symbols": [o for o in objs if o["risk_score"] >= INJECT_MIN_RISK],
+                   "inject": text}, text)
+        return EXIT_OK
+    where = args.symbol or (f"file {args.file}" if args.file else f"project {env.project}")
+    emit(env, {"symbols": objs},
+         _query_text(objs) if objs else (None if env.quiet else f"no lessons for {where}"))
+    return EXIT_OK
+
+
+def _cmd_record(kind: str) -> Callable[[argparse.Namespace, Env], int]:
+    def command(args: argparse.Namespace, env: Env) -> int:
+        result = record_lesson(env, kind, args.symbol, args.lesson, args.file, args.detail,
+                               args.session)
+        obj = result["symbol"]
+        masked = result.pop("redactions")
+        if masked:
+            warn(f"{masked} secret{'s' if masked != 1 else ''} masked before saving")
+        emit(env, result, f"recorded {'fail' if kind == 'fail' else 'ok'} #{result['id']} "
+                          f"for {symbol_label(obj)} — risk {obj['risk_score']:.1f} "
+                          f"({obj['level']}), {obj['fail_count']} fail, "
+                          f"{obj['success_count']} ok")
+        return EXIT_OK
+    command.__name__ = "cmd_fail" if kind == "fail" else "cmd_ok"
+    return command
+
+
+cmd_fail = _cmd_record("fail")
+cmd_ok = _cmd_record("success")
+
+
+def _cmd_status(status: str) -> Callable[[argparse.Namespace, Env], int]:
+    def command(args: argparse.Namespace, env: Env) -> int:
+        result = set_lesson_status(env, args.id, status)
+        obj = result["symbol"]
+        was = "" if result["previous"] != status else f" (it already was)"
+        emit(env, result, f"lesson #{args.id} is {status}{was}; {symbol_label(obj)} now at "
+                          f"risk {obj['risk_score']:.1f} ({obj['level']})")
+        return EXIT_OK
+    command.__name__ = f"cmd_{ {'resolved': 'resolve', 'inactive': 'deactivate'}[status]}"
+    return command
+
+
+cmd_resolve = _cmd_status("resolved")
+cmd_deactivate = _cmd_status("inactive")
+
+
+def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
+    if args.outputs:
+        return cmd_output_stats(args, env)
+    db = _open_existing(env)
+    if db is None:
+        stats = {"project": env.project, "query": args.symbol, "symbols": 0, "lessons": 0,
+                 **{t: 0 for t in LESSON_TYPES}, **{s: 0 for s in LESSON_STATUSES},
+                 "stale": 0, "levels": {k: 0 for k in ("low", "medium", "high", "critical")},
+                 "last_lesson_at": None, "last_lesson": None, "riskiest": []}
+    else:
+        try:
+            name = split_symbol(db, env, args.symbol, None)[0] if args.symbol else None
+            stats = lesson_stats(db, env.project, name)
+        finally:
+            db.close()
+    emit(env, stats, lambda: _stats_text(stats))
+    return EXIT_OK
+
+
+def cmd_import_cm(args: argparse.Namespace, env: Env) -> int:
+    source = Path(args.path).expanduser()
+    if not source.is_absolute():
+        source = env.cwd / source
+    report = import_code_memory(env, source, args.from_project)
+    emit(env, report, f"imported {report['imported']} lessons on {report['symbols']} symbols "
+                      f"from {source} (code memory {report['version']}) into project "
+                      f"{env.project}; {report['duplicates']} already there, "
+                      f"{report['orphans']} without a symbol, {report['invalid']} unusable, "
+                      f"{report['redactions']} secrets masked")
+    return EXIT_OK
+
+
+def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False) -> None:
+    parser.add_argument("symbol", nargs="?" if optional else None, metavar="SYMBOL",
+                        help="name as you call it (AuthService.validate), or a graph id "
+                             "(src/auth/service.py:AuthService.validate)")
+    parser.add_argument("--file", metavar="FILE",
+                        help="the symbol's file; ./x, x\\y and absolute paths are normalized")
 
 
 def register_lesson_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """query, fail, ok, resolve, deactivate, stats, import-cm."""
+    query = add_command(sub, common, "query", cmd_query,
+                        "show the lessons and risk of a symbol (all symbols by risk without one)",
+                        "ctxkit query AuthService.validate --file src/auth/service.py --inject")
+    _symbol_arguments(query, optional=True)
+    query.add_argument("--top", type=int, metavar="N",
+                       help="at most N symbols, riskiest first (default 10 without SYMBOL)")
+    query.add_argument("--inject", action="store_true",
+                       help="print the PAST EXPERIENCE block of symbols at risk >= 10, "
+                            "nothing otherwise")
+    query.add_argument("--all", action="store_true",
+                       help="include resolved and inactive lessons")
+    query.add_argument("--first", action="store_true",
+                       help="only the riskiest symbol when the name matches several")
+    for name, kind, example in (
+            ("fail", "fail", 'ctxkit fail AuthService.validate "JWT expiry not handled" '
+                             '--file src/auth/service.py -d "check refresh_token"'),
+            ("ok", "success", 'ctxkit ok AuthService.validate "passes once times are UTC" '
+                              '--file src/auth/service.py')):
+        parser = add_command(sub, common, name, cmd_fail if kind == "fail" else cmd_ok,
+                             f"record a {'failure' if kind == 'fail' else 'success'} lesson "
+                             f"for a symbol (secrets are masked)", example)
+        _symbol_arguments(parser)
+        parser.add_argument("lesson", metavar="LESSON", help="the lesson, one line")
+        parser.add_argument("-d", "--detail", metavar="TEXT", help="more context (optional)")
+        parser.add_argument("--session", metavar="ID", help="the agent session it came from")
+    for name, func, verb in (("resolve", cmd_resolve, "mark a lesson resolved (the code "
+                                                      "or tests changed)"),
+                             ("deactivate", cmd_deactivate, "mark a lesson inactive (no longer "
+                                                            "true, or noise)")):
+        parser = add_command(sub, common, name, func, f"{verb}; risk is recomputed",
+                             f"ctxkit {name} 12")
+        parser.add_argument("id", type=int, metavar="ID", help="lesson id (query --all shows them)")
+    stats = add_command(sub, common, "stats", cmd_stats,
+                        "lesson totals, risk levels and when the last lesson was written",
+                        "ctxkit stats AuthService --json")
+    stats.add_argument("symbol", nargs="?", metavar="SYMBOL",
+                       help="only symbols whose name matches")
+    stats.add_argument("--outputs", action="store_true", help="statistics of the output store")
+    imp = add_command(sub, common, "import-cm", cmd_import_cm,
+                      "import a code-memory database (v0.1-v0.3) into this project; "
+                      "the source is only read", "ctxkit import-cm ~/workspaces/code-memory/"
+                                                 "code_memory.db")
+    imp.add_argument("path", metavar="PATH", help="the code_memory.db file")
+    imp.add_argument("--from-project", metavar="NAME",
+                     help="import only that code-memory project (default: all of them)")
 
 
 # =============================================================================
