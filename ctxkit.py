@@ -1868,9 +1868,6 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
 
 def lesson_lines(db: Database, project: str, state: GitState) -> list[str]:
     """Active lessons of the symbols in the modified files, riskiest first."""
-    lesson_symbols = _provided("lesson_symbols")
-    if lesson_symbols is None:
-        return []
     objs = []
     for _, path in state.files[:200]:
         objs.extend(o for o in lesson_symbols(db, project, file=path)
@@ -2282,19 +2279,15 @@ def risk_objects(db: Database, env: Env, spans: Sequence[EditSpan]) -> list[dict
     Lines map to symbols through the stored graph only (no parsing here). A
     file the graph does not know falls back to every lesson recorded for it.
     """
-    lessons_for_node = _provided("lessons_for_node")
-    lesson_symbols = _provided("lesson_symbols")
     objs: dict[tuple[str, str], dict[str, Any]] = {}
     for span in spans:
         path = normalize_file(str(_absolute(env, span.path)), env)
         nodes = graph_nodes_at(db, env.project, path, span.first, span.last)
-        if lessons_for_node is not None:
-            for node in nodes:
-                obj = lessons_for_node(db, env.project, node)
-                if obj:
-                    objs[(obj.get("file", ""), obj["name"])] = obj
-        if not nodes and lesson_symbols is not None and \
-                not graph_nodes_at(db, env.project, path, 1, 10**9):
+        for node in nodes:
+            obj = lessons_for_node(db, env.project, node)
+            if obj:
+                objs[(obj.get("file", ""), obj["name"])] = obj
+        if not nodes and not graph_nodes_at(db, env.project, path, 1, 10**9):
             for obj in lesson_symbols(db, env.project, file=path):
                 objs[(obj.get("file", ""), obj["name"])] = obj
     return sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0))
@@ -2302,9 +2295,8 @@ def risk_objects(db: Database, env: Env, spans: Sequence[EditSpan]) -> list[dict
 
 def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> str:
     """The inject blocks for risk >= 10, and the verification demand at >= 15."""
-    inject_text = _provided("inject_text")
     at_risk = [o for o in objs if float(o.get("risk_score") or 0) >= RISK_INJECT]
-    if not at_risk or inject_text is None:
+    if not at_risk:
         return ""
     critical = [o for o in at_risk if float(o.get("risk_score") or 0) >= RISK_CRITICAL]
     tail = ""
@@ -2781,9 +2773,7 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
     path = normalize_file(args.file, env)
     objs: list[dict[str, Any]] = []
     note = ""
-    if _provided("lessons_for_node") is None:
-        note = "lesson memory is not part of this ctxkit build"
-    elif not env.db_path.exists():
+    if not env.db_path.exists():
         note = "no ctxkit database yet"
     else:
         db = open_db(env, create=False)
@@ -2792,7 +2782,7 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
         finally:
             db.close()
     top = max((float(o.get("risk_score") or 0) for o in objs), default=0.0)
-    level = (_provided("risk_level") or (lambda s: "low"))(top)
+    level = risk_level(top)
     data = {"file": path, "line": args.line, "symbol": args.symbol, "risk_score": round(top, 1),
             "level": level, "symbols": [
                 {"name": o["name"], "file": o.get("file", ""),
@@ -2808,14 +2798,11 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
 
 def risk_at(db: Database, env: Env, path: str, line: int | None,
             symbol: str | None) -> list[dict[str, Any]]:
-    lessons_for_node = _provided("lessons_for_node")
     if symbol:
         nodes = graph_find_nodes(db, env.project, symbol, path)
         objs = [o for o in (lessons_for_node(db, env.project, n) for n in nodes) if o]
-        lesson_symbols = _provided("lesson_symbols")
-        if not nodes and lesson_symbols is not None:
-            objs = [o for o in lesson_symbols(db, env.project, file=path)
-                    if symbol in (o["name"], o["name"].rsplit(".", 1)[-1])]
+        if not nodes:
+            objs = lesson_symbols(db, env.project, name=symbol, file=path)
         return objs
     spans = [EditSpan(path, line, line)] if line else [EditSpan(path, 1, 10**9)]
     return risk_objects(db, env, spans)
