@@ -1812,7 +1812,7 @@ def agent_sections(text: str) -> dict[str, list[str]]:
 def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
                symbols: list[str]) -> str:
     parts = [status]
-    if stat:
+    if stat and any(stat):
         parts.append(f"+{stat[0]} −{stat[1]}")
     elif status == "added" and (env.root / path).is_file():
         with contextlib.suppress(OSError):
@@ -1886,7 +1886,7 @@ def note_lines(db: Database, project: str, since: str) -> dict[str, list[str]]:
     result: dict[str, list[str]] = {}
     for kind, section, template in _NOTE_SECTIONS:
         window = since if kind in _TRANSIENT_KINDS else ""
-        for event in reversed(recent_events(db, project, kind, window)):
+        for event in recent_events(db, project, kind, window):   # newest first: cut last
             result.setdefault(section, []).append(template.format(text=event["text"]))
     return result
 
