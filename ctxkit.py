@@ -655,13 +655,1590 @@ def register_context_commands(sub: argparse._SubParsersAction, common: argparse.
 # =============================================================================
 # Output store
 # =============================================================================
+# Command output goes into the store as it arrives: decoded per stream,
+# numbered per line, redacted, cut into chunks that keep units whole, and
+# indexed by two FTS5 tables (porter words over the chunks, trigram over each
+# output's identifier vocabulary). The summary is built from structure while
+# streaming, so memory stays bounded whatever the size of the output.
 
 OUTPUT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS outputs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,   -- never reused, so a handle never moves
+    project TEXT NOT NULL,
+    handle TEXT NOT NULL UNIQUE,            -- 'o' || id
+    label TEXT NOT NULL DEFAULT '',
+    command TEXT NOT NULL DEFAULT '',
+    source TEXT NOT NULL DEFAULT 'run',     -- run, store, hook
+    status TEXT NOT NULL DEFAULT 'running', -- running, complete, timeout, interrupted, partial
+    exit_code INTEGER,
+    created_at TEXT NOT NULL,
+    seconds REAL,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    lines INTEGER NOT NULL DEFAULT 0,
+    redactions INTEGER NOT NULL DEFAULT 0,
+    summary TEXT,                           -- the summary JSON as printed
+    vocab TEXT NOT NULL DEFAULT ''          -- identifier-like tokens, for substring search
+);
+CREATE INDEX IF NOT EXISTS outputs_created ON outputs(project, created_at);
+CREATE TABLE IF NOT EXISTS output_chunks (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    output_id INTEGER NOT NULL REFERENCES outputs(id) ON DELETE CASCADE,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    cont INTEGER NOT NULL DEFAULT 0,        -- 1: the last line goes on in the next chunk
+    stderr TEXT NOT NULL DEFAULT '',        -- stderr lines as ranges of offsets: '0-2,7'
+    title TEXT NOT NULL DEFAULT '',         -- test case, JSON key path, ...
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS output_chunks_lines ON output_chunks(output_id, line_start);
+CREATE VIRTUAL TABLE IF NOT EXISTS output_fts USING fts5(
+    title, text, project UNINDEXED, content='output_chunks', content_rowid='id',
+    tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS output_vocab_fts USING fts5(
+    vocab, project UNINDEXED, content='outputs', content_rowid='id', tokenize='trigram');
+CREATE TRIGGER IF NOT EXISTS output_chunks_ai AFTER INSERT ON output_chunks BEGIN
+    INSERT INTO output_fts(rowid, title, text, project)
+    VALUES (new.id, new.title, new.text, new.project);
+END;
+CREATE TRIGGER IF NOT EXISTS output_chunks_ad AFTER DELETE ON output_chunks BEGIN
+    INSERT INTO output_fts(output_fts, rowid, title, text, project)
+    VALUES ('delete', old.id, old.title, old.text, old.project);
+END;
+CREATE TRIGGER IF NOT EXISTS outputs_ai AFTER INSERT ON outputs BEGIN
+    INSERT INTO output_vocab_fts(rowid, vocab, project) VALUES (new.id, new.vocab, new.project);
+END;
+CREATE TRIGGER IF NOT EXISTS outputs_vocab_au AFTER UPDATE OF vocab ON outputs BEGIN
+    INSERT INTO output_vocab_fts(output_vocab_fts, rowid, vocab, project)
+    VALUES ('delete', old.id, old.vocab, old.project);
+    INSERT INTO output_vocab_fts(rowid, vocab, project) VALUES (new.id, new.vocab, new.project);
+END;
+CREATE TRIGGER IF NOT EXISTS outputs_ad AFTER DELETE ON outputs BEGIN
+    INSERT INTO output_vocab_fts(output_vocab_fts, rowid, vocab, project)
+    VALUES ('delete', old.id, old.vocab, old.project);
+END;
+CREATE TABLE IF NOT EXISTS output_stats (
+    project TEXT NOT NULL,
+    key TEXT NOT NULL,       -- bytes_stored, bytes_returned, direct, virtualized, ...
+    value INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (project, key)
+);
 """
+
+SQL_OUTPUT_INSERT = """
+INSERT INTO outputs(project, handle, label, command, source, status, created_at)
+VALUES (?, ?, ?, ?, ?, 'running', ?)"""
+SQL_OUTPUT_SET_HANDLE = "UPDATE outputs SET handle = ? WHERE id = ?"
+SQL_OUTPUT_FINISH = """
+UPDATE outputs SET status = ?, exit_code = ?, seconds = ?, bytes = ?, lines = ?,
+    redactions = ?, summary = ?, vocab = ? WHERE id = ?"""
+SQL_CHUNK_INSERT = """
+INSERT INTO output_chunks(project, output_id, line_start, line_end, cont, stderr, title, text)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+SQL_OUTPUT_BY_HANDLE = "SELECT * FROM outputs WHERE project = ? AND handle = ?"
+SQL_OUTPUTS_LIST = """
+SELECT id, handle, label, command, source, status, exit_code, created_at, seconds, bytes,
+       lines, redactions FROM outputs WHERE project = ? ORDER BY id DESC LIMIT ?"""
+SQL_OUTPUTS_SINCE = """
+SELECT handle, command, label, exit_code, created_at, summary FROM outputs
+WHERE project = ? AND created_at >= ? AND status != 'running' ORDER BY id"""
+SQL_CHUNKS_IN_RANGE = """
+SELECT line_start, line_end, cont, stderr, text FROM output_chunks
+WHERE output_id = ? AND line_end >= ? AND line_start <= ? ORDER BY id"""
+SQL_CHUNKS_FROM = """
+SELECT line_start, line_end, cont, stderr, text FROM output_chunks
+WHERE output_id = ? AND line_end >= ? ORDER BY id"""
+SQL_SEARCH_FTS = """
+SELECT c.id, c.output_id, c.line_start, c.line_end, c.title, o.handle, bm25(output_fts, 2.0, 1.0)
+FROM output_fts JOIN output_chunks c ON c.id = output_fts.rowid
+JOIN outputs o ON o.id = c.output_id
+WHERE output_fts MATCH ? AND c.project = ? {handle}
+ORDER BY rank LIMIT ?"""
+SQL_VOCAB_MATCH = """
+SELECT o.id, o.vocab FROM output_vocab_fts JOIN outputs o ON o.id = output_vocab_fts.rowid
+WHERE output_vocab_fts MATCH ? AND o.project = ? {handle} LIMIT 50"""
+SQL_CHUNK_TEXT = "SELECT text, line_start, cont FROM output_chunks WHERE id = ?"
+SQL_EXPIRED = "SELECT id FROM outputs WHERE project = ? AND created_at < ?"
+SQL_PURGE_SIZES = """
+SELECT COUNT(DISTINCT o.id), COALESCE(SUM(LENGTH(CAST(c.text AS BLOB))), 0)
+FROM outputs o LEFT JOIN output_chunks c ON c.output_id = o.id WHERE o.id IN ({ids})"""
+SQL_STAT_BUMP = """
+INSERT INTO output_stats(project, key, value) VALUES (?, ?, ?)
+ON CONFLICT(project, key) DO UPDATE SET value = value + excluded.value"""
+SQL_STATS_ALL = "SELECT key, value FROM output_stats WHERE project = ?"
+SQL_OUTPUT_TOTALS = """
+SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM outputs WHERE project = ?"""
+
+DIRECT_MAX_DEFAULT = 4096
+RETENTION_DAYS_DEFAULT = 14
+CHUNK_LINES, CHUNK_BYTES = 40, 2048          # a chunk's size when no unit holds it open
+UNIT_MAX_LINES, UNIT_MAX_BYTES = 400, 32768  # a unit larger than this is cut anyway
+LINE_PIECE = 1 << 20                 # longer lines are stored in pieces of this many chars
+FLUSH_BYTES = 1 << 21                # chunks are written in batches of about this size
+VOCAB_MAX = 50000                    # identifier-like tokens kept per output
+SUMMARY_MAX_BYTES = 2000
+HEAD_LINES = TAIL_LINES = 5
+MAX_DECISIVE = 10
+TIMEOUT_EXIT, KILL_GRACE = 124, 2.0
+STDOUT, STDERR = 1, 2
+
+# Substrings at least one of which every redaction pattern needs (lowercase);
+# a block without any of them cannot hold a secret and skips the regexes.
+_REDACT_TRIGGERS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "bearer",
+                    "akia", "asia", "eyj", "xox", "xapp-", "hooks.slack", "aiza", "://",
+                    "pass", "pwd", "secret", "key", "token", "private")
+_KEY_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+_KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+
+# Keywords that make a line a candidate for the decisive lines (lowercase).
+_DECISIVE_KEYS = ("error", "exception", "fail", "fatal", "panic", "traceback", "✕", "●",
+                  "file \"")
+_TS_PREFIX = re.compile(r"\[?(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\d\d:\d\d:\d\d)")
+_SECTION_HEAD = re.compile(
+    r"^(?:_{3,} (?P<pytest>\S.*?) _{3,}$|={3,} (?P<pyhead>[A-Za-z].*?) ={3,}$|=== RUN\s+(?P<go>\S+)"
+    r"|---- (?P<cargo>\S+) stdout ----$|\s*● (?P<jest>.+)$)")
+_COMPILER_ERROR = re.compile(
+    r"^(?P<path>[^\s:()\"']+\.\w+):(?P<line>\d+)(?::\d+)?:\s*(?:fatal )?error\b"
+    r"|^(?P<path2>[^\s(]+\.\w+)\((?P<line2>\d+),\d+\):\s*error\b")
+_RUST_ERROR = re.compile(r"^error(?:\[E\d+\])?: ")
+_RUST_ARROW = re.compile(r"^\s*--> (?P<path>[^\s:]+):(?P<line>\d+)")
+_TEST_FAILED = re.compile(
+    r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
+    r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
+    r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$")
+_PANIC = re.compile(r"^panic: |^thread '[^']*' panicked at|^fatal error: ")
+_GENERIC_BAD = re.compile(r"(?i)\b(?:errors?|exceptions?|fail|failed|failures?|fatal|panic|"
+                          r"panicked)\b")
+_NEGATED = re.compile(
+    r"(?i)\b(?:no|0|zero|without|none|never)\s+(?:\w+\s+)?(?:errors?|exceptions?|failures?|"
+    r"failed|fatal|panics?)\b|\b(?:errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b"
+    r"|\b(?:error|fail)(?:s|ed)?\s*:\s*none\b")
+_TRACE_START = re.compile(r"^\s*Traceback \(most recent call last\):")
+_PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
+_FILE_LINE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
+                        r"|(?P<path2>[\w./\\-]*[\w-]\.[A-Za-z]\w{0,5}):(?P<line2>\d+)")
+_WORD = re.compile(r"\w+", re.UNICODE)
+_IDENT_SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_STOP_WORDS = frozenset(
+    "a an and are as at be by did do does for from had has have how i in is it its me my "
+    "no not of on or our so than that the their them then there these this those to was "
+    "we were what when where which who whom why will with you your show find line log "
+    "output".split())
+_SYNONYMS = (
+    ("error", "errors", "exception", "exceptions", "fail", "failed", "failure", "failing",
+     "traceback", "panic", "panicked", "fatal", "crash", "crashed", "raise", "raised"),
+    ("warn", "warning", "warnings", "deprecated", "deprecation"),
+    ("timeout", "timed", "deadline", "expired", "hang", "hung"),
+    ("refused", "refuse", "denied", "reject", "rejected", "forbidden", "unauthorized"),
+    ("missing", "notfound", "absent", "unknown", "undefined", "unresolved"),
+    ("memory", "oom", "heap", "alloc", "allocation"),
+    ("disk", "storage", "space", "quota", "full", "volume"),
+    ("connect", "connection", "socket", "network", "unreachable"),
+    ("slow", "latency", "duration", "elapsed", "took"),
+    ("install", "installed", "installing", "download", "collected", "requirement"),
+    ("test", "tests", "case", "spec", "assert", "assertion", "expected"),
+    ("compile", "compiler", "build", "syntax", "mismatched", "type"),
+    ("permission", "access", "eacces", "eperm"),
+    ("null", "none", "nil", "nullpointerexception", "nonetype"),
+    ("kill", "killed", "signal", "sigkill", "sigterm", "terminated", "abort", "aborted"),
+)
+_SYNONYM_OF = {word: group for group in _SYNONYMS for word in group}
+_SCRUB_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
+                         r"|^(?:AWS|GITHUB|GH|OPENAI|ANTHROPIC|AZURE|GOOGLE|GCP|HF|HUGGINGFACE"
+                         r"|NPM|PYPI|DOCKER|SLACK|STRIPE)_", re.IGNORECASE)
+
+
+class OutputStoreError(CtxkitError):
+    """The output store could not keep an output (the message says what to do)."""
+
+
+# --- reading lines back -------------------------------------------------------
+
+
+def _stderr_offsets(spec: str) -> set[int]:
+    offsets: set[int] = set()
+    for part in filter(None, spec.split(",")):
+        first, _, last = part.partition("-")
+        offsets.update(range(int(first), int(last or first) + 1))
+    return offsets
+
+
+def _iter_rows_lines(rows: Iterable[sqlite3.Row]) -> Iterator[tuple[int, int, str]]:
+    """(line number, stream, text) from chunk rows in order, joining line pieces."""
+    pending: tuple[int, int, str] | None = None
+    for row in rows:
+        texts = row["text"].split("\n")
+        err = _stderr_offsets(row["stderr"])
+        for offset, text in enumerate(texts):
+            number = row["line_start"] + offset
+            stream = STDERR if offset in err else STDOUT
+            if pending and pending[0] == number:
+                text = pending[2] + text
+                pending = None
+            elif pending:
+                yield pending
+                pending = None
+            if offset == len(texts) - 1 and row["cont"]:
+                pending = (number, stream, text)
+            else:
+                yield number, stream, text
+    if pending:
+        yield pending
+
+
+def output_lines(db: Database, output_id: int, first: int, last: int) -> list[tuple[int, int, str]]:
+    """Stored lines ``first..last`` of one output as (number, stream, text)."""
+    rows = db.query(SQL_CHUNKS_IN_RANGE, (output_id, first, last))
+    return [item for item in _iter_rows_lines(rows) if first <= item[0] <= last]
+
+
+def _find_output(db: Database, env: Env, handle: str) -> sqlite3.Row:
+    row = db.one(SQL_OUTPUT_BY_HANDLE, (env.project, handle.strip()))
+    if row is None:
+        raise NotFound(f"no stored output {handle!r} in project {env.project!r}; "
+                       f"`ctxkit outputs` lists the handles")
+    return row
+
+
+def _bump_stats(db: Database, project: str, **counts: int) -> None:
+    """Add to the output counters; a read-only database only loses the count."""
+    with contextlib.suppress(DatabaseError):
+        with db.atomic():
+            db.executemany(SQL_STAT_BUMP, [(project, k, int(v)) for k, v in counts.items() if v])
+
+
+# --- summary facts collected while streaming ----------------------------------
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = text.rstrip("\r")
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+class DecisiveLines:
+    """Finds the lines that decide what happened, with bounded memory.
+
+    Candidates are found by cheap substring search over each block; only those
+    lines go through the regexes. Each kind keeps a bounded list.
+    """
+
+    CAPS = {"compiler": 1, "test": 50, "traceback": 50, "panic": 50, "error": 100}
+    QUOTA = (("compiler", 1), ("test", 4), ("traceback", 3), ("panic", 2), ("error", 10))
+
+    def __init__(self) -> None:
+        self.found: dict[str, list[dict[str, Any]]] = {k: [] for k in self.CAPS}
+        self.seen_generic: set[str] = set()
+        self.trace_frames: list[tuple[str, int]] | None = None  # inside a Python traceback
+
+    def add_block(self, first_no: int, lines: list[str], low: str) -> None:
+        if self.trace_frames is not None:
+            self._scan_trace(first_no, lines, 0)
+        hits = self._candidate_indexes(lines, low)
+        for index in hits:
+            self._classify(first_no, lines, index)
+
+    @staticmethod
+    def _candidate_indexes(lines: list[str], low: str) -> list[int]:
+        offsets: set[int] = set()
+        for key in _DECISIVE_KEYS:
+            at = low.find(key)
+            while at >= 0:
+                offsets.add(at)
+                if len(offsets) > 20000:
+                    break
+                at = low.find(key, at + len(key))
+        if not offsets:
+            return []
+        import bisect
+        import itertools
+        starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+        return sorted({bisect.bisect_right(starts, off) - 1 for off in offsets})
+
+    def _keep(self, kind: str, number: int, text: str, ref: tuple[str, int] | None = None,
+              frames: list[tuple[str, int]] | None = None) -> None:
+        bucket = self.found[kind]
+        if len(bucket) < self.CAPS[kind] and not any(b["line"] == number for b in bucket):
+            bucket.append({"line": number, "text": text, "kind": kind, "ref": ref,
+                           "frames": frames or []})
+
+    def _classify(self, first_no: int, lines: list[str], index: int) -> None:
+        line = lines[index]
+        number = first_no + index
+        if _TRACE_START.match(line):
+            self.trace_frames = []
+            self._scan_trace(first_no, lines, index + 1)
+            return
+        compiler = _COMPILER_ERROR.match(line)
+        if compiler:
+            path = compiler.group("path") or compiler.group("path2")
+            lineno = compiler.group("line") or compiler.group("line2")
+            self._keep("compiler", number, line, (path, int(lineno)))
+        elif _RUST_ERROR.match(line):
+            ref = None
+            for follow in lines[index + 1:index + 5]:
+                arrow = _RUST_ARROW.match(follow)
+                if arrow:
+                    ref = (arrow.group("path"), int(arrow.group("line")))
+                    break
+            self._keep("compiler", number, line, ref)
+        test = _TEST_FAILED.match(line)
+        if test:
+            self._keep("test", number, line, _first_ref(line))
+            return
+        if _PANIC.match(line):
+            self._keep("panic", number, line, _first_ref(line))
+            return
+        if not compiler and self._is_generic_error(line):
+            key = re.sub(r"\d+", "#", line.strip())[:200]
+            if key not in self.seen_generic and len(self.seen_generic) < 5000:
+                self.seen_generic.add(key)
+                self._keep("error", number, line, _first_ref(line))
+
+    @staticmethod
+    def _is_generic_error(line: str) -> bool:
+        if not _GENERIC_BAD.search(line):
+            return False
+        return bool(_GENERIC_BAD.search(_NEGATED.sub(" ", line)))
+
+    def _scan_trace(self, first_no: int, lines: list[str], start: int) -> None:
+        """Follow a Python traceback to its last line (the exception)."""
+        frames = self.trace_frames if self.trace_frames is not None else []
+        for index in range(start, len(lines)):
+            line = lines[index]
+            if not line.strip():
+                continue
+            if line[:1] in " \t":
+                frame = _PY_FRAME.match(line)
+                if frame:
+                    frames.append((frame.group("path"), int(frame.group("line"))))
+                    del frames[:-50]
+                continue
+            if _TRACE_START.match(line) or line.startswith(("During handling", "The above")):
+                continue
+            self._keep("traceback", first_no + index, line,
+                       frames[-1] if frames else None, list(frames))
+            self.trace_frames = None
+            return
+        self.trace_frames = frames
+
+    def select(self) -> list[dict[str, Any]]:
+        """Up to MAX_DECISIVE lines: each kind gets a quota, leftovers fill the rest."""
+        chosen: list[dict[str, Any]] = []
+        for kind, quota in self.QUOTA:
+            chosen.extend(self.found[kind][:quota])
+        for kind, _ in self.QUOTA:
+            for item in self.found[kind]:
+                if len(chosen) >= MAX_DECISIVE:
+                    break
+                if item not in chosen:
+                    chosen.append(item)
+        unique: dict[int, dict[str, Any]] = {}
+        for item in chosen[:MAX_DECISIVE]:
+            unique.setdefault(item["line"], item)
+        return sorted(unique.values(), key=lambda item: item["line"])
+
+
+def _first_ref(line: str) -> tuple[str, int] | None:
+    match = _FILE_LINE.search(line)
+    if not match:
+        return None
+    path = match.group("path") or match.group("path2")
+    return path, int(match.group("line") or match.group("line2"))
+
+
+# --- chunking -----------------------------------------------------------------
+
+
+class Chunker:
+    """Cuts numbered lines into chunks that keep units whole.
+
+    A chunk closes after about CHUNK_LINES lines or CHUNK_BYTES bytes, unless
+    the next line continues a unit: an indented line of a stack trace, a line
+    with the same timestamp, the inside of a JSON element. Test-case headers
+    always start a new chunk. Units larger than UNIT_MAX_* are cut anyway.
+    """
+
+    def __init__(self, emit_chunk: Callable[[int, int, bool, str, str, str], None]):
+        self.emit_chunk = emit_chunk
+        self.lines: list[str] = []
+        self.streams: list[tuple[int, int]] = []   # (offset, stream) where the stream changes
+        self.first_no = 0
+        self.size = 0
+        self.title = ""
+        self.cont = False
+        self.in_trace = False
+        self.json: _JsonTracker | None = None
+        self.decided_mode = False
+
+    def add(self, first_no: int, stream: int, lines: list[str], low: str, open_last: bool,
+            joins_previous: bool) -> None:
+        if not self.decided_mode:
+            self._decide_mode(lines)
+        heads = self._section_heads(lines, low)
+        for index, line in enumerate(lines):
+            number = first_no + index
+            if joins_previous and index == 0:
+                self._append_piece(line)
+            else:
+                if self.lines and (index in heads or self._full(line)):
+                    self._flush(False)
+                self._append(number, stream, line, heads.get(index))
+        if open_last and self.lines:
+            self._flush(True)
+
+    def _decide_mode(self, lines: list[str]) -> None:
+        for line in lines:
+            stripped = line.strip()
+            if stripped:
+                if stripped[0] in "{[" and not stripped.startswith("[2") and (
+                        stripped in ("{", "[") or stripped.endswith((",", "{", "[")) or
+                        stripped.startswith(("{\"", "[{", "[\""))):
+                    self.json = _JsonTracker()
+                self.decided_mode = True
+                return
+
+    @staticmethod
+    def _section_heads(lines: list[str], low: str) -> dict[int, str]:
+        if not any(key in low for key in ("___ ", "=== ", "---- ", "● ")):
+            return {}
+        heads = {}
+        for index, line in enumerate(lines):
+            if line[:1] in "_=- " and len(line) < 300:
+                match = _SECTION_HEAD.match(line)
+                if match:
+                    heads[index] = next(g for g in match.groups() if g)
+        return heads
+
+    def _append(self, number: int, stream: int, line: str, head: str | None) -> None:
+        if not self.lines:
+            self.first_no = number
+            self.title = head or (self.json.path() if self.json else "")
+        if not self.streams or self.streams[-1][1] != stream:
+            self.streams.append((len(self.lines), stream))
+        self.lines.append(line)
+        self.size += len(line) + 1
+        if self.json:
+            self.json.feed(line)
+        elif _TRACE_START.match(line) or line.startswith(("goroutine ", "Caused by:")):
+            self.in_trace = True
+
+    def _append_piece(self, piece: str) -> None:
+        if not self.lines:
+            self.lines.append(piece)
+            self.size = len(piece)
+            return
+        self.lines[-1] += piece
+        self.size += len(piece)
+
+    def _full(self, nxt: str) -> bool:
+        if len(self.lines) < CHUNK_LINES and self.size < CHUNK_BYTES:
+            return False
+        if len(self.lines) >= UNIT_MAX_LINES or self.size >= UNIT_MAX_BYTES:
+            return True
+        return not self._continues(self.lines[-1], nxt)
+
+    def _continues(self, prev: str, nxt: str) -> bool:
+        if self.json:
+            return self.json.depth > self.json.cut_depth(self.size)
+        if self.in_trace:
+            if nxt[:1] in " \t" or nxt.startswith(("Caused by:", "...")):
+                return True
+            if prev[:1] in " \t" and nxt.strip():   # the exception line closes the trace
+                self.in_trace = False
+                return True
+            self.in_trace = False
+        elif nxt.startswith(("\tat ", "    at ")):
+            return True
+        if len(self.lines) < UNIT_MAX_LINES // 2:
+            a, b = _TS_PREFIX.match(prev), _TS_PREFIX.match(nxt)
+            if a and b and a.group(1) == b.group(1):
+                return True
+        return False
+
+    def _flush(self, cont: bool) -> None:
+        err = []
+        for pos, (offset, stream) in enumerate(self.streams):
+            if stream == STDERR:
+                end = self.streams[pos + 1][0] - 1 if pos + 1 < len(self.streams) else len(
+                    self.lines) - 1
+                err.append(f"{offset}-{end}" if end > offset else str(offset))
+        last_no = self.first_no + len(self.lines) - 1
+        self.emit_chunk(self.first_no, last_no, cont, ",".join(err), self.title,
+                        "\n".join(self.lines))
+        self.lines, self.streams, self.size = [], [], 0
+        self.cont = cont
+
+    def close(self) -> None:
+        if self.lines:
+            self._flush(False)
+
+
+class _JsonTracker:
+    """Bracket depth and key path of pretty-printed JSON, line by line."""
+
+    _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+    _KEY_OPEN = re.compile(r'^\s*"((?:[^"\\]|\\.)*)"\s*:\s*[\[{]\s*$')
+
+    def __init__(self) -> None:
+        self.stack: list[list[Any]] = []   # [key or index, count of children]
+        self.depth = 0
+
+    def feed(self, line: str) -> None:
+        key = self._KEY_OPEN.match(line)
+        bare = self._STRING.sub('""', line)
+        opens = bare.count("{") + bare.count("[")
+        closes = bare.count("}") + bare.count("]")
+        if opens > closes:
+            name = key.group(1) if key else None
+            for _ in range(opens - closes):
+                if self.stack and name is None:
+                    parent = self.stack[-1]
+                    name = f"[{parent[1]}]"
+                    parent[1] += 1
+                self.stack.append([name or "", 0])
+                name = None
+        elif closes > opens:
+            del self.stack[len(self.stack) - (closes - opens):]
+        elif self.stack and not key and bare.strip().startswith(("{", "[")):
+            self.stack[-1][1] += 1
+        self.depth = len(self.stack)
+
+    def cut_depth(self, size: int) -> int:
+        """Cut between top-level elements; go deeper only when an element is big."""
+        return 1 if size < 4 * CHUNK_BYTES else 2 if size < 8 * CHUNK_BYTES else 3
+
+    def path(self) -> str:
+        parts = ["$"]
+        for name, _ in self.stack[1:]:
+            parts.append(name if name.startswith("[") else f".{name}")
+        return "".join(parts)
+
+
+# --- ingestion ----------------------------------------------------------------
+
+
+class OutputIngest:
+    """One output on its way into the store (or, when the store fails, into memory).
+
+    ``feed(stream, data)`` takes raw bytes as they arrive; ``finish(...)``
+    writes the summary and returns it. Memory is bounded: lines are cut into
+    pieces of LINE_PIECE characters, chunks are written every FLUSH_BYTES,
+    and the summary keeps bounded lists.
+    """
+
+    def __init__(self, env: Env, db: Database | None, *, label: str, command: str,
+                 source: str, direct_max: int):
+        import codecs
+        self.env, self.db = env, db
+        self.label, self.command, self.source = label, command, source
+        self.direct_max = direct_max
+        self.started = time.monotonic()
+        self.decoders = {s: codecs.getincrementaldecoder("utf-8")("backslashreplace")
+                         for s in (STDOUT, STDERR)}
+        self.partial = {STDOUT: "", STDERR: ""}
+        self.line_no = 0
+        self.open_piece: int | None = None   # stream whose last line is still open
+        self.bytes = 0
+        self.redactions = 0
+        self.in_key = False
+        self.head: list[tuple[int, str]] = []
+        import collections
+        self.tail: collections.deque[tuple[int, str]] = collections.deque(maxlen=TAIL_LINES)
+        self.direct: list[tuple[int, str]] | None = []
+        self.direct_size = 0
+        self.vocab: set[str] = set()
+        self.decisive = DecisiveLines()
+        self.chunker = Chunker(self._on_chunk)
+        self.rows: list[tuple[Any, ...]] = []
+        self.rows_size = 0
+        self.output_id: int | None = None
+        self.handle: str | None = None
+        self.write_error: str | None = None
+        self.stored_bytes = 0
+        if db is not None:
+            self._open_record()
+
+    # The record is created first so a handle exists while the command runs.
+    def _open_record(self) -> None:
+        assert self.db is not None
+        try:
+            with self.db.atomic():
+                _apply_retention(self.db, self.env)
+                cursor = self.db.execute(SQL_OUTPUT_INSERT, (
+                    self.env.project, f"pending-{os.getpid()}-{time.monotonic_ns()}",
+                    self.label, self.command, self.source, utc_now()))
+                self.output_id = cursor.lastrowid
+                self.handle = f"o{self.output_id}"
+                self.db.execute(SQL_OUTPUT_SET_HANDLE, (self.handle, self.output_id))
+        except CtxkitError as exc:
+            self._fail_writes(str(exc))
+
+    def _fail_writes(self, message: str) -> None:
+        self.write_error = message
+        self.rows.clear()
+        self.rows_size = 0
+
+    def feed(self, stream: int, data: bytes) -> None:
+        if not data:
+            return
+        self.bytes += len(data)
+        text = self.decoders[stream].decode(data)
+        self._add_text(stream, text)
+
+    def _add_text(self, stream: int, text: str) -> None:
+        if "\x00" in text:
+            text = text.replace("\x00", "\\x00")
+        text = self.partial[stream] + text
+        lines = text.split("\n")
+        self.partial[stream] = lines.pop()
+        if lines:
+            self._add_lines(stream, lines, open_last=False)
+        while len(self.partial[stream]) > LINE_PIECE:
+            piece, self.partial[stream] = (self.partial[stream][:LINE_PIECE],
+                                           self.partial[stream][LINE_PIECE:])
+            self._add_lines(stream, [piece], open_last=True)
+
+    def _add_lines(self, stream: int, lines: list[str], open_last: bool) -> None:
+        joins = self.open_piece == stream
+        if self.open_piece is not None and not joins:
+            self.open_piece = None          # the other stream interrupts: the piece ends a line
+        first_no = self.line_no if joins else self.line_no + 1
+        self.line_no = first_no + len(lines) - 1
+        block = "\n".join(lines)
+        low = block.lower()
+        if self.in_key or any(t in low for t in _REDACT_TRIGGERS):
+            lines = self._redact_lines(lines)
+            block = "\n".join(lines)
+            low = block.lower()
+        self._observe(first_no, stream, lines, low, joins)
+        self.chunker.add(first_no, stream, lines, low, open_last, joins)
+        self.open_piece = stream if open_last else None
+        self._maybe_flush()
+
+    def _redact_lines(self, lines: list[str]) -> list[str]:
+        result = []
+        for line in lines:
+            if self.in_key or _KEY_BEGIN.search(line):
+                if not self.in_key:
+                    self.redactions += 1
+                self.in_key = not _KEY_END.search(line)
+                result.append(REDACTED)
+                continue
+            low = line.lower()
+            if any(t in low for t in _REDACT_TRIGGERS):
+                line, count = redact(line)
+                self.redactions += count
+            result.append(line)
+        return result
+
+    def _observe(self, first_no: int, stream: int, lines: list[str], low: str,
+                 joins: bool) -> None:
+        if len(self.head) < HEAD_LINES:
+            for offset, line in enumerate(lines[:HEAD_LINES]):
+                if len(self.head) < HEAD_LINES and not (joins and offset == 0):
+                    self.head.append((first_no + offset, line[:400]))
+        for offset in range(max(0, len(lines) - TAIL_LINES), len(lines)):
+            if offset == 0 and joins and self.tail:
+                continue
+            self.tail.append((first_no + offset, lines[offset][:400]))
+        if self.direct is not None:
+            if self.bytes > self.direct_max:
+                self.direct = None
+            else:
+                self.direct.extend((stream, line) for line in lines)
+        self.decisive.add_block(first_no, lines, low)
+        if len(self.vocab) < VOCAB_MAX:
+            self.vocab.update(block_tokens(low))
+
+    def _on_chunk(self, first: int, last: int, cont: bool, err: str, title: str,
+                  text: str) -> None:
+        if self.write_error is not None or self.output_id is None:
+            return
+        self.rows.append((self.env.project, self.output_id, first, last, int(cont), err,
+                          title, text))
+        self.rows_size += len(text)
+
+    def _maybe_flush(self, force: bool = False) -> None:
+        if not self.rows or (self.rows_size < FLUSH_BYTES and not force):
+            return
+        try:
+            assert self.db is not None
+            with self.db.atomic():
+                self.db.executemany(SQL_CHUNK_INSERT, self.rows)
+            self.stored_bytes += self.rows_size
+        except CtxkitError as exc:
+            self._fail_writes(str(exc))
+        self.rows.clear()
+        self.rows_size = 0
+
+    def _close_streams(self) -> None:
+        for stream in (STDOUT, STDERR):
+            tail = self.decoders[stream].decode(b"", final=True)
+            if tail:
+                self._add_text(stream, tail)
+            if self.partial[stream]:
+                rest, self.partial[stream] = self.partial[stream], ""
+                self._add_lines(stream, [rest], open_last=False)
+        self.chunker.close()
+        self._maybe_flush(force=True)
+
+    def finish(self, exit_code: int | None, status: str = "complete") -> dict[str, Any]:
+        """Close the streams, write the summary, and return it."""
+        self._close_streams()
+        seconds = round(time.monotonic() - self.started, 3)
+        summary = build_summary(self, exit_code, seconds, status)
+        if self.write_error is None and self.output_id is not None:
+            vocab = " ".join(sorted(filter(_is_vocab_token, self.vocab)))
+            try:
+                assert self.db is not None
+                with self.db.atomic():
+                    self.db.execute(SQL_OUTPUT_FINISH, (
+                        status, exit_code, seconds, self.bytes, self.line_no, self.redactions,
+                        json.dumps(summary, ensure_ascii=False), vocab, self.output_id))
+                    policy = summary["policy"]
+                    _bump_stats(self.db, self.env.project, outputs=1, bytes_stored=self.bytes,
+                                **{policy: 1})
+            except CtxkitError as exc:
+                self._fail_writes(str(exc))
+                summary = build_summary(self, exit_code, seconds, status)
+        elif self.db is not None:
+            _bump_stats(self.db, self.env.project, write_failures=1)
+        return summary
+
+    def direct_text(self) -> list[tuple[int, str]] | None:
+        return self.direct
+
+
+def block_tokens(low: str) -> Iterable[str]:
+    """Whitespace tokens of a block that may name an identifier or a path."""
+    return (t.strip("()[]{}<>,;'\"`") for t in low.split() if 3 < len(t) < 80)
+
+
+def _is_vocab_token(token: str) -> bool:
+    return (any(c.isalpha() for c in token) and any(c in token for c in "_./:-")
+            and REDACTED.lower() not in token)
+
+
+def _apply_retention(db: Database, env: Env) -> int:
+    """Purge this project's outputs older than the retention setting."""
+    days = _retention_days(env)
+    if days <= 0:
+        return 0
+    cutoff = (_dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(days=days)).strftime(
+        "%Y-%m-%dT%H:%M:%S.%fZ")
+    ids = [row[0] for row in db.query(SQL_EXPIRED, (env.project, cutoff))]
+    return _purge_ids(db, ids)[0] if ids else 0
+
+
+def _retention_days(env: Env) -> float:
+    config = load_config(env)
+    section = config.get("output") if isinstance(config.get("output"), dict) else {}
+    value = section.get("retention_days", config.get("output_retention_days",
+                                                     RETENTION_DAYS_DEFAULT))
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise CtxkitError(f"output.retention_days in {CONFIG_NAME} must be a number of days, "
+                          f"not {value!r}") from None
+
+
+def _purge_ids(db: Database, ids: list[int]) -> tuple[int, int]:
+    """Delete outputs by id with secure_delete on; returns (outputs, bytes freed)."""
+    if not ids:
+        return 0, 0
+    total_outputs, total_bytes = 0, 0
+    db.execute("PRAGMA secure_delete = ON")
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        marks = ",".join("?" * len(part))
+        count, size = db.one(SQL_PURGE_SIZES.format(ids=marks), part)
+        with db.atomic():
+            db.execute(f"DELETE FROM outputs WHERE id IN ({marks})", part)
+        total_outputs += count
+        total_bytes += size
+    return total_outputs, total_bytes
+
+
+# --- the summary --------------------------------------------------------------
+
+
+def build_summary(ingest: OutputIngest, exit_code: int | None, seconds: float,
+                  status: str) -> dict[str, Any]:
+    """The summary of SPEC section 3, kept under SUMMARY_MAX_BYTES."""
+    total = ingest.line_no
+    errors = [_error_item(ingest, item) for item in ingest.decisive.select()]
+    virtual = ingest.direct is None
+    stored = ingest.write_error is None and ingest.output_id is not None
+    summary: dict[str, Any] = {
+        "handle": ingest.handle if stored else None,
+        "label": ingest.label,
+        "command": _clip(ingest.command, 300),
+        "exit_code": exit_code,
+        "status": status,
+        "seconds": seconds,
+        "bytes": ingest.bytes,
+        "lines": total,
+        "stored": stored,
+        "policy": "virtualized" if virtual else "direct",
+        "redactions": ingest.redactions,
+        "head": [{"line": n, "text": _clip(t)} for n, t in ingest.head],
+        "tail": [{"line": n, "text": _clip(t)} for n, t in ingest.tail
+                 if n > (ingest.head[-1][0] if ingest.head else 0)],
+        "errors": errors,
+    }
+    if not stored and ingest.write_error:
+        summary["store_error"] = ingest.write_error
+    return _fit_summary(summary, total)
+
+
+def _error_item(ingest: OutputIngest, item: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {"line": item["line"], "kind": item["kind"],
+                              "text": _clip(item["text"])}
+    refs = list(reversed(item["frames"])) or ([item["ref"]] if item["ref"] else [])
+    if item["ref"] and item["ref"] not in refs:
+        refs.insert(0, item["ref"])
+    if refs:
+        path, line = refs[0]
+        result["ref"] = f"{normalize_file(path, ingest.env)}:{line}"
+    symbol = _link_refs(ingest.db, ingest.env, refs) if ingest.write_error is None else None
+    if symbol:
+        result["symbol"] = symbol
+    return result
+
+
+def _link_refs(db: Database | None, env: Env, refs: list[tuple[str, int]]) -> str | None:
+    """The graph symbol (PATH:QUALNAME) of the first file:line the graph knows."""
+    if db is None:
+        return None
+    for path, line in refs[:20]:
+        rel = normalize_file(path, env)
+        with contextlib.suppress(CtxkitError):
+            nodes = graph_nodes_at(db, env.project, rel, line)
+            if nodes:
+                return nodes[0].id
+    return None
+
+
+def _elided(total: int, shown: Iterable[int]) -> list[str]:
+    ranges, start = [], 1
+    for number in sorted(set(shown)):
+        if number > start:
+            ranges.append(f"{start}-{number - 1}" if number - 1 > start else str(start))
+        start = max(start, number + 1)
+    if start <= total:
+        ranges.append(f"{start}-{total}" if total > start else str(start))
+    return ranges
+
+
+def _next_commands(summary: dict[str, Any], total: int) -> dict[str, str]:
+    handle = summary["handle"]
+    if not handle:
+        return {}
+    errors = summary["errors"]
+    if errors:
+        words = [w for w in re.findall(r"[A-Za-z_][\w.]{3,}", errors[0]["text"])
+                 if w.lower() not in _STOP_WORDS][:3]
+        query = " ".join(words) or "error"
+        center = errors[0]["line"]
+    else:
+        query, center = "error", (HEAD_LINES + 1 if total > HEAD_LINES else 1)
+    first, last = max(1, center - 10), min(max(total, 1), center + 10)
+    return {"search": f"ctxkit search {_shell_quote(query)} --handle {handle}",
+            "expand": f"ctxkit expand {handle} --lines {first}-{last}"}
+
+
+def _shell_quote(text: str) -> str:
+    import shlex
+    return shlex.quote(text)
+
+
+def _fit_summary(summary: dict[str, Any], total: int) -> dict[str, Any]:
+    """Shrink texts, then head/tail, then errors until the JSON fits the budget."""
+    for limit, keep_edges, keep_errors in ((200, 5, 10), (120, 4, 10), (100, 3, 8),
+                                           (80, 2, 6), (60, 1, 4), (40, 1, 2)):
+        for part in ("head", "tail"):
+            summary[part] = [{"line": e["line"], "text": _clip(e["text"], limit)}
+                             for e in summary[part][:keep_edges]]
+        summary["errors"] = [{**e, "text": _clip(e["text"], limit)}
+                             for e in summary["errors"][:keep_errors]]
+        shown = [e["line"] for part in ("head", "tail", "errors") for e in summary[part]]
+        summary["elided"] = _elided(total, shown)[:12]
+        summary["next"] = _next_commands(summary, total)
+        if len(json.dumps(summary, ensure_ascii=False).encode()) <= SUMMARY_MAX_BYTES:
+            break
+    return summary
+
+
+def render_summary(summary: dict[str, Any]) -> str:
+    """The human form of a summary."""
+    facts = [f"exit {summary['exit_code']}" if summary["exit_code"] is not None else "exit ?",
+             f"{summary['seconds']}s", f"{summary['bytes']:,} bytes",
+             f"{summary['lines']:,} lines",
+             "stored" if summary["stored"] else "NOT stored",
+             f"{summary['redactions']} redactions"]
+    if summary["status"] not in ("complete",):
+        facts.insert(1, summary["status"])
+    title = f"[{summary['handle'] or '-'}] {summary['command'] or summary['label'] or '(output)'}"
+    out = [f"{title} · " + " · ".join(facts)]
+    for part in ("head", "errors", "tail"):
+        if summary[part]:
+            out.append(f"{part}:")
+            for entry in summary[part]:
+                extra = f"   [{entry['symbol']}]" if entry.get("symbol") else ""
+                out.append(f"{entry['line']:>7}  {entry['text']}{extra}")
+    if summary.get("elided"):
+        out.append("elided: " + ", ".join(summary["elided"]))
+    if summary.get("next"):
+        out.append(f"next: {summary['next']['search']}")
+        out.append(f"      {summary['next']['expand']}")
+    if summary.get("store_error"):
+        out.append(f"not stored: {summary['store_error']}")
+    return "\n".join(out)
+
+
+# --- public functions for other sections --------------------------------------
+
+
+def store_output_text(env: Env, db: Database, text: str, *, label: str, command: str,
+                      exit_code: int | None = None) -> dict[str, Any]:
+    """Ingest already-captured text (hooks use it); returns the summary dict."""
+    ingest = OutputIngest(env, db, label=label, command=command, source="hook",
+                          direct_max=DIRECT_MAX_DEFAULT)
+    data = text.encode("utf-8", "surrogateescape")
+    for start in range(0, len(data), 1 << 20):
+        ingest.feed(STDOUT, data[start:start + (1 << 20)])
+    return ingest.finish(exit_code)
+
+
+def outputs_since(db: Database, project: str, since_iso: str,
+                  failing_only: bool = True) -> list[dict[str, Any]]:
+    """Outputs stored since a time, with their decisive lines (for snapshots)."""
+    result = []
+    for row in db.query(SQL_OUTPUTS_SINCE, (project, since_iso)):
+        summary = json.loads(row["summary"] or "{}")
+        errors = [{"line": e["line"], "text": e["text"]} for e in summary.get("errors", [])]
+        failing = (row["exit_code"] not in (0, None)) or bool(errors)
+        if failing_only and not failing:
+            continue
+        result.append({"handle": row["handle"], "command": row["command"],
+                       "label": row["label"], "exit_code": row["exit_code"],
+                       "created_at": row["created_at"], "errors": errors})
+    return result
+
+
+# --- run: the subprocess ------------------------------------------------------
+
+
+def _child_env(scrub: bool, keep: Sequence[str]) -> dict[str, str] | None:
+    """None (the caller's environment unchanged) unless --scrub-env."""
+    if not scrub:
+        return None
+    keep_set = set(keep or ())
+    return {k: v for k, v in os.environ.items() if k in keep_set or not _SCRUB_NAME.search(k)}
+
+
+class CommandRunner:
+    """Runs one command in its own process group and feeds its pipes to an ingest."""
+
+    def __init__(self, argv: list[str], env: dict[str, str] | None, timeout: float | None):
+        self.argv, self.env, self.timeout = argv, env, timeout
+        self.proc: Any = None
+        self.signal_received: int | None = None
+        self.timed_out = False
+
+    def run(self, ingest: OutputIngest) -> int:
+        import signal
+        import subprocess
+        group = {"process_group": 0} if sys.version_info >= (3, 11) else {
+            "preexec_fn": os.setpgrp}
+        try:
+            self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, env=self.env, **group)
+        except OSError as exc:
+            raise CtxkitError(f"cannot run {self.argv[0]!r}: {exc.strerror or exc}") from None
+        previous = {}
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(ValueError):   # not the main thread
+                previous[signum] = signal.signal(signum, self._on_signal)
+        try:
+            self._pump(ingest)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+            self._kill_group(final=True)
+        if self.timed_out:
+            return TIMEOUT_EXIT
+        if self.signal_received:
+            return 128 + self.signal_received
+        code = self.proc.returncode
+        return 128 - code if code < 0 else code
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.signal_received = signum
+        self._kill_group()
+
+    def _kill_group(self, final: bool = False) -> None:
+        import signal
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL if final else signal.SIGTERM)
+
+    def _pump(self, ingest: OutputIngest) -> None:
+        import selectors
+        selector = selectors.DefaultSelector()
+        streams = {self.proc.stdout.fileno(): STDOUT, self.proc.stderr.fileno(): STDERR}
+        for fd in streams:
+            selector.register(fd, selectors.EVENT_READ)
+        deadline = time.monotonic() + self.timeout if self.timeout else None
+        killed_at: float | None = None
+        exited_at: float | None = None
+        while streams:
+            now = time.monotonic()
+            if deadline and now >= deadline and not self.timed_out:
+                self.timed_out = True
+                self._kill_group()
+                killed_at = now
+            if self.signal_received and killed_at is None:
+                killed_at = now
+            if killed_at and now - killed_at > KILL_GRACE:
+                self._kill_group(final=True)
+            if exited_at is None and self.proc.poll() is not None:
+                exited_at = now
+            if exited_at and now - exited_at > KILL_GRACE:
+                self._kill_group(final=True)   # leftovers holding the pipes open
+            for key, _ in selector.select(timeout=0.2):
+                data = os.read(key.fd, 1 << 16)
+                if not data:
+                    selector.unregister(key.fd)
+                    del streams[key.fd]
+                    continue
+                ingest.feed(streams[key.fd], data)
+        selector.close()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        try:
+            self.proc.wait(timeout=KILL_GRACE if killed_at else None)
+        except Exception:  # noqa: BLE001 - still running after the grace: kill hard
+            self._kill_group(final=True)
+            self.proc.wait()
+
+
+def _open_store(env: Env) -> tuple[Database | None, str | None]:
+    """The database, or None with the reason when it cannot be opened."""
+    try:
+        return open_db(env), None
+    except CtxkitError as exc:
+        return None, str(exc)
+
+
+def cmd_run(args: argparse.Namespace, env: Env) -> int:
+    argv = list(args.cmd)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise UsageError("run: give the command after --, e.g. ctxkit run -- pytest -x")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("run: --timeout must be a positive number of seconds")
+    if args.direct_max < 0:
+        raise UsageError("run: --direct-max must be 0 or more bytes")
+    import shlex
+    db, open_error = _open_store(env)
+    ingest = OutputIngest(env, db, label=args.label or argv[0], command=shlex.join(argv),
+                          source="run", direct_max=args.direct_max)
+    if open_error:
+        ingest._fail_writes(open_error)
+    runner = CommandRunner(argv, _child_env(args.scrub_env, args.keep_env), args.timeout)
+    code = runner.run(ingest)
+    status = ("timeout" if runner.timed_out else "interrupted" if runner.signal_received
+              else "complete")
+    summary = ingest.finish(code, status)
+    if db is not None:
+        _bump_stats(db, env.project, bytes_returned=_returned_size(summary, ingest))
+        db.close()
+    return _report_run(env, summary, ingest, code)
+
+
+def _returned_size(summary: dict[str, Any], ingest: OutputIngest) -> int:
+    if ingest.direct is not None:
+        return ingest.bytes
+    return len(json.dumps(summary, ensure_ascii=False).encode())
+
+
+def _report_run(env: Env, summary: dict[str, Any], ingest: OutputIngest, code: int) -> int:
+    direct = ingest.direct_text()
+    if direct is not None:
+        if env.json:
+            emit(env, {**summary, "output": "\n".join(text for _, text in direct)})
+        else:
+            _print_direct(direct, ingest.bytes)
+            if not env.quiet:
+                stored = f"stored as {summary['handle']}" if summary["stored"] else "NOT stored"
+                warn(f"exit {code} · {summary['lines']} lines · {stored}")
+        if not summary["stored"] and ingest.write_error:
+            warn(f"output not stored: {ingest.write_error}")
+        return code
+    emit(env, summary, lambda: render_summary(summary))
+    if not summary["stored"]:
+        sys.stderr.write(
+            f"ctxkit: error: the command exited with status {code} but its output "
+            f"({summary['bytes']:,} bytes) could not be stored: {ingest.write_error}; only "
+            f"the summary above survives — fix the database or pass --db PATH and rerun\n")
+        return EXIT_ERROR
+    return code
+
+
+def _print_direct(direct: list[tuple[int, str]], size: int) -> None:
+    """Print a small output as it was: stdout lines to stdout, stderr lines to stderr."""
+    for stream, text in direct:
+        target = sys.stdout if stream == STDOUT else sys.stderr
+        target.write(text + "\n")
+    sys.stdout.flush()
+    sys.stderr.flush()
+
+
+def cmd_store(args: argparse.Namespace, env: Env) -> int:
+    if args.file in (None, "-"):
+        source, name = sys.stdin.buffer, "stdin"
+    else:
+        path = Path(args.file)
+        if not path.is_file():
+            raise NotFound(f"store: no file {args.file!r}")
+        source, name = path.open("rb"), args.file
+    db = open_db(env)
+    ingest = OutputIngest(env, db, label=args.label or ("hook" if name == "stdin" else name),
+                          command=args.command or "", source="store",
+                          direct_max=DIRECT_MAX_DEFAULT)
+    if ingest.write_error:
+        raise OutputStoreError(f"cannot store output: {ingest.write_error}")
+    with contextlib.closing(source) if name != "stdin" else contextlib.nullcontext():
+        while True:
+            block = source.read(1 << 20)
+            if not block:
+                break
+            ingest.feed(STDOUT, block)
+    summary = ingest.finish(args.exit_code)
+    if not summary["stored"]:
+        raise OutputStoreError(f"cannot store output: {ingest.write_error}")
+    _bump_stats(db, env.project, bytes_returned=len(json.dumps(summary).encode()))
+    emit(env, summary, lambda: render_summary(summary))
+    return EXIT_OK
+
+
+# --- search -------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchPlan:
+    """One strategy of a search: its name and the FTS5 query (or vocabulary terms)."""
+
+    strategy: str
+    fts: str
+
+
+def _fts_term(word: str) -> str:
+    """A word as a safe FTS5 string (double quotes doubled)."""
+    return '"' + word.replace('"', '""') + '"'
+
+
+def _query_words(query: str) -> list[str]:
+    return [w for w in _WORD.findall(query) if w]
+
+
+def _split_identifier(word: str) -> list[str]:
+    parts = []
+    for piece in re.split(r"[_\W]+", word):
+        parts.extend(p.lower() for p in _IDENT_SPLIT.findall(piece))
+    return [p for p in parts if p]
+
+
+def search_plans(query: str) -> list[SearchPlan]:
+    """The strategies of SPEC in order: literal, identifiers, synonyms, prefixes."""
+    raw_tokens = query.split()
+    literal_terms = [_fts_term(t) for t in raw_tokens if _WORD.search(t)]
+    plans = []
+    if literal_terms:
+        plans.append(SearchPlan("literal", " AND ".join(literal_terms)))
+    words = [w.lower() for w in _query_words(query)]
+    parts: list[str] = []
+    for word in _query_words(query):
+        for part in _split_identifier(word) or [word.lower()]:
+            if part not in parts and part not in _STOP_WORDS:
+                parts.append(part)
+    if not parts:
+        parts = [w for w in words if w]
+    if parts:
+        plans.append(SearchPlan("identifiers", " AND ".join(_fts_term(p) for p in parts)))
+        groups = []
+        for part in parts:
+            group = _SYNONYM_OF.get(part, (part,))
+            groups.append("(" + " OR ".join(_fts_term(w) for w in dict.fromkeys(
+                (part, *group))) + ")")
+        plans.append(SearchPlan("synonyms", " OR ".join(groups)))
+        prefixes = [_fts_term(p[:max(4, len(p) - 2)]) + "*" for p in parts if len(p) >= 4]
+        if prefixes:
+            plans.append(SearchPlan("prefixes", " OR ".join(prefixes)))
+    substrings = [t for t in raw_tokens if len(t) >= 3][:6]
+    if substrings:
+        plans.append(SearchPlan("trigram", " ".join(substrings)))
+    return plans
+
+
+def _run_fts(db: Database, env: Env, fts: str, output_id: int | None,
+             limit: int) -> list[tuple[int, float]]:
+    handle_clause = "AND c.output_id = ?" if output_id else ""
+    params: list[Any] = [fts, env.project, *([output_id] if output_id else []), limit]
+    rows = db.query(SQL_SEARCH_FTS.format(handle=handle_clause), params)
+    return [(row[0], row[6]) for row in rows]
+
+
+def _trigram_terms(db: Database, env: Env, substrings: str, output_id: int | None) -> list[str]:
+    """Vocabulary tokens that contain one of the substrings (via the trigram index)."""
+    terms: list[str] = []
+    handle_clause = "AND o.id = ?" if output_id else ""
+    for sub in substrings.split():
+        sub = sub.lower()
+        if len(sub) < 3:
+            continue
+        params = [_fts_term(sub), env.project, *([output_id] if output_id else [])]
+        for _, vocab in db.query(SQL_VOCAB_MATCH.format(handle=handle_clause), params):
+            at = vocab.find(sub)
+            while at >= 0 and len(terms) < 40:
+                start = vocab.rfind(" ", 0, at) + 1
+                end = vocab.find(" ", at)
+                token = vocab[start:end if end >= 0 else len(vocab)]
+                if token not in terms:
+                    terms.append(token)
+                at = vocab.find(sub, end) if end >= 0 else -1
+    return terms
+
+
+def _fuse(rankings: list[list[tuple[int, float]]], k: int = 60) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion of several ranked lists of chunk ids."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, (chunk_id, _) in enumerate(ranking):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (k + rank + 1)
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = None,
+                   limit: int = 5, context: int = 2) -> dict[str, Any]:
+    """Search this project's outputs; the JSON of SPEC section 3."""
+    output_id = _find_output(db, env, handle)["id"] if handle else None
+    tried, rankings = [], []
+    found: set[int] = set()
+    for plan in search_plans(query):
+        if len(found) >= limit:
+            break
+        fts = plan.fts
+        if plan.strategy == "trigram":
+            terms = _trigram_terms(db, env, plan.fts, output_id)
+            fts = " OR ".join(_fts_term(t) for t in terms)
+            if not fts:
+                tried.append({"strategy": plan.strategy, "query": plan.fts, "hits": 0})
+                continue
+        ranking = _run_fts(db, env, fts, output_id, max(limit * 4, 20))
+        tried.append({"strategy": plan.strategy, "query": fts, "hits": len(ranking)})
+        if ranking:
+            rankings.append(ranking)
+            found.update(chunk_id for chunk_id, _ in ranking)
+    hits = _build_hits(db, env, query, _fuse(rankings), limit, context)
+    return {"query": query, "queries_tried": tried,
+            "status": "ok" if hits else "no_hits", "hits": hits}
+
+
+def _match_words(query: str) -> list[str]:
+    """Lowercase stems used to find the matching lines inside a chunk."""
+    stems = []
+    for word in _query_words(query):
+        for part in [word.lower(), *_split_identifier(word)]:
+            if part in _STOP_WORDS or len(part) < 2:
+                continue
+            for variant in (part, *_SYNONYM_OF.get(part, ())):
+                stem = variant[:max(4, len(variant) - 2)] if len(variant) > 4 else variant
+                if stem not in stems:
+                    stems.append(stem)
+    return stems
+
+
+def _build_hits(db: Database, env: Env, query: str, fused: list[tuple[int, float]],
+                limit: int, context: int) -> list[dict[str, Any]]:
+    stems = _match_words(query)
+    hits: list[dict[str, Any]] = []
+    for chunk_id, score in fused:
+        if len(hits) >= limit:
+            break
+        row = db.one("SELECT c.output_id, c.line_start, c.line_end, c.title, o.handle "
+                     "FROM output_chunks c JOIN outputs o ON o.id = c.output_id "
+                     "WHERE c.id = ? AND c.project = ?", (chunk_id, env.project))
+        if row is None:
+            continue
+        hit = _hit_window(db, env, row, stems, context)
+        if any(h["handle"] == hit["handle"] and h["line_start"] <= hit["line_end"]
+               and hit["line_start"] <= h["line_end"] for h in hits):
+            continue
+        hits.append({**hit, "score": round(score, 5)})
+    return [{"handle": h["handle"], "line_start": h["line_start"], "line_end": h["line_end"],
+             "score": h["score"], "text": h["text"],
+             **({"title": h["title"]} if h["title"] else {}),
+             **({"symbols": h["symbols"]} if h["symbols"] else {})} for h in hits]
+
+
+def _hit_window(db: Database, env: Env, row: sqlite3.Row, stems: list[str],
+                context: int) -> dict[str, Any]:
+    """The matching lines of a chunk plus ``context`` lines on each side."""
+    lines = output_lines(db, row["output_id"], row["line_start"], row["line_end"])
+    scored = []
+    for number, _, text in lines:
+        low = text.lower()
+        score = sum(1 for stem in stems if stem in low)
+        if score:
+            scored.append((score, number))
+    best = max(s for s, _ in scored) if scored else 0
+    matched = sorted(n for s, n in scored if s == best)[:3] or [row["line_start"]]
+    first = max(1, matched[0] - context)
+    last = matched[-1] + context
+    window = output_lines(db, row["output_id"], first, last)
+    text = "\n".join(_clip_around(t, stems) for _, _, t in window)
+    refs = [r for r in (_first_ref(t) for _, _, t in window) if r]
+    symbols = []
+    for ref in refs[:10]:
+        symbol = _link_refs(db, env, [ref])
+        if symbol and symbol not in symbols:
+            symbols.append(symbol)
+    return {"handle": row["handle"], "line_start": window[0][0] if window else first,
+            "line_end": window[-1][0] if window else last, "text": text,
+            "title": row["title"], "symbols": symbols}
+
+
+def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
+    """A long line cut to ``width`` characters around its first match."""
+    if len(text) <= width:
+        return text
+    low = text.lower()
+    at = min([low.find(s) for s in stems if s in low] or [0])
+    start = max(0, at - width // 3)
+    return ("…" if start else "") + text[start:start + width] + "…"
+
+
+def cmd_search(args: argparse.Namespace, env: Env) -> int:
+    if args.events:
+        return cmd_search_events(args, env)
+    if args.limit < 1 or args.context < 0:
+        raise UsageError("search: --limit must be at least 1 and --context 0 or more")
+    try:
+        db = open_db(env)
+        result = search_outputs(db, env, args.query, handle=args.handle, limit=args.limit,
+                                context=args.context)
+    except NotFound:
+        raise
+    except CtxkitError as exc:
+        if env.json:
+            emit(env, {"query": args.query, "queries_tried": [], "status": "error",
+                       "error": str(exc), "hits": []})
+            return EXIT_ERROR
+        raise
+    returned = len(json.dumps(result["hits"], ensure_ascii=False).encode())
+    _bump_stats(db, env.project, searches=1, searches_with_hits=int(bool(result["hits"])),
+                searches_without_hits=int(not result["hits"]), bytes_returned=returned)
+    emit(env, result, lambda: _render_hits(result))
+    return EXIT_OK
+
+
+def _render_hits(result: dict[str, Any]) -> str:
+    tried = ", ".join(f"{t['strategy']}({t['hits']})" for t in result["queries_tried"])
+    if not result["hits"]:
+        return f"no hits for {result['query']!r} (tried: {tried})"
+    out = [f"{len(result['hits'])} hits for {result['query']!r} (tried: {tried})"]
+    for hit in result["hits"]:
+        where = f"{hit['handle']}:{hit['line_start']}-{hit['line_end']}"
+        extra = f"  [{', '.join(hit['symbols'])}]" if hit.get("symbols") else ""
+        out.append(f"== {where}  score {hit['score']}{extra}")
+        for offset, text in enumerate(hit["text"].split("\n")):
+            out.append(f"{hit['line_start'] + offset:>7}  {text}")
+    return "\n".join(out)
+
+
+# --- expand, outputs, purge, stats --------------------------------------------
+
+
+def _parse_range(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"\s*(\d+)\s*(?:[-:]\s*(\d+)?)?\s*", text)
+    if not match:
+        raise UsageError(f"expand: --lines wants A-B (e.g. 120-160), not {text!r}")
+    first = int(match.group(1))
+    last = int(match.group(2)) if match.group(2) else (
+        first if "-" not in text and ":" not in text else 1 << 62)
+    if first < 1 or last < first:
+        raise UsageError(f"expand: --lines {text!r} is empty; lines start at 1")
+    return first, last
+
+
+def cmd_expand(args: argparse.Namespace, env: Env) -> int:
+    pattern = None
+    if args.grep:
+        try:
+            pattern = re.compile(args.grep)
+        except re.error as exc:
+            raise UsageError(f"expand: --grep {args.grep!r} is not a valid regex: {exc}") from None
+    db = open_db(env, create=False)
+    output = _find_output(db, env, args.handle)
+    total = output["lines"]
+    first, last = _parse_range(args.lines) if args.lines else (1, max(total, 1))
+    if args.head is not None:
+        last = min(last, first + args.head - 1)
+    if args.tail is not None:
+        first = max(first, min(last, total) - args.tail + 1)
+    lines = _expand_lines(db, output["id"], first, last, pattern)
+    returned = sum(len(t) + 1 for _, _, t in lines)
+    _bump_stats(db, env.project, expansions=1, bytes_returned=returned)
+    data = {"handle": output["handle"], "total_lines": total,
+            "lines": [{"line": n, "stream": "stderr" if s == STDERR else "stdout", "text": t}
+                      for n, s, t in lines]}
+    emit(env, data, lambda: "\n".join(f"{n:>7}  {t}" for n, _, t in lines) or
+         f"(no lines; {output['handle']} has {total} lines)")
+    return EXIT_OK
+
+
+def _expand_lines(db: Database, output_id: int, first: int, last: int,
+                  pattern: re.Pattern[str] | None) -> list[tuple[int, int, str]]:
+    result = []
+    rows = db.execute(SQL_CHUNKS_FROM, (output_id, first))
+    for number, stream, text in _iter_rows_lines(rows):
+        if number > last:
+            break
+        if number >= first and (pattern is None or pattern.search(text)):
+            result.append((number, stream, text))
+            if len(result) >= 100000:
+                break
+    return result
+
+
+def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
+    db = open_db(env)
+    rows = db.query(SQL_OUTPUTS_LIST, (env.project, args.limit))
+    data = [dict(row) | {"id": None} for row in rows]
+    for item in data:
+        item.pop("id")
+    human = "\n".join(
+        f"{r['handle']:>7}  {r['created_at'][:19]}  exit {r['exit_code'] if r['exit_code'] is not None else '?':>3}"
+        f"  {r['bytes']:>12,} B  {r['lines']:>9,} lines  {r['status']:<11}  "
+        f"{_clip(r['command'] or r['label'], 80)}" for r in data) or "no stored outputs"
+    emit(env, {"outputs": data}, human)
+    return EXIT_OK
+
+
+def _parse_age(text: str) -> _dt.timedelta:
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text)
+    if not match:
+        raise UsageError(f"purge: --older-than wants a number with s, m, h, d or w "
+                         f"(e.g. 7d), not {text!r}")
+    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks",
+            "": "days"}[match.group(2)]
+    return _dt.timedelta(**{unit: float(match.group(1))})
+
+
+def cmd_purge(args: argparse.Namespace, env: Env) -> int:
+    db = open_db(env)
+    if args.handle:
+        ids = [_find_output(db, env, args.handle)["id"]]
+    elif args.older_than:
+        cutoff = (_dt.datetime.now(_dt.timezone.utc) - _parse_age(args.older_than)).strftime(
+            "%Y-%m-%dT%H:%M:%S.%fZ")
+        ids = [row[0] for row in db.query(SQL_EXPIRED, (env.project, cutoff))]
+    else:
+        ids = [row[0] for row in db.query("SELECT id FROM outputs WHERE project = ?",
+                                          (env.project,))]
+    count, freed = _purge_ids(db, ids)
+    with contextlib.suppress(DatabaseError):
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the old pages leave the WAL too
+    emit(env, {"purged": count, "bytes_freed": freed},
+         f"purged {count} output(s), {freed:,} bytes freed (secure_delete on)")
+    return EXIT_OK
+
+
+def output_stats(db: Database, project: str) -> dict[str, Any]:
+    counters = {row["key"]: row["value"] for row in db.query(SQL_STATS_ALL, (project,))}
+    count, size = db.one(SQL_OUTPUT_TOTALS, (project,))
+    stored = counters.get("bytes_stored", 0)
+    returned = counters.get("bytes_returned", 0)
+    direct, virtual = counters.get("direct", 0), counters.get("virtualized", 0)
+    return {
+        "outputs": count, "bytes_kept": size,
+        "bytes_stored": stored, "bytes_returned": returned,
+        "returned_ratio": round(returned / stored, 4) if stored else None,
+        "direct": direct, "virtualized": virtual,
+        "direct_ratio": round(direct / (direct + virtual), 4) if direct + virtual else None,
+        "searches": counters.get("searches", 0),
+        "searches_with_hits": counters.get("searches_with_hits", 0),
+        "searches_without_hits": counters.get("searches_without_hits", 0),
+        "expansions": counters.get("expansions", 0),
+        "write_failures": counters.get("write_failures", 0),
+    }
+
+
+def cmd_output_stats(args: argparse.Namespace, env: Env) -> int:
+    stats = output_stats(open_db(env), env.project)
+    emit(env, stats, lambda: "\n".join(f"{k:<22} {v}" for k, v in stats.items()))
+    return EXIT_OK
 
 
 def register_output_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """run, store, search, expand, outputs, purge."""
+    run = add_command(sub, common, "run", cmd_run,
+                      "run a command; print small output as is, store big output and "
+                      "print its summary", "ctxkit run --timeout 600 -- pytest -x")
+    run.add_argument("--label", help="a name for this output (default: the program)")
+    run.add_argument("--timeout", type=float, metavar="S",
+                     help="end the command's process group after S seconds (exit 124)")
+    run.add_argument("--direct-max", type=int, default=DIRECT_MAX_DEFAULT, metavar="BYTES",
+                     help=f"print output up to this size as is (default {DIRECT_MAX_DEFAULT})")
+    run.add_argument("--scrub-env", action="store_true",
+                     help="remove credentials (TOKEN, SECRET, KEY, AWS_...) from the "
+                          "command's environment")
+    run.add_argument("--keep-env", action="append", default=[], metavar="NAME",
+                     help="keep this variable despite --scrub-env (repeatable)")
+    run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARG...]")
+
+    store = add_command(sub, common, "store", cmd_store,
+                        "store output that already exists (a file or stdin)",
+                        "make 2>&1 | ctxkit store - --label make --exit-code $?")
+    store.add_argument("file", nargs="?", default="-", metavar="FILE|-")
+    store.add_argument("--label", help="a name for this output")
+    store.add_argument("--command", help="the command that produced it")
+    store.add_argument("--exit-code", type=int, help="the command's exit status")
+
+    search = add_command(sub, common, "search", cmd_search,
+                         "search stored outputs (BM25, with query expansion)",
+                         "ctxkit search 'AssertionError' --handle o12 --limit 5")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--handle", metavar="H", help="only this output")
+    search.add_argument("--limit", type=int, default=5, metavar="K")
+    search.add_argument("--context", type=int, default=2, metavar="N",
+                        help="lines of context on each side of a hit (default 2)")
+    search.add_argument("--events", action="store_true",
+                        help="search the session events instead of outputs")
+
+    expand = add_command(sub, common, "expand", cmd_expand,
+                         "print stored lines with their numbers",
+                         "ctxkit expand o12 --lines 120-160")
+    expand.add_argument("handle", metavar="HANDLE")
+    expand.add_argument("--lines", metavar="A-B")
+    expand.add_argument("--head", type=int, metavar="N")
+    expand.add_argument("--tail", type=int, metavar="N")
+    expand.add_argument("--grep", metavar="REGEX", help="only lines matching REGEX")
+
+    outputs = add_command(sub, common, "outputs", cmd_outputs, "list the stored outputs",
+                          "ctxkit outputs --limit 20")
+    outputs.add_argument("--limit", type=int, default=50, metavar="N")
+
+    purge = add_command(sub, common, "purge", cmd_purge,
+                        "delete stored outputs (secure_delete on)", "ctxkit purge --older-than 7d")
+    which = purge.add_mutually_exclusive_group(required=True)
+    which.add_argument("--handle", metavar="H")
+    which.add_argument("--older-than", metavar="AGE", help="e.g. 7d, 12h, 30m, 2w")
+    which.add_argument("--all", action="store_true", help="every output of this project")
 
 
 # =============================================================================
