@@ -3137,12 +3137,6 @@ class SnapshotMissing(CtxkitError):
     exit_code = EXIT_STALE
 
 
-def _provided(name: str) -> Callable[..., Any] | None:
-    """A function another section provides, or None in a build without that section."""
-    value = globals().get(name)
-    return value if callable(value) else None
-
-
 # --- events (ctxkit note) ------------------------------------------------------
 
 
@@ -3429,9 +3423,6 @@ def modified_file_lines(db: Database, env: Env, state: GitState) -> list[str]:
 
 def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
     """The failing outputs stored since ``since``, with handles and decisive lines."""
-    outputs_since = _provided("outputs_since")
-    if outputs_since is None:
-        return []
     lines = []
     for out in outputs_since(db, project, since, failing_only=True):
         command = " ".join(str(out.get("command") or out.get("label") or "").split())[:120]
@@ -4143,14 +4134,11 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
     limit = int(load_config(env).get("direct_max", 4096))
     if len(text.encode("utf-8", "replace")) <= limit:
         return None
-    store = _provided("store_output_text")
-    if store is None:
-        return None
     command = tool_input.get("command")
     command = " ".join(command) if isinstance(command, list) else str(command or "")
     db = open_db(env)
     try:
-        summary = store(env, db, text, label="bash", command=command,
+        summary = store_output_text(env, db, text, label="bash", command=command,
                         exit_code=_exit_code_of(payload.get("tool_response")))
     finally:
         db.close()

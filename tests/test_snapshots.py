@@ -146,8 +146,8 @@ def test_save_lists_failing_outputs_since_the_last_snapshot(cli, project):
     if not has_command("run"):
         pytest.skip("`ctxkit run` arrives with the output store branch")
     cli("snapshot", "save")
-    script = "import sys; print('\\n'.join(f'line {i}' for i in range(300))); " \
-             "print('E   AssertionError: boom'); sys.exit(1)"
+    script = "import sys; print('\\n'.join(f'collected line {i} of the test log' for i in range(800))); " \
+             "print('FAILED tests/test_x.py::test_boom - AssertionError: boom'); sys.exit(1)"
     run = cli.sub("run", "--json", "--", "python3", "-c", script)
     handle = run.json()["handle"]
     cli("snapshot", "save")
