@@ -517,6 +517,8 @@ CREATE TABLE IF NOT EXISTS files (
     mtime_ns INTEGER,
     sha1 TEXT,                     -- content hash, read only when size/mtime differ
     parse_errors INTEGER NOT NULL DEFAULT 0,
+    package TEXT,                  -- Java package, Go package name
+    context TEXT NOT NULL DEFAULT '{}',  -- JSON: import bindings, variable types, default export
     indexed_at TEXT,
     UNIQUE(project, path)
 );
@@ -546,20 +548,25 @@ CREATE TABLE IF NOT EXISTS nodes (
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
 CREATE INDEX IF NOT EXISTS nodes_qualname ON nodes(project, qualname);
 CREATE INDEX IF NOT EXISTS nodes_place ON nodes(project, path, line);
+CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id);
+CREATE INDEX IF NOT EXISTS nodes_parent ON nodes(parent_id);
 CREATE TABLE IF NOT EXISTS edges (
     id INTEGER PRIMARY KEY,
     project TEXT NOT NULL,
-    kind TEXT NOT NULL,            -- contains, calls, imports, extends, implements
+    kind TEXT NOT NULL,            -- contains, calls, imports, exports, extends, implements
     src_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
     dst_id INTEGER REFERENCES nodes(id) ON DELETE SET NULL,
     dst_name TEXT NOT NULL,        -- the name as written; kept when unresolved
+    callee TEXT,                   -- calls: the bare called name; extends: the base's last name
+    recv TEXT,                     -- calls: the receiver as written (self, os.path, x)
     line INTEGER,                  -- call site / import line
     confidence REAL NOT NULL DEFAULT 1.0,
     file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src_id, kind);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst_id, kind);
-CREATE INDEX IF NOT EXISTS edges_name ON edges(project, kind, dst_name);
+CREATE INDEX IF NOT EXISTS edges_file ON edges(file_id);
+CREATE INDEX IF NOT EXISTS edges_callee ON edges(project, kind, callee);
 """
 
 
@@ -639,8 +646,2073 @@ def graph_nodes_at(db: Database, project: str, path: str, first: int,
         and (o.line, o.end_line) != (n.line, n.end_line) for o in nodes)]
 
 
+# --- Graph: languages and their tree-sitter queries --------------------------
+
+GRAPH_MAX_FILE_BYTES = 1 << 20
+GRAPH_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "dist",
+                             "build", "target", "vendor", STATE_DIR})
+GRAPH_EXTENSIONS = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
+    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",
+    ".cts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust", ".java": "java",
+    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp",
+    ".hh": "cpp", ".hxx": "cpp", ".cs": "csharp", ".rb": "ruby", ".php": "php",
+    ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift",
+}
+GRAPH_FULL_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust",
+                                  "java"})
+CLASS_KINDS = frozenset({"class", "struct", "interface", "enum", "trait"})
+
+# Confidence of a calls edge, by how it was resolved.
+CONF_EXACT = 1.0      # scope, imports, self/this/cls, the enclosing class and its bases
+CONF_TYPED = 0.9      # receiver's type read from an annotation or a constructor call
+CONF_UNIQUE = 0.7     # a bare name defined once in the whole index
+CONF_UNIQUE_ATTR = 0.5  # x.name() on an unknown x, the name defined once in the index
+DEFAULT_MIN_CONFIDENCE = 0.5
+
+_PY_BRANCHES = ("(if_statement) (elif_clause) (for_statement) (while_statement) (except_clause)"
+                " (boolean_operator) (conditional_expression) (case_clause) (for_in_clause)"
+                " (if_clause)")
+_JS_CALLS = """
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (member_expression object: (_) @recv
+    property: (property_identifier) @callee)) @call
+(new_expression constructor: (identifier) @callee) @call
+(new_expression constructor: (member_expression object: (_) @recv
+    property: (property_identifier) @callee)) @call
+[(if_statement) (for_statement) (for_in_statement) (while_statement) (do_statement)
+ (catch_clause) (ternary_expression) (switch_case)] @branch
+(binary_expression operator: ["&&" "||" "??"]) @branch
+[(import_statement) (export_statement source: (_))] @import
+(variable_declarator value: (call_expression function: (identifier) @req
+    (#eq? @req "require"))) @import
+(variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
+    @vartype
+(export_specifier name: (_) @exportname)
+(assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
+"""
+_JS_DEFS = """
+(class_declaration name: (_) @name) @def.class
+(class name: (_) @name) @def.class
+(function_declaration name: (identifier) @name) @def.function
+(generator_function_declaration name: (identifier) @name) @def.function
+(method_definition name: (_) @name) @def.function
+(variable_declarator name: (identifier) @name
+    value: [(arrow_function) (function_expression)] @fn) @def.function
+"""
+_TS_DEFS = """
+(abstract_class_declaration name: (_) @name) @def.class
+(interface_declaration name: (_) @name) @def.interface
+(enum_declaration name: (_) @name) @def.enum
+(variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
+"""
+
+GRAPH_QUERIES: dict[str, str] = {
+    "python": f"""
+(class_definition name: (identifier) @name) @def.class
+(function_definition name: (identifier) @name) @def.function
+(call function: (identifier) @callee) @call
+(call function: (attribute object: (_) @recv attribute: (identifier) @callee)) @call
+[(import_statement) (import_from_statement)] @import
+(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @type))
+    @vartype
+(module (expression_statement (assignment left: (identifier) @allname
+    right: [(list) (tuple)] @allvalue)))
+[{_PY_BRANCHES}] @branch
+""",
+    "javascript": _JS_DEFS + _JS_CALLS,
+    "typescript": _JS_DEFS + _TS_DEFS + _JS_CALLS,
+    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS,
+    "go": """
+(type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
+(type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
+(function_declaration name: (identifier) @name) @def.function
+(method_declaration name: (field_identifier) @name) @def.method
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (selector_expression operand: (_) @recv
+    field: (field_identifier) @callee)) @call
+(import_spec) @import
+(package_clause (package_identifier) @package)
+(short_var_declaration left: (expression_list . (identifier) @var)
+    right: (expression_list . [(composite_literal type: (_) @type)
+        (unary_expression operand: (composite_literal type: (_) @type))])) @vartype
+(var_spec name: (identifier) @var type: (_) @type) @vartype
+[(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+""",
+    "rust": """
+(struct_item name: (type_identifier) @name) @def.struct
+(enum_item name: (type_identifier) @name) @def.enum
+(union_item name: (type_identifier) @name) @def.struct
+(trait_item name: (type_identifier) @name) @def.trait
+(function_item name: (identifier) @name) @def.function
+(impl_item type: (_) @name) @scope.impl
+(mod_item name: (identifier) @name body: (_)) @scope.mod
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (scoped_identifier path: (_) @recv name: (identifier) @callee)) @call
+(call_expression function: (field_expression value: (_) @recv
+    field: (field_identifier) @callee)) @call
+(use_declaration) @import
+(mod_item name: (identifier) @modname !body)
+(let_declaration pattern: (identifier) @var type: (_) @type) @vartype
+(let_declaration pattern: (identifier) @var
+    value: (call_expression function: (scoped_identifier path: (_) @type))) @vartype
+(let_declaration pattern: (identifier) @var value: (struct_expression name: (_) @type)) @vartype
+[(if_expression) (for_expression) (while_expression) (loop_expression) (match_arm)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+""",
+    "java": """
+(class_declaration name: (identifier) @name) @def.class
+(record_declaration name: (identifier) @name) @def.class
+(interface_declaration name: (identifier) @name) @def.interface
+(enum_declaration name: (identifier) @name) @def.enum
+(method_declaration name: (identifier) @name) @def.method
+(constructor_declaration name: (identifier) @name) @def.method
+(method_invocation object: (_) @recv name: (identifier) @callee) @call
+(method_invocation !object name: (identifier) @callee) @call
+(object_creation_expression type: (type_identifier) @callee) @call
+(import_declaration) @import
+(package_declaration (_) @package)
+(local_variable_declaration type: (_) @type declarator: (variable_declarator
+    name: (identifier) @var)) @vartype
+(field_declaration type: (_) @type declarator: (variable_declarator
+    name: (identifier) @var)) @vartype
+[(if_statement) (for_statement) (enhanced_for_statement) (while_statement) (do_statement)
+ (catch_clause) (ternary_expression) (switch_label)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+""",
+    "c": """
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator
+    declarator: (identifier) @name))) @def.function
+(struct_specifier name: (type_identifier) @name body: (_)) @def.struct
+(union_specifier name: (type_identifier) @name body: (_)) @def.struct
+(enum_specifier name: (type_identifier) @name body: (_)) @def.enum
+(type_definition type: (struct_specifier !name body: (_)) declarator: (type_identifier) @name)
+    @def.struct
+""",
+    "cpp": """
+(function_definition declarator: (function_declarator
+    declarator: [(identifier) (field_identifier) (qualified_identifier)
+                 (destructor_name) (operator_name)] @name)) @def.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator
+    declarator: [(identifier) (field_identifier) (qualified_identifier)] @name))) @def.function
+(function_definition declarator: (reference_declarator (function_declarator
+    declarator: [(identifier) (field_identifier) (qualified_identifier)] @name))) @def.function
+(class_specifier name: (_) @name body: (_)) @def.class
+(struct_specifier name: (_) @name body: (_)) @def.struct
+(union_specifier name: (_) @name body: (_)) @def.struct
+(enum_specifier name: (_) @name body: (_)) @def.enum
+(namespace_definition name: (_) @name) @scope.namespace
+""",
+    "csharp": """
+(class_declaration name: (identifier) @name) @def.class
+(record_declaration name: (identifier) @name) @def.class
+(struct_declaration name: (identifier) @name) @def.struct
+(interface_declaration name: (identifier) @name) @def.interface
+(enum_declaration name: (identifier) @name) @def.enum
+(method_declaration name: (identifier) @name) @def.method
+(constructor_declaration name: (identifier) @name) @def.method
+(namespace_declaration name: (_) @name) @scope.namespace
+""",
+    "ruby": """
+(class name: (_) @name) @def.class
+(module name: (_) @name) @def.class
+(method name: (_) @name) @def.function
+(singleton_method name: (_) @name) @def.function
+""",
+    "php": """
+(class_declaration name: (name) @name) @def.class
+(interface_declaration name: (name) @name) @def.interface
+(trait_declaration name: (name) @name) @def.trait
+(enum_declaration name: (name) @name) @def.enum
+(function_definition name: (name) @name) @def.function
+(method_declaration name: (name) @name) @def.method
+""",
+    "kotlin": """
+(class_declaration (type_identifier) @name) @def.class
+(object_declaration (type_identifier) @name) @def.class
+(function_declaration (simple_identifier) @name) @def.function
+""",
+    "swift": """
+(class_declaration name: (type_identifier) @name) @def.class
+(protocol_declaration name: (type_identifier) @name) @def.interface
+(function_declaration name: (simple_identifier) @name) @def.function
+""",
+}
+
+_LANG_CACHE: dict[str, tuple[Any, Any]] = {}
+
+
+def graph_language(lang: str) -> tuple[Any, Any]:
+    """(parser, query) for a language, built once per process."""
+    if lang not in _LANG_CACHE:
+        try:
+            from tree_sitter import Query
+            from tree_sitter_language_pack import get_language, get_parser
+        except ImportError as exc:
+            raise CtxkitError(f"tree-sitter is not installed ({exc}); "
+                              f"pip install 'tree-sitter-language-pack>=0.13,<1'") from None
+        _LANG_CACHE[lang] = (get_parser(lang), Query(get_language(lang), GRAPH_QUERIES[lang]))
+    return _LANG_CACHE[lang]
+
+
+# --- Graph: extraction (runs in the worker processes) ------------------------
+
+
+@dataclasses.dataclass
+class _Def:
+    node: Any
+    kind: str              # class kinds, function, method, or scope (impl, mod, namespace)
+    name: str
+    fn: Any                # the node holding parameters and body
+    parent: int = -1
+    qualname: str = ""
+    branches: int = 0
+
+
+class _Source:
+    """One file's bytes and tree with the text helpers the extractors share."""
+
+    def __init__(self, lang: str, src: bytes):
+        self.lang, self.src = lang, src
+
+    def text(self, node: Any) -> str:
+        if node is None:
+            return ""
+        return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
+    """Definitions, calls, imports, bases and resolution context of one file."""
+    parser, query = graph_language(lang)
+    from tree_sitter import QueryCursor
+    tree = parser.parse(src)
+    s = _Source(lang, src)
+    defs: list[_Def] = []
+    calls, imports, vartypes, branches, extra = [], [], [], [], {}
+    for _, caps in QueryCursor(query).matches(tree.root_node):
+        _collect_match(s, caps, defs, calls, imports, vartypes, branches, extra)
+    defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    _link_parents(s, defs)
+    starts = [d.node.start_byte for d in defs]
+    for pos in branches:
+        index = _enclosing(defs, starts, pos)
+        if index >= 0:
+            defs[index].branches += 1
+    ctx = _file_context(s, imports, extra)
+    facts = {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
+             "context": ctx, "defs": [], "calls": [], "bases": [], "imports": []}
+    exported_names = set(extra.get("exports", ()))
+    emitted: dict[int, int] = {}
+    for index, d in enumerate(defs):
+        if d.kind.startswith("scope"):
+            continue
+        emitted[index] = len(facts["defs"])
+        facts["defs"].append(_def_record(s, defs, d, emitted, exported_names))
+        facts["bases"].extend(_def_bases(s, d))
+    for d in defs:
+        trait = d.node.child_by_field_name("trait") if d.kind == "scope.impl" else None
+        if trait is not None:
+            facts["bases"].append((d.qualname, _clean_type(s.text(trait)), "implements",
+                                   trait.start_point[0] + 1))
+        up = d.node.parent
+        if s.lang in ("javascript", "typescript", "tsx") and up is not None and \
+                up.type == "export_statement" and s.text(up).startswith("export default"):
+            ctx["default"] = d.name
+    types: dict[str, dict[str, str]] = {}
+    for d in defs:
+        if not d.kind.startswith("scope") and d.kind not in CLASS_KINDS:
+            for param in _params(s, d):
+                if param.get("type"):
+                    types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
+        if d.kind == "method" and lang == "go":
+            _go_receiver_type(s, d, types)
+    for pos, var, type_text in vartypes:
+        index = _enclosing(defs, starts, pos)
+        scope = defs[index].qualname if index >= 0 else ""
+        types.setdefault(scope, {})[var] = type_text
+    ctx["types"] = {k: {v: _clean_type(t) for v, t in m.items() if _clean_type(t)}
+                    for k, m in types.items()}
+    for pos, line, callee, recv, written in calls:
+        index = _enclosing(defs, starts, pos)
+        while index >= 0 and defs[index].kind.startswith("scope"):
+            index = defs[index].parent
+        facts["calls"].append((emitted.get(index, -1), callee, recv, written, line))
+    facts["imports"] = [(spec, line) for spec, line in ctx.pop("import_lines", [])]
+    return facts
+
+
+def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], calls: list,
+                   imports: list, vartypes: list, branches: list, extra: dict) -> None:
+    if "name" in caps:
+        for key in caps:
+            if key.startswith(("def.", "scope.")):
+                node = caps[key][0]
+                kind = key.split(".", 1)[1]
+                if key.startswith("scope."):
+                    kind = "scope." + kind
+                name = _def_name(s, caps["name"][0], kind)
+                if name:
+                    defs.append(_Def(node, kind, name, caps.get("fn", [node])[0]))
+                return
+    if "call" in caps:
+        call, callee = caps["call"][0], caps["callee"][0]
+        recv = caps.get("recv", [None])[0]
+        recv_text = _one_line(s.text(recv)).replace("::", ".") if recv is not None else None
+        function = call.child_by_field_name("function")
+        written = _one_line(s.text(function)) if function is not None else (
+            f"{recv_text}.{s.text(callee)}" if recv_text else s.text(callee))
+        calls.append((call.start_byte, call.start_point[0] + 1, s.text(callee), recv_text,
+                      written[:200]))
+    elif "branch" in caps:
+        branches.append(caps["branch"][0].start_byte)
+    elif "import" in caps:
+        imports.append(caps["import"][0])
+    elif "vartype" in caps:
+        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]),
+                         s.text(caps["type"][0])))
+    elif "package" in caps:
+        extra["package"] = s.text(caps["package"][0])
+    elif "modname" in caps:
+        extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
+    elif "exportname" in caps:
+        extra.setdefault("exports", []).append(s.text(caps["exportname"][0]))
+    elif "exportlhs" in caps:
+        _js_module_exports(s, caps["exportlhs"][0], caps["exportrhs"][0], extra)
+    elif "allname" in caps and s.text(caps["allname"][0]) == "__all__":
+        extra["all"] = re.findall(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]",
+                                  s.text(caps["allvalue"][0]))
+
+
+def _def_name(s: _Source, node: Any, kind: str) -> str:
+    text = s.text(node)
+    if kind == "scope.impl":  # impl<T> Foo<T> / impl Trait for &Foo
+        text = re.sub(r"<.*", "", text).lstrip("&*").replace("mut ", "").strip()
+        text = text.split("::")[-1]
+    if s.lang == "cpp":
+        text = text.split("::")[-1]
+    return text.strip()
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _link_parents(s: _Source, defs: list[_Def]) -> None:
+    """Parents by nesting; qualnames and method kinds follow from them."""
+    stack: list[int] = []
+    for index, d in enumerate(defs):
+        while stack and defs[stack[-1]].node.end_byte <= d.node.start_byte:
+            stack.pop()
+        d.parent = stack[-1] if stack else -1
+        stack.append(index)
+        parent = defs[d.parent] if d.parent >= 0 else None
+        if s.lang == "go" and d.kind == "method":
+            receiver = d.node.child_by_field_name("receiver")
+            owner = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[.*?\]", "", s.text(receiver)))
+            d.qualname = f"{owner[-1]}.{d.name}" if owner else d.name
+            continue
+        if s.lang == "cpp" and d.kind == "function" and "::" in s.text(
+                d.node.child_by_field_name("declarator")).split("(")[0]:
+            scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
+            d.qualname = ".".join(p.strip() for p in scope.split("::") if p.strip())
+            d.kind = "method"
+            continue
+        d.qualname = f"{parent.qualname}.{d.name}" if parent else d.name
+        if d.kind == "function" and parent is not None and (
+                parent.kind in CLASS_KINDS or parent.kind == "scope.impl"):
+            d.kind = "method"
+
+
+def _enclosing(defs: list[_Def], starts: list[int], pos: int) -> int:
+    """Index of the innermost definition containing byte ``pos``, -1 for none."""
+    import bisect
+    index = bisect.bisect_right(starts, pos) - 1
+    while index >= 0 and not (defs[index].node.start_byte <= pos < defs[index].node.end_byte):
+        index = defs[index].parent
+    return index
+
+
+def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
+                exported_names: set[str]) -> tuple:
+    node = d.node
+    body = _body_of(d.fn)
+    sig_end = body.start_byte if body is not None else node.end_byte
+    signature = _one_line(s.src[node.start_byte:sig_end].decode("utf-8", "replace"))
+    if d.kind in CLASS_KINDS:
+        signature = signature.split("{")[0]
+    signature = signature.rstrip("{: ").rstrip()[:400]
+    params = _params(s, d) if d.kind not in CLASS_KINDS else []
+    parent = d.parent
+    while parent >= 0 and defs[parent].kind.startswith("scope"):
+        parent = defs[parent].parent
+    head = s.src[node.start_byte:d.fn.start_byte + 200 if body is None else body.start_byte]
+    is_async = bool(re.search(rb"\basync\b", head.split(b"(")[0] if s.lang != "rust"
+                              else head.split(b"fn")[0]))
+    line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
+    return (d.kind, d.name, d.qualname, line, end_line, signature,
+            json.dumps(params, ensure_ascii=False), _return_type(s, d),
+            is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
+            end_line - line + 1, 1 + d.branches,
+            _hash_bytes(s.src[node.start_byte:node.end_byte]), emitted.get(parent, -1))
+
+
+_BODY_TYPES = frozenset({"function_body", "class_body", "block", "compound_statement",
+                         "body_statement", "declaration_list", "enum_class_body",
+                         "protocol_body"})
+
+
+def _body_of(node: Any) -> Any:
+    body = node.child_by_field_name("body")
+    if body is None:
+        body = next((c for c in node.named_children if c.type in _BODY_TYPES), None)
+    return body
+
+
+def _hash_bytes(data: bytes) -> str:
+    import hashlib
+    return hashlib.sha1(data).hexdigest()[:16]
+
+
+_PARAM_SKIP = frozenset({"comment", "keyword_separator", "positional_separator", "self",
+                         "line_comment", "block_comment", "attribute_item", "decorator"})
+_IDENTIFIERS = frozenset({"identifier", "simple_identifier", "variable_name", "name",
+                          "shorthand_property_identifier_pattern"})
+
+
+def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
+    holder = d.fn.child_by_field_name("parameters")
+    if holder is None and s.lang in ("c", "cpp"):
+        declarator = d.node.child_by_field_name("declarator")
+        while declarator is not None and declarator.type != "function_declarator":
+            declarator = declarator.child_by_field_name("declarator")
+        holder = declarator.child_by_field_name("parameters") if declarator else None
+    if holder is None:
+        kids = [c for c in d.fn.named_children if c.type in (
+            "function_value_parameters", "method_parameters", "parameter_list")]
+        holder = kids[0] if kids else d.fn
+    items = holder.named_children
+    if holder is d.fn or any(c.type == "parameter" for c in items) and s.lang in ("kotlin",
+                                                                                   "swift"):
+        items = [c for c in items if c.type == "parameter"]
+    result = []
+    for p in items:
+        if p.type in _PARAM_SKIP or p.type == "self_parameter" or s.text(p) == "void":
+            continue
+        if p.type == "spread_parameter":  # Java: int... xs
+            declarator = next((c for c in p.named_children if c.type == "variable_declarator"),
+                              None)
+            if declarator is not None:
+                result.append({"name": "..." + s.text(declarator.child_by_field_name("name")),
+                               "type": s.text(p.named_children[0]), "default": None})
+                continue
+        names = p.children_by_field_name("name") or [
+            p.child_by_field_name("pattern") or p.child_by_field_name("left")
+            or p.child_by_field_name("declarator")]
+        if names == [None]:
+            names = [p if p.type in _IDENTIFIERS or not p.named_children else next(
+                (c for c in p.named_children if c.type in _IDENTIFIERS), p.named_children[0])]
+        type_node = p.child_by_field_name("type")
+        default = p.child_by_field_name("value") or p.child_by_field_name("right") or \
+            p.child_by_field_name("default_value")
+        for name_node in names:
+            name = s.text(name_node)
+            if p.type in ("list_splat_pattern", "dictionary_splat_pattern",
+                          "variadic_parameter_declaration", "spread_parameter"):
+                name = s.text(p) if p.type.endswith("pattern") else "..." + name
+            result.append({"name": _one_line(name)[:80],
+                           "type": _one_line(s.text(type_node)).lstrip(":").strip() or None,
+                           "default": _one_line(s.text(default))[:80] if default else None})
+    return result
+
+
+def _return_type(s: _Source, d: _Def) -> str | None:
+    if d.kind in CLASS_KINDS:
+        return None
+    field = {"go": "result", "java": "type", "c": "type", "cpp": "type", "csharp": "returns",
+             "php": "return_type"}.get(s.lang, "return_type")
+    node = d.fn.child_by_field_name(field)
+    if node is None and s.lang == "csharp":
+        node = d.fn.child_by_field_name("type")
+    text = _one_line(s.text(node)).lstrip(":").strip()
+    return text.removeprefix("->").strip() or None
+
+
+def _is_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    parent = defs[d.parent] if d.parent >= 0 else None
+    lang, name = s.lang, d.name
+    if lang == "python":
+        if parent is not None and parent.kind not in CLASS_KINDS:
+            return False
+        if parent is not None:
+            dunder = name.startswith("__") and name.endswith("__")
+            return _is_exported(s, defs, parent, names) and (dunder or not name.startswith("_"))
+        return name in names if names else not name.startswith("_")
+    if lang in ("javascript", "typescript", "tsx"):
+        if parent is not None:
+            return parent.kind in CLASS_KINDS and not name.startswith("#") and \
+                "private" not in s.text(d.node).split("(")[0].split()
+        up = d.node.parent
+        while up is not None and up.type in ("variable_declarator", "lexical_declaration",
+                                             "variable_declaration"):
+            up = up.parent
+        return (up is not None and up.type == "export_statement") or name in names
+    if lang == "go":
+        return name[:1].isupper()
+    if lang == "rust":
+        if parent is not None and parent.kind == "trait":
+            return _is_exported(s, defs, parent, names)
+        if parent is not None and parent.kind == "scope.impl" and \
+                parent.node.child_by_field_name("trait") is not None:
+            return True
+        return any(c.type == "visibility_modifier" for c in d.node.children)
+    if lang in ("java", "csharp", "swift"):
+        head = s.text(d.node).split("(")[0].split("{")[0]
+        if lang == "java" and parent is not None and parent.kind == "interface":
+            return True
+        return bool(re.search(r"\b(public|open)\b", head))
+    if lang in ("c", "cpp"):
+        return "static" not in s.text(d.node).split("(")[0].split()
+    head = s.text(d.node).split("(")[0]
+    return not re.search(r"\b(private|protected|internal)\b", head)
+
+
+def _docstring(s: _Source, d: _Def) -> str | None:
+    if s.lang == "python":
+        body = d.fn.child_by_field_name("body")
+        first = body.named_children[0] if body is not None and body.named_children else None
+        if first is not None and first.type == "expression_statement" and \
+                first.named_children and first.named_children[0].type == "string":
+            raw = s.text(first.named_children[0])
+            raw = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", raw)
+            raw = re.sub(r"('''|\"\"\"|'|\")$", "", raw)
+            return _first_paragraph(raw)
+        return None
+    node = d.node
+    while node.parent is not None and node.parent.type in (
+            "export_statement", "type_declaration", "decorated_definition", "template_declaration"):
+        node = node.parent
+    lines: list[str] = []
+    prev, expect = node.prev_named_sibling, node.start_point[0]
+    while prev is not None and prev.type in ("comment", "line_comment", "block_comment",
+                                             "attribute_item", "annotation"):
+        if prev.end_point[0] < expect - 1:
+            break
+        if prev.type not in ("attribute_item", "annotation"):
+            lines.insert(0, s.text(prev))
+        expect = prev.start_point[0]
+        prev = prev.prev_named_sibling
+    if not lines:
+        return None
+    cleaned = []
+    for text in "\n".join(lines).splitlines():
+        text = re.sub(r"^\s*(/\*\*|/\*|\*/|///|//!|//|\*|#)", "", text)
+        cleaned.append(re.sub(r"\*/\s*$", "", text).strip())
+    return _first_paragraph("\n".join(cleaned))
+
+
+def _first_paragraph(text: str) -> str | None:
+    paragraph = re.split(r"\n\s*\n", text.strip(), maxsplit=1)[0]
+    result = " ".join(paragraph.split())
+    return result[:1000] or None
+
+
+def _def_bases(s: _Source, d: _Def) -> list[tuple[str, str, str, int]]:
+    """(owner qualname, base as written, extends|implements, line) of a class."""
+    if d.kind not in CLASS_KINDS:
+        return []
+    node, lang, found = d.node, s.lang, []
+
+    def add(base: Any, kind: str) -> None:
+        text = re.sub(r"<.*|\[.*|\(.*", "", _one_line(s.text(base))).strip().lstrip("*")
+        if text and text not in ("object",):
+            found.append((d.qualname, text, kind, base.start_point[0] + 1))
+
+    if lang == "python":
+        supers = node.child_by_field_name("superclasses")
+        for arg in supers.named_children if supers is not None else ():
+            if arg.type in ("identifier", "attribute"):
+                add(arg, "extends")
+    elif lang in ("javascript", "typescript", "tsx"):
+        for heritage in (c for c in node.named_children if c.type == "class_heritage"):
+            for clause in heritage.named_children:
+                if clause.type == "extends_clause":
+                    for value in clause.children_by_field_name("value"):
+                        add(value, "extends")
+                elif clause.type == "implements_clause":
+                    for value in clause.named_children:
+                        add(value, "implements")
+                else:
+                    add(clause, "extends")
+        for clause in (c for c in node.named_children if c.type == "extends_type_clause"):
+            for value in clause.named_children:
+                add(value, "extends")
+    elif lang == "java":
+        superclass = node.child_by_field_name("superclass")
+        if superclass is not None and superclass.named_children:
+            add(superclass.named_children[0], "extends")
+        for field, kind in (("interfaces", "implements"), (None, "extends")):
+            holder = node.child_by_field_name(field) if field else next(
+                (c for c in node.named_children if c.type == "extends_interfaces"), None)
+            for type_list in holder.named_children if holder is not None else ():
+                for value in type_list.named_children:
+                    add(value, kind)
+    elif lang == "go":
+        body = node.child_by_field_name("type")
+        for field in _descendants(body, ("field_declaration", "type_elem")):
+            if field.type == "field_declaration" and field.child_by_field_name("name") is None:
+                add(field.child_by_field_name("type"), "extends")
+            elif field.type == "type_elem":
+                add(field, "extends")
+    elif lang == "rust" and d.kind == "trait":
+        bounds = node.child_by_field_name("bounds")
+        for value in bounds.named_children if bounds is not None else ():
+            add(value, "extends")
+    return found
+
+
+def _descendants(node: Any, types: tuple[str, ...], depth: int = 3) -> list[Any]:
+    if node is None or depth < 0:
+        return []
+    found = []
+    for child in node.named_children:
+        if child.type in types:
+            found.append(child)
+        else:
+            found.extend(_descendants(child, types, depth - 1))
+    return found
+
+
+def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]]) -> None:
+    receiver = d.node.child_by_field_name("receiver")
+    for param in receiver.named_children if receiver is not None else ():
+        name, type_node = param.child_by_field_name("name"), param.child_by_field_name("type")
+        if name is not None and type_node is not None:
+            types.setdefault(d.qualname, {})[s.text(name)] = s.text(type_node)
+
+
+def _clean_type(text: str) -> str:
+    """The class name inside a written type: ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``."""
+    text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "")
+    text = re.sub(r"<.*|\[.*|\(.*", "", text).replace("::", ".")
+    match = re.search(r"[A-Za-z_][\w.]*", text)
+    return match.group(0) if match else ""
+
+
+def _file_context(s: _Source, imports: list[Any], extra: dict) -> dict[str, Any]:
+    """Import bindings (local name -> [module, imported name]) and what the file exports."""
+    ctx: dict[str, Any] = {"imports": {}, "stars": [], "import_lines": []}
+    handler = {"python": _py_import, "javascript": _js_import, "typescript": _js_import,
+               "tsx": _js_import, "go": _go_import, "rust": _rust_import,
+               "java": _java_import}.get(s.lang)
+    for node in imports if handler else ():
+        handler(s, node, ctx)
+    for key in ("package", "mods", "default"):
+        if extra.get(key):
+            ctx[key] = extra[key]
+    if extra.get("all"):
+        extra["exports"] = extra["all"]
+    return ctx
+
+
+def _bind(ctx: dict[str, Any], local: str, module: str, name: str | None, line: int) -> None:
+    if local:
+        ctx["imports"][local] = [module, name]
+        ctx["import_lines"].append((module, line))
+
+
+def _py_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    line = node.start_point[0] + 1
+    if node.type == "import_statement":
+        for item in node.children_by_field_name("name"):
+            if item.type == "aliased_import":
+                _bind(ctx, s.text(item.child_by_field_name("alias")),
+                      s.text(item.child_by_field_name("name")), None, line)
+                continue
+            module = s.text(item)
+            _bind(ctx, module, module, None, line)
+            head = module.split(".")[0]
+            if head != module:
+                ctx["imports"].setdefault(head, [head, None])
+        return
+    module = s.text(node.child_by_field_name("module_name"))
+    for item in node.children_by_field_name("name"):
+        if item.type == "aliased_import":
+            original = s.text(item.child_by_field_name("name"))
+            _bind(ctx, s.text(item.child_by_field_name("alias")), module, original, line)
+        else:
+            _bind(ctx, s.text(item), module, s.text(item), line)
+    if any(c.type == "wildcard_import" for c in node.children):
+        ctx["stars"].append(module)
+        ctx["import_lines"].append((module, line))
+
+
+def _js_string(s: _Source, node: Any) -> str:
+    return s.text(node).strip("'\"`") if node is not None else ""
+
+
+def _js_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    line = node.start_point[0] + 1
+    if node.type == "variable_declarator":  # const x = require('./m')
+        value = node.child_by_field_name("value")
+        args = value.child_by_field_name("arguments") if value is not None else None
+        source = _js_string(s, args.named_children[0]) if args and args.named_children else ""
+        name = node.child_by_field_name("name")
+        if not source or name is None:
+            return
+        if name.type == "identifier":
+            _bind(ctx, s.text(name), source, None, line)
+        for item in name.named_children if name.type == "object_pattern" else ():
+            if item.type == "pair_pattern":
+                _bind(ctx, s.text(item.child_by_field_name("value")), source,
+                      s.text(item.child_by_field_name("key")), line)
+            else:
+                _bind(ctx, s.text(item), source, s.text(item), line)
+        return
+    source = _js_string(s, node.child_by_field_name("source"))
+    if not source:
+        return
+    ctx["import_lines"].append((source, line))
+    for clause in node.named_children:
+        if clause.type == "import_clause":
+            for item in clause.named_children:
+                _js_import_clause(s, item, source, ctx)
+        elif clause.type == "export_clause":  # export { a as b } from './m'
+            for spec in clause.named_children:
+                name = s.text(spec.child_by_field_name("name"))
+                alias = s.text(spec.child_by_field_name("alias")) or name
+                ctx["imports"][alias] = [source, name]
+                ctx.setdefault("reexports", []).append(alias)
+    if node.type == "export_statement" and s.text(node).replace(" ", "").startswith("export*"):
+        ctx["stars"].append(source)
+
+
+def _js_import_clause(s: _Source, item: Any, source: str, ctx: dict[str, Any]) -> None:
+    if item.type == "identifier":
+        ctx["imports"][s.text(item)] = [source, "default"]
+    elif item.type == "namespace_import":
+        ctx["imports"][s.text(item.named_children[0])] = [source, None]
+    elif item.type == "named_imports":
+        for spec in item.named_children:
+            name = s.text(spec.child_by_field_name("name"))
+            alias = s.text(spec.child_by_field_name("alias")) or name
+            ctx["imports"][alias] = [source, name]
+
+
+def _js_module_exports(s: _Source, lhs: Any, rhs: Any, extra: dict) -> None:
+    """module.exports = {a, b} / module.exports = f / exports.x = ..."""
+    target = s.text(lhs).replace(" ", "")
+    if target == "module.exports":
+        if rhs.type == "object":
+            for item in rhs.named_children:
+                key = item.child_by_field_name("key") if item.type == "pair" else item
+                extra.setdefault("exports", []).append(s.text(key))
+        elif rhs.type == "identifier":
+            extra["default"] = s.text(rhs)
+            extra.setdefault("exports", []).append(s.text(rhs))
+    elif target.startswith(("module.exports.", "exports.")):
+        extra.setdefault("exports", []).append(target.rsplit(".", 1)[1])
+
+
+def _go_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    path = _js_string(s, node.child_by_field_name("path"))
+    alias = s.text(node.child_by_field_name("name"))
+    if alias == ".":
+        ctx["stars"].append(path)
+        ctx["import_lines"].append((path, node.start_point[0] + 1))
+    elif alias != "_":
+        _bind(ctx, alias or path.rsplit("/", 1)[-1], path, None, node.start_point[0] + 1)
+
+
+def _rust_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    argument = node.child_by_field_name("argument")
+    if argument is not None:
+        _rust_use(s, argument, "", ctx, node.start_point[0] + 1)
+
+
+def _rust_use(s: _Source, node: Any, prefix: str, ctx: dict[str, Any], line: int) -> None:
+    kind = node.type
+    if kind == "use_as_clause":
+        full = prefix + s.text(node.child_by_field_name("path"))
+        _bind(ctx, s.text(node.child_by_field_name("alias")), full, None, line)
+    elif kind == "scoped_use_list":
+        path = node.child_by_field_name("path")
+        inner = prefix + (s.text(path) + "::" if path is not None else "")
+        _rust_use(s, node.child_by_field_name("list"), inner, ctx, line)
+    elif kind == "use_list":
+        for child in node.named_children:
+            _rust_use(s, child, prefix, ctx, line)
+    elif kind == "use_wildcard":
+        ctx["stars"].append(prefix + s.text(node).removesuffix("*").rstrip(":"))
+        ctx["import_lines"].append((prefix, line))
+    elif kind in ("identifier", "scoped_identifier", "crate", "self", "super"):
+        full = prefix + s.text(node)
+        if full.endswith("::self"):
+            full = full[:-6]
+        _bind(ctx, full.rsplit("::", 1)[-1], full, None, line)
+
+
+def _java_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    name = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")),
+                None)
+    full = s.text(name)
+    if any(c.type == "asterisk" for c in node.children):
+        ctx["stars"].append(full)
+        ctx["import_lines"].append((full, node.start_point[0] + 1))
+    elif full:
+        _bind(ctx, full.rsplit(".", 1)[-1], full, None, node.start_point[0] + 1)
+
+
+def _graph_parse_job(job: tuple[str, str, str, str | None]) -> tuple:
+    """Read, hash and (when the content changed) parse one file; runs in a worker."""
+    rel, absolute, lang, old_sha = job
+    try:
+        with open(absolute, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if info.st_size > GRAPH_MAX_FILE_BYTES:
+                return rel, "skipped", info.st_size, info.st_mtime_ns, None, lang, None
+            data = handle.read(GRAPH_MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return rel, "gone", 0, 0, None, lang, None
+    except OSError as exc:
+        return rel, "skipped", 0, 0, exc.strerror, lang, None
+    if len(data) > GRAPH_MAX_FILE_BYTES or b"\0" in data[:8192]:
+        return rel, "skipped", info.st_size, info.st_mtime_ns, None, lang, None
+    sha = _hash_bytes(data)
+    if sha == old_sha:
+        return rel, "same", info.st_size, info.st_mtime_ns, sha, lang, None
+    try:
+        facts = graph_extract(lang, data)
+    except Exception as exc:  # a grammar bug must not abort the whole run
+        return rel, "failed", info.st_size, info.st_mtime_ns, f"{type(exc).__name__}: {exc}", \
+            lang, None
+    facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    return rel, "parsed", info.st_size, info.st_mtime_ns, sha, lang, facts
+
+
+def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str] = (),
+                     strict: bool = True) -> tuple[list[str], list[str]]:
+    """(root-relative candidate files, normalized scope prefixes; [] means everything)."""
+    scopes = []
+    for path in paths:
+        rel = normalize_file(path, env)
+        if rel.startswith("../") or rel == ".." or os.path.isabs(rel):
+            raise UsageError(f"{path} is outside the root {env.root}; run ctxkit from that tree")
+        if strict and rel and not (env.root / rel).exists():
+            raise NotFound(f"no such file or directory: {path}")
+        scopes.append(rel)
+    files = _git_files(env.root)
+    if files is None:
+        files = _walk_files(env.root)
+    wanted = [f for f in files if _in_scope(f, scopes) and not _excluded(f, excludes)]
+    return wanted, ([] if "" in scopes else scopes)
+
+
+def _in_scope(path: str, scopes: Sequence[str]) -> bool:
+    return not scopes or any(s == "" or path == s or path.startswith(s.rstrip("/") + "/")
+                             for s in scopes)
+
+
+def _excluded(path: str, globs: Sequence[str]) -> bool:
+    import fnmatch
+    if not globs:
+        return False
+    parts = path.split("/")
+    prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return any(fnmatch.fnmatchcase(p, g) or fnmatch.fnmatchcase(parts[-1], g)
+               or fnmatch.fnmatchcase(part, g) for g in globs for p in prefixes
+               for part in parts[:-1])
+
+
+def _git_files(root: Path) -> list[str] | None:
+    import subprocess
+    if not (root / ".git").exists():
+        return None
+    try:
+        proc = subprocess.run(["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached",
+                               "--others", "--exclude-standard"], cwd=root,
+                              capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    names = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return sorted({n for n in names if n and not n.startswith(STATE_DIR + "/")})
+
+
+def _walk_files(root: Path) -> list[str]:
+    """Every file below root, honouring .gitignore files, without following directory links."""
+    import fnmatch
+    found: list[str] = []
+    ignores: dict[str, list[str]] = {}
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir
+        patterns = list(ignores.get(posix_parent(rel_dir), [])) if rel_dir else []
+        patterns += _read_gitignore(Path(folder) / ".gitignore", rel_dir)
+        ignores[rel_dir] = patterns
+
+        def ignored(name: str) -> bool:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p)
+                       for p in patterns)
+        dirs[:] = sorted(d for d in dirs if d not in GRAPH_SKIP_DIRS and not ignored(d))
+        found.extend(f"{rel_dir}/{f}" if rel_dir else f for f in sorted(files) if not ignored(f))
+    return found
+
+
+def posix_parent(rel: str) -> str:
+    return rel.rsplit("/", 1)[0] if "/" in rel else ""
+
+
+def _read_gitignore(path: Path, rel_dir: str) -> list[str]:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    patterns = []
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        line = line.rstrip("/")
+        if line.startswith("/"):
+            patterns.append(f"{rel_dir}/{line[1:]}" if rel_dir else line[1:])
+        else:
+            patterns.append(line)
+    return patterns
+
+
+# --- Graph: writing an index run ---------------------------------------------
+
+SQL_FILES_ALL = "SELECT id, path, size, mtime_ns, sha1 FROM files WHERE project = ?"
+SQL_FILE_INSERT = ("INSERT INTO files (project, path, language, size, mtime_ns, sha1, parse_errors, "
+                   "package, context, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+SQL_FILE_UPDATE = ("UPDATE files SET language = ?, size = ?, mtime_ns = ?, sha1 = ?, "
+                   "parse_errors = ?, package = ?, context = ?, indexed_at = ? WHERE id = ?")
+SQL_FILE_TOUCH = "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?"
+SQL_FILE_DELETE = "DELETE FROM files WHERE id = ?"
+SQL_FILE_NAMES = "SELECT DISTINCT name FROM nodes WHERE file_id = ?"
+SQL_FILE_CLEAR_EDGES = "DELETE FROM edges WHERE file_id = ?"
+SQL_FILE_CLEAR_NODES = "DELETE FROM nodes WHERE file_id = ?"
+SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qualname, path, line, "
+                   "end_line, signature, params, return_type, is_async, exported, docstring, loc, "
+                   "complexity, body_hash, parent_id) VALUES "
+                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, line, "
+                   "confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
+SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
+
+
+@dataclasses.dataclass
+class _IndexRun:
+    """What one ``index`` run has seen and what is left to resolve."""
+
+    project: str
+    indexed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: int = 0
+    errors: int = 0
+    affected: set[str] = dataclasses.field(default_factory=set)
+    calls: list[tuple] = dataclasses.field(default_factory=list)
+    bases: list[tuple] = dataclasses.field(default_factory=list)
+    imports: list[tuple] = dataclasses.field(default_factory=list)
+    changed: bool = False
+
+
+def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
+                excludes: Sequence[str] = (), strict: bool = True) -> dict[str, Any]:
+    """Bring the graph up to date with the files on disk; returns SPEC's summary.
+
+    ``paths`` limits the run (and the removal of vanished files) to those files
+    and folders; with ``strict`` a path that does not exist is an error.
+    """
+    started = time.monotonic()
+    files, scopes = graph_list_files(env, paths, excludes, strict)
+    known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
+    run = _IndexRun(env.project)
+    jobs, seen = [], set()
+    for rel in files:
+        job = _plan_file(env, rel, known.get(rel), full, run)
+        if job == "seen":
+            seen.add(rel)
+        elif job is not None:
+            jobs.append(job)
+            seen.add(rel)
+    gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
+    with db.atomic():
+        for path in gone:
+            _drop_file(db, known[path]["id"], run)
+            run.removed += 1
+    _parse_and_store(env, db, jobs, known, run)
+    if run.changed:
+        with db.atomic():
+            _resolve_run(env, db, run)
+    return _index_summary(db, env.project, run, time.monotonic() - started)
+
+
+def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
+               run: _IndexRun) -> tuple | str | None:
+    """A parse job, "seen" for an unchanged file, None when skipped or absent."""
+    lang = GRAPH_EXTENSIONS.get(os.path.splitext(rel)[1].lower())
+    absolute = str(env.root / rel)
+    try:
+        info = os.stat(absolute)
+    except FileNotFoundError:
+        return None
+    except OSError:  # symlink loop, permission denied, name too long
+        run.skipped += 1
+        return None
+    import stat
+    if not stat.S_ISREG(info.st_mode):  # a directory link or a device: not source
+        return None
+    if lang is None or info.st_size > GRAPH_MAX_FILE_BYTES:
+        run.skipped += 1
+        return None
+    if old is not None and not full and old["size"] == info.st_size and \
+            old["mtime_ns"] == info.st_mtime_ns:
+        run.unchanged += 1
+        return "seen"
+    return rel, absolute, lang, None if full or old is None else old["sha1"]
+
+
+def _parse_and_store(env: Env, db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
+                     run: _IndexRun) -> None:
+    """Parse on both cores; write each batch of results in one transaction."""
+    batch: list[tuple] = []
+    total = len(jobs)
+    for done, result in enumerate(_run_jobs(jobs), 1):
+        batch.append(result)
+        if len(batch) >= 250:
+            _store_batch(db, batch, known, run)
+            batch = []
+        if done % 50 == 0:
+            progress(f"indexing {done}/{total} files")
+    if batch:
+        _store_batch(db, batch, known, run)
+    done_progress()
+
+
+def _run_jobs(jobs: list[tuple]) -> Iterator[tuple]:
+    if len(jobs) < 40 or (os.cpu_count() or 1) < 2:
+        yield from map(_graph_parse_job, jobs)
+        return
+    import multiprocessing
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    # Biggest files first so that no worker is left with a long file at the end.
+    jobs = sorted(jobs, key=lambda j: -_size_or_zero(j[1]))
+    with context.Pool(processes=2) as pool:
+        yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
+
+
+def _size_or_zero(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row],
+                 run: _IndexRun) -> None:
+    with db.atomic():
+        next_id = db.one(SQL_MAX_NODE)[0] + 1
+        for rel, status, size, mtime_ns, detail, lang, facts in batch:
+            old = known.get(rel)
+            if status == "same":
+                db.execute(SQL_FILE_TOUCH, (size, mtime_ns, old["id"]))
+                run.unchanged += 1
+                continue
+            if status != "parsed":
+                if old is not None:
+                    _drop_file(db, old["id"], run)
+                if status == "gone":
+                    run.removed += old is not None
+                else:
+                    run.skipped += 1
+                    if status == "failed":
+                        warn(f"could not parse {rel}: {detail}; skipped")
+                continue
+            next_id = _store_file(db, run, rel, lang, size, mtime_ns, detail, facts, old, next_id)
+
+
+def _drop_file(db: Database, file_id: int, run: _IndexRun) -> None:
+    run.affected.update(r[0] for r in db.query(SQL_FILE_NAMES, (file_id,)))
+    db.execute(SQL_FILE_CLEAR_EDGES, (file_id,))
+    db.execute(SQL_FILE_CLEAR_NODES, (file_id,))
+    db.execute(SQL_FILE_DELETE, (file_id,))
+    run.changed = True
+
+
+def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mtime_ns: int,
+                sha: str, facts: dict[str, Any], old: sqlite3.Row | None, next_id: int) -> int:
+    project, now = run.project, utc_now()
+    file_row = (lang, size, mtime_ns, sha, int(facts["errors"]), facts["package"],
+                json.dumps(facts["context"], ensure_ascii=False), now)
+    if old is None:
+        file_id = db.execute(SQL_FILE_INSERT, (project, rel, *file_row[:1], *file_row[1:])) \
+            .lastrowid
+    else:
+        file_id = old["id"]
+        run.affected.update(r[0] for r in db.query(SQL_FILE_NAMES, (file_id,)))
+        db.execute(SQL_FILE_CLEAR_EDGES, (file_id,))
+        db.execute(SQL_FILE_CLEAR_NODES, (file_id,))
+        db.execute(SQL_FILE_UPDATE, (*file_row, file_id))
+    run.indexed += 1
+    run.errors += bool(facts["errors"])
+    run.changed = True
+    file_node = next_id
+    rows = [(file_node, project, file_id, rel, "file", rel.rsplit("/", 1)[-1], rel, rel, 1,
+             max(facts["lines"], 1), "", "[]", None, 0, 0, None, facts["lines"], 1, sha, None)]
+    ids, uids, edges = [], set(), []
+    for index, d in enumerate(facts["defs"]):
+        node_id = next_id + 1 + index
+        ids.append(node_id)
+        parent = ids[d[14]] if d[14] >= 0 else file_node
+        uid = f"{rel}:{d[2]}"
+        count = 1
+        while uid in uids:
+            count += 1
+            uid = f"{rel}:{d[2]}#{count}"
+        uids.add(uid)
+        rows.append((node_id, project, file_id, uid, d[0], d[1], d[2], rel, d[3], d[4], d[5],
+                     d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent))
+        edges.append((project, "contains", parent, node_id, d[1], None, None, d[3], 1.0, file_id))
+        if d[9] and parent == file_node and lang in GRAPH_FULL_LANGUAGES:
+            edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
+                          file_id))
+        run.affected.add(d[1])
+    db.executemany(SQL_NODE_INSERT, rows)
+    db.executemany(SQL_EDGE_INSERT, edges)
+    for scope, callee, recv, written, line in facts["calls"]:
+        src = ids[scope] if scope >= 0 else file_node
+        run.calls.append((None, file_id, rel, src, callee, recv, written, line))
+    for owner, base, kind, line in facts["bases"]:
+        run.bases.append((None, file_id, rel, owner, base, kind, line))
+    for spec, line in facts["imports"]:
+        run.imports.append((None, file_id, rel, file_node, spec, line))
+    return next_id + 1 + len(facts["defs"])
+
+
+def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -> dict[str, Any]:
+    languages = {r[0]: r[1] for r in db.query(
+        "SELECT language, count(*) FROM files WHERE project = ? GROUP BY language "
+        "ORDER BY language", (project,))}
+    return {"files": {"indexed": run.indexed, "unchanged": run.unchanged,
+                      "removed": run.removed, "skipped": run.skipped, "errors": run.errors},
+            "nodes": db.one("SELECT count(*) FROM nodes WHERE project = ?", (project,))[0],
+            "edges": db.one("SELECT count(*) FROM edges WHERE project = ?", (project,))[0],
+            "seconds": round(seconds, 3), "languages": languages}
+
+
+# --- Graph: call resolution ---------------------------------------------------
+# A call site is resolved the way a reader would: local scope and nested
+# definitions, self/this/cls and the enclosing class with its bases, names
+# bound by imports, module-level definitions, then (at lower confidence) a
+# name defined exactly once in the index. A target is ("node", id),
+# ("module", [paths]), ("external", None) or None when nothing is known.
+
+SELF_NAMES = {"python": ("self", "cls"), "javascript": ("this",), "typescript": ("this",),
+              "tsx": ("this",), "java": ("this",), "rust": ("self", "Self")}
+SUPER_NAMES = frozenset({"super()", "super"})
+# Languages where a bare name inside a class body is looked up on the class.
+CLASS_SCOPE_LANGUAGES = frozenset({"java", "csharp", "kotlin", "swift", "cpp", "php"})
+LANGUAGE_FAMILY = {"typescript": "javascript", "tsx": "javascript", "c": "cpp"}
+PY_BUILTINS = frozenset(
+    "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod "
+    "compile complex delattr dict dir divmod enumerate eval exec filter float format frozenset "
+    "getattr globals hasattr hash help hex id input int isinstance issubclass iter len list "
+    "locals map max memoryview min next object oct open ord pow print property range repr "
+    "reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip "
+    "__import__".split())
+SQL_RESOLVER_NODES = "SELECT id, kind, name, qualname, path FROM nodes WHERE project = ?"
+SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ?"
+SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
+SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
+             "('extends', 'implements') AND dst_id IS NOT NULL ORDER BY id")
+
+
+class _Resolver:
+    """In-memory lookup tables over the whole project's nodes."""
+
+    def __init__(self, db: Database, env: Env):
+        self.db, self.project, self.root = db, env.project, env.root
+        self.nodes: dict[int, tuple[str, str, str, str]] = {}
+        self.by_pq: dict[tuple[str, str], int] = {}
+        self.by_name: dict[str, list[int]] = {}
+        self.by_dir: dict[tuple[str, str], int] = {}
+        for row in db.query(SQL_RESOLVER_NODES, (env.project,)):
+            node_id, kind, name, qualname, path = tuple(row)
+            self.nodes[node_id] = (kind, name, qualname, path)
+            self.by_pq.setdefault((path, qualname), node_id)
+            if kind != "file":
+                self.by_name.setdefault(name, []).append(node_id)
+                self.by_dir.setdefault((posix_parent(path), qualname), node_id)
+        self.lang: dict[str, str] = {}
+        self.package: dict[str, str] = {}
+        for row in db.query(SQL_RESOLVER_FILES, (env.project,)):
+            self.lang[row["path"]] = row["language"]
+            if row["package"]:
+                self.package[row["path"]] = row["package"]
+        self._contexts: dict[str, dict[str, Any]] = {}
+        self._py_modules: dict[str, list[str]] | None = None
+        self._java: dict[str, int] | None = None
+        self._go_module: str | None = None
+        self.bases: dict[int, list[int]] = {}
+
+    def load_bases(self) -> None:
+        self.bases = {}
+        for src, dst in self.db.query(SQL_BASES, (self.project,)):
+            self.bases.setdefault(src, []).append(dst)
+
+    def ctx(self, path: str) -> dict[str, Any]:
+        if path not in self._contexts:
+            row = self.db.one(SQL_FILE_CONTEXT, (self.project, path))
+            self._contexts[path] = json.loads(row[0]) if row else {}
+        return self._contexts[path]
+
+    # -- modules ------------------------------------------------------------
+
+    def py_module(self, importer: str, spec: str) -> str | None:
+        if spec.startswith("."):
+            level = len(spec) - len(spec.lstrip("."))
+            base = posix_parent(importer)
+            for _ in range(level - 1):
+                base = posix_parent(base)
+            rest = spec[level:].replace(".", "/")
+            return self._py_file("/".join(p for p in (base, rest) if p))
+        if self._py_modules is None:
+            self._py_modules = {}
+            for path, lang in self.lang.items():
+                if lang == "python":
+                    stem = re.sub(r"(/__init__)?\.pyi?$", "", path)
+                    parts = stem.split("/")
+                    for i in range(len(parts)):
+                        self._py_modules.setdefault(".".join(parts[i:]), []).append(path)
+        found = self._py_modules.get(spec)
+        return min(found, key=lambda p: (p.count("/"), len(p))) if found else None
+
+    def _py_file(self, stem: str) -> str | None:
+        for candidate in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi",
+                          f"{stem}/__init__.pyi"):
+            if candidate in self.lang:
+                return candidate
+        return None
+
+    def js_module(self, importer: str, spec: str) -> str | None:
+        if not spec.startswith("."):
+            return None
+        base = os.path.normpath(posixpath_join(posix_parent(importer), spec)).replace("\\", "/")
+        for suffix in ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts",
+                       "/index.tsx", "/index.js", "/index.jsx"):
+            if base + suffix in self.lang:
+                return base + suffix
+        return None
+
+    def go_package(self, spec: str) -> list[str]:
+        if self._go_module is None:
+            self._go_module = ""
+            with contextlib.suppress(OSError):
+                text = (self.root / "go.mod").read_text(encoding="utf-8", errors="replace")
+                match = re.search(r"^module\s+(\S+)", text, re.M)
+                self._go_module = match.group(1) if match else ""
+        module = self._go_module
+        if not module or not (spec == module or spec.startswith(module + "/")):
+            return []
+        folder = spec[len(module) + 1:]
+        return [p for p, lang in self.lang.items() if lang == "go" and posix_parent(p) == folder]
+
+    def java_class(self, fqcn: str) -> int | None:
+        if self._java is None:
+            self._java = {}
+            for node_id, (kind, _, qualname, path) in self.nodes.items():
+                if kind in CLASS_KINDS and self.lang.get(path) == "java":
+                    package = self.package.get(path, "")
+                    self._java.setdefault(f"{package}.{qualname}".lstrip("."), node_id)
+        return self._java.get(fqcn)
+
+    def rust_path(self, importer: str, spec: str) -> tuple[str, Any] | None:
+        parts = [p for p in spec.split("::") if p]
+        if not parts:
+            return None
+        if parts[0] == "crate":
+            current = self._rust_crate_root(importer)
+        elif parts[0] in ("self", "super"):
+            current = importer
+            while parts and parts[0] in ("self", "super"):
+                if parts.pop(0) == "super":
+                    current = self._rust_parent_module(current)
+            parts.insert(0, "self")
+        elif parts[0] in self.ctx(importer).get("mods", ()):
+            current, parts = importer, ["self", *parts]
+        else:
+            return ("external", None)
+        if current is None:
+            return None
+        for index, part in enumerate(parts[1:], 1):
+            child = self._rust_submodule(current, part)
+            if child is None:
+                node = self.by_pq.get((current, ".".join(parts[index:])))
+                return ("node", node) if node else None
+            current = child
+        return ("module", [current])
+
+    def _rust_crate_root(self, importer: str) -> str | None:
+        folder = posix_parent(importer)
+        while True:
+            for name in ("lib.rs", "main.rs"):
+                candidate = f"{folder}/{name}" if folder else name
+                if candidate in self.lang:
+                    return candidate
+            if not folder:
+                return None
+            folder = posix_parent(folder)
+
+    def _rust_module_dir(self, path: str) -> str:
+        if path.rsplit("/", 1)[-1] in ("mod.rs", "lib.rs", "main.rs"):
+            return posix_parent(path)
+        return path[:-3]
+
+    def _rust_submodule(self, path: str, name: str) -> str | None:
+        folder = self._rust_module_dir(path)
+        for candidate in (f"{folder}/{name}.rs", f"{folder}/{name}/mod.rs"):
+            candidate = candidate.lstrip("/")
+            if candidate in self.lang:
+                return candidate
+        return None
+
+    def _rust_parent_module(self, path: str) -> str | None:
+        folder = posix_parent(path)
+        if path.rsplit("/", 1)[-1] in ("mod.rs", "lib.rs", "main.rs"):
+            folder = posix_parent(folder)
+        for candidate in (f"{folder}/mod.rs", f"{folder}/lib.rs", f"{folder}/main.rs",
+                          f"{folder}.rs"):
+            if candidate.lstrip("/") in self.lang:
+                return candidate.lstrip("/")
+        return None
+
+    # -- names --------------------------------------------------------------
+
+    def resolve_binding(self, path: str, binding: list[Any], depth: int = 0) -> tuple | None:
+        """What an import binding of ``path`` points to."""
+        module, name = binding
+        lang = self.lang.get(path)
+        if lang == "python":
+            mpath = self.py_module(path, module)
+            if mpath is None:
+                return ("external", None)
+            if name is None:
+                return ("module", [mpath])
+            sub_spec = module + name if module.endswith(".") else f"{module}.{name}"
+            sub = self.py_module(path, sub_spec)
+            if sub is not None:
+                return ("module", [sub])
+            return self.lookup_in_modules([mpath], name, depth + 1)
+        if lang in ("javascript", "typescript", "tsx"):
+            mpath = self.js_module(path, module)
+            if mpath is None:
+                return ("external", None)
+            if name is None:
+                return ("module", [mpath])
+            if name == "default":
+                name = self.ctx(mpath).get("default")
+                if not name:
+                    return None
+            return self.lookup_in_modules([mpath], name, depth + 1)
+        if lang == "go":
+            files = self.go_package(module)
+            return ("module", files) if files else ("external", None)
+        if lang == "rust":
+            return self.rust_path(path, module)
+        if lang == "java":
+            node = self.java_class(module)
+            if node is not None:
+                return ("node", node)
+            owner, _, member = module.rpartition(".")
+            cls = self.java_class(owner)
+            if cls is not None:
+                found = self.method_lookup(cls, member)
+                return ("node", found) if found else None
+            return ("external", None)
+        return None
+
+    def lookup_in_modules(self, paths: list[str], name: str, depth: int = 0) -> tuple | None:
+        """A module-level name of these files, following re-exports."""
+        for path in paths:
+            node = self.by_pq.get((path, name))
+            if node is not None:
+                return ("node", node)
+        if depth > 6:
+            return None
+        for path in paths:
+            ctx = self.ctx(path)
+            binding = ctx.get("imports", {}).get(name)
+            if binding is not None:
+                return self.resolve_binding(path, binding, depth + 1)
+            for star in ctx.get("stars", ()):
+                target = self.resolve_binding(path, [star, None], depth + 1)
+                if target and target[0] == "module":
+                    found = self.lookup_in_modules(target[1], name, depth + 1)
+                    if found and found[0] == "node":
+                        return found
+        return None
+
+    def scope_chain(self, scope: str) -> list[str]:
+        parts = scope.split(".") if scope else []
+        return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+    def resolve_name(self, path: str, scope: str, name: str) -> tuple | None:
+        lang = self.lang.get(path, "")
+        for qual in self.scope_chain(scope):
+            owner = self.by_pq.get((path, qual))
+            if owner is None:
+                continue
+            if self.nodes[owner][0] in CLASS_KINDS:
+                if lang in CLASS_SCOPE_LANGUAGES:
+                    found = self.method_lookup(owner, name)
+                    if found is not None:
+                        return ("node", found)
+                continue
+            node = self.by_pq.get((path, f"{qual}.{name}"))
+            if node is not None:
+                return ("node", node)
+        ctx = self.ctx(path)
+        binding = ctx.get("imports", {}).get(name)
+        if binding is not None:
+            return self.resolve_binding(path, binding) or ("external", None)
+        node = self.by_pq.get((path, name))
+        if node is not None and self.nodes[node][0] != "file":
+            return ("node", node)
+        if lang == "go":
+            node = self.by_dir.get((posix_parent(path), name))
+            if node is not None:
+                return ("node", node)
+        if lang == "java":
+            node = self.java_class(f"{self.package.get(path, '')}.{name}".lstrip("."))
+            if node is not None:
+                return ("node", node)
+        if lang == "rust" and name in ctx.get("mods", ()):
+            return self.rust_path(path, f"self::{name}")
+        for star in ctx.get("stars", ()):
+            target = self.resolve_binding(path, [star, None])
+            if target and target[0] == "module":
+                found = self.lookup_in_modules(target[1], name)
+                if found and found[0] == "node":
+                    return found
+        return None
+
+    def resolve_dotted(self, path: str, scope: str, text: str) -> tuple | None:
+        """``a.b.C`` read from ``scope``: a module, a node, external, or None."""
+        parts = text.split(".")
+        binding = self.ctx(path).get("imports", {}).get(text)
+        target = (self.resolve_binding(path, binding) or ("external", None)) if binding else None
+        if target is not None:
+            return target
+        target = self.resolve_name(path, scope, parts[0])
+        for part in parts[1:]:
+            if target is None or target[0] == "external":
+                return target
+            if target[0] == "module":
+                sub = None
+                if self.lang.get(target[1][0]) == "python":
+                    sub = self._py_file(re.sub(r"(/__init__)?\.pyi?$", "", target[1][0]) + "/" + part)
+                target = ("module", [sub]) if sub else self.lookup_in_modules(target[1], part)
+            else:
+                kind, _, qualname, npath = self.nodes[target[1]]
+                node = self.by_pq.get((npath, f"{qualname}.{part}"))
+                target = ("node", node) if node is not None else None
+        return target
+
+    def method_lookup(self, cls: int, name: str, seen: set[int] | None = None) -> int | None:
+        """``name`` defined in class ``cls`` or inherited from a base in the index."""
+        seen = seen or set()
+        seen.add(cls)
+        kind, _, qualname, path = self.nodes[cls]
+        wanted = f"{qualname}.{name}"
+        found = self.by_pq.get((path, wanted))
+        lang = self.lang.get(path)
+        if found is None and lang == "go":
+            found = self.by_dir.get((posix_parent(path), wanted))
+        if found is None and lang == "rust":
+            found = next((n for n in self.by_name.get(name, ()) if self.nodes[n][2] == wanted
+                          and self.lang.get(self.nodes[n][3]) == "rust"), None)
+        if found is not None:
+            return found
+        for base in self.bases.get(cls, ()):
+            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+                found = self.method_lookup(base, name, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def enclosing_class(self, path: str, scope: str) -> int | None:
+        for qual in self.scope_chain(scope):
+            node = self.by_pq.get((path, qual))
+            if node is not None and self.nodes[node][0] in CLASS_KINDS:
+                return node
+        if "." in scope and self.lang.get(path) in ("go", "rust"):
+            owner = scope.rsplit(".", 1)[0]
+            target = self.resolve_name(path, "", owner)
+            if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
+                return target[1]
+        return None
+
+    # -- calls --------------------------------------------------------------
+
+    def resolve_call(self, path: str, scope: str, callee: str,
+                     recv: str | None) -> tuple[int | None, float]:
+        """(target node id or None, confidence) of one call site."""
+        lang = self.lang.get(path, "")
+        if recv is None:
+            target = self.resolve_name(path, scope, callee)
+            if target is not None:
+                return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
+            if lang == "python" and callee in PY_BUILTINS:
+                return None, 1.0
+            return self.guess(callee, lang, methods=lang in CLASS_SCOPE_LANGUAGES)
+        if recv in SELF_NAMES.get(lang, ()) or recv in SUPER_NAMES:
+            cls = self.enclosing_class(path, scope)
+            if cls is None:
+                return self.guess(callee, lang, methods=True, attr=True)
+            if recv in SUPER_NAMES:
+                for base in self.bases.get(cls, ()):
+                    found = self.method_lookup(base, callee)
+                    if found is not None:
+                        return found, CONF_EXACT
+                return None, 0.0
+            found = self.method_lookup(cls, callee)
+            return (found, CONF_EXACT) if found is not None else (None, 0.0)
+        if recv[:1] in "\"'[{(0123456789" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
+            return None, 1.0  # a literal: a builtin type, never a node of the index
+        typed = self.variable_type(path, scope, recv)
+        if typed is not None:
+            target = self.resolve_dotted(path, scope, typed)
+            if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
+                found = self.method_lookup(target[1], callee)
+                return (found, CONF_TYPED) if found is not None else (None, 0.0)
+            if target is not None:
+                return None, 0.0 if target[0] == "node" else 1.0
+        if recv.isidentifier() or re.fullmatch(r"[\w.]+", recv):
+            target = self.resolve_dotted(path, scope, recv)
+            if target is not None:
+                return self._call_on(target, callee)
+        return self.guess(callee, lang, methods=True, attr=True)
+
+    def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
+        if target[0] == "external":
+            return None, 1.0
+        if target[0] == "module":
+            found = self.lookup_in_modules(target[1], callee)
+            return (found[1], CONF_EXACT) if found and found[0] == "node" else (None, 0.0)
+        if self.nodes[target[1]][0] in CLASS_KINDS:
+            found = self.method_lookup(target[1], callee)
+            return (found, CONF_EXACT) if found is not None else (None, 0.0)
+        return None, 0.0
+
+    def variable_type(self, path: str, scope: str, recv: str) -> str | None:
+        if not recv.isidentifier():
+            return None
+        types = self.ctx(path).get("types", {})
+        for qual in [*self.scope_chain(scope), ""]:
+            found = types.get(qual, {}).get(recv)
+            if found:
+                return found
+        return None
+
+    def guess(self, name: str, lang: str, methods: bool, attr: bool = False) -> tuple[int | None, float]:
+        """The one node of that name in the index (same language family), else nothing."""
+        family = LANGUAGE_FAMILY.get(lang, lang)
+        wanted = ("method",) if attr else ("function", *CLASS_KINDS) + (("method",) if methods
+                                                                          else ())
+        found = [n for n in self.by_name.get(name, ()) if self.nodes[n][0] in wanted
+                 and LANGUAGE_FAMILY.get(self.lang.get(self.nodes[n][3], ""),
+                                         self.lang.get(self.nodes[n][3], "")) == family]
+        if len(found) == 1:
+            return found[0], CONF_UNIQUE_ATTR if attr else CONF_UNIQUE
+        return None, 0.0
+
+
+def posixpath_join(*parts: str) -> str:
+    return "/".join(p for p in parts if p)
+
+
+SQL_AFFECTED_CREATE = "CREATE TEMP TABLE IF NOT EXISTS graph_affected (name TEXT PRIMARY KEY)"
+SQL_AFFECTED_CLEAR = "DELETE FROM graph_affected"
+SQL_AFFECTED_FILL = "INSERT OR IGNORE INTO graph_affected (name) VALUES (?)"
+SQL_AFFECTED_CALLS = (
+    "SELECT e.id, e.file_id, f.path, e.src_id, e.callee, e.recv, e.dst_name, e.line "
+    "FROM edges e JOIN graph_affected a ON a.name = e.callee JOIN files f ON f.id = e.file_id "
+    "WHERE e.project = ? AND e.kind = 'calls'")
+SQL_AFFECTED_BASES = (
+    "SELECT e.id, e.file_id, f.path, n.qualname, e.dst_name, e.kind, e.line FROM edges e "
+    "JOIN graph_affected a ON a.name = e.callee JOIN files f ON f.id = e.file_id "
+    "JOIN nodes n ON n.id = e.src_id WHERE e.project = ? AND e.kind IN ('extends', 'implements')")
+SQL_DANGLING_IMPORTS = (
+    "SELECT e.id, e.file_id, f.path, e.src_id, e.dst_name, e.line FROM edges e "
+    "JOIN files f ON f.id = e.file_id WHERE e.project = ? AND e.kind = 'imports' "
+    "AND e.dst_id IS NULL")
+
+
+def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
+    """Resolve this run's new edges and re-resolve the old ones its changes touch."""
+    db.execute(SQL_AFFECTED_CREATE)
+    db.execute(SQL_AFFECTED_CLEAR)
+    db.executemany(SQL_AFFECTED_FILL, ((n,) for n in run.affected))
+    old_bases = db.query(SQL_AFFECTED_BASES, (env.project,))
+    old_calls = db.query(SQL_AFFECTED_CALLS, (env.project,))
+    old_imports = db.query(SQL_DANGLING_IMPORTS, (env.project,))
+    resolver = _Resolver(db, env)
+    _resolve_bases(db, resolver, run, [tuple(r) for r in old_bases])
+    resolver.load_bases()
+    _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls])
+    _resolve_imports(db, resolver, run, [tuple(r) for r in old_imports])
+    db.execute(SQL_AFFECTED_CLEAR)
+
+
+def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
+    inserts, updates = [], []
+    for edge_id, file_id, path, owner, base, kind, line in [*run.bases, *old]:
+        src = resolver.by_pq.get((path, owner))
+        if src is None:
+            target = resolver.resolve_name(path, "", owner)
+            src = target[1] if target and target[0] == "node" else None
+        if src is None:
+            continue
+        parent_scope = owner.rsplit(".", 1)[0] if "." in owner else ""
+        target = resolver.resolve_dotted(path, parent_scope, base)
+        dst = target[1] if target and target[0] == "node" and target[1] != src else None
+        if edge_id is None:
+            inserts.append((run.project, kind, src, dst, base, base.rsplit(".", 1)[-1], None,
+                            line, 1.0, file_id))
+        else:
+            updates.append((dst, 1.0, edge_id))
+    db.executemany(SQL_EDGE_INSERT, inserts)
+    db.executemany(SQL_EDGE_UPDATE, updates)
+
+
+def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
+    inserts, updates = [], []
+    for edge_id, file_id, path, src, callee, recv, written, line in [*run.calls, *old]:
+        scope = resolver.nodes.get(src, ("file", "", "", ""))
+        scope_qual = "" if scope[0] == "file" else scope[2]
+        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv)
+        if dst == src and recv is None and scope[0] in CLASS_KINDS:
+            dst, confidence = None, 0.0
+        if edge_id is None:
+            inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
+                            confidence, file_id))
+        else:
+            updates.append((dst, confidence, edge_id))
+    db.executemany(SQL_EDGE_INSERT, inserts)
+    db.executemany(SQL_EDGE_UPDATE, updates)
+
+
+def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
+    inserts, updates = [], []
+    for edge_id, file_id, path, src, spec, line in [*run.imports, *old]:
+        target = resolver.resolve_binding(path, [spec, None])
+        dst = None
+        if target and target[0] == "module" and target[1]:
+            dst = resolver.by_pq.get((target[1][0], target[1][0]))
+        elif target and target[0] == "node":
+            dst = resolver.by_pq.get((resolver.nodes[target[1]][3],) * 2)
+        if edge_id is None:
+            inserts.append((run.project, "imports", src, dst, spec, None, None, line, 1.0,
+                            file_id))
+        elif dst is not None:
+            updates.append((dst, 1.0, edge_id))
+    db.executemany(SQL_EDGE_INSERT, inserts)
+    db.executemany(SQL_EDGE_UPDATE, updates)
+
+
+# --- Graph: lookups other sections call ---------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Relation:
+    """One neighbour of a node: ``node`` is None for a name outside the index."""
+
+    node: Node | None
+    name: str
+    line: int | None
+    confidence: float
+
+
+RELATIONS = ("calls", "calledBy", "imports", "importedBy", "exports", "extends", "implements",
+             "extendedBy", "contains")
+_EDGE_NODE_COLUMNS = ", ".join(f"n.{c.strip()}" for c in _NODE_COLUMNS.split(","))
+SQL_OUT_EDGES = (f"SELECT e.dst_name AS edge_name, e.line AS edge_line, e.confidence AS edge_conf, "
+                 f"e.dst_id AS edge_dst, {_EDGE_NODE_COLUMNS} FROM edges e LEFT JOIN nodes n "
+                 f"ON n.id = e.dst_id WHERE e.project = ? AND e.src_id = ? AND e.kind = ? "
+                 f"AND (e.dst_id IS NULL OR e.confidence >= ?) ORDER BY e.line, e.id")
+SQL_IN_EDGES = (f"SELECT e.dst_name AS edge_name, e.line AS edge_line, e.confidence AS edge_conf, "
+                f"e.src_id AS edge_dst, {_EDGE_NODE_COLUMNS} FROM edges e JOIN nodes n "
+                f"ON n.id = e.src_id WHERE e.project = ? AND e.dst_id = ? AND e.kind IN "
+                f"(?, ?) AND e.confidence >= ? ORDER BY n.path, e.line, e.id")
+SQL_FILE_NODE = f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND uid = ? AND kind = 'file'"
+
+
+def graph_relations(db: Database, project: str, node: Node, relation: str,
+                    min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> list[Relation]:
+    """The neighbours of ``node`` along one relation, in source order."""
+    if relation not in RELATIONS:
+        raise UsageError(f"unknown relation {relation!r}; use one of {', '.join(RELATIONS)}")
+    if relation in ("imports", "importedBy", "exports") and node.kind != "file":
+        file_node = db.one(SQL_FILE_NODE, (project, node.path))
+        if file_node is None:
+            return []
+        node = _node_from_row(file_node)
+    if relation in ("calledBy", "importedBy", "extendedBy"):
+        kinds = {"calledBy": ("calls", "calls"), "importedBy": ("imports", "imports"),
+                 "extendedBy": ("extends", "implements")}[relation]
+        floor = min_confidence if relation == "calledBy" else 0.0
+        rows = db.query(SQL_IN_EDGES, (project, node.rowid, *kinds, floor))
+    else:
+        floor = min_confidence if relation == "calls" else 0.0
+        rows = db.query(SQL_OUT_EDGES, (project, node.rowid, relation, floor))
+    return [Relation(node=_node_from_row(r) if r["id"] is not None else None,
+                     name=r["edge_name"], line=r["edge_line"], confidence=r["edge_conf"])
+            for r in rows]
+
+
+def _rank_key(node: Node) -> tuple:
+    testish = bool(re.search(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_|_test\.|\.spec\.",
+                             node.path))
+    kind_rank = 0 if node.kind in CLASS_KINDS or node.kind == "function" else 1
+    return (testish, kind_rank, node.path.count("/"), len(node.path), node.line)
+
+
+def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
+                  first: bool = False) -> Node:
+    """The node named by TARGET: an id, a qualname, a bare name or FILE:LINE."""
+    text = text.strip()
+    project = env.project
+    place = re.fullmatch(r"(.+?):(\d+)", text)
+    if place:
+        path = normalize_file(place.group(1), env)
+        found = graph_nodes_at(db, project, path, int(place.group(2)))
+        if found:
+            return sorted(found, key=lambda n: n.line)[-1]
+        row = db.one(SQL_FILE_NODE, (project, path))
+        if row is not None:
+            return _node_from_row(row)
+        raise NotFound(f"{path} is not in the index of project {project!r}; "
+                       f"run `ctxkit index` (or check the path)")
+    normalized = normalize_file(file, env) if file else None
+    nodes = graph_find_nodes(db, project, text, normalized)
+    if not nodes:
+        row = db.one(SQL_FILE_NODE, (project, normalize_file(text, env)))
+        if row is not None and not normalized:
+            return _node_from_row(row)
+        raise NotFound(_not_found_message(db, project, text, normalized))
+    nodes.sort(key=_rank_key)
+    if len(nodes) > 1 and not first:
+        listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
+        more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""
+        raise Ambiguous(f"{text!r} matches {len(nodes)} symbols: {listing}{more}; "
+                        f"pass a full id, --file FILE or --first")
+    return nodes[0]
+
+
+def _not_found_message(db: Database, project: str, text: str, file: str | None) -> str:
+    if db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (project,)) is None:
+        return f"nothing is indexed for project {project!r} yet; run `ctxkit index` first"
+    where = f" in {file}" if file else ""
+    return (f"symbol {text!r}{where} is not in the index of project {project!r}; "
+            f"list known names with `ctxkit symbols {text.rsplit('.', 1)[-1]}` or re-run "
+            f"`ctxkit index`")
+
+
+def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
+    """Re-index the given root-relative paths that changed on disk; how many were."""
+    stale = []
+    for path in dict.fromkeys(paths):
+        row = db.one("SELECT size, mtime_ns FROM files WHERE project = ? AND path = ?",
+                     (env.project, path))
+        try:
+            info = os.stat(env.root / path)
+        except OSError:
+            if row is not None:
+                stale.append(path)
+            continue
+        if row is None and GRAPH_EXTENSIONS.get(os.path.splitext(path)[1].lower()):
+            stale.append(path)
+        elif row is not None and (row["size"], row["mtime_ns"]) != (info.st_size,
+                                                                   info.st_mtime_ns):
+            stale.append(path)
+    if not stale:
+        return 0
+    summary = graph_index(env, db, stale, strict=False)
+    return summary["files"]["indexed"] + summary["files"]["removed"]
+
+
+# --- Graph: traversals --------------------------------------------------------
+
+
+def graph_walk(db: Database, project: str, start: Node, relation: str, depth: int | None,
+               min_confidence: float) -> list[dict[str, Any]]:
+    """Breadth-first callers (calledBy) or callees (calls) up to ``depth`` levels."""
+    results: list[dict[str, Any]] = []
+    seen, external = {start.rowid}, set()
+    frontier, level = [start], 1
+    while frontier and (depth is None or level <= depth):
+        next_frontier = []
+        for current in frontier:
+            for rel in graph_relations(db, project, current, relation, min_confidence):
+                if rel.node is None:
+                    if relation == "calls" and rel.name not in external:
+                        external.add(rel.name)
+                        results.append(_walk_item(None, rel, level, current, relation))
+                    continue
+                if rel.node.rowid in seen:
+                    continue
+                seen.add(rel.node.rowid)
+                next_frontier.append(rel.node)
+                results.append(_walk_item(rel.node, rel, level, current, relation))
+        frontier, level = next_frontier, level + 1
+    return results
+
+
+def _walk_item(node: Node | None, rel: Relation, level: int, via: Node,
+               relation: str) -> dict[str, Any]:
+    """Callers are located at their call site; callees at their definition."""
+    item = {"id": node.id if node else None, "name": node.qualname if node else rel.name,
+            "kind": node.kind if node else None}
+    if relation == "calledBy":
+        item.update(path=node.path, line=rel.line)
+    else:
+        item.update(path=node.path if node else None, line=node.line if node else None)
+    item.update(call_path=node.path if relation == "calledBy" else via.path,
+                call_line=rel.line, depth=level, confidence=round(rel.confidence, 2),
+                via=via.id)
+    return item
+
+
+def _lesson_risk(db: Database, project: str, node: Node) -> float:
+    """The lesson risk score recorded on a symbol; 0 when it has no lessons."""
+    lessons = globals().get("lessons_for_node")
+    if lessons is None:
+        return 0.0
+    found = lessons(db, project, node)
+    return float(found.get("risk_score") or 0.0) if found else 0.0
+
+
+def _impact_level(score: float) -> str:
+    level = globals().get("risk_level")
+    if level is not None:
+        return level(score)
+    return "low" if score < 5 else "medium" if score < 10 else "high" if score < 15 else "critical"
+
+
+def graph_impact(db: Database, project: str, node: Node, depth: int | None,
+                 min_confidence: float) -> dict[str, Any]:
+    """The reverse call closure of ``node`` with a risk level weighing fan-in and lessons."""
+    results = graph_walk(db, project, node, "calledBy", depth, min_confidence)
+    direct = [r["id"] for r in results if r["depth"] == 1]
+    indirect = [r["id"] for r in results if r["depth"] > 1]
+    fan_in = min(12.0, len(direct) + 0.5 * len(indirect))
+    lesson = max([_lesson_risk(db, project, node)] + [
+        _lesson_risk(db, project, n) for n in _nodes_by_uid(db, project, direct + indirect)])
+    score = round(fan_in + lesson, 1)
+    return {"target": node.id, "results": results, "direct": direct, "indirect": indirect,
+            "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
+            "risk_level": _impact_level(score)}
+
+
+def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
+    nodes = []
+    for uid in uids:
+        row = db.one(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND uid = ?",
+                     (project, uid))
+        if row is not None:
+            nodes.append(_node_from_row(row))
+    return nodes
+
+
+# --- Graph: commands ----------------------------------------------------------
+
+
+def cmd_index(args: argparse.Namespace, env: Env) -> int:
+    db = open_db(env)
+    try:
+        summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude)
+        flagged = [r[0] for r in db.query(
+            "SELECT path FROM files WHERE project = ? AND parse_errors > 0 ORDER BY path",
+            (env.project,))]
+    finally:
+        db.close()
+    emit(env, summary, lambda: _index_text(summary, flagged, env.quiet))
+    return EXIT_OK
+
+
+def _index_text(summary: dict[str, Any], flagged: list[str], quiet: bool) -> str:
+    files = summary["files"]
+    languages = ", ".join(f"{k} {v}" for k, v in summary["languages"].items()) or "none"
+    text = (f"indexed {files['indexed']} files ({files['unchanged']} unchanged, "
+            f"{files['removed']} removed, {files['skipped']} skipped, {files['errors']} with "
+            f"syntax errors) in {summary['seconds']:.2f}s: {summary['nodes']} nodes, "
+            f"{summary['edges']} edges; files by language: {languages}")
+    if flagged and not quiet:
+        shown = "\n".join(f"  {p}" for p in flagged[:10])
+        more = f"\n  ... and {len(flagged) - 10} more" if len(flagged) > 10 else ""
+        text += f"\nindexed with syntax errors (tree-sitter error recovery):\n{shown}{more}"
+    return text
+
+
+def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    db = open_db(env)
+    try:
+        where, params = ["project = ?", "kind != 'file'"], [env.project]
+        if args.file:
+            where.append("path = ?")
+            params.append(normalize_file(args.file, env))
+        if args.kind:
+            where.append("kind = ?")
+            params.append(args.kind)
+        rows = db.query(f"SELECT uid, kind, path, line, qualname FROM nodes WHERE "
+                        f"{' AND '.join(where)} ORDER BY path, line", params)
+    finally:
+        db.close()
+    results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"]}
+               for r in rows if _symbol_matches(args.pattern, r["uid"], r["qualname"])]
+    results = results[:args.limit]
+    emit(env, {"results": results},
+         lambda: "\n".join(f"{r['id']} ({r['kind']})" for r in results) or "no symbols match")
+    return EXIT_OK
+
+
+def _symbol_matches(pattern: str | None, uid: str, qualname: str) -> bool:
+    import fnmatch
+    if not pattern:
+        return True
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatchcase(qualname, pattern) or fnmatch.fnmatchcase(uid, pattern) or \
+            fnmatch.fnmatchcase(qualname.rsplit(".", 1)[-1], pattern)
+    return pattern.lower() in uid.lower()
+
+
+def _walk_command(args: argparse.Namespace, env: Env, relation: str) -> int:
+    depth = _depth_option(args.depth, default=1)
+    _check_confidence(args.min_confidence)
+    db = open_db(env)
+    try:
+        node = graph_resolve(db, env, args.symbol, args.file, args.first)
+        results = graph_walk(db, env.project, node, relation, depth, args.min_confidence)
+    finally:
+        db.close()
+    data = {"target": node.id, "results": results}
+    emit(env, data, lambda: _walk_text(node, results, relation))
+    return EXIT_OK
+
+
+def _depth_option(value: int | None, default: int | None) -> int | None:
+    if value is None:
+        return default
+    if value < 1:
+        raise UsageError("--depth must be at least 1")
+    return value
+
+
+def _check_confidence(value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise UsageError("--min-confidence must be between 0 and 1")
+
+
+def _walk_text(node: Node, results: list[dict[str, Any]], relation: str) -> str:
+    word = "callers" if relation == "calledBy" else "callees"
+    if not results:
+        return (f"no {word} of {node.id} in the index (the symbol is known; "
+                f"lower --min-confidence to see guesses)")
+    lines = [f"{word} of {node.id} ({len(results)}):"]
+    for r in results:
+        indent = "  " * r["depth"]
+        if r["id"] is None:
+            why = "outside the index" if r["confidence"] >= 1.0 else \
+                "not resolved: unknown receiver or several candidates"
+            lines.append(f"{indent}{r['name']}  ({why}, called at line {r['call_line']})")
+        else:
+            lines.append(f"{indent}{r['id']}  {r['path']}:{r['line']}  "
+                         f"confidence {r['confidence']:.2f}")
+    return "\n".join(lines)
+
+
+def cmd_callers(args: argparse.Namespace, env: Env) -> int:
+    return _walk_command(args, env, "calledBy")
+
+
+def cmd_callees(args: argparse.Namespace, env: Env) -> int:
+    return _walk_command(args, env, "calls")
+
+
+def cmd_impact(args: argparse.Namespace, env: Env) -> int:
+    depth = _depth_option(args.depth, default=None)
+    _check_confidence(args.min_confidence)
+    db = open_db(env)
+    try:
+        node = graph_resolve(db, env, args.symbol, args.file, args.first)
+        data = graph_impact(db, env.project, node, depth, args.min_confidence)
+    finally:
+        db.close()
+    emit(env, data, lambda: _impact_text(data))
+    return EXIT_OK
+
+
+def _impact_text(data: dict[str, Any]) -> str:
+    lines = [f"impact of {data['target']}: risk {data['risk_level']} (score "
+             f"{data['risk_score']:.1f}: {len(data['direct'])} direct and "
+             f"{len(data['indirect'])} indirect callers, lesson risk "
+             f"{data['lesson_risk']:.1f})"]
+    for r in data["results"]:
+        lines.append(f"{'  ' * r['depth']}{r['id']}  {r['path']}:{r['line']}")
+    if not data["results"]:
+        lines.append("  no callers in the index")
+    return "\n".join(lines)
+
+
 def register_graph_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """index, symbols, callers, callees, impact."""
+    parser = add_command(sub, common, "index", cmd_index,
+                         "index the repository's code into the symbol graph (incremental)",
+                         "ctxkit index src --exclude 'tests/*'")
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="index only these files or folders (default: the whole root)")
+    parser.add_argument("--full", action="store_true",
+                        help="re-parse every file even when it looks unchanged")
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                        help="leave out paths matching GLOB (repeatable)")
+    parser = add_command(sub, common, "symbols", cmd_symbols,
+                         "list indexed symbols (L0: id and kind)",
+                         "ctxkit symbols 'Auth*' --kind class")
+    parser.add_argument("pattern", nargs="?", metavar="PATTERN",
+                        help="substring of the id, or a glob on the qualname")
+    parser.add_argument("--file", metavar="F", help="only symbols of this file")
+    parser.add_argument("--kind", metavar="K", choices=sorted(CLASS_KINDS | {"function",
+                                                                             "method"}),
+                        help="only this kind")
+    parser.add_argument("--limit", type=int, default=200, metavar="N",
+                        help="at most N results (default 200)")
+    for name, func, help_text, example in (
+            ("callers", cmd_callers, "who calls SYMBOL", "ctxkit callers validate --depth 2"),
+            ("callees", cmd_callees, "what SYMBOL calls (names outside the index included)",
+             "ctxkit callees AuthService.validate"),
+            ("impact", cmd_impact, "the reverse call closure of SYMBOL and its risk level",
+             "ctxkit impact src/db.py:save --json")):
+        parser = add_command(sub, common, name, func, help_text, example)
+        parser.add_argument("symbol", metavar="SYMBOL",
+                            help="an id (PATH:QUALNAME), a qualname, a bare name or FILE:LINE")
+        parser.add_argument("--depth", type=int, default=None, metavar="N",
+                            help="levels to follow (default 1; impact: the whole closure)")
+        parser.add_argument("--min-confidence", type=float, default=DEFAULT_MIN_CONFIDENCE,
+                            metavar="X", help="hide edges resolved with less confidence "
+                                              f"(default {DEFAULT_MIN_CONFIDENCE})")
+        parser.add_argument("--file", metavar="F", help="the file SYMBOL is defined in")
+        parser.add_argument("--first", action="store_true",
+                            help="take the best match when SYMBOL is ambiguous")
 
 
 # =============================================================================
