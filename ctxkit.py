@@ -5108,6 +5108,10 @@ def register_lesson_commands(sub: argparse._SubParsersAction, common: argparse.A
 # =============================================================================
 # Snapshots and hooks
 # =============================================================================
+# Regular expressions here are kept as strings and compiled on first use (re
+# caches them): a hook process pays only for the ones its path needs.
+
+from typing import NamedTuple  # noqa: E402 - cheaper to create than dataclasses
 
 SNAPSHOT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -5186,7 +5190,7 @@ EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "apply_patch", "replace", "edit", "w
 SHELL_TOOLS = {"Bash", "run_shell_command", "shell", "local_shell", "exec_command"}
 
 # Commands whose output is usually long: worth running through `ctxkit run`.
-LOUD_COMMAND = re.compile(r"""(?x)(?:^|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\s+)(?:
+LOUD_COMMAND = (r"""(?x)(?:^|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\s+)(?:
       (?:python[0-9.]*\s+-m\s+)?(?:pytest|py\.test|tox|nox|unittest)
     | (?:npx\s+)?(?:jest|vitest|mocha|tsc|webpack|eslint)
     | (?:npm|yarn|pnpm|bun)\s+(?:test|t|run\s+(?:test|build|lint)|build|install|i|ci|add)\b
@@ -5200,7 +5204,7 @@ LOUD_COMMAND = re.compile(r"""(?x)(?:^|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\
     )""")
 # Shell syntax `sh` (dash) may not understand, or commands that change the
 # shell's own state (cd, export): wrapping those would change what they do.
-NOT_WRAPPABLE = re.compile(r"\[\[|<\(|>\(|\$'|\bsource\s|(?:^|[;&|]\s*)(?:cd|export|alias|unset|set|\.)\s")
+NOT_WRAPPABLE = (r"\[\[|<\(|>\(|\$'|\bsource\s|(?:^|[;&|]\s*)(?:cd|export|alias|unset|set|\.)\s")
 
 
 class SnapshotMissing(CtxkitError):
@@ -5301,8 +5305,7 @@ def cmd_search_events(args: argparse.Namespace, env: Env) -> None:
 # --- git state -------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class GitState:
+class GitState(NamedTuple):
     """Branch, HEAD and the changed files of the working tree (empty outside git)."""
 
     branch: str
@@ -5367,7 +5370,7 @@ def git_numstat(env: Env, state: GitState) -> dict[str, tuple[int, int]]:
     return result
 
 
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+_HUNK = (r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
 def git_changed_lines(env: Env, state: GitState, paths: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
@@ -5379,7 +5382,7 @@ def git_changed_lines(env: Env, state: GitState, paths: Sequence[str]) -> dict[s
     for line in (git_output(env, "diff", "HEAD", "-U0", "--no-color", "--", *paths) or "").splitlines():
         if line.startswith("+++ "):
             current = line[6:] if line.startswith("+++ b/") else None
-        elif current and (match := _HUNK.match(line)):
+        elif current and (match := re.match(_HUNK, line)):
             first, count = int(match.group(1)), int(match.group(2) or 1)
             ranges.setdefault(current, []).append((first, first + max(count, 1) - 1))
     return ranges
@@ -5653,7 +5656,7 @@ _RESTORE_PRIORITY = ("Current task", "Progress", "Modified files", "Failing outp
                      "Key decisions", "Pending reports/responses", "Debugging context",
                      "Active lessons")
 _MIN_KEEP = 3
-_PATH_LINE = re.compile(r"^- `?([^\s`]+?)`?(?:\s+—|\s*$)")
+_PATH_LINE = (r"^- `?([^\s`]+?)`?(?:\s+—|\s*$)")
 
 
 def snapshot_paths(body: str) -> list[str]:
@@ -5661,7 +5664,7 @@ def snapshot_paths(body: str) -> list[str]:
     paths = []
     for title, lines in sections:
         if _SECTION_ALIASES.get(title.lower(), title) == "Modified files":
-            paths += [m.group(1) for line in lines if (m := _PATH_LINE.match(line))]
+            paths += [m.group(1) for line in lines if (m := re.match(_PATH_LINE, line))]
     return paths
 
 
@@ -5818,8 +5821,7 @@ def _int_id(text: str) -> int:
 # --- edits: which lines an agent's edit touches --------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class EditSpan:
+class EditSpan(NamedTuple):
     """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
 
     path: str
@@ -5876,7 +5878,7 @@ def _absolute(env: Env, path: str) -> Path:
     return candidate if candidate.is_absolute() else env.root / candidate
 
 
-_PATCH_FILE = re.compile(r"^\*\*\* (Update|Delete) File: (.+?)\s*$")
+_PATCH_FILE = (r"^\*\*\* (Update|Delete) File: (.+?)\s*$")
 
 
 def patch_spans(env: Env, patch: str) -> list[EditSpan]:
@@ -5893,7 +5895,7 @@ def patch_spans(env: Env, patch: str) -> list[EditSpan]:
         hunk.clear()
 
     for line in patch.splitlines():
-        if match := _PATCH_FILE.match(line):
+        if match := re.match(_PATCH_FILE, line):
             flush()
             path = match.group(2)
             text = _read_text(_absolute(env, path))
@@ -6060,7 +6062,7 @@ def bash_mode(env: Env) -> str:
 
 
 def is_loud(command: str) -> bool:
-    return bool(LOUD_COMMAND.search(command)) and not command.lstrip().startswith("ctxkit ")
+    return bool(re.search(LOUD_COMMAND, command)) and not command.lstrip().startswith("ctxkit ")
 
 
 def ctxkit_command() -> str:
@@ -6086,7 +6088,7 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
     if not isinstance(command, str) or not is_loud(command):
         return None
     mode = bash_mode(env)
-    if mode == "wrap" and not NOT_WRAPPABLE.search(command):
+    if mode == "wrap" and not re.search(NOT_WRAPPABLE, command):
         answer = wrap_answer(env, payload, command, agent)
         if answer is not None:
             return answer
@@ -6261,6 +6263,35 @@ HOOK_HANDLERS: dict[str, Callable[..., dict[str, Any] | None]] = {
 }
 
 
+def hook_fast_path(argv: Sequence[str]) -> int | None:
+    """Run ``ctxkit hook ...`` without building the whole parser.
+
+    Hooks run on every tool call, and building every sub-command's parser
+    costs more than answering. None means: use the full parser (help, a typo,
+    global options before the command).
+    """
+    if not argv or argv[0] != "hook":
+        return None
+    names = {"--agent": "agent", "--db": "db", "-p": "project", "--project": "project"}
+    options: dict[str, Any] = {"agent": None, "db": None, "project": None}
+    event, rest = None, list(argv[1:])
+    while rest:
+        token = rest.pop(0)
+        key, has_value, value = token.partition("=")
+        if key in names and (has_value or rest):
+            options[names[key]] = value if has_value else rest.pop(0)
+        elif token in ("--json", "-q", "--quiet"):
+            continue
+        elif token.startswith("-") or event is not None:
+            return None
+        else:
+            event = token
+    if event is None or options["agent"] not in (None, "claude", "codex", "gemini"):
+        return None
+    args = argparse.Namespace(event=event, **options)
+    return cmd_hook(args, make_env(db=options["db"], project=options["project"]))
+
+
 # --- install-hooks ----------------------------------------------------------------------
 
 # (event, matcher, ctxkit event, timeout) per agent; Gemini counts timeouts in ms.
@@ -6280,11 +6311,11 @@ HOOK_ENTRIES = {
 }
 SETTINGS_PATHS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
                   "gemini": ".gemini/settings.json"}
-_OURS = re.compile(r"(?:^|[\s/'\"])ctxkit(?:\.py)?['\"]?\s+hook\b")
+_OURS = (r"(?:^|[\s/'\"])ctxkit(?:\.py)?['\"]?\s+hook\b")
 
 
 def is_ctxkit_hook(handler: Any) -> bool:
-    return isinstance(handler, dict) and bool(_OURS.search(str(handler.get("command", ""))))
+    return isinstance(handler, dict) and bool(re.search(_OURS, str(handler.get("command", ""))))
 
 
 def hook_handler(agent: str, event: str, timeout: int) -> dict[str, Any]:
