@@ -5962,7 +5962,13 @@ class HookInputError(Exception):
 
 
 def read_hook_payload(stream: Any) -> dict[str, Any]:
-    raw = stream.read()
+    if stream.isatty():
+        raise HookInputError("no input: agents pipe their hook JSON to stdin, e.g. "
+                             "ctxkit hook pre-tool-use < payload.json")
+    try:
+        raw = stream.read()
+    except UnicodeDecodeError as exc:
+        raise HookInputError(f"input is not UTF-8 text ({exc.reason})") from None
     if not raw or not raw.strip():
         raise HookInputError("empty input (expected the agent's hook JSON on stdin)")
     try:
