@@ -6073,7 +6073,13 @@ def bash_mode(env: Env) -> str:
 
 
 def is_loud(command: str) -> bool:
-    return bool(re.search(LOUD_COMMAND, command)) and not command.lstrip().startswith("ctxkit ")
+    return bool(re.search(LOUD_COMMAND, command)) and not runs_ctxkit(command)
+
+
+def runs_ctxkit(command: str) -> bool:
+    """True for ``ctxkit ...`` and ``python .../ctxkit.py ...``: already in the store."""
+    words = command.split()[:2]
+    return any(word.strip("'\"").endswith(("ctxkit", "ctxkit.py")) for word in words)
 
 
 def ctxkit_command() -> str:
@@ -6213,14 +6219,14 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
         if answer:
             answer["hookSpecificOutput"]["hookEventName"] = "AfterTool"
         return answer
-    if tool not in SHELL_TOOLS:
+    command = tool_input.get("command")
+    command = " ".join(command) if isinstance(command, list) else str(command or "")
+    if tool not in SHELL_TOOLS or runs_ctxkit(command):
         return None
     text = tool_response_text(payload.get("tool_response"))
     limit = int(load_config(env).get("direct_max", 4096))
     if len(text.encode("utf-8", "replace")) <= limit:
         return None
-    command = tool_input.get("command")
-    command = " ".join(command) if isinstance(command, list) else str(command or "")
     db = open_db(env)
     try:
         summary = store_output_text(env, db, text, label="bash", command=command,

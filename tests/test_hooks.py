@@ -369,3 +369,33 @@ def test_risk_without_database_or_file_exits_0(cli, root):
     result = cli("risk", "nowhere.py", "--line", "3")
     assert result.code == 0 and "risk 0.0 (low)" in result.out
     assert not (root / ".ctxkit").exists()
+
+
+def test_commands_already_through_ctxkit_are_left_alone(cli, project, monkeypatch):
+    monkeypatch.setenv("HOME", str(project / "home"))
+    wrap_config(project)
+    first = payload("claude_pre_tool_use_bash", project)
+    wrapped = answer_of(hook(cli, "pre-tool-use", first))["updatedInput"]["command"]
+    for command in (wrapped, "ctxkit run -- pytest -q", "sh -c 'cd x; pytest'"):
+        body = payload("claude_pre_tool_use_bash", project, session_id=command,
+                       tool_input={"command": command})
+        answer = hook(cli, "pre-tool-use", body)
+        if command.startswith("sh -c"):
+            assert "updatedInput" in answer_of(answer)    # an ordinary loud command
+        else:
+            assert answer.out == ""
+    if hasattr(ctxkit, "store_output_text"):
+        body = payload("claude_post_tool_use_bash", project, tool_input={"command": wrapped},
+                       tool_response={"stdout": big_output(), "stderr": ""})
+        assert hook(cli, "post-tool-use", body).out == ""
+
+
+def test_global_options_before_hook_use_the_full_parser(cli, project):
+    fail(cli, "AuthService.validate", 4)
+    body = payload("claude_pre_tool_use_edit", project)
+    via_parser = cli("-p", project.name, "hook", "--agent", "claude", "pre-tool-use", stdin=body)
+    assert "[PAST EXPERIENCE" in context_of(via_parser)
+    assert ctxkit.hook_fast_path(["hook", "--help"]) is None
+    assert ctxkit.hook_fast_path(["hook", "--agent", "vim", "pre-tool-use"]) is None
+    other = cli("hook", "--project", "elsewhere", "pre-tool-use", stdin=body)
+    assert (other.code, other.out) == (0, "")                       # no lessons there
