@@ -554,7 +554,6 @@ CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
 CREATE INDEX IF NOT EXISTS nodes_qualname ON nodes(project, qualname);
 CREATE INDEX IF NOT EXISTS nodes_place ON nodes(project, path, line);
 CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id);
-CREATE INDEX IF NOT EXISTS nodes_parent ON nodes(parent_id);
 CREATE TABLE IF NOT EXISTS edges (
     id INTEGER PRIMARY KEY,
     project TEXT NOT NULL,
@@ -570,8 +569,6 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src_id, kind);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst_id, kind);
-CREATE INDEX IF NOT EXISTS edges_file ON edges(file_id);
-CREATE INDEX IF NOT EXISTS edges_callee ON edges(project, kind, callee);
 """
 
 
@@ -696,6 +693,10 @@ _JS_CALLS = """
 (export_specifier name: (_) @exportname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
 """
+_JSX_CALLS = """
+(jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
+(jsx_opening_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
+"""
 _JS_DEFS = """
 (class_declaration name: (_) @name) @def.class
 (class name: (_) @name) @def.class
@@ -709,6 +710,8 @@ _TS_DEFS = """
 (abstract_class_declaration name: (_) @name) @def.class
 (interface_declaration name: (_) @name) @def.interface
 (enum_declaration name: (_) @name) @def.enum
+(method_signature name: (_) @name) @def.function
+(abstract_method_signature name: (_) @name) @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
 """
 
@@ -725,14 +728,15 @@ GRAPH_QUERIES: dict[str, str] = {
     right: [(list) (tuple)] @allvalue)))
 [{_PY_BRANCHES}] @branch
 """,
-    "javascript": _JS_DEFS + _JS_CALLS,
+    "javascript": _JS_DEFS + _JS_CALLS + _JSX_CALLS,
     "typescript": _JS_DEFS + _TS_DEFS + _JS_CALLS,
-    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS,
+    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS + _JSX_CALLS,
     "go": """
 (type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
 (function_declaration name: (identifier) @name) @def.function
 (method_declaration name: (field_identifier) @name) @def.method
+(method_elem name: (field_identifier) @name) @def.function
 (call_expression function: (identifier) @callee) @call
 (call_expression function: (selector_expression operand: (_) @recv
     field: (field_identifier) @callee)) @call
@@ -751,6 +755,7 @@ GRAPH_QUERIES: dict[str, str] = {
 (union_item name: (type_identifier) @name) @def.struct
 (trait_item name: (type_identifier) @name) @def.trait
 (function_item name: (identifier) @name) @def.function
+(function_signature_item name: (identifier) @name) @def.function
 (impl_item type: (_) @name) @scope.impl
 (mod_item name: (identifier) @name body: (_)) @scope.mod
 (call_expression function: (identifier) @callee) @call
@@ -872,6 +877,7 @@ class _Def:
     name: str
     fn: Any                # the node holding parameters and body
     parent: int = -1
+    params: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     qualname: str = ""
     branches: int = 0
 
@@ -886,6 +892,17 @@ class _Source:
         if node is None:
             return ""
         return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def _bisect_right(items: list[int], value: int) -> int:
+    low, high = 0, len(items)
+    while low < high:
+        middle = (low + high) // 2
+        if value < items[middle]:
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
@@ -914,6 +931,8 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         if d.kind.startswith("scope"):
             continue
         emitted[index] = len(facts["defs"])
+        if d.kind not in CLASS_KINDS:
+            d.params = _params(s, d)
         facts["defs"].append(_def_record(s, defs, d, emitted, exported_names))
         facts["bases"].extend(_def_bases(s, d))
     for d in defs:
@@ -927,18 +946,19 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
             ctx["default"] = d.name
     types: dict[str, dict[str, str]] = {}
     for d in defs:
-        if not d.kind.startswith("scope") and d.kind not in CLASS_KINDS:
-            for param in _params(s, d):
-                if param.get("type"):
-                    types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
+        for param in d.params:
+            if param["type"]:
+                types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
         if d.kind == "method" and lang == "go":
-            _go_receiver_type(s, d, types)
+            _go_receiver_type(s, d, types, ctx)
     for pos, var, type_text in vartypes:
         index = _enclosing(defs, starts, pos)
         scope = defs[index].qualname if index >= 0 else ""
         types.setdefault(scope, {})[var] = type_text
-    ctx["types"] = {k: {v: _clean_type(t) for v, t in m.items() if _clean_type(t)}
-                    for k, m in types.items()}
+    ctx["types"] = {}
+    for scope, variables in types.items():
+        cleaned = {var: _clean_type(text) for var, text in variables.items()}
+        ctx["types"][scope] = {var: text for var, text in cleaned.items() if text}
     for pos, line, callee, recv, written in calls:
         index = _enclosing(defs, starts, pos)
         while index >= 0 and defs[index].kind.startswith("scope"):
@@ -950,6 +970,9 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
 
 def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], calls: list,
                    imports: list, vartypes: list, branches: list, extra: dict) -> None:
+    if "branch" in caps:
+        branches.append(caps["branch"][0].start_byte)
+        return
     if "name" in caps:
         for key in caps:
             if key.startswith(("def.", "scope.")):
@@ -965,13 +988,16 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         call, callee = caps["call"][0], caps["callee"][0]
         recv = caps.get("recv", [None])[0]
         recv_text = _one_line(s.text(recv)).replace("::", ".") if recv is not None else None
-        function = call.child_by_field_name("function")
-        written = _one_line(s.text(function)) if function is not None else (
-            f"{recv_text}.{s.text(callee)}" if recv_text else s.text(callee))
-        calls.append((call.start_byte, call.start_point[0] + 1, s.text(callee), recv_text,
-                      written[:200]))
-    elif "branch" in caps:
-        branches.append(caps["branch"][0].start_byte)
+        name = s.text(callee)
+        if recv_text and "(" in recv_text:  # a chained call: keep the head readable
+            recv_text = re.sub(r"\(.*\)", "(...)", recv_text)[:80]
+        if recv is None:
+            written = name
+        elif s.lang == "rust" and s.src[recv.end_byte:callee.start_byte].strip() == b"::":
+            written = f"{_one_line(s.text(recv))}::{name}"
+        else:
+            written = f"{recv_text}.{name}"
+        calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
     elif "import" in caps:
         imports.append(caps["import"][0])
     elif "vartype" in caps:
@@ -1032,8 +1058,7 @@ def _link_parents(s: _Source, defs: list[_Def]) -> None:
 
 def _enclosing(defs: list[_Def], starts: list[int], pos: int) -> int:
     """Index of the innermost definition containing byte ``pos``, -1 for none."""
-    import bisect
-    index = bisect.bisect_right(starts, pos) - 1
+    index = _bisect_right(starts, pos) - 1
     while index >= 0 and not (defs[index].node.start_byte <= pos < defs[index].node.end_byte):
         index = defs[index].parent
     return index
@@ -1048,7 +1073,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
     if d.kind in CLASS_KINDS:
         signature = signature.split("{")[0]
     signature = signature.rstrip("{: ").rstrip()[:400]
-    params = _params(s, d) if d.kind not in CLASS_KINDS else []
+    params = d.params
     parent = d.parent
     while parent >= 0 and defs[parent].kind.startswith("scope"):
         parent = defs[parent].parent
@@ -1101,6 +1126,8 @@ def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
     if holder is d.fn or any(c.type == "parameter" for c in items) and s.lang in ("kotlin",
                                                                                    "swift"):
         items = [c for c in items if c.type == "parameter"]
+    if s.lang == "python":
+        return [_py_param(s, p) for p in items if p.type not in _PARAM_SKIP]
     result = []
     for p in items:
         if p.type in _PARAM_SKIP or p.type == "self_parameter" or s.text(p) == "void":
@@ -1130,6 +1157,18 @@ def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
                            "type": _one_line(s.text(type_node)).lstrip(":").strip() or None,
                            "default": _one_line(s.text(default))[:80] if default else None})
     return result
+
+
+def _py_param(s: _Source, p: Any) -> dict[str, Any]:
+    kind = p.type
+    if kind == "identifier" or kind.endswith("splat_pattern"):
+        return {"name": s.text(p), "type": None, "default": None}
+    name = p.child_by_field_name("name") if kind != "typed_parameter" else p.named_children[0]
+    type_node = p.child_by_field_name("type") if kind.startswith("typed") else None
+    default = p.child_by_field_name("value") if kind.endswith("default_parameter") else None
+    return {"name": s.text(name if name is not None else p),
+            "type": _one_line(s.text(type_node)) or None if type_node is not None else None,
+            "default": _one_line(s.text(default))[:80] if default is not None else None}
 
 
 def _return_type(s: _Source, d: _Def) -> str | None:
@@ -1187,9 +1226,10 @@ def _docstring(s: _Source, d: _Def) -> str | None:
     if s.lang == "python":
         body = d.fn.child_by_field_name("body")
         first = body.named_children[0] if body is not None and body.named_children else None
-        if first is not None and first.type == "expression_statement" and \
-                first.named_children and first.named_children[0].type == "string":
-            raw = s.text(first.named_children[0])
+        if first is not None and first.type == "expression_statement" and first.named_children:
+            first = first.named_children[0]
+        if first is not None and first.type == "string":
+            raw = s.text(first)
             raw = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", raw)
             raw = re.sub(r"('''|\"\"\"|'|\")$", "", raw)
             return _first_paragraph(raw)
@@ -1289,12 +1329,15 @@ def _descendants(node: Any, types: tuple[str, ...], depth: int = 3) -> list[Any]
     return found
 
 
-def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]]) -> None:
+def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]],
+                      ctx: dict[str, Any]) -> None:
+    """A Go receiver is the method's self: remember its name and type."""
     receiver = d.node.child_by_field_name("receiver")
     for param in receiver.named_children if receiver is not None else ():
         name, type_node = param.child_by_field_name("name"), param.child_by_field_name("type")
         if name is not None and type_node is not None:
             types.setdefault(d.qualname, {})[s.text(name)] = s.text(type_node)
+            ctx.setdefault("receivers", {})[d.qualname] = s.text(name)
 
 
 def _clean_type(text: str) -> str:
@@ -1599,7 +1642,10 @@ SQL_FILE_UPDATE = ("UPDATE files SET language = ?, size = ?, mtime_ns = ?, sha1 
 SQL_FILE_TOUCH = "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?"
 SQL_FILE_DELETE = "DELETE FROM files WHERE id = ?"
 SQL_FILE_NAMES = "SELECT DISTINCT name FROM nodes WHERE file_id = ?"
-SQL_FILE_CLEAR_EDGES = "DELETE FROM edges WHERE file_id = ?"
+# Every edge starts at a node of the file that produced it.
+SQL_FILE_CLEAR_EDGES = "DELETE FROM edges WHERE src_id IN (SELECT id FROM nodes WHERE file_id = ?)"
+SQL_FILE_UNLINK = ("UPDATE edges SET dst_id = NULL WHERE dst_id IN "
+                   "(SELECT id FROM nodes WHERE file_id = ?)")
 SQL_FILE_CLEAR_NODES = "DELETE FROM nodes WHERE file_id = ?"
 SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qualname, path, line, "
                    "end_line, signature, params, return_type, is_async, exported, docstring, loc, "
@@ -1637,6 +1683,17 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
     """
     started = time.monotonic()
     files, scopes = graph_list_files(env, paths, excludes, strict)
+    # The writes below keep the references whole themselves (_clear_file); SQLite's
+    # per-row foreign key checks would double the cost of a full index.
+    db.execute("PRAGMA foreign_keys = OFF")
+    try:
+        return _index_files(env, db, files, scopes, full, started)
+    finally:
+        db.execute("PRAGMA foreign_keys = ON")
+
+
+def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
+                 started: float) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
     run = _IndexRun(env.project)
     jobs, seen = [], set()
@@ -1745,10 +1802,16 @@ def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row]
 
 
 def _drop_file(db: Database, file_id: int, run: _IndexRun) -> None:
+    _clear_file(db, file_id, run)
+    db.execute(SQL_FILE_DELETE, (file_id,))
+
+
+def _clear_file(db: Database, file_id: int, run: _IndexRun) -> None:
+    """Forget a file's nodes and edges; edges from other files into it lose their target."""
     run.affected.update(r[0] for r in db.query(SQL_FILE_NAMES, (file_id,)))
+    db.execute(SQL_FILE_UNLINK, (file_id,))
     db.execute(SQL_FILE_CLEAR_EDGES, (file_id,))
     db.execute(SQL_FILE_CLEAR_NODES, (file_id,))
-    db.execute(SQL_FILE_DELETE, (file_id,))
     run.changed = True
 
 
@@ -1762,9 +1825,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
             .lastrowid
     else:
         file_id = old["id"]
-        run.affected.update(r[0] for r in db.query(SQL_FILE_NAMES, (file_id,)))
-        db.execute(SQL_FILE_CLEAR_EDGES, (file_id,))
-        db.execute(SQL_FILE_CLEAR_NODES, (file_id,))
+        _clear_file(db, file_id, run)
         db.execute(SQL_FILE_UPDATE, (*file_row, file_id))
     run.indexed += 1
     run.errors += bool(facts["errors"])
@@ -1867,6 +1928,10 @@ class _Resolver:
         self._java: dict[str, int] | None = None
         self._go_module: str | None = None
         self.bases: dict[int, list[int]] = {}
+        self._guesses: dict[tuple, tuple[int | None, float]] = {}
+        self._chains: dict[str, list[str]] = {}
+        self._calls: dict[tuple, tuple[int | None, float]] = {}
+        self._modules: dict[tuple[str, str], str | None] = {}
 
     def load_bases(self) -> None:
         self.bases = {}
@@ -1882,6 +1947,12 @@ class _Resolver:
     # -- modules ------------------------------------------------------------
 
     def py_module(self, importer: str, spec: str) -> str | None:
+        key = (posix_parent(importer) if spec.startswith(".") else "", spec)
+        if key not in self._modules:
+            self._modules[key] = self._py_module(importer, spec)
+        return self._modules[key]
+
+    def _py_module(self, importer: str, spec: str) -> str | None:
         if spec.startswith("."):
             level = len(spec) - len(spec.lstrip("."))
             base = posix_parent(importer)
@@ -2066,8 +2137,11 @@ class _Resolver:
         return None
 
     def scope_chain(self, scope: str) -> list[str]:
-        parts = scope.split(".") if scope else []
-        return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+        chain = self._chains.get(scope)
+        if chain is None:
+            parts = scope.split(".") if scope else []
+            chain = self._chains[scope] = [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+        return chain
 
     def resolve_name(self, path: str, scope: str, name: str) -> tuple | None:
         lang = self.lang.get(path, "")
@@ -2170,6 +2244,14 @@ class _Resolver:
     def resolve_call(self, path: str, scope: str, callee: str,
                      recv: str | None) -> tuple[int | None, float]:
         """(target node id or None, confidence) of one call site."""
+        key = (path, scope, callee, recv)
+        found = self._calls.get(key)
+        if found is None:
+            found = self._calls[key] = self._resolve_call(path, scope, callee, recv)
+        return found
+
+    def _resolve_call(self, path: str, scope: str, callee: str,
+                      recv: str | None) -> tuple[int | None, float]:
         lang = self.lang.get(path, "")
         if recv is None:
             target = self.resolve_name(path, scope, callee)
@@ -2178,7 +2260,8 @@ class _Resolver:
             if lang == "python" and callee in PY_BUILTINS:
                 return None, 1.0
             return self.guess(callee, lang, methods=lang in CLASS_SCOPE_LANGUAGES)
-        if recv in SELF_NAMES.get(lang, ()) or recv in SUPER_NAMES:
+        is_receiver = lang == "go" and self.ctx(path).get("receivers", {}).get(scope) == recv
+        if recv in SELF_NAMES.get(lang, ()) or recv in SUPER_NAMES or is_receiver:
             cls = self.enclosing_class(path, scope)
             if cls is None:
                 return self.guess(callee, lang, methods=True, attr=True)
@@ -2198,12 +2281,14 @@ class _Resolver:
             if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
                 found = self.method_lookup(target[1], callee)
                 return (found, CONF_TYPED) if found is not None else (None, 0.0)
-            if target is not None:
-                return None, 0.0 if target[0] == "node" else 1.0
+            # A declared type outside the index (str, a library class): never guess.
+            return None, 0.0 if target and target[0] == "node" else 1.0
         if recv.isidentifier() or re.fullmatch(r"[\w.]+", recv):
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
+            if lang == "java" and recv[:1].isupper():
+                return None, 1.0  # a class outside the index (System.out, Math)
         return self.guess(callee, lang, methods=True, attr=True)
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
@@ -2229,6 +2314,12 @@ class _Resolver:
 
     def guess(self, name: str, lang: str, methods: bool, attr: bool = False) -> tuple[int | None, float]:
         """The one node of that name in the index (same language family), else nothing."""
+        key = (name, lang, methods, attr)
+        if key not in self._guesses:
+            self._guesses[key] = self._guess(name, lang, methods, attr)
+        return self._guesses[key]
+
+    def _guess(self, name: str, lang: str, methods: bool, attr: bool) -> tuple[int | None, float]:
         family = LANGUAGE_FAMILY.get(lang, lang)
         wanted = ("method",) if attr else ("function", *CLASS_KINDS) + (("method",) if methods
                                                                           else ())

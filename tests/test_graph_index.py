@@ -1,0 +1,591 @@
+"""Graph: node fields, incremental indexing, bad input, lookups and commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import copy_fixture, git
+
+import ctxkit
+
+
+def index(cli, *args: str) -> dict:
+    result = cli("index", "--json", *args)
+    assert result.code == 0, result.err
+    return result.json()
+
+
+def callers(cli, symbol: str, *args: str) -> set[str]:
+    result = cli("callers", symbol, "--json", *args)
+    assert result.code == 0, result.err
+    return {r["id"] for r in result.json()["results"]}
+
+
+def callees(cli, symbol: str, *args: str) -> set[str]:
+    result = cli("callees", symbol, "--json", *args)
+    assert result.code == 0, result.err
+    return {r["id"] or r["name"] for r in result.json()["results"]}
+
+
+def node(cli, uid: str) -> ctxkit.Node:
+    env = ctxkit.make_env(cwd=cli.root)
+    db = ctxkit.open_db(env)
+    try:
+        found = ctxkit.graph_find_nodes(db, env.project, uid)
+    finally:
+        db.close()
+    assert len(found) == 1, found
+    return found[0]
+
+
+def db_rows(cli, sql: str, params=()) -> list[tuple]:
+    conn = sqlite3.connect(cli.db)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def write(root: Path, rel: str, text: str | bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def bump(path: Path) -> None:
+    """Make sure the next index sees a new mtime even on coarse clocks."""
+    info = path.stat()
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 2_000_000_000))
+
+
+# --- fields ------------------------------------------------------------------
+
+
+def test_index_summary_shape(cli):
+    copy_fixture("graph_python", cli.root)
+    data = index(cli)
+    assert set(data) == {"files", "nodes", "edges", "seconds", "languages"}
+    assert data["files"] == {"indexed": 5, "unchanged": 0, "removed": 0, "skipped": 0,
+                             "errors": 0}
+    assert data["languages"] == {"python": 5}
+    assert data["nodes"] == 28 and data["edges"] > 50
+
+
+def test_node_fields_python(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    init = node(cli, "app/models.py:User.__init__")
+    assert init.kind == "method" and init.qualname == "User.__init__"
+    assert init.signature == "def __init__(self, name: str, email: str = \"\")"
+    assert list(init.params) == [
+        {"name": "self", "type": None, "default": None},
+        {"name": "name", "type": "str", "default": None},
+        {"name": "email", "type": "str", "default": '""'}]
+    assert (init.line, init.end_line, init.loc) == (19, 21, 3)
+    rename = node(cli, "app/models.py:User.rename")
+    assert rename.complexity == 3  # 1 + the `if` + its `or`
+    user = node(cli, "app/models.py:User")
+    assert user.kind == "class" and user.docstring == "A person with a login."
+    assert user.exported
+    fetch = node(cli, "app/service.py:UserService.fetch")
+    assert fetch.is_async and [p["default"] for p in fetch.params] == [None, None, "3"]
+    assert node(cli, "app/service.py:UserService._store").exported is False
+    create = node(cli, "app/service.py:UserService.create")
+    assert create.return_type == "U"
+    assert len(create.body_hash) == 16
+    helper = node(cli, "app/service.py:UserService.fetch.helper")
+    assert helper.kind == "function" and not helper.exported
+
+
+def test_node_fields_typescript_go_rust_java(cli):
+    for name in ("graph_typescript", "graph_go", "graph_rust", "graph_java"):
+        copy_fixture(name, cli.root / name)
+    index(cli)
+    rename = node(cli, "graph_typescript/src/models.ts:User.rename")
+    assert rename.params == ({"name": "name", "type": "string", "default": None},)
+    assert rename.return_type == "boolean" and rename.exported
+    main = node(cli, "graph_typescript/src/main.ts:main")
+    assert main.is_async and main.return_type == "Promise<void>"
+    model = node(cli, "graph_typescript/src/models.ts:Model")
+    assert model.docstring == "Base of every stored object."
+    save = node(cli, "graph_go/models/model.go:Model.Save")
+    assert save.kind == "method" and save.exported and save.docstring == "Save serializes the record."
+    assert save.return_type == "([]byte, error)"
+    persist = node(cli, "graph_go/service/service.go:UserService.persist")
+    assert not persist.exported
+    assert node(cli, "graph_go/models/user.go:User").kind == "struct"
+    assert node(cli, "graph_rust/src/models.rs:Saveable").kind == "trait"
+    new = node(cli, "graph_rust/src/models.rs:User.new")
+    assert new.params == ({"name": "name", "type": "&str", "default": None},)
+    assert new.return_type == "Self" and new.exported
+    assert node(cli, "graph_rust/src/service.rs:UserService.persist").exported is False
+    validate = node(cli, "graph_java/src/main/java/com/shop/models/Validator.java:"
+                         "Validator.validate")
+    assert validate.signature == "public static String validate(String data)"
+    assert validate.return_type == "String" and validate.exported
+    assert node(cli, "graph_java/src/main/java/com/shop/models/Saveable.java:Saveable").kind \
+        == "interface"
+
+
+def test_inheritance_imports_exports_relations(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    env = ctxkit.make_env(cwd=cli.root)
+    db = ctxkit.open_db(env)
+    try:
+        user = node(cli, "app/models.py:User")
+        model = node(cli, "app/models.py:Model")
+        rel = ctxkit.graph_relations
+        assert [r.node.id for r in rel(db, env.project, user, "extends")] == [model.id]
+        assert [r.node.id for r in rel(db, env.project, model, "extendedBy")] == [user.id]
+        imports = {r.name: r.node.id if r.node else None
+                   for r in rel(db, env.project, node(cli, "app/service.py:make_service"),
+                                "imports")}
+        assert imports == {"os.path": None, ".": "app/__init__.py", ".cache": "app/cache.py",
+                           ".models": "app/models.py"}
+        imported_by = {r.node.id for r in rel(db, env.project, model, "importedBy")}
+        assert imported_by == {"app/service.py", "app/cli.py"}
+        exports = {r.name for r in rel(db, env.project, model, "exports")}
+        assert exports == {"Model", "User", "validate"}
+        assert [r.line for r in rel(db, env.project, user, "calls")] == []
+        with pytest.raises(ctxkit.UsageError):
+            rel(db, env.project, user, "friends")
+    finally:
+        db.close()
+
+
+def test_every_calls_edge_has_its_line(cli):
+    for name in ("graph_python", "graph_go", "graph_java"):
+        copy_fixture(name, cli.root / name)
+    index(cli)
+    assert db_rows(cli, "SELECT count(*) FROM edges WHERE kind = 'calls' AND line IS NULL") \
+        == [(0,)]
+    assert db_rows(cli, "SELECT count(*) FROM edges WHERE kind = 'calls'")[0][0] > 40
+    results = cli("callers", "graph_python/app/models.py:validate", "--json").json()["results"]
+    assert {(r["id"], r["line"]) for r in results} == {
+        ("graph_python/app/models.py:User.serialize", 26),
+        ("graph_python/app/service.py:UserService._store", 22),
+        ("graph_python/app/service.py:UserService.reset", 31)}
+
+
+def test_call_attribution_function_and_module_level(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    results = cli("callers", "app/service.py:make_service", "--json").json()["results"]
+    by_id = {r["id"]: r for r in results}
+    # the call inside main() belongs to main, the module-level one to the file node
+    assert by_id["app/cli.py:main"]["line"] == 7
+    assert by_id["app/service.py"]["line"] == 38 and by_id["app/service.py"]["kind"] == "file"
+    # a call inside a nested function belongs to the nested function, not the method
+    assert "k.strip" in callees(cli, "UserService.fetch.helper")
+    assert "k.strip" not in callees(cli, "UserService.fetch")
+
+
+# --- unknown vs no callers, ambiguity, targets ---------------------------------
+
+
+def test_unknown_symbol_vs_symbol_without_callers(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    known = cli("callers", "app/cache.py:Cache.save")
+    assert known.code == 0 and "no callers of app/cache.py:Cache.save" in known.out
+    assert cli("callers", "app/cache.py:Cache.save", "--json").json() == {
+        "target": "app/cache.py:Cache.save", "results": []}
+    unknown = cli("callers", "Cache.nothing_like_this")
+    assert unknown.code == 1 and unknown.out == ""
+    assert "not in the index" in unknown.err and unknown.err.count("\n") == 1
+    assert cli("callees", "nope", "--json").code == 1
+    assert cli("impact", "nope").code == 1
+
+
+def test_nothing_indexed_yet(cli):
+    result = cli("callers", "main")
+    assert result.code == 1 and "run `ctxkit index` first" in result.err
+
+
+def test_ambiguous_name_lists_candidates_and_first_picks(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    result = cli("callers", "validate")
+    assert result.code == 1
+    assert "app/cache.py:validate" in result.err and "app/models.py:validate" in result.err
+    assert cli("callers", "validate", "--first").code == 0
+    picked = cli("callers", "validate", "--file", "app/models.py", "--json").json()
+    assert picked["target"] == "app/models.py:validate"
+
+
+def test_file_line_target_and_graph_resolve(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    assert cli("callees", "app/models.py:30", "--json").json()["target"] == \
+        "app/models.py:User.rename"
+    env = ctxkit.make_env(cwd=cli.root)
+    db = ctxkit.open_db(env)
+    try:
+        assert ctxkit.graph_resolve(db, env, "User.rename").id == "app/models.py:User.rename"
+        assert ctxkit.graph_resolve(db, env, "app/cli.py").kind == "file"
+        assert ctxkit.graph_resolve(db, env, "app/models.py:2").kind == "file"
+        with pytest.raises(ctxkit.Ambiguous):
+            ctxkit.graph_resolve(db, env, "save")
+        with pytest.raises(ctxkit.NotFound):
+            ctxkit.graph_resolve(db, env, "app/nothing.py:3")
+        assert ctxkit.graph_resolve(db, env, "save", first=True).qualname.endswith("save")
+    finally:
+        db.close()
+
+
+def test_symbols_command(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    data = cli("symbols", "save", "--json").json()
+    assert [r["id"] for r in data["results"]] == ["app/cache.py:Cache.save",
+                                                  "app/models.py:Model.save"]
+    assert data["results"][0] == {"id": "app/cache.py:Cache.save", "kind": "method",
+                                  "path": "app/cache.py", "line": 5}
+    classes = cli("symbols", "--kind", "class", "--file", "app/models.py", "--json").json()
+    assert [r["id"] for r in classes["results"]] == ["app/models.py:Model", "app/models.py:User"]
+    assert cli("symbols", "User.*", "--json").json()["results"][0]["id"] == \
+        "app/models.py:User.__init__"
+    assert len(cli("symbols", "--limit", "2", "--json").json()["results"]) == 2
+    human = cli("symbols", "Model.save")
+    assert human.out.strip() == "app/models.py:Model.save (method)"
+    assert cli("symbols", "--limit", "0").code == 2
+
+
+def test_impact_direct_indirect_and_risk(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    data = cli("impact", "app/models.py:User.rename", "--json").json()
+    assert data["target"] == "app/models.py:User.rename"
+    assert data["direct"] == ["app/service.py:UserService.create"]
+    assert set(data["indirect"]) == {"app/cli.py:run", "app/cli.py:main", "app/cli.py"}
+    assert data["risk_level"] in ("low", "medium", "high", "critical")
+    assert cli("impact", "User.rename", "--depth", "1", "--json").json()["indirect"] == []
+    leaf = cli("impact", "app/cache.py:Cache.save", "--json").json()
+    assert leaf["direct"] == [] and leaf["risk_level"] == "low"
+
+
+def test_option_errors_are_usage_errors(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    assert cli("callers", "main", "--depth", "0").code == 2
+    assert cli("callers", "main", "--min-confidence", "2").code == 2
+    assert cli("index", "no/such/dir").code == 1
+
+
+# --- incremental -----------------------------------------------------------------
+
+
+def test_second_run_reads_nothing(cli, monkeypatch):
+    copy_fixture("graph_python", cli.root)
+    first = index(cli)
+    monkeypatch.setattr(ctxkit, "_graph_parse_job", lambda job: pytest.fail(f"read {job[0]}"))
+    second = index(cli)
+    assert second["files"] == {"indexed": 0, "unchanged": 5, "removed": 0, "skipped": 0,
+                               "errors": 0}
+    assert (second["nodes"], second["edges"]) == (first["nodes"], first["edges"])
+
+
+def test_touch_hashes_but_does_not_reparse(cli, monkeypatch):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    bump(cli.root / "app/models.py")
+    monkeypatch.setattr(ctxkit, "graph_extract", lambda *a: pytest.fail("parsed again"))
+    data = index(cli)
+    assert data["files"]["unchanged"] == 5 and data["files"]["indexed"] == 0
+
+
+def test_editing_only_the_callee_file_keeps_callers_edges(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    before = callers(cli, "app/models.py:Model.save")
+    path = cli.root / "app/models.py"
+    text = path.read_text().replace('"""Data models."""', '"""Data models.\n\nEdited."""\n\n')
+    path.write_text(text.replace("return json.dumps(data)", "return json.dumps(data, indent=1)"))
+    bump(path)
+    data = index(cli)
+    assert data["files"]["indexed"] == 1 and data["files"]["unchanged"] == 4
+    assert callers(cli, "app/models.py:Model.save") == before
+    assert callers(cli, "app/models.py:validate") == {
+        "app/models.py:User.serialize", "app/service.py:UserService._store",
+        "app/service.py:UserService.reset"}
+
+
+def test_body_hash_changes_with_the_body_only(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    old_save = node(cli, "app/models.py:Model.save").body_hash
+    old_validate = node(cli, "app/models.py:validate").body_hash
+    path = cli.root / "app/models.py"
+    path.write_text(path.read_text().replace("return json.dumps(data)", "return repr(data)"))
+    bump(path)
+    index(cli)
+    assert node(cli, "app/models.py:Model.save").body_hash != old_save
+    assert node(cli, "app/models.py:validate").body_hash == old_validate
+
+
+def test_deleted_file_leaves_nothing(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    (cli.root / "app/cache.py").unlink()
+    data = index(cli)
+    assert data["files"]["removed"] == 1
+    assert db_rows(cli, "SELECT count(*) FROM nodes WHERE path = 'app/cache.py'") == [(0,)]
+    assert db_rows(cli, "SELECT count(*) FROM edges e LEFT JOIN nodes n ON n.id = e.dst_id "
+                        "WHERE e.dst_id IS NOT NULL AND n.id IS NULL") == [(0,)]
+    assert db_rows(cli, "SELECT count(*) FROM edges e LEFT JOIN nodes n ON n.id = e.src_id "
+                        "WHERE n.id IS NULL") == [(0,)]
+    assert "app/cache.py:Cache.clear" not in callees(cli, "UserService._store")
+    assert "self.cache.clear" in callees(cli, "UserService._store")
+    assert cli("callers", "app/cache.py:Cache.save").code == 1
+
+
+def test_renamed_symbol_leaves_no_stale_edge(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    path = cli.root / "app/models.py"
+    path.write_text(path.read_text().replace("def validate(", "def check(")
+                    .replace("return validate(base)", "return check(base)"))
+    bump(path)
+    index(cli)
+    assert cli("callers", "app/models.py:validate").code == 1
+    assert callers(cli, "app/models.py:check") == {"app/models.py:User.serialize"}
+    # service.py was not re-parsed: its call through the import is now unresolved,
+    # and certainly not re-pointed at cache.validate by the unique-name guess
+    assert "validate" in callees(cli, "UserService._store")
+    assert callers(cli, "app/cache.py:validate") == set()
+    assert db_rows(cli, "SELECT count(*) FROM edges e LEFT JOIN nodes n ON n.id = e.dst_id "
+                        "WHERE e.dst_id IS NOT NULL AND n.id IS NULL") == [(0,)]
+
+
+def test_new_definition_is_linked_from_unchanged_files(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    assert callees(cli, "app/cli.py:run") >= {"obj.save"}
+    write(cli.root, "app/loader.py", "def load_all():\n    return []\n")
+    write(cli.root, "app/extra.py", "from .loader import load_all\n\n\ndef go():\n"
+                                    "    return load_all()\n")
+    index(cli)
+    assert callers(cli, "load_all") == {"app/extra.py:go"}
+    # and a name first guessed by uniqueness stops being guessed once it is ambiguous
+    write(cli.root, "app/other.py", "class Other:\n    def create(self):\n        pass\n")
+    assert "app/service.py:UserService.create" in callees(cli, "app/cli.py:run")
+    index(cli)
+    assert "app/service.py:UserService.create" not in callees(cli, "app/cli.py:run")
+
+
+def test_paths_and_exclude_limit_the_run(cli):
+    copy_fixture("graph_python", cli.root)
+    data = index(cli, "app/models.py", "app/cache.py")
+    assert data["files"]["indexed"] == 2
+    data = index(cli, "--exclude", "app/c*.py")
+    assert data["files"]["removed"] == 1  # cache.py: now excluded from the whole-root run
+    assert data["files"]["indexed"] == 2  # service.py, __init__.py; cli.py excluded too
+    assert cli("symbols", "--file", "app/cli.py", "--json").json()["results"] == []
+
+
+def test_full_reindexes_everything(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    data = index(cli, "--full")
+    assert data["files"]["indexed"] == 5 and data["files"]["unchanged"] == 0
+    assert callers(cli, "app/models.py:Model.save") == {
+        "app/models.py:User.rename", "app/service.py:UserService._store", "app/cli.py:main"}
+
+
+def test_graph_refresh(cli):
+    copy_fixture("graph_python", cli.root)
+    index(cli)
+    env = ctxkit.make_env(cwd=cli.root)
+    db = ctxkit.open_db(env)
+    try:
+        assert ctxkit.graph_refresh(env, db, ["app/models.py"]) == 0
+        path = cli.root / "app/models.py"
+        path.write_text(path.read_text() + "\n\ndef added():\n    return validate(1)\n")
+        bump(path)
+        assert ctxkit.graph_refresh(env, db, ["app/models.py", "app/cli.py"]) == 1
+        assert ctxkit.graph_find_nodes(db, env.project, "added")
+        (cli.root / "app/cache.py").unlink()
+        assert ctxkit.graph_refresh(env, db, ["app/cache.py"]) == 1
+        assert not ctxkit.graph_find_nodes(db, env.project, "Cache")
+    finally:
+        db.close()
+
+
+# --- bad input ----------------------------------------------------------------------
+
+
+def test_syntax_error_is_indexed_and_flagged(cli):
+    write(cli.root, "broken.py", "def good():\n    return 1\n\ndef bad(:\n    pass\n\n"
+                                 "def after():\n    return good()\n")
+    data = index(cli)
+    assert data["files"]["errors"] == 1 and data["files"]["indexed"] == 1
+    assert callers(cli, "good") == {"broken.py:after"}
+    human = cli("index", "--full")
+    assert "syntax errors" in human.out and "broken.py" in human.out
+
+
+def test_big_binary_and_unknown_files_are_skipped_and_counted(cli):
+    write(cli.root, "ok.py", "def f():\n    return 1\n")
+    write(cli.root, "huge.py", "x = 1\n" * 200_000)  # 1.2 MB
+    write(cli.root, "blob.py", b"\x00\x01\x02def f(): pass\n")
+    write(cli.root, "notes.txt", "hello\n")
+    data = index(cli)
+    assert data["files"]["indexed"] == 1 and data["files"]["skipped"] == 3
+    assert db_rows(cli, "SELECT path FROM files") == [("ok.py",)]
+
+
+def test_file_that_became_binary_leaves_the_index(cli):
+    path = write(cli.root, "a.py", "def f():\n    return 1\n")
+    index(cli)
+    path.write_bytes(b"\x00" * 100)
+    bump(path)
+    data = index(cli)
+    assert data["files"]["skipped"] == 1
+    assert db_rows(cli, "SELECT count(*) FROM nodes WHERE path = 'a.py'") == [(0,)]
+
+
+def test_symlink_loops_and_directory_links(cli):
+    write(cli.root, "real.py", "def real():\n    return 1\n")
+    os.symlink("loop_b.py", cli.root / "loop_a.py")
+    os.symlink("loop_a.py", cli.root / "loop_b.py")
+    os.symlink(".", cli.root / "self_dir")
+    data = index(cli)
+    assert data["files"]["indexed"] == 1 and data["files"]["skipped"] == 2
+
+
+def test_symlink_loop_outside_git(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "plain"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("def a():\n    return b()\n\ndef b():\n    pass\n")
+    os.symlink("..", root / "pkg" / "up")  # a directory loop for a naive walker
+    (root / ".gitignore").write_text("ignored/\n")
+    (root / "ignored").mkdir()
+    (root / "ignored" / "x.py").write_text("def hidden():\n    pass\n")
+    (root / "node_modules").mkdir()
+    (root / "node_modules" / "m.js").write_text("function m() {}\n")
+    monkeypatch.chdir(root)
+    for name in list(os.environ):
+        if name.startswith("CTXKIT_"):
+            monkeypatch.delenv(name)
+    assert ctxkit.main(["index", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["files"]["indexed"] == 1
+
+
+def test_non_utf8_and_unicode_paths(cli):
+    write(cli.root, "legacy.py", "# -*- coding: latin-1 -*-\n".encode() +
+          "def caf\u00e9():\n    return 'd\u00e9j\u00e0'\n".replace("caf\u00e9", "cafe")
+          .encode("latin-1") + b"\n\ndef other():\n    return cafe()\n")
+    write(cli.root, "my dir/\u00fcn\u00efc\u00f6de m\u00f6dule.py",
+          "def spaced():\n    return 1\n")
+    data = index(cli)
+    assert data["files"]["indexed"] == 2
+    assert callers(cli, "cafe") == {"legacy.py:other"}
+    assert cli("callers", "spaced", "--json").json()["target"] == \
+        "my dir/\u00fcn\u00efc\u00f6de m\u00f6dule.py:spaced"
+
+
+def test_empty_repository(cli):
+    data = index(cli)
+    assert data["files"] == {"indexed": 0, "unchanged": 0, "removed": 0, "skipped": 0,
+                             "errors": 0}
+    assert data["nodes"] == 0 and data["languages"] == {}
+    assert cli("symbols", "--json").json() == {"results": []}
+
+
+def test_file_deleted_while_indexing(cli, monkeypatch):
+    copy_fixture("graph_python", cli.root)
+    real = ctxkit._graph_parse_job
+
+    def vanishing(job):
+        if job[0] == "app/cache.py":
+            os.unlink(job[1])
+        return real(job)
+    monkeypatch.setattr(ctxkit, "_graph_parse_job", vanishing)
+    data = index(cli)
+    assert data["files"]["indexed"] == 4
+    assert db_rows(cli, "SELECT count(*) FROM files WHERE path = 'app/cache.py'") == [(0,)]
+
+
+def test_untracked_and_gitignored_files(cli):
+    write(cli.root, ".gitignore", "generated/\n")
+    write(cli.root, "generated/gen.py", "def gen():\n    pass\n")
+    write(cli.root, "tracked.py", "def t():\n    pass\n")
+    git(cli.root, "add", "tracked.py")
+    write(cli.root, "untracked.py", "def u():\n    pass\n")
+    index(cli)
+    paths = {r[0] for r in db_rows(cli, "SELECT path FROM files")}
+    assert paths == {"tracked.py", "untracked.py"}
+
+
+# --- definitions-only languages ----------------------------------------------------
+
+DEFINITION_SAMPLES = {
+    "c": ("lib.c", "struct point { int x; };\nstatic int add(int a, int b) { return a + b; }\n"
+                   "int main(void) { return add(1, 2); }\n",
+          {"lib.c:point": "struct", "lib.c:add": "function", "lib.c:main": "function"}),
+    "cpp": ("lib.cpp", "namespace geo {\nclass Shape : public Base {\n public:\n"
+                       "  double area() const { return 0; }\n};\n}\n"
+                       "double geo::Shape::scale(double f) { return f; }\n",
+            {"lib.cpp:geo.Shape": "class", "lib.cpp:geo.Shape.area": "method",
+             "lib.cpp:geo.Shape.scale": "method"}),
+    "csharp": ("Lib.cs", "namespace App {\npublic class Repo : Base {\n"
+                         "  public int Count(string key) { return 0; }\n}\n"
+                         "public interface IRepo {}\n}\n",
+               {"Lib.cs:App.Repo": "class", "Lib.cs:App.Repo.Count": "method",
+                "Lib.cs:App.IRepo": "interface"}),
+    "ruby": ("lib.rb", "module Shop\n  class Cart < Base\n    def total(tax = 0)\n"
+                       "      1\n    end\n  end\nend\n",
+             {"lib.rb:Shop": "class", "lib.rb:Shop.Cart": "class",
+              "lib.rb:Shop.Cart.total": "method"}),
+    "php": ("lib.php", "<?php\nclass Cart extends Base {\n  public function total($tax = 0) "
+                       "{ return 1; }\n}\nfunction helper() {}\n",
+            {"lib.php:Cart": "class", "lib.php:Cart.total": "method",
+             "lib.php:helper": "function"}),
+    "kotlin": ("Lib.kt", "class Cart(val id: Int) : Base() {\n  fun total(tax: Int): Int "
+                         "{ return 1 }\n}\nfun helper() {}\n",
+               {"Lib.kt:Cart": "class", "Lib.kt:Cart.total": "method",
+                "Lib.kt:helper": "function"}),
+    "swift": ("Lib.swift", "class Cart: Base {\n  func total(tax: Int) -> Int { return 1 }\n}\n"
+                           "protocol Pricing {}\nfunc helper() {}\n",
+              {"Lib.swift:Cart": "class", "Lib.swift:Cart.total": "method",
+               "Lib.swift:Pricing": "interface", "Lib.swift:helper": "function"}),
+}
+
+
+@pytest.mark.parametrize("language", sorted(DEFINITION_SAMPLES))
+def test_definitions_only_languages(cli, language):
+    name, text, expected = DEFINITION_SAMPLES[language]
+    write(cli.root, name, text)
+    data = index(cli)
+    assert data["languages"] == {language: 1}
+    found = {r["id"]: r["kind"] for r in cli("symbols", "--json").json()["results"]}
+    assert found == expected
+
+
+# --- real processes --------------------------------------------------------------
+
+
+def test_parallel_index_in_a_subprocess(cli):
+    """Enough files for the worker pool; stdout holds exactly one JSON document."""
+    for i in range(60):
+        write(cli.root, f"pkg/mod{i}.py",
+              f"from .mod{(i + 1) % 60} import f{(i + 1) % 60}\n\n\n"
+              f"def f{i}():\n    return f{(i + 1) % 60}()\n")
+    write(cli.root, "pkg/__init__.py", "")
+    result = cli.sub("index", "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["files"]["indexed"] == 61
+    assert callers(cli, "f7") == {"pkg/mod6.py:f6"}
+    again = cli.sub("index", "--json")
+    assert json.loads(again.out)["files"]["unchanged"] == 61
