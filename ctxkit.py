@@ -160,11 +160,8 @@ def parse_time(text: str | None) -> _dt.datetime | None:
     if not text:
         return None
     cleaned = text.strip().replace("Z", "").replace("T", " ")
-    # fromisoformat first: strptime imports _strptime, ~20 ms a hook cannot spare
-    with contextlib.suppress(ValueError):
-        when = _dt.datetime.fromisoformat(cleaned)
-        return (when.replace(tzinfo=_dt.timezone.utc) if when.tzinfo is None
-                else when.astimezone(_dt.timezone.utc))
+    with contextlib.suppress(ValueError):  # fromisoformat: no _strptime import (start-up)
+        return _dt.datetime.fromisoformat(cleaned).replace(tzinfo=_dt.timezone.utc)
     for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"):
         with contextlib.suppress(ValueError):
             return _dt.datetime.strptime(cleaned, fmt).replace(tzinfo=_dt.timezone.utc)
@@ -219,7 +216,8 @@ _SEED_SECRET = r"sk-[a-zA-Z0-9]{20,}|ghp_[a-zA-Z0-9]{36}|Bearer\s+\S{10,}|AKIA[A
 
 # Each pattern replaces its whole match, except those with a group named
 # "value", where only that group is replaced (the key name stays readable).
-REDACTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
+# Compiled on first use (redaction_patterns()), not at import: start-up matters.
+REDACTION_SOURCES: tuple[str, ...] = (
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
     _SEED_SECRET,
     r"sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}",
@@ -235,13 +233,22 @@ REDACTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     r"(?i)(?:\b|_)(?:password|passwd|pwd|secret|secret[_-]?key|api[_-]?key|access[_-]?key"
     r"|auth[_-]?token|access[_-]?token|client[_-]?secret|private[_-]?key)\b['\"]?"
     r"(?:\s*[:=]\s*|\s+)(?P<q>['\"])?(?P<value>(?(q)[^'\"\n]{1,200}|[^\s'\",;)}\]]{1,200}))",
-))
+)
 
 # An unquoted assignment value that is plainly code, not a secret: a name,
 # attribute or call (password=self.password, token = get_token()).
-_CODE_LIKE_VALUE = re.compile(
+_CODE_LIKE_VALUE = (
     r"^(?:[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\(?|None|null|nil|true|false|True"
     r"|False|undefined|\*+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\*\*\*REDACTED\*\*\*)$")
+
+_compiled_redaction: list[re.Pattern[str]] = []
+
+
+def redaction_patterns() -> list[re.Pattern[str]]:
+    """REDACTION_SOURCES compiled, once per process."""
+    if not _compiled_redaction:
+        _compiled_redaction.extend(re.compile(p) for p in REDACTION_SOURCES)
+    return _compiled_redaction
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -256,7 +263,7 @@ def redact(text: str) -> tuple[str, int]:
         value = match.group("value")
         # Only assignments can hold code; a URL's password is always a secret.
         quoted = match.group("q") if "q" in match.re.groupindex else True
-        if not value or (not quoted and _CODE_LIKE_VALUE.match(value)) or value == REDACTED:
+        if not value or (not quoted and re.match(_CODE_LIKE_VALUE, value)) or value == REDACTED:
             return match.group(0)
         count += 1
         start, end = match.span("value")
@@ -264,7 +271,7 @@ def redact(text: str) -> tuple[str, int]:
         whole = match.group(0)
         return whole[:start - base] + REDACTED + whole[end - base:]
 
-    for pattern in REDACTION_PATTERNS:
+    for pattern in redaction_patterns():
         text = pattern.sub(replace, text)
     return text, count
 
@@ -4454,8 +4461,9 @@ INJECT_MIN_RISK = 10.0
 INJECT_LIMIT = 10000
 INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
 _INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
-_SYMBOL_ID = re.compile(r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
-                        r":(?P<name>[^:\s].*)$")
+# A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
+_SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
+              r":(?P<name>[^:\s].*)$")
 
 SQL_SYMBOL_COLUMNS = "id, project, name, file"
 SQL_FIND_SYMBOL = "SELECT id FROM lesson_symbols WHERE project = ? AND file = ? AND name = ?"
@@ -4468,26 +4476,19 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, created_at, "
                       "code_hash")
-SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons WHERE symbol_id = ? "
-                         f"ORDER BY created_at, id")
+SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
+                         f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 SQL_LESSON_BY_ID = "SELECT id, symbol_id, status FROM lessons WHERE project = ? AND id = ?"
 SQL_SET_STATUS = "UPDATE lessons SET status = ? WHERE project = ? AND id = ?"
 SQL_UPDATE_COUNTERS = """
 UPDATE lesson_symbols SET fail_count = ?, success_count = ?, last_fail = ?, last_success = ?,
        risk_score = ?
-WHERE id = ?
+WHERE project = ? AND id = ?
 """
-SQL_LAST_LESSON = """
-SELECT l.id, l.type, l.created_at, s.name, s.file FROM lessons l
-JOIN lesson_symbols s ON s.id = l.symbol_id
-WHERE l.project = ? ORDER BY l.created_at DESC, l.id DESC LIMIT 1
-"""
-SQL_LESSON_TOTALS = """
-SELECT type, status, COUNT(*) AS n FROM lessons WHERE project = ? GROUP BY type, status
-"""
+SQL_SYMBOL_BY_ID = f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE project = ? AND id = ?"
 SQL_IMPORTED_ALREADY = """
-SELECT 1 FROM lessons WHERE symbol_id = ? AND origin = ? AND type = ? AND lesson = ?
-       AND created_at = ? LIMIT 1
+SELECT 1 FROM lessons WHERE project = ? AND symbol_id = ? AND origin = ? AND type = ?
+       AND lesson = ? AND created_at = ? LIMIT 1
 """
 
 
@@ -4566,7 +4567,7 @@ def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
     ``node_hash`` is the current body_hash when the caller knows it; False
     means look it up in the graph (only when some lesson kept a code_hash).
     """
-    rows = db.query(SQL_LESSONS_OF_SYMBOL, (row["id"],))
+    rows = db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))
     counters = symbol_counters(rows)
     if node_hash is False:
         node_hash = (_current_hash(db, project, row["name"], row["file"])
@@ -4706,7 +4707,8 @@ def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -
     else:
         trailer = (f"[long lessons shortened to stay under {limit} characters; "
                    f"`ctxkit query {where}` shows them whole]")
-    return "\n\n".join(parts) + ("\n" if parts else "") + trailer + "\n"
+    text = "\n\n".join(parts) + ("\n" if parts else "") + trailer + "\n"
+    return text if len(text) < limit else ""  # a limit too small for even one lesson
 
 
 # --- recording ---------------------------------------------------------------
@@ -4726,7 +4728,7 @@ def split_symbol(db: Database | None, env: Env, symbol: str,
         nodes = graph_find_nodes(db, env.project, symbol)
         if nodes and nodes[0].id == symbol:
             path, name = nodes[0].path, nodes[0].qualname
-    match = _SYMBOL_ID.match(symbol) if path is None else None
+    match = re.match(_SYMBOL_ID, symbol) if path is None else None
     if match:
         path, name = normalize_file(match["path"], env), match["name"]
     if path is None:
@@ -4764,9 +4766,8 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
             lesson_id = db.execute(SQL_INSERT_LESSON, (
                 env.project, symbol_id, kind, lesson, detail, session, "active", utc_now(),
                 code_hash, None)).lastrowid
-            _store_counters(db, symbol_id)
-        row = db.one(f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE id = ?",
-                     (symbol_id,))
+            _store_counters(db, env.project, symbol_id)
+        row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": _symbol_obj(db, env.project, row, False),
                 "redactions": masked + masked_detail}
     finally:
@@ -4778,12 +4779,12 @@ def _ensure_symbol(db: Database, project: str, name: str, file: str) -> int:
     return db.one(SQL_FIND_SYMBOL, (project, file, name))["id"]
 
 
-def _store_counters(db: Database, symbol_id: int) -> dict[str, Any]:
+def _store_counters(db: Database, project: str, symbol_id: int) -> dict[str, Any]:
     """Recompute a symbol's counters and risk from its active lessons and store them."""
-    counters = symbol_counters(db.query(SQL_LESSONS_OF_SYMBOL, (symbol_id,)))
+    counters = symbol_counters(db.query(SQL_LESSONS_OF_SYMBOL, (project, symbol_id)))
     db.execute(SQL_UPDATE_COUNTERS, (counters["fail_count"], counters["success_count"],
                                      counters["last_fail"], counters["last_success"],
-                                     counters["risk_score"], symbol_id))
+                                     counters["risk_score"], project, symbol_id))
     return counters
 
 
@@ -4800,9 +4801,8 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
                 raise NotFound(f"no lesson #{lesson_id} in project {env.project}; "
                                f"`ctxkit query --all` lists the lesson ids")
             db.execute(SQL_SET_STATUS, (status, env.project, lesson_id))
-            _store_counters(db, row["symbol_id"])
-        symbol = db.one(f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE id = ?",
-                        (row["symbol_id"],))
+            _store_counters(db, env.project, row["symbol_id"])
+        symbol = db.one(SQL_SYMBOL_BY_ID, (env.project, row["symbol_id"]))
         return {"id": lesson_id, "status": status, "previous": row["status"],
                 "symbol": _symbol_obj(db, env.project, symbol, True)}
     finally:
@@ -4940,7 +4940,7 @@ def _cm_store(db: Database, project: str, symbols: dict[int, tuple[str, str]],
         report[outcome[0]] += 1
         report["redactions"] += outcome[1]
     for symbol_id in set(ids.values()):
-        _store_counters(db, symbol_id)
+        _store_counters(db, project, symbol_id)
 
 
 def _cm_store_lesson(db: Database, project: str, symbol_id: int, row: sqlite3.Row,
@@ -4958,7 +4958,7 @@ def _cm_store_lesson(db: Database, project: str, symbol_id: int, row: sqlite3.Ro
     status = status if status in LESSON_STATUSES else "inactive"
     created = _cm_time(_cm_pick(row, columns, "created_at"))
     origin = f"cm:{row['id']}"
-    if db.one(SQL_IMPORTED_ALREADY, (symbol_id, origin, kind, lesson, created)):
+    if db.one(SQL_IMPORTED_ALREADY, (project, symbol_id, origin, kind, lesson, created)):
         return "duplicates", 0
     db.execute(SQL_INSERT_LESSON, (project, symbol_id, kind, lesson, detail,
                                    redact(str(session))[0] if session else None, status,
@@ -4969,9 +4969,10 @@ def _cm_store_lesson(db: Database, project: str, symbol_id: int, row: sqlite3.Ro
 # --- stats -------------------------------------------------------------------
 
 
-def lesson_stats(db: Database, project: str, name: str | None = None) -> dict[str, Any]:
+def lesson_stats(db: Database, project: str, name: str | None = None,
+                 file: str | None = None) -> dict[str, Any]:
     """Totals of the project (or of the symbols matching ``name``) and the last lesson."""
-    objs = lesson_symbols(db, project, name, include_all=True, substring=True)
+    objs = lesson_symbols(db, project, name, file, include_all=True, substring=True)
     lessons = [lesson for obj in objs for lesson in obj["lessons"]]
     totals = {"lessons": len(lessons), **{t: 0 for t in LESSON_TYPES},
               **{s: 0 for s in LESSON_STATUSES}}
@@ -4990,7 +4991,7 @@ def lesson_stats(db: Database, project: str, name: str | None = None) -> dict[st
                              "symbol": symbol_label(last_symbol)} if last else None),
             "riskiest": [{k: o[k] for k in ("name", "file", "risk_score", "level", "fail_count",
                                             "success_count", "last_fail", "last_success")}
-                         for o in objs[:10]]}
+                         for o in objs if o["fail_count"] + o["success_count"]][:10]}
 
 
 def _ago(stamp: str | None) -> str:
@@ -5004,17 +5005,21 @@ def _ago(stamp: str | None) -> str:
     return f"{when:%Y-%m-%d %H:%M:%S} UTC ({seconds}s ago)"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _stats_text(stats: dict[str, Any]) -> str:
     scope = f"symbols matching {stats['query']!r}" if stats["query"] else "project"
-    lines = [f"{scope} {stats['project']}: {stats['symbols']} symbols, {stats['lessons']} "
-             f"lessons ({stats['fail']} fail, {stats['success']} success; {stats['active']} "
-             f"active, {stats['resolved']} resolved, {stats['inactive']} inactive, "
-             f"{stats['stale']} stale)",
+    kinds = f"{stats['fail']} fail, {stats['success']} success"
+    states = ", ".join(f"{stats[k]} {k}" for k in (*LESSON_STATUSES, "stale"))
+    last = stats["last_lesson"]
+    lines = [f"{scope} {stats['project']}: {_count(stats['symbols'], 'symbol')}, "
+             f"{_count(stats['lessons'], 'lesson')} ({kinds}; {states})",
              "risk: " + ", ".join(f"{n} {level}" for level, n in
                                   reversed(list(stats["levels"].items()))),
              f"last lesson: {_ago(stats['last_lesson_at'])}"
-             + (f" — #{stats['last_lesson']['id']} {stats['last_lesson']['type']} on "
-                f"{stats['last_lesson']['symbol']}" if stats["last_lesson"] else "")]
+             + (f" — #{last['id']} {last['type']} on {last['symbol']}" if last else "")]
     if stats["riskiest"]:
         lines.append("riskiest:")
         lines += [f"  {o['risk_score']:5.1f} {o['level']:<8} {symbol_label(o)}  "
@@ -5075,41 +5080,44 @@ def cmd_query(args: argparse.Namespace, env: Env) -> int:
     return EXIT_OK
 
 
-def _cmd_record(kind: str) -> Callable[[argparse.Namespace, Env], int]:
-    def command(args: argparse.Namespace, env: Env) -> int:
-        result = record_lesson(env, kind, args.symbol, args.lesson, args.file, args.detail,
-                               args.session)
-        obj = result["symbol"]
-        masked = result.pop("redactions")
-        if masked:
-            warn(f"{masked} secret{'s' if masked != 1 else ''} masked before saving")
-        emit(env, result, f"recorded {'fail' if kind == 'fail' else 'ok'} #{result['id']} "
-                          f"for {symbol_label(obj)} — risk {obj['risk_score']:.1f} "
-                          f"({obj['level']}), {obj['fail_count']} fail, "
-                          f"{obj['success_count']} ok")
-        return EXIT_OK
-    command.__name__ = "cmd_fail" if kind == "fail" else "cmd_ok"
-    return command
+def cmd_fail(args: argparse.Namespace, env: Env) -> int:
+    return _record_command(args, env, "fail")
 
 
-cmd_fail = _cmd_record("fail")
-cmd_ok = _cmd_record("success")
+def cmd_ok(args: argparse.Namespace, env: Env) -> int:
+    return _record_command(args, env, "success")
 
 
-def _cmd_status(status: str) -> Callable[[argparse.Namespace, Env], int]:
-    def command(args: argparse.Namespace, env: Env) -> int:
-        result = set_lesson_status(env, args.id, status)
-        obj = result["symbol"]
-        was = "" if result["previous"] != status else f" (it already was)"
-        emit(env, result, f"lesson #{args.id} is {status}{was}; {symbol_label(obj)} now at "
-                          f"risk {obj['risk_score']:.1f} ({obj['level']})")
-        return EXIT_OK
-    command.__name__ = f"cmd_{ {'resolved': 'resolve', 'inactive': 'deactivate'}[status]}"
-    return command
+def _record_command(args: argparse.Namespace, env: Env, kind: str) -> int:
+    result = record_lesson(env, kind, args.symbol, args.lesson, args.file, args.detail,
+                           args.session)
+    obj = result["symbol"]
+    masked = result.pop("redactions")
+    if masked:
+        warn(f"{masked} secret{'s' if masked != 1 else ''} masked before saving")
+    emit(env, result, None if env.quiet else
+         f"recorded {'fail' if kind == 'fail' else 'ok'} #{result['id']} for "
+         f"{symbol_label(obj)} — risk {obj['risk_score']:.1f} ({obj['level']}), "
+         f"{obj['fail_count']} fail, {obj['success_count']} ok")
+    return EXIT_OK
 
 
-cmd_resolve = _cmd_status("resolved")
-cmd_deactivate = _cmd_status("inactive")
+def cmd_resolve(args: argparse.Namespace, env: Env) -> int:
+    return _status_command(args, env, "resolved")
+
+
+def cmd_deactivate(args: argparse.Namespace, env: Env) -> int:
+    return _status_command(args, env, "inactive")
+
+
+def _status_command(args: argparse.Namespace, env: Env, status: str) -> int:
+    result = set_lesson_status(env, args.id, status)
+    obj = result["symbol"]
+    was = " (it already was)" if result["previous"] == status else ""
+    emit(env, result, None if env.quiet else
+         f"lesson #{args.id} is {status}{was}; {symbol_label(obj)} now at "
+         f"risk {obj['risk_score']:.1f} ({obj['level']})")
+    return EXIT_OK
 
 
 def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
@@ -5123,8 +5131,8 @@ def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
                  "last_lesson_at": None, "last_lesson": None, "riskiest": []}
     else:
         try:
-            name = split_symbol(db, env, args.symbol, None)[0] if args.symbol else None
-            stats = lesson_stats(db, env.project, name)
+            name, file = split_symbol(db, env, args.symbol, None) if args.symbol else (None, None)
+            stats = lesson_stats(db, env.project, name, file)
         finally:
             db.close()
     emit(env, stats, lambda: _stats_text(stats))
@@ -5152,7 +5160,8 @@ def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False) -
                         help="the symbol's file; ./x, x\\y and absolute paths are normalized")
 
 
-def register_lesson_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register_lesson_commands(sub: argparse._SubParsersAction,
+                             common: argparse.ArgumentParser) -> None:
     """query, fail, ok, resolve, deactivate, stats, import-cm."""
     query = add_command(sub, common, "query", cmd_query,
                         "show the lessons and risk of a symbol (all symbols by risk without one)",
@@ -6371,35 +6380,6 @@ HOOK_HANDLERS: dict[str, Callable[..., dict[str, Any] | None]] = {
 }
 
 
-def hook_fast_path(argv: Sequence[str]) -> int | None:
-    """Run ``ctxkit hook ...`` without building the whole parser.
-
-    Hooks run on every tool call, and building every sub-command's parser
-    costs more than answering. None means: use the full parser (help, a typo,
-    global options before the command).
-    """
-    if not argv or argv[0] != "hook":
-        return None
-    names = {"--agent": "agent", "--db": "db", "-p": "project", "--project": "project"}
-    options: dict[str, Any] = {"agent": None, "db": None, "project": None}
-    event, rest = None, list(argv[1:])
-    while rest:
-        token = rest.pop(0)
-        key, has_value, value = token.partition("=")
-        if key in names and (has_value or rest):
-            options[names[key]] = value if has_value else rest.pop(0)
-        elif token in ("--json", "-q", "--quiet"):
-            continue
-        elif token.startswith("-") or event is not None:
-            return None
-        else:
-            event = token
-    if event is None or options["agent"] not in (None, "claude", "codex", "gemini"):
-        return None
-    args = argparse.Namespace(event=event, **options)
-    return cmd_hook(args, make_env(db=options["db"], project=options["project"]))
-
-
 # --- install-hooks ----------------------------------------------------------------------
 
 # (event, matcher, ctxkit event, timeout) per agent; Gemini counts timeouts in ms.
@@ -6683,8 +6663,35 @@ COMMAND_REGISTRARS = (register_graph_commands, register_context_commands,
                       register_snapshot_commands)
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, given the terminal width so it never imports shutil.
+
+    argparse builds a formatter for every add_argument() call and, without a
+    width, asks shutil for it; importing shutil (with bz2 and lzma) costs more
+    than the rest of ``query --inject``.
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         width if width is not None else terminal_columns() - 2)
+
+
+def terminal_columns() -> int:
+    with contextlib.suppress(ValueError):
+        if int(os.environ.get("COLUMNS", "0")) > 0:
+            return int(os.environ["COLUMNS"])
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    return 80
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse whose errors become UsageError (one line, exit 2)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message} (see --help)")
@@ -6705,9 +6712,44 @@ def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
                        help="print less")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _SkippedParser:
+    """Stands in for the parser of a command that is not being run.
+
+    Building all ~30 sub-parsers costs more than Python's own start-up, so
+    main() builds only the one named on the command line; registering the
+    others goes to this object, which accepts any call and returns itself.
+    """
+
+    def __getattr__(self, name: str) -> Callable[..., _SkippedParser]:
+        return self._absorb
+
+    def _absorb(self, *args: Any, **kwargs: Any) -> _SkippedParser:
+        return self
+
+
+_SKIPPED = _SkippedParser()
+_VALUE_OPTIONS = ("--db", "-p", "--project")
+
+
+def command_in(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv`` (global options may come first), else None."""
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token in _VALUE_OPTIONS:
+            skip = True
+        elif token in ("-h", "--help", "--version", "--"):
+            return None
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or (``command`` given) one with only that sub-command built."""
     parser = _Parser(prog="ctxkit", description=__doc__.split("\n\n")[0],
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                     formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"ctxkit {__version__}")
     _global_options(parser, suppress=False)
     # Sub-commands accept the global options too; SUPPRESS keeps a value given
@@ -6715,8 +6757,11 @@ def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     _global_options(common, suppress=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.only_command = command  # read by add_command
     for register in COMMAND_REGISTRARS:
         register(sub, common)
+    if command is not None and command not in sub.choices:
+        return build_parser()  # unknown command or alias: the full parser explains
     return parser
 
 
@@ -6724,9 +6769,11 @@ def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
                 func: Callable[[argparse.Namespace, Env], int | None], help: str,
                 example: str) -> argparse.ArgumentParser:
     """Register one sub-command with the global options and an example in its help."""
+    if getattr(sub, "only_command", None) not in (None, name):
+        return _SKIPPED  # type: ignore[return-value]
     parser = sub.add_parser(name, parents=[common], help=help, description=help,
                             epilog=f"example:\n  {example}",
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+                            formatter_class=_HelpFormatter)
     parser.set_defaults(func=func)
     return parser
 
@@ -6739,10 +6786,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     try:
-        fast = hook_fast_path(argv)  # hooks run on every tool call; see hook_fast_path
-        if fast is not None:
-            return fast
-        args = build_parser().parse_args(argv)
+        args = build_parser(command_in(argv)).parse_args(argv)
         if not getattr(args, "func", None):
             build_parser().print_help(sys.stderr)
             return EXIT_USAGE

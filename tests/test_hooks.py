@@ -390,12 +390,11 @@ def test_commands_already_through_ctxkit_are_left_alone(cli, project, monkeypatc
         assert hook(cli, "post-tool-use", body).out == ""
 
 
-def test_global_options_before_hook_use_the_full_parser(cli, project):
+def test_hook_options_and_global_options(cli, project):
     fail(cli, "AuthService.validate", 4)
     body = payload("claude_pre_tool_use_edit", project)
     via_parser = cli("-p", project.name, "hook", "--agent", "claude", "pre-tool-use", stdin=body)
     assert "[PAST EXPERIENCE" in context_of(via_parser)
-    assert ctxkit.hook_fast_path(["hook", "--help"]) is None
-    assert ctxkit.hook_fast_path(["hook", "--agent", "vim", "pre-tool-use"]) is None
+    assert cli("hook", "--agent", "vim", "pre-tool-use", stdin=body).code == 2
     other = cli("hook", "--project", "elsewhere", "pre-tool-use", stdin=body)
     assert (other.code, other.out) == (0, "")                       # no lessons there

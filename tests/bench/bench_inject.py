@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Cold start of ``ctxkit query X --inject`` against ``python -c "import sqlite3"``.
+
+Agents and pre-edit hooks call ``query X --inject`` before every edit, so its
+start-up matters. This script fills a fresh database with 1,000 lessons (200
+on X, 800 over 100 other symbols), then times 20 runs of each command,
+interleaved, and prints the medians and their ratio (target: <= 1.5).
+
+ctxkit runs the way the installed console script runs it: the module is
+imported from a compiled .pyc (a copy under tests/bench/.work/), with
+PYTHONDONTWRITEBYTECODE removed from the environment.
+
+    python tests/bench/bench_inject.py [--runs 20] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import py_compile
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE.parent.parent / "ctxkit.py"
+WORK = HERE / ".work" / "inject"
+TARGET = 1.5
+
+
+def prepare_module() -> Path:
+    """Copy ctxkit.py under .work/ and compile it, as pip does on install."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    copy = WORK / "ctxkit.py"
+    shutil.copyfile(SOURCE, copy)
+    py_compile.compile(str(copy), cfile=None, doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    return WORK
+
+
+def fill_database(module_dir: Path, root: Path) -> None:
+    """1,000 lessons through ctxkit's own recording function."""
+    sys.path.insert(0, str(module_dir))
+    import ctxkit
+
+    env = ctxkit.make_env(cwd=root)
+    for i in range(200):
+        kind = "fail" if i % 5 else "success"
+        ctxkit.record_lesson(env, kind, "X", f"lesson {i}: the cache key must include the "
+                             f"tenant id, or requests of tenant {i} leak", file="src/x.py")
+    for i in range(800):
+        ctxkit.record_lesson(env, "fail", f"Other{i % 100}.run", f"other lesson {i}",
+                             file=f"src/other{i % 100}.py")
+
+
+def time_once(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv} failed: {proc.stderr.decode(errors='replace')}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    module_dir = prepare_module()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("CTXKIT_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(module_dir)
+    with tempfile.TemporaryDirectory(prefix="ctxkit-bench-") as tmp:
+        root = Path(tmp)
+        (root / ".git").mkdir()
+        fill_database(module_dir, root)
+        ctxkit_cmd = [sys.executable, "-c", "import sys, ctxkit; sys.exit(ctxkit.main("
+                      "sys.argv[1:]))", "query", "X", "--file", "src/x.py", "--inject"]
+        baseline_cmd = [sys.executable, "-c", "import sqlite3"]
+        out = subprocess.run(ctxkit_cmd, cwd=root, env=env, capture_output=True, text=True)
+        if "[PAST EXPERIENCE" not in out.stdout or len(out.stdout) >= 10000:
+            raise SystemExit(f"unexpected inject output ({len(out.stdout)} chars): "
+                             f"{out.stdout[:200]!r} {out.stderr}")
+        for _ in range(3):  # warm the page cache for both
+            time_once(ctxkit_cmd, root, env)
+            time_once(baseline_cmd, root, env)
+        ours, base = [], []
+        for _ in range(args.runs):
+            ours.append(time_once(ctxkit_cmd, root, env))
+            base.append(time_once(baseline_cmd, root, env))
+    result = {"runs": args.runs, "lessons": 1000, "inject_chars": len(out.stdout),
+              "ctxkit_median_ms": round(statistics.median(ours) * 1000, 1),
+              "baseline_median_ms": round(statistics.median(base) * 1000, 1)}
+    result["ratio"] = round(statistics.median(ours) / statistics.median(base), 2)
+    result["target"] = TARGET
+    result["ok"] = result["ratio"] <= TARGET
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"query X --inject: {result['ctxkit_median_ms']} ms median over {args.runs} runs "
+              f"({result['inject_chars']} chars, 1,000 lessons)\n"
+              f"python -c 'import sqlite3': {result['baseline_median_ms']} ms\n"
+              f"ratio {result['ratio']} (target <= {TARGET}): "
+              f"{'ok' if result['ok'] else 'too slow'}")
+    return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
