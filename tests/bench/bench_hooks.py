@@ -150,15 +150,38 @@ def bench_hook(files: int, runs: int) -> bool:
     script_ms = statistics.median(
         timed([sys.executable, str(ROOT / "ctxkit.py"), "hook", "pre-tool-use"], repo, body)
         for _ in range(5)) * 1000
+    stdlib_ms = statistics.median(timed([sys.executable, "-c", STDLIB], repo, None)
+                                  for _ in range(9)) * 1000
+    parts = [breakdown(repo, body) for _ in range(9)]
+    import_ms = statistics.median(p[0] for p in parts)
+    work_ms = statistics.median(p[1] for p in parts)
     ok = ratio <= 2 and not heavy and "[PAST EXPERIENCE" in block
     print(f"hook pre-tool-use (Edit, {files} files, inject block {len(block)} chars): "
           f"median {hook_ms:.1f} ms over {runs} runs")
     print(f"python -c 'import sqlite3':                 median {base_ms:.1f} ms")
     print(f"ratio {ratio:.2f} (target <= 2)  heavy modules imported: {heavy or 'none'}  "
           f"{'PASS' if ok else 'FAIL'}")
+    print(f"where it goes: `import ctxkit` {import_ms:.1f} ms, the hook's own work "
+          f"{work_ms:.1f} ms; ctxkit's stdlib imports alone take {stdlib_ms:.1f} ms "
+          f"(ratio {stdlib_ms / base_ms:.2f})")
     print(f"(for information: `python ctxkit.py hook ...`, no bytecode cache for a script: "
           f"{script_ms:.1f} ms)")
     return ok
+
+
+STDLIB = ("import argparse, contextlib, dataclasses, datetime, json, os, re, sqlite3, sys, "
+          "time, pathlib, typing")
+BREAKDOWN = ("import sys, time; t0 = time.perf_counter(); import ctxkit; t1 = time.perf_counter(); "
+             "rc = ctxkit.main(['hook', 'pre-tool-use']); t2 = time.perf_counter(); "
+             "sys.stderr.write('TIMES %f %f\\n' % (t1 - t0, t2 - t1)); sys.exit(rc)")
+
+
+def breakdown(repo: Path, body: str) -> tuple[float, float]:
+    """(import ms, hook work ms) measured inside one hook process."""
+    proc = subprocess.run([sys.executable, "-c", BREAKDOWN], cwd=repo, input=body,
+                          capture_output=True, text=True, env=env())
+    first, second = proc.stderr.split("TIMES ", 1)[1].split()
+    return float(first) * 1000, float(second) * 1000
 
 
 def bench_restore() -> bool:
