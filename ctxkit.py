@@ -5577,27 +5577,27 @@ def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
     return f"- {path} — " + "; ".join(parts)
 
 
-def _changed_symbols(db: Database, env: Env, state: GitState) -> dict[str, list[str]]:
-    """Qualnames of the graph's symbols on the changed lines, per path (first 60 files)."""
+def changed_nodes(db: Database, env: Env, state: GitState) -> dict[str, list[Node]]:
+    """The graph's symbols on the changed lines, per path (first 60 changed files);
+    every symbol of an added file."""
     paths = [p for s, p in state.files if s in ("modified", "renamed")][:60]
-    found: dict[str, list[str]] = {}
+    found: dict[str, list[Node]] = {}
     for path, spans in git_changed_lines(env, state, paths).items():
-        names: list[str] = []
+        nodes: list[Node] = []
         for first, last in spans:
-            for node in graph_nodes_at(db, env.project, path, first, last):
-                if node.qualname not in names:
-                    names.append(node.qualname)
-        found[path] = names
+            nodes += [n for n in graph_nodes_at(db, env.project, path, first, last)
+                      if n not in nodes]
+        found[path] = nodes
     for status, path in state.files:
         if status == "added" and len(found) < 80:
-            found[path] = [n.qualname for n in graph_nodes_at(db, env.project, path, 1, 10**9)]
+            found[path] = graph_nodes_at(db, env.project, path, 1, 10**9)
     return found
 
 
-def modified_file_lines(db: Database, env: Env, state: GitState) -> list[str]:
+def modified_file_lines(env: Env, state: GitState, nodes: dict[str, list[Node]]) -> list[str]:
     stats = git_numstat(env, state)
-    symbols = _changed_symbols(db, env, state)
-    return [_file_line(env, status, path, stats.get(path), symbols.get(path, []))
+    return [_file_line(env, status, path, stats.get(path),
+                       [n.qualname for n in nodes.get(path, [])])
             for status, path in state.files]
 
 
@@ -5614,19 +5614,24 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
     return lines
 
 
-def lesson_lines(db: Database, project: str, state: GitState) -> list[str]:
-    """Active lessons of the symbols in the modified files, riskiest first."""
-    objs = []
+def lesson_lines(db: Database, project: str, state: GitState,
+                 nodes: dict[str, list[Node]]) -> list[str]:
+    """Active lessons of the modified files and of the changed symbols, riskiest first."""
+    objs: dict[tuple[str, str], dict[str, Any]] = {}
     for _, path in state.files[:200]:
-        objs.extend(o for o in lesson_symbols(db, project, file=path)
-                    if any(les.get("status", "active") == "active" for les in o.get("lessons", [])))
-    objs.sort(key=lambda o: -float(o.get("risk_score") or 0))
+        for obj in lesson_symbols(db, project, file=path):
+            objs[(obj["file"], obj["name"])] = obj
+    for node in (n for changed in nodes.values() for n in changed):
+        obj = lessons_for_node(db, project, node)
+        if obj and (obj["file"], obj["name"]) not in objs and \
+                (node.path, obj["name"]) not in objs:
+            objs[(obj["file"], obj["name"])] = obj
     lines = []
-    for obj in objs:
+    for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
         active = [les["lesson"] for les in obj["lessons"] if les.get("status", "active") == "active"]
-        where = f"{obj['file']}:{obj['name']}" if obj.get("file") else obj["name"]
-        lines.append(f"- {where} (risk {float(obj.get('risk_score') or 0):.1f}, "
-                     f"{obj.get('level', '')}): " + "; ".join(active[:3]))
+        if active:
+            lines.append(f"- {symbol_label(obj)} (risk {float(obj.get('risk_score') or 0):.1f}, "
+                         f"{obj.get('level', '')}): " + "; ".join(active[:3]))
     return lines
 
 
@@ -5658,9 +5663,10 @@ def build_snapshot(db: Database, env: Env, agent_text: str, source: str) -> tupl
     previous = db.one(SQL_SNAPSHOT_LAST, (env.project,))
     since = previous["created_at"] if previous else ""
     auto: dict[str, list[str]] = note_lines(db, env.project, since)
-    auto["Modified files"] = modified_file_lines(db, env, state)
+    nodes = changed_nodes(db, env, state)
+    auto["Modified files"] = modified_file_lines(env, state, nodes)
     auto["Failing outputs"] = failing_output_lines(db, env.project, since)
-    auto["Active lessons"] = lesson_lines(db, env.project, state)
+    auto["Active lessons"] = lesson_lines(db, env.project, state, nodes)
     agent = agent_sections(agent_text)
     now = _dt.datetime.now(_dt.timezone.utc)
     head = state.head[:12] if state.head else "(no commits)"
@@ -6532,11 +6538,14 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
     if not env.db_path.exists():
         note = "no ctxkit database yet"
     else:
-        db = open_db(env, create=False)
         try:
-            objs = risk_at(db, env, path, args.line, args.symbol)
-        finally:
-            db.close()
+            db = open_db(env, create=False)
+            try:
+                objs = risk_at(db, env, path, args.line, args.symbol)
+            finally:
+                db.close()
+        except CtxkitError as exc:      # git hooks and editors read the figures, not a status
+            note = str(exc)
     top = max((float(o.get("risk_score") or 0) for o in objs), default=0.0)
     level = risk_level(top)
     data = {"file": path, "line": args.line, "symbol": args.symbol, "risk_score": round(top, 1),

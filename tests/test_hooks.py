@@ -398,3 +398,10 @@ def test_hook_options_and_global_options(cli, project):
     assert cli("hook", "--agent", "vim", "pre-tool-use", stdin=body).code == 2
     other = cli("hook", "--project", "elsewhere", "pre-tool-use", stdin=body)
     assert (other.code, other.out) == (0, "")                       # no lessons there
+
+
+def test_risk_with_an_unreadable_database_still_exits_0(cli, root):
+    (root / ".ctxkit").mkdir()
+    (root / ".ctxkit" / "ctxkit.db").write_text("not a database at all")
+    result = cli("risk", "src/auth.py", "--line", "9", "--json")
+    assert result.code == 0 and "not a SQLite database" in result.json()["note"]

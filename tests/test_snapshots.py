@@ -142,6 +142,18 @@ def test_save_lists_active_lessons_of_modified_files(cli, project):
     assert not any("elsewhere" in line for line in lessons)
 
 
+def test_save_lists_lessons_recorded_without_a_file_for_changed_symbols(cli, project):
+    for n in range(4):
+        cli("fail", "AuthService.refresh", f"renew twice {n}")            # no --file
+    cli("fail", "AuthService.validate", "untouched symbol")
+    auth = project / "src" / "auth.py"
+    auth.write_text(auth.read_text().replace("record.renew()", "record.renew(force=True)"))
+    cli("snapshot", "save")
+    lessons = section(snapshot_text(project), "Active lessons")
+    assert len(lessons) == 1
+    assert lessons[0].startswith("- AuthService.refresh (risk 11.5, high): renew twice 3")
+
+
 def test_save_lists_failing_outputs_since_the_last_snapshot(cli, project):
     if not has_command("run"):
         pytest.skip("`ctxkit run` arrives with the output store branch")
