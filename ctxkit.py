@@ -5295,17 +5295,17 @@ EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "apply_patch", "replace", "edit", "w
 SHELL_TOOLS = {"Bash", "run_shell_command", "shell", "local_shell", "exec_command"}
 
 # Commands whose output is usually long: worth running through `ctxkit run`.
-LOUD_COMMAND = (r"""(?x)(?:^|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\s+)(?:
-      (?:python[0-9.]*\s+-m\s+)?(?:pytest|py\.test|tox|nox|unittest)
-    | (?:npx\s+)?(?:jest|vitest|mocha|tsc|webpack|eslint)
+LOUD_COMMAND = (r"""(?x)(?:^\s*|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\s+)(?:
+      (?:python[0-9.]*\s+-m\s+)?(?:pytest|py\.test|tox|nox|unittest)\b
+    | (?:npx\s+)?(?:jest|vitest|mocha|tsc|webpack|eslint)\b
     | (?:npm|yarn|pnpm|bun)\s+(?:test|t|run\s+(?:test|build|lint)|build|install|i|ci|add)\b
-    | go\s+(?:test|build|vet|get|mod\s+download)
-    | cargo\s+(?:test|build|check|clippy|install)
-    | (?:make|ninja|cmake\s+--build|mvn|gradle|\./gradlew|ctest|rspec|phpunit|bazel)
-    | (?:pip[0-9.]*|uv\s+pip|poetry|pipenv|gem|brew|apt|apt-get|dnf|yum|apk)\s+(?:install|add|sync)
-    | uv\s+(?:sync|add)
-    | git\s+(?:log|diff|blame|show)
-    | find\s | curl\s | wget\s | docker\s+(?:build|logs)
+    | go\s+(?:test|build|vet|get|mod\s+download)\b
+    | cargo\s+(?:test|build|check|clippy|install)\b
+    | (?:make|ninja|cmake\s+--build|mvn|gradle|\./gradlew|ctest|rspec|phpunit|bazel)\b
+    | (?:pip[0-9.]*|uv\s+pip|poetry|pipenv|gem|brew|apt|apt-get|dnf|yum|apk)\s+(?:install|add|sync)\b
+    | uv\s+(?:sync|add)\b
+    | git\s+(?:log|diff|blame|show)\b
+    | find\s | curl\s | wget\s | docker\s+(?:build|logs)\b
     )""")
 # Shell syntax `sh` (dash) may not understand, or commands that change the
 # shell's own state (cd, export): wrapping those would change what they do.
@@ -5393,11 +5393,13 @@ def cmd_search_events(args: argparse.Namespace, env: Env) -> None:
     """`ctxkit search --events QUERY`: the notes matching QUERY, best first."""
     query = args.query if isinstance(args.query, str) else " ".join(args.query or [])
     limit = int(getattr(args, "limit", None) or 10)
-    db = open_db(env)
+    db = _open_existing(env)            # a search creates nothing
     try:
-        result = search_events(db, env.project, query, limit)
+        result = (search_events(db, env.project, query, limit) if db
+                  else _event_hits(query, [], []))
     finally:
-        db.close()
+        if db:
+            db.close()
 
     def human() -> str:
         if not result["hits"]:
@@ -5899,11 +5901,12 @@ def _snapshot_row(row: sqlite3.Row) -> dict[str, Any]:
 
 
 def cmd_snapshot_list(args: argparse.Namespace, env: Env) -> None:
-    db = open_db(env)
+    db = _open_existing(env)
     try:
-        rows = db.query(SQL_SNAPSHOT_LIST, (env.project, args.limit))
+        rows = db.query(SQL_SNAPSHOT_LIST, (env.project, args.limit)) if db else []
     finally:
-        db.close()
+        if db:
+            db.close()
     items = [{**_snapshot_row(r), "chars": r["chars"]} for r in rows]
     emit(env, {"snapshots": items}, lambda: "\n".join(
         f"{s['id']:>4}  {s['created_at'][:19].replace('T', ' ')}  {s['source']:<11} "
@@ -5912,12 +5915,15 @@ def cmd_snapshot_list(args: argparse.Namespace, env: Env) -> None:
 
 
 def cmd_snapshot_show(args: argparse.Namespace, env: Env) -> None:
-    db = open_db(env)
+    snapshot_id = None if args.id == "last" else _int_id(args.id)
+    db = _open_existing(env)
     try:
-        row = (db.one(SQL_SNAPSHOT_LAST, (env.project,)) if args.id == "last"
-               else db.one(SQL_SNAPSHOT_BY_ID, (env.project, _int_id(args.id))))
+        row = None if db is None else (
+            db.one(SQL_SNAPSHOT_LAST, (env.project,)) if snapshot_id is None
+            else db.one(SQL_SNAPSHOT_BY_ID, (env.project, snapshot_id)))
     finally:
-        db.close()
+        if db:
+            db.close()
     if row is None:
         raise NotFound(f"no snapshot {args.id} in project {env.project}; see: ctxkit snapshot list")
     emit(env, {**_snapshot_row(row), "body": row["body"]}, row["body"])

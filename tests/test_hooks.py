@@ -405,3 +405,14 @@ def test_risk_with_an_unreadable_database_still_exits_0(cli, root):
     (root / ".ctxkit" / "ctxkit.db").write_text("not a database at all")
     result = cli("risk", "src/auth.py", "--line", "9", "--json")
     assert result.code == 0 and "not a SQLite database" in result.json()["note"]
+
+
+@pytest.mark.parametrize("command, loud", [
+    ("pytest -q", True), ("  make -j4", True), ("cd web && npm test", True),
+    ("git log --oneline", True), ("pip install -e .", True), ("echo a; find . -name x", True),
+    ("makedirs out", False), ("git logx", False), ("toxic --dry", False), ("ls | grep x", False),
+])
+def test_which_commands_are_loud(cli, project, command, loud):
+    body = payload("claude_pre_tool_use_bash", project, session_id=command,
+                   tool_input={"command": command})
+    assert bool(hook(cli, "pre-tool-use", body).out) is loud

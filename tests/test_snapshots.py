@@ -282,3 +282,12 @@ def test_list_and_show(cli, project):
     assert cli("snapshot", "show", "999").code == 1
     assert cli("snapshot", "show", "abc").code == 2
     assert cli("snapshot").code == 2
+
+
+def test_reads_create_no_database(cli, root):
+    assert "no snapshots yet" in cli("snapshot", "list").out
+    assert cli("snapshot", "show", "last").code == 1
+    assert cli("snapshot", "show", "x").code == 2
+    assert search(cli, "anything")["status"] == "no_hits"
+    assert cli("snapshot", "check").code == 3
+    assert not (root / ".ctxkit").exists()
