@@ -5238,6 +5238,7 @@ CREATE TABLE IF NOT EXISTS snapshots (
     branch TEXT NOT NULL DEFAULT '',
     head TEXT NOT NULL DEFAULT '',
     files TEXT NOT NULL DEFAULT '[]',   -- JSON [{"status", "path"}] from git status
+    agent_text TEXT NOT NULL DEFAULT '',  -- what the agent wrote (-m, --from, stdin)
     body TEXT NOT NULL             -- the markdown written to .context-snapshot.md
 );
 CREATE INDEX IF NOT EXISTS snapshots_recent ON snapshots(project, created_at);
@@ -5260,10 +5261,10 @@ SQL_EVENT_SEARCH = ("SELECT e.id, e.kind, e.text, e.created_at, bm25(events_fts)
                     "WHERE events_fts MATCH ? AND e.project = ? ORDER BY score LIMIT ?")
 SQL_EVENT_LIKE = ("SELECT id, kind, text, created_at, 0.0 AS score FROM events "
                   "WHERE project = ? AND text LIKE ? ESCAPE '\\' ORDER BY created_at DESC LIMIT ?")
-SQL_SNAPSHOT_INSERT = ("INSERT INTO snapshots (project, created_at, source, branch, head, files, body) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)")
-SQL_SNAPSHOT_LAST = ("SELECT id, created_at, source, branch, head, files, body FROM snapshots "
-                     "WHERE project = ? ORDER BY created_at DESC, id DESC LIMIT 1")
+SQL_SNAPSHOT_INSERT = ("INSERT INTO snapshots (project, created_at, source, branch, head, files, "
+                       "agent_text, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+SQL_SNAPSHOT_LAST = ("SELECT id, created_at, source, branch, head, files, agent_text, body "
+                     "FROM snapshots WHERE project = ? ORDER BY created_at DESC, id DESC LIMIT 1")
 SQL_SNAPSHOT_BY_ID = ("SELECT id, created_at, source, branch, head, files, body FROM snapshots "
                       "WHERE project = ? AND id = ?")
 SQL_SNAPSHOT_LIST = ("SELECT id, created_at, source, branch, head, files, length(body) AS chars "
@@ -5659,10 +5660,10 @@ def _merge(agent: list[str], auto: list[str]) -> list[str]:
     return agent + extra
 
 
-def build_snapshot(db: Database, env: Env, agent_text: str, source: str) -> tuple[str, GitState]:
+def build_snapshot(db: Database, env: Env, agent_text: str, source: str,
+                   previous: sqlite3.Row | None) -> tuple[str, GitState]:
     """The snapshot markdown: seed 001's template filled from the agent's text and ctxkit."""
     state = git_state(env)
-    previous = db.one(SQL_SNAPSHOT_LAST, (env.project,))
     since = previous["created_at"] if previous else ""
     auto: dict[str, list[str]] = note_lines(db, env.project, since)
     nodes = changed_nodes(db, env, state)
@@ -5698,8 +5699,16 @@ def read_agent_text(args: argparse.Namespace) -> str:
 
 
 def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[str, Any]:
-    """Write ``.context-snapshot.md`` and keep a copy in the database."""
-    body, state = build_snapshot(db, env, agent_text, source)
+    """Write ``.context-snapshot.md`` and keep a copy in the database.
+
+    Without new agent text (a pre-compact hook, a bare ``snapshot save``) the
+    agent's text of the previous snapshot is kept: the task does not vanish
+    because ctxkit saved on its own.
+    """
+    previous = db.one(SQL_SNAPSHOT_LAST, (env.project,))
+    if not agent_text.strip() and previous is not None:
+        agent_text = previous["agent_text"]
+    body, state = build_snapshot(db, env, agent_text, source, previous)
     path = env.root / SNAPSHOT_FILE
     temp = path.with_name(f".{SNAPSHOT_FILE}.{os.getpid()}.tmp")
     try:
@@ -5714,7 +5723,8 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
     created = utc_now()
     with db.atomic():
         rowid = db.execute(SQL_SNAPSHOT_INSERT, (env.project, created, source, state.branch,
-                                                 state.head, json.dumps(files), body)).lastrowid
+                                                 state.head, json.dumps(files), agent_text,
+                                                 body)).lastrowid
     _, sections = split_sections(body)
     counts = {title: sum(1 for line in lines if line.startswith("- ")) for title, lines in sections}
     return {"id": rowid, "path": SNAPSHOT_FILE, "created_at": created, "branch": state.branch,

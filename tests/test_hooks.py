@@ -322,6 +322,15 @@ def test_pre_compact_saves_and_session_start_restores(cli, project):
     assert hook(cli, "session-start", payload("claude_session_start_clear", project)).out == ""
 
 
+def test_pre_compact_keeps_the_agents_last_words(cli, project):
+    cli("snapshot", "save", "-m", "## Current task\n- T-9: fix the refresh race")
+    cli("note", "decision", "a later decision")
+    assert hook(cli, "pre-compact", payload("claude_pre_compact", project)).code == 0
+    snapshot = (project / ".context-snapshot.md").read_text()
+    assert "- T-9: fix the refresh race" in snapshot and "- a later decision" in snapshot
+    assert "saved by: pre-compact" in snapshot
+
+
 def test_startup_restores_only_a_fresh_snapshot(cli, project):
     startup = payload("claude_session_start_startup", project)
     assert hook(cli, "session-start", startup).out == ""               # none yet
