@@ -5807,7 +5807,7 @@ def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str,
     old_head = match.group(1) if match else ""
     moved = bool(old_head and state.head and not state.head.startswith(old_head))
     lines = ["## Restore checklist"]
-    when = f" (saved {saved_at / 60:.0f} min ago)" if saved_at is not None else ""
+    when = f" (saved {_age_text(saved_at)})" if saved_at is not None else ""
     lines.append(f"- [ ] Snapshot read{when}")
     if not (new or gone or moved):
         lines.append("- [ ] git status matches the snapshot: yes, same changed files and HEAD")
@@ -5846,28 +5846,41 @@ def fit_sections(body: str, budget: int, hint: str) -> str:
     rank = {t: i for i, t in enumerate(_RESTORE_PRIORITY)}
     order = sorted(range(len(sections)), key=lambda i: -rank.get(sections[i][0], len(rank)))
     lines = [_trim_blank(ls) for _, ls in sections]
+    prefix = [[0] for _ in lines]           # prefix[i][k]: characters of the first k lines
+    for i, section_lines in enumerate(lines):
+        for line in section_lines:
+            prefix[i].append(prefix[i][-1] + len(line) + 1)
     kept = [len(ls) for ls in lines]
 
     def marker(i: int) -> str:
         return f"- … {len(lines[i]) - kept[i]} more lines left out ({hint})"
 
-    def size() -> int:
-        total = sum(len(line) + 1 for line in preamble)
-        for i, (title, _) in enumerate(sections):
-            total += len(title) + 5 + sum(len(line) + 1 for line in lines[i][:kept[i]])
-            total += len(marker(i)) + 1 if kept[i] < len(lines[i]) else 0
-        return total
+    def section_size(i: int) -> int:
+        cut = len(marker(i)) + 1 if kept[i] < len(lines[i]) else 0
+        return len(sections[i][0]) + 5 + prefix[i][kept[i]] + cut
 
+    total = sum(len(line) + 1 for line in preamble) + sum(map(section_size, range(len(lines))))
     for floor in (_MIN_KEEP, 0):
         for i in order:
-            while kept[i] > floor and size() > budget:
+            while kept[i] > floor and total > budget:
+                total -= section_size(i)
                 kept[i] -= 1
+                total += section_size(i)
     out = list(preamble)
     for i, (title, _) in enumerate(sections):
         out += ["", f"## {title}"] + lines[i][:kept[i]]
         if kept[i] < len(lines[i]):
             out.append(marker(i))
     return "\n".join(_trim_blank(out))
+
+
+def _age_text(seconds: float) -> str:
+    minutes = seconds / 60
+    if minutes < 1:
+        return "less than a minute ago"
+    if minutes < 120:
+        return f"{minutes:.0f} min ago"
+    return f"{minutes / 60:.0f} h ago" if minutes < 48 * 60 else f"{minutes / 1440:.0f} days ago"
 
 
 def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
@@ -5892,10 +5905,12 @@ def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
 
 def render_restore(env: Env, limit: int = RESTORE_LIMIT) -> tuple[str, dict[str, Any]]:
     """First line, the snapshot (cut to fit), then the checklist: under ``limit`` chars."""
-    body, age, _ = latest_snapshot(env)
+    body, age, snapshot_id = latest_snapshot(env)
     checklist, diff = restore_checklist(env, body, age)
     budget = limit - len(RESTORE_HEADER) - len(checklist) - 4
-    snapshot = fit_sections(body, budget, "ctxkit snapshot show")
+    hint = (f"ctxkit snapshot show {snapshot_id}" if snapshot_id
+            else f"all of it in {SNAPSHOT_FILE}")
+    snapshot = fit_sections(body, budget, hint)
     text = f"{RESTORE_HEADER}\n\n{snapshot}\n\n{checklist}\n"
     return text, diff
 

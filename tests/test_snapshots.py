@@ -259,7 +259,7 @@ def test_restore_of_a_huge_session_stays_under_10000_characters(cli, root):
     assert text.startswith("CONTEXT SNAPSHOT restored after compact\n")
     assert "- T-77: migrate the session store to Redis, keep the API" in text
     assert "## Restore checklist" in text and "- [ ] Work resumed from Current task" in text
-    assert "more lines left out (ctxkit snapshot show)" in text
+    assert "more lines left out (all of it in .context-snapshot.md)" in text
     body_lines = set(snapshot_text(root).splitlines())
     for line in text[:text.index("## Restore checklist")].splitlines():
         assert line in body_lines or "more lines left out" in line or line.startswith("CONTEXT")
@@ -291,3 +291,15 @@ def test_reads_create_no_database(cli, root):
     assert search(cli, "anything")["status"] == "no_hits"
     assert cli("snapshot", "check").code == 3
     assert not (root / ".ctxkit").exists()
+
+
+def test_restore_from_the_database_when_the_file_is_gone(cli, project):
+    (project / "src" / "auth.py").write_text("# changed\n")
+    cli("snapshot", "save", "-m", "## Current task\n- from the database\n## Notes\n"
+        + "\n".join(f"- note line {n} " + "x" * 80 for n in range(200)))
+    snapshot_id = cli("snapshot", "list", "--json").json()["snapshots"][0]["id"]
+    (project / ".context-snapshot.md").unlink()
+    text = cli("snapshot", "restore").out
+    assert "- from the database" in text and len(text) < 10000
+    assert f"more lines left out (ctxkit snapshot show {snapshot_id})" in text
+    assert "(saved less than a minute ago)" in text
