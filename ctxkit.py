@@ -6016,8 +6016,9 @@ def edit_spans(env: Env, tool: str, tool_input: dict[str, Any]) -> list[EditSpan
 
 
 def _absolute(env: Env, path: str) -> Path:
+    """An agent's path: absolute (Claude, Gemini) or relative to its cwd (Codex patches)."""
     candidate = Path(path)
-    return candidate if candidate.is_absolute() else env.root / candidate
+    return candidate if candidate.is_absolute() else env.cwd / candidate
 
 
 _PATCH_FILE = (r"^\*\*\* (Update|Delete) File: (.+?)\s*$")
@@ -6045,7 +6046,8 @@ def patch_spans(env: Env, patch: str) -> list[EditSpan]:
                 spans += _whole_file(path, text)
         elif line.startswith("*** "):
             flush()
-            path = None if not line.startswith("*** Move to:") else path
+            if not line.startswith(("*** Move to:", "*** End of File")):
+                path = None
         elif line.startswith("@@"):
             flush()
         elif path:

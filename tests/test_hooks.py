@@ -425,3 +425,18 @@ def test_which_commands_are_loud(cli, project, command, loud):
     body = payload("claude_pre_tool_use_bash", project, session_id=command,
                    tool_input={"command": command})
     assert bool(hook(cli, "pre-tool-use", body).out) is loud
+
+
+def test_apply_patch_from_a_subdirectory_with_several_hunks(cli, project):
+    fail(cli, "AuthService.validate", 4)
+    fail(cli, "login", 4)
+    patch = ("*** Begin Patch\n*** Update File: auth.py\n@@ def validate(self, token):\n"
+             "-        if token is None:\n+        if not token:\n"
+             "*** End of File\n@@\n def login(user, password):\n"
+             "-    return AuthService(None).validate(user + password)\n"
+             "+    return AuthService(None).validate(user)\n*** End Patch\n")
+    body = payload("codex_pre_tool_use_apply_patch", project, cwd=str(project / "src"),
+                   tool_input={"command": patch})
+    text = context_of(hook(cli, "pre-tool-use", body))
+    assert BLOCK.format("AuthService.validate", "11.5", "high") in text
+    assert BLOCK.format("login", "11.5", "high") in text
