@@ -6166,8 +6166,8 @@ def cmd_hook(args: argparse.Namespace, env: Env) -> int:
             raise
         warn(f"hook {args.event}: internal error skipped: {type(exc).__name__}: {exc}")
         return EXIT_OK
-    if answer:
-        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+    if answer:  # ASCII JSON: right whatever encoding the agent gave our stdout
+        sys.stdout.write(json.dumps(answer) + "\n")
     return EXIT_OK
 
 

@@ -440,3 +440,11 @@ def test_apply_patch_from_a_subdirectory_with_several_hunks(cli, project):
     text = context_of(hook(cli, "pre-tool-use", body))
     assert BLOCK.format("AuthService.validate", "11.5", "high") in text
     assert BLOCK.format("login", "11.5", "high") in text
+
+
+def test_answer_survives_an_ascii_stdout(cli, project):
+    fail(cli, "AuthService.validate", 4)
+    result = cli.sub("hook", "pre-tool-use", stdin=payload("claude_pre_tool_use_edit", project),
+                     env={"PYTHONIOENCODING": "ascii", "LC_ALL": "C"})
+    assert result.code == 0, result.err
+    assert "PAST EXPERIENCE — src/auth.py" in context_of(result)
