@@ -6394,7 +6394,7 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
 # Regular expressions here are kept as strings and compiled on first use (re
 # caches them): a hook process pays only for the ones its path needs.
 
-from typing import NamedTuple  # noqa: E402 - cheaper to create than dataclasses
+from typing import NamedTuple  # cheaper to create than dataclasses
 
 SNAPSHOT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -6604,7 +6604,7 @@ def git_output(env: Env, *args: str, timeout: float = 20) -> str | None:
     import subprocess
     try:
         proc = subprocess.run(["git", "-C", str(env.root), *args], capture_output=True,
-                              timeout=timeout)
+                              timeout=timeout, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
@@ -6747,10 +6747,9 @@ def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
     if stat and any(stat):
         parts.append(f"+{stat[0]} −{stat[1]}")
     elif status == "added" and (env.root / path).is_file():
-        with contextlib.suppress(OSError):
-            with open(env.root / path, "rb") as handle:
-                count = sum(1 for _ in handle)
-                parts.append(f"new file, {count} line{'s' if count != 1 else ''}")
+        with contextlib.suppress(OSError), open(env.root / path, "rb") as handle:
+            count = sum(1 for _ in handle)
+            parts.append(f"new file, {count} line{'s' if count != 1 else ''}")
     if symbols:
         shown = ", ".join(symbols[:5])
         more = f" (+{len(symbols) - 5} more)" if len(symbols) > 5 else ""
@@ -7428,9 +7427,9 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
             return answer
     if mode == "off" or not first_time(env, payload, "bash-nudge"):
         return None
-    hint = (f"ctxkit: this command may print a lot. Run loud commands as `ctxkit run -- <command>`: "
-            f"small output prints as is, large output becomes a summary with a handle you can "
-            f"`ctxkit search` and `ctxkit expand` (said once per session).")
+    hint = ("ctxkit: this command may print a lot. Run loud commands as `ctxkit run -- <command>`: "
+            "small output prints as is, large output becomes a summary with a handle you can "
+            "`ctxkit search` and `ctxkit expand` (said once per session).")
     return hook_answer(agent, "pre-tool-use", hint)
 
 
@@ -7487,21 +7486,31 @@ def claude_permission(env: Env, payload: dict[str, Any], command: str) -> str | 
     return None
 
 
+_COMPOUND = r"[;&|<>`\n]|\$\("
+
+
 def bash_rule_matches(rule: str, command: str) -> bool:
-    """Claude Code's ``Bash`` / ``Bash(prefix:*)`` / ``Bash(glob *)`` rules."""
+    """Claude Code's ``Bash`` / ``Bash(prefix:*)`` / ``Bash(glob *)`` rules, read narrowly.
+
+    Only a bare ``Bash`` rule covers a compound command (``;``, ``&&``, pipes,
+    redirections, ``$(...)``): a prefix rule for its first part must not grant
+    the rest, so those get a prompt instead.
+    """
     if rule.strip() == "Bash":
         return True
-    match = re.fullmatch(r"\s*Bash\((.*)\)\s*", rule, flags=re.S)
-    if not match:
+    match = re.fullmatch(r"\s*Bash\((.*)\)\s*", rule, flags=re.DOTALL)
+    command = command.strip()
+    if not match or re.search(_COMPOUND, command):
         return False
     pattern = match.group(1).strip()
-    command = command.strip()
     if pattern.endswith(":*"):
         prefix = pattern[:-2]
-        return command == prefix or command.startswith(prefix + " ") or command.startswith(prefix)
+        rest = command[len(prefix):]
+        joined = bool(rest) and (rest[0].isalnum() or rest[0] in "_-")  # `git:*` vs gitk
+        return command.startswith(prefix) and not joined
     if "*" in pattern:
         regex = ".*".join(re.escape(part) for part in pattern.split("*"))
-        return re.fullmatch(regex, command, flags=re.S) is not None
+        return re.fullmatch(regex, command, flags=re.DOTALL) is not None
     return command == pattern
 
 

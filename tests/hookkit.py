@@ -7,8 +7,9 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-import ctxkit
 from conftest import git
+
+import ctxkit
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "hooks"
 PLACEHOLDER = "/home/user/project"

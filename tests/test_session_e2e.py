@@ -7,7 +7,6 @@ import json
 import sys
 
 import pytest
-
 from hookkit import has_command, make_project, payload
 
 pytestmark = pytest.mark.skipif(

@@ -7,10 +7,10 @@ import os
 import time
 
 import pytest
-
-import ctxkit
 from conftest import git
 from hookkit import fail, has_command, make_project, seed_graph
+
+import ctxkit
 
 
 @pytest.fixture

@@ -35,8 +35,8 @@ WORK = HERE / ".work"
 HEAVY = ("tree_sitter", "tree_sitter_language_pack", "tiktoken")
 LAUNCH = "import sys, ctxkit; sys.exit(ctxkit.main())"
 CHECK = ("import sys, ctxkit; rc = ctxkit.main(); "
-         "sys.stderr.write('HEAVY ' + ','.join(m for m in %r if m in sys.modules) + '\\n'); "
-         "sys.exit(rc)" % (HEAVY,))
+         f"sys.stderr.write('HEAVY ' + ','.join(m for m in {HEAVY!r} if m in sys.modules) "
+         "+ '\\n'); sys.exit(rc)")
 
 MODULE = '''"""Module {n}."""
 
@@ -78,7 +78,7 @@ def git(repo: Path, *args: str) -> None:
 
 def ctxkit(repo: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", LAUNCH, *args], cwd=repo, input=stdin,
-                          capture_output=True, text=True, env=env())
+                          capture_output=True, text=True, env=env(), check=False)
 
 
 def build_repo(files: int) -> Path:
@@ -121,7 +121,7 @@ def edit_payload(repo: Path) -> str:
 def timed(command: list[str], cwd: Path, stdin: str | None) -> float:
     started = time.perf_counter()
     proc = subprocess.run(command, cwd=cwd, input=stdin, capture_output=True, text=True,
-                          env=env())
+                          env=env(), check=False)
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
         sys.exit(f"{command} failed: {proc.stderr}")
@@ -132,7 +132,7 @@ def bench_hook(files: int, runs: int) -> bool:
     repo = build_repo(files)
     body = edit_payload(repo)
     check = subprocess.run([sys.executable, "-c", CHECK, "hook", "pre-tool-use"], cwd=repo,
-                           input=body, capture_output=True, text=True, env=env())
+                           input=body, capture_output=True, text=True, env=env(), check=False)
     block = json.loads(check.stdout)["hookSpecificOutput"]["additionalContext"]
     heavy = check.stderr.split("HEAVY ", 1)[1].strip()
     hook_cmd = [sys.executable, "-c", LAUNCH, "hook", "pre-tool-use"]
@@ -180,7 +180,7 @@ BREAKDOWN = ("import sys, time; t0 = time.perf_counter(); import ctxkit; t1 = ti
 def breakdown(repo: Path, body: str) -> tuple[float, float]:
     """(import ms, hook work ms) measured inside one hook process."""
     proc = subprocess.run([sys.executable, "-c", BREAKDOWN], cwd=repo, input=body,
-                          capture_output=True, text=True, env=env())
+                          capture_output=True, text=True, env=env(), check=False)
     first, second = proc.stderr.split("TIMES ", 1)[1].split()
     return float(first) * 1000, float(second) * 1000
 
