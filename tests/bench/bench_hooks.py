@@ -99,22 +99,28 @@ def build_repo(files: int) -> Path:
         sys.exit(f"index failed: {result.stderr}")
     print(f"indexed {files} files in {time.perf_counter() - started:.1f}s: "
           f"{json.loads(result.stdout)['nodes']} nodes")
+    target = files // 2
     for n in range(4):
-        ctxkit(repo, "fail", "Service1000.validate", f"None token crashed it ({n})",
-               "--file", "pkg/sub00/module_1000.py")
+        ctxkit(repo, "fail", f"Service{target}.validate", f"None token crashed it ({n})",
+               "--file", target_path(target))
     return repo
 
 
-def edit_payload(repo: Path) -> str:
-    target = repo / "pkg" / "sub00" / "module_1000.py"
+def target_path(target: int) -> str:
+    return f"pkg/sub{target % 40:02d}/module_{target:04d}.py"
+
+
+def edit_payload(repo: Path, files: int) -> str:
+    target = repo / target_path(files // 2)
+    number = files // 2
     return json.dumps({
         "session_id": "bench", "transcript_path": "/tmp/bench.jsonl", "cwd": str(repo),
         "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Edit",
         "tool_input": {"file_path": str(target),
                        "old_string": "        if token is None:\n"
-                                     "            raise ValueError(\"no token 1000\")",
+                                     f"            raise ValueError(\"no token {number}\")",
                        "new_string": "        if not token:\n"
-                                     "            raise ValueError(\"no token 1000\")"},
+                                     f"            raise ValueError(\"no token {number}\")"},
         "tool_use_id": "toolu_bench"})
 
 
@@ -130,7 +136,7 @@ def timed(command: list[str], cwd: Path, stdin: str | None) -> float:
 
 def bench_hook(files: int, runs: int) -> bool:
     repo = build_repo(files)
-    body = edit_payload(repo)
+    body = edit_payload(repo, files)
     check = subprocess.run([sys.executable, "-c", CHECK, "hook", "pre-tool-use"], cwd=repo,
                            input=body, capture_output=True, text=True, env=env(), check=False)
     block = json.loads(check.stdout)["hookSpecificOutput"]["additionalContext"]
