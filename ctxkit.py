@@ -6746,7 +6746,7 @@ def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
     parts = [status]
     if stat and any(stat):
         parts.append(f"+{stat[0]} −{stat[1]}")
-    elif status == "added" and (env.root / path).is_file():
+    elif status == "added" and _small_file(env.root / path):
         with contextlib.suppress(OSError), open(env.root / path, "rb") as handle:
             count = sum(1 for _ in handle)
             parts.append(f"new file, {count} line{'s' if count != 1 else ''}")
@@ -6755,6 +6755,13 @@ def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
         more = f" (+{len(symbols) - 5} more)" if len(symbols) > 5 else ""
         parts.append(f"symbols: {shown}{more}")
     return f"- {path} — " + "; ".join(parts)
+
+
+def _small_file(path: Path) -> bool:
+    """A regular file under 1 MiB: worth counting the lines of."""
+    with contextlib.suppress(OSError):
+        return path.is_file() and path.stat().st_size < 1 << 20
+    return False
 
 
 def changed_nodes(db: Database, env: Env, state: GitState) -> dict[str, list[Node]]:
