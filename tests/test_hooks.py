@@ -348,9 +348,10 @@ def test_resume_without_snapshot_prints_nothing(cli, project):
 
 def test_codex_and_gemini_compaction_events(cli, project):
     assert hook(cli, "pre-compact", payload("codex_pre_compact", project)).code == 0
-    text = context_of(hook(cli, "session-start", payload("codex_session_start_resume", project)),
-                      "SessionStart")
-    assert text.startswith("CONTEXT SNAPSHOT restored after compact")
+    for source in ("resume", "compact"):
+        text = context_of(hook(cli, "session-start",
+                               payload(f"codex_session_start_{source}", project)), "SessionStart")
+        assert text.startswith("CONTEXT SNAPSHOT restored after compact")
     (project / ".context-snapshot.md").unlink()
     assert hook(cli, "pre-compact", payload("gemini_pre_compress", project)).code == 0
     assert (project / ".context-snapshot.md").exists()
