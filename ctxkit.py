@@ -7562,8 +7562,9 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
         return None
     db = open_db(env)
     try:
-        summary = store_output_text(env, db, text, label="bash", command=command,
-                        exit_code=_exit_code_of(payload.get("tool_response")))
+        label = " ".join(command.split())[:80] or "bash"     # labelled with the command
+        summary = store_output_text(env, db, text, label=label, command=command,
+                                    exit_code=_exit_code_of(payload.get("tool_response")))
     finally:
         db.close()
     return hook_answer(agent, "post-tool-use", stored_output_line(summary))
