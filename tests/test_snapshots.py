@@ -303,3 +303,13 @@ def test_restore_from_the_database_when_the_file_is_gone(cli, project):
     assert "- from the database" in text and len(text) < 10000
     assert f"more lines left out (ctxkit snapshot show {snapshot_id})" in text
     assert "(saved less than a minute ago)" in text
+
+
+def test_save_usage_errors(cli, root, tmp_path):
+    missing = cli("snapshot", "save", "--from", str(tmp_path / "nope.md"))
+    assert missing.code == 1 and "cannot read" in missing.err
+    both = cli("snapshot", "save", "-m", "a", "--from", "b.md")
+    assert both.code == 2 and "not allowed with" in both.err
+    stray = cli("snapshot", "save", "notes.md")
+    assert stray.code == 2 and "use -m TEXT, --from FILE or -" in stray.err
+    assert not (root / ".context-snapshot.md").exists()
