@@ -6784,13 +6784,1504 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
 # =============================================================================
 # Snapshots and hooks
 # =============================================================================
+# Regular expressions here are kept as strings and compiled on first use (re
+# caches them): a hook process pays only for the ones its path needs.
+
+from typing import NamedTuple  # cheaper to create than dataclasses
 
 SNAPSHOT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    kind TEXT NOT NULL,            -- task, decision, todo, pending, error, test, file, git, ...
+    text TEXT NOT NULL,            -- redacted before it is stored
+    session_id TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_recent ON events(project, kind, created_at);
+-- rowid = events.id; the project filter goes through a join on events.
+CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(text, kind, tokenize = 'unicode61');
+CREATE TABLE IF NOT EXISTS snapshots (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    source TEXT NOT NULL,          -- cli, pre-compact
+    branch TEXT NOT NULL DEFAULT '',
+    head TEXT NOT NULL DEFAULT '',
+    files TEXT NOT NULL DEFAULT '[]',   -- JSON [{"status", "path"}] from git status
+    agent_text TEXT NOT NULL DEFAULT '',  -- what the agent wrote (-m, --from, stdin)
+    body TEXT NOT NULL             -- the markdown written to .context-snapshot.md
+);
+CREATE INDEX IF NOT EXISTS snapshots_recent ON snapshots(project, created_at);
+CREATE TABLE IF NOT EXISTS hook_marks (
+    project TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    mark TEXT NOT NULL,            -- e.g. 'bash-nudge': said once per session
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (project, session_id, mark)
+);
 """
+
+SQL_EVENT_INSERT = ("INSERT INTO events (project, kind, text, session_id, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)")
+SQL_EVENT_FTS_INSERT = "INSERT INTO events_fts (rowid, text, kind) VALUES (?, ?, ?)"
+SQL_EVENTS_OF_KIND = ("SELECT id, kind, text, created_at FROM events WHERE project = ? AND kind = ? "
+                      "AND created_at > ? ORDER BY created_at DESC, id DESC LIMIT ?")
+SQL_EVENT_SEARCH = ("SELECT e.id, e.kind, e.text, e.created_at, bm25(events_fts) AS score "
+                    "FROM events_fts JOIN events e ON e.id = events_fts.rowid "
+                    "WHERE events_fts MATCH ? AND e.project = ? ORDER BY score LIMIT ?")
+SQL_EVENT_LIKE = ("SELECT id, kind, text, created_at, 0.0 AS score FROM events "
+                  "WHERE project = ? AND text LIKE ? ESCAPE '\\' ORDER BY created_at DESC LIMIT ?")
+SQL_SNAPSHOT_INSERT = ("INSERT INTO snapshots (project, created_at, source, branch, head, files, "
+                       "agent_text, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+SQL_SNAPSHOT_LAST = ("SELECT id, created_at, source, branch, head, files, agent_text, body "
+                     "FROM snapshots WHERE project = ? ORDER BY created_at DESC, id DESC LIMIT 1")
+SQL_SNAPSHOT_BY_ID = ("SELECT id, created_at, source, branch, head, files, body FROM snapshots "
+                      "WHERE project = ? AND id = ?")
+SQL_SNAPSHOT_LIST = ("SELECT id, created_at, source, branch, head, files, length(body) AS chars "
+                     "FROM snapshots WHERE project = ? ORDER BY created_at DESC, id DESC LIMIT ?")
+SQL_MARK_INSERT = ("INSERT OR IGNORE INTO hook_marks (project, session_id, mark, created_at) "
+                   "VALUES (?, ?, ?, ?)")
+
+SNAPSHOT_MAX_AGE = 900          # seconds; seed 001's compact script refuses older snapshots
+RESTORE_LIMIT = 9800            # Claude Code turns hook output over 10,000 characters into a preview
+RESTORE_HEADER = "CONTEXT SNAPSHOT restored after compact"
+RISK_INJECT, RISK_CRITICAL = 10.0, 15.0
+BASH_MODES = ("off", "nudge", "wrap")
+HOOK_EVENTS = {
+    "pre-tool-use": "pre-tool-use", "pretooluse": "pre-tool-use", "beforetool": "pre-tool-use",
+    "post-tool-use": "post-tool-use", "posttooluse": "post-tool-use", "aftertool": "post-tool-use",
+    "pre-compact": "pre-compact", "precompact": "pre-compact", "precompress": "pre-compact",
+    "session-start": "session-start", "sessionstart": "session-start",
+}
+# Each agent's name for the events ctxkit answers (what goes in hookEventName).
+AGENT_EVENT_NAMES = {
+    "claude": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
+               "pre-compact": "PreCompact", "session-start": "SessionStart"},
+    "codex": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
+              "pre-compact": "PreCompact", "session-start": "SessionStart"},
+    "gemini": {"pre-tool-use": "BeforeTool", "post-tool-use": "AfterTool",
+               "pre-compact": "PreCompress", "session-start": "SessionStart"},
+}
+EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "apply_patch", "replace", "edit", "write_file"}
+SHELL_TOOLS = {"Bash", "run_shell_command", "shell", "local_shell", "exec_command"}
+
+# Commands whose output is usually long: worth running through `ctxkit run`.
+LOUD_COMMAND = (r"""(?x)(?:^\s*|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\s+)(?:
+      (?:python[0-9.]*\s+-m\s+)?(?:pytest|py\.test|tox|nox|unittest)\b
+    | (?:npx\s+)?(?:jest|vitest|mocha|tsc|webpack|eslint)\b
+    | (?:npm|yarn|pnpm|bun)\s+(?:test|t|run\s+(?:test|build|lint)|build|install|i|ci|add)\b
+    | go\s+(?:test|build|vet|get|mod\s+download)\b
+    | cargo\s+(?:test|build|check|clippy|install)\b
+    | (?:make|ninja|cmake\s+--build|mvn|gradle|\./gradlew|ctest|rspec|phpunit|bazel)\b
+    | (?:pip[0-9.]*|uv\s+pip|poetry|pipenv|gem|brew|apt|apt-get|dnf|yum|apk)\s+(?:install|add|sync)\b
+    | uv\s+(?:sync|add)\b
+    | git\s+(?:log|diff|blame|show)\b
+    | find\s | curl\s | wget\s | docker\s+(?:build|logs)\b
+    )""")
+# Shell syntax `sh` (dash) may not understand, or commands that change the
+# shell's own state (cd, export): wrapping those would change what they do.
+NOT_WRAPPABLE = (r"\[\[|<\(|>\(|\$'|\bsource\s|(?:^|[;&|]\s*)(?:cd|export|alias|unset|set|\.)\s")
+
+
+class SnapshotMissing(CtxkitError):
+    """No snapshot, or one older than the allowed age."""
+
+    exit_code = EXIT_STALE
+
+
+# --- events (ctxkit note) ------------------------------------------------------
+
+
+def record_event(db: Database, project: str, kind: str, text: str,
+                 session_id: str | None = None) -> dict[str, Any]:
+    """Store one note (redacted) and index it for `search --events`."""
+    text, _ = redact(text.strip())
+    created = utc_now()
+    with db.atomic():
+        rowid = db.execute(SQL_EVENT_INSERT, (project, kind, text, session_id, created)).lastrowid
+        db.execute(SQL_EVENT_FTS_INSERT, (rowid, text, kind))
+    return {"id": rowid, "kind": kind, "text": text, "session_id": session_id,
+            "created_at": created}
+
+
+def recent_events(db: Database, project: str, kind: str, since: str = "",
+                  limit: int = 20) -> list[dict[str, Any]]:
+    """Notes of one kind newer than ``since``, newest first."""
+    return [dict(r) for r in db.query(SQL_EVENTS_OF_KIND, (project, kind, since, limit))]
+
+
+def _fts_queries(text: str) -> list[str]:
+    """FTS5 queries for any text, strictest first: all words, any word, prefixes."""
+    words = [w for w in re.findall(r"\w+", text) if w]
+    if not words:
+        return []
+    quoted = [f'"{w}"' for w in words]
+    queries = [" ".join(quoted)]
+    if len(words) > 1:
+        queries.append(" OR ".join(quoted))
+    queries.append(" OR ".join(f'"{w}"*' for w in words))
+    return queries
+
+
+def search_events(db: Database, project: str, query: str, limit: int = 10) -> dict[str, Any]:
+    """BM25 over the notes; falls back to a substring match so any text is valid."""
+    tried: list[str] = []
+    for fts in _fts_queries(query):
+        tried.append(fts)
+        rows = db.query(SQL_EVENT_SEARCH, (fts, project, limit))
+        if rows:
+            return _event_hits(query, tried, rows)
+    pattern = "%" + re.sub(r"([%_\\])", r"\\\1", query.strip()) + "%"
+    tried.append(f"substring {query.strip()!r}")
+    return _event_hits(query, tried, db.query(SQL_EVENT_LIKE, (project, pattern, limit)))
+
+
+def _event_hits(query: str, tried: list[str], rows: list[sqlite3.Row]) -> dict[str, Any]:
+    hits = [{"id": r["id"], "kind": r["kind"], "text": r["text"], "created_at": r["created_at"],
+             "score": round(-float(r["score"]), 4)} for r in rows]
+    return {"query": query, "queries_tried": tried, "status": "ok" if hits else "no_hits",
+            "hits": hits}
+
+
+def cmd_note(args: argparse.Namespace, env: Env) -> None:
+    kind = args.kind.strip().lower()
+    if not re.fullmatch(r"[a-z][a-z0-9_-]{0,31}", kind):
+        raise UsageError(f"note kind {args.kind!r} must be one word (task, decision, todo, "
+                         f"pending, error, test, file, git, ...)")
+    text = " ".join(args.text).strip()
+    if not text:
+        raise UsageError("note text is empty; say what to remember, e.g. "
+                         "ctxkit note decision \"keep the v1 API\"")
+    db = open_db(env)
+    try:
+        event = record_event(db, env.project, kind, text, args.session)
+    finally:
+        db.close()
+    emit(env, event, f"noted {kind} #{event['id']}: {event['text']}")
+
+
+def cmd_search_events(args: argparse.Namespace, env: Env) -> None:
+    """`ctxkit search --events QUERY`: the notes matching QUERY, best first."""
+    query = args.query if isinstance(args.query, str) else " ".join(args.query or [])
+    limit = int(getattr(args, "limit", None) or 10)
+    db = _open_existing(env)            # a search creates nothing
+    try:
+        result = (search_events(db, env.project, query, limit) if db
+                  else _event_hits(query, [], []))
+    finally:
+        if db:
+            db.close()
+
+    def human() -> str:
+        if not result["hits"]:
+            return f"no notes match {query!r}"
+        return "\n".join(f"#{h['id']} {h['created_at'][:16].replace('T', ' ')} "
+                         f"[{h['kind']}] {h['text']}" for h in result["hits"])
+    emit(env, result, human)
+
+
+# --- git state -------------------------------------------------------------------
+
+
+class GitState(NamedTuple):
+    """Branch, HEAD and the changed files of the working tree (empty outside git)."""
+
+    branch: str
+    head: str
+    files: tuple[tuple[str, str], ...]      # (status, path): modified/added/deleted/renamed
+
+
+def git_output(env: Env, *args: str, timeout: float = 20) -> str | None:
+    """stdout of a git command run at the root, or None when git fails."""
+    import subprocess
+    try:
+        proc = subprocess.run(["git", "-C", str(env.root), *args], capture_output=True,
+                              timeout=timeout, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+
+
+def _ignored_path(path: str) -> bool:
+    return path == SNAPSHOT_FILE or path.startswith(STATE_DIR + "/")
+
+
+def git_state(env: Env) -> GitState:
+    head = (git_output(env, "rev-parse", "--verify", "-q", "HEAD") or "").strip()
+    branch = (git_output(env, "symbolic-ref", "--short", "-q", "HEAD") or "").strip()
+    if not branch and head:
+        branch = "(detached)"
+    raw = git_output(env, "status", "--porcelain=v1", "-z", "--untracked-files=all") or ""
+    entries, files = raw.split("\0"), []
+    index = 0
+    while index < len(entries):
+        entry = entries[index]
+        index += 1
+        if len(entry) < 4:
+            continue
+        code, path = entry[:2], entry[3:]
+        if "R" in code or "C" in code:
+            index += 1          # -z puts the original path of a rename next
+        if not _ignored_path(path):
+            files.append((_status_word(code), path))
+    return GitState(branch=branch, head=head, files=tuple(files))
+
+
+def _status_word(code: str) -> str:
+    if code == "??" or "A" in code:
+        return "added"
+    if "D" in code:
+        return "deleted"
+    if "R" in code or "C" in code:
+        return "renamed"
+    return "modified"
+
+
+def git_numstat(env: Env, state: GitState) -> dict[str, tuple[int, int]]:
+    """Lines added and removed per path, against HEAD (or the index in a new repository)."""
+    args = ["diff", "HEAD", "--numstat"] if state.head else ["diff", "--cached", "--numstat"]
+    result: dict[str, tuple[int, int]] = {}
+    for line in (git_output(env, *args) or "").splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():
+            result[parts[2]] = (int(parts[0]), int(parts[1]))
+    return result
+
+
+_HUNK = (r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+
+
+def git_changed_lines(env: Env, state: GitState, paths: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
+    """Changed line ranges (new side) per path, from a zero-context diff."""
+    if not paths or not state.head:
+        return {}
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    current = None
+    for line in (git_output(env, "diff", "HEAD", "-U0", "--no-color", "--", *paths) or "").splitlines():
+        if line.startswith("+++ "):
+            current = line[6:] if line.startswith("+++ b/") else None
+        elif current and (match := re.match(_HUNK, line)):
+            first, count = int(match.group(1)), int(match.group(2) or 1)
+            ranges.setdefault(current, []).append((first, first + max(count, 1) - 1))
+    return ranges
+
+
+# --- snapshot content --------------------------------------------------------------
+
+# Seed 001's template, in English, plus what ctxkit adds (failing outputs, lessons).
+SNAPSHOT_SECTIONS = ("Current task", "Progress", "Modified files", "Failing outputs",
+                     "Key decisions", "Pending reports/responses", "Debugging context",
+                     "Active lessons", "Notes")
+_SECTION_ALIASES = {
+    "current task": "Current task", "task": "Current task", "현재 작업": "Current task",
+    "progress": "Progress", "진행 상태": "Progress", "todo": "Progress",
+    "modified files": "Modified files", "수정한 파일": "Modified files", "files": "Modified files",
+    "failing outputs": "Failing outputs",
+    "key decisions": "Key decisions", "decisions": "Key decisions", "핵심 결정 사항": "Key decisions",
+    "pending reports/responses": "Pending reports/responses", "pending": "Pending reports/responses",
+    "대기 중인 보고/응답": "Pending reports/responses",
+    "debugging context": "Debugging context", "디버깅 컨텍스트": "Debugging context",
+    "디버깅 컨텍스트 (있는 경우)": "Debugging context",
+    "active lessons": "Active lessons", "notes": "Notes",
+}
+# Which note kinds fill which section, and how a note is written there.
+_NOTE_SECTIONS = (("task", "Current task", "- {text}"), ("todo", "Progress", "- [ ] {text}"),
+                  ("done", "Progress", "- [x] {text}"), ("decision", "Key decisions", "- {text}"),
+                  ("pending", "Pending reports/responses", "- {text}"),
+                  ("error", "Debugging context", "- error: {text}"),
+                  ("test", "Debugging context", "- test: {text}"))
+_TRANSIENT_KINDS = {"error", "test"}   # only those since the previous snapshot
+
+
+def split_sections(text: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """Markdown split at `## ` headings: (lines before the first, [(heading, lines)])."""
+    preamble: list[str] = []
+    sections: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("## "):
+            sections.append((line[3:].strip(), []))
+        elif sections:
+            sections[-1][1].append(line)
+        else:
+            preamble.append(line)
+    return preamble, sections
+
+
+def _trim_blank(lines: list[str]) -> list[str]:
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return lines[start:end]
+
+
+def agent_sections(text: str) -> dict[str, list[str]]:
+    """The agent's own text by template section, kept verbatim.
+
+    Text before any `## ` heading is the current task; a heading the template
+    does not know becomes its own section, after the template's.
+    """
+    preamble, sections = split_sections(text)
+    preamble = [line for line in preamble if not line.startswith("# ")]
+    result: dict[str, list[str]] = {}
+    if _trim_blank(preamble):
+        result["Current task"] = _trim_blank(preamble)
+    for heading, lines in sections:
+        title = _SECTION_ALIASES.get(heading.lower(), heading)
+        result.setdefault(title, []).extend(_trim_blank(lines))
+    return result
+
+
+def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
+               symbols: list[str]) -> str:
+    parts = [status]
+    if stat and any(stat):
+        parts.append(f"+{stat[0]} −{stat[1]}")
+    elif status == "added" and _small_file(env.root / path):
+        with contextlib.suppress(OSError), open(env.root / path, "rb") as handle:
+            count = sum(1 for _ in handle)
+            parts.append(f"new file, {count} line{'s' if count != 1 else ''}")
+    if symbols:
+        shown = ", ".join(symbols[:5])
+        more = f" (+{len(symbols) - 5} more)" if len(symbols) > 5 else ""
+        parts.append(f"symbols: {shown}{more}")
+    return f"- {path} — " + "; ".join(parts)
+
+
+def _small_file(path: Path) -> bool:
+    """A regular file under 1 MiB: worth counting the lines of."""
+    with contextlib.suppress(OSError):
+        return path.is_file() and path.stat().st_size < 1 << 20
+    return False
+
+
+def changed_nodes(db: Database, env: Env, state: GitState) -> dict[str, list[Node]]:
+    """The graph's symbols on the changed lines, per path (first 60 changed files);
+    every symbol of an added file."""
+    paths = [p for s, p in state.files if s in ("modified", "renamed")][:60]
+    found: dict[str, list[Node]] = {}
+    for path, spans in git_changed_lines(env, state, paths).items():
+        nodes: list[Node] = []
+        for first, last in spans:
+            nodes += [n for n in graph_nodes_at(db, env.project, path, first, last)
+                      if n not in nodes]
+        found[path] = nodes
+    for status, path in state.files:
+        if status == "added" and len(found) < 80:
+            found[path] = graph_nodes_at(db, env.project, path, 1, 10**9)
+    return found
+
+
+def modified_file_lines(env: Env, state: GitState, nodes: dict[str, list[Node]]) -> list[str]:
+    stats = git_numstat(env, state)
+    return [_file_line(env, status, path, stats.get(path),
+                       [n.qualname for n in nodes.get(path, [])])
+            for status, path in state.files]
+
+
+def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
+    """The failing outputs stored since ``since``, with handles and decisive lines."""
+    lines = []
+    for out in outputs_since(db, project, since, failing_only=True):
+        command = " ".join(str(out.get("command") or out.get("label") or "").split())[:120]
+        lines.append(f"- {out['handle']} `{command}` exit {out.get('exit_code')} "
+                     f"({str(out.get('created_at', ''))[:16].replace('T', ' ')})")
+        for error in (out.get("errors") or [])[:3]:
+            text = " ".join(str(error.get("text", "")).split())[:160]
+            lines.append(f"  - L{error.get('line')}: {text}")
+    return lines
+
+
+def lesson_lines(db: Database, project: str, state: GitState,
+                 nodes: dict[str, list[Node]]) -> list[str]:
+    """Active lessons of the modified files and of the changed symbols, riskiest first."""
+    objs: dict[tuple[str, str], dict[str, Any]] = {}
+    for _, path in state.files[:200]:
+        for obj in lesson_symbols(db, project, file=path):
+            objs[(obj["file"], obj["name"])] = obj
+    for node in (n for changed in nodes.values() for n in changed):
+        obj = lessons_for_node(db, project, node)
+        if obj and (obj["file"], obj["name"]) not in objs and \
+                (node.path, obj["name"]) not in objs:
+            objs[(obj["file"], obj["name"])] = obj
+    lines = []
+    for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
+        active = [les["lesson"] for les in obj["lessons"] if les.get("status", "active") == "active"]
+        if active:
+            lines.append(f"- {symbol_label(obj)} (risk {float(obj.get('risk_score') or 0):.1f}, "
+                         f"{obj.get('level', '')}): " + "; ".join(active[:3]))
+    return lines
+
+
+def note_lines(db: Database, project: str, since: str) -> dict[str, list[str]]:
+    result: dict[str, list[str]] = {}
+    for kind, section, template in _NOTE_SECTIONS:
+        window = since if kind in _TRANSIENT_KINDS else ""
+        for event in recent_events(db, project, kind, window):   # newest first: cut last
+            result.setdefault(section, []).append(template.format(text=event["text"]))
+    return result
+
+
+def _merge(agent: list[str], auto: list[str]) -> list[str]:
+    """Agent lines first, verbatim; auto lines the agent already wrote are skipped."""
+    written = {line.rstrip() for line in agent}
+    extra = []
+    for line in auto:
+        key = line.split(" — ")[0]
+        if line in written or (key.startswith("- ") and key != line and any(
+                w == key or w.startswith(key + " ") for w in written)):
+            continue
+        extra.append(line)
+    return agent + extra
+
+
+def build_snapshot(db: Database, env: Env, agent_text: str, source: str,
+                   previous: sqlite3.Row | None) -> tuple[str, GitState]:
+    """The snapshot markdown: seed 001's template filled from the agent's text and ctxkit."""
+    state = git_state(env)
+    since = previous["created_at"] if previous else ""
+    auto: dict[str, list[str]] = note_lines(db, env.project, since)
+    nodes = changed_nodes(db, env, state)
+    auto["Modified files"] = modified_file_lines(env, state, nodes)
+    auto["Failing outputs"] = failing_output_lines(db, env.project, since)
+    auto["Active lessons"] = lesson_lines(db, env.project, state, nodes)
+    agent = agent_sections(agent_text)
+    now = _dt.datetime.now(_dt.timezone.utc)
+    head = state.head[:12] if state.head else "(no commits)"
+    out = [f"# Context Snapshot ({now:%Y-%m-%d %H:%M} UTC)", "",
+           f"branch: {state.branch or '(none)'} · HEAD: {head} · saved by: {source}"]
+    titles = list(SNAPSHOT_SECTIONS) + [t for t in agent if t not in SNAPSHOT_SECTIONS]
+    for title in titles:
+        lines = _merge(agent.get(title, []), auto.get(title, []))
+        if lines or title in SNAPSHOT_SECTIONS[:3]:
+            out += ["", f"## {title}"] + (lines or ["- (none recorded)"])
+    return "\n".join(out) + "\n", state
+
+
+def read_agent_text(args: argparse.Namespace) -> str:
+    if args.message is not None:
+        return args.message
+    if args.from_file:
+        try:
+            return Path(args.from_file).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise CtxkitError(f"cannot read {args.from_file}: {exc.strerror}") from None
+    if args.stdin == "-":
+        return sys.stdin.read()
+    if args.stdin is not None:
+        raise UsageError(f"unexpected argument {args.stdin!r}; use -m TEXT, --from FILE or -")
+    return ""
+
+
+def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[str, Any]:
+    """Write ``.context-snapshot.md`` and keep a copy in the database.
+
+    Without new agent text (a pre-compact hook, a bare ``snapshot save``) the
+    agent's text of the previous snapshot is kept: the task does not vanish
+    because ctxkit saved on its own.
+    """
+    previous = db.one(SQL_SNAPSHOT_LAST, (env.project,))
+    if not agent_text.strip() and previous is not None:
+        agent_text = previous["agent_text"]
+    body, state = build_snapshot(db, env, agent_text, source, previous)
+    path = env.root / SNAPSHOT_FILE
+    temp = path.with_name(f".{SNAPSHOT_FILE}.{os.getpid()}.tmp")
+    try:
+        temp.write_text(body, encoding="utf-8")
+        os.replace(temp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise CtxkitError(f"cannot write {path}: {exc.strerror}; check the folder's "
+                          f"permissions") from None
+    files = [{"status": s, "path": p} for s, p in state.files]
+    created = utc_now()
+    with db.atomic():
+        rowid = db.execute(SQL_SNAPSHOT_INSERT, (env.project, created, source, state.branch,
+                                                 state.head, json.dumps(files), agent_text,
+                                                 body)).lastrowid
+    _, sections = split_sections(body)
+    counts = {title: sum(1 for line in lines if line.startswith("- ")) for title, lines in sections}
+    return {"id": rowid, "path": SNAPSHOT_FILE, "created_at": created, "branch": state.branch,
+            "head": state.head, "files": len(files),
+            "failing_outputs": counts.get("Failing outputs", 0),
+            "lessons": counts.get("Active lessons", 0), "chars": len(body)}
+
+
+def cmd_snapshot_save(args: argparse.Namespace, env: Env) -> None:
+    text = read_agent_text(args)
+    db = open_db(env)
+    try:
+        result = save_snapshot(env, db, text, "cli")
+    finally:
+        db.close()
+    emit(env, result, f"snapshot {result['id']} saved to {result['path']} ({result['files']} "
+                      f"changed files, {result['failing_outputs']} failing outputs, "
+                      f"{result['lessons']} lessons at risk)")
+
+
+def snapshot_age(env: Env) -> float | None:
+    """Seconds since ``.context-snapshot.md`` was written; None when missing or empty."""
+    path = env.root / SNAPSHOT_FILE
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return None if info.st_size == 0 else max(0.0, time.time() - info.st_mtime)
+
+
+def cmd_snapshot_check(args: argparse.Namespace, env: Env) -> int:
+    age = snapshot_age(env)
+    fresh = age is not None and age <= args.max_age
+    data = {"path": SNAPSHOT_FILE, "exists": age is not None,
+            "age_seconds": None if age is None else round(age, 1),
+            "max_age": args.max_age, "fresh": fresh}
+    if env.json:
+        emit(env, data)
+    elif age is None:
+        warn(f"no snapshot at {env.root / SNAPSHOT_FILE}; save one with: ctxkit snapshot save -m TEXT")
+    elif not fresh:
+        warn(f"snapshot is stale: {age:.0f}s old (max {args.max_age}s); save a new one with: "
+             f"ctxkit snapshot save -m TEXT")
+    else:
+        emit(env, data, f"snapshot fresh: {age:.0f}s old (max {args.max_age}s)")
+    return EXIT_OK if fresh else EXIT_STALE
+
+
+# --- restore -------------------------------------------------------------------------
+
+_RESTORE_PRIORITY = ("Current task", "Progress", "Modified files", "Failing outputs",
+                     "Key decisions", "Pending reports/responses", "Debugging context",
+                     "Active lessons")
+_MIN_KEEP = 3
+_PATH_LINE = (r"^- `?([^\s`]+?)`?(?:\s+—|\s*$)")
+
+
+def snapshot_paths(body: str) -> list[str]:
+    _, sections = split_sections(body)
+    paths = []
+    for title, lines in sections:
+        if _SECTION_ALIASES.get(title.lower(), title) == "Modified files":
+            paths += [m.group(1) for line in lines if (m := re.match(_PATH_LINE, line))]
+    return paths
+
+
+def _summary_list(items: list[str], limit: int = 12) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f", … {len(items) - limit} more" if len(items) > limit else "")
+
+
+def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str, dict[str, Any]]:
+    """Seed 001's restore checklist, with what changed since the snapshot."""
+    state = git_state(env)
+    then = set(snapshot_paths(body))
+    now = [p for _, p in state.files]
+    new = [p for p in now if p not in then]
+    gone = sorted(then - set(now))
+    match = re.search(r"HEAD: ([0-9a-f]{7,40})", body)
+    old_head = match.group(1) if match else ""
+    moved = bool(old_head and state.head and not state.head.startswith(old_head))
+    lines = ["## Restore checklist"]
+    when = f" (saved {_age_text(saved_at)})" if saved_at is not None else ""
+    lines.append(f"- [ ] Snapshot read{when}")
+    if not (new or gone or moved):
+        lines.append("- [ ] git status matches the snapshot: yes, same changed files and HEAD")
+    else:
+        lines.append("- [ ] git status differs from the snapshot:")
+        if new:
+            lines.append(f"  - changed now, not in the snapshot ({len(new)}): {_summary_list(new)}")
+        if gone:
+            lines.append(f"  - in the snapshot, no longer changed ({len(gone)}): "
+                         f"{_summary_list(gone)}")
+        if moved:
+            count = (git_output(env, "rev-list", "--count", f"{old_head}..{state.head}") or "").strip()
+            extra = f" ({count} new commits)" if count.isdigit() else ""
+            lines.append(f"  - HEAD moved: {old_head[:12]} → {state.head[:12]}{extra}")
+    _, sections = split_sections(body)
+    open_items = sum(1 for t, ls in sections if t == "Progress" for line in ls
+                     if line.lstrip().startswith("- [ ]"))
+    pending = sum(1 for t, ls in sections if t.startswith("Pending") for line in ls
+                  if line.startswith("- ") and "(none recorded)" not in line)
+    lines.append(f"- [ ] Open items checked ({open_items} unchecked in Progress)")
+    lines.append(f"- [ ] Pending reports/responses checked ({pending} listed)")
+    lines.append("- [ ] Work resumed from Current task")
+    diff = {"changed_not_in_snapshot": new, "in_snapshot_not_changed": gone,
+            "head_moved": moved, "snapshot_head": old_head, "head": state.head}
+    return "\n".join(lines), diff
+
+
+def fit_sections(body: str, budget: int, hint: str) -> str:
+    """The snapshot cut to ``budget`` characters, whole lines only.
+
+    Lower-priority sections give up lines first (down to a few, then all); each
+    cut section ends with a line counting what was left out.
+    """
+    preamble, sections = split_sections(body)
+    preamble = _trim_blank(preamble)
+    rank = {t: i for i, t in enumerate(_RESTORE_PRIORITY)}
+    order = sorted(range(len(sections)), key=lambda i: -rank.get(sections[i][0], len(rank)))
+    lines = [_trim_blank(ls) for _, ls in sections]
+    prefix = [[0] for _ in lines]           # prefix[i][k]: characters of the first k lines
+    for i, section_lines in enumerate(lines):
+        for line in section_lines:
+            prefix[i].append(prefix[i][-1] + len(line) + 1)
+    kept = [len(ls) for ls in lines]
+
+    def marker(i: int) -> str:
+        return f"- … {len(lines[i]) - kept[i]} more lines left out ({hint})"
+
+    def section_size(i: int) -> int:
+        cut = len(marker(i)) + 1 if kept[i] < len(lines[i]) else 0
+        return len(sections[i][0]) + 5 + prefix[i][kept[i]] + cut
+
+    total = sum(len(line) + 1 for line in preamble) + sum(map(section_size, range(len(lines))))
+    for floor in (_MIN_KEEP, 0):
+        for i in order:
+            while kept[i] > floor and total > budget:
+                total -= section_size(i)
+                kept[i] -= 1
+                total += section_size(i)
+    out = list(preamble)
+    for i, (title, _) in enumerate(sections):
+        out += ["", f"## {title}"] + lines[i][:kept[i]]
+        if kept[i] < len(lines[i]):
+            out.append(marker(i))
+    return "\n".join(_trim_blank(out))
+
+
+def _age_text(seconds: float) -> str:
+    minutes = seconds / 60
+    if minutes < 1:
+        return "less than a minute ago"
+    if minutes < 120:
+        return f"{minutes:.0f} min ago"
+    return f"{minutes / 60:.0f} h ago" if minutes < 48 * 60 else f"{minutes / 1440:.0f} days ago"
+
+
+def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
+    """The snapshot text (file first, else the newest kept in the database)."""
+    path = env.root / SNAPSHOT_FILE
+    age = snapshot_age(env)
+    if age is not None:
+        with contextlib.suppress(OSError):
+            return path.read_text(encoding="utf-8", errors="replace"), age, None
+    if env.db_path.exists():
+        db = open_db(env, create=False)
+        try:
+            row = db.one(SQL_SNAPSHOT_LAST, (env.project,))
+        finally:
+            db.close()
+        if row:
+            then = parse_time(row["created_at"])
+            age = (_dt.datetime.now(_dt.timezone.utc) - then).total_seconds() if then else None
+            return row["body"], age, row["id"]
+    raise SnapshotMissing(f"no snapshot at {path}; save one with: ctxkit snapshot save -m TEXT")
+
+
+def render_restore(env: Env, limit: int = RESTORE_LIMIT) -> tuple[str, dict[str, Any]]:
+    """First line, the snapshot (cut to fit), then the checklist: under ``limit`` chars."""
+    body, age, snapshot_id = latest_snapshot(env)
+    checklist, diff = restore_checklist(env, body, age)
+    budget = limit - len(RESTORE_HEADER) - len(checklist) - 4
+    hint = (f"ctxkit snapshot show {snapshot_id}" if snapshot_id
+            else f"all of it in {SNAPSHOT_FILE}")
+    snapshot = fit_sections(body, budget, hint)
+    text = f"{RESTORE_HEADER}\n\n{snapshot}\n\n{checklist}\n"
+    return text, diff
+
+
+def cmd_snapshot_restore(args: argparse.Namespace, env: Env) -> None:
+    text, diff = render_restore(env)
+    emit(env, {"text": text, "chars": len(text), **diff}, text)
+
+
+def _snapshot_row(row: sqlite3.Row) -> dict[str, Any]:
+    return {"id": row["id"], "created_at": row["created_at"], "source": row["source"],
+            "branch": row["branch"], "head": row["head"], "files": len(json.loads(row["files"]))}
+
+
+def cmd_snapshot_list(args: argparse.Namespace, env: Env) -> None:
+    db = _open_existing(env)
+    try:
+        rows = db.query(SQL_SNAPSHOT_LIST, (env.project, args.limit)) if db else []
+    finally:
+        if db:
+            db.close()
+    items = [{**_snapshot_row(r), "chars": r["chars"]} for r in rows]
+    emit(env, {"snapshots": items}, lambda: "\n".join(
+        f"{s['id']:>4}  {s['created_at'][:19].replace('T', ' ')}  {s['source']:<11} "
+        f"{s['branch'] or '-'}@{(s['head'] or '-')[:8]}  {s['files']} files  {s['chars']} chars"
+        for s in items) or "no snapshots yet; save one with: ctxkit snapshot save -m TEXT")
+
+
+def cmd_snapshot_show(args: argparse.Namespace, env: Env) -> None:
+    snapshot_id = None if args.id == "last" else _int_id(args.id)
+    db = _open_existing(env)
+    try:
+        row = None if db is None else (
+            db.one(SQL_SNAPSHOT_LAST, (env.project,)) if snapshot_id is None
+            else db.one(SQL_SNAPSHOT_BY_ID, (env.project, snapshot_id)))
+    finally:
+        if db:
+            db.close()
+    if row is None:
+        raise NotFound(f"no snapshot {args.id} in project {env.project}; see: ctxkit snapshot list")
+    emit(env, {**_snapshot_row(row), "body": row["body"]}, row["body"])
+
+
+def _int_id(text: str) -> int:
+    if not text.isdigit():
+        raise UsageError(f"snapshot id must be a number or 'last', not {text!r}")
+    return int(text)
+
+
+# --- edits: which lines an agent's edit touches --------------------------------------
+
+
+class EditSpan(NamedTuple):
+    """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
+
+    path: str
+    first: int
+    last: int
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(4 * 1024 * 1024)
+    except OSError:
+        return None
+
+
+def _spans_of(path: str, text: str | None, needle: str, every: bool) -> list[EditSpan]:
+    if text is None or not needle:
+        return []
+    spans, start = [], text.find(needle)
+    while start >= 0:
+        first = text.count("\n", 0, start) + 1
+        spans.append(EditSpan(path, first, first + needle.count("\n")))
+        if not every:
+            break
+        start = text.find(needle, start + max(len(needle), 1))
+    return spans
+
+
+def _whole_file(path: str, text: str | None) -> list[EditSpan]:
+    return [EditSpan(path, 1, text.count("\n") + 1)] if text else []
+
+
+def edit_spans(env: Env, tool: str, tool_input: dict[str, Any]) -> list[EditSpan]:
+    """Map one edit tool call (Claude, Codex or Gemini) to the lines it touches."""
+    if tool == "apply_patch":
+        patch = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
+        return patch_spans(env, patch if isinstance(patch, str) else "")
+    path = tool_input.get("file_path") or tool_input.get("path") or tool_input.get("absolute_path")
+    if not isinstance(path, str) or not path:
+        return []
+    text = _read_text(_absolute(env, path))
+    if tool in ("Write", "write_file"):
+        return _whole_file(path, text)
+    edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+    spans: list[EditSpan] = []
+    for edit in edits if isinstance(edits, list) else []:
+        if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):
+            spans += _spans_of(path, text, edit["old_string"], bool(edit.get("replace_all")))
+    return spans
+
+
+def _absolute(env: Env, path: str) -> Path:
+    """An agent's path: absolute (Claude, Gemini) or relative to its cwd (Codex patches)."""
+    candidate = Path(path)
+    return candidate if candidate.is_absolute() else env.cwd / candidate
+
+
+_PATCH_FILE = (r"^\*\*\* (Update|Delete) File: (.+?)\s*$")
+
+
+def patch_spans(env: Env, patch: str) -> list[EditSpan]:
+    """Codex ``apply_patch`` bodies: each hunk's old lines located in the current file."""
+    spans: list[EditSpan] = []
+    path, text, hunk = None, None, []
+
+    def flush() -> None:
+        old = [line[1:] for line in hunk if line[:1] in (" ", "-")]
+        if path and old and any(line[:1] == "-" for line in hunk):
+            found = _spans_of(path, text, "\n".join(old), False)
+            removed = next(line[1:] for line in hunk if line[:1] == "-")
+            spans.extend(found or _spans_of(path, text, removed, False))
+        hunk.clear()
+
+    for line in patch.splitlines():
+        if match := re.match(_PATCH_FILE, line):
+            flush()
+            path = match.group(2)
+            text = _read_text(_absolute(env, path))
+            if match.group(1) == "Delete":
+                spans += _whole_file(path, text)
+        elif line.startswith("*** "):
+            flush()
+            if not line.startswith(("*** Move to:", "*** End of File")):
+                path = None
+        elif line.startswith("@@"):
+            flush()
+        elif path:
+            hunk.append(line)
+    flush()
+    return spans
+
+
+# --- lessons at risk for an edit ------------------------------------------------------
+
+
+def risk_objects(db: Database, env: Env, spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
+    """SYMBOL_OBJs of the lessons on the symbols those spans touch.
+
+    Lines map to symbols through the stored graph only (no parsing here). A
+    file the graph does not know falls back to every lesson recorded for it.
+    """
+    objs: dict[tuple[str, str], dict[str, Any]] = {}
+    for span in spans:
+        path = normalize_file(str(_absolute(env, span.path)), env)
+        nodes = graph_nodes_at(db, env.project, path, span.first, span.last)
+        for node in nodes:
+            obj = lessons_for_node(db, env.project, node)
+            if obj:
+                objs[(obj.get("file", ""), obj["name"])] = obj
+        if not nodes and not graph_nodes_at(db, env.project, path, 1, 10**9):
+            for obj in lesson_symbols(db, env.project, file=path):
+                objs[(obj.get("file", ""), obj["name"])] = obj
+    return sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0))
+
+
+def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> str:
+    """The inject blocks for risk >= 10, and the verification demand at >= 15."""
+    at_risk = [o for o in objs if float(o.get("risk_score") or 0) >= RISK_INJECT]
+    if not at_risk:
+        return ""
+    critical = [o for o in at_risk if float(o.get("risk_score") or 0) >= RISK_CRITICAL]
+    tail = ""
+    if critical:
+        names = ", ".join(o["name"] for o in critical[:5])
+        tail = (f"\nVERIFICATION REQUIRED: {names} at critical risk (>= 15). After this edit, run "
+                f"the tests that cover it and record the result with `ctxkit ok` or `ctxkit fail`.")
+    return (inject_text(at_risk, limit=limit - len(tail)) + tail).strip()
+
+
+# --- hook plumbing --------------------------------------------------------------------
+
+
+class HookInputError(Exception):
+    """The agent sent something ctxkit cannot read; the agent must not be blocked."""
+
+
+def read_hook_payload(stream: Any) -> dict[str, Any]:
+    if stream.isatty():
+        raise HookInputError("no input: agents pipe their hook JSON to stdin, e.g. "
+                             "ctxkit hook pre-tool-use < payload.json")
+    try:
+        raw = stream.read()
+    except UnicodeDecodeError as exc:
+        raise HookInputError(f"input is not UTF-8 text ({exc.reason})") from None
+    if not raw or not raw.strip():
+        raise HookInputError("empty input (expected the agent's hook JSON on stdin)")
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:
+        raise HookInputError(f"malformed JSON on stdin ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(payload, dict):
+        raise HookInputError(f"expected a JSON object on stdin, got {type(payload).__name__}")
+    return payload
+
+
+def detect_agent(payload: dict[str, Any]) -> str:
+    event = str(payload.get("hook_event_name", ""))
+    if event in ("BeforeTool", "AfterTool", "PreCompress") or \
+            payload.get("tool_name") in ("replace", "write_file", "run_shell_command"):
+        return "gemini"
+    if payload.get("tool_name") == "apply_patch" or "turn_id" in payload:
+        return "codex"
+    return "claude"
+
+
+def hook_env(args: argparse.Namespace, payload: dict[str, Any]) -> Env:
+    """The environment of the agent's session: its cwd decides the root."""
+    cwd = payload.get("cwd")
+    folder = Path(cwd) if isinstance(cwd, str) and cwd and Path(cwd).is_dir() else None
+    return make_env(db=args.db, project=args.project, cwd=folder)
+
+
+def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dict[str, Any]:
+    """The JSON an agent reads back: hookSpecificOutput with its own event name."""
+    specific: dict[str, Any] = {"hookEventName": AGENT_EVENT_NAMES[agent][event]}
+    if context:
+        specific["additionalContext"] = context
+    specific.update(fields)
+    return {"hookSpecificOutput": specific}
+
+
+def cmd_hook(args: argparse.Namespace, env: Env) -> int:
+    """Answer one hook call; never blocks the agent, whatever happens."""
+    event = HOOK_EVENTS.get(args.event.replace("_", "-").lower())
+    try:
+        payload = read_hook_payload(sys.stdin)
+        if event is None:
+            raise HookInputError(f"unknown hook event {args.event!r}; expected one of "
+                                 f"pre-tool-use, post-tool-use, pre-compact, session-start")
+        agent = args.agent or detect_agent(payload)
+        answer = HOOK_HANDLERS[event](args, hook_env(args, payload), payload, agent)
+    except HookInputError as exc:
+        warn(f"hook {args.event}: ignored: {exc}")
+        return EXIT_OK
+    except CtxkitError as exc:
+        warn(f"hook {args.event}: skipped: {exc}")
+        return EXIT_OK
+    except Exception as exc:  # a bug must not stop the agent's tool call either
+        if os.environ.get("CTXKIT_DEBUG") == "1":
+            raise
+        warn(f"hook {args.event}: internal error skipped: {type(exc).__name__}: {exc}")
+        return EXIT_OK
+    if answer:  # ASCII JSON: right whatever encoding the agent gave our stdout
+        sys.stdout.write(json.dumps(answer) + "\n")
+    return EXIT_OK
+
+
+def _open_existing(env: Env) -> Database | None:
+    """The database when it exists; hooks never create one just to find nothing."""
+    return open_db(env, create=False) if env.db_path.exists() else None
+
+
+def hook_pre_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, Any],
+                      agent: str) -> dict[str, Any] | None:
+    tool = str(payload.get("tool_name") or "")
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        raise HookInputError(f"tool_input of {tool or 'the tool'} is not a JSON object")
+    if tool in EDIT_TOOLS:
+        return pre_edit_answer(env, tool, tool_input, agent)
+    if tool in SHELL_TOOLS:
+        return pre_bash_answer(env, payload, tool_input, agent)
+    return None
+
+
+def pre_edit_answer(env: Env, tool: str, tool_input: dict[str, Any],
+                    agent: str) -> dict[str, Any] | None:
+    db = _open_existing(env)
+    if db is None:
+        return None
+    try:
+        context = risk_context(risk_objects(db, env, edit_spans(env, tool, tool_input)))
+    finally:
+        db.close()
+    return hook_answer(agent, "pre-tool-use", context) if context else None
+
+
+def bash_mode(env: Env) -> str:
+    config = load_config(env)
+    hooks = config.get("hooks") if isinstance(config.get("hooks"), dict) else {}
+    mode = str(config.get("bash", hooks.get("bash", "nudge"))).lower()
+    if mode not in BASH_MODES:
+        raise CtxkitError(f"bash = {mode!r} in {STATE_DIR}/{CONFIG_NAME}; use one of "
+                          f"{', '.join(BASH_MODES)}")
+    return mode
+
+
+def is_loud(command: str) -> bool:
+    return bool(re.search(LOUD_COMMAND, command)) and not runs_ctxkit(command)
+
+
+def runs_ctxkit(command: str) -> bool:
+    """True for ``ctxkit ...`` and ``python .../ctxkit.py ...``: already in the store."""
+    words = command.split()[:2]
+    return any(word.strip("'\"").endswith(("ctxkit", "ctxkit.py")) for word in words)
+
+
+def ctxkit_command() -> str:
+    """How a hook or a wrapped command calls ctxkit: the installed command when on PATH."""
+    import shlex
+    import shutil
+    if shutil.which("ctxkit"):
+        return "ctxkit"
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+
+
+def wrap_command(command: str) -> str:
+    """``command`` as ``ctxkit run --label bash -- sh -c '<command>'``, quoted for any shell text."""
+    import shlex
+    return f"{ctxkit_command()} run --label bash -- sh -c {shlex.quote(command)}"
+
+
+def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any],
+                    agent: str) -> dict[str, Any] | None:
+    command = tool_input.get("command")
+    if isinstance(command, list):
+        command = " ".join(str(part) for part in command)
+    if not isinstance(command, str) or not is_loud(command):
+        return None
+    mode = bash_mode(env)
+    if mode == "wrap" and not re.search(NOT_WRAPPABLE, command):
+        answer = wrap_answer(env, payload, command, agent)
+        if answer is not None:
+            return answer
+    if mode == "off" or not first_time(env, payload, "bash-nudge"):
+        return None
+    hint = ("ctxkit: this command may print a lot. Run loud commands as `ctxkit run -- <command>`: "
+            "small output prints as is, large output becomes a summary with a handle you can "
+            "`ctxkit search` and `ctxkit expand` (said once per session).")
+    return hook_answer(agent, "pre-tool-use", hint)
+
+
+def first_time(env: Env, payload: dict[str, Any], mark: str) -> bool:
+    """True the first time ``mark`` is asked for in this agent session."""
+    session = str(payload.get("session_id") or "no-session")
+    db = open_db(env)
+    try:
+        with db.atomic():
+            cursor = db.execute(SQL_MARK_INSERT, (env.project, session, mark, utc_now()))
+        return cursor.rowcount == 1
+    finally:
+        db.close()
+
+
+def wrap_answer(env: Env, payload: dict[str, Any], command: str,
+                agent: str) -> dict[str, Any] | None:
+    """The rewrite, granting nothing the user's own settings would not grant."""
+    new_input = {**payload["tool_input"], "command": wrap_command(command)}
+    if agent == "gemini":
+        # BeforeTool merges tool_input; no decision field, Gemini's confirmation stays.
+        return hook_answer(agent, "pre-tool-use", tool_input=new_input)
+    verdict = claude_permission(env, payload, command) if agent == "claude" else (
+        "allow" if payload.get("permission_mode") == "bypassPermissions" else None)
+    if verdict in ("deny", "ask-rule"):
+        return None
+    if verdict == "allow":
+        return hook_answer(agent, "pre-tool-use", permissionDecision="allow",
+                           permissionDecisionReason="ctxkit: output goes to the output store",
+                           updatedInput=new_input)
+    if agent == "codex":
+        return None             # Codex applies updatedInput only with allow
+    return hook_answer(agent, "pre-tool-use", permissionDecision="ask",
+                       permissionDecisionReason="ctxkit wraps this command in `ctxkit run` to "
+                                                "keep its output searchable; approve to run it",
+                       updatedInput=new_input)
+
+
+def claude_permission(env: Env, payload: dict[str, Any], command: str) -> str | None:
+    """What the user's Claude Code rules say about ``command``: deny, ask-rule, allow or None."""
+    if payload.get("permission_mode") == "bypassPermissions":
+        return "allow"
+    rules: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
+    home = Path(os.environ.get("HOME", str(Path.home())))
+    for path in (home / ".claude" / "settings.json", env.root / ".claude" / "settings.json",
+                 env.root / ".claude" / "settings.local.json"):
+        with contextlib.suppress(OSError, ValueError, AttributeError, TypeError):
+            permissions = json.loads(path.read_text(encoding="utf-8")).get("permissions") or {}
+            for key in rules:
+                rules[key] += [r for r in permissions.get(key) or [] if isinstance(r, str)]
+    for key, verdict in (("deny", "deny"), ("ask", "ask-rule"), ("allow", "allow")):
+        if any(bash_rule_matches(rule, command) for rule in rules[key]):
+            return verdict
+    return None
+
+
+_COMPOUND = r"[;&|<>`\n]|\$\("
+
+
+def bash_rule_matches(rule: str, command: str) -> bool:
+    """Claude Code's ``Bash`` / ``Bash(prefix:*)`` / ``Bash(glob *)`` rules, read narrowly.
+
+    Only a bare ``Bash`` rule covers a compound command (``;``, ``&&``, pipes,
+    redirections, ``$(...)``): a prefix rule for its first part must not grant
+    the rest, so those get a prompt instead.
+    """
+    if rule.strip() == "Bash":
+        return True
+    match = re.fullmatch(r"\s*Bash\((.*)\)\s*", rule, flags=re.DOTALL)
+    command = command.strip()
+    if not match or re.search(_COMPOUND, command):
+        return False
+    pattern = match.group(1).strip()
+    if pattern.endswith(":*"):
+        prefix = pattern[:-2]
+        rest = command[len(prefix):]
+        joined = bool(rest) and (rest[0].isalnum() or rest[0] in "_-")  # `git:*` vs gitk
+        return command.startswith(prefix) and not joined
+    if "*" in pattern:
+        regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+        return re.fullmatch(regex, command, flags=re.DOTALL) is not None
+    return command == pattern
+
+
+def tool_response_text(response: Any) -> str:
+    """The text a shell tool printed, from each agent's tool_response shape."""
+    if isinstance(response, str):
+        return response
+    if not isinstance(response, dict):
+        return ""
+    parts = [response.get(key) for key in ("stdout", "stderr", "output", "llmContent",
+                                           "aggregated_output", "formatted_output")]
+    texts = [p for p in parts if isinstance(p, str) and p]
+    if not texts and isinstance(response.get("returnDisplay"), str):
+        texts = [response["returnDisplay"]]
+    return "\n".join(texts)
+
+
+def _exit_code_of(response: Any) -> int | None:
+    if isinstance(response, dict):
+        for key in ("exit_code", "exitCode", "returncode"):
+            if isinstance(response.get(key), int):
+                return response[key]
+    return None
+
+
+def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, Any],
+                       agent: str) -> dict[str, Any] | None:
+    tool = str(payload.get("tool_name") or "")
+    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    if agent == "gemini" and tool in EDIT_TOOLS:
+        answer = pre_edit_answer(env, tool, tool_input, agent)   # BeforeTool cannot add context
+        if answer:
+            answer["hookSpecificOutput"]["hookEventName"] = "AfterTool"
+        return answer
+    command = tool_input.get("command")
+    command = " ".join(command) if isinstance(command, list) else str(command or "")
+    if tool not in SHELL_TOOLS or runs_ctxkit(command):
+        return None
+    text = tool_response_text(payload.get("tool_response"))
+    limit = int(load_config(env).get("direct_max", 4096))
+    if len(text.encode("utf-8", "replace")) <= limit:
+        return None
+    db = open_db(env)
+    try:
+        label = " ".join(command.split())[:80] or "bash"     # labelled with the command
+        summary = store_output_text(env, db, text, label=label, command=command,
+                                    exit_code=_exit_code_of(payload.get("tool_response")))
+    finally:
+        db.close()
+    return hook_answer(agent, "post-tool-use", stored_output_line(summary))
+
+
+def stored_output_line(summary: dict[str, Any]) -> str:
+    """One line: the handle, the size, the decisive lines and how to go further."""
+    handle = summary.get("handle")
+    decisive = "; ".join(f"L{e.get('line')}: {' '.join(str(e.get('text', '')).split())[:100]}"
+                         for e in (summary.get("errors") or [])[:3])
+    return (f"ctxkit stored this output as {handle} ({summary.get('lines')} lines)"
+            + (f"; decisive: {decisive}" if decisive else "")
+            + f"; search it with `ctxkit search QUERY --handle {handle}`, "
+              f"read lines with `ctxkit expand {handle} --lines A-B`")
+
+
+def hook_pre_compact(args: argparse.Namespace, env: Env, payload: dict[str, Any],
+                     agent: str) -> None:
+    db = open_db(env)
+    try:
+        result = save_snapshot(env, db, "", "pre-compact")
+    finally:
+        db.close()
+    warn(f"snapshot {result['id']} saved to {result['path']} before compaction")
+
+
+def hook_session_start(args: argparse.Namespace, env: Env, payload: dict[str, Any],
+                       agent: str) -> dict[str, Any] | None:
+    source = str(payload.get("source") or payload.get("trigger") or "startup")
+    if source not in ("compact", "resume", "startup"):
+        return None
+    age = snapshot_age(env)
+    if source == "startup":
+        max_age = int(load_config(env).get("snapshot_max_age", SNAPSHOT_MAX_AGE))
+        if age is None or age > max_age:
+            return None
+    try:
+        text, _ = render_restore(env)
+    except SnapshotMissing:
+        return None
+    return hook_answer(agent, "session-start", text)
+
+
+HOOK_HANDLERS: dict[str, Callable[..., dict[str, Any] | None]] = {
+    "pre-tool-use": hook_pre_tool_use, "post-tool-use": hook_post_tool_use,
+    "pre-compact": hook_pre_compact, "session-start": hook_session_start,
+}
+
+
+# --- install-hooks ----------------------------------------------------------------------
+
+# (event, matcher, ctxkit event, timeout) per agent; Gemini counts timeouts in ms.
+HOOK_ENTRIES = {
+    "claude": (("PreToolUse", "Edit|Write|MultiEdit|Bash", "pre-tool-use", 10),
+               ("PostToolUse", "Bash", "post-tool-use", 30),
+               ("PreCompact", None, "pre-compact", 60),
+               ("SessionStart", None, "session-start", 30)),
+    "codex": (("PreToolUse", "Bash|apply_patch", "pre-tool-use", 10),
+              ("PostToolUse", "Bash", "post-tool-use", 30),
+              ("PreCompact", None, "pre-compact", 60),
+              ("SessionStart", None, "session-start", 30)),
+    "gemini": (("BeforeTool", "replace|write_file|run_shell_command", "pre-tool-use", 10000),
+               ("AfterTool", "replace|write_file|run_shell_command", "post-tool-use", 30000),
+               ("PreCompress", None, "pre-compact", 60000),
+               ("SessionStart", None, "session-start", 30000)),
+}
+SETTINGS_PATHS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
+                  "gemini": ".gemini/settings.json"}
+_OURS = (r"(?:^|[\s/'\"])ctxkit(?:\.py)?['\"]?\s+hook\b")
+
+
+def is_ctxkit_hook(handler: Any) -> bool:
+    return isinstance(handler, dict) and bool(re.search(_OURS, str(handler.get("command", ""))))
+
+
+def hook_handler(agent: str, event: str, timeout: int) -> dict[str, Any]:
+    flag = "" if agent == "claude" else f" --agent {agent}"
+    handler = {"type": "command", "command": f"{ctxkit_command()} hook{flag} {event}",
+               "timeout": timeout}
+    if agent == "gemini":
+        handler = {"name": f"ctxkit-{event}", **handler}
+    return handler
+
+
+def without_ctxkit(hooks: dict[str, Any]) -> dict[str, Any]:
+    """The hooks table with ctxkit's handlers removed (and groups they leave empty)."""
+    result: dict[str, Any] = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            result[event] = groups
+            continue
+        kept = []
+        for group in groups:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list) or not any(map(is_ctxkit_hook, handlers)):
+                kept.append(group)
+                continue
+            rest = [h for h in handlers if not is_ctxkit_hook(h)]
+            if rest:
+                kept.append({**group, "hooks": rest})
+        if kept or not groups:
+            result[event] = kept
+    return result
+
+
+def with_ctxkit(hooks: dict[str, Any], agent: str) -> dict[str, Any]:
+    result = without_ctxkit(hooks)
+    for event, matcher, ours, timeout in HOOK_ENTRIES[agent]:
+        group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        group["hooks"] = [hook_handler(agent, ours, timeout)]
+        existing = result.get(event)
+        result[event] = (existing if isinstance(existing, list) else []) + [group]
+    return result
+
+
+def _settings_path(args: argparse.Namespace, env: Env) -> Path:
+    if args.settings:
+        path = Path(args.settings).expanduser()
+        return path if path.is_absolute() else env.cwd / path
+    return env.root / SETTINGS_PATHS[args.agent]
+
+
+def _load_settings(path: Path) -> tuple[dict[str, Any], str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, ""
+    except OSError as exc:
+        raise CtxkitError(f"cannot read {path}: {exc.strerror}") from None
+    if not text.strip():
+        return {}, text
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise CtxkitError(f"{path} is not valid JSON ({exc}); fix it first, ctxkit will not "
+                          f"overwrite it") from None
+    if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
+        raise CtxkitError(f"{path}: expected a JSON object with a \"hooks\" object; fix it first")
+    return data, text
+
+
+def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
+    import difflib
+    path = _settings_path(args, env)
+    data, old_text = _load_settings(path)
+    hooks = data.get("hooks", {})
+    new_hooks = with_ctxkit(hooks, args.agent) if install else without_ctxkit(hooks)
+    new_data = dict(data)
+    if new_hooks or "hooks" in data:
+        new_data["hooks"] = new_hooks
+    if not install and not new_hooks and "hooks" in data and hooks:
+        del new_data["hooks"]
+    new_text = json.dumps(new_data, indent=2, ensure_ascii=False) + "\n"
+    changed = new_text != old_text and not (not old_text and not install)
+    diff = "".join(difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True),
+                                        f"a/{path.name}", f"b/{path.name}")) if changed else ""
+    if changed and not args.dry_run:
+        _write_settings(path, new_text)
+    verb = "install" if install else "uninstall"
+    data_out = {"agent": args.agent, "settings": str(path), "changed": changed,
+                "dry_run": args.dry_run, "diff": diff}
+    if args.dry_run:
+        emit(env, data_out, diff or f"{path}: already up to date, nothing to {verb}")
+    else:
+        emit(env, data_out, f"{path}: ctxkit hooks {verb}ed for {args.agent}" if changed
+             else f"{path}: already up to date, nothing to {verb}")
+
+
+def _write_settings(path: Path, text: str) -> None:
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp.write_text(text, encoding="utf-8")
+        if path.exists():
+            os.chmod(temp, os.stat(path).st_mode & 0o777)
+        os.replace(temp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise CtxkitError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def cmd_install_hooks(args: argparse.Namespace, env: Env) -> None:
+    update_settings(args, env, install=True)
+
+
+def cmd_uninstall_hooks(args: argparse.Namespace, env: Env) -> None:
+    update_settings(args, env, install=False)
+
+
+# --- risk FILE ---------------------------------------------------------------------------
+
+
+def cmd_risk(args: argparse.Namespace, env: Env) -> int:
+    """Risk of the symbols at a place, for git hooks and editors; exit 0 always."""
+    path = normalize_file(args.file, env)
+    objs: list[dict[str, Any]] = []
+    note = ""
+    if not env.db_path.exists():
+        note = "no ctxkit database yet"
+    else:
+        try:
+            db = open_db(env, create=False)
+            try:
+                objs = risk_at(db, env, path, args.line, args.symbol)
+            finally:
+                db.close()
+        except CtxkitError as exc:      # git hooks and editors read the figures, not a status
+            note = str(exc)
+    top = max((float(o.get("risk_score") or 0) for o in objs), default=0.0)
+    level = risk_level(top)
+    data = {"file": path, "line": args.line, "symbol": args.symbol, "risk_score": round(top, 1),
+            "level": level, "symbols": [
+                {"name": o["name"], "file": o.get("file", ""),
+                 "risk_score": round(float(o.get("risk_score") or 0), 1), "level": o.get("level"),
+                 "active_lessons": sum(1 for les in o.get("lessons", [])
+                                       if les.get("status", "active") == "active")}
+                for o in objs]}
+    if note:
+        data["note"] = note
+    emit(env, data, lambda: _risk_text(data))
+    return EXIT_OK
+
+
+def risk_at(db: Database, env: Env, path: str, line: int | None,
+            symbol: str | None) -> list[dict[str, Any]]:
+    if symbol:
+        nodes = graph_find_nodes(db, env.project, symbol, path)
+        objs = [o for o in (lessons_for_node(db, env.project, n) for n in nodes) if o]
+        if not nodes:
+            objs = lesson_symbols(db, env.project, name=symbol, file=path)
+        return objs
+    spans = [EditSpan(path, line, line)] if line else [EditSpan(path, 1, 10**9)]
+    return risk_objects(db, env, spans)
+
+
+def _risk_text(data: dict[str, Any]) -> str:
+    where = data["file"] + (f":{data['line']}" if data["line"] else "")
+    if not data["symbols"]:
+        extra = f" ({data['note']})" if data.get("note") else ""
+        return f"{where}: no lessons, risk 0.0 (low){extra}"
+    lines = [f"{where}: risk {data['risk_score']:.1f} ({data['level']})"]
+    lines += [f"  {s['name']}: {s['risk_score']:.1f} {s['level']}, "
+              f"{s['active_lessons']} active lessons" for s in data["symbols"]]
+    return "\n".join(lines)
+
+
+# --- commands ----------------------------------------------------------------------------
+
+
+def cmd_snapshot_help(args: argparse.Namespace, env: Env) -> int:
+    raise UsageError("snapshot needs an action: save, check, restore, list or show")
 
 
 def register_snapshot_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """note, snapshot, hook, install-hooks, uninstall-hooks, risk."""
+    p = add_command(sub, common, "note", cmd_note, "record an event (task, decision, todo, "
+                    "pending, error, test, ...) for snapshots and search",
+                    'ctxkit note decision "keep the v1 token format; clients parse it"')
+    p.add_argument("kind", help="task, decision, todo, done, pending, error, test, file, git, ...")
+    p.add_argument("text", nargs="+", help="what to remember")
+    p.add_argument("--session", metavar="ID", help="the agent session this belongs to")
+
+    p = add_command(sub, common, "snapshot", cmd_snapshot_help,
+                    "save, check and restore the working state around context compaction",
+                    'ctxkit snapshot save -m "## Current task\\n- fix the login retry"')
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
+    save = _snapshot_action(actions, common, "save", cmd_snapshot_save,
+                            "write .context-snapshot.md, filled from git, outputs, lessons, notes",
+                            "ctxkit snapshot save -m 'fixing AuthService.validate expiry'")
+    source = save.add_mutually_exclusive_group()
+    source.add_argument("-m", "--message", metavar="TEXT", help="the agent's own text, kept verbatim")
+    source.add_argument("--from", dest="from_file", metavar="FILE", help="read the agent's text from FILE")
+    source.add_argument("stdin", nargs="?", metavar="-", help="read the agent's text from stdin")
+    check = _snapshot_action(actions, common, "check", cmd_snapshot_check,
+                             "exit 3 when the snapshot is missing or older than --max-age",
+                             "ctxkit snapshot check --max-age 900")
+    check.add_argument("--max-age", type=int, default=SNAPSHOT_MAX_AGE, metavar="SECONDS",
+                       help=f"oldest acceptable snapshot (default {SNAPSHOT_MAX_AGE})")
+    _snapshot_action(actions, common, "restore", cmd_snapshot_restore,
+                     "print the snapshot and the restore checklist (under 10,000 characters)",
+                     "ctxkit snapshot restore")
+    listing = _snapshot_action(actions, common, "list", cmd_snapshot_list,
+                               "list the snapshots kept in the database", "ctxkit snapshot list")
+    listing.add_argument("--limit", type=int, default=20, metavar="N", help="how many (default 20)")
+    show = _snapshot_action(actions, common, "show", cmd_snapshot_show,
+                            "print one kept snapshot", "ctxkit snapshot show 3")
+    show.add_argument("id", help="snapshot id, or 'last'")
+
+    p = add_command(sub, common, "hook", cmd_hook, "answer an agent hook: reads its JSON on "
+                    "stdin (pre-tool-use, post-tool-use, pre-compact, session-start)",
+                    "ctxkit hook pre-tool-use < payload.json")
+    p.add_argument("--agent", choices=("claude", "codex", "gemini"),
+                   help="the agent's protocol (default: recognized from the payload)")
+    p.add_argument("event", help="pre-tool-use, post-tool-use, pre-compact or session-start")
+
+    for name, func, text in (("install-hooks", cmd_install_hooks,
+                              "merge ctxkit's hooks into the agent's settings, keeping the rest"),
+                             ("uninstall-hooks", cmd_uninstall_hooks,
+                              "remove ctxkit's hooks (only those) from the agent's settings")):
+        p = add_command(sub, common, name, func, text, f"ctxkit {name} --agent claude --dry-run")
+        p.add_argument("--agent", choices=("claude", "codex", "gemini"), default="claude",
+                       help="whose settings (default claude)")
+        p.add_argument("--settings", metavar="PATH", help="settings file (default: "
+                       ".claude/settings.json, .codex/hooks.json or .gemini/settings.json)")
+        p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+
+    p = add_command(sub, common, "risk", cmd_risk, "risk of the symbols at a place in a file "
+                    "(for git hooks and editors; exit 0 always)",
+                    "ctxkit risk src/auth/service.py --line 42")
+    where = p.add_mutually_exclusive_group()
+    p.add_argument("file", help="the file")
+    where.add_argument("--line", type=int, metavar="N", help="the line")
+    where.add_argument("--symbol", metavar="S", help="a symbol in that file")
+
+
+def _snapshot_action(actions: argparse._SubParsersAction, common: argparse.ArgumentParser,
+                     name: str, func: Callable[..., Any], text: str,
+                     example: str) -> argparse.ArgumentParser:
+    parser = actions.add_parser(name, parents=[common], help=text, description=text,
+                                epilog=f"example:\n  {example}",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(func=func)
+    return parser
 
 
 # =============================================================================

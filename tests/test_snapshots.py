@@ -1,0 +1,315 @@
+"""note, search --events, snapshot save/check/restore/list/show."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import pytest
+from conftest import git
+from hookkit import fail, has_command, make_project, seed_graph
+
+import ctxkit
+
+
+@pytest.fixture
+def project(cli, root):
+    make_project(root)
+    seed_graph(cli, root)
+    return root
+
+
+def snapshot_text(root):
+    return (root / ".context-snapshot.md").read_text(encoding="utf-8")
+
+
+def section(text, title):
+    """The lines of one `## title` section."""
+    _, sections = ctxkit.split_sections(text)
+    return [line for t, lines in sections if t == title for line in lines if line.strip()]
+
+
+# --- notes and event search ------------------------------------------------------------------
+
+
+def test_note_records_and_redacts(cli, root):
+    result = cli("note", "decision", "use", "token", "sk-abcdefghijklmnopqrstuvwxyz123456", "--json")
+    assert result.code == 0
+    data = result.json()
+    assert data["kind"] == "decision" and "***REDACTED***" in data["text"]
+    assert "sk-abc" not in cli.db.read_bytes().decode("latin-1")
+
+
+@pytest.mark.parametrize("args, code", [(("two words", "x"), 2), (("decision", " "), 2),
+                                        (("decision",), 2)])
+def test_note_usage_errors(cli, root, args, code):
+    result = cli("note", *args)
+    assert result.code == code and result.err.startswith("ctxkit: error:")
+
+
+def search(cli, query, *extra):
+    if has_command("search"):
+        return cli("search", "--events", query, *extra, "--json").json()
+    env = ctxkit.make_env(cwd=cli.root, as_json=True)
+    os.chdir(cli.root)
+    ctxkit.cmd_search_events(argparse.Namespace(query=query, limit=10), env)
+    import json
+    return json.loads(cli._capsys.readouterr().out)
+
+
+def test_search_events_ranks_and_accepts_any_text(cli, root):
+    cli("note", "decision", "keep the v1 token format because mobile clients parse it")
+    cli("note", "error", "KeyError: 'refresh_token' in AuthService.refresh")
+    cli("note", "task", "rename the login form")
+    hits = search(cli, "token format")["hits"]
+    assert hits[0]["kind"] == "decision"
+    assert search(cli, "refresh_token")["hits"][0]["kind"] == "error"
+    odd = search(cli, 'AND "( NEAR* login')                      # FTS5 syntax is not an error
+    assert odd["status"] == "ok" and odd["hits"][0]["kind"] == "task"
+    assert search(cli, "nothing-like-this")["status"] == "no_hits"
+
+
+def test_events_are_per_project(cli, root):
+    cli("-p", "other", "note", "decision", "secret plan")
+    assert search(cli, "secret plan")["hits"] == []
+
+
+# --- snapshot save -------------------------------------------------------------------------------
+
+
+def test_save_fills_git_state_files_symbols_and_notes(cli, project):
+    head = git(project, "rev-parse", "HEAD").strip()
+    auth = project / "src" / "auth.py"
+    auth.write_text(auth.read_text().replace("record.renew()", "record.renew(force=True)"))
+    (project / "src" / "new.py").write_text("a = 1\nb = 2\n")
+    (project / "src" / "__init__.py").unlink()
+    cli("note", "task", "make refresh idempotent (T-12)")
+    cli("note", "todo", "add a regression test")
+    cli("note", "decision", "renew with force: the cache may hold a stale record")
+    cli("note", "pending", "reviewer: answer on the cache TTL")
+    cli("note", "error", "AttributeError: 'NoneType' object has no attribute 'renew'")
+    result = cli("snapshot", "save", "--json")
+    assert result.code == 0 and result.json()["files"] == 3
+    text = snapshot_text(project)
+    assert text.startswith("# Context Snapshot (")
+    assert f"branch: main · HEAD: {head[:12]} · saved by: cli" in text
+    files = section(text, "Modified files")
+    assert "- src/auth.py — modified; +1 −1; symbols: AuthService.refresh" in files
+    assert "- src/new.py — added; new file, 2 lines" in files
+    assert "- src/__init__.py — deleted" in files
+    assert section(text, "Current task") == ["- make refresh idempotent (T-12)"]
+    assert section(text, "Progress") == ["- [ ] add a regression test"]
+    assert section(text, "Key decisions") == ["- renew with force: the cache may hold a stale record"]
+    assert section(text, "Pending reports/responses") == ["- reviewer: answer on the cache TTL"]
+    assert "AttributeError" in section(text, "Debugging context")[0]
+    assert ".context-snapshot.md" not in "\n".join(files)
+    saved = cli("snapshot", "show", "last").out
+    assert saved == text
+
+
+def test_agent_text_is_kept_verbatim_in_its_sections(cli, project, tmp_path):
+    (project / "src" / "auth.py").write_text("# changed\n")
+    cli("note", "decision", "from a note")
+    agent = ("# Context Snapshot (ignored title)\n"
+             "Fixing **refresh**  (T-12) — keep `  spacing`\n\n"
+             "## 진행 상태\n- [x] found the bug\n- [ ] write the test\n\n"
+             "## 수정한 파일\n- src/auth.py — renew(force=True) in refresh\n\n"
+             "## Key decisions\n- force renew: stale cache\n\n"
+             "## Ideas\n- maybe drop the cache\n")
+    source = tmp_path / "agent.md"
+    source.write_text(agent)
+    for args, stdin in ((("--from", str(source)), None), (("-",), agent), (("-m", agent), None)):
+        assert cli("snapshot", "save", *args, stdin=stdin).code == 0
+        text = snapshot_text(project)
+        assert section(text, "Current task") == ["Fixing **refresh**  (T-12) — keep `  spacing`"]
+        assert section(text, "Progress") == ["- [x] found the bug", "- [ ] write the test"]
+        # the agent's own line for a file replaces ctxkit's
+        assert section(text, "Modified files") == ["- src/auth.py — renew(force=True) in refresh"]
+        assert section(text, "Key decisions") == ["- force renew: stale cache", "- from a note"]
+        assert section(text, "Ideas") == ["- maybe drop the cache"]
+        assert "ignored title" not in text
+
+
+def test_save_lists_active_lessons_of_modified_files(cli, project):
+    fail(cli, "AuthService.refresh", 4)
+    cli("fail", "other", "elsewhere", "--file", "src/other.py")
+    (project / "src" / "auth.py").write_text("# changed\n")
+    cli("snapshot", "save")
+    lessons = section(snapshot_text(project), "Active lessons")
+    assert lessons[0].startswith("- src/auth.py:AuthService.refresh (risk 11.5, high): "
+                                 "AuthService.refresh lesson 3")
+    assert not any("elsewhere" in line for line in lessons)
+
+
+def test_save_lists_lessons_recorded_without_a_file_for_changed_symbols(cli, project):
+    for n in range(4):
+        cli("fail", "AuthService.refresh", f"renew twice {n}")            # no --file
+    cli("fail", "AuthService.validate", "untouched symbol")
+    auth = project / "src" / "auth.py"
+    auth.write_text(auth.read_text().replace("record.renew()", "record.renew(force=True)"))
+    cli("snapshot", "save")
+    lessons = section(snapshot_text(project), "Active lessons")
+    assert len(lessons) == 1
+    assert lessons[0].startswith("- AuthService.refresh (risk 11.5, high): renew twice 3")
+
+
+def test_save_lists_failing_outputs_since_the_last_snapshot(cli, project):
+    if not has_command("run"):
+        pytest.skip("`ctxkit run` arrives with the output store branch")
+    cli("snapshot", "save")
+    script = "import sys; print('\\n'.join(f'collected line {i} of the test log' for i in range(800))); " \
+             "print('FAILED tests/test_x.py::test_boom - AssertionError: boom'); sys.exit(1)"
+    run = cli.sub("run", "--json", "--", "python3", "-c", script)
+    handle = run.json()["handle"]
+    cli("snapshot", "save")
+    failing = section(snapshot_text(project), "Failing outputs")
+    assert failing[0].startswith(f"- {handle} `python3 -c") and "exit 1" in failing[0]
+    assert any("AssertionError: boom" in line for line in failing)
+    cli("snapshot", "save")                                 # only since the last snapshot
+    assert section(snapshot_text(project), "Failing outputs") == []
+
+
+def test_save_outside_git_and_unwritable_root(cli, tmp_path, monkeypatch):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    result = cli("snapshot", "save", "-m", "no git here", cwd=plain)
+    assert result.code == 0 and "branch: (none)" in (plain / ".context-snapshot.md").read_text()
+    if os.geteuid() != 0:
+        (plain / ".context-snapshot.md").unlink()
+        os.chmod(plain, 0o500)
+        try:
+            bad = cli("snapshot", "save", "--db", str(tmp_path / "x.db"), cwd=plain)
+            assert bad.code == 1 and "cannot write" in bad.err
+        finally:
+            os.chmod(plain, 0o700)
+
+
+# --- check ---------------------------------------------------------------------------------------
+
+
+def test_check_missing_fresh_stale(cli, project):
+    missing = cli("snapshot", "check")
+    assert missing.code == 3 and "no snapshot" in missing.err
+    cli("snapshot", "save", "-m", "x")
+    assert cli("snapshot", "check").code == 0
+    data = cli("snapshot", "check", "--json").json()
+    assert data["fresh"] is True and data["max_age"] == 900
+    old = time.time() - 1000
+    os.utime(project / ".context-snapshot.md", (old, old))
+    stale = cli("snapshot", "check")
+    assert stale.code == 3 and "stale" in stale.err
+    assert cli("snapshot", "check", "--max-age", "2000").code == 0
+    assert cli.sub("snapshot", "check", "--max-age", "10").code == 3
+
+
+# --- restore -------------------------------------------------------------------------------------
+
+
+def test_restore_reports_the_differences_with_git_now(cli, project):
+    (project / "src" / "auth.py").write_text("# changed\n")
+    (project / "src" / "__init__.py").write_text("# changed\n")
+    cli("snapshot", "save", "-m", "## Progress\n- [ ] one\n- [ ] two")
+    git(project, "checkout", "--", "src/__init__.py")
+    (project / "README.txt").write_text("new\n")
+    git(project, "add", "README.txt")
+    git(project, "commit", "-q", "-m", "another")
+    result = cli("snapshot", "restore")
+    assert result.code == 0
+    text = result.out
+    assert text.startswith("CONTEXT SNAPSHOT restored after compact\n\n# Context Snapshot")
+    checklist = text[text.index("## Restore checklist"):]
+    assert "- [ ] git status differs from the snapshot:" in checklist
+    assert "in the snapshot, no longer changed (1): src/__init__.py" in checklist
+    assert "HEAD moved: " in checklist and "(1 new commits)" in checklist
+    assert "Open items checked (2 unchecked in Progress)" in checklist
+    data = cli("snapshot", "restore", "--json").json()
+    assert data["in_snapshot_not_changed"] == ["src/__init__.py"] and data["head_moved"]
+    (project / "src" / "extra.py").write_text("x = 1\n")
+    assert cli("snapshot", "restore", "--json").json()["changed_not_in_snapshot"] == ["src/extra.py"]
+
+
+def test_restore_matches_when_nothing_moved(cli, project):
+    (project / "src" / "auth.py").write_text("# changed\n")
+    cli("snapshot", "save")
+    assert "git status matches the snapshot: yes" in cli("snapshot", "restore").out
+
+
+def test_restore_without_snapshot_exits_3(cli, root):
+    result = cli("snapshot", "restore")
+    assert result.code == 3 and "no snapshot" in result.err
+
+
+def test_restore_of_a_huge_session_stays_under_10000_characters(cli, root):
+    make_project(root)
+    for index in range(200):
+        (root / f"module_{index:03d}_with_a_long_descriptive_name.py").write_text(f"x = {index}\n")
+    env = ctxkit.make_env(cwd=root)
+    db = ctxkit.open_db(env)
+    kinds = ("decision", "todo", "pending", "error", "test")
+    for index in range(100):
+        ctxkit.record_event(db, env.project, kinds[index % 5],
+                            f"note {index}: " + "a fairly long explanation of the point " * 3)
+    db.close()
+    task = "## Current task\n- T-77: migrate the session store to Redis, keep the API\n"
+    assert cli("snapshot", "save", "-m", task).code == 0
+    assert len(snapshot_text(root)) > 10000
+    text = cli("snapshot", "restore").out
+    assert len(text) < 10000
+    assert text.startswith("CONTEXT SNAPSHOT restored after compact\n")
+    assert "- T-77: migrate the session store to Redis, keep the API" in text
+    assert "## Restore checklist" in text and "- [ ] Work resumed from Current task" in text
+    assert "more lines left out (all of it in .context-snapshot.md)" in text
+    body_lines = set(snapshot_text(root).splitlines())
+    for line in text[:text.index("## Restore checklist")].splitlines():
+        assert line in body_lines or "more lines left out" in line or line.startswith("CONTEXT")
+    # the modified files (higher priority) keep more lines than the debugging notes
+    files = section(text, "Modified files")
+    assert len(files) > len(section(text, "Debugging context"))
+
+
+# --- list / show ----------------------------------------------------------------------------------
+
+
+def test_list_and_show(cli, project):
+    assert "no snapshots yet" in cli("snapshot", "list").out
+    cli("snapshot", "save", "-m", "first")
+    cli("snapshot", "save", "-m", "second")
+    items = cli("snapshot", "list", "--json").json()["snapshots"]
+    assert [s["source"] for s in items] == ["cli", "cli"] and items[0]["id"] > items[1]["id"]
+    first = cli("snapshot", "show", str(items[1]["id"]))
+    assert first.code == 0 and "first" in first.out and "second" not in first.out
+    assert cli("snapshot", "show", "999").code == 1
+    assert cli("snapshot", "show", "abc").code == 2
+    assert cli("snapshot").code == 2
+
+
+def test_reads_create_no_database(cli, root):
+    assert "no snapshots yet" in cli("snapshot", "list").out
+    assert cli("snapshot", "show", "last").code == 1
+    assert cli("snapshot", "show", "x").code == 2
+    assert search(cli, "anything")["status"] == "no_hits"
+    assert cli("snapshot", "check").code == 3
+    assert not (root / ".ctxkit").exists()
+
+
+def test_restore_from_the_database_when_the_file_is_gone(cli, project):
+    (project / "src" / "auth.py").write_text("# changed\n")
+    cli("snapshot", "save", "-m", "## Current task\n- from the database\n## Notes\n"
+        + "\n".join(f"- note line {n} " + "x" * 80 for n in range(200)))
+    snapshot_id = cli("snapshot", "list", "--json").json()["snapshots"][0]["id"]
+    (project / ".context-snapshot.md").unlink()
+    text = cli("snapshot", "restore").out
+    assert "- from the database" in text and len(text) < 10000
+    assert f"more lines left out (ctxkit snapshot show {snapshot_id})" in text
+    assert "(saved less than a minute ago)" in text
+
+
+def test_save_usage_errors(cli, root, tmp_path):
+    missing = cli("snapshot", "save", "--from", str(tmp_path / "nope.md"))
+    assert missing.code == 1 and "cannot read" in missing.err
+    both = cli("snapshot", "save", "-m", "a", "--from", "b.md")
+    assert both.code == 2 and "not allowed with" in both.err
+    stray = cli("snapshot", "save", "notes.md")
+    assert stray.code == 2 and "use -m TEXT, --from FILE or -" in stray.err
+    assert not (root / ".context-snapshot.md").exists()
