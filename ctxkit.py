@@ -3568,25 +3568,29 @@ _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "type"
 
 def collect_related(db: Database, project: str, target: Node, relations: Sequence[str],
                     depth: int, include_tests: bool) -> list[tuple[Node, str, int, Node]]:
-    """(node, relation, depth, reached-from) for every node within ``depth`` steps."""
-    seen, found, frontier = {target.id}, [], [target]
+    """(node, relation, depth, reached-from) for every node within ``depth`` steps.
+
+    Beyond the first step a chain keeps its relation: callers of callers,
+    callees of callees; the other relations describe the target only.
+    """
+    seen, found = {target.id}, []
+    frontier = [(target, relation) for relation in relations]
     for step in range(1, depth + 1):
         following = []
-        for source in frontier:
-            for relation in relations:
-                if step > 1 and relation not in _TRANSITIVE_RELATIONS:
+        for source, relation in frontier:
+            if step > 1 and relation not in _TRANSITIVE_RELATIONS:
+                continue
+            for rel in graph_relations(db, project, source, relation):
+                node = rel.node
+                if node is None or node.id in seen:
                     continue
-                for rel in graph_relations(db, project, source, relation):
-                    node = rel.node
-                    if node is None or node.id in seen:
-                        continue
-                    if not include_tests and is_test_path(node.path):
-                        continue
-                    seen.add(node.id)
-                    found.append((node, relation, step, source))
-                    following.append(node)
-                    if len(found) >= CONTEXT_MAX_NODES:
-                        return found
+                if not include_tests and is_test_path(node.path):
+                    continue
+                seen.add(node.id)
+                found.append((node, relation, step, source))
+                following.append((node, relation))
+                if len(found) >= CONTEXT_MAX_NODES:
+                    return found
         frontier = following
     return found
 
