@@ -2170,15 +2170,16 @@ class _Resolver:
         module, name = binding
         lang = self.lang.get(path)
         if lang == "python":
+            if name is not None:  # `from pkg import mod` works without pkg/__init__.py
+                sub_spec = module + name if module.endswith(".") else f"{module}.{name}"
+                sub = self.py_module(path, sub_spec)
+                if sub is not None:
+                    return ("module", [sub])
             mpath = self.py_module(path, module)
             if mpath is None:
                 return ("external", None)
             if name is None:
                 return ("module", [mpath])
-            sub_spec = module + name if module.endswith(".") else f"{module}.{name}"
-            sub = self.py_module(path, sub_spec)
-            if sub is not None:
-                return ("module", [sub])
             return self.lookup_in_modules([mpath], name, depth + 1)
         if lang in ("javascript", "typescript", "tsx"):
             mpath = self.js_module(path, module)
