@@ -561,8 +561,7 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
 CREATE INDEX IF NOT EXISTS nodes_qualname ON nodes(project, qualname);
-CREATE INDEX IF NOT EXISTS nodes_place ON nodes(project, path, line);
-CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id);
+CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id, line);
 CREATE TABLE IF NOT EXISTS edges (
     id INTEGER PRIMARY KEY,
     project TEXT NOT NULL,
@@ -647,9 +646,9 @@ def graph_nodes_at(db: Database, project: str, path: str, first: int,
                    last: int | None = None) -> list[Node]:
     """The innermost non-file nodes overlapping lines ``first..last`` of ``path``."""
     last = first if last is None else last
-    rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND path = ? "
-                    f"AND kind != 'file' AND line <= ? AND end_line >= ? "
-                    f"ORDER BY line", (project, path, last, first))
+    rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_id = (SELECT id FROM files "
+                    f"WHERE project = ? AND path = ?) AND kind != 'file' AND line <= ? "
+                    f"AND end_line >= ? ORDER BY line", (project, path, last, first))
     nodes = [_node_from_row(r) for r in rows]
     # Keep a node only when no other match lies strictly inside it.
     return [n for n in nodes if not any(
@@ -1627,7 +1626,7 @@ def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str
         if strict and rel and not (env.root / rel).exists():
             raise NotFound(f"no such file or directory: {path}")
         scopes.append(rel)
-    files = _git_files(env.root)
+    files = _git_files(env.root, [] if "" in scopes else scopes)
     if files is None:
         files = _walk_files(env.root)
     wanted = [f for f in files if _in_scope(f, scopes) and not _excluded(f, excludes)]
@@ -1650,13 +1649,15 @@ def _excluded(path: str, globs: Sequence[str]) -> bool:
                for part in parts[:-1])
 
 
-def _git_files(root: Path) -> list[str] | None:
+def _git_files(root: Path, scopes: Sequence[str] = ()) -> list[str] | None:
+    """Tracked and untracked, not ignored files (under ``scopes`` when given); None without git."""
     import subprocess
     if not (root / ".git").exists():
         return None
+    pathspecs = ["--", *(f":(literal){s}" for s in scopes)] if scopes else []
     try:
         proc = subprocess.run(["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached",
-                               "--others", "--exclude-standard"], cwd=root,
+                               "--others", "--exclude-standard", *pathspecs], cwd=root,
                               capture_output=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -1798,6 +1799,11 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
                run: _IndexRun) -> tuple | str | None:
     """A parse job, "seen" for an unchanged file, None when skipped or absent."""
     lang = GRAPH_EXTENSIONS.get(os.path.splitext(rel)[1].lower())
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8 cannot be stored or shown
+        run.skipped += 1
+        return None
     absolute = str(env.root / rel)
     try:
         info = os.stat(absolute)
@@ -1967,6 +1973,15 @@ SUPER_NAMES = frozenset({"super()", "super"})
 # Languages where a bare name inside a class body is looked up on the class.
 CLASS_SCOPE_LANGUAGES = frozenset({"java", "csharp", "kotlin", "swift", "cpp", "php"})
 LANGUAGE_FAMILY = {"typescript": "javascript", "tsx": "javascript", "c": "cpp"}
+# Method names of the standard containers, strings and files: `x.update()` on an
+# unknown x is far more often a dict than the one `update` method of the index.
+COMMON_METHOD_NAMES = frozenset(
+    "update get pop append extend insert remove clear copy keys values items setdefault "
+    "read write flush close readline readlines seek tell fileno isatty getvalue open "
+    "join split rsplit strip lstrip rstrip format replace startswith endswith encode decode "
+    "lower upper find index count add discard sort reverse send push shift unshift map "
+    "filter reduce forEach slice splice then catch toString equals hashCode length size "
+    "next iter match search sub group start end set has delete apply call bind".split())
 PY_BUILTINS = frozenset(
     "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod "
     "compile complex delattr dict dir divmod enumerate eval exec filter float format frozenset "
@@ -2157,15 +2172,16 @@ class _Resolver:
         module, name = binding
         lang = self.lang.get(path)
         if lang == "python":
+            if name is not None:  # `from pkg import mod` works without pkg/__init__.py
+                sub_spec = module + name if module.endswith(".") else f"{module}.{name}"
+                sub = self.py_module(path, sub_spec)
+                if sub is not None:
+                    return ("module", [sub])
             mpath = self.py_module(path, module)
             if mpath is None:
                 return ("external", None)
             if name is None:
                 return ("module", [mpath])
-            sub_spec = module + name if module.endswith(".") else f"{module}.{name}"
-            sub = self.py_module(path, sub_spec)
-            if sub is not None:
-                return ("module", [sub])
             return self.lookup_in_modules([mpath], name, depth + 1)
         if lang in ("javascript", "typescript", "tsx"):
             mpath = self.js_module(path, module)
@@ -2339,12 +2355,12 @@ class _Resolver:
                 return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
             if lang == "python" and callee in PY_BUILTINS:
                 return None, 1.0
-            return self.guess(callee, lang, methods=lang in CLASS_SCOPE_LANGUAGES)
+            return self.guess(callee, lang)
         is_receiver = lang == "go" and self.ctx(path).get("receivers", {}).get(scope) == recv
         if recv in SELF_NAMES.get(lang, ()) or recv in SUPER_NAMES or is_receiver:
             cls = self.enclosing_class(path, scope)
             if cls is None:
-                return self.guess(callee, lang, methods=True, attr=True)
+                return self.guess(callee, lang, attr=True)
             if recv in SUPER_NAMES:
                 for base in self.bases.get(cls, ()):
                     found = self.method_lookup(base, callee)
@@ -2369,7 +2385,7 @@ class _Resolver:
                 return self._call_on(target, callee)
             if lang == "java" and recv[:1].isupper():
                 return None, 1.0  # a class outside the index (System.out, Math)
-        return self.guess(callee, lang, methods=True, attr=True)
+        return self.guess(callee, lang, attr=True)
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
         if target[0] == "external":
@@ -2402,20 +2418,28 @@ class _Resolver:
                 return found
         return None
 
-    def guess(self, name: str, lang: str, methods: bool, attr: bool = False) -> tuple[int | None, float]:
+    def guess(self, name: str, lang: str, attr: bool = False) -> tuple[int | None, float]:
         """The one node of that name in the index (same language family), else nothing."""
-        key = (name, lang, methods, attr)
+        key = (name, lang, attr)
         if key not in self._guesses:
-            self._guesses[key] = self._guess(name, lang, methods, attr)
+            self._guesses[key] = self._guess(name, lang, attr)
         return self._guesses[key]
 
-    def _guess(self, name: str, lang: str, methods: bool, attr: bool) -> tuple[int | None, float]:
+    def _guess(self, name: str, lang: str, attr: bool) -> tuple[int | None, float]:
+        if attr and name in COMMON_METHOD_NAMES:
+            return None, 0.0
         family = LANGUAGE_FAMILY.get(lang, lang)
-        wanted = ("method",) if attr else ("function", *CLASS_KINDS) + (("method",) if methods
-                                                                          else ())
-        found = [n for n in self.by_name.get(name, ()) if self.nodes[n][0] in wanted
-                 and LANGUAGE_FAMILY.get(self.lang.get(self.nodes[n][3], ""),
-                                         self.lang.get(self.nodes[n][3], "")) == family]
+        found = []
+        for node in self.by_name.get(name, ()):
+            kind, _, qualname, path = self.nodes[node]
+            node_lang = self.lang.get(path, "")
+            if LANGUAGE_FAMILY.get(node_lang, node_lang) != family:
+                continue
+            # A bare name can only mean a module-level definition: nested functions
+            # are invisible outside their scope, methods need a receiver.
+            if (attr and kind == "method") or (not attr and qualname == name and (
+                    kind == "function" or kind in CLASS_KINDS)):
+                found.append(node)
         if len(found) == 1:
             return found[0], CONF_UNIQUE_ATTR if attr else CONF_UNIQUE
         return None, 0.0
@@ -2487,8 +2511,8 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
         scope = resolver.nodes[src]
         scope_qual = "" if scope[0] == "file" else scope[2]
         dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv)
-        if dst == src and recv is None and scope[0] in CLASS_KINDS:
-            dst, confidence = None, 0.0
+        if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
+            dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
         if edge_id is None:
             inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
                             confidence, file_id))

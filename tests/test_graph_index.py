@@ -634,3 +634,33 @@ def test_unchanged_run_imports_no_tree_sitter(cli):
     again = cli.sub("index", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert again.code == 0 and json.loads(again.out)["files"]["unchanged"] == 5
     assert "import time:" in again.err and "tree_sitter" not in again.err
+
+
+def test_guesses_skip_nested_functions_common_methods_and_the_caller(cli):
+    write(cli.root, "a.py", "def outer():\n    def inner():\n        pass\n    return inner()\n\n\n"
+                            "class Bar:\n    def update(self):\n        pass\n\n"
+                            "    def refresh(self, other):\n        return other.refresh()\n\n\n"
+                            "def use(func, data):\n    data.update()\n    return func()\n")
+    index(cli)
+    assert callees(cli, "outer") == {"a.py:outer.inner"}
+    assert callees(cli, "use") == {"data.update", "func"}
+    assert callees(cli, "Bar.refresh") == {"other.refresh"}
+
+
+def test_file_name_that_is_not_utf8(cli):
+    write(cli.root, "good.py", "def g():\n    pass\n")
+    (cli.root / "x").mkdir()
+    with open(os.path.join(os.fsencode(cli.root / "x"), b"bad\xff.py"), "wb") as handle:
+        handle.write(b"def b():\n    pass\n")
+    data = index(cli)
+    assert data["files"]["indexed"] == 1 and data["files"]["skipped"] == 1
+
+
+def test_namespace_package_without_init(cli):
+    write(cli.root, "ns/tools.py", "def helper():\n    return 1\n")
+    write(cli.root, "ns/main.py", "from . import tools\nfrom .tools import helper as h\n\n\n"
+                                  "def run():\n    tools.helper()\n    return h()\n")
+    index(cli)
+    results = cli("callees", "run", "--json").json()["results"]
+    assert [(r["id"], r["call_line"]) for r in results] == [("ns/tools.py:helper", 6)]
+    assert callers(cli, "helper") == {"ns/main.py:run"}
