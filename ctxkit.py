@@ -2172,15 +2172,16 @@ class _Resolver:
         module, name = binding
         lang = self.lang.get(path)
         if lang == "python":
+            if name is not None:  # `from pkg import mod` works without pkg/__init__.py
+                sub_spec = module + name if module.endswith(".") else f"{module}.{name}"
+                sub = self.py_module(path, sub_spec)
+                if sub is not None:
+                    return ("module", [sub])
             mpath = self.py_module(path, module)
             if mpath is None:
                 return ("external", None)
             if name is None:
                 return ("module", [mpath])
-            sub_spec = module + name if module.endswith(".") else f"{module}.{name}"
-            sub = self.py_module(path, sub_spec)
-            if sub is not None:
-                return ("module", [sub])
             return self.lookup_in_modules([mpath], name, depth + 1)
         if lang in ("javascript", "typescript", "tsx"):
             mpath = self.js_module(path, module)
@@ -3466,11 +3467,17 @@ class ContextRenderer:
             self._counts[text] = count_tokens(text)
         return self._counts[text]
 
-    def piece(self, node: Node, level: int) -> tuple[str, int]:
-        """The rendering of ``node`` at ``level`` and its token count."""
-        key = (node.id, level)
+    def piece(self, node: Node, level: int, via: Node | None = None) -> tuple[str, int]:
+        """The rendering of ``node`` at ``level`` and its token count.
+
+        ``via`` names the node an indirect relation was reached through.
+        """
+        key = (node.id, level, via.id if via else "")
         if key not in self._pieces:
             text = self.render(node, level)
+            if via is not None:
+                first, newline, rest = text.partition("\n")
+                text = f"{first} · via {via.qualname}{newline}{rest}"
             self._pieces[key] = (text, count_tokens(text))
         return self._pieces[key]
 
@@ -3591,25 +3598,29 @@ _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "type"
 
 def collect_related(db: Database, project: str, target: Node, relations: Sequence[str],
                     depth: int, include_tests: bool) -> list[tuple[Node, str, int, Node]]:
-    """(node, relation, depth, reached-from) for every node within ``depth`` steps."""
-    seen, found, frontier = {target.id}, [], [target]
+    """(node, relation, depth, reached-from) for every node within ``depth`` steps.
+
+    Beyond the first step a chain keeps its relation: callers of callers,
+    callees of callees; the other relations describe the target only.
+    """
+    seen, found = {target.id}, []
+    frontier = [(target, relation) for relation in relations]
     for step in range(1, depth + 1):
         following = []
-        for source in frontier:
-            for relation in relations:
-                if step > 1 and relation not in _TRANSITIVE_RELATIONS:
+        for source, relation in frontier:
+            if step > 1 and relation not in _TRANSITIVE_RELATIONS:
+                continue
+            for rel in graph_relations(db, project, source, relation):
+                node = rel.node
+                if node is None or node.id in seen:
                     continue
-                for rel in graph_relations(db, project, source, relation):
-                    node = rel.node
-                    if node is None or node.id in seen:
-                        continue
-                    if not include_tests and is_test_path(node.path):
-                        continue
-                    seen.add(node.id)
-                    found.append((node, relation, step, source))
-                    following.append(node)
-                    if len(found) >= CONTEXT_MAX_NODES:
-                        return found
+                if not include_tests and is_test_path(node.path):
+                    continue
+                seen.add(node.id)
+                found.append((node, relation, step, source))
+                following.append((node, relation))
+                if len(found) >= CONTEXT_MAX_NODES:
+                    return found
         frontier = following
     return found
 
@@ -3859,7 +3870,7 @@ class _ContextAssembly:
                 continue
             members = [c for c in self.candidates[1:] if c.section == key]
             shown = [c for c in members if c.level is not None]
-            out += [self.renderer.piece(c.node, c.level) for c in shown]
+            out += [self.renderer.piece(c.node, c.level, c.via) for c in shown]
             if not members:
                 out.append(("- none\n", count("- none\n")))
             elif len(shown) < len(members):
@@ -3956,14 +3967,14 @@ def _fit_full(renderer: ContextRenderer, frame: _ContextFrame,
         floor = min(cand.want, 1 if cand.depth == 1 else 0)
         cand.level = _highest_fit(renderer, cand, floor, 0, room)
         if cand.level is not None:
-            room -= renderer.piece(cand.node, cand.level)[1]
+            room -= renderer.piece(cand.node, cand.level, cand.via)[1]
     for cand in candidates[1:]:
         if cand.level is None or cand.level >= cand.want:
             continue
-        current = renderer.piece(cand.node, cand.level)[1]
+        current = renderer.piece(cand.node, cand.level, cand.via)[1]
         raised = _highest_fit(renderer, cand, cand.want, cand.level + 1, room + current)
         if raised is not None:
-            room -= renderer.piece(cand.node, raised)[1] - current
+            room -= renderer.piece(cand.node, raised, cand.via)[1] - current
             cand.level = raised
     return _verified_fit(assembly)
 
@@ -3972,7 +3983,7 @@ def _highest_fit(renderer: ContextRenderer, cand: ContextCandidate, top: int, bo
                  room: int) -> int | None:
     """The highest level from ``top`` down to ``bottom`` whose piece fits in ``room``."""
     for level in range(top, bottom - 1, -1):
-        if renderer.piece(cand.node, level)[1] <= room:
+        if renderer.piece(cand.node, level, cand.via)[1] <= room:
             return level
     return None
 
@@ -4090,7 +4101,8 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
                   "depth": depth, "compact": compact},
         "items": [{"id": c.node.id, "kind": c.node.kind, "level": c.level,
                    "section": c.section, "depth": c.depth,
-                   "tokens": min(renderer.piece(c.node, c.level)[1], tokens)} for c in shown],
+                   "tokens": min(renderer.piece(c.node, c.level, c.via)[1], tokens)}
+                  for c in shown],
     }
     if impact is not None:
         result["impact"] = impact

@@ -251,6 +251,23 @@ def test_depth_zero_and_deeper(shop):
     deep = context(shop, "save_order", "--purpose", "usage", "--depth", "2", "--budget", "20000")
     assert item(deep, "app/service.py:checkout")["depth"] == 2
     assert item(deep, "app/service.py:checkout")["level"] == 0
+    review = context(shop, "save_order", "--depth", "2", "--budget", "20000")["context"]
+    assert re.search(r"^- app/service.py:checkout \(function\): `def checkout\(lines: list\) "
+                     r"-> bool` · via OrderService.place$", review, re.M)
+
+
+def test_render_context_is_callable_by_other_sections(shop, root):
+    import ctxkit
+
+    env = ctxkit.make_env(cwd=root)
+    db = ctxkit.open_db(env)
+    try:
+        node = ctxkit.graph_resolve(db, env, "OrderService.place")
+        data = ctxkit.render_context(env, db, node, "debug", 600, None, False)
+    finally:
+        db.close()
+    assert data["target"] == PLACE and data["purpose"] == "debug" and data["budget"] == 600
+    assert data["stats"]["tokens"] == tokens(data["context"]) <= 600
 
 
 def test_subprocess_json_is_pure_and_human_output_is_the_markdown(shop):

@@ -654,3 +654,13 @@ def test_file_name_that_is_not_utf8(cli):
         handle.write(b"def b():\n    pass\n")
     data = index(cli)
     assert data["files"]["indexed"] == 1 and data["files"]["skipped"] == 1
+
+
+def test_namespace_package_without_init(cli):
+    write(cli.root, "ns/tools.py", "def helper():\n    return 1\n")
+    write(cli.root, "ns/main.py", "from . import tools\nfrom .tools import helper as h\n\n\n"
+                                  "def run():\n    tools.helper()\n    return h()\n")
+    index(cli)
+    results = cli("callees", "run", "--json").json()["results"]
+    assert [(r["id"], r["call_line"]) for r in results] == [("ns/tools.py:helper", 6)]
+    assert callers(cli, "helper") == {"ns/main.py:run"}
