@@ -447,6 +447,11 @@ def _set_wal(db: Database) -> None:
     raise DatabaseError(f"database {db.path} stayed locked; try again")
 
 
+def open_existing_db(env: Env) -> Database | None:
+    """The database for reading; None when none exists yet, so reads create nothing."""
+    return open_db(env, create=False) if env.db_path.exists() else None
+
+
 # =============================================================================
 # Core: migrations
 # =============================================================================
@@ -498,6 +503,15 @@ def emit(env: Env, data: Any, human: str | Callable[[], str] | None = None) -> N
     text = human() if callable(human) else human
     if text:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """The text on one line (line breaks and their indentation folded to one space,
+    other spacing kept as written), cut at ``limit``."""
+    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    if limit and len(line) > limit:
+        line = line[:limit - 1] + "…"
+    return line
 
 
 def warn(message: str) -> None:
@@ -1046,14 +1060,14 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     if "call" in caps:
         call, callee = caps["call"][0], caps["callee"][0]
         recv = caps.get("recv", [None])[0]
-        recv_text = _one_line(s.text(recv)).replace("::", ".") if recv is not None else None
+        recv_text = one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
         if recv_text and "(" in recv_text and recv_text != "super()":  # keep chains short
             recv_text = re.sub(r"\(.*\)", "(...)", recv_text)[:80]
         if recv is None:
             written = name
         elif s.lang == "rust" and s.src[recv.end_byte:callee.start_byte].strip() == b"::":
-            written = f"{_one_line(s.text(recv))}::{name}"
+            written = f"{one_line(s.text(recv))}::{name}"
         else:
             written = f"{recv_text}.{name}"
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
@@ -1098,10 +1112,6 @@ def _def_name(s: _Source, node: Any, kind: str) -> str:
     return text.strip()
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _link_parents(s: _Source, defs: list[_Def]) -> None:
     """Parents by nesting; qualnames and method kinds follow from them."""
     stack: list[int] = []
@@ -1141,7 +1151,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
     node = d.node
     body = _body_of(d.fn)
     sig_end = body.start_byte if body is not None else node.end_byte
-    signature = _one_line(s.src[node.start_byte:sig_end].decode("utf-8", "replace"))
+    signature = one_line(s.src[node.start_byte:sig_end].decode("utf-8", "replace"))
     if d.kind in CLASS_KINDS:
         signature = signature.split("{")[0]
     signature = signature.rstrip("{: ").rstrip()[:400]
@@ -1225,9 +1235,9 @@ def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
             if p.type in ("list_splat_pattern", "dictionary_splat_pattern",
                           "variadic_parameter_declaration", "spread_parameter"):
                 name = s.text(p) if p.type.endswith("pattern") else "..." + name
-            result.append({"name": _one_line(name)[:80],
-                           "type": _one_line(s.text(type_node)).lstrip(":").strip() or None,
-                           "default": _one_line(s.text(default))[:80] if default else None})
+            result.append({"name": one_line(name)[:80],
+                           "type": one_line(s.text(type_node)).lstrip(":").strip() or None,
+                           "default": one_line(s.text(default))[:80] if default else None})
     return result
 
 
@@ -1239,8 +1249,8 @@ def _py_param(s: _Source, p: Any) -> dict[str, Any]:
     type_node = p.child_by_field_name("type") if kind.startswith("typed") else None
     default = p.child_by_field_name("value") if kind.endswith("default_parameter") else None
     return {"name": s.text(name if name is not None else p),
-            "type": _one_line(s.text(type_node)) or None if type_node is not None else None,
-            "default": _one_line(s.text(default))[:80] if default is not None else None}
+            "type": one_line(s.text(type_node)) or None if type_node is not None else None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
 
 
 def _return_type(s: _Source, d: _Def) -> str | None:
@@ -1251,7 +1261,7 @@ def _return_type(s: _Source, d: _Def) -> str | None:
     node = d.fn.child_by_field_name(field)
     if node is None and s.lang == "csharp":
         node = d.fn.child_by_field_name("type")
-    text = _one_line(s.text(node)).lstrip(":").strip()
+    text = one_line(s.text(node)).lstrip(":").strip()
     return text.removeprefix("->").strip() or None
 
 
@@ -1346,7 +1356,7 @@ def _def_bases(s: _Source, d: _Def) -> list[tuple[str, str, str, int]]:
     node, lang, found = d.node, s.lang, []
 
     def add(base: Any, kind: str) -> None:
-        text = re.sub(r"<.*|\[.*|\(.*", "", _one_line(s.text(base))).strip().lstrip("*")
+        text = re.sub(r"<.*|\[.*|\(.*", "", one_line(s.text(base))).strip().lstrip("*")
         if text and text not in ("object",):
             found.append((d.qualname, text, kind, base.start_point[0] + 1))
 
@@ -6217,14 +6227,6 @@ def _inject_header(obj: dict[str, Any], label: str | None = None) -> str:
             f"(risk: {obj['risk_score']:.1f}, {obj['level']})]")
 
 
-def _one_line(text: str, limit: int | None = None) -> str:
-    """The text on one line (line breaks folded, other spacing kept), cut at ``limit``."""
-    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
-    if limit and len(line) > limit:
-        line = line[:limit - 1] + "…"
-    return line
-
-
 def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT) -> str:
     """The inject blocks of the symbols at risk >= 10, shorter than ``limit`` characters.
 
@@ -6232,7 +6234,7 @@ def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT
     recent first. When everything does not fit, long lessons are shortened,
     the oldest lessons dropped, and a last line says how many were left out.
     """
-    blocks = [(obj, [_one_line(l["lesson"]) for l in _inject_order(
+    blocks = [(obj, [one_line(l["lesson"]) for l in _inject_order(
         l for l in obj["lessons"] if l["status"] == "active")])
         for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
     blocks.sort(key=lambda block: -block[0]["risk_score"])
@@ -6260,11 +6262,11 @@ def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -
     parts: list[str] = []
     used = kept = 0
     for obj, lines in blocks:
-        header = _inject_header(obj, _one_line(symbol_label(obj), 200))
+        header = _inject_header(obj, one_line(symbol_label(obj), 200))
         base = len(header) + len(INJECT_FOOTER) + 2 + (2 if parts else 0)
         chosen: list[str] = []
         for line in lines:
-            line = _one_line(line, _INJECT_LINE_MAX)
+            line = one_line(line, _INJECT_LINE_MAX)
             if used + base + len(line) + 3 > budget:
                 break
             chosen.append(line)
@@ -6366,7 +6368,7 @@ def _store_counters(db: Database, project: str, symbol_id: int) -> dict[str, Any
 
 def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
     """Mark a lesson active, resolved or inactive and recompute its symbol."""
-    db = _open_existing(env)
+    db = open_existing_db(env)
     if db is None:
         raise NotFound(f"no lesson #{lesson_id} in project {env.project}: there is no "
                        f"database yet at {env.db_path}")
@@ -6383,13 +6385,6 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
                 "symbol": _symbol_obj(db, env.project, symbol, True)}
     finally:
         db.close()
-
-
-def _open_existing(env: Env) -> Database | None:
-    """The database for reading, None when it does not exist yet (nothing recorded)."""
-    if not env.db_path.exists():
-        return None
-    return open_db(env, create=False)
 
 
 # --- import from code memory -------------------------------------------------
@@ -6623,9 +6618,9 @@ def _symbol_text(obj: dict[str, Any]) -> str:
             lesson["status"] if lesson["status"] != "active" else "",
             "stale: code changed since" if lesson["stale"] else "") if m)
         kind = "fail" if lesson["type"] == "fail" else "ok"
-        lines.append(f"  #{lesson['id']:<5} {kind:<4} {_one_line(lesson['lesson'])}{marks}")
+        lines.append(f"  #{lesson['id']:<5} {kind:<4} {one_line(lesson['lesson'])}{marks}")
         if lesson["detail"]:
-            lines.append(f"         {_one_line(lesson['detail'])}")
+            lines.append(f"         {one_line(lesson['detail'])}")
     if not obj["lessons"]:
         lines.append("  (no active lessons; --all shows resolved and inactive ones)")
     return "\n".join(lines)
@@ -6641,7 +6636,7 @@ def _query_text(objs: list[dict[str, Any]]) -> str:
 def cmd_query(args: argparse.Namespace, env: Env) -> int:
     if args.top is not None and args.top < 1:
         raise UsageError("--top must be at least 1")
-    db = _open_existing(env)
+    db = open_existing_db(env)
     objs: list[dict[str, Any]] = []
     if db is not None:
         try:
@@ -6705,7 +6700,7 @@ def _status_command(args: argparse.Namespace, env: Env, status: str) -> int:
 def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
     if args.outputs:
         return cmd_output_stats(args, env)
-    db = _open_existing(env)
+    db = open_existing_db(env)
     if db is None:
         stats = {"project": env.project, "query": args.symbol, "symbols": 0, "lessons": 0,
                  **{t: 0 for t in LESSON_TYPES}, **{s: 0 for s in LESSON_STATUSES},
@@ -6977,7 +6972,7 @@ def cmd_search_events(args: argparse.Namespace, env: Env) -> None:
     """`ctxkit search --events QUERY`: the notes matching QUERY, best first."""
     query = args.query if isinstance(args.query, str) else " ".join(args.query or [])
     limit = int(getattr(args, "limit", None) or 10)
-    db = _open_existing(env)            # a search creates nothing
+    db = open_existing_db(env)            # a search creates nothing
     try:
         result = (search_events(db, env.project, query, limit) if db
                   else _event_hits(query, [], []))
@@ -7515,7 +7510,7 @@ def _snapshot_row(row: sqlite3.Row) -> dict[str, Any]:
 
 
 def cmd_snapshot_list(args: argparse.Namespace, env: Env) -> None:
-    db = _open_existing(env)
+    db = open_existing_db(env)
     try:
         rows = db.query(SQL_SNAPSHOT_LIST, (env.project, args.limit)) if db else []
     finally:
@@ -7530,7 +7525,7 @@ def cmd_snapshot_list(args: argparse.Namespace, env: Env) -> None:
 
 def cmd_snapshot_show(args: argparse.Namespace, env: Env) -> None:
     snapshot_id = None if args.id == "last" else _int_id(args.id)
-    db = _open_existing(env)
+    db = open_existing_db(env)
     try:
         row = None if db is None else (
             db.one(SQL_SNAPSHOT_LAST, (env.project,)) if snapshot_id is None
@@ -7760,11 +7755,6 @@ def cmd_hook(args: argparse.Namespace, env: Env) -> int:
     return EXIT_OK
 
 
-def _open_existing(env: Env) -> Database | None:
-    """The database when it exists; hooks never create one just to find nothing."""
-    return open_db(env, create=False) if env.db_path.exists() else None
-
-
 def hook_pre_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, Any],
                       agent: str) -> dict[str, Any] | None:
     tool = str(payload.get("tool_name") or "")
@@ -7780,7 +7770,7 @@ def hook_pre_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, Any
 
 def pre_edit_answer(env: Env, tool: str, tool_input: dict[str, Any],
                     agent: str) -> dict[str, Any] | None:
-    db = _open_existing(env)
+    db = open_existing_db(env)
     if db is None:
         return None
     try:
