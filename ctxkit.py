@@ -947,6 +947,7 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     ctx = _file_context(s, imports, extra)
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
+    ctx["called_params"] = _called_params(defs, starts, calls)
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
             "docstring": _module_docstring(s, tree.root_node), "defs": records,
             "bases": bases, "calls": _call_records(defs, starts, calls, emitted),
@@ -997,6 +998,19 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         cleaned = {var: _clean_type(text) for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
+
+
+def _called_params(defs: list[_Def], starts: list[int], calls: list[tuple]) -> dict[str, list]:
+    """Parameters called by their bare name (callbacks): never a definition of the index."""
+    found: dict[str, set[str]] = {}
+    for pos, _, callee, recv, _ in calls:
+        index = _enclosing(defs, starts, pos) if recv is None else -1
+        while index >= 0:
+            if any(p["name"] == callee for p in defs[index].params):
+                found.setdefault(defs[index].qualname, set()).add(callee)
+                break
+            index = defs[index].parent
+    return {scope: sorted(names) for scope, names in found.items()}
 
 
 def _call_records(defs: list[_Def], starts: list[int], calls: list[tuple],
@@ -2348,6 +2362,9 @@ class _Resolver:
                       recv: str | None) -> tuple[int | None, float]:
         lang = self.lang.get(path, "")
         if recv is None:
+            called = self.ctx(path).get("called_params", {})
+            if any(callee in called.get(qual, ()) for qual in self.scope_chain(scope)):
+                return None, 0.0  # a callable passed in as a parameter
             target = self.resolve_name(path, scope, callee)
             if target is not None:
                 return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)

@@ -640,7 +640,8 @@ def test_guesses_skip_nested_functions_common_methods_and_the_caller(cli):
     write(cli.root, "a.py", "def outer():\n    def inner():\n        pass\n    return inner()\n\n\n"
                             "class Bar:\n    def update(self):\n        pass\n\n"
                             "    def refresh(self, other):\n        return other.refresh()\n\n\n"
-                            "def use(func, data):\n    data.update()\n    return func()\n")
+                            "def use(func, data):\n    data.update()\n    return func()\n\n\n"
+                            "def func():\n    pass\n")
     index(cli)
     assert callees(cli, "outer") == {"a.py:outer.inner"}
     assert callees(cli, "use") == {"data.update", "func"}
