@@ -1066,6 +1066,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             written = name
         elif s.lang == "rust" and s.src[recv.end_byte:callee.start_byte].strip() == b"::":
             written = f"{_one_line(s.text(recv))}::{name}"
+            if recv_text.split(".", 1)[0] in ("crate", "super", "self"):
+                recv_text = _one_line(s.text(recv))  # a module path: resolved as written
         else:
             written = f"{recv_text}.{name}"
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
@@ -2371,6 +2373,11 @@ class _Resolver:
             if lang == "python" and callee in PY_BUILTINS:
                 return None, 1.0
             return self.guess(callee, lang)
+        if "::" in recv:  # Rust crate::a::f(), super::f(), self::m::f()
+            target = self.rust_path(path, f"{recv}::{callee}")
+            if target and target[0] == "node":
+                return target[1], CONF_EXACT
+            return None, 0.0 if target is None else 1.0
         is_receiver = lang == "go" and self.ctx(path).get("receivers", {}).get(scope) == recv
         if recv in SELF_NAMES.get(lang, ()) or recv in SUPER_NAMES or is_receiver:
             cls = self.enclosing_class(path, scope)
