@@ -1626,6 +1626,7 @@ def _graph_parse_job(job: tuple[str, str, str, str | None]) -> tuple:
         return rel, "failed", info.st_size, info.st_mtime_ns, f"{type(exc).__name__}: {exc}", \
             lang, None
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
     return rel, "parsed", info.st_size, info.st_mtime_ns, sha, lang, facts
 
 
@@ -1917,7 +1918,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
                 sha: str, facts: dict[str, Any], old: sqlite3.Row | None, next_id: int) -> int:
     project, now = run.project, utc_now()
     file_row = (lang, size, mtime_ns, sha, int(facts["errors"]), facts["package"],
-                json.dumps(facts["context"], ensure_ascii=False), now)
+                facts["context"], now)
     if old is None:  # another ctxkit may have indexed it since this run listed the files
         old = db.one("SELECT id FROM files WHERE project = ? AND path = ?", (project, rel))
     if old is None:
