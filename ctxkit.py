@@ -2400,8 +2400,11 @@ class _Resolver:
             if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
                 found = self.method_lookup(target[1], callee)
                 return (found, CONF_TYPED) if found is not None else (None, 0.0)
-            # A declared type outside the index (str, a library class): never guess.
-            return None, 0.0 if target and target[0] == "node" else 1.0
+            if target is None or target[0] != "node":
+                return None, 1.0  # a type outside the index (str, a library class): no guess
+            if self.nodes[target[1]][0] in CLASS_KINDS:
+                return None, 0.0
+            # x = some_function(): the type is unknown, go on as for any receiver
         if recv.isidentifier() or re.fullmatch(r"[\w.]+", recv):
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:

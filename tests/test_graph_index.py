@@ -665,3 +665,15 @@ def test_namespace_package_without_init(cli):
     results = cli("callees", "run", "--json").json()["results"]
     assert [(r["id"], r["call_line"]) for r in results] == [("ns/tools.py:helper", 6)]
     assert callers(cli, "helper") == {"ns/main.py:run"}
+
+
+def test_value_returned_by_a_function_is_an_unknown_receiver(cli):
+    write(cli.root, "m.py", "class Store:\n    def persist_all(self):\n        pass\n\n\n"
+                            "def make():\n    return Store()\n\n\n"
+                            "def run():\n    store = make()\n    store.persist_all()\n"
+                            "    text = str(1)\n    return text.persist_all()\n")
+    index(cli)
+    results = cli("callees", "run", "--json").json()["results"]
+    found = {(r["id"] or r["name"], r["confidence"]) for r in results}
+    assert ("m.py:Store.persist_all", ctxkit.CONF_UNIQUE_ATTR) in found  # unique-name guess
+    assert ("text.persist_all", 1.0) in found  # str is outside the index: never guessed
