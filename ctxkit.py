@@ -696,6 +696,10 @@ _JS_CALLS = """
     (#eq? @req "require"))) @import
 (variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
     @vartype
+(variable_declarator name: (identifier) @var value: (call_expression
+    function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
+(variable_declarator name: (identifier) @var value: (await_expression (call_expression
+    function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
     property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
 (export_specifier name: (_) @exportname)
@@ -768,6 +772,8 @@ GRAPH_QUERIES: dict[str, str] = {
     right: (expression_list . [(composite_literal type: (_) @type)
         (unary_expression operand: (composite_literal type: (_) @type))])) @vartype
 (var_spec name: (identifier) @var type: (_) @type) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var)
+    right: (expression_list . (call_expression function: (_) @type))) @vartype
 [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """,
@@ -790,6 +796,8 @@ GRAPH_QUERIES: dict[str, str] = {
 (let_declaration pattern: (identifier) @var
     value: (call_expression function: (scoped_identifier path: (_) @type))) @vartype
 (let_declaration pattern: (identifier) @var value: (struct_expression name: (_) @type)) @vartype
+(let_declaration pattern: (identifier) @var !type
+    value: (call_expression function: (identifier) @type)) @vartype
 [(if_expression) (for_expression) (while_expression) (loop_expression) (match_arm)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """,
@@ -1432,7 +1440,9 @@ def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]],
 
 def _clean_type(text: str) -> str:
     """The class name inside a written type: ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``."""
-    text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "")
+    text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
+    if text.startswith("("):  # Go results (*User, error): the first one
+        text = text[1:].split(",")[0]
     text = re.sub(r"<.*|\[.*|\(.*", "", text).replace("::", ".")
     match = re.search(r"[A-Za-z_][\w.]*", text)
     return match.group(0) if match else ""
@@ -2004,7 +2014,8 @@ PY_BUILTINS = frozenset(
     "locals map max memoryview min next object oct open ord pow print property range repr "
     "reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip "
     "__import__".split())
-SQL_RESOLVER_NODES = "SELECT id, kind, name, qualname, path FROM nodes WHERE project = ?"
+SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type FROM nodes "
+                      "WHERE project = ?")
 SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ?"
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
@@ -2020,8 +2031,11 @@ class _Resolver:
         self.by_pq: dict[tuple[str, str], int] = {}
         self.by_name: dict[str, list[int]] = {}
         self.by_dir: dict[tuple[str, str], int] = {}
+        self.returns: dict[int, str] = {}
         for row in db.query(SQL_RESOLVER_NODES, (env.project,)):
-            node_id, kind, name, qualname, path = tuple(row)
+            node_id, kind, name, qualname, path, returns = tuple(row)
+            if returns:
+                self.returns[node_id] = returns
             self.nodes[node_id] = (kind, name, qualname, path)
             self.by_pq.setdefault((path, qualname), node_id)
             if kind != "file":
@@ -2404,7 +2418,11 @@ class _Resolver:
                 return None, 1.0  # a type outside the index (str, a library class): no guess
             if self.nodes[target[1]][0] in CLASS_KINDS:
                 return None, 0.0
-            # x = some_function(): the type is unknown, go on as for any receiver
+            cls = self.returned_class(target[1])
+            if cls is not None:  # x = make_service() -> UserService
+                found = self.method_lookup(cls, callee)
+                return (found, CONF_TYPED) if found is not None else (None, 0.0)
+            # x = some_function() without a known return type: an unknown receiver
         if recv.isidentifier() or re.fullmatch(r"[\w.]+", recv):
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
@@ -2423,6 +2441,19 @@ class _Resolver:
             found = self.method_lookup(target[1], callee)
             return (found, CONF_EXACT) if found is not None else (None, 0.0)
         return None, 0.0
+
+    def returned_class(self, function: int) -> int | None:
+        """The class a function's declared return type names, when it is in the index."""
+        written = _clean_type(self.returns.get(function, ""))
+        _, _, qualname, path = self.nodes[function]
+        if written in ("Self", "self", "this") and "." in qualname:
+            written = qualname.rsplit(".", 2)[-2]
+        if not written:
+            return None
+        target = self.resolve_dotted(path, "", written)
+        if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
+            return target[1]
+        return None
 
     def variable_type(self, path: str, scope: str, recv: str) -> str | None:
         """The declared or constructed type of ``x``, ``self.x`` or ``this.x``."""

@@ -677,3 +677,30 @@ def test_value_returned_by_a_function_is_an_unknown_receiver(cli):
     found = {(r["id"] or r["name"], r["confidence"]) for r in results}
     assert ("m.py:Store.persist_all", ctxkit.CONF_UNIQUE_ATTR) in found  # unique-name guess
     assert ("text.persist_all", 1.0) in found  # str is outside the index: never guessed
+
+
+def test_declared_return_types_type_the_receiver(cli):
+    write(cli.root, "go.mod", "module example.com/app\n")
+    write(cli.root, "store/store.go", "package store\n\ntype Store struct{}\n\n"
+                                      "func New() (*Store, error) { return &Store{}, nil }\n\n"
+                                      "func (s *Store) Flush() {}\n")
+    write(cli.root, "other/other.go", "package other\n\ntype Other struct{}\n\n"
+                                      "func (o *Other) Flush() {}\n")
+    write(cli.root, "main.go", "package main\n\nimport \"example.com/app/store\"\n\n"
+                               "func main() {\n\ts, _ := store.New()\n\ts.Flush()\n}\n")
+    write(cli.root, "web/api.ts", "export class Api { send(): void {} }\n"
+                                  "export class Mock { send(): void {} }\n"
+                                  "export async function connect(): Promise<Api> "
+                                  "{ return new Api(); }\n"
+                                  "export function make(): Api { return new Api(); }\n")
+    write(cli.root, "web/app.ts", "import { make } from './api';\n\n"
+                                  "function run() {\n  const api = make();\n  api.send();\n}\n")
+    write(cli.root, "py/models.py", "class Repo:\n    def flush(self):\n        pass\n\n\n"
+                                    "class Other:\n    def flush(self):\n        pass\n\n\n"
+                                    "def open_repo() -> Repo:\n    return Repo()\n\n\n"
+                                    "def main():\n    repo = open_repo()\n    repo.flush()\n")
+    index(cli)
+    assert callees(cli, "main.go:main") == {"store/store.go:New", "store/store.go:Store.Flush"}
+    assert callees(cli, "run") == {"web/api.ts:make", "web/api.ts:Api.send"}
+    assert callees(cli, "py/models.py:main") == {"py/models.py:open_repo",
+                                                 "py/models.py:Repo.flush"}
