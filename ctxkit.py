@@ -425,8 +425,9 @@ def open_db(env: Env, *, create: bool = True) -> Database:
     finally:
         os.umask(old_umask)
     with contextlib.suppress(OSError):
-        if os.stat(path).st_mode & 0o077:
-            os.chmod(path, 0o600)
+        mode = os.stat(path).st_mode
+        if mode & 0o077:  # private, but a file the owner made read-only stays read-only
+            os.chmod(path, mode & 0o700)
     return db
 
 
@@ -3059,6 +3060,7 @@ SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, 
                       "code_hash")
 SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
                          f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
+SQL_LATEST_TIME = "SELECT MAX(created_at) FROM lessons WHERE project = ? AND symbol_id = ?"
 SQL_LESSON_BY_ID = "SELECT id, symbol_id, status FROM lessons WHERE project = ? AND id = ?"
 SQL_SET_STATUS = "UPDATE lessons SET status = ? WHERE project = ? AND id = ?"
 SQL_UPDATE_COUNTERS = """
@@ -3228,7 +3230,8 @@ def _inject_header(obj: dict[str, Any], label: str | None = None) -> str:
 
 
 def _one_line(text: str, limit: int | None = None) -> str:
-    line = " ".join(text.split())
+    """The text on one line (line breaks folded, other spacing kept), cut at ``limit``."""
+    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
     if limit and len(line) > limit:
         line = line[:limit - 1] + "…"
     return line
@@ -3345,9 +3348,12 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
         code_hash = _current_hash(db, env.project, name, path)
         with db.atomic():
             symbol_id = _ensure_symbol(db, env.project, name, path)
+            # Never earlier than the symbol's last lesson, even if the clock stepped
+            # back: (created_at, id) must stay the recording order.
+            latest = db.one(SQL_LATEST_TIME, (env.project, symbol_id))[0] or ""
             lesson_id = db.execute(SQL_INSERT_LESSON, (
-                env.project, symbol_id, kind, lesson, detail, session, "active", utc_now(),
-                code_hash, None)).lastrowid
+                env.project, symbol_id, kind, lesson, detail, session, "active",
+                max(utc_now(), latest), code_hash, None)).lastrowid
             _store_counters(db, env.project, symbol_id)
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": _symbol_obj(db, env.project, row, False),
@@ -3457,9 +3463,14 @@ def _cm_read(conn: sqlite3.Connection, from_project: str | None
     return symbols, excluded, experiences, tables & {"symbols", "experiences"}
 
 
-def _cm_time(text: str | None) -> str:
-    when = parse_time(text)
-    return (when or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+_CM_UNKNOWN_TIME = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def _cm_time(text: Any) -> str:
+    """ctxkit's time format; a missing time becomes the epoch (oldest, and stable
+    from one import to the next)."""
+    when = parse_time(text) if isinstance(text, str) else None
+    return (when or _CM_UNKNOWN_TIME).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def import_code_memory(env: Env, source: Path, from_project: str | None = None) -> dict[str, Any]:
@@ -3596,8 +3607,9 @@ def _stats_text(stats: dict[str, Any]) -> str:
     kinds = f"{stats['fail']} fail, {stats['success']} success"
     states = ", ".join(f"{stats[k]} {k}" for k in (*LESSON_STATUSES, "stale"))
     last = stats["last_lesson"]
-    lines = [f"{scope} {stats['project']}: {_count(stats['symbols'], 'symbol')}, "
-             f"{_count(stats['lessons'], 'lesson')} ({kinds}; {states})",
+    summary = (f"{scope} {stats['project']}: {_count(stats['symbols'], 'symbol')}, "
+               f"{_count(stats['lessons'], 'lesson')} ({kinds}; {states})")
+    lines = [summary,
              "risk: " + ", ".join(f"{n} {level}" for level, n in
                                   reversed(list(stats["levels"].items()))),
              f"last lesson: {_ago(stats['last_lesson_at'])}"
@@ -3758,23 +3770,24 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
                        help="include resolved and inactive lessons")
     query.add_argument("--first", action="store_true",
                        help="only the riskiest symbol when the name matches several")
-    for name, kind, example in (
-            ("fail", "fail", 'ctxkit fail AuthService.validate "JWT expiry not handled" '
-                             '--file src/auth/service.py -d "check refresh_token"'),
-            ("ok", "success", 'ctxkit ok AuthService.validate "passes once times are UTC" '
-                              '--file src/auth/service.py')):
-        parser = add_command(sub, common, name, cmd_fail if kind == "fail" else cmd_ok,
-                             f"record a {'failure' if kind == 'fail' else 'success'} lesson "
-                             f"for a symbol (secrets are masked)", example)
+    record_examples = {
+        "fail": ('ctxkit fail AuthService.validate "JWT expiry not handled" '
+                 '--file src/auth/service.py -d "check refresh_token"'),
+        "ok": ('ctxkit ok AuthService.validate "passes once times are UTC" '
+               '--file src/auth/service.py'),
+    }
+    for name, func, what in (("fail", cmd_fail, "failure"), ("ok", cmd_ok, "success")):
+        parser = add_command(sub, common, name, func,
+                             f"record a {what} lesson for a symbol (secrets are masked)",
+                             record_examples[name])
         _symbol_arguments(parser)
         parser.add_argument("lesson", metavar="LESSON", help="the lesson, one line")
         parser.add_argument("-d", "--detail", metavar="TEXT", help="more context (optional)")
         parser.add_argument("--session", metavar="ID", help="the agent session it came from")
-    for name, func, verb in (("resolve", cmd_resolve, "mark a lesson resolved (the code "
-                                                      "or tests changed)"),
-                             ("deactivate", cmd_deactivate, "mark a lesson inactive (no longer "
-                                                            "true, or noise)")):
-        parser = add_command(sub, common, name, func, f"{verb}; risk is recomputed",
+    status_help = {"resolve": "mark a lesson resolved (the code or tests changed)",
+                   "deactivate": "mark a lesson inactive (no longer true, or noise)"}
+    for name, func in (("resolve", cmd_resolve), ("deactivate", cmd_deactivate)):
+        parser = add_command(sub, common, name, func, f"{status_help[name]}; risk is recomputed",
                              f"ctxkit {name} 12")
         parser.add_argument("id", type=int, metavar="ID", help="lesson id (query --all shows them)")
     stats = add_command(sub, common, "stats", cmd_stats,

@@ -128,11 +128,12 @@ def test_inject_block_byte_for_byte(cli):
 
 
 def test_inject_without_file_and_whole_number_score(cli):
-    for text in ("one", "two", "three", "four"):
+    for text in ("one", "two  spaces kept", "three\n  folded onto one line", "four"):
         record(cli, "fail", "Cache.get", text)
     result = cli("query", "Cache.get", "--inject")
     assert result.out == ("[PAST EXPERIENCE — Cache.get (risk: 11.5, high)]\n"
-                          "- four\n- three\n- two\n- one\n" + FOOTER + "\n")
+                          "- four\n- three folded onto one line\n- two  spaces kept\n- one\n"
+                          + FOOTER + "\n")
 
 
 def test_inject_prints_nothing_below_ten(cli):
@@ -545,3 +546,13 @@ def test_query_inject_imports_no_heavy_module(cli):
                           text=True, env={"PYTHONPATH": str(ctxkit.Path(ctxkit.__file__).parent),
                                           "PATH": "/usr/bin:/bin"})
     assert proc.stdout.strip() == "'[PAST EXPERIENCE —' []", proc.stderr
+
+
+def test_opening_a_read_only_database_keeps_it_read_only(cli):
+    record(cli, "fail", "X", "kept")
+    cli.db.chmod(0o444)
+    try:
+        cli("query", "X")
+        assert cli.db.stat().st_mode & 0o777 == 0o400  # private, still not writable
+    finally:
+        cli.db.chmod(0o600)

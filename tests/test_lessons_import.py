@@ -254,3 +254,19 @@ def test_eight_processes_record_fails_at_once(cli):
     assert obj["risk_score"] == 8 + 1.5 + 12.0
     ids = sorted(json.loads(out)["id"] for _, out, _ in results)
     assert ids == list(range(ids[0], ids[0] + 8))
+
+
+def test_import_of_rows_without_time_is_idempotent(cli, tmp_path):
+    source = tmp_path / "no_time.db"
+    conn = sqlite3.connect(source)
+    conn.executescript(CM_V03)
+    conn.execute("INSERT INTO symbols (id, project, name) VALUES (1, 'p', 'T')")
+    conn.execute("INSERT INTO experiences (symbol_id, type, lesson, created_at) "
+                 "VALUES (1, 'fail', 'when?', NULL)")
+    conn.execute("INSERT INTO experiences (symbol_id, type, lesson) VALUES (1, 'weird', 'x')")
+    conn.commit()
+    conn.close()
+    report = import_twice(cli, source)
+    assert (report["imported"], report["invalid"]) == (1, 1)
+    obj = query(cli, "T")[0]
+    assert obj["risk_score"] == 1 + 0.3 + 1.5  # unknown time counts as old

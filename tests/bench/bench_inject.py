@@ -133,7 +133,8 @@ def main() -> int:
               f"ratio {result['ratio']} (target <= {TARGET}): "
               f"{'ok' if result['ok'] else 'too slow'}")
     if imports:
-        print("slowest imports of one run (cumulative ms; indented: imported by the one above):\n" + imports)
+        print("slowest imports of one run (cumulative; indented: imported by the line above):")
+        print(imports)
     return 0 if result["ok"] else 1
 
 
