@@ -2380,15 +2380,7 @@ class _Resolver:
                       recv: str | None) -> tuple[int | None, float]:
         lang = self.lang.get(path, "")
         if recv is None:
-            called = self.ctx(path).get("called_params", {})
-            if any(callee in called.get(qual, ()) for qual in self.scope_chain(scope)):
-                return None, 0.0  # a callable passed in as a parameter
-            target = self.resolve_name(path, scope, callee)
-            if target is not None:
-                return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
-            if lang == "python" and callee in PY_BUILTINS:
-                return None, 1.0
-            return self.guess(callee, lang)
+            return self._resolve_bare(path, scope, callee, lang)
         if "::" in recv:  # Rust crate::a::f(), super::f(), self::m::f()
             target = self.rust_path(path, f"{recv}::{callee}")
             if target and target[0] == "node":
@@ -2396,34 +2388,12 @@ class _Resolver:
             return None, 0.0 if target is None else 1.0
         is_receiver = lang == "go" and self.ctx(path).get("receivers", {}).get(scope) == recv
         if recv in SELF_NAMES.get(lang, ()) or recv in SUPER_NAMES or is_receiver:
-            cls = self.enclosing_class(path, scope)
-            if cls is None:
-                return self.guess(callee, lang, attr=True)
-            if recv in SUPER_NAMES:
-                for base in self.bases.get(cls, ()):
-                    found = self.method_lookup(base, callee)
-                    if found is not None:
-                        return found, CONF_EXACT
-                return None, 0.0
-            found = self.method_lookup(cls, callee)
-            return (found, CONF_EXACT) if found is not None else (None, 0.0)
+            return self._resolve_self(path, scope, callee, recv, lang)
         if recv[:1] in "\"'[{(0123456789" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
-        typed = self.variable_type(path, scope, recv)
+        typed = self._resolve_typed(path, scope, callee, recv)
         if typed is not None:
-            target = self.resolve_dotted(path, scope, typed)
-            if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
-                found = self.method_lookup(target[1], callee)
-                return (found, CONF_TYPED) if found is not None else (None, 0.0)
-            if target is None or target[0] != "node":
-                return None, 1.0  # a type outside the index (str, a library class): no guess
-            if self.nodes[target[1]][0] in CLASS_KINDS:
-                return None, 0.0
-            cls = self.returned_class(target[1])
-            if cls is not None:  # x = make_service() -> UserService
-                found = self.method_lookup(cls, callee)
-                return (found, CONF_TYPED) if found is not None else (None, 0.0)
-            # x = some_function() without a known return type: an unknown receiver
+            return typed
         if recv.isidentifier() or re.fullmatch(r"[\w.]+", recv):
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
@@ -2431,6 +2401,46 @@ class _Resolver:
             if lang == "java" and recv[:1].isupper():
                 return None, 1.0  # a class outside the index (System.out, Math)
         return self.guess(callee, lang, attr=True)
+
+    def _resolve_bare(self, path: str, scope: str, callee: str,
+                      lang: str) -> tuple[int | None, float]:
+        called = self.ctx(path).get("called_params", {})
+        if any(callee in called.get(qual, ()) for qual in self.scope_chain(scope)):
+            return None, 0.0  # a callable passed in as a parameter
+        target = self.resolve_name(path, scope, callee)
+        if target is not None:
+            return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
+        if lang == "python" and callee in PY_BUILTINS:
+            return None, 1.0
+        return self.guess(callee, lang)
+
+    def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
+                      lang: str) -> tuple[int | None, float]:
+        cls = self.enclosing_class(path, scope)
+        if cls is None:  # `this` in a plain function
+            return self.guess(callee, lang, attr=True)
+        owners = self.bases.get(cls, []) if recv in SUPER_NAMES else [cls]
+        for owner in owners:
+            found = self.method_lookup(owner, callee)
+            if found is not None:
+                return found, CONF_EXACT
+        return None, 0.0
+
+    def _resolve_typed(self, path: str, scope: str, callee: str,
+                       recv: str) -> tuple[int | None, float] | None:
+        """Through the receiver's known type; None when its type is not known."""
+        typed = self.variable_type(path, scope, recv)
+        if typed is None:
+            return None
+        target = self.resolve_dotted(path, scope, typed)
+        if target is None or target[0] != "node":
+            return None, 1.0  # a type outside the index (str, a library class): no guess
+        cls = target[1] if self.nodes[target[1]][0] in CLASS_KINDS else \
+            self.returned_class(target[1])  # x = make_service() -> UserService
+        if cls is None:
+            return None  # x = some_function() with no declared return type
+        found = self.method_lookup(cls, callee)
+        return (found, CONF_TYPED) if found is not None else (None, 0.0)
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
         if target[0] == "external":
