@@ -2848,13 +2848,16 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
             params.append(args.kind)
         rows = db.query(f"SELECT uid, kind, path, line, qualname FROM nodes WHERE "
                         f"{' AND '.join(where)} ORDER BY path, line", params)
+        empty = db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None
     finally:
         db.close()
     results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"]}
                for r in rows if _symbol_matches(args.pattern, r["uid"], r["qualname"])]
     results = results[:args.limit]
+    none = ("nothing is indexed yet: run `ctxkit index` where the source files are" if empty
+            else "no symbols match")
     emit(env, {"results": results},
-         lambda: "\n".join(f"{r['id']} ({r['kind']})" for r in results) or "no symbols match")
+         lambda: "\n".join(f"{r['id']} ({r['kind']})" for r in results) or none)
     return EXIT_OK
 
 

@@ -500,6 +500,7 @@ def test_empty_repository(cli):
                              "errors": 0}
     assert data["nodes"] == 0 and data["languages"] == {}
     assert cli("symbols", "--json").json() == {"results": []}
+    assert "nothing is indexed yet" in cli("symbols").out
 
 
 def test_file_deleted_while_indexing(cli, monkeypatch):
