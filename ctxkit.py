@@ -2738,7 +2738,7 @@ def graph_walk(db: Database, project: str, start: Node, relation: str, depth: in
                min_confidence: float) -> list[dict[str, Any]]:
     """Breadth-first callers (calledBy) or callees (calls) up to ``depth`` levels."""
     results: list[dict[str, Any]] = []
-    seen, external = {start.rowid}, set()
+    seen, external, recursive = {start.rowid}, set(), False
     frontier, level = [start], 1
     while frontier and (depth is None or level <= depth):
         next_frontier = []
@@ -2748,6 +2748,11 @@ def graph_walk(db: Database, project: str, start: Node, relation: str, depth: in
                     if relation == "calls" and rel.name not in external:
                         external.add(rel.name)
                         results.append(_walk_item(None, rel, level, current, relation))
+                    continue
+                if rel.node.rowid == start.rowid:  # recursion: listed once, not followed
+                    if level == 1 and not recursive:
+                        recursive = True
+                        results.append(_walk_item(rel.node, rel, level, current, relation))
                     continue
                 if rel.node.rowid in seen:
                     continue

@@ -705,3 +705,12 @@ def test_declared_return_types_type_the_receiver(cli):
     assert callees(cli, "run") == {"web/api.ts:make", "web/api.ts:Api.send"}
     assert callees(cli, "py/models.py:main") == {"py/models.py:open_repo",
                                                  "py/models.py:Repo.flush"}
+
+
+def test_recursive_function_is_its_own_caller(cli):
+    write(cli.root, "r.py", "def fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\n\n\n"
+                            "def main():\n    return fact(5)\n")
+    index(cli)
+    assert callers(cli, "fact") == {"r.py:fact", "r.py:main"}
+    assert callers(cli, "fact", "--depth", "3") == {"r.py:fact", "r.py:main"}
+    assert callees(cli, "fact") == {"r.py:fact"}
