@@ -2787,7 +2787,8 @@ def _lesson_risk(db: Database, project: str, node: Node) -> float:
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
                  min_confidence: float) -> dict[str, Any]:
     """The reverse call closure of ``node`` with a risk level weighing fan-in and lessons."""
-    results = graph_walk(db, project, node, "calledBy", depth, min_confidence)
+    results = [r for r in graph_walk(db, project, node, "calledBy", depth, min_confidence)
+               if r["id"] != node.id]  # recursion adds no fan-in
     direct = [r["id"] for r in results if r["depth"] == 1]
     indirect = [r["id"] for r in results if r["depth"] > 1]
     fan_in = min(12.0, len(direct) + 0.5 * len(indirect))

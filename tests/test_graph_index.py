@@ -714,3 +714,4 @@ def test_recursive_function_is_its_own_caller(cli):
     assert callers(cli, "fact") == {"r.py:fact", "r.py:main"}
     assert callers(cli, "fact", "--depth", "3") == {"r.py:fact", "r.py:main"}
     assert callees(cli, "fact") == {"r.py:fact"}
+    assert cli("impact", "fact", "--json").json()["direct"] == ["r.py:main"]
