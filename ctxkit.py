@@ -729,6 +729,11 @@ _JS_DEFS = """
 (method_definition name: (_) @name) @def.function
 (variable_declarator name: (identifier) @name
     value: [(arrow_function) (function_expression)] @fn) @def.function
+(expression_statement (assignment_expression
+    left: (member_expression object: [(identifier) (member_expression)] @owner
+        property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)] @fn
+    (#match? @owner "^(module\\.)?exports$"))) @def.function
 """
 _TS_DEFS = """
 (abstract_class_declaration name: (_) @name) @def.class

@@ -715,3 +715,14 @@ def test_recursive_function_is_its_own_caller(cli):
     assert callers(cli, "fact", "--depth", "3") == {"r.py:fact", "r.py:main"}
     assert callees(cli, "fact") == {"r.py:fact"}
     assert cli("impact", "fact", "--json").json()["direct"] == ["r.py:main"]
+
+
+def test_commonjs_exported_function_assignments(cli):
+    write(cli.root, "lib/m.js", "exports.helper = function (a) {\n  return a;\n};\n"
+                                "module.exports.run = (x) => exports.helper(x);\n")
+    write(cli.root, "lib/app.js", "const m = require('./m');\n\nfunction main() {\n"
+                                  "  return m.helper(1) + m.run(2);\n}\n")
+    index(cli)
+    assert callees(cli, "main") == {"lib/m.js:helper", "lib/m.js:run"}
+    assert node(cli, "lib/m.js:helper").exported
+    assert node(cli, "lib/m.js:run").params == ({"name": "x", "type": None, "default": None},)
