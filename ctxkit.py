@@ -1921,9 +1921,19 @@ def _drop_file(db: Database, file_id: int, run: _IndexRun) -> None:
     db.execute(SQL_FILE_DELETE, (file_id,))
 
 
+def _reexported_names(context: str) -> set[str]:
+    """Names a file binds by import: calls elsewhere may reach them through it."""
+    try:
+        return set(json.loads(context).get("imports", {}))
+    except ValueError:
+        return set()
+
+
 def _clear_file(db: Database, file_id: int, run: _IndexRun) -> None:
     """Forget a file's nodes and edges; edges from other files into it lose their target."""
     run.affected.update(r[0] for r in db.query(SQL_FILE_NAMES, (file_id,)))
+    row = db.one("SELECT context FROM files WHERE id = ?", (file_id,))
+    run.affected.update(_reexported_names(row[0] if row else "{}"))
     db.execute(SQL_FILE_UNLINK, (file_id,))
     db.execute(SQL_FILE_CLEAR_EDGES, (file_id,))
     db.execute(SQL_FILE_CLEAR_NODES, (file_id,))
@@ -1968,6 +1978,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
             edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
                           file_id))
         run.affected.add(d[1])
+    run.affected.update(_reexported_names(facts["context"]))
     db.executemany(SQL_NODE_INSERT, rows)
     db.executemany(SQL_EDGE_INSERT, edges)
     for scope, callee, recv, written, line in facts["calls"]:

@@ -726,3 +726,15 @@ def test_commonjs_exported_function_assignments(cli):
     assert callees(cli, "main") == {"lib/m.js:helper", "lib/m.js:run"}
     assert node(cli, "lib/m.js:helper").exported
     assert node(cli, "lib/m.js:run").params == ({"name": "x", "type": None, "default": None},)
+
+
+def test_removed_reexport_unlinks_callers_in_unchanged_files(cli):
+    write(cli.root, "pkg/__init__.py", "from .impl import work\n")
+    write(cli.root, "pkg/impl.py", "def work():\n    return 1\n")
+    write(cli.root, "main.py", "import pkg\n\n\ndef main():\n    return pkg.work()\n")
+    index(cli)
+    assert callees(cli, "main") == {"pkg/impl.py:work"}
+    init = write(cli.root, "pkg/__init__.py", "# nothing re-exported any more\n")
+    bump(init)
+    index(cli)
+    assert callees(cli, "main") == {"pkg.work"}
