@@ -712,6 +712,10 @@ _JS_CALLS = """
     (#eq? @req "require"))) @import
 (variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
     @vartype
+(variable_declarator name: (identifier) @var value: (call_expression
+    function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
+(variable_declarator name: (identifier) @var value: (await_expression (call_expression
+    function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
     property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
 (export_specifier name: (_) @exportname)
@@ -740,6 +744,11 @@ _JS_DEFS = """
 (method_definition name: (_) @name) @def.function
 (variable_declarator name: (identifier) @name
     value: [(arrow_function) (function_expression)] @fn) @def.function
+(expression_statement (assignment_expression
+    left: (member_expression object: [(identifier) (member_expression)] @owner
+        property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)] @fn
+    (#match? @owner "^(module\\.)?exports$"))) @def.function
 """
 _TS_DEFS = """
 (abstract_class_declaration name: (_) @name) @def.class
@@ -784,6 +793,8 @@ GRAPH_QUERIES: dict[str, str] = {
     right: (expression_list . [(composite_literal type: (_) @type)
         (unary_expression operand: (composite_literal type: (_) @type))])) @vartype
 (var_spec name: (identifier) @var type: (_) @type) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var)
+    right: (expression_list . (call_expression function: (_) @type))) @vartype
 [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """,
@@ -806,6 +817,8 @@ GRAPH_QUERIES: dict[str, str] = {
 (let_declaration pattern: (identifier) @var
     value: (call_expression function: (scoped_identifier path: (_) @type))) @vartype
 (let_declaration pattern: (identifier) @var value: (struct_expression name: (_) @type)) @vartype
+(let_declaration pattern: (identifier) @var !type
+    value: (call_expression function: (identifier) @type)) @vartype
 [(if_expression) (for_expression) (while_expression) (loop_expression) (match_arm)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """,
@@ -963,6 +976,7 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     ctx = _file_context(s, imports, extra)
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
+    ctx["called_params"] = _called_params(defs, starts, calls)
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
             "docstring": _module_docstring(s, tree.root_node), "defs": records,
             "bases": bases, "calls": _call_records(defs, starts, calls, emitted),
@@ -1013,6 +1027,19 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         cleaned = {var: _clean_type(text) for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
+
+
+def _called_params(defs: list[_Def], starts: list[int], calls: list[tuple]) -> dict[str, list]:
+    """Parameters called by their bare name (callbacks): never a definition of the index."""
+    found: dict[str, set[str]] = {}
+    for pos, _, callee, recv, _ in calls:
+        index = _enclosing(defs, starts, pos) if recv is None else -1
+        while index >= 0:
+            if any(p["name"] == callee for p in defs[index].params):
+                found.setdefault(defs[index].qualname, set()).add(callee)
+                break
+            index = defs[index].parent
+    return {scope: sorted(names) for scope, names in found.items()}
 
 
 def _call_records(defs: list[_Def], starts: list[int], calls: list[tuple],
@@ -1068,6 +1095,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             written = name
         elif s.lang == "rust" and s.src[recv.end_byte:callee.start_byte].strip() == b"::":
             written = f"{one_line(s.text(recv))}::{name}"
+            if recv_text.split(".", 1)[0] in ("crate", "super", "self"):
+                recv_text = one_line(s.text(recv))  # a module path: resolved as written
         else:
             written = f"{recv_text}.{name}"
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
@@ -1428,7 +1457,9 @@ def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]],
 
 def _clean_type(text: str) -> str:
     """The class name inside a written type: ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``."""
-    text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "")
+    text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
+    if text.startswith("("):  # Go results (*User, error): the first one
+        text = text[1:].split(",")[0]
     text = re.sub(r"<.*|\[.*|\(.*", "", text).replace("::", ".")
     match = re.search(r"[A-Za-z_][\w.]*", text)
     return match.group(0) if match else ""
@@ -1622,6 +1653,7 @@ def _graph_parse_job(job: tuple[str, str, str, str | None]) -> tuple:
         return rel, "failed", info.st_size, info.st_mtime_ns, f"{type(exc).__name__}: {exc}", \
             lang, None
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
     return rel, "parsed", info.st_size, info.st_mtime_ns, sha, lang, facts
 
 
@@ -1900,9 +1932,19 @@ def _drop_file(db: Database, file_id: int, run: _IndexRun) -> None:
     db.execute(SQL_FILE_DELETE, (file_id,))
 
 
+def _reexported_names(context: str) -> set[str]:
+    """Names a file binds by import: calls elsewhere may reach them through it."""
+    try:
+        return set(json.loads(context).get("imports", {}))
+    except ValueError:
+        return set()
+
+
 def _clear_file(db: Database, file_id: int, run: _IndexRun) -> None:
     """Forget a file's nodes and edges; edges from other files into it lose their target."""
     run.affected.update(r[0] for r in db.query(SQL_FILE_NAMES, (file_id,)))
+    row = db.one("SELECT context FROM files WHERE id = ?", (file_id,))
+    run.affected.update(_reexported_names(row[0] if row else "{}"))
     db.execute(SQL_FILE_UNLINK, (file_id,))
     db.execute(SQL_FILE_CLEAR_EDGES, (file_id,))
     db.execute(SQL_FILE_CLEAR_NODES, (file_id,))
@@ -1913,7 +1955,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
                 sha: str, facts: dict[str, Any], old: sqlite3.Row | None, next_id: int) -> int:
     project, now = run.project, utc_now()
     file_row = (lang, size, mtime_ns, sha, int(facts["errors"]), facts["package"],
-                json.dumps(facts["context"], ensure_ascii=False), now)
+                facts["context"], now)
     if old is None:  # another ctxkit may have indexed it since this run listed the files
         old = db.one("SELECT id FROM files WHERE project = ? AND path = ?", (project, rel))
     if old is None:
@@ -1947,6 +1989,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
             edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
                           file_id))
         run.affected.add(d[1])
+    run.affected.update(_reexported_names(facts["context"]))
     db.executemany(SQL_NODE_INSERT, rows)
     db.executemany(SQL_EDGE_INSERT, edges)
     for scope, callee, recv, written, line in facts["calls"]:
@@ -1999,7 +2042,8 @@ PY_BUILTINS = frozenset(
     "locals map max memoryview min next object oct open ord pow print property range repr "
     "reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip "
     "__import__".split())
-SQL_RESOLVER_NODES = "SELECT id, kind, name, qualname, path FROM nodes WHERE project = ?"
+SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type FROM nodes "
+                      "WHERE project = ?")
 SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ?"
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
@@ -2015,8 +2059,11 @@ class _Resolver:
         self.by_pq: dict[tuple[str, str], int] = {}
         self.by_name: dict[str, list[int]] = {}
         self.by_dir: dict[tuple[str, str], int] = {}
+        self.returns: dict[int, str] = {}
         for row in db.query(SQL_RESOLVER_NODES, (env.project,)):
-            node_id, kind, name, qualname, path = tuple(row)
+            node_id, kind, name, qualname, path, returns = tuple(row)
+            if returns:
+                self.returns[node_id] = returns
             self.nodes[node_id] = (kind, name, qualname, path)
             self.by_pq.setdefault((path, qualname), node_id)
             if kind != "file":
@@ -2360,35 +2407,20 @@ class _Resolver:
                       recv: str | None) -> tuple[int | None, float]:
         lang = self.lang.get(path, "")
         if recv is None:
-            target = self.resolve_name(path, scope, callee)
-            if target is not None:
-                return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
-            if lang == "python" and callee in PY_BUILTINS:
-                return None, 1.0
-            return self.guess(callee, lang)
+            return self._resolve_bare(path, scope, callee, lang)
+        if "::" in recv:  # Rust crate::a::f(), super::f(), self::m::f()
+            target = self.rust_path(path, f"{recv}::{callee}")
+            if target and target[0] == "node":
+                return target[1], CONF_EXACT
+            return None, 0.0 if target is None else 1.0
         is_receiver = lang == "go" and self.ctx(path).get("receivers", {}).get(scope) == recv
         if recv in SELF_NAMES.get(lang, ()) or recv in SUPER_NAMES or is_receiver:
-            cls = self.enclosing_class(path, scope)
-            if cls is None:
-                return self.guess(callee, lang, attr=True)
-            if recv in SUPER_NAMES:
-                for base in self.bases.get(cls, ()):
-                    found = self.method_lookup(base, callee)
-                    if found is not None:
-                        return found, CONF_EXACT
-                return None, 0.0
-            found = self.method_lookup(cls, callee)
-            return (found, CONF_EXACT) if found is not None else (None, 0.0)
+            return self._resolve_self(path, scope, callee, recv, lang)
         if recv[:1] in "\"'[{(0123456789" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
-        typed = self.variable_type(path, scope, recv)
+        typed = self._resolve_typed(path, scope, callee, recv)
         if typed is not None:
-            target = self.resolve_dotted(path, scope, typed)
-            if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
-                found = self.method_lookup(target[1], callee)
-                return (found, CONF_TYPED) if found is not None else (None, 0.0)
-            # A declared type outside the index (str, a library class): never guess.
-            return None, 0.0 if target and target[0] == "node" else 1.0
+            return typed
         if recv.isidentifier() or re.fullmatch(r"[\w.]+", recv):
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
@@ -2396,6 +2428,46 @@ class _Resolver:
             if lang == "java" and recv[:1].isupper():
                 return None, 1.0  # a class outside the index (System.out, Math)
         return self.guess(callee, lang, attr=True)
+
+    def _resolve_bare(self, path: str, scope: str, callee: str,
+                      lang: str) -> tuple[int | None, float]:
+        called = self.ctx(path).get("called_params", {})
+        if any(callee in called.get(qual, ()) for qual in self.scope_chain(scope)):
+            return None, 0.0  # a callable passed in as a parameter
+        target = self.resolve_name(path, scope, callee)
+        if target is not None:
+            return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
+        if lang == "python" and callee in PY_BUILTINS:
+            return None, 1.0
+        return self.guess(callee, lang)
+
+    def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
+                      lang: str) -> tuple[int | None, float]:
+        cls = self.enclosing_class(path, scope)
+        if cls is None:  # `this` in a plain function
+            return self.guess(callee, lang, attr=True)
+        owners = self.bases.get(cls, []) if recv in SUPER_NAMES else [cls]
+        for owner in owners:
+            found = self.method_lookup(owner, callee)
+            if found is not None:
+                return found, CONF_EXACT
+        return None, 0.0
+
+    def _resolve_typed(self, path: str, scope: str, callee: str,
+                       recv: str) -> tuple[int | None, float] | None:
+        """Through the receiver's known type; None when its type is not known."""
+        typed = self.variable_type(path, scope, recv)
+        if typed is None:
+            return None
+        target = self.resolve_dotted(path, scope, typed)
+        if target is None or target[0] != "node":
+            return None, 1.0  # a type outside the index (str, a library class): no guess
+        cls = target[1] if self.nodes[target[1]][0] in CLASS_KINDS else \
+            self.returned_class(target[1])  # x = make_service() -> UserService
+        if cls is None:
+            return None  # x = some_function() with no declared return type
+        found = self.method_lookup(cls, callee)
+        return (found, CONF_TYPED) if found is not None else (None, 0.0)
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
         if target[0] == "external":
@@ -2407,6 +2479,19 @@ class _Resolver:
             found = self.method_lookup(target[1], callee)
             return (found, CONF_EXACT) if found is not None else (None, 0.0)
         return None, 0.0
+
+    def returned_class(self, function: int) -> int | None:
+        """The class a function's declared return type names, when it is in the index."""
+        written = _clean_type(self.returns.get(function, ""))
+        _, _, qualname, path = self.nodes[function]
+        if written in ("Self", "self", "this") and "." in qualname:
+            written = qualname.rsplit(".", 2)[-2]
+        if not written:
+            return None
+        target = self.resolve_dotted(path, "", written)
+        if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
+            return target[1]
+        return None
 
     def variable_type(self, path: str, scope: str, recv: str) -> str | None:
         """The declared or constructed type of ``x``, ``self.x`` or ``this.x``."""
@@ -2680,7 +2765,7 @@ def graph_walk(db: Database, project: str, start: Node, relation: str, depth: in
                min_confidence: float) -> list[dict[str, Any]]:
     """Breadth-first callers (calledBy) or callees (calls) up to ``depth`` levels."""
     results: list[dict[str, Any]] = []
-    seen, external = {start.rowid}, set()
+    seen, external, recursive = {start.rowid}, set(), False
     frontier, level = [start], 1
     while frontier and (depth is None or level <= depth):
         next_frontier = []
@@ -2690,6 +2775,11 @@ def graph_walk(db: Database, project: str, start: Node, relation: str, depth: in
                     if relation == "calls" and rel.name not in external:
                         external.add(rel.name)
                         results.append(_walk_item(None, rel, level, current, relation))
+                    continue
+                if rel.node.rowid == start.rowid:  # recursion: listed once, not followed
+                    if level == 1 and not recursive:
+                        recursive = True
+                        results.append(_walk_item(rel.node, rel, level, current, relation))
                     continue
                 if rel.node.rowid in seen:
                     continue
@@ -2724,7 +2814,8 @@ def _lesson_risk(db: Database, project: str, node: Node) -> float:
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
                  min_confidence: float) -> dict[str, Any]:
     """The reverse call closure of ``node`` with a risk level weighing fan-in and lessons."""
-    results = graph_walk(db, project, node, "calledBy", depth, min_confidence)
+    results = [r for r in graph_walk(db, project, node, "calledBy", depth, min_confidence)
+               if r["id"] != node.id]  # recursion adds no fan-in
     direct = [r["id"] for r in results if r["depth"] == 1]
     indirect = [r["id"] for r in results if r["depth"] > 1]
     fan_in = min(12.0, len(direct) + 0.5 * len(indirect))
@@ -2790,13 +2881,16 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
             params.append(args.kind)
         rows = db.query(f"SELECT uid, kind, path, line, qualname FROM nodes WHERE "
                         f"{' AND '.join(where)} ORDER BY path, line", params)
+        empty = db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None
     finally:
         db.close()
     results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"]}
                for r in rows if _symbol_matches(args.pattern, r["uid"], r["qualname"])]
     results = results[:args.limit]
+    none = ("nothing is indexed yet: run `ctxkit index` where the source files are" if empty
+            else "no symbols match")
     emit(env, {"results": results},
-         lambda: "\n".join(f"{r['id']} ({r['kind']})" for r in results) or "no symbols match")
+         lambda: "\n".join(f"{r['id']} ({r['kind']})" for r in results) or none)
     return EXIT_OK
 
 

@@ -500,6 +500,7 @@ def test_empty_repository(cli):
                              "errors": 0}
     assert data["nodes"] == 0 and data["languages"] == {}
     assert cli("symbols", "--json").json() == {"results": []}
+    assert "nothing is indexed yet" in cli("symbols").out
 
 
 def test_file_deleted_while_indexing(cli, monkeypatch):
@@ -640,7 +641,8 @@ def test_guesses_skip_nested_functions_common_methods_and_the_caller(cli):
     write(cli.root, "a.py", "def outer():\n    def inner():\n        pass\n    return inner()\n\n\n"
                             "class Bar:\n    def update(self):\n        pass\n\n"
                             "    def refresh(self, other):\n        return other.refresh()\n\n\n"
-                            "def use(func, data):\n    data.update()\n    return func()\n")
+                            "def use(func, data):\n    data.update()\n    return func()\n\n\n"
+                            "def func():\n    pass\n")
     index(cli)
     assert callees(cli, "outer") == {"a.py:outer.inner"}
     assert callees(cli, "use") == {"data.update", "func"}
@@ -664,3 +666,75 @@ def test_namespace_package_without_init(cli):
     results = cli("callees", "run", "--json").json()["results"]
     assert [(r["id"], r["call_line"]) for r in results] == [("ns/tools.py:helper", 6)]
     assert callers(cli, "helper") == {"ns/main.py:run"}
+
+
+def test_value_returned_by_a_function_is_an_unknown_receiver(cli):
+    write(cli.root, "m.py", "class Store:\n    def persist_all(self):\n        pass\n\n\n"
+                            "def make():\n    return Store()\n\n\n"
+                            "def run():\n    store = make()\n    store.persist_all()\n"
+                            "    text = str(1)\n    return text.persist_all()\n")
+    index(cli)
+    results = cli("callees", "run", "--json").json()["results"]
+    found = {(r["id"] or r["name"], r["confidence"]) for r in results}
+    assert ("m.py:Store.persist_all", ctxkit.CONF_UNIQUE_ATTR) in found  # unique-name guess
+    assert ("text.persist_all", 1.0) in found  # str is outside the index: never guessed
+
+
+def test_declared_return_types_type_the_receiver(cli):
+    write(cli.root, "go.mod", "module example.com/app\n")
+    write(cli.root, "store/store.go", "package store\n\ntype Store struct{}\n\n"
+                                      "func New() (*Store, error) { return &Store{}, nil }\n\n"
+                                      "func (s *Store) Flush() {}\n")
+    write(cli.root, "other/other.go", "package other\n\ntype Other struct{}\n\n"
+                                      "func (o *Other) Flush() {}\n")
+    write(cli.root, "main.go", "package main\n\nimport \"example.com/app/store\"\n\n"
+                               "func main() {\n\ts, _ := store.New()\n\ts.Flush()\n}\n")
+    write(cli.root, "web/api.ts", "export class Api { send(): void {} }\n"
+                                  "export class Mock { send(): void {} }\n"
+                                  "export async function connect(): Promise<Api> "
+                                  "{ return new Api(); }\n"
+                                  "export function make(): Api { return new Api(); }\n")
+    write(cli.root, "web/app.ts", "import { make } from './api';\n\n"
+                                  "function run() {\n  const api = make();\n  api.send();\n}\n")
+    write(cli.root, "py/models.py", "class Repo:\n    def flush(self):\n        pass\n\n\n"
+                                    "class Other:\n    def flush(self):\n        pass\n\n\n"
+                                    "def open_repo() -> Repo:\n    return Repo()\n\n\n"
+                                    "def main():\n    repo = open_repo()\n    repo.flush()\n")
+    index(cli)
+    assert callees(cli, "main.go:main") == {"store/store.go:New", "store/store.go:Store.Flush"}
+    assert callees(cli, "run") == {"web/api.ts:make", "web/api.ts:Api.send"}
+    assert callees(cli, "py/models.py:main") == {"py/models.py:open_repo",
+                                                 "py/models.py:Repo.flush"}
+
+
+def test_recursive_function_is_its_own_caller(cli):
+    write(cli.root, "r.py", "def fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\n\n\n"
+                            "def main():\n    return fact(5)\n")
+    index(cli)
+    assert callers(cli, "fact") == {"r.py:fact", "r.py:main"}
+    assert callers(cli, "fact", "--depth", "3") == {"r.py:fact", "r.py:main"}
+    assert callees(cli, "fact") == {"r.py:fact"}
+    assert cli("impact", "fact", "--json").json()["direct"] == ["r.py:main"]
+
+
+def test_commonjs_exported_function_assignments(cli):
+    write(cli.root, "lib/m.js", "exports.helper = function (a) {\n  return a;\n};\n"
+                                "module.exports.run = (x) => exports.helper(x);\n")
+    write(cli.root, "lib/app.js", "const m = require('./m');\n\nfunction main() {\n"
+                                  "  return m.helper(1) + m.run(2);\n}\n")
+    index(cli)
+    assert callees(cli, "main") == {"lib/m.js:helper", "lib/m.js:run"}
+    assert node(cli, "lib/m.js:helper").exported
+    assert node(cli, "lib/m.js:run").params == ({"name": "x", "type": None, "default": None},)
+
+
+def test_removed_reexport_unlinks_callers_in_unchanged_files(cli):
+    write(cli.root, "pkg/__init__.py", "from .impl import work\n")
+    write(cli.root, "pkg/impl.py", "def work():\n    return 1\n")
+    write(cli.root, "main.py", "import pkg\n\n\ndef main():\n    return pkg.work()\n")
+    index(cli)
+    assert callees(cli, "main") == {"pkg/impl.py:work"}
+    init = write(cli.root, "pkg/__init__.py", "# nothing re-exported any more\n")
+    bump(init)
+    index(cli)
+    assert callees(cli, "main") == {"pkg.work"}
