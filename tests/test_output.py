@@ -278,7 +278,7 @@ def test_fallbacks_are_listed_and_merged(cli):
                            "parseConfigFile could not open settings.yaml\n" + "filler\n" * 80)
     result = cli("search", "connection exception", "--json").json()
     strategies = [t["strategy"] for t in result["queries_tried"]]
-    assert strategies[:3] == ["literal", "identifiers", "synonyms"]
+    assert strategies[:4] == ["literal", "identifiers", "near", "synonyms"]
     assert result["status"] == "ok"
     substring = cli("search", "ConfigFile", "--json").json()
     assert substring["status"] == "ok"
