@@ -1090,6 +1090,7 @@ class Chunker:
         self.size = 0
         self.title = ""
         self.hold_ts = ""                 # the timestamp that holds the chunk open
+        self.title_element: list[Any] | None = None
         self.json: _JsonTracker | None = None
         self.decided_mode = False
 
@@ -1167,6 +1168,7 @@ class Chunker:
         if not self.lines:
             self.first_no = number
             self.title = head or (self.json.path() if self.json else "")
+            self.title_element = self.json.element() if self.json else None
         if not self.streams or self.streams[-1][1] != stream:
             self.streams.append((len(self.lines), stream))
         self.lines.extend(run)
@@ -1196,8 +1198,8 @@ class Chunker:
         return heads
 
     def _full(self, nxt: str) -> bool:
-        if self.json and self.json.depth <= 1 and self.size >= CHUNK_BYTES // 4:
-            return True   # between top-level keys: always a good place
+        if self.json and self.json.depth <= 2 and self.size >= CHUNK_BYTES // 4:
+            return True   # between records of the top-level container: always a good place
         if len(self.lines) < CHUNK_LINES and self.size < CHUNK_BYTES:
             return False
         if len(self.lines) >= UNIT_MAX_LINES or self.size >= UNIT_MAX_BYTES:
@@ -1246,6 +1248,8 @@ class Chunker:
         last_no = self.first_no + len(self.lines) - 1
         if self.json:
             self.title = self.json.span_title(self.title)
+            if self.title_element and self.title_element[2]:
+                self.title += f" ({self.title_element[2]})"
         self.emit_chunk(self.first_no, last_no, cont, ",".join(err), self.title,
                         "\n".join(self.lines))
         self.lines, self.streams, self.size, self.hold_ts = [], [], 0, ""
@@ -1260,12 +1264,24 @@ class _JsonTracker:
 
     _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
     _KEY_OPEN = re.compile(r'^\s*"((?:[^"\\]|\\.)*)"\s*:\s*[\[{]\s*$')
+    # A record's identity: the first of these fields names the array element.
+    _LABEL = re.compile(r'^\s*"(?:name|id|key|title|nodeid|package|test)"\s*:\s*"([^"\\]{1,80})"')
 
     def __init__(self) -> None:
-        self.stack: list[list[Any]] = []   # [key or index, count of children]
+        self.stack: list[list[Any]] = []   # [key or index, count of children, label]
         self.depth = 0
 
+    def element(self) -> list[Any] | None:
+        """The innermost array element being read (its label may come later)."""
+        return next((e for e in reversed(self.stack) if e[0].startswith("[")), None)
+
     def feed(self, line: str) -> None:
+        label = self._LABEL.match(line)
+        if label:
+            element = self.element()
+            if element is not None and not element[2] and self.stack.index(element) >= len(
+                    self.stack) - 3:
+                element[2] = label.group(1)
         key = self._KEY_OPEN.match(line)
         bare = self._STRING.sub('""', line)
         opens = bare.count("{") + bare.count("[")
@@ -1277,7 +1293,7 @@ class _JsonTracker:
                     parent = self.stack[-1]
                     name = f"[{parent[1]}]"
                     parent[1] += 1
-                self.stack.append([name or "", 0])
+                self.stack.append([name or "", 0, ""])
                 name = None
         elif closes > opens:
             del self.stack[len(self.stack) - (closes - opens):]
@@ -1299,7 +1315,7 @@ class _JsonTracker:
 
     def path(self) -> str:
         parts = ["$"]
-        for name, _ in self.stack[1:]:
+        for name, _, _ in self.stack[1:]:
             parts.append(name if name.startswith("[") else f".{name}")
         return "".join(parts)
 
