@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -211,8 +212,8 @@ def test_real_json_split_along_structure(cli):
         assert row["title"].startswith("$.packages[")
         assert isinstance(json.loads(f"[{body}]"), list)   # whole elements only
     hit = cli("search", "rare", "--handle", summary["handle"], "--json").json()["hits"][0]
-    first, _, last = hit["title"].removeprefix("$.packages[").rstrip("]").partition("-")
-    assert int(first) <= 37 <= int(last or first)
+    span = re.match(r"\$\.packages\[(\d+)(?:-(\d+))?\] \(pkg\d+\)$", hit["title"])
+    assert span and int(span.group(1)) <= 37 <= int(span.group(2) or span.group(1))
     assert '"note": "rare"' in hit["text"]
 
 
