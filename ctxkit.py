@@ -761,7 +761,6 @@ ORDER BY rank LIMIT ?"""
 SQL_VOCAB_MATCH = """
 SELECT o.id, o.vocab FROM output_vocab_fts JOIN outputs o ON o.id = output_vocab_fts.rowid
 WHERE output_vocab_fts MATCH ? AND o.project = ? {handle} LIMIT 50"""
-SQL_CHUNK_TEXT = "SELECT text, line_start, cont FROM output_chunks WHERE id = ?"
 SQL_EXPIRED = "SELECT id FROM outputs WHERE project = ? AND created_at < ?"
 SQL_PURGE_SIZES = """
 SELECT COUNT(DISTINCT o.id), COALESCE(SUM(LENGTH(CAST(c.text AS BLOB))), 0)
@@ -1511,9 +1510,6 @@ class OutputIngest:
             _bump_stats(self.db, self.env.project, write_failures=1)
         return summary
 
-    def direct_text(self) -> list[tuple[int, str]] | None:
-        return self.direct
-
 
 class _ChunkWriter:
     """Writes chunk batches on a thread: SQLite releases the GIL while it indexes,
@@ -1944,12 +1940,12 @@ def _returned_size(summary: dict[str, Any], ingest: OutputIngest) -> int:
 
 
 def _report_run(env: Env, summary: dict[str, Any], ingest: OutputIngest, code: int) -> int:
-    direct = ingest.direct_text()
+    direct = ingest.direct
     if direct is not None:
         if env.json:
             emit(env, {**summary, "output": "\n".join(text for _, text in direct)})
         else:
-            _print_direct(direct, ingest.bytes)
+            _print_direct(direct)
             if not env.quiet:
                 stored = f"stored as {summary['handle']}" if summary["stored"] else "NOT stored"
                 warn(f"exit {code} · {summary['lines']} lines · {stored}")
@@ -1966,7 +1962,7 @@ def _report_run(env: Env, summary: dict[str, Any], ingest: OutputIngest, code: i
     return code
 
 
-def _print_direct(direct: list[tuple[int, str]], size: int) -> None:
+def _print_direct(direct: list[tuple[int, str]]) -> None:
     """Print a small output as it was: stdout lines to stdout, stderr lines to stderr."""
     for stream, text in direct:
         target = sys.stdout if stream == STDOUT else sys.stderr
@@ -2372,9 +2368,7 @@ def _expand_lines(db: Database, output_id: int, first: int, last: int,
 def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
     db = open_db(env)
     rows = db.query(SQL_OUTPUTS_LIST, (env.project, args.limit))
-    data = [dict(row) | {"id": None} for row in rows]
-    for item in data:
-        item.pop("id")
+    data = [{k: row[k] for k in row.keys() if k != "id"} for row in rows]
     human = "\n".join(
         f"{r['handle']:>7}  {r['created_at'][:19]}  exit {r['exit_code'] if r['exit_code'] is not None else '?':>3}"
         f"  {r['bytes']:>12,} B  {r['lines']:>9,} lines  {r['status']:<11}  "
