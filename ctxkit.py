@@ -2181,18 +2181,18 @@ def _stem(word: str) -> str:
     return word
 
 
-def _match_words(query: str) -> list[str]:
-    """Lowercase stems used to find the matching lines inside a chunk."""
-    stems = []
+def _match_words(query: str) -> list[tuple[str, int]]:
+    """(stem, weight) pairs for finding the matching lines inside a chunk: the
+    query's own words weigh 2, their synonyms 1."""
+    weights: dict[str, int] = {}
     for word in _query_words(query):
         for part in [word.lower(), *_split_identifier(word)]:
             if part in _STOP_WORDS or len(part) < 2:
                 continue
-            for variant in (part, *_SYNONYM_OF.get(part, ())):
-                stem = _stem(variant)
-                if stem not in stems:
-                    stems.append(stem)
-    return stems
+            weights[_stem(part)] = 2
+            for synonym in _SYNONYM_OF.get(part, ()):
+                weights.setdefault(_stem(synonym), 1)
+    return list(weights.items())
 
 
 def _build_hits(db: Database, env: Env, query: str, fused: list[tuple[int, float]],
@@ -2223,25 +2223,27 @@ def _decisive_lines(db: Database, output_id: int) -> set[int]:
     return {e["line"] for e in json.loads(row[0] or "{}").get("errors", [])} if row else set()
 
 
-def _hit_window(db: Database, env: Env, row: sqlite3.Row, stems: list[str],
+def _hit_window(db: Database, env: Env, row: sqlite3.Row, stems: list[tuple[str, int]],
                 context: int) -> dict[str, Any]:
     """The matching lines of a chunk plus ``context`` lines on each side.
 
-    Lines are scored by the query stems they contain; a line the summary
-    found decisive scores more, since answers are usually there.
+    Lines are scored by the query stems they contain, each weighed by how rare
+    it is among the chunk's lines (a word on every line tells nothing); a line
+    the summary found decisive scores more, since answers are usually there.
     """
+    import math
     lines = output_lines(db, row["output_id"], row["line_start"], row["line_end"])
     decisive = _decisive_lines(db, row["output_id"])
+    lows = [(number, text.lower()) for number, _, text in lines]
+    rarity = {stem: weight * math.log((len(lows) + 1) / (0.5 + sum(stem in low for _, low in lows)))
+              for stem, weight in stems}
     scored = []
-    for number, _, text in lines:
-        low = text.lower()
-        score = sum(1 for stem in stems if stem in low)
-        if score and number in decisive:
-            score += 2
-        if score:
-            scored.append((score, number))
+    for number, low in lows:
+        score = sum(value for stem, value in rarity.items() if stem in low)
+        if score > 0:
+            scored.append((score + (1.0 if number in decisive else 0.0), number))
     best = max(s for s, _ in scored) if scored else 0
-    matched = sorted(n for s, n in scored if s == best) or [row["line_start"]]
+    matched = sorted(n for s, n in scored if s >= best * 0.9) or [row["line_start"]]
     cluster = [matched[0]]   # the first best line and the best lines right after it
     for number in matched[1:]:
         if number - cluster[-1] > 2 * context + 1 or len(cluster) >= 3:
@@ -2250,7 +2252,7 @@ def _hit_window(db: Database, env: Env, row: sqlite3.Row, stems: list[str],
     first = max(1, cluster[0] - context)
     last = cluster[-1] + context
     window = output_lines(db, row["output_id"], first, last)
-    text = "\n".join(_clip_around(t, stems) for _, _, t in window)
+    text = "\n".join(_clip_around(t, [s for s, _ in stems]) for _, _, t in window)
     refs = [r for r in (_first_ref(t) for _, _, t in window) if r]
     symbols = []
     for ref in refs[:10]:

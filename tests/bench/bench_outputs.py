@@ -34,7 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-WORK = HERE / ".work" / "outputs"
+WORK = Path(os.environ.get("BENCH_WORK") or HERE / ".work" / "outputs")
 CTXKIT = ROOT / "ctxkit.py"
 PY = sys.executable
 # The installed `ctxkit` command imports the module (byte-compiled once); running
