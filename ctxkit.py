@@ -1825,8 +1825,11 @@ class CommandRunner:
         import subprocess
         group = {"process_group": 0} if sys.version_info >= (3, 11) else {
             "preexec_fn": os.setpgrp}
+        # A background process group that reads the terminal would be stopped
+        # (SIGTTIN); an interactive stdin is therefore replaced by /dev/null.
+        stdin = subprocess.DEVNULL if _stdin_is_terminal() else None
         try:
-            self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
+            self.proc = subprocess.Popen(self.argv, stdin=stdin, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, env=self.env, **group)
         except OSError as exc:
             raise CtxkitError(f"cannot run {self.argv[0]!r}: {exc.strerror or exc}") from None
@@ -1896,6 +1899,13 @@ class CommandRunner:
         except Exception:  # noqa: BLE001 - still running after the grace: kill hard
             self._kill_group(final=True)
             self.proc.wait()
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return os.isatty(0)
+    except OSError:
+        return False
 
 
 def _open_store(env: Env) -> tuple[Database | None, str | None]:
