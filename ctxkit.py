@@ -814,7 +814,8 @@ _PYTEST_LOCATION = re.compile(r"^(?P<path>[^\s:]+\.\w+):(?P<line>\d+): (?P<exc>[
 _BANNER = re.compile(r"^[=_*#-]{3,} ?[A-Za-z ]{0,40} ?[=_*#-]{3,}$")
 # The one-line verdict of a test runner: pytest, cargo, jest, go.
 _TEST_RESULT = re.compile(
-    r"^=+ .*\b\d+ (?:failed|passed|errors?)\b.* =+$|^test result: FAILED\b|^Tests:\s+\d+ failed"
+    r"^=* ?(?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected),? )+"
+    r"in [\d.]+s\b|^test result: FAILED\b|^Tests:\s+\d+ failed"
     r"|^FAIL\s+\S+\s+[\d.]+s$")
 _PANIC = re.compile(r"^panic: |^thread '[^']*' panicked at|^fatal error: ")
 _GENERIC_BAD = re.compile(r"(?i)\b(?:errors?|exceptions?|fail|failed|failures?|fatal|panic|"
@@ -1725,11 +1726,13 @@ def _shell_quote(text: str) -> str:
 
 def _fit_summary(summary: dict[str, Any], total: int) -> dict[str, Any]:
     """Shrink texts, then head/tail, then errors until the JSON fits the budget."""
-    for limit, keep_edges, keep_errors in ((200, 5, 10), (120, 4, 10), (100, 3, 8),
-                                           (80, 2, 6), (60, 1, 4), (40, 1, 2)):
-        for part in ("head", "tail"):
-            summary[part] = [{"line": e["line"], "text": _clip(e["text"], limit)}
-                             for e in summary[part][:keep_edges]]
+    # Decisive lines matter most: head and tail shrink first.
+    for limit, keep_edges, keep_errors in ((200, 5, 10), (160, 3, 10), (120, 2, 10),
+                                           (100, 1, 10), (80, 1, 8), (60, 1, 6), (40, 1, 3)):
+        summary["head"] = [{"line": e["line"], "text": _clip(e["text"], limit)}
+                           for e in summary["head"][:keep_edges]]
+        summary["tail"] = [{"line": e["line"], "text": _clip(e["text"], limit)}
+                           for e in summary["tail"][-keep_edges:]]
         kept = sorted(summary["errors"], key=lambda e: e["rank"])[:keep_errors]
         summary["errors"] = [{**e, "text": _clip(e["text"], limit)}
                              for e in sorted(kept, key=lambda e: e["line"])]
