@@ -550,3 +550,24 @@ def test_newer_database_is_not_written_but_the_command_runs(cli, tmp_path):
     result = cli("run", "--db", str(path), "--", "sh", "-c", "echo fine")
     assert result.code == 0 and result.out == "fine\n" and "newer ctxkit" in result.err
     assert cli("store", "--db", str(path), "-", stdin="x\n").code == 1
+
+
+def test_read_only_database_file(cli):
+    """A real database that cannot be written (immutable file; root ignores chmod)."""
+    cli("store", "-", stdin="first output\n")
+    files = [cli.db, cli.db.parent / "ctxkit.db-wal", cli.db.parent / "ctxkit.db-shm"]
+    subprocess.run([PY, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                    "c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.close()", str(cli.db)])
+    locked = [f for f in files if f.exists()]
+    if not shutil.which("chattr") or subprocess.run(["chattr", "+i", *map(str, locked)],
+                                                    capture_output=True).returncode:
+        pytest.skip("chattr +i is not available here")
+    try:
+        subprocess.run(["chattr", "+i", str(cli.db.parent)], check=True)
+        small = cli("run", "--", "sh", "-c", "echo still runs; exit 5")
+        assert small.code == 5 and small.out == "still runs\n" and "not stored" in small.err
+        big = cli("run", "--", PY, "-c", "[print(f'line {i}') for i in range(3000)]")
+        assert big.code == 1 and "could not be stored" in big.err
+        assert "NOT stored" in big.out and "line 2999" in big.out
+    finally:
+        subprocess.run(["chattr", "-i", str(cli.db.parent), *map(str, locked)])
