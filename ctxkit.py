@@ -4372,7 +4372,6 @@ ORDER BY rank LIMIT ?"""
 SQL_VOCAB_MATCH = """
 SELECT o.id, o.vocab FROM output_vocab_fts JOIN outputs o ON o.id = output_vocab_fts.rowid
 WHERE output_vocab_fts MATCH ? AND o.project = ? {handle} LIMIT 50"""
-SQL_CHUNK_TEXT = "SELECT text, line_start, cont FROM output_chunks WHERE id = ?"
 SQL_EXPIRED = "SELECT id FROM outputs WHERE project = ? AND created_at < ?"
 SQL_PURGE_SIZES = """
 SELECT COUNT(DISTINCT o.id), COALESCE(SUM(LENGTH(CAST(c.text AS BLOB))), 0)
@@ -4426,7 +4425,8 @@ _PYTEST_LOCATION = re.compile(r"^(?P<path>[^\s:]+\.\w+):(?P<line>\d+): (?P<exc>[
 _BANNER = re.compile(r"^[=_*#-]{3,} ?[A-Za-z ]{0,40} ?[=_*#-]{3,}$")
 # The one-line verdict of a test runner: pytest, cargo, jest, go.
 _TEST_RESULT = re.compile(
-    r"^=+ .*\b\d+ (?:failed|passed|errors?)\b.* =+$|^test result: FAILED\b|^Tests:\s+\d+ failed"
+    r"^=* ?(?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected),? )+"
+    r"in [\d.]+s\b|^test result: FAILED\b|^Tests:\s+\d+ failed"
     r"|^FAIL\s+\S+\s+[\d.]+s$")
 _PANIC = re.compile(r"^panic: |^thread '[^']*' panicked at|^fatal error: ")
 _GENERIC_BAD = re.compile(r"(?i)\b(?:errors?|exceptions?|fail|failed|failures?|fatal|panic|"
@@ -4701,6 +4701,7 @@ class Chunker:
         self.size = 0
         self.title = ""
         self.hold_ts = ""                 # the timestamp that holds the chunk open
+        self.title_element: list[Any] | None = None
         self.json: _JsonTracker | None = None
         self.decided_mode = False
 
@@ -4778,6 +4779,7 @@ class Chunker:
         if not self.lines:
             self.first_no = number
             self.title = head or (self.json.path() if self.json else "")
+            self.title_element = self.json.element() if self.json else None
         if not self.streams or self.streams[-1][1] != stream:
             self.streams.append((len(self.lines), stream))
         self.lines.extend(run)
@@ -4807,8 +4809,8 @@ class Chunker:
         return heads
 
     def _full(self, nxt: str) -> bool:
-        if self.json and self.json.depth <= 1 and self.size >= CHUNK_BYTES // 4:
-            return True   # between top-level keys: always a good place
+        if self.json and self.json.depth <= 2 and self.size >= CHUNK_BYTES // 4:
+            return True   # between records of the top-level container: always a good place
         if len(self.lines) < CHUNK_LINES and self.size < CHUNK_BYTES:
             return False
         if len(self.lines) >= UNIT_MAX_LINES or self.size >= UNIT_MAX_BYTES:
@@ -4857,6 +4859,8 @@ class Chunker:
         last_no = self.first_no + len(self.lines) - 1
         if self.json:
             self.title = self.json.span_title(self.title)
+            if self.title_element and self.title_element[2]:
+                self.title += f" ({self.title_element[2]})"
         self.emit_chunk(self.first_no, last_no, cont, ",".join(err), self.title,
                         "\n".join(self.lines))
         self.lines, self.streams, self.size, self.hold_ts = [], [], 0, ""
@@ -4871,12 +4875,24 @@ class _JsonTracker:
 
     _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
     _KEY_OPEN = re.compile(r'^\s*"((?:[^"\\]|\\.)*)"\s*:\s*[\[{]\s*$')
+    # A record's identity: the first of these fields names the array element.
+    _LABEL = re.compile(r'^\s*"(?:name|id|key|title|nodeid|package|test)"\s*:\s*"([^"\\]{1,80})"')
 
     def __init__(self) -> None:
-        self.stack: list[list[Any]] = []   # [key or index, count of children]
+        self.stack: list[list[Any]] = []   # [key or index, count of children, label]
         self.depth = 0
 
+    def element(self) -> list[Any] | None:
+        """The innermost array element being read (its label may come later)."""
+        return next((e for e in reversed(self.stack) if e[0].startswith("[")), None)
+
     def feed(self, line: str) -> None:
+        label = self._LABEL.match(line)
+        if label:
+            element = self.element()
+            if element is not None and not element[2] and self.stack.index(element) >= len(
+                    self.stack) - 3:
+                element[2] = label.group(1)
         key = self._KEY_OPEN.match(line)
         bare = self._STRING.sub('""', line)
         opens = bare.count("{") + bare.count("[")
@@ -4888,7 +4904,7 @@ class _JsonTracker:
                     parent = self.stack[-1]
                     name = f"[{parent[1]}]"
                     parent[1] += 1
-                self.stack.append([name or "", 0])
+                self.stack.append([name or "", 0, ""])
                 name = None
         elif closes > opens:
             del self.stack[len(self.stack) - (closes - opens):]
@@ -4910,7 +4926,7 @@ class _JsonTracker:
 
     def path(self) -> str:
         parts = ["$"]
-        for name, _ in self.stack[1:]:
+        for name, _, _ in self.stack[1:]:
             parts.append(name if name.startswith("[") else f".{name}")
         return "".join(parts)
 
@@ -5105,9 +5121,6 @@ class OutputIngest:
         elif self.db is not None:
             _bump_stats(self.db, self.env.project, write_failures=1)
         return summary
-
-    def direct_text(self) -> list[tuple[int, str]] | None:
-        return self.direct
 
 
 class _ChunkWriter:
@@ -5324,11 +5337,13 @@ def _shell_quote(text: str) -> str:
 
 def _fit_summary(summary: dict[str, Any], total: int) -> dict[str, Any]:
     """Shrink texts, then head/tail, then errors until the JSON fits the budget."""
-    for limit, keep_edges, keep_errors in ((200, 5, 10), (120, 4, 10), (100, 3, 8),
-                                           (80, 2, 6), (60, 1, 4), (40, 1, 2)):
-        for part in ("head", "tail"):
-            summary[part] = [{"line": e["line"], "text": _clip(e["text"], limit)}
-                             for e in summary[part][:keep_edges]]
+    # Decisive lines matter most: head and tail shrink first.
+    for limit, keep_edges, keep_errors in ((200, 5, 10), (160, 3, 10), (120, 2, 10),
+                                           (100, 1, 10), (80, 1, 8), (60, 1, 6), (40, 1, 3)):
+        summary["head"] = [{"line": e["line"], "text": _clip(e["text"], limit)}
+                           for e in summary["head"][:keep_edges]]
+        summary["tail"] = [{"line": e["line"], "text": _clip(e["text"], limit)}
+                           for e in summary["tail"][-keep_edges:]]
         kept = sorted(summary["errors"], key=lambda e: e["rank"])[:keep_errors]
         summary["errors"] = [{**e, "text": _clip(e["text"], limit)}
                              for e in sorted(kept, key=lambda e: e["line"])]
@@ -5424,8 +5439,11 @@ class CommandRunner:
         import subprocess
         group = {"process_group": 0} if sys.version_info >= (3, 11) else {
             "preexec_fn": os.setpgrp}
+        # A background process group that reads the terminal would be stopped
+        # (SIGTTIN); an interactive stdin is therefore replaced by /dev/null.
+        stdin = subprocess.DEVNULL if _stdin_is_terminal() else None
         try:
-            self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
+            self.proc = subprocess.Popen(self.argv, stdin=stdin, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, env=self.env, **group)
         except OSError as exc:
             raise CtxkitError(f"cannot run {self.argv[0]!r}: {exc.strerror or exc}") from None
@@ -5497,6 +5515,13 @@ class CommandRunner:
             self.proc.wait()
 
 
+def _stdin_is_terminal() -> bool:
+    try:
+        return os.isatty(0)
+    except OSError:
+        return False
+
+
 def _open_store(env: Env) -> tuple[Database | None, str | None]:
     """The database, or None with the reason when it cannot be opened."""
     try:
@@ -5539,12 +5564,12 @@ def _returned_size(summary: dict[str, Any], ingest: OutputIngest) -> int:
 
 
 def _report_run(env: Env, summary: dict[str, Any], ingest: OutputIngest, code: int) -> int:
-    direct = ingest.direct_text()
+    direct = ingest.direct
     if direct is not None:
         if env.json:
             emit(env, {**summary, "output": "\n".join(text for _, text in direct)})
         else:
-            _print_direct(direct, ingest.bytes)
+            _print_direct(direct)
             if not env.quiet:
                 stored = f"stored as {summary['handle']}" if summary["stored"] else "NOT stored"
                 warn(f"exit {code} · {summary['lines']} lines · {stored}")
@@ -5561,7 +5586,7 @@ def _report_run(env: Env, summary: dict[str, Any], ingest: OutputIngest, code: i
     return code
 
 
-def _print_direct(direct: list[tuple[int, str]], size: int) -> None:
+def _print_direct(direct: list[tuple[int, str]]) -> None:
     """Print a small output as it was: stdout lines to stdout, stderr lines to stderr."""
     for stream, text in direct:
         target = sys.stdout if stream == STDOUT else sys.stderr
@@ -5780,18 +5805,18 @@ def _stem(word: str) -> str:
     return word
 
 
-def _match_words(query: str) -> list[str]:
-    """Lowercase stems used to find the matching lines inside a chunk."""
-    stems = []
+def _match_words(query: str) -> list[tuple[str, int]]:
+    """(stem, weight) pairs for finding the matching lines inside a chunk: the
+    query's own words weigh 2, their synonyms 1."""
+    weights: dict[str, int] = {}
     for word in _query_words(query):
         for part in [word.lower(), *_split_identifier(word)]:
             if part in _STOP_WORDS or len(part) < 2:
                 continue
-            for variant in (part, *_SYNONYM_OF.get(part, ())):
-                stem = _stem(variant)
-                if stem not in stems:
-                    stems.append(stem)
-    return stems
+            weights[_stem(part)] = 2
+            for synonym in _SYNONYM_OF.get(part, ()):
+                weights.setdefault(_stem(synonym), 1)
+    return list(weights.items())
 
 
 def _build_hits(db: Database, env: Env, query: str, fused: list[tuple[int, float]],
@@ -5822,25 +5847,27 @@ def _decisive_lines(db: Database, output_id: int) -> set[int]:
     return {e["line"] for e in json.loads(row[0] or "{}").get("errors", [])} if row else set()
 
 
-def _hit_window(db: Database, env: Env, row: sqlite3.Row, stems: list[str],
+def _hit_window(db: Database, env: Env, row: sqlite3.Row, stems: list[tuple[str, int]],
                 context: int) -> dict[str, Any]:
     """The matching lines of a chunk plus ``context`` lines on each side.
 
-    Lines are scored by the query stems they contain; a line the summary
-    found decisive scores more, since answers are usually there.
+    Lines are scored by the query stems they contain, each weighed by how rare
+    it is among the chunk's lines (a word on every line tells nothing); a line
+    the summary found decisive scores more, since answers are usually there.
     """
+    import math
     lines = output_lines(db, row["output_id"], row["line_start"], row["line_end"])
     decisive = _decisive_lines(db, row["output_id"])
+    lows = [(number, text.lower()) for number, _, text in lines]
+    rarity = {stem: weight * math.log((len(lows) + 1) / (0.5 + sum(stem in low for _, low in lows)))
+              for stem, weight in stems}
     scored = []
-    for number, _, text in lines:
-        low = text.lower()
-        score = sum(1 for stem in stems if stem in low)
-        if score and number in decisive:
-            score += 2
-        if score:
-            scored.append((score, number))
+    for number, low in lows:
+        score = sum(value for stem, value in rarity.items() if stem in low)
+        if score > 0:
+            scored.append((score + (1.0 if number in decisive else 0.0), number))
     best = max(s for s, _ in scored) if scored else 0
-    matched = sorted(n for s, n in scored if s == best) or [row["line_start"]]
+    matched = sorted(n for s, n in scored if s >= best * 0.9) or [row["line_start"]]
     cluster = [matched[0]]   # the first best line and the best lines right after it
     for number in matched[1:]:
         if number - cluster[-1] > 2 * context + 1 or len(cluster) >= 3:
@@ -5849,7 +5876,7 @@ def _hit_window(db: Database, env: Env, row: sqlite3.Row, stems: list[str],
     first = max(1, cluster[0] - context)
     last = cluster[-1] + context
     window = output_lines(db, row["output_id"], first, last)
-    text = "\n".join(_clip_around(t, stems) for _, _, t in window)
+    text = "\n".join(_clip_around(t, [s for s, _ in stems]) for _, _, t in window)
     refs = [r for r in (_first_ref(t) for _, _, t in window) if r]
     symbols = []
     for ref in refs[:10]:
@@ -5967,9 +5994,7 @@ def _expand_lines(db: Database, output_id: int, first: int, last: int,
 def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
     db = open_db(env)
     rows = db.query(SQL_OUTPUTS_LIST, (env.project, args.limit))
-    data = [dict(row) | {"id": None} for row in rows]
-    for item in data:
-        item.pop("id")
+    data = [{k: row[k] for k in row.keys() if k != "id"} for row in rows]
     human = "\n".join(
         f"{r['handle']:>7}  {r['created_at'][:19]}  exit {r['exit_code'] if r['exit_code'] is not None else '?':>3}"
         f"  {r['bytes']:>12,} B  {r['lines']:>9,} lines  {r['status']:<11}  "

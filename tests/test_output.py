@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -211,8 +212,8 @@ def test_real_json_split_along_structure(cli):
         assert row["title"].startswith("$.packages[")
         assert isinstance(json.loads(f"[{body}]"), list)   # whole elements only
     hit = cli("search", "rare", "--handle", summary["handle"], "--json").json()["hits"][0]
-    first, _, last = hit["title"].removeprefix("$.packages[").rstrip("]").partition("-")
-    assert int(first) <= 37 <= int(last or first)
+    span = re.match(r"\$\.packages\[(\d+)(?:-(\d+))?\] \(pkg\d+\)$", hit["title"])
+    assert span and int(span.group(1)) <= 37 <= int(span.group(2) or span.group(1))
     assert '"note": "rare"' in hit["text"]
 
 
@@ -278,7 +279,7 @@ def test_fallbacks_are_listed_and_merged(cli):
                            "parseConfigFile could not open settings.yaml\n" + "filler\n" * 80)
     result = cli("search", "connection exception", "--json").json()
     strategies = [t["strategy"] for t in result["queries_tried"]]
-    assert strategies[:3] == ["literal", "identifiers", "synonyms"]
+    assert strategies[:4] == ["literal", "identifiers", "near", "synonyms"]
     assert result["status"] == "ok"
     substring = cli("search", "ConfigFile", "--json").json()
     assert substring["status"] == "ok"
@@ -549,3 +550,24 @@ def test_newer_database_is_not_written_but_the_command_runs(cli, tmp_path):
     result = cli("run", "--db", str(path), "--", "sh", "-c", "echo fine")
     assert result.code == 0 and result.out == "fine\n" and "newer ctxkit" in result.err
     assert cli("store", "--db", str(path), "-", stdin="x\n").code == 1
+
+
+def test_read_only_database_file(cli):
+    """A real database that cannot be written (immutable file; root ignores chmod)."""
+    cli("store", "-", stdin="first output\n")
+    files = [cli.db, cli.db.parent / "ctxkit.db-wal", cli.db.parent / "ctxkit.db-shm"]
+    subprocess.run([PY, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                    "c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.close()", str(cli.db)])
+    locked = [f for f in files if f.exists()]
+    if not shutil.which("chattr") or subprocess.run(["chattr", "+i", *map(str, locked)],
+                                                    capture_output=True).returncode:
+        pytest.skip("chattr +i is not available here")
+    try:
+        subprocess.run(["chattr", "+i", str(cli.db.parent)], check=True)
+        small = cli("run", "--", "sh", "-c", "echo still runs; exit 5")
+        assert small.code == 5 and small.out == "still runs\n" and "not stored" in small.err
+        big = cli("run", "--", PY, "-c", "[print(f'line {i}') for i in range(3000)]")
+        assert big.code == 1 and "could not be stored" in big.err
+        assert "NOT stored" in big.out and "line 2999" in big.out
+    finally:
+        subprocess.run(["chattr", "-i", str(cli.db.parent), *map(str, locked)])
