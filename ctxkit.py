@@ -169,6 +169,26 @@ def parse_time(text: str | None) -> _dt.datetime | None:
     return None
 
 
+class lazy_re:  # noqa: N801 - used like re.compile
+    """A regular expression compiled on first use.
+
+    Module-level patterns cost start-up time on every command, including the
+    ones that never use them; this keeps ``X = lazy_re(...)`` declarative and
+    pays for compiling only where ``X.search(...)`` is actually called.
+    """
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
+
 # =============================================================================
 # Core: config
 # =============================================================================
@@ -3088,7 +3108,7 @@ FENCE_LANGUAGES = {
     ".swift": "swift", ".scala": "scala", ".lua": "lua", ".sh": "bash",
 }
 
-_TEST_PATH = re.compile(
+_TEST_PATH = lazy_re(
     r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
     r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
 
@@ -3501,7 +3521,7 @@ def skeleton_text(data: bytes, path: str, first: int, last: int) -> str:
 
 # The line-based skeleton, for languages without tree-sitter rules: lines that
 # open control flow, leave a function, call something or close a block stay.
-_KEPT_LINE = re.compile(
+_KEPT_LINE = lazy_re(
     r"^\s*(?:[}\])]+\s*)?(?:if|else|elif|elsif|unless|for|foreach|while|until|do|loop|"
     r"switch|case|when|default|match|select|try|catch|except|finally|rescue|ensure|begin|"
     r"with|using|lock|return|raise|throw|throws|yield|await|defer|guard|panic|end)\b"
@@ -3841,10 +3861,10 @@ _ERROR_NODES = {"try_statement": "try", "try_with_resources_statement": "try",
                 "defer_statement": "defer", "try_expression": "?"}
 _SUSPEND_NODES = {"await": "await", "await_expression": "await", "yield": "yield",
                   "yield_expression": "yield", "go_statement": "go"}
-_PANIC_CALL = re.compile(r"^(?:panic|unreachable|todo|unimplemented|recover)!?\b")
-_ERROR_WORDS = re.compile(r"\b(try|except|catch|finally|raise|throw|panic|recover|rescue|"
+_PANIC_CALL = lazy_re(r"^(?:panic|unreachable|todo|unimplemented|recover)!?\b")
+_ERROR_WORDS = lazy_re(r"\b(try|except|catch|finally|raise|throw|panic|recover|rescue|"
                           r"ensure)\b")
-_ASYNC_WORDS = re.compile(r"\b(await|yield|go|spawn)\b|\.await\b")
+_ASYNC_WORDS = lazy_re(r"\b(await|yield|go|spawn)\b|\.await\b")
 
 
 def control_points(data: bytes, path: str, first: int, last: int) -> tuple[list[str], list[str]]:
@@ -4153,7 +4173,7 @@ def _fit_compact(assembly: _ContextAssembly) -> tuple[str, int, bool]:
 
 # -- the command -----------------------------------------------------------------
 
-_CONTEXT_FILE_LINE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
+_CONTEXT_FILE_LINE = lazy_re(r"^(?P<path>.+):(?P<line>\d+)$")
 
 
 def _fresh_node(env: Env, db: Database, node: Node) -> Node:
@@ -4401,47 +4421,47 @@ STDOUT, STDERR = 1, 2
 _REDACT_TRIGGERS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "bearer",
                     "akia", "asia", "eyj", "xox", "xapp-", "hooks.slack", "aiza", "://",
                     "pass", "pwd", "secret", "key", "token", "private")
-_KEY_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
-_KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+_KEY_BEGIN = lazy_re(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+_KEY_END = lazy_re(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
 
 # Keywords that make a line a candidate for the decisive lines (lowercase).
 _DECISIVE_KEYS = ("error", "exception", "fail", "fatal", "panic", "traceback", "✕", "●",
                   "file \"")
-_TS_PREFIX = re.compile(r"\[?(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\d\d:\d\d:\d\d)")
-_SECTION_HEAD = re.compile(
+_TS_PREFIX = lazy_re(r"\[?(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\d\d:\d\d:\d\d)")
+_SECTION_HEAD = lazy_re(
     r"^(?:_{3,} (?P<pytest>\S.*?) _{3,}$|={3,} (?P<pyhead>[A-Za-z].*?) ={3,}$|=== RUN\s+(?P<go>\S+)"
     r"|---- (?P<cargo>\S+) stdout ----$|\s*● (?P<jest>.+)$)")
-_COMPILER_ERROR = re.compile(
+_COMPILER_ERROR = lazy_re(
     r"^(?P<path>[^\s:()\"']+\.\w+):(?P<line>\d+)(?::\d+)?:\s*(?:fatal )?error\b"
     r"|^(?P<path2>[^\s(]+\.\w+)\((?P<line2>\d+),\d+\):\s*error\b")
-_RUST_ERROR = re.compile(r"^error(?:\[E\d+\])?: ")
-_RUST_ARROW = re.compile(r"^\s*--> (?P<path>[^\s:]+):(?P<line>\d+)")
-_TEST_FAILED = re.compile(
+_RUST_ERROR = lazy_re(r"^error(?:\[E\d+\])?: ")
+_RUST_ARROW = lazy_re(r"^\s*--> (?P<path>[^\s:]+):(?P<line>\d+)")
+_TEST_FAILED = lazy_re(
     r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
     r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
     r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$")
 # pytest's short form of a traceback's last line: "src/calc.py:3: ZeroDivisionError"
-_PYTEST_LOCATION = re.compile(r"^(?P<path>[^\s:]+\.\w+):(?P<line>\d+): (?P<exc>[A-Za-z_][\w.]*)$")
-_BANNER = re.compile(r"^[=_*#-]{3,} ?[A-Za-z ]{0,40} ?[=_*#-]{3,}$")
+_PYTEST_LOCATION = lazy_re(r"^(?P<path>[^\s:]+\.\w+):(?P<line>\d+): (?P<exc>[A-Za-z_][\w.]*)$")
+_BANNER = lazy_re(r"^[=_*#-]{3,} ?[A-Za-z ]{0,40} ?[=_*#-]{3,}$")
 # The one-line verdict of a test runner: pytest, cargo, jest, go.
-_TEST_RESULT = re.compile(
+_TEST_RESULT = lazy_re(
     r"^=* ?(?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected),? )+"
     r"in [\d.]+s\b|^test result: FAILED\b|^Tests:\s+\d+ failed"
     r"|^FAIL\s+\S+\s+[\d.]+s$")
-_PANIC = re.compile(r"^panic: |^thread '[^']*' panicked at|^fatal error: ")
-_GENERIC_BAD = re.compile(r"(?i)\b(?:errors?|exceptions?|fail|failed|failures?|fatal|panic|"
+_PANIC = lazy_re(r"^panic: |^thread '[^']*' panicked at|^fatal error: ")
+_GENERIC_BAD = lazy_re(r"(?i)\b(?:errors?|exceptions?|fail|failed|failures?|fatal|panic|"
                           r"panicked)\b")
-_NEGATED = re.compile(
+_NEGATED = lazy_re(
     r"(?i)\b(?:no|0|zero|without|none|never)\s+(?:\w+\s+)?(?:errors?|exceptions?|failures?|"
     r"failed|fatal|panics?)\b|\b(?:errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b"
     r"|\b(?:error|fail)(?:s|ed)?\s*:\s*none\b")
-_TRACE_START = re.compile(r"^\s*Traceback \(most recent call last\):")
-_PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
-_FILE_LINE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
+_TRACE_START = lazy_re(r"^\s*Traceback \(most recent call last\):")
+_PY_FRAME = lazy_re(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
+_FILE_LINE = lazy_re(r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
                         r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
                         r":(?P<line2>\d+)")
-_WORD = re.compile(r"\w+", re.UNICODE)
-_IDENT_SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_WORD = lazy_re(r"\w+", re.UNICODE)
+_IDENT_SPLIT = lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _STOP_WORDS = frozenset(
     "a an and are as at be by did do does for from had has have how i in is it its me my "
     "no not of on or our so than that the their them then there these this those to was "
@@ -4466,7 +4486,7 @@ _SYNONYMS = (
     ("kill", "killed", "signal", "sigkill", "sigterm", "terminated", "abort", "aborted"),
 )
 _SYNONYM_OF = {word: group for group in _SYNONYMS for word in group}
-_SCRUB_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
+_SCRUB_NAME = lazy_re(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
                          r"|^(?:AWS|GITHUB|GH|OPENAI|ANTHROPIC|AZURE|GOOGLE|GCP|HF|HUGGINGFACE"
                          r"|NPM|PYPI|DOCKER|SLACK|STRIPE)_", re.IGNORECASE)
 
@@ -4873,10 +4893,10 @@ class Chunker:
 class _JsonTracker:
     """Bracket depth and key path of pretty-printed JSON, line by line."""
 
-    _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-    _KEY_OPEN = re.compile(r'^\s*"((?:[^"\\]|\\.)*)"\s*:\s*[\[{]\s*$')
+    _STRING = lazy_re(r'"(?:[^"\\]|\\.)*"')
+    _KEY_OPEN = lazy_re(r'^\s*"((?:[^"\\]|\\.)*)"\s*:\s*[\[{]\s*$')
     # A record's identity: the first of these fields names the array element.
-    _LABEL = re.compile(r'^\s*"(?:name|id|key|title|nodeid|package|test)"\s*:\s*"([^"\\]{1,80})"')
+    _LABEL = lazy_re(r'^\s*"(?:name|id|key|title|nodeid|package|test)"\s*:\s*"([^"\\]{1,80})"')
 
     def __init__(self) -> None:
         self.stack: list[list[Any]] = []   # [key or index, count of children, label]
@@ -5165,7 +5185,7 @@ def block_tokens(tokens: Iterable[str]) -> Iterable[str]:
     return (t.strip("()[]{}<>,;'\"`") for t in tokens if 3 < len(t) < 80)
 
 
-_VOCAB_TOKEN = re.compile(r"^(?=[^\n]*[A-Za-z])[^\n]*(?:[_./:-]|[a-z][A-Z])[^\n]*$",
+_VOCAB_TOKEN = lazy_re(r"^(?=[^\n]*[A-Za-z])[^\n]*(?:[_./:-]|[a-z][A-Z])[^\n]*$",
                           re.MULTILINE)
 
 
@@ -5268,7 +5288,7 @@ def _error_item(ingest: OutputIngest, item: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-_TEST_ID = re.compile(r"(?P<path>[\w./-]+\.\w+)::(?P<name>[\w:.]+)")
+_TEST_ID = lazy_re(r"(?P<path>[\w./-]+\.\w+)::(?P<name>[\w:.]+)")
 
 
 def _link_test_id(db: Database | None, env: Env, text: str) -> str | None:
