@@ -2063,15 +2063,17 @@ class _Resolver:
         self._java: dict[str, int] | None = None
         self._go_module: str | None = None
         self.bases: dict[int, list[int]] = {}
+        self.subclasses: dict[int, list[int]] = {}
         self._guesses: dict[tuple, tuple[int | None, float]] = {}
         self._chains: dict[str, list[str]] = {}
         self._calls: dict[tuple, tuple[int | None, float]] = {}
         self._modules: dict[tuple[str, str], str | None] = {}
 
     def load_bases(self) -> None:
-        self.bases = {}
+        self.bases, self.subclasses = {}, {}
         for src, dst in self.db.query(SQL_BASES, (self.project,)):
             self.bases.setdefault(src, []).append(dst)
+            self.subclasses.setdefault(dst, []).append(src)
 
     def ctx(self, path: str) -> dict[str, Any]:
         if path not in self._contexts:
@@ -2434,7 +2436,21 @@ class _Resolver:
             found = self.method_lookup(owner, callee)
             if found is not None:
                 return found, CONF_EXACT
-        return None, 0.0
+        if recv in SUPER_NAMES:
+            return None, 0.0
+        # A mixin or abstract base calling what its subclasses define: linked only
+        # when exactly one subclass in the index has it.
+        found = {self.method_lookup(sub, callee) for sub in self._all_subclasses(cls)} - {None}
+        return (found.pop(), CONF_UNIQUE) if len(found) == 1 else (None, 0.0)
+
+    def _all_subclasses(self, cls: int) -> list[int]:
+        found, stack = [], list(self.subclasses.get(cls, ()))
+        while stack and len(found) < 200:
+            sub = stack.pop()
+            if sub not in found and sub != cls:
+                found.append(sub)
+                stack.extend(self.subclasses.get(sub, ()))
+        return found
 
     def _resolve_typed(self, path: str, scope: str, callee: str,
                        recv: str) -> tuple[int | None, float] | None:
