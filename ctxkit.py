@@ -940,6 +940,8 @@ def graph_language(lang: str) -> tuple[Any, Any]:
 
 # --- Graph: extraction (runs in the worker processes) ------------------------
 
+from bisect import bisect_right as _bisect_right  # noqa: E402 - tiny C module, used per call site
+
 
 @dataclasses.dataclass
 class _Def:
@@ -965,17 +967,6 @@ class _Source:
         return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
 
-def _bisect_right(items: list[int], value: int) -> int:
-    low, high = 0, len(items)
-    while low < high:
-        middle = (low + high) // 2
-        if value < items[middle]:
-            high = middle
-        else:
-            low = middle + 1
-    return low
-
-
 def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     """Definitions, calls, imports, bases and resolution context of one file."""
     parser, query = graph_language(lang)
@@ -996,10 +987,11 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     ctx = _file_context(s, imports, extra)
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
-    ctx["called_params"] = _called_params(defs, starts, calls)
+    call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
+    ctx["called_params"] = _called_params(defs, calls, call_scopes)
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
             "docstring": _module_docstring(s, tree.root_node), "defs": records,
-            "bases": bases, "calls": _call_records(defs, starts, calls, emitted),
+            "bases": bases, "calls": _call_records(defs, calls, call_scopes, emitted),
             "imports": ctx.pop("import_lines", []), "context": ctx}
 
 
@@ -1049,25 +1041,26 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
     return result
 
 
-def _called_params(defs: list[_Def], starts: list[int], calls: list[tuple]) -> dict[str, list]:
+def _called_params(defs: list[_Def], calls: list[tuple],
+                   call_scopes: list[int]) -> dict[str, list]:
     """Parameters called by their bare name (callbacks): never a definition of the index."""
     found: dict[str, set[str]] = {}
-    for pos, _, callee, recv, _ in calls:
-        index = _enclosing(defs, starts, pos) if recv is None else -1
+    params = {i: {p["name"] for p in d.params} for i, d in enumerate(defs) if d.params}
+    for (_, _, callee, recv, _), index in zip(calls, call_scopes):
+        index = index if recv is None and params else -1
         while index >= 0:
-            if any(p["name"] == callee for p in defs[index].params):
+            if callee in params.get(index, ()):
                 found.setdefault(defs[index].qualname, set()).add(callee)
                 break
             index = defs[index].parent
     return {scope: sorted(names) for scope, names in found.items()}
 
 
-def _call_records(defs: list[_Def], starts: list[int], calls: list[tuple],
+def _call_records(defs: list[_Def], calls: list[tuple], call_scopes: list[int],
                   emitted: dict[int, int]) -> list[tuple]:
     """(caller record index or -1 for the file, callee, receiver, written, line)."""
     records = []
-    for pos, line, callee, recv, written in calls:
-        index = _enclosing(defs, starts, pos)
+    for (_, line, callee, recv, written), index in zip(calls, call_scopes):
         while index >= 0 and defs[index].kind.startswith("scope"):
             index = defs[index].parent
         records.append((emitted.get(index, -1), callee, recv, written, line))
@@ -1673,6 +1666,7 @@ def _graph_parse_job(job: tuple[str, str, str, str | None]) -> tuple:
         return rel, "failed", info.st_size, info.st_mtime_ns, f"{type(exc).__name__}: {exc}", \
             lang, None
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    facts["bound"] = list(facts["context"]["imports"])
     facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
     return rel, "parsed", info.st_size, info.st_mtime_ns, sha, lang, facts
 
@@ -2009,7 +2003,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
             edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
                           file_id))
         run.affected.add(d[1])
-    run.affected.update(_reexported_names(facts["context"]))
+    run.affected.update(facts["bound"])
     db.executemany(SQL_NODE_INSERT, rows)
     db.executemany(SQL_EDGE_INSERT, edges)
     for scope, callee, recv, written, line in facts["calls"]:
@@ -2100,15 +2094,17 @@ class _Resolver:
         self._java: dict[str, int] | None = None
         self._go_module: str | None = None
         self.bases: dict[int, list[int]] = {}
+        self.subclasses: dict[int, list[int]] = {}
         self._guesses: dict[tuple, tuple[int | None, float]] = {}
         self._chains: dict[str, list[str]] = {}
         self._calls: dict[tuple, tuple[int | None, float]] = {}
         self._modules: dict[tuple[str, str], str | None] = {}
 
     def load_bases(self) -> None:
-        self.bases = {}
+        self.bases, self.subclasses = {}, {}
         for src, dst in self.db.query(SQL_BASES, (self.project,)):
             self.bases.setdefault(src, []).append(dst)
+            self.subclasses.setdefault(dst, []).append(src)
 
     def ctx(self, path: str) -> dict[str, Any]:
         if path not in self._contexts:
@@ -2471,7 +2467,21 @@ class _Resolver:
             found = self.method_lookup(owner, callee)
             if found is not None:
                 return found, CONF_EXACT
-        return None, 0.0
+        if recv in SUPER_NAMES:
+            return None, 0.0
+        # A mixin or abstract base calling what its subclasses define: linked only
+        # when exactly one subclass in the index has it.
+        found = {self.method_lookup(sub, callee) for sub in self._all_subclasses(cls)} - {None}
+        return (found.pop(), CONF_UNIQUE) if len(found) == 1 else (None, 0.0)
+
+    def _all_subclasses(self, cls: int) -> list[int]:
+        found, stack = [], list(self.subclasses.get(cls, ()))
+        while stack and len(found) < 200:
+            sub = stack.pop()
+            if sub not in found and sub != cls:
+                found.append(sub)
+                stack.extend(self.subclasses.get(sub, ()))
+        return found
 
     def _resolve_typed(self, path: str, scope: str, callee: str,
                        recv: str) -> tuple[int | None, float] | None:

@@ -738,3 +738,16 @@ def test_removed_reexport_unlinks_callers_in_unchanged_files(cli):
     bump(init)
     index(cli)
     assert callees(cli, "main") == {"pkg.work"}
+
+
+def test_mixin_self_call_links_the_one_subclass_that_defines_it(cli):
+    write(cli.root, "m.py", "class RedirectMixin:\n    def follow(self):\n        return self.send()\n\n"
+                            "    def other(self):\n        return self.render()\n\n\n"
+                            "class Session(RedirectMixin):\n    def send(self):\n        pass\n\n\n"
+                            "class A(RedirectMixin):\n    def render(self):\n        pass\n\n\n"
+                            "class B(RedirectMixin):\n    def render(self):\n        pass\n")
+    index(cli)
+    results = cli("callees", "RedirectMixin.follow", "--json").json()["results"]
+    assert [(r["id"], r["confidence"]) for r in results] == [("m.py:Session.send",
+                                                               ctxkit.CONF_UNIQUE)]
+    assert callees(cli, "RedirectMixin.other") == {"self.render"}  # two candidates: none
