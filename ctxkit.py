@@ -24,11 +24,8 @@ Python does.
 
 from __future__ import annotations
 
-import argparse
+import collections
 import contextlib
-import dataclasses
-import datetime as _dt
-import json
 import os
 import re
 import sqlite3
@@ -36,7 +33,6 @@ import sys
 import time
 from bisect import bisect_right
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
 
 # =============================================================================
 # Constants
@@ -88,16 +84,92 @@ class Ambiguous(CtxkitError):
 # =============================================================================
 
 
-@dataclasses.dataclass(frozen=True)
-class Env:
+class Record:
+    """A plain record class: fields in ``__slots__``, defaults in DEFAULTS.
+
+    Stands in for dataclasses, whose import (with inspect) costs more start-up
+    time than most commands spend working. Subclasses list their fields in
+    ``__slots__`` (which also orders the positional arguments); DEFAULTS maps a
+    field to its default, FACTORIES to a callable making a fresh default. A
+    FROZEN record refuses attribute assignment and is hashable; records are
+    equal when their types and field values are.
+    """
+
+    __slots__ = ()
+    DEFAULTS: dict[str, Any] = {}
+    FACTORIES: dict[str, Callable[[], Any]] = {}
+    FROZEN = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        names = self.__slots__
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments, "
+                            f"{len(args)} given")
+        values = dict(zip(names, args))
+        for name, value in kwargs.items():
+            if name not in names or name in values:
+                raise TypeError(f"{type(self).__name__}() got an unexpected or repeated "
+                                f"argument {name!r}")
+            values[name] = value
+        for name in names:
+            if name in values:
+                value = values[name]
+            elif name in self.DEFAULTS:
+                value = self.DEFAULTS[name]
+            elif name in self.FACTORIES:
+                value = self.FACTORIES[name]()
+            else:
+                raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.FROZEN:
+            raise AttributeError(f"cannot assign to field {name!r} of a frozen "
+                                 f"{type(self).__name__}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if self.FROZEN:
+            raise AttributeError(f"cannot delete field {name!r} of a frozen "
+                                 f"{type(self).__name__}")
+        object.__delattr__(self, name)
+
+    def values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.values() == other.values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        if not self.FROZEN:
+            raise TypeError(f"unhashable type: {type(self).__name__!r}")
+        return hash(self.values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickling (index workers) despite FROZEN
+        return (type(self), self.values())
+
+
+class Env(Record):
     """Where a command runs: the root, the database, the project and output mode."""
 
+    __slots__ = ("root", "cwd", "db_path", "project", "json", "quiet")
+    DEFAULTS = {"json": False, "quiet": False}
+    FROZEN = True
     root: Path
     cwd: Path
     db_path: Path
     project: str
-    json: bool = False
-    quiet: bool = False
+    json: bool
+    quiet: bool
 
 
 def find_root(start: Path) -> Path:
@@ -187,6 +259,32 @@ class lazy_re:  # noqa: N801 - used like re.compile
         if self._compiled is None:
             self._compiled = re.compile(*self._args)
         return getattr(self._compiled, name)
+
+
+class lazy_module:  # noqa: N801 - stands where an import statement would
+    """A standard-library module imported on first attribute access.
+
+    argparse, datetime and json cost start-up time on every command, also the
+    ones (``query --inject``, hooks, plain reads) that never touch them; with
+    ``argparse = lazy_module("argparse")`` the code reads as if imported at
+    the top and pays only where ``argparse.X`` is actually evaluated.
+    """
+
+    __slots__ = ("_name", "_module")
+
+    def __init__(self, name: str):
+        self._name = name
+        self._module = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._module is None:
+            self._module = __import__(self._name)
+        return getattr(self._module, name)
+
+
+argparse = lazy_module("argparse")
+json = lazy_module("json")
+_dt = lazy_module("datetime")
 
 
 # =============================================================================
@@ -614,9 +712,13 @@ CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst_id, kind);
 """
 
 
-@dataclasses.dataclass(frozen=True)
-class Node:
+class Node(Record):
     """One graph node as other sections see it."""
+
+    __slots__ = ("rowid", "id", "kind", "name", "qualname", "path", "line", "end_line",
+                 "signature", "params", "return_type", "is_async", "exported", "docstring",
+                 "loc", "complexity", "body_hash")
+    FROZEN = True
 
     rowid: int
     id: str                 # PATH:QUALNAME
@@ -637,7 +739,7 @@ class Node:
     body_hash: str | None
 
     def to_json(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
+        data = self.as_dict()
         data.pop("rowid")
         data["params"] = list(self.params)
         return data
@@ -941,16 +1043,18 @@ def graph_language(lang: str) -> tuple[Any, Any]:
 # --- Graph: extraction (runs in the worker processes) ------------------------
 
 
-@dataclasses.dataclass
-class _Def:
+class _Def(Record):
+    __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches")
+    DEFAULTS = {"parent": -1, "qualname": "", "branches": 0}
+    FACTORIES = {"params": list}
     node: Any
     kind: str              # class kinds, function, method, or scope (impl, mod, namespace)
     name: str
     fn: Any                # the node holding parameters and body
-    parent: int = -1
-    params: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    qualname: str = ""
-    branches: int = 0
+    parent: int
+    params: list[dict[str, Any]]
+    qualname: str
+    branches: int
 
 
 class _Source:
@@ -1797,21 +1901,25 @@ SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
 SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
 
 
-@dataclasses.dataclass
-class _IndexRun:
+class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
+    __slots__ = ("project", "indexed", "unchanged", "removed", "skipped", "errors", "affected",
+                 "calls", "bases", "imports", "changed")
+    DEFAULTS = {"indexed": 0, "unchanged": 0, "removed": 0, "skipped": 0, "errors": 0,
+                "changed": False}
+    FACTORIES = {"affected": set, "calls": list, "bases": list, "imports": list}
     project: str
-    indexed: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    skipped: int = 0
-    errors: int = 0
-    affected: set[str] = dataclasses.field(default_factory=set)
-    calls: list[tuple] = dataclasses.field(default_factory=list)
-    bases: list[tuple] = dataclasses.field(default_factory=list)
-    imports: list[tuple] = dataclasses.field(default_factory=list)
-    changed: bool = False
+    indexed: int
+    unchanged: int
+    removed: int
+    skipped: int
+    errors: int
+    affected: set[str]
+    calls: list[tuple]
+    bases: list[tuple]
+    imports: list[tuple]
+    changed: bool
 
 
 def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
@@ -2660,9 +2768,11 @@ def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: lis
 # --- Graph: lookups other sections call ---------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Relation:
+class Relation(Record):
     """One neighbour of a node: ``node`` is None for a name outside the index."""
+
+    __slots__ = ("node", "name", "line", "confidence")
+    FROZEN = True
 
     node: Node | None
     name: str
@@ -3250,14 +3360,16 @@ def _inline_code(text: str) -> str:
 # parsed alone), limited to the node's lines.
 
 
-@dataclasses.dataclass(frozen=True)
-class SkeletonRules:
+class SkeletonRules(Record):
     """Node types that drive the skeleton of one language."""
 
+    __slots__ = ("containers", "keep", "class_bodies", "class_parents")
+    DEFAULTS = {"class_bodies": frozenset(), "class_parents": frozenset()}
+    FROZEN = True
     containers: frozenset[str]      # nodes whose named children are statements
     keep: frozenset[str]            # statements kept, their bodies skeletonized
-    class_bodies: frozenset[str] = frozenset()   # containers whose members all stay
-    class_parents: frozenset[str] = frozenset()  # a container under these is a class body
+    class_bodies: frozenset[str]    # containers whose members all stay
+    class_parents: frozenset[str]   # a container under these is a class body
 
 
 _CALL_TYPES = frozenset({"call", "call_expression", "method_invocation", "macro_invocation",
@@ -3703,16 +3815,17 @@ def _param_text(param: dict[str, Any]) -> str:
 # -- what to show --------------------------------------------------------------
 
 
-@dataclasses.dataclass
-class ContextCandidate:
+class ContextCandidate(Record):
     """A node that may appear in the context, with where and how it is wanted."""
 
+    __slots__ = ("node", "section", "depth", "want", "via", "level")
+    DEFAULTS = {"via": None, "level": None}
     node: Node
     section: str            # "target", a relation name or "types"
     depth: int              # 0 for the target, 1 direct, 2+ indirect
     want: int               # the level wanted before the budget speaks
-    via: Node | None = None  # the node it was reached from (indirect ones)
-    level: int | None = None  # the level chosen; None when dropped
+    via: Node | None        # the node it was reached from (indirect ones)
+    level: int | None       # the level chosen; None when dropped
 
 
 # Relations followed beyond the first step; the others describe the target only.
@@ -3820,15 +3933,16 @@ def _layout_sections(purpose: str) -> list[str]:
     return [key for key, _ in _context_template(purpose)[2]]
 
 
-@dataclasses.dataclass
-class _ContextFrame:
+class _ContextFrame(Record):
     """The fixed text around the items: title, headings, chain, summary."""
 
+    __slots__ = ("title", "target_heading", "sections", "chain", "summary")
+    DEFAULTS = {"chain": "", "summary": ""}
     title: str
     target_heading: str
     sections: list[tuple[str, str]]
-    chain: str = ""
-    summary: str = ""
+    chain: str
+    summary: str
 
 
 def _chain_text(candidates: list[ContextCandidate]) -> str:
@@ -5646,9 +5760,11 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
 # --- search -------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class SearchPlan:
+class SearchPlan(Record):
     """One strategy of a search: its name and the FTS5 query (or vocabulary terms)."""
+
+    __slots__ = ("strategy", "fts")
+    FROZEN = True
 
     strategy: str
     fts: str
@@ -6585,14 +6701,14 @@ def _cm_read(conn: sqlite3.Connection, from_project: str | None
     return symbols, excluded, experiences, tables & {"symbols", "experiences"}
 
 
-_CM_UNKNOWN_TIME = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_CM_UNKNOWN_TIME = "1970-01-01T00:00:00.000000Z"
 
 
 def _cm_time(text: Any) -> str:
     """ctxkit's time format; a missing time becomes the epoch (oldest, and stable
     from one import to the next)."""
     when = parse_time(text) if isinstance(text, str) else None
-    return (when or _CM_UNKNOWN_TIME).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if when else _CM_UNKNOWN_TIME
 
 
 def import_code_memory(env: Env, source: Path, from_project: str | None = None) -> dict[str, Any]:
@@ -6933,8 +7049,6 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
 # Regular expressions here are kept as strings and compiled on first use (re
 # caches them): a hook process pays only for the ones its path needs.
 
-from typing import NamedTuple  # cheaper to create than dataclasses
-
 SNAPSHOT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY,
@@ -7130,12 +7244,13 @@ def cmd_search_events(args: argparse.Namespace, env: Env) -> None:
 # --- git state -------------------------------------------------------------------
 
 
-class GitState(NamedTuple):
-    """Branch, HEAD and the changed files of the working tree (empty outside git)."""
+class GitState(collections.namedtuple("GitState", "branch head files")):
+    """Branch, HEAD and the changed files of the working tree (empty outside git).
 
-    branch: str
-    head: str
-    files: tuple[tuple[str, str], ...]      # (status, path): modified/added/deleted/renamed
+    ``files``: (status, path) pairs, status modified/added/deleted/renamed.
+    """
+
+    __slots__ = ()
 
 
 def git_output(env: Env, *args: str, timeout: float = 20) -> str | None:
@@ -7686,12 +7801,10 @@ def _int_id(text: str) -> int:
 # --- edits: which lines an agent's edit touches --------------------------------------
 
 
-class EditSpan(NamedTuple):
+class EditSpan(collections.namedtuple("EditSpan", "path first last")):
     """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
 
-    path: str
-    first: int
-    last: int
+    __slots__ = ()
 
 
 def _read_text(path: Path) -> str | None:
@@ -8434,18 +8547,34 @@ COMMAND_REGISTRARS = (register_graph_commands, register_context_commands,
                       register_snapshot_commands)
 
 
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter, given the terminal width so it never imports shutil.
+_PARSER_CLASSES: list[type] = []
 
-    argparse builds a formatter for every add_argument() call and, without a
-    width, asks shutil for it; importing shutil (with bz2 and lzma) costs more
-    than the rest of ``query --inject``.
+
+def parser_classes() -> tuple[type, type]:
+    """(_Parser, _HelpFormatter), made on first use so only parsing imports argparse.
+
+    _Parser: argparse whose errors become UsageError (one line, exit 2).
+    _HelpFormatter: argparse's formatter, given the terminal width so it never
+    imports shutil; argparse builds a formatter for every add_argument() call
+    and, without a width, asks shutil for it (with bz2 and lzma).
     """
+    if not _PARSER_CLASSES:
+        class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+            def __init__(self, prog: str, indent_increment: int = 2,
+                         max_help_position: int = 24, width: int | None = None) -> None:
+                super().__init__(prog, indent_increment, max_help_position,
+                                 width if width is not None else terminal_columns() - 2)
 
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
-        super().__init__(prog, indent_increment, max_help_position,
-                         width if width is not None else terminal_columns() - 2)
+        class _Parser(argparse.ArgumentParser):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                kwargs.setdefault("formatter_class", _HelpFormatter)
+                super().__init__(*args, **kwargs)
+
+            def error(self, message: str) -> None:  # type: ignore[override]
+                raise UsageError(f"{self.prog}: {message} (see --help)")
+
+        _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
+    return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
 
 
 def terminal_columns() -> int:
@@ -8455,17 +8584,6 @@ def terminal_columns() -> int:
     with contextlib.suppress(OSError, AttributeError, ValueError):
         return os.get_terminal_size(sys.__stdout__.fileno()).columns
     return 80
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse whose errors become UsageError (one line, exit 2)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _HelpFormatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message} (see --help)")
 
 
 def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
@@ -8519,6 +8637,7 @@ def command_in(argv: Sequence[str]) -> str | None:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or (``command`` given) one with only that sub-command built."""
+    _Parser, _HelpFormatter = parser_classes()
     parser = _Parser(prog="ctxkit", description=__doc__.split("\n\n")[0],
                      formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"ctxkit {__version__}")
@@ -8544,7 +8663,7 @@ def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
         return _SKIPPED  # type: ignore[return-value]
     parser = sub.add_parser(name, parents=[common], help=help, description=help,
                             epilog=f"example:\n  {example}",
-                            formatter_class=_HelpFormatter)
+                            formatter_class=parser_classes()[1])
     parser.set_defaults(func=func)
     return parser
 
