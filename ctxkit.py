@@ -24,15 +24,11 @@ Python does.
 
 from __future__ import annotations
 
-import collections
-import contextlib
+import collections  # EditSpan; already loaded by `re`, which pip's script imports
+import datetime as _dt  # free: sqlite3 imports it
 import os
-import re
 import sqlite3
 import sys
-import time
-from bisect import bisect_right
-from pathlib import Path
 
 # =============================================================================
 # Constants
@@ -77,6 +73,793 @@ class NotFound(CtxkitError):
 
 class Ambiguous(CtxkitError):
     """Several nodes match a name; the message lists the candidates."""
+
+
+# =============================================================================
+# Fast path: `query SYMBOL --inject` and the pre-edit hook
+# =============================================================================
+# Agents run these two before every edit, so Python's start-up is most of
+# what they cost. When ctxkit is the program being run, run_fast_path() below
+# answers exactly these calls before the rest of the module (argparse,
+# pathlib, contextlib, the sections' own set-up) is even executed, and
+# anything else returns to the full CLI. The functions in this section are THE
+# implementations of the read path (lesson counters and risk, recency, inject
+# text fitting, symbol-at-lines lookup, edit-span mapping): the Lessons and
+# Snapshots-and-hooks sections call them too. They need only os, sys, sqlite3
+# and datetime (which sqlite3 imports anyway); see DESIGN.md "Fast path".
+
+RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
+INJECT_MIN_RISK = 10.0
+INJECT_LIMIT = 10000
+INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
+_INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
+# A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
+_SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
+              r":(?P<name>[^:\s].*)$")
+RESTORE_LIMIT = 9800            # Claude Code turns hook output over 10,000 characters into a preview
+RISK_INJECT, RISK_CRITICAL = 10.0, 15.0
+HOOK_EVENTS = {
+    "pre-tool-use": "pre-tool-use", "pretooluse": "pre-tool-use", "beforetool": "pre-tool-use",
+    "post-tool-use": "post-tool-use", "posttooluse": "post-tool-use", "aftertool": "post-tool-use",
+    "pre-compact": "pre-compact", "precompact": "pre-compact", "precompress": "pre-compact",
+    "session-start": "session-start", "sessionstart": "session-start",
+}
+# Each agent's name for the events ctxkit answers (what goes in hookEventName).
+AGENT_EVENT_NAMES = {
+    "claude": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
+               "pre-compact": "PreCompact", "session-start": "SessionStart"},
+    "codex": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
+              "pre-compact": "PreCompact", "session-start": "SessionStart"},
+    "gemini": {"pre-tool-use": "BeforeTool", "post-tool-use": "AfterTool",
+               "pre-compact": "PreCompress", "session-start": "SessionStart"},
+}
+HOOK_AGENTS = ("claude", "codex", "gemini")
+EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "apply_patch", "replace", "edit", "write_file"}
+_PATCH_FILE = (r"^\*\*\* (Update|Delete) File: (.+?)\s*$")
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+_NODE_COLUMNS = ("id, uid, kind, name, qualname, path, line, end_line, signature, params, "
+                 "return_type, is_async, exported, docstring, loc, complexity, body_hash")
+SQL_SYMBOL_COLUMNS = "id, project, name, file"
+SQL_SYMBOLS_OF_PROJECT = f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE project = ?"
+SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, created_at, "
+                      "code_hash")
+SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
+                         f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
+
+
+# --- paths: root, database, --file identity ------------------------------------
+
+
+def root_of(start: str) -> str:
+    """The nearest ancestor of the (resolved) folder ``start`` holding ``.git``, else it."""
+    candidate = start
+    while True:
+        if os.path.exists(os.path.join(candidate, ".git")):
+            return candidate
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return start
+        candidate = parent
+
+
+def env_paths(db: str | None, project: str | None,
+              cwd: str | None) -> tuple[str, str, str, str]:
+    """(root, cwd, database path, project) for the global options, as make_env takes them."""
+    cwd = os.path.realpath(cwd or os.getcwd())
+    root = root_of(cwd)
+    db_text = db or os.environ.get("CTXKIT_DB")
+    db_path = os.path.expanduser(db_text) if db_text else os.path.join(root, STATE_DIR, DB_NAME)
+    if not os.path.isabs(db_path):
+        db_path = os.path.join(cwd, db_path)
+    name = project or os.environ.get("CTXKIT_PROJECT") or os.path.basename(root) or "default"
+    return root, cwd, db_path, name
+
+
+def _relative_to(path: str, base: str) -> str | None:
+    """``path`` relative to ``base`` (both absolute and normalized), None when outside it."""
+    if path == base:
+        return "."
+    prefix = base if base.endswith("/") else base + "/"
+    return path[len(prefix):] if path.startswith(prefix) else None
+
+
+def normalize_path(path: str | None, root: str, cwd: str) -> str:
+    """Normalize a ``--file`` argument to the one identity seed 003 defines.
+
+    None and "" give ""; backslashes become slashes; ``./`` and ``../`` are
+    folded; an absolute path becomes relative to the root (to the working
+    directory when it lies outside the root). A relative path is taken from
+    the root, unless it names an existing file only from a working directory
+    below the root.
+    """
+    if not path:
+        return ""
+    text = path.replace("\\", "/")
+    if os.path.isabs(text):
+        absolute = os.path.normpath(text)
+        for base in (root, cwd):
+            relative = _relative_to(absolute, base)
+            if relative is not None:
+                return relative
+        return absolute
+    if cwd != root and _relative_to(cwd, root) not in (None, "."):
+        from_cwd = os.path.join(cwd, text)
+        if os.path.exists(from_cwd) and not os.path.exists(os.path.join(root, text)):
+            text = _relative_to(from_cwd, root)
+    text = os.path.normpath(text).replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    return "" if text == "." else text
+
+
+def parse_time(text: str | None) -> _dt.datetime | None:
+    """Parse the timestamps ctxkit and code memory write (with or without T/Z)."""
+    if not text:
+        return None
+    cleaned = text.strip().replace("Z", "").replace("T", " ")
+    try:  # fromisoformat: no _strptime import (start-up)
+        return _dt.datetime.fromisoformat(cleaned).replace(tzinfo=_dt.timezone.utc)
+    except ValueError:
+        pass
+    for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"):
+        try:
+            return _dt.datetime.strptime(cleaned, fmt).replace(tzinfo=_dt.timezone.utc)
+        except ValueError:
+            pass
+    return None
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """The text on one line (line breaks and their indentation folded to one space,
+    other spacing kept as written), cut at ``limit``."""
+    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    if limit and len(line) > limit:
+        line = line[:limit - 1] + "…"
+    return line
+
+
+# --- graph rows: symbols by name and at lines ---------------------------------------
+
+
+def graph_find_rows(db: Database, project: str, symbol: str,
+                    file: str | None = None) -> list[sqlite3.Row]:
+    """Node rows named by a full id, a qualname or a bare name, best match first.
+
+    ``file`` (already normalized) narrows the search to one path.
+    """
+    where, params = ["project = ?"], [project]
+    if file:
+        where.append("path = ?")
+        params.append(file)
+    clause = " AND ".join(where)
+    for column in ("uid", "qualname", "name"):
+        rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {clause} AND {column} = ? "
+                        f"AND kind != 'file' ORDER BY path, line", (*params, symbol))
+        if rows:
+            return rows
+    return []
+
+
+def graph_rows_at(db: Database, project: str, path: str, first: int,
+                  last: int | None = None) -> list[sqlite3.Row]:
+    """The innermost non-file node rows overlapping lines ``first..last`` of ``path``."""
+    last = first if last is None else last
+    rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_id = (SELECT id FROM files "
+                    f"WHERE project = ? AND path = ?) AND kind != 'file' AND line <= ? "
+                    f"AND end_line >= ? ORDER BY line", (project, path, last, first))
+    # Keep a node only when no other match lies strictly inside it.
+    return [n for n in rows if not any(
+        o is not n and n["line"] <= o["line"] and o["end_line"] <= n["end_line"]
+        and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
+
+
+# --- lessons: counters, risk, SYMBOL_OBJs, the inject block -------------------------------
+
+
+def risk_level(score: float) -> str:
+    """The level name of a risk score: low, medium, high or critical."""
+    for threshold, name in RISK_LEVELS:
+        if score >= threshold:
+            return name
+    return "low"
+
+
+def _recency_weight(last_fail: str | None, now: _dt.datetime) -> float:
+    when = parse_time(last_fail)
+    if when is None:
+        return 0.0
+    age = now - when
+    if age <= _dt.timedelta(days=7):
+        return 1.0
+    return 0.5 if age <= _dt.timedelta(days=30) else 0.2
+
+
+def symbol_counters(lessons: Sequence[dict[str, Any]],
+                    now: _dt.datetime | None = None) -> dict[str, Any]:
+    """Seed 003's counters and risk from lessons given in recording order.
+
+    Only active lessons count. ``consecutive`` is the number of active fails
+    after the last active success (all active fails when there is none).
+    """
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    fails = successes = consecutive = 0
+    last_fail = last_success = None
+    for lesson in lessons:
+        if lesson["status"] != "active":
+            continue
+        if lesson["type"] == "fail":
+            fails += 1
+            consecutive += 1
+            last_fail = lesson["created_at"]
+        else:
+            successes += 1
+            consecutive = 0
+            last_success = lesson["created_at"]
+    score = (fails * 1.0 + _recency_weight(last_fail, now) * 1.5 + consecutive * 1.5
+             - successes * 0.3)
+    score = max(0.0, round(score, 2)) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return {"fail_count": fails, "success_count": successes, "last_fail": last_fail,
+            "last_success": last_success, "risk_score": score, "level": risk_level(score)}
+
+
+def _lesson_json(row: sqlite3.Row | dict[str, Any], stale: bool) -> dict[str, Any]:
+    return {"id": row["id"], "type": row["type"], "lesson": row["lesson"],
+            "detail": row["detail"], "status": row["status"], "session_id": row["session_id"],
+            "created_at": row["created_at"], "stale": stale}
+
+
+def _inject_order(lessons: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fails first, then successes; the most recently recorded first in each."""
+    ordered = sorted(lessons, key=lambda item: (item["created_at"], item["id"]), reverse=True)
+    return sorted(ordered, key=lambda item: item["type"] != "fail")
+
+
+def _current_hash(db: Database, project: str, name: str, file: str) -> str | None:
+    """The body_hash of the one graph node this symbol names, else None."""
+    rows = graph_find_rows(db, project, name, file or None)
+    return rows[0]["body_hash"] if len(rows) == 1 else None
+
+
+def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
+                node_hash: str | None | bool = False) -> dict[str, Any]:
+    """A SYMBOL_OBJ (SPEC section 4) for one lesson_symbols row, risk computed now.
+
+    ``node_hash`` is the current body_hash when the caller knows it; False
+    means look it up in the graph (only when some lesson kept a code_hash).
+    """
+    rows = db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))
+    counters = symbol_counters(rows)
+    if node_hash is False:
+        node_hash = (_current_hash(db, project, row["name"], row["file"])
+                     if any(r["code_hash"] for r in rows) else None)
+    shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
+             for r in rows if include_all or r["status"] == "active"]
+    return {"project": project, "name": row["name"], "file": row["file"], **counters,
+            "lessons": _inject_order(shown)}
+
+
+def _match_names(rows: list[sqlite3.Row], name: str, substring: bool = False) -> list[sqlite3.Row]:
+    """Exact name, else a qualified name ending in it, else (stats) a substring."""
+    exact = [r for r in rows if r["name"] == name]
+    if exact:
+        return exact
+    tails = [r for r in rows if any(r["name"].endswith(sep + name) for sep in (".", "::", "#"))]
+    if tails or not substring:
+        return tails
+    return [r for r in rows if name.lower() in r["name"].lower()]
+
+
+def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(objs, key=lambda o: (-o["risk_score"], o["file"], o["name"]))
+
+
+def lesson_symbols(db: Database, project: str, name: str | None = None,
+                   file: str | None = None, include_all: bool = False,
+                   substring: bool = False) -> list[dict[str, Any]]:
+    """SYMBOL_OBJs by risk, highest first.
+
+    ``name`` None lists every symbol; a name matches exactly, else as the tail
+    of a qualified name (``validate`` finds ``AuthService.validate``).
+    ``file`` None means every file; "" means lessons recorded without a file.
+    Symbols with no active lesson are left out unless ``include_all``.
+    """
+    sql, params = SQL_SYMBOLS_OF_PROJECT, [project]
+    if file is not None:
+        sql += " AND file = ?"
+        params.append(file)
+    rows = db.query(sql + " AND name = ?", (*params, name)) if name is not None else []
+    if not rows:  # no name, or no exact match: read them all (the index serves exact names)
+        rows = db.query(sql, params)
+        if name is not None:
+            rows = _match_names(rows, name, substring)
+    objs = [_symbol_obj(db, project, row, include_all) for row in rows]
+    return _by_risk([o for o in objs if include_all or o["lessons"]])
+
+
+def lessons_for_symbol(db: Database, project: str, path: str, qualname: str, name: str,
+                       uid: str, body_hash: str | None) -> dict[str, Any] | None:
+    """The active lessons of a graph node as one SYMBOL_OBJ, None when there are none.
+
+    Lessons recorded under the node's qualname, bare name or id, for its file
+    or without a file, are merged into one view named after the node.
+    """
+    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
+                    (project, path, qualname, name, uid))
+    objs = [_symbol_obj(db, project, r, False, body_hash) for r in rows]
+    objs = [o for o in objs if o["lessons"]]
+    if not objs:
+        return None
+    if len(objs) == 1:
+        return objs[0]
+    lessons = [lesson for obj in objs for lesson in obj["lessons"]]
+    counters = symbol_counters(sorted(lessons, key=lambda l: (l["created_at"], l["id"])))
+    return {"project": project, "name": qualname, "file": path, **counters,
+            "lessons": _inject_order(lessons)}
+
+
+def symbol_label(obj: dict[str, Any]) -> str:
+    """``file:name`` when the symbol has a file, else the name."""
+    return f"{obj['file']}:{obj['name']}" if obj["file"] else obj["name"]
+
+
+def _inject_header(obj: dict[str, Any], label: str | None = None) -> str:
+    return (f"[PAST EXPERIENCE — {label or symbol_label(obj)} "
+            f"(risk: {obj['risk_score']:.1f}, {obj['level']})]")
+
+
+def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT) -> str:
+    """The inject blocks of the symbols at risk >= 10, shorter than ``limit`` characters.
+
+    Each block lists the symbol's active lessons, fails first and the most
+    recent first. When everything does not fit, long lessons are shortened,
+    the oldest lessons dropped, and a last line says how many were left out.
+    """
+    blocks = [(obj, [one_line(l["lesson"]) for l in _inject_order(
+        l for l in obj["lessons"] if l["status"] == "active")])
+        for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
+    blocks.sort(key=lambda block: -block[0]["risk_score"])
+    if not blocks:
+        return ""
+    text = "\n\n".join(_inject_block(_inject_header(obj), lines) for obj, lines in blocks) + "\n"
+    if len(text) < limit:
+        return text
+    return _inject_fitted(blocks, limit)
+
+
+def _inject_block(header: str, lines: Sequence[str]) -> str:
+    return "\n".join([header, *(f"- {line}" for line in lines), INJECT_FOOTER])
+
+
+def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -> str:
+    """Fill blocks in risk order, lesson by lesson, until the limit is reached."""
+    total = sum(len(lines) for _, lines in blocks)
+    where = symbol_label(blocks[0][0]) if len(blocks) == 1 else "SYMBOL"
+    widest = max(len(f"[{total} more lessons left out to stay under {limit} characters; "
+                     f"`ctxkit query {where}` lists them all]"),
+                 len(f"[long lessons shortened to stay under {limit} characters; "
+                     f"`ctxkit query {where}` shows them whole]"))
+    budget = limit - widest - 3  # two newlines, and stay strictly under
+    parts: list[str] = []
+    used = kept = 0
+    for obj, lines in blocks:
+        header = _inject_header(obj, one_line(symbol_label(obj), 200))
+        base = len(header) + len(INJECT_FOOTER) + 2 + (2 if parts else 0)
+        chosen: list[str] = []
+        for line in lines:
+            line = one_line(line, _INJECT_LINE_MAX)
+            if used + base + len(line) + 3 > budget:
+                break
+            chosen.append(line)
+            used += len(line) + 3
+        if chosen:
+            parts.append(_inject_block(header, chosen))
+            used += base
+            kept += len(chosen)
+    left = total - kept
+    if left:
+        trailer = (f"[{left} more lesson{'s' if left != 1 else ''} left out to stay under "
+                   f"{limit} characters; `ctxkit query {where}` lists them all]")
+    else:
+        trailer = (f"[long lessons shortened to stay under {limit} characters; "
+                   f"`ctxkit query {where}` shows them whole]")
+    text = "\n\n".join(parts) + ("\n" if parts else "") + trailer + "\n"
+    return text if len(text) < limit else ""  # a limit too small for even one lesson
+
+
+def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symbol: str,
+                    file: str | None) -> tuple[str, str | None]:
+    """(name, normalized file or None) from SYMBOL and ``--file``.
+
+    SYMBOL may be a graph id ``path:Qual.name``: it is split when the graph
+    knows that id or when the part before the colon looks like a path.
+    """
+    symbol = symbol.strip()
+    given = normalize_path(file, root, cwd) if file else None
+    path = name = None
+    if db is not None and ":" in symbol:
+        rows = graph_find_rows(db, project, symbol)
+        if rows and rows[0]["uid"] == symbol:
+            path, name = rows[0]["path"], rows[0]["qualname"]
+    match = None
+    if path is None and ":" in symbol:  # _SYMBOL_ID needs a colon: no `re` for plain names
+        import re
+        match = re.match(_SYMBOL_ID, symbol)
+    if match:
+        path, name = normalize_path(match["path"], root, cwd), match["name"]
+    if path is None:
+        return symbol, given
+    if given is not None and given != path:
+        raise UsageError(f"SYMBOL {symbol!r} names file {path} but --file says {given}; "
+                         f"give only one of them")
+    return name, path
+
+
+# --- edits: which lines an agent's edit touches, and the lessons at risk ---------------
+
+
+class EditSpan(collections.namedtuple("EditSpan", "path first last")):
+    """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
+
+    __slots__ = ()
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(4 * 1024 * 1024)
+    except OSError:
+        return None
+
+
+def _spans_of(path: str, text: str | None, needle: str, every: bool) -> list[EditSpan]:
+    if text is None or not needle:
+        return []
+    spans, start = [], text.find(needle)
+    while start >= 0:
+        first = text.count("\n", 0, start) + 1
+        spans.append(EditSpan(path, first, first + needle.count("\n")))
+        if not every:
+            break
+        start = text.find(needle, start + max(len(needle), 1))
+    return spans
+
+
+def _whole_file(path: str, text: str | None) -> list[EditSpan]:
+    return [EditSpan(path, 1, text.count("\n") + 1)] if text else []
+
+
+def absolute_path(cwd: str, path: str) -> str:
+    """An agent's path: absolute (Claude, Gemini) or relative to its cwd (Codex patches)."""
+    return path if os.path.isabs(path) else os.path.join(cwd, path)
+
+
+def edit_spans_at(cwd: str, tool: str, tool_input: dict[str, Any]) -> list[EditSpan]:
+    """Map one edit tool call (Claude, Codex or Gemini) to the lines it touches."""
+    if tool == "apply_patch":
+        patch = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
+        return patch_spans_at(cwd, patch if isinstance(patch, str) else "")
+    path = tool_input.get("file_path") or tool_input.get("path") or tool_input.get("absolute_path")
+    if not isinstance(path, str) or not path:
+        return []
+    text = _read_text(absolute_path(cwd, path))
+    if tool in ("Write", "write_file"):
+        return _whole_file(path, text)
+    edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+    spans: list[EditSpan] = []
+    for edit in edits if isinstance(edits, list) else []:
+        if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):
+            spans += _spans_of(path, text, edit["old_string"], bool(edit.get("replace_all")))
+    return spans
+
+
+def patch_spans_at(cwd: str, patch: str) -> list[EditSpan]:
+    """Codex ``apply_patch`` bodies: each hunk's old lines located in the current file."""
+    import re
+
+    spans: list[EditSpan] = []
+    path, text, hunk = None, None, []
+
+    def flush() -> None:
+        old = [line[1:] for line in hunk if line[:1] in (" ", "-")]
+        if path and old and any(line[:1] == "-" for line in hunk):
+            found = _spans_of(path, text, "\n".join(old), False)
+            removed = next(line[1:] for line in hunk if line[:1] == "-")
+            spans.extend(found or _spans_of(path, text, removed, False))
+        hunk.clear()
+
+    for line in patch.splitlines():
+        if match := re.match(_PATCH_FILE, line):
+            flush()
+            path = match.group(2)
+            text = _read_text(absolute_path(cwd, path))
+            if match.group(1) == "Delete":
+                spans += _whole_file(path, text)
+        elif line.startswith("*** "):
+            flush()
+            if not line.startswith(("*** Move to:", "*** End of File")):
+                path = None
+        elif line.startswith("@@"):
+            flush()
+        elif path:
+            hunk.append(line)
+    flush()
+    return spans
+
+
+def risk_objects_at(db: Database, project: str, root: str, cwd: str,
+                    spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
+    """SYMBOL_OBJs of the lessons on the symbols those spans touch.
+
+    Lines map to symbols through the stored graph only (no parsing here). A
+    file the graph does not know falls back to every lesson recorded for it.
+    """
+    objs: dict[tuple[str, str], dict[str, Any]] = {}
+    for span in spans:
+        path = normalize_path(absolute_path(cwd, span.path), root, cwd)
+        nodes = graph_rows_at(db, project, path, span.first, span.last)
+        for node in nodes:
+            obj = lessons_for_symbol(db, project, node["path"], node["qualname"], node["name"],
+                                     node["uid"], node["body_hash"])
+            if obj:
+                objs[(obj.get("file", ""), obj["name"])] = obj
+        if not nodes and not graph_rows_at(db, project, path, 1, 10**9):
+            for obj in lesson_symbols(db, project, file=path):
+                objs[(obj.get("file", ""), obj["name"])] = obj
+    return sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0))
+
+
+def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> str:
+    """The inject blocks for risk >= 10, and the verification demand at >= 15."""
+    at_risk = [o for o in objs if float(o.get("risk_score") or 0) >= RISK_INJECT]
+    if not at_risk:
+        return ""
+    critical = [o for o in at_risk if float(o.get("risk_score") or 0) >= RISK_CRITICAL]
+    tail = ""
+    if critical:
+        names = ", ".join(o["name"] for o in critical[:5])
+        tail = (f"\nVERIFICATION REQUIRED: {names} at critical risk (>= 15). After this edit, run "
+                f"the tests that cover it and record the result with `ctxkit ok` or `ctxkit fail`.")
+    return (inject_text(at_risk, limit=limit - len(tail)) + tail).strip()
+
+
+def pre_edit_context(db: Database, project: str, root: str, cwd: str, tool: str,
+                     tool_input: dict[str, Any]) -> str:
+    """What the pre-edit hook tells the agent: the lessons at risk on the edited lines."""
+    return risk_context(risk_objects_at(db, project, root, cwd,
+                                        edit_spans_at(cwd, tool, tool_input)))
+
+
+# --- hook plumbing shared with the full CLI ----------------------------------------------
+
+
+class HookInputError(Exception):
+    """The agent sent something ctxkit cannot read; the agent must not be blocked."""
+
+
+def read_hook_payload(stream: Any) -> dict[str, Any]:
+    if stream.isatty():
+        raise HookInputError("no input: agents pipe their hook JSON to stdin, e.g. "
+                             "ctxkit hook pre-tool-use < payload.json")
+    try:
+        raw = stream.read()
+    except UnicodeDecodeError as exc:
+        raise HookInputError(f"input is not UTF-8 text ({exc.reason})") from None
+    if not raw or not raw.strip():
+        raise HookInputError("empty input (expected the agent's hook JSON on stdin)")
+    import json  # ctxkit's json, here before the module-level lazy one exists
+
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:
+        raise HookInputError(f"malformed JSON on stdin ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(payload, dict):
+        raise HookInputError(f"expected a JSON object on stdin, got {type(payload).__name__}")
+    return payload
+
+
+def detect_agent(payload: dict[str, Any]) -> str:
+    event = str(payload.get("hook_event_name", ""))
+    if event in ("BeforeTool", "AfterTool", "PreCompress") or \
+            payload.get("tool_name") in ("replace", "write_file", "run_shell_command"):
+        return "gemini"
+    if payload.get("tool_name") == "apply_patch" or "turn_id" in payload:
+        return "codex"
+    return "claude"
+
+
+def hook_cwd(payload: dict[str, Any]) -> str | None:
+    """The agent session's folder from the payload, when it names one that exists."""
+    cwd = payload.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd and os.path.isdir(cwd) else None
+
+
+def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dict[str, Any]:
+    """The JSON an agent reads back: hookSpecificOutput with its own event name."""
+    specific: dict[str, Any] = {"hookEventName": AGENT_EVENT_NAMES[agent][event]}
+    if context:
+        specific["additionalContext"] = context
+    specific.update(fields)
+    return {"hookSpecificOutput": specific}
+
+
+# --- the fast path itself -------------------------------------------------------------
+
+_FAST_GLOBAL_VALUES = {"--db": "db", "-p": "project", "--project": "project"}
+_FAST_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet"}
+_FAST_COMMAND_VALUES = {"query": {"--file": "file"}, "hook": {"--agent": "agent"}}
+_FAST_COMMAND_FLAGS = {"query": {"--inject": "inject"}, "hook": {}}
+
+
+class _SlowPath(Exception):
+    """The call is not one the fast path answers: the full CLI runs it instead."""
+
+
+def fast_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
+    """(words, options) of a `query` or `hook` call using only options the fast path knows.
+
+    Raises _SlowPath for anything else: another command, an unknown, repeated,
+    abbreviated or attached option (-pNAME), a value that looks like an
+    option, ``--``, help or version. argparse then handles it.
+    """
+    words: list[str] = []
+    options: dict[str, Any] = {}
+    tokens = list(argv)
+    while tokens:
+        token = tokens.pop(0)
+        command = words[0] if words else None
+        values = {**_FAST_GLOBAL_VALUES, **_FAST_COMMAND_VALUES.get(command, {})}
+        flags = {**_FAST_GLOBAL_FLAGS, **_FAST_COMMAND_FLAGS.get(command, {})}
+        option, value = token, None
+        if token.startswith("--") and "=" in token:
+            option, value = token.split("=", 1)
+            if option not in values:
+                raise _SlowPath(token)
+        if option in values:
+            if value is None:
+                if not tokens:
+                    raise _SlowPath(token)
+                value = tokens.pop(0)
+            if value.startswith("-") or values[option] in options:
+                raise _SlowPath(token)
+            options[values[option]] = value
+        elif token in flags:
+            if flags[token] in options:
+                raise _SlowPath(token)
+            options[flags[token]] = True
+        elif token.startswith("-") or (not words and token not in _FAST_COMMAND_VALUES):
+            raise _SlowPath(token)
+        else:
+            words.append(token)
+    return words, options
+
+
+class _ReadDb:
+    """Just enough of Database for the read functions above: ``query`` on a connection."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, params).fetchall()
+
+
+def _fast_db(path: str) -> _ReadDb:
+    """The database, only when open_db(create=False) would open it with nothing to do.
+
+    A missing, foreign, not-private, not-WAL or other-version file goes to the
+    full CLI, which creates nothing, explains, tightens or migrates as it does.
+    """
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+                raise _SlowPath(path)
+        if os.stat(path).st_mode & 0o077:
+            raise _SlowPath(path)
+    except OSError:
+        raise _SlowPath(path) from None
+    old_umask = os.umask(0o077)  # the -shm file stays private, as open_db makes it
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    finally:
+        os.umask(old_umask)
+    conn.row_factory = sqlite3.Row
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    if version != SCHEMA_VERSION or str(mode).lower() != "wal":
+        conn.close()
+        raise _SlowPath(path)
+    return _ReadDb(conn)
+
+
+def _fast_query(options: dict[str, Any], symbol: str) -> str:
+    """`query SYMBOL [--file F] --inject`: the inject text, as cmd_query prints it."""
+    if not options.get("inject") or not symbol.strip():
+        raise _SlowPath("query")
+    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"), None)
+    db = _fast_db(db_path)
+    try:
+        name, file = split_symbol_at(db, project, root, cwd, symbol, options.get("file"))
+        return inject_text(lesson_symbols(db, project, name, file))
+    finally:
+        db.conn.close()
+
+
+def _fast_hook(options: dict[str, Any], event: str) -> str:
+    """`hook [--agent A] pre-tool-use` for an edit tool: the JSON answer, or ""."""
+    if HOOK_EVENTS.get(event.replace("_", "-").lower()) != "pre-tool-use" or \
+            options.get("agent", "claude") not in HOOK_AGENTS or sys.stdin is None or \
+            sys.stdin.isatty():
+        raise _SlowPath("hook")
+    import io
+
+    data = sys.stdin.buffer.read()
+    encoding, errors = sys.stdin.encoding, sys.stdin.errors
+
+    def replay() -> io.TextIOWrapper:  # stdin as it was, for the full CLI to read
+        return io.TextIOWrapper(io.BytesIO(data), encoding=encoding, errors=errors,
+                                newline=None if os.name == "nt" else "\n")
+
+    sys.stdin = replay()
+    try:
+        payload = read_hook_payload(replay())
+    except HookInputError:
+        raise _SlowPath("hook") from None
+    tool, tool_input = str(payload.get("tool_name") or ""), payload.get("tool_input")
+    if tool not in EDIT_TOOLS or not isinstance(tool_input, dict):
+        raise _SlowPath("hook")
+    agent = options.get("agent") or detect_agent(payload)
+    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"),
+                                            hook_cwd(payload))
+    db = _fast_db(db_path)
+    try:
+        context = pre_edit_context(db, project, root, cwd, tool, tool_input)
+    finally:
+        db.conn.close()
+    if not context:
+        return ""
+    import json  # ASCII JSON, as cmd_hook writes it
+    return json.dumps(hook_answer(agent, "pre-tool-use", context)) + "\n"
+
+
+def run_fast_path(argv: Sequence[str]) -> int | None:
+    """Answer `query SYMBOL --inject` or the pre-edit hook; None: the full CLI must run.
+
+    Output is written only once the whole answer is known, so falling back
+    (for anything unusual, including every error) never leaves half an answer.
+    """
+    try:
+        words, options = fast_arguments(argv)
+        if len(words) != 2:
+            raise _SlowPath(" ".join(words))
+        text = (_fast_query if words[0] == "query" else _fast_hook)(options, words[1])
+    except Exception:  # _SlowPath, and any error: the full CLI reports it its own way
+        return None
+    try:
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+    return EXIT_OK
+
+
+_PROGRAM = os.path.basename((getattr(sys, "argv", None) or [""])[0])
+if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the console script
+    _FAST_STATUS = run_fast_path(sys.argv[1:])
+    if _FAST_STATUS is not None:
+        raise SystemExit(_FAST_STATUS)
+
+
+# The imports of everything below the fast path (see DESIGN.md "Fast path").
+import contextlib  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
+from bisect import bisect_right  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 
 # =============================================================================
@@ -174,71 +957,25 @@ class Env(Record):
 
 def find_root(start: Path) -> Path:
     """The nearest ancestor of ``start`` holding ``.git``, else ``start``."""
-    start = start.resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
+    return Path(root_of(str(start.resolve())))
 
 
 def make_env(db: str | None = None, project: str | None = None,
              as_json: bool = False, quiet: bool = False,
              cwd: Path | None = None) -> Env:
-    cwd = (cwd or Path.cwd()).resolve()
-    root = find_root(cwd)
-    db_text = db or os.environ.get("CTXKIT_DB")
-    db_path = Path(db_text).expanduser() if db_text else root / STATE_DIR / DB_NAME
-    if not db_path.is_absolute():
-        db_path = cwd / db_path
-    name = project or os.environ.get("CTXKIT_PROJECT") or root.name or "default"
-    return Env(root=root, cwd=cwd, db_path=db_path, project=name,
+    root, folder, db_path, name = env_paths(db, project, str(cwd) if cwd else None)
+    return Env(root=Path(root), cwd=Path(folder), db_path=Path(db_path), project=name,
                json=as_json, quiet=quiet)
 
 
 def normalize_file(path: str | None, env: Env) -> str:
-    """Normalize a ``--file`` argument to the one identity seed 003 defines.
-
-    None and "" give ""; backslashes become slashes; ``./`` and ``../`` are
-    folded; an absolute path becomes relative to the root (to the working
-    directory when it lies outside the root). A relative path is taken from
-    the root, unless it names an existing file only from a working directory
-    below the root.
-    """
-    if not path:
-        return ""
-    text = path.replace("\\", "/")
-    if os.path.isabs(text):
-        absolute = Path(os.path.normpath(text))
-        for base in (env.root, env.cwd):
-            with contextlib.suppress(ValueError):
-                return absolute.relative_to(base).as_posix()
-        return absolute.as_posix()
-    if env.cwd != env.root and env.root in env.cwd.parents:
-        from_cwd = env.cwd / text
-        if from_cwd.exists() and not (env.root / text).exists():
-            text = from_cwd.relative_to(env.root).as_posix()
-    text = os.path.normpath(text).replace("\\", "/")
-    while text.startswith("./"):
-        text = text[2:]
-    return "" if text == "." else text
+    """normalize_path() (the fast-path section) for an Env."""
+    return normalize_path(path, str(env.root), str(env.cwd))
 
 
 def utc_now() -> str:
     """UTC ISO timestamp with microseconds, sortable as text."""
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_time(text: str | None) -> _dt.datetime | None:
-    """Parse the timestamps ctxkit and code memory write (with or without T/Z)."""
-    if not text:
-        return None
-    cleaned = text.strip().replace("Z", "").replace("T", " ")
-    with contextlib.suppress(ValueError):  # fromisoformat: no _strptime import (start-up)
-        return _dt.datetime.fromisoformat(cleaned).replace(tzinfo=_dt.timezone.utc)
-    for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"):
-        with contextlib.suppress(ValueError):
-            return _dt.datetime.strptime(cleaned, fmt).replace(tzinfo=_dt.timezone.utc)
-    return None
 
 
 class lazy_re:  # noqa: N801 - used like re.compile
@@ -284,7 +1021,6 @@ class lazy_module:  # noqa: N801 - stands where an import statement would
 
 argparse = lazy_module("argparse")
 json = lazy_module("json")
-_dt = lazy_module("datetime")
 
 
 # =============================================================================
@@ -398,8 +1134,6 @@ def redact(text: str) -> tuple[str, int]:
 # =============================================================================
 # Core: database
 # =============================================================================
-
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class Database:
@@ -623,15 +1357,6 @@ def emit(env: Env, data: Any, human: str | Callable[[], str] | None = None) -> N
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def one_line(text: str, limit: int | None = None) -> str:
-    """The text on one line (line breaks and their indentation folded to one space,
-    other spacing kept as written), cut at ``limit``."""
-    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
-    if limit and len(line) > limit:
-        line = line[:limit - 1] + "…"
-    return line
-
-
 def warn(message: str) -> None:
     sys.stderr.write(f"ctxkit: {message}\n")
 
@@ -745,10 +1470,6 @@ class Node(Record):
         return data
 
 
-_NODE_COLUMNS = ("id, uid, kind, name, qualname, path, line, end_line, signature, params, "
-                 "return_type, is_async, exported, docstring, loc, complexity, body_hash")
-
-
 def _node_from_row(row: sqlite3.Row) -> Node:
     return Node(rowid=row["id"], id=row["uid"], kind=row["kind"], name=row["name"],
                 qualname=row["qualname"], path=row["path"], line=row["line"],
@@ -765,31 +1486,13 @@ def graph_find_nodes(db: Database, project: str, symbol: str,
 
     ``file`` (already normalized) narrows the search to one path.
     """
-    where, params = ["project = ?"], [project]
-    if file:
-        where.append("path = ?")
-        params.append(file)
-    clause = " AND ".join(where)
-    for column in ("uid", "qualname", "name"):
-        rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {clause} AND {column} = ? "
-                        f"AND kind != 'file' ORDER BY path, line", (*params, symbol))
-        if rows:
-            return [_node_from_row(r) for r in rows]
-    return []
+    return [_node_from_row(r) for r in graph_find_rows(db, project, symbol, file)]
 
 
 def graph_nodes_at(db: Database, project: str, path: str, first: int,
                    last: int | None = None) -> list[Node]:
     """The innermost non-file nodes overlapping lines ``first..last`` of ``path``."""
-    last = first if last is None else last
-    rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_id = (SELECT id FROM files "
-                    f"WHERE project = ? AND path = ?) AND kind != 'file' AND line <= ? "
-                    f"AND end_line >= ? ORDER BY line", (project, path, last, first))
-    nodes = [_node_from_row(r) for r in rows]
-    # Keep a node only when no other match lies strictly inside it.
-    return [n for n in nodes if not any(
-        o is not n and n.line <= o.line and o.end_line <= n.end_line
-        and (o.line, o.end_line) != (n.line, n.end_line) for o in nodes)]
+    return [_node_from_row(r) for r in graph_rows_at(db, project, path, first, last)]
 
 
 # --- Graph: languages and their tree-sitter queries --------------------------
@@ -6291,28 +6994,14 @@ CREATE INDEX IF NOT EXISTS lessons_recent ON lessons(project, created_at);
 
 LESSON_TYPES = ("fail", "success")
 LESSON_STATUSES = ("active", "resolved", "inactive")
-RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
-INJECT_MIN_RISK = 10.0
-INJECT_LIMIT = 10000
-INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
-_INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
-# A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
-_SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
-              r":(?P<name>[^:\s].*)$")
 
-SQL_SYMBOL_COLUMNS = "id, project, name, file"
 SQL_FIND_SYMBOL = "SELECT id FROM lesson_symbols WHERE project = ? AND file = ? AND name = ?"
 SQL_INSERT_SYMBOL = "INSERT OR IGNORE INTO lesson_symbols (project, name, file) VALUES (?, ?, ?)"
-SQL_SYMBOLS_OF_PROJECT = f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE project = ?"
 SQL_INSERT_LESSON = """
 INSERT INTO lessons (project, symbol_id, type, lesson, detail, session_id, status,
                      created_at, code_hash, origin)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
-SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, created_at, "
-                      "code_hash")
-SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
-                         f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 SQL_LATEST_TIME = "SELECT MAX(created_at) FROM lessons WHERE project = ? AND symbol_id = ?"
 SQL_LESSON_BY_ID = "SELECT id, symbol_id, status FROM lessons WHERE project = ? AND id = ?"
 SQL_SET_STATUS = "UPDATE lessons SET status = ? WHERE project = ? AND id = ?"
@@ -6332,241 +7021,19 @@ class LessonError(CtxkitError):
     """A lesson command that cannot run as asked (bad id, empty lesson, bad import)."""
 
 
-def risk_level(score: float) -> str:
-    """The level name of a risk score: low, medium, high or critical."""
-    for threshold, name in RISK_LEVELS:
-        if score >= threshold:
-            return name
-    return "low"
-
-
-def _recency_weight(last_fail: str | None, now: _dt.datetime) -> float:
-    when = parse_time(last_fail)
-    if when is None:
-        return 0.0
-    age = now - when
-    if age <= _dt.timedelta(days=7):
-        return 1.0
-    return 0.5 if age <= _dt.timedelta(days=30) else 0.2
-
-
-def symbol_counters(lessons: Sequence[dict[str, Any]],
-                    now: _dt.datetime | None = None) -> dict[str, Any]:
-    """Seed 003's counters and risk from lessons given in recording order.
-
-    Only active lessons count. ``consecutive`` is the number of active fails
-    after the last active success (all active fails when there is none).
-    """
-    now = now or _dt.datetime.now(_dt.timezone.utc)
-    fails = successes = consecutive = 0
-    last_fail = last_success = None
-    for lesson in lessons:
-        if lesson["status"] != "active":
-            continue
-        if lesson["type"] == "fail":
-            fails += 1
-            consecutive += 1
-            last_fail = lesson["created_at"]
-        else:
-            successes += 1
-            consecutive = 0
-            last_success = lesson["created_at"]
-    score = (fails * 1.0 + _recency_weight(last_fail, now) * 1.5 + consecutive * 1.5
-             - successes * 0.3)
-    score = max(0.0, round(score, 2)) + 0.0  # + 0.0 turns -0.0 into 0.0
-    return {"fail_count": fails, "success_count": successes, "last_fail": last_fail,
-            "last_success": last_success, "risk_score": score, "level": risk_level(score)}
-
-
-def _lesson_json(row: sqlite3.Row | dict[str, Any], stale: bool) -> dict[str, Any]:
-    return {"id": row["id"], "type": row["type"], "lesson": row["lesson"],
-            "detail": row["detail"], "status": row["status"], "session_id": row["session_id"],
-            "created_at": row["created_at"], "stale": stale}
-
-
-def _inject_order(lessons: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Fails first, then successes; the most recently recorded first in each."""
-    ordered = sorted(lessons, key=lambda item: (item["created_at"], item["id"]), reverse=True)
-    return sorted(ordered, key=lambda item: item["type"] != "fail")
-
-
-def _current_hash(db: Database, project: str, name: str, file: str) -> str | None:
-    """The body_hash of the one graph node this symbol names, else None."""
-    nodes = graph_find_nodes(db, project, name, file or None)
-    return nodes[0].body_hash if len(nodes) == 1 else None
-
-
-def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
-                node_hash: str | None | bool = False) -> dict[str, Any]:
-    """A SYMBOL_OBJ (SPEC section 4) for one lesson_symbols row, risk computed now.
-
-    ``node_hash`` is the current body_hash when the caller knows it; False
-    means look it up in the graph (only when some lesson kept a code_hash).
-    """
-    rows = db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))
-    counters = symbol_counters(rows)
-    if node_hash is False:
-        node_hash = (_current_hash(db, project, row["name"], row["file"])
-                     if any(r["code_hash"] for r in rows) else None)
-    shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
-             for r in rows if include_all or r["status"] == "active"]
-    return {"project": project, "name": row["name"], "file": row["file"], **counters,
-            "lessons": _inject_order(shown)}
-
-
-def _match_names(rows: list[sqlite3.Row], name: str, substring: bool = False) -> list[sqlite3.Row]:
-    """Exact name, else a qualified name ending in it, else (stats) a substring."""
-    exact = [r for r in rows if r["name"] == name]
-    if exact:
-        return exact
-    tails = [r for r in rows if any(r["name"].endswith(sep + name) for sep in (".", "::", "#"))]
-    if tails or not substring:
-        return tails
-    return [r for r in rows if name.lower() in r["name"].lower()]
-
-
-def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(objs, key=lambda o: (-o["risk_score"], o["file"], o["name"]))
-
-
-def lesson_symbols(db: Database, project: str, name: str | None = None,
-                   file: str | None = None, include_all: bool = False,
-                   substring: bool = False) -> list[dict[str, Any]]:
-    """SYMBOL_OBJs by risk, highest first.
-
-    ``name`` None lists every symbol; a name matches exactly, else as the tail
-    of a qualified name (``validate`` finds ``AuthService.validate``).
-    ``file`` None means every file; "" means lessons recorded without a file.
-    Symbols with no active lesson are left out unless ``include_all``.
-    """
-    sql, params = SQL_SYMBOLS_OF_PROJECT, [project]
-    if file is not None:
-        sql += " AND file = ?"
-        params.append(file)
-    rows = db.query(sql + " AND name = ?", (*params, name)) if name is not None else []
-    if not rows:  # no name, or no exact match: read them all (the index serves exact names)
-        rows = db.query(sql, params)
-        if name is not None:
-            rows = _match_names(rows, name, substring)
-    objs = [_symbol_obj(db, project, row, include_all) for row in rows]
-    return _by_risk([o for o in objs if include_all or o["lessons"]])
-
-
-def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
-    """The active lessons of a graph node as one SYMBOL_OBJ, None when there are none.
-
-    Lessons recorded under the node's qualname, bare name or id, for its file
-    or without a file, are merged into one view named after the node.
-    """
-    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
-                    (project, node.path, node.qualname, node.name, node.id))
-    objs = [_symbol_obj(db, project, r, False, node.body_hash) for r in rows]
-    objs = [o for o in objs if o["lessons"]]
-    if not objs:
-        return None
-    if len(objs) == 1:
-        return objs[0]
-    lessons = [lesson for obj in objs for lesson in obj["lessons"]]
-    counters = symbol_counters(sorted(lessons, key=lambda l: (l["created_at"], l["id"])))
-    return {"project": project, "name": node.qualname, "file": node.path, **counters,
-            "lessons": _inject_order(lessons)}
-
-
-def symbol_label(obj: dict[str, Any]) -> str:
-    """``file:name`` when the symbol has a file, else the name."""
-    return f"{obj['file']}:{obj['name']}" if obj["file"] else obj["name"]
-
-
-def _inject_header(obj: dict[str, Any], label: str | None = None) -> str:
-    return (f"[PAST EXPERIENCE — {label or symbol_label(obj)} "
-            f"(risk: {obj['risk_score']:.1f}, {obj['level']})]")
-
-
-def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT) -> str:
-    """The inject blocks of the symbols at risk >= 10, shorter than ``limit`` characters.
-
-    Each block lists the symbol's active lessons, fails first and the most
-    recent first. When everything does not fit, long lessons are shortened,
-    the oldest lessons dropped, and a last line says how many were left out.
-    """
-    blocks = [(obj, [one_line(l["lesson"]) for l in _inject_order(
-        l for l in obj["lessons"] if l["status"] == "active")])
-        for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
-    blocks.sort(key=lambda block: -block[0]["risk_score"])
-    if not blocks:
-        return ""
-    text = "\n\n".join(_inject_block(_inject_header(obj), lines) for obj, lines in blocks) + "\n"
-    if len(text) < limit:
-        return text
-    return _inject_fitted(blocks, limit)
-
-
-def _inject_block(header: str, lines: Sequence[str]) -> str:
-    return "\n".join([header, *(f"- {line}" for line in lines), INJECT_FOOTER])
-
-
-def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -> str:
-    """Fill blocks in risk order, lesson by lesson, until the limit is reached."""
-    total = sum(len(lines) for _, lines in blocks)
-    where = symbol_label(blocks[0][0]) if len(blocks) == 1 else "SYMBOL"
-    widest = max(len(f"[{total} more lessons left out to stay under {limit} characters; "
-                     f"`ctxkit query {where}` lists them all]"),
-                 len(f"[long lessons shortened to stay under {limit} characters; "
-                     f"`ctxkit query {where}` shows them whole]"))
-    budget = limit - widest - 3  # two newlines, and stay strictly under
-    parts: list[str] = []
-    used = kept = 0
-    for obj, lines in blocks:
-        header = _inject_header(obj, one_line(symbol_label(obj), 200))
-        base = len(header) + len(INJECT_FOOTER) + 2 + (2 if parts else 0)
-        chosen: list[str] = []
-        for line in lines:
-            line = one_line(line, _INJECT_LINE_MAX)
-            if used + base + len(line) + 3 > budget:
-                break
-            chosen.append(line)
-            used += len(line) + 3
-        if chosen:
-            parts.append(_inject_block(header, chosen))
-            used += base
-            kept += len(chosen)
-    left = total - kept
-    if left:
-        trailer = (f"[{left} more lesson{'s' if left != 1 else ''} left out to stay under "
-                   f"{limit} characters; `ctxkit query {where}` lists them all]")
-    else:
-        trailer = (f"[long lessons shortened to stay under {limit} characters; "
-                   f"`ctxkit query {where}` shows them whole]")
-    text = "\n\n".join(parts) + ("\n" if parts else "") + trailer + "\n"
-    return text if len(text) < limit else ""  # a limit too small for even one lesson
-
-
 # --- recording ---------------------------------------------------------------
 
 
 def split_symbol(db: Database | None, env: Env, symbol: str,
                  file: str | None) -> tuple[str, str | None]:
-    """(name, normalized file or None) from SYMBOL and ``--file``.
+    """split_symbol_at() (the fast-path section) for an Env."""
+    return split_symbol_at(db, env.project, str(env.root), str(env.cwd), symbol, file)
 
-    SYMBOL may be a graph id ``path:Qual.name``: it is split when the graph
-    knows that id or when the part before the colon looks like a path.
-    """
-    symbol = symbol.strip()
-    given = normalize_file(file, env) if file else None
-    path = name = None
-    if db is not None and ":" in symbol:
-        nodes = graph_find_nodes(db, env.project, symbol)
-        if nodes and nodes[0].id == symbol:
-            path, name = nodes[0].path, nodes[0].qualname
-    match = re.match(_SYMBOL_ID, symbol) if path is None else None
-    if match:
-        path, name = normalize_file(match["path"], env), match["name"]
-    if path is None:
-        return symbol, given
-    if given is not None and given != path:
-        raise UsageError(f"SYMBOL {symbol!r} names file {path} but --file says {given}; "
-                         f"give only one of them")
-    return name, path
+
+def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
+    """lessons_for_symbol() (the fast-path section) for a graph node."""
+    return lessons_for_symbol(db, project, node.path, node.qualname, node.name, node.id,
+                              node.body_hash)
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -7104,26 +7571,9 @@ SQL_MARK_INSERT = ("INSERT OR IGNORE INTO hook_marks (project, session_id, mark,
                    "VALUES (?, ?, ?, ?)")
 
 SNAPSHOT_MAX_AGE = 900          # seconds; seed 001's compact script refuses older snapshots
-RESTORE_LIMIT = 9800            # Claude Code turns hook output over 10,000 characters into a preview
 RESTORE_HEADER = "CONTEXT SNAPSHOT restored after compact"
-RISK_INJECT, RISK_CRITICAL = 10.0, 15.0
 BASH_MODES = ("off", "nudge", "wrap")
-HOOK_EVENTS = {
-    "pre-tool-use": "pre-tool-use", "pretooluse": "pre-tool-use", "beforetool": "pre-tool-use",
-    "post-tool-use": "post-tool-use", "posttooluse": "post-tool-use", "aftertool": "post-tool-use",
-    "pre-compact": "pre-compact", "precompact": "pre-compact", "precompress": "pre-compact",
-    "session-start": "session-start", "sessionstart": "session-start",
-}
 # Each agent's name for the events ctxkit answers (what goes in hookEventName).
-AGENT_EVENT_NAMES = {
-    "claude": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
-               "pre-compact": "PreCompact", "session-start": "SessionStart"},
-    "codex": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
-              "pre-compact": "PreCompact", "session-start": "SessionStart"},
-    "gemini": {"pre-tool-use": "BeforeTool", "post-tool-use": "AfterTool",
-               "pre-compact": "PreCompress", "session-start": "SessionStart"},
-}
-EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "apply_patch", "replace", "edit", "write_file"}
 SHELL_TOOLS = {"Bash", "run_shell_command", "shell", "local_shell", "exec_command"}
 
 # Commands whose output is usually long: worth running through `ctxkit run`.
@@ -7801,184 +8251,31 @@ def _int_id(text: str) -> int:
 # --- edits: which lines an agent's edit touches --------------------------------------
 
 
-class EditSpan(collections.namedtuple("EditSpan", "path first last")):
-    """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
-
-    __slots__ = ()
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(4 * 1024 * 1024)
-    except OSError:
-        return None
-
-
-def _spans_of(path: str, text: str | None, needle: str, every: bool) -> list[EditSpan]:
-    if text is None or not needle:
-        return []
-    spans, start = [], text.find(needle)
-    while start >= 0:
-        first = text.count("\n", 0, start) + 1
-        spans.append(EditSpan(path, first, first + needle.count("\n")))
-        if not every:
-            break
-        start = text.find(needle, start + max(len(needle), 1))
-    return spans
-
-
-def _whole_file(path: str, text: str | None) -> list[EditSpan]:
-    return [EditSpan(path, 1, text.count("\n") + 1)] if text else []
-
-
-def edit_spans(env: Env, tool: str, tool_input: dict[str, Any]) -> list[EditSpan]:
-    """Map one edit tool call (Claude, Codex or Gemini) to the lines it touches."""
-    if tool == "apply_patch":
-        patch = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
-        return patch_spans(env, patch if isinstance(patch, str) else "")
-    path = tool_input.get("file_path") or tool_input.get("path") or tool_input.get("absolute_path")
-    if not isinstance(path, str) or not path:
-        return []
-    text = _read_text(_absolute(env, path))
-    if tool in ("Write", "write_file"):
-        return _whole_file(path, text)
-    edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
-    spans: list[EditSpan] = []
-    for edit in edits if isinstance(edits, list) else []:
-        if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):
-            spans += _spans_of(path, text, edit["old_string"], bool(edit.get("replace_all")))
-    return spans
-
-
-def _absolute(env: Env, path: str) -> Path:
-    """An agent's path: absolute (Claude, Gemini) or relative to its cwd (Codex patches)."""
-    candidate = Path(path)
-    return candidate if candidate.is_absolute() else env.cwd / candidate
-
-
-_PATCH_FILE = (r"^\*\*\* (Update|Delete) File: (.+?)\s*$")
-
-
-def patch_spans(env: Env, patch: str) -> list[EditSpan]:
-    """Codex ``apply_patch`` bodies: each hunk's old lines located in the current file."""
-    spans: list[EditSpan] = []
-    path, text, hunk = None, None, []
-
-    def flush() -> None:
-        old = [line[1:] for line in hunk if line[:1] in (" ", "-")]
-        if path and old and any(line[:1] == "-" for line in hunk):
-            found = _spans_of(path, text, "\n".join(old), False)
-            removed = next(line[1:] for line in hunk if line[:1] == "-")
-            spans.extend(found or _spans_of(path, text, removed, False))
-        hunk.clear()
-
-    for line in patch.splitlines():
-        if match := re.match(_PATCH_FILE, line):
-            flush()
-            path = match.group(2)
-            text = _read_text(_absolute(env, path))
-            if match.group(1) == "Delete":
-                spans += _whole_file(path, text)
-        elif line.startswith("*** "):
-            flush()
-            if not line.startswith(("*** Move to:", "*** End of File")):
-                path = None
-        elif line.startswith("@@"):
-            flush()
-        elif path:
-            hunk.append(line)
-    flush()
-    return spans
-
-
 # --- lessons at risk for an edit ------------------------------------------------------
 
 
+def edit_spans(env: Env, tool: str, tool_input: dict[str, Any]) -> list[EditSpan]:
+    """edit_spans_at() (the fast-path section) for an Env."""
+    return edit_spans_at(str(env.cwd), tool, tool_input)
+
+
+def patch_spans(env: Env, patch: str) -> list[EditSpan]:
+    """patch_spans_at() (the fast-path section) for an Env."""
+    return patch_spans_at(str(env.cwd), patch)
+
+
 def risk_objects(db: Database, env: Env, spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
-    """SYMBOL_OBJs of the lessons on the symbols those spans touch.
-
-    Lines map to symbols through the stored graph only (no parsing here). A
-    file the graph does not know falls back to every lesson recorded for it.
-    """
-    objs: dict[tuple[str, str], dict[str, Any]] = {}
-    for span in spans:
-        path = normalize_file(str(_absolute(env, span.path)), env)
-        nodes = graph_nodes_at(db, env.project, path, span.first, span.last)
-        for node in nodes:
-            obj = lessons_for_node(db, env.project, node)
-            if obj:
-                objs[(obj.get("file", ""), obj["name"])] = obj
-        if not nodes and not graph_nodes_at(db, env.project, path, 1, 10**9):
-            for obj in lesson_symbols(db, env.project, file=path):
-                objs[(obj.get("file", ""), obj["name"])] = obj
-    return sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0))
-
-
-def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> str:
-    """The inject blocks for risk >= 10, and the verification demand at >= 15."""
-    at_risk = [o for o in objs if float(o.get("risk_score") or 0) >= RISK_INJECT]
-    if not at_risk:
-        return ""
-    critical = [o for o in at_risk if float(o.get("risk_score") or 0) >= RISK_CRITICAL]
-    tail = ""
-    if critical:
-        names = ", ".join(o["name"] for o in critical[:5])
-        tail = (f"\nVERIFICATION REQUIRED: {names} at critical risk (>= 15). After this edit, run "
-                f"the tests that cover it and record the result with `ctxkit ok` or `ctxkit fail`.")
-    return (inject_text(at_risk, limit=limit - len(tail)) + tail).strip()
-
-
-# --- hook plumbing --------------------------------------------------------------------
-
-
-class HookInputError(Exception):
-    """The agent sent something ctxkit cannot read; the agent must not be blocked."""
-
-
-def read_hook_payload(stream: Any) -> dict[str, Any]:
-    if stream.isatty():
-        raise HookInputError("no input: agents pipe their hook JSON to stdin, e.g. "
-                             "ctxkit hook pre-tool-use < payload.json")
-    try:
-        raw = stream.read()
-    except UnicodeDecodeError as exc:
-        raise HookInputError(f"input is not UTF-8 text ({exc.reason})") from None
-    if not raw or not raw.strip():
-        raise HookInputError("empty input (expected the agent's hook JSON on stdin)")
-    try:
-        payload = json.loads(raw)
-    except ValueError as exc:
-        raise HookInputError(f"malformed JSON on stdin ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(payload, dict):
-        raise HookInputError(f"expected a JSON object on stdin, got {type(payload).__name__}")
-    return payload
-
-
-def detect_agent(payload: dict[str, Any]) -> str:
-    event = str(payload.get("hook_event_name", ""))
-    if event in ("BeforeTool", "AfterTool", "PreCompress") or \
-            payload.get("tool_name") in ("replace", "write_file", "run_shell_command"):
-        return "gemini"
-    if payload.get("tool_name") == "apply_patch" or "turn_id" in payload:
-        return "codex"
-    return "claude"
+    """risk_objects_at() (the fast-path section) for an Env."""
+    return risk_objects_at(db, env.project, str(env.root), str(env.cwd), spans)
 
 
 def hook_env(args: argparse.Namespace, payload: dict[str, Any]) -> Env:
     """The environment of the agent's session: its cwd decides the root."""
-    cwd = payload.get("cwd")
-    folder = Path(cwd) if isinstance(cwd, str) and cwd and Path(cwd).is_dir() else None
-    return make_env(db=args.db, project=args.project, cwd=folder)
+    folder = hook_cwd(payload)
+    return make_env(db=args.db, project=args.project, cwd=Path(folder) if folder else None)
 
 
-def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dict[str, Any]:
-    """The JSON an agent reads back: hookSpecificOutput with its own event name."""
-    specific: dict[str, Any] = {"hookEventName": AGENT_EVENT_NAMES[agent][event]}
-    if context:
-        specific["additionalContext"] = context
-    specific.update(fields)
-    return {"hookSpecificOutput": specific}
+# --- hook plumbing --------------------------------------------------------------------
 
 
 def cmd_hook(args: argparse.Namespace, env: Env) -> int:
@@ -8026,7 +8323,8 @@ def pre_edit_answer(env: Env, tool: str, tool_input: dict[str, Any],
     if db is None:
         return None
     try:
-        context = risk_context(risk_objects(db, env, edit_spans(env, tool, tool_input)))
+        context = pre_edit_context(db, env.project, str(env.root), str(env.cwd), tool,
+                                   tool_input)
     finally:
         db.close()
     return hook_answer(agent, "pre-tool-use", context) if context else None
@@ -8504,7 +8802,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction, common: argparse
     p = add_command(sub, common, "hook", cmd_hook, "answer an agent hook: reads its JSON on "
                     "stdin (pre-tool-use, post-tool-use, pre-compact, session-start)",
                     "ctxkit hook pre-tool-use < payload.json")
-    p.add_argument("--agent", choices=("claude", "codex", "gemini"),
+    p.add_argument("--agent", choices=HOOK_AGENTS,
                    help="the agent's protocol (default: recognized from the payload)")
     p.add_argument("event", help="pre-tool-use, post-tool-use, pre-compact or session-start")
 
