@@ -851,7 +851,12 @@ _PROGRAM = os.path.basename((getattr(sys, "argv", None) or [""])[0])
 if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the console script
     _FAST_STATUS = run_fast_path(sys.argv[1:])
     if _FAST_STATUS is not None:
-        raise SystemExit(_FAST_STATUS)
+        # Exit without finalizing the interpreter: nothing of ours is left open
+        # (output flushed, database closed), and tearing down the whole
+        # unmarshalled module costs a tenth of the call (DESIGN.md "Fast path").
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_FAST_STATUS)
 
 
 # The imports of everything below the fast path (see DESIGN.md "Fast path").
