@@ -6,6 +6,9 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
 
     Constants          schema version, limits, file names
     Errors             CtxkitError and its exit codes
+    Fast path          `query SYMBOL --inject` and the pre-edit hook answered
+                       before the other imports, by the read functions the
+                       Lessons and hooks sections call too
     Core               paths and root discovery, config, redaction, the
                        database (WAL, busy_timeout, user_version migrations),
                        JSON/human output
@@ -18,8 +21,8 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
 
 Public surface: the ``ctxkit`` command (``main(argv)``); everything else is
 internal. Heavy imports (tree_sitter, tiktoken) happen only inside the
-functions that need them, so ``query --inject`` and hooks start as fast as
-Python does.
+functions that need them; argparse, json and pathlib are not imported at all
+on the fast path.
 """
 
 from __future__ import annotations
@@ -86,7 +89,7 @@ class Ambiguous(CtxkitError):
 # implementations of the read path (lesson counters and risk, recency, inject
 # text fitting, symbol-at-lines lookup, edit-span mapping): the Lessons and
 # Snapshots-and-hooks sections call them too. They need only os, sys, sqlite3
-# and datetime (which sqlite3 imports anyway); see DESIGN.md "Fast path".
+# and datetime (which sqlite3 imports anyway); see DESIGN.md "Start-up and the fast path".
 
 RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
 INJECT_MIN_RISK = 10.0
@@ -853,13 +856,13 @@ if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the co
     if _FAST_STATUS is not None:
         # Exit without finalizing the interpreter: nothing of ours is left open
         # (output flushed, database closed), and tearing down the whole
-        # unmarshalled module costs a tenth of the call (DESIGN.md "Fast path").
+        # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(_FAST_STATUS)
 
 
-# The imports of everything below the fast path (see DESIGN.md "Fast path").
+# The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
 import contextlib  # noqa: E402
 import re  # noqa: E402
 import time  # noqa: E402
