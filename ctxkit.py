@@ -6,6 +6,9 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
 
     Constants          schema version, limits, file names
     Errors             CtxkitError and its exit codes
+    Fast path          `query SYMBOL --inject` and the pre-edit hook answered
+                       before the other imports, by the read functions the
+                       Lessons and hooks sections call too
     Core               paths and root discovery, config, redaction, the
                        database (WAL, busy_timeout, user_version migrations),
                        JSON/human output
@@ -18,25 +21,17 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
 
 Public surface: the ``ctxkit`` command (``main(argv)``); everything else is
 internal. Heavy imports (tree_sitter, tiktoken) happen only inside the
-functions that need them, so ``query --inject`` and hooks start as fast as
-Python does.
+functions that need them; argparse, json and pathlib are not imported at all
+on the fast path.
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import dataclasses
-import datetime as _dt
-import json
+import collections  # EditSpan; already loaded by `re`, which pip's script imports
+import datetime as _dt  # free: sqlite3 imports it
 import os
-import re
 import sqlite3
 import sys
-import time
-from bisect import bisect_right
-from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
 
 # =============================================================================
 # Constants
@@ -84,46 +79,95 @@ class Ambiguous(CtxkitError):
 
 
 # =============================================================================
-# Core: paths, root and project discovery
+# Fast path: `query SYMBOL --inject` and the pre-edit hook
 # =============================================================================
+# Agents run these two before every edit, so Python's start-up is most of
+# what they cost. When ctxkit is the program being run, run_fast_path() below
+# answers exactly these calls before the rest of the module (argparse,
+# pathlib, contextlib, the sections' own set-up) is even executed, and
+# anything else returns to the full CLI. The functions in this section are THE
+# implementations of the read path (lesson counters and risk, recency, inject
+# text fitting, symbol-at-lines lookup, edit-span mapping): the Lessons and
+# Snapshots-and-hooks sections call them too. They need only os, sys, sqlite3
+# and datetime (which sqlite3 imports anyway); see DESIGN.md "Start-up and the fast path".
+
+RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
+INJECT_MIN_RISK = 10.0
+INJECT_LIMIT = 10000
+INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
+_INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
+# A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
+_SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
+              r":(?P<name>[^:\s].*)$")
+RESTORE_LIMIT = 9800            # Claude Code turns hook output over 10,000 characters into a preview
+RISK_INJECT, RISK_CRITICAL = 10.0, 15.0
+HOOK_EVENTS = {
+    "pre-tool-use": "pre-tool-use", "pretooluse": "pre-tool-use", "beforetool": "pre-tool-use",
+    "post-tool-use": "post-tool-use", "posttooluse": "post-tool-use", "aftertool": "post-tool-use",
+    "pre-compact": "pre-compact", "precompact": "pre-compact", "precompress": "pre-compact",
+    "session-start": "session-start", "sessionstart": "session-start",
+}
+# Each agent's name for the events ctxkit answers (what goes in hookEventName).
+AGENT_EVENT_NAMES = {
+    "claude": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
+               "pre-compact": "PreCompact", "session-start": "SessionStart"},
+    "codex": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
+              "pre-compact": "PreCompact", "session-start": "SessionStart"},
+    "gemini": {"pre-tool-use": "BeforeTool", "post-tool-use": "AfterTool",
+               "pre-compact": "PreCompress", "session-start": "SessionStart"},
+}
+HOOK_AGENTS = ("claude", "codex", "gemini")
+EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "apply_patch", "replace", "edit", "write_file"}
+_PATCH_FILE = (r"^\*\*\* (Update|Delete) File: (.+?)\s*$")
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+_NODE_COLUMNS = ("id, uid, kind, name, qualname, path, line, end_line, signature, params, "
+                 "return_type, is_async, exported, docstring, loc, complexity, body_hash")
+SQL_SYMBOL_COLUMNS = "id, project, name, file"
+SQL_SYMBOLS_OF_PROJECT = f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE project = ?"
+SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, created_at, "
+                      "code_hash")
+SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
+                         f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 
 
-@dataclasses.dataclass(frozen=True)
-class Env:
-    """Where a command runs: the root, the database, the project and output mode."""
-
-    root: Path
-    cwd: Path
-    db_path: Path
-    project: str
-    json: bool = False
-    quiet: bool = False
+# --- paths: root, database, --file identity ------------------------------------
 
 
-def find_root(start: Path) -> Path:
-    """The nearest ancestor of ``start`` holding ``.git``, else ``start``."""
-    start = start.resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
+def root_of(start: str) -> str:
+    """The nearest ancestor of the (resolved) folder ``start`` holding ``.git``, else it."""
+    candidate = start
+    while True:
+        if os.path.exists(os.path.join(candidate, ".git")):
             return candidate
-    return start
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return start
+        candidate = parent
 
 
-def make_env(db: str | None = None, project: str | None = None,
-             as_json: bool = False, quiet: bool = False,
-             cwd: Path | None = None) -> Env:
-    cwd = (cwd or Path.cwd()).resolve()
-    root = find_root(cwd)
+def env_paths(db: str | None, project: str | None,
+              cwd: str | None) -> tuple[str, str, str, str]:
+    """(root, cwd, database path, project) for the global options, as make_env takes them."""
+    cwd = os.path.realpath(cwd or os.getcwd())
+    root = root_of(cwd)
     db_text = db or os.environ.get("CTXKIT_DB")
-    db_path = Path(db_text).expanduser() if db_text else root / STATE_DIR / DB_NAME
-    if not db_path.is_absolute():
-        db_path = cwd / db_path
-    name = project or os.environ.get("CTXKIT_PROJECT") or root.name or "default"
-    return Env(root=root, cwd=cwd, db_path=db_path, project=name,
-               json=as_json, quiet=quiet)
+    db_path = os.path.expanduser(db_text) if db_text else os.path.join(root, STATE_DIR, DB_NAME)
+    if not os.path.isabs(db_path):
+        db_path = os.path.join(cwd, db_path)
+    name = project or os.environ.get("CTXKIT_PROJECT") or os.path.basename(root) or "default"
+    return root, cwd, db_path, name
 
 
-def normalize_file(path: str | None, env: Env) -> str:
+def _relative_to(path: str, base: str) -> str | None:
+    """``path`` relative to ``base`` (both absolute and normalized), None when outside it."""
+    if path == base:
+        return "."
+    prefix = base if base.endswith("/") else base + "/"
+    return path[len(prefix):] if path.startswith(prefix) else None
+
+
+def normalize_path(path: str | None, root: str, cwd: str) -> str:
     """Normalize a ``--file`` argument to the one identity seed 003 defines.
 
     None and "" give ""; backslashes become slashes; ``./`` and ``../`` are
@@ -136,24 +180,20 @@ def normalize_file(path: str | None, env: Env) -> str:
         return ""
     text = path.replace("\\", "/")
     if os.path.isabs(text):
-        absolute = Path(os.path.normpath(text))
-        for base in (env.root, env.cwd):
-            with contextlib.suppress(ValueError):
-                return absolute.relative_to(base).as_posix()
-        return absolute.as_posix()
-    if env.cwd != env.root and env.root in env.cwd.parents:
-        from_cwd = env.cwd / text
-        if from_cwd.exists() and not (env.root / text).exists():
-            text = from_cwd.relative_to(env.root).as_posix()
+        absolute = os.path.normpath(text)
+        for base in (root, cwd):
+            relative = _relative_to(absolute, base)
+            if relative is not None:
+                return relative
+        return absolute
+    if cwd != root and _relative_to(cwd, root) not in (None, "."):
+        from_cwd = os.path.join(cwd, text)
+        if os.path.exists(from_cwd) and not os.path.exists(os.path.join(root, text)):
+            text = _relative_to(from_cwd, root)
     text = os.path.normpath(text).replace("\\", "/")
     while text.startswith("./"):
         text = text[2:]
     return "" if text == "." else text
-
-
-def utc_now() -> str:
-    """UTC ISO timestamp with microseconds, sortable as text."""
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_time(text: str | None) -> _dt.datetime | None:
@@ -161,12 +201,789 @@ def parse_time(text: str | None) -> _dt.datetime | None:
     if not text:
         return None
     cleaned = text.strip().replace("Z", "").replace("T", " ")
-    with contextlib.suppress(ValueError):  # fromisoformat: no _strptime import (start-up)
+    try:  # fromisoformat: no _strptime import (start-up)
         return _dt.datetime.fromisoformat(cleaned).replace(tzinfo=_dt.timezone.utc)
+    except ValueError:
+        pass
     for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"):
-        with contextlib.suppress(ValueError):
+        try:
             return _dt.datetime.strptime(cleaned, fmt).replace(tzinfo=_dt.timezone.utc)
+        except ValueError:
+            pass
     return None
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """The text on one line (line breaks and their indentation folded to one space,
+    other spacing kept as written), cut at ``limit``."""
+    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    if limit and len(line) > limit:
+        line = line[:limit - 1] + "…"
+    return line
+
+
+# --- graph rows: symbols by name and at lines ---------------------------------------
+
+
+def graph_find_rows(db: Database, project: str, symbol: str,
+                    file: str | None = None) -> list[sqlite3.Row]:
+    """Node rows named by a full id, a qualname or a bare name, best match first.
+
+    ``file`` (already normalized) narrows the search to one path.
+    """
+    where, params = ["project = ?"], [project]
+    if file:
+        where.append("path = ?")
+        params.append(file)
+    clause = " AND ".join(where)
+    for column in ("uid", "qualname", "name"):
+        rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {clause} AND {column} = ? "
+                        f"AND kind != 'file' ORDER BY path, line", (*params, symbol))
+        if rows:
+            return rows
+    return []
+
+
+def graph_rows_at(db: Database, project: str, path: str, first: int,
+                  last: int | None = None) -> list[sqlite3.Row]:
+    """The innermost non-file node rows overlapping lines ``first..last`` of ``path``."""
+    last = first if last is None else last
+    rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_id = (SELECT id FROM files "
+                    f"WHERE project = ? AND path = ?) AND kind != 'file' AND line <= ? "
+                    f"AND end_line >= ? ORDER BY line", (project, path, last, first))
+    # Keep a node only when no other match lies strictly inside it.
+    return [n for n in rows if not any(
+        o is not n and n["line"] <= o["line"] and o["end_line"] <= n["end_line"]
+        and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
+
+
+# --- lessons: counters, risk, SYMBOL_OBJs, the inject block -------------------------------
+
+
+def risk_level(score: float) -> str:
+    """The level name of a risk score: low, medium, high or critical."""
+    for threshold, name in RISK_LEVELS:
+        if score >= threshold:
+            return name
+    return "low"
+
+
+def _recency_weight(last_fail: str | None, now: _dt.datetime) -> float:
+    when = parse_time(last_fail)
+    if when is None:
+        return 0.0
+    age = now - when
+    if age <= _dt.timedelta(days=7):
+        return 1.0
+    return 0.5 if age <= _dt.timedelta(days=30) else 0.2
+
+
+def symbol_counters(lessons: Sequence[dict[str, Any]],
+                    now: _dt.datetime | None = None) -> dict[str, Any]:
+    """Seed 003's counters and risk from lessons given in recording order.
+
+    Only active lessons count. ``consecutive`` is the number of active fails
+    after the last active success (all active fails when there is none).
+    """
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    fails = successes = consecutive = 0
+    last_fail = last_success = None
+    for lesson in lessons:
+        if lesson["status"] != "active":
+            continue
+        if lesson["type"] == "fail":
+            fails += 1
+            consecutive += 1
+            last_fail = lesson["created_at"]
+        else:
+            successes += 1
+            consecutive = 0
+            last_success = lesson["created_at"]
+    score = (fails * 1.0 + _recency_weight(last_fail, now) * 1.5 + consecutive * 1.5
+             - successes * 0.3)
+    score = max(0.0, round(score, 2)) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return {"fail_count": fails, "success_count": successes, "last_fail": last_fail,
+            "last_success": last_success, "risk_score": score, "level": risk_level(score)}
+
+
+def _lesson_json(row: sqlite3.Row | dict[str, Any], stale: bool) -> dict[str, Any]:
+    return {"id": row["id"], "type": row["type"], "lesson": row["lesson"],
+            "detail": row["detail"], "status": row["status"], "session_id": row["session_id"],
+            "created_at": row["created_at"], "stale": stale}
+
+
+def _inject_order(lessons: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fails first, then successes; the most recently recorded first in each."""
+    ordered = sorted(lessons, key=lambda item: (item["created_at"], item["id"]), reverse=True)
+    return sorted(ordered, key=lambda item: item["type"] != "fail")
+
+
+def _current_hash(db: Database, project: str, name: str, file: str) -> str | None:
+    """The body_hash of the one graph node this symbol names, else None."""
+    rows = graph_find_rows(db, project, name, file or None)
+    return rows[0]["body_hash"] if len(rows) == 1 else None
+
+
+def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
+                node_hash: str | None | bool = False) -> dict[str, Any]:
+    """A SYMBOL_OBJ (SPEC section 4) for one lesson_symbols row, risk computed now.
+
+    ``node_hash`` is the current body_hash when the caller knows it; False
+    means look it up in the graph (only when some lesson kept a code_hash).
+    """
+    rows = db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))
+    counters = symbol_counters(rows)
+    if node_hash is False:
+        node_hash = (_current_hash(db, project, row["name"], row["file"])
+                     if any(r["code_hash"] for r in rows) else None)
+    shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
+             for r in rows if include_all or r["status"] == "active"]
+    return {"project": project, "name": row["name"], "file": row["file"], **counters,
+            "lessons": _inject_order(shown)}
+
+
+def _match_names(rows: list[sqlite3.Row], name: str, substring: bool = False) -> list[sqlite3.Row]:
+    """Exact name, else a qualified name ending in it, else (stats) a substring."""
+    exact = [r for r in rows if r["name"] == name]
+    if exact:
+        return exact
+    tails = [r for r in rows if any(r["name"].endswith(sep + name) for sep in (".", "::", "#"))]
+    if tails or not substring:
+        return tails
+    return [r for r in rows if name.lower() in r["name"].lower()]
+
+
+def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(objs, key=lambda o: (-o["risk_score"], o["file"], o["name"]))
+
+
+def lesson_symbols(db: Database, project: str, name: str | None = None,
+                   file: str | None = None, include_all: bool = False,
+                   substring: bool = False) -> list[dict[str, Any]]:
+    """SYMBOL_OBJs by risk, highest first.
+
+    ``name`` None lists every symbol; a name matches exactly, else as the tail
+    of a qualified name (``validate`` finds ``AuthService.validate``).
+    ``file`` None means every file; "" means lessons recorded without a file.
+    Symbols with no active lesson are left out unless ``include_all``.
+    """
+    sql, params = SQL_SYMBOLS_OF_PROJECT, [project]
+    if file is not None:
+        sql += " AND file = ?"
+        params.append(file)
+    rows = db.query(sql + " AND name = ?", (*params, name)) if name is not None else []
+    if not rows:  # no name, or no exact match: read them all (the index serves exact names)
+        rows = db.query(sql, params)
+        if name is not None:
+            rows = _match_names(rows, name, substring)
+    objs = [_symbol_obj(db, project, row, include_all) for row in rows]
+    return _by_risk([o for o in objs if include_all or o["lessons"]])
+
+
+def lessons_for_symbol(db: Database, project: str, path: str, qualname: str, name: str,
+                       uid: str, body_hash: str | None) -> dict[str, Any] | None:
+    """The active lessons of a graph node as one SYMBOL_OBJ, None when there are none.
+
+    Lessons recorded under the node's qualname, bare name or id, for its file
+    or without a file, are merged into one view named after the node.
+    """
+    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
+                    (project, path, qualname, name, uid))
+    objs = [_symbol_obj(db, project, r, False, body_hash) for r in rows]
+    objs = [o for o in objs if o["lessons"]]
+    if not objs:
+        return None
+    if len(objs) == 1:
+        return objs[0]
+    lessons = [lesson for obj in objs for lesson in obj["lessons"]]
+    counters = symbol_counters(sorted(lessons, key=lambda l: (l["created_at"], l["id"])))
+    return {"project": project, "name": qualname, "file": path, **counters,
+            "lessons": _inject_order(lessons)}
+
+
+def symbol_label(obj: dict[str, Any]) -> str:
+    """``file:name`` when the symbol has a file, else the name."""
+    return f"{obj['file']}:{obj['name']}" if obj["file"] else obj["name"]
+
+
+def _inject_header(obj: dict[str, Any], label: str | None = None) -> str:
+    return (f"[PAST EXPERIENCE — {label or symbol_label(obj)} "
+            f"(risk: {obj['risk_score']:.1f}, {obj['level']})]")
+
+
+def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT) -> str:
+    """The inject blocks of the symbols at risk >= 10, shorter than ``limit`` characters.
+
+    Each block lists the symbol's active lessons, fails first and the most
+    recent first. When everything does not fit, long lessons are shortened,
+    the oldest lessons dropped, and a last line says how many were left out.
+    """
+    blocks = [(obj, [one_line(l["lesson"]) for l in _inject_order(
+        l for l in obj["lessons"] if l["status"] == "active")])
+        for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
+    blocks.sort(key=lambda block: -block[0]["risk_score"])
+    if not blocks:
+        return ""
+    text = "\n\n".join(_inject_block(_inject_header(obj), lines) for obj, lines in blocks) + "\n"
+    if len(text) < limit:
+        return text
+    return _inject_fitted(blocks, limit)
+
+
+def _inject_block(header: str, lines: Sequence[str]) -> str:
+    return "\n".join([header, *(f"- {line}" for line in lines), INJECT_FOOTER])
+
+
+def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -> str:
+    """Fill blocks in risk order, lesson by lesson, until the limit is reached."""
+    total = sum(len(lines) for _, lines in blocks)
+    where = symbol_label(blocks[0][0]) if len(blocks) == 1 else "SYMBOL"
+    widest = max(len(f"[{total} more lessons left out to stay under {limit} characters; "
+                     f"`ctxkit query {where}` lists them all]"),
+                 len(f"[long lessons shortened to stay under {limit} characters; "
+                     f"`ctxkit query {where}` shows them whole]"))
+    budget = limit - widest - 3  # two newlines, and stay strictly under
+    parts: list[str] = []
+    used = kept = 0
+    for obj, lines in blocks:
+        header = _inject_header(obj, one_line(symbol_label(obj), 200))
+        base = len(header) + len(INJECT_FOOTER) + 2 + (2 if parts else 0)
+        chosen: list[str] = []
+        for line in lines:
+            line = one_line(line, _INJECT_LINE_MAX)
+            if used + base + len(line) + 3 > budget:
+                break
+            chosen.append(line)
+            used += len(line) + 3
+        if chosen:
+            parts.append(_inject_block(header, chosen))
+            used += base
+            kept += len(chosen)
+    left = total - kept
+    if left:
+        trailer = (f"[{left} more lesson{'s' if left != 1 else ''} left out to stay under "
+                   f"{limit} characters; `ctxkit query {where}` lists them all]")
+    else:
+        trailer = (f"[long lessons shortened to stay under {limit} characters; "
+                   f"`ctxkit query {where}` shows them whole]")
+    text = "\n\n".join(parts) + ("\n" if parts else "") + trailer + "\n"
+    return text if len(text) < limit else ""  # a limit too small for even one lesson
+
+
+def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symbol: str,
+                    file: str | None) -> tuple[str, str | None]:
+    """(name, normalized file or None) from SYMBOL and ``--file``.
+
+    SYMBOL may be a graph id ``path:Qual.name``: it is split when the graph
+    knows that id or when the part before the colon looks like a path.
+    """
+    symbol = symbol.strip()
+    given = normalize_path(file, root, cwd) if file else None
+    path = name = None
+    if db is not None and ":" in symbol:
+        rows = graph_find_rows(db, project, symbol)
+        if rows and rows[0]["uid"] == symbol:
+            path, name = rows[0]["path"], rows[0]["qualname"]
+    match = None
+    if path is None and ":" in symbol:  # _SYMBOL_ID needs a colon: no `re` for plain names
+        import re
+        match = re.match(_SYMBOL_ID, symbol)
+    if match:
+        path, name = normalize_path(match["path"], root, cwd), match["name"]
+    if path is None:
+        return symbol, given
+    if given is not None and given != path:
+        raise UsageError(f"SYMBOL {symbol!r} names file {path} but --file says {given}; "
+                         f"give only one of them")
+    return name, path
+
+
+# --- edits: which lines an agent's edit touches, and the lessons at risk ---------------
+
+
+class EditSpan(collections.namedtuple("EditSpan", "path first last")):
+    """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
+
+    __slots__ = ()
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(4 * 1024 * 1024)
+    except OSError:
+        return None
+
+
+def _spans_of(path: str, text: str | None, needle: str, every: bool) -> list[EditSpan]:
+    if text is None or not needle:
+        return []
+    spans, start = [], text.find(needle)
+    while start >= 0:
+        first = text.count("\n", 0, start) + 1
+        spans.append(EditSpan(path, first, first + needle.count("\n")))
+        if not every:
+            break
+        start = text.find(needle, start + max(len(needle), 1))
+    return spans
+
+
+def _whole_file(path: str, text: str | None) -> list[EditSpan]:
+    return [EditSpan(path, 1, text.count("\n") + 1)] if text else []
+
+
+def absolute_path(cwd: str, path: str) -> str:
+    """An agent's path: absolute (Claude, Gemini) or relative to its cwd (Codex patches)."""
+    return path if os.path.isabs(path) else os.path.join(cwd, path)
+
+
+def edit_spans_at(cwd: str, tool: str, tool_input: dict[str, Any]) -> list[EditSpan]:
+    """Map one edit tool call (Claude, Codex or Gemini) to the lines it touches."""
+    if tool == "apply_patch":
+        patch = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
+        return patch_spans_at(cwd, patch if isinstance(patch, str) else "")
+    path = tool_input.get("file_path") or tool_input.get("path") or tool_input.get("absolute_path")
+    if not isinstance(path, str) or not path:
+        return []
+    text = _read_text(absolute_path(cwd, path))
+    if tool in ("Write", "write_file"):
+        return _whole_file(path, text)
+    edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+    spans: list[EditSpan] = []
+    for edit in edits if isinstance(edits, list) else []:
+        if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):
+            spans += _spans_of(path, text, edit["old_string"], bool(edit.get("replace_all")))
+    return spans
+
+
+def patch_spans_at(cwd: str, patch: str) -> list[EditSpan]:
+    """Codex ``apply_patch`` bodies: each hunk's old lines located in the current file."""
+    import re
+
+    spans: list[EditSpan] = []
+    path, text, hunk = None, None, []
+
+    def flush() -> None:
+        old = [line[1:] for line in hunk if line[:1] in (" ", "-")]
+        if path and old and any(line[:1] == "-" for line in hunk):
+            found = _spans_of(path, text, "\n".join(old), False)
+            removed = next(line[1:] for line in hunk if line[:1] == "-")
+            spans.extend(found or _spans_of(path, text, removed, False))
+        hunk.clear()
+
+    for line in patch.splitlines():
+        if match := re.match(_PATCH_FILE, line):
+            flush()
+            path = match.group(2)
+            text = _read_text(absolute_path(cwd, path))
+            if match.group(1) == "Delete":
+                spans += _whole_file(path, text)
+        elif line.startswith("*** "):
+            flush()
+            if not line.startswith(("*** Move to:", "*** End of File")):
+                path = None
+        elif line.startswith("@@"):
+            flush()
+        elif path:
+            hunk.append(line)
+    flush()
+    return spans
+
+
+def risk_objects_at(db: Database, project: str, root: str, cwd: str,
+                    spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
+    """SYMBOL_OBJs of the lessons on the symbols those spans touch.
+
+    Lines map to symbols through the stored graph only (no parsing here). A
+    file the graph does not know falls back to every lesson recorded for it.
+    """
+    objs: dict[tuple[str, str], dict[str, Any]] = {}
+    for span in spans:
+        path = normalize_path(absolute_path(cwd, span.path), root, cwd)
+        nodes = graph_rows_at(db, project, path, span.first, span.last)
+        for node in nodes:
+            obj = lessons_for_symbol(db, project, node["path"], node["qualname"], node["name"],
+                                     node["uid"], node["body_hash"])
+            if obj:
+                objs[(obj.get("file", ""), obj["name"])] = obj
+        if not nodes and not graph_rows_at(db, project, path, 1, 10**9):
+            for obj in lesson_symbols(db, project, file=path):
+                objs[(obj.get("file", ""), obj["name"])] = obj
+    return sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0))
+
+
+def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> str:
+    """The inject blocks for risk >= 10, and the verification demand at >= 15."""
+    at_risk = [o for o in objs if float(o.get("risk_score") or 0) >= RISK_INJECT]
+    if not at_risk:
+        return ""
+    critical = [o for o in at_risk if float(o.get("risk_score") or 0) >= RISK_CRITICAL]
+    tail = ""
+    if critical:
+        names = ", ".join(o["name"] for o in critical[:5])
+        tail = (f"\nVERIFICATION REQUIRED: {names} at critical risk (>= 15). After this edit, run "
+                f"the tests that cover it and record the result with `ctxkit ok` or `ctxkit fail`.")
+    return (inject_text(at_risk, limit=limit - len(tail)) + tail).strip()
+
+
+def pre_edit_context(db: Database, project: str, root: str, cwd: str, tool: str,
+                     tool_input: dict[str, Any]) -> str:
+    """What the pre-edit hook tells the agent: the lessons at risk on the edited lines."""
+    return risk_context(risk_objects_at(db, project, root, cwd,
+                                        edit_spans_at(cwd, tool, tool_input)))
+
+
+# --- hook plumbing shared with the full CLI ----------------------------------------------
+
+
+class HookInputError(Exception):
+    """The agent sent something ctxkit cannot read; the agent must not be blocked."""
+
+
+def read_hook_payload(stream: Any) -> dict[str, Any]:
+    if stream.isatty():
+        raise HookInputError("no input: agents pipe their hook JSON to stdin, e.g. "
+                             "ctxkit hook pre-tool-use < payload.json")
+    try:
+        raw = stream.read()
+    except UnicodeDecodeError as exc:
+        raise HookInputError(f"input is not UTF-8 text ({exc.reason})") from None
+    if not raw or not raw.strip():
+        raise HookInputError("empty input (expected the agent's hook JSON on stdin)")
+    import json  # ctxkit's json, here before the module-level lazy one exists
+
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:
+        raise HookInputError(f"malformed JSON on stdin ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(payload, dict):
+        raise HookInputError(f"expected a JSON object on stdin, got {type(payload).__name__}")
+    return payload
+
+
+def detect_agent(payload: dict[str, Any]) -> str:
+    event = str(payload.get("hook_event_name", ""))
+    if event in ("BeforeTool", "AfterTool", "PreCompress") or \
+            payload.get("tool_name") in ("replace", "write_file", "run_shell_command"):
+        return "gemini"
+    if payload.get("tool_name") == "apply_patch" or "turn_id" in payload:
+        return "codex"
+    return "claude"
+
+
+def hook_cwd(payload: dict[str, Any]) -> str | None:
+    """The agent session's folder from the payload, when it names one that exists."""
+    cwd = payload.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd and os.path.isdir(cwd) else None
+
+
+def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dict[str, Any]:
+    """The JSON an agent reads back: hookSpecificOutput with its own event name."""
+    specific: dict[str, Any] = {"hookEventName": AGENT_EVENT_NAMES[agent][event]}
+    if context:
+        specific["additionalContext"] = context
+    specific.update(fields)
+    return {"hookSpecificOutput": specific}
+
+
+# --- the fast path itself -------------------------------------------------------------
+
+_FAST_GLOBAL_VALUES = {"--db": "db", "-p": "project", "--project": "project"}
+_FAST_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet"}
+_FAST_COMMAND_VALUES = {"query": {"--file": "file"}, "hook": {"--agent": "agent"}}
+_FAST_COMMAND_FLAGS = {"query": {"--inject": "inject"}, "hook": {}}
+
+
+class _SlowPath(Exception):
+    """The call is not one the fast path answers: the full CLI runs it instead."""
+
+
+def fast_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
+    """(words, options) of a `query` or `hook` call using only options the fast path knows.
+
+    Raises _SlowPath for anything else: another command, an unknown, repeated,
+    abbreviated or attached option (-pNAME), a value that looks like an
+    option, ``--``, help or version. argparse then handles it.
+    """
+    words: list[str] = []
+    options: dict[str, Any] = {}
+    tokens = list(argv)
+    while tokens:
+        token = tokens.pop(0)
+        command = words[0] if words else None
+        values = {**_FAST_GLOBAL_VALUES, **_FAST_COMMAND_VALUES.get(command, {})}
+        flags = {**_FAST_GLOBAL_FLAGS, **_FAST_COMMAND_FLAGS.get(command, {})}
+        option, value = token, None
+        if token.startswith("--") and "=" in token:
+            option, value = token.split("=", 1)
+            if option not in values:
+                raise _SlowPath(token)
+        if option in values:
+            if value is None:
+                if not tokens:
+                    raise _SlowPath(token)
+                value = tokens.pop(0)
+            if value.startswith("-") or values[option] in options:
+                raise _SlowPath(token)
+            options[values[option]] = value
+        elif token in flags:
+            if flags[token] in options:
+                raise _SlowPath(token)
+            options[flags[token]] = True
+        elif token.startswith("-") or (not words and token not in _FAST_COMMAND_VALUES):
+            raise _SlowPath(token)
+        else:
+            words.append(token)
+    return words, options
+
+
+class _ReadDb:
+    """Just enough of Database for the read functions above: ``query`` on a connection."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, params).fetchall()
+
+
+def _fast_db(path: str) -> _ReadDb:
+    """The database, only when open_db(create=False) would open it with nothing to do.
+
+    A missing, foreign, not-private, not-WAL or other-version file goes to the
+    full CLI, which creates nothing, explains, tightens or migrates as it does.
+    """
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+                raise _SlowPath(path)
+        if os.stat(path).st_mode & 0o077:
+            raise _SlowPath(path)
+    except OSError:
+        raise _SlowPath(path) from None
+    old_umask = os.umask(0o077)  # the -shm file stays private, as open_db makes it
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    finally:
+        os.umask(old_umask)
+    conn.row_factory = sqlite3.Row
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    if version != SCHEMA_VERSION or str(mode).lower() != "wal":
+        conn.close()
+        raise _SlowPath(path)
+    return _ReadDb(conn)
+
+
+def _fast_query(options: dict[str, Any], symbol: str) -> str:
+    """`query SYMBOL [--file F] --inject`: the inject text, as cmd_query prints it."""
+    if not options.get("inject") or not symbol.strip():
+        raise _SlowPath("query")
+    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"), None)
+    db = _fast_db(db_path)
+    try:
+        name, file = split_symbol_at(db, project, root, cwd, symbol, options.get("file"))
+        return inject_text(lesson_symbols(db, project, name, file))
+    finally:
+        db.conn.close()
+
+
+def _fast_hook(options: dict[str, Any], event: str) -> str:
+    """`hook [--agent A] pre-tool-use` for an edit tool: the JSON answer, or ""."""
+    if HOOK_EVENTS.get(event.replace("_", "-").lower()) != "pre-tool-use" or \
+            options.get("agent", "claude") not in HOOK_AGENTS or sys.stdin is None or \
+            sys.stdin.isatty():
+        raise _SlowPath("hook")
+    import io
+
+    data = sys.stdin.buffer.read()
+    encoding, errors = sys.stdin.encoding, sys.stdin.errors
+
+    def replay() -> io.TextIOWrapper:  # stdin as it was, for the full CLI to read
+        return io.TextIOWrapper(io.BytesIO(data), encoding=encoding, errors=errors,
+                                newline=None if os.name == "nt" else "\n")
+
+    sys.stdin = replay()
+    try:
+        payload = read_hook_payload(replay())
+    except HookInputError:
+        raise _SlowPath("hook") from None
+    tool, tool_input = str(payload.get("tool_name") or ""), payload.get("tool_input")
+    if tool not in EDIT_TOOLS or not isinstance(tool_input, dict):
+        raise _SlowPath("hook")
+    agent = options.get("agent") or detect_agent(payload)
+    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"),
+                                            hook_cwd(payload))
+    db = _fast_db(db_path)
+    try:
+        context = pre_edit_context(db, project, root, cwd, tool, tool_input)
+    finally:
+        db.conn.close()
+    if not context:
+        return ""
+    import json  # ASCII JSON, as cmd_hook writes it
+    return json.dumps(hook_answer(agent, "pre-tool-use", context)) + "\n"
+
+
+def run_fast_path(argv: Sequence[str]) -> int | None:
+    """Answer `query SYMBOL --inject` or the pre-edit hook; None: the full CLI must run.
+
+    Output is written only once the whole answer is known, so falling back
+    (for anything unusual, including every error) never leaves half an answer.
+    """
+    try:
+        words, options = fast_arguments(argv)
+        if len(words) != 2:
+            raise _SlowPath(" ".join(words))
+        text = (_fast_query if words[0] == "query" else _fast_hook)(options, words[1])
+    except Exception:  # _SlowPath, and any error: the full CLI reports it its own way
+        return None
+    try:
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+    return EXIT_OK
+
+
+_PROGRAM = os.path.basename((getattr(sys, "argv", None) or [""])[0])
+if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the console script
+    _FAST_STATUS = run_fast_path(sys.argv[1:])
+    if _FAST_STATUS is not None:
+        # Exit without finalizing the interpreter: nothing of ours is left open
+        # (output flushed, database closed), and tearing down the whole
+        # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_FAST_STATUS)
+
+
+# The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
+import contextlib  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
+from bisect import bisect_right  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+
+# =============================================================================
+# Core: paths, root and project discovery
+# =============================================================================
+
+
+class Record:
+    """A plain record class: fields in ``__slots__``, defaults in DEFAULTS.
+
+    Stands in for dataclasses, whose import (with inspect) costs more start-up
+    time than most commands spend working. Subclasses list their fields in
+    ``__slots__`` (which also orders the positional arguments); DEFAULTS maps a
+    field to its default, FACTORIES to a callable making a fresh default. A
+    FROZEN record refuses attribute assignment and is hashable; records are
+    equal when their types and field values are.
+    """
+
+    __slots__ = ()
+    DEFAULTS: dict[str, Any] = {}
+    FACTORIES: dict[str, Callable[[], Any]] = {}
+    FROZEN = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        names = self.__slots__
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments, "
+                            f"{len(args)} given")
+        values = dict(zip(names, args))
+        for name, value in kwargs.items():
+            if name not in names or name in values:
+                raise TypeError(f"{type(self).__name__}() got an unexpected or repeated "
+                                f"argument {name!r}")
+            values[name] = value
+        for name in names:
+            if name in values:
+                value = values[name]
+            elif name in self.DEFAULTS:
+                value = self.DEFAULTS[name]
+            elif name in self.FACTORIES:
+                value = self.FACTORIES[name]()
+            else:
+                raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.FROZEN:
+            raise AttributeError(f"cannot assign to field {name!r} of a frozen "
+                                 f"{type(self).__name__}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if self.FROZEN:
+            raise AttributeError(f"cannot delete field {name!r} of a frozen "
+                                 f"{type(self).__name__}")
+        object.__delattr__(self, name)
+
+    def values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.values() == other.values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        if not self.FROZEN:
+            raise TypeError(f"unhashable type: {type(self).__name__!r}")
+        return hash(self.values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickling (index workers) despite FROZEN
+        return (type(self), self.values())
+
+
+class Env(Record):
+    """Where a command runs: the root, the database, the project and output mode."""
+
+    __slots__ = ("root", "cwd", "db_path", "project", "json", "quiet")
+    DEFAULTS = {"json": False, "quiet": False}
+    FROZEN = True
+    root: Path
+    cwd: Path
+    db_path: Path
+    project: str
+    json: bool
+    quiet: bool
+
+
+def find_root(start: Path) -> Path:
+    """The nearest ancestor of ``start`` holding ``.git``, else ``start``."""
+    return Path(root_of(str(start.resolve())))
+
+
+def make_env(db: str | None = None, project: str | None = None,
+             as_json: bool = False, quiet: bool = False,
+             cwd: Path | None = None) -> Env:
+    root, folder, db_path, name = env_paths(db, project, str(cwd) if cwd else None)
+    return Env(root=Path(root), cwd=Path(folder), db_path=Path(db_path), project=name,
+               json=as_json, quiet=quiet)
+
+
+def normalize_file(path: str | None, env: Env) -> str:
+    """normalize_path() (the fast-path section) for an Env."""
+    return normalize_path(path, str(env.root), str(env.cwd))
+
+
+def utc_now() -> str:
+    """UTC ISO timestamp with microseconds, sortable as text."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class lazy_re:  # noqa: N801 - used like re.compile
@@ -187,6 +1004,31 @@ class lazy_re:  # noqa: N801 - used like re.compile
         if self._compiled is None:
             self._compiled = re.compile(*self._args)
         return getattr(self._compiled, name)
+
+
+class lazy_module:  # noqa: N801 - stands where an import statement would
+    """A standard-library module imported on first attribute access.
+
+    argparse, datetime and json cost start-up time on every command, also the
+    ones (``query --inject``, hooks, plain reads) that never touch them; with
+    ``argparse = lazy_module("argparse")`` the code reads as if imported at
+    the top and pays only where ``argparse.X`` is actually evaluated.
+    """
+
+    __slots__ = ("_name", "_module")
+
+    def __init__(self, name: str):
+        self._name = name
+        self._module = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._module is None:
+            self._module = __import__(self._name)
+        return getattr(self._module, name)
+
+
+argparse = lazy_module("argparse")
+json = lazy_module("json")
 
 
 # =============================================================================
@@ -300,8 +1142,6 @@ def redact(text: str) -> tuple[str, int]:
 # =============================================================================
 # Core: database
 # =============================================================================
-
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class Database:
@@ -525,15 +1365,6 @@ def emit(env: Env, data: Any, human: str | Callable[[], str] | None = None) -> N
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def one_line(text: str, limit: int | None = None) -> str:
-    """The text on one line (line breaks and their indentation folded to one space,
-    other spacing kept as written), cut at ``limit``."""
-    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
-    if limit and len(line) > limit:
-        line = line[:limit - 1] + "…"
-    return line
-
-
 def warn(message: str) -> None:
     sys.stderr.write(f"ctxkit: {message}\n")
 
@@ -614,9 +1445,13 @@ CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst_id, kind);
 """
 
 
-@dataclasses.dataclass(frozen=True)
-class Node:
+class Node(Record):
     """One graph node as other sections see it."""
+
+    __slots__ = ("rowid", "id", "kind", "name", "qualname", "path", "line", "end_line",
+                 "signature", "params", "return_type", "is_async", "exported", "docstring",
+                 "loc", "complexity", "body_hash")
+    FROZEN = True
 
     rowid: int
     id: str                 # PATH:QUALNAME
@@ -637,14 +1472,10 @@ class Node:
     body_hash: str | None
 
     def to_json(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
+        data = self.as_dict()
         data.pop("rowid")
         data["params"] = list(self.params)
         return data
-
-
-_NODE_COLUMNS = ("id, uid, kind, name, qualname, path, line, end_line, signature, params, "
-                 "return_type, is_async, exported, docstring, loc, complexity, body_hash")
 
 
 def _node_from_row(row: sqlite3.Row) -> Node:
@@ -663,31 +1494,13 @@ def graph_find_nodes(db: Database, project: str, symbol: str,
 
     ``file`` (already normalized) narrows the search to one path.
     """
-    where, params = ["project = ?"], [project]
-    if file:
-        where.append("path = ?")
-        params.append(file)
-    clause = " AND ".join(where)
-    for column in ("uid", "qualname", "name"):
-        rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {clause} AND {column} = ? "
-                        f"AND kind != 'file' ORDER BY path, line", (*params, symbol))
-        if rows:
-            return [_node_from_row(r) for r in rows]
-    return []
+    return [_node_from_row(r) for r in graph_find_rows(db, project, symbol, file)]
 
 
 def graph_nodes_at(db: Database, project: str, path: str, first: int,
                    last: int | None = None) -> list[Node]:
     """The innermost non-file nodes overlapping lines ``first..last`` of ``path``."""
-    last = first if last is None else last
-    rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_id = (SELECT id FROM files "
-                    f"WHERE project = ? AND path = ?) AND kind != 'file' AND line <= ? "
-                    f"AND end_line >= ? ORDER BY line", (project, path, last, first))
-    nodes = [_node_from_row(r) for r in rows]
-    # Keep a node only when no other match lies strictly inside it.
-    return [n for n in nodes if not any(
-        o is not n and n.line <= o.line and o.end_line <= n.end_line
-        and (o.line, o.end_line) != (n.line, n.end_line) for o in nodes)]
+    return [_node_from_row(r) for r in graph_rows_at(db, project, path, first, last)]
 
 
 # --- Graph: languages and their tree-sitter queries --------------------------
@@ -943,16 +1756,18 @@ def graph_language(lang: str) -> tuple[Any, Any]:
 from bisect import bisect_right as _bisect_right  # noqa: E402 - tiny C module, used per call site
 
 
-@dataclasses.dataclass
-class _Def:
+class _Def(Record):
+    __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches")
+    DEFAULTS = {"parent": -1, "qualname": "", "branches": 0}
+    FACTORIES = {"params": list}
     node: Any
     kind: str              # class kinds, function, method, or scope (impl, mod, namespace)
     name: str
     fn: Any                # the node holding parameters and body
-    parent: int = -1
-    params: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    qualname: str = ""
-    branches: int = 0
+    parent: int
+    params: list[dict[str, Any]]
+    qualname: str
+    branches: int
 
 
 class _Source:
@@ -1791,21 +2606,25 @@ SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
 SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
 
 
-@dataclasses.dataclass
-class _IndexRun:
+class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
+    __slots__ = ("project", "indexed", "unchanged", "removed", "skipped", "errors", "affected",
+                 "calls", "bases", "imports", "changed")
+    DEFAULTS = {"indexed": 0, "unchanged": 0, "removed": 0, "skipped": 0, "errors": 0,
+                "changed": False}
+    FACTORIES = {"affected": set, "calls": list, "bases": list, "imports": list}
     project: str
-    indexed: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    skipped: int = 0
-    errors: int = 0
-    affected: set[str] = dataclasses.field(default_factory=set)
-    calls: list[tuple] = dataclasses.field(default_factory=list)
-    bases: list[tuple] = dataclasses.field(default_factory=list)
-    imports: list[tuple] = dataclasses.field(default_factory=list)
-    changed: bool = False
+    indexed: int
+    unchanged: int
+    removed: int
+    skipped: int
+    errors: int
+    affected: set[str]
+    calls: list[tuple]
+    bases: list[tuple]
+    imports: list[tuple]
+    changed: bool
 
 
 def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
@@ -2670,9 +3489,11 @@ def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: lis
 # --- Graph: lookups other sections call ---------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Relation:
+class Relation(Record):
     """One neighbour of a node: ``node`` is None for a name outside the index."""
+
+    __slots__ = ("node", "name", "line", "confidence")
+    FROZEN = True
 
     node: Node | None
     name: str
@@ -3260,14 +4081,16 @@ def _inline_code(text: str) -> str:
 # parsed alone), limited to the node's lines.
 
 
-@dataclasses.dataclass(frozen=True)
-class SkeletonRules:
+class SkeletonRules(Record):
     """Node types that drive the skeleton of one language."""
 
+    __slots__ = ("containers", "keep", "class_bodies", "class_parents")
+    DEFAULTS = {"class_bodies": frozenset(), "class_parents": frozenset()}
+    FROZEN = True
     containers: frozenset[str]      # nodes whose named children are statements
     keep: frozenset[str]            # statements kept, their bodies skeletonized
-    class_bodies: frozenset[str] = frozenset()   # containers whose members all stay
-    class_parents: frozenset[str] = frozenset()  # a container under these is a class body
+    class_bodies: frozenset[str]    # containers whose members all stay
+    class_parents: frozenset[str]   # a container under these is a class body
 
 
 _CALL_TYPES = frozenset({"call", "call_expression", "method_invocation", "macro_invocation",
@@ -3713,16 +4536,17 @@ def _param_text(param: dict[str, Any]) -> str:
 # -- what to show --------------------------------------------------------------
 
 
-@dataclasses.dataclass
-class ContextCandidate:
+class ContextCandidate(Record):
     """A node that may appear in the context, with where and how it is wanted."""
 
+    __slots__ = ("node", "section", "depth", "want", "via", "level")
+    DEFAULTS = {"via": None, "level": None}
     node: Node
     section: str            # "target", a relation name or "types"
     depth: int              # 0 for the target, 1 direct, 2+ indirect
     want: int               # the level wanted before the budget speaks
-    via: Node | None = None  # the node it was reached from (indirect ones)
-    level: int | None = None  # the level chosen; None when dropped
+    via: Node | None        # the node it was reached from (indirect ones)
+    level: int | None       # the level chosen; None when dropped
 
 
 # Relations followed beyond the first step; the others describe the target only.
@@ -3830,15 +4654,16 @@ def _layout_sections(purpose: str) -> list[str]:
     return [key for key, _ in _context_template(purpose)[2]]
 
 
-@dataclasses.dataclass
-class _ContextFrame:
+class _ContextFrame(Record):
     """The fixed text around the items: title, headings, chain, summary."""
 
+    __slots__ = ("title", "target_heading", "sections", "chain", "summary")
+    DEFAULTS = {"chain": "", "summary": ""}
     title: str
     target_heading: str
     sections: list[tuple[str, str]]
-    chain: str = ""
-    summary: str = ""
+    chain: str
+    summary: str
 
 
 def _chain_text(candidates: list[ContextCandidate]) -> str:
@@ -5656,9 +6481,11 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
 # --- search -------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class SearchPlan:
+class SearchPlan(Record):
     """One strategy of a search: its name and the FTS5 query (or vocabulary terms)."""
+
+    __slots__ = ("strategy", "fts")
+    FROZEN = True
 
     strategy: str
     fts: str
@@ -6185,28 +7012,14 @@ CREATE INDEX IF NOT EXISTS lessons_recent ON lessons(project, created_at);
 
 LESSON_TYPES = ("fail", "success")
 LESSON_STATUSES = ("active", "resolved", "inactive")
-RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
-INJECT_MIN_RISK = 10.0
-INJECT_LIMIT = 10000
-INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
-_INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
-# A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
-_SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
-              r":(?P<name>[^:\s].*)$")
 
-SQL_SYMBOL_COLUMNS = "id, project, name, file"
 SQL_FIND_SYMBOL = "SELECT id FROM lesson_symbols WHERE project = ? AND file = ? AND name = ?"
 SQL_INSERT_SYMBOL = "INSERT OR IGNORE INTO lesson_symbols (project, name, file) VALUES (?, ?, ?)"
-SQL_SYMBOLS_OF_PROJECT = f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE project = ?"
 SQL_INSERT_LESSON = """
 INSERT INTO lessons (project, symbol_id, type, lesson, detail, session_id, status,
                      created_at, code_hash, origin)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
-SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, created_at, "
-                      "code_hash")
-SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
-                         f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 SQL_LATEST_TIME = "SELECT MAX(created_at) FROM lessons WHERE project = ? AND symbol_id = ?"
 SQL_LESSON_BY_ID = "SELECT id, symbol_id, status FROM lessons WHERE project = ? AND id = ?"
 SQL_SET_STATUS = "UPDATE lessons SET status = ? WHERE project = ? AND id = ?"
@@ -6226,241 +7039,19 @@ class LessonError(CtxkitError):
     """A lesson command that cannot run as asked (bad id, empty lesson, bad import)."""
 
 
-def risk_level(score: float) -> str:
-    """The level name of a risk score: low, medium, high or critical."""
-    for threshold, name in RISK_LEVELS:
-        if score >= threshold:
-            return name
-    return "low"
-
-
-def _recency_weight(last_fail: str | None, now: _dt.datetime) -> float:
-    when = parse_time(last_fail)
-    if when is None:
-        return 0.0
-    age = now - when
-    if age <= _dt.timedelta(days=7):
-        return 1.0
-    return 0.5 if age <= _dt.timedelta(days=30) else 0.2
-
-
-def symbol_counters(lessons: Sequence[dict[str, Any]],
-                    now: _dt.datetime | None = None) -> dict[str, Any]:
-    """Seed 003's counters and risk from lessons given in recording order.
-
-    Only active lessons count. ``consecutive`` is the number of active fails
-    after the last active success (all active fails when there is none).
-    """
-    now = now or _dt.datetime.now(_dt.timezone.utc)
-    fails = successes = consecutive = 0
-    last_fail = last_success = None
-    for lesson in lessons:
-        if lesson["status"] != "active":
-            continue
-        if lesson["type"] == "fail":
-            fails += 1
-            consecutive += 1
-            last_fail = lesson["created_at"]
-        else:
-            successes += 1
-            consecutive = 0
-            last_success = lesson["created_at"]
-    score = (fails * 1.0 + _recency_weight(last_fail, now) * 1.5 + consecutive * 1.5
-             - successes * 0.3)
-    score = max(0.0, round(score, 2)) + 0.0  # + 0.0 turns -0.0 into 0.0
-    return {"fail_count": fails, "success_count": successes, "last_fail": last_fail,
-            "last_success": last_success, "risk_score": score, "level": risk_level(score)}
-
-
-def _lesson_json(row: sqlite3.Row | dict[str, Any], stale: bool) -> dict[str, Any]:
-    return {"id": row["id"], "type": row["type"], "lesson": row["lesson"],
-            "detail": row["detail"], "status": row["status"], "session_id": row["session_id"],
-            "created_at": row["created_at"], "stale": stale}
-
-
-def _inject_order(lessons: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Fails first, then successes; the most recently recorded first in each."""
-    ordered = sorted(lessons, key=lambda item: (item["created_at"], item["id"]), reverse=True)
-    return sorted(ordered, key=lambda item: item["type"] != "fail")
-
-
-def _current_hash(db: Database, project: str, name: str, file: str) -> str | None:
-    """The body_hash of the one graph node this symbol names, else None."""
-    nodes = graph_find_nodes(db, project, name, file or None)
-    return nodes[0].body_hash if len(nodes) == 1 else None
-
-
-def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
-                node_hash: str | None | bool = False) -> dict[str, Any]:
-    """A SYMBOL_OBJ (SPEC section 4) for one lesson_symbols row, risk computed now.
-
-    ``node_hash`` is the current body_hash when the caller knows it; False
-    means look it up in the graph (only when some lesson kept a code_hash).
-    """
-    rows = db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))
-    counters = symbol_counters(rows)
-    if node_hash is False:
-        node_hash = (_current_hash(db, project, row["name"], row["file"])
-                     if any(r["code_hash"] for r in rows) else None)
-    shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
-             for r in rows if include_all or r["status"] == "active"]
-    return {"project": project, "name": row["name"], "file": row["file"], **counters,
-            "lessons": _inject_order(shown)}
-
-
-def _match_names(rows: list[sqlite3.Row], name: str, substring: bool = False) -> list[sqlite3.Row]:
-    """Exact name, else a qualified name ending in it, else (stats) a substring."""
-    exact = [r for r in rows if r["name"] == name]
-    if exact:
-        return exact
-    tails = [r for r in rows if any(r["name"].endswith(sep + name) for sep in (".", "::", "#"))]
-    if tails or not substring:
-        return tails
-    return [r for r in rows if name.lower() in r["name"].lower()]
-
-
-def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(objs, key=lambda o: (-o["risk_score"], o["file"], o["name"]))
-
-
-def lesson_symbols(db: Database, project: str, name: str | None = None,
-                   file: str | None = None, include_all: bool = False,
-                   substring: bool = False) -> list[dict[str, Any]]:
-    """SYMBOL_OBJs by risk, highest first.
-
-    ``name`` None lists every symbol; a name matches exactly, else as the tail
-    of a qualified name (``validate`` finds ``AuthService.validate``).
-    ``file`` None means every file; "" means lessons recorded without a file.
-    Symbols with no active lesson are left out unless ``include_all``.
-    """
-    sql, params = SQL_SYMBOLS_OF_PROJECT, [project]
-    if file is not None:
-        sql += " AND file = ?"
-        params.append(file)
-    rows = db.query(sql + " AND name = ?", (*params, name)) if name is not None else []
-    if not rows:  # no name, or no exact match: read them all (the index serves exact names)
-        rows = db.query(sql, params)
-        if name is not None:
-            rows = _match_names(rows, name, substring)
-    objs = [_symbol_obj(db, project, row, include_all) for row in rows]
-    return _by_risk([o for o in objs if include_all or o["lessons"]])
-
-
-def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
-    """The active lessons of a graph node as one SYMBOL_OBJ, None when there are none.
-
-    Lessons recorded under the node's qualname, bare name or id, for its file
-    or without a file, are merged into one view named after the node.
-    """
-    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
-                    (project, node.path, node.qualname, node.name, node.id))
-    objs = [_symbol_obj(db, project, r, False, node.body_hash) for r in rows]
-    objs = [o for o in objs if o["lessons"]]
-    if not objs:
-        return None
-    if len(objs) == 1:
-        return objs[0]
-    lessons = [lesson for obj in objs for lesson in obj["lessons"]]
-    counters = symbol_counters(sorted(lessons, key=lambda l: (l["created_at"], l["id"])))
-    return {"project": project, "name": node.qualname, "file": node.path, **counters,
-            "lessons": _inject_order(lessons)}
-
-
-def symbol_label(obj: dict[str, Any]) -> str:
-    """``file:name`` when the symbol has a file, else the name."""
-    return f"{obj['file']}:{obj['name']}" if obj["file"] else obj["name"]
-
-
-def _inject_header(obj: dict[str, Any], label: str | None = None) -> str:
-    return (f"[PAST EXPERIENCE — {label or symbol_label(obj)} "
-            f"(risk: {obj['risk_score']:.1f}, {obj['level']})]")
-
-
-def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT) -> str:
-    """The inject blocks of the symbols at risk >= 10, shorter than ``limit`` characters.
-
-    Each block lists the symbol's active lessons, fails first and the most
-    recent first. When everything does not fit, long lessons are shortened,
-    the oldest lessons dropped, and a last line says how many were left out.
-    """
-    blocks = [(obj, [one_line(l["lesson"]) for l in _inject_order(
-        l for l in obj["lessons"] if l["status"] == "active")])
-        for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
-    blocks.sort(key=lambda block: -block[0]["risk_score"])
-    if not blocks:
-        return ""
-    text = "\n\n".join(_inject_block(_inject_header(obj), lines) for obj, lines in blocks) + "\n"
-    if len(text) < limit:
-        return text
-    return _inject_fitted(blocks, limit)
-
-
-def _inject_block(header: str, lines: Sequence[str]) -> str:
-    return "\n".join([header, *(f"- {line}" for line in lines), INJECT_FOOTER])
-
-
-def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -> str:
-    """Fill blocks in risk order, lesson by lesson, until the limit is reached."""
-    total = sum(len(lines) for _, lines in blocks)
-    where = symbol_label(blocks[0][0]) if len(blocks) == 1 else "SYMBOL"
-    widest = max(len(f"[{total} more lessons left out to stay under {limit} characters; "
-                     f"`ctxkit query {where}` lists them all]"),
-                 len(f"[long lessons shortened to stay under {limit} characters; "
-                     f"`ctxkit query {where}` shows them whole]"))
-    budget = limit - widest - 3  # two newlines, and stay strictly under
-    parts: list[str] = []
-    used = kept = 0
-    for obj, lines in blocks:
-        header = _inject_header(obj, one_line(symbol_label(obj), 200))
-        base = len(header) + len(INJECT_FOOTER) + 2 + (2 if parts else 0)
-        chosen: list[str] = []
-        for line in lines:
-            line = one_line(line, _INJECT_LINE_MAX)
-            if used + base + len(line) + 3 > budget:
-                break
-            chosen.append(line)
-            used += len(line) + 3
-        if chosen:
-            parts.append(_inject_block(header, chosen))
-            used += base
-            kept += len(chosen)
-    left = total - kept
-    if left:
-        trailer = (f"[{left} more lesson{'s' if left != 1 else ''} left out to stay under "
-                   f"{limit} characters; `ctxkit query {where}` lists them all]")
-    else:
-        trailer = (f"[long lessons shortened to stay under {limit} characters; "
-                   f"`ctxkit query {where}` shows them whole]")
-    text = "\n\n".join(parts) + ("\n" if parts else "") + trailer + "\n"
-    return text if len(text) < limit else ""  # a limit too small for even one lesson
-
-
 # --- recording ---------------------------------------------------------------
 
 
 def split_symbol(db: Database | None, env: Env, symbol: str,
                  file: str | None) -> tuple[str, str | None]:
-    """(name, normalized file or None) from SYMBOL and ``--file``.
+    """split_symbol_at() (the fast-path section) for an Env."""
+    return split_symbol_at(db, env.project, str(env.root), str(env.cwd), symbol, file)
 
-    SYMBOL may be a graph id ``path:Qual.name``: it is split when the graph
-    knows that id or when the part before the colon looks like a path.
-    """
-    symbol = symbol.strip()
-    given = normalize_file(file, env) if file else None
-    path = name = None
-    if db is not None and ":" in symbol:
-        nodes = graph_find_nodes(db, env.project, symbol)
-        if nodes and nodes[0].id == symbol:
-            path, name = nodes[0].path, nodes[0].qualname
-    match = re.match(_SYMBOL_ID, symbol) if path is None else None
-    if match:
-        path, name = normalize_file(match["path"], env), match["name"]
-    if path is None:
-        return symbol, given
-    if given is not None and given != path:
-        raise UsageError(f"SYMBOL {symbol!r} names file {path} but --file says {given}; "
-                         f"give only one of them")
-    return name, path
+
+def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
+    """lessons_for_symbol() (the fast-path section) for a graph node."""
+    return lessons_for_symbol(db, project, node.path, node.qualname, node.name, node.id,
+                              node.body_hash)
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -6595,14 +7186,14 @@ def _cm_read(conn: sqlite3.Connection, from_project: str | None
     return symbols, excluded, experiences, tables & {"symbols", "experiences"}
 
 
-_CM_UNKNOWN_TIME = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_CM_UNKNOWN_TIME = "1970-01-01T00:00:00.000000Z"
 
 
 def _cm_time(text: Any) -> str:
     """ctxkit's time format; a missing time becomes the epoch (oldest, and stable
     from one import to the next)."""
     when = parse_time(text) if isinstance(text, str) else None
-    return (when or _CM_UNKNOWN_TIME).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if when else _CM_UNKNOWN_TIME
 
 
 def import_code_memory(env: Env, source: Path, from_project: str | None = None) -> dict[str, Any]:
@@ -6943,8 +7534,6 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
 # Regular expressions here are kept as strings and compiled on first use (re
 # caches them): a hook process pays only for the ones its path needs.
 
-from typing import NamedTuple  # cheaper to create than dataclasses
-
 SNAPSHOT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY,
@@ -7000,26 +7589,9 @@ SQL_MARK_INSERT = ("INSERT OR IGNORE INTO hook_marks (project, session_id, mark,
                    "VALUES (?, ?, ?, ?)")
 
 SNAPSHOT_MAX_AGE = 900          # seconds; seed 001's compact script refuses older snapshots
-RESTORE_LIMIT = 9800            # Claude Code turns hook output over 10,000 characters into a preview
 RESTORE_HEADER = "CONTEXT SNAPSHOT restored after compact"
-RISK_INJECT, RISK_CRITICAL = 10.0, 15.0
 BASH_MODES = ("off", "nudge", "wrap")
-HOOK_EVENTS = {
-    "pre-tool-use": "pre-tool-use", "pretooluse": "pre-tool-use", "beforetool": "pre-tool-use",
-    "post-tool-use": "post-tool-use", "posttooluse": "post-tool-use", "aftertool": "post-tool-use",
-    "pre-compact": "pre-compact", "precompact": "pre-compact", "precompress": "pre-compact",
-    "session-start": "session-start", "sessionstart": "session-start",
-}
 # Each agent's name for the events ctxkit answers (what goes in hookEventName).
-AGENT_EVENT_NAMES = {
-    "claude": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
-               "pre-compact": "PreCompact", "session-start": "SessionStart"},
-    "codex": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
-              "pre-compact": "PreCompact", "session-start": "SessionStart"},
-    "gemini": {"pre-tool-use": "BeforeTool", "post-tool-use": "AfterTool",
-               "pre-compact": "PreCompress", "session-start": "SessionStart"},
-}
-EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "apply_patch", "replace", "edit", "write_file"}
 SHELL_TOOLS = {"Bash", "run_shell_command", "shell", "local_shell", "exec_command"}
 
 # Commands whose output is usually long: worth running through `ctxkit run`.
@@ -7140,12 +7712,13 @@ def cmd_search_events(args: argparse.Namespace, env: Env) -> None:
 # --- git state -------------------------------------------------------------------
 
 
-class GitState(NamedTuple):
-    """Branch, HEAD and the changed files of the working tree (empty outside git)."""
+class GitState(collections.namedtuple("GitState", "branch head files")):
+    """Branch, HEAD and the changed files of the working tree (empty outside git).
 
-    branch: str
-    head: str
-    files: tuple[tuple[str, str], ...]      # (status, path): modified/added/deleted/renamed
+    ``files``: (status, path) pairs, status modified/added/deleted/renamed.
+    """
+
+    __slots__ = ()
 
 
 def git_output(env: Env, *args: str, timeout: float = 20) -> str | None:
@@ -7696,186 +8269,31 @@ def _int_id(text: str) -> int:
 # --- edits: which lines an agent's edit touches --------------------------------------
 
 
-class EditSpan(NamedTuple):
-    """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
-
-    path: str
-    first: int
-    last: int
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(4 * 1024 * 1024)
-    except OSError:
-        return None
-
-
-def _spans_of(path: str, text: str | None, needle: str, every: bool) -> list[EditSpan]:
-    if text is None or not needle:
-        return []
-    spans, start = [], text.find(needle)
-    while start >= 0:
-        first = text.count("\n", 0, start) + 1
-        spans.append(EditSpan(path, first, first + needle.count("\n")))
-        if not every:
-            break
-        start = text.find(needle, start + max(len(needle), 1))
-    return spans
-
-
-def _whole_file(path: str, text: str | None) -> list[EditSpan]:
-    return [EditSpan(path, 1, text.count("\n") + 1)] if text else []
-
-
-def edit_spans(env: Env, tool: str, tool_input: dict[str, Any]) -> list[EditSpan]:
-    """Map one edit tool call (Claude, Codex or Gemini) to the lines it touches."""
-    if tool == "apply_patch":
-        patch = tool_input.get("command") or tool_input.get("input") or tool_input.get("patch")
-        return patch_spans(env, patch if isinstance(patch, str) else "")
-    path = tool_input.get("file_path") or tool_input.get("path") or tool_input.get("absolute_path")
-    if not isinstance(path, str) or not path:
-        return []
-    text = _read_text(_absolute(env, path))
-    if tool in ("Write", "write_file"):
-        return _whole_file(path, text)
-    edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
-    spans: list[EditSpan] = []
-    for edit in edits if isinstance(edits, list) else []:
-        if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):
-            spans += _spans_of(path, text, edit["old_string"], bool(edit.get("replace_all")))
-    return spans
-
-
-def _absolute(env: Env, path: str) -> Path:
-    """An agent's path: absolute (Claude, Gemini) or relative to its cwd (Codex patches)."""
-    candidate = Path(path)
-    return candidate if candidate.is_absolute() else env.cwd / candidate
-
-
-_PATCH_FILE = (r"^\*\*\* (Update|Delete) File: (.+?)\s*$")
-
-
-def patch_spans(env: Env, patch: str) -> list[EditSpan]:
-    """Codex ``apply_patch`` bodies: each hunk's old lines located in the current file."""
-    spans: list[EditSpan] = []
-    path, text, hunk = None, None, []
-
-    def flush() -> None:
-        old = [line[1:] for line in hunk if line[:1] in (" ", "-")]
-        if path and old and any(line[:1] == "-" for line in hunk):
-            found = _spans_of(path, text, "\n".join(old), False)
-            removed = next(line[1:] for line in hunk if line[:1] == "-")
-            spans.extend(found or _spans_of(path, text, removed, False))
-        hunk.clear()
-
-    for line in patch.splitlines():
-        if match := re.match(_PATCH_FILE, line):
-            flush()
-            path = match.group(2)
-            text = _read_text(_absolute(env, path))
-            if match.group(1) == "Delete":
-                spans += _whole_file(path, text)
-        elif line.startswith("*** "):
-            flush()
-            if not line.startswith(("*** Move to:", "*** End of File")):
-                path = None
-        elif line.startswith("@@"):
-            flush()
-        elif path:
-            hunk.append(line)
-    flush()
-    return spans
-
-
 # --- lessons at risk for an edit ------------------------------------------------------
 
 
+def edit_spans(env: Env, tool: str, tool_input: dict[str, Any]) -> list[EditSpan]:
+    """edit_spans_at() (the fast-path section) for an Env."""
+    return edit_spans_at(str(env.cwd), tool, tool_input)
+
+
+def patch_spans(env: Env, patch: str) -> list[EditSpan]:
+    """patch_spans_at() (the fast-path section) for an Env."""
+    return patch_spans_at(str(env.cwd), patch)
+
+
 def risk_objects(db: Database, env: Env, spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
-    """SYMBOL_OBJs of the lessons on the symbols those spans touch.
-
-    Lines map to symbols through the stored graph only (no parsing here). A
-    file the graph does not know falls back to every lesson recorded for it.
-    """
-    objs: dict[tuple[str, str], dict[str, Any]] = {}
-    for span in spans:
-        path = normalize_file(str(_absolute(env, span.path)), env)
-        nodes = graph_nodes_at(db, env.project, path, span.first, span.last)
-        for node in nodes:
-            obj = lessons_for_node(db, env.project, node)
-            if obj:
-                objs[(obj.get("file", ""), obj["name"])] = obj
-        if not nodes and not graph_nodes_at(db, env.project, path, 1, 10**9):
-            for obj in lesson_symbols(db, env.project, file=path):
-                objs[(obj.get("file", ""), obj["name"])] = obj
-    return sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0))
-
-
-def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> str:
-    """The inject blocks for risk >= 10, and the verification demand at >= 15."""
-    at_risk = [o for o in objs if float(o.get("risk_score") or 0) >= RISK_INJECT]
-    if not at_risk:
-        return ""
-    critical = [o for o in at_risk if float(o.get("risk_score") or 0) >= RISK_CRITICAL]
-    tail = ""
-    if critical:
-        names = ", ".join(o["name"] for o in critical[:5])
-        tail = (f"\nVERIFICATION REQUIRED: {names} at critical risk (>= 15). After this edit, run "
-                f"the tests that cover it and record the result with `ctxkit ok` or `ctxkit fail`.")
-    return (inject_text(at_risk, limit=limit - len(tail)) + tail).strip()
-
-
-# --- hook plumbing --------------------------------------------------------------------
-
-
-class HookInputError(Exception):
-    """The agent sent something ctxkit cannot read; the agent must not be blocked."""
-
-
-def read_hook_payload(stream: Any) -> dict[str, Any]:
-    if stream.isatty():
-        raise HookInputError("no input: agents pipe their hook JSON to stdin, e.g. "
-                             "ctxkit hook pre-tool-use < payload.json")
-    try:
-        raw = stream.read()
-    except UnicodeDecodeError as exc:
-        raise HookInputError(f"input is not UTF-8 text ({exc.reason})") from None
-    if not raw or not raw.strip():
-        raise HookInputError("empty input (expected the agent's hook JSON on stdin)")
-    try:
-        payload = json.loads(raw)
-    except ValueError as exc:
-        raise HookInputError(f"malformed JSON on stdin ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(payload, dict):
-        raise HookInputError(f"expected a JSON object on stdin, got {type(payload).__name__}")
-    return payload
-
-
-def detect_agent(payload: dict[str, Any]) -> str:
-    event = str(payload.get("hook_event_name", ""))
-    if event in ("BeforeTool", "AfterTool", "PreCompress") or \
-            payload.get("tool_name") in ("replace", "write_file", "run_shell_command"):
-        return "gemini"
-    if payload.get("tool_name") == "apply_patch" or "turn_id" in payload:
-        return "codex"
-    return "claude"
+    """risk_objects_at() (the fast-path section) for an Env."""
+    return risk_objects_at(db, env.project, str(env.root), str(env.cwd), spans)
 
 
 def hook_env(args: argparse.Namespace, payload: dict[str, Any]) -> Env:
     """The environment of the agent's session: its cwd decides the root."""
-    cwd = payload.get("cwd")
-    folder = Path(cwd) if isinstance(cwd, str) and cwd and Path(cwd).is_dir() else None
-    return make_env(db=args.db, project=args.project, cwd=folder)
+    folder = hook_cwd(payload)
+    return make_env(db=args.db, project=args.project, cwd=Path(folder) if folder else None)
 
 
-def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dict[str, Any]:
-    """The JSON an agent reads back: hookSpecificOutput with its own event name."""
-    specific: dict[str, Any] = {"hookEventName": AGENT_EVENT_NAMES[agent][event]}
-    if context:
-        specific["additionalContext"] = context
-    specific.update(fields)
-    return {"hookSpecificOutput": specific}
+# --- hook plumbing --------------------------------------------------------------------
 
 
 def cmd_hook(args: argparse.Namespace, env: Env) -> int:
@@ -7923,7 +8341,8 @@ def pre_edit_answer(env: Env, tool: str, tool_input: dict[str, Any],
     if db is None:
         return None
     try:
-        context = risk_context(risk_objects(db, env, edit_spans(env, tool, tool_input)))
+        context = pre_edit_context(db, env.project, str(env.root), str(env.cwd), tool,
+                                   tool_input)
     finally:
         db.close()
     return hook_answer(agent, "pre-tool-use", context) if context else None
@@ -8401,7 +8820,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction, common: argparse
     p = add_command(sub, common, "hook", cmd_hook, "answer an agent hook: reads its JSON on "
                     "stdin (pre-tool-use, post-tool-use, pre-compact, session-start)",
                     "ctxkit hook pre-tool-use < payload.json")
-    p.add_argument("--agent", choices=("claude", "codex", "gemini"),
+    p.add_argument("--agent", choices=HOOK_AGENTS,
                    help="the agent's protocol (default: recognized from the payload)")
     p.add_argument("event", help="pre-tool-use, post-tool-use, pre-compact or session-start")
 
@@ -8444,18 +8863,34 @@ COMMAND_REGISTRARS = (register_graph_commands, register_context_commands,
                       register_snapshot_commands)
 
 
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter, given the terminal width so it never imports shutil.
+_PARSER_CLASSES: list[type] = []
 
-    argparse builds a formatter for every add_argument() call and, without a
-    width, asks shutil for it; importing shutil (with bz2 and lzma) costs more
-    than the rest of ``query --inject``.
+
+def parser_classes() -> tuple[type, type]:
+    """(_Parser, _HelpFormatter), made on first use so only parsing imports argparse.
+
+    _Parser: argparse whose errors become UsageError (one line, exit 2).
+    _HelpFormatter: argparse's formatter, given the terminal width so it never
+    imports shutil; argparse builds a formatter for every add_argument() call
+    and, without a width, asks shutil for it (with bz2 and lzma).
     """
+    if not _PARSER_CLASSES:
+        class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+            def __init__(self, prog: str, indent_increment: int = 2,
+                         max_help_position: int = 24, width: int | None = None) -> None:
+                super().__init__(prog, indent_increment, max_help_position,
+                                 width if width is not None else terminal_columns() - 2)
 
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
-        super().__init__(prog, indent_increment, max_help_position,
-                         width if width is not None else terminal_columns() - 2)
+        class _Parser(argparse.ArgumentParser):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                kwargs.setdefault("formatter_class", _HelpFormatter)
+                super().__init__(*args, **kwargs)
+
+            def error(self, message: str) -> None:  # type: ignore[override]
+                raise UsageError(f"{self.prog}: {message} (see --help)")
+
+        _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
+    return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
 
 
 def terminal_columns() -> int:
@@ -8465,17 +8900,6 @@ def terminal_columns() -> int:
     with contextlib.suppress(OSError, AttributeError, ValueError):
         return os.get_terminal_size(sys.__stdout__.fileno()).columns
     return 80
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse whose errors become UsageError (one line, exit 2)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _HelpFormatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message} (see --help)")
 
 
 def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
@@ -8529,6 +8953,7 @@ def command_in(argv: Sequence[str]) -> str | None:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or (``command`` given) one with only that sub-command built."""
+    _Parser, _HelpFormatter = parser_classes()
     parser = _Parser(prog="ctxkit", description=__doc__.split("\n\n")[0],
                      formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"ctxkit {__version__}")
@@ -8554,7 +8979,7 @@ def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
         return _SKIPPED  # type: ignore[return-value]
     parser = sub.add_parser(name, parents=[common], help=help, description=help,
                             epilog=f"example:\n  {example}",
-                            formatter_class=_HelpFormatter)
+                            formatter_class=parser_classes()[1])
     parser.set_defaults(func=func)
     return parser
 

@@ -6,9 +6,10 @@ start-up matters. This script fills a fresh database with 1,000 lessons (200
 on X, 800 over 100 other symbols), then times 20 runs of each command,
 interleaved, and prints the medians and their ratio (target: <= 1.5).
 
-ctxkit runs the way the installed console script runs it: the module is
-imported from a compiled .pyc (a copy under tests/bench/.work/), with
-PYTHONDONTWRITEBYTECODE removed from the environment.
+ctxkit runs the way a user runs it: this worktree is pip-installed into a
+venv under tests/bench/.work/venv and its ``ctxkit`` console script is started
+(the module comes from the .pyc pip compiled), with PYTHONDONTWRITEBYTECODE
+removed from the environment; the baseline runs on the same venv's python.
 
     python tests/bench/bench_inject.py [--runs 20] [--json] [--breakdown]
 
@@ -21,8 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import py_compile
-import shutil
 import statistics
 import subprocess
 import sys
@@ -30,20 +29,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import installed
+
 HERE = Path(__file__).resolve().parent
-SOURCE = HERE.parent.parent / "ctxkit.py"
-WORK = HERE / ".work" / "inject"
+SOURCE_DIR = HERE.parent.parent
 TARGET = 1.5
-
-
-def prepare_module() -> Path:
-    """Copy ctxkit.py under .work/ and compile it, as pip does on install."""
-    WORK.mkdir(parents=True, exist_ok=True)
-    copy = WORK / "ctxkit.py"
-    shutil.copyfile(SOURCE, copy)
-    py_compile.compile(str(copy), cfile=None, doraise=True,
-                       invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
-    return WORK
+PYTHON = Path(sys.executable)  # the venv's, once installed
 
 
 def fill_database(module_dir: Path, root: Path) -> None:
@@ -73,7 +64,7 @@ def time_once(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
 
 def breakdown(cwd: Path, env: dict[str, str], argv: list[str]) -> str:
     """The imports of one run, slowest first, from ``python -X importtime``."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", *argv[1:]], cwd=cwd, env=env,
+    proc = subprocess.run([str(PYTHON), "-X", "importtime", *argv], cwd=cwd, env=env,
                           capture_output=True, text=True)
     rows = []
     for line in proc.stderr.splitlines():
@@ -95,17 +86,15 @@ def main() -> int:
     parser.add_argument("--breakdown", action="store_true",
                         help="print the slowest imports of one run (python -X importtime)")
     args = parser.parse_args()
-    module_dir = prepare_module()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("CTXKIT_") and k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(module_dir)
+    global PYTHON
+    PYTHON, script = installed.install()
+    env = installed.clean_env()
     with tempfile.TemporaryDirectory(prefix="ctxkit-bench-") as tmp:
         root = Path(tmp)
         (root / ".git").mkdir()
-        fill_database(module_dir, root)
-        ctxkit_cmd = [sys.executable, "-c", "import sys, ctxkit; sys.exit(ctxkit.main("
-                      "sys.argv[1:]))", "query", "X", "--file", "src/x.py", "--inject"]
-        baseline_cmd = [sys.executable, "-c", "import sqlite3"]
+        fill_database(SOURCE_DIR, root)
+        ctxkit_cmd = [str(script), "query", "X", "--file", "src/x.py", "--inject"]
+        baseline_cmd = [str(PYTHON), "-c", "import sqlite3"]
         out = subprocess.run(ctxkit_cmd, cwd=root, env=env, capture_output=True, text=True)
         if "[PAST EXPERIENCE" not in out.stdout or len(out.stdout) >= 10000:
             raise SystemExit(f"unexpected inject output ({len(out.stdout)} chars): "
