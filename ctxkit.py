@@ -831,6 +831,8 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     Output is written only once the whole answer is known, so falling back
     (for anything unusual, including every error) never leaves half an answer.
     """
+    if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
+        return None
     try:
         words, options = fast_arguments(argv)
         if len(words) != 2:
@@ -841,12 +843,10 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     try:
         if text:
             sys.stdout.write(text)
-            sys.stdout.flush()
+        sys.stdout.flush()
+        sys.stderr.flush()
     except BrokenPipeError:
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-        except OSError:
-            pass
+        pass  # the reader went away, as main() takes it: exit 0 all the same
     return EXIT_OK
 
 
@@ -857,8 +857,6 @@ if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the co
         # Exit without finalizing the interpreter: nothing of ours is left open
         # (output flushed, database closed), and tearing down the whole
         # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
-        sys.stdout.flush()
-        sys.stderr.flush()
         os._exit(_FAST_STATUS)
 
 
