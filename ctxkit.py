@@ -33,6 +33,10 @@ import os
 import sqlite3
 import sys
 
+TYPE_CHECKING = False  # typing costs start-up time; annotations are strings
+if TYPE_CHECKING:
+    from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
+
 # =============================================================================
 # Constants
 # =============================================================================
@@ -861,12 +865,11 @@ if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the co
 
 
 # The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
-import contextlib  # noqa: E402
-import re  # noqa: E402
-import time  # noqa: E402
-from bisect import bisect_right  # noqa: E402
-from pathlib import Path  # noqa: E402
-
+import contextlib
+import re
+import time
+from bisect import bisect_right
+from pathlib import Path
 
 # =============================================================================
 # Core: paths, root and project discovery
@@ -885,8 +888,8 @@ class Record:
     """
 
     __slots__ = ()
-    DEFAULTS: dict[str, Any] = {}
-    FACTORIES: dict[str, Callable[[], Any]] = {}
+    DEFAULTS: ClassVar[dict[str, Any]] = {}
+    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {}
     FROZEN = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -951,7 +954,7 @@ class Env(Record):
     """Where a command runs: the root, the database, the project and output mode."""
 
     __slots__ = ("root", "cwd", "db_path", "project", "json", "quiet")
-    DEFAULTS = {"json": False, "quiet": False}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"json": False, "quiet": False}
     FROZEN = True
     root: Path
     cwd: Path
@@ -1004,7 +1007,7 @@ class lazy_re:  # noqa: N801 - used like re.compile
         return getattr(self._compiled, name)
 
 
-class lazy_module:  # noqa: N801 - stands where an import statement would
+class lazy_module:  # stands where an import statement would, so named like a module
     """A standard-library module imported on first attribute access.
 
     argparse, datetime and json cost start-up time on every command, also the
@@ -1754,8 +1757,8 @@ def graph_language(lang: str) -> tuple[Any, Any]:
 
 class _Def(Record):
     __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches")
-    DEFAULTS = {"parent": -1, "qualname": "", "branches": 0}
-    FACTORIES = {"params": list}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"parent": -1, "qualname": "", "branches": 0}
+    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"params": list}
     node: Any
     kind: str              # class kinds, function, method, or scope (impl, mod, namespace)
     name: str
@@ -2615,9 +2618,10 @@ class _IndexRun(Record):
 
     __slots__ = ("project", "indexed", "unchanged", "removed", "skipped", "errors", "affected",
                  "calls", "bases", "imports", "changed")
-    DEFAULTS = {"indexed": 0, "unchanged": 0, "removed": 0, "skipped": 0, "errors": 0,
-                "changed": False}
-    FACTORIES = {"affected": set, "calls": list, "bases": list, "imports": list}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
+                                          "skipped": 0, "errors": 0, "changed": False}
+    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
+                                                        "bases": list, "imports": list}
     project: str
     indexed: int
     unchanged: int
@@ -4073,7 +4077,7 @@ class SkeletonRules(Record):
     """Node types that drive the skeleton of one language."""
 
     __slots__ = ("containers", "keep", "class_bodies", "class_parents")
-    DEFAULTS = {"class_bodies": frozenset(), "class_parents": frozenset()}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"class_bodies": frozenset(), "class_parents": frozenset()}
     FROZEN = True
     containers: frozenset[str]      # nodes whose named children are statements
     keep: frozenset[str]            # statements kept, their bodies skeletonized
@@ -4528,7 +4532,7 @@ class ContextCandidate(Record):
     """A node that may appear in the context, with where and how it is wanted."""
 
     __slots__ = ("node", "section", "depth", "want", "via", "level")
-    DEFAULTS = {"via": None, "level": None}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"via": None, "level": None}
     node: Node
     section: str            # "target", a relation name or "types"
     depth: int              # 0 for the target, 1 direct, 2+ indirect
@@ -4646,7 +4650,7 @@ class _ContextFrame(Record):
     """The fixed text around the items: title, headings, chain, summary."""
 
     __slots__ = ("title", "target_heading", "sections", "chain", "summary")
-    DEFAULTS = {"chain": "", "summary": ""}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"chain": "", "summary": ""}
     title: str
     target_heading: str
     sections: list[tuple[str, str]]
