@@ -35,7 +35,8 @@ import sys
 
 TYPE_CHECKING = False  # typing costs start-up time; annotations are strings
 if TYPE_CHECKING:
-    from typing import Any, Callable, ClassVar, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import Any, ClassVar
 
 # =============================================================================
 # Constants
@@ -842,7 +843,7 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
         if len(words) != 2:
             raise _SlowPath(" ".join(words))
         text = (_fast_query if words[0] == "query" else _fast_hook)(options, words[1])
-    except Exception:  # _SlowPath, and any error: the full CLI reports it its own way
+    except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
         return None
     try:
         if text:
