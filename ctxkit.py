@@ -7032,6 +7032,10 @@ class LessonError(CtxkitError):
     """A lesson command that cannot run as asked (bad id, empty lesson, bad import)."""
 
 
+# The read path (risk_level, symbol_counters, lesson_symbols, lessons_for_symbol,
+# inject_text, split_symbol_at) is in the Fast path section at the top of the
+# file: `query SYMBOL --inject` runs it before the rest of the module is loaded.
+
 # --- recording ---------------------------------------------------------------
 
 
@@ -8259,10 +8263,11 @@ def _int_id(text: str) -> int:
     return int(text)
 
 
-# --- edits: which lines an agent's edit touches --------------------------------------
-
-
-# --- lessons at risk for an edit ------------------------------------------------------
+# --- edits and the lessons at risk for them -------------------------------------------
+# EditSpan, edit_spans_at, patch_spans_at, risk_objects_at, risk_context and
+# pre_edit_context are in the Fast path section at the top of the file (the
+# pre-edit hook runs them before the rest of the module is loaded); these take
+# an Env.
 
 
 def edit_spans(env: Env, tool: str, tool_input: dict[str, Any]) -> list[EditSpan]:
