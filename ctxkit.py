@@ -33,6 +33,11 @@ import os
 import sqlite3
 import sys
 
+TYPE_CHECKING = False  # typing costs start-up time; annotations are strings
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import Any, ClassVar
+
 # =============================================================================
 # Constants
 # =============================================================================
@@ -831,22 +836,22 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     Output is written only once the whole answer is known, so falling back
     (for anything unusual, including every error) never leaves half an answer.
     """
+    if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
+        return None
     try:
         words, options = fast_arguments(argv)
         if len(words) != 2:
             raise _SlowPath(" ".join(words))
         text = (_fast_query if words[0] == "query" else _fast_hook)(options, words[1])
-    except Exception:  # _SlowPath, and any error: the full CLI reports it its own way
+    except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
         return None
     try:
         if text:
             sys.stdout.write(text)
-            sys.stdout.flush()
+        sys.stdout.flush()
+        sys.stderr.flush()
     except BrokenPipeError:
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-        except OSError:
-            pass
+        pass  # the reader went away, as main() takes it: exit 0 all the same
     return EXIT_OK
 
 
@@ -857,18 +862,15 @@ if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the co
         # Exit without finalizing the interpreter: nothing of ours is left open
         # (output flushed, database closed), and tearing down the whole
         # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
-        sys.stdout.flush()
-        sys.stderr.flush()
         os._exit(_FAST_STATUS)
 
 
 # The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
-import contextlib  # noqa: E402
-import re  # noqa: E402
-import time  # noqa: E402
-from bisect import bisect_right  # noqa: E402
-from pathlib import Path  # noqa: E402
-
+import contextlib
+import re
+import time
+from bisect import bisect_right
+from pathlib import Path
 
 # =============================================================================
 # Core: paths, root and project discovery
@@ -887,8 +889,8 @@ class Record:
     """
 
     __slots__ = ()
-    DEFAULTS: dict[str, Any] = {}
-    FACTORIES: dict[str, Callable[[], Any]] = {}
+    DEFAULTS: ClassVar[dict[str, Any]] = {}
+    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {}
     FROZEN = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -953,7 +955,7 @@ class Env(Record):
     """Where a command runs: the root, the database, the project and output mode."""
 
     __slots__ = ("root", "cwd", "db_path", "project", "json", "quiet")
-    DEFAULTS = {"json": False, "quiet": False}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"json": False, "quiet": False}
     FROZEN = True
     root: Path
     cwd: Path
@@ -1006,7 +1008,7 @@ class lazy_re:  # noqa: N801 - used like re.compile
         return getattr(self._compiled, name)
 
 
-class lazy_module:  # noqa: N801 - stands where an import statement would
+class lazy_module:  # stands where an import statement would, so named like a module
     """A standard-library module imported on first attribute access.
 
     argparse, datetime and json cost start-up time on every command, also the
@@ -1758,8 +1760,8 @@ from bisect import bisect_right as _bisect_right  # noqa: E402 - tiny C module, 
 
 class _Def(Record):
     __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches")
-    DEFAULTS = {"parent": -1, "qualname": "", "branches": 0}
-    FACTORIES = {"params": list}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"parent": -1, "qualname": "", "branches": 0}
+    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"params": list}
     node: Any
     kind: str              # class kinds, function, method, or scope (impl, mod, namespace)
     name: str
@@ -2611,9 +2613,10 @@ class _IndexRun(Record):
 
     __slots__ = ("project", "indexed", "unchanged", "removed", "skipped", "errors", "affected",
                  "calls", "bases", "imports", "changed")
-    DEFAULTS = {"indexed": 0, "unchanged": 0, "removed": 0, "skipped": 0, "errors": 0,
-                "changed": False}
-    FACTORIES = {"affected": set, "calls": list, "bases": list, "imports": list}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
+                                          "skipped": 0, "errors": 0, "changed": False}
+    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
+                                                        "bases": list, "imports": list}
     project: str
     indexed: int
     unchanged: int
@@ -4085,7 +4088,7 @@ class SkeletonRules(Record):
     """Node types that drive the skeleton of one language."""
 
     __slots__ = ("containers", "keep", "class_bodies", "class_parents")
-    DEFAULTS = {"class_bodies": frozenset(), "class_parents": frozenset()}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"class_bodies": frozenset(), "class_parents": frozenset()}
     FROZEN = True
     containers: frozenset[str]      # nodes whose named children are statements
     keep: frozenset[str]            # statements kept, their bodies skeletonized
@@ -4540,7 +4543,7 @@ class ContextCandidate(Record):
     """A node that may appear in the context, with where and how it is wanted."""
 
     __slots__ = ("node", "section", "depth", "want", "via", "level")
-    DEFAULTS = {"via": None, "level": None}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"via": None, "level": None}
     node: Node
     section: str            # "target", a relation name or "types"
     depth: int              # 0 for the target, 1 direct, 2+ indirect
@@ -4658,7 +4661,7 @@ class _ContextFrame(Record):
     """The fixed text around the items: title, headings, chain, summary."""
 
     __slots__ = ("title", "target_heading", "sections", "chain", "summary")
-    DEFAULTS = {"chain": "", "summary": ""}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"chain": "", "summary": ""}
     title: str
     target_heading: str
     sections: list[tuple[str, str]]
@@ -7039,6 +7042,10 @@ class LessonError(CtxkitError):
     """A lesson command that cannot run as asked (bad id, empty lesson, bad import)."""
 
 
+# The read path (risk_level, symbol_counters, lesson_symbols, lessons_for_symbol,
+# inject_text, split_symbol_at) is in the Fast path section at the top of the
+# file: `query SYMBOL --inject` runs it before the rest of the module is loaded.
+
 # --- recording ---------------------------------------------------------------
 
 
@@ -8266,10 +8273,11 @@ def _int_id(text: str) -> int:
     return int(text)
 
 
-# --- edits: which lines an agent's edit touches --------------------------------------
-
-
-# --- lessons at risk for an edit ------------------------------------------------------
+# --- edits and the lessons at risk for them -------------------------------------------
+# EditSpan, edit_spans_at, patch_spans_at, risk_objects_at, risk_context and
+# pre_edit_context are in the Fast path section at the top of the file (the
+# pre-edit hook runs them before the rest of the module is loaded); these take
+# an Env.
 
 
 def edit_spans(env: Env, tool: str, tool_input: dict[str, Any]) -> list[EditSpan]:

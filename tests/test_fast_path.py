@@ -40,7 +40,7 @@ def run(argv: list[str], args: tuple[str, ...], cwd, stdin: str | None):
     env["PYTHONPATH"] = str(ROOT)
     proc = subprocess.run([sys.executable, *argv, *args], cwd=cwd, env=env,
                           input=stdin.encode() if stdin is not None else None,
-                          capture_output=True, timeout=120)
+                          capture_output=True, timeout=120, check=False)
     return proc.returncode, proc.stdout, proc.stderr
 
 

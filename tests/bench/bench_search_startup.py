@@ -24,7 +24,7 @@ import installed
 
 def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True)
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{argv} failed: {proc.stderr.decode(errors='replace')}")
