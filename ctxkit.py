@@ -105,7 +105,6 @@ _INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrin
 _SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
               r":(?P<name>[^:\s].*)$")
 RESTORE_LIMIT = 9800            # Claude Code turns hook output over 10,000 characters into a preview
-RISK_INJECT, RISK_CRITICAL = 10.0, 15.0
 HOOK_EVENTS = {
     "pre-tool-use": "pre-tool-use", "pretooluse": "pre-tool-use", "beforetool": "pre-tool-use",
     "post-tool-use": "post-tool-use", "posttooluse": "post-tool-use", "aftertool": "post-tool-use",
@@ -619,10 +618,10 @@ def risk_objects_at(db: Database, project: str, root: str, cwd: str,
 
 def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> str:
     """The inject blocks for risk >= 10, and the verification demand at >= 15."""
-    at_risk = [o for o in objs if float(o.get("risk_score") or 0) >= RISK_INJECT]
+    at_risk = [o for o in objs if float(o.get("risk_score") or 0) >= INJECT_MIN_RISK]
     if not at_risk:
         return ""
-    critical = [o for o in at_risk if float(o.get("risk_score") or 0) >= RISK_CRITICAL]
+    critical = [o for o in at_risk if risk_level(float(o.get("risk_score") or 0)) == "critical"]
     tail = ""
     if critical:
         names = ", ".join(o["name"] for o in critical[:5])
@@ -772,8 +771,12 @@ def _fast_db(path: str) -> _ReadDb:
     finally:
         os.umask(old_umask)
     conn.row_factory = sqlite3.Row
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    except BaseException:
+        conn.close()
+        raise
     if version != SCHEMA_VERSION or str(mode).lower() != "wal":
         conn.close()
         raise _SlowPath(path)
@@ -965,11 +968,6 @@ class Env(Record):
     quiet: bool
 
 
-def find_root(start: Path) -> Path:
-    """The nearest ancestor of ``start`` holding ``.git``, else ``start``."""
-    return Path(root_of(str(start.resolve())))
-
-
 def make_env(db: str | None = None, project: str | None = None,
              as_json: bool = False, quiet: bool = False,
              cwd: Path | None = None) -> Env:
@@ -1044,12 +1042,16 @@ def load_config(env: Env) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CtxkitError(f"cannot read {path}: {exc}; fix or delete the file") from None
+    try:
         import tomllib  # Python 3.11+
     except ImportError:  # pragma: no cover - Python 3.10
-        return _parse_simple_toml(path.read_text(encoding="utf-8"))
+        return _parse_simple_toml(text)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise CtxkitError(f"cannot read {path}: {exc}; fix or delete the file") from None
 
 
@@ -1191,13 +1193,15 @@ class Database:
         self._depth = 1
         try:
             yield self
+            self.execute("COMMIT")
         except BaseException:
-            self._depth = 0
+            # Also when COMMIT itself fails (disk full): never leave the
+            # connection inside a transaction the next atomic() cannot begin.
             with contextlib.suppress(sqlite3.Error):
                 self.conn.execute("ROLLBACK")
             raise
-        self._depth = 0
-        self.execute("COMMIT")
+        finally:
+            self._depth = 0
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -1472,12 +1476,6 @@ class Node(Record):
     loc: int
     complexity: int
     body_hash: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        data = self.as_dict()
-        data.pop("rowid")
-        data["params"] = list(self.params)
-        return data
 
 
 def _node_from_row(row: sqlite3.Row) -> Node:
@@ -2479,6 +2477,8 @@ def _graph_parse_job(job: tuple[str, str, str, str | None]) -> tuple:
         return rel, "same", info.st_size, info.st_mtime_ns, sha, lang, None
     try:
         facts = graph_extract(lang, data)
+    except CtxkitError:  # tree-sitter missing: stop, rather than drop every file's nodes
+        raise
     except Exception as exc:  # a grammar bug must not abort the whole run
         return rel, "failed", info.st_size, info.st_mtime_ns, f"{type(exc).__name__}: {exc}", \
             lang, None
@@ -2517,9 +2517,10 @@ def _excluded(path: str, globs: Sequence[str]) -> bool:
         return False
     parts = path.split("/")
     prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-    return any(fnmatch.fnmatchcase(p, g) or fnmatch.fnmatchcase(parts[-1], g)
-               or fnmatch.fnmatchcase(part, g) for g in globs for p in prefixes
-               for part in parts[:-1])
+    # A glob matches the path, any leading folder path, or any single part
+    # (so 'setup.py' and '*.py' match files at the root as well).
+    return any(fnmatch.fnmatchcase(candidate, g) for g in globs
+               for candidate in (*prefixes, *parts))
 
 
 def _git_files(root: Path, scopes: Sequence[str] = ()) -> list[str] | None:
@@ -8278,16 +8279,6 @@ def _int_id(text: str) -> int:
 # pre_edit_context are in the Fast path section at the top of the file (the
 # pre-edit hook runs them before the rest of the module is loaded); these take
 # an Env.
-
-
-def edit_spans(env: Env, tool: str, tool_input: dict[str, Any]) -> list[EditSpan]:
-    """edit_spans_at() (the fast-path section) for an Env."""
-    return edit_spans_at(str(env.cwd), tool, tool_input)
-
-
-def patch_spans(env: Env, patch: str) -> list[EditSpan]:
-    """patch_spans_at() (the fast-path section) for an Env."""
-    return patch_spans_at(str(env.cwd), patch)
 
 
 def risk_objects(db: Database, env: Env, spans: Sequence[EditSpan]) -> list[dict[str, Any]]:

@@ -751,3 +751,13 @@ def test_mixin_self_call_links_the_one_subclass_that_defines_it(cli):
     assert [(r["id"], r["confidence"]) for r in results] == [("m.py:Session.send",
                                                                ctxkit.CONF_UNIQUE)]
     assert callees(cli, "RedirectMixin.other") == {"self.render"}  # two candidates: none
+
+
+def test_exclude_matches_files_at_the_root(cli):
+    write(cli.root, "setup.py", "def setup_all():\n    return 1\n")
+    write(cli.root, "pkg/mod.py", "def helper():\n    return 2\n")
+    write(cli.root, "tool.js", "function run() { return 3; }\n")
+    data = index(cli, "--exclude", "setup.py", "--exclude", "*.js")
+    assert data["files"]["indexed"] == 1
+    paths = {row[0] for row in db_rows(cli, "SELECT path FROM files")}
+    assert paths == {"pkg/mod.py"}
