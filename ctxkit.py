@@ -6054,10 +6054,13 @@ def _retention_days(env: Env) -> float:
     value = section.get("retention_days", config.get("output_retention_days",
                                                      RETENTION_DAYS_DEFAULT))
     try:
-        return float(value)
+        days = float(value)
     except (TypeError, ValueError):
-        raise CtxkitError(f"output.retention_days in {CONFIG_NAME} must be a number of days, "
-                          f"not {value!r}") from None
+        days = -1.0
+    if not 0 <= days <= 36500:  # also rejects NaN; a larger value overflows dates
+        raise CtxkitError(f"output.retention_days in {CONFIG_NAME} must be a number of days "
+                          f"from 0 to 36500, not {value!r}")
+    return days
 
 
 def _purge_ids(db: Database, ids: list[int]) -> tuple[int, int]:
@@ -6406,13 +6409,21 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
     if open_error:
         ingest._fail_writes(open_error)
     runner = CommandRunner(argv, _child_env(args.scrub_env, args.keep_env), args.timeout)
-    code = runner.run(ingest)
-    status = ("timeout" if runner.timed_out else "interrupted" if runner.signal_received
-              else "complete")
-    summary = ingest.finish(code, status)
-    if db is not None:
-        _bump_stats(db, env.project, bytes_returned=_returned_size(summary, ingest))
-        db.close()
+    try:
+        try:
+            code = runner.run(ingest)
+        except CtxkitError:  # the command could not start: keep no "running" record
+            if db is not None and ingest.output_id is not None:
+                _purge_ids(db, [ingest.output_id])
+            raise
+        status = ("timeout" if runner.timed_out else "interrupted" if runner.signal_received
+                  else "complete")
+        summary = ingest.finish(code, status)
+        if db is not None:
+            _bump_stats(db, env.project, bytes_returned=_returned_size(summary, ingest))
+    finally:
+        if db is not None:
+            db.close()
     return _report_run(env, summary, ingest, code)
 
 
@@ -6461,23 +6472,27 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
         path = Path(args.file)
         if not path.is_file():
             raise NotFound(f"store: no file {args.file!r}")
-        source, name = path.open("rb"), args.file
+        source, name = None, args.file
     db = open_db(env)
-    ingest = OutputIngest(env, db, label=args.label or ("hook" if name == "stdin" else name),
-                          command=args.command or "", source="store",
-                          direct_max=DIRECT_MAX_DEFAULT)
-    if ingest.write_error:
-        raise OutputStoreError(f"cannot store output: {ingest.write_error}")
-    with contextlib.closing(source) if name != "stdin" else contextlib.nullcontext():
-        while True:
-            block = source.read(1 << 20)
-            if not block:
-                break
-            ingest.feed(STDOUT, block)
-    summary = ingest.finish(args.exit_code)
-    if not summary["stored"]:
-        raise OutputStoreError(f"cannot store output: {ingest.write_error}")
-    _bump_stats(db, env.project, bytes_returned=len(json.dumps(summary).encode()))
+    try:
+        ingest = OutputIngest(env, db, label=args.label or ("hook" if name == "stdin" else name),
+                              command=args.command or "", source="store",
+                              direct_max=DIRECT_MAX_DEFAULT)
+        if ingest.write_error:
+            raise OutputStoreError(f"cannot store output: {ingest.write_error}")
+        with (contextlib.nullcontext(source) if source is not None
+              else Path(args.file).open("rb")) as stream:
+            while True:
+                block = stream.read(1 << 20)
+                if not block:
+                    break
+                ingest.feed(STDOUT, block)
+        summary = ingest.finish(args.exit_code)
+        if not summary["stored"]:
+            raise OutputStoreError(f"cannot store output: {ingest.write_error}")
+        _bump_stats(db, env.project, bytes_returned=_returned_size(summary, ingest))
+    finally:
+        db.close()
     emit(env, summary, lambda: render_summary(summary))
     return EXIT_OK
 
@@ -6760,10 +6775,10 @@ def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
 
 
 def cmd_search(args: argparse.Namespace, env: Env) -> int:
-    if args.events:
-        return cmd_search_events(args, env)
     if args.limit < 1 or args.context < 0:
         raise UsageError("search: --limit must be at least 1 and --context 0 or more")
+    if args.events:
+        return cmd_search_events(args, env)
     try:
         db = open_db(env)
         result = search_outputs(db, env, args.query, handle=args.handle, limit=args.limit,
@@ -6879,8 +6894,13 @@ def cmd_purge(args: argparse.Namespace, env: Env) -> int:
     if args.handle:
         ids = [_find_output(db, env, args.handle)["id"]]
     elif args.older_than:
-        cutoff = (_dt.datetime.now(_dt.timezone.utc) - _parse_age(args.older_than)).strftime(
-            "%Y-%m-%dT%H:%M:%S.%fZ")
+        try:
+            cutoff = (_dt.datetime.now(_dt.timezone.utc) - _parse_age(args.older_than)).strftime(
+                "%Y-%m-%dT%H:%M:%S.%fZ")
+        except OverflowError:
+            db.close()
+            raise UsageError(f"purge: --older-than {args.older_than!r} reaches before year 1; "
+                             f"use --all to delete everything") from None
         ids = [row[0] for row in db.query(SQL_EXPIRED, (env.project, cutoff))]
     else:
         ids = [row[0] for row in db.query("SELECT id FROM outputs WHERE project = ?",
@@ -7700,7 +7720,7 @@ def cmd_note(args: argparse.Namespace, env: Env) -> None:
 def cmd_search_events(args: argparse.Namespace, env: Env) -> None:
     """`ctxkit search --events QUERY`: the notes matching QUERY, best first."""
     query = args.query if isinstance(args.query, str) else " ".join(args.query or [])
-    limit = int(getattr(args, "limit", None) or 10)
+    limit = args.limit
     db = open_existing_db(env)            # a search creates nothing
     try:
         result = (search_events(db, env.project, query, limit) if db
@@ -8022,6 +8042,7 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
     previous = db.one(SQL_SNAPSHOT_LAST, (env.project,))
     if not agent_text.strip() and previous is not None:
         agent_text = previous["agent_text"]
+    agent_text = redact(agent_text)[0]  # masked before the file or the database sees it
     body, state = build_snapshot(db, env, agent_text, source, previous)
     path = env.root / SNAPSHOT_FILE
     temp = path.with_name(f".{SNAPSHOT_FILE}.{os.getpid()}.tmp")
@@ -8382,12 +8403,17 @@ def wrap_command(command: str) -> str:
     return f"{ctxkit_command()} run --label bash -- sh -c {shlex.quote(command)}"
 
 
+def command_text(value: Any) -> str | None:
+    """A shell tool's command as one string (agents send a string or a list)."""
+    if isinstance(value, list):
+        return " ".join(str(part) for part in value)
+    return value if isinstance(value, str) else None
+
+
 def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any],
                     agent: str) -> dict[str, Any] | None:
-    command = tool_input.get("command")
-    if isinstance(command, list):
-        command = " ".join(str(part) for part in command)
-    if not isinstance(command, str) or not is_loud(command):
+    command = command_text(tool_input.get("command"))
+    if command is None or not is_loud(command):
         return None
     mode = bash_mode(env)
     if mode == "wrap" and not re.search(NOT_WRAPPABLE, command):
@@ -8514,8 +8540,7 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
         if answer:
             answer["hookSpecificOutput"]["hookEventName"] = "AfterTool"
         return answer
-    command = tool_input.get("command")
-    command = " ".join(command) if isinstance(command, list) else str(command or "")
+    command = command_text(tool_input.get("command")) or ""
     if tool not in SHELL_TOOLS or runs_ctxkit(command):
         return None
     text = tool_response_text(payload.get("tool_response"))

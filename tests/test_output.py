@@ -400,7 +400,7 @@ def test_redaction_corpus(cli):
     lines += SAFE
     summary = cli("store", "-", "--json", stdin="\n".join(lines) + "\n").json()
     assert summary["redactions"] == len(SECRETS) + 3
-    stored = cli.db.read_bytes() + (cli.db.parent / "ctxkit.db-wal").read_bytes()
+    stored = b"".join(path.read_bytes() for path in cli.db.parent.glob("ctxkit.db*"))
     for value in [*SECRETS.values(), "hunter2hunter2", "s3cr3tpw", "zz9plural"]:
         assert value.encode() not in stored, value
     text = "\n".join(l["text"] for l in cli("expand", summary["handle"], "--json")
@@ -574,3 +574,22 @@ def test_read_only_database_file(cli):
         assert "NOT stored" in big.out and "line 2999" in big.out
     finally:
         subprocess.run(["chattr", "-i", str(cli.db.parent), *map(str, locked)])
+
+
+def test_command_that_cannot_start_leaves_no_record(cli):
+    result = cli("run", "--", "/nonexistent/command-xyz")
+    assert result.code != 0 and result.err.startswith("ctxkit: error:")
+    assert cli("outputs", "--json").json()["outputs"] == []
+
+
+def test_retention_days_out_of_range_is_one_clear_line(cli):
+    (cli.root / ".ctxkit").mkdir(exist_ok=True)
+    (cli.root / ".ctxkit" / "config.toml").write_text("[output]\nretention_days = 1000000\n")
+    result = cli("store", "-", stdin="hello\n")
+    assert result.code == 1 and "retention_days" in result.err and "internal" not in result.err
+
+
+def test_purge_older_than_huge_age_is_a_usage_error(cli):
+    cli("store", "-", stdin="hello\n")
+    result = cli("purge", "--older-than", "99999999d")
+    assert result.code == 2 and "--older-than" in result.err

@@ -313,3 +313,11 @@ def test_save_usage_errors(cli, root, tmp_path):
     stray = cli("snapshot", "save", "notes.md")
     assert stray.code == 2 and "use -m TEXT, --from FILE or -" in stray.err
     assert not (root / ".context-snapshot.md").exists()
+
+
+def test_agent_text_is_masked_before_it_is_written(cli):
+    secret = "ghp_" + "a" * 36
+    assert cli("snapshot", "save", "-m", f"working with token {secret}").code == 0
+    assert secret not in (cli.root / ".context-snapshot.md").read_text()
+    stored = b"".join(p.read_bytes() for p in (cli.root / ".ctxkit").glob("ctxkit.db*"))
+    assert secret.encode() not in stored
