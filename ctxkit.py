@@ -3543,8 +3543,7 @@ def graph_relations(db: Database, project: str, node: Node, relation: str,
 
 
 def _rank_key(node: Node) -> tuple:
-    testish = bool(re.search(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_|_test\.|\.spec\.",
-                             node.path))
+    testish = is_test_path(node.path)
     kind_rank = 0 if node.kind in CLASS_KINDS or node.kind == "function" else 1
     return (testish, kind_rank, node.path.count("/"), len(node.path), node.line)
 
