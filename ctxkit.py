@@ -981,9 +981,13 @@ def normalize_file(path: str | None, env: Env) -> str:
     return normalize_path(path, str(env.root), str(env.cwd))
 
 
+def utc_stamp(when: _dt.datetime) -> str:
+    """ctxkit's time format: UTC ISO with microseconds, sortable as text."""
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def utc_now() -> str:
-    """UTC ISO timestamp with microseconds, sortable as text."""
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return utc_stamp(_dt.datetime.now(_dt.timezone.utc))
 
 
 class lazy_re:  # noqa: N801 - used like re.compile
@@ -6041,10 +6045,15 @@ def _apply_retention(db: Database, env: Env) -> int:
     days = _retention_days(env)
     if days <= 0:
         return 0
-    cutoff = (_dt.datetime.now(_dt.timezone.utc) - _dt.timedelta(days=days)).strftime(
-        "%Y-%m-%dT%H:%M:%S.%fZ")
-    ids = [row[0] for row in db.query(SQL_EXPIRED, (env.project, cutoff))]
+    ids = _outputs_older_than(db, env, _dt.timedelta(days=days))
     return _purge_ids(db, ids)[0] if ids else 0
+
+
+def _outputs_older_than(db: Database, env: Env, age: _dt.timedelta) -> list[int]:
+    """Ids of this project's outputs created more than ``age`` ago (OverflowError
+    when ``age`` reaches before year 1)."""
+    cutoff = utc_stamp(_dt.datetime.now(_dt.timezone.utc) - age)
+    return [row[0] for row in db.query(SQL_EXPIRED, (env.project, cutoff))]
 
 
 def _retention_days(env: Env) -> float:
@@ -6894,13 +6903,11 @@ def cmd_purge(args: argparse.Namespace, env: Env) -> int:
         ids = [_find_output(db, env, args.handle)["id"]]
     elif args.older_than:
         try:
-            cutoff = (_dt.datetime.now(_dt.timezone.utc) - _parse_age(args.older_than)).strftime(
-                "%Y-%m-%dT%H:%M:%S.%fZ")
+            ids = _outputs_older_than(db, env, _parse_age(args.older_than))
         except OverflowError:
             db.close()
             raise UsageError(f"purge: --older-than {args.older_than!r} reaches before year 1; "
                              f"use --all to delete everything") from None
-        ids = [row[0] for row in db.query(SQL_EXPIRED, (env.project, cutoff))]
     else:
         ids = [row[0] for row in db.query("SELECT id FROM outputs WHERE project = ?",
                                           (env.project,))]
@@ -7220,7 +7227,7 @@ def _cm_time(text: Any) -> str:
     """ctxkit's time format; a missing time becomes the epoch (oldest, and stable
     from one import to the next)."""
     when = parse_time(text) if isinstance(text, str) else None
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if when else _CM_UNKNOWN_TIME
+    return utc_stamp(when) if when else _CM_UNKNOWN_TIME
 
 
 def import_code_memory(env: Env, source: Path, from_project: str | None = None) -> dict[str, Any]:
@@ -8818,25 +8825,25 @@ def register_snapshot_commands(sub: argparse._SubParsersAction, common: argparse
                     "save, check and restore the working state around context compaction",
                     'ctxkit snapshot save -m "## Current task\\n- fix the login retry"')
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
-    save = _snapshot_action(actions, common, "save", cmd_snapshot_save,
+    save = add_command(actions, common, "save", cmd_snapshot_save,
                             "write .context-snapshot.md, filled from git, outputs, lessons, notes",
                             "ctxkit snapshot save -m 'fixing AuthService.validate expiry'")
     source = save.add_mutually_exclusive_group()
     source.add_argument("-m", "--message", metavar="TEXT", help="the agent's own text, kept verbatim")
     source.add_argument("--from", dest="from_file", metavar="FILE", help="read the agent's text from FILE")
     source.add_argument("stdin", nargs="?", metavar="-", help="read the agent's text from stdin")
-    check = _snapshot_action(actions, common, "check", cmd_snapshot_check,
+    check = add_command(actions, common, "check", cmd_snapshot_check,
                              "exit 3 when the snapshot is missing or older than --max-age",
                              "ctxkit snapshot check --max-age 900")
     check.add_argument("--max-age", type=int, default=SNAPSHOT_MAX_AGE, metavar="SECONDS",
                        help=f"oldest acceptable snapshot (default {SNAPSHOT_MAX_AGE})")
-    _snapshot_action(actions, common, "restore", cmd_snapshot_restore,
+    add_command(actions, common, "restore", cmd_snapshot_restore,
                      "print the snapshot and the restore checklist (under 10,000 characters)",
                      "ctxkit snapshot restore")
-    listing = _snapshot_action(actions, common, "list", cmd_snapshot_list,
+    listing = add_command(actions, common, "list", cmd_snapshot_list,
                                "list the snapshots kept in the database", "ctxkit snapshot list")
     listing.add_argument("--limit", type=int, default=20, metavar="N", help="how many (default 20)")
-    show = _snapshot_action(actions, common, "show", cmd_snapshot_show,
+    show = add_command(actions, common, "show", cmd_snapshot_show,
                             "print one kept snapshot", "ctxkit snapshot show 3")
     show.add_argument("id", help="snapshot id, or 'last'")
 
@@ -8865,16 +8872,6 @@ def register_snapshot_commands(sub: argparse._SubParsersAction, common: argparse
     p.add_argument("file", help="the file")
     where.add_argument("--line", type=int, metavar="N", help="the line")
     where.add_argument("--symbol", metavar="S", help="a symbol in that file")
-
-
-def _snapshot_action(actions: argparse._SubParsersAction, common: argparse.ArgumentParser,
-                     name: str, func: Callable[..., Any], text: str,
-                     example: str) -> argparse.ArgumentParser:
-    parser = actions.add_parser(name, parents=[common], help=text, description=text,
-                                epilog=f"example:\n  {example}",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.set_defaults(func=func)
-    return parser
 
 
 # =============================================================================
