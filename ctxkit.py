@@ -1325,18 +1325,202 @@ def open_existing_db(env: Env) -> Database | None:
 # =============================================================================
 # Core: migrations
 # =============================================================================
-# Each step takes the schema from N-1 to N inside one transaction, after
-# re-reading user_version under the write lock (another process may have
-# migrated first). Each section owns its tables through its *_SCHEMA constant.
+# A new database is made from the current schema, each section's *_SCHEMA
+# constant, and stamped SCHEMA_VERSION. An older file is brought forward by the
+# steps in MIGRATIONS, one transaction each, after re-reading user_version under
+# the write lock (another process may have migrated first). Every step's SQL is
+# frozen as it shipped: a schema change edits the section's *_SCHEMA and adds a
+# new step with its ALTER/CREATE statements, never an edit to an old step.
+# tests/test_migrations.py checks that a database built from the version-1 SQL
+# and migrated equals a fresh one.
 
 
-def _upgrade_to_1(db: Database) -> None:
+def _create_current_schema(db: Database) -> None:
     for script in (GRAPH_SCHEMA, OUTPUT_SCHEMA, LESSON_SCHEMA, SNAPSHOT_SCHEMA):
         for statement in split_sql(script):
             db.execute(statement)
 
 
-MIGRATIONS: tuple[Callable[[Database], None], ...] = (_upgrade_to_1,)
+# Version 1: every section's first tables, exactly as version 0.1.0 shipped them.
+_SCHEMA_1 = """
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    path TEXT NOT NULL,            -- relative to the root, '/' separators
+    language TEXT,
+    size INTEGER,
+    mtime_ns INTEGER,
+    sha1 TEXT,                     -- content hash, read only when size/mtime differ
+    parse_errors INTEGER NOT NULL DEFAULT 0,
+    package TEXT,                  -- Java package, Go package name
+    context TEXT NOT NULL DEFAULT '{}',  -- JSON: import bindings, variable types, default export
+    indexed_at TEXT,
+    UNIQUE(project, path)
+);
+CREATE TABLE IF NOT EXISTS nodes (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    uid TEXT NOT NULL,             -- PATH:QUALNAME, PATH alone for a file node
+    kind TEXT NOT NULL,            -- file, class, struct, interface, enum, trait, function, method
+    name TEXT NOT NULL,
+    qualname TEXT NOT NULL,
+    path TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    signature TEXT NOT NULL DEFAULT '',
+    params TEXT NOT NULL DEFAULT '[]',   -- JSON [{"name", "type", "default"}]
+    return_type TEXT,
+    is_async INTEGER NOT NULL DEFAULT 0,
+    exported INTEGER NOT NULL DEFAULT 0,
+    docstring TEXT,
+    loc INTEGER NOT NULL DEFAULT 0,
+    complexity INTEGER NOT NULL DEFAULT 1,
+    body_hash TEXT,
+    parent_id INTEGER REFERENCES nodes(id) ON DELETE CASCADE,
+    UNIQUE(project, uid)
+);
+CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
+CREATE INDEX IF NOT EXISTS nodes_qualname ON nodes(project, qualname);
+CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id, line);
+CREATE TABLE IF NOT EXISTS edges (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    kind TEXT NOT NULL,            -- contains, calls, imports, exports, extends, implements
+    src_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+    dst_id INTEGER REFERENCES nodes(id) ON DELETE SET NULL,
+    dst_name TEXT NOT NULL,        -- the name as written; kept when unresolved
+    callee TEXT,                   -- calls: the bare called name; extends: the base's last name
+    recv TEXT,                     -- calls: the receiver as written (self, os.path, x)
+    line INTEGER,                  -- call site / import line
+    confidence REAL NOT NULL DEFAULT 1.0,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS edges_src ON edges(src_id, kind);
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst_id, kind);
+CREATE TABLE IF NOT EXISTS outputs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,   -- never reused, so a handle never moves
+    project TEXT NOT NULL,
+    handle TEXT NOT NULL UNIQUE,            -- 'o' || id
+    label TEXT NOT NULL DEFAULT '',
+    command TEXT NOT NULL DEFAULT '',
+    source TEXT NOT NULL DEFAULT 'run',     -- run, store, hook
+    status TEXT NOT NULL DEFAULT 'running', -- running, complete, timeout, interrupted, partial
+    exit_code INTEGER,
+    created_at TEXT NOT NULL,
+    seconds REAL,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    lines INTEGER NOT NULL DEFAULT 0,
+    redactions INTEGER NOT NULL DEFAULT 0,
+    summary TEXT,                           -- the summary JSON as printed
+    vocab TEXT NOT NULL DEFAULT ''          -- identifier-like tokens, for substring search
+);
+CREATE INDEX IF NOT EXISTS outputs_created ON outputs(project, created_at);
+CREATE TABLE IF NOT EXISTS output_chunks (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    output_id INTEGER NOT NULL REFERENCES outputs(id) ON DELETE CASCADE,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    cont INTEGER NOT NULL DEFAULT 0,        -- 1: the last line goes on in the next chunk
+    stderr TEXT NOT NULL DEFAULT '',        -- stderr lines as ranges of offsets: '0-2,7'
+    title TEXT NOT NULL DEFAULT '',         -- test case, JSON key path, ...
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS output_chunks_lines ON output_chunks(output_id, line_start);
+CREATE VIRTUAL TABLE IF NOT EXISTS output_fts USING fts5(
+    title, text, project UNINDEXED, content='output_chunks', content_rowid='id',
+    tokenize='porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS output_vocab_fts USING fts5(
+    vocab, project UNINDEXED, content='outputs', content_rowid='id', tokenize='trigram');
+CREATE TRIGGER IF NOT EXISTS output_chunks_ai AFTER INSERT ON output_chunks BEGIN
+    INSERT INTO output_fts(rowid, title, text, project)
+    VALUES (new.id, new.title, new.text, new.project);
+END;
+CREATE TRIGGER IF NOT EXISTS output_chunks_ad AFTER DELETE ON output_chunks BEGIN
+    INSERT INTO output_fts(output_fts, rowid, title, text, project)
+    VALUES ('delete', old.id, old.title, old.text, old.project);
+END;
+CREATE TRIGGER IF NOT EXISTS outputs_ai AFTER INSERT ON outputs BEGIN
+    INSERT INTO output_vocab_fts(rowid, vocab, project) VALUES (new.id, new.vocab, new.project);
+END;
+CREATE TRIGGER IF NOT EXISTS outputs_vocab_au AFTER UPDATE OF vocab ON outputs BEGIN
+    INSERT INTO output_vocab_fts(output_vocab_fts, rowid, vocab, project)
+    VALUES ('delete', old.id, old.vocab, old.project);
+    INSERT INTO output_vocab_fts(rowid, vocab, project) VALUES (new.id, new.vocab, new.project);
+END;
+CREATE TRIGGER IF NOT EXISTS outputs_ad AFTER DELETE ON outputs BEGIN
+    INSERT INTO output_vocab_fts(output_vocab_fts, rowid, vocab, project)
+    VALUES ('delete', old.id, old.vocab, old.project);
+END;
+CREATE TABLE IF NOT EXISTS output_stats (
+    project TEXT NOT NULL,
+    key TEXT NOT NULL,       -- bytes_stored, bytes_returned, direct, virtualized, ...
+    value INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (project, key)
+);
+CREATE TABLE IF NOT EXISTS lesson_symbols (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    name TEXT NOT NULL,                       -- as the user named it: AuthService.validate
+    file TEXT NOT NULL DEFAULT '',            -- normalized --file; '' when none was given
+    fail_count INTEGER NOT NULL DEFAULT 0,    -- active fails
+    success_count INTEGER NOT NULL DEFAULT 0, -- active successes
+    last_fail TEXT,                           -- created_at of the last active fail
+    last_success TEXT,
+    risk_score REAL NOT NULL DEFAULT 0,
+    UNIQUE(project, file, name)
+);
+CREATE INDEX IF NOT EXISTS lesson_symbols_name ON lesson_symbols(project, name);
+CREATE TABLE IF NOT EXISTS lessons (
+    id INTEGER PRIMARY KEY,                   -- recording order
+    project TEXT NOT NULL,
+    symbol_id INTEGER NOT NULL REFERENCES lesson_symbols(id) ON DELETE CASCADE,
+    type TEXT NOT NULL CHECK (type IN ('fail', 'success')),
+    lesson TEXT NOT NULL,                     -- one line, secrets masked
+    detail TEXT,
+    session_id TEXT,
+    status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'resolved', 'inactive')),
+    created_at TEXT NOT NULL,                 -- UTC, microseconds, taken under the write lock
+    code_hash TEXT,                           -- body_hash of the symbol's node when recorded
+    origin TEXT                               -- 'cm:<id>' when imported from code memory
+);
+CREATE INDEX IF NOT EXISTS lessons_symbol ON lessons(symbol_id, created_at, id);
+CREATE INDEX IF NOT EXISTS lessons_recent ON lessons(project, created_at);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    kind TEXT NOT NULL,            -- task, decision, todo, pending, error, test, file, git, ...
+    text TEXT NOT NULL,            -- redacted before it is stored
+    session_id TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_recent ON events(project, kind, created_at);
+-- rowid = events.id; the project filter goes through a join on events.
+CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(text, kind, tokenize = 'unicode61');
+CREATE TABLE IF NOT EXISTS snapshots (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    source TEXT NOT NULL,          -- cli, pre-compact
+    branch TEXT NOT NULL DEFAULT '',
+    head TEXT NOT NULL DEFAULT '',
+    files TEXT NOT NULL DEFAULT '[]',   -- JSON [{"status", "path"}] from git status
+    agent_text TEXT NOT NULL DEFAULT '',  -- what the agent wrote (-m, --from, stdin)
+    body TEXT NOT NULL             -- the markdown written to .context-snapshot.md
+);
+CREATE INDEX IF NOT EXISTS snapshots_recent ON snapshots(project, created_at);
+CREATE TABLE IF NOT EXISTS hook_marks (
+    project TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    mark TEXT NOT NULL,            -- e.g. 'bash-nudge': said once per session
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (project, session_id, mark)
+);
+"""
+
+# MIGRATIONS[N - 1] takes a database from version N-1 to N.
+MIGRATIONS: tuple[str, ...] = (_SCHEMA_1,)
 
 
 def split_sql(script: str) -> list[str]:
@@ -1355,9 +1539,13 @@ def split_sql(script: str) -> list[str]:
 def migrate(db: Database) -> None:
     with db.atomic():
         version = db.one("PRAGMA user_version")[0]
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            MIGRATIONS[target - 1](db)
-            db.execute(f"PRAGMA user_version = {int(target)}")
+        if version == 0 and not db.one("SELECT count(*) FROM sqlite_master")[0]:
+            _create_current_schema(db)
+        else:
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in split_sql(MIGRATIONS[target - 1]):
+                    db.execute(statement)
+        db.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
 
 
 # =============================================================================
