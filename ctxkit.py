@@ -400,7 +400,7 @@ def lessons_for_symbol(db: Database, project: str, path: str, qualname: str, nam
     if len(objs) == 1:
         return objs[0]
     lessons = [lesson for obj in objs for lesson in obj["lessons"]]
-    counters = symbol_counters(sorted(lessons, key=lambda l: (l["created_at"], l["id"])))
+    counters = symbol_counters(sorted(lessons, key=lambda item: (item["created_at"], item["id"])))
     return {"project": project, "name": qualname, "file": path, **counters,
             "lessons": _inject_order(lessons)}
 
@@ -422,8 +422,8 @@ def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT
     recent first. When everything does not fit, long lessons are shortened,
     the oldest lessons dropped, and a last line says how many were left out.
     """
-    blocks = [(obj, [one_line(l["lesson"]) for l in _inject_order(
-        l for l in obj["lessons"] if l["status"] == "active")])
+    blocks = [(obj, [one_line(item["lesson"]) for item in _inject_order(
+        item for item in obj["lessons"] if item["status"] == "active")])
         for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
     blocks.sort(key=lambda block: -block[0]["risk_score"])
     if not blocks:
@@ -901,7 +901,7 @@ class Record:
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments, "
                             f"{len(args)} given")
-        values = dict(zip(names, args))
+        values = dict(zip(names, args, strict=False))
         for name, value in kwargs.items():
             if name not in names or name in values:
                 raise TypeError(f"{type(self).__name__}() got an unexpected or repeated "
@@ -2053,7 +2053,7 @@ def _called_params(defs: list[_Def], calls: list[tuple],
     """Parameters called by their bare name (callbacks): never a definition of the index."""
     found: dict[str, set[str]] = {}
     params = {i: {p["name"] for p in d.params} for i, d in enumerate(defs) if d.params}
-    for (_, _, callee, recv, _), index in zip(calls, call_scopes):
+    for (_, _, callee, recv, _), index in zip(calls, call_scopes, strict=True):
         index = index if recv is None and params else -1
         while index >= 0:
             if callee in params.get(index, ()):
@@ -2067,7 +2067,7 @@ def _call_records(defs: list[_Def], calls: list[tuple], call_scopes: list[int],
                   emitted: dict[int, int]) -> list[tuple]:
     """(caller record index or -1 for the file, callee, receiver, written, line)."""
     records = []
-    for (_, line, callee, recv, written), index in zip(calls, call_scopes):
+    for (_, line, callee, recv, written), index in zip(calls, call_scopes, strict=True):
         while index >= 0 and defs[index].kind.startswith("scope"):
             index = defs[index].parent
         records.append((emitted.get(index, -1), callee, recv, written, line))
@@ -2745,7 +2745,7 @@ def _walk_files(root: Path) -> list[str]:
         patterns += _read_gitignore(Path(folder) / ".gitignore", rel_dir)
         ignores[rel_dir] = patterns
 
-        def ignored(name: str) -> bool:
+        def ignored(name: str, rel_dir: str = rel_dir, patterns: list[str] = patterns) -> bool:
             rel = f"{rel_dir}/{name}" if rel_dir else name
             return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p)
                        for p in patterns)
@@ -6742,7 +6742,7 @@ def search_plans(query: str) -> list[SearchPlan]:
         plans.append(SearchPlan("identifiers", " AND ".join(_fts_term(p) for p in parts)))
         if len(parts) > 1:   # adjacent words close together: "pip version", "moved value"
             plans.append(SearchPlan("near", " OR ".join(
-                f"NEAR({_fts_term(a)} {_fts_term(b)}, 3)" for a, b in zip(parts, parts[1:]))))
+                f"NEAR({_fts_term(a)} {_fts_term(b)}, 3)" for a, b in zip(parts, parts[1:], strict=False))))
         groups = []
         for part in parts:
             group = _SYNONYM_OF.get(part, (part,))
@@ -7520,10 +7520,10 @@ def lesson_stats(db: Database, project: str, name: str | None = None,
     levels = {level: 0 for level in ("low", "medium", "high", "critical")}
     for obj in objs:
         levels[obj["level"]] += 1
-    last = max(lessons, key=lambda l: (l["created_at"], l["id"]), default=None)
+    last = max(lessons, key=lambda item: (item["created_at"], item["id"]), default=None)
     last_symbol = next((o for o in objs if last and last in o["lessons"]), None)
     return {"project": project, "query": name, "symbols": len(objs), **totals,
-            "stale": sum(1 for l in lessons if l["stale"]), "levels": levels,
+            "stale": sum(1 for item in lessons if item["stale"]), "levels": levels,
             "last_lesson_at": last["created_at"] if last else None,
             "last_lesson": ({"id": last["id"], "type": last["type"],
                              "symbol": symbol_label(last_symbol)} if last else None),

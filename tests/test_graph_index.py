@@ -482,7 +482,7 @@ def test_symlink_loop_outside_git(tmp_path, monkeypatch, capsys):
 
 
 def test_non_utf8_and_unicode_paths(cli):
-    write(cli.root, "legacy.py", "# -*- coding: latin-1 -*-\n".encode() +
+    write(cli.root, "legacy.py", b"# -*- coding: latin-1 -*-\n" +
           "def caf\u00e9():\n    return 'd\u00e9j\u00e0'\n".replace("caf\u00e9", "cafe")
           .encode("latin-1") + b"\n\ndef other():\n    return cafe()\n")
     write(cli.root, "my dir/\u00fcn\u00efc\u00f6de m\u00f6dule.py",

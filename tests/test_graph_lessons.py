@@ -25,17 +25,17 @@ def test_lesson_goes_stale_when_the_symbol_body_changes(cli):
                "--file", "app/models.py").code == 0
     assert cli("fail", "validate", "returns its input unchanged",
                "--file", "app/models.py").code == 0
-    assert [l["stale"] for l in lessons_of(cli, "Model.save", "--file", "app/models.py")] \
+    assert [item["stale"] for item in lessons_of(cli, "Model.save", "--file", "app/models.py")] \
         == [False]
     path = cli.root / "app/models.py"
     path.write_text(path.read_text().replace("return json.dumps(data)",
                                              "return json.dumps(sorted(data))"))
     bump(path)
     assert cli("index").code == 0
-    assert [l["stale"] for l in lessons_of(cli, "Model.save", "--file", "app/models.py")] \
+    assert [item["stale"] for item in lessons_of(cli, "Model.save", "--file", "app/models.py")] \
         == [True]
     # the other symbol of the same file did not change: its lesson stays fresh
-    assert [l["stale"] for l in lessons_of(cli, "validate", "--file", "app/models.py")] \
+    assert [item["stale"] for item in lessons_of(cli, "validate", "--file", "app/models.py")] \
         == [False]
     human = cli("query", "Model.save", "--file", "app/models.py")
     assert "stale" in human.out

@@ -206,7 +206,7 @@ def test_same_name_in_two_files_stays_apart(cli):
     assert {(o["file"], o["fail_count"]) for o in everywhere} == {
         ("a.py", 1), ("b.py", 2), ("", 1)}
     assert everywhere[0]["file"] == "b.py"  # riskiest first
-    assert [l["lesson"] for l in only(cli, "validate", "--file", "a.py")["lessons"]] == ["a once"]
+    assert [item["lesson"] for item in only(cli, "validate", "--file", "a.py")["lessons"]] == ["a once"]
     assert only(cli, "validate", "--first")["file"] == "b.py"
 
 
@@ -386,7 +386,7 @@ def test_lessons_for_node_merges_name_spellings(cli):
         node = ctxkit.graph_find_nodes(db, env.project, "Svc.handle", "lib/svc.py")[0]
         merged = ctxkit.lessons_for_node(db, env.project, node)
         assert (merged["name"], merged["file"]) == ("Svc.handle", "lib/svc.py")
-        assert sorted(l["lesson"] for l in merged["lessons"]) == [
+        assert sorted(item["lesson"] for item in merged["lessons"]) == [
             "bare, no file", "by id", "qualified"]
         assert merged["fail_count"] == 3 and merged["risk_score"] == 3 + 1.5 + 4.5
         assert ctxkit.lesson_symbols(db, env.project, "Svc.handle", "lib/svc.py")[0][

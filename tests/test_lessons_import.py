@@ -249,7 +249,7 @@ def test_eight_processes_record_fails_at_once(cli):
         json.loads(out)
     obj = query(cli, "Shared.symbol")[0]
     assert obj["fail_count"] == 8
-    assert sorted(l["lesson"] for l in obj["lessons"]) == sorted(
+    assert sorted(item["lesson"] for item in obj["lessons"]) == sorted(
         f"lesson from process {i}" for i in range(8))
     assert obj["risk_score"] == 8 + 1.5 + 12.0
     ids = sorted(json.loads(out)["id"] for _, out, _ in results)

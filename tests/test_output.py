@@ -60,7 +60,7 @@ def test_small_output_printed_as_is_and_stored(cli):
     listed = cli("outputs", "--json").json()["outputs"]
     assert listed[0]["exit_code"] == 3 and listed[0]["lines"] == 2
     lines = cli("expand", listed[0]["handle"], "--json").json()["lines"]
-    assert [(l["line"], l["stream"], l["text"]) for l in lines] == [
+    assert [(item["line"], item["stream"], item["text"]) for item in lines] == [
         (1, "stdout", "hello"), (2, "stderr", "oops")]
 
 
@@ -312,9 +312,9 @@ def test_expand_options(cli):
     text = "".join(f"row {i}\n" for i in range(1, 201))
     handle = cli("store", "-", "--json", stdin=text).json()["handle"]
     assert cli("expand", handle, "--lines", "10-12").out.split("\n")[0].split() == ["10", "row", "10"]
-    assert [l["line"] for l in cli("expand", handle, "--head", "3", "--json").json()["lines"]] \
+    assert [item["line"] for item in cli("expand", handle, "--head", "3", "--json").json()["lines"]] \
         == [1, 2, 3]
-    assert [l["line"] for l in cli("expand", handle, "--tail", "2", "--json").json()["lines"]] \
+    assert [item["line"] for item in cli("expand", handle, "--tail", "2", "--json").json()["lines"]] \
         == [199, 200]
     grep = cli("expand", handle, "--grep", r"^row 1\d\d$", "--json").json()["lines"]
     assert len(grep) == 100
@@ -403,7 +403,7 @@ def test_redaction_corpus(cli):
     stored = b"".join(path.read_bytes() for path in cli.db.parent.glob("ctxkit.db*"))
     for value in [*SECRETS.values(), "hunter2hunter2", "s3cr3tpw", "zz9plural"]:
         assert value.encode() not in stored, value
-    text = "\n".join(l["text"] for l in cli("expand", summary["handle"], "--json")
+    text = "\n".join(item["text"] for item in cli("expand", summary["handle"], "--json")
                      .json()["lines"])
     for safe in SAFE:
         assert safe in text
@@ -420,9 +420,9 @@ def test_private_key_block_split_across_reads_is_redacted(cli):
               "print('after')\n")
     summary = cli("run", "--json", "--", PY, "-c", script).json()
     assert summary["redactions"] == 1
-    lines = [l["text"] for l in cli("expand", summary["handle"], "--json").json()["lines"]]
+    lines = [item["text"] for item in cli("expand", summary["handle"], "--json").json()["lines"]]
     assert lines[0] == "before" and lines[-1] == "after" and len(lines) == 6
-    assert not any("secretkeymaterial" in l for l in lines)
+    assert not any("secretkeymaterial" in item for item in lines)
 
 
 # --- ingestion limits -------------------------------------------------------------------
@@ -437,7 +437,7 @@ def test_binary_invalid_utf8_and_a_long_line(cli):
     summary = cli("store", str(path), "--json").json()
     assert summary["lines"] == 5 and summary["bytes"] == len(data)
     lines = cli("expand", summary["handle"], "--json").json()["lines"]
-    assert [l["line"] for l in lines] == [1, 2, 3, 4, 5]
+    assert [item["line"] for item in lines] == [1, 2, 3, 4, 5]
     assert lines[1]["text"] == "\\xff\\xfe broken \\xc3"
     assert lines[2]["text"] == "\\x00\x01binary\x02"
     assert lines[3]["text"] == long_line and lines[4]["text"] == "end"
@@ -451,8 +451,8 @@ def test_stdout_and_stderr_keep_order_and_stream(cli):
               "    print(f'msg {i}', file=out); out.flush(); time.sleep(0.05)\n")
     handle = cli("run", "--json", "--direct-max", "0", "--", PY, "-c", script).json()["handle"]
     lines = cli("expand", handle, "--json").json()["lines"]
-    assert [l["text"] for l in lines] == [f"msg {i}" for i in range(6)]
-    assert [l["stream"] for l in lines] == ["stdout", "stderr"] * 3
+    assert [item["text"] for item in lines] == [f"msg {i}" for i in range(6)]
+    assert [item["stream"] for item in lines] == ["stdout", "stderr"] * 3
 
 
 def _alive(pid: int) -> bool:
