@@ -1697,7 +1697,19 @@ def graph_nodes_at(db: Database, project: str, path: str, first: int,
 
 # --- Graph: languages and their tree-sitter queries --------------------------
 
-GRAPH_MAX_FILE_BYTES = 1 << 20
+GRAPH_MAX_FILE_MIB = 8  # default limit; [index] max_file_mib in config.toml, --max-file-mib
+# Why a file is not indexed, as index's summary counts it ("skip_reasons").
+GRAPH_SKIP_REASONS = {
+    "language": "no grammar for its extension",
+    "too_big": "over the size limit",
+    "binary": "binary (a NUL byte in the first 8 KiB)",
+    "minified": "minified or data: most bytes on lines over 1,000 bytes",
+    "unreadable": "could not be read (permissions, a symlink loop)",
+    "name": "a file name that is not UTF-8",
+    "changing": "kept changing while it was read; left for the next run",
+    "vanished": "deleted while the run was reading it",
+    "failed": "the parser failed on it",
+}
 GRAPH_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "dist",
                              "build", "target", "vendor", STATE_DIR})
 GRAPH_EXTENSIONS = {
@@ -2649,35 +2661,90 @@ def _java_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
         _bind(ctx, full.rsplit(".", 1)[-1], full, None, node.start_point[0] + 1)
 
 
-def _graph_parse_job(job: tuple[str, str, str, str | None]) -> tuple:
-    """Read, hash and (when the content changed) parse one file; runs in a worker."""
-    rel, absolute, lang, old_sha = job
-    try:
-        with open(absolute, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if info.st_size > GRAPH_MAX_FILE_BYTES:
-                return rel, "skipped", info.st_size, info.st_mtime_ns, None, lang, None
-            data = handle.read(GRAPH_MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        return rel, "gone", 0, 0, None, lang, None
-    except OSError as exc:
-        return rel, "skipped", 0, 0, exc.strerror, lang, None
-    if len(data) > GRAPH_MAX_FILE_BYTES or b"\0" in data[:8192]:
-        return rel, "skipped", info.st_size, info.st_mtime_ns, None, lang, None
+def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
+    """Read, hash and (when the content changed) parse one file; runs in a worker.
+
+    The status is parsed, same (content unchanged), gone, failed, or a skip
+    reason (GRAPH_SKIP_REASONS); ``detail`` is the hash, or what went wrong.
+    """
+    rel, absolute, lang, old_sha, limit, _ = job  # the last: the size when planned
+    read = _read_source(absolute, limit)
+    if isinstance(read, str):
+        return rel, read, 0, 0, None, lang, None
+    data, size, mtime_ns = read
+    reason = _shape_skip(data)
+    if reason is not None:
+        return rel, reason, size, mtime_ns, None, lang, None
     sha = _hash_bytes(data)
     if sha == old_sha:
-        return rel, "same", info.st_size, info.st_mtime_ns, sha, lang, None
+        return rel, "same", size, mtime_ns, sha, lang, None
     try:
         facts = graph_extract(lang, data)
     except CtxkitError:  # tree-sitter missing: stop, rather than drop every file's nodes
         raise
     except Exception as exc:  # a grammar bug must not abort the whole run
-        return rel, "failed", info.st_size, info.st_mtime_ns, f"{type(exc).__name__}: {exc}", \
-            lang, None
+        return rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang, None
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     facts["bound"] = list(facts["context"]["imports"])
     facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
-    return rel, "parsed", info.st_size, info.st_mtime_ns, sha, lang, facts
+    return rel, "parsed", size, mtime_ns, sha, lang, facts
+
+
+def _read_source(absolute: str, limit: int) -> tuple[bytes, int, int] | str:
+    """(bytes, size, mtime_ns to store) of a file, or why not (a status).
+
+    A file written while it is read shows another size or mtime after the
+    read than before it: it is read again, and left for the next run
+    ("changing") when it does not hold still, so no half-written state is
+    ever indexed. A file modified just before it was read can change again
+    within the same timestamp tick, unseen by size and mtime: its mtime is
+    stored as -1, so the next run hashes it again (git's "racy clean" rule).
+    The tick is taken as 2 s where timestamps are whole seconds (FAT, HFS+,
+    some network file systems), else as 50 ms (the kernel's coarse clock).
+    """
+    for _ in range(3):
+        try:
+            with open(absolute, "rb") as handle:
+                before = os.fstat(handle.fileno())
+                if before.st_size > limit:
+                    return "too_big"
+                data = handle.read(limit + 1)
+                after = os.fstat(handle.fileno())
+        except FileNotFoundError:
+            return "gone"
+        except OSError:
+            return "unreadable"
+        if len(data) > limit:
+            return "too_big"
+        still = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
+        if still and len(data) == after.st_size:
+            mtime = after.st_mtime_ns
+            tick = 2_000_000_000 if mtime % 1_000_000_000 == 0 else 50_000_000
+            racy = 0 <= time.time_ns() - mtime < tick  # a future mtime moves on any write
+            return data, after.st_size, -1 if racy else mtime
+    return "changing"
+
+
+GRAPH_LONG_LINE = 1000  # bytes; code written by people stays far below
+
+
+def _shape_skip(data: bytes) -> str | None:
+    """"binary" or "minified" when the bytes are not source a person reads.
+
+    Minified and bundled code (and data dumped into a source file) keeps most
+    of its bytes on a few very long lines; generated code that is still
+    source (a parser, a compiler's checker) has ordinary lines and is indexed
+    whatever its size.
+    """
+    if b"\0" in data[:8192]:
+        return "binary"
+    if len(data) < 2 * GRAPH_LONG_LINE:
+        return None
+    lengths = list(map(len, data.split(b"\n")))
+    if max(lengths) <= GRAPH_LONG_LINE:
+        return None
+    long_bytes = sum(n for n in lengths if n > GRAPH_LONG_LINE)
+    return "minified" if 2 * long_bytes > len(data) else None
 
 
 def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str] = (),
@@ -2804,63 +2871,106 @@ SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
 class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
-    __slots__ = ("project", "indexed", "unchanged", "removed", "skipped", "errors", "affected",
-                 "calls", "bases", "imports", "changed")
+    __slots__ = ("project", "limit", "indexed", "unchanged", "removed", "skipped", "errors",
+                 "skips", "affected", "calls", "bases", "imports", "changed")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
                                           "skipped": 0, "errors": 0, "changed": False}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
-                                                        "bases": list, "imports": list}
+                                                        "bases": list, "imports": list,
+                                                        "skips": dict}
     project: str
+    limit: int             # bytes: larger files are skipped
     indexed: int
     unchanged: int
     removed: int
     skipped: int
     errors: int
+    skips: dict[str, int]  # GRAPH_SKIP_REASONS key -> files
     affected: set[str]
     calls: list[tuple]
     bases: list[tuple]
     imports: list[tuple]
     changed: bool
 
+    def skip(self, reason: str) -> None:
+        self.skipped += 1
+        self.skips[reason] = self.skips.get(reason, 0) + 1
+
 
 def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
-                excludes: Sequence[str] = (), strict: bool = True) -> dict[str, Any]:
+                excludes: Sequence[str] = (), strict: bool = True, *,
+                max_file_mib: float | None = None, jobs: int | None = None,
+                show_progress: bool = False) -> dict[str, Any]:
     """Bring the graph up to date with the files on disk; returns SPEC's summary.
 
     ``paths`` limits the run (and the removal of vanished files) to those files
     and folders; with ``strict`` a path that does not exist is an error.
+    ``max_file_mib`` overrides the configured size limit, ``jobs`` the number
+    of parse workers; ``show_progress`` draws the phase line on a terminal.
     """
     started = time.monotonic()
+    run = _IndexRun(env.project, graph_size_limit(env, max_file_mib))
+    meter = _Progress(show_progress and not env.quiet)
+    meter.show("scan", 0)
     files, scopes = graph_list_files(env, paths, excludes, strict)
     # The writes below keep the references whole themselves (_clear_file); SQLite's
     # per-row foreign key checks would double the cost of a full index.
     db.execute("PRAGMA foreign_keys = OFF")
     db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
     try:
-        return _index_files(env, db, files, scopes, full, started)
+        return _index_files(env, db, files, scopes, full, started, run, meter,
+                            jobs or usable_cpus())
     finally:
+        meter.end()
         db.execute("PRAGMA foreign_keys = ON")
 
 
+def graph_size_limit(env: Env, override: float | None = None) -> int:
+    """The size limit in bytes: ``override`` (MiB), else config's [index] max_file_mib."""
+    value: Any = override
+    if value is None:
+        section = load_config(env).get("index")
+        value = section.get("max_file_mib", GRAPH_MAX_FILE_MIB) if isinstance(section, dict) \
+            else GRAPH_MAX_FILE_MIB
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1024:
+        where = "--max-file-mib" if override is not None else f"index.max_file_mib in {CONFIG_NAME}"
+        raise UsageError(f"{where} must be a number of MiB above 0 and at most 1024, "
+                         f"not {value!r}")
+    return int(value * 2**20)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask), not all the machine's."""
+    counter = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    if counter is not None:
+        return counter() or 1
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
-                 started: float) -> dict[str, Any]:
+                 started: float, run: _IndexRun, meter: _Progress, workers: int) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
-    run = _IndexRun(env.project)
     jobs, seen = [], set()
-    for rel in files:
+    for count, rel in enumerate(files, 1):
         job = _plan_file(env, rel, known.get(rel), full, run)
         if job == "seen":
             seen.add(rel)
         elif job is not None:
             jobs.append(job)
             seen.add(rel)
+        if count % 512 == 0:
+            meter.show("scan", count, len(files))
     gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
     with db.atomic():
         for path in gone:
             _drop_file(db, known[path]["id"], run)
             run.removed += 1
-    _parse_and_store(env, db, jobs, known, run)
+    _parse_and_store(db, jobs, known, run, meter, workers)
     if run.changed:
+        meter.show("resolve", 0)
         with db.atomic():
             _resolve_run(env, db, run)
     return _index_summary(db, env.project, run, time.monotonic() - started)
@@ -2873,7 +2983,7 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:  # a file name that is not UTF-8 cannot be stored or shown
-        run.skipped += 1
+        run.skip("name")
         return None
     absolute = str(env.root / rel)
     try:
@@ -2881,56 +2991,93 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
     except FileNotFoundError:
         return None
     except OSError:  # symlink loop, permission denied, name too long
-        run.skipped += 1
+        run.skip("unreadable")
         return None
     import stat
     if not stat.S_ISREG(info.st_mode):  # a directory link or a device: not source
         return None
-    if lang is None or info.st_size > GRAPH_MAX_FILE_BYTES:
-        run.skipped += 1
+    if lang is None:
+        run.skip("language")
+        return None
+    if info.st_size > run.limit:
+        run.skip("too_big")
         return None
     if old is not None and not full and old["size"] == info.st_size and \
             old["mtime_ns"] == info.st_mtime_ns:
         run.unchanged += 1
         return "seen"
-    return rel, absolute, lang, None if full or old is None else old["sha1"]
+    return (rel, absolute, lang, None if full or old is None else old["sha1"], run.limit,
+            info.st_size)
 
 
-def _parse_and_store(env: Env, db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
-                     run: _IndexRun) -> None:
-    """Parse on both cores; write each batch of results in one transaction."""
+def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
+                     run: _IndexRun, meter: _Progress, workers: int) -> None:
+    """Parse in the workers; write each batch of results in one transaction."""
     batch: list[tuple] = []
-    total = len(jobs)
-    for done, result in enumerate(_run_jobs(jobs), 1):
+    total, lines = len(jobs), 0
+    meter.show("parse", 0, total)
+    for done, result in enumerate(_run_jobs(jobs, workers), 1):
         batch.append(result)
+        if result[6] is not None:
+            lines += result[6]["lines"]
         if len(batch) >= 250:
             _store_batch(db, batch, known, run)
             batch = []
-        if done % 50 == 0:
-            progress(f"indexing {done}/{total} files")
+        meter.show("parse", done, total, lines)
     if batch:
         _store_batch(db, batch, known, run)
-    done_progress()
 
 
-def _run_jobs(jobs: list[tuple]) -> Iterator[tuple]:
-    if len(jobs) < 40 or (os.cpu_count() or 1) < 2:
+def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
+    if len(jobs) < 40 or workers < 2:
         yield from map(_graph_parse_job, jobs)
         return
     import multiprocessing
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
-    jobs = sorted(jobs, key=lambda j: -_size_or_zero(j[1]))
-    with context.Pool(processes=2) as pool:
+    jobs = sorted(jobs, key=lambda j: -j[5])
+    with context.Pool(processes=workers) as pool:
         yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
 
 
-def _size_or_zero(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+class _Progress:
+    """index's phase line on stderr: phase, counts, rate, redrawn at most 10 times a second.
+
+    Only on a terminal and without -q; nothing at all for a run that ends
+    within half a second, so quick refreshes do not flicker.
+    """
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and sys.stderr.isatty()
+        self.started = self.drawn = time.monotonic()
+        self.phase, self.phase_started, self.shown = "", self.started, False
+
+    def show(self, phase: str, done: int, total: int | None = None,
+             lines: int | None = None) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if phase != self.phase:
+            self.phase, self.phase_started = phase, now
+        elif now - self.drawn < 0.1 and done != total:
+            return
+        if now - self.started < 0.5:
+            return
+        self.drawn, self.shown = now, True
+        unit = "call sites" if phase == "resolve" else "files"
+        count = f"{done:,}/{total:,} {unit}" if total else f"{done:,} {unit}"
+        elapsed = max(now - self.phase_started, 1e-3)
+        rate = f"{lines / elapsed:,.0f} lines/s" if lines else f"{done / elapsed:,.0f} {unit}/s"
+        extra = f", {lines:,} lines" if lines else ""
+        text = f"index: {phase} {count}{extra}" + (f", {rate}" if done else "")
+        sys.stderr.write(f"\r\033[K{text}")
+        sys.stderr.flush()
+
+    def end(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row],
@@ -2944,14 +3091,19 @@ def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row]
                 run.unchanged += 1
                 continue
             if status != "parsed":
-                if old is not None:
+                if old is not None and status != "changing":  # that one keeps its last state
                     _drop_file(db, old["id"], run)
                 if status == "gone":
-                    run.removed += old is not None
+                    if old is not None:
+                        run.removed += 1
+                    else:
+                        run.skip("vanished")
                 else:
-                    run.skipped += 1
+                    run.skip(status)
                     if status == "failed":
                         warn(f"could not parse {rel}: {detail}; skipped")
+                    elif status == "changing":
+                        warn(f"{rel} kept changing while it was read; left for the next run")
                 continue
             next_id = _store_file(db, run, rel, lang, size, mtime_ns, detail, facts, old, next_id)
 
@@ -3037,6 +3189,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
         "ORDER BY language", (project,))}
     return {"files": {"indexed": run.indexed, "unchanged": run.unchanged,
                       "removed": run.removed, "skipped": run.skipped, "errors": run.errors},
+            "skip_reasons": {k: run.skips[k] for k in GRAPH_SKIP_REASONS if k in run.skips},
             "nodes": db.one("SELECT count(*) FROM nodes WHERE project = ?", (project,))[0],
             "edges": db.one("SELECT count(*) FROM edges WHERE project = ?", (project,))[0],
             "seconds": round(seconds, 3), "languages": languages}
@@ -3889,7 +4042,11 @@ def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
 def cmd_index(args: argparse.Namespace, env: Env) -> int:
     db = open_db(env)
     try:
-        summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude)
+        if args.jobs is not None and not 1 <= args.jobs <= 256:
+            raise UsageError("--jobs must be from 1 to 256")
+        summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude,
+                              max_file_mib=args.max_file_mib, jobs=args.jobs,
+                              show_progress=True)
         flagged = [r[0] for r in db.query(
             "SELECT path FROM files WHERE project = ? AND parse_errors > 0 ORDER BY path",
             (env.project,))]
@@ -3902,8 +4059,10 @@ def cmd_index(args: argparse.Namespace, env: Env) -> int:
 def _index_text(summary: dict[str, Any], flagged: list[str], quiet: bool) -> str:
     files = summary["files"]
     languages = ", ".join(f"{k} {v}" for k, v in summary["languages"].items()) or "none"
+    reasons = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in summary["skip_reasons"].items())
+    skipped = f"{files['skipped']} skipped" + (f": {reasons}" if reasons else "")
     text = (f"indexed {files['indexed']} files ({files['unchanged']} unchanged, "
-            f"{files['removed']} removed, {files['skipped']} skipped, {files['errors']} with "
+            f"{files['removed']} removed, {skipped}; {files['errors']} with "
             f"syntax errors) in {summary['seconds']:.2f}s: {summary['nodes']} nodes, "
             f"{summary['edges']} edges; files by language: {languages}")
     if flagged and not quiet:
@@ -4039,6 +4198,11 @@ def register_graph_commands(sub: argparse._SubParsersAction, common: argparse.Ar
                         help="re-parse every file even when it looks unchanged")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="leave out paths matching GLOB (repeatable)")
+    parser.add_argument("--max-file-mib", type=float, default=None, metavar="N",
+                        help=f"skip files over N MiB (default: [index] max_file_mib in "
+                             f"{STATE_DIR}/{CONFIG_NAME}, else {GRAPH_MAX_FILE_MIB})")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="parse workers (default: the CPUs this process may use)")
     parser = add_command(sub, common, "symbols", cmd_symbols,
                          "list indexed symbols (L0: id and kind)",
                          "ctxkit symbols 'Auth*' --kind class")
