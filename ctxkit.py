@@ -104,7 +104,8 @@ _INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrin
 # A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
 _SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
               r":(?P<name>[^:\s].*)$")
-RESTORE_LIMIT = 9800            # Claude Code turns hook output over 10,000 characters into a preview
+# Claude Code turns hook output over 10,000 characters into a preview.
+RESTORE_LIMIT = 9800
 HOOK_EVENTS = {
     "pre-tool-use": "pre-tool-use", "pretooluse": "pre-tool-use", "beforetool": "pre-tool-use",
     "post-tool-use": "post-tool-use", "posttooluse": "post-tool-use", "aftertool": "post-tool-use",
@@ -2482,7 +2483,10 @@ def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]],
 
 
 def _clean_type(text: str) -> str:
-    """The class name inside a written type: ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``."""
+    """The class name inside a written type.
+
+    ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``.
+    """
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
@@ -2785,8 +2789,9 @@ def _read_gitignore(path: Path, rel_dir: str) -> list[str]:
 # --- Graph: writing an index run ---------------------------------------------
 
 SQL_FILES_ALL = "SELECT id, path, size, mtime_ns, sha1 FROM files WHERE project = ?"
-SQL_FILE_INSERT = ("INSERT INTO files (project, path, language, size, mtime_ns, sha1, parse_errors, "
-                   "package, context, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+SQL_FILE_INSERT = ("INSERT INTO files (project, path, language, size, mtime_ns, sha1, "
+                   "parse_errors, package, context, indexed_at) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_FILE_UPDATE = ("UPDATE files SET language = ?, size = ?, mtime_ns = ?, sha1 = ?, "
                    "parse_errors = ?, package = ?, context = ?, indexed_at = ? WHERE id = ?")
 SQL_FILE_TOUCH = "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?"
@@ -2797,12 +2802,13 @@ SQL_FILE_CLEAR_EDGES = "DELETE FROM edges WHERE src_id IN (SELECT id FROM nodes 
 SQL_FILE_UNLINK = ("UPDATE edges SET dst_id = NULL WHERE dst_id IN "
                    "(SELECT id FROM nodes WHERE file_id = ?)")
 SQL_FILE_CLEAR_NODES = "DELETE FROM nodes WHERE file_id = ?"
-SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qualname, path, line, "
-                   "end_line, signature, params, return_type, is_async, exported, docstring, loc, "
+SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qualname, path, "
+                   "line, end_line, signature, params, return_type, is_async, exported, "
+                   "docstring, loc, "
                    "complexity, body_hash, parent_id) VALUES "
                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, line, "
-                   "confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, "
+                   "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
 SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
 
@@ -3387,7 +3393,8 @@ class _Resolver:
             if target[0] == "module":
                 sub = None
                 if self.lang.get(target[1][0]) == "python":
-                    sub = self._py_file(re.sub(r"(/__init__)?\.pyi?$", "", target[1][0]) + "/" + part)
+                    package = re.sub(r"(/__init__)?\.pyi?$", "", target[1][0])
+                    sub = self._py_file(package + "/" + part)
                 target = ("module", [sub]) if sub else self.lookup_in_modules(target[1], part)
             else:
                 kind, _, qualname, npath = self.nodes[target[1]]
@@ -4034,7 +4041,8 @@ def _impact_text(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def register_graph_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register_graph_commands(sub: argparse._SubParsersAction,
+                        common: argparse.ArgumentParser) -> None:
     """index, symbols, callers, callees, impact."""
     parser = add_command(sub, common, "index", cmd_index,
                          "index the repository's code into the symbol graph (incremental)",
@@ -5297,7 +5305,8 @@ def _count_argument(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def register_context_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register_context_commands(sub: argparse._SubParsersAction,
+                          common: argparse.ArgumentParser) -> None:
     """context."""
     parser = add_command(
         sub, common, "context", cmd_context,
@@ -6748,7 +6757,8 @@ def search_plans(query: str) -> list[SearchPlan]:
         plans.append(SearchPlan("identifiers", " AND ".join(_fts_term(p) for p in parts)))
         if len(parts) > 1:   # adjacent words close together: "pip version", "moved value"
             plans.append(SearchPlan("near", " OR ".join(
-                f"NEAR({_fts_term(a)} {_fts_term(b)}, 3)" for a, b in zip(parts, parts[1:], strict=False))))
+                f"NEAR({_fts_term(a)} {_fts_term(b)}, 3)"
+                for a, b in zip(parts, parts[1:], strict=False))))
         groups = []
         for part in parts:
             group = _SYNONYM_OF.get(part, (part,))
@@ -7074,7 +7084,8 @@ def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
     rows = db.query(SQL_OUTPUTS_LIST, (env.project, args.limit))
     data = [{k: row[k] for k in row.keys() if k != "id"} for row in rows]
     human = "\n".join(
-        f"{r['handle']:>7}  {r['created_at'][:19]}  exit {r['exit_code'] if r['exit_code'] is not None else '?':>3}"
+        f"{r['handle']:>7}  {r['created_at'][:19]}  "
+        f"exit {r['exit_code'] if r['exit_code'] is not None else '?':>3}"
         f"  {r['bytes']:>12,} B  {r['lines']:>9,} lines  {r['status']:<11}  "
         f"{_clip(r['command'] or r['label'], 80)}" for r in data) or "no stored outputs"
     emit(env, {"outputs": data}, human)
@@ -7139,7 +7150,8 @@ def cmd_output_stats(args: argparse.Namespace, env: Env) -> int:
     return EXIT_OK
 
 
-def register_output_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register_output_commands(sub: argparse._SubParsersAction,
+                         common: argparse.ArgumentParser) -> None:
     """run, store, search, expand, outputs, purge."""
     run = add_command(sub, common, "run", cmd_run,
                       "run a command; print small output as is, store big output and "
@@ -7798,8 +7810,9 @@ CREATE TABLE IF NOT EXISTS hook_marks (
 SQL_EVENT_INSERT = ("INSERT INTO events (project, kind, text, session_id, created_at) "
                     "VALUES (?, ?, ?, ?, ?)")
 SQL_EVENT_FTS_INSERT = "INSERT INTO events_fts (rowid, text, kind) VALUES (?, ?, ?)"
-SQL_EVENTS_OF_KIND = ("SELECT id, kind, text, created_at FROM events WHERE project = ? AND kind = ? "
-                      "AND created_at > ? ORDER BY created_at DESC, id DESC LIMIT ?")
+SQL_EVENTS_OF_KIND = ("SELECT id, kind, text, created_at FROM events "
+                      "WHERE project = ? AND kind = ? AND created_at > ? "
+                      "ORDER BY created_at DESC, id DESC LIMIT ?")
 SQL_EVENT_SEARCH = ("SELECT e.id, e.kind, e.text, e.created_at, bm25(events_fts) AS score "
                     "FROM events_fts JOIN events e ON e.id = events_fts.rowid "
                     "WHERE events_fts MATCH ? AND e.project = ? ORDER BY score LIMIT ?")
@@ -7830,7 +7843,8 @@ LOUD_COMMAND = (r"""(?x)(?:^\s*|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\s+)(?:
     | go\s+(?:test|build|vet|get|mod\s+download)\b
     | cargo\s+(?:test|build|check|clippy|install)\b
     | (?:make|ninja|cmake\s+--build|mvn|gradle|\./gradlew|ctest|rspec|phpunit|bazel)\b
-    | (?:pip[0-9.]*|uv\s+pip|poetry|pipenv|gem|brew|apt|apt-get|dnf|yum|apk)\s+(?:install|add|sync)\b
+    | (?:pip[0-9.]*|uv\s+pip|poetry|pipenv|gem|brew|apt|apt-get|dnf|yum|apk)
+      \s+(?:install|add|sync)\b
     | uv\s+(?:sync|add)\b
     | git\s+(?:log|diff|blame|show)\b
     | find\s | curl\s | wget\s | docker\s+(?:build|logs)\b
@@ -8009,13 +8023,15 @@ def git_numstat(env: Env, state: GitState) -> dict[str, tuple[int, int]]:
 _HUNK = (r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
-def git_changed_lines(env: Env, state: GitState, paths: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
+def git_changed_lines(env: Env, state: GitState,
+                      paths: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
     """Changed line ranges (new side) per path, from a zero-context diff."""
     if not paths or not state.head:
         return {}
     ranges: dict[str, list[tuple[int, int]]] = {}
     current = None
-    for line in (git_output(env, "diff", "HEAD", "-U0", "--no-color", "--", *paths) or "").splitlines():
+    diff = git_output(env, "diff", "HEAD", "-U0", "--no-color", "--", *paths) or ""
+    for line in diff.splitlines():
         if line.startswith("+++ "):
             current = line[6:] if line.startswith("+++ b/") else None
         elif current and (match := re.match(_HUNK, line)):
@@ -8035,8 +8051,10 @@ _SECTION_ALIASES = {
     "progress": "Progress", "진행 상태": "Progress", "todo": "Progress",
     "modified files": "Modified files", "수정한 파일": "Modified files", "files": "Modified files",
     "failing outputs": "Failing outputs",
-    "key decisions": "Key decisions", "decisions": "Key decisions", "핵심 결정 사항": "Key decisions",
-    "pending reports/responses": "Pending reports/responses", "pending": "Pending reports/responses",
+    "key decisions": "Key decisions", "decisions": "Key decisions",
+    "핵심 결정 사항": "Key decisions",
+    "pending reports/responses": "Pending reports/responses",
+    "pending": "Pending reports/responses",
     "대기 중인 보고/응답": "Pending reports/responses",
     "debugging context": "Debugging context", "디버깅 컨텍스트": "Debugging context",
     "디버깅 컨텍스트 (있는 경우)": "Debugging context",
@@ -8165,7 +8183,8 @@ def lesson_lines(db: Database, project: str, state: GitState,
             objs[(obj["file"], obj["name"])] = obj
     lines = []
     for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
-        active = [les["lesson"] for les in obj["lessons"] if les.get("status", "active") == "active"]
+        active = [les["lesson"] for les in obj["lessons"]
+                  if les.get("status", "active") == "active"]
         if active:
             lines.append(f"- {symbol_label(obj)} (risk {float(obj.get('risk_score') or 0):.1f}, "
                          f"{obj.get('level', '')}): " + "; ".join(active[:3]))
@@ -8299,7 +8318,8 @@ def cmd_snapshot_check(args: argparse.Namespace, env: Env) -> int:
     if env.json:
         emit(env, data)
     elif age is None:
-        warn(f"no snapshot at {env.root / SNAPSHOT_FILE}; save one with: ctxkit snapshot save -m TEXT")
+        warn(f"no snapshot at {env.root / SNAPSHOT_FILE}; "
+             "save one with: ctxkit snapshot save -m TEXT")
     elif not fresh:
         warn(f"snapshot is stale: {age:.0f}s old (max {args.max_age}s); save a new one with: "
              f"ctxkit snapshot save -m TEXT")
@@ -8354,7 +8374,8 @@ def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str,
             lines.append(f"  - in the snapshot, no longer changed ({len(gone)}): "
                          f"{_summary_list(gone)}")
         if moved:
-            count = (git_output(env, "rev-list", "--count", f"{old_head}..{state.head}") or "").strip()
+            count = git_output(env, "rev-list", "--count", f"{old_head}..{state.head}") or ""
+            count = count.strip()
             extra = f" ({count} new commits)" if count.isdigit() else ""
             lines.append(f"  - HEAD moved: {old_head[:12]} → {state.head[:12]}{extra}")
     _, sections = split_sections(body)
@@ -8598,7 +8619,7 @@ def ctxkit_command() -> str:
 
 
 def wrap_command(command: str) -> str:
-    """``command`` as ``ctxkit run --label bash -- sh -c '<command>'``, quoted for any shell text."""
+    """``command`` as ``ctxkit run --label bash -- sh -c '<command>'``, quoted for any shell."""
     import shlex
     return f"{ctxkit_command()} run --label bash -- sh -c {shlex.quote(command)}"
 
@@ -9547,7 +9568,8 @@ def cmd_snapshot_help(args: argparse.Namespace, env: Env) -> int:
     raise UsageError("snapshot needs an action: save, check, restore, list or show")
 
 
-def register_snapshot_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register_snapshot_commands(sub: argparse._SubParsersAction,
+                           common: argparse.ArgumentParser) -> None:
     """note, snapshot, hook, install-hooks, uninstall-hooks, risk."""
     p = add_command(sub, common, "note", cmd_note, "record an event (task, decision, todo, "
                     "pending, error, test, ...) for snapshots and search",
@@ -9564,8 +9586,10 @@ def register_snapshot_commands(sub: argparse._SubParsersAction, common: argparse
                             "write .context-snapshot.md, filled from git, outputs, lessons, notes",
                             "ctxkit snapshot save -m 'fixing AuthService.validate expiry'")
     source = save.add_mutually_exclusive_group()
-    source.add_argument("-m", "--message", metavar="TEXT", help="the agent's own text, kept verbatim")
-    source.add_argument("--from", dest="from_file", metavar="FILE", help="read the agent's text from FILE")
+    source.add_argument("-m", "--message", metavar="TEXT",
+                        help="the agent's own text, kept verbatim")
+    source.add_argument("--from", dest="from_file", metavar="FILE",
+                        help="read the agent's text from FILE")
     source.add_argument("stdin", nargs="?", metavar="-", help="read the agent's text from stdin")
     check = add_command(actions, common, "check", cmd_snapshot_check,
                              "exit 3 when the snapshot is missing or older than --max-age",
