@@ -8600,7 +8600,14 @@ def bash_mode(env: Env) -> str:
 
 
 def is_loud(command: str) -> bool:
-    return bool(re.search(LOUD_COMMAND, command)) and not runs_ctxkit(command)
+    """A loud command anywhere in ``command``, also behind env assignments and prefixes."""
+    if runs_ctxkit(command):
+        return False
+    if re.search(LOUD_COMMAND, command):
+        return True
+    reading = read_shell(command)
+    return reading is not None and any(re.match(LOUD_COMMAND, text)
+                                       for text in reading.texts()[1:])
 
 
 def runs_ctxkit(command: str) -> bool:
