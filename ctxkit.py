@@ -1721,21 +1721,18 @@ def graph_nodes_at(db: Database, project: str, path: str, first: int,
     return [_node_from_row(r) for r in graph_rows_at(db, project, path, first, last)]
 
 
-# --- Graph: languages and their tree-sitter queries --------------------------
+# --- Graph: the Language record ----------------------------------------------
+# Everything ctxkit knows about one language is one Language record, written
+# under that language's own sub-banner further down (`grep -n '^# --- Graph
+# language'` lists them). LANGUAGES holds the records; the extension, fence and
+# skeleton maps derive from it. The extraction and resolution code below is
+# generic: where a language differs it calls the record's hook, and a hook left
+# None means the generic behaviour written next to the field. DESIGN.md "Adding
+# a language" walks through writing a record.
 
 GRAPH_MAX_FILE_BYTES = 1 << 20
 GRAPH_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "dist",
                              "build", "target", "vendor", STATE_DIR})
-GRAPH_EXTENSIONS = {
-    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
-    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",
-    ".cts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust", ".java": "java",
-    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp",
-    ".hh": "cpp", ".hxx": "cpp", ".cs": "csharp", ".rb": "ruby", ".php": "php",
-    ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift",
-}
-GRAPH_FULL_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust",
-                                  "java"})
 CLASS_KINDS = frozenset({"class", "struct", "interface", "enum", "trait"})
 
 # Confidence of a calls edge, by how it was resolved.
@@ -1745,213 +1742,87 @@ CONF_UNIQUE = 0.7     # a bare name defined once in the whole index
 CONF_UNIQUE_ATTR = 0.5  # x.name() on an unknown x, the name defined once in the index
 DEFAULT_MIN_CONFIDENCE = 0.5
 
-_PY_BRANCHES = ("(if_statement) (elif_clause) (for_statement) (while_statement) (except_clause)"
-                " (boolean_operator) (conditional_expression) (case_clause) (for_in_clause)"
-                " (if_clause)")
-_JS_CALLS = """
-(call_expression function: (identifier) @callee) @call
-(call_expression function: (member_expression object: (_) @recv
-    property: (property_identifier) @callee)) @call
-(new_expression constructor: (identifier) @callee) @call
-(new_expression constructor: (member_expression object: (_) @recv
-    property: (property_identifier) @callee)) @call
-[(if_statement) (for_statement) (for_in_statement) (while_statement) (do_statement)
- (catch_clause) (ternary_expression) (switch_case)] @branch
-(binary_expression operator: ["&&" "||" "??"]) @branch
-[(import_statement) (export_statement source: (_))] @import
-(variable_declarator value: (call_expression function: (identifier) @req
-    (#eq? @req "require"))) @import
-(variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
-    @vartype
-(variable_declarator name: (identifier) @var value: (call_expression
-    function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
-(variable_declarator name: (identifier) @var value: (await_expression (call_expression
-    function: [(identifier) (member_expression)] @type))) @vartype
-(assignment_expression left: (member_expression object: (this) @self
-    property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
-(export_specifier name: (_) @exportname)
-(export_statement value: (identifier) @defaultname)
-(assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
-"""
-_JS_FIELDS = """
-(field_definition property: (property_identifier) @var
-    value: (new_expression constructor: (_) @type)) @vartype @self
-"""
-_TS_FIELDS = """
-(public_field_definition name: (property_identifier) @var type: (type_annotation (_) @type))
-    @vartype @self
-(public_field_definition name: (property_identifier) @var !type
-    value: (new_expression constructor: (_) @type)) @vartype @self
-"""
-_JSX_CALLS = """
-(jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
-(jsx_opening_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
-"""
-_JS_DEFS = """
-(class_declaration name: (_) @name) @def.class
-(class name: (_) @name) @def.class
-(function_declaration name: (identifier) @name) @def.function
-(generator_function_declaration name: (identifier) @name) @def.function
-(method_definition name: (_) @name) @def.function
-(variable_declarator name: (identifier) @name
-    value: [(arrow_function) (function_expression)] @fn) @def.function
-(expression_statement (assignment_expression
-    left: (member_expression object: [(identifier) (member_expression)] @owner
-        property: (property_identifier) @name)
-    right: [(arrow_function) (function_expression)] @fn
-    (#match? @owner "^(module\\.)?exports$"))) @def.function
-"""
-_TS_DEFS = """
-(abstract_class_declaration name: (_) @name) @def.class
-(interface_declaration name: (_) @name) @def.interface
-(enum_declaration name: (_) @name) @def.enum
-(method_signature name: (_) @name) @def.function
-(abstract_method_signature name: (_) @name) @def.function
-(variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
-"""
 
-GRAPH_QUERIES: dict[str, str] = {
-    "python": f"""
-(class_definition name: (identifier) @name) @def.class
-(function_definition name: (identifier) @name) @def.function
-(call function: (identifier) @callee) @call
-(call function: (attribute object: (_) @recv attribute: (identifier) @callee)) @call
-[(import_statement) (import_from_statement)] @import
-(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @type))
-    @vartype
-(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
-    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
-    @vartype
-(module (expression_statement (assignment left: (identifier) @allname
-    right: [(list) (tuple)] @allvalue)))
-[{_PY_BRANCHES}] @branch
-""",
-    "javascript": _JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS,
-    "typescript": _JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS,
-    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS + _JSX_CALLS,
-    "go": """
-(type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
-(type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
-(function_declaration name: (identifier) @name) @def.function
-(method_declaration name: (field_identifier) @name) @def.method
-(method_elem name: (field_identifier) @name) @def.function
-(call_expression function: (identifier) @callee) @call
-(call_expression function: (selector_expression operand: (_) @recv
-    field: (field_identifier) @callee)) @call
-(import_spec) @import
-(package_clause (package_identifier) @package)
-(short_var_declaration left: (expression_list . (identifier) @var)
-    right: (expression_list . [(composite_literal type: (_) @type)
-        (unary_expression operand: (composite_literal type: (_) @type))])) @vartype
-(var_spec name: (identifier) @var type: (_) @type) @vartype
-(short_var_declaration left: (expression_list . (identifier) @var)
-    right: (expression_list . (call_expression function: (_) @type))) @vartype
-[(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
-(binary_expression operator: ["&&" "||"]) @branch
-""",
-    "rust": """
-(struct_item name: (type_identifier) @name) @def.struct
-(enum_item name: (type_identifier) @name) @def.enum
-(union_item name: (type_identifier) @name) @def.struct
-(trait_item name: (type_identifier) @name) @def.trait
-(function_item name: (identifier) @name) @def.function
-(function_signature_item name: (identifier) @name) @def.function
-(impl_item type: (_) @name) @scope.impl
-(mod_item name: (identifier) @name body: (_)) @scope.mod
-(call_expression function: (identifier) @callee) @call
-(call_expression function: (scoped_identifier path: (_) @recv name: (identifier) @callee)) @call
-(call_expression function: (field_expression value: (_) @recv
-    field: (field_identifier) @callee)) @call
-(use_declaration) @import
-(mod_item name: (identifier) @modname !body)
-(let_declaration pattern: (identifier) @var type: (_) @type) @vartype
-(let_declaration pattern: (identifier) @var
-    value: (call_expression function: (scoped_identifier path: (_) @type))) @vartype
-(let_declaration pattern: (identifier) @var value: (struct_expression name: (_) @type)) @vartype
-(let_declaration pattern: (identifier) @var !type
-    value: (call_expression function: (identifier) @type)) @vartype
-[(if_expression) (for_expression) (while_expression) (loop_expression) (match_arm)] @branch
-(binary_expression operator: ["&&" "||"]) @branch
-""",
-    "java": """
-(class_declaration name: (identifier) @name) @def.class
-(record_declaration name: (identifier) @name) @def.class
-(interface_declaration name: (identifier) @name) @def.interface
-(enum_declaration name: (identifier) @name) @def.enum
-(method_declaration name: (identifier) @name) @def.method
-(constructor_declaration name: (identifier) @name) @def.method
-(method_invocation object: (_) @recv name: (identifier) @callee) @call
-(method_invocation !object name: (identifier) @callee) @call
-(object_creation_expression type: (type_identifier) @callee) @call
-(import_declaration) @import
-(package_declaration (_) @package)
-(local_variable_declaration type: (_) @type declarator: (variable_declarator
-    name: (identifier) @var)) @vartype
-(field_declaration type: (_) @type declarator: (variable_declarator
-    name: (identifier) @var)) @vartype
-[(if_statement) (for_statement) (enhanced_for_statement) (while_statement) (do_statement)
- (catch_clause) (ternary_expression) (switch_label)] @branch
-(binary_expression operator: ["&&" "||"]) @branch
-""",
-    "c": """
-(function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
-(function_definition declarator: (pointer_declarator declarator: (function_declarator
-    declarator: (identifier) @name))) @def.function
-(struct_specifier name: (type_identifier) @name body: (_)) @def.struct
-(union_specifier name: (type_identifier) @name body: (_)) @def.struct
-(enum_specifier name: (type_identifier) @name body: (_)) @def.enum
-(type_definition type: (struct_specifier !name body: (_)) declarator: (type_identifier) @name)
-    @def.struct
-""",
-    "cpp": """
-(function_definition declarator: (function_declarator
-    declarator: [(identifier) (field_identifier) (qualified_identifier)
-                 (destructor_name) (operator_name)] @name)) @def.function
-(function_definition declarator: (pointer_declarator declarator: (function_declarator
-    declarator: [(identifier) (field_identifier) (qualified_identifier)] @name))) @def.function
-(function_definition declarator: (reference_declarator (function_declarator
-    declarator: [(identifier) (field_identifier) (qualified_identifier)] @name))) @def.function
-(class_specifier name: (_) @name body: (_)) @def.class
-(struct_specifier name: (_) @name body: (_)) @def.struct
-(union_specifier name: (_) @name body: (_)) @def.struct
-(enum_specifier name: (_) @name body: (_)) @def.enum
-(namespace_definition name: (_) @name) @scope.namespace
-""",
-    "csharp": """
-(class_declaration name: (identifier) @name) @def.class
-(record_declaration name: (identifier) @name) @def.class
-(struct_declaration name: (identifier) @name) @def.struct
-(interface_declaration name: (identifier) @name) @def.interface
-(enum_declaration name: (identifier) @name) @def.enum
-(method_declaration name: (identifier) @name) @def.method
-(constructor_declaration name: (identifier) @name) @def.method
-(namespace_declaration name: (_) @name) @scope.namespace
-""",
-    "ruby": """
-(class name: (_) @name) @def.class
-(module name: (_) @name) @def.class
-(method name: (_) @name) @def.function
-(singleton_method name: (_) @name) @def.function
-""",
-    "php": """
-(class_declaration name: (name) @name) @def.class
-(interface_declaration name: (name) @name) @def.interface
-(trait_declaration name: (name) @name) @def.trait
-(enum_declaration name: (name) @name) @def.enum
-(function_definition name: (name) @name) @def.function
-(method_declaration name: (name) @name) @def.method
-""",
-    "kotlin": """
-(class_declaration (type_identifier) @name) @def.class
-(object_declaration (type_identifier) @name) @def.class
-(function_declaration (simple_identifier) @name) @def.function
-""",
-    "swift": """
-(class_declaration name: (type_identifier) @name) @def.class
-(protocol_declaration name: (type_identifier) @name) @def.interface
-(function_declaration name: (simple_identifier) @name) @def.function
-""",
-}
+class SkeletonRules(Record):
+    """Node types that drive the L4 skeleton of one language (see Context: L4 skeletons)."""
+
+    __slots__ = ("containers", "keep", "class_bodies", "class_parents")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"class_bodies": frozenset(), "class_parents": frozenset()}
+    FROZEN = True
+    containers: frozenset[str]      # nodes whose named children are statements
+    keep: frozenset[str]            # statements kept, their bodies skeletonized
+    class_bodies: frozenset[str]    # containers whose members all stay
+    class_parents: frozenset[str]   # a container under these is a class body
+
+
+class Language(Record):
+    """One language: how its files are parsed, read and resolved.
+
+    Extraction hooks take the file's ``_Source`` first; resolution hooks take
+    the ``_Resolver`` first. Every hook is optional.
+    """
+
+    __slots__ = (
+        "name", "extensions", "fence", "query", "full", "family", "self_names",
+        "class_scope", "methods_outside", "named_receivers", "unprefixed_fields",
+        "capitalized_outside", "builtins", "skeleton", "return_fields", "async_before",
+        "parameter_children",
+        "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
+        "module_docstring", "bases", "def_extra", "method_types", "call_written",
+        "import_handler",
+        "resolve_binding", "resolve_local", "submodule", "method_fallback", "path_call")
+    DEFAULTS: ClassVar[dict[str, Any]] = {
+        "query": None, "full": False, "family": "", "self_names": (), "class_scope": False,
+        "methods_outside": False, "named_receivers": False, "unprefixed_fields": False,
+        "capitalized_outside": False, "builtins": frozenset(), "skeleton": None,
+        "return_fields": ("return_type",), "async_before": b"(", "parameter_children": False,
+        **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
+                         "exported", "docstring", "module_docstring", "bases", "def_extra",
+                         "method_types", "call_written", "import_handler", "resolve_binding",
+                         "resolve_local", "submodule", "method_fallback", "path_call"))}
+    FROZEN = True
+    name: str                   # the grammar's name in tree-sitter-language-pack; files.language
+    extensions: tuple[str, ...]  # lower-case file name endings, with the dot
+    fence: str                  # the info string of a Markdown code fence
+    query: str | None           # the tree-sitter query (captures: see _collect_match); None:
+    #                             not indexed, known for code fences only
+    full: bool                  # calls, imports and bases resolved; else definitions only
+    family: str                 # languages whose definitions a unique-name guess may reach
+    self_names: tuple[str, ...]  # receivers that mean the enclosing class's instance
+    class_scope: bool           # a bare name inside a class body is looked up on the class
+    methods_outside: bool       # methods are declared outside their type (Go, Rust impl)
+    named_receivers: bool       # a method names its receiver (Go): that name is self
+    unprefixed_fields: bool     # this.x may be a field declared as plain x (Java)
+    capitalized_outside: bool   # an unresolved Capitalized receiver is a class outside the index
+    builtins: frozenset[str]    # bare names that are the language's own, never the index's
+    skeleton: SkeletonRules | None  # None: the line-based skeleton
+    return_fields: tuple[str, ...]  # the fields holding a function's return type, in order
+    async_before: bytes         # `async` counts when it comes before this in the header
+    parameter_children: bool    # parameters are the children typed `parameter` (Kotlin, Swift)
+    # extraction hooks, generic behaviour in brackets
+    skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
+    def_name: Callable | None         # (text, kind) -> name [the captured text]
+    qualname: Callable | None         # (s, d) -> bool: set d.qualname itself [nesting]
+    params_holder: Callable | None    # (s, d) -> node holding the parameters [field parameters]
+    param: Callable | None            # (s, p) -> {"name", "type", "default"} [_params]
+    exported: Callable | None         # (s, defs, d, names) -> bool [not private/protected]
+    docstring: Callable | None        # (s, d) -> str [the comment block just above]
+    module_docstring: Callable | None  # (s, first node) -> str [the file's opening comment]
+    bases: Callable | None            # (s, d, add(node, "extends"|"implements")) [none]
+    def_extra: Callable | None        # (s, d, ctx, bases) for every def and scope [nothing]
+    method_types: Callable | None     # (s, d, types, ctx) for methods [nothing]
+    call_written: Callable | None     # (s, recv, callee, name, recv_text) -> (written,
+    #                                   recv_text) or None [RECV.NAME]
+    import_handler: Callable | None   # (s, node, ctx) for every @import capture [no imports]
+    # resolution hooks
+    resolve_binding: Callable | None  # (r, path, module, name, depth) -> target [None]
+    resolve_local: Callable | None    # (r, path, name, ctx) -> target: a bare name not in
+    #                                   the file's scopes or imports [None]
+    submodule: Callable | None        # (r, module path, part) -> path of module.part [None]
+    method_fallback: Callable | None  # (r, class path, Class.name, name) -> node id [None]
+    path_call: Callable | None        # (r, path, recv, callee) -> (id, confidence) for a
+    #                                   receiver written as a path a::b [not special]
+
 
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
 
@@ -1965,7 +1836,7 @@ def graph_language(lang: str) -> tuple[Any, Any]:
         except ImportError as exc:
             raise CtxkitError(f"tree-sitter is not installed ({exc}); "
                               f"pip install 'tree-sitter-language-pack>=0.13,<1'") from None
-        _LANG_CACHE[lang] = (get_parser(lang), Query(get_language(lang), GRAPH_QUERIES[lang]))
+        _LANG_CACHE[lang] = (get_parser(lang), Query(get_language(lang), LANGUAGES[lang].query))
     return _LANG_CACHE[lang]
 
 
@@ -1993,6 +1864,7 @@ class _Source:
 
     def __init__(self, lang: str, src: bytes):
         self.lang, self.src = lang, src
+        self.language = LANGUAGES[lang]
 
     def text(self, node: Any) -> str:
         if node is None:
@@ -2032,15 +1904,10 @@ def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
                  exported_names: set[str]) -> tuple[list[tuple], list[tuple], dict[int, int]]:
     """One record per definition (scopes such as Rust impl blocks are not nodes)."""
     records, bases, emitted = [], [], {}
+    def_extra = s.language.def_extra
     for index, d in enumerate(defs):
-        up = d.node.parent
-        if s.lang in ("javascript", "typescript", "tsx") and up is not None and \
-                up.type == "export_statement" and s.text(up).startswith("export default"):
-            ctx["default"] = d.name
-        trait = d.node.child_by_field_name("trait") if d.kind == "scope.impl" else None
-        if trait is not None:  # impl Trait for Type: Type implements Trait
-            bases.append((d.qualname, _clean_type(s.text(trait)), "implements",
-                          trait.start_point[0] + 1))
+        if def_extra is not None:
+            def_extra(s, d, ctx, bases)
         if d.kind.startswith("scope"):
             continue
         emitted[index] = len(records)
@@ -2059,8 +1926,8 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         for param in d.params:
             if param["type"]:
                 types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
-        if d.kind == "method" and s.lang == "go":
-            _go_receiver_type(s, d, types, ctx)
+        if d.kind == "method" and s.language.method_types is not None:
+            s.language.method_types(s, d, types, ctx)
     for pos, var, type_text in vartypes:
         index = _enclosing(defs, starts, pos)
         if var.startswith("self."):  # instance attributes belong to the class
@@ -2105,10 +1972,8 @@ def _module_docstring(s: _Source, root: Any) -> str | None:
     first = root.named_children[0] if root.named_children else None
     if first is None:
         return None
-    if s.lang == "python":
-        if first.type == "expression_statement" and first.named_children:
-            first = first.named_children[0]
-        return _docstring_text(s.text(first)) if first.type == "string" else None
+    if s.language.module_docstring is not None:
+        return s.language.module_docstring(s, first)
     if first.type in ("comment", "line_comment", "block_comment"):
         return _comment_text([s.text(first)])
     return None
@@ -2127,7 +1992,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 if key.startswith("scope."):
                     kind = "scope." + kind
                 name = _def_name(s, caps["name"][0], kind)
-                if name and not (s.lang == "python" and _is_overload_stub(s, node)):
+                skip = s.language.skip_def
+                if name and not (skip is not None and skip(s, node)):
                     defs.append(_Def(node, kind, name, caps.get("fn", [node])[0]))
                 return
     if "call" in caps:
@@ -2137,12 +2003,13 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         name = s.text(callee)
         if recv_text and "(" in recv_text and recv_text != "super()":  # keep chains short
             recv_text = re.sub(r"\(.*\)", "(...)", recv_text)[:80]
+        special = None
+        if recv is not None and s.language.call_written is not None:
+            special = s.language.call_written(s, recv, callee, name, recv_text)
         if recv is None:
             written = name
-        elif s.lang == "rust" and s.src[recv.end_byte:callee.start_byte].strip() == b"::":
-            written = f"{one_line(s.text(recv))}::{name}"
-            if recv_text.split(".", 1)[0] in ("crate", "super", "self"):
-                recv_text = one_line(s.text(recv))  # a module path: resolved as written
+        elif special is not None:
+            written, recv_text = special
         else:
             written = f"{recv_text}.{name}"
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
@@ -2169,43 +2036,24 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                                   s.text(caps["allvalue"][0]))
 
 
-def _is_overload_stub(s: _Source, node: Any) -> bool:
-    """``@overload`` signatures only describe the real definition that follows."""
-    parent = node.parent
-    return parent is not None and parent.type == "decorated_definition" and any(
-        c.type == "decorator" and s.text(c).rstrip().endswith("overload")
-        for c in parent.children)
-
-
 def _def_name(s: _Source, node: Any, kind: str) -> str:
     text = s.text(node)
-    if kind == "scope.impl":  # impl<T> Foo<T> / impl Trait for &Foo
-        text = re.sub(r"<.*", "", text).lstrip("&*").replace("mut ", "").strip()
-        text = text.split("::")[-1]
-    if s.lang == "cpp":
-        text = text.split("::")[-1]
+    if s.language.def_name is not None:
+        text = s.language.def_name(text, kind)
     return text.strip()
 
 
 def _link_parents(s: _Source, defs: list[_Def]) -> None:
     """Parents by nesting; qualnames and method kinds follow from them."""
     stack: list[int] = []
+    own_qualname = s.language.qualname
     for index, d in enumerate(defs):
         while stack and defs[stack[-1]].node.end_byte <= d.node.start_byte:
             stack.pop()
         d.parent = stack[-1] if stack else -1
         stack.append(index)
         parent = defs[d.parent] if d.parent >= 0 else None
-        if s.lang == "go" and d.kind == "method":
-            receiver = d.node.child_by_field_name("receiver")
-            owner = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[.*?\]", "", s.text(receiver)))
-            d.qualname = f"{owner[-1]}.{d.name}" if owner else d.name
-            continue
-        if s.lang == "cpp" and d.kind == "function" and "::" in s.text(
-                d.node.child_by_field_name("declarator")).split("(")[0]:
-            scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
-            d.qualname = ".".join(p.strip() for p in scope.split("::") if p.strip())
-            d.kind = "method"
+        if own_qualname is not None and own_qualname(s, d):
             continue
         d.qualname = f"{parent.qualname}.{d.name}" if parent else d.name
         if d.kind == "function" and parent is not None and (
@@ -2235,8 +2083,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
     while parent >= 0 and defs[parent].kind.startswith("scope"):
         parent = defs[parent].parent
     head = s.src[node.start_byte:d.fn.start_byte + 200 if body is None else body.start_byte]
-    is_async = bool(re.search(rb"\basync\b", head.split(b"(")[0] if s.lang != "rust"
-                              else head.split(b"fn")[0]))
+    is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
     line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
     return (d.kind, d.name, d.qualname, line, end_line, signature,
             json.dumps(params, ensure_ascii=False), _return_type(s, d),
@@ -2270,21 +2117,18 @@ _IDENTIFIERS = frozenset({"identifier", "simple_identifier", "variable_name", "n
 
 def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
     holder = d.fn.child_by_field_name("parameters")
-    if holder is None and s.lang in ("c", "cpp"):
-        declarator = d.node.child_by_field_name("declarator")
-        while declarator is not None and declarator.type != "function_declarator":
-            declarator = declarator.child_by_field_name("declarator")
-        holder = declarator.child_by_field_name("parameters") if declarator else None
+    if holder is None and s.language.params_holder is not None:
+        holder = s.language.params_holder(s, d)
     if holder is None:
         kids = [c for c in d.fn.named_children if c.type in (
             "function_value_parameters", "method_parameters", "parameter_list")]
         holder = kids[0] if kids else d.fn
     items = holder.named_children
-    if holder is d.fn or any(c.type == "parameter" for c in items) and s.lang in ("kotlin",
-                                                                                   "swift"):
+    if holder is d.fn or s.language.parameter_children and any(
+            c.type == "parameter" for c in items):
         items = [c for c in items if c.type == "parameter"]
-    if s.lang == "python":
-        return [_py_param(s, p) for p in items if p.type not in _PARAM_SKIP]
+    if s.language.param is not None:
+        return [s.language.param(s, p) for p in items if p.type not in _PARAM_SKIP]
     result = []
     for p in items:
         if p.type in _PARAM_SKIP or p.type == "self_parameter" or s.text(p) == "void":
@@ -2316,78 +2160,32 @@ def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
     return result
 
 
-def _py_param(s: _Source, p: Any) -> dict[str, Any]:
-    kind = p.type
-    if kind == "identifier" or kind.endswith("splat_pattern"):
-        return {"name": s.text(p), "type": None, "default": None}
-    name = p.child_by_field_name("name") if kind != "typed_parameter" else p.named_children[0]
-    type_node = p.child_by_field_name("type") if kind.startswith("typed") else None
-    default = p.child_by_field_name("value") if kind.endswith("default_parameter") else None
-    return {"name": s.text(name if name is not None else p),
-            "type": one_line(s.text(type_node)) or None if type_node is not None else None,
-            "default": one_line(s.text(default))[:80] if default is not None else None}
-
-
 def _return_type(s: _Source, d: _Def) -> str | None:
     if d.kind in CLASS_KINDS:
         return None
-    field = {"go": "result", "java": "type", "c": "type", "cpp": "type", "csharp": "returns",
-             "php": "return_type"}.get(s.lang, "return_type")
-    node = d.fn.child_by_field_name(field)
-    if node is None and s.lang == "csharp":
-        node = d.fn.child_by_field_name("type")
+    node = None
+    for field in s.language.return_fields:
+        node = d.fn.child_by_field_name(field)
+        if node is not None:
+            break
     text = one_line(s.text(node)).lstrip(":").strip()
     return text.removeprefix("->").strip() or None
 
 
 def _is_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
-    parent = defs[d.parent] if d.parent >= 0 else None
-    lang, name = s.lang, d.name
-    if lang == "python":
-        if parent is not None and parent.kind not in CLASS_KINDS:
-            return False
-        if parent is not None:
-            dunder = name.startswith("__") and name.endswith("__")
-            return _is_exported(s, defs, parent, names) and (dunder or not name.startswith("_"))
-        return name in names if names else not name.startswith("_")
-    if lang in ("javascript", "typescript", "tsx"):
-        if parent is not None:
-            return parent.kind in CLASS_KINDS and not name.startswith("#") and \
-                "private" not in s.text(d.node).split("(")[0].split()
-        up = d.node.parent
-        while up is not None and up.type in ("variable_declarator", "lexical_declaration",
-                                             "variable_declaration"):
-            up = up.parent
-        return (up is not None and up.type == "export_statement") or name in names
-    if lang == "go":
-        return name[:1].isupper()
-    if lang == "rust":
-        if parent is not None and parent.kind == "trait":
-            return _is_exported(s, defs, parent, names)
-        if parent is not None and parent.kind == "scope.impl" and \
-                parent.node.child_by_field_name("trait") is not None:
-            return True
-        return any(c.type == "visibility_modifier" for c in d.node.children)
-    if lang in ("java", "csharp", "swift"):
-        head = s.text(d.node).split("(")[0].split("{")[0]
-        if lang == "java" and parent is not None and parent.kind == "interface":
-            return True
-        return bool(re.search(r"\b(public|open)\b", head))
-    if lang in ("c", "cpp"):
-        return "static" not in s.text(d.node).split("(")[0].split()
+    """Whether other files may use the definition, by the language's rules."""
+    rule = s.language.exported or _exported_unless_private
+    return rule(s, defs, d, names)
+
+
+def _exported_unless_private(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
     head = s.text(d.node).split("(")[0]
     return not re.search(r"\b(private|protected|internal)\b", head)
 
 
 def _docstring(s: _Source, d: _Def) -> str | None:
-    if s.lang == "python":
-        body = d.fn.child_by_field_name("body")
-        first = body.named_children[0] if body is not None and body.named_children else None
-        if first is not None and first.type == "expression_statement" and first.named_children:
-            first = first.named_children[0]
-        if first is not None and first.type == "string":
-            return _docstring_text(s.text(first))
-        return None
+    if s.language.docstring is not None:
+        return s.language.docstring(s, d)
     node = d.node
     while node.parent is not None and node.parent.type in (
             "export_statement", "type_declaration", "decorated_definition", "template_declaration"):
@@ -2426,55 +2224,16 @@ def _first_paragraph(text: str) -> str | None:
 
 def _def_bases(s: _Source, d: _Def) -> list[tuple[str, str, str, int]]:
     """(owner qualname, base as written, extends|implements, line) of a class."""
-    if d.kind not in CLASS_KINDS:
+    if d.kind not in CLASS_KINDS or s.language.bases is None:
         return []
-    node, lang, found = d.node, s.lang, []
+    found = []
 
     def add(base: Any, kind: str) -> None:
         text = re.sub(r"<.*|\[.*|\(.*", "", one_line(s.text(base))).strip().lstrip("*")
         if text and text not in ("object",):
             found.append((d.qualname, text, kind, base.start_point[0] + 1))
 
-    if lang == "python":
-        supers = node.child_by_field_name("superclasses")
-        for arg in supers.named_children if supers is not None else ():
-            if arg.type in ("identifier", "attribute"):
-                add(arg, "extends")
-    elif lang in ("javascript", "typescript", "tsx"):
-        for heritage in (c for c in node.named_children if c.type == "class_heritage"):
-            for clause in heritage.named_children:
-                if clause.type == "extends_clause":
-                    for value in clause.children_by_field_name("value"):
-                        add(value, "extends")
-                elif clause.type == "implements_clause":
-                    for value in clause.named_children:
-                        add(value, "implements")
-                else:
-                    add(clause, "extends")
-        for clause in (c for c in node.named_children if c.type == "extends_type_clause"):
-            for value in clause.named_children:
-                add(value, "extends")
-    elif lang == "java":
-        superclass = node.child_by_field_name("superclass")
-        if superclass is not None and superclass.named_children:
-            add(superclass.named_children[0], "extends")
-        for field, kind in (("interfaces", "implements"), (None, "extends")):
-            holder = node.child_by_field_name(field) if field else next(
-                (c for c in node.named_children if c.type == "extends_interfaces"), None)
-            for type_list in holder.named_children if holder is not None else ():
-                for value in type_list.named_children:
-                    add(value, kind)
-    elif lang == "go":
-        body = node.child_by_field_name("type")
-        for field in _descendants(body, ("field_declaration", "type_elem")):
-            if field.type == "field_declaration" and field.child_by_field_name("name") is None:
-                add(field.child_by_field_name("type"), "extends")
-            elif field.type == "type_elem":
-                add(field, "extends")
-    elif lang == "rust" and d.kind == "trait":
-        bounds = node.child_by_field_name("bounds")
-        for value in bounds.named_children if bounds is not None else ():
-            add(value, "extends")
+    s.language.bases(s, d, add)
     return found
 
 
@@ -2488,17 +2247,6 @@ def _descendants(node: Any, types: tuple[str, ...], depth: int = 3) -> list[Any]
         else:
             found.extend(_descendants(child, types, depth - 1))
     return found
-
-
-def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]],
-                      ctx: dict[str, Any]) -> None:
-    """A Go receiver is the method's self: remember its name and type."""
-    receiver = d.node.child_by_field_name("receiver")
-    for param in receiver.named_children if receiver is not None else ():
-        name, type_node = param.child_by_field_name("name"), param.child_by_field_name("type")
-        if name is not None and type_node is not None:
-            types.setdefault(d.qualname, {})[s.text(name)] = s.text(type_node)
-            ctx.setdefault("receivers", {})[d.qualname] = s.text(name)
 
 
 def _clean_type(text: str) -> str:
@@ -2517,9 +2265,7 @@ def _clean_type(text: str) -> str:
 def _file_context(s: _Source, imports: list[Any], extra: dict) -> dict[str, Any]:
     """Import bindings (local name -> [module, imported name]) and what the file exports."""
     ctx: dict[str, Any] = {"imports": {}, "stars": [], "import_lines": []}
-    handler = {"python": _py_import, "javascript": _js_import, "typescript": _js_import,
-               "tsx": _js_import, "go": _go_import, "rust": _rust_import,
-               "java": _java_import}.get(s.lang)
+    handler = s.language.import_handler
     for node in imports if handler else ():
         handler(s, node, ctx)
     for key in ("package", "mods", "default"):
@@ -2536,146 +2282,9 @@ def _bind(ctx: dict[str, Any], local: str, module: str, name: str | None, line: 
         ctx["import_lines"].append((module, line))
 
 
-def _py_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
-    line = node.start_point[0] + 1
-    if node.type == "import_statement":
-        for item in node.children_by_field_name("name"):
-            if item.type == "aliased_import":
-                _bind(ctx, s.text(item.child_by_field_name("alias")),
-                      s.text(item.child_by_field_name("name")), None, line)
-                continue
-            module = s.text(item)
-            _bind(ctx, module, module, None, line)
-            head = module.split(".")[0]
-            if head != module:
-                ctx["imports"].setdefault(head, [head, None])
-        return
-    module = s.text(node.child_by_field_name("module_name"))
-    for item in node.children_by_field_name("name"):
-        if item.type == "aliased_import":
-            original = s.text(item.child_by_field_name("name"))
-            _bind(ctx, s.text(item.child_by_field_name("alias")), module, original, line)
-        else:
-            _bind(ctx, s.text(item), module, s.text(item), line)
-    if any(c.type == "wildcard_import" for c in node.children):
-        ctx["stars"].append(module)
-        ctx["import_lines"].append((module, line))
-
-
-def _js_string(s: _Source, node: Any) -> str:
+def _quoted_text(s: _Source, node: Any) -> str:
+    """A string literal's text without its quotes."""
     return s.text(node).strip("'\"`") if node is not None else ""
-
-
-def _js_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
-    line = node.start_point[0] + 1
-    if node.type == "variable_declarator":  # const x = require('./m')
-        value = node.child_by_field_name("value")
-        args = value.child_by_field_name("arguments") if value is not None else None
-        source = _js_string(s, args.named_children[0]) if args and args.named_children else ""
-        name = node.child_by_field_name("name")
-        if not source or name is None:
-            return
-        if name.type == "identifier":
-            _bind(ctx, s.text(name), source, None, line)
-        for item in name.named_children if name.type == "object_pattern" else ():
-            if item.type == "pair_pattern":
-                _bind(ctx, s.text(item.child_by_field_name("value")), source,
-                      s.text(item.child_by_field_name("key")), line)
-            else:
-                _bind(ctx, s.text(item), source, s.text(item), line)
-        return
-    source = _js_string(s, node.child_by_field_name("source"))
-    if not source:
-        return
-    ctx["import_lines"].append((source, line))
-    for clause in node.named_children:
-        if clause.type == "import_clause":
-            for item in clause.named_children:
-                _js_import_clause(s, item, source, ctx)
-        elif clause.type == "export_clause":  # export { a as b } from './m'
-            for spec in clause.named_children:
-                name = s.text(spec.child_by_field_name("name"))
-                alias = s.text(spec.child_by_field_name("alias")) or name
-                ctx["imports"][alias] = [source, name]
-                ctx.setdefault("reexports", []).append(alias)
-    if node.type == "export_statement" and s.text(node).replace(" ", "").startswith("export*"):
-        ctx["stars"].append(source)
-
-
-def _js_import_clause(s: _Source, item: Any, source: str, ctx: dict[str, Any]) -> None:
-    if item.type == "identifier":
-        ctx["imports"][s.text(item)] = [source, "default"]
-    elif item.type == "namespace_import":
-        ctx["imports"][s.text(item.named_children[0])] = [source, None]
-    elif item.type == "named_imports":
-        for spec in item.named_children:
-            name = s.text(spec.child_by_field_name("name"))
-            alias = s.text(spec.child_by_field_name("alias")) or name
-            ctx["imports"][alias] = [source, name]
-
-
-def _js_module_exports(s: _Source, lhs: Any, rhs: Any, extra: dict) -> None:
-    """module.exports = {a, b} / module.exports = f / exports.x = ..."""
-    target = s.text(lhs).replace(" ", "")
-    if target == "module.exports":
-        if rhs.type == "object":
-            for item in rhs.named_children:
-                key = item.child_by_field_name("key") if item.type == "pair" else item
-                extra.setdefault("exports", []).append(s.text(key))
-        elif rhs.type == "identifier":
-            extra["default"] = s.text(rhs)
-            extra.setdefault("exports", []).append(s.text(rhs))
-    elif target.startswith(("module.exports.", "exports.")):
-        extra.setdefault("exports", []).append(target.rsplit(".", 1)[1])
-
-
-def _go_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
-    path = _js_string(s, node.child_by_field_name("path"))
-    alias = s.text(node.child_by_field_name("name"))
-    if alias == ".":
-        ctx["stars"].append(path)
-        ctx["import_lines"].append((path, node.start_point[0] + 1))
-    elif alias != "_":
-        _bind(ctx, alias or path.rsplit("/", 1)[-1], path, None, node.start_point[0] + 1)
-
-
-def _rust_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
-    argument = node.child_by_field_name("argument")
-    if argument is not None:
-        _rust_use(s, argument, "", ctx, node.start_point[0] + 1)
-
-
-def _rust_use(s: _Source, node: Any, prefix: str, ctx: dict[str, Any], line: int) -> None:
-    kind = node.type
-    if kind == "use_as_clause":
-        full = prefix + s.text(node.child_by_field_name("path"))
-        _bind(ctx, s.text(node.child_by_field_name("alias")), full, None, line)
-    elif kind == "scoped_use_list":
-        path = node.child_by_field_name("path")
-        inner = prefix + (s.text(path) + "::" if path is not None else "")
-        _rust_use(s, node.child_by_field_name("list"), inner, ctx, line)
-    elif kind == "use_list":
-        for child in node.named_children:
-            _rust_use(s, child, prefix, ctx, line)
-    elif kind == "use_wildcard":
-        ctx["stars"].append(prefix + s.text(node).removesuffix("*").rstrip(":"))
-        ctx["import_lines"].append((prefix, line))
-    elif kind in ("identifier", "scoped_identifier", "crate", "self", "super"):
-        full = prefix + s.text(node)
-        if full.endswith("::self"):
-            full = full[:-6]
-        _bind(ctx, full.rsplit("::", 1)[-1], full, None, line)
-
-
-def _java_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
-    name = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")),
-                None)
-    full = s.text(name)
-    if any(c.type == "asterisk" for c in node.children):
-        ctx["stars"].append(full)
-        ctx["import_lines"].append((full, node.start_point[0] + 1))
-    elif full:
-        _bind(ctx, full.rsplit(".", 1)[-1], full, None, node.start_point[0] + 1)
 
 
 def _graph_parse_job(job: tuple[str, str, str, str | None]) -> tuple:
@@ -3119,7 +2728,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
         rows.append((node_id, project, file_id, uid, d[0], d[1], d[2], rel, d[3], d[4], d[5],
                      d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent))
         edges.append((project, "contains", parent, node_id, d[1], None, None, d[3], 1.0, file_id))
-        if d[9] and parent == file_node and lang in GRAPH_FULL_LANGUAGES:
+        if d[9] and parent == file_node and LANGUAGES[lang].full:
             edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
                           file_id))
         run.affected.add(d[1])
@@ -3154,12 +2763,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 # name defined exactly once in the index. A target is ("node", id),
 # ("module", [paths]), ("external", None) or None when nothing is known.
 
-SELF_NAMES = {"python": ("self", "cls"), "javascript": ("this",), "typescript": ("this",),
-              "tsx": ("this",), "java": ("this",), "rust": ("self", "Self")}
 SUPER_NAMES = frozenset({"super()", "super"})
-# Languages where a bare name inside a class body is looked up on the class.
-CLASS_SCOPE_LANGUAGES = frozenset({"java", "csharp", "kotlin", "swift", "cpp", "php"})
-LANGUAGE_FAMILY = {"typescript": "javascript", "tsx": "javascript", "c": "cpp"}
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -3169,13 +2773,6 @@ COMMON_METHOD_NAMES = frozenset(
     "lower upper find index count add discard sort reverse send push shift unshift map "
     "filter reduce forEach slice splice then catch toString equals hashCode length size "
     "next iter match search sub group start end set has delete apply call bind".split())
-PY_BUILTINS = frozenset(
-    "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod "
-    "compile complex delattr dict dir divmod enumerate eval exec filter float format frozenset "
-    "getattr globals hasattr hash help hex id input int isinstance issubclass iter len list "
-    "locals map max memoryview min next object oct open ord pow print property range repr "
-    "reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip "
-    "__import__".split())
 SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type FROM nodes "
                       "WHERE project = ?")
 SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ?"
@@ -3204,21 +2801,23 @@ class _Resolver:
                 self.by_name.setdefault(name, []).append(node_id)
                 self.by_dir.setdefault((posix_parent(path), qualname), node_id)
         self.lang: dict[str, str] = {}
+        self.languages: dict[str, Language] = {}
         self.package: dict[str, str] = {}
         for row in db.query(SQL_RESOLVER_FILES, (env.project,)):
             self.lang[row["path"]] = row["language"]
+            self.languages[row["path"]] = LANGUAGES.get(row["language"], _UNKNOWN_LANGUAGE)
             if row["package"]:
                 self.package[row["path"]] = row["package"]
         self._contexts: dict[str, dict[str, Any]] = {}
-        self._py_modules: dict[str, list[str]] | None = None
-        self._java: dict[str, int] | None = None
-        self._go_module: str | None = None
+        self.memo: dict[Any, Any] = {}  # the languages' module tables, built when first asked
         self.bases: dict[int, list[int]] = {}
         self.subclasses: dict[int, list[int]] = {}
         self._guesses: dict[tuple, tuple[int | None, float]] = {}
         self._chains: dict[str, list[str]] = {}
         self._calls: dict[tuple, tuple[int | None, float]] = {}
-        self._modules: dict[tuple[str, str], str | None] = {}
+
+    def language(self, path: str) -> Language:
+        return self.languages.get(path, _UNKNOWN_LANGUAGE)
 
     def load_bases(self) -> None:
         self.bases, self.subclasses = {}, {}
@@ -3234,175 +2833,12 @@ class _Resolver:
 
     # -- modules ------------------------------------------------------------
 
-    def py_module(self, importer: str, spec: str) -> str | None:
-        key = (posix_parent(importer) if spec.startswith(".") else "", spec)
-        if key not in self._modules:
-            self._modules[key] = self._py_module(importer, spec)
-        return self._modules[key]
-
-    def _py_module(self, importer: str, spec: str) -> str | None:
-        if spec.startswith("."):
-            level = len(spec) - len(spec.lstrip("."))
-            base = posix_parent(importer)
-            for _ in range(level - 1):
-                base = posix_parent(base)
-            rest = spec[level:].replace(".", "/")
-            return self._py_file("/".join(p for p in (base, rest) if p))
-        if self._py_modules is None:
-            self._py_modules = {}
-            for path, lang in self.lang.items():
-                if lang == "python":
-                    stem = re.sub(r"(/__init__)?\.pyi?$", "", path)
-                    parts = stem.split("/")
-                    for i in range(len(parts)):
-                        self._py_modules.setdefault(".".join(parts[i:]), []).append(path)
-        found = self._py_modules.get(spec)
-        return min(found, key=lambda p: (p.count("/"), len(p))) if found else None
-
-    def _py_file(self, stem: str) -> str | None:
-        for candidate in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi",
-                          f"{stem}/__init__.pyi"):
-            if candidate in self.lang:
-                return candidate
-        return None
-
-    def js_module(self, importer: str, spec: str) -> str | None:
-        if not spec.startswith("."):
-            return None
-        base = os.path.normpath(posixpath_join(posix_parent(importer), spec)).replace("\\", "/")
-        for suffix in ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts",
-                       "/index.tsx", "/index.js", "/index.jsx"):
-            if base + suffix in self.lang:
-                return base + suffix
-        return None
-
-    def go_package(self, spec: str) -> list[str]:
-        if self._go_module is None:
-            self._go_module = ""
-            with contextlib.suppress(OSError):
-                text = (self.root / "go.mod").read_text(encoding="utf-8", errors="replace")
-                match = re.search(r"^module\s+(\S+)", text, re.M)
-                self._go_module = match.group(1) if match else ""
-        module = self._go_module
-        if not module or not (spec == module or spec.startswith(module + "/")):
-            return []
-        folder = spec[len(module) + 1:]
-        return [p for p, lang in self.lang.items() if lang == "go" and posix_parent(p) == folder]
-
-    def java_class(self, fqcn: str) -> int | None:
-        if self._java is None:
-            self._java = {}
-            for node_id, (kind, _, qualname, path) in self.nodes.items():
-                if kind in CLASS_KINDS and self.lang.get(path) == "java":
-                    package = self.package.get(path, "")
-                    self._java.setdefault(f"{package}.{qualname}".lstrip("."), node_id)
-        return self._java.get(fqcn)
-
-    def rust_path(self, importer: str, spec: str) -> tuple[str, Any] | None:
-        parts = [p for p in spec.split("::") if p]
-        if not parts:
-            return None
-        if parts[0] == "crate":
-            current = self._rust_crate_root(importer)
-        elif parts[0] in ("self", "super"):
-            current = importer
-            while parts and parts[0] in ("self", "super"):
-                if parts.pop(0) == "super":
-                    current = self._rust_parent_module(current)
-            parts.insert(0, "self")
-        elif parts[0] in self.ctx(importer).get("mods", ()):
-            current, parts = importer, ["self", *parts]
-        else:
-            return ("external", None)
-        if current is None:
-            return None
-        for index, part in enumerate(parts[1:], 1):
-            child = self._rust_submodule(current, part)
-            if child is None:
-                node = self.by_pq.get((current, ".".join(parts[index:])))
-                return ("node", node) if node else None
-            current = child
-        return ("module", [current])
-
-    def _rust_crate_root(self, importer: str) -> str | None:
-        folder = posix_parent(importer)
-        while True:
-            for name in ("lib.rs", "main.rs"):
-                candidate = f"{folder}/{name}" if folder else name
-                if candidate in self.lang:
-                    return candidate
-            if not folder:
-                return None
-            folder = posix_parent(folder)
-
-    def _rust_module_dir(self, path: str) -> str:
-        if path.rsplit("/", 1)[-1] in ("mod.rs", "lib.rs", "main.rs"):
-            return posix_parent(path)
-        return path[:-3]
-
-    def _rust_submodule(self, path: str, name: str) -> str | None:
-        folder = self._rust_module_dir(path)
-        for candidate in (f"{folder}/{name}.rs", f"{folder}/{name}/mod.rs"):
-            candidate = candidate.lstrip("/")
-            if candidate in self.lang:
-                return candidate
-        return None
-
-    def _rust_parent_module(self, path: str) -> str | None:
-        folder = posix_parent(path)
-        if path.rsplit("/", 1)[-1] in ("mod.rs", "lib.rs", "main.rs"):
-            folder = posix_parent(folder)
-        for candidate in (f"{folder}/mod.rs", f"{folder}/lib.rs", f"{folder}/main.rs",
-                          f"{folder}.rs"):
-            if candidate.lstrip("/") in self.lang:
-                return candidate.lstrip("/")
-        return None
-
     # -- names --------------------------------------------------------------
 
     def resolve_binding(self, path: str, binding: list[Any], depth: int = 0) -> tuple | None:
-        """What an import binding of ``path`` points to."""
-        module, name = binding
-        lang = self.lang.get(path)
-        if lang == "python":
-            if name is not None:  # `from pkg import mod` works without pkg/__init__.py
-                sub_spec = module + name if module.endswith(".") else f"{module}.{name}"
-                sub = self.py_module(path, sub_spec)
-                if sub is not None:
-                    return ("module", [sub])
-            mpath = self.py_module(path, module)
-            if mpath is None:
-                return ("external", None)
-            if name is None:
-                return ("module", [mpath])
-            return self.lookup_in_modules([mpath], name, depth + 1)
-        if lang in ("javascript", "typescript", "tsx"):
-            mpath = self.js_module(path, module)
-            if mpath is None:
-                return ("external", None)
-            if name is None:
-                return ("module", [mpath])
-            if name == "default":
-                name = self.ctx(mpath).get("default")
-                if not name:
-                    return None
-            return self.lookup_in_modules([mpath], name, depth + 1)
-        if lang == "go":
-            files = self.go_package(module)
-            return ("module", files) if files else ("external", None)
-        if lang == "rust":
-            return self.rust_path(path, module)
-        if lang == "java":
-            node = self.java_class(module)
-            if node is not None:
-                return ("node", node)
-            owner, _, member = module.rpartition(".")
-            cls = self.java_class(owner)
-            if cls is not None:
-                found = self.method_lookup(cls, member)
-                return ("node", found) if found else None
-            return ("external", None)
-        return None
+        """What an import binding [module, name or None] of ``path`` points to."""
+        resolve = self.language(path).resolve_binding
+        return resolve(self, path, binding[0], binding[1], depth) if resolve else None
 
     def lookup_in_modules(self, paths: list[str], name: str, depth: int = 0) -> tuple | None:
         """A module-level name of these files, following re-exports."""
@@ -3433,13 +2869,13 @@ class _Resolver:
         return chain
 
     def resolve_name(self, path: str, scope: str, name: str) -> tuple | None:
-        lang = self.lang.get(path, "")
+        language = self.language(path)
         for qual in self.scope_chain(scope):
             owner = self.by_pq.get((path, qual))
             if owner is None:
                 continue
             if self.nodes[owner][0] in CLASS_KINDS:
-                if lang in CLASS_SCOPE_LANGUAGES:
+                if language.class_scope:
                     found = self.method_lookup(owner, name)
                     if found is not None:
                         return ("node", found)
@@ -3454,16 +2890,10 @@ class _Resolver:
         node = self.by_pq.get((path, name))
         if node is not None and self.nodes[node][0] != "file":
             return ("node", node)
-        if lang == "go":
-            node = self.by_dir.get((posix_parent(path), name))
-            if node is not None:
-                return ("node", node)
-        if lang == "java":
-            node = self.java_class(f"{self.package.get(path, '')}.{name}".lstrip("."))
-            if node is not None:
-                return ("node", node)
-        if lang == "rust" and name in ctx.get("mods", ()):
-            return self.rust_path(path, f"self::{name}")
+        if language.resolve_local is not None:
+            found = language.resolve_local(self, path, name, ctx)
+            if found is not None:
+                return found
         for star in ctx.get("stars", ()):
             target = self.resolve_binding(path, [star, None])
             if target and target[0] == "module":
@@ -3484,10 +2914,8 @@ class _Resolver:
             if target is None or target[0] == "external":
                 return target
             if target[0] == "module":
-                sub = None
-                if self.lang.get(target[1][0]) == "python":
-                    package = re.sub(r"(/__init__)?\.pyi?$", "", target[1][0])
-                    sub = self._py_file(package + "/" + part)
+                submodule = self.language(target[1][0]).submodule
+                sub = submodule(self, target[1][0], part) if submodule else None
                 target = ("module", [sub]) if sub else self.lookup_in_modules(target[1], part)
             else:
                 kind, _, qualname, npath = self.nodes[target[1]]
@@ -3502,12 +2930,9 @@ class _Resolver:
         kind, _, qualname, path = self.nodes[cls]
         wanted = f"{qualname}.{name}"
         found = self.by_pq.get((path, wanted))
-        lang = self.lang.get(path)
-        if found is None and lang == "go":
-            found = self.by_dir.get((posix_parent(path), wanted))
-        if found is None and lang == "rust":
-            found = next((n for n in self.by_name.get(name, ()) if self.nodes[n][2] == wanted
-                          and self.lang.get(self.nodes[n][3]) == "rust"), None)
+        fallback = self.language(path).method_fallback
+        if found is None and fallback is not None:
+            found = fallback(self, path, wanted, name)
         if found is not None:
             return found
         for base in self.bases.get(cls, ()):
@@ -3522,7 +2947,7 @@ class _Resolver:
             node = self.by_pq.get((path, qual))
             if node is not None and self.nodes[node][0] in CLASS_KINDS:
                 return node
-        if "." in scope and self.lang.get(path) in ("go", "rust"):
+        if "." in scope and self.language(path).methods_outside:
             owner = scope.rsplit(".", 1)[0]
             target = self.resolve_name(path, "", owner)
             if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
@@ -3542,16 +2967,15 @@ class _Resolver:
 
     def _resolve_call(self, path: str, scope: str, callee: str,
                       recv: str | None) -> tuple[int | None, float]:
-        lang = self.lang.get(path, "")
+        language = self.language(path)
+        lang = language.name
         if recv is None:
-            return self._resolve_bare(path, scope, callee, lang)
-        if "::" in recv:  # Rust crate::a::f(), super::f(), self::m::f()
-            target = self.rust_path(path, f"{recv}::{callee}")
-            if target and target[0] == "node":
-                return target[1], CONF_EXACT
-            return None, 0.0 if target is None else 1.0
-        is_receiver = lang == "go" and self.ctx(path).get("receivers", {}).get(scope) == recv
-        if recv in SELF_NAMES.get(lang, ()) or recv in SUPER_NAMES or is_receiver:
+            return self._resolve_bare(path, scope, callee, language)
+        if "::" in recv and language.path_call is not None:
+            return language.path_call(self, path, recv, callee)
+        is_receiver = language.named_receivers and \
+            self.ctx(path).get("receivers", {}).get(scope) == recv
+        if recv in language.self_names or recv in SUPER_NAMES or is_receiver:
             return self._resolve_self(path, scope, callee, recv, lang)
         if recv[:1] in "\"'[{(0123456789" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
@@ -3562,21 +2986,21 @@ class _Resolver:
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
-            if lang == "java" and recv[:1].isupper():
+            if language.capitalized_outside and recv[:1].isupper():
                 return None, 1.0  # a class outside the index (System.out, Math)
         return self.guess(callee, lang, attr=True)
 
     def _resolve_bare(self, path: str, scope: str, callee: str,
-                      lang: str) -> tuple[int | None, float]:
+                      language: Language) -> tuple[int | None, float]:
         called = self.ctx(path).get("called_params", {})
         if any(callee in called.get(qual, ()) for qual in self.scope_chain(scope)):
             return None, 0.0  # a callable passed in as a parameter
         target = self.resolve_name(path, scope, callee)
         if target is not None:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
-        if lang == "python" and callee in PY_BUILTINS:
+        if callee in language.builtins:
             return None, 1.0
-        return self.guess(callee, lang)
+        return self.guess(callee, language.name)
 
     def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
                       lang: str) -> tuple[int | None, float]:
@@ -3651,7 +3075,8 @@ class _Resolver:
             types = self.ctx(path).get("types", {})
             for qual in self.scope_chain(scope):
                 found = types.get(qual, {}).get("self." + attr) or (
-                    types.get(qual, {}).get(attr) if self.lang.get(path) == "java" else None)
+                    types.get(qual, {}).get(attr) if self.language(path).unprefixed_fields
+                    else None)
                 if found:
                     return found
             return None
@@ -3674,12 +3099,11 @@ class _Resolver:
     def _guess(self, name: str, lang: str, attr: bool) -> tuple[int | None, float]:
         if attr and name in COMMON_METHOD_NAMES:
             return None, 0.0
-        family = LANGUAGE_FAMILY.get(lang, lang)
+        family = LANGUAGES.get(lang, _UNKNOWN_LANGUAGE).family
         found = []
         for node in self.by_name.get(name, ()):
             kind, _, qualname, path = self.nodes[node]
-            node_lang = self.lang.get(path, "")
-            if LANGUAGE_FAMILY.get(node_lang, node_lang) != family:
+            if self.language(path).family != family:
                 continue
             # A bare name can only mean a module-level definition: nested functions
             # are invisible outside their scope, methods need a receiver.
@@ -3786,6 +3210,1012 @@ def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: lis
             updates.append((dst, 1.0, edge_id))
     db.executemany(SQL_EDGE_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
+
+
+# --- Graph language: Python ---------------------------------------------------
+
+_PY_BRANCHES = ("(if_statement) (elif_clause) (for_statement) (while_statement) (except_clause)"
+                " (boolean_operator) (conditional_expression) (case_clause) (for_in_clause)"
+                " (if_clause)")
+_PY_QUERY = f"""
+(class_definition name: (identifier) @name) @def.class
+(function_definition name: (identifier) @name) @def.function
+(call function: (identifier) @callee) @call
+(call function: (attribute object: (_) @recv attribute: (identifier) @callee)) @call
+[(import_statement) (import_from_statement)] @import
+(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @type))
+    @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
+    @vartype
+(module (expression_statement (assignment left: (identifier) @allname
+    right: [(list) (tuple)] @allvalue)))
+[{_PY_BRANCHES}] @branch
+"""
+PY_BUILTINS = frozenset(
+    "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod "
+    "compile complex delattr dict dir divmod enumerate eval exec filter float format frozenset "
+    "getattr globals hasattr hash help hex id input int isinstance issubclass iter len list "
+    "locals map max memoryview min next object oct open ord pow print property range repr "
+    "reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip "
+    "__import__".split())
+
+
+def _is_overload_stub(s: _Source, node: Any) -> bool:
+    """``@overload`` signatures only describe the real definition that follows."""
+    parent = node.parent
+    return parent is not None and parent.type == "decorated_definition" and any(
+        c.type == "decorator" and s.text(c).rstrip().endswith("overload")
+        for c in parent.children)
+
+
+def _py_param(s: _Source, p: Any) -> dict[str, Any]:
+    kind = p.type
+    if kind == "identifier" or kind.endswith("splat_pattern"):
+        return {"name": s.text(p), "type": None, "default": None}
+    name = p.child_by_field_name("name") if kind != "typed_parameter" else p.named_children[0]
+    type_node = p.child_by_field_name("type") if kind.startswith("typed") else None
+    default = p.child_by_field_name("value") if kind.endswith("default_parameter") else None
+    return {"name": s.text(name if name is not None else p),
+            "type": one_line(s.text(type_node)) or None if type_node is not None else None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
+def _py_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """Public: not underscored (dunders are), inside public classes, listed in __all__."""
+    parent = defs[d.parent] if d.parent >= 0 else None
+    name = d.name
+    if parent is not None and parent.kind not in CLASS_KINDS:
+        return False
+    if parent is not None:
+        dunder = name.startswith("__") and name.endswith("__")
+        return _py_exported(s, defs, parent, names) and (dunder or not name.startswith("_"))
+    return name in names if names else not name.startswith("_")
+
+
+def _py_docstring(s: _Source, d: _Def) -> str | None:
+    body = d.fn.child_by_field_name("body")
+    first = body.named_children[0] if body is not None and body.named_children else None
+    if first is not None and first.type == "expression_statement" and first.named_children:
+        first = first.named_children[0]
+    if first is not None and first.type == "string":
+        return _docstring_text(s.text(first))
+    return None
+
+
+def _py_module_docstring(s: _Source, first: Any) -> str | None:
+    if first.type == "expression_statement" and first.named_children:
+        first = first.named_children[0]
+    return _docstring_text(s.text(first)) if first.type == "string" else None
+
+
+def _py_bases(s: _Source, d: _Def, add: Callable[[Any, str], None]) -> None:
+    supers = d.node.child_by_field_name("superclasses")
+    for arg in supers.named_children if supers is not None else ():
+        if arg.type in ("identifier", "attribute"):
+            add(arg, "extends")
+
+
+def _py_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    line = node.start_point[0] + 1
+    if node.type == "import_statement":
+        for item in node.children_by_field_name("name"):
+            if item.type == "aliased_import":
+                _bind(ctx, s.text(item.child_by_field_name("alias")),
+                      s.text(item.child_by_field_name("name")), None, line)
+                continue
+            module = s.text(item)
+            _bind(ctx, module, module, None, line)
+            head = module.split(".")[0]
+            if head != module:
+                ctx["imports"].setdefault(head, [head, None])
+        return
+    module = s.text(node.child_by_field_name("module_name"))
+    for item in node.children_by_field_name("name"):
+        if item.type == "aliased_import":
+            original = s.text(item.child_by_field_name("name"))
+            _bind(ctx, s.text(item.child_by_field_name("alias")), module, original, line)
+        else:
+            _bind(ctx, s.text(item), module, s.text(item), line)
+    if any(c.type == "wildcard_import" for c in node.children):
+        ctx["stars"].append(module)
+        ctx["import_lines"].append((module, line))
+
+
+def _py_module(r: _Resolver, importer: str, spec: str) -> str | None:
+    """The file of module ``spec`` imported from ``importer`` (relative or absolute)."""
+    key = ("python", posix_parent(importer) if spec.startswith(".") else "", spec)
+    if key not in r.memo:
+        r.memo[key] = _py_find_module(r, importer, spec)
+    return r.memo[key]
+
+
+def _py_find_module(r: _Resolver, importer: str, spec: str) -> str | None:
+    if spec.startswith("."):
+        level = len(spec) - len(spec.lstrip("."))
+        base = posix_parent(importer)
+        for _ in range(level - 1):
+            base = posix_parent(base)
+        rest = spec[level:].replace(".", "/")
+        return _py_file(r, "/".join(p for p in (base, rest) if p))
+    modules = r.memo.get("python.modules")
+    if modules is None:  # every dotted suffix of every file's module name
+        modules = r.memo["python.modules"] = {}
+        for path, lang in r.lang.items():
+            if lang == "python":
+                parts = re.sub(r"(/__init__)?\.pyi?$", "", path).split("/")
+                for i in range(len(parts)):
+                    modules.setdefault(".".join(parts[i:]), []).append(path)
+    found = modules.get(spec)
+    return min(found, key=lambda p: (p.count("/"), len(p))) if found else None
+
+
+def _py_file(r: _Resolver, stem: str) -> str | None:
+    for candidate in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi",
+                      f"{stem}/__init__.pyi"):
+        if candidate in r.lang:
+            return candidate
+    return None
+
+
+def _py_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    if name is not None:  # `from pkg import mod` works without pkg/__init__.py
+        sub_spec = module + name if module.endswith(".") else f"{module}.{name}"
+        sub = _py_module(r, path, sub_spec)
+        if sub is not None:
+            return ("module", [sub])
+    mpath = _py_module(r, path, module)
+    if mpath is None:
+        return ("external", None)
+    if name is None:
+        return ("module", [mpath])
+    return r.lookup_in_modules([mpath], name, depth + 1)
+
+
+def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
+    return _py_file(r, re.sub(r"(/__init__)?\.pyi?$", "", module_path) + "/" + part)
+
+
+PYTHON = Language(
+    name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
+    family="python", self_names=("self", "cls"), builtins=PY_BUILTINS,
+    skeleton=SkeletonRules(
+        containers=frozenset({"module", "block"}),
+        keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
+                        "with_statement", "match_statement", "case_clause",
+                        "return_statement", "raise_statement", "function_definition",
+                        "class_definition", "decorated_definition"}),
+        class_parents=frozenset({"class_definition"})),
+    skip_def=_is_overload_stub, param=_py_param, exported=_py_exported,
+    docstring=_py_docstring, module_docstring=_py_module_docstring, bases=_py_bases,
+    import_handler=_py_import, resolve_binding=_py_resolve_binding, submodule=_py_submodule)
+
+
+# --- Graph language: JavaScript -----------------------------------------------
+# TypeScript and TSX below share these queries, hooks and module resolution.
+
+_JS_CALLS = """
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (member_expression object: (_) @recv
+    property: (property_identifier) @callee)) @call
+(new_expression constructor: (identifier) @callee) @call
+(new_expression constructor: (member_expression object: (_) @recv
+    property: (property_identifier) @callee)) @call
+[(if_statement) (for_statement) (for_in_statement) (while_statement) (do_statement)
+ (catch_clause) (ternary_expression) (switch_case)] @branch
+(binary_expression operator: ["&&" "||" "??"]) @branch
+[(import_statement) (export_statement source: (_))] @import
+(variable_declarator value: (call_expression function: (identifier) @req
+    (#eq? @req "require"))) @import
+(variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
+    @vartype
+(variable_declarator name: (identifier) @var value: (call_expression
+    function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
+(variable_declarator name: (identifier) @var value: (await_expression (call_expression
+    function: [(identifier) (member_expression)] @type))) @vartype
+(assignment_expression left: (member_expression object: (this) @self
+    property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
+(export_specifier name: (_) @exportname)
+(export_statement value: (identifier) @defaultname)
+(assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
+"""
+_JS_FIELDS = """
+(field_definition property: (property_identifier) @var
+    value: (new_expression constructor: (_) @type)) @vartype @self
+"""
+_JSX_CALLS = """
+(jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
+(jsx_opening_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
+"""
+_JS_DEFS = """
+(class_declaration name: (_) @name) @def.class
+(class name: (_) @name) @def.class
+(function_declaration name: (identifier) @name) @def.function
+(generator_function_declaration name: (identifier) @name) @def.function
+(method_definition name: (_) @name) @def.function
+(variable_declarator name: (identifier) @name
+    value: [(arrow_function) (function_expression)] @fn) @def.function
+(expression_statement (assignment_expression
+    left: (member_expression object: [(identifier) (member_expression)] @owner
+        property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)] @fn
+    (#match? @owner "^(module\\.)?exports$"))) @def.function
+"""
+_JS_SKELETON = SkeletonRules(
+    containers=frozenset({"program", "statement_block", "switch_body", "switch_case",
+                          "switch_default", "class_body", "interface_body", "enum_body"}),
+    keep=frozenset({"if_statement", "for_statement", "for_in_statement", "for_of_statement",
+                    "while_statement", "do_statement", "try_statement", "switch_statement",
+                    "return_statement", "throw_statement", "function_declaration",
+                    "generator_function_declaration", "class_declaration",
+                    "abstract_class_declaration", "method_definition", "switch_case",
+                    "switch_default", "export_statement", "interface_declaration",
+                    "enum_declaration", "labeled_statement"}),
+    class_bodies=frozenset({"class_body", "interface_body", "enum_body"}))
+
+
+def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) -> None:
+    up = d.node.parent
+    if up is not None and up.type == "export_statement" and s.text(up).startswith(
+            "export default"):
+        ctx["default"] = d.name
+
+
+def _js_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """Members of classes unless #private or `private`; top level when under `export`."""
+    parent = defs[d.parent] if d.parent >= 0 else None
+    if parent is not None:
+        return parent.kind in CLASS_KINDS and not d.name.startswith("#") and \
+            "private" not in s.text(d.node).split("(")[0].split()
+    up = d.node.parent
+    while up is not None and up.type in ("variable_declarator", "lexical_declaration",
+                                         "variable_declaration"):
+        up = up.parent
+    return (up is not None and up.type == "export_statement") or d.name in names
+
+
+def _js_bases(s: _Source, d: _Def, add: Callable[[Any, str], None]) -> None:
+    for heritage in (c for c in d.node.named_children if c.type == "class_heritage"):
+        for clause in heritage.named_children:
+            if clause.type == "extends_clause":
+                for value in clause.children_by_field_name("value"):
+                    add(value, "extends")
+            elif clause.type == "implements_clause":
+                for value in clause.named_children:
+                    add(value, "implements")
+            else:
+                add(clause, "extends")
+    for clause in (c for c in d.node.named_children if c.type == "extends_type_clause"):
+        for value in clause.named_children:
+            add(value, "extends")
+
+
+def _js_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    line = node.start_point[0] + 1
+    if node.type == "variable_declarator":  # const x = require('./m')
+        value = node.child_by_field_name("value")
+        args = value.child_by_field_name("arguments") if value is not None else None
+        source = _quoted_text(s, args.named_children[0]) if args and args.named_children \
+            else ""
+        name = node.child_by_field_name("name")
+        if not source or name is None:
+            return
+        if name.type == "identifier":
+            _bind(ctx, s.text(name), source, None, line)
+        for item in name.named_children if name.type == "object_pattern" else ():
+            if item.type == "pair_pattern":
+                _bind(ctx, s.text(item.child_by_field_name("value")), source,
+                      s.text(item.child_by_field_name("key")), line)
+            else:
+                _bind(ctx, s.text(item), source, s.text(item), line)
+        return
+    source = _quoted_text(s, node.child_by_field_name("source"))
+    if not source:
+        return
+    ctx["import_lines"].append((source, line))
+    for clause in node.named_children:
+        if clause.type == "import_clause":
+            for item in clause.named_children:
+                _js_import_clause(s, item, source, ctx)
+        elif clause.type == "export_clause":  # export { a as b } from './m'
+            for spec in clause.named_children:
+                name = s.text(spec.child_by_field_name("name"))
+                alias = s.text(spec.child_by_field_name("alias")) or name
+                ctx["imports"][alias] = [source, name]
+                ctx.setdefault("reexports", []).append(alias)
+    if node.type == "export_statement" and s.text(node).replace(" ", "").startswith("export*"):
+        ctx["stars"].append(source)
+
+
+def _js_import_clause(s: _Source, item: Any, source: str, ctx: dict[str, Any]) -> None:
+    if item.type == "identifier":
+        ctx["imports"][s.text(item)] = [source, "default"]
+    elif item.type == "namespace_import":
+        ctx["imports"][s.text(item.named_children[0])] = [source, None]
+    elif item.type == "named_imports":
+        for spec in item.named_children:
+            name = s.text(spec.child_by_field_name("name"))
+            alias = s.text(spec.child_by_field_name("alias")) or name
+            ctx["imports"][alias] = [source, name]
+
+
+def _js_module_exports(s: _Source, lhs: Any, rhs: Any, extra: dict) -> None:
+    """module.exports = {a, b} / module.exports = f / exports.x = ..."""
+    target = s.text(lhs).replace(" ", "")
+    if target == "module.exports":
+        if rhs.type == "object":
+            for item in rhs.named_children:
+                key = item.child_by_field_name("key") if item.type == "pair" else item
+                extra.setdefault("exports", []).append(s.text(key))
+        elif rhs.type == "identifier":
+            extra["default"] = s.text(rhs)
+            extra.setdefault("exports", []).append(s.text(rhs))
+    elif target.startswith(("module.exports.", "exports.")):
+        extra.setdefault("exports", []).append(target.rsplit(".", 1)[1])
+
+
+def _js_module(r: _Resolver, importer: str, spec: str) -> str | None:
+    """The file a relative specifier names; packages are outside the index."""
+    if not spec.startswith("."):
+        return None
+    base = os.path.normpath(posixpath_join(posix_parent(importer), spec)).replace("\\", "/")
+    for suffix in ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts",
+                   "/index.tsx", "/index.js", "/index.jsx"):
+        if base + suffix in r.lang:
+            return base + suffix
+    return None
+
+
+def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    mpath = _js_module(r, path, module)
+    if mpath is None:
+        return ("external", None)
+    if name is None:
+        return ("module", [mpath])
+    if name == "default":
+        name = r.ctx(mpath).get("default")
+        if not name:
+            return None
+    return r.lookup_in_modules([mpath], name, depth + 1)
+
+
+_JS_HOOKS: dict[str, Any] = dict(
+    full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
+    def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
+    import_handler=_js_import, resolve_binding=_js_resolve_binding)
+JAVASCRIPT = Language(
+    name="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"), fence="javascript",
+    query=_JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
+
+
+# --- Graph language: TypeScript -----------------------------------------------
+
+_TS_FIELDS = """
+(public_field_definition name: (property_identifier) @var type: (type_annotation (_) @type))
+    @vartype @self
+(public_field_definition name: (property_identifier) @var !type
+    value: (new_expression constructor: (_) @type)) @vartype @self
+"""
+_TS_DEFS = """
+(abstract_class_declaration name: (_) @name) @def.class
+(interface_declaration name: (_) @name) @def.interface
+(enum_declaration name: (_) @name) @def.enum
+(method_signature name: (_) @name) @def.function
+(abstract_method_signature name: (_) @name) @def.function
+(variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
+"""
+TYPESCRIPT = Language(
+    name="typescript", extensions=(".ts", ".mts", ".cts"), fence="typescript",
+    query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS, **_JS_HOOKS)
+
+
+# --- Graph language: TSX --------------------------------------------------------
+
+TSX = Language(
+    name="tsx", extensions=(".tsx",), fence="tsx",
+    query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
+
+
+# --- Graph language: Go ---------------------------------------------------------
+
+_GO_QUERY = """
+(type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
+(type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
+(function_declaration name: (identifier) @name) @def.function
+(method_declaration name: (field_identifier) @name) @def.method
+(method_elem name: (field_identifier) @name) @def.function
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (selector_expression operand: (_) @recv
+    field: (field_identifier) @callee)) @call
+(import_spec) @import
+(package_clause (package_identifier) @package)
+(short_var_declaration left: (expression_list . (identifier) @var)
+    right: (expression_list . [(composite_literal type: (_) @type)
+        (unary_expression operand: (composite_literal type: (_) @type))])) @vartype
+(var_spec name: (identifier) @var type: (_) @type) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var)
+    right: (expression_list . (call_expression function: (_) @type))) @vartype
+[(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
+
+
+def _go_qualname(s: _Source, d: _Def) -> bool:
+    """A method is qualified by its receiver's type: func (u *User) Save() -> User.Save."""
+    if d.kind != "method":
+        return False
+    receiver = d.node.child_by_field_name("receiver")
+    owner = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[.*?\]", "", s.text(receiver)))
+    d.qualname = f"{owner[-1]}.{d.name}" if owner else d.name
+    return True
+
+
+def _go_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    return d.name[:1].isupper()
+
+
+def _go_bases(s: _Source, d: _Def, add: Callable[[Any, str], None]) -> None:
+    """Embedded fields of a struct and embedded interfaces."""
+    body = d.node.child_by_field_name("type")
+    for field in _descendants(body, ("field_declaration", "type_elem")):
+        if field.type == "field_declaration" and field.child_by_field_name("name") is None:
+            add(field.child_by_field_name("type"), "extends")
+        elif field.type == "type_elem":
+            add(field, "extends")
+
+
+def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]],
+                      ctx: dict[str, Any]) -> None:
+    """A Go receiver is the method's self: remember its name and type."""
+    receiver = d.node.child_by_field_name("receiver")
+    for param in receiver.named_children if receiver is not None else ():
+        name, type_node = param.child_by_field_name("name"), param.child_by_field_name("type")
+        if name is not None and type_node is not None:
+            types.setdefault(d.qualname, {})[s.text(name)] = s.text(type_node)
+            ctx.setdefault("receivers", {})[d.qualname] = s.text(name)
+
+
+def _go_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    path = _quoted_text(s, node.child_by_field_name("path"))
+    alias = s.text(node.child_by_field_name("name"))
+    if alias == ".":
+        ctx["stars"].append(path)
+        ctx["import_lines"].append((path, node.start_point[0] + 1))
+    elif alias != "_":
+        _bind(ctx, alias or path.rsplit("/", 1)[-1], path, None, node.start_point[0] + 1)
+
+
+def _go_package(r: _Resolver, spec: str) -> list[str]:
+    """The files of an import path inside this module (go.mod's module line)."""
+    module = r.memo.get("go.module")
+    if module is None:
+        module = r.memo["go.module"] = ""
+        with contextlib.suppress(OSError):
+            text = (r.root / "go.mod").read_text(encoding="utf-8", errors="replace")
+            match = re.search(r"^module\s+(\S+)", text, re.M)
+            module = r.memo["go.module"] = match.group(1) if match else ""
+    if not module or not (spec == module or spec.startswith(module + "/")):
+        return []
+    folder = spec[len(module) + 1:]
+    return [p for p, lang in r.lang.items() if lang == "go" and posix_parent(p) == folder]
+
+
+def _go_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    files = _go_package(r, module)
+    return ("module", files) if files else ("external", None)
+
+
+def _go_same_package(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+    """A package's files share one scope: the folder is the package."""
+    node = r.by_dir.get((posix_parent(path), name))
+    return ("node", node) if node is not None else None
+
+
+def _go_method_in_package(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
+    return r.by_dir.get((posix_parent(path), wanted))
+
+
+GO = Language(
+    name="go", extensions=(".go",), fence="go", query=_GO_QUERY, full=True, family="go",
+    methods_outside=True, named_receivers=True, return_fields=("result",),
+    skeleton=SkeletonRules(
+        containers=frozenset({"source_file", "statement_list"}),
+        keep=frozenset({"if_statement", "for_statement", "expression_switch_statement",
+                        "type_switch_statement", "select_statement", "expression_case",
+                        "type_case", "default_case", "communication_case",
+                        "return_statement", "go_statement", "defer_statement",
+                        "function_declaration", "method_declaration", "labeled_statement"})),
+    qualname=_go_qualname, exported=_go_exported, bases=_go_bases,
+    method_types=_go_receiver_type, import_handler=_go_import,
+    resolve_binding=_go_resolve_binding, resolve_local=_go_same_package,
+    method_fallback=_go_method_in_package)
+
+
+# --- Graph language: Rust -------------------------------------------------------
+
+_RUST_QUERY = """
+(struct_item name: (type_identifier) @name) @def.struct
+(enum_item name: (type_identifier) @name) @def.enum
+(union_item name: (type_identifier) @name) @def.struct
+(trait_item name: (type_identifier) @name) @def.trait
+(function_item name: (identifier) @name) @def.function
+(function_signature_item name: (identifier) @name) @def.function
+(impl_item type: (_) @name) @scope.impl
+(mod_item name: (identifier) @name body: (_)) @scope.mod
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (scoped_identifier path: (_) @recv name: (identifier) @callee)) @call
+(call_expression function: (field_expression value: (_) @recv
+    field: (field_identifier) @callee)) @call
+(use_declaration) @import
+(mod_item name: (identifier) @modname !body)
+(let_declaration pattern: (identifier) @var type: (_) @type) @vartype
+(let_declaration pattern: (identifier) @var
+    value: (call_expression function: (scoped_identifier path: (_) @type))) @vartype
+(let_declaration pattern: (identifier) @var value: (struct_expression name: (_) @type)) @vartype
+(let_declaration pattern: (identifier) @var !type
+    value: (call_expression function: (identifier) @type)) @vartype
+[(if_expression) (for_expression) (while_expression) (loop_expression) (match_arm)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
+
+
+def _rust_def_name(text: str, kind: str) -> str:
+    if kind == "scope.impl":  # impl<T> Foo<T> / impl Trait for &Foo
+        text = re.sub(r"<.*", "", text).lstrip("&*").replace("mut ", "").strip()
+        text = text.split("::")[-1]
+    return text
+
+
+def _rust_impl_trait(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) -> None:
+    """impl Trait for Type: Type implements Trait."""
+    trait = d.node.child_by_field_name("trait") if d.kind == "scope.impl" else None
+    if trait is not None:
+        bases.append((d.qualname, _clean_type(s.text(trait)), "implements",
+                      trait.start_point[0] + 1))
+
+
+def _rust_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """`pub`, trait items of public traits, and every item of a trait impl."""
+    parent = defs[d.parent] if d.parent >= 0 else None
+    if parent is not None and parent.kind == "trait":
+        return _rust_exported(s, defs, parent, names)
+    if parent is not None and parent.kind == "scope.impl" and \
+            parent.node.child_by_field_name("trait") is not None:
+        return True
+    return any(c.type == "visibility_modifier" for c in d.node.children)
+
+
+def _rust_bases(s: _Source, d: _Def, add: Callable[[Any, str], None]) -> None:
+    """A trait's supertraits (trait A: B + C)."""
+    bounds = d.node.child_by_field_name("bounds") if d.kind == "trait" else None
+    for value in bounds.named_children if bounds is not None else ():
+        add(value, "extends")
+
+
+def _rust_call_written(s: _Source, recv: Any, callee: Any, name: str,
+                       recv_text: str) -> tuple[str, str] | None:
+    """Path calls keep their ``::``: crate::a::f() and Type::new() read as paths."""
+    if s.src[recv.end_byte:callee.start_byte].strip() != b"::":
+        return None
+    written = f"{one_line(s.text(recv))}::{name}"
+    if recv_text.split(".", 1)[0] in ("crate", "super", "self"):
+        recv_text = one_line(s.text(recv))  # a module path: resolved as written
+    return written, recv_text
+
+
+def _rust_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    argument = node.child_by_field_name("argument")
+    if argument is not None:
+        _rust_use(s, argument, "", ctx, node.start_point[0] + 1)
+
+
+def _rust_use(s: _Source, node: Any, prefix: str, ctx: dict[str, Any], line: int) -> None:
+    kind = node.type
+    if kind == "use_as_clause":
+        full = prefix + s.text(node.child_by_field_name("path"))
+        _bind(ctx, s.text(node.child_by_field_name("alias")), full, None, line)
+    elif kind == "scoped_use_list":
+        path = node.child_by_field_name("path")
+        inner = prefix + (s.text(path) + "::" if path is not None else "")
+        _rust_use(s, node.child_by_field_name("list"), inner, ctx, line)
+    elif kind == "use_list":
+        for child in node.named_children:
+            _rust_use(s, child, prefix, ctx, line)
+    elif kind == "use_wildcard":
+        ctx["stars"].append(prefix + s.text(node).removesuffix("*").rstrip(":"))
+        ctx["import_lines"].append((prefix, line))
+    elif kind in ("identifier", "scoped_identifier", "crate", "self", "super"):
+        full = prefix + s.text(node)
+        if full.endswith("::self"):
+            full = full[:-6]
+        _bind(ctx, full.rsplit("::", 1)[-1], full, None, line)
+
+
+def _rust_path(r: _Resolver, importer: str, spec: str) -> tuple[str, Any] | None:
+    """crate::a::b, self::x, super::y read through the module files of the crate."""
+    parts = [p for p in spec.split("::") if p]
+    if not parts:
+        return None
+    if parts[0] == "crate":
+        current = _rust_crate_root(r, importer)
+    elif parts[0] in ("self", "super"):
+        current = importer
+        while parts and parts[0] in ("self", "super"):
+            if parts.pop(0) == "super":
+                current = _rust_parent_module(r, current)
+        parts.insert(0, "self")
+    elif parts[0] in r.ctx(importer).get("mods", ()):
+        current, parts = importer, ["self", *parts]
+    else:
+        return ("external", None)
+    if current is None:
+        return None
+    for index, part in enumerate(parts[1:], 1):
+        child = _rust_submodule(r, current, part)
+        if child is None:
+            node = r.by_pq.get((current, ".".join(parts[index:])))
+            return ("node", node) if node else None
+        current = child
+    return ("module", [current])
+
+
+def _rust_crate_root(r: _Resolver, importer: str) -> str | None:
+    folder = posix_parent(importer)
+    while True:
+        for name in ("lib.rs", "main.rs"):
+            candidate = f"{folder}/{name}" if folder else name
+            if candidate in r.lang:
+                return candidate
+        if not folder:
+            return None
+        folder = posix_parent(folder)
+
+
+def _rust_module_dir(path: str) -> str:
+    if path.rsplit("/", 1)[-1] in ("mod.rs", "lib.rs", "main.rs"):
+        return posix_parent(path)
+    return path[:-3]
+
+
+def _rust_submodule(r: _Resolver, path: str, name: str) -> str | None:
+    folder = _rust_module_dir(path)
+    for candidate in (f"{folder}/{name}.rs", f"{folder}/{name}/mod.rs"):
+        candidate = candidate.lstrip("/")
+        if candidate in r.lang:
+            return candidate
+    return None
+
+
+def _rust_parent_module(r: _Resolver, path: str) -> str | None:
+    folder = posix_parent(path)
+    if path.rsplit("/", 1)[-1] in ("mod.rs", "lib.rs", "main.rs"):
+        folder = posix_parent(folder)
+    for candidate in (f"{folder}/mod.rs", f"{folder}/lib.rs", f"{folder}/main.rs",
+                      f"{folder}.rs"):
+        if candidate.lstrip("/") in r.lang:
+            return candidate.lstrip("/")
+    return None
+
+
+def _rust_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                          depth: int) -> tuple | None:
+    return _rust_path(r, path, module)
+
+
+def _rust_local_module(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+    """`mod x;` declares the module x next to this file."""
+    return _rust_path(r, path, f"self::{name}") if name in ctx.get("mods", ()) else None
+
+
+def _rust_method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
+    """impl blocks may sit in any file of the crate."""
+    return next((n for n in r.by_name.get(name, ()) if r.nodes[n][2] == wanted
+                 and r.lang.get(r.nodes[n][3]) == "rust"), None)
+
+
+def _rust_path_call(r: _Resolver, path: str, recv: str,
+                    callee: str) -> tuple[int | None, float]:
+    """crate::a::f(), super::f(), self::m::f()."""
+    target = _rust_path(r, path, f"{recv}::{callee}")
+    if target and target[0] == "node":
+        return target[1], CONF_EXACT
+    return None, 0.0 if target is None else 1.0
+
+
+RUST = Language(
+    name="rust", extensions=(".rs",), fence="rust", query=_RUST_QUERY, full=True,
+    family="rust", self_names=("self", "Self"), methods_outside=True, async_before=b"fn",
+    skeleton=SkeletonRules(
+        containers=frozenset({"source_file", "block", "declaration_list", "match_block"}),
+        keep=frozenset({"if_expression", "match_expression", "match_arm", "for_expression",
+                        "while_expression", "loop_expression", "return_expression",
+                        "function_item", "impl_item", "trait_item", "mod_item"}),
+        class_bodies=frozenset({"declaration_list"})),
+    def_name=_rust_def_name, def_extra=_rust_impl_trait, exported=_rust_exported,
+    bases=_rust_bases, call_written=_rust_call_written, import_handler=_rust_import,
+    resolve_binding=_rust_resolve_binding, resolve_local=_rust_local_module,
+    method_fallback=_rust_method_anywhere, path_call=_rust_path_call)
+
+
+# --- Graph language: Java -------------------------------------------------------
+
+_JAVA_QUERY = """
+(class_declaration name: (identifier) @name) @def.class
+(record_declaration name: (identifier) @name) @def.class
+(interface_declaration name: (identifier) @name) @def.interface
+(enum_declaration name: (identifier) @name) @def.enum
+(method_declaration name: (identifier) @name) @def.method
+(constructor_declaration name: (identifier) @name) @def.method
+(method_invocation object: (_) @recv name: (identifier) @callee) @call
+(method_invocation !object name: (identifier) @callee) @call
+(object_creation_expression type: (type_identifier) @callee) @call
+(import_declaration) @import
+(package_declaration (_) @package)
+(local_variable_declaration type: (_) @type declarator: (variable_declarator
+    name: (identifier) @var)) @vartype
+(field_declaration type: (_) @type declarator: (variable_declarator
+    name: (identifier) @var)) @vartype
+[(if_statement) (for_statement) (enhanced_for_statement) (while_statement) (do_statement)
+ (catch_clause) (ternary_expression) (switch_label)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
+
+
+def _public_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """Declared `public` (or Swift's `open`)."""
+    head = s.text(d.node).split("(")[0].split("{")[0]
+    return bool(re.search(r"\b(public|open)\b", head))
+
+
+def _java_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """`public`, and every member of an interface."""
+    parent = defs[d.parent] if d.parent >= 0 else None
+    if parent is not None and parent.kind == "interface":
+        return True
+    return _public_exported(s, defs, d, names)
+
+
+def _java_bases(s: _Source, d: _Def, add: Callable[[Any, str], None]) -> None:
+    node = d.node
+    superclass = node.child_by_field_name("superclass")
+    if superclass is not None and superclass.named_children:
+        add(superclass.named_children[0], "extends")
+    for field, kind in (("interfaces", "implements"), (None, "extends")):
+        holder = node.child_by_field_name(field) if field else next(
+            (c for c in node.named_children if c.type == "extends_interfaces"), None)
+        for type_list in holder.named_children if holder is not None else ():
+            for value in type_list.named_children:
+                add(value, kind)
+
+
+def _java_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    name = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")),
+                None)
+    full = s.text(name)
+    if any(c.type == "asterisk" for c in node.children):
+        ctx["stars"].append(full)
+        ctx["import_lines"].append((full, node.start_point[0] + 1))
+    elif full:
+        _bind(ctx, full.rsplit(".", 1)[-1], full, None, node.start_point[0] + 1)
+
+
+def _java_class(r: _Resolver, fqcn: str) -> int | None:
+    """The class of a fully qualified name (package.Outer.Inner) in the index."""
+    classes = r.memo.get("java.classes")
+    if classes is None:
+        classes = r.memo["java.classes"] = {}
+        for node_id, (kind, _, qualname, path) in r.nodes.items():
+            if kind in CLASS_KINDS and r.lang.get(path) == "java":
+                package = r.package.get(path, "")
+                classes.setdefault(f"{package}.{qualname}".lstrip("."), node_id)
+    return classes.get(fqcn)
+
+
+def _java_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                          depth: int) -> tuple | None:
+    node = _java_class(r, module)
+    if node is not None:
+        return ("node", node)
+    owner, _, member = module.rpartition(".")  # import static pkg.Cls.member
+    cls = _java_class(r, owner)
+    if cls is not None:
+        found = r.method_lookup(cls, member)
+        return ("node", found) if found else None
+    return ("external", None)
+
+
+def _java_same_package(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+    node = _java_class(r, f"{r.package.get(path, '')}.{name}".lstrip("."))
+    return ("node", node) if node is not None else None
+
+
+JAVA = Language(
+    name="java", extensions=(".java",), fence="java", query=_JAVA_QUERY, full=True,
+    family="java", self_names=("this",), class_scope=True, unprefixed_fields=True,
+    capitalized_outside=True, return_fields=("type",),
+    skeleton=SkeletonRules(
+        containers=frozenset({"program", "block", "constructor_body", "class_body",
+                              "interface_body", "enum_body", "enum_body_declarations",
+                              "switch_block", "switch_block_statement_group"}),
+        keep=frozenset({"if_statement", "for_statement", "enhanced_for_statement",
+                        "while_statement", "do_statement", "try_statement",
+                        "try_with_resources_statement", "switch_expression",
+                        "switch_statement", "switch_block_statement_group", "switch_rule",
+                        "return_statement", "throw_statement", "yield_statement",
+                        "synchronized_statement", "switch_label", "method_declaration",
+                        "constructor_declaration", "class_declaration",
+                        "interface_declaration", "enum_declaration", "record_declaration",
+                        "labeled_statement"}),
+        class_bodies=frozenset({"class_body", "interface_body", "enum_body",
+                                "enum_body_declarations"})),
+    exported=_java_exported, bases=_java_bases, import_handler=_java_import,
+    resolve_binding=_java_resolve_binding, resolve_local=_java_same_package)
+
+
+# --- Graph language: C ----------------------------------------------------------
+
+_C_QUERY = """
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator
+    declarator: (identifier) @name))) @def.function
+(struct_specifier name: (type_identifier) @name body: (_)) @def.struct
+(union_specifier name: (type_identifier) @name body: (_)) @def.struct
+(enum_specifier name: (type_identifier) @name body: (_)) @def.enum
+(type_definition type: (struct_specifier !name body: (_)) declarator: (type_identifier) @name)
+    @def.struct
+"""
+
+
+def _c_params_holder(s: _Source, d: _Def) -> Any:
+    """The parameter list sits in the (possibly pointer-wrapped) function declarator."""
+    declarator = d.node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator.child_by_field_name("parameters") if declarator else None
+
+
+def _c_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """Everything but `static` (file-local) definitions."""
+    return "static" not in s.text(d.node).split("(")[0].split()
+
+
+C = Language(
+    name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, family="cpp",
+    return_fields=("type",), params_holder=_c_params_holder, exported=_c_exported)
+
+
+# --- Graph language: C++ --------------------------------------------------------
+
+_CPP_QUERY = """
+(function_definition declarator: (function_declarator
+    declarator: [(identifier) (field_identifier) (qualified_identifier)
+                 (destructor_name) (operator_name)] @name)) @def.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator
+    declarator: [(identifier) (field_identifier) (qualified_identifier)] @name))) @def.function
+(function_definition declarator: (reference_declarator (function_declarator
+    declarator: [(identifier) (field_identifier) (qualified_identifier)] @name))) @def.function
+(class_specifier name: (_) @name body: (_)) @def.class
+(struct_specifier name: (_) @name body: (_)) @def.struct
+(union_specifier name: (_) @name body: (_)) @def.struct
+(enum_specifier name: (_) @name body: (_)) @def.enum
+(namespace_definition name: (_) @name) @scope.namespace
+"""
+
+
+def _cpp_def_name(text: str, kind: str) -> str:
+    return text.split("::")[-1]
+
+
+def _cpp_qualname(s: _Source, d: _Def) -> bool:
+    """A function defined as Outer::Class::name is a method of Outer.Class."""
+    if d.kind != "function":
+        return False
+    scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
+    if "::" not in scope:
+        return False
+    d.qualname = ".".join(p.strip() for p in scope.split("::") if p.strip())
+    d.kind = "method"
+    return True
+
+
+CPP = Language(
+    name="cpp", extensions=(".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), fence="cpp",
+    query=_CPP_QUERY, family="cpp", class_scope=True, return_fields=("type",),
+    def_name=_cpp_def_name, qualname=_cpp_qualname, params_holder=_c_params_holder,
+    exported=_c_exported)
+
+
+# --- Graph language: C# ---------------------------------------------------------
+
+_CSHARP_QUERY = """
+(class_declaration name: (identifier) @name) @def.class
+(record_declaration name: (identifier) @name) @def.class
+(struct_declaration name: (identifier) @name) @def.struct
+(interface_declaration name: (identifier) @name) @def.interface
+(enum_declaration name: (identifier) @name) @def.enum
+(method_declaration name: (identifier) @name) @def.method
+(constructor_declaration name: (identifier) @name) @def.method
+(namespace_declaration name: (_) @name) @scope.namespace
+"""
+CSHARP = Language(
+    name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, family="csharp",
+    class_scope=True, return_fields=("returns", "type"), exported=_public_exported)
+
+
+# --- Graph language: Ruby -------------------------------------------------------
+
+_RUBY_QUERY = """
+(class name: (_) @name) @def.class
+(module name: (_) @name) @def.class
+(method name: (_) @name) @def.function
+(singleton_method name: (_) @name) @def.function
+"""
+RUBY = Language(name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY,
+                family="ruby")
+
+
+# --- Graph language: PHP --------------------------------------------------------
+
+_PHP_QUERY = """
+(class_declaration name: (name) @name) @def.class
+(interface_declaration name: (name) @name) @def.interface
+(trait_declaration name: (name) @name) @def.trait
+(enum_declaration name: (name) @name) @def.enum
+(function_definition name: (name) @name) @def.function
+(method_declaration name: (name) @name) @def.method
+"""
+PHP = Language(name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, family="php",
+               class_scope=True)
+
+
+# --- Graph language: Kotlin -----------------------------------------------------
+
+_KOTLIN_QUERY = """
+(class_declaration (type_identifier) @name) @def.class
+(object_declaration (type_identifier) @name) @def.class
+(function_declaration (simple_identifier) @name) @def.function
+"""
+KOTLIN = Language(name="kotlin", extensions=(".kt", ".kts"), fence="kotlin",
+                  query=_KOTLIN_QUERY, family="kotlin", class_scope=True,
+                  parameter_children=True)
+
+
+# --- Graph language: Swift ------------------------------------------------------
+
+_SWIFT_QUERY = """
+(class_declaration name: (type_identifier) @name) @def.class
+(protocol_declaration name: (type_identifier) @name) @def.interface
+(function_declaration name: (simple_identifier) @name) @def.function
+"""
+SWIFT = Language(name="swift", extensions=(".swift",), fence="swift", query=_SWIFT_QUERY,
+                 family="swift", class_scope=True, parameter_children=True,
+                 exported=_public_exported)
+
+
+# --- Graph language: code fences only -------------------------------------------
+# Languages ctxkit does not index but names in the code fences of its output.
+
+SCALA = Language(name="scala", extensions=(".scala",), fence="scala")
+LUA = Language(name="lua", extensions=(".lua",), fence="lua")
+BASH = Language(name="bash", extensions=(".sh",), fence="bash")
+
+
+# --- Graph: the language table --------------------------------------------------
+
+LANGUAGES: dict[str, Language] = {language.name: language for language in (
+    PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA, C, CPP, CSHARP, RUBY, PHP, KOTLIN,
+    SWIFT, SCALA, LUA, BASH)}
+_UNKNOWN_LANGUAGE = Language(name="", extensions=(), fence="")
+# Derived maps: file ending -> language name.
+GRAPH_EXTENSIONS = {ext: language.name for language in LANGUAGES.values() if language.query
+                    for ext in language.extensions}
+FENCE_LANGUAGES = {ext: language.fence for language in LANGUAGES.values()
+                   for ext in language.extensions}
+SKELETON_LANGUAGES = {ext: language.name for language in LANGUAGES.values()
+                      if language.skeleton is not None for ext in language.extensions}
 
 
 # --- Graph: lookups other sections call ---------------------------------------
@@ -4228,19 +4658,6 @@ CONTEXT_MAX_NODES = 2000        # nodes visited when following relations
 L3_RELATION_NAMES = 5           # calls / called-by names shown at L3
 ITEM_LESSONS = 5                # lessons shown under one symbol
 
-SKELETON_LANGUAGES = {
-    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
-    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",
-    ".cts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust", ".java": "java",
-}
-
-# Fence info strings for code blocks of other languages.
-FENCE_LANGUAGES = {
-    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cxx": "cpp",
-    ".cs": "csharp", ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin",
-    ".swift": "swift", ".scala": "scala", ".lua": "lua", ".sh": "bash",
-}
-
 _TEST_PATH = lazy_re(
     r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
     r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
@@ -4338,7 +4755,7 @@ def source_language(path: str) -> str | None:
 
 def fence_language(path: str) -> str:
     ext = os.path.splitext(path)[1].lower()
-    return SKELETON_LANGUAGES.get(ext) or FENCE_LANGUAGES.get(ext, "")
+    return FENCE_LANGUAGES.get(ext, "")
 
 
 def line_offsets(data: bytes) -> list[int]:
@@ -4383,18 +4800,6 @@ def _inline_code(text: str) -> str:
 # parsed alone), limited to the node's lines.
 
 
-class SkeletonRules(Record):
-    """Node types that drive the skeleton of one language."""
-
-    __slots__ = ("containers", "keep", "class_bodies", "class_parents")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"class_bodies": frozenset(), "class_parents": frozenset()}
-    FROZEN = True
-    containers: frozenset[str]      # nodes whose named children are statements
-    keep: frozenset[str]            # statements kept, their bodies skeletonized
-    class_bodies: frozenset[str]    # containers whose members all stay
-    class_parents: frozenset[str]   # a container under these is a class body
-
-
 _CALL_TYPES = frozenset({"call", "call_expression", "method_invocation", "macro_invocation",
                          "new_expression", "object_creation_expression"})
 # await and yield are kept whatever they wrap: they are suspension points.
@@ -4410,59 +4815,6 @@ _WRAPPER_TYPES = frozenset({"expression_statement", "parenthesized_expression",
                             "non_null_expression", "satisfies_expression"})
 _DECLARATOR_TYPES = frozenset({"variable_declarator", "var_spec", "const_spec",
                                "assignment", "assignment_expression"})
-
-_JS_RULES = SkeletonRules(
-    containers=frozenset({"program", "statement_block", "switch_body", "switch_case",
-                          "switch_default", "class_body", "interface_body", "enum_body"}),
-    keep=frozenset({"if_statement", "for_statement", "for_in_statement", "for_of_statement",
-                    "while_statement", "do_statement", "try_statement", "switch_statement",
-                    "return_statement", "throw_statement", "function_declaration",
-                    "generator_function_declaration", "class_declaration",
-                    "abstract_class_declaration", "method_definition", "switch_case",
-                    "switch_default", "export_statement", "interface_declaration",
-                    "enum_declaration", "labeled_statement"}),
-    class_bodies=frozenset({"class_body", "interface_body", "enum_body"}))
-
-SKELETON_RULES: dict[str, SkeletonRules] = {
-    "python": SkeletonRules(
-        containers=frozenset({"module", "block"}),
-        keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
-                        "with_statement", "match_statement", "case_clause",
-                        "return_statement", "raise_statement", "function_definition",
-                        "class_definition", "decorated_definition"}),
-        class_parents=frozenset({"class_definition"})),
-    "javascript": _JS_RULES,
-    "typescript": _JS_RULES,
-    "tsx": _JS_RULES,
-    "go": SkeletonRules(
-        containers=frozenset({"source_file", "statement_list"}),
-        keep=frozenset({"if_statement", "for_statement", "expression_switch_statement",
-                        "type_switch_statement", "select_statement", "expression_case",
-                        "type_case", "default_case", "communication_case",
-                        "return_statement", "go_statement", "defer_statement",
-                        "function_declaration", "method_declaration", "labeled_statement"})),
-    "rust": SkeletonRules(
-        containers=frozenset({"source_file", "block", "declaration_list", "match_block"}),
-        keep=frozenset({"if_expression", "match_expression", "match_arm", "for_expression",
-                        "while_expression", "loop_expression", "return_expression",
-                        "function_item", "impl_item", "trait_item", "mod_item"}),
-        class_bodies=frozenset({"declaration_list"})),
-    "java": SkeletonRules(
-        containers=frozenset({"program", "block", "constructor_body", "class_body",
-                              "interface_body", "enum_body", "enum_body_declarations",
-                              "switch_block", "switch_block_statement_group"}),
-        keep=frozenset({"if_statement", "for_statement", "enhanced_for_statement",
-                        "while_statement", "do_statement", "try_statement",
-                        "try_with_resources_statement", "switch_expression",
-                        "switch_statement", "switch_block_statement_group", "switch_rule",
-                        "return_statement", "throw_statement", "yield_statement",
-                        "synchronized_statement", "switch_label", "method_declaration",
-                        "constructor_declaration", "class_declaration",
-                        "interface_declaration", "enum_declaration", "record_declaration",
-                        "labeled_statement"}),
-        class_bodies=frozenset({"class_body", "interface_body", "enum_body",
-                                "enum_body_declarations"})),
-}
 
 _PARSERS: dict[str, Any] = {}
 
@@ -4643,7 +4995,7 @@ def skeleton_text(data: bytes, path: str, first: int, last: int) -> str:
     language = source_language(path)
     if language is None:
         return _line_skeleton(lines, first, last)
-    rules = SKELETON_RULES[language]
+    rules = LANGUAGES[language].skeleton
     node = _node_for_rows(parse_source(data, language).root_node, first, last)
     walk = _SkeletonWalk(rules)
     if node.parent is None:
