@@ -46,7 +46,8 @@ __version__ = "0.1.0"
 
 # History of the schema (PRAGMA user_version):
 #   1  every section's first tables (graph, output store, lessons, snapshots)
-SCHEMA_VERSION = 1
+#   2  graph_pending: index work a killed run left to finish
+SCHEMA_VERSION = 2
 
 STATE_DIR = ".ctxkit"
 DB_NAME = "ctxkit.db"
@@ -1520,8 +1521,19 @@ CREATE TABLE IF NOT EXISTS hook_marks (
 );
 """
 
+# Version 2: this session's changes, in one step.
+_SCHEMA_2 = """
+CREATE TABLE IF NOT EXISTS graph_pending (
+    project TEXT NOT NULL,
+    kind TEXT NOT NULL,            -- file: stored, its calls and bases not resolved yet;
+                                   -- name: edges naming it are to be resolved again
+    name TEXT NOT NULL,            -- the file's path, or the name
+    PRIMARY KEY (project, kind, name)
+) WITHOUT ROWID;
+"""
+
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
-MIGRATIONS: tuple[str, ...] = (_SCHEMA_1,)
+MIGRATIONS: tuple[str, ...] = (_SCHEMA_1, _SCHEMA_2)
 
 
 def split_sql(script: str) -> list[str]:
@@ -1641,6 +1653,13 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src_id, kind);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst_id, kind);
+CREATE TABLE IF NOT EXISTS graph_pending (
+    project TEXT NOT NULL,
+    kind TEXT NOT NULL,            -- file: stored, its calls and bases not resolved yet;
+                                   -- name: edges naming it are to be resolved again
+    name TEXT NOT NULL,            -- the file's path, or the name
+    PRIMARY KEY (project, kind, name)
+) WITHOUT ROWID;
 """
 
 
@@ -2805,17 +2824,22 @@ SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, 
                    "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
 SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
+SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
+SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
+SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
+INDEX_LOCK_SUFFIX = "-index.lock"  # beside the database, as SQLite's -wal and -shm are
 
 
 class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
     __slots__ = ("project", "indexed", "unchanged", "removed", "skipped", "errors", "affected",
-                 "calls", "bases", "imports", "changed")
+                 "calls", "bases", "imports", "changed", "cleared")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
                                           "skipped": 0, "errors": 0, "changed": False}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
-                                                        "bases": list, "imports": list}
+                                                        "bases": list, "imports": list,
+                                                        "cleared": set}
     project: str
     indexed: int
     unchanged: int
@@ -2827,6 +2851,7 @@ class _IndexRun(Record):
     bases: list[tuple]
     imports: list[tuple]
     changed: bool
+    cleared: set[str]       # names of forgotten nodes not yet in graph_pending
 
 
 def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
@@ -2835,26 +2860,61 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
 
     ``paths`` limits the run (and the removal of vanished files) to those files
     and folders; with ``strict`` a path that does not exist is an error.
+    Index runs on one database take turns (_index_lock): a second run starts
+    once the first has finished, and finds its work done.
     """
     started = time.monotonic()
     files, scopes = graph_list_files(env, paths, excludes, strict)
     # The writes below keep the references whole themselves (_clear_file); SQLite's
     # per-row foreign key checks would double the cost of a full index.
-    db.execute("PRAGMA foreign_keys = OFF")
-    db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
+    with _index_lock(env.db_path):
+        db.execute("PRAGMA foreign_keys = OFF")
+        db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
+        try:
+            return _index_files(env, db, files, scopes, full, started)
+        finally:
+            db.execute("PRAGMA foreign_keys = ON")
+
+
+@contextlib.contextmanager
+def _index_lock(db_path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the database's index lock file while indexing.
+
+    Two runs that parsed the same files would both add the files' inheritance
+    edges; taking turns makes two runs give what one gives. The kernel drops
+    the lock when its holder dies, even by kill -9. Without fcntl (Windows),
+    or when the lock file cannot be made, runs are not serialized.
+    """
     try:
-        return _index_files(env, db, files, scopes, full, started)
+        import fcntl
+        fd = os.open(f"{db_path}{INDEX_LOCK_SUFFIX}", os.O_CREAT | os.O_RDWR, 0o600)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            progress("waiting for another ctxkit index to finish")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            done_progress()
+        yield
     finally:
-        db.execute("PRAGMA foreign_keys = ON")
+        os.close(fd)  # releases the lock
 
 
 def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
                  started: float) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
     run = _IndexRun(env.project)
+    pending = _pending_work(db, run)
+    listed = set(files)
+    # A file a killed run stored but did not resolve is parsed again, in any scope.
+    files = files + sorted(p for p in pending if p in known and p not in listed
+                           and not _in_scope(p, scopes))
     jobs, seen = [], set()
     for rel in files:
-        job = _plan_file(env, rel, known.get(rel), full, run)
+        job = _plan_file(env, rel, known.get(rel), full or rel in pending, run)
         if job == "seen":
             seen.add(rel)
         elif job is not None:
@@ -2865,11 +2925,40 @@ def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], fu
         for path in gone:
             _drop_file(db, known[path]["id"], run)
             run.removed += 1
+        _note_pending(db, run, ())
     _parse_and_store(env, db, jobs, known, run)
     if run.changed:
         with db.atomic():
             _resolve_run(env, db, run)
+            db.execute(SQL_PENDING_DONE, (env.project,))
     return _index_summary(db, env.project, run, time.monotonic() - started)
+
+
+def _pending_work(db: Database, run: _IndexRun) -> set[str]:
+    """What a killed run left: its names go into ``run``; returns its unresolved files.
+
+    A file's calls and bases are resolved only at the end of a run, so a run
+    killed before that leaves files stored without their edges. Each write
+    transaction records what it leaves to resolve in graph_pending; the run
+    that resolves clears it in the same transaction.
+    """
+    files = set()
+    for kind, name in db.query(SQL_PENDING_ALL, (run.project,)):
+        if kind == "file":
+            files.add(name)
+        else:
+            run.affected.add(name)
+            run.changed = True
+    return files
+
+
+def _note_pending(db: Database, run: _IndexRun, paths: Iterable[str]) -> None:
+    """Record, in the current transaction, the files stored and names forgotten so far."""
+    rows = [(run.project, "file", path) for path in paths]
+    rows += [(run.project, "name", name) for name in run.cleared]
+    run.cleared.clear()
+    if rows:
+        db.executemany(SQL_PENDING_ADD, rows)
 
 
 def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
@@ -2943,6 +3032,7 @@ def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row]
                  run: _IndexRun) -> None:
     with db.atomic():
         next_id = db.one(SQL_MAX_NODE)[0] + 1
+        _note_pending(db, run, (item[0] for item in batch if item[1] == "parsed"))
         for rel, status, size, mtime_ns, detail, lang, facts in batch:
             old = known.get(rel)
             if status == "same":
@@ -2960,6 +3050,7 @@ def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row]
                         warn(f"could not parse {rel}: {detail}; skipped")
                 continue
             next_id = _store_file(db, run, rel, lang, size, mtime_ns, detail, facts, old, next_id)
+        _note_pending(db, run, ())
 
 
 def _drop_file(db: Database, file_id: int, run: _IndexRun) -> None:
@@ -2977,9 +3068,11 @@ def _reexported_names(context: str) -> set[str]:
 
 def _clear_file(db: Database, file_id: int, run: _IndexRun) -> None:
     """Forget a file's nodes and edges; edges from other files into it lose their target."""
-    run.affected.update(r[0] for r in db.query(SQL_FILE_NAMES, (file_id,)))
+    names = {r[0] for r in db.query(SQL_FILE_NAMES, (file_id,))}
     row = db.one("SELECT context FROM files WHERE id = ?", (file_id,))
-    run.affected.update(_reexported_names(row[0] if row else "{}"))
+    names.update(_reexported_names(row[0] if row else "{}"))
+    run.affected.update(names)
+    run.cleared.update(names)
     db.execute(SQL_FILE_UNLINK, (file_id,))
     db.execute(SQL_FILE_CLEAR_EDGES, (file_id,))
     db.execute(SQL_FILE_CLEAR_NODES, (file_id,))
