@@ -46,7 +46,8 @@ __version__ = "0.1.0"
 
 # History of the schema (PRAGMA user_version):
 #   1  every section's first tables (graph, output store, lessons, snapshots)
-SCHEMA_VERSION = 1
+#   2  graph_pending: index work a killed run left to finish
+SCHEMA_VERSION = 2
 
 STATE_DIR = ".ctxkit"
 DB_NAME = "ctxkit.db"
@@ -104,7 +105,8 @@ _INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrin
 # A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
 _SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
               r":(?P<name>[^:\s].*)$")
-RESTORE_LIMIT = 9800            # Claude Code turns hook output over 10,000 characters into a preview
+# Claude Code turns hook output over 10,000 characters into a preview.
+RESTORE_LIMIT = 9800
 HOOK_EVENTS = {
     "pre-tool-use": "pre-tool-use", "pretooluse": "pre-tool-use", "beforetool": "pre-tool-use",
     "post-tool-use": "post-tool-use", "posttooluse": "post-tool-use", "aftertool": "post-tool-use",
@@ -1519,8 +1521,19 @@ CREATE TABLE IF NOT EXISTS hook_marks (
 );
 """
 
+# Version 2: this session's changes, in one step.
+_SCHEMA_2 = """
+CREATE TABLE IF NOT EXISTS graph_pending (
+    project TEXT NOT NULL,
+    kind TEXT NOT NULL,            -- file: stored, its calls and bases not resolved yet;
+                                   -- name: edges naming it are to be resolved again
+    name TEXT NOT NULL,            -- the file's path, or the name
+    PRIMARY KEY (project, kind, name)
+) WITHOUT ROWID;
+"""
+
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
-MIGRATIONS: tuple[str, ...] = (_SCHEMA_1,)
+MIGRATIONS: tuple[str, ...] = (_SCHEMA_1, _SCHEMA_2)
 
 
 def split_sql(script: str) -> list[str]:
@@ -1640,6 +1653,13 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src_id, kind);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst_id, kind);
+CREATE TABLE IF NOT EXISTS graph_pending (
+    project TEXT NOT NULL,
+    kind TEXT NOT NULL,            -- file: stored, its calls and bases not resolved yet;
+                                   -- name: edges naming it are to be resolved again
+    name TEXT NOT NULL,            -- the file's path, or the name
+    PRIMARY KEY (project, kind, name)
+) WITHOUT ROWID;
 """
 
 
@@ -2476,7 +2496,10 @@ def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]],
 
 
 def _clean_type(text: str) -> str:
-    """The class name inside a written type: ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``."""
+    """The class name inside a written type.
+
+    ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``.
+    """
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
@@ -2779,8 +2802,9 @@ def _read_gitignore(path: Path, rel_dir: str) -> list[str]:
 # --- Graph: writing an index run ---------------------------------------------
 
 SQL_FILES_ALL = "SELECT id, path, size, mtime_ns, sha1 FROM files WHERE project = ?"
-SQL_FILE_INSERT = ("INSERT INTO files (project, path, language, size, mtime_ns, sha1, parse_errors, "
-                   "package, context, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+SQL_FILE_INSERT = ("INSERT INTO files (project, path, language, size, mtime_ns, sha1, "
+                   "parse_errors, package, context, indexed_at) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_FILE_UPDATE = ("UPDATE files SET language = ?, size = ?, mtime_ns = ?, sha1 = ?, "
                    "parse_errors = ?, package = ?, context = ?, indexed_at = ? WHERE id = ?")
 SQL_FILE_TOUCH = "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?"
@@ -2791,25 +2815,31 @@ SQL_FILE_CLEAR_EDGES = "DELETE FROM edges WHERE src_id IN (SELECT id FROM nodes 
 SQL_FILE_UNLINK = ("UPDATE edges SET dst_id = NULL WHERE dst_id IN "
                    "(SELECT id FROM nodes WHERE file_id = ?)")
 SQL_FILE_CLEAR_NODES = "DELETE FROM nodes WHERE file_id = ?"
-SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qualname, path, line, "
-                   "end_line, signature, params, return_type, is_async, exported, docstring, loc, "
+SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qualname, path, "
+                   "line, end_line, signature, params, return_type, is_async, exported, "
+                   "docstring, loc, "
                    "complexity, body_hash, parent_id) VALUES "
                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, line, "
-                   "confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, "
+                   "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
 SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
+SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
+SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
+SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
+INDEX_LOCK_SUFFIX = "-index.lock"  # beside the database, as SQLite's -wal and -shm are
 
 
 class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
     __slots__ = ("project", "indexed", "unchanged", "removed", "skipped", "errors", "affected",
-                 "calls", "bases", "imports", "changed")
+                 "calls", "bases", "imports", "changed", "cleared")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
                                           "skipped": 0, "errors": 0, "changed": False}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
-                                                        "bases": list, "imports": list}
+                                                        "bases": list, "imports": list,
+                                                        "cleared": set}
     project: str
     indexed: int
     unchanged: int
@@ -2821,6 +2851,7 @@ class _IndexRun(Record):
     bases: list[tuple]
     imports: list[tuple]
     changed: bool
+    cleared: set[str]       # names of forgotten nodes not yet in graph_pending
 
 
 def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
@@ -2829,26 +2860,61 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
 
     ``paths`` limits the run (and the removal of vanished files) to those files
     and folders; with ``strict`` a path that does not exist is an error.
+    Index runs on one database take turns (_index_lock): a second run starts
+    once the first has finished, and finds its work done.
     """
     started = time.monotonic()
     files, scopes = graph_list_files(env, paths, excludes, strict)
     # The writes below keep the references whole themselves (_clear_file); SQLite's
     # per-row foreign key checks would double the cost of a full index.
-    db.execute("PRAGMA foreign_keys = OFF")
-    db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
+    with _index_lock(env.db_path):
+        db.execute("PRAGMA foreign_keys = OFF")
+        db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
+        try:
+            return _index_files(env, db, files, scopes, full, started)
+        finally:
+            db.execute("PRAGMA foreign_keys = ON")
+
+
+@contextlib.contextmanager
+def _index_lock(db_path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the database's index lock file while indexing.
+
+    Two runs that parsed the same files would both add the files' inheritance
+    edges; taking turns makes two runs give what one gives. The kernel drops
+    the lock when its holder dies, even by kill -9. Without fcntl (Windows),
+    or when the lock file cannot be made, runs are not serialized.
+    """
     try:
-        return _index_files(env, db, files, scopes, full, started)
+        import fcntl
+        fd = os.open(f"{db_path}{INDEX_LOCK_SUFFIX}", os.O_CREAT | os.O_RDWR, 0o600)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            progress("waiting for another ctxkit index to finish")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            done_progress()
+        yield
     finally:
-        db.execute("PRAGMA foreign_keys = ON")
+        os.close(fd)  # releases the lock
 
 
 def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
                  started: float) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
     run = _IndexRun(env.project)
+    pending = _pending_work(db, run)
+    listed = set(files)
+    # A file a killed run stored but did not resolve is parsed again, in any scope.
+    files = files + sorted(p for p in pending if p in known and p not in listed
+                           and not _in_scope(p, scopes))
     jobs, seen = [], set()
     for rel in files:
-        job = _plan_file(env, rel, known.get(rel), full, run)
+        job = _plan_file(env, rel, known.get(rel), full or rel in pending, run)
         if job == "seen":
             seen.add(rel)
         elif job is not None:
@@ -2859,11 +2925,40 @@ def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], fu
         for path in gone:
             _drop_file(db, known[path]["id"], run)
             run.removed += 1
+        _note_pending(db, run, ())
     _parse_and_store(env, db, jobs, known, run)
     if run.changed:
         with db.atomic():
             _resolve_run(env, db, run)
+            db.execute(SQL_PENDING_DONE, (env.project,))
     return _index_summary(db, env.project, run, time.monotonic() - started)
+
+
+def _pending_work(db: Database, run: _IndexRun) -> set[str]:
+    """What a killed run left: its names go into ``run``; returns its unresolved files.
+
+    A file's calls and bases are resolved only at the end of a run, so a run
+    killed before that leaves files stored without their edges. Each write
+    transaction records what it leaves to resolve in graph_pending; the run
+    that resolves clears it in the same transaction.
+    """
+    files = set()
+    for kind, name in db.query(SQL_PENDING_ALL, (run.project,)):
+        if kind == "file":
+            files.add(name)
+        else:
+            run.affected.add(name)
+            run.changed = True
+    return files
+
+
+def _note_pending(db: Database, run: _IndexRun, paths: Iterable[str]) -> None:
+    """Record, in the current transaction, the files stored and names forgotten so far."""
+    rows = [(run.project, "file", path) for path in paths]
+    rows += [(run.project, "name", name) for name in run.cleared]
+    run.cleared.clear()
+    if rows:
+        db.executemany(SQL_PENDING_ADD, rows)
 
 
 def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
@@ -2937,6 +3032,7 @@ def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row]
                  run: _IndexRun) -> None:
     with db.atomic():
         next_id = db.one(SQL_MAX_NODE)[0] + 1
+        _note_pending(db, run, (item[0] for item in batch if item[1] == "parsed"))
         for rel, status, size, mtime_ns, detail, lang, facts in batch:
             old = known.get(rel)
             if status == "same":
@@ -2954,6 +3050,7 @@ def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row]
                         warn(f"could not parse {rel}: {detail}; skipped")
                 continue
             next_id = _store_file(db, run, rel, lang, size, mtime_ns, detail, facts, old, next_id)
+        _note_pending(db, run, ())
 
 
 def _drop_file(db: Database, file_id: int, run: _IndexRun) -> None:
@@ -2971,9 +3068,11 @@ def _reexported_names(context: str) -> set[str]:
 
 def _clear_file(db: Database, file_id: int, run: _IndexRun) -> None:
     """Forget a file's nodes and edges; edges from other files into it lose their target."""
-    run.affected.update(r[0] for r in db.query(SQL_FILE_NAMES, (file_id,)))
+    names = {r[0] for r in db.query(SQL_FILE_NAMES, (file_id,))}
     row = db.one("SELECT context FROM files WHERE id = ?", (file_id,))
-    run.affected.update(_reexported_names(row[0] if row else "{}"))
+    names.update(_reexported_names(row[0] if row else "{}"))
+    run.affected.update(names)
+    run.cleared.update(names)
     db.execute(SQL_FILE_UNLINK, (file_id,))
     db.execute(SQL_FILE_CLEAR_EDGES, (file_id,))
     db.execute(SQL_FILE_CLEAR_NODES, (file_id,))
@@ -3381,7 +3480,8 @@ class _Resolver:
             if target[0] == "module":
                 sub = None
                 if self.lang.get(target[1][0]) == "python":
-                    sub = self._py_file(re.sub(r"(/__init__)?\.pyi?$", "", target[1][0]) + "/" + part)
+                    package = re.sub(r"(/__init__)?\.pyi?$", "", target[1][0])
+                    sub = self._py_file(package + "/" + part)
                 target = ("module", [sub]) if sub else self.lookup_in_modules(target[1], part)
             else:
                 kind, _, qualname, npath = self.nodes[target[1]]
@@ -4033,7 +4133,8 @@ def _impact_text(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def register_graph_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register_graph_commands(sub: argparse._SubParsersAction,
+                        common: argparse.ArgumentParser) -> None:
     """index, symbols, callers, callees, impact."""
     parser = add_command(sub, common, "index", cmd_index,
                          "index the repository's code into the symbol graph (incremental)",
@@ -5296,7 +5397,8 @@ def _count_argument(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def register_context_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register_context_commands(sub: argparse._SubParsersAction,
+                          common: argparse.ArgumentParser) -> None:
     """context."""
     parser = add_command(
         sub, common, "context", cmd_context,
@@ -6769,7 +6871,8 @@ def search_plans(query: str) -> list[SearchPlan]:
         plans.append(SearchPlan("identifiers", " AND ".join(_fts_term(p) for p in parts)))
         if len(parts) > 1:   # adjacent words close together: "pip version", "moved value"
             plans.append(SearchPlan("near", " OR ".join(
-                f"NEAR({_fts_term(a)} {_fts_term(b)}, 3)" for a, b in zip(parts, parts[1:], strict=False))))
+                f"NEAR({_fts_term(a)} {_fts_term(b)}, 3)"
+                for a, b in zip(parts, parts[1:], strict=False))))
         groups = []
         for part in parts:
             group = _SYNONYM_OF.get(part, (part,))
@@ -7095,7 +7198,8 @@ def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
     rows = db.query(SQL_OUTPUTS_LIST, (env.project, args.limit))
     data = [{k: row[k] for k in row.keys() if k != "id"} for row in rows]
     human = "\n".join(
-        f"{r['handle']:>7}  {r['created_at'][:19]}  exit {r['exit_code'] if r['exit_code'] is not None else '?':>3}"
+        f"{r['handle']:>7}  {r['created_at'][:19]}  "
+        f"exit {r['exit_code'] if r['exit_code'] is not None else '?':>3}"
         f"  {r['bytes']:>12,} B  {r['lines']:>9,} lines  {r['status']:<11}  "
         f"{_clip(r['command'] or r['label'], 80)}" for r in data) or "no stored outputs"
     emit(env, {"outputs": data}, human)
@@ -7160,7 +7264,8 @@ def cmd_output_stats(args: argparse.Namespace, env: Env) -> int:
     return EXIT_OK
 
 
-def register_output_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register_output_commands(sub: argparse._SubParsersAction,
+                         common: argparse.ArgumentParser) -> None:
     """run, store, search, expand, outputs, purge."""
     run = add_command(sub, common, "run", cmd_run,
                       "run a command; print small output as is, store big output and "
@@ -7819,8 +7924,9 @@ CREATE TABLE IF NOT EXISTS hook_marks (
 SQL_EVENT_INSERT = ("INSERT INTO events (project, kind, text, session_id, created_at) "
                     "VALUES (?, ?, ?, ?, ?)")
 SQL_EVENT_FTS_INSERT = "INSERT INTO events_fts (rowid, text, kind) VALUES (?, ?, ?)"
-SQL_EVENTS_OF_KIND = ("SELECT id, kind, text, created_at FROM events WHERE project = ? AND kind = ? "
-                      "AND created_at > ? ORDER BY created_at DESC, id DESC LIMIT ?")
+SQL_EVENTS_OF_KIND = ("SELECT id, kind, text, created_at FROM events "
+                      "WHERE project = ? AND kind = ? AND created_at > ? "
+                      "ORDER BY created_at DESC, id DESC LIMIT ?")
 SQL_EVENT_SEARCH = ("SELECT e.id, e.kind, e.text, e.created_at, bm25(events_fts) AS score "
                     "FROM events_fts JOIN events e ON e.id = events_fts.rowid "
                     "WHERE events_fts MATCH ? AND e.project = ? ORDER BY score LIMIT ?")
@@ -7851,7 +7957,8 @@ LOUD_COMMAND = (r"""(?x)(?:^\s*|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\s+)(?:
     | go\s+(?:test|build|vet|get|mod\s+download)\b
     | cargo\s+(?:test|build|check|clippy|install)\b
     | (?:make|ninja|cmake\s+--build|mvn|gradle|\./gradlew|ctest|rspec|phpunit|bazel)\b
-    | (?:pip[0-9.]*|uv\s+pip|poetry|pipenv|gem|brew|apt|apt-get|dnf|yum|apk)\s+(?:install|add|sync)\b
+    | (?:pip[0-9.]*|uv\s+pip|poetry|pipenv|gem|brew|apt|apt-get|dnf|yum|apk)
+      \s+(?:install|add|sync)\b
     | uv\s+(?:sync|add)\b
     | git\s+(?:log|diff|blame|show)\b
     | find\s | curl\s | wget\s | docker\s+(?:build|logs)\b
@@ -8059,8 +8166,10 @@ _SECTION_ALIASES = {
     "progress": "Progress", "진행 상태": "Progress", "todo": "Progress",
     "modified files": "Modified files", "수정한 파일": "Modified files", "files": "Modified files",
     "failing outputs": "Failing outputs",
-    "key decisions": "Key decisions", "decisions": "Key decisions", "핵심 결정 사항": "Key decisions",
-    "pending reports/responses": "Pending reports/responses", "pending": "Pending reports/responses",
+    "key decisions": "Key decisions", "decisions": "Key decisions",
+    "핵심 결정 사항": "Key decisions",
+    "pending reports/responses": "Pending reports/responses",
+    "pending": "Pending reports/responses",
     "대기 중인 보고/응답": "Pending reports/responses",
     "debugging context": "Debugging context", "디버깅 컨텍스트": "Debugging context",
     "디버깅 컨텍스트 (있는 경우)": "Debugging context",
@@ -8189,7 +8298,8 @@ def lesson_lines(db: Database, project: str, state: GitState,
             objs[(obj["file"], obj["name"])] = obj
     lines = []
     for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
-        active = [les["lesson"] for les in obj["lessons"] if les.get("status", "active") == "active"]
+        active = [les["lesson"] for les in obj["lessons"]
+                  if les.get("status", "active") == "active"]
         if active:
             lines.append(f"- {symbol_label(obj)} (risk {float(obj.get('risk_score') or 0):.1f}, "
                          f"{obj.get('level', '')}): " + "; ".join(active[:3]))
@@ -8323,7 +8433,8 @@ def cmd_snapshot_check(args: argparse.Namespace, env: Env) -> int:
     if env.json:
         emit(env, data)
     elif age is None:
-        warn(f"no snapshot at {env.root / SNAPSHOT_FILE}; save one with: ctxkit snapshot save -m TEXT")
+        warn(f"no snapshot at {env.root / SNAPSHOT_FILE}; "
+             "save one with: ctxkit snapshot save -m TEXT")
     elif not fresh:
         warn(f"snapshot is stale: {age:.0f}s old (max {args.max_age}s); save a new one with: "
              f"ctxkit snapshot save -m TEXT")
@@ -8378,7 +8489,8 @@ def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str,
             lines.append(f"  - in the snapshot, no longer changed ({len(gone)}): "
                          f"{_summary_list(gone)}")
         if moved:
-            count = (git_output(env, "rev-list", "--count", f"{old_head}..{state.head}") or "").strip()
+            count = git_output(env, "rev-list", "--count", f"{old_head}..{state.head}") or ""
+            count = count.strip()
             extra = f" ({count} new commits)" if count.isdigit() else ""
             lines.append(f"  - HEAD moved: {old_head[:12]} → {state.head[:12]}{extra}")
     _, sections = split_sections(body)
@@ -8622,7 +8734,7 @@ def ctxkit_command() -> str:
 
 
 def wrap_command(command: str) -> str:
-    """``command`` as ``ctxkit run --label bash -- sh -c '<command>'``, quoted for any shell text."""
+    """``command`` as ``ctxkit run --label bash -- sh -c '<command>'``, quoted for any shell."""
     import shlex
     return f"{ctxkit_command()} run --label bash -- sh -c {shlex.quote(command)}"
 
@@ -9030,7 +9142,8 @@ def cmd_snapshot_help(args: argparse.Namespace, env: Env) -> int:
     raise UsageError("snapshot needs an action: save, check, restore, list or show")
 
 
-def register_snapshot_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register_snapshot_commands(sub: argparse._SubParsersAction,
+                           common: argparse.ArgumentParser) -> None:
     """note, snapshot, hook, install-hooks, uninstall-hooks, risk."""
     p = add_command(sub, common, "note", cmd_note, "record an event (task, decision, todo, "
                     "pending, error, test, ...) for snapshots and search",
@@ -9047,8 +9160,10 @@ def register_snapshot_commands(sub: argparse._SubParsersAction, common: argparse
                             "write .context-snapshot.md, filled from git, outputs, lessons, notes",
                             "ctxkit snapshot save -m 'fixing AuthService.validate expiry'")
     source = save.add_mutually_exclusive_group()
-    source.add_argument("-m", "--message", metavar="TEXT", help="the agent's own text, kept verbatim")
-    source.add_argument("--from", dest="from_file", metavar="FILE", help="read the agent's text from FILE")
+    source.add_argument("-m", "--message", metavar="TEXT",
+                        help="the agent's own text, kept verbatim")
+    source.add_argument("--from", dest="from_file", metavar="FILE",
+                        help="read the agent's text from FILE")
     source.add_argument("stdin", nargs="?", metavar="-", help="read the agent's text from stdin")
     check = add_command(actions, common, "check", cmd_snapshot_check,
                              "exit 3 when the snapshot is missing or older than --max-age",

@@ -46,7 +46,8 @@ class Cli:
     def db(self) -> Path:
         return self.root / ".ctxkit" / "ctxkit.db"
 
-    def __call__(self, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None) -> Result:
+    def __call__(self, *args: str, stdin: str | bytes | None = None,
+                 cwd: Path | None = None) -> Result:
         """Run main(argv) in-process from ``cwd`` (default: the test root)."""
         self._capsys.readouterr()
         old = Path.cwd()

@@ -117,7 +117,8 @@ def test_node_fields_typescript_go_rust_java(cli):
     model = node(cli, "graph_typescript/src/models.ts:Model")
     assert model.docstring == "Base of every stored object."
     save = node(cli, "graph_go/models/model.go:Model.Save")
-    assert save.kind == "method" and save.exported and save.docstring == "Save serializes the record."
+    assert save.kind == "method" and save.exported
+    assert save.docstring == "Save serializes the record."
     assert save.return_type == "([]byte, error)"
     persist = node(cli, "graph_go/service/service.go:UserService.persist")
     assert not persist.exported
@@ -741,11 +742,12 @@ def test_removed_reexport_unlinks_callers_in_unchanged_files(cli):
 
 
 def test_mixin_self_call_links_the_one_subclass_that_defines_it(cli):
-    write(cli.root, "m.py", "class RedirectMixin:\n    def follow(self):\n        return self.send()\n\n"
-                            "    def other(self):\n        return self.render()\n\n\n"
-                            "class Session(RedirectMixin):\n    def send(self):\n        pass\n\n\n"
-                            "class A(RedirectMixin):\n    def render(self):\n        pass\n\n\n"
-                            "class B(RedirectMixin):\n    def render(self):\n        pass\n")
+    write(cli.root, "m.py",
+          "class RedirectMixin:\n    def follow(self):\n        return self.send()\n\n"
+          "    def other(self):\n        return self.render()\n\n\n"
+          "class Session(RedirectMixin):\n    def send(self):\n        pass\n\n\n"
+          "class A(RedirectMixin):\n    def render(self):\n        pass\n\n\n"
+          "class B(RedirectMixin):\n    def render(self):\n        pass\n")
     index(cli)
     results = cli("callees", "RedirectMixin.follow", "--json").json()["results"]
     assert [(r["id"], r["confidence"]) for r in results] == [("m.py:Session.send",

@@ -249,7 +249,8 @@ TRICKY = [
     'find . -name "$(echo auth).py" -print | sed "s/^/[it\'s] /"',
     "git log --format='%s' | tr a-z A-Z; echo \"done: $(git rev-list --count HEAD)\"",
     ("find src -type f | while read f; do printf '%s\\n' \"$f\"; done | wc -l\n"
-     "cat <<'EOF'\nliteral $HOME `x` \"q\" 'p'\nEOF\ncat <<EOF | tr a-z A-Z\nexpanded $(echo hi)\nEOF"),
+     "cat <<'EOF'\nliteral $HOME `x` \"q\" 'p'\nEOF\n"
+     "cat <<EOF | tr a-z A-Z\nexpanded $(echo hi)\nEOF"),
 ]
 
 
@@ -263,7 +264,8 @@ def test_wrapped_command_round_trips_through_the_shell(cli, project, monkeypatch
     assert shlex.split(wrapped.split(" -- sh -c ", 1)[1]) == [command]
     if not has_command("run"):
         pytest.skip("`ctxkit run` arrives with the output store branch")
-    direct = subprocess.run(["sh", "-c", command], cwd=project, capture_output=True, text=True, check=False)
+    direct = subprocess.run(["sh", "-c", command], cwd=project, capture_output=True, text=True,
+                            check=False)
     through = subprocess.run(["bash", "-c", wrapped], cwd=project, capture_output=True, text=True,
                              env={k: v for k, v in os.environ.items()
                                   if not k.startswith("CTXKIT_")}, check=False)

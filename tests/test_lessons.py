@@ -206,7 +206,8 @@ def test_same_name_in_two_files_stays_apart(cli):
     assert {(o["file"], o["fail_count"]) for o in everywhere} == {
         ("a.py", 1), ("b.py", 2), ("", 1)}
     assert everywhere[0]["file"] == "b.py"  # riskiest first
-    assert [item["lesson"] for item in only(cli, "validate", "--file", "a.py")["lessons"]] == ["a once"]
+    lessons = only(cli, "validate", "--file", "a.py")["lessons"]
+    assert [item["lesson"] for item in lessons] == ["a once"]
     assert only(cli, "validate", "--first")["file"] == "b.py"
 
 

@@ -311,11 +311,12 @@ def test_search_failure_is_not_no_hits(cli, tmp_path):
 def test_expand_options(cli):
     text = "".join(f"row {i}\n" for i in range(1, 201))
     handle = cli("store", "-", "--json", stdin=text).json()["handle"]
-    assert cli("expand", handle, "--lines", "10-12").out.split("\n")[0].split() == ["10", "row", "10"]
-    assert [item["line"] for item in cli("expand", handle, "--head", "3", "--json").json()["lines"]] \
-        == [1, 2, 3]
-    assert [item["line"] for item in cli("expand", handle, "--tail", "2", "--json").json()["lines"]] \
-        == [199, 200]
+    first = cli("expand", handle, "--lines", "10-12").out.split("\n")[0]
+    assert first.split() == ["10", "row", "10"]
+    head = cli("expand", handle, "--head", "3", "--json").json()["lines"]
+    assert [item["line"] for item in head] == [1, 2, 3]
+    tail = cli("expand", handle, "--tail", "2", "--json").json()["lines"]
+    assert [item["line"] for item in tail] == [199, 200]
     grep = cli("expand", handle, "--grep", r"^row 1\d\d$", "--json").json()["lines"]
     assert len(grep) == 100
     assert cli("expand", handle, "--grep", "(").code == 2
@@ -385,7 +386,8 @@ SECRETS = {
     "github": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
     "bearer": "Bearer abcdefghijklmnop123",
     "aws": "AKIAABCDEFGHIJKLMNOP",
-    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "jwt": ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+            "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
     "slack": "xoxb-1234567890-abcdefghij",
     "google": "AIza" + "SyA1234567890abcdefghijklmnopqrstuv",
 }

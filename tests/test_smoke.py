@@ -17,10 +17,11 @@ HEAVY = ("tree_sitter", "tree_sitter_language_pack", "tiktoken")
 
 def _modules_after(root: Path, *args: str, stdin: str = "") -> tuple[int, set[str]]:
     """Run main(args) in a fresh interpreter and return the heavy modules it imported."""
-    code = ("import sys, json; sys.path.insert(0, %r); import ctxkit; rc = ctxkit.main(%r); "
+    code = (f"import sys, json; sys.path.insert(0, {str(CTXKIT.parent)!r}); import ctxkit; "
+            f"rc = ctxkit.main({list(args)!r}); "
             "sys.stdout.flush(); sys.stderr.write('\\nMODULES=' + json.dumps("
-            "sorted(m for m in sys.modules if m.split('.')[0] in %r)) + '\\n'); sys.exit(rc)"
-            % (str(CTXKIT.parent), list(args), HEAVY))
+            f"sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})) + '\\n'); "
+            "sys.exit(rc)")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
     proc = subprocess.run([sys.executable, "-c", code], cwd=root, input=stdin.encode(),
                           capture_output=True, env=env, timeout=60)

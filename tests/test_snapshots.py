@@ -34,7 +34,8 @@ def section(text, title):
 
 
 def test_note_records_and_redacts(cli, root):
-    result = cli("note", "decision", "use", "token", "sk-abcdefghijklmnopqrstuvwxyz123456", "--json")
+    result = cli("note", "decision", "use", "token", "sk-abcdefghijklmnopqrstuvwxyz123456",
+                 "--json")
     assert result.code == 0
     data = result.json()
     assert data["kind"] == "decision" and "***REDACTED***" in data["text"]
@@ -100,7 +101,8 @@ def test_save_fills_git_state_files_symbols_and_notes(cli, project):
     assert "- src/__init__.py — deleted" in files
     assert section(text, "Current task") == ["- make refresh idempotent (T-12)"]
     assert section(text, "Progress") == ["- [ ] add a regression test"]
-    assert section(text, "Key decisions") == ["- renew with force: the cache may hold a stale record"]
+    assert section(text, "Key decisions") == [
+        "- renew with force: the cache may hold a stale record"]
     assert section(text, "Pending reports/responses") == ["- reviewer: answer on the cache TTL"]
     assert "AttributeError" in section(text, "Debugging context")[0]
     assert ".context-snapshot.md" not in "\n".join(files)
@@ -158,8 +160,9 @@ def test_save_lists_failing_outputs_since_the_last_snapshot(cli, project):
     if not has_command("run"):
         pytest.skip("`ctxkit run` arrives with the output store branch")
     cli("snapshot", "save")
-    script = "import sys; print('\\n'.join(f'collected line {i} of the test log' for i in range(800))); " \
-             "print('FAILED tests/test_x.py::test_boom - AssertionError: boom'); sys.exit(1)"
+    script = ("import sys; "
+              "print('\\n'.join(f'collected line {i} of the test log' for i in range(800))); "
+              "print('FAILED tests/test_x.py::test_boom - AssertionError: boom'); sys.exit(1)")
     run = cli.sub("run", "--json", "--", "python3", "-c", script)
     handle = run.json()["handle"]
     cli("snapshot", "save")
@@ -226,7 +229,8 @@ def test_restore_reports_the_differences_with_git_now(cli, project):
     data = cli("snapshot", "restore", "--json").json()
     assert data["in_snapshot_not_changed"] == ["src/__init__.py"] and data["head_moved"]
     (project / "src" / "extra.py").write_text("x = 1\n")
-    assert cli("snapshot", "restore", "--json").json()["changed_not_in_snapshot"] == ["src/extra.py"]
+    restored = cli("snapshot", "restore", "--json").json()
+    assert restored["changed_not_in_snapshot"] == ["src/extra.py"]
 
 
 def test_restore_matches_when_nothing_moved(cli, project):

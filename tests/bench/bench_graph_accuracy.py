@@ -97,7 +97,8 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         C + "termui.py:style": {C + "core.py:Command.invoke", C + "termui.py:secho"},
         C + "_compat.py:term_len": {
             C + "_termui_impl.py:ProgressBar.render_progress",
-            C + "formatting.py:HelpFormatter.write_dl", C + "formatting.py:HelpFormatter.write_usage",
+            C + "formatting.py:HelpFormatter.write_dl",
+            C + "formatting.py:HelpFormatter.write_usage",
             C + "formatting.py:measure_table", C + "formatting.py:wrap_text"},
         C + "parser.py:split_opt": {
             C + "core.py:MultiCommand.resolve_command", C + "core.py:Option._parse_decls",

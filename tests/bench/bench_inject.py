@@ -53,8 +53,7 @@ def fill_database(module_dir: Path, root: Path) -> None:
 
 def time_once(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE)
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{argv} failed: {proc.stderr.decode(errors='replace')}")

