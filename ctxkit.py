@@ -9234,8 +9234,10 @@ SUSPECT_WEIGHTS = {"frame": 3.0, "test": 1.5, "change": 1.0, "lesson": 0.5, "nam
 SUSPECT_SIGNALS = tuple(SUSPECT_WEIGHTS)
 SUSPECT_FRAME_DECAY = 0.6        # each project frame further out of the innermost
 SUSPECT_FRAME_CALLEE = 0.3       # a callee of a frame (called on the frame's line: x2)
-SUSPECT_TEST_DEPTH = {1: 0.5, 2: 0.25, 3: 0.1}   # callee depth from the test
 SUSPECT_TEST_FAILING_LINE = 1.0  # a direct callee on the line the test failed at
+SUSPECT_TEST_OFF_LINE = 0.5      # a direct callee on another line of the test
+SUSPECT_TEST_DECAY = 0.5         # each call further from the test
+SUSPECT_TEST_MAX_DEPTH = 3
 SUSPECT_CHANGE_TIERS = {"worktree": 1.0, "commits": 0.6}
 SUSPECT_CHANGE_FAR = 0.15        # a change more than SUSPECT_NEAR_DEPTH steps away
 SUSPECT_NEAR_DEPTH = 3
@@ -9311,7 +9313,8 @@ TEST_ID_FORMATS = (
 _MESSAGE_LINE = lazy_re(
     r"^E\s+(?P<e>.+)$|^(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Warning)"
     r"|AssertionError|KeyError|StopIteration)(?::\s*(?P<msg>.*))?$"
-    r"|^panic: (?P<panic>.+)$|^\s*error(?:\[E\d+\])?: (?P<err>.+)$|(?:FAILED|ERROR) \S+ - (?P<s>.+)$")
+    r"|^panic: (?P<panic>.+)$|^\s*error(?:\[E\d+\])?: (?P<err>.+)$"
+    r"|(?:FAILED|ERROR) \S+ - (?P<s>.+)$")
 _FAILING_SOURCE = lazy_re(r"^>\s+(?P<code>\S.*)$")     # pytest's marker on the failing line
 _IDENTIFIER = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -9526,6 +9529,8 @@ class _Ranking:
                 self.location(frame).add("frame", value, why)
                 continue
             self.seeds[node.rowid] = node
+            if _is_test_function(node):  # the failing test: the header and its callees
+                continue
             self.suspect(node).add("frame", value, why)
             if self.graph:
                 self.add_frame_callees(node, frame, value)
@@ -9580,22 +9585,26 @@ class _Ranking:
         return None
 
     def add_test_callees(self, test: Node) -> None:
+        """Callees of the test, breadth first: a callee's value is its caller's times
+        SUSPECT_TEST_DECAY, so what the failing line calls leads the deeper ones."""
         failing_lines = {f.line for f in self.failure.frames if f.rel == test.path}
+        values = {test.id: SUSPECT_TEST_FAILING_LINE / SUSPECT_TEST_DECAY}
         for item in graph_walk(self.db, self.env.project, test, "calls",
-                               max(SUSPECT_TEST_DEPTH), DEFAULT_MIN_CONFIDENCE):
-            if not item["id"] or item["kind"] not in SUSPECT_CALLABLE_KINDS:
+                               SUSPECT_TEST_MAX_DEPTH, DEFAULT_MIN_CONFIDENCE):
+            if not item["id"] or item["kind"] not in SUSPECT_CALLABLE_KINDS | CLASS_KINDS:
                 continue
-            node = self.node_by_id(item["id"])
-            if node is None:
-                continue
-            depth = item["depth"]
-            value = SUSPECT_TEST_DEPTH.get(depth, 0.0)
-            why = f"called by the failing test {test.qualname}" if depth == 1 else \
-                f"{depth} calls from the failing test, via {item['via'].rsplit(':', 1)[-1]}"
-            if depth == 1 and item["call_line"] in failing_lines:
-                value = SUSPECT_TEST_FAILING_LINE
+            depth, via = item["depth"], item["via"]
+            value = values.get(via, 0.0) * SUSPECT_TEST_DECAY
+            why = (f"called by the failing test {test.qualname}" if depth == 1 else
+                   f"{depth} calls from the failing test, via {via.rsplit(':', 1)[-1]}")
+            if depth == 1 and item["call_line"] not in failing_lines:
+                value *= SUSPECT_TEST_OFF_LINE
+            elif depth == 1:
                 why = f"called on the line the test failed at ({test.path}:{item['call_line']})"
-            self.suspect(node).add("test", value, why)
+            values[item["id"]] = max(values.get(item["id"], 0.0), value)
+            node = self.node_by_id(item["id"])
+            if node is not None and node.kind in SUSPECT_CALLABLE_KINDS:
+                self.suspect(node).add("test", value, why)
 
     def node_by_id(self, uid: str) -> Node | None:
         path, _, qualname = uid.rpartition(":")
@@ -9688,6 +9697,10 @@ class _Ranking:
     def ranked(self) -> list[Suspect]:
         return sorted(self.suspects.values(),
                       key=lambda s: (-s.score(), -s.signals.get("frame", 0.0), s.key))
+
+
+def _is_test_function(node: Node) -> bool:
+    return is_test_path(node.path) and node.name.startswith(("test", "Test"))
 
 
 def failure_identifiers(failure: Failure) -> list[str]:
@@ -9920,7 +9933,7 @@ def register_suspect_commands(sub: argparse._SubParsersAction,
     parser = add_command(
         sub, common, "suspects", cmd_suspects,
         help="rank the symbols most likely to hold the fault behind a failing output",
-        example="ctxkit run -- pytest -x && true; ctxkit suspects --budget 3000")
+        example="ctxkit suspects --budget 3000   # after a failing `ctxkit run -- pytest`")
     parser.add_argument("handle", metavar="HANDLE", nargs="?",
                         help="a stored output (default: the latest with a non-zero exit)")
     parser.add_argument("--limit", type=_count_argument(1), default=SUSPECT_DEFAULT_LIMIT,
