@@ -1329,6 +1329,12 @@ class Database:
         with contextlib.suppress(sqlite3.Error):
             self.conn.close()
 
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 def wrap_sqlite_error(exc: sqlite3.Error, path: Path) -> DatabaseError:
     text = str(exc)
@@ -8809,7 +8815,14 @@ def bash_mode(env: Env) -> str:
 
 
 def is_loud(command: str) -> bool:
-    return bool(re.search(LOUD_COMMAND, command)) and not runs_ctxkit(command)
+    """A loud command anywhere in ``command``, also behind env assignments and prefixes."""
+    if runs_ctxkit(command):
+        return False
+    if re.search(LOUD_COMMAND, command):
+        return True
+    reading = read_shell(command)
+    return reading is not None and any(re.match(LOUD_COMMAND, text)
+                                       for text in reading.texts()[1:])
 
 
 def runs_ctxkit(command: str) -> bool:
@@ -8846,11 +8859,18 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
     if command is None or not is_loud(command):
         return None
     mode = bash_mode(env)
+    if mode == "off":
+        return None
+    verdict = rules_verdict(env, agent, command, tool_input)
+    if verdict in ("deny", "ask", "unreadable"):
+        # The user's own rules decide this command. A rewrite would hide it from
+        # them, and a nudge toward `ctxkit run` would help the agent get around them.
+        return None
     if mode == "wrap" and not re.search(NOT_WRAPPABLE, command):
-        answer = wrap_answer(env, payload, command, agent)
+        answer = wrap_answer(payload, command, agent, verdict)
         if answer is not None:
             return answer
-    if mode == "off" or not first_time(env, payload, "bash-nudge"):
+    if not first_time(env, payload, "bash-nudge"):
         return None
     hint = ("ctxkit: this command may print a lot. Run loud commands as `ctxkit run -- <command>`: "
             "small output prints as is, large output becomes a summary with a handle you can "
@@ -8861,85 +8881,623 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
 def first_time(env: Env, payload: dict[str, Any], mark: str) -> bool:
     """True the first time ``mark`` is asked for in this agent session."""
     session = str(payload.get("session_id") or "no-session")
-    db = open_db(env)
-    try:
-        with db.atomic():
-            cursor = db.execute(SQL_MARK_INSERT, (env.project, session, mark, utc_now()))
-        return cursor.rowcount == 1
-    finally:
-        db.close()
+    with open_db(env) as db, db.atomic():
+        cursor = db.execute(SQL_MARK_INSERT, (env.project, session, mark, utc_now()))
+    return cursor.rowcount == 1
 
 
-def wrap_answer(env: Env, payload: dict[str, Any], command: str,
-                agent: str) -> dict[str, Any] | None:
-    """The rewrite, granting nothing the user's own settings would not grant."""
-    new_input = {**payload["tool_input"], "command": wrap_command(command)}
+# Claude Code's permission modes in which a rewrite may come back with "ask": the
+# user is prompted for Bash commands there anyway. (auto and dontAsk never prompt,
+# plan runs nothing: there only an allow rule may let the rewrite through.)
+PROMPTING_MODES = ("default", "acceptEdits", "")
+
+
+def wrap_decision(agent: str, mode: str, verdict: str | None) -> str | None:
+    """How the rewrite goes back: "allow", "ask", "input" (Gemini) or None (no rewrite).
+
+    Called only once no deny or ask rule matched (rules_verdict).
+    """
     if agent == "gemini":
-        # BeforeTool merges tool_input; no decision field, Gemini's confirmation stays.
-        return hook_answer(agent, "pre-tool-use", tool_input=new_input)
-    verdict = claude_permission(env, payload, command) if agent == "claude" else (
-        "allow" if payload.get("permission_mode") == "bypassPermissions" else None)
-    if verdict in ("deny", "ask-rule"):
+        return "input"        # BeforeTool merges tool_input; Gemini's own confirmation stays
+    if mode == "plan":
         return None
-    if verdict == "allow":
-        return hook_answer(agent, "pre-tool-use", permissionDecision="allow",
-                           permissionDecisionReason="ctxkit: output goes to the output store",
-                           updatedInput=new_input)
-    if agent == "codex":
-        return None             # Codex applies updatedInput only with allow
-    return hook_answer(agent, "pre-tool-use", permissionDecision="ask",
-                       permissionDecisionReason="ctxkit wraps this command in `ctxkit run` to "
-                                                "keep its output searchable; approve to run it",
-                       updatedInput=new_input)
-
-
-def claude_permission(env: Env, payload: dict[str, Any], command: str) -> str | None:
-    """What the user's Claude Code rules say about ``command``: deny, ask-rule, allow or None."""
-    if payload.get("permission_mode") == "bypassPermissions":
+    if mode == "bypassPermissions" or verdict == "allow":
         return "allow"
-    rules: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
-    home = Path(os.environ.get("HOME", str(Path.home())))
-    for path in (home / ".claude" / "settings.json", env.root / ".claude" / "settings.json",
-                 env.root / ".claude" / "settings.local.json"):
-        with contextlib.suppress(OSError, ValueError, AttributeError, TypeError):
-            data = read_regular(path, 1 << 24)
-            if data is None:
+    if agent == "codex":
+        return None           # Codex applies updatedInput only together with allow
+    return "ask" if mode in PROMPTING_MODES else None
+
+
+def wrap_answer(payload: dict[str, Any], command: str, agent: str,
+                verdict: str | None) -> dict[str, Any] | None:
+    """The rewrite, granting nothing the user's own rules would not grant."""
+    mode = str(payload.get("permission_mode") or "")
+    decision = wrap_decision(agent, mode, verdict)
+    if decision is None:
+        return None
+    new_input = {**payload["tool_input"], "command": wrap_command(command)}
+    if decision == "input":
+        return hook_answer(agent, "pre-tool-use", tool_input=new_input)
+    reason = ("ctxkit: output goes to the output store" if decision == "allow" else
+              "ctxkit wraps this command in `ctxkit run` to keep its output searchable; "
+              "approve to run it")
+    return hook_answer(agent, "pre-tool-use", permissionDecision=decision,
+                       permissionDecisionReason=reason, updatedInput=new_input)
+
+
+# --- permission rules: what the user's own rules say about a shell command ----------
+# A rewritten command no longer starts with what the user's rules name, so a
+# rewrite must never reach a command any of those rules denies or asks about.
+# Deny and ask rules are read broadly: they are tried on every simple command
+# the shell would run (each part of a compound command, subshells, $(...) and
+# backticks, process substitutions, here-document bodies, and any word that is
+# itself shell text, such as the argument of `bash -c` or `eval`), starting at
+# every word of it, so env assignments and sudo/time/env/nice/xargs/find -exec
+# style prefixes never hide a command. Allow rules are read narrowly (the
+# whole command, no compound syntax at all). A mistake either way costs a
+# prompt or a missing rewrite, never a grant.
+
+
+class RulesUnreadable(CtxkitError):
+    """A rules or settings file exists but cannot be read: nothing is rewritten."""
+
+
+class ShellSyntax(Exception):
+    """Shell text ctxkit cannot split (an unclosed quote or substitution)."""
+
+
+SHELL_READ_MAX = 16 * 1024      # longer commands are not read (nor rewritten)
+_SHELL_NESTING = 4              # shell text inside shell text, read this deep
+_SHELL_KEYWORDS = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done",
+                             "while", "until", "esac", "time"})
+_SHELL_OPERATORS = ("&&", "||", ";;", "|&", ";", "&", "|", "(", ")")
+_SHELL_REDIRECT = r"\d*(?:<<<|<<-|<<|>>|>&|<&|<>|>\||>|<)|&>>?"
+_SHELL_BREAK = frozenset(" \t\r\n;&|()<>")
+_SHELLISH_WORD = r"[\s;&|`$<>()]"
+
+
+class _ShellReader:
+    """Splits shell text into simple commands (word lists) the way sh reads it.
+
+    Quotes and backslashes are removed, operators split commands, redirection
+    targets are dropped, and the text of $(...), `...`, <(...), >(...) and
+    here-document bodies is kept for reading as commands of its own.
+    """
+
+    def __init__(self, text: str):
+        self.text, self.pos = text, 0
+        self.segments: list[list[str]] = [[]]
+        self.nested: list[str] = []
+        self.heredocs: list[tuple[str, bool]] = []   # (delimiter, strip leading tabs)
+        self.target: str | None = None               # the redirection waiting for its word
+
+    def read(self) -> tuple[list[list[str]], list[str]]:
+        text = self.text
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char in " \t\r":
+                self.pos += 1
+            elif text.startswith("\\\n", self.pos):
+                self.pos += 2
+            elif char == "#":
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end < 0 else end
+            elif char == "\n":
+                self.pos += 1
+                self._end_command()
+                self._read_heredocs()
+            elif text.startswith(("<(", ">("), self.pos):
+                start, end = self.pos, self._closing(self.pos + 2, "(", ")")
+                self.nested.append(text[start + 2:end])
+                self.pos = end + 1
+                self._word(text[start:end + 1])
+            elif match := re.match(_SHELL_REDIRECT, text[self.pos:]):
+                self.pos += match.end()
+                self.target = match.group(0).lstrip("0123456789")
+            elif operator := next((op for op in _SHELL_OPERATORS
+                                   if text.startswith(op, self.pos)), None):
+                self.pos += len(operator)
+                self._end_command()
+            else:
+                self._word(self._read_word())
+        if self.target is not None:
+            raise ShellSyntax("redirection without a target")
+        self._read_heredocs()
+        self._end_command()
+        return [s for s in self.segments if s], self.nested
+
+    def _word(self, word: str) -> None:
+        target, self.target = self.target, None
+        if target in ("<<", "<<-"):
+            self.heredocs.append((word, target == "<<-"))
+        elif target is None:
+            if self.segments[-1] or word not in _SHELL_KEYWORDS:
+                self.segments[-1].append(word)
+
+    def _end_command(self) -> None:
+        if self.target is not None:
+            raise ShellSyntax("redirection without a target")
+        if self.segments[-1]:
+            self.segments.append([])
+
+    def _read_heredocs(self) -> None:
+        """The bodies of the here-documents opened on the line just ended."""
+        for delimiter, strip_tabs in self.heredocs:
+            body = []
+            while self.pos < len(self.text):
+                end = self.text.find("\n", self.pos)
+                end = len(self.text) if end < 0 else end
+                line = self.text[self.pos:end]
+                self.pos = end + 1
+                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                    break
+                body.append(line)
+            self.nested.append("\n".join(body))
+        self.heredocs = []
+
+    def _read_word(self) -> str:
+        text, out = self.text, []
+        while self.pos < len(text) and text[self.pos] not in _SHELL_BREAK:
+            char = text[self.pos]
+            if char == "\\":
+                out.append(text[self.pos + 1:self.pos + 2].replace("\n", ""))
+                self.pos += 2
+            elif char == "'":
+                end = text.find("'", self.pos + 1)
+                if end < 0:
+                    raise ShellSyntax("unclosed '")
+                out.append(text[self.pos + 1:end])
+                self.pos = end + 1
+            elif char == '"':
+                out.append(self._double_quoted())
+            elif char in "$`":
+                out.append(self._expansion())
+            else:
+                out.append(char)
+                self.pos += 1
+        return "".join(out)
+
+    def _double_quoted(self) -> str:
+        text, out = self.text, []
+        self.pos += 1
+        while True:
+            if self.pos >= len(text):
+                raise ShellSyntax('unclosed "')
+            char = text[self.pos]
+            if char == '"':
+                self.pos += 1
+                return "".join(out)
+            if char == "\\" and text[self.pos + 1:self.pos + 2] in ('"', "\\", "$", "`", "\n"):
+                out.append(text[self.pos + 1].replace("\n", ""))
+                self.pos += 2
+            elif char in "$`":
+                out.append(self._expansion())
+            else:
+                out.append(char)
+                self.pos += 1
+
+    def _expansion(self) -> str:
+        """$(...), $((...)), ${...}, $'...', `...` or a plain $; the text as written."""
+        text, start = self.text, self.pos
+        if text[start] == "`":
+            end = start + 1
+            while end < len(text) and text[end] != "`":
+                end += 2 if text[end] == "\\" else 1
+            if end >= len(text):
+                raise ShellSyntax("unclosed `")
+            self.nested.append(text[start + 1:end].replace("\\`", "`"))
+            self.pos = end + 1
+        elif text.startswith(("$(", "${"), start):
+            pair = ("(", ")") if text[start + 1] == "(" else ("{", "}")
+            end = self._closing(start + 2, *pair)
+            self.nested.append(text[start + 2:end])
+            self.pos = end + 1
+        elif text.startswith("$'", start):
+            end = start + 2
+            while end < len(text) and text[end] != "'":
+                end += 2 if text[end] == "\\" else 1
+            if end >= len(text):
+                raise ShellSyntax("unclosed $'")
+            self.pos = end + 1
+            return text[start + 2:end]
+        else:
+            self.pos += 1
+        return text[start:self.pos]
+
+    def _closing(self, start: int, opening: str, closing: str) -> int:
+        """The index of the ``closing`` that ends a group opened just before ``start``."""
+        text, depth, index = self.text, 1, start
+        while index < len(text):
+            char = text[index]
+            if char == "\\":
+                index += 2
                 continue
-            permissions = json.loads(data.decode("utf-8")).get("permissions") or {}
-            for key in rules:
-                rules[key] += [r for r in permissions.get(key) or [] if isinstance(r, str)]
-    for key, verdict in (("deny", "deny"), ("ask", "ask-rule"), ("allow", "allow")):
-        if any(bash_rule_matches(rule, command) for rule in rules[key]):
-            return verdict
+            if char in "'\"`":
+                end = index + 1
+                while end < len(text) and text[end] != char:
+                    end += 2 if char != "'" and text[end] == "\\" else 1
+                if end >= len(text):
+                    raise ShellSyntax(f"unclosed {char}")
+                index = end + 1
+                continue
+            depth += (char == opening) - (char == closing)
+            if depth == 0:
+                return index
+            index += 1
+        raise ShellSyntax(f"unclosed {opening}")
+
+
+def shell_commands(text: str, depth: int = 0) -> list[tuple[str, ...]]:
+    """Every simple command ``text`` would run, as word tuples, nested ones included.
+
+    Raises ShellSyntax when the top level cannot be split; shell text nested
+    inside it that cannot be split is only data (a quote in a commit message).
+    """
+    segments, nested = _ShellReader(text).read()
+    commands = [tuple(words) for words in segments]
+    if depth >= _SHELL_NESTING:
+        return commands
+    inner = nested + [word for words in segments for word in words[1:]
+                      if re.search(_SHELLISH_WORD, word)]
+    for part in inner:
+        with contextlib.suppress(ShellSyntax):
+            commands += shell_commands(part, depth + 1)
+    return commands
+
+
+class ShellReading(Record):
+    """A command as the rules see it: the text, and every word list it would run."""
+
+    __slots__ = ("command", "commands")
+    FROZEN = True
+    command: str
+    commands: tuple[tuple[str, ...], ...]
+
+    def tails(self) -> Iterator[tuple[str, ...]]:
+        """Each command from each of its words on: ``sudo -E npm i`` gives ``npm i`` too."""
+        for words in self.commands:
+            for start in range(len(words)):
+                yield words[start:]
+
+    def texts(self) -> list[str]:
+        return [self.command.strip()] + [" ".join(words) for words in self.tails()]
+
+
+def read_shell(command: str) -> ShellReading | None:
+    """The reading of ``command``; None when it is too long or cannot be split."""
+    if len(command) > SHELL_READ_MAX:
+        return None
+    try:
+        return ShellReading(command, tuple(dict.fromkeys(shell_commands(command))))
+    except ShellSyntax:
+        return None
+
+
+def rules_verdict(env: Env, agent: str, command: str,
+                  tool_input: dict[str, Any]) -> str | None:
+    """What the agent's rules say: "deny", "ask", "allow", "unreadable" or None (no rule)."""
+    read_rules, matches_broadly, allows = PERMISSION_RULES[agent]
+    try:
+        rules = read_rules(env)
+    except RulesUnreadable as exc:
+        warn(f"hook pre-tool-use: {exc}; the command is left as it is")
+        return "unreadable"
+    reading = read_shell(command)
+    if reading is None:
+        return "unreadable"
+    for decision in ("deny", "ask"):
+        if any(matches_broadly(rule, reading, tool_input) for rule in rules[decision]):
+            return decision
+    if allows is not None and any(allows(rule, command) for rule in rules["allow"]):
+        return "allow"
     return None
 
 
+def _user_home() -> Path:
+    return Path(os.environ.get("HOME") or str(Path.home()))
+
+
+def _read_rules_file(path: Path) -> str | None:
+    """The text of a rules file; None when it does not exist."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RulesUnreadable(f"cannot read {path} ({exc.strerror})") from None
+    data = read_regular(path, 1 << 24)  # a named pipe there must not block the hook
+    if data is None:
+        raise RulesUnreadable(f"cannot read {path} (not a readable regular file)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RulesUnreadable(f"cannot read {path} ({exc})") from None
+
+
+def _json_rules_file(path: Path) -> dict[str, Any]:
+    text = _read_rules_file(path)
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RulesUnreadable(f"{path} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise RulesUnreadable(f"{path} is not a JSON object")
+    return data
+
+
+def _files_in(folder: Path, pattern: str) -> list[Path]:
+    with contextlib.suppress(OSError):
+        return sorted(folder.glob(pattern))
+    return []
+
+
+# --- Claude Code: permissions.deny/ask/allow of the settings files -------------------
+
+CLAUDE_MANAGED_SETTINGS = (Path("/etc/claude-code"),
+                           Path("/Library/Application Support/ClaudeCode"),
+                           Path("C:/Program Files/ClaudeCode"))
+CLAUDE_BASH_PARAMETERS = frozenset({"command", "description", "timeout", "run_in_background",
+                                    "dangerouslyDisableSandbox"})
 _COMPOUND = r"[;&|<>`\n]|\$\("
 
 
-def bash_rule_matches(rule: str, command: str) -> bool:
-    """Claude Code's ``Bash`` / ``Bash(prefix:*)`` / ``Bash(glob *)`` rules, read narrowly.
+def claude_rules(env: Env) -> dict[str, list[str]]:
+    """The deny, ask and allow rules of every Claude Code settings file that applies."""
+    config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or _user_home() / ".claude")
+    paths = [path for folder in CLAUDE_MANAGED_SETTINGS for path in
+             [folder / "managed-settings.json", *_files_in(folder / "managed-settings.d",
+                                                           "*.json")]]
+    paths += [config / "settings.json", env.root / ".claude" / "settings.json",
+              env.root / ".claude" / "settings.local.json"]
+    rules: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
+    for path in paths:
+        permissions = _json_rules_file(path).get("permissions") or {}
+        if not isinstance(permissions, dict):
+            raise RulesUnreadable(f"{path}: \"permissions\" is not an object")
+        for key, found in rules.items():
+            listed = permissions.get(key) or []
+            if not isinstance(listed, list):
+                raise RulesUnreadable(f"{path}: permissions.{key} is not a list")
+            found += [rule for rule in listed if isinstance(rule, str)]
+    return rules
 
-    Only a bare ``Bash`` rule covers a compound command (``;``, ``&&``, pipes,
-    redirections, ``$(...)``): a prefix rule for its first part must not grant
-    the rest, so those get a prompt instead.
+
+def _bash_specifier(rule: str) -> str | None:
+    """What a ``Bash`` or ``Bash(...)`` rule names ("" for every command); None otherwise."""
+    rule = rule.strip()
+    if rule == "Bash":
+        return ""
+    match = re.fullmatch(r"Bash\((.*)\)", rule, flags=re.DOTALL)
+    if match is None:
+        return None
+    specifier = match.group(1).strip()
+    return "" if specifier == "*" else specifier
+
+
+def command_pattern_matches(pattern: str, command: str, broad: bool = False) -> bool:
+    """Claude Code's command patterns: exact, ``prefix:*`` (legacy) and globs with ``*``.
+
+    ``ls *`` (one trailing wildcard after a space) matches ``ls`` and ``ls -la``
+    but not ``lsof``; ``ls*`` matches all three. Read ``broad`` (deny, ask), a
+    ``prefix:*`` rule also matches the prefix followed by punctuation
+    (``npm run test:unit``), which a narrow reading (allow) leaves to a prompt.
     """
-    if rule.strip() == "Bash":
-        return True
-    match = re.fullmatch(r"\s*Bash\((.*)\)\s*", rule, flags=re.DOTALL)
-    command = command.strip()
-    if not match or re.search(_COMPOUND, command):
-        return False
-    pattern = match.group(1).strip()
-    if pattern.endswith(":*"):
+    if broad:
+        pattern = " ".join(pattern.split())
+    if pattern.endswith(":*") and "*" not in pattern[:-2]:
         prefix = pattern[:-2]
         rest = command[len(prefix):]
-        joined = bool(rest) and (rest[0].isalnum() or rest[0] in "_-")  # `git:*` vs gitk
-        return command.startswith(prefix) and not joined
+        if not command.startswith(prefix):
+            return False
+        return not rest or rest[0] in " \t" or (broad and not (rest[0].isalnum() or rest[0] == "_"))
     if "*" in pattern:
-        regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+        if pattern.endswith(" *") and pattern.count("*") == 1:
+            regex = re.escape(pattern[:-2]) + r"(?:[ \t].*)?"
+        else:
+            regex = ".*".join(re.escape(part) for part in pattern.split("*"))
         return re.fullmatch(regex, command, flags=re.DOTALL) is not None
     return command == pattern
+
+
+def _claude_parameter_rule(specifier: str) -> tuple[str, str] | None:
+    """(parameter, value) of a ``Bash(run_in_background:true)`` style rule."""
+    match = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*):(.*)", specifier, flags=re.DOTALL)
+    if match is None or match.group(1) not in CLAUDE_BASH_PARAMETERS:
+        return None
+    return match.group(1), match.group(2)
+
+
+def claude_rule_matches(rule: str, reading: ShellReading, tool_input: dict[str, Any]) -> bool:
+    """A deny or ask rule, read broadly: does it touch any part of the command?"""
+    specifier = _bash_specifier(rule)
+    if specifier is None:
+        return False
+    if not specifier:
+        return True
+    parameter = _claude_parameter_rule(specifier)
+    if parameter is not None and parameter[0] != "command":
+        value = tool_input.get(parameter[0])
+        text = json.dumps(value) if isinstance(value, bool) else str(value)
+        if value is not None and command_pattern_matches(parameter[1], text):
+            return True
+        if not specifier.endswith(":*"):     # `timeout:*` may also be the timeout command
+            return False
+    elif parameter is not None:
+        specifier = parameter[1]
+    return any(command_pattern_matches(specifier, text, broad=True) for text in reading.texts())
+
+
+def bash_rule_matches(rule: str, command: str) -> bool:
+    """A Claude Code allow rule, read narrowly: does it cover the whole command?
+
+    Only a bare ``Bash`` rule covers a compound command (``;``, ``&&``, pipes,
+    redirections, ``$(...)``): a rule for its first part must not grant the
+    rest, so those get a prompt instead. Parameter rules never grant a rewrite.
+    """
+    specifier = _bash_specifier(rule)
+    if specifier is None:
+        return False
+    if not specifier:
+        return True
+    command = command.strip()
+    if re.search(_COMPOUND, command):
+        return False
+    if _claude_parameter_rule(specifier) is not None and not specifier.endswith(":*"):
+        return False
+    return command_pattern_matches(specifier, command)
+
+
+# --- Codex: prefix_rule() in the .rules files ------------------------------------------
+
+CODEX_DECISIONS = {"forbidden": "deny", "prompt": "ask", "allow": "allow"}
+
+
+def codex_rules(env: Env) -> dict[str, list[Any]]:
+    """The prefix rules of ~/.codex/rules/*.rules (or $CODEX_HOME) and <root>/.codex/rules."""
+    home = Path(os.environ.get("CODEX_HOME") or _user_home() / ".codex")
+    paths = (_files_in(home / "rules", "*.rules") + _files_in(home / "policy", "*.codexpolicy")
+             + _files_in(env.root / ".codex" / "rules", "*.rules"))
+    rules: dict[str, list[Any]] = {"deny": [], "ask": [], "allow": []}
+    for path in paths:
+        text = _read_rules_file(path) or ""
+        for decision, pattern in _codex_prefix_rules(path, text):
+            rules[decision].append(pattern)
+    return rules
+
+
+def _codex_prefix_rules(path: Path, text: str) -> list[tuple[str, list[Any]]]:
+    """(decision, pattern) of every prefix_rule(...) call; the file is Starlark, which
+    Python's parser reads for these literal calls."""
+    import ast
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except SyntaxError as exc:
+        raise RulesUnreadable(f"cannot read the Codex rules in {path} ({exc.msg})") from None
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "prefix_rule"):
+            continue
+        arguments = {kw.arg: kw.value for kw in node.keywords}
+        if node.args:
+            arguments.setdefault("pattern", node.args[0])
+        try:
+            pattern = ast.literal_eval(arguments["pattern"])
+            decision = ast.literal_eval(arguments.get("decision") or ast.Constant("allow"))
+        except (KeyError, ValueError, TypeError, SyntaxError):
+            raise RulesUnreadable(f"cannot read a prefix_rule in {path} (line "
+                                  f"{node.lineno})") from None
+        if decision not in CODEX_DECISIONS or not isinstance(pattern, list) or not pattern:
+            raise RulesUnreadable(f"cannot read a prefix_rule in {path} (line {node.lineno})")
+        found.append((CODEX_DECISIONS[decision], pattern))
+    return found
+
+
+def codex_rule_matches(pattern: list[Any], reading: ShellReading,
+                       tool_input: dict[str, Any]) -> bool:
+    """A forbidden or prompt rule, read broadly: its tokens start any part of the command."""
+    def token_matches(word: str, element: Any, first: bool) -> bool:
+        options = element if isinstance(element, list) else [element]
+        return word in options or (first and os.path.basename(word) in options)
+    return any(len(words) >= len(pattern) and all(
+        token_matches(word, element, index == 0)
+        for index, (word, element) in enumerate(zip(words, pattern, strict=False)))
+        for words in reading.tails())
+
+
+# --- Gemini CLI: policy files and tools.exclude -----------------------------------------
+
+GEMINI_SHELL_TOOLS = ("run_shell_command", "ShellTool")
+GEMINI_DECISIONS = {"deny": "deny", "ask_user": "ask", "allow": "allow"}
+GEMINI_SYSTEM = Path("/etc/gemini-cli")
+
+
+def gemini_rules(env: Env) -> dict[str, list[Any]]:
+    """Policy rules (policies/*.toml: user, project, system) and ``tools.exclude``."""
+    home = _user_home() / ".gemini"
+    rules: dict[str, list[Any]] = {"deny": [], "ask": [], "allow": []}
+    for folder in (home, env.root / ".gemini", GEMINI_SYSTEM):
+        for path in _files_in(folder / "policies", "*.toml"):
+            for rule in _gemini_policy(path):
+                decision = GEMINI_DECISIONS.get(str(rule.get("decision")))
+                if decision is None:
+                    raise RulesUnreadable(f"{path}: unknown decision {rule.get('decision')!r}")
+                rules[decision].append(rule)
+        settings = _json_rules_file(folder / "settings.json")
+        tools = settings.get("tools") if isinstance(settings.get("tools"), dict) else {}
+        for entry in (tools.get("exclude") or []) + (settings.get("excludeTools") or []):
+            rules["deny"] += _gemini_excluded(str(entry))
+    return rules
+
+
+def _gemini_policy(path: Path) -> list[dict[str, Any]]:
+    text = _read_rules_file(path) or ""
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10 cannot read TOML
+        raise RulesUnreadable(f"cannot read {path} on Python 3.10 (no tomllib)") from None
+    try:
+        rules = tomllib.loads(text).get("rule") or []
+    except tomllib.TOMLDecodeError as exc:
+        raise RulesUnreadable(f"cannot read {path} ({exc})") from None
+    if not isinstance(rules, list) or not all(isinstance(rule, dict) for rule in rules):
+        raise RulesUnreadable(f"{path}: [[rule]] entries expected")
+    return rules
+
+
+def _gemini_excluded(entry: str) -> list[dict[str, Any]]:
+    """``run_shell_command`` or ``run_shell_command(rm -rf)`` in an exclude list."""
+    match = re.fullmatch(r"\s*(\w+)\s*(?:\((.*)\))?\s*", entry, flags=re.DOTALL)
+    if match is None or match.group(1) not in GEMINI_SHELL_TOOLS:
+        return []
+    prefix = (match.group(2) or "").strip()
+    return [{"toolName": match.group(1), **({"commandPrefix": prefix} if prefix else {})}]
+
+
+def gemini_rule_matches(rule: dict[str, Any], reading: ShellReading,
+                        tool_input: dict[str, Any]) -> bool:
+    """A deny or ask_user rule, read broadly: any of its conditions on any part.
+
+    A rule without a shell condition covers every shell command; a regular
+    expression that does not compile counts as matching.
+    """
+    names = rule.get("toolName")
+    names = [names] if isinstance(names, str) else names
+    if names is not None and not any(fnmatch_name(name, tool) for name in names
+                                     for tool in GEMINI_SHELL_TOOLS):
+        return False
+    prefixes = rule.get("commandPrefix")
+    prefixes = [prefixes] if isinstance(prefixes, str) else (prefixes or [])
+    regexes = [r for r in (rule.get("commandRegex"), rule.get("argsPattern")) if r]
+    if not prefixes and not regexes:
+        return True
+    texts = reading.texts()
+    if any(text.startswith(str(prefix).strip()) for prefix in prefixes for text in texts):
+        return True
+    subjects = texts + [json.dumps({"command": text}) for text in texts] + [json.dumps(tool_input)]
+    for regex in regexes:
+        try:
+            if any(re.search(str(regex), subject) for subject in subjects):
+                return True
+        except re.error:
+            return True
+    return False
+
+
+def fnmatch_name(pattern: Any, name: str) -> bool:
+    import fnmatch
+    return isinstance(pattern, str) and fnmatch.fnmatchcase(name, pattern)
+
+
+# (read the rules, does a deny/ask rule match broadly, does an allow rule grant narrowly)
+PERMISSION_RULES: dict[str, tuple[Callable[..., Any], Callable[..., bool],
+                                  Callable[..., bool] | None]] = {
+    "claude": (claude_rules, claude_rule_matches, bash_rule_matches),
+    "codex": (codex_rules, codex_rule_matches, None),
+    "gemini": (gemini_rules, gemini_rule_matches, None),
+}
 
 
 def tool_response_text(response: Any) -> str:

@@ -86,8 +86,8 @@ def test_settings_file_that_is_a_pipe_does_not_block(project):
     os.mkfifo(project / ".claude" / "settings.local.json")
     proc = _hook(project, "pre-tool-use", payload("claude_pre_tool_use_bash", project))
     assert proc.returncode == 0, proc.stderr
-    assert " run --label bash -- " in json.loads(proc.stdout)["hookSpecificOutput"][
-        "updatedInput"]["command"]
+    assert b"settings.local.json" in proc.stderr  # unreadable rules: the command is left as is
+    assert proc.stdout == b""
 
 
 def test_config_that_is_a_pipe_does_not_block(project):

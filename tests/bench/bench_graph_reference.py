@@ -1,0 +1,454 @@
+#!/usr/bin/env python3
+"""ctxkit's direct callers scored against each language's own type checker.
+
+For every project below, a reference tool written against the language's
+checker lists every call site of the project with the definitions inside the
+project that it runs:
+
+    Python      jedi                       graph_reference/ref_python_jedi.py
+    TypeScript  the TypeScript compiler    graph_reference/ref_typescript.js
+    Go          go/types (source importer) graph_reference/ref_go_types.go
+
+The reference's pairs (caller, callee), both definitions inside the project,
+are the expected direct-caller sets. ctxkit indexes the same files and its
+calls edges at the default confidence (what `ctxkit callers` lists) are the
+found pairs. A call site the checker could not resolve at all (an ``any``, an
+untyped parameter jedi cannot follow) is left out of both sides: nobody
+knows the answer there. A site the checker resolved outside the project
+(the standard library, a dependency, a builtin) is expected to have no edge,
+so an edge ctxkit guesses there counts as wrong. ``Cls(...)`` and
+``new Cls()`` are calls of the class and of the constructor that runs.
+
+Definitions are matched by file, name and the line of the name, so ctxkit's
+ids are read as they are (PATH:QUALNAME). A naive matcher runs through the
+same scorer: every call ctxkit extracted, linked to every definition of that
+name in the project.
+
+Projects are split: the tuned ones are listed here, the held-out ones in
+graph_reference_held_out.txt (written before any tuning, never edited). The
+report gives both, per project and per language.
+
+Inputs come from the package registries once (pip download of sdists, npm
+pack, apt-get download of Debian's golang-*-dev source packages) into
+tests/bench/.work/, and the references' answers are cached there too, so
+later runs are offline. Needs: jedi in this Python, node with the
+`typescript` npm package (installed into .work/npm), Debian's golang-go.
+
+Run:  python tests/bench/bench_graph_reference.py [--language L] [--project P]
+          [--details FILE] [--check-cli N]
+Targets: precision >= 0.98 and recall >= 0.95 per language (Python,
+TypeScript, Go), tuned and held-out alike. Exit 1 when a language misses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tarfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / ".work"
+REF = HERE / "graph_reference"
+CTXKIT = HERE.parent.parent / "ctxkit.py"
+HELD_OUT_FILE = HERE / "graph_reference_held_out.txt"
+TYPESCRIPT = "typescript@5.9.3"
+MIN_CONFIDENCE = 0.5          # ctxkit's default for callers
+TARGETS = {"python": (0.98, 0.95), "typescript": (0.98, 0.95), "go": (0.98, 0.95)}
+
+# Same line format as graph_reference_held_out.txt:
+#   LANGUAGE NAME SOURCE SPEC [DEPENDENCY ...]   (deb: SPEC is the package, then
+#   the import path, then the packages its imports come from; a line ending in a
+#   backslash goes on on the next)
+TUNED = """
+python click pypi click==8.1.7
+python flask pypi flask==3.0.3
+typescript mobx npm mobx@7.1.3
+typescript immer npm immer@11.2.13
+typescript zod npm zod@4.6.7
+go cobra deb golang-github-spf13-cobra-dev github.com/spf13/cobra golang-github-spf13-pflag-dev \\
+    golang-github-cpuguy83-go-md2man-v2-dev golang-github-russross-blackfriday-v2-dev \\
+    golang-gopkg-yaml.v3-dev
+go pflag deb golang-github-spf13-pflag-dev github.com/spf13/pflag
+go toml deb golang-github-burntsushi-toml-dev github.com/BurntSushi/toml
+"""
+
+LANGUAGE_FILES = {"python": ("python",), "typescript": ("typescript", "tsx"), "go": ("go",)}
+
+
+@dataclass(frozen=True)
+class Project:
+    language: str
+    name: str
+    source: str
+    spec: str
+    extra: tuple[str, ...] = ()
+    held_out: bool = False
+
+
+def read_projects(text: str, held_out: bool) -> list[Project]:
+    found = []
+    for line in text.replace("\\\n", " ").splitlines():
+        words = line.split("#", 1)[0].split()
+        if words:
+            language, name, source, spec, *extra = words
+            found.append(Project(language, name, source, spec, tuple(extra), held_out))
+    return found
+
+
+def all_projects() -> list[Project]:
+    return read_projects(TUNED, False) + read_projects(HELD_OUT_FILE.read_text(), True)
+
+
+def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}):\n"
+                         f"{proc.stderr[-3000:]}")
+    return proc
+
+
+# --- inputs ----------------------------------------------------------------
+
+def fetch_pypi(project: Project) -> Path:
+    """The sdist's folder, downloaded once."""
+    dest = WORK / "src" / project.name
+    if dest.exists():
+        return dest
+    download = WORK / "download" / project.name
+    download.mkdir(parents=True, exist_ok=True)
+    if not any(download.iterdir()):
+        run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+             project.spec, "-d", str(download), "-q"])
+    archive = next(download.iterdir())
+    unpack = WORK / "unpack" / project.name
+    shutil.rmtree(unpack, ignore_errors=True)
+    if archive.name.endswith(".zip"):
+        with zipfile.ZipFile(archive) as z:
+            z.extractall(unpack)
+    else:
+        with tarfile.open(archive) as t:
+            t.extractall(unpack, filter="data")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    next(unpack.iterdir()).rename(dest)
+    return dest
+
+
+def fetch_npm(project: Project) -> Path:
+    """The package's src/ folder (its TypeScript sources), packed once."""
+    dest = WORK / "src" / project.name
+    if dest.exists():
+        return dest
+    download = WORK / "download" / project.name
+    download.mkdir(parents=True, exist_ok=True)
+    if not any(download.iterdir()):
+        run(["npm", "pack", project.spec, "--silent"], cwd=download)
+    archive = next(download.iterdir())
+    unpack = WORK / "unpack" / project.name
+    shutil.rmtree(unpack, ignore_errors=True)
+    with tarfile.open(archive) as t:
+        t.extractall(unpack, filter="data")
+    dest.mkdir(parents=True)
+    shutil.copytree(unpack / "package" / "src", dest / "src")
+    return dest
+
+
+def gopath() -> Path:
+    return WORK / "go" / "tree" / "usr" / "share" / "gocode"
+
+
+def fetch_deb(project: Project) -> Path:
+    """The Go package's source folder in a GOPATH made of Debian's -dev packages."""
+    package, import_path, *deps = project.spec, *project.extra
+    debs = WORK / "go" / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    for name in (package, *deps):
+        if not any(debs.glob(f"{name}_*.deb")):
+            run(["apt-get", "download", name], cwd=debs)
+        deb = next(debs.glob(f"{name}_*.deb"))
+        marker = WORK / "go" / "unpacked" / deb.name
+        if not marker.exists():
+            run(["dpkg-deb", "-x", str(deb), str(WORK / "go" / "tree")])
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+    return gopath() / "src" / import_path
+
+
+FETCHERS = {"pypi": fetch_pypi, "npm": fetch_npm, "deb": fetch_deb}
+
+
+def prepare_root(project: Project, source: Path) -> Path:
+    """A fresh copy of the project with its own .git, so ctxkit takes it as the root."""
+    root = WORK / "roots" / project.name
+    if not (root / ".git").exists():
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(source, root, symlinks=True)
+        run(["git", "init", "-q"], cwd=root)
+    return root
+
+
+def typescript_module() -> Path:
+    npm = WORK / "npm"
+    module = npm / "node_modules" / "typescript"
+    if not module.exists():
+        npm.mkdir(parents=True, exist_ok=True)
+        run(["npm", "install", "--silent", "--no-audit", "--no-fund", TYPESCRIPT], cwd=npm)
+    return module
+
+
+# --- ctxkit ----------------------------------------------------------------
+
+def index(project: Project, root: Path) -> Path:
+    db = WORK / "db" / f"{project.name}.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    run([sys.executable, str(CTXKIT), "--db", str(db), "-p", project.name, "-q", "index"],
+        cwd=root)
+    return db
+
+
+@dataclass
+class Graph:
+    files: list[str]
+    nodes: dict[tuple[str, str], list[tuple[int, int, str]]] = field(default_factory=dict)
+    names: dict[str, set[str]] = field(default_factory=dict)
+    edges: list[tuple[str, str, str, int, str]] = field(default_factory=list)   # resolved
+    sites: list[tuple[str, str, int, str]] = field(default_factory=list)        # all calls
+
+
+def read_graph(db: Path, project: Project) -> Graph:
+    con = sqlite3.connect(db)
+    languages = LANGUAGE_FILES[project.language]
+    marks = ",".join("?" * len(languages))
+    files = [r[0] for r in con.execute(
+        f"SELECT path FROM files WHERE project = ? AND language IN ({marks}) ORDER BY path",
+        (project.name, *languages))]
+    graph = Graph(files)
+    for path, name, line, end, uid, kind in con.execute(
+            "SELECT path, name, line, end_line, uid, kind FROM nodes WHERE project = ?",
+            (project.name,)):
+        if kind != "file":
+            graph.nodes.setdefault((path, name), []).append((line, end, uid))
+            graph.names.setdefault(name, set()).add(uid)
+    wanted = set(files)
+    for src, dst, callee, line, path, conf in con.execute(
+            "SELECT s.uid, d.uid, e.callee, e.line, f.path, e.confidence FROM edges e "
+            "JOIN nodes s ON s.id = e.src_id JOIN files f ON f.id = e.file_id "
+            "LEFT JOIN nodes d ON d.id = e.dst_id WHERE e.project = ? AND e.kind = 'calls'",
+            (project.name,)):
+        if path not in wanted:
+            continue
+        graph.sites.append((src, callee or "", line, path))
+        if dst is not None and conf >= MIN_CONFIDENCE:
+            graph.edges.append((src, dst, callee or "", line, path))
+    con.close()
+    return graph
+
+
+def ctxkit_json(root: Path, db: Path, project: str, *args: str) -> dict:
+    proc = run([sys.executable, str(CTXKIT), "--db", str(db), "-p", project, "--json", *args],
+               cwd=root)
+    return json.loads(proc.stdout)
+
+
+def check_cli(root: Path, db: Path, project: Project, graph: Graph, count: int) -> None:
+    """`ctxkit callers` agrees with the edges read from the database."""
+    by_dst: dict[str, set[str]] = {}
+    for src, dst, *_ in graph.edges:
+        by_dst.setdefault(dst, set()).add(src)
+    for dst in random.Random(7).sample(sorted(by_dst), min(count, len(by_dst))):
+        found = {r["id"] for r in ctxkit_json(root, db, project.name, "callers", dst)["results"]}
+        if found != by_dst[dst]:
+            raise SystemExit(f"{project.name}: `callers {dst}` lists {sorted(found)}, the "
+                             f"database {sorted(by_dst[dst])}: the harness reads edges wrong")
+
+
+# --- references ------------------------------------------------------------
+
+def reference(project: Project, root: Path, source: Path, files: list[str]) -> dict:
+    """The reference's call sites, cached by tool, script and file list."""
+    script = {"python": "ref_python_jedi.py", "typescript": "ref_typescript.js",
+              "go": "ref_go_types.go"}[project.language]
+    key = hashlib.sha1((REF / script).read_bytes() + "\n".join(files).encode()).hexdigest()[:16]
+    cache = WORK / "ref" / f"{project.name}-{key}.json"
+    if cache.exists():
+        return json.loads(cache.read_text())
+    stdin = "\n".join(files)
+    if project.language == "python":
+        paths = [p for p in ("src", ".") if (root / p).is_dir()][:1]
+        proc = run([sys.executable, str(REF / script), str(root), *paths], input=stdin)
+    elif project.language == "typescript":
+        proc = run(["node", str(REF / script), str(typescript_module()), str(root)],
+                   input=stdin)
+    else:
+        env = {"GO111MODULE": "off", "GOPATH": str(gopath()), "GOFLAGS": "",
+               "GOCACHE": str(WORK / "go" / "cache"), "PATH": "/usr/bin:/bin",
+               "HOME": str(WORK / "go")}
+        proc = run(["go", "run", str(REF / script), str(source)], input=stdin, env=env,
+                   cwd=REF)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(proc.stdout)
+    return json.loads(proc.stdout)
+
+
+# --- scoring ---------------------------------------------------------------
+
+def node_id(graph: Graph, where: dict | None, site_file: str) -> str:
+    """ctxkit's id for a definition the reference named (module level: the file)."""
+    if where is None:
+        return site_file
+    spans = [(line, uid) for line, end, uid in graph.nodes.get((where["file"], where["name"]), ())
+             if line <= where["line"] <= end]
+    if spans:
+        return max(spans)[1]
+    return f"?{where['file']}:{where['name']}@{where['line']}"
+
+
+@dataclass
+class Score:
+    found: int = 0
+    expected: int = 0
+    hits: int = 0
+    false: list = field(default_factory=list)
+    missed: list = field(default_factory=list)
+
+    def add(self, found: set, expected: set) -> None:
+        self.found += len(found)
+        self.expected += len(expected)
+        self.hits += len(found & expected)
+        self.false.extend(sorted(found - expected))
+        self.missed.extend(sorted(expected - found))
+
+    @property
+    def precision(self) -> float:
+        return self.hits / self.found if self.found else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.hits / self.expected if self.expected else 1.0
+
+
+def expected_pairs(graph: Graph, ref: dict) -> tuple[set, set]:
+    """The reference's (caller, callee) pairs, and the sites nobody can answer for."""
+    pairs, unknown = set(), set()
+    for site in ref["sites"]:
+        if site["targets"] is None:
+            unknown.add((site["file"], site["line"], site["name"]))
+            continue
+        caller = node_id(graph, site["caller"], site["file"])
+        for target in site["targets"]:
+            pairs.add((caller, node_id(graph, target, site["file"])))
+    return pairs, unknown
+
+
+def score(graph: Graph, ref: dict) -> tuple[Score, Score]:
+    expected, unknown = expected_pairs(graph, ref)
+    known_sites = {(s["file"], s["line"], s["name"]) for s in ref["sites"] if s["targets"]}
+    found: set = set()
+    for src, dst, callee, line, path in graph.edges:
+        if (path, line, callee) in unknown and (path, line, callee) not in known_sites:
+            continue
+        found.add((src, dst))
+    naive: set = set()
+    for src, callee, line, path in graph.sites:
+        if (path, line, callee) in unknown and (path, line, callee) not in known_sites:
+            continue
+        naive.update((src, uid) for uid in graph.names.get(callee, ()))
+    ctx, base = Score(), Score()
+    ctx.add(found, expected)
+    base.add(naive, expected)
+    return ctx, base
+
+
+# --- report ----------------------------------------------------------------
+
+def evaluate(project: Project, check: int) -> dict:
+    source = FETCHERS[project.source](project)
+    root = prepare_root(project, source)
+    db = index(project, root)
+    graph = read_graph(db, project)
+    if check:
+        check_cli(root, db, project, graph, check)
+    ref = reference(project, root, source, graph.files)
+    ctx, base = score(graph, ref)
+    return {"project": project, "tool": ref["tool"], "files": len(graph.files),
+            "sites": len(ref["sites"]),
+            "unknown": sum(s["targets"] is None for s in ref["sites"]), "ctxkit": ctx,
+            "naive": base}
+
+
+def total(rows: list[dict], which: str) -> Score:
+    out = Score()
+    for row in rows:
+        s = row[which]
+        out.found += s.found
+        out.expected += s.expected
+        out.hits += s.hits
+    return out
+
+
+def line(label: str, rows: list[dict]) -> str:
+    ctx, base = total(rows, "ctxkit"), total(rows, "naive")
+    return (f"  {label:<28} {ctx.precision:6.3f} {ctx.recall:6.3f}   "
+            f"{base.precision:6.3f} {base.recall:6.3f}   {ctx.expected:6d} pairs")
+
+
+def report(rows: list[dict]) -> bool:
+    ok = True
+    print(f"  {'project':<28} {'ctxkit P':>6} {'R':>6}   {'names P':>6} {'R':>6}")
+    for language in dict.fromkeys(r["project"].language for r in rows):
+        mine = [r for r in rows if r["project"].language == language]
+        print(f"{language} ({mine[0]['tool']}):")
+        for r in mine:
+            p = r["project"]
+            split = "held-out" if p.held_out else "tuned"
+            print(line(f"{p.name} ({split})", [r])
+                  + f"  {r['files']} files, {r['sites']} sites, {r['unknown']} unresolved")
+        for split, held in (("tuned", False), ("held-out", True)):
+            part = [r for r in mine if r["project"].held_out == held]
+            if part:
+                print(line(f"= {language} {split}", part))
+                ctx = total(part, "ctxkit")
+                want_p, want_r = TARGETS.get(language, (0.95, 0.85))
+                ok &= ctx.precision >= want_p and ctx.recall >= want_r
+    return ok
+
+
+def write_details(rows: list[dict], path: Path) -> None:
+    details = {r["project"].name: {"false": r["ctxkit"].false, "missed": r["ctxkit"].missed}
+               for r in rows}
+    path.write_text(json.dumps(details, indent=1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--language", action="append", help="only this language (repeatable)")
+    parser.add_argument("--project", action="append", help="only this project (repeatable)")
+    parser.add_argument("--details", type=Path, help="write wrong and missed pairs here (JSON)")
+    parser.add_argument("--check-cli", type=int, default=5, metavar="N",
+                        help="compare N callee sets per project with `ctxkit callers` (5)")
+    args = parser.parse_args(argv)
+    projects = [p for p in all_projects()
+                if (not args.language or p.language in args.language)
+                and (not args.project or p.name in args.project)]
+    rows = []
+    for project in projects:
+        print(f"... {project.language} {project.name}", file=sys.stderr, flush=True)
+        rows.append(evaluate(project, args.check_cli))
+    ok = report(rows)
+    if args.details:
+        write_details(rows, args.details)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
