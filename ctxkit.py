@@ -513,12 +513,46 @@ class EditSpan(collections.namedtuple("EditSpan", "path first last")):
     __slots__ = ()
 
 
-def _read_text(path: str) -> str | None:
+_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file; None for anything else or on any error.
+
+    Hooks read paths an agent names. A named pipe, a device or a socket would
+    block a plain open() or read(), so the file is opened non-blocking (an
+    open of a FIFO returns at once) and checked on the open descriptor, which
+    no rename can swap afterwards.
+    """
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(4 * 1024 * 1024)
+        fd = os.open(path, _READ_FLAGS)
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    try:
+        if os.fstat(fd).st_mode & _S_IFMT != _S_IFREG:
+            return None
+        parts, left = [], limit
+        while left > 0:
+            data = os.read(fd, min(left, 1 << 20))
+            if not data:
+                break
+            parts.append(data)
+            left -= len(data)
+        return b"".join(parts)
     except OSError:
         return None
+    finally:
+        os.close(fd)
+
+
+def _read_text(path: str) -> str | None:
+    """A regular file's text (invalid UTF-8 replaced, newlines as Python's text mode gives)."""
+    data = read_regular(path, 4 * 1024 * 1024)
+    if data is None:
+        return None
+    return data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _spans_of(path: str, text: str | None, needle: str, every: bool) -> list[EditSpan]:
@@ -646,6 +680,66 @@ class HookInputError(Exception):
     """The agent sent something ctxkit cannot read; the agent must not be blocked."""
 
 
+HOOK_DEADLINE = 5.0  # seconds; CTXKIT_HOOK_DEADLINE overrides it
+_HOOK_DEADLINES: list[HookDeadline] = []  # the one of this process, once started
+
+
+class HookDeadline:
+    """A hook process's hard deadline: past it, the process exits 0 having said nothing.
+
+    An agent waits for its hooks, so no input may hold one: a payload that never
+    ends, a database locked by a long write, a git that hangs. A watchdog
+    thread (``_thread``: no threading import on the fast path) ends the
+    process with os._exit, which works whatever the main thread is blocked
+    in. The answer is written under a lock the watchdog takes too, so the
+    agent gets a whole answer or none. SQLite keeps the database whole
+    through such an exit, as through kill -9.
+    """
+
+    def __init__(self, seconds: float):
+        import _thread
+        self.finished = _thread.allocate_lock()
+        self.finished.acquire()
+        self.answering = _thread.allocate_lock()
+        _thread.start_new_thread(self._watch, (seconds,))
+
+    def _watch(self, seconds: float) -> None:
+        if self.finished.acquire(timeout=seconds):
+            return
+        if self.answering.acquire(blocking=False):
+            os._exit(EXIT_OK)
+
+    def may_answer(self) -> bool:
+        """True, once, when the deadline has not passed; the watchdog then stands down."""
+        if not self.answering.acquire(blocking=False):
+            return False
+        self.finished.release()
+        return True
+
+
+def hook_deadline_seconds() -> float:
+    """CTXKIT_HOOK_DEADLINE when it is a positive number of seconds, else HOOK_DEADLINE."""
+    try:
+        seconds = float(os.environ.get("CTXKIT_HOOK_DEADLINE", HOOK_DEADLINE))
+    except ValueError:
+        return HOOK_DEADLINE
+    return seconds if 0 < seconds < 86400 else HOOK_DEADLINE
+
+
+def start_hook_deadline() -> None:
+    """Start the deadline of this hook process (only when ctxkit is the program)."""
+    if not _HOOK_DEADLINES:
+        _HOOK_DEADLINES.append(HookDeadline(hook_deadline_seconds()))
+
+
+def write_hook_answer(text: str) -> None:
+    """Write a hook's answer to stdout, unless the deadline has passed."""
+    if _HOOK_DEADLINES and not _HOOK_DEADLINES[0].may_answer():
+        return  # the watchdog is ending the process: the agent gets nothing
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def read_hook_payload(stream: Any) -> dict[str, Any]:
     if stream.isatty():
         raise HookInputError("no input: agents pipe their hook JSON to stdin, e.g. "
@@ -704,6 +798,21 @@ class _SlowPath(Exception):
     """The call is not one the fast path answers: the full CLI runs it instead."""
 
 
+def command_in(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv`` (global options may come first), else None."""
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token in _FAST_GLOBAL_VALUES:
+            skip = True
+        elif token in ("-h", "--help", "--version", "--"):
+            return None
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
 def fast_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
     """(words, options) of a `query` or `hook` call using only options the fast path knows.
 
@@ -759,10 +868,9 @@ def _fast_db(path: str) -> _ReadDb:
     A missing, foreign, not-private, not-WAL or other-version file goes to the
     full CLI, which creates nothing, explains, tightens or migrates as it does.
     """
+    if read_regular(path, len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+        raise _SlowPath(path)
     try:
-        with open(path, "rb") as handle:
-            if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
-                raise _SlowPath(path)
         if os.stat(path).st_mode & 0o077:
             raise _SlowPath(path)
     except OSError:
@@ -843,6 +951,9 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     """
     if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
         return None
+    hook = command_in(argv) == "hook"
+    if hook:
+        start_hook_deadline()  # also over the full CLI, should this call fall back to it
     try:
         words, options = fast_arguments(argv)
         if len(words) != 2:
@@ -851,7 +962,9 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
         return None
     try:
-        if text:
+        if hook:
+            write_hook_answer(text)
+        elif text:
             sys.stdout.write(text)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -1047,8 +1160,11 @@ def load_config(env: Env) -> dict[str, Any]:
     path = env.root / STATE_DIR / CONFIG_NAME
     if not path.is_file():
         return {}
+    data = read_regular(path, 1 << 24)  # not open(): a named pipe there must not block
     try:
-        text = path.read_text(encoding="utf-8")
+        if data is None:
+            raise OSError("not a readable regular file")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CtxkitError(f"cannot read {path}: {exc}; fix or delete the file") from None
     try:
@@ -1252,12 +1368,16 @@ def _prepare_state_dir(path: Path) -> None:
 def _check_sqlite_file(path: Path) -> bool:
     """True when the file exists with content; raises when it is not SQLite."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(len(_SQLITE_MAGIC))
+        info = os.stat(path)
     except FileNotFoundError:
         return False
     except OSError as exc:
         raise DatabaseError(f"cannot read database {path}: {exc.strerror}") from None
+    if info.st_mode & _S_IFMT != _S_IFREG:  # a named pipe would block the open
+        raise DatabaseError(f"{path} is not a regular file; move it away or pass --db")
+    head = read_regular(path, len(_SQLITE_MAGIC))
+    if head is None:
+        raise DatabaseError(f"cannot read database {path}; check its permissions")
     if head and head != _SQLITE_MAGIC:
         raise DatabaseError(f"{path} is not a SQLite database; move it away or pass --db")
     return bool(head)
@@ -8588,8 +8708,9 @@ def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
     if stat and any(stat):
         parts.append(f"+{stat[0]} −{stat[1]}")
     elif status == "added" and _small_file(env.root / path):
-        with contextlib.suppress(OSError), open(env.root / path, "rb") as handle:
-            count = sum(1 for _ in handle)
+        data = read_regular(env.root / path, 1 << 20)
+        if data is not None:
+            count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
             parts.append(f"new file, {count} line{'s' if count != 1 else ''}")
     if symbols:
         shown = ", ".join(symbols[:5])
@@ -8917,8 +9038,9 @@ def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
     path = env.root / SNAPSHOT_FILE
     age = snapshot_age(env)
     if age is not None:
-        with contextlib.suppress(OSError):
-            return path.read_text(encoding="utf-8", errors="replace"), age, None
+        data = read_regular(path, 1 << 24)
+        if data is not None:
+            return data.decode("utf-8", "replace"), age, None
     if env.db_path.exists():
         db = open_db(env, create=False)
         try:
@@ -9032,7 +9154,7 @@ def cmd_hook(args: argparse.Namespace, env: Env) -> int:
         warn(f"hook {args.event}: internal error skipped: {type(exc).__name__}: {exc}")
         return EXIT_OK
     if answer:  # ASCII JSON: right whatever encoding the agent gave our stdout
-        sys.stdout.write(json.dumps(answer) + "\n")
+        write_hook_answer(json.dumps(answer) + "\n")
     return EXIT_OK
 
 
@@ -9458,10 +9580,17 @@ def _user_home() -> Path:
 def _read_rules_file(path: Path) -> str | None:
     """The text of a rules file; None when it does not exist."""
     try:
-        return path.read_text(encoding="utf-8")
+        os.stat(path)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise RulesUnreadable(f"cannot read {path} ({exc.strerror})") from None
+    data = read_regular(path, 1 << 24)  # a named pipe there must not block the hook
+    if data is None:
+        raise RulesUnreadable(f"cannot read {path} (not a readable regular file)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise RulesUnreadable(f"cannot read {path} ({exc})") from None
 
 
@@ -10928,22 +11057,6 @@ class _SkippedParser:
 
 
 _SKIPPED = _SkippedParser()
-_VALUE_OPTIONS = ("--db", "-p", "--project")
-
-
-def command_in(argv: Sequence[str]) -> str | None:
-    """The command word of ``argv`` (global options may come first), else None."""
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-        elif token in _VALUE_OPTIONS:
-            skip = True
-        elif token in ("-h", "--help", "--version", "--"):
-            return None
-        elif not token.startswith("-"):
-            return token
-    return None
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
