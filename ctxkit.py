@@ -324,39 +324,88 @@ def _inject_order(lessons: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(ordered, key=lambda item: item["type"] != "fail")
 
 
-def _current_hash(db: Database, project: str, name: str, file: str) -> str | None:
-    """The body_hash of the one graph node this symbol names, else None."""
+# The identity rule. A lesson symbol is (project, file, name). A name that
+# resolves in the graph to exactly one symbol (within ``file`` when one is
+# given; a graph id, a qualname, else a bare name) binds to it: its identity is
+# that node's (path, qualname), however the lesson named it and whether or not
+# --file was given. A name that resolves to none or to several stays as
+# written, file "" when none was given, and is a symbol of its own. The rule
+# is applied when a lesson is recorded and again whenever lessons are read, so
+# every surface (query, stats, risk, context, impact, the hooks, snapshots)
+# counts one symbol's lessons, and only those, through group_symbol_obj().
+
+
+class SymbolBinder:
+    """bind_symbol() with the answers of one read remembered (lookups repeat)."""
+
+    def __init__(self, db: Database, project: str):
+        self.db, self.project = db, project
+        self._seen: dict[tuple[str, str], tuple[str, str, sqlite3.Row | None]] = {}
+
+    def __call__(self, name: str, file: str) -> tuple[str, str, sqlite3.Row | None]:
+        key = (name, file)
+        if key not in self._seen:
+            self._seen[key] = bind_symbol(self.db, self.project, name, file)
+        return self._seen[key]
+
+
+def bind_symbol(db: Database, project: str, name: str,
+                file: str) -> tuple[str, str, sqlite3.Row | None]:
+    """(file, name, graph node row or None) of a lesson symbol under the identity rule."""
     rows = graph_find_rows(db, project, name, file or None)
-    return rows[0]["body_hash"] if len(rows) == 1 else None
+    if len(rows) == 1:
+        return rows[0]["path"], rows[0]["qualname"], rows[0]
+    return file, name, None
 
 
-def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
-                node_hash: str | None | bool = False) -> dict[str, Any]:
-    """A SYMBOL_OBJ (SPEC section 4) for one lesson_symbols row, risk computed now.
-
-    ``node_hash`` is the current body_hash when the caller knows it; False
-    means look it up in the graph (only when some lesson kept a code_hash).
-    """
-    rows = db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))
-    counters = symbol_counters(rows)
-    if node_hash is False:
-        node_hash = (_current_hash(db, project, row["name"], row["file"])
-                     if any(r["code_hash"] for r in rows) else None)
+def group_symbol_obj(db: Database, project: str, file: str, name: str,
+                     rows: Sequence[sqlite3.Row], node: sqlite3.Row | None,
+                     include_all: bool) -> dict[str, Any]:
+    """THE risk of one symbol: a SYMBOL_OBJ over the lessons of every lesson_symbols
+    row bound to it, counters and risk computed now. A lesson is stale when it kept
+    a code hash and the graph node's body hash differs."""
+    lessons = sorted((lesson for row in rows
+                      for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))),
+                     key=lambda item: (item["created_at"], item["id"]))
+    counters = symbol_counters(lessons)
+    node_hash = node["body_hash"] if node is not None else None
     shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
-             for r in rows if include_all or r["status"] == "active"]
-    return {"project": project, "name": row["name"], "file": row["file"], **counters,
+             for r in lessons if include_all or r["status"] == "active"]
+    return {"project": project, "name": name, "file": file, **counters,
             "lessons": _inject_order(shown)}
 
 
-def _match_names(rows: list[sqlite3.Row], name: str, substring: bool = False) -> list[sqlite3.Row]:
+def node_symbol_obj(db: Database, project: str, node: sqlite3.Row,
+                    include_all: bool = False, binder: SymbolBinder | None = None
+                    ) -> dict[str, Any]:
+    """The SYMBOL_OBJ of a graph node: every lesson symbol that binds to it."""
+    binder = binder or SymbolBinder(db, project)
+    path, qualname = node["path"], node["qualname"]
+    # Only these names can resolve to the node: its id, its qualname, its bare name.
+    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
+                    (project, path, qualname, node["name"], node["uid"]))
+    bound = [r for r in rows if binder(r["name"], r["file"])[:2] == (path, qualname)]
+    return group_symbol_obj(db, project, path, qualname, bound, node, include_all)
+
+
+def row_symbol_obj(db: Database, project: str, row: sqlite3.Row,
+                   include_all: bool = False) -> dict[str, Any]:
+    """The SYMBOL_OBJ of the symbol one lesson_symbols row binds to."""
+    file, name, node = bind_symbol(db, project, row["name"], row["file"])
+    if node is not None:
+        return node_symbol_obj(db, project, node, include_all)
+    return group_symbol_obj(db, project, file, name, [row], None, include_all)
+
+
+def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
     """Exact name, else a qualified name ending in it, else (stats) a substring."""
-    exact = [r for r in rows if r["name"] == name]
+    exact = [n for n in names if n == name]
     if exact:
         return exact
-    tails = [r for r in rows if any(r["name"].endswith(sep + name) for sep in (".", "::", "#"))]
+    tails = [n for n in names if any(n.endswith(sep + name) for sep in (".", "::", "#"))]
     if tails or not substring:
         return tails
-    return [r for r in rows if name.lower() in r["name"].lower()]
+    return [n for n in names if name.lower() in n.lower()]
 
 
 def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -366,45 +415,31 @@ def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def lesson_symbols(db: Database, project: str, name: str | None = None,
                    file: str | None = None, include_all: bool = False,
                    substring: bool = False) -> list[dict[str, Any]]:
-    """SYMBOL_OBJs by risk, highest first.
+    """SYMBOL_OBJs by risk, highest first, one per symbol under the identity rule.
 
-    ``name`` None lists every symbol; a name matches exactly, else as the tail
-    of a qualified name (``validate`` finds ``AuthService.validate``).
-    ``file`` None means every file; "" means lessons recorded without a file.
-    Symbols with no active lesson are left out unless ``include_all``.
+    ``name`` None lists every symbol. A name that binds to a graph symbol gives
+    that symbol; otherwise it matches symbol names exactly, else as the tail of
+    a qualified name (``validate`` finds ``AuthService.validate``). ``file``
+    None means every file; "" means symbols without a file. Symbols with no
+    active lesson are left out unless ``include_all``.
     """
-    sql, params = SQL_SYMBOLS_OF_PROJECT, [project]
-    if file is not None:
-        sql += " AND file = ?"
-        params.append(file)
-    rows = db.query(sql + " AND name = ?", (*params, name)) if name is not None else []
-    if not rows:  # no name, or no exact match: read them all (the index serves exact names)
-        rows = db.query(sql, params)
-        if name is not None:
-            rows = _match_names(rows, name, substring)
-    objs = [_symbol_obj(db, project, row, include_all) for row in rows]
+    binder = SymbolBinder(db, project)
+    if name is not None:
+        node = binder(name, file or "")[2]
+        if node is not None:
+            obj = node_symbol_obj(db, project, node, include_all, binder)
+            return [obj] if include_all or obj["lessons"] else []
+    groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
+    for row in db.query(SQL_SYMBOLS_OF_PROJECT, (project,)):
+        bound_file, bound_name, node = binder(row["name"], row["file"])
+        groups.setdefault((bound_file, bound_name), (node, []))[1].append(row)
+    keys = [key for key in groups if file is None or key[0] == file]
+    if name is not None:
+        wanted = set(_match_names(sorted({n for _, n in keys}), name, substring))
+        keys = [key for key in keys if key[1] in wanted]
+    objs = [group_symbol_obj(db, project, key[0], key[1], groups[key][1], groups[key][0],
+                             include_all) for key in keys]
     return _by_risk([o for o in objs if include_all or o["lessons"]])
-
-
-def lessons_for_symbol(db: Database, project: str, path: str, qualname: str, name: str,
-                       uid: str, body_hash: str | None) -> dict[str, Any] | None:
-    """The active lessons of a graph node as one SYMBOL_OBJ, None when there are none.
-
-    Lessons recorded under the node's qualname, bare name or id, for its file
-    or without a file, are merged into one view named after the node.
-    """
-    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
-                    (project, path, qualname, name, uid))
-    objs = [_symbol_obj(db, project, r, False, body_hash) for r in rows]
-    objs = [o for o in objs if o["lessons"]]
-    if not objs:
-        return None
-    if len(objs) == 1:
-        return objs[0]
-    lessons = [lesson for obj in objs for lesson in obj["lessons"]]
-    counters = symbol_counters(sorted(lessons, key=lambda item: (item["created_at"], item["id"])))
-    return {"project": project, "name": qualname, "file": path, **counters,
-            "lessons": _inject_order(lessons)}
 
 
 def symbol_label(obj: dict[str, Any]) -> str:
@@ -642,10 +677,9 @@ def risk_objects_at(db: Database, project: str, root: str, cwd: str,
         path = normalize_path(absolute_path(cwd, span.path), root, cwd)
         nodes = graph_rows_at(db, project, path, span.first, span.last)
         for node in nodes:
-            obj = lessons_for_symbol(db, project, node["path"], node["qualname"], node["name"],
-                                     node["uid"], node["body_hash"])
-            if obj:
-                objs[(obj.get("file", ""), obj["name"])] = obj
+            obj = node_symbol_obj(db, project, node)
+            if obj["lessons"]:
+                objs[(obj["file"], obj["name"])] = obj
         if not nodes and not graph_rows_at(db, project, path, 1, 10**9):
             for obj in lesson_symbols(db, project, file=path):
                 objs[(obj.get("file", ""), obj["name"])] = obj
@@ -7881,9 +7915,12 @@ def split_symbol(db: Database | None, env: Env, symbol: str,
 
 
 def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
-    """lessons_for_symbol() (the fast-path section) for a graph node."""
-    return lessons_for_symbol(db, project, node.path, node.qualname, node.name, node.id,
-                              node.body_hash)
+    """The active lessons of a graph node as one SYMBOL_OBJ (node_symbol_obj() in the
+    fast-path section), None when it has none."""
+    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
+                                        "name": node.name, "uid": node.id,
+                                        "body_hash": node.body_hash})
+    return obj if obj["lessons"] else None
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -7903,11 +7940,10 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     lesson, masked = redact(lesson)
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         name, path = split_symbol(db, env, symbol, file)
-        path = path or ""
-        code_hash = _current_hash(db, env.project, name, path)
+        path, name, node = bind_to_code_on_disk(env, db, name, path or "")
+        code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
             symbol_id = _ensure_symbol(db, env.project, name, path)
             # Never earlier than the symbol's last lesson, even if the clock stepped
@@ -7918,10 +7954,31 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
                 max(utc_now(), latest), code_hash, None)).lastrowid
             _store_counters(db, env.project, symbol_id)
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
-        return {"id": lesson_id, "symbol": _symbol_obj(db, env.project, row, False),
+        return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
                 "redactions": masked + masked_detail}
-    finally:
-        db.close()
+
+
+def bind_to_code_on_disk(env: Env, db: Database, name: str,
+                         file: str) -> tuple[str, str, sqlite3.Row | None]:
+    """bind_symbol() against the code as it is on disk now.
+
+    The file of the symbol (the node it binds to, else --file) is re-indexed
+    first when it changed since it was indexed, so a lesson recorded right
+    after an edit keeps the hash of the edited code, not of the indexed one.
+    Nothing is indexed in a project that has no graph.
+    """
+    bound = bind_symbol(db, env.project, name, file)
+    path = bound[0] if bound[2] is not None else file
+    if not path or os.path.isabs(path) or path.startswith("../") or \
+            db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None:
+        return bound
+    try:
+        changed = graph_refresh(env, db, [path])
+    except CtxkitError as exc:  # the lesson matters more than its hash
+        if not env.quiet:
+            warn(f"lesson recorded without a code hash: {exc}")
+        return bound[0], bound[1], None
+    return bind_symbol(db, env.project, name, file) if changed else bound
 
 
 def _ensure_symbol(db: Database, project: str, name: str, file: str) -> int:
@@ -7954,7 +8011,7 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
             _store_counters(db, env.project, row["symbol_id"])
         symbol = db.one(SQL_SYMBOL_BY_ID, (env.project, row["symbol_id"]))
         return {"id": lesson_id, "status": status, "previous": row["status"],
-                "symbol": _symbol_obj(db, env.project, symbol, True)}
+                "symbol": row_symbol_obj(db, env.project, symbol, True)}
     finally:
         db.close()
 
@@ -8766,15 +8823,13 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
 def lesson_lines(db: Database, project: str, state: GitState,
                  nodes: dict[str, list[Node]]) -> list[str]:
     """Active lessons of the modified files and of the changed symbols, riskiest first."""
-    objs: dict[tuple[str, str], dict[str, Any]] = {}
-    for _, path in state.files[:200]:
-        for obj in lesson_symbols(db, project, file=path):
-            objs[(obj["file"], obj["name"])] = obj
+    files = {path for _, path in state.files[:200]}
+    objs = {(obj["file"], obj["name"]): obj for obj in lesson_symbols(db, project)
+            if obj["file"] in files}
     for node in (n for changed in nodes.values() for n in changed):
         obj = lessons_for_node(db, project, node)
-        if obj and (obj["file"], obj["name"]) not in objs and \
-                (node.path, obj["name"]) not in objs:
-            objs[(obj["file"], obj["name"])] = obj
+        if obj:
+            objs.setdefault((obj["file"], obj["name"]), obj)
     lines = []
     for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
         active = [les["lesson"] for les in obj["lessons"]
