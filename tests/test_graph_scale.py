@@ -100,11 +100,15 @@ def test_minified_code_is_told_apart_by_shape_not_size(cli):
     # Real code that holds one long data line: most bytes are still on short lines.
     code = generated_module(400)
     write(cli.root, "src/table.py", "TABLE = '" + "ab" * 2000 + "'\n" + code)
+    # Generated formulas: nearly all bytes on long lines, yet lines a person reads.
+    formula = " + ".join(f"x**{i}*y" for i in range(300))
+    write(cli.root, "src/formulas.py", "class Quintic:\n" + "".join(
+        f"    @property\n    def f{i}(self):\n        return {formula}\n\n" for i in range(10)))
     data = index(cli)
     assert data["skip_reasons"] == {"minified": 1}
-    assert data["files"]["indexed"] == 2
+    assert data["files"]["indexed"] == 3
     paths = {r[0] for r in rows(cli, "SELECT path FROM files")}
-    assert paths == {"src/app.js", "src/table.py"}
+    assert paths == {"src/app.js", "src/table.py", "src/formulas.py"}
 
 
 def test_summary_names_the_skip_reasons(cli):
