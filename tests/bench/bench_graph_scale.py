@@ -63,7 +63,8 @@ def sympy_part(rounds: int) -> bool:
               f"{summary['edges']} edges) = {ratios[-1]:.1f}x ctags, CPU "
               f"{full.cpu / ctags.cpu:.1f}x; unchanged {again.seconds:.2f}s = "
               f"{again.seconds / full.seconds:.3f}x full; peak {ib.mb(full.peak_tree)} over "
-              f"the tree, {ib.mb(full.peak_single)} largest process; database "
+              f"the tree (PSS {ib.mb(full.peak_pss)}), {ib.mb(full.peak_single)} largest "
+              f"process; database "
               f"{ib.mb(db_size(root))}")
     ratio, peak = ib.median(ratios), max(peaks)
     print(f"sympy: median full = {ratio:.1f}x ctags (target <= 8x); peak {ib.mb(peak)} "
@@ -100,7 +101,8 @@ def growth_part(sizes: list[float]) -> bool:
               f"lines/s, {row['per_million']:.1f}s per million lines, "
               f"{full.seconds / ctags.seconds:.1f}x ctags ({ctags.seconds:.2f}s); "
               f"{summary['nodes']} nodes, {summary['edges']} edges; peak {ib.mb(full.peak_tree)} "
-              f"over the tree, {ib.mb(full.peak_single)} largest process; database "
+              f"over the tree (PSS {ib.mb(full.peak_pss)}), {ib.mb(full.peak_single)} largest "
+              f"process; database "
               f"{ib.mb(row['db'])}; unchanged {again.seconds:.2f}s = "
               f"{again.seconds / full.seconds:.3f}x full")
         print("  latency: " + ", ".join(f"{name} {times[name] * 1000:.0f} ms"

@@ -49,7 +49,8 @@ def main() -> int:
               f"{full.seconds:.2f}s ({full.cpu:.2f}s CPU, {summary['nodes']} nodes, "
               f"{summary['edges']} edges) = {ratios[-1]:.1f}x ctags, CPU {cpu_ratios[-1]:.1f}x; "
               f"unchanged {again.seconds:.2f}s = {unchanged_ratios[-1]:.3f}x full; peak "
-              f"{ib.mb(full.peak_tree)} over the tree, {ib.mb(full.peak_single)} largest "
+              f"{ib.mb(full.peak_tree)} over the tree (PSS {ib.mb(full.peak_pss)}), "
+              f"{ib.mb(full.peak_single)} largest "
               f"process")
     ratio, unchanged = ib.median(ratios), ib.median(unchanged_ratios)
     print(f"median of {args.rounds} rounds: full = {ratio:.1f}x ctags (target <= 6x), CPU "

@@ -21,8 +21,10 @@ ctxkit runs from this worktree's ctxkit.py with PYTHONDONTWRITEBYTECODE unset
 and a bytecode cache under .work/, so it starts from a .pyc as an installed
 ctxkit does. Peak memory is sampled from /proc every 20 ms as the sum of
 resident memory over the process tree (the parent and its workers; pages a
-forked worker shares with its parent count twice, so this over-states), and
-the largest single process comes from wait4's rusage.
+forked worker shares with its parent count twice, so this over-states), with
+the sum of PSS beside it (shared pages split between their sharers: the
+memory the tree really holds), and the largest single process comes from
+wait4's rusage. The targets are checked on the RSS sum.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def git_init(root: Path) -> None:
 def stdlib_tree() -> Path:
     """The stdlib corpus, copied once."""
     dest = WORK / "stdlib"
-    marker = dest / ".complete"
+    marker = WORK / "stdlib.complete"  # outside the tree: not a file to index
     if marker.exists():
         return dest
     shutil.rmtree(dest, ignore_errors=True)
@@ -76,7 +78,7 @@ def stdlib_tree() -> Path:
 def sympy_tree() -> Path:
     """sympy and mpmath sdists from PyPI (pip download, cached), extracted side by side."""
     dest = WORK / "sympy"
-    marker = dest / ".complete"
+    marker = WORK / "sympy.complete"
     if marker.exists():
         return dest
     shutil.rmtree(dest, ignore_errors=True)
@@ -168,6 +170,18 @@ def _stat_of(pid: int) -> tuple[int, int] | None:
         return None
 
 
+def _pss_of(pid: int) -> int:
+    """Proportional set size: shared pages split between the processes sharing them."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _descendants(pid: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
@@ -184,10 +198,10 @@ def _descendants(pid: int) -> set[int]:
 
 
 class Sampler:
-    """Peak of the summed RSS over a process tree, sampled in a thread."""
+    """Peaks of the summed RSS and PSS over a process tree, sampled in a thread."""
 
     def __init__(self, pid: int):
-        self.pid, self.peak, self._done = pid, 0, threading.Event()
+        self.pid, self.peak, self.peak_pss, self._done = pid, 0, 0, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -201,6 +215,8 @@ class Sampler:
             for pid in pids:
                 stat = _stat_of(pid)
                 total += stat[1] if stat else 0
+            if total > self.peak * 0.9:  # PSS costs a page-table walk: only near the peak
+                self.peak_pss = max(self.peak_pss, sum(_pss_of(pid) for pid in pids))
             self.peak = max(self.peak, total)
             self._done.wait(0.02)
 
@@ -226,9 +242,9 @@ class Run:
     """One measured process: wall and CPU seconds, peaks, output."""
 
     def __init__(self, seconds: float, cpu: float, peak_tree: int, peak_single: int,
-                 out: str, err: str, code: int):
+                 out: str, err: str, code: int, peak_pss: int = 0):
         self.seconds, self.cpu = seconds, cpu
-        self.peak_tree, self.peak_single = peak_tree, peak_single
+        self.peak_tree, self.peak_single, self.peak_pss = peak_tree, peak_single, peak_pss
         self.out, self.err, self.code = out, err, code
 
     def json(self) -> dict:
@@ -250,7 +266,7 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str] | None = None,
     peak = sampler.stop() if sampler else 0
     run = Run(seconds, usage.ru_utime + usage.ru_stime, peak, usage.ru_maxrss * 1024,
               out_path.read_text(errors="replace"), err_path.read_text(errors="replace"),
-              proc.returncode)
+              proc.returncode, sampler.peak_pss if sampler else 0)
     if check and run.code != 0:
         raise SystemExit(f"{' '.join(argv[-4:])} failed ({run.code}): {run.err.strip()}")
     return run
