@@ -8696,13 +8696,76 @@ def runs_ctxkit(command: str) -> bool:
     return any(word.strip("'\"").endswith(("ctxkit", "ctxkit.py")) for word in words)
 
 
+def console_script() -> str | None:
+    """The installed ``ctxkit`` script this process was started from; None when run
+    from source (``python ctxkit.py``) or imported by another program."""
+    program = sys.argv[0] if sys.argv else ""
+    if not os.path.basename(program).startswith("ctxkit") or not os.path.isfile(program):
+        return None
+    if os.path.realpath(program) == os.path.realpath(__file__):
+        return None
+    return os.path.abspath(program)
+
+
+def source_command() -> str:
+    """``python /path/to/ctxkit.py``: this file run as a script."""
+    import shlex
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+
+
 def ctxkit_command() -> str:
-    """How a hook or a wrapped command calls ctxkit: the installed command when on PATH."""
+    """How a hook or a wrapped command calls ctxkit: the installed console script.
+
+    That is ``ctxkit`` when PATH finds the script this process runs from (or,
+    run from source, any installed ``ctxkit``), else the script's absolute
+    path; with no installed script, source_command().
+    """
     import shlex
     import shutil
-    if shutil.which("ctxkit"):
+    script, found = console_script(), shutil.which("ctxkit")
+    if found and (script is None or os.path.realpath(found) == os.path.realpath(script)):
         return "ctxkit"
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+    return shlex.quote(script) if script else source_command()
+
+
+def bytecode_is_current(source: str) -> bool:
+    """True when Python's cached bytecode of ``source`` matches it (no compile at import)."""
+    import importlib.util
+    if not source.endswith(".py"):
+        return True                                   # imported from bytecode itself
+    try:
+        with open(importlib.util.cache_from_source(source), "rb") as handle:
+            head = handle.read(16)
+        stat = os.stat(source)
+    except (OSError, ValueError, NotImplementedError):
+        return False
+    if len(head) < 16 or head[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    if int.from_bytes(head[4:8], "little") & 1:      # hash-based: checked by hash
+        return True
+    return (int.from_bytes(head[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
+            and int.from_bytes(head[12:16], "little") == stat.st_size & 0xFFFFFFFF)
+
+
+def slow_start_reasons(command: str) -> list[str]:
+    """Why the hook ``command`` would start slower than a regular install of ctxkit.
+
+    Known only for this process's own way of running: the script form, or the
+    console script it was started from (not another ``ctxkit`` found on PATH).
+    """
+    if command == source_command():
+        return ["it runs ctxkit.py as a script, which Python compiles again on every start"]
+    if console_script() is None:
+        return []
+    reasons = [f"an editable install's import hook ({module}) loads into every start"
+               for module in sorted({str(getattr(finder, "__module__", ""))
+                                     for finder in sys.meta_path})   # a class or an instance
+               if module.startswith("__editable__")]
+    if not bytecode_is_current(__file__):
+        reasons.append(f"{__file__} has no current bytecode cache, so Python compiles it on "
+                       "every start" + (" (PYTHONDONTWRITEBYTECODE is set)"
+                                        if sys.dont_write_bytecode else ""))
+    return reasons
 
 
 def wrap_command(command: str) -> str:
@@ -9021,6 +9084,12 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     verb = "install" if install else "uninstall"
     data_out = {"agent": args.agent, "settings": str(path), "changed": changed,
                 "dry_run": args.dry_run, "diff": diff}
+    if install:
+        data_out["slow_start"] = slow_start_reasons(ctxkit_command())
+        if data_out["slow_start"]:
+            warn("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
+                 + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
+                 "or 'pip install .' (not -e), then run install-hooks again")
     if args.dry_run:
         emit(env, data_out, diff or f"{path}: already up to date, nothing to {verb}")
     else:
