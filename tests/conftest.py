@@ -25,6 +25,10 @@ sys.path.insert(0, str(ROOT))
 
 import ctxkit  # noqa: E402
 
+# Fixture projects hold their own tests (some fail on purpose); they are run
+# through `ctxkit run` by the tests that use them, never collected here.
+collect_ignore = ["fixtures"]
+
 
 @dataclass
 class Result:
