@@ -221,7 +221,8 @@ def typescript_module() -> Path:
 # --- ctxkit ----------------------------------------------------------------
 
 def index(project: Project, root: Path, ctxkit: Path) -> Path:
-    db = WORK / "db" / f"{project.name}.db"
+    version = hashlib.sha1(str(ctxkit).encode()).hexdigest()[:8]  # two versions side by side
+    db = WORK / "db" / f"{project.name}-{version}.db"
     db.parent.mkdir(parents=True, exist_ok=True)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
