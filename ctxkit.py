@@ -513,12 +513,46 @@ class EditSpan(collections.namedtuple("EditSpan", "path first last")):
     __slots__ = ()
 
 
-def _read_text(path: str) -> str | None:
+_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file; None for anything else or on any error.
+
+    Hooks read paths an agent names. A named pipe, a device or a socket would
+    block a plain open() or read(), so the file is opened non-blocking (an
+    open of a FIFO returns at once) and checked on the open descriptor, which
+    no rename can swap afterwards.
+    """
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(4 * 1024 * 1024)
+        fd = os.open(path, _READ_FLAGS)
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    try:
+        if os.fstat(fd).st_mode & _S_IFMT != _S_IFREG:
+            return None
+        parts, left = [], limit
+        while left > 0:
+            data = os.read(fd, min(left, 1 << 20))
+            if not data:
+                break
+            parts.append(data)
+            left -= len(data)
+        return b"".join(parts)
     except OSError:
         return None
+    finally:
+        os.close(fd)
+
+
+def _read_text(path: str) -> str | None:
+    """A regular file's text (invalid UTF-8 replaced, newlines as Python's text mode gives)."""
+    data = read_regular(path, 4 * 1024 * 1024)
+    if data is None:
+        return None
+    return data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _spans_of(path: str, text: str | None, needle: str, every: bool) -> list[EditSpan]:
@@ -646,6 +680,66 @@ class HookInputError(Exception):
     """The agent sent something ctxkit cannot read; the agent must not be blocked."""
 
 
+HOOK_DEADLINE = 5.0  # seconds; CTXKIT_HOOK_DEADLINE overrides it
+_HOOK_DEADLINES: list[HookDeadline] = []  # the one of this process, once started
+
+
+class HookDeadline:
+    """A hook process's hard deadline: past it, the process exits 0 having said nothing.
+
+    An agent waits for its hooks, so no input may hold one: a payload that never
+    ends, a database locked by a long write, a git that hangs. A watchdog
+    thread (``_thread``: no threading import on the fast path) ends the
+    process with os._exit, which works whatever the main thread is blocked
+    in. The answer is written under a lock the watchdog takes too, so the
+    agent gets a whole answer or none. SQLite keeps the database whole
+    through such an exit, as through kill -9.
+    """
+
+    def __init__(self, seconds: float):
+        import _thread
+        self.finished = _thread.allocate_lock()
+        self.finished.acquire()
+        self.answering = _thread.allocate_lock()
+        _thread.start_new_thread(self._watch, (seconds,))
+
+    def _watch(self, seconds: float) -> None:
+        if self.finished.acquire(timeout=seconds):
+            return
+        if self.answering.acquire(blocking=False):
+            os._exit(EXIT_OK)
+
+    def may_answer(self) -> bool:
+        """True, once, when the deadline has not passed; the watchdog then stands down."""
+        if not self.answering.acquire(blocking=False):
+            return False
+        self.finished.release()
+        return True
+
+
+def hook_deadline_seconds() -> float:
+    """CTXKIT_HOOK_DEADLINE when it is a positive number of seconds, else HOOK_DEADLINE."""
+    try:
+        seconds = float(os.environ.get("CTXKIT_HOOK_DEADLINE", HOOK_DEADLINE))
+    except ValueError:
+        return HOOK_DEADLINE
+    return seconds if 0 < seconds < 86400 else HOOK_DEADLINE
+
+
+def start_hook_deadline() -> None:
+    """Start the deadline of this hook process (only when ctxkit is the program)."""
+    if not _HOOK_DEADLINES:
+        _HOOK_DEADLINES.append(HookDeadline(hook_deadline_seconds()))
+
+
+def write_hook_answer(text: str) -> None:
+    """Write a hook's answer to stdout, unless the deadline has passed."""
+    if _HOOK_DEADLINES and not _HOOK_DEADLINES[0].may_answer():
+        return  # the watchdog is ending the process: the agent gets nothing
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def read_hook_payload(stream: Any) -> dict[str, Any]:
     if stream.isatty():
         raise HookInputError("no input: agents pipe their hook JSON to stdin, e.g. "
@@ -704,6 +798,21 @@ class _SlowPath(Exception):
     """The call is not one the fast path answers: the full CLI runs it instead."""
 
 
+def command_in(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv`` (global options may come first), else None."""
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token in _FAST_GLOBAL_VALUES:
+            skip = True
+        elif token in ("-h", "--help", "--version", "--"):
+            return None
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
 def fast_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
     """(words, options) of a `query` or `hook` call using only options the fast path knows.
 
@@ -759,10 +868,9 @@ def _fast_db(path: str) -> _ReadDb:
     A missing, foreign, not-private, not-WAL or other-version file goes to the
     full CLI, which creates nothing, explains, tightens or migrates as it does.
     """
+    if read_regular(path, len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+        raise _SlowPath(path)
     try:
-        with open(path, "rb") as handle:
-            if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
-                raise _SlowPath(path)
         if os.stat(path).st_mode & 0o077:
             raise _SlowPath(path)
     except OSError:
@@ -843,6 +951,9 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     """
     if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
         return None
+    hook = command_in(argv) == "hook"
+    if hook:
+        start_hook_deadline()  # also over the full CLI, should this call fall back to it
     try:
         words, options = fast_arguments(argv)
         if len(words) != 2:
@@ -851,7 +962,9 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
         return None
     try:
-        if text:
+        if hook:
+            write_hook_answer(text)
+        elif text:
             sys.stdout.write(text)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -1047,8 +1160,11 @@ def load_config(env: Env) -> dict[str, Any]:
     path = env.root / STATE_DIR / CONFIG_NAME
     if not path.is_file():
         return {}
+    data = read_regular(path, 1 << 24)  # not open(): a named pipe there must not block
     try:
-        text = path.read_text(encoding="utf-8")
+        if data is None:
+            raise OSError("not a readable regular file")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CtxkitError(f"cannot read {path}: {exc}; fix or delete the file") from None
     try:
@@ -1252,12 +1368,16 @@ def _prepare_state_dir(path: Path) -> None:
 def _check_sqlite_file(path: Path) -> bool:
     """True when the file exists with content; raises when it is not SQLite."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(len(_SQLITE_MAGIC))
+        info = os.stat(path)
     except FileNotFoundError:
         return False
     except OSError as exc:
         raise DatabaseError(f"cannot read database {path}: {exc.strerror}") from None
+    if info.st_mode & _S_IFMT != _S_IFREG:  # a named pipe would block the open
+        raise DatabaseError(f"{path} is not a regular file; move it away or pass --db")
+    head = read_regular(path, len(_SQLITE_MAGIC))
+    if head is None:
+        raise DatabaseError(f"cannot read database {path}; check its permissions")
     if head and head != _SQLITE_MAGIC:
         raise DatabaseError(f"{path} is not a SQLite database; move it away or pass --db")
     return bool(head)
@@ -4732,6 +4852,11 @@ def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
     return nodes
 
 
+def graph_indexed(db: Database, project: str) -> bool:
+    """True once `index` has stored at least one file for the project."""
+    return db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (project,)) is not None
+
+
 # --- Graph: commands ----------------------------------------------------------
 
 
@@ -7229,6 +7354,28 @@ def store_output_text(env: Env, db: Database, text: str, *, label: str, command:
     return ingest.finish(exit_code)
 
 
+SQL_LATEST_FAILED = """
+SELECT * FROM outputs WHERE project = ? AND status != 'running' AND exit_code IS NOT NULL
+AND exit_code != 0 ORDER BY id DESC LIMIT 1"""
+
+
+def stored_output(db: Database, env: Env, handle: str | None = None) -> dict[str, Any] | None:
+    """One output (by handle, else the latest with a non-zero exit) and its lines.
+
+    ``lines`` iterates over the stored text line by line (redacted as stored),
+    so a 300 MB log is never held whole. None when nothing failed yet.
+    """
+    row = (_find_output(db, env, handle) if handle
+           else db.one(SQL_LATEST_FAILED, (env.project,)))
+    if row is None:
+        return None
+    rows = db.query(SQL_CHUNKS_FROM, (row["id"], 1))
+    return {"handle": row["handle"], "command": row["command"], "label": row["label"],
+            "status": row["status"], "exit_code": row["exit_code"],
+            "created_at": row["created_at"], "line_count": row["lines"],
+            "lines": (text for _, _, text in _iter_rows_lines(rows))}
+
+
 def outputs_since(db: Database, project: str, since_iso: str,
                   failing_only: bool = True) -> list[dict[str, Any]]:
     """Outputs stored since a time, with their decisive lines (for snapshots)."""
@@ -8781,14 +8928,15 @@ def git_numstat(env: Env, state: GitState) -> dict[str, tuple[int, int]]:
 _HUNK = (r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
-def git_changed_lines(env: Env, state: GitState,
-                      paths: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
-    """Changed line ranges (new side) per path, from a zero-context diff."""
+def git_changed_lines(env: Env, state: GitState, paths: Sequence[str],
+                      base: str = "HEAD") -> dict[str, list[tuple[int, int]]]:
+    """Changed line ranges (new side: the working tree) per path, from a zero-context
+    diff against ``base`` (HEAD, or an older commit to include recent commits)."""
     if not paths or not state.head:
         return {}
     ranges: dict[str, list[tuple[int, int]]] = {}
     current = None
-    diff = git_output(env, "diff", "HEAD", "-U0", "--no-color", "--", *paths) or ""
+    diff = git_output(env, "diff", base, "-U0", "--no-color", "--", *paths) or ""
     for line in diff.splitlines():
         if line.startswith("+++ "):
             current = line[6:] if line.startswith("+++ b/") else None
@@ -8873,8 +9021,9 @@ def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
     if stat and any(stat):
         parts.append(f"+{stat[0]} −{stat[1]}")
     elif status == "added" and _small_file(env.root / path):
-        with contextlib.suppress(OSError), open(env.root / path, "rb") as handle:
-            count = sum(1 for _ in handle)
+        data = read_regular(env.root / path, 1 << 20)
+        if data is not None:
+            count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
             parts.append(f"new file, {count} line{'s' if count != 1 else ''}")
     if symbols:
         shown = ", ".join(symbols[:5])
@@ -9202,8 +9351,9 @@ def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
     path = env.root / SNAPSHOT_FILE
     age = snapshot_age(env)
     if age is not None:
-        with contextlib.suppress(OSError):
-            return path.read_text(encoding="utf-8", errors="replace"), age, None
+        data = read_regular(path, 1 << 24)
+        if data is not None:
+            return data.decode("utf-8", "replace"), age, None
     if env.db_path.exists():
         db = open_db(env, create=False)
         try:
@@ -9317,7 +9467,7 @@ def cmd_hook(args: argparse.Namespace, env: Env) -> int:
         warn(f"hook {args.event}: internal error skipped: {type(exc).__name__}: {exc}")
         return EXIT_OK
     if answer:  # ASCII JSON: right whatever encoding the agent gave our stdout
-        sys.stdout.write(json.dumps(answer) + "\n")
+        write_hook_answer(json.dumps(answer) + "\n")
     return EXIT_OK
 
 
@@ -9743,10 +9893,17 @@ def _user_home() -> Path:
 def _read_rules_file(path: Path) -> str | None:
     """The text of a rules file; None when it does not exist."""
     try:
-        return path.read_text(encoding="utf-8")
+        os.stat(path)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise RulesUnreadable(f"cannot read {path} ({exc.strerror})") from None
+    data = read_regular(path, 1 << 24)  # a named pipe there must not block the hook
+    if data is None:
+        raise RulesUnreadable(f"cannot read {path} (not a readable regular file)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise RulesUnreadable(f"cannot read {path} ({exc})") from None
 
 
@@ -10399,12 +10556,748 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 
 
 # =============================================================================
+# Suspects
+# =============================================================================
+# `suspects [HANDLE]` ranks the symbols most likely to hold the fault behind a
+# stored failing output. It reads the other sections only through their
+# public functions: the output store (stored_output), the graph (nodes at a
+# line, callees, relations, refresh), lessons (the risk of a symbol), git
+# (changed lines) and context (the renderer and the exact token count).
+#
+# Five signals, each a number in 0..1 times its weight in SUSPECT_WEIGHTS:
+#   frame   the symbol holds a frame of the failure's traceback, panic or
+#           compiler message; the innermost project frame counts most, each
+#           frame further out less; a callee on a frame's line a little
+#   test    the failing test calls it (directly most, on the failing line
+#           more, through one or two other functions less)
+#   change  git changed it in the working tree or the recent commits, scaled
+#           by how near it is in the call graph to the frames and the test
+#   lesson  the lesson risk recorded on it
+#   name    the failure message names it (a name shared by n symbols counts 1/n)
+# Symbols in test files are kept but scaled down: a failing test usually
+# points at the code under test. Frames in files outside the root, or in
+# installed-package folders inside it, are library frames: listed, never read.
+
+SUSPECT_WEIGHTS = {"frame": 3.0, "test": 1.5, "change": 1.0, "lesson": 0.5, "name": 1.0}
+SUSPECT_SIGNALS = tuple(SUSPECT_WEIGHTS)
+SUSPECT_FRAME_DECAY = 0.6        # each project frame further out of the innermost
+SUSPECT_FRAME_CALLEE = 0.3       # a callee of a frame (called on the frame's line: x2)
+SUSPECT_TEST_FAILING_LINE = 1.0  # a direct callee on the line the test failed at
+SUSPECT_TEST_OFF_LINE = 0.5      # a direct callee on another line of the test
+SUSPECT_TEST_DECAY = 0.5         # each call further from the test
+SUSPECT_TEST_MAX_DEPTH = 3
+SUSPECT_CHANGE_TIERS = {"worktree": 1.0, "commits": 0.6}
+SUSPECT_CHANGE_FAR = 0.15        # a change more than SUSPECT_NEAR_DEPTH steps away
+SUSPECT_NEAR_DEPTH = 3
+SUSPECT_SIGNAL_CAP = 1.5
+SUSPECT_TEST_FACTOR = 0.3        # symbols in test files
+SUSPECT_RECENT_COMMITS = 5
+SUSPECT_DEFAULT_LIMIT = 10
+SUSPECT_MAX_FRAMES = 400         # frames read from one output
+SUSPECT_MAX_CHANGED = 400        # changed symbols considered
+SUSPECT_CALLABLE_KINDS = frozenset({"function", "method"})
+# Path parts that mark installed or vendored code inside a root.
+SUSPECT_LIBRARY_PARTS = frozenset({"site-packages", "dist-packages", "node_modules", ".venv",
+                                   "venv", ".tox", ".nox", "__pypackages__", ".cargo",
+                                   "vendor", ".eggs"})
+
+
+class SuspectsError(CtxkitError):
+    """The output cannot be ranked (the message says what is missing)."""
+
+
+class FrameFormat(Record):
+    """One way tools print a stack frame; ``innermost_first`` gives the order."""
+
+    __slots__ = ("name", "pattern", "innermost_first")
+    FROZEN = True
+    name: str
+    pattern: lazy_re
+    innermost_first: bool
+
+
+# One record per tool format. Groups: path, line, and func where the format names it.
+FRAME_FORMATS = (
+    FrameFormat("python", lazy_re(
+        r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?'), False),
+    FrameFormat("pytest", lazy_re(
+        r"^(?P<path>[^\s:\"'<>]+\.py):(?P<line>\d+): ?(?:in (?P<func>\S+)|[A-Za-z_][\w.]*)?$"),
+        False),
+    FrameFormat("node", lazy_re(
+        r"^\s+at (?:(?:async )?(?P<func>[^\s()]+) )?\(?(?:file://)?(?P<path>[^\s():]+\.[cm]?"
+        r"[jt]sx?):(?P<line>\d+):\d+\)?$"), True),
+    FrameFormat("go", lazy_re(r"^\s+(?P<path>\S+\.go):(?P<line>\d+)(?: \+0x[0-9a-f]+)?$"), True),
+    FrameFormat("rust", lazy_re(r"^\s+at (?P<path>\S+\.rs):(?P<line>\d+):\d+$"), True),
+    FrameFormat("rust-panic", lazy_re(
+        r"panicked at (?:'.*?', )?(?P<path>[^\s:]+\.rs):(?P<line>\d+):\d+"), True),
+    FrameFormat("java", lazy_re(
+        r"^\s+at (?P<func>[\w$.<>]+)\((?P<path>[\w$]+\.(?:java|kt)):(?P<line>\d+)\)"), True),
+    FrameFormat("compiler", lazy_re(
+        r"^(?P<path>[^\s:()\"']+\.\w+):(?P<line>\d+)(?::\d+)?:\s*(?:fatal )?error\b"), True),
+    FrameFormat("compiler-arrow", lazy_re(r"^\s*--> (?P<path>[^\s:]+):(?P<line>\d+):\d+"), True),
+    FrameFormat("tsc", lazy_re(r"^(?P<path>[^\s(]+\.\w+)\((?P<line>\d+),\d+\): error"), True),
+)
+
+# Lines that start a new trace (so frames of two failures are not one chain).
+_TRACE_MARK = lazy_re(
+    r"^\s*Traceback \(most recent call last\)|^_{3,} .+ _{3,}$|^goroutine \d+ \[|"
+    r"^thread '.*' panicked|^\s*(?:Uncaught )?\w*(?:Error|Exception)\b.*:|^--- FAIL|^Caused by")
+# pytest sections whose file:line lines are not frames.
+_PYTEST_HEAD = lazy_re(r"^={3,} (?P<name>.+?) ={3,}$")
+_NOT_FRAME_SECTIONS = ("warnings summary", "short test summary info", "slowest", "coverage")
+
+# Failing test ids, one record per runner: (pattern, what the name is).
+TEST_ID_FORMATS = (
+    lazy_re(r"^(?:FAILED|ERROR) (?P<id>\S+::\S+?)(?: - |$)"),          # pytest summary
+    lazy_re(r"^(?P<id>\S+\.py::\S+) (?:FAILED|ERROR)\b"),               # pytest -v
+    lazy_re(r"^_{3,} (?:ERROR (?:at setup of|collecting) )?(?P<name>[\w.\[\]-]+) _{3,}$"),
+    lazy_re(r"^\s*--- FAIL: (?P<name>\S+)"),                            # go test
+    lazy_re(r"^test (?P<name>\S+) \.\.\. FAILED"),                      # cargo test
+    lazy_re(r"^not ok \d+ - (?P<name>.+)$"),                            # node --test, TAP
+)
+
+# Where the failure message is: pytest's E lines, an exception line, a panic,
+# a compiler error. The identifiers in them are the "name" evidence.
+_MESSAGE_LINE = lazy_re(
+    r"^E\s+(?P<e>.+)$|^(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Warning)"
+    r"|AssertionError|KeyError|StopIteration)(?::\s*(?P<msg>.*))?$"
+    r"|^panic: (?P<panic>.+)$|^\s*error(?:\[E\d+\])?: (?P<err>.+)$"
+    r"|(?:FAILED|ERROR) \S+ - (?P<s>.+)$")
+_FAILING_SOURCE = lazy_re(r"^>\s+(?P<code>\S.*)$")     # pytest's marker on the failing line
+_IDENTIFIER = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+class Frame(Record):
+    """One frame of a failure: where it points and how it was classified."""
+
+    __slots__ = ("path", "line", "func", "format", "trace", "depth", "rel", "library", "text")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"rel": None, "library": False}
+    path: str           # as printed
+    line: int
+    func: str | None
+    format: str
+    trace: int          # which trace of the output it belongs to
+    depth: int          # 0 = innermost within its trace
+    rel: str | None     # root-relative path of a project frame
+    library: bool
+    text: str           # output line
+
+
+class Failure(Record):
+    """What an output says about its failure."""
+
+    __slots__ = ("frames", "test_ids", "messages", "failing_source")
+    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {
+        "frames": list, "test_ids": list, "messages": list, "failing_source": list}
+    frames: list[Frame]
+    test_ids: list[str]
+    messages: list[str]
+    failing_source: list[str]
+
+
+class _FrameScan:
+    """Reads frames, test ids and message lines from output lines, in one pass."""
+
+    def __init__(self) -> None:
+        self.failure = Failure()
+        self.trace, self.trace_format = 0, None
+        self.raw: list[tuple[str, int, str | None, str, int, str]] = []
+        self.skip_section = False
+
+    def feed(self, text: str) -> None:
+        line = text[:2000]
+        head = _PYTEST_HEAD.match(line)
+        if head:
+            self.skip_section = any(s in head.group("name").lower() for s in _NOT_FRAME_SECTIONS)
+        self._test_id(line)
+        self._message(line)
+        if self.skip_section:
+            return
+        if _TRACE_MARK.match(line):
+            self._new_trace()
+        if ":" in line or "line " in line:
+            self._frame(line)
+
+    def _new_trace(self) -> None:
+        if self.raw and self.raw[-1][4] == self.trace:
+            self.trace += 1
+        self.trace_format = None
+
+    def _frame(self, line: str) -> None:
+        for fmt in FRAME_FORMATS:
+            match = fmt.pattern.match(line) if fmt.name != "rust-panic" else \
+                fmt.pattern.search(line)
+            if not match:
+                continue
+            if self.trace_format not in (None, fmt.name):
+                self._new_trace()
+            self.trace_format = fmt.name
+            func = match.groupdict().get("func")
+            if len(self.raw) < SUSPECT_MAX_FRAMES:
+                self.raw.append((match.group("path"), int(match.group("line")), func,
+                                 fmt.name, self.trace, line.strip()))
+            return
+
+    def _test_id(self, line: str) -> None:
+        ids = self.failure.test_ids
+        for pattern in TEST_ID_FORMATS:
+            match = pattern.match(line)
+            if match:
+                found = match.groupdict().get("id") or match.groupdict().get("name")
+                if found and found not in ids and len(ids) < 50:
+                    ids.append(found)
+                return
+
+    def _message(self, line: str) -> None:
+        messages = self.failure.messages
+        match = _MESSAGE_LINE.search(line)
+        if match and len(messages) < 200:
+            text = next((g for g in match.groups() if g), "")
+            if match.group("exc"):
+                text = line
+            if text not in messages:
+                messages.append(text.strip())
+            return
+        source = _FAILING_SOURCE.match(line)
+        if source and len(self.failure.failing_source) < 50:
+            self.failure.failing_source.append(source.group("code"))
+
+    def finish(self) -> Failure:
+        order = {f.name: f.innermost_first for f in FRAME_FORMATS}
+        by_trace: dict[int, list[tuple]] = {}
+        for item in self.raw:
+            by_trace.setdefault(item[4], []).append(item)
+        for trace, items in by_trace.items():
+            inner_first = items if order[items[0][3]] else list(reversed(items))
+            for depth, (path, line, func, fmt, _, text) in enumerate(inner_first):
+                self.failure.frames.append(Frame(path=path, line=line, func=func, format=fmt,
+                                                 trace=trace, depth=depth, text=text))
+        return self.failure
+
+
+def parse_failure(lines: Iterable[str]) -> Failure:
+    """The frames (innermost first per trace), failing test ids and message lines."""
+    scan = _FrameScan()
+    for line in lines:
+        scan.feed(line)
+    return scan.finish()
+
+
+def classify_frame(env: Env, frame: Frame) -> Frame:
+    """The frame with its root-relative path, or marked as a library frame.
+
+    A path outside the root, one that names no file under it, or one inside an
+    installed-package folder is a library frame; its file is never opened.
+    """
+    path = frame.path
+    if path.startswith("<") or not path:
+        return Frame(**{**_record_fields(frame), "library": True})
+    absolute = os.path.isabs(path)
+    full = os.path.normpath(path if absolute else os.path.join(str(env.cwd), path))
+    root = str(env.root)
+    inside = full == root or full.startswith(root.rstrip(os.sep) + os.sep)
+    if not inside and not absolute:  # printed relative to the root, not the cwd
+        full = os.path.normpath(os.path.join(root, path))
+        inside = full.startswith(root.rstrip(os.sep) + os.sep)
+    rel = os.path.relpath(full, root).replace(os.sep, "/") if inside else None
+    library = (rel is None or any(part in SUSPECT_LIBRARY_PARTS for part in rel.split("/"))
+               or not os.path.isfile(full))
+    return Frame(**{**_record_fields(frame), "rel": None if library else rel,
+                    "library": library})
+
+
+def _record_fields(record: Record) -> dict[str, Any]:
+    return {name: getattr(record, name) for name in record.__slots__}
+
+
+class Suspect(Record):
+    """One ranked candidate: a graph node, or a file location without a graph."""
+
+    __slots__ = ("key", "node", "path", "line", "end_line", "name", "signals", "evidence")
+    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"signals": dict, "evidence": dict}
+    key: str
+    node: Node | None
+    path: str
+    line: int
+    end_line: int
+    name: str
+    signals: dict[str, float]      # signal -> value in 0..1 (before its weight)
+    evidence: dict[str, str]       # signal -> why, in a few words
+
+    def add(self, signal: str, value: float, why: str) -> None:
+        if value > self.signals.get(signal, 0.0):
+            self.signals[signal] = round(min(value, SUSPECT_SIGNAL_CAP), 4)
+            self.evidence[signal] = why
+
+    def score(self) -> float:
+        total = sum(SUSPECT_WEIGHTS[s] * v for s, v in self.signals.items())
+        return round(total * (SUSPECT_TEST_FACTOR if is_test_path(self.path) else 1.0), 4)
+
+
+class _Ranking:
+    """Collects suspects and their signals for one failure."""
+
+    def __init__(self, env: Env, db: Database | None, failure: Failure, graph: bool):
+        self.env, self.db, self.failure, self.graph = env, db, failure, graph
+        self.suspects: dict[str, Suspect] = {}
+        self.seeds: dict[int, Node] = {}         # frame and test nodes, by rowid
+        self.tests: list[Node] = []
+        self.notes: list[str] = []
+
+    def suspect(self, node: Node) -> Suspect:
+        if node.id not in self.suspects:
+            self.suspects[node.id] = Suspect(key=node.id, node=node, path=node.path,
+                                             line=node.line, end_line=node.end_line,
+                                             name=node.qualname)
+        return self.suspects[node.id]
+
+    def location(self, frame: Frame) -> Suspect:
+        key = f"{frame.rel}:{frame.func}" if frame.func else f"{frame.rel}:{frame.line}"
+        if key not in self.suspects:
+            self.suspects[key] = Suspect(key=key, node=None, path=frame.rel or "",
+                                         line=frame.line, end_line=frame.line,
+                                         name=frame.func or f"line {frame.line}")
+        return self.suspects[key]
+
+    # frames
+
+    def add_frames(self) -> None:
+        project_depth: dict[int, int] = {}
+        for frame in self.failure.frames:
+            if frame.library:
+                continue
+            depth = project_depth.get(frame.trace, 0)
+            project_depth[frame.trace] = depth + 1
+            value = SUSPECT_FRAME_DECAY ** depth
+            where = f"{frame.rel}:{frame.line}"
+            why = ("innermost project frame" if depth == 0 else
+                   f"frame {depth + 1} from the innermost") + f" ({where})"
+            node = self.frame_node(frame)
+            if node is None:
+                self.location(frame).add("frame", value, why)
+                continue
+            self.seeds[node.rowid] = node
+            if _is_test_function(node):  # the failing test: the header and its callees
+                continue
+            self.suspect(node).add("frame", value, why)
+            if self.graph:
+                self.add_frame_callees(node, frame, value)
+
+    def frame_node(self, frame: Frame) -> Node | None:
+        if not self.graph or self.db is None:
+            return None
+        nodes = graph_nodes_at(self.db, self.env.project, frame.rel, frame.line)
+        return sorted(nodes, key=lambda n: n.line)[-1] if nodes else None
+
+    def add_frame_callees(self, node: Node, frame: Frame, value: float) -> None:
+        for rel in graph_relations(self.db, self.env.project, node, "calls"):
+            if rel.node is None or rel.node.kind not in SUSPECT_CALLABLE_KINDS:
+                continue
+            on_line = rel.line == frame.line
+            share = SUSPECT_FRAME_CALLEE * value * (2 if on_line else 1)
+            why = (f"called on the line of frame {frame.rel}:{frame.line}" if on_line
+                   else f"called by frame {node.qualname}")
+            self.suspect(rel.node).add("frame", share, why)
+
+    # the failing test
+
+    def add_tests(self) -> None:
+        if not self.graph:
+            return
+        for test_id in self.failure.test_ids:
+            node = self.test_node(test_id)
+            if node is not None and node not in self.tests:
+                self.tests.append(node)
+        for frame in self.failure.frames:   # the test's own frame names it too
+            if frame.rel and is_test_path(frame.rel):
+                node = self.frame_node(frame)
+                if node is not None and node.name.startswith(("test", "Test")) \
+                        and node not in self.tests:
+                    self.tests.append(node)
+        for node in self.tests[:5]:
+            self.seeds[node.rowid] = node
+            self.add_test_callees(node)
+
+    def test_node(self, test_id: str) -> Node | None:
+        path, _, name = test_id.partition("::")
+        if not name:
+            path, name = "", test_id
+        name = name.split("[", 1)[0].replace("::", ".").replace("/", ".")
+        rel = normalize_file(path, self.env) if path else None
+        for candidate in dict.fromkeys((name, name.rsplit(".", 1)[-1])):
+            with contextlib.suppress(CtxkitError):
+                nodes = graph_find_nodes(self.db, self.env.project, candidate, file=rel)
+                nodes = [n for n in nodes if is_test_path(n.path)] or nodes
+                if nodes:
+                    return nodes[0]
+        return None
+
+    def add_test_callees(self, test: Node) -> None:
+        """Callees of the test, breadth first: a callee's value is its caller's times
+        SUSPECT_TEST_DECAY, so what the failing line calls leads the deeper ones."""
+        failing_lines = {f.line for f in self.failure.frames if f.rel == test.path}
+        values = {test.id: SUSPECT_TEST_FAILING_LINE / SUSPECT_TEST_DECAY}
+        for item in graph_walk(self.db, self.env.project, test, "calls",
+                               SUSPECT_TEST_MAX_DEPTH, DEFAULT_MIN_CONFIDENCE):
+            if not item["id"] or item["kind"] not in SUSPECT_CALLABLE_KINDS | CLASS_KINDS:
+                continue
+            depth, via = item["depth"], item["via"]
+            value = values.get(via, 0.0) * SUSPECT_TEST_DECAY
+            why = (f"called by the failing test {test.qualname}" if depth == 1 else
+                   f"{depth} calls from the failing test, via {via.rsplit(':', 1)[-1]}")
+            if depth == 1 and item["call_line"] not in failing_lines:
+                value *= SUSPECT_TEST_OFF_LINE
+            elif depth == 1:
+                why = f"called on the line the test failed at ({test.path}:{item['call_line']})"
+            values[item["id"]] = max(values.get(item["id"], 0.0), value)
+            node = self.node_by_id(item["id"])
+            if node is not None and node.kind in SUSPECT_CALLABLE_KINDS:
+                self.suspect(node).add("test", value, why)
+
+    def node_by_id(self, uid: str) -> Node | None:
+        path, _, qualname = uid.rpartition(":")
+        with contextlib.suppress(CtxkitError):
+            for node in graph_find_nodes(self.db, self.env.project, qualname, file=path):
+                if node.id == uid:
+                    return node
+        return None
+
+    # recent changes
+
+    def add_changes(self) -> None:
+        spans = changed_spans(self.env)
+        if spans is None:
+            self.notes.append("not a git repository: no recent changes read")
+            return
+        distance = self.seed_distances() if self.graph else {}
+        count = 0
+        for tier, path, first, last in spans:
+            if count >= SUSPECT_MAX_CHANGED:
+                break
+            what = "the working tree" if tier == "worktree" else "the recent commits"
+            if not self.graph:
+                self.add_changed_location(tier, path, first, last, what)
+                count += 1
+                continue
+            for node in graph_nodes_at(self.db, self.env.project, path, first, last):
+                if node.kind not in SUSPECT_CALLABLE_KINDS and node.rowid not in self.seeds:
+                    continue
+                count += 1
+                steps = distance.get(node.rowid)
+                near = 1.0 / (1 + steps) if steps is not None else SUSPECT_CHANGE_FAR
+                where = ("a frame or the test" if steps == 0 else
+                         f"{steps} call{'s' if steps != 1 else ''} from the failure"
+                         if steps is not None else "far from the failure")
+                self.suspect(node).add("change", SUSPECT_CHANGE_TIERS[tier] * near,
+                                       f"changed in {what}, {where}")
+
+    def add_changed_location(self, tier: str, path: str, first: int, last: int,
+                             what: str) -> None:
+        hit = [s for s in self.suspects.values() if s.node is None and s.path == path
+               and first - 20 <= s.line <= last + 20]
+        for suspect in hit:   # near a frame: the frame's location takes the evidence
+            suspect.add("change", SUSPECT_CHANGE_TIERS[tier], f"changed in {what} nearby")
+
+    def seed_distances(self) -> dict[int, int]:
+        """Call-graph steps (either direction) from the frames and tests, up to a few."""
+        distance = {rowid: 0 for rowid in self.seeds}
+        frontier = list(self.seeds.values())
+        for step in range(1, SUSPECT_NEAR_DEPTH + 1):
+            following = []
+            for node in frontier[:300]:
+                for relation in ("calls", "calledBy"):
+                    for rel in graph_relations(self.db, self.env.project, node, relation):
+                        if rel.node is not None and rel.node.rowid not in distance:
+                            distance[rel.node.rowid] = step
+                            following.append(rel.node)
+            frontier = following
+        return distance
+
+    # lessons and names
+
+    def add_lessons(self) -> None:
+        for suspect in self.suspects.values():
+            if suspect.node is None:
+                continue
+            found = lessons_for_node(self.db, self.env.project, suspect.node)
+            risk = float((found or {}).get("risk_score") or 0.0)
+            if risk > 0:
+                suspect.add("lesson", risk / (risk + 5.0),
+                            f"lesson risk {risk:.1f} ({found['level']}), "
+                            f"{found['fail_count']} fail")
+
+    def add_names(self) -> None:
+        if not self.graph:
+            return
+        words = failure_identifiers(self.failure)
+        for word in words:
+            with contextlib.suppress(CtxkitError):
+                nodes = [n for n in graph_find_nodes(self.db, self.env.project, word)
+                         if n.kind in SUSPECT_CALLABLE_KINDS]
+                if not nodes or len(nodes) > 20:
+                    continue
+                for node in nodes:
+                    suspect = self.suspect(node)
+                    value = suspect.signals.get("name", 0.0) + 1.0 / len(nodes)
+                    shown = word if len(word) < 60 else word[:57] + "..."
+                    suspect.add("name", value, f"the failure message names {shown!r}")
+
+    def ranked(self) -> list[Suspect]:
+        return sorted(self.suspects.values(),
+                      key=lambda s: (-s.score(), -s.signals.get("frame", 0.0), s.key))
+
+
+def _is_test_function(node: Node) -> bool:
+    return is_test_path(node.path) and node.name.startswith(("test", "Test"))
+
+
+def failure_identifiers(failure: Failure) -> list[str]:
+    """Identifiers of the failure message: dotted names whole and split, longest first."""
+    import builtins
+    import keyword
+
+    common = set(keyword.kwlist) | set(dir(builtins))
+    words: dict[str, None] = {}
+    for text in failure.messages + failure.failing_source:
+        for match in _IDENTIFIER.finditer(text):
+            token = match.group(0)
+            parts = [token] + (token.split(".") if "." in token else [])
+            for dotted in (".".join(parts[i:i + 2]) for i in range(1, len(parts) - 1)):
+                words.setdefault(dotted, None)
+            for part in parts:
+                if len(part) >= 3 and part not in common:
+                    words.setdefault(part, None)
+    return list(words)[:200]
+
+
+def changed_spans(env: Env) -> list[tuple[str, str, int, int]] | None:
+    """(tier, path, first, last) of the working tree's and recent commits' changes.
+
+    None outside git. The recent commits are the last SUSPECT_RECENT_COMMITS
+    (never the first commit of a repository, which changes everything).
+    """
+    state = git_state(env)
+    if not state.head:
+        return None if git_output(env, "rev-parse", "--git-dir") is None else []
+    spans = []
+    worktree = [p for s, p in state.files if s in ("modified", "renamed")]
+    for path, ranges in git_changed_lines(env, state, worktree).items():
+        spans += [("worktree", path, first, last) for first, last in ranges]
+    spans += [("worktree", p, 1, 10**9) for s, p in state.files if s == "added"]
+    count = int((git_output(env, "rev-list", "--count", "HEAD") or "1").strip() or 1)
+    back = min(SUSPECT_RECENT_COMMITS, count - 1)
+    if back >= 1:
+        base = f"HEAD~{back}"
+        names = (git_output(env, "diff", "--name-only", base, "HEAD") or "").split()
+        seen = {(p, a, b) for _, p, a, b in spans}
+        for path, ranges in git_changed_lines(env, state, names[:200], base=base).items():
+            spans += [("commits", path, a, b) for a, b in ranges if (path, a, b) not in seen]
+    return spans
+
+
+def rank_suspects(env: Env, db: Database | None, failure: Failure) -> dict[str, Any]:
+    """The ranked suspects of a parsed failure and the facts they came from."""
+    graph = db is not None and graph_indexed(db, env.project)
+    failure.frames[:] = [classify_frame(env, f) for f in failure.frames]
+    if graph:
+        paths = {f.rel for f in failure.frames if f.rel}
+        spans = changed_spans(env) or []
+        graph_refresh(env, db, sorted(paths | {p for _, p, _, _ in spans})[:200])
+    ranking = _Ranking(env, db, failure, graph)
+    ranking.add_frames()
+    ranking.add_tests()
+    ranking.add_changes()
+    if graph:
+        ranking.add_names()
+        ranking.add_lessons()
+    else:
+        ranking.notes.insert(0, "no graph for this project: suspects come from frames and "
+                                "git alone (run `ctxkit index` for symbols, callees and names)")
+    return {"graph": graph, "suspects": ranking.ranked(), "tests": ranking.tests,
+            "notes": ranking.notes}
+
+
+# --- rendering -------------------------------------------------------------------------
+
+
+def suspect_json(suspect: Suspect, rank: int) -> dict[str, Any]:
+    node = suspect.node
+    return {"rank": rank, "id": suspect.key, "kind": node.kind if node else "location",
+            "path": suspect.path, "line": suspect.line, "end_line": suspect.end_line,
+            "name": suspect.name, "score": suspect.score(),
+            "signals": {s: {"value": suspect.signals[s],
+                            "weight": SUSPECT_WEIGHTS[s],
+                            "contribution": round(SUSPECT_WEIGHTS[s] * suspect.signals[s], 4),
+                            "why": suspect.evidence[s]}
+                        for s in SUSPECT_SIGNALS if s in suspect.signals},
+            "test_file": is_test_path(suspect.path),
+            "evidence": suspect_evidence(suspect)}
+
+
+def suspect_evidence(suspect: Suspect) -> str:
+    """One line: the reasons, strongest contribution first."""
+    order = sorted(suspect.signals, key=lambda s: -SUSPECT_WEIGHTS[s] * suspect.signals[s])
+    text = "; ".join(suspect.evidence[s] for s in order)
+    return text + ("; in a test file" if is_test_path(suspect.path) else "")
+
+
+def _frame_json(frame: Frame) -> dict[str, Any]:
+    return {"path": frame.rel or frame.path, "line": frame.line, "func": frame.func,
+            "format": frame.format, "trace": frame.trace, "depth": frame.depth,
+            "library": frame.library}
+
+
+def suspects_text(result: dict[str, Any]) -> str:
+    head = result["output"]
+    lines = [f"suspects for {head['handle']} (exit {head['exit_code']}): "
+             f"{one_line(head['command'], 120)}"]
+    lines += [f"note: {note}" for note in result["notes"]]
+    if result.get("missing"):
+        return "\n".join(lines + [result["missing"]])
+    if result["tests"]:
+        lines.append("failing test: " + ", ".join(result["tests"][:3]))
+    width = len(str(len(result["suspects"])))
+    for item in result["suspects"]:
+        where = f"{item['path']}:{item['line']}"
+        lines.append(f"{item['rank']:>{width}}. {item['name']}  {where}  score {item['score']:.2f}")
+        lines.append(f"{' ' * (width + 2)}{item['evidence']}")
+    library = [f for f in result["frames"] if f["library"]]
+    if library:
+        shown = ", ".join(f"{f['path']}:{f['line']}" for f in library[:3])
+        more = f" (+{len(library) - 3} more)" if len(library) > 3 else ""
+        lines.append(f"library frames (not read): {shown}{more}")
+    if result.get("context"):
+        lines += ["", result["context"].rstrip("\n")]
+    return "\n".join(lines)
+
+
+def _location_piece(env: Env, suspect: Suspect, level: int) -> str:
+    """A file location (no graph) at a level: a window of lines around it."""
+    header = f"#### {suspect.path}:{suspect.line} ({suspect.name})\n"
+    radius = {5: 15, 4: 8, 3: 4, 2: 1}.get(level, 0)
+    if radius == 0:
+        return f"- {suspect.path}:{suspect.line} ({suspect.name})\n"
+    try:
+        data = (env.root / suspect.path).read_bytes()
+    except OSError as exc:
+        return header + f"- source: cannot read {suspect.path}: {exc.strerror or exc}\n\n"
+    first = max(1, suspect.line - radius)
+    code = source_lines(data, first, suspect.line + radius).decode("utf-8", "replace")
+    return header + _code_fence(code, fence_language(suspect.path)) + "\n\n"
+
+
+def render_suspects(env: Env, db: Database | None, ranked: list[Suspect], budget: int,
+                    title: str) -> dict[str, Any]:
+    """The top suspects as debug context within ``budget`` exact tokens.
+
+    The first suspect at L5 if it fits, the next at L4, and so on down to L0;
+    each one that does not fit at its level gets the highest level that does.
+    Every piece starts on a non-blank character and ends with a newline, so
+    the pieces' counts add up to the count of the whole (see Context); the
+    whole is counted once more as a check.
+    """
+    token_encoder(env.root / STATE_DIR)
+    renderer = ContextRenderer(env, db) if db is not None else None
+    header = f"## {title}\n\n"
+    used = count_tokens(header)
+    if used > budget:
+        raise UsageError(f"--budget {budget} is below the {used} tokens of the header; "
+                         f"give at least {used}")
+    pieces, items = [header], []
+    for index, suspect in enumerate(ranked):
+        for level in range(max(5 - index, 0), -1, -1):
+            if suspect.node is not None and renderer is not None:
+                text, tokens = renderer.piece(suspect.node, level)
+            else:
+                text = _location_piece(env, suspect, level)
+                tokens = count_tokens(text)
+            if used + tokens <= budget:
+                pieces.append(text)
+                used += tokens
+                items.append({"id": suspect.key, "level": level, "tokens": tokens})
+                break
+    text = "".join(pieces)
+    total = count_tokens(text)
+    while total > budget and len(pieces) > 1:   # never happens while the sum rule holds
+        pieces.pop()
+        items.pop()
+        text = "".join(pieces)
+        total = count_tokens(text)
+    return {"context": text, "tokens": total, "budget": budget, "items": items}
+
+
+def cmd_suspects(args: argparse.Namespace, env: Env) -> int:
+    if args.budget is not None and args.budget < 1:
+        raise UsageError("suspects: --budget must be at least 1 token")
+    if not env.db_path.exists():
+        raise SuspectsError(f"nothing is stored for project {env.project!r} yet; run the "
+                            f"failing command through `ctxkit run -- CMD` first")
+    with contextlib.closing(open_db(env, create=False)) as db:
+        output = stored_output(db, env, args.handle)
+        if output is None:
+            emit(env, {"output": None, "suspects": [], "missing": "no failing output",
+                       "notes": []},
+                 "no stored output has failed yet; run the failing command through "
+                 "`ctxkit run -- CMD`, then `ctxkit suspects`")
+            return EXIT_OK
+        result = suspects_result(env, db, output, args.limit, args.budget)
+    emit(env, result, lambda: suspects_text(result))
+    return EXIT_OK
+
+
+def suspects_result(env: Env, db: Database, output: dict[str, Any], limit: int,
+                    budget: int | None) -> dict[str, Any]:
+    head = {k: output[k] for k in ("handle", "command", "label", "status", "exit_code",
+                                    "created_at")}
+    result: dict[str, Any] = {"output": head, "graph": False, "tests": [], "frames": [],
+                              "suspects": [], "notes": []}
+    if output["exit_code"] == 0 and output["status"] == "complete":
+        output["lines"].close()
+        result["missing"] = (f"{head['handle']} succeeded (exit 0): nothing failed, so "
+                             f"there is nothing to rank; pass the handle of a failing run")
+        return result
+    failure = parse_failure(output["lines"])
+    if not failure.frames and not failure.test_ids:
+        result["missing"] = (f"{head['handle']} has no stack frames and no failing test ids: "
+                             f"nothing to rank from (is it the whole output of the run?)")
+        return result
+    ranking = rank_suspects(env, db, failure)
+    ranked = ranking["suspects"][:limit]
+    result.update(graph=ranking["graph"], notes=ranking["notes"],
+                  tests=[n.id for n in ranking["tests"]] or failure.test_ids[:5],
+                  frames=[_frame_json(f) for f in failure.frames[:50]],
+                  suspects=[suspect_json(s, i + 1) for i, s in enumerate(ranked)])
+    if budget is not None:
+        rendered = render_suspects(env, db if ranking["graph"] else None, ranked, budget,
+                                   f"Suspects for {head['handle']} (debug context)")
+        result.update(context=rendered["context"], tokens=rendered["tokens"],
+                      budget=budget, items=rendered["items"])
+    return result
+
+
+def register_suspect_commands(sub: argparse._SubParsersAction,
+                              common: argparse.ArgumentParser) -> None:
+    """suspects."""
+    parser = add_command(
+        sub, common, "suspects", cmd_suspects,
+        help="rank the symbols most likely to hold the fault behind a failing output",
+        example="ctxkit suspects --budget 3000   # after a failing `ctxkit run -- pytest`")
+    parser.add_argument("handle", metavar="HANDLE", nargs="?",
+                        help="a stored output (default: the latest with a non-zero exit)")
+    parser.add_argument("--limit", type=_count_argument(1), default=SUSPECT_DEFAULT_LIMIT,
+                        metavar="N", help=f"suspects listed (default {SUSPECT_DEFAULT_LIMIT})")
+    parser.add_argument("--budget", type=_count_argument(1), metavar="TOKENS",
+                        help="also render the top suspects as debug context (the first at "
+                             "L5, the next at L4, ...) within this exact cl100k budget")
+
+
+# =============================================================================
 # CLI
 # =============================================================================
 
 COMMAND_REGISTRARS = (register_graph_commands, register_context_commands,
                       register_output_commands, register_lesson_commands,
-                      register_snapshot_commands)
+                      register_snapshot_commands, register_suspect_commands)
 
 
 _PARSER_CLASSES: list[type] = []
@@ -10477,22 +11370,6 @@ class _SkippedParser:
 
 
 _SKIPPED = _SkippedParser()
-_VALUE_OPTIONS = ("--db", "-p", "--project")
-
-
-def command_in(argv: Sequence[str]) -> str | None:
-    """The command word of ``argv`` (global options may come first), else None."""
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-        elif token in _VALUE_OPTIONS:
-            skip = True
-        elif token in ("-h", "--help", "--version", "--"):
-            return None
-        elif not token.startswith("-"):
-            return token
-    return None
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

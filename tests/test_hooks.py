@@ -9,7 +9,7 @@ import subprocess
 import time
 
 import pytest
-from hookkit import fail, has_command, hook, make_project, payload, seed_graph
+from hookkit import fail, hook, make_project, payload, seed_graph
 
 import ctxkit
 
@@ -262,8 +262,6 @@ def test_wrapped_command_round_trips_through_the_shell(cli, project, monkeypatch
     wrapped = answer_of(hook(cli, "pre-tool-use", body))["updatedInput"]["command"]
     # what sh -c receives is exactly the agent's command
     assert shlex.split(wrapped.split(" -- sh -c ", 1)[1]) == [command]
-    if not has_command("run"):
-        pytest.skip("`ctxkit run` arrives with the output store branch")
     direct = subprocess.run(["sh", "-c", command], cwd=project, capture_output=True, text=True,
                             check=False)
     through = subprocess.run(["bash", "-c", wrapped], cwd=project, capture_output=True, text=True,

@@ -491,27 +491,6 @@ def test_stats_outputs_flag_is_registered():
     assert args.outputs is True and args.func is ctxkit.cmd_stats
 
 
-def test_skill_and_readme_lesson_commands_parse():
-    """Every `ctxkit ...` line of the lessons skill and README section parses."""
-    import shlex
-    from pathlib import Path
-    root = Path(ctxkit.__file__).parent
-    skill = (root / "skills" / "lessons" / "SKILL.md").read_text(encoding="utf-8")
-    assert skill.startswith("---\nname: ") and "\ndescription: " in skill.split("---")[1]
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Lessons", 1)[1].split("\n## ", 1)[0]
-    blocks = [block.split("```", 1)[0] for text in (skill, section)
-              for block in text.split("```sh\n")[1:]]
-    lines = [line.strip() for block in blocks for line in block.splitlines()
-             if line.strip().startswith("ctxkit ")]
-    assert len(lines) >= 20
-    for line in lines:
-        argv = shlex.split(line, comments=True)[1:]
-        assert ctxkit.command_in(argv) in {"query", "fail", "ok", "resolve", "deactivate",
-                                           "stats", "import-cm"}, line
-        ctxkit.build_parser().parse_args(argv)
-
-
 def test_quiet_recording_prints_nothing_and_stats_takes_a_graph_id(cli):
     assert cli("fail", "a/b.py:Thing.run", "x", "-q").out == ""
     record(cli, "fail", "Thing.run", "other file", "--file", "c.py")
