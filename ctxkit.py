@@ -324,39 +324,88 @@ def _inject_order(lessons: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(ordered, key=lambda item: item["type"] != "fail")
 
 
-def _current_hash(db: Database, project: str, name: str, file: str) -> str | None:
-    """The body_hash of the one graph node this symbol names, else None."""
+# The identity rule. A lesson symbol is (project, file, name). A name that
+# resolves in the graph to exactly one symbol (within ``file`` when one is
+# given; a graph id, a qualname, else a bare name) binds to it: its identity is
+# that node's (path, qualname), however the lesson named it and whether or not
+# --file was given. A name that resolves to none or to several stays as
+# written, file "" when none was given, and is a symbol of its own. The rule
+# is applied when a lesson is recorded and again whenever lessons are read, so
+# every surface (query, stats, risk, context, impact, the hooks, snapshots)
+# counts one symbol's lessons, and only those, through group_symbol_obj().
+
+
+class SymbolBinder:
+    """bind_symbol() with the answers of one read remembered (lookups repeat)."""
+
+    def __init__(self, db: Database, project: str):
+        self.db, self.project = db, project
+        self._seen: dict[tuple[str, str], tuple[str, str, sqlite3.Row | None]] = {}
+
+    def __call__(self, name: str, file: str) -> tuple[str, str, sqlite3.Row | None]:
+        key = (name, file)
+        if key not in self._seen:
+            self._seen[key] = bind_symbol(self.db, self.project, name, file)
+        return self._seen[key]
+
+
+def bind_symbol(db: Database, project: str, name: str,
+                file: str) -> tuple[str, str, sqlite3.Row | None]:
+    """(file, name, graph node row or None) of a lesson symbol under the identity rule."""
     rows = graph_find_rows(db, project, name, file or None)
-    return rows[0]["body_hash"] if len(rows) == 1 else None
+    if len(rows) == 1:
+        return rows[0]["path"], rows[0]["qualname"], rows[0]
+    return file, name, None
 
 
-def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
-                node_hash: str | None | bool = False) -> dict[str, Any]:
-    """A SYMBOL_OBJ (a symbol of `query --json`) for one lesson_symbols row, risk now.
-
-    ``node_hash`` is the current body_hash when the caller knows it; False
-    means look it up in the graph (only when some lesson kept a code_hash).
-    """
-    rows = db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))
-    counters = symbol_counters(rows)
-    if node_hash is False:
-        node_hash = (_current_hash(db, project, row["name"], row["file"])
-                     if any(r["code_hash"] for r in rows) else None)
+def group_symbol_obj(db: Database, project: str, file: str, name: str,
+                     rows: Sequence[sqlite3.Row], node: sqlite3.Row | None,
+                     include_all: bool) -> dict[str, Any]:
+    """THE risk of one symbol: a SYMBOL_OBJ over the lessons of every lesson_symbols
+    row bound to it, counters and risk computed now. A lesson is stale when it kept
+    a code hash and the graph node's body hash differs."""
+    lessons = sorted((lesson for row in rows
+                      for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))),
+                     key=lambda item: (item["created_at"], item["id"]))
+    counters = symbol_counters(lessons)
+    node_hash = node["body_hash"] if node is not None else None
     shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
-             for r in rows if include_all or r["status"] == "active"]
-    return {"project": project, "name": row["name"], "file": row["file"], **counters,
+             for r in lessons if include_all or r["status"] == "active"]
+    return {"project": project, "name": name, "file": file, **counters,
             "lessons": _inject_order(shown)}
 
 
-def _match_names(rows: list[sqlite3.Row], name: str, substring: bool = False) -> list[sqlite3.Row]:
+def node_symbol_obj(db: Database, project: str, node: sqlite3.Row,
+                    include_all: bool = False, binder: SymbolBinder | None = None
+                    ) -> dict[str, Any]:
+    """The SYMBOL_OBJ of a graph node: every lesson symbol that binds to it."""
+    binder = binder or SymbolBinder(db, project)
+    path, qualname = node["path"], node["qualname"]
+    # Only these names can resolve to the node: its id, its qualname, its bare name.
+    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
+                    (project, path, qualname, node["name"], node["uid"]))
+    bound = [r for r in rows if binder(r["name"], r["file"])[:2] == (path, qualname)]
+    return group_symbol_obj(db, project, path, qualname, bound, node, include_all)
+
+
+def row_symbol_obj(db: Database, project: str, row: sqlite3.Row,
+                   include_all: bool = False) -> dict[str, Any]:
+    """The SYMBOL_OBJ of the symbol one lesson_symbols row binds to."""
+    file, name, node = bind_symbol(db, project, row["name"], row["file"])
+    if node is not None:
+        return node_symbol_obj(db, project, node, include_all)
+    return group_symbol_obj(db, project, file, name, [row], None, include_all)
+
+
+def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
     """Exact name, else a qualified name ending in it, else (stats) a substring."""
-    exact = [r for r in rows if r["name"] == name]
+    exact = [n for n in names if n == name]
     if exact:
         return exact
-    tails = [r for r in rows if any(r["name"].endswith(sep + name) for sep in (".", "::", "#"))]
+    tails = [n for n in names if any(n.endswith(sep + name) for sep in (".", "::", "#"))]
     if tails or not substring:
         return tails
-    return [r for r in rows if name.lower() in r["name"].lower()]
+    return [n for n in names if name.lower() in n.lower()]
 
 
 def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -366,45 +415,31 @@ def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def lesson_symbols(db: Database, project: str, name: str | None = None,
                    file: str | None = None, include_all: bool = False,
                    substring: bool = False) -> list[dict[str, Any]]:
-    """SYMBOL_OBJs by risk, highest first.
+    """SYMBOL_OBJs by risk, highest first, one per symbol under the identity rule.
 
-    ``name`` None lists every symbol; a name matches exactly, else as the tail
-    of a qualified name (``validate`` finds ``AuthService.validate``).
-    ``file`` None means every file; "" means lessons recorded without a file.
-    Symbols with no active lesson are left out unless ``include_all``.
+    ``name`` None lists every symbol. A name that binds to a graph symbol gives
+    that symbol; otherwise it matches symbol names exactly, else as the tail of
+    a qualified name (``validate`` finds ``AuthService.validate``). ``file``
+    None means every file; "" means symbols without a file. Symbols with no
+    active lesson are left out unless ``include_all``.
     """
-    sql, params = SQL_SYMBOLS_OF_PROJECT, [project]
-    if file is not None:
-        sql += " AND file = ?"
-        params.append(file)
-    rows = db.query(sql + " AND name = ?", (*params, name)) if name is not None else []
-    if not rows:  # no name, or no exact match: read them all (the index serves exact names)
-        rows = db.query(sql, params)
-        if name is not None:
-            rows = _match_names(rows, name, substring)
-    objs = [_symbol_obj(db, project, row, include_all) for row in rows]
+    binder = SymbolBinder(db, project)
+    if name is not None:
+        node = binder(name, file or "")[2]
+        if node is not None:
+            obj = node_symbol_obj(db, project, node, include_all, binder)
+            return [obj] if include_all or obj["lessons"] else []
+    groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
+    for row in db.query(SQL_SYMBOLS_OF_PROJECT, (project,)):
+        bound_file, bound_name, node = binder(row["name"], row["file"])
+        groups.setdefault((bound_file, bound_name), (node, []))[1].append(row)
+    keys = [key for key in groups if file is None or key[0] == file]
+    if name is not None:
+        wanted = set(_match_names(sorted({n for _, n in keys}), name, substring))
+        keys = [key for key in keys if key[1] in wanted]
+    objs = [group_symbol_obj(db, project, key[0], key[1], groups[key][1], groups[key][0],
+                             include_all) for key in keys]
     return _by_risk([o for o in objs if include_all or o["lessons"]])
-
-
-def lessons_for_symbol(db: Database, project: str, path: str, qualname: str, name: str,
-                       uid: str, body_hash: str | None) -> dict[str, Any] | None:
-    """The active lessons of a graph node as one SYMBOL_OBJ, None when there are none.
-
-    Lessons recorded under the node's qualname, bare name or id, for its file
-    or without a file, are merged into one view named after the node.
-    """
-    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
-                    (project, path, qualname, name, uid))
-    objs = [_symbol_obj(db, project, r, False, body_hash) for r in rows]
-    objs = [o for o in objs if o["lessons"]]
-    if not objs:
-        return None
-    if len(objs) == 1:
-        return objs[0]
-    lessons = [lesson for obj in objs for lesson in obj["lessons"]]
-    counters = symbol_counters(sorted(lessons, key=lambda item: (item["created_at"], item["id"])))
-    return {"project": project, "name": qualname, "file": path, **counters,
-            "lessons": _inject_order(lessons)}
 
 
 def symbol_label(obj: dict[str, Any]) -> str:
@@ -642,10 +677,9 @@ def risk_objects_at(db: Database, project: str, root: str, cwd: str,
         path = normalize_path(absolute_path(cwd, span.path), root, cwd)
         nodes = graph_rows_at(db, project, path, span.first, span.last)
         for node in nodes:
-            obj = lessons_for_symbol(db, project, node["path"], node["qualname"], node["name"],
-                                     node["uid"], node["body_hash"])
-            if obj:
-                objs[(obj.get("file", ""), obj["name"])] = obj
+            obj = node_symbol_obj(db, project, node)
+            if obj["lessons"]:
+                objs[(obj["file"], obj["name"])] = obj
         if not nodes and not graph_rows_at(db, project, path, 1, 10**9):
             for obj in lesson_symbols(db, project, file=path):
                 objs[(obj.get("file", ""), obj["name"])] = obj
@@ -1886,20 +1920,23 @@ class Language(Record):
         "name", "extensions", "fence", "query", "full", "family", "self_names",
         "class_scope", "methods_outside", "named_receivers", "unprefixed_fields",
         "capitalized_outside", "builtins", "skeleton", "return_fields", "async_before",
-        "parameter_children",
+        "parameter_children", "constructor",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
-        "resolve_binding", "resolve_local", "submodule", "method_fallback", "path_call")
+        "resolve_binding", "resolve_local", "submodule", "method_fallback", "path_call",
+        "package_files")
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "query": None, "full": False, "family": "", "self_names": (), "class_scope": False,
         "methods_outside": False, "named_receivers": False, "unprefixed_fields": False,
         "capitalized_outside": False, "builtins": frozenset(), "skeleton": None,
         "return_fields": ("return_type",), "async_before": b"(", "parameter_children": False,
+        "constructor": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
-                         "resolve_local", "submodule", "method_fallback", "path_call"))}
+                         "resolve_local", "submodule", "method_fallback", "path_call",
+                         "package_files"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
@@ -1919,10 +1956,12 @@ class Language(Record):
     return_fields: tuple[str, ...]  # the fields holding a function's return type, in order
     async_before: bytes         # `async` counts when it comes before this in the header
     parameter_children: bool    # parameters are the children typed `parameter` (Kotlin, Swift)
+    constructor: str | None     # the method a call of the class runs (__init__); None: none
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
-    qualname: Callable | None         # (s, d) -> bool: set d.qualname itself [nesting]
+    qualname: Callable | None         # (s, d, parent _Def or None) -> bool: set d.qualname
+    #                                   itself [parent.name by nesting]
     params_holder: Callable | None    # (s, d) -> node holding the parameters [field parameters]
     param: Callable | None            # (s, p) -> {"name", "type", "default"} [_params]
     exported: Callable | None         # (s, defs, d, names) -> bool [not private/protected]
@@ -1942,6 +1981,8 @@ class Language(Record):
     method_fallback: Callable | None  # (r, class path, Class.name, name) -> node id [None]
     path_call: Callable | None        # (r, path, recv, callee) -> (id, confidence) for a
     #                                   receiver written as a path a::b [not special]
+    package_files: Callable | None    # (r, path) -> the other files whose module-level
+    #                                   variables path sees (a Go package) [none]
 
 
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
@@ -2009,9 +2050,10 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         index = _enclosing(defs, starts, pos)
         if index >= 0:
             defs[index].branches += 1
-    ctx = _file_context(s, imports, extra)
+    ctx = _file_context(s, imports, extra, defs, starts)
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
+    _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
@@ -2059,6 +2101,22 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         cleaned = {var: _clean_type(text) for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
+
+
+def _narrowings(defs: list[_Def], starts: list[int], found: Iterable[tuple],
+                ctx: dict[str, Any]) -> None:
+    """{scope: [[variable, first line, last line, type], ...]}: where a test narrows a type.
+
+    ``if (x instanceof T) {...}``, a type guard ``if (isT(x))``, ``if ("m" in x)``, a Go
+    type switch's case: inside the block, ``x`` has the narrower type.
+    """
+    narrow: dict[str, list] = {}
+    for pos, var, first, last, type_text in found:
+        index = _enclosing(defs, starts, pos)
+        scope = defs[index].qualname if index >= 0 else ""
+        narrow.setdefault(scope, []).append([var, first, last, type_text])
+    if narrow:
+        ctx["narrow"] = narrow
 
 
 def _called_params(defs: list[_Def], calls: list[tuple],
@@ -2122,7 +2180,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         recv_text = one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
         if recv_text and "(" in recv_text and recv_text != "super()":  # keep chains short
-            recv_text = re.sub(r"\(.*\)", "(...)", recv_text)[:80]
+            recv_text = _collapse_arguments(recv_text)[:80]
         special = None
         if recv is not None and s.language.call_written is not None:
             special = s.language.call_written(s, recv, callee, name, recv_text)
@@ -2135,6 +2193,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
     elif "import" in caps:
         imports.append(caps["import"][0])
+    elif "narrow" in caps:
+        _collect_narrowing(s, caps, extra)
     elif "vartype" in caps:
         var = s.text(caps["var"][0])
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
@@ -2156,6 +2216,47 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                                   s.text(caps["allvalue"][0]))
 
 
+def _collapse_arguments(text: str) -> str:
+    """``a.b(x, f(y)).c(z)`` -> ``a.b(...).c(...)``: each call's arguments, not the chain.
+
+    A bracket that groups (``(x as T).m``) is kept with what it holds.
+    """
+    out: list[str] = []
+    stack: list[bool] = []  # per open bracket: a call's arguments (collapsed) or a group
+    for char in text:
+        inside_call = any(stack)
+        if char == "(":
+            before = "".join(out).rstrip()[-1:]
+            is_call = bool(before) and (before.isalnum() or before in "_$)]>!")
+            if is_call and not inside_call:
+                out.append("(...)")
+            elif not inside_call:
+                out.append(char)
+            stack.append(is_call)
+        elif char == ")" and stack:
+            if not stack.pop() and not any(stack):
+                out.append(char)
+        elif not inside_call:
+            out.append(char)
+    return "".join(out)
+
+
+def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
+    """A test that narrows @var inside @narrow: to @type, a @guard's type or an @member's owner."""
+    block = caps["narrow"][0]
+    if "type" in caps:
+        if len(caps["type"]) != 1 or len(block.children_by_field_name("type")) > 1:
+            return  # `case A, B:` keeps the switch's own type
+        type_text = _clean_type(s.text(caps["type"][0]))
+    elif "guard" in caps:
+        type_text = "guard:" + s.text(caps["guard"][0])
+    else:
+        type_text = "in:" + _quoted_text(s, caps["member"][0])
+    extra.setdefault("narrow", []).append(
+        (block.start_byte, s.text(caps["var"][0]), block.start_point[0] + 1,
+         block.end_point[0] + 1, type_text))
+
+
 def _def_name(s: _Source, node: Any, kind: str) -> str:
     text = s.text(node)
     if s.language.def_name is not None:
@@ -2173,7 +2274,7 @@ def _link_parents(s: _Source, defs: list[_Def]) -> None:
         d.parent = stack[-1] if stack else -1
         stack.append(index)
         parent = defs[d.parent] if d.parent >= 0 else None
-        if own_qualname is not None and own_qualname(s, d):
+        if own_qualname is not None and own_qualname(s, d, parent):
             continue
         d.qualname = f"{parent.qualname}.{d.name}" if parent else d.name
         if d.kind == "function" and parent is not None and (
@@ -2373,21 +2474,61 @@ def _clean_type(text: str) -> str:
     """The class name inside a written type.
 
     ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``.
+    A union keeps its members that name a type, ``A | B | null`` -> ``A|B``;
+    ``Optional[X]`` and ``X | None`` -> ``X``.
     """
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
-    text = re.sub(r"<.*|\[.*|\(.*", "", text).replace("::", ".")
-    match = re.search(r"[A-Za-z_][\w.]*", text)
-    return match.group(0) if match else ""
+    optional = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", text)
+    if optional:
+        text = optional.group(1)
+    members = []
+    for member in _split_top_level(text, "|"):
+        member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
+        match = re.search(r"[A-Za-z_$][\w.$]*", member)
+        if match and match.group(0) not in ("null", "undefined", "None", "void"):
+            members.append(match.group(0))
+    return "|".join(dict.fromkeys(members))
 
 
-def _file_context(s: _Source, imports: list[Any], extra: dict) -> dict[str, Any]:
-    """Import bindings (local name -> [module, imported name]) and what the file exports."""
+def _split_top_level(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` outside brackets."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char in "<([{":
+            depth += 1
+        elif char in ">)]}":
+            depth = max(depth - 1, 0)
+        if char == separator and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
+                  starts: list[int]) -> dict[str, Any]:
+    """Import bindings (local name -> [module, imported name]) and what the file exports.
+
+    An import inside a function binds only there: its names go to
+    ``scoped[function qualname]``, never to the file's ``imports``.
+    """
     ctx: dict[str, Any] = {"imports": {}, "stars": [], "import_lines": []}
     handler = s.language.import_handler
     for node in imports if handler else ():
-        handler(s, node, ctx)
+        index = _enclosing(defs, starts, node.start_byte)
+        while index >= 0 and defs[index].kind not in ("function", "method"):
+            index = defs[index].parent
+        if index < 0:
+            handler(s, node, ctx)
+            continue
+        local = {"imports": {}, "stars": [], "import_lines": ctx["import_lines"]}
+        handler(s, node, local)
+        ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
+            local["imports"])
     for key in ("package", "mods", "default"):
         if extra.get(key):
             ctx[key] = extra[key]
@@ -2884,6 +3025,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 # ("module", [paths]), ("external", None) or None when nothing is known.
 
 SUPER_NAMES = frozenset({"super()", "super"})
+OUTSIDE = "outside"  # expr_type: a type known to be outside the index
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -2990,7 +3132,11 @@ class _Resolver:
 
     def resolve_name(self, path: str, scope: str, name: str) -> tuple | None:
         language = self.language(path)
+        scoped = self.ctx(path).get("scoped", {})
         for qual in self.scope_chain(scope):
+            binding = scoped.get(qual, {}).get(name)
+            if binding is not None:  # imported inside this function
+                return self.resolve_binding(path, binding) or ("external", None)
             owner = self.by_pq.get((path, qual))
             if owner is None:
                 continue
@@ -3076,20 +3222,29 @@ class _Resolver:
 
     # -- calls --------------------------------------------------------------
 
-    def resolve_call(self, path: str, scope: str, callee: str,
-                     recv: str | None) -> tuple[int | None, float]:
-        """(target node id or None, confidence) of one call site."""
-        key = (path, scope, callee, recv)
+    def resolve_call(self, path: str, scope: str, callee: str, recv: str | None,
+                     line: int = 0) -> tuple[int | None, float]:
+        """(target node id or None, confidence) of one call site.
+
+        A dst of None with confidence 1.0 means the call was resolved outside the
+        index; with 0.0 that nothing is known. ``line`` matters only where a test
+        narrows a variable's type in that scope.
+        """
+        narrowed = line and scope in self.ctx(path).get("narrow", {})
+        key = (path, scope, callee, recv, line if narrowed else 0)
         found = self._calls.get(key)
         if found is None:
-            found = self._calls[key] = self._resolve_call(path, scope, callee, recv)
+            self._calls[key] = (None, 0.0)  # a chain that leads back here knows nothing
+            found = self._calls[key] = self._resolve_call(path, scope, callee, recv, line)
         return found
 
-    def _resolve_call(self, path: str, scope: str, callee: str,
-                      recv: str | None) -> tuple[int | None, float]:
+    def _resolve_call(self, path: str, scope: str, callee: str, recv: str | None,
+                      line: int) -> tuple[int | None, float]:
         language = self.language(path)
         lang = language.name
         if recv is None:
+            if callee in SUPER_NAMES and language.constructor:  # super(...) in a constructor
+                return self._resolve_self(path, scope, language.constructor, "super", lang)
             return self._resolve_bare(path, scope, callee, language)
         if "::" in recv and language.path_call is not None:
             return language.path_call(self, path, recv, callee)
@@ -3097,12 +3252,20 @@ class _Resolver:
             self.ctx(path).get("receivers", {}).get(scope) == recv
         if recv in language.self_names or recv in SUPER_NAMES or is_receiver:
             return self._resolve_self(path, scope, callee, recv, lang)
-        if recv[:1] in "\"'[{(0123456789" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
+        if callee == language.constructor:  # Cls(...) runs Cls.__init__: see _resolve_calls
+            head, _, name = recv.rpartition(".")
+            cls, confidence = self.resolve_call(path, scope, name, head or None, line)
+            if cls is not None and self.nodes[cls][0] in CLASS_KINDS:
+                found = self.method_lookup(cls, callee)
+                return (found, confidence) if found is not None else (None, 0.0)
+        if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
-        typed = self._resolve_typed(path, scope, callee, recv)
-        if typed is not None:
-            return typed
-        if recv.isidentifier() or re.fullmatch(r"[\w.]+", recv):
+        owner = self.expr_type(path, scope, recv, line)
+        if owner is OUTSIDE:
+            return None, 1.0  # a receiver of a known type outside the index: no guess
+        if owner is not None:
+            return self._method_of(owner, callee)
+        if recv.isidentifier() or re.fullmatch(r"[\w.$]+", recv):
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
@@ -3148,21 +3311,13 @@ class _Resolver:
                 stack.extend(self.subclasses.get(sub, ()))
         return found
 
-    def _resolve_typed(self, path: str, scope: str, callee: str,
-                       recv: str) -> tuple[int | None, float] | None:
-        """Through the receiver's known type; None when its type is not known."""
-        typed = self.variable_type(path, scope, recv)
-        if typed is None:
-            return None
-        target = self.resolve_dotted(path, scope, typed)
-        if target is None or target[0] != "node":
-            return None, 1.0  # a type outside the index (str, a library class): no guess
-        cls = target[1] if self.nodes[target[1]][0] in CLASS_KINDS else \
-            self.returned_class(target[1])  # x = make_service() -> UserService
-        if cls is None:
-            return None  # x = some_function() with no declared return type
-        found = self.method_lookup(cls, callee)
-        return (found, CONF_TYPED) if found is not None else (None, 0.0)
+    def _method_of(self, owner: int | tuple[int, ...], callee: str) -> tuple[int | None, float]:
+        """``callee`` on a receiver of class ``owner``, or of a union of classes."""
+        if isinstance(owner, int):
+            found = self.method_lookup(owner, callee)
+            return (found, CONF_TYPED) if found is not None else (None, 0.0)
+        found = {self.method_lookup(cls, callee) for cls in owner} - {None}
+        return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
         if target[0] == "external":
@@ -3175,39 +3330,150 @@ class _Resolver:
             return (found, CONF_EXACT) if found is not None else (None, 0.0)
         return None, 0.0
 
-    def returned_class(self, function: int) -> int | None:
-        """The class a function's declared return type names, when it is in the index."""
+    # -- the type of a receiver --------------------------------------------------
+
+    def expr_type(self, path: str, scope: str, text: str, line: int = 0,
+                  depth: int = 0) -> Any:
+        """The class of the value ``text`` denotes, as far as the code says.
+
+        A node id, a tuple of ids (a union), OUTSIDE (a type known to be outside
+        the index: a declared ``error``, the result of ``json.NewDecoder(r)``), or
+        None when nothing is known. ``text`` is a receiver as extracted: a name,
+        ``a.b.c``, a call ``f(...)`` / ``x.m(...)``, ``(x as T)``, ``x!``.
+        """
+        text = text.strip().rstrip("!").removeprefix("new ")
+        if depth > 6 or not text:
+            return None
+        cast = re.fullmatch(r"\((.+?)\s+as\s+(.+)\)", text, re.S)
+        if cast:
+            return self.type_named(path, scope, _clean_type(cast.group(2)))
+        if text.startswith("(") and text.endswith(")") and _collapse_arguments(text) == "(...)":
+            return self.expr_type(path, scope, text[1:-1], line, depth + 1)
+        if text.endswith("(...)"):
+            head, _, name = text[:-5].rpartition(".")
+            dst, confidence = self.resolve_call(path, scope, name, head or None, line)
+            if dst is None:
+                return OUTSIDE if confidence >= CONF_EXACT else None
+            if self.nodes[dst][0] in CLASS_KINDS:
+                return dst  # a construction
+            return self.returned_type(dst)
+        language = self.language(path)
+        receivers = self.ctx(path).get("receivers", {}) if language.named_receivers else {}
+        if text in language.self_names or receivers.get(scope) == text:
+            return self.enclosing_class(path, scope)
+        head, _, attr = text.rpartition(".")
+        if head:
+            owner = self.expr_type(path, scope, head, line, depth + 1)
+            if owner is OUTSIDE:
+                return OUTSIDE
+            return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
+        if not re.fullmatch(r"[\w$]+", text):
+            return None
+        found = self.variable_type(path, scope, text, line)
+        if found is None:
+            return None
+        type_text, type_path, type_scope = found
+        if type_text.startswith("in:"):  # `"m" in x`: the members of x's union that have m
+            declared = self.expr_type(path, scope, text, 0, depth + 1)
+            members = declared if isinstance(declared, tuple) else (declared,)
+            having = tuple(m for m in members if isinstance(m, int)
+                           and self.method_lookup(m, type_text[3:]) is not None)
+            return having[0] if len(having) == 1 else having or None
+        return self.type_named(type_path, type_scope, type_text)
+
+    def type_named(self, path: str, scope: str, type_text: str) -> Any:
+        """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
+            target = self.resolve_name(path, scope, type_text[6:])
+            if not target or target[0] != "node":
+                return None
+            written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
+            return self.type_named(self.nodes[target[1]][3], "", _clean_type(
+                written.group(1))) if written else None
+        if "|" in type_text:
+            members = [self.type_named(path, scope, t) for t in type_text.split("|")]
+            classes = tuple(m for m in members if isinstance(m, int))
+            if not classes:
+                return OUTSIDE if all(m is OUTSIDE for m in members) else None
+            return classes[0] if len(classes) == 1 else classes
+        target = self.resolve_dotted(path, scope, type_text)
+        if target is None or target[0] != "node":
+            return OUTSIDE  # a type outside the index (str, a library class): no guess
+        if self.nodes[target[1]][0] in CLASS_KINDS:
+            return target[1]
+        return self.returned_type(target[1])  # x = make_service() -> UserService
+
+    def returned_type(self, function: int) -> Any:
+        """The class a function's declared return type names; None when undeclared."""
         written = _clean_type(self.returns.get(function, ""))
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
         if not written:
             return None
-        target = self.resolve_dotted(path, "", written)
-        if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
-            return target[1]
+        if re.search(r"\bis\s", self.returns.get(function, "")):
+            return OUTSIDE  # a type guard returns a boolean
+        scope = qualname.rsplit(".", 1)[0] if "." in qualname else ""
+        return self.type_named(path, scope, written)
+
+    def field_type(self, cls: int, attr: str, depth: int = 0,
+                   seen: set[int] | None = None) -> Any:
+        """The declared or assigned type of ``x.attr`` for an x of class ``cls``."""
+        seen = seen if seen is not None else set()
+        seen.add(cls)
+        _, _, qualname, path = self.nodes[cls]
+        types = self.ctx(path).get("types", {}).get(qualname, {})
+        written = types.get("self." + attr) or (
+            types.get(attr) if self.language(path).unprefixed_fields else None)
+        if written:
+            return self.type_named(path, qualname, written)
+        for base in self.bases.get(cls, ()):
+            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+                found = self.field_type(base, attr, depth, seen)
+                if found is not None:
+                    return found
         return None
 
-    def variable_type(self, path: str, scope: str, recv: str) -> str | None:
-        """The declared or constructed type of ``x``, ``self.x`` or ``this.x``."""
-        head, _, attr = recv.partition(".")
-        if attr and head in ("self", "this") and attr.isidentifier():
-            types = self.ctx(path).get("types", {})
-            for qual in self.scope_chain(scope):
-                found = types.get(qual, {}).get("self." + attr) or (
-                    types.get(qual, {}).get(attr) if self.language(path).unprefixed_fields
-                    else None)
-                if found:
-                    return found
-            return None
-        if not recv.isidentifier():
-            return None
-        types = self.ctx(path).get("types", {})
+    def variable_type(self, path: str, scope: str, name: str,
+                      line: int = 0) -> tuple[str, str, str] | None:
+        """(written type, the file and scope it is read in) of a variable ``name``.
+
+        In order: a narrowing test around ``line``, the enclosing scopes and the
+        module, a module-level variable imported from another file, one of the
+        same package (Go).
+        """
+        ctx = self.ctx(path)
+        if line:
+            spans = [n for n in ctx.get("narrow", {}).get(scope, ())
+                     if n[0] == name and n[1] <= line <= n[2]]
+            if spans:
+                return max(spans, key=lambda n: n[1])[3], path, scope
+        types = ctx.get("types", {})
         for qual in [*self.scope_chain(scope), ""]:
-            found = types.get(qual, {}).get(recv)
+            found = types.get(qual, {}).get(name)
             if found:
-                return found
+                return found, path, qual
+        binding = self._binding_of(path, scope, name)
+        if binding is not None:
+            target = self.resolve_binding(path, [binding[0], None])
+            for other in target[1] if target and target[0] == "module" else ():
+                found = self.ctx(other).get("types", {}).get("", {}).get(binding[1] or "")
+                if found:
+                    return found, other, ""
+            return None
+        package_files = self.language(path).package_files
+        for other in package_files(self, path) if package_files else ():
+            found = self.ctx(other).get("types", {}).get("", {}).get(name)
+            if found:
+                return found, other, ""
         return None
+
+    def _binding_of(self, path: str, scope: str, name: str) -> list | None:
+        scoped = self.ctx(path).get("scoped", {})
+        for qual in self.scope_chain(scope):
+            if name in scoped.get(qual, {}):
+                return scoped[qual][name]
+        return self.ctx(path).get("imports", {}).get(name)
 
     def guess(self, name: str, lang: str, attr: bool = False) -> tuple[int | None, float]:
         """The one node of that name in the index (same language family), else nothing."""
@@ -3294,13 +3560,21 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 
 
 def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
+    """Resolve call sites; a call of a class also calls the constructor that runs.
+
+    The constructor is a second edge of the same site, written ``Cls.__init__``
+    (callee ``__init__``, receiver ``Cls``), so that re-resolving it later finds
+    the constructor the same way, inherited or not.
+    """
     inserts, updates = [], []
-    for edge_id, file_id, path, src, callee, recv, written, line in [*run.calls, *old]:
+    rows = [*run.calls, *old]
+    present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
+    for edge_id, file_id, path, src, callee, recv, written, line in rows:
         if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
             continue
         scope = resolver.nodes[src]
         scope_qual = "" if scope[0] == "file" else scope[2]
-        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv)
+        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
         if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
             dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
         if edge_id is None:
@@ -3308,6 +3582,14 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
                             confidence, file_id))
         else:
             updates.append((dst, confidence, edge_id))
+        init = resolver.language(path).constructor
+        if dst is not None and init and callee != init and \
+                resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
+            cls_text = f"{recv}.{callee}" if recv else callee
+            ctor = resolver.method_lookup(dst, init)
+            if ctor is not None and (src, line, cls_text, init) not in present:
+                inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
+                                cls_text, line, confidence, file_id))
     db.executemany(SQL_EDGE_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
 
@@ -3499,7 +3781,7 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 
 PYTHON = Language(
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
-    family="python", self_names=("self", "cls"), builtins=PY_BUILTINS,
+    family="python", self_names=("self", "cls"), builtins=PY_BUILTINS, constructor="__init__",
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -3518,7 +3800,8 @@ PYTHON = Language(
 _JS_CALLS = """
 (call_expression function: (identifier) @callee) @call
 (call_expression function: (member_expression object: (_) @recv
-    property: (property_identifier) @callee)) @call
+    property: [(property_identifier) (private_property_identifier)] @callee)) @call
+(call_expression function: (super) @callee) @call
 (new_expression constructor: (identifier) @callee) @call
 (new_expression constructor: (member_expression object: (_) @recv
     property: (property_identifier) @callee)) @call
@@ -3536,6 +3819,13 @@ _JS_CALLS = """
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
     property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
+(if_statement condition: (parenthesized_expression (binary_expression left: (identifier) @var
+    operator: "instanceof" right: [(identifier) (member_expression)] @type))
+    consequence: (_) @narrow)
+(if_statement condition: (parenthesized_expression (call_expression function: (identifier) @guard
+    arguments: (arguments . (identifier) @var))) consequence: (_) @narrow)
+(if_statement condition: (parenthesized_expression (binary_expression left: (string) @member
+    operator: "in" right: (identifier) @var)) consequence: (_) @narrow)
 (export_specifier name: (_) @exportname)
 (export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
@@ -3543,6 +3833,8 @@ _JS_CALLS = """
 _JS_FIELDS = """
 (field_definition property: (property_identifier) @var
     value: (new_expression constructor: (_) @type)) @vartype @self
+(field_definition property: (_) @name value: [(arrow_function) (function_expression)] @fn)
+    @def.function
 """
 _JSX_CALLS = """
 (jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
@@ -3580,6 +3872,30 @@ def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) ->
     if up is not None and up.type == "export_statement" and s.text(up).startswith(
             "export default"):
         ctx["default"] = d.name
+
+
+def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """An object literal's method belongs to the object: ``const traps = {get() {}}`` ->
+    ``traps.get``, never a module-level ``get``."""
+    holder = d.node.parent
+    if d.node.type != "method_definition" or holder is None or holder.type != "object":
+        return False
+    owner, up = "object", holder.parent
+    while up is not None and up.type in ("parenthesized_expression", "as_expression",
+                                         "satisfies_expression"):
+        up = up.parent
+    if up is not None and up.type in ("variable_declarator", "pair", "assignment_expression",
+                                      "public_field_definition", "field_definition"):
+        key = (up.child_by_field_name("name") or up.child_by_field_name("key")
+               or up.child_by_field_name("left") or up.child_by_field_name("property"))
+        owner = s.text(key).rsplit(".", 1)[-1] or owner
+    elif up is not None and up.type == "export_statement":
+        owner = "default"
+    elif up is not None and up.type == "arguments" and up.parent is not None:
+        owner = s.text(up.parent.child_by_field_name("function")).rsplit(".", 1)[-1] or owner
+    d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
+    d.kind = "method"
+    return True
 
 
 def _js_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
@@ -3684,6 +4000,12 @@ def _js_module(r: _Resolver, importer: str, spec: str) -> str | None:
                    "/index.tsx", "/index.js", "/index.jsx"):
         if base + suffix in r.lang:
             return base + suffix
+    # TypeScript's ES modules import the emitted name: "./util.js" is util.ts.
+    stem, dot, ext = base.rpartition(".")
+    for source in {"js": (".ts", ".tsx"), "jsx": (".tsx",), "mjs": (".mts",),
+                   "cjs": (".cts",)}.get(ext, ()) if dot else ():
+        if stem + source in r.lang:
+            return stem + source
     return None
 
 
@@ -3703,6 +4025,7 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
 
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
+    constructor="constructor", qualname=_js_qualname,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding)
 JAVASCRIPT = Language(
@@ -3724,6 +4047,8 @@ _TS_DEFS = """
 (enum_declaration name: (_) @name) @def.enum
 (method_signature name: (_) @name) @def.function
 (abstract_method_signature name: (_) @name) @def.function
+(public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
+    @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
 """
 TYPESCRIPT = Language(
@@ -3743,6 +4068,9 @@ TSX = Language(
 _GO_QUERY = """
 (type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
+(type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type)
+    (type_identifier) (qualified_type) (generic_type) (function_type) (channel_type)
+    (pointer_type)]) @def.class
 (function_declaration name: (identifier) @name) @def.function
 (method_declaration name: (field_identifier) @name) @def.method
 (method_elem name: (field_identifier) @name) @def.function
@@ -3755,6 +4083,15 @@ _GO_QUERY = """
     right: (expression_list . [(composite_literal type: (_) @type)
         (unary_expression operand: (composite_literal type: (_) @type))])) @vartype
 (var_spec name: (identifier) @var type: (_) @type) @vartype
+(var_spec name: (identifier) @var !type value: (expression_list . [
+    (composite_literal type: (_) @type)
+    (unary_expression operand: (composite_literal type: (_) @type))
+    (call_expression function: (_) @type)])) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var)
+    right: (expression_list . (type_assertion_expression type: (_) @type))) @vartype
+(field_declaration name: (field_identifier) @var type: (_) @type) @vartype @self
+(type_switch_statement alias: (expression_list (identifier) @var)
+    (type_case type: (_) @type) @narrow)
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (call_expression function: (_) @type))) @vartype
 [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
@@ -3762,7 +4099,7 @@ _GO_QUERY = """
 """
 
 
-def _go_qualname(s: _Source, d: _Def) -> bool:
+def _go_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     """A method is qualified by its receiver's type: func (u *User) Save() -> User.Save."""
     if d.kind != "method":
         return False
@@ -3838,6 +4175,16 @@ def _go_method_in_package(r: _Resolver, path: str, wanted: str, name: str) -> in
     return r.by_dir.get((posix_parent(path), wanted))
 
 
+def _go_package_files(r: _Resolver, path: str) -> list[str]:
+    """The other files of path's package: they share its package-level variables."""
+    folder = posix_parent(path)
+    files = r.memo.get(("go.folder", folder))
+    if files is None:
+        files = r.memo[("go.folder", folder)] = [
+            p for p, lang in r.lang.items() if lang == "go" and posix_parent(p) == folder]
+    return [p for p in files if p != path]
+
+
 GO = Language(
     name="go", extensions=(".go",), fence="go", query=_GO_QUERY, full=True, family="go",
     methods_outside=True, named_receivers=True, return_fields=("result",),
@@ -3851,7 +4198,7 @@ GO = Language(
     qualname=_go_qualname, exported=_go_exported, bases=_go_bases,
     method_types=_go_receiver_type, import_handler=_go_import,
     resolve_binding=_go_resolve_binding, resolve_local=_go_same_package,
-    method_fallback=_go_method_in_package)
+    method_fallback=_go_method_in_package, package_files=_go_package_files)
 
 
 # --- Graph language: Rust -------------------------------------------------------
@@ -4229,7 +4576,7 @@ def _cpp_def_name(text: str, kind: str) -> str:
     return text.split("::")[-1]
 
 
-def _cpp_qualname(s: _Source, d: _Def) -> bool:
+def _cpp_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     """A function defined as Outer::Class::name is a method of Outer.Class."""
     if d.kind != "function":
         return False
@@ -7882,9 +8229,12 @@ def split_symbol(db: Database | None, env: Env, symbol: str,
 
 
 def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
-    """lessons_for_symbol() (the fast-path section) for a graph node."""
-    return lessons_for_symbol(db, project, node.path, node.qualname, node.name, node.id,
-                              node.body_hash)
+    """The active lessons of a graph node as one SYMBOL_OBJ (node_symbol_obj() in the
+    fast-path section), None when it has none."""
+    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
+                                        "name": node.name, "uid": node.id,
+                                        "body_hash": node.body_hash})
+    return obj if obj["lessons"] else None
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -7904,11 +8254,10 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     lesson, masked = redact(lesson)
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         name, path = split_symbol(db, env, symbol, file)
-        path = path or ""
-        code_hash = _current_hash(db, env.project, name, path)
+        path, name, node = bind_to_code_on_disk(env, db, name, path or "")
+        code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
             symbol_id = _ensure_symbol(db, env.project, name, path)
             # Never earlier than the symbol's last lesson, even if the clock stepped
@@ -7919,10 +8268,31 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
                 max(utc_now(), latest), code_hash, None)).lastrowid
             _store_counters(db, env.project, symbol_id)
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
-        return {"id": lesson_id, "symbol": _symbol_obj(db, env.project, row, False),
+        return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
                 "redactions": masked + masked_detail}
-    finally:
-        db.close()
+
+
+def bind_to_code_on_disk(env: Env, db: Database, name: str,
+                         file: str) -> tuple[str, str, sqlite3.Row | None]:
+    """bind_symbol() against the code as it is on disk now.
+
+    The file of the symbol (the node it binds to, else --file) is re-indexed
+    first when it changed since it was indexed, so a lesson recorded right
+    after an edit keeps the hash of the edited code, not of the indexed one.
+    Nothing is indexed in a project that has no graph.
+    """
+    bound = bind_symbol(db, env.project, name, file)
+    path = bound[0] if bound[2] is not None else file
+    if not path or os.path.isabs(path) or path.startswith("../") or \
+            db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None:
+        return bound
+    try:
+        changed = graph_refresh(env, db, [path])
+    except CtxkitError as exc:  # the lesson matters more than its hash
+        if not env.quiet:
+            warn(f"lesson recorded without a code hash: {exc}")
+        return bound[0], bound[1], None
+    return bind_symbol(db, env.project, name, file) if changed else bound
 
 
 def _ensure_symbol(db: Database, project: str, name: str, file: str) -> int:
@@ -7955,7 +8325,7 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
             _store_counters(db, env.project, row["symbol_id"])
         symbol = db.one(SQL_SYMBOL_BY_ID, (env.project, row["symbol_id"]))
         return {"id": lesson_id, "status": status, "previous": row["status"],
-                "symbol": _symbol_obj(db, env.project, symbol, True)}
+                "symbol": row_symbol_obj(db, env.project, symbol, True)}
     finally:
         db.close()
 
@@ -8769,15 +9139,13 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
 def lesson_lines(db: Database, project: str, state: GitState,
                  nodes: dict[str, list[Node]]) -> list[str]:
     """Active lessons of the modified files and of the changed symbols, riskiest first."""
-    objs: dict[tuple[str, str], dict[str, Any]] = {}
-    for _, path in state.files[:200]:
-        for obj in lesson_symbols(db, project, file=path):
-            objs[(obj["file"], obj["name"])] = obj
+    files = {path for _, path in state.files[:200]}
+    objs = {(obj["file"], obj["name"]): obj for obj in lesson_symbols(db, project)
+            if obj["file"] in files}
     for node in (n for changed in nodes.values() for n in changed):
         obj = lessons_for_node(db, project, node)
-        if obj and (obj["file"], obj["name"]) not in objs and \
-                (node.path, obj["name"]) not in objs:
-            objs[(obj["file"], obj["name"])] = obj
+        if obj:
+            objs.setdefault((obj["file"], obj["name"]), obj)
     lines = []
     for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
         active = [les["lesson"] for les in obj["lessons"]
