@@ -11,12 +11,13 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
                        Lessons and hooks sections call too
     Core               paths and root discovery, config, redaction, the
                        database (WAL, busy_timeout, user_version migrations),
-                       JSON/human output
+                       JSON/human output, add_command() for every section
     Graph              tree-sitter indexer: files, nodes, edges; symbol lookup
     Context            L0-L5 rendering under an exact tiktoken budget
     Output store       run/store command output, FTS5 search, expand
     Lessons            per-symbol fail/ok memory, risk, inject block
     Snapshots & hooks  notes, compaction snapshots, agent hook handlers
+    Suspects           the symbols most likely behind a failing run
     CLI                argparse parser, global options, main(argv) -> int
 
 Public surface: the ``ctxkit`` command (``main(argv)``); everything else is
@@ -395,6 +396,14 @@ def row_symbol_obj(db: Database, project: str, row: sqlite3.Row,
     if node is not None:
         return node_symbol_obj(db, project, node, include_all)
     return group_symbol_obj(db, project, file, name, [row], None, include_all)
+
+
+def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
+    """The active lessons of a graph node as one SYMBOL_OBJ, None when it has none."""
+    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
+                                        "name": node.name, "uid": node.id,
+                                        "body_hash": node.body_hash})
+    return obj if obj["lessons"] else None
 
 
 def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
@@ -1185,6 +1194,16 @@ class lazy_module:  # stands where an import statement would, so named like a mo
 argparse = lazy_module("argparse")
 json = lazy_module("json")
 
+_TEST_PATH = lazy_re(
+    r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
+    r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
+
+
+def is_test_path(path: str) -> bool:
+    """True for files that hold tests: ranked after other files by the graph, left
+    out of context unless --include-tests, weighed down among suspects."""
+    return bool(_TEST_PATH.search(path))
+
 
 # =============================================================================
 # Core: config
@@ -1753,6 +1772,82 @@ def done_progress() -> None:
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
+
+
+# =============================================================================
+# Core: commands
+# =============================================================================
+# Every section registers its sub-commands through add_command(); the CLI
+# section builds the parser from those registrations.
+
+_PARSER_CLASSES: list[type] = []
+
+
+def parser_classes() -> tuple[type, type]:
+    """(_Parser, _HelpFormatter), made on first use so only parsing imports argparse.
+
+    _Parser: argparse whose errors become UsageError (one line, exit 2).
+    _HelpFormatter: argparse's formatter, given the terminal width so it never
+    imports shutil; argparse builds a formatter for every add_argument() call
+    and, without a width, asks shutil for it (with bz2 and lzma).
+    """
+    if not _PARSER_CLASSES:
+        class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+            def __init__(self, prog: str, indent_increment: int = 2,
+                         max_help_position: int = 24, width: int | None = None) -> None:
+                super().__init__(prog, indent_increment, max_help_position,
+                                 width if width is not None else terminal_columns() - 2)
+
+        class _Parser(argparse.ArgumentParser):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                kwargs.setdefault("formatter_class", _HelpFormatter)
+                super().__init__(*args, **kwargs)
+
+            def error(self, message: str) -> None:  # type: ignore[override]
+                raise UsageError(f"{self.prog}: {message} (see --help)")
+
+        _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
+    return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
+
+
+def terminal_columns() -> int:
+    with contextlib.suppress(ValueError):
+        if int(os.environ.get("COLUMNS", "0")) > 0:
+            return int(os.environ["COLUMNS"])
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    return 80
+
+
+class _SkippedParser:
+    """Stands in for the parser of a command that is not being run.
+
+    Building all ~30 sub-parsers costs more than Python's own start-up, so
+    main() builds only the one named on the command line; registering the
+    others goes to this object, which accepts any call and returns itself.
+    """
+
+    def __getattr__(self, name: str) -> Callable[..., _SkippedParser]:
+        return self._absorb
+
+    def _absorb(self, *args: Any, **kwargs: Any) -> _SkippedParser:
+        return self
+
+
+_SKIPPED = _SkippedParser()
+
+
+def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str,
+                func: Callable[[argparse.Namespace, Env], int | None], help: str,
+                example: str) -> argparse.ArgumentParser:
+    """Register one sub-command with the global options and an example in its help."""
+    if getattr(sub, "only_command", None) not in (None, name):
+        return _SKIPPED  # type: ignore[return-value]
+    parser = sub.add_parser(name, parents=[common], help=help, description=help,
+                            epilog=f"example:\n  {example}",
+                            formatter_class=parser_classes()[1])
+    parser.set_defaults(func=func)
+    return parser
 
 
 # =============================================================================
@@ -5378,16 +5473,6 @@ CONTEXT_MAX_NODES = 2000        # nodes visited when following relations
 L3_RELATION_NAMES = 5           # calls / called-by names shown at L3
 ITEM_LESSONS = 5                # lessons shown under one symbol
 
-_TEST_PATH = lazy_re(
-    r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
-    r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
-
-
-def is_test_path(path: str) -> bool:
-    """True for files that hold tests (left out of context unless --include-tests)."""
-    return bool(_TEST_PATH.search(path))
-
-
 # -- tokens ------------------------------------------------------------------
 
 _ENCODER: Any = None
@@ -8225,10 +8310,7 @@ def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
 
 
 def cmd_search(args: argparse.Namespace, env: Env) -> int:
-    if args.limit < 1 or args.context < 0:
-        raise UsageError("search: --limit must be at least 1 and --context 0 or more")
-    if args.events:
-        return cmd_search_events(args, env)
+    """`search QUERY` over the stored outputs (cmd_search_any checked the limits)."""
     try:
         db = open_db(env)
         result = search_outputs(db, env, args.query, handle=args.handle, limit=args.limit,
@@ -8524,15 +8606,6 @@ def split_symbol(db: Database | None, env: Env, symbol: str,
                  file: str | None) -> tuple[str, str | None]:
     """split_symbol_at() (the fast-path section) for an Env."""
     return split_symbol_at(db, env.project, str(env.root), str(env.cwd), symbol, file)
-
-
-def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
-    """The active lessons of a graph node as one SYMBOL_OBJ (node_symbol_obj() in the
-    fast-path section), None when it has none."""
-    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
-                                        "name": node.name, "uid": node.id,
-                                        "body_hash": node.body_hash})
-    return obj if obj["lessons"] else None
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -11725,45 +11798,6 @@ COMMAND_REGISTRARS = (register_graph_commands, register_context_commands,
                       register_snapshot_commands, register_suspect_commands)
 
 
-_PARSER_CLASSES: list[type] = []
-
-
-def parser_classes() -> tuple[type, type]:
-    """(_Parser, _HelpFormatter), made on first use so only parsing imports argparse.
-
-    _Parser: argparse whose errors become UsageError (one line, exit 2).
-    _HelpFormatter: argparse's formatter, given the terminal width so it never
-    imports shutil; argparse builds a formatter for every add_argument() call
-    and, without a width, asks shutil for it (with bz2 and lzma).
-    """
-    if not _PARSER_CLASSES:
-        class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-            def __init__(self, prog: str, indent_increment: int = 2,
-                         max_help_position: int = 24, width: int | None = None) -> None:
-                super().__init__(prog, indent_increment, max_help_position,
-                                 width if width is not None else terminal_columns() - 2)
-
-        class _Parser(argparse.ArgumentParser):
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                kwargs.setdefault("formatter_class", _HelpFormatter)
-                super().__init__(*args, **kwargs)
-
-            def error(self, message: str) -> None:  # type: ignore[override]
-                raise UsageError(f"{self.prog}: {message} (see --help)")
-
-        _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
-    return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
-
-
-def terminal_columns() -> int:
-    with contextlib.suppress(ValueError):
-        if int(os.environ.get("COLUMNS", "0")) > 0:
-            return int(os.environ["COLUMNS"])
-    with contextlib.suppress(OSError, AttributeError, ValueError):
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns
-    return 80
-
-
 def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     default = argparse.SUPPRESS if suppress else None
     group = parser.add_argument_group("global options")
@@ -11777,24 +11811,6 @@ def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     group.add_argument("-q", "--quiet", action="store_true",
                        default=argparse.SUPPRESS if suppress else False,
                        help="print less")
-
-
-class _SkippedParser:
-    """Stands in for the parser of a command that is not being run.
-
-    Building all ~30 sub-parsers costs more than Python's own start-up, so
-    main() builds only the one named on the command line; registering the
-    others goes to this object, which accepts any call and returns itself.
-    """
-
-    def __getattr__(self, name: str) -> Callable[..., _SkippedParser]:
-        return self._absorb
-
-    def _absorb(self, *args: Any, **kwargs: Any) -> _SkippedParser:
-        return self
-
-
-_SKIPPED = _SkippedParser()
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -11812,22 +11828,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub.only_command = command  # read by add_command
     for register in COMMAND_REGISTRARS:
         register(sub, common)
+    if "search" in sub.choices:  # one command over two sections' stores
+        sub.choices["search"].set_defaults(func=cmd_search_any)
     if command is not None and command not in sub.choices:
         return build_parser()  # unknown command or alias: the full parser explains
     return parser
 
 
-def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str,
-                func: Callable[[argparse.Namespace, Env], int | None], help: str,
-                example: str) -> argparse.ArgumentParser:
-    """Register one sub-command with the global options and an example in its help."""
-    if getattr(sub, "only_command", None) not in (None, name):
-        return _SKIPPED  # type: ignore[return-value]
-    parser = sub.add_parser(name, parents=[common], help=help, description=help,
-                            epilog=f"example:\n  {example}",
-                            formatter_class=parser_classes()[1])
-    parser.set_defaults(func=func)
-    return parser
+def cmd_search_any(args: argparse.Namespace, env: Env) -> int | None:
+    """`search`: the stored outputs (Output store), or with --events the notes
+    (Snapshots and hooks)."""
+    if args.limit < 1 or args.context < 0:
+        raise UsageError("search: --limit must be at least 1 and --context 0 or more")
+    return (cmd_search_events if args.events else cmd_search)(args, env)
 
 
 def env_from_args(args: argparse.Namespace) -> Env:
