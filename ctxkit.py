@@ -82,7 +82,15 @@ class NotFound(CtxkitError):
 
 
 class Ambiguous(CtxkitError):
-    """Several nodes match a name; the message lists the candidates."""
+    """Several nodes match a name; the message lists the candidates.
+
+    ``candidates`` ({"id", "kind", "path", "line"} each, best first) goes into
+    the JSON error document, so an agent can pick one.
+    """
+
+    def __init__(self, message: str, candidates: Sequence[dict[str, Any]] = ()):
+        super().__init__(message)
+        self.candidates = list(candidates)
 
 
 # =============================================================================
@@ -5088,7 +5096,9 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
         more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""
         raise Ambiguous(f"{text!r} matches {len(nodes)} symbols: {listing}{more}; "
-                        f"pass a full id, --file FILE or --first")
+                        f"pass a full id, --file FILE or --first",
+                        [{"id": n.id, "kind": n.kind, "path": n.path, "line": n.line}
+                         for n in nodes])
     return nodes[0]
 
 
@@ -11847,25 +11857,52 @@ def env_from_args(args: argparse.Namespace) -> Env:
     return make_env(db=args.db, project=args.project, as_json=args.json, quiet=args.quiet)
 
 
+def wants_json(argv: Sequence[str]) -> bool:
+    """``--json`` among the options (not after ``--``), for errors argparse raises."""
+    for token in argv:
+        if token == "--":
+            return False
+        if token == "--json":
+            return True
+    return False
+
+
+def report_error(message: str, status: int, as_json: bool,
+                 candidates: Sequence[dict[str, Any]] | None = None) -> int:
+    """The one line on stderr and, with --json, the one JSON document on stdout."""
+    sys.stderr.write(f"ctxkit: {message}\n")
+    if as_json:
+        document: dict[str, Any] = {"status": "error", "error": message.removeprefix("error: "),
+                                    "exit_code": status}
+        if candidates:
+            document["candidates"] = list(candidates)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
+    as_json = wants_json(argv)
     try:
         args = build_parser(command_in(argv)).parse_args(argv)
+        as_json = bool(getattr(args, "json", as_json))
         if not getattr(args, "func", None):
             build_parser().print_help(sys.stderr)
-            return EXIT_USAGE
+            return report_error("error: give a command (see the list above)", EXIT_USAGE,
+                                as_json) if as_json else EXIT_USAGE
         status = args.func(args, env_from_args(args))
         return EXIT_OK if status is None else int(status)
     except CtxkitError as exc:
         if debug:
             import traceback
             traceback.print_exc()
-        sys.stderr.write(f"ctxkit: error: {exc}\n")
-        return exc.exit_code
+        return report_error(f"error: {exc}", exc.exit_code, as_json,
+                            getattr(exc, "candidates", None))
     except KeyboardInterrupt:
-        sys.stderr.write("ctxkit: interrupted\n")
-        return 130
+        return report_error("interrupted", 130, as_json)
     except BrokenPipeError:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
@@ -11873,9 +11910,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: still one line unless debugging
         if debug:
             raise
-        sys.stderr.write(f"ctxkit: error: internal error: {type(exc).__name__}: {exc} "
-                         f"(rerun with CTXKIT_DEBUG=1 for the traceback)\n")
-        return EXIT_ERROR
+        return report_error(f"error: internal error: {type(exc).__name__}: {exc} (rerun "
+                            f"with CTXKIT_DEBUG=1 for the traceback)", EXIT_ERROR, as_json)
 
 
 def entry_point() -> None:
