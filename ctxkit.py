@@ -81,6 +81,11 @@ class NotFound(CtxkitError):
     """A symbol, handle or id that does not exist."""
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived during a long command: unwound like Ctrl-C (open transactions
+    roll back, parse workers end), then main() exits 143, its conventional status."""
+
+
 class Ambiguous(CtxkitError):
     """Several nodes match a name; the message lists the candidates.
 
@@ -1765,6 +1770,21 @@ def emit(env: Env, data: Any, human: str | Callable[[], str] | None = None) -> N
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+@contextlib.contextmanager
+def sigterm_unwinds() -> Iterator[None]:
+    """Turn SIGTERM into Terminated for the duration of the block."""
+    import signal
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def warn(message: str) -> None:
     sys.stderr.write(f"ctxkit: {message}\n")
 
@@ -3130,14 +3150,18 @@ def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.R
     batch: list[tuple] = []
     total, lines = len(jobs), 0
     meter.show("parse", 0, total)
-    for done, result in enumerate(_run_jobs(jobs, workers), 1):
-        batch.append(result)
-        if result[6] is not None:
-            lines += result[6]["lines"]
-        if len(batch) >= 250:
-            _store_batch(db, batch, known, run)
-            batch = []
-        meter.show("parse", done, total, lines)
+    results = _run_jobs(jobs, workers)
+    try:
+        for done, result in enumerate(results, 1):
+            batch.append(result)
+            if result[6] is not None:
+                lines += result[6]["lines"]
+            if len(batch) >= 250:
+                _store_batch(db, batch, known, run)
+                batch = []
+            meter.show("parse", done, total, lines)
+    finally:  # Ctrl-C, SIGTERM or an error here: the workers end now, not at exit
+        results.close()
     if batch:
         _store_batch(db, batch, known, run)
 
@@ -3151,8 +3175,35 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
     jobs = sorted(jobs, key=lambda j: -j[5])
-    with context.Pool(processes=workers) as pool:
+    import signal
+    # Workers are forked with Ctrl-C and SIGTERM blocked, so neither can reach a
+    # worker before _quiet_worker has set it up; the pool's threads, made now,
+    # keep the mask for the workers they fork later.
+    masking = hasattr(signal, "pthread_sigmask")   # POSIX; Windows spawns fresh workers
+    if masking:
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM))
+    pool = None
+    try:
+        pool = context.Pool(processes=workers, initializer=_quiet_worker)
+        if masking:  # a signal that came meanwhile is raised here, with the pool in hand
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
+    finally:
+        if masking:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        if pool is not None:
+            pool.terminate()
+            pool.join()     # no worker outlives the run
+
+
+def _quiet_worker() -> None:
+    """A parse worker leaves Ctrl-C to the parent, which ends it (a terminal sends
+    SIGINT to the whole process group), and dies without a word on SIGTERM."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
 
 
 class _Progress:
@@ -5236,18 +5287,15 @@ def graph_indexed(db: Database, project: str) -> bool:
 
 
 def cmd_index(args: argparse.Namespace, env: Env) -> int:
-    db = open_db(env)
-    try:
-        if args.jobs is not None and not 1 <= args.jobs <= 256:
-            raise UsageError("--jobs must be from 1 to 256")
+    if args.jobs is not None and not 1 <= args.jobs <= 256:
+        raise UsageError("--jobs must be from 1 to 256")
+    with sigterm_unwinds(), open_db(env) as db:
         summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude,
                               max_file_mib=args.max_file_mib, jobs=args.jobs,
                               show_progress=True)
         flagged = [r[0] for r in db.query(
             "SELECT path FROM files WHERE project = ? AND parse_errors > 0 ORDER BY path",
             (env.project,))]
-    finally:
-        db.close()
     emit(env, summary, lambda: _index_text(summary, flagged, env.quiet))
     return EXIT_OK
 
@@ -11903,6 +11951,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             getattr(exc, "candidates", None))
     except KeyboardInterrupt:
         return report_error("interrupted", 130, as_json)
+    except Terminated:
+        return report_error("terminated", 143, as_json)
     except BrokenPipeError:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
