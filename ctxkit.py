@@ -1785,6 +1785,11 @@ def sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def exit_text(code: int | None) -> str:
+    """``exit 1``, or ``exit ?`` when the status is not known (stored, not run)."""
+    return f"exit {code}" if code is not None else "exit ?"
+
+
 def warn(message: str) -> None:
     sys.stderr.write(f"ctxkit: {message}\n")
 
@@ -7791,7 +7796,7 @@ def _fit_summary(summary: dict[str, Any], total: int) -> dict[str, Any]:
 
 def render_summary(summary: dict[str, Any]) -> str:
     """The human form of a summary."""
-    facts = [f"exit {summary['exit_code']}" if summary["exit_code"] is not None else "exit ?",
+    facts = [exit_text(summary["exit_code"]),
              f"{summary['seconds']}s", f"{summary['bytes']:,} bytes",
              f"{summary['lines']:,} lines",
              "stored" if summary["stored"] else "NOT stored",
@@ -9223,7 +9228,11 @@ SQL_MARK_INSERT = ("INSERT OR IGNORE INTO hook_marks (project, session_id, mark,
 
 # Seconds: the context-manage skill's compact script refuses older snapshots.
 SNAPSHOT_MAX_AGE = 900
-RESTORE_HEADER = "CONTEXT SNAPSHOT restored after compact"
+# The restore's first line says what brought the snapshot back.
+RESTORE_HEADERS = {"compact": "CONTEXT SNAPSHOT restored after compact",
+                   "resume": "CONTEXT SNAPSHOT restored on resume",
+                   "startup": "CONTEXT SNAPSHOT restored at startup",
+                   "cli": "CONTEXT SNAPSHOT restored by `ctxkit snapshot restore`"}
 BASH_MODES = ("off", "nudge", "wrap")
 # Each agent's name for the events ctxkit answers (what goes in hookEventName).
 SHELL_TOOLS = {"Bash", "run_shell_command", "shell", "local_shell", "exec_command"}
@@ -9369,6 +9378,31 @@ def git_output(env: Env, *args: str, timeout: float = 20) -> str | None:
 
 def _ignored_path(path: str) -> bool:
     return path == SNAPSHOT_FILE or path.startswith(STATE_DIR + "/")
+
+
+def keep_out_of_git(env: Env, name: str) -> None:
+    """Keep ctxkit's file ``name`` (relative to the root) out of ``git status``.
+
+    It is listed in the repository's own ``info/exclude`` (``.git/info/exclude``,
+    shared by its worktrees), never in the user's ``.gitignore``, and only when
+    git does not ignore it already. Outside git, or when the file cannot be
+    written, nothing happens: the snapshot matters more.
+    """
+    if git_output(env, "check-ignore", "-q", "--", name) is not None:
+        return                                  # ignored already (exit 0)
+    where = (git_output(env, "rev-parse", "--git-path", "info/exclude") or "").strip()
+    if not where:
+        return                                  # not a git repository
+    exclude = Path(where) if os.path.isabs(where) else env.root / where
+    entry = "/" + name.replace("\\", "/")
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        if entry in text.splitlines():
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with open(exclude, "a", encoding="utf-8") as handle:
+            handle.write(("" if not text or text.endswith("\n") else "\n")
+                         + f"# ctxkit: its snapshot file, kept out of git status\n{entry}\n")
 
 
 def git_state(env: Env) -> GitState:
@@ -9557,7 +9591,7 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
     lines = []
     for out in outputs_since(db, project, since, failing_only=True):
         command = " ".join(str(out.get("command") or out.get("label") or "").split())[:120]
-        lines.append(f"- {out['handle']} `{command}` exit {out.get('exit_code')} "
+        lines.append(f"- {out['handle']} `{command}` {exit_text(out.get('exit_code'))} "
                      f"({str(out.get('created_at', ''))[:16].replace('T', ' ')})")
         for error in (out.get("errors") or [])[:3]:
             text = " ".join(str(error.get("text", "")).split())[:160]
@@ -9667,6 +9701,7 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
             temp.unlink()
         raise CtxkitError(f"cannot write {path}: {exc.strerror}; check the folder's "
                           f"permissions") from None
+    keep_out_of_git(env, path.relative_to(env.root).as_posix())
     files = [{"status": s, "path": p} for s, p in state.files]
     created = utc_now()
     with db.atomic():
@@ -9854,15 +9889,18 @@ def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
     raise SnapshotMissing(f"no snapshot at {path}; save one with: ctxkit snapshot save -m TEXT")
 
 
-def render_restore(env: Env, limit: int = RESTORE_LIMIT) -> tuple[str, dict[str, Any]]:
-    """First line, the snapshot (cut to fit), then the checklist: under ``limit`` chars."""
+def render_restore(env: Env, occasion: str = "cli",
+                   limit: int = RESTORE_LIMIT) -> tuple[str, dict[str, Any]]:
+    """First line (what ``occasion`` brought it back: compact, resume, startup, cli),
+    the snapshot (cut to fit), then the checklist: under ``limit`` chars."""
+    header = RESTORE_HEADERS[occasion]
     body, age, snapshot_id = latest_snapshot(env)
     checklist, diff = restore_checklist(env, body, age)
-    budget = limit - len(RESTORE_HEADER) - len(checklist) - 4
+    budget = limit - len(header) - len(checklist) - 4
     hint = (f"ctxkit snapshot show {snapshot_id}" if snapshot_id
             else f"all of it in {SNAPSHOT_FILE}")
     snapshot = fit_sections(body, budget, hint)
-    text = f"{RESTORE_HEADER}\n\n{snapshot}\n\n{checklist}\n"
+    text = f"{header}\n\n{snapshot}\n\n{checklist}\n"
     return text, diff
 
 
@@ -10823,7 +10861,7 @@ def hook_session_start(args: argparse.Namespace, env: Env, payload: dict[str, An
         if age is None or age > max_age:
             return None
     try:
-        text, _ = render_restore(env)
+        text, _ = render_restore(env, source)
     except SnapshotMissing:
         return None
     return hook_answer(agent, "session-start", text)
@@ -11705,7 +11743,7 @@ def _frame_json(frame: Frame) -> dict[str, Any]:
 
 def suspects_text(result: dict[str, Any]) -> str:
     head = result["output"]
-    lines = [f"suspects for {head['handle']} (exit {head['exit_code']}): "
+    lines = [f"suspects for {head['handle']} ({exit_text(head['exit_code'])}): "
              f"{one_line(head['command'], 120)}"]
     lines += [f"note: {note}" for note in result["notes"]]
     if result.get("missing"):
