@@ -1465,6 +1465,7 @@ def open_db(env: Env, *, create: bool = True) -> Database:
             os.close(fd)
         except OSError as exc:
             raise DatabaseError(f"cannot create database {path}: {exc.strerror}") from None
+        _note_root_outside_git(env)
     old_umask = os.umask(0o077)  # the -wal and -shm files stay private too
     try:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
@@ -1498,6 +1499,17 @@ def open_db(env: Env, *, create: bool = True) -> Database:
     return db
 
 
+def _note_root_outside_git(env: Env) -> None:
+    """Said once, when the database is made: outside git the root is the folder
+    ctxkit runs in, so another folder of the same project gets its own database."""
+    if env.quiet or (env.root / ".git").exists() or \
+            env.db_path != env.root / STATE_DIR / DB_NAME:
+        return
+    warn(f"note: {env.root} is not in a git repository, so it is ctxkit's root: its state "
+         f"goes to {env.db_path}. Run ctxkit from the project's top folder (or pass --db) "
+         f"to share one database across its folders")
+
+
 def _set_wal(db: Database) -> None:
     """Switch to WAL; retried because the switch needs a moment alone."""
     for attempt in range(50):
@@ -1516,6 +1528,17 @@ def _set_wal(db: Database) -> None:
 def open_existing_db(env: Env) -> Database | None:
     """The database for reading; None when none exists yet, so reads create nothing."""
     return open_db(env, create=False) if env.db_path.exists() else None
+
+
+@contextlib.contextmanager
+def existing_db(env: Env) -> Iterator[Database | None]:
+    """open_existing_db() for a ``with`` block, closed at its end."""
+    db = open_existing_db(env)
+    try:
+        yield db
+    finally:
+        if db is not None:
+            db.close()
 
 
 # =============================================================================
@@ -1770,6 +1793,24 @@ def emit(env: Env, data: Any, human: str | Callable[[], str] | None = None) -> N
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+def confirm(env: Env, data: Any, human: str | Callable[[], str]) -> None:
+    """emit() for what a command did (``indexed ...``, ``noted ...``): -q leaves the
+    human line out; --json prints the document all the same."""
+    emit(env, data, None if env.quiet else human)
+
+
+# -q of the command being run (main() sets it): notes and progress lines are left
+# out. Module state because they come from deep inside (an index batch, a
+# worker's parse failure) where no Env is passed.
+QUIET = {"on": False}
+
+
+def note(message: str) -> None:
+    """A remark on stderr that -q silences (errors go through main(), never here)."""
+    if not QUIET["on"]:
+        warn(message)
+
+
 @contextlib.contextmanager
 def sigterm_unwinds() -> Iterator[None]:
     """Turn SIGTERM into Terminated for the duration of the block."""
@@ -1795,14 +1836,14 @@ def warn(message: str) -> None:
 
 
 def progress(message: str) -> None:
-    """A transient progress line, only when stderr is a terminal."""
-    if sys.stderr.isatty():
+    """A transient progress line, only when stderr is a terminal and without -q."""
+    if sys.stderr.isatty() and not QUIET["on"]:
         sys.stderr.write(f"\r\033[K{message}")
         sys.stderr.flush()
 
 
 def done_progress() -> None:
-    if sys.stderr.isatty():
+    if sys.stderr.isatty() and not QUIET["on"]:
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
 
@@ -3272,9 +3313,9 @@ def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row]
                 else:
                     run.skip(status)
                     if status == "failed":
-                        warn(f"could not parse {rel}: {detail}; skipped")
+                        note(f"could not parse {rel}: {detail}; skipped")
                     elif status == "changing":
-                        warn(f"{rel} kept changing while it was read; left for the next run")
+                        note(f"{rel} kept changing while it was read; left for the next run")
                 continue
             next_id = _store_file(db, run, rel, lang, size, mtime_ns, detail, facts, old, next_id)
         _note_pending(db, run, ())
@@ -5301,7 +5342,7 @@ def cmd_index(args: argparse.Namespace, env: Env) -> int:
         flagged = [r[0] for r in db.query(
             "SELECT path FROM files WHERE project = ? AND parse_errors > 0 ORDER BY path",
             (env.project,))]
-    emit(env, summary, lambda: _index_text(summary, flagged, env.quiet))
+    confirm(env, summary, lambda: _index_text(summary, flagged, env.quiet))
     return EXIT_OK
 
 
@@ -5321,11 +5362,24 @@ def _index_text(summary: dict[str, Any], flagged: list[str], quiet: bool) -> str
     return text
 
 
+def open_graph_db(env: Env) -> Database:
+    """The database for a read of the graph; a read creates nothing, so none yet is
+    NotFound."""
+    db = open_existing_db(env)
+    if db is None:
+        raise NotFound(f"nothing is indexed for project {env.project!r} yet (no database at "
+                       f"{env.db_path}); run `ctxkit index` first")
+    return db
+
+
 def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
-    db = open_db(env)
-    try:
+    if not env.db_path.exists():
+        emit(env, {"results": []}, "nothing is indexed yet: run `ctxkit index` where the "
+                                   "source files are")
+        return EXIT_OK
+    with open_graph_db(env) as db:
         where, params = ["project = ?", "kind != 'file'"], [env.project]
         if args.file:
             where.append("path = ?")
@@ -5336,8 +5390,6 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
         rows = db.query(f"SELECT uid, kind, path, line, qualname FROM nodes WHERE "
                         f"{' AND '.join(where)} ORDER BY path, line", params)
         empty = db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None
-    finally:
-        db.close()
     results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"]}
                for r in rows if _symbol_matches(args.pattern, r["uid"], r["qualname"])]
     results = results[:args.limit]
@@ -5361,12 +5413,9 @@ def _symbol_matches(pattern: str | None, uid: str, qualname: str) -> bool:
 def _walk_command(args: argparse.Namespace, env: Env, relation: str) -> int:
     depth = _depth_option(args.depth, default=1)
     _check_confidence(args.min_confidence)
-    db = open_db(env)
-    try:
+    with open_graph_db(env) as db:
         node = graph_resolve(db, env, args.symbol, args.file, args.first)
         results = graph_walk(db, env.project, node, relation, depth, args.min_confidence)
-    finally:
-        db.close()
     data = {"target": node.id, "results": results}
     emit(env, data, lambda: _walk_text(node, results, relation))
     return EXIT_OK
@@ -5414,12 +5463,9 @@ def cmd_callees(args: argparse.Namespace, env: Env) -> int:
 def cmd_impact(args: argparse.Namespace, env: Env) -> int:
     depth = _depth_option(args.depth, default=None)
     _check_confidence(args.min_confidence)
-    db = open_db(env)
-    try:
+    with open_graph_db(env) as db:
         node = graph_resolve(db, env, args.symbol, args.file, args.first)
         data = graph_impact(db, env.project, node, depth, args.min_confidence)
-    finally:
-        db.close()
     emit(env, data, lambda: _impact_text(data))
     return EXIT_OK
 
@@ -6642,8 +6688,7 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
 
 
 def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
-    db = open_db(env)
-    try:
+    with open_graph_db(env) as db:
         file = normalize_file(args.file, env) if args.file else None
         place = _CONTEXT_FILE_LINE.match(args.target)
         if place:  # the line must point into the file as it is now
@@ -6651,8 +6696,6 @@ def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
         node = graph_resolve(db, env, args.target, file=file, first=args.first)
         result = render_context(env, db, node, args.purpose, args.budget, args.depth,
                                 args.include_tests)
-    finally:
-        db.close()
     emit(env, result, result["context"])
     return None
 
@@ -8070,8 +8113,7 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
         if not path.is_file():
             raise NotFound(f"store: no file {args.file!r}")
         source, name = None, args.file
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         ingest = OutputIngest(env, db, label=args.label or ("hook" if name == "stdin" else name),
                               command=args.command or "", source="store",
                               direct_max=DIRECT_MAX_DEFAULT)
@@ -8088,8 +8130,6 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
         if not summary["stored"]:
             raise OutputStoreError(f"cannot store output: {ingest.write_error}")
         _bump_stats(db, env.project, bytes_returned=_returned_size(summary, ingest))
-    finally:
-        db.close()
     emit(env, summary, lambda: render_summary(summary))
     return EXIT_OK
 
@@ -8374,22 +8414,32 @@ def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
 
 def cmd_search(args: argparse.Namespace, env: Env) -> int:
     """`search QUERY` over the stored outputs (cmd_search_any checked the limits)."""
-    try:
-        db = open_db(env)
-        result = search_outputs(db, env, args.query, handle=args.handle, limit=args.limit,
-                                context=args.context)
-    except NotFound:
-        raise
-    except CtxkitError as exc:
-        if env.json:
-            emit(env, {"query": args.query, "queries_tried": [], "status": "error",
-                       "error": str(exc), "hits": []})
-            return EXIT_ERROR
-        raise
-    returned = len(json.dumps(result["hits"], ensure_ascii=False).encode())
-    _bump_stats(db, env.project, searches=1, searches_with_hits=int(bool(result["hits"])),
-                searches_without_hits=int(not result["hits"]), bytes_returned=returned)
+    with existing_db(env) as db:               # a search creates nothing
+        if db is None:
+            return _nothing_stored(env, {"query": args.query, "queries_tried": [],
+                                         "status": "no_hits", "hits": []})
+        try:
+            result = search_outputs(db, env, args.query, handle=args.handle,
+                                    limit=args.limit, context=args.context)
+        except NotFound:
+            raise
+        except CtxkitError as exc:
+            if env.json:
+                emit(env, {"query": args.query, "queries_tried": [], "status": "error",
+                           "error": str(exc), "hits": []})
+                return EXIT_ERROR
+            raise
+        returned = len(json.dumps(result["hits"], ensure_ascii=False).encode())
+        _bump_stats(db, env.project, searches=1, searches_with_hits=int(bool(result["hits"])),
+                    searches_without_hits=int(not result["hits"]), bytes_returned=returned)
     emit(env, result, lambda: _render_hits(result))
+    return EXIT_OK
+
+
+def _nothing_stored(env: Env, data: dict[str, Any]) -> int:
+    """A read of the output store before anything was stored: an empty answer, no file."""
+    emit(env, data, f"nothing is stored yet in project {env.project!r}: "
+                    f"`ctxkit run -- CMD` stores a command's output")
     return EXIT_OK
 
 
@@ -8429,17 +8479,20 @@ def cmd_expand(args: argparse.Namespace, env: Env) -> int:
             pattern = re.compile(args.grep)
         except re.error as exc:
             raise UsageError(f"expand: --grep {args.grep!r} is not a valid regex: {exc}") from None
-    db = open_db(env, create=False)
-    output = _find_output(db, env, args.handle)
-    total = output["lines"]
-    first, last = _parse_range(args.lines) if args.lines else (1, max(total, 1))
-    if args.head is not None:
-        last = min(last, first + args.head - 1)
-    if args.tail is not None:
-        first = max(first, min(last, total) - args.tail + 1)
-    lines = _expand_lines(db, output["id"], first, last, pattern)
-    returned = sum(len(t) + 1 for _, _, t in lines)
-    _bump_stats(db, env.project, expansions=1, bytes_returned=returned)
+    with existing_db(env) as db:
+        if db is None:
+            raise NotFound(f"no stored output {args.handle!r}: nothing is stored yet in "
+                           f"project {env.project!r} (`ctxkit run -- CMD` stores one)")
+        output = _find_output(db, env, args.handle)
+        total = output["lines"]
+        first, last = _parse_range(args.lines) if args.lines else (1, max(total, 1))
+        if args.head is not None:
+            last = min(last, first + args.head - 1)
+        if args.tail is not None:
+            first = max(first, min(last, total) - args.tail + 1)
+        lines = _expand_lines(db, output["id"], first, last, pattern)
+        returned = sum(len(t) + 1 for _, _, t in lines)
+        _bump_stats(db, env.project, expansions=1, bytes_returned=returned)
     data = {"handle": output["handle"], "total_lines": total,
             "lines": [{"line": n, "stream": "stderr" if s == STDERR else "stdout", "text": t}
                       for n, s, t in lines]}
@@ -8463,8 +8516,10 @@ def _expand_lines(db: Database, output_id: int, first: int, last: int,
 
 
 def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
-    db = open_db(env)
-    rows = db.query(SQL_OUTPUTS_LIST, (env.project, args.limit))
+    with existing_db(env) as db:
+        if db is None:
+            return _nothing_stored(env, {"outputs": []})
+        rows = db.query(SQL_OUTPUTS_LIST, (env.project, args.limit))
     data = [{k: row[k] for k in row.keys() if k != "id"} for row in rows]
     human = "\n".join(
         f"{r['handle']:>7}  {r['created_at'][:19]}  "
@@ -8486,30 +8541,31 @@ def _parse_age(text: str) -> _dt.timedelta:
 
 
 def cmd_purge(args: argparse.Namespace, env: Env) -> int:
-    db = open_db(env)
-    if args.handle:
-        ids = [_find_output(db, env, args.handle)["id"]]
-    elif args.older_than:
-        try:
-            ids = _outputs_older_than(db, env, _parse_age(args.older_than))
-        except OverflowError:
-            db.close()
-            raise UsageError(f"purge: --older-than {args.older_than!r} reaches before year 1; "
-                             f"use --all to delete everything") from None
-    else:
-        ids = [row[0] for row in db.query("SELECT id FROM outputs WHERE project = ?",
-                                          (env.project,))]
-    count, freed = _purge_ids(db, ids)
-    with contextlib.suppress(DatabaseError):
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the old pages leave the WAL too
-    emit(env, {"purged": count, "bytes_freed": freed},
+    with open_db(env) as db:
+        if args.handle:
+            ids = [_find_output(db, env, args.handle)["id"]]
+        elif args.older_than:
+            try:
+                ids = _outputs_older_than(db, env, _parse_age(args.older_than))
+            except OverflowError:
+                raise UsageError(f"purge: --older-than {args.older_than!r} reaches before "
+                                 f"year 1; use --all to delete everything") from None
+        else:
+            ids = [row[0] for row in db.query("SELECT id FROM outputs WHERE project = ?",
+                                              (env.project,))]
+        count, freed = _purge_ids(db, ids)
+        with contextlib.suppress(DatabaseError):
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the old pages leave the WAL too
+    confirm(env, {"purged": count, "bytes_freed": freed},
          f"purged {count} output(s), {freed:,} bytes freed (secure_delete on)")
     return EXIT_OK
 
 
-def output_stats(db: Database, project: str) -> dict[str, Any]:
-    counters = {row["key"]: row["value"] for row in db.query(SQL_STATS_ALL, (project,))}
-    count, size = db.one(SQL_OUTPUT_TOTALS, (project,))
+def output_stats(db: Database | None, project: str) -> dict[str, Any]:
+    """The output store's counters; all zero when there is no database yet (None)."""
+    counters = ({row["key"]: row["value"] for row in db.query(SQL_STATS_ALL, (project,))}
+                if db is not None else {})
+    count, size = db.one(SQL_OUTPUT_TOTALS, (project,)) if db is not None else (0, 0)
     stored = counters.get("bytes_stored", 0)
     returned = counters.get("bytes_returned", 0)
     direct, virtual = counters.get("direct", 0), counters.get("virtualized", 0)
@@ -8528,7 +8584,8 @@ def output_stats(db: Database, project: str) -> dict[str, Any]:
 
 
 def cmd_output_stats(args: argparse.Namespace, env: Env) -> int:
-    stats = output_stats(open_db(env), env.project)
+    with existing_db(env) as db:            # statistics create nothing
+        stats = output_stats(db, env.project)
     emit(env, stats, lambda: "\n".join(f"{k:<22} {v}" for k, v in stats.items()))
     return EXIT_OK
 
@@ -8549,12 +8606,14 @@ def register_output_commands(sub: argparse._SubParsersAction,
                           "command's environment")
     run.add_argument("--keep-env", action="append", default=[], metavar="NAME",
                      help="keep this variable despite --scrub-env (repeatable)")
-    run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARG...]")
+    run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARG...]",
+                     help="the command and its arguments, after --")
 
     store = add_command(sub, common, "store", cmd_store,
                         "store output that already exists (a file or stdin)",
                         "make 2>&1 | ctxkit store - --label make --exit-code $?")
-    store.add_argument("file", nargs="?", default="-", metavar="FILE|-")
+    store.add_argument("file", nargs="?", default="-", metavar="FILE|-",
+                       help="the file holding the output, or - (default) for stdin")
     store.add_argument("--label", help="a name for this output")
     store.add_argument("--command", help="the command that produced it")
     store.add_argument("--exit-code", type=int, help="the command's exit status")
@@ -8562,9 +8621,11 @@ def register_output_commands(sub: argparse._SubParsersAction,
     search = add_command(sub, common, "search", cmd_search,
                          "search stored outputs (BM25, with query expansion)",
                          "ctxkit search 'AssertionError' --handle o12 --limit 5")
-    search.add_argument("query", metavar="QUERY")
+    search.add_argument("query", metavar="QUERY",
+                        help="any text (quote it; put -- before a query starting with -)")
     search.add_argument("--handle", metavar="H", help="only this output")
-    search.add_argument("--limit", type=int, default=5, metavar="K")
+    search.add_argument("--limit", type=int, default=5, metavar="K",
+                        help="at most K hits (default 5)")
     search.add_argument("--context", type=int, default=2, metavar="N",
                         help="lines of context on each side of a hit (default 2)")
     search.add_argument("--events", action="store_true",
@@ -8573,20 +8634,25 @@ def register_output_commands(sub: argparse._SubParsersAction,
     expand = add_command(sub, common, "expand", cmd_expand,
                          "print stored lines with their numbers",
                          "ctxkit expand o12 --lines 120-160")
-    expand.add_argument("handle", metavar="HANDLE")
-    expand.add_argument("--lines", metavar="A-B")
-    expand.add_argument("--head", type=int, metavar="N")
-    expand.add_argument("--tail", type=int, metavar="N")
+    expand.add_argument("handle", metavar="HANDLE",
+                        help="the stored output, e.g. o12 (`ctxkit outputs` lists them)")
+    expand.add_argument("--lines", metavar="A-B",
+                        help="only lines A to B (A-: from A to the end; A: that line)")
+    expand.add_argument("--head", type=int, metavar="N",
+                        help="only the first N lines of the range")
+    expand.add_argument("--tail", type=int, metavar="N",
+                        help="only the last N lines of the range")
     expand.add_argument("--grep", metavar="REGEX", help="only lines matching REGEX")
 
     outputs = add_command(sub, common, "outputs", cmd_outputs, "list the stored outputs",
                           "ctxkit outputs --limit 20")
-    outputs.add_argument("--limit", type=int, default=50, metavar="N")
+    outputs.add_argument("--limit", type=int, default=50, metavar="N",
+                         help="at most N outputs, newest first (default 50)")
 
     purge = add_command(sub, common, "purge", cmd_purge,
                         "delete stored outputs (secure_delete on)", "ctxkit purge --older-than 7d")
     which = purge.add_mutually_exclusive_group(required=True)
-    which.add_argument("--handle", metavar="H")
+    which.add_argument("--handle", metavar="H", help="delete this one output")
     which.add_argument("--older-than", metavar="AGE", help="e.g. 7d, 12h, 30m, 2w")
     which.add_argument("--all", action="store_true", help="every output of this project")
 
@@ -8723,8 +8789,7 @@ def bind_to_code_on_disk(env: Env, db: Database, name: str,
     try:
         changed = graph_refresh(env, db, [path])
     except CtxkitError as exc:  # the lesson matters more than its hash
-        if not env.quiet:
-            warn(f"lesson recorded without a code hash: {exc}")
+        note(f"lesson recorded without a code hash: {exc}")
         return bound[0], bound[1], None
     return bind_symbol(db, env.project, name, file) if changed else bound
 
@@ -8749,7 +8814,7 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
     if db is None:
         raise NotFound(f"no lesson #{lesson_id} in project {env.project}: there is no "
                        f"database yet at {env.db_path}")
-    try:
+    with db:
         with db.atomic():
             row = db.one(SQL_LESSON_BY_ID, (env.project, lesson_id))
             if row is None:
@@ -8760,8 +8825,6 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
         symbol = db.one(SQL_SYMBOL_BY_ID, (env.project, row["symbol_id"]))
         return {"id": lesson_id, "status": status, "previous": row["status"],
                 "symbol": row_symbol_obj(db, env.project, symbol, True)}
-    finally:
-        db.close()
 
 
 # --- import from code memory -------------------------------------------------
@@ -8865,12 +8928,9 @@ def import_code_memory(env: Env, source: Path, from_project: str | None = None) 
     report = {"source": str(source), "version": version, "project": env.project,
               "symbols": 0, "imported": 0, "duplicates": 0, "orphans": 0, "invalid": 0,
               "redactions": 0}
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         with db.atomic():
             _cm_store(db, env.project, symbols, excluded, experiences, columns, report)
-    finally:
-        db.close()
     return report
 
 
@@ -9016,12 +9076,10 @@ def cmd_query(args: argparse.Namespace, env: Env) -> int:
     db = open_existing_db(env)
     objs: list[dict[str, Any]] = []
     if db is not None:
-        try:
+        with db:
             name, file = (split_symbol(db, env, args.symbol, args.file) if args.symbol
                           else (None, normalize_file(args.file, env) if args.file else None))
             objs = lesson_symbols(db, env.project, name, file, include_all=args.all)
-        finally:
-            db.close()
     objs = objs[:1] if args.first else objs[:args.top or (None if args.symbol else 10)]
     if args.inject:
         text = inject_text(objs)
@@ -9048,7 +9106,7 @@ def _record_command(args: argparse.Namespace, env: Env, kind: str) -> int:
     obj = result["symbol"]
     masked = result.pop("redactions")
     if masked:
-        warn(f"{masked} secret{'s' if masked != 1 else ''} masked before saving")
+        note(f"{masked} secret{'s' if masked != 1 else ''} masked before saving")
     emit(env, result, None if env.quiet else
          f"recorded {'fail' if kind == 'fail' else 'ok'} #{result['id']} for "
          f"{symbol_label(obj)} — risk {obj['risk_score']:.1f} ({obj['level']}), "
@@ -9084,11 +9142,9 @@ def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
                  "stale": 0, "levels": {k: 0 for k in ("low", "medium", "high", "critical")},
                  "last_lesson_at": None, "last_lesson": None, "riskiest": []}
     else:
-        try:
+        with db:
             name, file = split_symbol(db, env, args.symbol, None) if args.symbol else (None, None)
             stats = lesson_stats(db, env.project, name, file)
-        finally:
-            db.close()
     emit(env, stats, lambda: _stats_text(stats))
     return EXIT_OK
 
@@ -9098,7 +9154,7 @@ def cmd_import_cm(args: argparse.Namespace, env: Env) -> int:
     if not source.is_absolute():
         source = env.cwd / source
     report = import_code_memory(env, source, args.from_project)
-    emit(env, report, f"imported {report['imported']} lessons on {report['symbols']} symbols "
+    confirm(env, report, f"imported {report['imported']} lessons on {report['symbols']} symbols "
                       f"from {source} (code memory {report['version']}) into project "
                       f"{env.project}; {report['duplicates']} already there, "
                       f"{report['orphans']} without a symbol, {report['invalid']} unusable, "
@@ -9325,25 +9381,18 @@ def cmd_note(args: argparse.Namespace, env: Env) -> None:
     if not text:
         raise UsageError("note text is empty; say what to remember, e.g. "
                          "ctxkit note decision \"keep the v1 API\"")
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         event = record_event(db, env.project, kind, text, args.session)
-    finally:
-        db.close()
-    emit(env, event, f"noted {kind} #{event['id']}: {event['text']}")
+    confirm(env, event, f"noted {kind} #{event['id']}: {event['text']}")
 
 
 def cmd_search_events(args: argparse.Namespace, env: Env) -> None:
     """`ctxkit search --events QUERY`: the notes matching QUERY, best first."""
     query = args.query if isinstance(args.query, str) else " ".join(args.query or [])
     limit = args.limit
-    db = open_existing_db(env)            # a search creates nothing
-    try:
+    with existing_db(env) as db:            # a search creates nothing
         result = (search_events(db, env.project, query, limit) if db
                   else _event_hits(query, [], []))
-    finally:
-        if db:
-            db.close()
 
     def human() -> str:
         if not result["hits"]:
@@ -9718,12 +9767,9 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
 
 def cmd_snapshot_save(args: argparse.Namespace, env: Env) -> None:
     text = read_agent_text(args)
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         result = save_snapshot(env, db, text, "cli")
-    finally:
-        db.close()
-    emit(env, result, f"snapshot {result['id']} saved to {result['path']} ({result['files']} "
+    confirm(env, result, f"snapshot {result['id']} saved to {result['path']} ({result['files']} "
                       f"changed files, {result['failing_outputs']} failing outputs, "
                       f"{result['lessons']} lessons at risk)")
 
@@ -9877,11 +9923,8 @@ def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
         if data is not None:
             return data.decode("utf-8", "replace"), age, None
     if env.db_path.exists():
-        db = open_db(env, create=False)
-        try:
+        with open_db(env, create=False) as db:
             row = db.one(SQL_SNAPSHOT_LAST, (env.project,))
-        finally:
-            db.close()
         if row:
             then = parse_time(row["created_at"])
             age = (_dt.datetime.now(_dt.timezone.utc) - then).total_seconds() if then else None
@@ -9915,12 +9958,8 @@ def _snapshot_row(row: sqlite3.Row) -> dict[str, Any]:
 
 
 def cmd_snapshot_list(args: argparse.Namespace, env: Env) -> None:
-    db = open_existing_db(env)
-    try:
+    with existing_db(env) as db:
         rows = db.query(SQL_SNAPSHOT_LIST, (env.project, args.limit)) if db else []
-    finally:
-        if db:
-            db.close()
     items = [{**_snapshot_row(r), "chars": r["chars"]} for r in rows]
     emit(env, {"snapshots": items}, lambda: "\n".join(
         f"{s['id']:>4}  {s['created_at'][:19].replace('T', ' ')}  {s['source']:<11} "
@@ -9930,14 +9969,10 @@ def cmd_snapshot_list(args: argparse.Namespace, env: Env) -> None:
 
 def cmd_snapshot_show(args: argparse.Namespace, env: Env) -> None:
     snapshot_id = None if args.id == "last" else _int_id(args.id)
-    db = open_existing_db(env)
-    try:
+    with existing_db(env) as db:
         row = None if db is None else (
             db.one(SQL_SNAPSHOT_LAST, (env.project,)) if snapshot_id is None
             else db.one(SQL_SNAPSHOT_BY_ID, (env.project, snapshot_id)))
-    finally:
-        if db:
-            db.close()
     if row is None:
         raise NotFound(f"no snapshot {args.id} in project {env.project}; see: ctxkit snapshot list")
     emit(env, {**_snapshot_row(row), "body": row["body"]}, row["body"])
@@ -10014,11 +10049,9 @@ def pre_edit_answer(env: Env, tool: str, tool_input: dict[str, Any],
     db = open_existing_db(env)
     if db is None:
         return None
-    try:
+    with db:
         context = pre_edit_context(db, env.project, str(env.root), str(env.cwd), tool,
                                    tool_input)
-    finally:
-        db.close()
     return hook_answer(agent, "pre-tool-use", context) if context else None
 
 
@@ -10819,13 +10852,10 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
     limit = int(load_config(env).get("direct_max", 4096))
     if len(text.encode("utf-8", "replace")) <= limit:
         return None
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         label = " ".join(command.split())[:80] or "bash"     # labelled with the command
         summary = store_output_text(env, db, text, label=label, command=command,
                                     exit_code=_exit_code_of(payload.get("tool_response")))
-    finally:
-        db.close()
     return hook_answer(agent, "post-tool-use", stored_output_line(summary))
 
 
@@ -10842,11 +10872,8 @@ def stored_output_line(summary: dict[str, Any]) -> str:
 
 def hook_pre_compact(args: argparse.Namespace, env: Env, payload: dict[str, Any],
                      agent: str) -> None:
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         result = save_snapshot(env, db, "", "pre-compact")
-    finally:
-        db.close()
     warn(f"snapshot {result['id']} saved to {result['path']} before compaction")
 
 
@@ -10940,9 +10967,15 @@ def with_ctxkit(hooks: dict[str, Any], agent: str) -> dict[str, Any]:
 
 
 def _settings_path(args: argparse.Namespace, env: Env) -> Path:
+    """The settings file; a --settings file's folder must exist (a typo in the path
+    must not leave a settings file no agent reads in a folder made for it)."""
     if args.settings:
         path = Path(args.settings).expanduser()
-        return path if path.is_absolute() else env.cwd / path
+        path = path if path.is_absolute() else env.cwd / path
+        if not path.parent.is_dir():
+            raise CtxkitError(f"--settings {args.settings}: the folder {path.parent} does not "
+                              f"exist; check the path, or create the folder first")
+        return path
     return env.root / SETTINGS_PATHS[args.agent]
 
 
@@ -10988,14 +11021,14 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     if install:
         data_out["slow_start"] = slow_start_reasons(ctxkit_command())
         if data_out["slow_start"]:
-            warn("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
+            note("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
                  + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
                  "or 'pip install .' (not -e), then run install-hooks again")
     if args.dry_run:
         emit(env, data_out, diff or f"{path}: already up to date, nothing to {verb}")
     else:
-        emit(env, data_out, f"{path}: ctxkit hooks {verb}ed for {args.agent}" if changed
-             else f"{path}: already up to date, nothing to {verb}")
+        confirm(env, data_out, f"{path}: ctxkit hooks {verb}ed for {args.agent}" if changed
+                else f"{path}: already up to date, nothing to {verb}")
 
 
 def _write_settings(path: Path, text: str) -> None:
@@ -11032,11 +11065,8 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
         note = "no ctxkit database yet"
     else:
         try:
-            db = open_db(env, create=False)
-            try:
+            with open_db(env, create=False) as db:
                 objs = risk_at(db, env, path, args.line, args.symbol)
-            finally:
-                db.close()
         except CtxkitError as exc:      # git hooks and editors read the figures, not a status
             note = str(exc)
     top = max((float(o.get("risk_score") or 0) for o in objs), default=0.0)
@@ -11972,9 +12002,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     as_json = wants_json(argv)
+    QUIET["on"] = "-q" in argv or "--quiet" in argv   # until the parser says
     try:
         args = build_parser(command_in(argv)).parse_args(argv)
         as_json = bool(getattr(args, "json", as_json))
+        QUIET["on"] = bool(getattr(args, "quiet", False))
         if not getattr(args, "func", None):
             build_parser().print_help(sys.stderr)
             return report_error("error: give a command (see the list above)", EXIT_USAGE,
