@@ -3363,6 +3363,9 @@ class _Resolver:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
         target = self.resolve_dotted(path, scope, type_text)
+        if target is None and "." in type_text:  # x = self.make(...): a method's result
+            found = self.expr_type(path, scope, type_text + "(...)")
+            return OUTSIDE if found is None else found
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
         if self.nodes[target[1]][0] in CLASS_KINDS:
@@ -3814,6 +3817,7 @@ _JS_DEFS = """
 (method_definition name: (_) @name) @def.function
 (variable_declarator name: (identifier) @name
     value: [(arrow_function) (function_expression)] @fn) @def.function
+(function_expression name: (identifier) @name) @def.function
 (expression_statement (assignment_expression
     left: (member_expression object: [(identifier) (member_expression)] @owner
         property: (property_identifier) @name)
@@ -3838,6 +3842,18 @@ def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) ->
     if up is not None and up.type == "export_statement" and s.text(up).startswith(
             "export default"):
         ctx["default"] = d.name
+
+
+def _js_skip_def(s: _Source, node: Any) -> bool:
+    """Not a definition of its own: a named function expression that a declaration or an
+    assignment already names (``const f = function g() {}`` is f), and an overload
+    signature in a class body (its implementation follows and is the definition)."""
+    up = node.parent
+    if node.type == "function_expression":
+        return up is not None and up.type in ("variable_declarator", "assignment_expression",
+                                              "pair", "public_field_definition",
+                                              "field_definition")
+    return node.type == "method_signature" and up is not None and up.type == "class_body"
 
 
 def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
@@ -3991,7 +4007,8 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
 
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
-    constructor="constructor", qualname=_js_qualname,
+    constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
+    capitalized_outside=True,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding)
 JAVASCRIPT = Language(
