@@ -3209,7 +3209,8 @@ class _Resolver:
         language = self.language(path)
         lang = language.name
         if recv is None:
-            if callee in SUPER_NAMES and language.constructor:  # super(...) in a constructor
+            if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
+                # super(...) in a JS/TS constructor; Python's super() is a builtin
                 return self._resolve_self(path, scope, language.constructor, "super", lang)
             return self._resolve_bare(path, scope, callee, language)
         if "::" in recv and language.path_call is not None:
@@ -3710,12 +3711,20 @@ def _py_find_module(r: _Resolver, importer: str, spec: str) -> str | None:
         rest = spec[level:].replace(".", "/")
         return _py_file(r, "/".join(p for p in (base, rest) if p))
     modules = r.memo.get("python.modules")
-    if modules is None:  # every dotted suffix of every file's module name
+    if modules is None:
+        # Every dotted suffix of a file's module name that starts below a folder which
+        # could be on sys.path (src/, the root, tests/): a package's folder (with an
+        # __init__) cannot, so inside flask/ `import json` is the standard library's,
+        # not flask/json/.
         modules = r.memo["python.modules"] = {}
         for path, lang in r.lang.items():
             if lang == "python":
                 parts = re.sub(r"(/__init__)?\.pyi?$", "", path).split("/")
                 for i in range(len(parts)):
+                    folder = "/".join(parts[:i])
+                    if i and (f"{folder}/__init__.py" in r.lang or
+                              f"{folder}/__init__.pyi" in r.lang):
+                        continue
                     modules.setdefault(".".join(parts[i:]), []).append(path)
     found = modules.get(spec)
     return min(found, key=lambda p: (p.count("/"), len(p))) if found else None

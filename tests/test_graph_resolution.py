@@ -32,6 +32,10 @@ CASES = [
     # Cls(...) runs Cls.__init__, or the one a base defines.
     (PY, "shop/models.py:Base.__init__", {"shop/build.py:make_base", "shop/build.py:make_child"}),
     (PY, "shop/models.py:Child", {"shop/build.py:make_child"}),
+    # super() alone is Python's builtin, not a call of the base's constructor.
+    (PY, "shop/models.py:Base.describe", {"shop/models.py:Child.describe"}),
+    # Inside a package, `import json` is the standard library, not shop/json.py.
+    (PY, "shop/json.py:dumps", {"shop/encode.py:encode_own"}),
     # A function-local import binds only inside its function; a module-level
     # variable imported from another module keeps its constructed type.
     (PY, "shop/web.py:App.route", {"tests/test_views.py:test_index",
