@@ -2048,20 +2048,32 @@ def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
 
 def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list[tuple],
                  ctx: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """{scope qualname: {variable: class name}} from parameters and assignments."""
+    """{scope qualname: {variable: class name}} from parameters and assignments.
+
+    A declared type (a parameter's or field's annotation) wins over an assigned one,
+    as in the type checkers: ``atom: IAtom`` stays IAtom after ``this.atom = new Atom()``.
+    """
     types: dict[str, dict[str, str]] = {}
+    declared: set[tuple[str, str]] = set()
     for d in defs:
         for param in d.params:
             if param["type"]:
-                types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
+                name = param["name"].lstrip("*&.$")
+                types.setdefault(d.qualname, {})[name] = param["type"]
+                declared.add((d.qualname, name))
         if d.kind == "method" and s.language.method_types is not None:
             s.language.method_types(s, d, types, ctx)
-    for pos, var, type_text in vartypes:
+    for pos, var, type_text, is_declared in vartypes:
         index = _enclosing(defs, starts, pos)
         if var.startswith("self."):  # instance attributes belong to the class
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
-        types.setdefault(defs[index].qualname if index >= 0 else "", {})[var] = type_text
+        scope = defs[index].qualname if index >= 0 else ""
+        if (scope, var) in declared:
+            continue
+        if is_declared:
+            declared.add((scope, var))
+        types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
         cleaned = {var: _clean_type(text) for var, text in variables.items()}
@@ -2165,7 +2177,12 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         var = s.text(caps["var"][0])
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
             var = "self." + var
-        vartypes.append((caps["vartype"][0].start_byte, var, s.text(caps["type"][0])))
+        type_node = caps["type"][0]
+        up = type_node.parent
+        field = up.child_by_field_name("type") if up is not None else None
+        is_declared = up is not None and (up.type == "type_annotation" or (
+            field is not None and field.id == type_node.id))
+        vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
     elif "package" in caps:
         extra["package"] = s.text(caps["package"][0])
     elif "modname" in caps:

@@ -55,6 +55,9 @@ CASES = [
     (TS, "src/store.ts:Store.onError", {"src/store.ts:Store.handle"}),
     (TS, "src/store.ts:Store.constructor", {"src/store.ts:CachedStore.constructor",
                                             "src/store.ts:openStore"}),
+    # A declared field type wins over the type of what is assigned to it.
+    (TS, "src/shapes.ts:Shape.area", {"src/shapes.ts:Canvas.measure"}),
+    (TS, "src/shapes.ts:Circle.area", set()),
     # An object literal's method is the object's, never a module-level function.
     (TS, "src/traps.ts:traps.defineProperty", set()),
     # Go: methods on a named slice type, through a field and a chained call.
