@@ -3968,7 +3968,14 @@ def _js_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
                 alias = s.text(spec.child_by_field_name("alias")) or name
                 ctx["imports"][alias] = [source, name]
                 ctx.setdefault("reexports", []).append(alias)
-    if node.type == "export_statement" and s.text(node).replace(" ", "").startswith("export*"):
+    namespace = next((c for c in node.named_children if c.type == "namespace_export"), None)
+    if namespace is not None:  # export * as ns from './m': one name, the module
+        name = s.text(namespace.named_children[0]) if namespace.named_children else ""
+        if name:
+            ctx["imports"][name] = [source, None]
+            ctx.setdefault("reexports", []).append(name)
+    elif node.type == "export_statement" and \
+            s.text(node).replace(" ", "").startswith("export*"):
         ctx["stars"].append(source)
 
 
