@@ -1886,7 +1886,7 @@ class Language(Record):
         "name", "extensions", "fence", "query", "full", "family", "self_names",
         "class_scope", "methods_outside", "named_receivers", "unprefixed_fields",
         "capitalized_outside", "builtins", "skeleton", "return_fields", "async_before",
-        "parameter_children", "constructor",
+        "parameter_children", "constructor", "conversions",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -1897,7 +1897,7 @@ class Language(Record):
         "methods_outside": False, "named_receivers": False, "unprefixed_fields": False,
         "capitalized_outside": False, "builtins": frozenset(), "skeleton": None,
         "return_fields": ("return_type",), "async_before": b"(", "parameter_children": False,
-        "constructor": None,
+        "constructor": None, "conversions": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -1923,6 +1923,7 @@ class Language(Record):
     async_before: bytes         # `async` counts when it comes before this in the header
     parameter_children: bool    # parameters are the children typed `parameter` (Kotlin, Swift)
     constructor: str | None     # the method a call of the class runs (__init__); None: none
+    conversions: bool           # T(x) of a type is a conversion, not a call (Go)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -2076,7 +2077,8 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: _clean_type(text) for var, text in variables.items()}
+        cleaned = {var: text if "#" in text else _clean_type(text)  # f#1: f's 2nd result
+                   for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
 
@@ -2173,6 +2175,11 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         imports.append(caps["import"][0])
     elif "narrow" in caps:
         _collect_narrowing(s, caps, extra)
+    elif "vartype" in caps and "vars" in caps:  # a, err := f(): each takes one result
+        for index, item in enumerate(caps["vars"][0].named_children):
+            if item.type == "identifier" and s.text(item) != "_":
+                vartypes.append((caps["vartype"][0].start_byte, s.text(item),
+                                 f"{s.text(caps['type'][0])}#{index}", False))
     elif "vartype" in caps:
         var = s.text(caps["var"][0])
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
@@ -3374,6 +3381,18 @@ class _Resolver:
             written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
             return self.type_named(self.nodes[target[1]][3], "", _clean_type(
                 written.group(1))) if written else None
+        if "#" in type_text:  # the index-th result of a call of f
+            function, _, index = type_text.partition("#")
+            found = self.expr_type(path, scope, function + "(...)") if index == "0" else None
+            if index != "0":
+                dst, confidence = self.resolve_call(path, scope, function.rpartition(".")[2],
+                                                    function.rpartition(".")[0] or None)
+                if dst is None:
+                    return OUTSIDE if confidence >= CONF_EXACT else None
+                if self.nodes[dst][0] in CLASS_KINDS:
+                    return None
+                return self.returned_type(dst, int(index))
+            return found
         if "|" in type_text:
             members = [self.type_named(path, scope, t) for t in type_text.split("|")]
             classes = tuple(m for m in members if isinstance(m, int))
@@ -3390,9 +3409,19 @@ class _Resolver:
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
 
-    def returned_type(self, function: int) -> Any:
-        """The class a function's declared return type names; None when undeclared."""
-        written = _clean_type(self.returns.get(function, ""))
+    def returned_type(self, function: int, index: int = 0) -> Any:
+        """The class a function's declared return type names; None when undeclared.
+
+        ``index`` picks one of several results, Go's ``(n int, err error)``.
+        """
+        returns = self.returns.get(function, "")
+        if index:
+            results = _split_top_level(returns.strip()[1:-1], ",") \
+                if returns.strip().startswith("(") else []
+            if index >= len(results):
+                return None
+            returns = results[index].split()[-1] if results[index].split() else ""
+        written = _clean_type(returns)
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
@@ -3564,6 +3593,9 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
         dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
         if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
             dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
+        if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
+                resolver.language(path).conversions:
+            dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
         if edge_id is None:
             inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
                             confidence, file_id))
@@ -4105,6 +4137,8 @@ _GO_QUERY = """
     (call_expression function: (_) @type)])) @vartype
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (type_assertion_expression type: (_) @type))) @vartype
+(short_var_declaration left: (expression_list (_) (_)) @vars
+    right: (expression_list . (call_expression function: (_) @type) .)) @vartype
 (field_declaration name: (field_identifier) @var type: (_) @type) @vartype @self
 (type_switch_statement alias: (expression_list (identifier) @var)
     (type_case type: (_) @type) @narrow)
@@ -4214,7 +4248,7 @@ GO = Language(
     qualname=_go_qualname, exported=_go_exported, bases=_go_bases,
     method_types=_go_receiver_type, import_handler=_go_import,
     resolve_binding=_go_resolve_binding, resolve_local=_go_same_package,
-    method_fallback=_go_method_in_package, package_files=_go_package_files)
+    method_fallback=_go_method_in_package, package_files=_go_package_files, conversions=True)
 
 
 # --- Graph language: Rust -------------------------------------------------------

@@ -67,6 +67,7 @@ CASES = [
     (GO, "key.go:Key.String", {"key.go:MetaData.Describe", "key.go:Describe"}),
     (GO, "key.go:Key.add", {"key.go:MetaData.Describe"}),
     (GO, "key.go:Path.String", set()),
+    (GO, "key.go:Key", set()),  # Key(parts) is a conversion
     # Type switches and type assertions give the interface's method.
     (GO, "flags.go:Marshaler.MarshalTOML", {"flags.go:Encode"}),
     (GO, "flags.go:textValue.MarshalTOML", set()),
