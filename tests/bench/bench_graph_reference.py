@@ -333,6 +333,12 @@ def node_id(graph: Graph, where: dict | None, site_file: str) -> str:
              if line <= where["line"] <= end]
     if spans:
         return max(spans)[1]
+    # A name the reader sees differently (C's TEST(Strtod) that a macro makes into
+    # TestStrtod): the definition that starts on that line.
+    starts = [uid for (path, _), found in graph.nodes.items() if path == where["file"]
+              for line, _, uid in found if line == where["line"]]
+    if len(starts) == 1:
+        return starts[0]
     return f"?{where['file']}:{where['name']}@{where['line']}"
 
 
