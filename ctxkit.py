@@ -2069,6 +2069,11 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
+    by_start = {d.node.start_byte: d.qualname for d in defs}
+    decorated = {by_start[pos]: text for pos, text in extra.pop("decorated", ())
+                 if pos in by_start}
+    if decorated:
+        ctx["decorated"] = decorated
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
@@ -2223,6 +2228,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         imports.append(caps["import"][0])
     elif "narrow" in caps:
         _collect_narrowing(s, caps, extra)
+    elif "decorated" in caps:  # the outermost decorator gives the name its value
+        extra.setdefault("decorated", []).append(
+            (caps["decorated"][0].start_byte,
+             _collapse_arguments(one_line(s.text(caps["decorator"][0])))[:120]))
     elif "vartype" in caps and "vars" in caps:  # a, err := f(): each takes one result
         for index, item in enumerate(caps["vars"][0].named_children):
             if item.type == "identifier" and s.text(item) != "_":
@@ -3597,7 +3606,7 @@ class _Resolver:
             return None
         found = self.variable_type(path, scope, text, line)
         if found is None:
-            return None
+            return self._decorated_value(path, scope, text)
         type_text, type_path, type_scope = found
         if type_text.startswith("in:"):  # `"m" in x`: the members of x's union that have m
             declared = self.expr_type(path, scope, text, 0, depth + 1)
@@ -3606,6 +3615,38 @@ class _Resolver:
                            and self.method_lookup(m, type_text[3:]) is not None)
             return having[0] if len(having) == 1 else having or None
         return self.type_named(type_path, type_scope, type_text)
+
+    def _decorated_value(self, path: str, scope: str, name: str) -> Any:
+        """What a decorated function's name holds: its outermost decorator's result.
+
+        ``@d`` makes ``f = d(f)``, so d's return type; a factory ``@d(...)`` makes
+        ``f = d(...)(f)``, so the R of the ``Callable[..., R]`` that d(...) returns
+        (``@click.group()`` makes a Group). Undecorated: None.
+        """
+        target = self.resolve_name(path, scope, name)
+        if not target or target[0] != "node":
+            return None
+        _, _, qualname, def_path = self.nodes[target[1]]
+        decorator = self.ctx(def_path).get("decorated", {}).get(qualname)
+        if not decorator:
+            return None
+        def_scope = qualname.rpartition(".")[0]
+        head, _, called = decorator.removesuffix("(...)").rpartition(".")
+        dst, confidence = self.resolve_call(def_path, def_scope, called, head or None)
+        if dst is None:
+            return OUTSIDE if confidence >= CONF_EXACT else None
+        if self.nodes[dst][0] in CLASS_KINDS:
+            return dst  # @Cls: an instance of Cls
+        members = []
+        for member in _split_top_level(self.returns.get(dst, ""), "|"):
+            inner = re.fullmatch(r"\s*(?:[\w.]+\.)?Callable\[(.*)\]\s*", member)
+            if inner and decorator.endswith("(...)"):
+                member = _split_top_level(inner.group(1), ",")[-1]
+            members.append(member)
+        written = _clean_type("|".join(members))
+        _, _, dst_qualname, dst_path = self.nodes[dst]
+        return self.type_named(dst_path, dst_qualname.rpartition(".")[0], written) \
+            if written else None
 
     def type_named(self, path: str, scope: str, type_text: str) -> Any:
         """The class a written type names (see expr_type for what comes back)."""
@@ -3906,6 +3947,8 @@ _PY_QUERY = f"""
     @vartype
 (module (expression_statement (assignment left: (identifier) @allname
     right: [(list) (tuple)] @allvalue)))
+(decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
+    definition: (function_definition) @decorated)
 [{_PY_BRANCHES}] @branch
 """
 PY_BUILTINS = frozenset(

@@ -34,6 +34,9 @@ CASES = [
     (PY, "shop/models.py:Child", {"shop/build.py:make_child"}),
     # super() alone is Python's builtin, not a call of the base's constructor.
     (PY, "shop/models.py:Base.describe", {"shop/models.py:Child.describe"}),
+    # A decorated name holds what its decorator returns: @group() makes a Group.
+    (PY, "shop/cli.py:Group.command", {"shop/cli.py:setup"}),
+    (PY, "shop/cli.py:Registry.command", set()),
     # Inside a package, `import json` is the standard library, not shop/json.py.
     (PY, "shop/json.py:dumps", {"shop/encode.py:encode_own"}),
     # A function-local import binds only inside its function; a module-level
