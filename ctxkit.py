@@ -2527,16 +2527,27 @@ def _clean_type(text: str) -> str:
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
-    optional = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", text)
-    if optional:
-        text = optional.group(1)
     members = []
-    for member in _split_top_level(text, "|"):
+    for member in _type_members(text):
         member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
         match = re.search(r"[A-Za-z_$][\w.$]*", member)
         if match and match.group(0) not in ("null", "undefined", "None", "void"):
             members.append(match.group(0))
     return "|".join(dict.fromkeys(members))
+
+
+def _type_members(text: str) -> list[str]:
+    """The members of a union as written: ``A | B``, ``Union[A, B]``, ``Optional[A]``."""
+    found = []
+    for member in _split_top_level(text, "|"):
+        member = member.strip()
+        wrapped = re.fullmatch(r"(?:[\w.]+\.)?(Union|Optional)\[(.*)\]", member, re.S)
+        if wrapped:
+            for inner in _split_top_level(wrapped.group(2), ","):
+                found.extend(_type_members(inner))
+        else:
+            found.append(member)
+    return found
 
 
 def _split_top_level(text: str, separator: str) -> list[str]:
@@ -3638,11 +3649,12 @@ class _Resolver:
         if self.nodes[dst][0] in CLASS_KINDS:
             return dst  # @Cls: an instance of Cls
         members = []
-        for member in _split_top_level(self.returns.get(dst, ""), "|"):
-            inner = re.fullmatch(r"\s*(?:[\w.]+\.)?Callable\[(.*)\]\s*", member)
+        for member in _type_members(self.returns.get(dst, "")):
+            inner = re.fullmatch(r"(?:[\w.]+\.)?Callable\[(.*)\]", member, re.S)
             if inner and decorator.endswith("(...)"):
-                member = _split_top_level(inner.group(1), ",")[-1]
-            members.append(member)
+                members.extend(_type_members(_split_top_level(inner.group(1), ",")[-1]))
+            else:
+                members.append(member)
         written = _clean_type("|".join(members))
         _, _, dst_qualname, dst_path = self.nodes[dst]
         return self.type_named(dst_path, dst_qualname.rpartition(".")[0], written) \
