@@ -3364,7 +3364,7 @@ class _Resolver:
                 target = self.resolve_binding(path, [star, None], depth + 1)
                 if target and target[0] == "module":
                     found = self.lookup_in_modules(target[1], name, depth + 1)
-                    if found and found[0] == "node":
+                    if found and found[0] in ("node", "module"):  # a function, `export * as`
                         return found
         return None
 

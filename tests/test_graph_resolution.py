@@ -60,7 +60,7 @@ CASES = [
                                             "src/store.ts:openStore"}),
     # `export * as ns from` is a namespace, not a star export; "./m.js" names m.ts.
     (TS, "src/lib/schemas.ts:pattern", {"src/useLib.ts:build"}),
-    (TS, "src/lib/regexes.ts:pattern", {"src/useLib.ts:raw"}),
+    (TS, "src/lib/regexes.ts:pattern", {"src/useLib.ts:raw", "src/useLib.ts:rawThroughStar"}),
     # A declared field type wins over the type of what is assigned to it.
     (TS, "src/shapes.ts:Shape.area", {"src/shapes.ts:Canvas.measure"}),
     (TS, "src/shapes.ts:Circle.area", set()),
