@@ -3453,6 +3453,15 @@ class _Resolver:
                     return found
         return None
 
+    def merged_value(self, node: int) -> int | None:
+        """The function or class declared under an interface's name, if any (TS merges
+        ``interface Foo`` with ``const Foo = ...`` / ``function Foo``)."""
+        _, name, qualname, path = self.nodes[node]
+        return next((other for other in self.by_name.get(name, ())
+                     if other != node and self.nodes[other][2] == qualname
+                     and self.nodes[other][3] == path
+                     and self.nodes[other][0] not in ("interface", "trait")), None)
+
     def enclosing_class(self, path: str, scope: str) -> int | None:
         for qual in self.scope_chain(scope):
             node = self.by_pq.get((path, qual))
@@ -3904,6 +3913,8 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
         if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
                 resolver.language(path).conversions:
             dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
+        if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
+            dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
         if edge_id is None:
             inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
                             confidence, file_id))

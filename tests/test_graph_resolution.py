@@ -103,6 +103,14 @@ def test_construction_counts_in_impact_and_risk(cli):
     assert data["fan_in"] == 2 and data["risk_score"] > 0
 
 
+def test_a_call_never_runs_an_interface(cli):
+    """`interface Point` and `const Point = (...) => ...`: Point(0) runs the value."""
+    index(cli, TS)
+    callees = cli("callees", "src/point.ts:origin", "--json").json()["results"]
+    assert [r["id"] for r in callees] == ["src/point.ts:Point#2"]
+    assert callers(cli, "src/point.ts:Point") == set()
+
+
 def test_object_literal_method_is_not_a_module_level_symbol(cli):
     index(cli, TS)
     found = cli("symbols", "defineProperty", "--json").json()
