@@ -1991,8 +1991,10 @@ def search_stat_counts(result: dict[str, Any]) -> dict[str, int]:
 
 _FAST_GLOBAL_VALUES = {"--db": "db", "-p": "project", "--project": "project"}
 _FAST_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet"}
-_FAST_COMMAND_VALUES = {"query": {"--file": "file"}, "hook": {"--agent": "agent"}}
-_FAST_COMMAND_FLAGS = {"query": {"--inject": "inject"}, "hook": {}}
+_FAST_COMMAND_VALUES = {"query": {"--file": "file"}, "hook": {"--agent": "agent"},
+                        "search": {"--handle": "handle", "--limit": "limit",
+                                   "--context": "context"}}
+_FAST_COMMAND_FLAGS = {"query": {"--inject": "inject"}, "hook": {}, "search": {"--json": "json"}}
 
 
 class _SlowPath(Exception):
@@ -2130,8 +2132,39 @@ def _fast_hook(options: dict[str, Any], event: str) -> str:
     return json.dumps(hook_answer(agent, "pre-tool-use", context)) + "\n"
 
 
+def _fast_search(options: dict[str, Any], query: str) -> str:
+    """`search QUERY [--handle H] [--limit K] [--context N] [--json]`, as cmd_search
+    prints it (and counts it in the output statistics)."""
+    limit, context = int(options.get("limit", 5)), int(options.get("context", 2))
+    if limit < 1 or context < 0:
+        raise _SlowPath("search")   # the full CLI explains the usage error
+    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"), None)
+    db = _fast_db(db_path)
+    try:
+        result = output_search(db, project, root, cwd, query, handle=options.get("handle"),
+                               limit=limit, context=context)
+        try:
+            db.conn.execute("BEGIN IMMEDIATE")
+            db.conn.executemany(SQL_STAT_ADD, [(project, key, value) for key, value in
+                                               search_stat_counts(result).items() if value])
+            db.conn.execute("COMMIT")
+        except sqlite3.Error:   # a read-only database only loses the count, as in the CLI
+            if db.conn.in_transaction:
+                db.conn.execute("ROLLBACK")
+    finally:
+        db.conn.close()
+    if options.get("json"):
+        import json
+        return json.dumps(result, ensure_ascii=False, indent=None) + "\n"
+    return render_hits(result) + "\n"
+
+
+_FAST_COMMANDS = {"query": _fast_query, "hook": _fast_hook, "search": _fast_search}
+
+
 def run_fast_path(argv: Sequence[str]) -> int | None:
-    """Answer `query SYMBOL --inject` or the pre-edit hook; None: the full CLI must run.
+    """Answer `query SYMBOL --inject`, the pre-edit hook or `search QUERY`; None: the full
+    CLI must run.
 
     Output is written only once the whole answer is known, so falling back
     (for anything unusual, including every error) never leaves half an answer.
@@ -2142,7 +2175,7 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
         words, options = fast_arguments(argv)
         if len(words) != 2:
             raise _SlowPath(" ".join(words))
-        text = (_fast_query if words[0] == "query" else _fast_hook)(options, words[1])
+        text = _FAST_COMMANDS[words[0]](options, words[1])
     except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
         return None
     try:
@@ -6865,7 +6898,10 @@ _RUST_ARROW = lazy_re(r"^\s*--> (?P<path>[^\s:]+):(?P<line>\d+)")
 _TEST_FAILED = lazy_re(
     r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
     r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
-    r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$")
+    r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$"
+    r"|^\[ERROR\] (?P<junit>[\w.$]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
+    r"|^(?P<junit_old>\w+\([\w.$]+\))\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$")
+FAILED_TESTS_MAX = 5000              # failing test ids kept per output (the rest counted)
 # pytest's short form of a traceback's last line: "src/calc.py:3: ZeroDivisionError"
 _PYTEST_LOCATION = lazy_re(r"^(?P<path>[^\s:]+\.\w+):(?P<line>\d+): (?P<exc>[A-Za-z_][\w.]*)$")
 _BANNER = lazy_re(r"^[=_*#-]{3,} ?[A-Za-z ]{0,40} ?[=_*#-]{3,}$")
@@ -6962,6 +6998,8 @@ class DecisiveLines:
         self.found: dict[str, list[dict[str, Any]]] = {k: [] for k in self.CAPS}
         self.seen_generic: set[str] = set()
         self.trace_frames: list[tuple[str, int]] | None = None  # inside a Python traceback
+        self.failed_tests: dict[str, str] = {}   # every failing test: its last name part -> id
+        self.failed_more = 0                     # failing tests past FAILED_TESTS_MAX
 
     def add_block(self, first_no: int, lines: list[str], low: str) -> None:
         if self.trace_frames is not None:
@@ -7022,6 +7060,7 @@ class DecisiveLines:
         test = _TEST_FAILED.match(line)
         if test:
             self._keep("test", number, line, first_file_ref(line))
+            self._add_failed_test(next(g for g in test.groups() if g))
             return
         if _PANIC.match(line):
             self._keep("panic", number, line, first_file_ref(line))
@@ -7036,6 +7075,20 @@ class DecisiveLines:
             if key not in self.seen_generic and len(self.seen_generic) < 5000:
                 self.seen_generic.add(key)
                 self._keep("error", number, line, first_file_ref(line))
+
+    def _add_failed_test(self, test_id: str) -> None:
+        """Remember a failing test once, however often the runner names it (pytest's
+        progress line and short summary; jest's ✕ line and its ● section)."""
+        test_id = test_id.strip()
+        key = test_id.rsplit(" › ", 1)[-1]
+        known = self.failed_tests.get(key)
+        if known is not None:
+            if len(test_id) > len(known):
+                self.failed_tests[key] = test_id
+        elif len(self.failed_tests) < FAILED_TESTS_MAX:
+            self.failed_tests[key] = test_id
+        else:
+            self.failed_more += 1
 
     @staticmethod
     def _is_generic_error(line: str) -> bool:
@@ -7654,6 +7707,10 @@ def build_summary(ingest: OutputIngest, exit_code: int | None, seconds: float,
                  if n > (ingest.head[-1][0] if ingest.head else 0)],
         "errors": errors,
     }
+    failed = list(ingest.decisive.failed_tests.values())
+    if failed:
+        summary["failed_tests"] = failed
+        summary["failed_tests_omitted"] = ingest.decisive.failed_more
     if not stored and ingest.write_error:
         summary["store_error"] = ingest.write_error
     return _fit_summary(summary, total)
@@ -7745,10 +7802,12 @@ def _shell_quote(text: str) -> str:
 
 
 def _fit_summary(summary: dict[str, Any], total: int) -> dict[str, Any]:
-    """Shrink texts, then head/tail, then errors until the JSON fits the budget."""
+    """Shrink texts, then head/tail, then errors until the JSON fits the budget; failing
+    test ids go only when even that is not enough (the summary counts them)."""
     # Decisive lines matter most: head and tail shrink first.
-    for limit, keep_edges, keep_errors in ((200, 5, 10), (160, 3, 10), (120, 2, 10),
-                                           (100, 1, 10), (80, 1, 8), (60, 1, 6), (40, 1, 3)):
+    ids = summary.get("failed_tests")
+    steps = ((200, 5, 10), (160, 3, 10), (120, 2, 10), (100, 1, 10), (80, 1, 8), (60, 1, 6))
+    for limit, keep_edges, keep_errors in steps:
         summary["head"] = [{"line": e["line"], "text": _clip(e["text"], limit)}
                            for e in summary["head"][:keep_edges]]
         summary["tail"] = [{"line": e["line"], "text": _clip(e["text"], limit)}
@@ -7759,11 +7818,33 @@ def _fit_summary(summary: dict[str, Any], total: int) -> dict[str, Any]:
         shown = [e["line"] for part in ("head", "tail", "errors") for e in summary[part]]
         summary["elided"] = _elided(total, shown)[:12]
         summary["next"] = _next_commands(summary, total)
-        if len(json.dumps(summary, ensure_ascii=False).encode()) <= SUMMARY_MAX_BYTES:
+        if _summary_size(summary) <= SUMMARY_MAX_BYTES:
             break
+    if ids and _summary_size(summary) > SUMMARY_MAX_BYTES:
+        _fit_failed_tests(summary, ids)
     for error in summary["errors"]:
         error.pop("rank")   # the selection order; the summary shows them by line
     return summary
+
+
+def _summary_size(summary: dict[str, Any]) -> int:
+    return len(json.dumps(summary, ensure_ascii=False).encode())
+
+
+def _fit_failed_tests(summary: dict[str, Any], ids: list[str]) -> None:
+    """Keep the first failing test ids that fit the budget, counting the rest in
+    ``failed_tests_omitted``."""
+    summary["failed_tests"] = []
+    summary["failed_tests_omitted"] += len(ids)
+    room = SUMMARY_MAX_BYTES - _summary_size(summary)
+    count = 0
+    for test_id in ids:
+        room -= len(json.dumps(test_id, ensure_ascii=False).encode()) + 2
+        if room < 0:
+            break
+        count += 1
+    summary["failed_tests"] = ids[:count]
+    summary["failed_tests_omitted"] -= count
 
 
 def render_summary(summary: dict[str, Any]) -> str:
@@ -7783,6 +7864,11 @@ def render_summary(summary: dict[str, Any]) -> str:
             for entry in summary[part]:
                 extra = f"   [{entry['symbol']}]" if entry.get("symbol") else ""
                 out.append(f"{entry['line']:>7}  {entry['text']}{extra}")
+    if summary.get("failed_tests") or summary.get("failed_tests_omitted"):
+        count = len(summary["failed_tests"]) + summary["failed_tests_omitted"]
+        more = (f" (and {summary['failed_tests_omitted']} more)"
+                if summary["failed_tests_omitted"] else "")
+        out.append(f"failed tests ({count}): " + ", ".join(summary["failed_tests"]) + more)
     if summary.get("elided"):
         out.append("elided: " + ", ".join(summary["elided"]))
     if summary.get("next"):
