@@ -1770,10 +1770,11 @@ def _strategy_severity(run: SearchRun) -> str | None:
 
 
 def _strategy_prefixes(run: SearchRun) -> str | None:
-    """Shorter stems of the query's words as prefixes ("compil*" for "compilation")."""
-    stems = {search_stem(run.query.sources[v.source]) for v in run.query.variants
-             if v.factor == 1.0 and v.fts}
-    terms = [fts_term(s[:max(4, len(s) - 2)]) + "*" for s in stems if len(s) >= 5]
+    """The first half of each long query word as a prefix ("compil*" for "compilation"):
+    the index holds porter stems, which a prefix must not pass."""
+    words = {run.query.sources[v.source] for v in run.query.variants
+             if v.factor == 1.0 and v.fts and v.spec[0] == "stem"}
+    terms = {fts_term(w[:max(4, (len(w) + 1) // 2)]) + "*" for w in words if len(w) >= 6}
     return _run_fts(run, " OR ".join(sorted(terms))) if terms else None
 
 
@@ -1831,34 +1832,59 @@ SEARCH_STRATEGIES = (
 # --- hits -------------------------------------------------------------------------------
 
 
-def _window(db: Any, item: ScoredLine, lines: dict[tuple[int, int], ScoredLine],
-            context: int) -> tuple[int, int]:
-    """The lines a hit shows: a failure section from its start, the block an error code
+def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, int]:
+    """(first, last, line) a hit shows: a test's failure section, the block an error code
     ends, or the best line with the good lines right after it; ``context`` around."""
     oid, number = item.chunk["output_id"], item.number
     if item.section and item.ids:
-        after = output_lines(db, oid, number + 1, number + SEARCH_WINDOW_MAX - 1)
-        last = number
-        for n, _, text in after:
-            if _rx(_SECTION_START).search(text[:400]):
-                break
-            if text.strip():
-                last = n
-        return number, last
+        return _section_window(run, oid, number, context)
     if item.code:
-        before = output_lines(db, oid, max(1, number - SEARCH_WINDOW_MAX + 1), number - 1)
+        before = output_lines(run.db, oid, max(1, number - SEARCH_WINDOW_MAX + 1), number - 1)
         first = number
         for n, _, text in reversed(before):
             if not text.strip() or _rx(_SECTION_START).search(text[:400]):
                 break
             first = n
-        return first, number + context
+        return first, number + context, number
     last = number
     for offset in range(1, 2 * context + 2):
-        other = lines.get((oid, number + offset))
+        other = run.lines.get((oid, number + offset))
         if other is not None and other.score >= 0.9 * item.score and last - number < 4:
             last = number + offset
-    return max(1, number - context), last + context
+    return max(1, number - context), last + context, number
+
+
+def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[int, int, int]:
+    """A failure section: from its first line to its first severe line (the assertion,
+    the exception, the panic) and the ``file:line`` just after, when that fits in
+    SEARCH_WINDOW_MAX lines; otherwise around the severe line."""
+    section = []
+    for n, _, text in output_lines(run.db, oid, head + 1, head + 300):
+        if _rx(_SECTION_START).search(text[:400]):
+            break
+        section.append((n, text))
+    severe = next((n for n, text in section if line_severity(run.matcher, text) >= 2), None)
+    if severe is None:
+        last = max([n for n, text in section[:SEARCH_WINDOW_MAX - 1] if text.strip()] or [head])
+        return head, last, head
+    last = severe + context
+    for n, text in section:
+        if severe < n <= severe + 4 and first_file_ref(text):
+            last = max(last, n)
+            break
+    first = head if last - head < SEARCH_WINDOW_MAX else max(head, severe - context)
+    return first, last, severe
+
+
+def line_severity(matcher: LineMatcher, text: str) -> int:
+    """The severity a line shows: 3 fatal, 2 error, 1 warning, 0 none (negated markers
+    left out)."""
+    negated = [m.span() for m in _rx(_NEGATION).finditer(text[:4000])]
+    level = 0
+    for marker, column in matcher.exact(text[:4000])[1]:
+        if not any(a <= column < b for a, b in negated):
+            level = max(level, SEVERITY_MARKERS[marker][1])
+    return level
 
 
 def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
@@ -1885,15 +1911,35 @@ def _hit_symbols(db: Any, project: str, root: str, cwd: str,
     return symbols
 
 
+def _land_on_sections(run: SearchRun) -> None:
+    """A test id in the query lands on that test's failure section: the section's first
+    line (which may name only the id's last part: pytest's ``____ test_x ____``) ranks
+    above every line naming the id (its progress line, the runner's verdict list)."""
+    ids = [i.lower() for i in run.query.ids]
+    if not ids:
+        return
+    tails = {i: _rx(r"[^:/.›\s]+$").search(i.rstrip("]")) for i in ids}
+    names = {i: (m.group(0) if m else i) for i, m in tails.items()}
+    best = {i: max((s.score for s in run.lines.values() if s.exact and i in s.text.lower()),
+                   default=0.0) for i in ids}
+    for item in run.lines.values():
+        if not (item.exact and item.section):
+            continue
+        low = item.text.lower()
+        item.ids = [i for i in ids if i in low or _rx(
+            r"(?<![\w])" + _escape(names[i]) + r"(?![\w])").search(low)]
+        if item.ids:
+            item.score = max(item.score, max(best[i] for i in item.ids)) * 1.1
+
+
+def _escape(text: str) -> str:
+    import re
+    return re.escape(text)
+
+
 def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[str, Any]]:
     """The best lines as non-overlapping windows, best first."""
-    ids = [i.lower() for i in run.query.ids]
-    for item in run.lines.values():
-        if item.exact and item.section and ids:
-            low = item.text.lower()
-            item.ids = [i for i in ids if i in low]
-            if item.ids:   # a test's failure section outranks its progress lines
-                item.score *= 1.5
+    _land_on_sections(run)
     ranked = sorted((s for s in run.lines.values() if s.exact and s.score > 0.05),
                     key=lambda s: (-s.score, s.chunk["output_id"], s.number))
     stems = [search_stem(v.key) for v in run.query.variants if v.fts][:20]
@@ -1905,7 +1951,7 @@ def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[s
         oid = item.chunk["output_id"]
         if any(o == oid and a <= item.number <= b for o, a, b in taken):
             continue
-        first, last = _window(run.db, item, run.lines, context)
+        first, last, line = _window(run, item, context)
         for other, a, b in taken:   # windows never overlap: trim at an earlier hit
             if other == oid and a <= first <= b:
                 first = b + 1
@@ -1917,7 +1963,7 @@ def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[s
         first, last = window[0][0], window[-1][0]
         taken.append((oid, first, last))
         hit = {"handle": run.handles[oid], "line_start": first, "line_end": last,
-               "line": item.number, "score": round(item.score, 4),
+               "line": line, "score": round(item.score, 4),
                "text": "\n".join(_clip_around(t, stems) for _, _, t in window)}
         if item.chunk["title"]:
             hit["title"] = item.chunk["title"]
@@ -8149,13 +8195,12 @@ def cmd_search(args: argparse.Namespace, env: Env) -> int:
         db = open_db(env)
         result = search_outputs(db, env, args.query, handle=args.handle, limit=args.limit,
                                 context=args.context)
-    except NotFound:
-        raise
-    except CtxkitError as exc:
+    except CtxkitError as exc:   # an unknown handle, a database that cannot be read
         if env.json:
             emit(env, {"query": args.query, "queries_tried": [], "status": "error",
                        "error": str(exc), "hits": []})
-            return EXIT_ERROR
+            warn(f"error: {exc}")
+            return exc.exit_code
         raise
     _bump_stats(db, env.project, **search_stat_counts(result))
     emit(env, result, lambda: render_hits(result))
