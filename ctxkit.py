@@ -835,10 +835,11 @@ SEARCH_SCAN_BYTES = 1 << 21    # outputs up to this size together are read whole
 SEARCH_DF_CAP = 400            # counting a term's chunks stops here: so many is "common"
 SEARCH_POOL = 40               # chunks one FTS strategy brings at most
 SEARCH_GOOD = 0.6              # a hit with this share of the best possible score is good
+SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
 SEARCH_WINDOW_MAX = 14         # lines of an explaining window (an error's block, a section)
 SEARCH_QUERY_MAX = 2000        # characters of a query looked at (any text is safe)
 SEARCH_LONG_LINE = 400         # longer lines score less, as BM25 normalizes by length
-SEARCH_REFINE = 300            # lines scored exactly (negation, overlaps) per search
+SEARCH_REFINE = 120            # lines scored exactly (negation, overlaps) per search
 SEARCH_ENUM_CAP = 300          # a literal found more often (and in 1/8 of the lines) is
                                # counted, its lines found through the query's other words
 FAMILY_FACTOR, TABLE_FACTOR, PART_FACTOR = 0.6, 0.8, 0.5
@@ -930,13 +931,13 @@ LINE_KINDS = (
 # pytest's "E   " lines; an exit status only when it is not 0). A marker inside a negated
 # span does not count.
 SEVERITY_MARKERS = (
-    ("fatal", 3, "fatal|critical|panic|emerg|segmentation fault|core dumped|oomkilled|"
-                 "killed|uncaught|unhandled|abort"),
-    ("fail", 2, "fail|✕|✘|✗|×|<<< failure!|<<< error!|not ok"),
+    ("fatal", 3, "fatal|critical|panic|emerg|segmentation fault|core dumped|killed|"
+                 "uncaught|unhandled|abort"),
+    ("fail", 2, "fail|✕|✘|✗|×|not ok"),
     ("exception", 2, "exception|traceback|\ne   "),
     ("error", 2, "error|err!"),
-    ("exit", 2, "exit code|exit status|exited with|non-zero"),
-    ("refused", 2, "cannot|can't|could not|couldn't|unable to|refused|denied"),
+    ("exit", 2, "exit|non-zero"),
+    ("refused", 2, "cannot|can't|could not|couldn't|unable|refused|denied"),
     ("warn", 1, "warn|deprecat"),
 )
 # A line that says something went well.
@@ -945,10 +946,12 @@ MARKER_FTS = ('"fatal" OR "panic"* OR "critical" OR "killed" OR "abort"*', '"fai
               '"exception"* OR "traceback"', '"error"*', '"exit" OR "exited"',
               '"cannot" OR "refused" OR "denied" OR "unable"', '"warn"* OR "deprecat"*')
 _OK_LINE = r"(?i:\b(?:pass|passed|passing|ok|success|successful|successfully|succeeded)\b)|[✓✔]"
-# Negation: a problem word after no/zero/without/never, a count of 0, a field set to 0/none.
-_NEGATION = (r"(?i)\b(?:no|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
+# Negation, in a lowercased line: a problem word after no/zero/without/never, a count of
+# 0, a field set to 0/none, "nothing to ...". (ASCII: compiling \w for all of Unicode
+# would cost more than the search.)
+_NEGATION = (r"\b(?:no|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
              r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
-             r"defects?|violations?)\b|\b0\s+[A-Za-z]\w*|\b[A-Za-z]\w*\s*[:=]\s*(?:0|none|"
+             r"defects?|violations?)\b|\b0\s+[a-z]\w*|\b[a-z]\w*\s*[:=]\s*(?:0|none|"
              r"false|nil|\[\])(?![\w.])|\bnothing to \w+")
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
@@ -975,12 +978,18 @@ SELECT c.id, c.output_id, c.line_start, c.cont, c.title, c.text FROM output_chun
 WHERE c.project = ? AND c.id IN ({ids})"""
 SQL_FTS_CANDIDATES = """
 SELECT rowid FROM output_fts WHERE output_fts MATCH ? AND project = ? {span}
-ORDER BY rank LIMIT ?"""
+ORDER BY {order} LIMIT ?"""
 SQL_FTS_COUNT = """
 SELECT COUNT(*) FROM (SELECT rowid FROM output_fts WHERE output_fts MATCH ? {span} LIMIT ?)"""
+# No chunk holds more than UNIT_MAX_LINES lines, so a chunk holding line N starts at
+# N - UNIT_MAX_LINES or later: the index on (output_id, line_start) serves the range.
+UNIT_MAX_LINES = 400
 SQL_RANGE_LINES = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
-WHERE output_id = ? AND line_end >= ? AND line_start <= ? ORDER BY id"""
+WHERE output_id = ? AND line_start BETWEEN ? AND ? AND line_end >= ? ORDER BY id"""
+SQL_CHUNK_HOLDING = """
+SELECT id FROM output_chunks WHERE output_id = ? AND line_start BETWEEN ? AND ?
+AND line_end >= ? ORDER BY line_start DESC LIMIT 1"""
 SQL_SUMMARY_OF = "SELECT id, summary FROM outputs WHERE project = ? AND id IN ({ids})"
 SQL_VOCAB_OF = """
 SELECT o.id, o.vocab FROM output_vocab_fts JOIN outputs o ON o.id = output_vocab_fts.rowid
@@ -1037,7 +1046,7 @@ def iter_chunk_lines(rows: Iterable[sqlite3.Row]) -> Iterator[tuple[int, int, st
 
 def output_lines(db: Any, output_id: int, first: int, last: int) -> list[tuple[int, int, str]]:
     """Stored lines ``first..last`` of one output as (number, stream, text)."""
-    rows = db.query(SQL_RANGE_LINES, (output_id, first, last))
+    rows = db.query(SQL_RANGE_LINES, (output_id, first - UNIT_MAX_LINES, last, first))
     return [item for item in iter_chunk_lines(rows) if first <= item[0] <= last]
 
 
@@ -1310,12 +1319,16 @@ def table_variants(word: str, query_stems: set[str]
 def _said_in(query_stems: set[str]) -> Callable[[str, str], bool]:
     """A table's message is what the query says when the message holds ``word`` and two
     of its words (all of them, for a one-word message) are in the query."""
+    stems_of = _TABLES.setdefault("stems", {})
+
     def said(message: str, word: str) -> bool:
-        words = [search_stem(w) for w in _rx(r"[a-z]{3,}").findall(message.lower())
-                 if w not in SEARCH_STOP_WORDS]
+        words = stems_of.get(message)
+        if words is None:
+            words = stems_of[message] = {search_stem(w) for w in _rx(r"[a-z]{3,}").findall(
+                message.lower()) if w not in SEARCH_STOP_WORDS}
         if search_stem(word) not in words:
             return False
-        return sum(w in query_stems for w in set(words)) >= min(2, len(set(words)))
+        return len(words & query_stems) >= min(2, len(words))
     return said
 
 
@@ -1373,8 +1386,9 @@ def _marker_matches(literal: str, text: str, low: str, at: int) -> bool:
         return True
     if not _starts_word(text, at):
         return False
-    if literal.startswith("exit"):
-        number = _rx(r"\W{0,3}(?:code\W{0,3})?(\d+)").match(low, at + len(literal))
+    if literal == "exit":   # exit code 2, exit status 1, exited with 137; not exit code 0
+        number = _rx(r"(?:ed)?(?: with)?(?: exit)? ?(?:code|status)?\W{0,3}(\d+)").match(
+            low, at + len(literal))
         return bool(number) and int(number.group(1)) != 0
     return True
 
@@ -1429,7 +1443,10 @@ class LineMatcher:
             newlines.append(at)
             at = low.find("\n", at + 1)
         found: dict[int, tuple[set[int], list[tuple[int, int]]]] = {}
-        counted = {literal: low.count(literal) for literal in self.literals}
+        # Markers alone make a line a candidate only for a query that asks for a problem.
+        wanted = [lit for lit, (variants, _) in self.literals.items()
+                  if variants or self.query.problem]
+        counted = {literal: low.count(literal) for literal in wanted}
         listed = [lit for lit, n in counted.items() if 0 < n <= cap and self.literals[lit][0]]
         if not listed and any(counted.values()):   # only common words: list the rarest
             listed = [min((n, lit) for lit, n in counted.items() if n)[1]]
@@ -1545,7 +1562,7 @@ class LineScorer:
         """The exact score: every variant of every source, negation, what the line is."""
         text = item.text[:4000]
         query, variants = self.query, self.query.variants
-        negated = [m.span() for m in _rx(_NEGATION).finditer(text)]
+        negated = negated_spans(text)
         item.severity, item.negated, item.sources = 0, False, {}
         enriched = text + enrichment(text)
         found, item.markers = self.matcher.exact(enriched)
@@ -1630,19 +1647,27 @@ class LineScorer:
             item.score = item.base + bonus[key]
 
 
-_ENRICH = (r"\b(?P<errno>E[A-Z0-9]{2,15})\b|\b(?P<sig>SIG[A-Z0-9]{2,8})\b"
-           r"|(?i:\b(?:exit(?:ed)?(?: with)?(?: exit)? ?(?:code|status)|exit code:)\W{0,3}"
-           r"(?P<exit>\d{1,3})\b)|(?i:\b(?:status(?:code)?|http/[\d.]+)\W{0,3}(?P<http>[1-5]\d\d)\b)")
+_ENRICH_NAMES = r"\b(?P<errno>E[A-Z0-9]{2,15})\b|\b(?P<sig>SIG[A-Z0-9]{2,8})\b"
+_ENRICH_CODES = (r"\b(?:exit(?:ed)?(?: with)?(?: exit)? ?(?:code|status)|exit code:)\W{0,3}"
+                 r"(?P<exit>\d{1,3})\b|\b(?:status(?:code)?|http/[\d.]+)\W{0,3}"
+                 r"(?P<http>[1-5]\d\d)\b")
 
 
 def enrichment(line: str) -> str:
     """What the tables say the codes in a line mean, as extra words to match: an errno
     name's message, a signal's description, an exit status's or HTTP status's meaning."""
-    if not _rx(r"E[A-Z]|SIG|(?i:exit|status|http)").search(line):
+    import itertools
+    import re
+    low = line.lower()
+    names = "E" in line or "SIG" in line
+    codes = "exit" in low or "status" in low or "http" in low
+    if not (names or codes):
         return ""
     tables = _tables()
     words = []
-    for match in _rx(_ENRICH).finditer(line):
+    for match in itertools.chain(
+            _rx(_ENRICH_NAMES, re.ASCII).finditer(line) if names else (),
+            _rx(_ENRICH_CODES, re.ASCII).finditer(low) if codes else ()):
         kind = match.lastgroup
         value = match.group(kind)
         if kind == "errno" and value in tables["errno"]:
@@ -1805,9 +1830,12 @@ class SearchRun:
         return [r for r in rows if r["output_id"] in self.handles]
 
     def fts(self, expression: str, pool: int = SEARCH_POOL) -> list[int]:
-        """Chunk ids of the scope matching an FTS5 expression, best BM25 first."""
+        """Chunk ids of the scope matching an FTS5 expression, best BM25 first; when it
+        matches more than SEARCH_DF_CAP chunks, the latest (ranking them all would cost
+        more than the line scorer gains)."""
+        order = "rank" if self.fts_count(expression) < SEARCH_DF_CAP else "rowid DESC"
         try:
-            rows = self.db.query(SQL_FTS_CANDIDATES.format(span=self.span),
+            rows = self.db.query(SQL_FTS_CANDIDATES.format(span=self.span, order=order),
                                  [expression, self.project, *self.span_params, pool])
         except (sqlite3.Error, DatabaseError):  # FTS5 refused the expression
             return []
@@ -1821,8 +1849,9 @@ class SearchRun:
                 best[variant.source] = max(best.get(variant.source, 0.0), value)
         return sum(best.values())
 
-    def good_enough(self) -> bool:
-        """Whether ``limit`` separate places already score SEARCH_GOOD of the best possible."""
+    def good_enough(self, spent_ms: float) -> bool:
+        """Whether ``limit`` separate places already score SEARCH_GOOD of the best possible;
+        past SEARCH_BUDGET_MS, one such place is enough."""
         if self.exhaustive:
             return True
         bar = SEARCH_GOOD * self.best_possible()
@@ -1830,7 +1859,7 @@ class SearchRun:
             return False
         places = {(oid, number // 10) for (oid, number), item in self.lines.items()
                   if item.exact and item.score >= bar}
-        return len(places) >= self.limit
+        return len(places) >= (1 if spent_ms > SEARCH_BUDGET_MS else self.limit)
 
 
 def _strategy_scan(run: SearchRun) -> str | None:
@@ -1845,9 +1874,12 @@ def _strategy_scan(run: SearchRun) -> str | None:
 
 
 def _strategy_literal(run: SearchRun) -> str | None:
-    """The query's tokens as written, all of them (FTS5 phrases ANDed)."""
-    terms = [fts_term(t) for t in run.query.tokens if _rx(r"[^\W_]").search(t)]
-    return _run_fts(run, " AND ".join(terms)) if terms else None
+    """The query's tokens as written, all of them but the stop words (FTS5 phrases
+    ANDed)."""
+    tokens = [t for t in run.query.tokens if _rx(r"[^\W_]").search(t)]
+    kept = [t for t in tokens if t.lower().strip("'\"`()[]{}<>,;:!?") not in
+            SEARCH_STOP_WORDS] or tokens
+    return _run_fts(run, " AND ".join(map(fts_term, kept))) if kept else None
 
 
 def _strategy_identifiers(run: SearchRun) -> str | None:
@@ -1885,9 +1917,9 @@ def _strategy_severity(run: SearchRun) -> str | None:
     import json
     for oid, summary in rows:
         for error in json.loads(summary or "{}").get("errors", []):
-            chunks.extend(r[0] for r in run.db.query(
-                "SELECT id FROM output_chunks WHERE output_id = ? AND line_start <= ? "
-                "AND line_end >= ? LIMIT 1", (oid, error["line"], error["line"])))
+            line = error["line"]
+            chunks.extend(r[0] for r in run.db.query(SQL_CHUNK_HOLDING, (
+                oid, line - UNIT_MAX_LINES, line, line)))
     words = ['"fatal"', '"panic"', '"panicked"', '"critical"', '"killed"', '"fail"*',
              '"exception"*', '"error"*', '"denied"', '"refused"']
     rare = [w for w in words if run.fts_count(w) < SEARCH_DF_CAP]
@@ -1898,18 +1930,20 @@ def _strategy_severity(run: SearchRun) -> str | None:
 
 
 def _strategy_prefixes(run: SearchRun) -> str | None:
-    """The first half of each long query word as a prefix ("compil*" for "compilation"):
-    the index holds porter stems, which a prefix must not pass."""
+    """For query words the index does not hold: the first half of each long one as a
+    prefix ("compil*" for "compilation"; the index holds porter stems, which a prefix
+    must not pass)."""
     words = {run.query.sources[v.source] for v in run.query.variants
-             if v.factor == 1.0 and v.fts and v.spec[0] == "stem"}
+             if v.factor == 1.0 and v.fts and v.spec[0] == "stem" and not v.df}
     terms = {fts_term(w[:max(4, (len(w) + 1) // 2)]) + "*" for w in words if len(w) >= 6}
     return _run_fts(run, " OR ".join(sorted(terms))) if terms else None
 
 
 def _strategy_trigram(run: SearchRun) -> str | None:
-    """Substrings of the query's tokens inside the outputs' identifiers (the trigram index
-    of each output's vocabulary), searched as words."""
-    subs = [t.lower() for t in run.query.tokens if len(t) >= 3][:6]
+    """For query tokens the index does not hold: the outputs' identifiers that contain
+    them (the trigram index of each output's vocabulary), searched as words."""
+    held = {run.query.sources[v.source] for v in run.query.variants if v.df}
+    subs = [t.lower() for t in run.query.tokens if len(t) >= 3 and t.lower() not in held][:6]
     terms: list[str] = []
     clause = "AND o.id = ?" if run.output is not None else ""
     for sub in subs:
@@ -1932,9 +1966,12 @@ def _strategy_trigram(run: SearchRun) -> str | None:
 
 
 def _or_rare(variants: list[Variant]) -> str:
-    rare = [v.fts for v in variants if v.df and v.df < SEARCH_DF_CAP]
-    chosen = rare or [v.fts for v in variants if v.df]
-    return " OR ".join(dict.fromkeys(chosen))
+    """The variants the scope holds in fewer than SEARCH_DF_CAP chunks, rarest first (at
+    most 12: BM25 over common words costs much and finds little); when every word is
+    common, the rarest of them."""
+    held = sorted((v for v in variants if v.df and v.fts), key=lambda v: v.df)
+    rare = [v.fts for v in held if v.df < SEARCH_DF_CAP][:12] or [v.fts for v in held[:1]]
+    return " OR ".join(dict.fromkeys(rare))
 
 
 def _run_fts(run: SearchRun, expression: str) -> str | None:
@@ -2004,10 +2041,19 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
     return first, last, severe
 
 
+def negated_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of a line that negate what they name ("0 errors", "no issues found")."""
+    import re
+    low = text.lower()
+    if len(low) != len(text):
+        return []
+    return [m.span() for m in _rx(_NEGATION, re.ASCII).finditer(low)]
+
+
 def line_severity(matcher: LineMatcher, text: str) -> int:
     """The severity a line shows: 3 fatal, 2 error, 1 warning, 0 none (negated markers
     left out)."""
-    negated = [m.span() for m in _rx(_NEGATION).finditer(text[:4000])]
+    negated = negated_spans(text[:4000])
     level = 0
     for marker, column in matcher.exact(text[:4000])[1]:
         if not any(a <= column < b for a, b in negated):
@@ -2118,9 +2164,10 @@ def output_search(db: Any, project: str, root: str, cwd: str, query: str, *,
     output = find_output(db, project, handle) if handle else None
     parsed = SearchQuery(query)
     run = SearchRun(db, project, parsed, output, limit)
+    begun = time.perf_counter()
     if parsed.variants and run.outputs:
         for name, strategy in SEARCH_STRATEGIES:
-            if run.good_enough():
+            if run.good_enough((time.perf_counter() - begun) * 1000):
                 break
             started = time.perf_counter()
             if run.scorer is None and name != "scan":
@@ -7743,7 +7790,7 @@ SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM outputs WHERE project = ?"""
 DIRECT_MAX_DEFAULT = 4096
 RETENTION_DAYS_DEFAULT = 14
 CHUNK_LINES, CHUNK_BYTES = 40, 2048          # a chunk's size when no unit holds it open
-UNIT_MAX_LINES, UNIT_MAX_BYTES = 400, 32768  # a unit larger than this is cut anyway
+UNIT_MAX_BYTES = 32768  # a unit larger than this (or than UNIT_MAX_LINES) is cut anyway
 LINE_PIECE = 1 << 20                 # longer lines are stored in pieces of this many chars
 FLUSH_BYTES = 1 << 21                # chunks are written in batches of about this size
 VOCAB_MAX = 100000                   # distinct tokens looked at per output

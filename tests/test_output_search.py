@@ -290,7 +290,7 @@ def test_the_strategy_table_is_ordered_and_named():
     ("rare_terms", "tenant acme is over its quota", "acme quota exceeded tenant overflow"),
     ("vocabulary", "worker 7: Segmentation fault (core dumped)", "segfault"),
     ("severity", "FATAL journal replay stopped", "why did it stop working"),
-    ("prefixes", "compiling module ledger", "compilation"),
+    ("prefixes", "authentication failed for user deploy", "authentica"),
     ("trigram", "parseConfigFile could not open settings.yaml", "ConfigFile"),
 ])
 def test_each_strategy_finds_its_kind_of_match(cli, monkeypatch, name, stored, query):
