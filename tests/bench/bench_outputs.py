@@ -575,10 +575,13 @@ def recall_table(sets: dict[str, dict]) -> str:
 
 def record_run(sets: dict[str, dict]) -> None:
     """Append this run's recall to .work/recall_runs.jsonl with the commit it measured."""
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True, check=False).stdout.strip()
-    dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "ctxkit.py"],
-                                capture_output=True, text=True, check=False).stdout.strip())
+    # BENCH_COMMIT: the commit a copy of the worktree was made from (see snapshot_run.sh).
+    commit = os.environ.get("BENCH_COMMIT") or subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        capture_output=True, text=True, check=False).stdout.strip()
+    dirty = not os.environ.get("BENCH_COMMIT") and bool(subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "ctxkit.py"],
+        capture_output=True, text=True, check=False).stdout.strip())
     entry = {"at": time.strftime("%Y-%m-%dT%H:%M:%S"), "commit": commit, "dirty": dirty,
              **{name: {k: v for k, v in r.items() if "recall" in k or k == "questions"}
                 for name, r in sets.items()}}
