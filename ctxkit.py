@@ -2032,7 +2032,8 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
     if severe is None:
         last = max([n for n, text in section[:SEARCH_WINDOW_MAX - 1] if text.strip()] or [head])
         return head, last, head
-    last = severe + context
+    end = section[-1][0]   # the section ends where the next one starts
+    last = min(severe + context, end)
     for n, text in section:
         if severe < n <= severe + 4 and first_file_ref(text):
             last = max(last, n)
@@ -9260,8 +9261,10 @@ def register_output_commands(sub: argparse._SubParsersAction,
     store.add_argument("--exit-code", type=int, help="the command's exit status")
 
     search = add_command(sub, common, "search", cmd_search,
-                         "search stored outputs (BM25, with query expansion)",
-                         "ctxkit search 'AssertionError' --handle o12 --limit 5")
+                         "search stored outputs in your own words or by test id: rare "
+                         "words weigh most, word families and errno/signal/HTTP tables, "
+                         "severity, negation",
+                         "ctxkit search 'why did the worker crash' --handle o12 --limit 5")
     search.add_argument("query", metavar="QUERY")
     search.add_argument("--handle", metavar="H", help="only this output")
     search.add_argument("--limit", type=int, default=5, metavar="K")
