@@ -234,7 +234,8 @@ def test_an_error_code_hit_shows_the_block_that_ends_in_it(cli):
         "\t@echo\n\t@echo 'linking libledger.so'\n"
         "\t@echo 'ld: cannot find -lcrypto'\n\t@echo 'collect2: error: ld returned 1'\n"
         "\t@exit 1\n")
-    handle = run_stored(cli, make, "-C", str(cli.root))
+    # One pipe for both streams, so make's own "Error 1" line comes after the recipe's.
+    handle = run_stored(cli, "sh", "-c", f"{make} -C {cli.root} 2>&1")
     lines = cli("expand", handle, "--json").json()["lines"]
     code = next(i["line"] for i in lines if "Error 1" in i["text"])
     cause = next(i["line"] for i in lines if "cannot find -lcrypto" in i["text"])
