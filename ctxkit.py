@@ -1707,6 +1707,7 @@ class SearchRun:
             self.total_chunks = max(1, db.query(SQL_CHUNK_MAX)[0][0] or 0)
         self.chunk_ids: set[int] = set()
         self.counts: dict[str, int] = {}
+        self.expressions: set[str] = set()   # FTS5 expressions already run
         self.matcher = LineMatcher(query)
         self.lines: dict[tuple[int, int], ScoredLine] = {}
         self.tried: list[dict[str, Any]] = []
@@ -1975,8 +1976,11 @@ def _or_rare(variants: list[Variant]) -> str:
 
 
 def _run_fts(run: SearchRun, expression: str) -> str | None:
-    if not expression:
+    """Bring the chunks an FTS5 expression matches; None when it is empty or an earlier
+    strategy already ran it (the table then skips this one)."""
+    if not expression or expression in run.expressions:
         return None
+    run.expressions.add(expression)
     run.add_chunks(run.fetch_chunks(run.fts(expression)))
     return expression
 
