@@ -1381,6 +1381,62 @@ def redaction_keywords() -> tuple[str, ...]:
     return tuple(dict.fromkeys(k for rule in REDACTION_RULES for k in rule.keywords))
 
 
+def keyword_pattern(words: Iterable[str]) -> str:
+    """One regex finding any of ``words``, as a trie: ``g(?:h(?:o_|p_)|l...)``.
+
+    A flat alternation tries every word at every position; the trie tries
+    one branch per letter, which makes scanning a block for ~100 keywords
+    several times faster than ~100 ``in`` tests. A word that another word
+    starts with ends its branch: finding the shorter one is enough.
+    """
+    trie: dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict[str, dict]) -> str:
+        if "" in node:
+            return ""
+        alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items())]
+        return alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+
+    return branch(trie)
+
+
+_KEYWORDS: list[tuple[re.Pattern[str], re.Pattern[str], dict[str, list[int]]]] = []
+
+
+def _keyword_index() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, list[int]]]:
+    """(a regex finding a keyword, one finding every keyword where it starts, and
+    for each keyword the trie can report, the rules that a keyword starting so has)."""
+    if not _KEYWORDS:
+        source = keyword_pattern(redaction_keywords())
+        found = re.compile(source)
+        ends = {m.group() for k in redaction_keywords() for m in [found.match(k)] if m}
+        rules = {end: [i for i, rule in enumerate(REDACTION_RULES)
+                       if any(k.startswith(end) for k in rule.keywords)] for end in ends}
+        _KEYWORDS.append((found, re.compile(f"(?=({source}))"), rules))
+    return _KEYWORDS[0]
+
+
+def may_hold_secret(low: str) -> bool:
+    """True when the lowercase text holds a keyword of some redaction rule; text
+    without any cannot hold a secret and skips the regexes."""
+    return _keyword_index()[0].search(low) is not None
+
+
+def _rules_for(low: str) -> list[tuple[RedactionRule, re.Pattern[str]]]:
+    """The rules one of whose keywords ``low`` holds, in table order."""
+    _, everywhere, rules = _keyword_index()
+    indices = sorted({i for end in {m.group(1) for m in everywhere.finditer(low)}
+                      for i in rules[end]})
+    compiled = redaction_rules()
+    return [compiled[i] for i in indices
+            if any(keyword in low for keyword in compiled[i][0].keywords)]
+
+
 # --- what a matched value is: a secret, or code, a placeholder, prose ------------------
 
 # Names and attribute chains, alone or called or indexed (whatever the arguments):
@@ -1503,22 +1559,29 @@ REDACTION_CHECKS: dict[str, Callable[[re.Match[str], str], bool]] = {
 _VALUE_GROUPS = ("value", "sig", "rest", "bare", "bv")
 
 
-def _masked(match: re.Match[str], rule: RedactionRule) -> str | None:
-    """The match with its secret replaced, or None when the match holds none.
+def _secret_span(match: re.Match[str], rule: RedactionRule) -> tuple[int, int] | None:
+    """Where the secret of a match is, or None when the match holds none.
 
     A match without a value group is a secret whole (a token with a prefix).
     """
     group = next((g for g in _VALUE_GROUPS if g in match.re.groupindex
                   and match.group(g) is not None), None)
     if group is None:
-        return REDACTED
+        return match.span()
     value = match.group(group)
     if not value or REDACTED in value or \
             (rule.check and not REDACTION_CHECKS[rule.check](match, value)):
         return None
-    start, end = match.span(group)
+    return match.span(group)
+
+
+def _masked(match: re.Match[str], rule: RedactionRule) -> str | None:
+    """The match with its secret replaced, or None when the match holds none."""
+    span = _secret_span(match, rule)
+    if span is None:
+        return None
     whole, base = match.group(0), match.start()
-    return whole[:start - base] + REDACTED + whole[end - base:]
+    return whole[:span[0] - base] + REDACTED + whole[span[1] - base:]
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -1527,11 +1590,8 @@ def redact(text: str) -> tuple[str, int]:
     Only a secret's value changes: names, operators, quotes and everything
     around stay as they were.
     """
-    low = text.lower()
     count = 0
-    for rule, pattern in redaction_rules():
-        if not any(keyword in low for keyword in rule.keywords):
-            continue
+    for rule, pattern in _rules_for(text.lower()):
 
         def replace(match: re.Match[str], rule: RedactionRule = rule) -> str:
             nonlocal count
@@ -1545,14 +1605,50 @@ def redact(text: str) -> tuple[str, int]:
     return text, count
 
 
-def secret_spans(text: str) -> list[tuple[int, int]]:
-    """Where ``text`` holds secrets: the span of each match redact() would mask."""
-    low = text.lower()
+def secret_spans(text: str, whole: bool = True) -> list[tuple[int, int]]:
+    """Where ``text`` holds secrets: each match redact() would mask (``whole``), or
+    only the part it would replace."""
     spans = []
-    for rule, pattern in redaction_rules():
-        if any(keyword in low for keyword in rule.keywords):
-            spans += [m.span() for m in pattern.finditer(text) if _masked(m, rule) is not None]
+    for rule, pattern in _rules_for(text.lower()):
+        for match in pattern.finditer(text):
+            span = _secret_span(match, rule)
+            if span is not None:
+                spans.append(match.span() if whole else span)
     return spans
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """A command's arguments with their secrets masked, each argument kept apart.
+
+    A secret's context may lie in the argument before it (``--password X``,
+    ``curl -u user:X``), so the secrets are found in the arguments joined by
+    spaces, and each is masked inside the arguments it overlaps; quoting the
+    result (shlex.join) then cannot hide a secret from the patterns.
+    """
+    joined, starts, position = " ".join(argv), [], 0
+    for arg in argv:
+        starts.append(position)
+        position += len(arg) + 1
+    local: list[list[tuple[int, int]]] = [[] for _ in argv]
+    for start, end in secret_spans(joined, whole=False):
+        for index, arg in enumerate(argv):
+            first, last = max(start, starts[index]), min(end, starts[index] + len(arg))
+            if first < last:
+                local[index].append((first - starts[index], last - starts[index]))
+    return [redact(_mask_spans(arg, spans))[0] for arg, spans in zip(argv, local, strict=True)]
+
+
+def _mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span (merged where they overlap) replaced by REDACTED."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    for start, end in reversed(merged):
+        text = text[:start] + REDACTED + text[end:]
+    return text
 
 
 def redact_text(text: str | None) -> str | None:
@@ -6355,20 +6451,6 @@ STDOUT, STDERR = 1, 2
 PIECE_MARGIN = 1 << 16  # a long line is cut only this far ahead of its end: no secret is longer
 _KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_END = lazy_re(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-_TRIGGERS: list[tuple[str, ...]] = []
-
-
-def redact_triggers() -> tuple[str, ...]:
-    """Every redaction rule's keywords (lowercase): a block holding none of them
-    cannot hold a secret and skips the regexes."""
-    if not _TRIGGERS:
-        _TRIGGERS.append(redaction_keywords())
-    return _TRIGGERS[0]
-
-
-def may_hold_secret(low: str) -> bool:
-    """True when the lowercase text holds a keyword of some redaction rule."""
-    return any(keyword in low for keyword in redact_triggers())
 
 # Keywords that make a line a candidate for the decisive lines (lowercase).
 _DECISIVE_KEYS = ("error", "exception", "fail", "fatal", "panic", "traceback", "✕", "●",
@@ -7567,7 +7649,8 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
         raise UsageError("run: --direct-max must be 0 or more bytes")
     import shlex
     db, open_error = _open_store(env)
-    ingest = OutputIngest(env, db, label=args.label or argv[0], command=shlex.join(argv),
+    ingest = OutputIngest(env, db, label=args.label or argv[0],
+                          command=shlex.join(redact_argv(argv)),
                           source="run", direct_max=args.direct_max)
     if open_error:
         ingest._fail_writes(open_error)
