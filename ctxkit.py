@@ -3716,6 +3716,8 @@ class _Resolver:
             owner = self.expr_type(path, scope, head, line, depth + 1)
             if owner is OUTSIDE:
                 return OUTSIDE
+            if owner is None and re.fullmatch(r"[\w.$]+", head):
+                return self._module_variable(path, scope, head, attr)
             return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
         if not re.fullmatch(r"[\w$]+", text):
             return None
@@ -3730,6 +3732,15 @@ class _Resolver:
                            and self.method_lookup(m, type_text[3:]) is not None)
             return having[0] if len(having) == 1 else having or None
         return self.type_named(type_path, type_scope, type_text)
+
+    def _module_variable(self, path: str, scope: str, module: str, name: str) -> Any:
+        """The type of ``mod.name`` when ``mod`` is a module of the index."""
+        target = self.resolve_dotted(path, scope, module)
+        for other in target[1] if target and target[0] == "module" else ():
+            written = self.ctx(other).get("types", {}).get("", {}).get(name)
+            if written:
+                return self.type_named(other, "", written)
+        return None
 
     def _decorated_value(self, path: str, scope: str, name: str) -> Any:
         """What a decorated function's name holds: its outermost decorator's result.
@@ -4063,6 +4074,11 @@ _PY_QUERY = f"""
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
     @vartype
+(assignment left: (identifier) @var type: (type) @type) @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) type: (type) @type) @vartype
+(class_definition body: (block (expression_statement
+    (assignment left: (identifier) @var type: (type) @type) @vartype @self)))
 (module (expression_statement (assignment left: (identifier) @allname
     right: [(list) (tuple)] @allvalue)))
 (decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
