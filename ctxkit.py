@@ -5163,9 +5163,26 @@ class _Resolver:
         """The type of ``mod.name`` when ``mod`` is a module of the index."""
         target = self.resolve_dotted(path, scope, module)
         for other in target[1] if target and target[0] == "module" else ():
-            written = self.ctx(other).get("types", {}).get("", {}).get(name)
-            if written:
-                return self.type_named(other, "", written)
+            found = self._variable_in_module(other, name)
+            if found is not None:
+                return self.type_named(*found)
+        return None
+
+    def _variable_in_module(self, module: str, name: str,
+                            depth: int = 0) -> tuple[str, str, str] | None:
+        """(written type, file, "") of a module-level variable, through re-exports
+        (``from .globals import g`` in a package's __init__)."""
+        written = self.ctx(module).get("types", {}).get("", {}).get(name)
+        if written:
+            return module, "", written
+        binding = self.ctx(module).get("imports", {}).get(name)
+        if binding is None or depth > 6:
+            return None
+        target = self.resolve_binding(module, [binding[0], None])
+        for other in target[1] if target and target[0] == "module" else ():
+            found = self._variable_in_module(other, binding[1] or name, depth + 1)
+            if found is not None:
+                return found
         return None
 
     def _decorated_value(self, path: str, scope: str, name: str) -> Any:
@@ -5301,10 +5318,10 @@ class _Resolver:
         binding = self._binding_of(path, scope, name)
         if binding is not None:
             target = self.resolve_binding(path, [binding[0], None])
-            for other in target[1] if target and target[0] == "module" else ():
-                found = self.ctx(other).get("types", {}).get("", {}).get(binding[1] or "")
-                if found:
-                    return found, other, ""
+            for other in target[1] if target and target[0] == "module" and binding[1] else ():
+                found = self._variable_in_module(other, binding[1])
+                if found is not None:
+                    return found[2], found[0], found[1]
             return None
         package_files = self.language(path).package_files
         for other in package_files(self, path) if package_files else ():

@@ -44,7 +44,8 @@ CASES = [
     (PY, "shop/web.py:App.route", {"tests/test_views.py:test_index",
                                    "tests/test_views.py:test_about",
                                    "tests/test_other.py:test_other",
-                                   "tests/test_other.py:test_module_variable"}),
+                                   "tests/test_other.py:test_module_variable",
+                                   "tests/test_other.py:test_reexport"}),
     (PY, "shop/web.py:Router.route", set()),
     # TypeScript narrowing: instanceof, a type guard, `as`, `!`, `?.`, `in`.
     (TS, "src/nodes.ts:Alias.resolve", {"src/narrow.ts:byInstanceof", "src/narrow.ts:byGuard",
