@@ -3640,6 +3640,12 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
             s.language.method_types(s, d, types, ctx)
     for pos, var, type_text, is_declared in vartypes:
         index = _enclosing(defs, starts, pos)
+        if type_text.startswith("="):  # the annotated parameter it is assigned from
+            params = defs[index].params if index >= 0 else []
+            type_text = next((p["type"] for p in params
+                              if p["name"] == type_text[1:] and p["type"]), "")
+            if not type_text:
+                continue
         if var.startswith("self."):  # instance attributes belong to the class
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
@@ -3758,6 +3764,9 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             if item.type == "identifier" and s.text(item) != "_":
                 vartypes.append((caps["vartype"][0].start_byte, s.text(item),
                                  f"{s.text(caps['type'][0])}#{index}", False))
+    elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
+        vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
+                         "=" + s.text(caps["value"][0]), False))
     elif "vartype" in caps:
         var = s.text(caps["var"][0])
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
@@ -5520,6 +5529,8 @@ _PY_QUERY = f"""
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) type: (type) @type) @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) right: (identifier) @value) @vartype
 (class_definition body: (block (expression_statement
     (assignment left: (identifier) @var type: (type) @type) @vartype @self)))
 (module (expression_statement (assignment left: (identifier) @allname

@@ -37,6 +37,9 @@ CASES = [
     # A decorated name holds what its decorator returns: @group() makes a Group.
     (PY, "shop/cli.py:Group.command", {"shop/cli.py:setup"}),
     (PY, "shop/cli.py:Registry.command", set()),
+    # self.x = param takes the parameter's annotation.
+    (PY, "shop/tags.py:Serializer.tag", {"shop/tags.py:Tagger.to_json"}),
+    (PY, "shop/tags.py:Other.tag", set()),
     # Inside a package, `import json` is the standard library, not shop/json.py.
     (PY, "shop/json.py:dumps", {"shop/encode.py:encode_own"}),
     # A function-local import binds only inside its function; a module-level
