@@ -4059,6 +4059,10 @@ def _clean_type(text: str) -> str:
         text = text[1:].split(",")[0]
     members = []
     for member in _type_members(text):
+        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*([\w.]+)\s*\]", member.strip())
+        if of_class:  # type[X]: the class X itself, not an instance
+            members.append("type:" + of_class.group(1))
+            continue
         member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
         match = re.search(r"[A-Za-z_$][\w.$]*", member)
         if match and match.group(0) not in ("null", "undefined", "None", "void"):
@@ -5082,6 +5086,9 @@ class _Resolver:
                 return found, CONF_EXACT
         if recv in SUPER_NAMES:
             return None, 0.0
+        made = self._class_attribute(cls, callee)
+        if made is not None:
+            return made, CONF_TYPED  # self.response_class(): a `type[Response]` attribute
         # A mixin or abstract base calling what its subclasses define: linked only
         # when exactly one subclass in the index has it.
         found = {self.method_lookup(sub, callee) for sub in self._all_subclasses(cls)} - {None}
@@ -5099,7 +5106,7 @@ class _Resolver:
     def _method_of(self, owner: int | tuple[int, ...], callee: str) -> tuple[int | None, float]:
         """``callee`` on a receiver of class ``owner``, or of a union of classes."""
         if isinstance(owner, int):
-            found = self.method_lookup(owner, callee)
+            found = self.method_lookup(owner, callee) or self._class_attribute(owner, callee)
             return (found, CONF_TYPED) if found is not None else (None, 0.0)
         found = {self.method_lookup(cls, callee) for cls in owner} - {None}
         return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
@@ -5168,6 +5175,23 @@ class _Resolver:
             return having[0] if len(having) == 1 else having or None
         return self.type_named(type_path, type_scope, type_text)
 
+    def _class_attribute(self, cls: int, name: str, seen: set[int] | None = None) -> int | None:
+        """The class an attribute annotated ``type[X]`` holds: calling it constructs X."""
+        seen = seen if seen is not None else set()
+        seen.add(cls)
+        _, _, qualname, path = self.nodes[cls]
+        types = self.ctx(path).get("types", {}).get(qualname, {})
+        written = types.get("self." + name) or types.get(name) or ""
+        if written.startswith("type:"):
+            found = self.type_named(path, qualname, written[5:])
+            return found if isinstance(found, int) else None
+        for base in self.bases.get(cls, ()):
+            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+                found = self._class_attribute(base, name, seen)
+                if found is not None:
+                    return found
+        return None
+
     def _module_variable(self, path: str, scope: str, module: str, name: str) -> Any:
         """The type of ``mod.name`` when ``mod`` is a module of the index."""
         target = self.resolve_dotted(path, scope, module)
@@ -5229,6 +5253,8 @@ class _Resolver:
 
     def type_named(self, path: str, scope: str, type_text: str) -> Any:
         """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("type:"):  # type[X]: its methods are X's
+            type_text = type_text[5:]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
             target = self.resolve_name(path, scope, type_text[6:])
             if not target or target[0] != "node":

@@ -37,6 +37,8 @@ CASES = [
     # A decorated name holds what its decorator returns: @group() makes a Group.
     (PY, "shop/cli.py:Group.command", {"shop/cli.py:setup"}),
     (PY, "shop/cli.py:Registry.command", set()),
+    # Calling an attribute annotated type[X] constructs X.
+    (PY, "shop/responses.py:Response.__init__", {"shop/responses.py:App.make_response"}),
     # self.x = param takes the parameter's annotation.
     (PY, "shop/tags.py:Serializer.tag", {"shop/tags.py:Tagger.to_json"}),
     (PY, "shop/tags.py:Other.tag", set()),
