@@ -13733,7 +13733,8 @@ def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
                        help="print exactly one JSON document on stdout")
     group.add_argument("-q", "--quiet", action="store_true",
                        default=argparse.SUPPRESS if suppress else False,
-                       help="print less")
+                       help="no progress, notes or confirmations (results and errors "
+                            "still print)")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
