@@ -8436,15 +8436,23 @@ def _context_frame(renderer: ContextRenderer, purpose: str, candidates: list[Con
 
 
 def _context_stats_text(nodes: int, dropped: int, tokens: int, budget: int,
-                levels: dict[int, int], separator: bool, compact: bool = False) -> str:
+                        levels: dict[int, int], separator: bool, compact: bool = False,
+                        higher: tuple[int, int, int] | None = None) -> str:
+    """The stats block; ``higher`` (shown, next level, budget it needs) says how to
+    get the target one level higher when the budget held it below its level."""
     shown = ", ".join(f"L{level}: {n}" for level, n in sorted(levels.items()) if n)
     gone = f" (dropped {dropped})" if dropped else ""
     head = "---\n" if separator else ""
     if compact:
+        more = (f"; target at L{higher[0]}, L{higher[1]} needs --budget {higher[2]}"
+                if higher else "")
         return (f"{head}Context Stats: {nodes} node{'s' if nodes != 1 else ''}{gone}, "
-                f"{tokens}/{budget} tokens, {shown}\n")
+                f"{tokens}/{budget} tokens, {shown}{more}\n")
+    more = (f"- Target: L{higher[0]}; L{higher[1]} needs --budget {higher[2]}\n"
+            if higher else "")
     return (f"{head}Context Stats:\n- Nodes: {nodes}{gone}\n"
-            f"- Tokens: {tokens} / budget {budget} (cl100k_base, exact)\n- Levels: {shown}\n")
+            f"- Tokens: {tokens} / budget {budget} (cl100k_base, exact)\n- Levels: {shown}\n"
+            f"{more}")
 
 
 def _dropped_line(count: int, total: int) -> str:
@@ -8511,7 +8519,21 @@ class _ContextAssembly:
     def stats(self, nodes: int, dropped: int, tokens: int, levels: dict[int, int],
               compact: bool) -> str:
         separator = compact or not self.frame.summary
-        return _context_stats_text(nodes, dropped, tokens, self.budget, levels, separator, compact)
+        higher = self.next_level()
+        target = self.candidates[0].level
+        return _context_stats_text(nodes, dropped, tokens, self.budget, levels, separator,
+                                   compact, (target, *higher) if higher else None)
+
+    def next_level(self) -> tuple[int, int] | None:
+        """(level, budget) that would show the target one level higher, while the
+        budget holds it below its wanted level.
+
+        The budget is that of the leanest layout, the target's piece alone: with
+        it the fit shows that level (the title and stats come back as the budget
+        grows).
+        """
+        higher = _next_level(self.renderer, self.candidates[0])
+        return (higher["level"], higher["budget"]) if higher else None
 
     def text(self, compact: int, exact: bool = False) -> tuple[str, int]:
         """The whole text and its token count (the stats line states that count).
@@ -8711,7 +8733,8 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
         "target": target.id, "purpose": purpose, "budget": budget, "context": text,
         "stats": {"nodes": len(shown), "tokens": tokens, "levels": levels,
                   "dropped": len(candidates) - len(shown), "candidates": len(candidates),
-                  "depth": depth, "compact": compact},
+                  "depth": depth, "compact": compact, "next_level": _next_level(
+                      renderer, candidates[0])},
         "items": [{"id": c.node.id, "kind": c.node.kind, "level": c.level,
                    "section": c.section, "depth": c.depth,
                    "tokens": min(renderer.piece(c.node, c.level, c.via)[1], tokens)}
@@ -8720,6 +8743,14 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
     if impact is not None:
         result["impact"] = impact
     return result
+
+
+def _next_level(renderer: ContextRenderer, target: ContextCandidate) -> dict[str, int] | None:
+    """{"level", "budget"}: the budget that would show the target one level higher."""
+    if target.level is None or target.level >= target.want:
+        return None
+    return {"level": target.level + 1,
+            "budget": renderer.piece(target.node, target.level + 1)[1]}
 
 
 def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
