@@ -2785,9 +2785,11 @@ class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
     __slots__ = ("project", "limit", "indexed", "unchanged", "removed", "skipped", "errors",
-                 "skips", "affected", "calls", "bases", "imports", "changed", "cleared")
+                 "skips", "affected", "calls", "bases", "imports", "changed", "cleared",
+                 "workers")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
-                                          "skipped": 0, "errors": 0, "changed": False}
+                                          "skipped": 0, "errors": 0, "changed": False,
+                                          "workers": 1}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
                                                         "bases": list, "imports": list,
                                                         "skips": dict, "cleared": set}
@@ -2805,6 +2807,7 @@ class _IndexRun(Record):
     imports: list[tuple]
     changed: bool
     cleared: set[str]       # names of forgotten nodes not yet in graph_pending
+    workers: int           # processes for parsing and for resolving calls
 
     def skip(self, reason: str) -> None:
         self.skipped += 1
@@ -2929,6 +2932,7 @@ def usable_cpus() -> int:
 def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
                  started: float, run: _IndexRun, meter: _Progress, workers: int) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
+    run.workers = workers
     pending = _pending_work(db, run)
     listed = set(files)
     # A file a killed run stored but did not resolve is parsed again, in any scope.
@@ -3048,8 +3052,15 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
     jobs = sorted(jobs, key=lambda j: -j[5])
-    with context.Pool(processes=workers) as pool:
+    with context.Pool(processes=workers, initializer=_ignore_interrupts) as pool:
         yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
+
+
+def _ignore_interrupts() -> None:
+    """In a worker: Ctrl-C goes to the whole process group, and the parent alone
+    handles it (it ends the pool), so no worker prints a traceback."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _Progress:
@@ -3734,7 +3745,7 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     resolver = _Resolver(db, env)
     _resolve_bases(db, resolver, run, [tuple(r) for r in old_bases])
     resolver.load_bases()
-    _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls])
+    _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls], run.workers)
     _resolve_imports(db, resolver, run, [tuple(r) for r in old_imports])
     db.execute(SQL_AFFECTED_CLEAR)
 
@@ -3760,59 +3771,140 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     db.executemany(SQL_EDGE_UPDATE, updates)
 
 
-def _call_sites(resolver: _Resolver, run: _IndexRun) -> Iterator[tuple]:
-    """This run's call sites, one file at a time, each file's record freed once read.
+def _call_sites(resolver: _Resolver, run: _IndexRun,
+                files: Iterable[int] | None = None) -> Iterator[tuple]:
+    """This run's call sites (of the files at those positions of ``run.calls``), a file
+    at a time.
 
     A node's id is its file node's id + 1 + its index among the file's records
     (_store_file), so a record's scope index (-1 for the file) gives the caller.
     """
-    for index, (file_id, path, file_node, blob) in enumerate(run.calls):
-        run.calls[index] = None
+    for index in range(len(run.calls)) if files is None else files:
+        file_id, path, file_node, blob = run.calls[index]
         resolver.next_file()
         for scope, callee, recv, written, line in marshal.loads(blob):
             yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line
-    run.calls.clear()
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
+# Call resolution forks workers when this many files have new call sites; below
+# that, forking costs more than it saves.
+GRAPH_PARALLEL_RESOLVE_FILES = 200
 
 
-def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
+def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple],
+                   workers: int = 1) -> None:
     """Resolve call sites; a call of a class also calls the constructor that runs.
 
     The constructor is a second edge of the same site, written ``Cls.__init__``
     (callee ``__init__``, receiver ``Cls``), so that re-resolving it later finds
     the constructor the same way, inherited or not.
+
+    This run's new call sites are resolved by forked workers when there are
+    enough of them (_parallel_call_rows): every table the resolver needs is in
+    memory by then, and the rows come back in file order, so the edges and
+    their ids are the same as one process gives.
     """
-    inserts, updates = [], []
     present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
-    for edge_id, file_id, path, src, callee, recv, written, line in itertools.chain(
-            _call_sites(resolver, run), old):
+    if workers > 1 and len(run.calls) >= GRAPH_PARALLEL_RESOLVE_FILES:
+        for rows in _parallel_call_rows(db, resolver, run, present, workers):
+            db.executemany(SQL_EDGE_INSERT, rows)
+        sites: Iterable[tuple] = old
+    else:
+        sites = itertools.chain(_call_sites(resolver, run), old)
+    inserts, updates = [], []
+    for site in sites:
+        _resolve_site(resolver, run, present, site, inserts, updates)
         if len(inserts) >= GRAPH_WRITE_CHUNK:
             db.executemany(SQL_EDGE_INSERT, inserts)
             inserts = []
-        if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
-            continue
-        scope = resolver.nodes[src]
-        scope_qual = "" if scope[0] == "file" else scope[2]
-        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
-        if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
-            dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
-        if edge_id is None:
-            inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
-                            confidence, file_id))
-        else:
-            updates.append((dst, confidence, edge_id))
-        init = resolver.language(path).constructor
-        if dst is not None and init and callee != init and \
-                resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
-            cls_text = f"{recv}.{callee}" if recv else callee
-            ctor = resolver.method_lookup(dst, init)
-            if ctor is not None and (src, line, cls_text, init) not in present:
-                inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
-                                cls_text, line, confidence, file_id))
     db.executemany(SQL_EDGE_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
+    run.calls.clear()
+
+
+def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site: tuple,
+                  inserts: list[tuple], updates: list[tuple]) -> None:
+    """One call site: its edge (a new row, or an update of an old edge) and its constructor."""
+    edge_id, file_id, path, src, callee, recv, written, line = site
+    if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
+        return
+    scope = resolver.nodes[src]
+    scope_qual = "" if scope[0] == "file" else scope[2]
+    dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
+    if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
+        dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
+    if edge_id is None:
+        inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
+                        confidence, file_id))
+    else:
+        updates.append((dst, confidence, edge_id))
+    init = resolver.language(path).constructor
+    if dst is not None and init and callee != init and \
+            resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
+        cls_text = f"{recv}.{callee}" if recv else callee
+        ctor = resolver.method_lookup(dst, init)
+        if ctor is not None and (src, line, cls_text, init) not in present:
+            inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
+                            cls_text, line, confidence, file_id))
+
+
+# What a forked resolution worker inherits: (resolver, run, present, database path).
+_RESOLVE_STATE: tuple | None = None
+
+
+def _parallel_call_rows(db: Database, resolver: _Resolver, run: _IndexRun,
+                        present: set[tuple], workers: int) -> Iterator[list[tuple]]:
+    """Edge rows of this run's call sites, resolved by forked workers, in file order.
+
+    The workers inherit the resolver by fork (its tables are read-only from
+    here on) and each opens its own connection for the file contexts it reads:
+    a SQLite connection must not cross a fork. What they read was committed by
+    the store batches; the inheritance edges this transaction added are in the
+    resolver's memory already.
+    """
+    import gc
+    import multiprocessing
+    global _RESOLVE_STATE
+    if "fork" not in multiprocessing.get_all_start_methods():
+        yield from _serial_call_rows(resolver, run, present)
+        return
+    _RESOLVE_STATE = (resolver, run, present, str(db.path))
+    count = len(run.calls)
+    size = max(8, min(64, count // (workers * 8)))
+    chunks = [range(start, min(start + size, count)) for start in range(0, count, size)]
+    gc.freeze()  # keep the collector from writing to (and so copying) inherited pages
+    try:
+        with multiprocessing.get_context("fork").Pool(
+                processes=workers, initializer=_resolve_worker_start) as pool:
+            yield from pool.imap(_resolve_chunk, chunks)
+    finally:
+        gc.unfreeze()
+        _RESOLVE_STATE = None
+
+
+def _serial_call_rows(resolver: _Resolver, run: _IndexRun,
+                      present: set[tuple]) -> Iterator[list[tuple]]:
+    inserts: list[tuple] = []
+    for site in _call_sites(resolver, run):
+        _resolve_site(resolver, run, present, site, inserts, [])
+    yield inserts
+
+
+def _resolve_worker_start() -> None:
+    _ignore_interrupts()
+    resolver = _RESOLVE_STATE[0]
+    conn = sqlite3.connect(_RESOLVE_STATE[3], timeout=BUSY_TIMEOUT_MS / 1000)
+    conn.row_factory = sqlite3.Row
+    resolver.db = Database(Path(_RESOLVE_STATE[3]), conn)
+
+
+def _resolve_chunk(files: range) -> list[tuple]:
+    resolver, run, present, _ = _RESOLVE_STATE
+    rows: list[tuple] = []
+    for site in _call_sites(resolver, run, files):
+        _resolve_site(resolver, run, present, site, rows, [])
+    return rows
 
 
 def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:

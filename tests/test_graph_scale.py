@@ -250,11 +250,26 @@ def test_worker_count_follows_the_affinity_mask(cli, monkeypatch):
     assert ctxkit.usable_cpus() == 3
 
 
+EDGES = ("SELECT e.kind, s.uid, d.uid, e.dst_name, e.line, e.confidence FROM edges e "
+         "JOIN nodes s ON s.id = e.src_id LEFT JOIN nodes d ON d.id = e.dst_id "
+         "ORDER BY 2, 5, 1, 4, 3")
+
+
 def test_one_worker_and_many_give_the_same_graph(cli):
-    many_files(cli.root, 60)
+    """Parsing and call resolution in 3 workers (enough files to fork for both) give
+    the rows of one process."""
+    count = ctxkit.GRAPH_PARALLEL_RESOLVE_FILES + 10
+    for i in range(count):
+        write(cli.root, f"pkg/m{i}.py", f"from pkg.m{(i + 1) % count} import f{(i + 1) % count}\n"
+              f"\n\nclass C{i}:\n    def run(self):\n        return self.step() + f{i}()\n\n"
+              f"    def step(self):\n        return C{i}()\n\n\ndef f{i}():\n"
+              f"    return f{(i + 1) % count}() + len([])\n")
+    write(cli.root, "pkg/__init__.py", "")
     index(cli, "--jobs", "1")
-    one = rows(cli, "SELECT uid, kind, line FROM nodes ORDER BY uid")
-    one_edges = rows(cli, "SELECT kind, dst_name, line FROM edges ORDER BY 1, 2, 3")
-    index(cli, "--full", "--jobs", "3")
-    assert rows(cli, "SELECT uid, kind, line FROM nodes ORDER BY uid") == one
-    assert rows(cli, "SELECT kind, dst_name, line FROM edges ORDER BY 1, 2, 3") == one_edges
+    nodes = rows(cli, "SELECT uid, kind, line, signature FROM nodes ORDER BY uid")
+    edges = rows(cli, EDGES)
+    assert {r[2] for r in edges if r[0] == "calls"} >= {"pkg/m1.py:f1", "pkg/m5.py:C5.step"}
+    (cli.root / ".ctxkit" / "ctxkit.db").unlink()
+    index(cli, "--jobs", "3")
+    assert rows(cli, "SELECT uid, kind, line, signature FROM nodes ORDER BY uid") == nodes
+    assert rows(cli, EDGES) == edges
