@@ -3745,7 +3745,12 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     resolver = _Resolver(db, env)
     _resolve_bases(db, resolver, run, [tuple(r) for r in old_bases])
     resolver.load_bases()
-    _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls], run.workers)
+    # A forked worker shares the parent's pages only until it touches them (reading
+    # an object writes its reference count): at worst each holds a copy of the
+    # parent. Workers are forked only while those copies fit the budget.
+    size = _resident_bytes()
+    workers = min(run.workers, GRAPH_RESOLVE_BUDGET // size if size > 0 else 0)
+    _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls], workers)
     _resolve_imports(db, resolver, run, [tuple(r) for r in old_imports])
     db.execute(SQL_AFFECTED_CLEAR)
 
@@ -3787,6 +3792,20 @@ def _call_sites(resolver: _Resolver, run: _IndexRun,
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
+# Memory that forked resolving workers may take together, each counted as a copy
+# of the parent: a bigger project means fewer workers and, past about half a
+# million lines, resolution in the parent alone, so that peak memory grows no
+# faster than the project.
+GRAPH_RESOLVE_BUDGET = 160 * 2**20
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory (Linux /proc), 0 where it cannot be read."""
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
 # Call resolution forks workers when this many files have new call sites; below
 # that, forking costs more than it saves.
 GRAPH_PARALLEL_RESOLVE_FILES = 200
