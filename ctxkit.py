@@ -5083,6 +5083,7 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
     place = re.fullmatch(r"(.+?):(\d+)", text)
     if place:
         path = normalize_file(place.group(1), env)
+        check_line_in_file(env, path, int(place.group(2)))
         found = graph_nodes_at(db, project, path, int(place.group(2)))
         if found:
             return sorted(found, key=lambda n: n.line)[-1]
@@ -5105,6 +5106,20 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         raise Ambiguous(f"{text!r} matches {len(nodes)} symbols: {listing}{more}; "
                         f"pass a full id, --file FILE or --first")
     return nodes[0]
+
+
+def check_line_in_file(env: Env, path: str, line: int) -> None:
+    """FILE:LINE must name a line of the file as it is on disk."""
+    limit = 1 << 26
+    data = read_regular(env.root / path, limit) if not os.path.isabs(path) else None
+    if data is None or len(data) >= limit:
+        return  # not a readable file here: the index lookup says what is wrong
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    if line < 1:
+        raise UsageError(f"{path}:{line}: lines are numbered from 1")
+    if line > lines:
+        raise NotFound(f"{path}:{line} is past the end of {path}, which has {lines} "
+                       f"line{'s' if lines != 1 else ''}")
 
 
 def _not_found_message(db: Database, project: str, text: str, file: str | None) -> str:
@@ -5546,19 +5561,6 @@ def _write_encoder_cache(encoder: Any, cache: Path) -> None:
 def count_tokens(text: str) -> int:
     """Exact cl100k token count; special-token text counts as plain text."""
     return len(token_encoder().encode(text, disallowed_special=()))
-
-
-def truncate_to_tokens(text: str, limit: int) -> str:
-    """The longest prefix of ``text`` (cut at a token) counting at most ``limit``."""
-    encoder = token_encoder()
-    tokens = encoder.encode(text, disallowed_special=())
-    keep = min(limit, len(tokens))
-    while keep > 0:
-        prefix = encoder.decode(tokens[:keep]).rstrip("\ufffd")
-        if count_tokens(prefix) <= limit:
-            return prefix
-        keep -= 1
-    return ""
 
 
 # -- source ------------------------------------------------------------------
@@ -6025,13 +6027,15 @@ _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "type"
 
 
 def collect_related(db: Database, project: str, target: Node, relations: Sequence[str],
-                    depth: int, include_tests: bool) -> list[tuple[Node, str, int, Node]]:
-    """(node, relation, depth, reached-from) for every node within ``depth`` steps.
+                    depth: int, include_tests: bool) -> list[tuple[Node, str, int, Node, float]]:
+    """(node, relation, depth, reached-from, weight) for every node within ``depth`` steps.
 
     Beyond the first step a chain keeps its relation: callers of callers,
-    callees of callees; the other relations describe the target only.
+    callees of callees; the other relations describe the target only. The
+    weight sums the confidence of every edge from the node it was reached from
+    (three call sites weigh more than one guessed one).
     """
-    seen, found = {target.id}, []
+    seen, found = {target.id}, {}
     frontier = [(target, relation) for relation in relations]
     for step in range(1, depth + 1):
         following = []
@@ -6040,57 +6044,108 @@ def collect_related(db: Database, project: str, target: Node, relations: Sequenc
                 continue
             for rel in graph_relations(db, project, source, relation):
                 node = rel.node
-                if node is None or node.id in seen:
+                if node is None or (not include_tests and is_test_path(node.path)):
                     continue
-                if not include_tests and is_test_path(node.path):
+                if node.id in found and found[node.id][3] is source:
+                    entry = found[node.id]
+                    found[node.id] = (*entry[:4], entry[4] + rel.confidence)
+                if node.id in seen:
                     continue
                 seen.add(node.id)
-                found.append((node, relation, step, source))
+                found[node.id] = (node, relation, step, source, rel.confidence)
                 following.append((node, relation))
                 if len(found) >= CONTEXT_MAX_NODES:
-                    return found
+                    return list(found.values())
         frontier = following
-    return found
+    return list(found.values())
 
 
 def type_nodes(db: Database, project: str, target: Node) -> list[Node]:
-    """Classes and other types named in the target's parameter and return types."""
+    """The classes, interfaces, enums and aliases named in the target's parameter and
+    return types (never files). A name defined in several places is the one in the
+    target's file, else in a file the target's file imports, else outside tests."""
     text = " ".join([str(p.get("type") or "") for p in target.params]
                     + [target.return_type or ""])
+    imported = {rel.node.path for rel in graph_relations(db, project, target, "imports")
+                if rel.node is not None}
     found: dict[str, Node] = {}
     for name in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)):
         nodes = [n for n in graph_find_nodes(db, project, name) if n.kind in _TYPE_KINDS]
-        nodes.sort(key=lambda n: (n.path != target.path, n.path, n.line))
+        nodes.sort(key=lambda n: (n.path != target.path, n.path not in imported,
+                                  is_test_path(n.path), n.path, n.line))
         if nodes and nodes[0].id != target.id:
             found.setdefault(nodes[0].id, nodes[0])
     return list(found.values())[:10]
 
 
+# How directly a relation ties a node to the target (lower is closer): edges of
+# the target itself first, then inheritance, then what merely shares its file.
+RELATION_TIERS = {"calls": 0, "calledBy": 0, "types": 0, "extends": 1, "implements": 1,
+                  "imports": 2, "exports": 2, "importedBy": 2}
+
+
+class Closeness:
+    """Ranks relations by how closely they relate to the target.
+
+    Key, in order: steps from the target; the relation's tier; the layout's
+    section order; for file-level relations (exports, imports) whether the
+    node is the target's own class, how many callers and callees it shares
+    with the target, whether it is a member of the target's class; the edge
+    weight; the distance in lines within the target's file.
+    """
+
+    def __init__(self, db: Database, project: str, target: Node, sections: Sequence[str]):
+        self.db, self.project, self.target = db, project, target
+        self.order = {key: i for i, key in enumerate(sections)}
+        self.owner = target.qualname.rsplit(".", 1)[0] if "." in target.qualname else None
+        self._mine = self.neighbours(target)
+
+    def neighbours(self, node: Node) -> set[str]:
+        return {rel.node.id for relation in _TRANSITIVE_RELATIONS
+                for rel in graph_relations(self.db, self.project, node, relation) if rel.node}
+
+    def key(self, cand: ContextCandidate, weight: float, index: int) -> tuple:
+        node, tier = cand.node, RELATION_TIERS.get(cand.section, 3)
+        owner = shared = member = 0
+        if tier >= 2:
+            owner = int(node.qualname != self.owner)
+            shared = -len(self._mine & self.neighbours(node))
+            member = int(not (self.owner and node.qualname.startswith(self.owner + ".")))
+        distance = abs(node.line - self.target.line) if node.path == self.target.path else 10**9
+        return (cand.depth, tier, self.order.get(cand.section, 99), owner, shared, member,
+                -weight, distance, index)
+
+
 def context_candidates(db: Database, project: str, target: Node, purpose: str, depth: int,
                        include_tests: bool) -> list[ContextCandidate]:
-    """The target and its relations in priority order, each with its wanted level."""
+    """The target and its relations, closest first, each with its wanted level.
+
+    Where the layout has a types section (review, debug) it holds the types
+    named in the signature; the target file's imports only help pick them.
+    """
     direct, indirect = PURPOSE_RELATION_LEVELS[purpose]
     type_level = PURPOSE_TYPE_LEVEL.get(purpose, TYPE_LEVEL)
-    uses_types = "types" in _layout_sections(purpose)
-    result = [ContextCandidate(target, "target", 0, PURPOSE_LEVEL[purpose])]
-    related = collect_related(db, project, target, PURPOSE_RELATIONS[purpose], depth,
-                              include_tests)
+    sections = _layout_sections(purpose)
+    uses_types = "types" in sections
+    relations = [r for r in PURPOSE_RELATIONS[purpose] if not (uses_types and r == "imports")]
+    related = collect_related(db, project, target, relations, depth, include_tests)
     if uses_types and depth >= 1:
         seen = {target.id} | {node.id for node, *_ in related}
-        related += [(n, "types", 1, target) for n in type_nodes(db, project, target)
+        related += [(n, "types", 1, target, 1.0) for n in type_nodes(db, project, target)
                     if n.id not in seen and (include_tests or not is_test_path(n.path))]
-    order = {key: i for i, key in enumerate(_layout_sections(purpose))}
-    for node, relation, step, source in related:
-        section = "types" if uses_types and relation in ("imports", "types") else relation
+    closeness = Closeness(db, project, target, sections)
+    ranked = []
+    for index, (node, relation, step, source, weight) in enumerate(related):
         want = direct if step == 1 else indirect
-        if section in ("types", "imports", "exports"):
+        if relation in ("types", "imports", "exports"):
             want = min(want, type_level)
         if node.kind == "file":
             want = 0  # an imported module: its name is the fact worth the tokens
-        result.append(ContextCandidate(node, section, step, want,
-                                       via=source if step > 1 else None))
-    result[1:] = sorted(result[1:], key=lambda c: (c.depth, order.get(c.section, 99)))
-    return result
+        cand = ContextCandidate(node, relation, step, want, via=source if step > 1 else None)
+        ranked.append((closeness.key(cand, weight, index), cand))
+    ranked.sort(key=lambda item: item[0])
+    return [ContextCandidate(target, "target", 0, PURPOSE_LEVEL[purpose])] + [
+        cand for _, cand in ranked]
 
 
 # -- layout --------------------------------------------------------------------
@@ -6127,13 +6182,14 @@ def _layout_sections(purpose: str) -> list[str]:
 class _ContextFrame(Record):
     """The fixed text around the items: title, headings, chain, summary."""
 
-    __slots__ = ("title", "target_heading", "sections", "chain", "summary")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"chain": "", "summary": ""}
+    __slots__ = ("title", "target_heading", "sections", "chain", "summary", "empty")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"chain": "", "summary": "", "empty": "- none\n"}
     title: str
     target_heading: str
     sections: list[tuple[str, str]]
     chain: str
     summary: str
+    empty: str              # what an empty relation section says
 
 
 def _chain_text(candidates: list[ContextCandidate]) -> str:
@@ -6231,12 +6287,22 @@ def _impact_count(ids: list[str]) -> str:
     return f"{len(ids)} functions" + (f" ({tests} in tests)" if tests else "")
 
 
+NOT_ASKED = "not asked (--depth 0)"
+
+
 def _context_frame(renderer: ContextRenderer, purpose: str, candidates: list[ContextCandidate],
-                   impact: dict[str, Any] | None) -> _ContextFrame:
+                   impact: dict[str, Any] | None, depth: int) -> _ContextFrame:
     title, target_heading, sections = _context_template(purpose)
     frame = _ContextFrame(title=f"## {title}: {candidates[0].node.id}\n\n",
                           target_heading=f"### {target_heading}\n", sections=list(sections))
-    if impact is not None:
+    if depth == 0:  # relations were not looked at: "none" would be a false statement
+        frame.empty = f"- {NOT_ASKED}\n"
+    if impact is not None and depth == 0:
+        frame.chain = frame.empty
+        frame.summary = ("---\nImpact Summary:\n"
+                         f"- Direct Impact: {NOT_ASKED}\n- Indirect Impact: {NOT_ASKED}\n"
+                         f"- Risk Level: {NOT_ASKED}\n")
+    elif impact is not None:
         frame.chain = _chain_text(candidates)
         frame.summary = ("---\nImpact Summary:\n"
                          f"- Direct Impact: {_impact_count(impact['direct'])}\n"
@@ -6301,7 +6367,7 @@ class _ContextAssembly:
             shown = [c for c in members if c.level is not None]
             out += [self.renderer.piece(c.node, c.level, c.via) for c in shown]
             if not members:
-                out.append(("- none\n", count("- none\n")))
+                out.append((frame.empty, count(frame.empty)))
             elif len(shown) < len(members):
                 line = _dropped_line(len(members) - len(shown), len(members))
                 out.append((line, count(line)))
@@ -6320,7 +6386,7 @@ class _ContextAssembly:
             elif any(c.section == key for c in self.candidates[1:]):
                 fixed.append(_dropped_line(n, n + 1))
             else:
-                fixed.append("- none\n")
+                fixed.append(frame.empty)
         stats = self.stats(n, n, self.budget, {level: n for level in range(6)}, compact=False)
         return sum(count(p) for p in fixed if p) + count(stats)
 
@@ -6457,23 +6523,20 @@ def _exact_fallback(assembly: _ContextAssembly) -> tuple[str, int, bool]:
 
 
 def _fit_compact(assembly: _ContextAssembly) -> tuple[str, int, bool]:
-    """Less and less around the target; at last the target's L0 cut to the budget."""
+    """Less and less around the target, down to its L0 line alone; every line whole."""
     for cand in assembly.candidates[1:]:
         cand.level = None
     target = assembly.candidates[0]
-    for compact in (1, 2, 3):
-        for level in range(target.want, -1, -1):
+    for level in range(target.want, -1, -1):  # the target's level before the title or stats
+        for compact in (1, 2, 3):
             target.level = level
             text, tokens = assembly.text(compact, exact=True)
             if tokens <= assembly.budget:
                 return text, tokens, True
     target.level = 0
-    line = assembly.renderer.piece(target.node, 0)[0].rstrip("\n")
-    for limit in range(assembly.budget - 1, -1, -1):  # the newline may join a token
-        text = truncate_to_tokens(line, limit) + "\n"
-        if count_tokens(text) <= assembly.budget:
-            break
-    return text, count_tokens(text), True
+    need = count_tokens(assembly.renderer.piece(target.node, 0)[0])
+    raise UsageError(f"--budget {assembly.budget} is too small for {target.node.id}: its "
+                     f"one-line entry alone takes {need} tokens; pass --budget {need} or more")
 
 
 # -- the command -----------------------------------------------------------------
@@ -6518,8 +6581,11 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
     if others and graph_refresh(env, db, others):
         candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
     renderer = ContextRenderer(env, db)
-    impact = impact_summary(db, env.project, target, depth) if purpose == "impact" else None
-    frame = _context_frame(renderer, purpose, candidates, impact)
+    impact = None
+    if purpose == "impact":  # null figures at depth 0: not looked at, not zero
+        impact = (dict.fromkeys(("direct", "indirect", "risk_level", "risk_score")) if depth == 0
+                  else impact_summary(db, env.project, target, depth))
+    frame = _context_frame(renderer, purpose, candidates, impact, depth)
     text, tokens, compact = fit_budget(renderer, frame, candidates, budget)
     shown = [c for c in candidates if c.level is not None]
     levels = {str(level): sum(1 for c in shown if c.level == level) for level in range(6)}
