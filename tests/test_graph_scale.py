@@ -36,12 +36,12 @@ def rows(cli, sql: str, params=()) -> list[tuple]:
         conn.close()
 
 
-def generated_module(functions: int, pad: int = 0) -> str:
+def generated_module(functions: int, pad: int = 0, prefix: str = "f") -> str:
     """Real code with ordinary lines, as a generator writes it: a chain of functions."""
     comment = "    # " + "generated table entry; " * (pad // 23) + "\n" if pad else ""
-    parts = ["def f0():\n    return 0\n"]
-    parts += [f"\n\ndef f{i}(value=None):\n    # step {i} of the generated chain\n"
-              f"{comment}    return f{i - 1}() + {i}\n" for i in range(1, functions)]
+    parts = [f"def {prefix}0():\n    return 0\n"]
+    parts += [f"\n\ndef {prefix}{i}(value=None):\n    # step {i} of the generated chain\n"
+              f"{comment}    return {prefix}{i - 1}() + {i}\n" for i in range(1, functions)]
     return "".join(parts)
 
 
@@ -207,7 +207,7 @@ def test_old_file_is_trusted_by_size_and_mtime(cli, monkeypatch):
 
 def many_files(root: Path, count: int) -> None:
     for i in range(count):
-        write(root, f"pkg/m{i}.py", generated_module(40).replace("f", f"m{i}_f"))
+        write(root, f"pkg/m{i}.py", generated_module(40, prefix=f"m{i}_f"))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs a pty")
@@ -275,3 +275,51 @@ def test_one_worker_and_many_give_the_same_graph(cli):
     assert result.code == 0, result.err
     assert rows(cli, "SELECT uid, kind, line, signature FROM nodes ORDER BY uid") == nodes
     assert rows(cli, EDGES) == edges
+
+
+# --- interrupted runs ---------------------------------------------------------------
+
+
+def index_names(cli) -> set[str]:
+    return {r[0] for r in rows(cli, "SELECT name FROM sqlite_master WHERE type = 'index' "
+                                    "AND name NOT LIKE 'sqlite_%'")}
+
+
+def test_interrupted_bulk_load_is_completed_by_the_next_run(cli, monkeypatch):
+    """Ctrl-C while a first full index resolves: its indexes were dropped for the load;
+    the next run builds them and finishes the resolution."""
+    many_files(cli.root, 5)
+    write(cli.root, "pkg/use.py", "from pkg.m1 import m1_f3\n\n\ndef caller():\n"
+                                  "    return m1_f3()\n")
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+    with monkeypatch.context() as patch:
+        patch.setattr(ctxkit, "_resolve_run", interrupted)
+        result = cli("index")
+    assert result.code == 130
+    assert not {"nodes_name", "edges_dst"} & index_names(cli)  # left for the next run
+    assert rows(cli, "SELECT count(*) FROM edges WHERE kind = 'calls'") == [(0,)]
+    data = index(cli)
+    assert {"nodes_name", "nodes_qualname", "nodes_file", "edges_src", "edges_dst"} <= \
+        index_names(cli)
+    assert data["files"]["indexed"] == 6  # stored but unresolved: done again
+    result = cli("callers", "pkg/m1.py:m1_f3", "--json")
+    assert {r["id"] for r in result.json()["results"]} >= {"pkg/use.py:caller"}
+
+
+def test_bulk_load_only_into_empty_tables(cli):
+    write(cli.root, "a.py", "def a():\n    return b()\n\n\ndef b():\n    pass\n")
+    index(cli)
+    assert "edges_dst" in index_names(cli)
+    write(cli.root, "c.py", "def c():\n    return a()\n")
+    env = ctxkit.make_env(cwd=cli.root)
+    db = ctxkit.open_db(env)
+    try:
+        seen = []
+        with ctxkit._bulk_load(db):
+            seen = {r[0] for r in db.query("SELECT name FROM sqlite_master WHERE type = "
+                                           "'index'")}
+    finally:
+        db.close()
+    assert "edges_dst" in seen  # another project's reads keep their indexes
