@@ -214,7 +214,7 @@ def many_files(root: Path, count: int) -> None:
 def test_progress_on_a_terminal_only(cli):
     import pty
     import subprocess
-    many_files(cli.root, 250)
+    many_files(cli.root, 150)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
 
     def run_on_pty(*args: str) -> tuple[int, bytes]:
