@@ -17,8 +17,9 @@ median of 5 runs of the real command after one warm-up:
   impact   c00/stdlib/email/_header_value_parser.py:get_value
 
 Targets: time grows linearly (seconds per million lines at 5M within 1.3x of
-0.5M), peak memory <= 1 GB at 5M, each query at 5M <= 2x its time at 0.5M,
-unchanged re-index <= 0.1x the full one.
+0.5M; CPU seconds per million lines are printed beside, for a loaded
+machine), peak memory <= 1 GB at 5M, each query at 5M <= 2x its time at
+0.5M, unchanged re-index <= 0.1x the full one.
 
 Run:  python tests/bench/bench_graph_scale.py [--rounds N] [--sizes 0.5,1,2,5]
       [--no-sympy] [--no-growth]
@@ -110,10 +111,13 @@ def growth_part(sizes: list[float]) -> bool:
         shutil_rm(root)
     first, last = rows[0], rows[-1]
     growth = last["per_million"] / first["per_million"]
+    cpu_growth = (last["cpu"] / last["lines"]) / (first["cpu"] / first["lines"])
     slowest = max(last[name] / first[name] for name, _ in QUERIES)
     print(f"growth {first['size']}M -> {last['size']}M: seconds per million lines "
           f"{first['per_million']:.1f} -> {last['per_million']:.1f} = {growth:.2f}x (linear: "
-          f"<= 1.3x); peak at {last['size']}M {ib.mb(last['peak'])} (target <= 1 GB); query "
+          f"<= 1.3x), CPU seconds per million lines {first['cpu'] / first['lines'] * 1e6:.1f} "
+          f"-> {last['cpu'] / last['lines'] * 1e6:.1f} = {cpu_growth:.2f}x; peak at "
+          f"{last['size']}M {ib.mb(last['peak'])} (target <= 1 GB); query "
           f"latency at {last['size']}M / {first['size']}M: " + ", ".join(
               f"{name} {last[name] / first[name]:.2f}x" for name, _ in QUERIES) +
           " (target <= 2x); unchanged / full at "
