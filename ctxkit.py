@@ -2775,6 +2775,8 @@ SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
 GRAPH_INDEXES = tuple(line for line in GRAPH_SCHEMA.splitlines()
                       if line.startswith("CREATE INDEX") and " ON nodes(" in line
                       or line.startswith("CREATE INDEX") and " ON edges(" in line)
+SQL_DROP_GRAPH_INDEXES = tuple(f"DROP INDEX IF EXISTS {line.split()[5]}" for line in GRAPH_INDEXES)
+SQL_ANY_FILE = "SELECT 1 FROM files LIMIT 1"
 SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
 SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
 SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
@@ -2855,13 +2857,13 @@ def _bulk_load(db: Database) -> Iterator[None]:
     without them (slower reads, the same answers); every run starts by
     creating any that are missing.
     """
-    if db.one("SELECT 1 FROM files LIMIT 1") is not None:
+    if db.one(SQL_ANY_FILE) is not None:
         _create_graph_indexes(db)  # a killed bulk load may have left them out
         yield
         return
     with db.atomic():
-        for statement in GRAPH_INDEXES:
-            db.execute(f"DROP INDEX IF EXISTS {statement.split()[5]}")
+        for statement in SQL_DROP_GRAPH_INDEXES:
+            db.execute(statement)
     try:
         yield
     except Exception:
