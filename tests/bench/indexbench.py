@@ -29,6 +29,7 @@ wait4's rusage. The targets are checked on the RSS sum.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -239,6 +240,7 @@ def _snapshot() -> Path:
     folder = WORK / f"snapshot-{os.getpid()}"
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy2(ROOT / "ctxkit.py", folder / "ctxkit.py")
+    atexit.register(shutil.rmtree, folder, True)
     return folder
 
 
