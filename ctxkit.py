@@ -2689,69 +2689,426 @@ def _parse_simple_toml(text: str) -> dict[str, Any]:
 
 REDACTED = "***REDACTED***"
 
-# Code memory's token pattern, kept whole so its users get the same masking.
-_SEED_SECRET = r"sk-[a-zA-Z0-9]{20,}|ghp_[a-zA-Z0-9]{36}|Bearer\s+\S{10,}|AKIA[A-Z0-9]{16}"
 
-# Each pattern replaces its whole match, except those with a group named
-# "value", where only that group is replaced (the key name stays readable).
-# Compiled on first use (redaction_patterns()), not at import: start-up matters.
-REDACTION_SOURCES: tuple[str, ...] = (
-    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
-    _SEED_SECRET,
-    r"sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}",
-    r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}",
-    r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-    r"xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}",
-    r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}",
-    r"AIza[0-9A-Za-z_-]{35}",
-    r"(?:ASIA|AKIA)[A-Z0-9]{16}",
-    # user:password@host inside URLs and connection strings
-    r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]+:(?P<value>[^\s@/'\"]+)@",
-    # password = "..." / SECRET_KEY: ... / --password xyz style assignments
-    r"(?i)(?:\b|_)(?:password|passwd|pwd|secret|secret[_-]?key|api[_-]?key|access[_-]?key"
-    r"|auth[_-]?token|access[_-]?token|client[_-]?secret|private[_-]?key)\b['\"]?"
-    r"(?:\s*[:=]\s*|\s+)(?P<q>['\"])?(?P<value>(?(q)[^'\"\n]{1,200}|[^\s'\",;)}\]]{1,200}))",
+class RedactionRule(Record):
+    """One family of secrets: a pattern, the words that must occur, and a value check.
+
+    A rule replaces its whole match, or only the group named ``value`` when it
+    has one (so ``password = ***REDACTED***`` keeps the name readable).
+    ``keywords`` are lowercase substrings at least one of which every match
+    contains; text holding none of them skips the rule's regex. ``check``
+    names a function of REDACTION_CHECKS that decides whether a matched value
+    is a secret (a literal) rather than code, a placeholder or prose.
+    """
+
+    __slots__ = ("family", "pattern", "keywords", "check")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"check": None}
+    FROZEN = True
+    family: str
+    pattern: str
+    keywords: tuple[str, ...]
+    check: str | None
+
+
+# Words that make a name hold a secret when the name ends with them; the long
+# ones anywhere in the name (PGPASSWORD), the short ones as their own part.
+_SECRET_NAME_LONG = (
+    r"password|passwd|passphrase|secret[_-]?key(?:[_-]?base)?|secret|token|api[_-]?key"
+    r"|access[_-]?key|private[_-]?key|account[_-]?key|signing[_-]?key|encryption[_-]?key"
+    r"|master[_-]?key|credentials?")
+_SECRET_NAME_SHORT = r"pass|pwd"
+_TOKEN_END = r"(?![A-Za-z0-9_])"  # a token ends where letters, digits and _ end
+
+# The secret families, most specific first (a later rule leaves masked text alone).
+# Prefixes and shapes follow the public rule sets of gitleaks, detect-secrets and
+# trufflehog (DESIGN.md "Redaction" lists them and why); the patterns are ctxkit's.
+REDACTION_RULES: tuple[RedactionRule, ...] = (
+    RedactionRule("private-key", r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+                  r"[\s\S]*?(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\Z)",
+                  ("private key",)),
+    RedactionRule("aws-access-key-id",
+                  r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+                  ("akia", "asia", "abia", "acca", "a3t")),
+    RedactionRule("github", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
+                  ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    RedactionRule("gitlab", r"\b(?:gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas|soat|ffct)-"
+                  r"[A-Za-z0-9_.-]{20,}|GR1348941[A-Za-z0-9_-]{20,})",
+                  ("glpat-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glimt-",
+                   "glagent-", "gloas-", "glsoat-", "glffct-", "gr1348941")),
+    # OpenAI (sk-, sk-proj-, sk-svcacct-), Anthropic (sk-ant-), OpenRouter (sk-or-v1-):
+    # random keys have digits, package names (sk-learn-...) do not.
+    RedactionRule("openai-anthropic", r"\bsk-(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}",
+                  ("sk-",)),
+    RedactionRule("stripe", r"\b(?:[sr]k_(?:live|test|prod)_[A-Za-z0-9]{10,}"
+                  r"|whsec_[A-Za-z0-9]{20,})" + _TOKEN_END,
+                  ("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_",
+                   "whsec_")),
+    RedactionRule("npm", r"\bnpm_[A-Za-z0-9]{36}" + _TOKEN_END, ("npm_",)),
+    RedactionRule("pypi", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", ("pypi-ageichlwas5vcmc",)),
+    RedactionRule("rubygems", r"\brubygems_[a-f0-9]{48}" + _TOKEN_END, ("rubygems_",)),
+    RedactionRule("huggingface", r"\b(?:hf|api_org)_[A-Za-z0-9]{30,}" + _TOKEN_END,
+                  ("hf_", "api_org_")),
+    RedactionRule("sendgrid", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", ("sg.",)),
+    RedactionRule("slack", r"\b(?:xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})"
+                  r"|https://hooks\.slack\.com/(?:services|workflows|triggers)/"
+                  r"[A-Za-z0-9/+_-]{20,}", ("xox", "xapp-", "hooks.slack.com")),
+    RedactionRule("discord-webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/"
+                  r"webhooks/\d+/[A-Za-z0-9_-]{20,}", ("discord",)),
+    RedactionRule("google", r"\b(?:AIza[0-9A-Za-z_-]{35}|GOCSPX-[0-9A-Za-z_-]{20,}"
+                  r"|ya29\.[0-9A-Za-z_-]{20,})", ("aiza", "gocspx-", "ya29.")),
+    RedactionRule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+                  ("eyj",)),
+    RedactionRule("azure", r"(?i)\b(?:AccountKey|SharedAccessKey|SharedSecret)\s*=\s*"
+                  r"(?P<value>[A-Za-z0-9+/]{20,}={0,2})"
+                  r"|[?&]sig=(?P<sig>[A-Za-z0-9%+/=]{20,})"
+                  r"|(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}",
+                  ("accountkey", "sharedaccesskey", "sharedsecret", "sig=", "q~")),
+    RedactionRule("twilio-mailgun-mailchimp", r"\b(?:SK[0-9a-fA-F]{32}|key-[0-9a-zA-Z]{32}"
+                  r"|[0-9a-f]{32}-us\d{1,2})" + _TOKEN_END, ("sk", "key-", "-us")),
+    RedactionRule("telegram-bot", r"\b\d{8,10}:AA[0-9A-Za-z_-]{33}" + _TOKEN_END, (":aa",)),
+    RedactionRule("shopify", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", ("shpat_", "shpca_",
+                                                                       "shppa_", "shpss_")),
+    RedactionRule("square", r"\bsq0(?:atp|csp)-[A-Za-z0-9_-]{22,}", ("sq0atp-", "sq0csp-")),
+    RedactionRule("hashicorp", r"\b(?:hv[sb]\.[A-Za-z0-9_-]{90,}"
+                  r"|[a-z0-9]{14}\.atlasv1\.[a-z0-9_=-]{60,})", ("hvs.", "hvb.", "atlasv1")),
+    RedactionRule("cloud-platforms", r"\b(?:do[opr]_v1_[a-f0-9]{64}|dapi[a-f0-9]{32}"
+                  r"|dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"
+                  r"|dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}|HRKU-AA[0-9a-zA-Z_-]{58}"
+                  r"|LTAI[A-Za-z0-9]{20}|AKCp[A-Za-z0-9]{69}|sbp_[a-f0-9]{40}"
+                  r"|pscale_(?:tkn|oauth|pw)_[A-Za-z0-9_=.-]{32,}|dckr_pat_[A-Za-z0-9_-]{27,}"
+                  r"|fo1_[A-Za-z0-9_-]{43})" + _TOKEN_END,
+                  ("_v1_", "dapi", "dp.", "dt0c01.", "hrku-", "ltai", "akcp", "sbp_",
+                   "pscale_", "dckr_pat_", "fo1_")),
+    RedactionRule("dev-tools", r"\b(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_"
+                  r"[A-Fa-f0-9]{8}|lin_api_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}"
+                  r"|pul-[a-f0-9]{40}|sntry[su]_[A-Za-z0-9+/=_]{40,}|ATATT3[A-Za-z0-9_=-]{180,}"
+                  r"|figd_[A-Za-z0-9_-]{40,}|ntn_[0-9]{11}[A-Za-z0-9]{35}"
+                  r"|secret_[A-Za-z0-9]{43}|bkua_[a-f0-9]{40})" + _TOKEN_END,
+                  ("glc_", "glsa_", "lin_api_", "pmak-", "pul-", "sntry", "atatt3", "figd_",
+                   "ntn_", "secret_", "bkua_")),
+    RedactionRule("ai-platforms", r"\b(?:gsk_[A-Za-z0-9]{48,}|xai-[A-Za-z0-9]{70,}"
+                  r"|r8_[A-Za-z0-9]{37}|pplx-[A-Za-z0-9]{48})" + _TOKEN_END,
+                  ("gsk_", "xai-", "r8_", "pplx-")),
+    RedactionRule("age", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}", ("age-secret-key-1",)),
+    # Authorization headers: the credentials after the scheme, whatever the scheme.
+    RedactionRule("authorization", r"(?i)\b(?:proxy-)?authorization\b['\"]?\s*[:=]\s*['\"]?"
+                  r"(?:(?P<scheme>basic|bearer|token|apikey|api-key|key|sso-key|otp)\s+"
+                  r"(?P<value>[^\s'\",;]{1,4000})|(?P<long>digest|negotiate|ntlm|hoba|mutual"
+                  r"|aws4-hmac-sha256)\s+(?P<rest>[^\r\n'\"]{1,4000})"
+                  r"|(?P<bare>[^\s'\",;]{8,4000}))", ("authorization",), "header"),
+    RedactionRule("bearer", r"\bBearer\s+(?P<value>[A-Za-z0-9._~+/-]{10,4000}=*)",
+                  ("bearer",), "credential"),
+    # user:password@host in URLs and connection strings.
+    RedactionRule("url-password", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]*:"
+                  r"(?P<value>[^\s@/'\"]+)@", ("://",), "literal"),
+    # .NET and NuGet settings: <add key="ApiPassword" value="..." />
+    RedactionRule("settings-pair", r"(?i)\bkey\s*=\s*[\"'][\w.:-]*(?:" + _SECRET_NAME_LONG
+                  + r"|" + _SECRET_NAME_SHORT + r")\d*[\"']\s+value\s*=\s*(?P<q>[\"'])"
+                  r"(?P<value>[^\"'\n]{1,500})(?P=q)", ("key",), "literal"),
+    RedactionRule("dsn", r"(?<![\w/:@.-])[A-Za-z0-9_.-]+:(?P<value>[^\s@/'\":]+)@"
+                  r"(?:tcp|unix|udp)\(", ("@tcp(", "@unix(", "@udp("), "literal"),
+    RedactionRule("curl-user", r"\bcurl\b[^\n]*?\s(?:-u|--user)[\s=]+['\"]?[^\s:'\"]+:"
+                  r"(?P<value>[^\s'\"]+)", ("curl",), "literal"),
+    # password = "...", SECRET_KEY: ..., --token xyz, "SecretAccessKey": "...": a name
+    # ending in a secret word, an assignment (never a comparison), and its value.
+    RedactionRule("assignment",
+                  r"(?i)(?:" + _SECRET_NAME_LONG + r"|(?<![A-Za-z0-9])(?:"
+                  + _SECRET_NAME_SHORT + r"))\d*" + _TOKEN_END
+                  + r"(?P<kq>['\"]?\]?)(?P<sep>\s*(?::\s*(?P<ann>[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?)"
+                  r"\s*)?(?:=(?![=~>])|=>|:=)\s*|\s*:(?![:=])\s*|\s+)"
+                  r"(?:(?P<q>['\"`])(?P<value>(?:\\.|(?!(?P=q))[^\\\n]){0,500})(?:(?P=q)|$)"
+                  r"|(?P<bv>[^\s'\"`,;)}\]&<>|]{1,500}))",
+                  ("pass", "pwd", "secret", "token", "key", "credential"), "assignment"),
 )
 
-# An unquoted assignment value that is plainly code, not a secret: a name,
-# attribute or call (password=self.password, token = get_token()).
-_CODE_LIKE_VALUE = (
-    r"^(?:[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\(?|None|null|nil|true|false|True"
-    r"|False|undefined|\*+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\*\*\*REDACTED\*\*\*)$")
-
-_compiled_redaction: list[re.Pattern[str]] = []
+_compiled_redaction: list[tuple[RedactionRule, re.Pattern[str]]] = []
 
 
-def redaction_patterns() -> list[re.Pattern[str]]:
-    """REDACTION_SOURCES compiled, once per process."""
+def redaction_rules() -> list[tuple[RedactionRule, re.Pattern[str]]]:
+    """REDACTION_RULES with their patterns compiled, once per process."""
     if not _compiled_redaction:
-        _compiled_redaction.extend(re.compile(p) for p in REDACTION_SOURCES)
+        _compiled_redaction.extend((rule, re.compile(rule.pattern)) for rule in REDACTION_RULES)
     return _compiled_redaction
 
 
+def redaction_keywords() -> tuple[str, ...]:
+    """Every rule's keywords: text holding none of them holds no secret."""
+    return tuple(dict.fromkeys(k for rule in REDACTION_RULES for k in rule.keywords))
+
+
+def keyword_pattern(words: Iterable[str]) -> str:
+    """One regex finding any of ``words``, as a trie: ``g(?:h(?:o_|p_)|l...)``.
+
+    A flat alternation tries every word at every position; the trie tries
+    one branch per letter, which makes scanning a block for ~100 keywords
+    several times faster than ~100 ``in`` tests. A word that another word
+    starts with ends its branch: finding the shorter one is enough.
+    """
+    trie: dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict[str, dict]) -> str:
+        if "" in node:
+            return ""
+        alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items())]
+        return alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+
+    return branch(trie)
+
+
+_KEYWORDS: list[tuple[re.Pattern[str], re.Pattern[str], dict[str, list[int]]]] = []
+
+
+def _keyword_index() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, list[int]]]:
+    """(a regex finding a keyword, one finding every keyword where it starts, and
+    for each keyword the trie can report, the rules that a keyword starting so has)."""
+    if not _KEYWORDS:
+        source = keyword_pattern(redaction_keywords())
+        found = re.compile(source)
+        ends = {m.group() for k in redaction_keywords() for m in [found.match(k)] if m}
+        rules = {end: [i for i, rule in enumerate(REDACTION_RULES)
+                       if any(k.startswith(end) for k in rule.keywords)] for end in ends}
+        _KEYWORDS.append((found, re.compile(f"(?=({source}))"), rules))
+    return _KEYWORDS[0]
+
+
+def may_hold_secret(low: str) -> bool:
+    """True when the lowercase text holds a keyword of some redaction rule; text
+    without any cannot hold a secret and skips the regexes."""
+    return _keyword_index()[0].search(low) is not None
+
+
+def _rules_for(low: str) -> list[tuple[RedactionRule, re.Pattern[str]]]:
+    """The rules one of whose keywords ``low`` holds, in table order."""
+    _, everywhere, rules = _keyword_index()
+    indices = sorted({i for end in {m.group(1) for m in everywhere.finditer(low)}
+                      for i in rules[end]})
+    compiled = redaction_rules()
+    return [compiled[i] for i in indices
+            if any(keyword in low for keyword in compiled[i][0].keywords)]
+
+
+# --- what a matched value is: a secret, or code, a placeholder, prose ------------------
+
+# Names and attribute chains, alone or called or indexed (whatever the arguments):
+# code, not a literal.
+_CODE_VALUE = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\s*(?:\.|::|->)\s*[A-Za-z_][A-Za-z0-9_]*)*"
+                      r"(?:\s*[(\[].*)?")
+# The conventional stand-ins for a secret (gitleaks allows them too): not secrets.
+_STAND_IN = ("changeme", "changeit", "password", "passwd", "secret", "token", "example",
+             "test", "dummy", "placeholder", "redacted")
+# ${X}, $X, $(...), %X%, {{ x }}, {x}, <x>, %s, ***, xxxx, ..., and the masked text.
+_PLACEHOLDER = lazy_re(r"\$\{[^}]*\}?|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|\$[@*#?!$-]"
+                       r"|%[A-Za-z_]+%|\{\{.*|\{[^}]*\}|<[^>]*>?|%[-+#0 ]?[sdr]|%\([^)]*\)[sdr]"
+                       r"|[:@][A-Za-z_]\w*|\?|\*+|[xX]{3,}|\.{3,}|…|(?i:none|null|nil|true|false"
+                       r"|undefined)|[A-Z]+(?:_[A-Z0-9]+)*")
+_PATH_VALUE = lazy_re(r"(?:/|~/|\./|\.\./|[A-Za-z]:\\)[^+=]*")
+_LETTERS_ONLY = lazy_re(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*[.:!?]?")
+
+
+def _is_placeholder(value: str) -> bool:
+    value = value.strip()
+    return not value or value.lower() in _STAND_IN or bool(_PLACEHOLDER.fullmatch(value))
+
+
+def _looks_like_credential(value: str) -> bool:
+    """A token's shape: no spaces, 8 characters or more, a digit unless long."""
+    return (len(value) >= 8 and not any(c.isspace() for c in value)
+            and (any(c.isdigit() for c in value) or len(value) >= 32))
+
+
+def _check_literal(match: re.Match[str], value: str) -> bool:
+    """Any value that is not a placeholder (URL passwords, curl -u)."""
+    return not _is_placeholder(value)
+
+
+def _check_credential(match: re.Match[str], value: str) -> bool:
+    """A bare token: "Bearer <token>" in prose is not one ("Bearer authentication")."""
+    return not _is_placeholder(value) and _looks_like_credential(value) and \
+        not _LETTERS_ONLY.fullmatch(value)
+
+
+def _check_header(match: re.Match[str], value: str) -> bool:
+    """After ``Authorization:`` a scheme's credentials are secret, unless code."""
+    if _is_placeholder(value) or _CODE_VALUE.fullmatch(value) and not match.group("scheme"):
+        return False
+    if match.group("bare") is not None:
+        return _looks_like_credential(value)
+    return not value.startswith(("+", "{", "(", "$", "%", "`"))
+
+
+def _assignment_key(match: re.Match[str]) -> tuple[str, int]:
+    """The whole name the secret word ends, and where it starts."""
+    text, start = match.string, match.start()
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    return text[start:match.end("kq") - len(match.group("kq"))], start
+
+
+def _assignment_context(match: re.Match[str]) -> str:
+    """Where a name meets its value, which decides what a bare value is.
+
+    flag: ``--token x``; env: ``TOKEN=x``; literal: after ``;``, ``?`` or ``&``
+    (connection and query strings); config: ``name=x`` elsewhere but in a call
+    (properties, INI, logfmt, ``--from-literal=token=x``); prose: a name and then
+    a word (``password is wrong``); code: everything else (``password = pw``,
+    ``password: str``, ``f(token=tok)``).
+    """
+    key, start = _assignment_key(match)
+    sep = match.group("sep")
+    text = match.string
+    before = text[start - 1] if start > 0 else ""
+    if key.startswith("-"):
+        return "flag" if "=" in sep or not sep.strip() else "prose"
+    if not sep.strip():
+        return "prose"
+    if sep != "=" or match.group("kq"):
+        return "code"
+    if before in (";", "?", "&"):
+        return "literal"
+    if before in tuple("(,{["):
+        return "code"  # a keyword argument: f(token=tok)
+    return "env" if key.upper() == key and any(c.isalpha() for c in key) else "config"
+
+
+def _check_assignment(match: re.Match[str], value: str) -> bool:
+    """A literal assigned to a secret's name; never code, a placeholder or prose."""
+    context = _assignment_context(match)
+    if context == "prose" or _is_placeholder(value) or _PATH_VALUE.fullmatch(value):
+        return False
+    if context in ("flag", "env", "literal"):
+        return True
+    key = _assignment_key(match)[0].lower().rstrip("'\"")
+    short = re.search(r"(?:^|[_.-])(?:pass|pwd)\d*$", key) is not None
+    quoted = match.group("q") is not None
+    if context == "config":  # a name is code (password=pw), a value has more (pass=s3cr3t)
+        return not _CODE_VALUE.fullmatch(value) or any(c.isdigit() for c in value)
+    if short or (not quoted and not _bare_literal(match, value)):
+        return False  # PASS: in test output, password = pw in code
+    if _LETTERS_ONLY.fullmatch(value):
+        return False  # a word or a label ("password": "Password"), not a secret's value
+    if re.search(r"(?:passwd|password|passphrase)\d*$", key):
+        return len(value.strip()) >= 3
+    return _looks_like_credential(value)
+
+
+def _bare_literal(match: re.Match[str], value: str) -> bool:
+    """An unquoted value in code: a name or a call is code (token = get_token(),
+    password: str); after a colon a name with a digit is a value (password: hunter2)."""
+    if value.isdigit():
+        return len(value) >= 6
+    if _CODE_VALUE.fullmatch(value):
+        colon = "=" not in match.group("sep")
+        return colon and value.isalnum() and any(c.isdigit() for c in value)
+    return True
+
+
+REDACTION_CHECKS: dict[str, Callable[[re.Match[str], str], bool]] = {
+    "literal": _check_literal, "credential": _check_credential, "header": _check_header,
+    "assignment": _check_assignment,
+}
+_VALUE_GROUPS = ("value", "sig", "rest", "bare", "bv")
+
+
+def _secret_span(match: re.Match[str], rule: RedactionRule) -> tuple[int, int] | None:
+    """Where the secret of a match is, or None when the match holds none.
+
+    A match without a value group is a secret whole (a token with a prefix).
+    """
+    group = next((g for g in _VALUE_GROUPS if g in match.re.groupindex
+                  and match.group(g) is not None), None)
+    if group is None:
+        return match.span()
+    value = match.group(group)
+    if not value or REDACTED in value or \
+            (rule.check and not REDACTION_CHECKS[rule.check](match, value)):
+        return None
+    return match.span(group)
+
+
+def _masked(match: re.Match[str], rule: RedactionRule) -> str | None:
+    """The match with its secret replaced, or None when the match holds none."""
+    span = _secret_span(match, rule)
+    if span is None:
+        return None
+    whole, base = match.group(0), match.start()
+    return whole[:span[0] - base] + REDACTED + whole[span[1] - base:]
+
+
 def redact(text: str) -> tuple[str, int]:
-    """Mask secrets in ``text``; return the masked text and how many were masked."""
+    """Mask secrets in ``text``; return the masked text and how many were masked.
+
+    Only a secret's value changes: names, operators, quotes and everything
+    around stay as they were.
+    """
     count = 0
+    for rule, pattern in _rules_for(text.lower()):
 
-    def replace(match: re.Match[str]) -> str:
-        nonlocal count
-        if "value" not in match.re.groupindex:
+        def replace(match: re.Match[str], rule: RedactionRule = rule) -> str:
+            nonlocal count
+            masked = _masked(match, rule)
+            if masked is None:
+                return match.group(0)
             count += 1
-            return REDACTED
-        value = match.group("value")
-        # Only assignments can hold code; a URL's password is always a secret.
-        quoted = match.group("q") if "q" in match.re.groupindex else True
-        if not value or (not quoted and re.match(_CODE_LIKE_VALUE, value)) or value == REDACTED:
-            return match.group(0)
-        count += 1
-        start, end = match.span("value")
-        base = match.start()
-        whole = match.group(0)
-        return whole[:start - base] + REDACTED + whole[end - base:]
+            return masked
 
-    for pattern in redaction_patterns():
         text = pattern.sub(replace, text)
     return text, count
+
+
+def secret_spans(text: str, whole: bool = True) -> list[tuple[int, int]]:
+    """Where ``text`` holds secrets: each match redact() would mask (``whole``), or
+    only the part it would replace."""
+    spans = []
+    for rule, pattern in _rules_for(text.lower()):
+        for match in pattern.finditer(text):
+            span = _secret_span(match, rule)
+            if span is not None:
+                spans.append(match.span() if whole else span)
+    return spans
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """A command's arguments with their secrets masked, each argument kept apart.
+
+    A secret's context may lie in the argument before it (``--password X``,
+    ``curl -u user:X``), so the secrets are found in the arguments joined by
+    spaces, and each is masked inside the arguments it overlaps; quoting the
+    result (shlex.join) then cannot hide a secret from the patterns.
+    """
+    joined, starts, position = " ".join(argv), [], 0
+    for arg in argv:
+        starts.append(position)
+        position += len(arg) + 1
+    local: list[list[tuple[int, int]]] = [[] for _ in argv]
+    for start, end in secret_spans(joined, whole=False):
+        for index, arg in enumerate(argv):
+            first, last = max(start, starts[index]), min(end, starts[index] + len(arg))
+            if first < last:
+                local[index].append((first - starts[index], last - starts[index]))
+    return [redact(_mask_spans(arg, spans))[0] for arg, spans in zip(argv, local, strict=True)]
+
+
+def _mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span (merged where they overlap) replaced by REDACTED."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    for start, end in reversed(merged):
+        text = text[:start] + REDACTED + text[end:]
+    return text
+
+
+def redact_text(text: str | None) -> str | None:
+    """``text`` with its secrets masked (None stays None)."""
+    return None if text is None else redact(text)[0]
 
 
 # =============================================================================
@@ -2774,7 +3131,10 @@ class Database:
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
         try:
-            return self.conn.execute(sql, params)
+            try:
+                return self.conn.execute(sql, params)
+            except UnicodeEncodeError:  # nothing ran: the text could not be bound
+                return self.conn.execute(sql, _bindable(params))
         except sqlite3.Error as exc:
             raise wrap_sqlite_error(exc, self.path) from exc
 
@@ -3181,18 +3541,41 @@ def migrate(db: Database) -> None:
 # =============================================================================
 
 
+def printable(text: str) -> str:
+    """``text`` as UTF-8 can hold it: the bytes that a surrogateescape decoding kept
+    (a Latin-1 file name or argument) written as ``\\xNN``, other lone surrogates as
+    ``\\uNNNN``. Text that is already valid is returned as it is."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return re.sub("[\ud800-\udfff]", lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}"
+                      if 0xDC80 <= ord(m.group()) <= 0xDCFF else f"\\u{ord(m.group()):04x}",
+                      text)
+
+
+def _bindable(params: Sequence[Any] | dict[str, Any]) -> Sequence[Any] | dict[str, Any]:
+    """Statement parameters with every text printable(), for SQLite's UTF-8."""
+    if isinstance(params, dict):
+        return {k: printable(v) if isinstance(v, str) else v for k, v in params.items()}
+    return [printable(v) if isinstance(v, str) else v for v in params]
+
+
 def emit(env: Env, data: Any, human: str | Callable[[], str] | None = None) -> None:
     """Print one JSON document (``--json``) or the human text."""
     if env.json:
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=None) + "\n")
+        sys.stdout.write(printable(json.dumps(data, ensure_ascii=False, indent=None)) + "\n")
         return
     text = human() if callable(human) else human
     if text:
+        text = printable(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"ctxkit: {message}\n")
+    sys.stderr.write(f"ctxkit: {printable(message)}\n")
 
 
 def progress(message: str) -> None:
@@ -3646,6 +4029,12 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
             s.language.method_types(s, d, types, ctx)
     for pos, var, type_text, is_declared in vartypes:
         index = _enclosing(defs, starts, pos)
+        if type_text.startswith("="):  # the annotated parameter it is assigned from
+            params = defs[index].params if index >= 0 else []
+            type_text = next((p["type"] for p in params
+                              if p["name"] == type_text[1:] and p["type"]), "")
+            if not type_text:
+                continue
         if var.startswith("self."):  # instance attributes belong to the class
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
@@ -3764,6 +4153,9 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             if item.type == "identifier" and s.text(item) != "_":
                 vartypes.append((caps["vartype"][0].start_byte, s.text(item),
                                  f"{s.text(caps['type'][0])}#{index}", False))
+    elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
+        vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
+                         "=" + s.text(caps["value"][0]), False))
     elif "vartype" in caps:
         var = s.text(caps["var"][0])
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
@@ -4056,6 +4448,10 @@ def _clean_type(text: str) -> str:
         text = text[1:].split(",")[0]
     members = []
     for member in _type_members(text):
+        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*([\w.]+)\s*\]", member.strip())
+        if of_class:  # type[X]: the class X itself, not an instance
+            members.append("type:" + of_class.group(1))
+            continue
         member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
         match = re.search(r"[A-Za-z_$][\w.$]*", member)
         if match and match.group(0) not in ("null", "undefined", "None", "void"):
@@ -5092,6 +5488,9 @@ class _Resolver:
                 return found, CONF_EXACT
         if recv in SUPER_NAMES:
             return None, 0.0
+        made = self._class_attribute(cls, callee)
+        if made is not None:
+            return made, CONF_TYPED  # self.response_class(): a `type[Response]` attribute
         # A mixin or abstract base calling what its subclasses define: linked only
         # when exactly one subclass in the index has it.
         found = {self.method_lookup(sub, callee) for sub in self._all_subclasses(cls)} - {None}
@@ -5109,7 +5508,7 @@ class _Resolver:
     def _method_of(self, owner: int | tuple[int, ...], callee: str) -> tuple[int | None, float]:
         """``callee`` on a receiver of class ``owner``, or of a union of classes."""
         if isinstance(owner, int):
-            found = self.method_lookup(owner, callee)
+            found = self.method_lookup(owner, callee) or self._class_attribute(owner, callee)
             return (found, CONF_TYPED) if found is not None else (None, 0.0)
         found = {self.method_lookup(cls, callee) for cls in owner} - {None}
         return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
@@ -5161,6 +5560,8 @@ class _Resolver:
             owner = self.expr_type(path, scope, head, line, depth + 1)
             if owner is OUTSIDE:
                 return OUTSIDE
+            if owner is None and re.fullmatch(r"[\w.$]+", head):
+                return self._module_variable(path, scope, head, attr)
             return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
         if not re.fullmatch(r"[\w$]+", text):
             return None
@@ -5175,6 +5576,49 @@ class _Resolver:
                            and self.method_lookup(m, type_text[3:]) is not None)
             return having[0] if len(having) == 1 else having or None
         return self.type_named(type_path, type_scope, type_text)
+
+    def _class_attribute(self, cls: int, name: str, seen: set[int] | None = None) -> int | None:
+        """The class an attribute annotated ``type[X]`` holds: calling it constructs X."""
+        seen = seen if seen is not None else set()
+        seen.add(cls)
+        _, _, qualname, path = self.nodes[cls]
+        types = self.ctx(path).get("types", {}).get(qualname, {})
+        written = types.get("self." + name) or types.get(name) or ""
+        if written.startswith("type:"):
+            found = self.type_named(path, qualname, written[5:])
+            return found if isinstance(found, int) else None
+        for base in self.bases.get(cls, ()):
+            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+                found = self._class_attribute(base, name, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def _module_variable(self, path: str, scope: str, module: str, name: str) -> Any:
+        """The type of ``mod.name`` when ``mod`` is a module of the index."""
+        target = self.resolve_dotted(path, scope, module)
+        for other in target[1] if target and target[0] == "module" else ():
+            found = self._variable_in_module(other, name)
+            if found is not None:
+                return self.type_named(*found)
+        return None
+
+    def _variable_in_module(self, module: str, name: str,
+                            depth: int = 0) -> tuple[str, str, str] | None:
+        """(written type, file, "") of a module-level variable, through re-exports
+        (``from .globals import g`` in a package's __init__)."""
+        written = self.ctx(module).get("types", {}).get("", {}).get(name)
+        if written:
+            return module, "", written
+        binding = self.ctx(module).get("imports", {}).get(name)
+        if binding is None or depth > 6:
+            return None
+        target = self.resolve_binding(module, [binding[0], None])
+        for other in target[1] if target and target[0] == "module" else ():
+            found = self._variable_in_module(other, binding[1] or name, depth + 1)
+            if found is not None:
+                return found
+        return None
 
     def _decorated_value(self, path: str, scope: str, name: str) -> Any:
         """What a decorated function's name holds: its outermost decorator's result.
@@ -5211,6 +5655,8 @@ class _Resolver:
 
     def type_named(self, path: str, scope: str, type_text: str) -> Any:
         """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("type:"):  # type[X]: its methods are X's
+            type_text = type_text[5:]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
             target = self.resolve_name(path, scope, type_text[6:])
             if not target or target[0] != "node":
@@ -5309,10 +5755,10 @@ class _Resolver:
         binding = self._binding_of(path, scope, name)
         if binding is not None:
             target = self.resolve_binding(path, [binding[0], None])
-            for other in target[1] if target and target[0] == "module" else ():
-                found = self.ctx(other).get("types", {}).get("", {}).get(binding[1] or "")
-                if found:
-                    return found, other, ""
+            for other in target[1] if target and target[0] == "module" and binding[1] else ():
+                found = self._variable_in_module(other, binding[1])
+                if found is not None:
+                    return found[2], found[0], found[1]
             return None
         package_files = self.language(path).package_files
         for other in package_files(self, path) if package_files else ():
@@ -5610,6 +6056,13 @@ _PY_QUERY = f"""
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
     @vartype
+(assignment left: (identifier) @var type: (type) @type) @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) type: (type) @type) @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) right: (identifier) @value) @vartype
+(class_definition body: (block (expression_statement
+    (assignment left: (identifier) @var type: (type) @type) @vartype @self)))
 (module (expression_statement (assignment left: (identifier) @allname
     right: [(list) (tuple)] @allvalue)))
 (decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
@@ -8458,13 +8911,9 @@ HEAD_LINES = TAIL_LINES = 5
 MAX_DECISIVE = 10
 TIMEOUT_EXIT, KILL_GRACE = 124, 2.0
 
-# Substrings at least one of which every redaction pattern needs (lowercase);
-# a block without any of them cannot hold a secret and skips the regexes.
-_REDACT_TRIGGERS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "bearer",
-                    "akia", "asia", "eyj", "xox", "xapp-", "hooks.slack", "aiza", "://",
-                    "pass", "pwd", "secret", "key", "token", "private")
-_KEY_BEGIN = lazy_re(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
-_KEY_END = lazy_re(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+PIECE_MARGIN = 1 << 16  # a long line is cut only this far ahead of its end: no secret is longer
+_KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = lazy_re(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
 
 # Keywords that make a line a candidate for the decisive lines (lowercase).
 _DECISIVE_KEYS = ("error", "exception", "fail", "fatal", "panic", "traceback", "✕", "●",
@@ -8983,7 +9432,9 @@ class OutputIngest:
                  source: str, direct_max: int):
         import codecs
         self.env, self.db = env, db
-        self.label, self.command, self.source = label, command, source
+        # What names the output is stored too: masked like the output itself.
+        self.label, self.command = printable(redact(label)[0]), printable(redact(command)[0])
+        self.source = source
         self.direct_max = direct_max
         self.started = time.monotonic()
         self.decoders = {s: codecs.getincrementaldecoder("utf-8")("backslashreplace")
@@ -8998,6 +9449,7 @@ class OutputIngest:
         import collections
         self.tail: collections.deque[tuple[int, str]] = collections.deque(maxlen=TAIL_LINES)
         self.direct: list[tuple[int, str]] | None = []
+        self.raw: list[tuple[int, bytes]] | None = []  # the bytes as written, while direct
         self.direct_size = 0
         self.vocab: set[str] = set()
         self.decisive = DecisiveLines()
@@ -9035,6 +9487,11 @@ class OutputIngest:
         if not data:
             return
         self.bytes += len(data)
+        if self.raw is not None:
+            if self.bytes > self.direct_max:
+                self.raw = None
+            else:
+                self.raw.append((stream, data))
         text = self.decoders[stream].decode(data)
         self._add_text(stream, text)
 
@@ -9046,10 +9503,32 @@ class OutputIngest:
         self.partial[stream] = lines.pop()
         if lines:
             self._add_lines(stream, lines, open_last=False)
-        while len(self.partial[stream]) > LINE_PIECE:
-            piece, self.partial[stream] = (self.partial[stream][:LINE_PIECE],
-                                           self.partial[stream][LINE_PIECE:])
+        while len(self.partial[stream]) > LINE_PIECE + PIECE_MARGIN:
+            cut = self._piece_end(self.partial[stream])
+            piece, self.partial[stream] = (self.partial[stream][:cut],
+                                           self.partial[stream][cut:])
             self._add_lines(stream, [piece], open_last=True)
+
+    def _piece_end(self, text: str) -> int:
+        """Where to cut a long line so that no secret is split between two pieces.
+
+        Pieces are redacted one by one, so a key across the cut would be stored
+        as two unmasked halves. The cut goes at the last space before
+        LINE_PIECE when there is one near, and then past every secret that
+        crosses it; a secret is shorter than PIECE_MARGIN, and the text
+        reaches that far beyond LINE_PIECE.
+        """
+        space = text.rfind(" ", LINE_PIECE - 4096, LINE_PIECE)
+        cut = space + 1 if space >= 0 else LINE_PIECE
+        if self.in_key:
+            return cut
+        window = text[:LINE_PIECE + PIECE_MARGIN]
+        if not may_hold_secret(window.lower()):
+            return cut
+        for start, end in sorted(secret_spans(window)):
+            if start < cut < end:
+                cut = end
+        return cut
 
     def _add_lines(self, stream: int, lines: list[str], open_last: bool) -> None:
         joins = self.open_piece == stream
@@ -9059,7 +9538,7 @@ class OutputIngest:
         self.line_no = first_no + len(lines) - 1
         block = "\n".join(lines)
         low = block.lower()
-        if self.in_key or any(t in low for t in _REDACT_TRIGGERS):
+        if self.in_key or may_hold_secret(low):
             lines = self._redact_lines(lines)
             block = "\n".join(lines)
             low = block.lower()
@@ -9077,8 +9556,7 @@ class OutputIngest:
                 self.in_key = not _KEY_END.search(line)
                 result.append(REDACTED)
                 continue
-            low = line.lower()
-            if any(t in low for t in _REDACT_TRIGGERS):
+            if may_hold_secret(line.lower()):
                 line, count = redact(line)
                 self.redactions += count
             result.append(line)
@@ -9641,7 +10119,8 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
         raise UsageError("run: --direct-max must be 0 or more bytes")
     import shlex
     db, open_error = _open_store(env)
-    ingest = OutputIngest(env, db, label=args.label or argv[0], command=shlex.join(argv),
+    ingest = OutputIngest(env, db, label=args.label or argv[0],
+                          command=shlex.join(redact_argv(argv)),
                           source="run", direct_max=args.direct_max)
     if open_error:
         ingest._fail_writes(open_error)
@@ -9676,7 +10155,7 @@ def _report_run(env: Env, summary: dict[str, Any], ingest: OutputIngest, code: i
         if env.json:
             emit(env, {**summary, "output": "\n".join(text for _, text in direct)})
         else:
-            _print_direct(direct)
+            _print_direct(ingest.raw or [])
             if not env.quiet:
                 stored = f"stored as {summary['handle']}" if summary["stored"] else "NOT stored"
                 warn(f"exit {code} · {summary['lines']} lines · {stored}")
@@ -9693,11 +10172,19 @@ def _report_run(env: Env, summary: dict[str, Any], ingest: OutputIngest, code: i
     return code
 
 
-def _print_direct(direct: list[tuple[int, str]]) -> None:
-    """Print a small output as it was: stdout lines to stdout, stderr lines to stderr."""
-    for stream, text in direct:
+def _print_direct(raw: list[tuple[int, bytes]]) -> None:
+    """Print a small output exactly as the command wrote it, byte for byte, each
+    block to the stream it came from, in the order it came: no newline added,
+    invalid UTF-8 and NUL bytes passed through."""
+    for stream, data in raw:
         target = sys.stdout if stream == STDOUT else sys.stderr
-        target.write(text + "\n")
+        target.flush()
+        binary = getattr(target, "buffer", None)
+        if binary is not None:
+            binary.write(data)
+            binary.flush()
+        else:  # a text-only stream (an embedding program's): the nearest text
+            target.write(data.decode(target.encoding or "utf-8", "replace"))
     sys.stdout.flush()
     sys.stderr.flush()
 
@@ -10087,6 +10574,7 @@ def bind_to_code_on_disk(env: Env, db: Database, name: str,
 
 
 def _ensure_symbol(db: Database, project: str, name: str, file: str) -> int:
+    name, file = redact(name)[0], redact(file)[0]  # a name is stored too: no secret in it
     db.execute(SQL_INSERT_SYMBOL, (project, name, file))
     return db.one(SQL_FIND_SYMBOL, (project, file, name))["id"]
 
@@ -10623,6 +11111,7 @@ def record_event(db: Database, project: str, kind: str, text: str,
                  session_id: str | None = None) -> dict[str, Any]:
     """Store one note (redacted) and index it for `search --events`."""
     text, _ = redact(text.strip())
+    session_id = redact_text(session_id)
     created = utc_now()
     with db.atomic():
         rowid = db.execute(SQL_EVENT_INSERT, (project, kind, text, session_id, created)).lastrowid
@@ -11020,6 +11509,7 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
         agent_text = previous["agent_text"]
     agent_text = redact(agent_text)[0]  # masked before the file or the database sees it
     body, state = build_snapshot(db, env, agent_text, source, previous)
+    body = redact(body)[0]  # branch names, paths, notes: nothing on disk holds a secret
     path = env.root / SNAPSHOT_FILE
     temp = path.with_name(f".{SNAPSHOT_FILE}.{os.getpid()}.tmp")
     try:
@@ -11030,11 +11520,12 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
             temp.unlink()
         raise CtxkitError(f"cannot write {path}: {exc.strerror}; check the folder's "
                           f"permissions") from None
-    files = [{"status": s, "path": p} for s, p in state.files]
+    files = [{"status": s, "path": redact(p)[0]} for s, p in state.files]
     created = utc_now()
     with db.atomic():
-        rowid = db.execute(SQL_SNAPSHOT_INSERT, (env.project, created, source, state.branch,
-                                                 state.head, json.dumps(files), agent_text,
+        rowid = db.execute(SQL_SNAPSHOT_INSERT, (env.project, created, source,
+                                                 redact(state.branch)[0], state.head,
+                                                 json.dumps(files), agent_text,
                                                  body)).lastrowid
     _, sections = split_sections(body)
     counts = {title: sum(1 for line in lines if line.startswith("- ")) for title, lines in sections}
@@ -11486,7 +11977,7 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
 
 def first_time(env: Env, payload: dict[str, Any], mark: str) -> bool:
     """True the first time ``mark`` is asked for in this agent session."""
-    session = str(payload.get("session_id") or "no-session")
+    session = redact(str(payload.get("session_id") or "no-session"))[0]
     with open_db(env) as db, db.atomic():
         cursor = db.execute(SQL_MARK_INSERT, (env.project, session, mark, utc_now()))
     return cursor.rowcount == 1
@@ -13282,7 +13773,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             import traceback
             traceback.print_exc()
-        sys.stderr.write(f"ctxkit: error: {exc}\n")
+        sys.stderr.write(f"ctxkit: error: {printable(str(exc))}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("ctxkit: interrupted\n")
@@ -13294,8 +13785,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: still one line unless debugging
         if debug:
             raise
-        sys.stderr.write(f"ctxkit: error: internal error: {type(exc).__name__}: {exc} "
-                         f"(rerun with CTXKIT_DEBUG=1 for the traceback)\n")
+        sys.stderr.write(f"ctxkit: error: internal error: {type(exc).__name__}: "
+                         f"{printable(str(exc))} (rerun with CTXKIT_DEBUG=1 for the traceback)\n")
         return EXIT_ERROR
 
 
