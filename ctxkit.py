@@ -5206,9 +5206,12 @@ COMMON_METHOD_NAMES = frozenset(
     "lower upper find index count add discard sort reverse send push shift unshift map "
     "filter reduce forEach slice splice then catch toString equals hashCode length size "
     "next iter match search sub group start end set has delete apply call bind".split())
+# In a stated order: where two candidates tie, the resolver takes the first it
+# loaded, and without ORDER BY the order would be the query plan's (an index
+# present or not, as during a bulk load). This is the order the indexes gave.
 SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type FROM nodes "
-                      "WHERE project = ?")
-SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ?"
+                      "WHERE project = ? ORDER BY qualname, id")
+SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ? ORDER BY path"
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
              "('extends', 'implements') AND dst_id IS NOT NULL ORDER BY id")
