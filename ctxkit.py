@@ -1758,22 +1758,25 @@ class Language(Record):
 
     __slots__ = (
         "name", "extensions", "fence", "query", "full", "family", "self_names",
-        "class_scope", "methods_outside", "named_receivers", "unprefixed_fields",
-        "capitalized_outside", "builtins", "skeleton", "return_fields", "async_before",
-        "parameter_children",
+        "super_names", "class_scope", "methods_outside", "named_receivers",
+        "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
+        "async_before", "parameter_children", "sigils",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
-        "resolve_binding", "resolve_local", "submodule", "method_fallback", "path_call")
+        "resolve_binding", "resolve_local", "resolve_qualified", "receiver_call", "submodule",
+        "method_fallback", "path_call")
     DEFAULTS: ClassVar[dict[str, Any]] = {
-        "query": None, "full": False, "family": "", "self_names": (), "class_scope": False,
-        "methods_outside": False, "named_receivers": False, "unprefixed_fields": False,
-        "capitalized_outside": False, "builtins": frozenset(), "skeleton": None,
-        "return_fields": ("return_type",), "async_before": b"(", "parameter_children": False,
+        "query": None, "full": False, "family": "", "self_names": (),
+        "super_names": ("super()", "super"), "class_scope": False, "methods_outside": False,
+        "named_receivers": False, "unprefixed_fields": False, "capitalized_outside": False,
+        "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
+        "async_before": b"(", "parameter_children": False, "sigils": "",
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
-                         "resolve_local", "submodule", "method_fallback", "path_call"))}
+                         "resolve_local", "resolve_qualified", "receiver_call", "submodule",
+                         "method_fallback", "path_call"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
@@ -1783,6 +1786,7 @@ class Language(Record):
     full: bool                  # calls, imports and bases resolved; else definitions only
     family: str                 # languages whose definitions a unique-name guess may reach
     self_names: tuple[str, ...]  # receivers that mean the enclosing class's instance
+    super_names: tuple[str, ...]  # receivers that mean the enclosing class's bases
     class_scope: bool           # a bare name inside a class body is looked up on the class
     methods_outside: bool       # methods are declared outside their type (Go, Rust impl)
     named_receivers: bool       # a method names its receiver (Go): that name is self
@@ -1793,16 +1797,19 @@ class Language(Record):
     return_fields: tuple[str, ...]  # the fields holding a function's return type, in order
     async_before: bytes         # `async` counts when it comes before this in the header
     parameter_children: bool    # parameters are the children typed `parameter` (Kotlin, Swift)
+    sigils: str                 # leading characters of variable names, dropped ($x, @x)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
-    qualname: Callable | None         # (s, d) -> bool: set d.qualname itself [nesting]
+    qualname: Callable | None         # (s, d, parent) -> bool: set d.qualname itself
+    #                                   [parent's qualname + name]
     params_holder: Callable | None    # (s, d) -> node holding the parameters [field parameters]
     param: Callable | None            # (s, p) -> {"name", "type", "default"} [_params]
     exported: Callable | None         # (s, defs, d, names) -> bool [not private/protected]
     docstring: Callable | None        # (s, d) -> str [the comment block just above]
     module_docstring: Callable | None  # (s, first node) -> str [the file's opening comment]
-    bases: Callable | None            # (s, d, add(node, "extends"|"implements")) [none]
+    bases: Callable | None            # (s, d, add(node, "extends"|"implements"[, text]))
+    #                                   [none]
     def_extra: Callable | None        # (s, d, ctx, bases) for every def and scope [nothing]
     method_types: Callable | None     # (s, d, types, ctx) for methods [nothing]
     call_written: Callable | None     # (s, recv, callee, name, recv_text) -> (written,
@@ -1810,8 +1817,12 @@ class Language(Record):
     import_handler: Callable | None   # (s, node, ctx) for every @import capture [no imports]
     # resolution hooks
     resolve_binding: Callable | None  # (r, path, module, name, depth) -> target [None]
-    resolve_local: Callable | None    # (r, path, name, ctx) -> target: a bare name not in
-    #                                   the file's scopes or imports [None]
+    resolve_local: Callable | None    # (r, path, scope, name, ctx) -> target: a bare name
+    #                                   not in the file's scopes or imports [None]
+    resolve_qualified: Callable | None  # (r, path, scope, "a.b.C") -> target: a dotted name
+    #                                   read as one qualified name first [part by part]
+    receiver_call: Callable | None    # (r, path, scope, recv, callee) -> (id, confidence)
+    #                                   or None: tried before the generic receiver steps
     submodule: Callable | None        # (r, module path, part) -> path of module.part [None]
     method_fallback: Callable | None  # (r, class path, Class.name, name) -> node id [None]
     path_call: Callable | None        # (r, path, recv, callee) -> (id, confidence) for a
@@ -2010,7 +2021,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "import" in caps:
         imports.append(caps["import"][0])
     elif "vartype" in caps:
-        var = s.text(caps["var"][0])
+        var = s.text(caps["var"][0]).lstrip(s.language.sigils)
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
             var = "self." + var
         vartypes.append((caps["vartype"][0].start_byte, var, s.text(caps["type"][0])))
@@ -2047,7 +2058,7 @@ def _link_parents(s: _Source, defs: list[_Def]) -> None:
         d.parent = stack[-1] if stack else -1
         stack.append(index)
         parent = defs[d.parent] if d.parent >= 0 else None
-        if own_qualname is not None and own_qualname(s, d):
+        if own_qualname is not None and own_qualname(s, d, parent):
             continue
         d.qualname = f"{parent.qualname}.{d.name}" if parent else d.name
         if d.kind == "function" and parent is not None and (
@@ -2122,7 +2133,8 @@ def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
             c.type == "parameter" for c in items):
         items = [c for c in items if c.type == "parameter"]
     if s.language.param is not None:
-        return [s.language.param(s, p) for p in items if p.type not in _PARAM_SKIP]
+        found = (s.language.param(s, p) for p in items if p.type not in _PARAM_SKIP)
+        return [param for param in found if param is not None]
     result = []
     for p in items:
         if p.type in _PARAM_SKIP or p.type == "self_parameter" or s.text(p) == "void":
@@ -2222,8 +2234,9 @@ def _def_bases(s: _Source, d: _Def) -> list[tuple[str, str, str, int]]:
         return []
     found = []
 
-    def add(base: Any, kind: str) -> None:
-        text = re.sub(r"<.*|\[.*|\(.*", "", one_line(s.text(base))).strip().lstrip("*")
+    def add(base: Any, kind: str, written: str | None = None) -> None:
+        text = written if written is not None else s.text(base)
+        text = re.sub(r"<.*|\[.*|\(.*", "", one_line(text)).strip().lstrip("*")
         if text and text not in ("object",):
             found.append((d.qualname, text, kind, base.start_point[0] + 1))
 
@@ -2757,7 +2770,6 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 # name defined exactly once in the index. A target is ("node", id),
 # ("module", [paths]), ("external", None) or None when nothing is known.
 
-SUPER_NAMES = frozenset({"super()", "super"})
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -2767,7 +2779,7 @@ COMMON_METHOD_NAMES = frozenset(
     "lower upper find index count add discard sort reverse send push shift unshift map "
     "filter reduce forEach slice splice then catch toString equals hashCode length size "
     "next iter match search sub group start end set has delete apply call bind".split())
-SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type FROM nodes "
+SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type, exported FROM nodes "
                       "WHERE project = ?")
 SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ?"
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
@@ -2785,10 +2797,13 @@ class _Resolver:
         self.by_name: dict[str, list[int]] = {}
         self.by_dir: dict[tuple[str, str], int] = {}
         self.returns: dict[int, str] = {}
+        self.private: set[int] = set()  # not exported: C's static, Go's lower case, ...
         for row in db.query(SQL_RESOLVER_NODES, (env.project,)):
-            node_id, kind, name, qualname, path, returns = tuple(row)
+            node_id, kind, name, qualname, path, returns, exported = tuple(row)
             if returns:
                 self.returns[node_id] = returns
+            if not exported:
+                self.private.add(node_id)
             self.nodes[node_id] = (kind, name, qualname, path)
             self.by_pq.setdefault((path, qualname), node_id)
             if kind != "file":
@@ -2885,7 +2900,7 @@ class _Resolver:
         if node is not None and self.nodes[node][0] != "file":
             return ("node", node)
         if language.resolve_local is not None:
-            found = language.resolve_local(self, path, name, ctx)
+            found = language.resolve_local(self, path, scope, name, ctx)
             if found is not None:
                 return found
         for star in ctx.get("stars", ()):
@@ -2903,6 +2918,11 @@ class _Resolver:
         target = (self.resolve_binding(path, binding) or ("external", None)) if binding else None
         if target is not None:
             return target
+        qualified = self.language(path).resolve_qualified
+        if qualified is not None and len(parts) > 1:
+            target = qualified(self, path, scope, text)
+            if target is not None:
+                return target
         target = self.resolve_name(path, scope, parts[0])
         for part in parts[1:]:
             if target is None or target[0] == "external":
@@ -2969,8 +2989,12 @@ class _Resolver:
             return language.path_call(self, path, recv, callee)
         is_receiver = language.named_receivers and \
             self.ctx(path).get("receivers", {}).get(scope) == recv
-        if recv in language.self_names or recv in SUPER_NAMES or is_receiver:
-            return self._resolve_self(path, scope, callee, recv, lang)
+        if recv in language.self_names or recv in language.super_names or is_receiver:
+            return self._resolve_self(path, scope, callee, recv, language)
+        if language.receiver_call is not None:
+            found = language.receiver_call(self, path, scope, recv, callee)
+            if found is not None:
+                return found
         if recv[:1] in "\"'[{(0123456789" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
         typed = self._resolve_typed(path, scope, callee, recv)
@@ -2997,16 +3021,17 @@ class _Resolver:
         return self.guess(callee, language.name)
 
     def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
-                      lang: str) -> tuple[int | None, float]:
+                      language: Language) -> tuple[int | None, float]:
         cls = self.enclosing_class(path, scope)
         if cls is None:  # `this` in a plain function
-            return self.guess(callee, lang, attr=True)
-        owners = self.bases.get(cls, []) if recv in SUPER_NAMES else [cls]
+            return self.guess(callee, language.name, attr=True)
+        is_super = recv in language.super_names
+        owners = self.bases.get(cls, []) if is_super else [cls]
         for owner in owners:
             found = self.method_lookup(owner, callee)
             if found is not None:
                 return found, CONF_EXACT
-        if recv in SUPER_NAMES:
+        if is_super:
             return None, 0.0
         # A mixin or abstract base calling what its subclasses define: linked only
         # when exactly one subclass in the index has it.
@@ -3057,7 +3082,8 @@ class _Resolver:
             written = qualname.rsplit(".", 2)[-2]
         if not written:
             return None
-        target = self.resolve_dotted(path, "", written)
+        # The return type is written where the function is: read it from its scope.
+        target = self.resolve_dotted(path, qualname.rpartition(".")[0], written)
         if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
             return target[1]
         return None
@@ -3065,22 +3091,30 @@ class _Resolver:
     def variable_type(self, path: str, scope: str, recv: str) -> str | None:
         """The declared or constructed type of ``x``, ``self.x`` or ``this.x``."""
         head, _, attr = recv.partition(".")
+        unprefixed = self.language(path).unprefixed_fields
         if attr and head in ("self", "this") and attr.isidentifier():
-            types = self.ctx(path).get("types", {})
-            for qual in self.scope_chain(scope):
-                found = types.get(qual, {}).get("self." + attr) or (
-                    types.get(qual, {}).get(attr) if self.language(path).unprefixed_fields
-                    else None)
-                if found:
-                    return found
-            return None
+            names = ("self." + attr, attr) if unprefixed else ("self." + attr,)
+            return self._scope_type(path, scope, names, top=False)
         if not recv.isidentifier():
             return None
+        return self._scope_type(path, scope, (recv,) if not unprefixed else (recv, "self." + recv),
+                                top=True)
+
+    def _scope_type(self, path: str, scope: str, names: tuple[str, ...],
+                    top: bool) -> str | None:
         types = self.ctx(path).get("types", {})
-        for qual in [*self.scope_chain(scope), ""]:
-            found = types.get(qual, {}).get(recv)
+        for qual in [*self.scope_chain(scope), ""] if top else self.scope_chain(scope):
+            found = next((types[qual][n] for n in names if n in types.get(qual, {})), None)
             if found:
                 return found
+        if self.language(path).methods_outside and "." in scope:
+            # A method defined away from its class (C++ out of line, a Swift or
+            # Kotlin extension): the class's fields are declared in its own file.
+            cls = self.enclosing_class(path, scope)
+            if cls is not None and self.nodes[cls][3] != path:
+                _, _, qualname, cls_path = self.nodes[cls]
+                fields = self.ctx(cls_path).get("types", {}).get(qualname, {})
+                return next((fields[n] for n in names if n in fields), None)
         return None
 
     def guess(self, name: str, lang: str, attr: bool = False) -> tuple[int | None, float]:
@@ -3558,7 +3592,17 @@ def _js_module(r: _Resolver, importer: str, spec: str) -> str | None:
                    "/index.tsx", "/index.js", "/index.jsx"):
         if base + suffix in r.lang:
             return base + suffix
+    # TypeScript's node16/bundler resolution: "./x.js" names the source x.ts
+    # (the file the compiler will emit as x.js); likewise .jsx/.mjs/.cjs.
+    stem, ext = os.path.splitext(base)
+    for source in _TS_SOURCE_OF_EMITTED.get(ext, ()):
+        if stem + source in r.lang:
+            return stem + source
     return None
+
+
+_TS_SOURCE_OF_EMITTED = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",),
+                         ".cjs": (".cts",)}
 
 
 def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
@@ -3636,7 +3680,7 @@ _GO_QUERY = """
 """
 
 
-def _go_qualname(s: _Source, d: _Def) -> bool:
+def _go_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     """A method is qualified by its receiver's type: func (u *User) Save() -> User.Save."""
     if d.kind != "method":
         return False
@@ -3702,7 +3746,8 @@ def _go_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
     return ("module", files) if files else ("external", None)
 
 
-def _go_same_package(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+def _go_same_package(r: _Resolver, path: str, scope: str, name: str,
+                     ctx: dict[str, Any]) -> tuple | None:
     """A package's files share one scope: the folder is the package."""
     node = r.by_dir.get((posix_parent(path), name))
     return ("node", node) if node is not None else None
@@ -3899,7 +3944,8 @@ def _rust_resolve_binding(r: _Resolver, path: str, module: str, name: str | None
     return _rust_path(r, path, module)
 
 
-def _rust_local_module(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+def _rust_local_module(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
     """`mod x;` declares the module x next to this file."""
     return _rust_path(r, path, f"self::{name}") if name in ctx.get("mods", ()) else None
 
@@ -4021,7 +4067,8 @@ def _java_resolve_binding(r: _Resolver, path: str, module: str, name: str | None
     return ("external", None)
 
 
-def _java_same_package(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+def _java_same_package(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
     node = _java_class(r, f"{r.package.get(path, '')}.{name}".lstrip("."))
     return ("node", node) if node is not None else None
 
@@ -4049,8 +4096,88 @@ JAVA = Language(
     resolve_binding=_java_resolve_binding, resolve_local=_java_same_package)
 
 
-# --- Graph language: C ----------------------------------------------------------
+# --- Graph: qualified names (shared by the languages with namespaces) -----------
+# C++, C#, PHP, Kotlin, Swift and Ruby name a definition by a namespace,
+# package or module path that spans files. The table below maps every full
+# name (the file's package, then the qualname: "App.Models.User.save") to the
+# nodes carrying it; a language resolves a written name by trying the prefixes
+# its reader would (enclosing namespaces, using/import directives, the global
+# namespace), and the first prefix with a match decides.
 
+
+def _fq_table(r: _Resolver, family: str) -> dict[str, list[int]]:
+    table = r.memo.get(("fq", family))
+    if table is None:
+        table = r.memo[("fq", family)] = {}
+        for node_id, (kind, _, qualname, path) in r.nodes.items():
+            if kind != "file" and r.language(path).family == family:
+                package = r.package.get(path)
+                full = f"{package}.{qualname}" if package else qualname
+                table.setdefault(full, []).append(node_id)
+    return table
+
+
+def _fq_pick(r: _Resolver, path: str, ids: list[int], hidden: bool) -> int | None:
+    """The file's own definition, else the one candidate another file may see."""
+    own = [n for n in ids if r.nodes[n][3] == path]
+    if own:
+        return own[0]
+    visible = [n for n in ids if n not in r.private] if hidden else ids
+    return visible[0] if len(visible) == 1 else None
+
+
+def _fq_lookup(r: _Resolver, path: str, prefixes: Iterable[str], name: str,
+               hidden: bool = False) -> tuple | None:
+    """("node", id) for the first prefix naming ``name``; None when none does or the
+    first one that does is ambiguous (an outer prefix never hides an inner one)."""
+    table = _fq_table(r, r.language(path).family)
+    for prefix in prefixes:
+        ids = table.get(f"{prefix}.{name}" if prefix else name)
+        if ids:
+            found = _fq_pick(r, path, ids, hidden)
+            return ("node", found) if found is not None else None
+    return None
+
+
+def _fq_package_files(r: _Resolver, package: str) -> list[str]:
+    """The files declaring a package or namespace (Kotlin `import a.b.*`, C# `using`)."""
+    files = r.memo.get("package.files")
+    if files is None:
+        files = r.memo["package.files"] = {}
+        for path, name in r.package.items():
+            files.setdefault(name, []).append(path)
+    return files.get(package, [])
+
+
+def _fq_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    """import a.b.C / using A.B / use App\\C: a definition, a package's files, or outside."""
+    full = f"{module}.{name}" if name else module
+    found = _fq_lookup(r, path, ("",), full)
+    if found is not None:
+        return found
+    files = _fq_package_files(r, full)
+    return ("module", files) if files else ("external", None)
+
+
+def _package_chain(package: str) -> list[str]:
+    """a.b.c -> a.b.c, a.b, a: a namespace sees its enclosing namespaces."""
+    parts = package.split(".") if package else []
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+# --- Graph language: C ----------------------------------------------------------
+# A call f() means the definition in this file (static or not), else the one
+# visible through the headers this file includes, else the one function with
+# external linkage of that name in the project; other files' static
+# functions are never candidates. A call through a struct field (ops->run())
+# goes through a function pointer: never resolved.
+
+_C_BRANCHES = """
+[(if_statement) (for_statement) (while_statement) (do_statement) (case_statement)
+ (conditional_expression)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
 _C_QUERY = """
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
 (function_definition declarator: (pointer_declarator declarator: (function_declarator
@@ -4060,7 +4187,20 @@ _C_QUERY = """
 (enum_specifier name: (type_identifier) @name body: (_)) @def.enum
 (type_definition type: (struct_specifier !name body: (_)) declarator: (type_identifier) @name)
     @def.struct
-"""
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (field_expression argument: (_) @recv
+    field: (field_identifier) @callee)) @call
+(preproc_include) @import
+""" + _C_BRANCHES
+_C_SKELETON = SkeletonRules(
+    containers=frozenset({"translation_unit", "compound_statement", "case_statement",
+                          "declaration_list", "field_declaration_list"}),
+    keep=frozenset({"if_statement", "for_statement", "for_range_loop", "while_statement",
+                    "do_statement", "switch_statement", "case_statement", "return_statement",
+                    "goto_statement", "labeled_statement", "try_statement", "throw_statement",
+                    "function_definition", "class_specifier", "struct_specifier",
+                    "namespace_definition", "preproc_if", "preproc_ifdef"}),
+    class_bodies=frozenset({"field_declaration_list"}))
 
 
 def _c_params_holder(s: _Source, d: _Def) -> Any:
@@ -4071,19 +4211,141 @@ def _c_params_holder(s: _Source, d: _Def) -> Any:
     return declarator.child_by_field_name("parameters") if declarator else None
 
 
+def _c_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    """``const Circle &c = x`` -> name c, type ``const Circle &``, default x."""
+    if s.text(p) == "void":
+        return None
+    name = p.child_by_field_name("declarator")
+    while name is not None and name.type not in ("identifier", "field_identifier"):
+        name = name.child_by_field_name("declarator") or next(
+            (c for c in name.named_children if c.type.endswith(("declarator", "identifier"))),
+            None)
+    default = p.child_by_field_name("default_value")
+    end = name.start_byte if name is not None else (
+        default.start_byte if default is not None else p.end_byte)
+    written = one_line(s.src[p.start_byte:end].decode("utf-8", "replace")).rstrip("= ")
+    return {"name": s.text(name) if name is not None else "", "type": written or None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
 def _c_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
     """Everything but `static` (file-local) definitions."""
     return "static" not in s.text(d.node).split("(")[0].split()
 
 
+def _c_include(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """#include "x.h" / <x.h>: an import edge, and the header read for visible names."""
+    path = node.child_by_field_name("path")
+    spec = s.text(path).strip('"<>') if path is not None else ""
+    if spec:
+        ctx["import_lines"].append((spec, node.start_point[0] + 1))
+        ctx.setdefault("includes", []).append(spec)
+
+
+def _c_header(r: _Resolver, importer: str, spec: str) -> str | None:
+    """The project file an #include names: next to the includer, from the root, or
+    the file ending in that path closest to the includer (an include directory)."""
+    key = ("c.header", posix_parent(importer), spec)
+    if key in r.memo:
+        return r.memo[key]
+    found = None
+    here = os.path.normpath(posixpath_join(posix_parent(importer), spec)).replace("\\", "/")
+    if here in r.lang:
+        found = here
+    elif spec in r.lang:
+        found = spec
+    else:
+        by_base = r.memo.get("c.by_base")
+        if by_base is None:
+            by_base = r.memo["c.by_base"] = {}
+            for path in r.lang:
+                if r.language(path).family == "cpp":
+                    by_base.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        matches = [p for p in by_base.get(spec.rsplit("/", 1)[-1], ()) if p.endswith("/" + spec)]
+        if matches:
+            found = max(matches, key=lambda p: (len(os.path.commonprefix([p, importer])),
+                                                -len(p)))
+    r.memo[key] = found
+    return found
+
+
+def _c_closure(r: _Resolver, path: str) -> set[str]:
+    """Every project header ``path`` includes, directly or through other headers."""
+    key = ("c.closure", path)
+    if key not in r.memo:
+        seen: set[str] = set()
+        stack = [path]
+        while stack and len(seen) < 1000:
+            current = stack.pop()
+            for spec in r.ctx(current).get("includes", ()):
+                header = _c_header(r, current, spec)
+                if header is not None and header not in seen and header != path:
+                    seen.add(header)
+                    stack.append(header)
+        r.memo[key] = seen
+    return r.memo[key]
+
+
+def _c_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                       depth: int) -> tuple | None:
+    header = _c_header(r, path, module)
+    return ("module", [header]) if header else ("external", None)
+
+
+def _stem(path: str) -> str:
+    return os.path.splitext(path.rsplit("/", 1)[-1])[0]
+
+
+def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                     ctx: dict[str, Any]) -> tuple | None:
+    """A global name by C's linkage rules (see the banner); outside when no file has it."""
+    ids = [n for n in _fq_table(r, "cpp").get(name, ())
+           if r.nodes[n][0] == "function" or r.nodes[n][0] in CLASS_KINDS]
+    closure = _c_closure(r, path)
+    in_headers = [n for n in ids if r.nodes[n][3] in closure]
+    if len(in_headers) == 1:
+        return ("node", in_headers[0])
+    visible = [n for n in ids if n not in r.private]
+    if len(visible) == 1:
+        return ("node", visible[0])
+    if not visible:
+        return ("external", None) if not ids or r.language(path).name == "c" else None
+    # Several definitions with external linkage (one per program): the one whose
+    # file pairs with an included header (util.h / util.c), else one next to us.
+    stems = {_stem(h) for h in closure}
+    for pick in ([n for n in visible if _stem(r.nodes[n][3]) in stems],
+                 [n for n in visible if posix_parent(r.nodes[n][3]) == posix_parent(path)]):
+        if len(pick) == 1:
+            return ("node", pick[0])
+    return None
+
+
+def _c_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                     callee: str) -> tuple[int | None, float]:
+    """s.f() / s->f() in C calls through a function pointer held in a struct."""
+    return None, 0.0
+
+
 C = Language(
-    name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, family="cpp",
-    return_fields=("type",), params_holder=_c_params_holder, exported=_c_exported)
+    name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, full=True, family="cpp",
+    return_fields=("type",), skeleton=_C_SKELETON, params_holder=_c_params_holder,
+    param=_c_param, exported=_c_exported, import_handler=_c_include,
+    resolve_binding=_c_resolve_binding, resolve_local=_c_resolve_local,
+    receiver_call=_c_receiver_call)
 
 
 # --- Graph language: C++ --------------------------------------------------------
+# Names are qualified by namespaces and classes (geo::Circle::area is the node
+# geo.Circle.area, wherever it is defined). A bare name inside a member
+# function is looked up in its class and bases (also when the class is
+# declared in a header and the function defined out of line), then in the
+# enclosing namespaces, the `using namespace` directives, and last in the
+# global namespace by C's rules. `a::b::f()` is read as one qualified name.
+# Member calls through `this`, typed variables, parameters and fields resolve
+# through the class and its bases.
 
-_CPP_QUERY = """
+_CPP_TYPES = "[(type_identifier) (qualified_identifier) (template_type)]"
+_CPP_QUERY = f"""
 (function_definition declarator: (function_declarator
     declarator: [(identifier) (field_identifier) (qualified_identifier)
                  (destructor_name) (operator_name)] @name)) @def.function
@@ -4096,30 +4358,148 @@ _CPP_QUERY = """
 (union_specifier name: (_) @name body: (_)) @def.struct
 (enum_specifier name: (_) @name body: (_)) @def.enum
 (namespace_definition name: (_) @name) @scope.namespace
-"""
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (template_function name: (identifier) @callee)) @call
+(call_expression function: (qualified_identifier scope: (_) @recv
+    name: [(identifier) (template_function name: (identifier))] @callee)) @call
+(call_expression function: (field_expression argument: (_) @recv
+    field: [(field_identifier) (template_method name: (field_identifier))] @callee)) @call
+(new_expression type: (type_identifier) @callee) @call
+(new_expression type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee))
+    @call
+[(preproc_include) (using_declaration)] @import
+(declaration type: {_CPP_TYPES} @type declarator: [
+    (identifier) @var
+    (init_declarator declarator: (identifier) @var)
+    (pointer_declarator declarator: (identifier) @var)
+    (reference_declarator (identifier) @var)
+    (init_declarator declarator: (pointer_declarator declarator: (identifier) @var))
+    (init_declarator declarator: (reference_declarator (identifier) @var))]) @vartype
+(declaration type: (placeholder_type_specifier) declarator: (init_declarator
+    declarator: (identifier) @var value: [(new_expression type: (_) @type)
+                                          (call_expression function: (_) @type)])) @vartype
+(field_declaration type: {_CPP_TYPES} @type declarator: [
+    (field_identifier) @var
+    (pointer_declarator declarator: (field_identifier) @var)
+    (reference_declarator (field_identifier) @var)]) @vartype
+(for_range_loop type: {_CPP_TYPES} @type declarator: [
+    (identifier) @var
+    (pointer_declarator declarator: (identifier) @var)
+    (reference_declarator (identifier) @var)]) @vartype
+[(for_range_loop) (catch_clause)] @branch
+""" + _C_BRANCHES
 
 
 def _cpp_def_name(text: str, kind: str) -> str:
-    return text.split("::")[-1]
+    return re.sub(r"<.*", "", text).split("::")[-1]
 
 
-def _cpp_qualname(s: _Source, d: _Def) -> bool:
-    """A function defined as Outer::Class::name is a method of Outer.Class."""
+def _cpp_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """A function defined as Outer::Class::name is a method of Outer.Class (inside
+    the namespaces around the definition)."""
     if d.kind != "function":
         return False
     scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
     if "::" not in scope:
         return False
-    d.qualname = ".".join(p.strip() for p in scope.split("::") if p.strip())
+    path = ".".join(re.sub(r"<.*?>", "", p).strip() for p in scope.split("::") if p.strip())
+    d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
     d.kind = "method"
     return True
 
 
+def _cpp_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """Members are reachable through their class; other definitions unless `static`
+    or inside an anonymous namespace (both file-local)."""
+    parent = defs[d.parent] if d.parent >= 0 else None
+    if parent is not None and parent.kind in CLASS_KINDS:
+        return True
+    up = d.node.parent
+    while up is not None:
+        if up.type == "namespace_definition" and up.child_by_field_name("name") is None:
+            return False
+        up = up.parent
+    return _c_exported(s, defs, d, names)
+
+
+def _cpp_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    clause = next((c for c in d.node.named_children if c.type == "base_class_clause"), None)
+    for base in clause.named_children if clause is not None else ():
+        if base.type in ("type_identifier", "qualified_identifier", "template_type"):
+            add(base, "extends", s.text(base).replace("::", "."))
+
+
+def _cpp_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """#include, `using namespace a::b;` and `using a::b::f;`."""
+    if node.type == "preproc_include":
+        _c_include(s, node, ctx)
+        return
+    target = node.named_children[-1] if node.named_children else None
+    name = s.text(target).replace("::", ".").strip(".") if target is not None else ""
+    if not name:
+        return
+    if any(c.type == "namespace" for c in node.children):
+        ctx.setdefault("using", []).append(name)
+    elif "." in name:
+        namespace, _, member = name.rpartition(".")
+        ctx["imports"][member] = [namespace, member]
+
+
+def _cpp_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                         depth: int) -> tuple | None:
+    if name is None:  # an #include
+        return _c_resolve_binding(r, path, module, name, depth)
+    return _fq_lookup(r, path, ("",), f"{module}.{name}", hidden=True) or ("external", None)
+
+
+def _cpp_prefixes(r: _Resolver, path: str, scope: str) -> list[str]:
+    """Enclosing scopes innermost first, then `using namespace` directives."""
+    return [*r.scope_chain(scope), *r.ctx(path).get("using", ())]
+
+
+def _cpp_lookup(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    return _fq_lookup(r, path, _cpp_prefixes(r, path, scope), name, hidden=True)
+
+
+def _cpp_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
+    cls = r.enclosing_class(path, scope)
+    if cls is not None and r.nodes[cls][3] != path:  # out of line: the class is elsewhere
+        found = r.method_lookup(cls, name)
+        if found is not None:
+            return ("node", found)
+    return _cpp_lookup(r, path, scope, name) or _c_resolve_local(r, path, scope, name, ctx)
+
+
+def _cpp_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _cpp_lookup(r, path, scope, dotted) or _fq_lookup(r, path, ("",), dotted, True)
+
+
+def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                       callee: str) -> tuple[int | None, float] | None:
+    """ns::f(), Class::static_f(), Base::method(): one qualified name."""
+    if not re.fullmatch(r"[A-Za-z_][\w.]*", recv):
+        return None
+    found = _cpp_qualified(r, path, scope, f"{recv}.{callee}")
+    return (found[1], CONF_EXACT) if found is not None else None
+
+
+def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
+    """A method defined away from its class: any file of the same language family."""
+    family = r.language(path).family
+    return next((n for n in r.by_name.get(name, ()) if r.nodes[n][2] == wanted
+                 and r.language(r.nodes[n][3]).family == family), None)
+
+
 CPP = Language(
     name="cpp", extensions=(".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), fence="cpp",
-    query=_CPP_QUERY, family="cpp", class_scope=True, return_fields=("type",),
-    def_name=_cpp_def_name, qualname=_cpp_qualname, params_holder=_c_params_holder,
-    exported=_c_exported)
+    query=_CPP_QUERY, full=True, family="cpp", self_names=("this",), class_scope=True,
+    methods_outside=True, unprefixed_fields=True, return_fields=("type",),
+    skeleton=_C_SKELETON, def_name=_cpp_def_name, qualname=_cpp_qualname,
+    params_holder=_c_params_holder, param=_c_param, exported=_cpp_exported, bases=_cpp_bases,
+    import_handler=_cpp_import, resolve_binding=_cpp_resolve_binding,
+    resolve_local=_cpp_resolve_local, resolve_qualified=_cpp_qualified,
+    receiver_call=_cpp_receiver_call, method_fallback=_method_anywhere)
 
 
 # --- Graph language: C# ---------------------------------------------------------
@@ -4808,7 +5188,7 @@ _WRAPPER_TYPES = frozenset({"expression_statement", "parenthesized_expression",
                             "try_expression", "expression_list", "as_expression",
                             "non_null_expression", "satisfies_expression"})
 _DECLARATOR_TYPES = frozenset({"variable_declarator", "var_spec", "const_spec",
-                               "assignment", "assignment_expression"})
+                               "assignment", "assignment_expression", "init_declarator"})
 
 _PARSERS: dict[str, Any] = {}
 
