@@ -1757,21 +1757,22 @@ class Language(Record):
     """
 
     __slots__ = (
-        "name", "extensions", "fence", "query", "full", "family", "self_names",
+        "name", "extensions", "fence", "grammar", "query", "full", "family", "self_names",
         "super_names", "class_scope", "methods_outside", "named_receivers",
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
-        "async_before", "parameter_children", "sigils",
+        "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
         "resolve_binding", "resolve_local", "resolve_qualified", "receiver_call", "submodule",
         "method_fallback", "path_call")
     DEFAULTS: ClassVar[dict[str, Any]] = {
-        "query": None, "full": False, "family": "", "self_names": (),
+        "grammar": None, "query": None, "full": False, "family": "", "self_names": (),
         "super_names": ("super()", "super"), "class_scope": False, "methods_outside": False,
         "named_receivers": False, "unprefixed_fields": False, "capitalized_outside": False,
         "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
-        "async_before": b"(", "parameter_children": False, "sigils": "",
+        "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
+        "bare_outside": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -1781,6 +1782,8 @@ class Language(Record):
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
     fence: str                  # the info string of a Markdown code fence
+    grammar: str | None         # a grammar wheel's module (its language()) used instead of
+    #                             tree-sitter-language-pack's grammar of that name
     query: str | None           # the tree-sitter query (captures: see _collect_match); None:
     #                             not indexed, known for code fences only
     full: bool                  # calls, imports and bases resolved; else definitions only
@@ -1798,6 +1801,9 @@ class Language(Record):
     async_before: bytes         # `async` counts when it comes before this in the header
     parameter_children: bool    # parameters are the children typed `parameter` (Kotlin, Swift)
     sigils: str                 # leading characters of variable names, dropped ($x, @x)
+    return_after: str | None    # the return type is the node after this token (-> or :)
+    bare_outside: bool          # a bare call of a name no definition of the family bears is
+    #                             outside the index (else: left unresolved)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -1830,18 +1836,42 @@ class Language(Record):
 
 
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
+_GRAMMARS: dict[str, Any] = {}
+
+
+def graph_grammar(lang: str) -> Any:
+    """The tree-sitter Language of a language (compiled in a wheel: nothing is fetched)."""
+    if lang not in _GRAMMARS:
+        module = LANGUAGES[lang].grammar or "tree_sitter_language_pack"
+        try:
+            import importlib
+
+            from tree_sitter import Language as Grammar
+            if LANGUAGES[lang].grammar:
+                grammar = Grammar(importlib.import_module(module).language())
+            else:
+                from tree_sitter_language_pack import get_language
+                grammar = get_language(lang)
+        except ImportError as exc:
+            package = module.replace("_", "-")
+            raise CtxkitError(f"tree-sitter or the {lang} grammar is not installed ({exc}); "
+                              f"pip install tree-sitter {package}") from None
+        _GRAMMARS[lang] = grammar
+    return _GRAMMARS[lang]
+
+
+def graph_parser(lang: str) -> Any:
+    """A new tree-sitter parser for a language."""
+    from tree_sitter import Parser
+    return Parser(graph_grammar(lang))
 
 
 def graph_language(lang: str) -> tuple[Any, Any]:
     """(parser, query) for a language, built once per process."""
     if lang not in _LANG_CACHE:
-        try:
-            from tree_sitter import Query
-            from tree_sitter_language_pack import get_language, get_parser
-        except ImportError as exc:
-            raise CtxkitError(f"tree-sitter is not installed ({exc}); "
-                              f"pip install 'tree-sitter-language-pack>=0.13,<1'") from None
-        _LANG_CACHE[lang] = (get_parser(lang), Query(get_language(lang), LANGUAGES[lang].query))
+        from tree_sitter import Query
+        _LANG_CACHE[lang] = (graph_parser(lang), Query(graph_grammar(lang),
+                                                        LANGUAGES[lang].query))
     return _LANG_CACHE[lang]
 
 
@@ -1890,6 +1920,9 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
     _link_parents(s, defs)
     starts = [d.node.start_byte for d in defs]
+    if extra.get("maybe_local"):
+        calls = _drop_variables(defs, starts, calls, extra.pop("maybe_local"),
+                                extra.pop("locals", []))
     for pos in branches:
         index = _enclosing(defs, starts, pos)
         if index >= 0:
@@ -1903,6 +1936,23 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
             "docstring": _module_docstring(s, tree.root_node), "defs": records,
             "bases": bases, "calls": _call_records(defs, calls, call_scopes, emitted),
             "imports": ctx.pop("import_lines", []), "context": ctx}
+
+
+def _drop_variables(defs: list[_Def], starts: list[int], calls: list[tuple],
+                    maybe: set[int], local_names: list[tuple[int, str]]) -> list[tuple]:
+    """Bare identifiers (Ruby's `validate`) are calls unless a parameter or an
+    assignment of the enclosing definitions names a variable so."""
+    scopes: dict[int, set[str]] = {}
+    for pos, name in local_names:
+        scopes.setdefault(_enclosing(defs, starts, pos), set()).add(name)
+    kept = []
+    for index, call in enumerate(calls):
+        scope = _enclosing(defs, starts, call[0]) if index in maybe else None
+        while scope is not None and call[2] not in scopes.get(scope, ()):
+            scope = defs[scope].parent if scope >= 0 else None
+        if scope is None:
+            kept.append(call)
+    return kept
 
 
 def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
@@ -2017,6 +2067,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             written, recv_text = special
         else:
             written = f"{recv_text}.{name}"
+        if "maybe_local" in caps:  # a bare identifier: a call unless it names a variable
+            extra.setdefault("maybe_local", set()).add(len(calls))
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
     elif "import" in caps:
         imports.append(caps["import"][0])
@@ -2025,8 +2077,11 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
             var = "self." + var
         vartypes.append((caps["vartype"][0].start_byte, var, s.text(caps["type"][0])))
-    elif "package" in caps:
-        extra["package"] = s.text(caps["package"][0])
+    elif "local" in caps:
+        extra.setdefault("locals", []).append((caps["local"][0].start_byte,
+                                               s.text(caps["local"][0])))
+    elif "package" in caps:  # PHP writes App\Models: the index's separator is the dot
+        extra["package"] = s.text(caps["package"][0]).replace("\\", ".").strip(".")
     elif "modname" in caps:
         extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
     elif "defaultname" in caps:
@@ -2174,8 +2229,20 @@ def _return_type(s: _Source, d: _Def) -> str | None:
         node = d.fn.child_by_field_name(field)
         if node is not None:
             break
+    if s.language.return_after is not None:
+        node = _node_after(d.fn, s.language.return_after)
     text = one_line(s.text(node)).lstrip(":").strip()
     return text.removeprefix("->").strip() or None
+
+
+def _node_after(node: Any, token: str) -> Any:
+    """The first named child after the anonymous child ``token`` (None without one)."""
+    seen = False
+    for child in node.children:
+        if seen and child.is_named:
+            return child
+        seen = seen or (child.type == token and not child.is_named)
+    return None
 
 
 def _is_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
@@ -2884,7 +2951,7 @@ class _Resolver:
             if owner is None:
                 continue
             if self.nodes[owner][0] in CLASS_KINDS:
-                if language.class_scope:
+                if language.class_scope and name != self.nodes[owner][1]:  # not its constructor
                     found = self.method_lookup(owner, name)
                     if found is not None:
                         return ("node", found)
@@ -2934,6 +3001,9 @@ class _Resolver:
             else:
                 kind, _, qualname, npath = self.nodes[target[1]]
                 node = self.by_pq.get((npath, f"{qualname}.{part}"))
+                if node is None and kind in CLASS_KINDS:  # Store.shared: a typed class field
+                    field = self.ctx(npath).get("types", {}).get(qualname, {}).get(part)
+                    return self.resolve_dotted(npath, qualname, field) if field else None
                 target = ("node", node) if node is not None else None
         return target
 
@@ -3017,6 +3087,8 @@ class _Resolver:
         if target is not None:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
         if callee in language.builtins:
+            return None, 1.0
+        if language.bare_outside and _absent(self, path, callee):
             return None, 1.0
         return self.guess(callee, language.name)
 
@@ -4160,6 +4232,13 @@ def _fq_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
     return ("module", files) if files else ("external", None)
 
 
+def _absent(r: _Resolver, path: str, name: str) -> bool:
+    """No definition of the language family bears the name: it is outside the index."""
+    family = r.language(path).family
+    return not any(r.language(r.nodes[n][3]).family == family
+                   for n in r.by_name.get(name.rsplit(".", 1)[-1], ()))
+
+
 def _package_chain(package: str) -> list[str]:
     """a.b.c -> a.b.c, a.b, a: a namespace sees its enclosing namespaces."""
     parts = package.split(".") if package else []
@@ -4292,7 +4371,7 @@ def _c_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
     return ("module", [header]) if header else ("external", None)
 
 
-def _stem(path: str) -> str:
+def _file_stem(path: str) -> str:
     return os.path.splitext(path.rsplit("/", 1)[-1])[0]
 
 
@@ -4312,8 +4391,8 @@ def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
         return ("external", None) if not ids or r.language(path).name == "c" else None
     # Several definitions with external linkage (one per program): the one whose
     # file pairs with an included header (util.h / util.c), else one next to us.
-    stems = {_stem(h) for h in closure}
-    for pick in ([n for n in visible if _stem(r.nodes[n][3]) in stems],
+    stems = {_file_stem(h) for h in closure}
+    for pick in ([n for n in visible if _file_stem(r.nodes[n][3]) in stems],
                  [n for n in visible if posix_parent(r.nodes[n][3]) == posix_parent(path)]):
         if len(pick) == 1:
             return ("node", pick[0])
@@ -4492,6 +4571,7 @@ def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | N
 
 
 CPP = Language(
+    bare_outside=True,
     name="cpp", extensions=(".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), fence="cpp",
     query=_CPP_QUERY, full=True, family="cpp", self_names=("this",), class_scope=True,
     methods_outside=True, unprefixed_fields=True, return_fields=("type",),
@@ -4503,8 +4583,15 @@ CPP = Language(
 
 
 # --- Graph language: C# ---------------------------------------------------------
+# A type name is looked up in the file's namespace and the namespaces around
+# it, then in the namespaces of its `using` directives (aliases bind one
+# name, `using static` brings a class's members), then in the global
+# namespace. Partial classes and members resolve across files. Calls through
+# `this`, `base`, typed locals, fields, properties and parameters resolve
+# through the class and its bases.
 
-_CSHARP_QUERY = """
+_CS_TYPES = "[(identifier) (qualified_name) (generic_name)]"
+_CSHARP_QUERY = f"""
 (class_declaration name: (identifier) @name) @def.class
 (record_declaration name: (identifier) @name) @def.class
 (struct_declaration name: (identifier) @name) @def.struct
@@ -4512,26 +4599,284 @@ _CSHARP_QUERY = """
 (enum_declaration name: (identifier) @name) @def.enum
 (method_declaration name: (identifier) @name) @def.method
 (constructor_declaration name: (identifier) @name) @def.method
-(namespace_declaration name: (_) @name) @scope.namespace
+(local_function_statement name: (identifier) @name) @def.function
+(namespace_declaration name: (_) @package)
+(file_scoped_namespace_declaration name: (_) @package)
+(using_directive) @import
+(invocation_expression function: (identifier) @callee) @call
+(invocation_expression function: (generic_name (identifier) @callee)) @call
+(invocation_expression function: (member_access_expression expression: _ @recv
+    name: (identifier) @callee)) @call
+(invocation_expression function: (member_access_expression expression: _ @recv
+    name: (generic_name (identifier) @callee))) @call
+(invocation_expression function: (conditional_access_expression condition: (_) @recv
+    (member_binding_expression name: (identifier) @callee))) @call
+(object_creation_expression type: (identifier) @callee) @call
+(object_creation_expression type: (generic_name (identifier) @callee)) @call
+(object_creation_expression type: (qualified_name qualifier: (_) @recv
+    name: (identifier) @callee)) @call
+(variable_declaration type: {_CS_TYPES} @type (variable_declarator name: (identifier) @var))
+    @vartype
+(variable_declaration type: (implicit_type) (variable_declarator name: (identifier) @var
+    [(object_creation_expression type: (_) @type)
+     (invocation_expression function: (_) @type)])) @vartype
+(property_declaration type: {_CS_TYPES} @type name: (identifier) @var) @vartype
+(foreach_statement type: {_CS_TYPES} @type left: (identifier) @var) @vartype
+[(if_statement) (for_statement) (foreach_statement) (while_statement) (do_statement)
+ (catch_clause) (conditional_expression) (switch_section)] @branch
+(binary_expression operator: ["&&" "||" "??"]) @branch
 """
+
+
+def _cs_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """`class A : Base, IFoo`: the grammar cannot tell a base class from an
+    interface; C#'s naming rule (interfaces are I + a capital) does."""
+    bases = next((c for c in d.node.named_children if c.type == "base_list"), None)
+    for index, base in enumerate(bases.named_children if bases is not None else ()):
+        if base.type not in ("identifier", "qualified_name", "generic_name"):
+            continue
+        name = re.sub(r"<.*", "", s.text(base)).rsplit(".", 1)[-1]
+        interface = d.kind == "interface" or index > 0 or re.match(r"I[A-Z]", name)
+        add(base, "implements" if interface and d.kind != "interface" else "extends")
+
+
+def _cs_using(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """using A.B; using static A.B.C; using X = A.B.C;"""
+    line = node.start_point[0] + 1
+    alias = node.child_by_field_name("name")
+    target = next((c for c in node.named_children if c != alias and c.type in (
+        "identifier", "qualified_name", "generic_name")), None)
+    text = re.sub(r"<.*", "", s.text(target)) if target is not None else ""
+    if not text:
+        return
+    if alias is not None:
+        _bind(ctx, s.text(alias), text, None, line)
+    elif any(c.type == "static" for c in node.children):
+        ctx.setdefault("static_using", []).append(text)
+        ctx["import_lines"].append((text, line))
+    else:
+        ctx.setdefault("using", []).append(text)
+        ctx["import_lines"].append((text, line))
+
+
+def _cs_prefixes(r: _Resolver, path: str) -> list[str]:
+    ctx = r.ctx(path)
+    return [*_package_chain(r.package.get(path, "")), *ctx.get("using", ()), ""]
+
+
+def _cs_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                      ctx: dict[str, Any]) -> tuple | None:
+    found = _fq_lookup(r, path, _cs_prefixes(r, path), name)
+    if found is None and ctx.get("static_using"):
+        found = _fq_lookup(r, path, ctx["static_using"], name)
+    cls = r.enclosing_class(path, scope) if found is None and "." in scope else None
+    if cls is not None and r.nodes[cls][3] != path:  # a partial class's other file
+        member = r.method_lookup(cls, name)
+        found = ("node", member) if member is not None else None
+    return found
+
+
+def _cs_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _fq_lookup(r, path, _cs_prefixes(r, path), dotted)
+
+
 CSHARP = Language(
-    name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, family="csharp",
-    class_scope=True, return_fields=("returns", "type"), exported=_public_exported)
+    bare_outside=True,
+    name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, full=True,
+    family="csharp", self_names=("this",), super_names=("base",), class_scope=True,
+    methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
+    return_fields=("returns", "type"),
+    skeleton=SkeletonRules(
+        containers=frozenset({"compilation_unit", "declaration_list", "block",
+                              "switch_section", "switch_body"}),
+        keep=frozenset({"if_statement", "for_statement", "foreach_statement",
+                        "while_statement", "do_statement", "try_statement",
+                        "switch_statement", "switch_section", "return_statement",
+                        "throw_statement", "yield_statement", "using_statement",
+                        "lock_statement", "method_declaration", "constructor_declaration",
+                        "class_declaration", "interface_declaration", "struct_declaration",
+                        "record_declaration", "enum_declaration", "namespace_declaration",
+                        "local_function_statement", "labeled_statement"}),
+        class_bodies=frozenset({"declaration_list"})),
+    exported=_public_exported, bases=_cs_bases, import_handler=_cs_using,
+    resolve_binding=_fq_resolve_binding, resolve_local=_cs_resolve_local,
+    resolve_qualified=_cs_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: Ruby -------------------------------------------------------
+# Constants (classes, modules) are looked up through the lexical nesting of
+# modules, then at the top level; a class may be reopened in several files
+# and is one class. A bare call `log("x")` or `helper` inside a method is a
+# call on self: the class, its superclass and the modules it includes. `require`
+# and `require_relative` are the file's imports; `Foo.new` constructs Foo.
 
 _RUBY_QUERY = """
 (class name: (_) @name) @def.class
 (module name: (_) @name) @def.class
 (method name: (_) @name) @def.function
 (singleton_method name: (_) @name) @def.function
+(call method: (identifier) @req arguments: (argument_list . (string))
+    (#match? @req "^require(_relative)?$")) @import
+(call receiver: (_) @recv method: (identifier) @callee) @call
+(call !receiver method: (identifier) @callee) @call
+(body_statement (identifier) @callee @call @maybe_local)
+(assignment left: (identifier) @local)
+(operator_assignment left: (identifier) @local)
+(method_parameters [(identifier) (optional_parameter name: (identifier))
+                    (keyword_parameter name: (identifier))] @local)
+(block_parameters (identifier) @local)
+(assignment left: (identifier) @var right: (call receiver: [(constant) (scope_resolution)] @type
+    method: (identifier) @new (#eq? @new "new"))) @vartype
+(assignment left: (instance_variable) @var right: (call
+    receiver: [(constant) (scope_resolution)] @type method: (identifier) @new
+    (#eq? @new "new"))) @vartype @self
+[(if) (unless) (while) (until) (for) (when) (rescue) (conditional) (if_modifier)
+ (unless_modifier) (while_modifier) (until_modifier) (elsif)] @branch
+(binary operator: ["&&" "||" "and" "or"]) @branch
 """
-RUBY = Language(name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY,
-                family="ruby")
+# Kernel's and Module's methods, called without a receiver everywhere.
+RUBY_BUILTINS = frozenset(
+    "require require_relative load autoload puts print p pp raise fail loop lambda proc format "
+    "sprintf printf gets sleep rand srand exit exit! abort at_exit catch throw binding "
+    "block_given? caller attr_reader attr_writer attr_accessor include extend prepend private "
+    "protected public module_function private_constant define_method alias_method freeze "
+    "frozen? dup clone send public_send respond_to? is_a? kind_of? instance_of? "
+    "instance_variable_get instance_variable_set new super yield warn Integer Float String "
+    "Array Hash Rational Complex".split())
+
+
+def _rb_def_name(text: str, kind: str) -> str:
+    return text.rsplit("::", 1)[-1]
+
+
+def _rb_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """class Admin::User inside module App is App.Admin.User."""
+    written = s.text(d.node.child_by_field_name("name"))
+    if "::" not in written or d.kind.startswith("function"):
+        return False
+    path = ".".join(p for p in written.split("::") if p)
+    d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
+    return True
+
+
+def _rb_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """The superclass, and the modules the class body includes (mixins)."""
+    superclass = d.node.child_by_field_name("superclass")
+    for base in superclass.named_children if superclass is not None else ():
+        add(base, "extends", s.text(base).replace("::", "."))
+    body = d.node.child_by_field_name("body")
+    for call in body.named_children if body is not None else ():
+        method = call.child_by_field_name("method") if call.type == "call" else None
+        if method is None or s.text(method) not in ("include", "prepend", "extend"):
+            continue
+        args = call.child_by_field_name("arguments")
+        for module in args.named_children if args is not None else ():
+            if module.type in ("constant", "scope_resolution"):
+                add(module, "implements", s.text(module).replace("::", "."))
+
+
+def _rb_call_written(s: _Source, recv: Any, callee: Any, name: str,
+                     recv_text: str) -> tuple[str, str] | None:
+    """@cache.put: an instance variable is an attribute of self."""
+    if recv.type == "instance_variable":
+        return f"{recv_text}.{name}", "self." + recv_text.lstrip("@")
+    return None
+
+
+def _rb_require(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    method = s.text(node.child_by_field_name("method"))
+    args = node.child_by_field_name("arguments")
+    spec = _quoted_text(s, args.named_children[0]) if args is not None else ""
+    if spec:
+        if method == "require_relative" and not spec.startswith("."):
+            spec = "./" + spec
+        ctx["import_lines"].append((spec, node.start_point[0] + 1))
+
+
+def _rb_file(r: _Resolver, importer: str, spec: str) -> str | None:
+    """require_relative: next to the file; require: a file of the load path (lib/,
+    or any folder holding that path)."""
+    name = spec if spec.endswith(".rb") else spec + ".rb"
+    if spec.startswith("."):
+        here = os.path.normpath(posixpath_join(posix_parent(importer), name)).replace("\\", "/")
+        return here if here in r.lang else None
+    matches = [p for p in r.lang if (p == name or p.endswith("/" + name))
+               and r.language(p).family == "ruby"]
+    return min(matches, key=lambda p: (not p.startswith("lib/"), p.count("/"))) if matches \
+        else None
+
+
+def _rb_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    found = _rb_file(r, path, module)
+    return ("module", [found]) if found else ("external", None)
+
+
+def _rb_constant(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    """A class or module through the lexical nesting; a reopened class is one class,
+    its node is the definition in the file named after it, else in this file."""
+    table = _fq_table(r, "ruby")
+    for prefix in [*r.scope_chain(scope), ""]:
+        ids = [n for n in table.get(f"{prefix}.{name}" if prefix else name, ())
+               if r.nodes[n][0] in CLASS_KINDS]
+        if ids:
+            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name.rsplit(".", 1)[-1]).lower()
+            return ("node", min(ids, key=lambda n: (_file_stem(r.nodes[n][3]) != snake,
+                                                      r.nodes[n][3] != path,
+                                                      r.nodes[n][3])))
+    return None
+
+
+def _rb_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                      ctx: dict[str, Any]) -> tuple | None:
+    if name[:1].isupper():
+        found = _rb_constant(r, path, scope, name)
+    else:
+        found = _member_elsewhere(r, path, scope, name) or _fq_lookup(r, path, ("",), name)
+    return found
+
+
+def _rb_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _rb_constant(r, path, scope, dotted) if dotted[:1].isupper() else None
+
+
+def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                      callee: str) -> tuple[int | None, float] | None:
+    """Foo.new(...) constructs Foo."""
+    if callee != "new" or not recv[:1].isupper():
+        return None
+    target = _rb_constant(r, path, scope, recv) or r.resolve_dotted(path, scope, recv)
+    if target is not None and target[0] == "node":
+        return target[1], CONF_EXACT
+    return (None, 1.0) if target is not None else None
+
+
+RUBY = Language(
+    bare_outside=True,
+    name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY, full=True,
+    family="ruby", self_names=("self",), class_scope=True, methods_outside=True,
+    builtins=RUBY_BUILTINS, sigils="@",
+    skeleton=SkeletonRules(
+        containers=frozenset({"program", "body_statement", "then", "else", "do", "block_body",
+                              "ensure", "rescue", "when", "begin"}),
+        keep=frozenset({"if", "unless", "while", "until", "for", "case", "when", "begin",
+                        "rescue", "ensure", "return", "yield", "method", "singleton_method",
+                        "class", "module", "if_modifier", "unless_modifier", "elsif", "next",
+                        "break", "redo", "retry", "else"}),
+        class_parents=frozenset({"class", "module"})),
+    def_name=_rb_def_name, qualname=_rb_qualname, bases=_rb_bases,
+    call_written=_rb_call_written, import_handler=_rb_require,
+    resolve_binding=_rb_resolve_binding, resolve_local=_rb_resolve_local,
+    resolve_qualified=_rb_qualified, receiver_call=_rb_receiver_call,
+    method_fallback=_method_anywhere)
 
 
 # --- Graph language: PHP --------------------------------------------------------
+# A name is read through the file's `use` imports (aliases, `use function`,
+# group uses), then the file's namespace; a function falls back to the global
+# namespace as PHP's does. Methods are only ever called through $this, self::,
+# static::, parent::, a class name or a typed variable (a bare f() is a
+# function, never a method). require/include of a literal path are imports.
 
 _PHP_QUERY = """
 (class_declaration name: (name) @name) @def.class
@@ -4540,33 +4885,390 @@ _PHP_QUERY = """
 (enum_declaration name: (name) @name) @def.enum
 (function_definition name: (name) @name) @def.function
 (method_declaration name: (name) @name) @def.method
+(namespace_definition name: (namespace_name) @package)
+[(namespace_use_declaration) (require_expression) (require_once_expression)
+ (include_expression) (include_once_expression)] @import
+(function_call_expression function: (name) @callee) @call
+(function_call_expression function: (qualified_name prefix: (_) @recv (name) @callee .)) @call
+(function_call_expression function: (qualified_name !prefix (name) @callee .)) @call
+(member_call_expression object: (_) @recv name: (name) @callee) @call
+(nullsafe_member_call_expression object: (_) @recv name: (name) @callee) @call
+(scoped_call_expression scope: (_) @recv name: (name) @callee) @call
+(object_creation_expression (name) @callee) @call
+(object_creation_expression (qualified_name prefix: (_) @recv (name) @callee .)) @call
+(assignment_expression left: (variable_name) @var
+    right: (object_creation_expression [(name) (qualified_name)] @type)) @vartype
+(property_declaration type: (_) @type (property_element name: (variable_name) @var)) @vartype
+[(if_statement) (else_if_clause) (for_statement) (foreach_statement) (while_statement)
+ (do_statement) (catch_clause) (conditional_expression) (case_statement)] @branch
+(binary_expression operator: ["&&" "||" "and" "or" "??"]) @branch
 """
-PHP = Language(name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, family="php",
-               class_scope=True)
+
+
+def _php_name(text: str) -> str:
+    """App\\Models\\User -> App.Models.User (the index's separator)."""
+    return text.strip().lstrip("\\").replace("\\", ".")
+
+
+def _php_call_written(s: _Source, recv: Any, callee: Any, name: str,
+                      recv_text: str) -> tuple[str, str]:
+    """$this->repo->find(): written as is, read as this.repo."""
+    sep = "::" if s.src[recv.end_byte:callee.start_byte].strip() == b"::" else "->"
+    written = f"{one_line(s.text(recv))}{sep}{name}" if recv.type != "namespace_name" else \
+        f"{one_line(s.text(recv))}\\{name}"
+    read = re.sub(r"\s+", "", s.text(recv)).replace("?->", ".").replace("->", ".")
+    return written, _php_name(read.replace("::", ".")).replace("$", "")
+
+
+def _php_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """extends, implements, and the traits a class body uses."""
+    for clause in d.node.named_children:
+        kind = {"base_clause": "extends", "class_interface_clause": "implements"}.get(
+            clause.type)
+        for base in clause.named_children if kind else ():
+            add(base, kind, _php_name(s.text(base)))
+    body = d.node.child_by_field_name("body")
+    for use in (c for c in (body.named_children if body is not None else ())
+                if c.type == "use_declaration"):
+        for trait in use.named_children:
+            if trait.type in ("name", "qualified_name"):
+                add(trait, "implements", _php_name(s.text(trait)))
+
+
+def _php_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    line = node.start_point[0] + 1
+    if node.type != "namespace_use_declaration":  # require / include of a literal path
+        strings = [_quoted_text(s, c) for c in _descendants(node, ("string",
+                                                                   "encapsed_string"))]
+        spec = "".join(strings)
+        if spec.endswith(".php"):
+            ctx["import_lines"].append(("./" + spec.lstrip("/") if "__DIR__" in s.text(node)
+                                        else spec, line))
+        return
+    group = next((c for c in node.named_children if c.type == "namespace_use_group"), None)
+    prefix = next((_php_name(s.text(c)) + "." for c in node.named_children
+                   if c.type in ("namespace_name", "qualified_name")), "") if group else ""
+    for clause in _descendants(node, ("namespace_use_clause",)):
+        target = next((c for c in clause.named_children if c.type in ("qualified_name",
+                                                                      "name")), None)
+        alias = clause.child_by_field_name("alias")
+        full = prefix + _php_name(s.text(target))
+        local = s.text(alias) if alias is not None else full.rsplit(".", 1)[-1]
+        _bind(ctx, local, full, None, line)
+
+
+def _php_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                         depth: int) -> tuple | None:
+    if module.endswith(".php"):  # require 'x.php'
+        base = posix_parent(path) if module.startswith(".") else ""
+        found = os.path.normpath(posixpath_join(base, module)).replace("\\", "/")
+        return ("module", [found]) if found in r.lang else ("external", None)
+    return _fq_resolve_binding(r, path, module, name, depth)
+
+
+def _php_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
+    package = r.package.get(path, "")
+    found = _fq_lookup(r, path, (package, "") if package else ("",), name)
+    return found
+
+
+def _php_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    head, _, rest = dotted.partition(".")
+    binding = r.ctx(path).get("imports", {}).get(head)
+    if binding is not None:  # use App\\Models; Models\\User::create()
+        dotted = f"{binding[0]}.{rest}"
+    package = r.package.get(path, "")
+    return _fq_lookup(r, path, (package, "") if package else ("",), dotted) or (
+        ("external", None) if _absent(r, path, dotted) else None)
+
+
+PHP = Language(
+    bare_outside=True,
+    name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, full=True, family="php",
+    self_names=("this", "self", "static"), super_names=("parent",), unprefixed_fields=True,
+    sigils="$",
+    skeleton=SkeletonRules(
+        containers=frozenset({"program", "compound_statement", "declaration_list",
+                              "switch_block", "case_statement", "default_statement"}),
+        keep=frozenset({"if_statement", "else_clause", "else_if_clause", "for_statement",
+                        "foreach_statement", "while_statement", "do_statement",
+                        "try_statement", "switch_statement", "case_statement",
+                        "default_statement", "return_statement", "function_definition",
+                        "method_declaration", "class_declaration", "interface_declaration",
+                        "trait_declaration", "enum_declaration", "namespace_definition",
+                        "php_tag"}),
+        class_bodies=frozenset({"declaration_list"})),
+    bases=_php_bases, call_written=_php_call_written, import_handler=_php_import,
+    resolve_binding=_php_resolve_binding, resolve_local=_php_resolve_local,
+    resolve_qualified=_php_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: Kotlin -----------------------------------------------------
+# Grammar: the tree-sitter-kotlin wheel (fewer parse failures on real code than
+# the language pack's; DESIGN.md "Grammars"). A name is looked up in the
+# file's package (every file of a package shares it), its imports (aliases
+# too) and star imports, then Kotlin's own library. `fun User.display()` is
+# an extension: a method of User wherever it is written. Constructors are
+# called by the class name: `User(id)` is a call of the class.
 
 _KOTLIN_QUERY = """
-(class_declaration (type_identifier) @name) @def.class
-(object_declaration (type_identifier) @name) @def.class
-(function_declaration (simple_identifier) @name) @def.function
+(class_declaration "interface" name: (identifier) @name) @def.interface
+(class_declaration "class" name: (identifier) @name) @def.class
+(object_declaration name: (identifier) @name) @def.class
+(function_declaration name: (identifier) @name) @def.function
+(package_header (qualified_identifier) @package)
+(import) @import
+(call_expression . (identifier) @callee) @call
+(call_expression . (navigation_expression (_) @recv . (identifier) @callee .)) @call
+(property_declaration (variable_declaration (identifier) @var (_) @type)) @vartype
+(property_declaration (variable_declaration (identifier) @var .)
+    (call_expression . (identifier) @type)) @vartype
+(class_parameter (identifier) @var [(user_type) (nullable_type)] @type) @vartype
+[(if_expression) (for_statement) (while_statement) (do_while_statement) (catch_block)
+ (when_entry)] @branch
+[(binary_expression "&&") (binary_expression "||") (binary_expression "?:")] @branch
 """
-KOTLIN = Language(name="kotlin", extensions=(".kt", ".kts"), fence="kotlin",
-                  query=_KOTLIN_QUERY, family="kotlin", class_scope=True,
-                  parameter_children=True)
+
+
+def _kt_type_before_name(s: _Source, d: _Def) -> Any:
+    """The receiver type of an extension function: the type written before the name."""
+    name = d.node.child_by_field_name("name")
+    return next((c for c in d.node.named_children if name is not None
+                 and c.end_byte <= name.start_byte and c.type in (
+                     "user_type", "nullable_type", "parenthesized_type")), None)
+
+
+def _kt_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """fun User.display() is the method User.display."""
+    receiver = _kt_type_before_name(s, d) if d.kind == "function" else None
+    if receiver is None:
+        return False
+    owner = _clean_type(s.text(receiver))
+    d.qualname, d.kind = f"{owner}.{d.name}", "method"
+    return True
+
+
+def _kt_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    if p.type != "parameter":
+        return None
+    name = next((c for c in p.named_children if c.type == "identifier"), None)
+    type_node = next((c for c in p.named_children if c is not name), None)
+    after = p.next_sibling
+    default = after.next_named_sibling if after is not None and after.type == "=" else None
+    return {"name": s.text(name), "type": one_line(s.text(type_node)) or None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
+def _kt_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """class A : Base(), Iface: a constructor call names the class, a bare type an
+    interface."""
+    for holder in (c for c in d.node.named_children if c.type == "delegation_specifiers"):
+        for spec in holder.named_children:
+            call = next((c for c in spec.named_children if c.type == "constructor_invocation"),
+                        None)
+            base = (call.named_children[0] if call is not None and call.named_children
+                    else next((c for c in spec.named_children if c.type == "user_type"), None))
+            if base is not None:
+                add(base, "extends" if call is not None or d.kind == "interface"
+                    else "implements")
+
+
+def _kt_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """import a.b.C, import a.b.C as D, import a.b.*"""
+    target = next((c for c in node.named_children if c.type == "qualified_identifier"), None)
+    alias = next((c for c in node.named_children if c.type == "identifier"), None)
+    full, line = s.text(target), node.start_point[0] + 1
+    if not full:
+        return
+    if any(c.type == "*" for c in node.children):
+        ctx["stars"].append(full)
+        ctx["import_lines"].append((full, line))
+    else:
+        _bind(ctx, s.text(alias) if alias is not None else full.rsplit(".", 1)[-1], full,
+              None, line)
+
+
+def _member_elsewhere(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    """A member of the enclosing class whose class is in another file (an extension,
+    a partial class, an out-of-line definition)."""
+    cls = r.enclosing_class(path, scope) if "." in scope else None
+    if cls is None or r.nodes[cls][3] == path:
+        return None
+    member = r.method_lookup(cls, name)
+    return ("node", member) if member is not None else None
+
+
+def _kt_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                      ctx: dict[str, Any]) -> tuple | None:
+    package = r.package.get(path, "")
+    found = _member_elsewhere(r, path, scope, name) or _fq_lookup(
+        r, path, (package, "") if package else ("",), name)
+    return found
+
+
+def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    package = r.package.get(path, "")
+    return _fq_lookup(r, path, (package, "") if package else ("",), dotted)
+
+
+KOTLIN = Language(
+    bare_outside=True,
+    name="kotlin", extensions=(".kt", ".kts"), fence="kotlin", grammar="tree_sitter_kotlin",
+    query=_KOTLIN_QUERY, full=True, family="kotlin", self_names=("this",), class_scope=True,
+    methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
+    parameter_children=True, return_after=":",
+    skeleton=SkeletonRules(
+        containers=frozenset({"source_file", "class_body", "block",
+                              "control_structure_body"}),
+        keep=frozenset({"if_expression", "when_expression", "when_entry", "for_statement",
+                        "while_statement", "do_while_statement", "try_expression",
+                        "return_expression", "throw_expression", "jump_expression",
+                        "function_declaration", "class_declaration", "object_declaration",
+                        "companion_object"}),
+        class_bodies=frozenset({"class_body"})),
+    qualname=_kt_qualname, param=_kt_param, bases=_kt_bases, import_handler=_kt_import,
+    resolve_binding=_fq_resolve_binding, resolve_local=_kt_resolve_local,
+    resolve_qualified=_kt_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: Swift ------------------------------------------------------
+# Grammar: the tree-sitter-swift wheel (a newer build of the language pack's
+# grammar: fewer parse failures on real code). Every file of a module (a
+# target folder such as Sources/App) sees every other's declarations without
+# an import, so a name is looked up module-wide, then in the modules the file
+# imports. `extension User: Printable { func display() }` adds methods to User
+# (wherever User is declared) and makes it implement Printable. `User(...)` is
+# a call of the class (its init).
 
 _SWIFT_QUERY = """
-(class_declaration name: (type_identifier) @name) @def.class
+(class_declaration declaration_kind: "class" name: (type_identifier) @name) @def.class
+(class_declaration declaration_kind: "actor" name: (type_identifier) @name) @def.class
+(class_declaration declaration_kind: "struct" name: (type_identifier) @name) @def.struct
+(class_declaration declaration_kind: "enum" name: (type_identifier) @name) @def.enum
+(class_declaration declaration_kind: "extension" name: (_) @name) @scope.impl
 (protocol_declaration name: (type_identifier) @name) @def.interface
 (function_declaration name: (simple_identifier) @name) @def.function
+(protocol_function_declaration name: (simple_identifier) @name) @def.function
+(init_declaration "init" @name) @def.function
+(import_declaration) @import
+(call_expression . (simple_identifier) @callee) @call
+(call_expression . (navigation_expression target: (_) @recv
+    suffix: (navigation_suffix suffix: (simple_identifier) @callee))) @call
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @var)
+    (type_annotation (_) @type)) @vartype
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @var)
+    value: (call_expression . (simple_identifier) @type)) @vartype
+[(if_statement) (guard_statement) (for_statement) (while_statement) (repeat_while_statement)
+ (catch_block) (switch_entry) (ternary_expression)] @branch
+(conjunction_expression) @branch
+(disjunction_expression) @branch
 """
-SWIFT = Language(name="swift", extensions=(".swift",), fence="swift", query=_SWIFT_QUERY,
-                 family="swift", class_scope=True, parameter_children=True,
-                 exported=_public_exported)
+
+
+def _swift_def_name(text: str, kind: str) -> str:
+    return re.sub(r"<.*", "", text).rsplit(".", 1)[-1] if kind == "scope.impl" else text
+
+
+def _swift_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    """(with id: Int = 0): the name is the internal one, the label only in the signature."""
+    if p.type != "parameter":
+        return None
+    name = p.child_by_field_name("name")
+    type_node = next((c for c in p.named_children if c.type.endswith("type")), None)
+    after = p.next_named_sibling
+    default = after if after is not None and after.type != "parameter" and \
+        p.parent.field_name_for_named_child(
+            list(p.parent.named_children).index(after)) == "default_value" else None
+    return {"name": s.text(name), "type": one_line(s.text(type_node)) or None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
+def _swift_inherits(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    for spec in (c for c in d.node.named_children if c.type == "inheritance_specifier"):
+        base = spec.child_by_field_name("inherits_from")
+        if base is not None:
+            add(base, "extends" if d.kind == "class" else "implements")
+
+
+def _swift_extension(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) -> None:
+    """extension User: Printable makes User implement Printable."""
+    if d.kind != "scope.impl":
+        return
+    for spec in (c for c in d.node.named_children if c.type == "inheritance_specifier"):
+        base = spec.child_by_field_name("inherits_from")
+        if base is not None:
+            bases.append((d.qualname, _clean_type(s.text(base)), "implements",
+                          base.start_point[0] + 1))
+
+
+def _swift_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    module = s.text(node.named_children[0]) if node.named_children else ""
+    if module:
+        ctx["import_lines"].append((module, node.start_point[0] + 1))
+        ctx.setdefault("modules", []).append(module)
+
+
+def _swift_module(path: str) -> str:
+    """A file's module: the target folder under Sources/ (SwiftPM), else the top folder."""
+    parts = path.split("/")
+    if "Sources" in parts[:-1]:
+        index = parts.index("Sources")
+        return "/".join(parts[:index + 2])
+    return parts[0] if len(parts) > 1 else ""
+
+
+def _swift_module_files(r: _Resolver, module: str) -> list[str]:
+    return [p for p in r.lang if r.language(p).family == "swift" and (
+        _swift_module(p).rsplit("/", 1)[-1] == module)]
+
+
+def _swift_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                           depth: int) -> tuple | None:
+    files = _swift_module_files(r, module)
+    return ("module", files) if files else ("external", None)
+
+
+def _swift_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                         ctx: dict[str, Any]) -> tuple | None:
+    found = _member_elsewhere(r, path, scope, name)
+    if found is not None:
+        return found
+    ids = _fq_table(r, "swift").get(name, [])
+    module = _swift_module(path)
+    imported = set(ctx.get("modules", ()))
+    for pick in ([n for n in ids if _swift_module(r.nodes[n][3]) == module],
+                 [n for n in ids if _swift_module(r.nodes[n][3]).rsplit("/", 1)[-1]
+                  in imported]):
+        if pick:
+            found_id = _fq_pick(r, path, pick, hidden=False)
+            return ("node", found_id) if found_id is not None else None
+    return None
+
+
+def _swift_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _fq_lookup(r, path, ("",), dotted)
+
+
+SWIFT = Language(
+    bare_outside=True,
+    name="swift", extensions=(".swift",), fence="swift", grammar="tree_sitter_swift",
+    query=_SWIFT_QUERY, full=True, family="swift", self_names=("self", "Self"),
+    class_scope=True, methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
+    parameter_children=True, return_after="->",
+    skeleton=SkeletonRules(
+        containers=frozenset({"source_file", "class_body", "statements", "protocol_body",
+                              "enum_class_body"}),
+        keep=frozenset({"if_statement", "guard_statement", "for_statement", "while_statement",
+                        "repeat_while_statement", "do_statement", "switch_statement",
+                        "switch_entry", "control_transfer_statement", "function_declaration",
+                        "init_declaration", "class_declaration", "protocol_declaration",
+                        "defer_statement"}),
+        class_bodies=frozenset({"class_body", "protocol_body", "enum_class_body"})),
+    def_name=_swift_def_name, param=_swift_param, exported=_public_exported,
+    bases=_swift_inherits, def_extra=_swift_extension, import_handler=_swift_import,
+    resolve_binding=_swift_resolve_binding, resolve_local=_swift_resolve_local,
+    resolve_qualified=_swift_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: code fences only -------------------------------------------
@@ -5175,7 +5877,10 @@ def _inline_code(text: str) -> str:
 
 
 _CALL_TYPES = frozenset({"call", "call_expression", "method_invocation", "macro_invocation",
-                         "new_expression", "object_creation_expression"})
+                         "new_expression", "object_creation_expression",
+                         "invocation_expression", "function_call_expression",
+                         "member_call_expression", "nullsafe_member_call_expression",
+                         "scoped_call_expression"})
 # await and yield are kept whatever they wrap: they are suspension points.
 _SUSPEND_TYPES = frozenset({"await", "await_expression", "yield", "yield_expression"})
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function",
@@ -5188,7 +5893,8 @@ _WRAPPER_TYPES = frozenset({"expression_statement", "parenthesized_expression",
                             "try_expression", "expression_list", "as_expression",
                             "non_null_expression", "satisfies_expression"})
 _DECLARATOR_TYPES = frozenset({"variable_declarator", "var_spec", "const_spec",
-                               "assignment", "assignment_expression", "init_declarator"})
+                               "assignment", "assignment_expression", "init_declarator",
+                               "variable_declaration"})
 
 _PARSERS: dict[str, Any] = {}
 
@@ -5197,8 +5903,7 @@ def parse_source(data: bytes, language: str) -> Any:
     """The tree-sitter tree of ``data`` (grammars are bundled, nothing is fetched)."""
     parser = _PARSERS.get(language)
     if parser is None:
-        from tree_sitter_language_pack import get_parser
-        parser = _PARSERS[language] = get_parser(language)
+        parser = _PARSERS[language] = graph_parser(language)
     return parser.parse(data)
 
 
@@ -5235,6 +5940,11 @@ def _assigned_value(node: Any) -> Any:
         value = node.child_by_field_name(field)
         if value is not None:
             return value
+    after_equals = False  # grammars without a value field: what follows the `=`
+    for child in node.children:
+        if after_equals and child.is_named:
+            return child
+        after_equals = after_equals or child.type == "="
     for child in node.named_children:
         if child.type in _DECLARATOR_TYPES:
             return _assigned_value(child)

@@ -529,7 +529,7 @@ def test_untracked_and_gitignored_files(cli):
     assert paths == {"tracked.py", "untracked.py"}
 
 
-# --- definitions-only languages ----------------------------------------------------
+# --- definitions of the languages added later ----------------------------------------------------
 
 DEFINITION_SAMPLES = {
     "c": ("lib.c", "struct point { int x; };\nstatic int add(int a, int b) { return a + b; }\n"
@@ -543,8 +543,9 @@ DEFINITION_SAMPLES = {
     "csharp": ("Lib.cs", "namespace App {\npublic class Repo : Base {\n"
                          "  public int Count(string key) { return 0; }\n}\n"
                          "public interface IRepo {}\n}\n",
-               {"Lib.cs:App.Repo": "class", "Lib.cs:App.Repo.Count": "method",
-                "Lib.cs:App.IRepo": "interface"}),
+               # the namespace is the file's package (as Java's), not part of the name
+               {"Lib.cs:Repo": "class", "Lib.cs:Repo.Count": "method",
+                "Lib.cs:IRepo": "interface"}),
     "ruby": ("lib.rb", "module Shop\n  class Cart < Base\n    def total(tax = 0)\n"
                        "      1\n    end\n  end\nend\n",
              {"lib.rb:Shop": "class", "lib.rb:Shop.Cart": "class",

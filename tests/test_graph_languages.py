@@ -24,6 +24,8 @@ def related(cli, command: str, symbol: str) -> set[str]:
     return {r["id"] or r["name"] for r in result.json()["results"]}
 
 
+KT = "src/main/kotlin/shop/"
+
 # (fixture, symbol, relation, exactly these)
 CASES = [
     # C: file-local static functions, #include'd inline helpers, external linkage
@@ -50,6 +52,73 @@ CASES = [
     ("graph_cpp", "src/shape.cpp:geo.Shape.area", "callers",
      {"src/shape.cpp:geo.Shape.describe", "src/shape.cpp:geo.total_area"}),
     ("graph_cpp", "src/main.cpp:other.area", "callers", {"src/main.cpp:main"}),
+    # C#: namespaces and using (aliases too), partial classes, this/base, typed members
+    ("graph_csharp", "src/Services/UserService.cs:UserService.Create", "callees",
+     {"src/Models/User.cs:User", "src/Models/User.cs:User.Save", "src/Services/Repo.cs:Repo.Add",
+      "Console.WriteLine", "src/Util/Formatter.cs:Formatter.Format",
+      "src/Services/UserService.Helpers.cs:UserService.Helper"}),
+    ("graph_csharp", "src/Services/UserService.Helpers.cs:UserService.Audit", "callees",
+     {"src/Util/Formatter.cs:Formatter.Trace"}),
+    ("graph_csharp", "src/Models/User.cs:User.Save", "callees",
+     {"src/Models/User.cs:User.Validate", "src/Data/Store.cs:Store.Write"}),
+    ("graph_csharp", "src/Models/Entity.cs:Entity.Touch", "callers",
+     {"src/Data/Store.cs:Store.Write", "src/Models/User.cs:AdminUser.Touch"}),
+    ("graph_csharp", "src/Data/Store.cs:Store.Write", "callers",
+     {"src/Models/User.cs:User.Save", "src/Services/Repo.cs:Repo.Add"}),
+    # Kotlin: packages, imports (alias, star), extension functions, super, typed members
+    ("graph_kotlin", f"{KT}service/UserService.kt:UserService.create", "callees",
+     {f"{KT}model/User.kt:User", f"{KT}model/User.kt:User.save", f"{KT}service/Repo.kt:Repo.add",
+      "println", f"{KT}util/Format.kt:format", f"{KT}util/Format.kt:User.display",
+      f"{KT}data/Store.kt:Store.write"}),
+    ("graph_kotlin", f"{KT}util/Format.kt:User.display", "callees",
+     {"println", f"{KT}util/Format.kt:format", f"{KT}model/User.kt:User.touch"}),
+    ("graph_kotlin", f"{KT}service/Repo.kt:Repo.add", "callees",
+     {"users.add", f"{KT}service/Audit.kt:audit"}),
+    ("graph_kotlin", f"{KT}model/User.kt:Entity.touch", "callers",
+     {f"{KT}data/Store.kt:Store.write", f"{KT}model/User.kt:User.touch"}),
+    # Swift: one module sees all its files, extensions add methods, self/super, typed fields
+    ("graph_swift", "Sources/Shop/Services/UserService.swift:UserService.create", "callees",
+     {"Sources/Shop/Models/User.swift:User", "Sources/Shop/Models/User.swift:User.save",
+      "Sources/Shop/Services/Repo.swift:Repo.add",
+      "Sources/Shop/Util/User+Display.swift:User.display", "print",
+      "Sources/Shop/Util/User+Display.swift:format"}),
+    ("graph_swift", "Sources/Shop/Util/User+Display.swift:User.display", "callees",
+     {"print", "Sources/Shop/Util/User+Display.swift:format",
+      "Sources/Shop/Models/User.swift:User.touch"}),
+    ("graph_swift", "Sources/Shop/Models/User.swift:User.save", "callees",
+     {"Sources/Shop/Models/User.swift:User.validate",
+      "Sources/Shop/Data/Store.swift:Store.write"}),
+    ("graph_swift", "Sources/Shop/Models/Entity.swift:Entity.touch", "callers",
+     {"Sources/Shop/Data/Store.swift:Store.write", "Sources/Shop/Models/User.swift:User.touch"}),
+    ("graph_swift", "Sources/CLI/main.swift:run", "callees",
+     {"Sources/Shop/Services/UserService.swift:UserService",
+      "Sources/Shop/Services/Repo.swift:Repo",
+      "Sources/Shop/Services/UserService.swift:UserService.create", "print"}),
+    # Ruby: nesting of modules, reopened classes, mixins, implicit self, Foo.new, locals
+    ("graph_ruby", "lib/shop/services/user_service.rb:Shop.Services.UserService.create",
+     "callees",
+     {"lib/shop/models/user.rb:Shop.User", "lib/shop/models/user.rb:Shop.User.save",
+      "@repo.add", "lib/shop/services/user_service.rb:Shop.Services.Formatter.render"}),
+    ("graph_ruby", "lib/shop/models/user.rb:Shop.User.save", "callees",
+     {"lib/shop/models/user.rb:Shop.User.validate", "lib/shop/store.rb:Shop.Store.write"}),
+    ("graph_ruby", "lib/shop/models/user.rb:Shop.User.touch", "callees",
+     {"lib/shop/services/user_service.rb:Shop.User.audit"}),
+    ("graph_ruby", "lib/shop/models/entity.rb:Shop.Loggable.log", "callers",
+     {"lib/shop/models/entity.rb:Shop.Entity.touch"}),
+    ("graph_ruby", "lib/shop.rb:Shop.start", "callers", {"bin/run.rb"}),
+    # PHP: namespaces, use (alias, function), traits, $this/self::/parent::, typed members
+    ("graph_php", "src/Services/UserService.php:UserService.create", "callees",
+     {"src/Models/User.php:User", "src/Models/User.php:User.save",
+      "src/Services/Repo.php:Repo.add", "src/Support/Formatter.php:Formatter.format",
+      "src/Support/helpers.php:slugify", "src/Services/Repo.php:audit"}),
+    ("graph_php", "src/Data/Store.php:Store.write", "callers",
+     {"src/Models/User.php:User.save", "src/Services/Repo.php:Repo.add"}),
+    ("graph_php", "src/Data/Store.php:Store.write", "callees",
+     {"src/Models/Entity.php:Entity.touch", "src/Data/Store.php:Store.flush"}),
+    ("graph_php", "src/Models/Loggable.php:Loggable.log", "callers",
+     {"src/Models/Entity.php:Entity.touch"}),
+    ("graph_php", "src/Models/Entity.php:Entity.touch", "callers",
+     {"src/Models/User.php:User.touch", "src/Data/Store.php:Store.write"}),
 ]
 
 
