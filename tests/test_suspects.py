@@ -1,0 +1,288 @@
+"""suspects: from a failing run to the code to fix, through the real CLI.
+
+The fixture tests/fixtures/suspects_py is a small invoicing package with a
+real bug (apply_discount returns the discount, not the discounted amount) and
+a currency check that raises; its tests are run with a real pytest through
+`ctxkit run`, and `ctxkit suspects` ranks from that stored output.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import copy_fixture, git
+
+import ctxkit
+
+PY = sys.executable
+
+
+@pytest.fixture
+def project(cli, monkeypatch):
+    """The fixture project committed in the test root, indexed, PYTHONPATH set."""
+    copy_fixture("suspects_py", cli.root)
+    git(cli.root, "add", "-A")
+    git(cli.root, "commit", "-qm", "invoice")
+    monkeypatch.setenv("PYTHONPATH", str(cli.root / "src"))
+    assert cli("index", "-q").code == 0
+    return cli
+
+
+def run_tests(cli, *ids: str):
+    args = ids or ("tests",)
+    return cli.sub("run", "--", PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args,
+                   env={"PYTHONPATH": str(cli.root / "src")})
+
+
+def ranked(result) -> list[str]:
+    return [s["id"] for s in result["suspects"]]
+
+
+def test_assertion_in_the_test_ranks_the_callee_that_computes_it(project):
+    run = run_tests(project, "tests/test_invoice.py::test_line_total_with_discount")
+    assert run.code == 1
+    result = project("suspects", "--json").json()
+    ids = ranked(result)
+    assert "src/invoice/discount.py:apply_discount" in ids[:4]
+    assert ids[0] == "src/invoice/lines.py:Line.total"   # called on the failing line
+    assert result["tests"] == ["tests/test_invoice.py:test_line_total_with_discount"]
+    top = result["suspects"][ids.index("src/invoice/discount.py:apply_discount")]
+    assert top["signals"]["test"]["why"] == "2 calls from the failing test, via Line.total"
+    for suspect in result["suspects"]:   # every contribution is shown and adds up
+        total = sum(s["contribution"] for s in suspect["signals"].values())
+        factor = ctxkit.SUSPECT_TEST_FACTOR if suspect["test_file"] else 1.0
+        assert suspect["score"] == pytest.approx(total * factor, abs=1e-3)
+    assert not any(s["test_file"] for s in result["suspects"][:3])
+
+
+def test_traceback_ranks_the_innermost_project_frame_first(project):
+    run_tests(project, "tests/test_invoice.py::test_unknown_currency_is_reported")
+    result = project("suspects", "--json").json()
+    first = result["suspects"][0]
+    assert first["id"] == "src/invoice/money.py:parse_amount"
+    assert first["signals"]["frame"]["why"].startswith("innermost project frame")
+    assert "name" not in first["signals"] or first["signals"]["name"]["value"] > 0
+    frames = {(f["path"], f["line"]) for f in result["frames"]}
+    assert ("src/invoice/money.py", 8) in frames
+    text = project("suspects").out
+    lines = text.splitlines()
+    assert lines[0].startswith("suspects for o1 (exit 1): ")
+    numbered = [i for i, line in enumerate(lines) if line.lstrip()[:2].rstrip(".").isdigit()]
+    assert numbered and all(lines[i + 1].startswith(" ") for i in numbered)  # one evidence line
+    assert "parse_amount" in lines[numbered[0]]
+
+
+def test_a_change_in_the_working_tree_near_the_failure_is_evidence(project):
+    path = project.root / "src/invoice/lines.py"
+    path.write_text(path.read_text().replace("return self.price * self.quantity",
+                                             "return self.price * (self.quantity - 1)"))
+    run_tests(project, "tests/test_invoice.py::test_render_lists_every_line",
+              "tests/test_invoice.py::test_line_total_with_discount")
+    result = project("suspects", "--json").json()
+    by_id = {s["id"]: s for s in result["suspects"]}
+    changed = by_id["src/invoice/lines.py:Line.subtotal"]
+    assert "working tree" in changed["signals"]["change"]["why"]
+    assert changed["rank"] <= 3
+
+
+def test_recent_commits_count_with_less_weight_than_the_working_tree(project):
+    path = project.root / "src/invoice/money.py"
+    path.write_text(path.read_text().replace('("EUR", "USD")', '("EUR",)'))
+    git(project.root, "commit", "-qam", "only euros")
+    run_tests(project)
+    result = project("suspects", "--json").json()
+    parse = {s["id"]: s for s in result["suspects"]}["src/invoice/money.py:parse_amount"]
+    assert "recent commits" in parse["signals"]["change"]["why"]
+    assert parse["signals"]["change"]["value"] <= ctxkit.SUSPECT_CHANGE_TIERS["commits"]
+
+
+def test_lesson_risk_is_a_signal(project):
+    for note in ("forgot the 1 - factor", "rounded before discounting"):
+        assert project("fail", "apply_discount", note, "--file",
+                       "src/invoice/discount.py").code == 0
+    run_tests(project, "tests/test_invoice.py::test_line_total_with_discount")
+    result = project("suspects", "--json").json()
+    found = {s["id"]: s for s in result["suspects"]}["src/invoice/discount.py:apply_discount"]
+    assert found["signals"]["lesson"]["value"] > 0
+    assert "lesson risk" in found["evidence"]
+
+
+def test_budget_renders_the_first_suspect_whole_within_the_exact_budget(project):
+    run_tests(project, "tests/test_invoice.py::test_unknown_currency_is_reported")
+    for budget in (4000, 300, 120):
+        result = project("suspects", "--budget", str(budget), "--json").json()
+        assert result["tokens"] <= budget
+        assert result["tokens"] == ctxkit.count_tokens(result["context"])
+        levels = [item["level"] for item in result["items"]]
+        assert levels == sorted(levels, reverse=True)
+    big = project("suspects", "--budget", "4000", "--json").json()
+    assert big["items"][0] == {"id": "src/invoice/money.py:parse_amount", "level": 5,
+                               "tokens": big["items"][0]["tokens"]}
+    assert 'raise ValueError(f"unknown currency' in big["context"]
+    assert [i["level"] for i in big["items"][:3]] == [5, 4, 3]
+    text = project("suspects", "--budget", "4000").out
+    assert "## Suspects for o1 (debug context)" in text
+
+
+def test_a_succeeded_output_has_nothing_to_rank(project):
+    run = run_tests(project, "tests/test_invoice.py::test_total_without_lines")
+    assert run.code == 0
+    result = project("suspects", "o1")
+    assert result.code == 0
+    assert "o1 succeeded (exit 0)" in result.out
+    data = project("suspects", "o1", "--json").json()
+    assert data["suspects"] == [] and "succeeded" in data["missing"]
+
+
+def test_an_output_without_frames_or_test_ids_says_what_is_missing(project):
+    project.sub("run", "--", "sh", "-c", "echo the deploy broke; exit 3")
+    result = project("suspects")
+    assert result.code == 0
+    assert "no stack frames and no failing test ids" in result.out
+    assert project("suspects", "--json").json()["suspects"] == []
+
+
+def test_no_failing_output_yet(project):
+    result = project("suspects")
+    assert result.code == 0
+    assert "no stored output has failed yet" in result.out
+
+
+def test_unknown_handle_is_one_line_error(project):
+    run_tests(project)
+    result = project("suspects", "o99")
+    assert result.code == 1
+    assert result.err.count("\n") == 1 and "o99" in result.err
+
+
+def test_without_a_graph_suspects_come_from_frames_and_git(cli, monkeypatch):
+    copy_fixture("suspects_py", cli.root)
+    git(cli.root, "add", "-A")
+    git(cli.root, "commit", "-qm", "invoice")
+    run_tests(cli, "tests/test_invoice.py::test_unknown_currency_is_reported")
+    result = cli("suspects", "--json").json()
+    assert result["graph"] is False
+    assert any("no graph" in note for note in result["notes"])
+    assert result["suspects"][0]["kind"] == "location"
+    assert result["suspects"][0]["path"] == "src/invoice/money.py"
+    assert result["suspects"][0]["line"] == 8
+    text = cli("suspects").out
+    assert "note: no graph for this project" in text
+    budget = cli("suspects", "--budget", "500", "--json").json()
+    assert "raise ValueError" in budget["context"] and budget["tokens"] <= 500
+
+
+def test_library_frames_are_listed_and_never_read(project, tmp_path):
+    outside = tmp_path / "elsewhere" / "lib.py"
+    outside.parent.mkdir()
+    outside.write_text("def helper():\n    raise KeyError('x')\n")
+    log = project.root / "trace.txt"
+    log.write_text(textwrap.dedent(f"""\
+        Traceback (most recent call last):
+          File "{project.root}/src/invoice/lines.py", line 16, in total
+            return round_cents(apply_discount(self.subtotal(), self.discount))
+          File "{outside}", line 2, in helper
+            raise KeyError('x')
+        KeyError: 'x'
+        """))
+    project.sub("run", "--", "sh", "-c", f"cat {log}; exit 1")
+    outside.unlink()  # a frame outside the root must not be opened: it is gone now
+    result = project("suspects", "--budget", "2000", "--json").json()
+    library = [f for f in result["frames"] if f["library"]]
+    assert [f["path"] for f in library] == [str(outside)]
+    assert result["suspects"][0]["id"] == "src/invoice/lines.py:Line.total"
+    assert all(str(outside) not in s["path"] for s in result["suspects"])
+    assert "library frames (not read): " in project("suspects").out
+
+
+def test_node_frames_link_to_javascript_symbols(cli):
+    (cli.root / "lib").mkdir()
+    (cli.root / "lib" / "cart.js").write_text(textwrap.dedent("""\
+        function price(item) {
+          return item.cost.amount;
+        }
+
+        function total(items) {
+          return items.map(price).reduce((a, b) => a + b, 0);
+        }
+
+        module.exports = { total };
+        """))
+    assert cli("index", "-q").code == 0
+    trace = textwrap.dedent(f"""\
+        TypeError: Cannot read properties of undefined (reading 'amount')
+            at price ({cli.root}/lib/cart.js:2:20)
+            at Array.map (<anonymous>)
+            at total ({cli.root}/lib/cart.js:6:16)
+            at Object.<anonymous> ({cli.root}/node_modules/runner/index.js:10:3)
+        """)
+    (cli.root / "out.txt").write_text(trace)
+    cli.sub("run", "--", "sh", "-c", "cat out.txt; exit 1")
+    result = cli("suspects", "--json").json()
+    assert ranked(result)[:2] == ["lib/cart.js:price", "lib/cart.js:total"]
+    assert any(f["library"] and "node_modules" in f["path"] for f in result["frames"])
+
+
+def test_go_panic_frames_are_innermost_first(cli):
+    (cli.root / "calc.go").write_text(textwrap.dedent("""\
+        package calc
+
+        func Div(a, b int) int {
+        \treturn a / b
+        }
+
+        func Mean(xs []int) int {
+        \treturn Div(sum(xs), len(xs))
+        }
+
+        func sum(xs []int) int {
+        \tt := 0
+        \tfor _, x := range xs {
+        \t\tt += x
+        \t}
+        \treturn t
+        }
+        """))
+    assert cli("index", "-q").code == 0
+    panic = textwrap.dedent(f"""\
+        --- FAIL: TestMean (0.00s)
+        panic: runtime error: integer divide by zero [recovered]
+        goroutine 7 [running]:
+        example.com/calc.Div(...)
+        \t{cli.root}/calc.go:4
+        example.com/calc.Mean({{0x0, 0x0, 0x0}})
+        \t{cli.root}/calc.go:8 +0x1d
+        testing.tRunner(0xc000007ba0, 0x5f0a38)
+        \t/usr/local/go/src/testing/testing.go:1595 +0xff
+        """)
+    (cli.root / "panic.txt").write_text(panic)
+    cli.sub("run", "--", "sh", "-c", "cat panic.txt; exit 1")
+    result = cli("suspects", "--json").json()
+    assert ranked(result)[:2] == ["calc.go:Div", "calc.go:Mean"]
+    assert "TestMean" in result["tests"]
+
+
+def test_help_lists_the_options(cli):
+    result = cli.sub("suspects", "--help")
+    assert result.code == 0
+    for option in ("--limit", "--budget", "--json", "HANDLE"):
+        assert option in result.out
+
+
+@pytest.mark.parametrize("args", [("--limit", "0"), ("--budget", "0"), ("--budget", "x")])
+def test_bad_option_values_are_usage_errors(project, args):
+    result = project("suspects", *args)
+    assert result.code == 2 and result.err.count("\n") == 1
+
+
+def test_fixture_pytest_run_is_real(project):
+    """The fixture's failures come from running it, not from a stored text."""
+    run = run_tests(project)
+    assert run.code == 1
+    assert os.path.exists(Path(project.root) / ".ctxkit" / "ctxkit.db")
+    listed = project("outputs", "--json").json()["outputs"]
+    assert listed[0]["exit_code"] == 1
