@@ -1690,6 +1690,7 @@ CREATE TABLE IF NOT EXISTS graph_pending (
     name TEXT NOT NULL,            -- the file's path, or the name
     PRIMARY KEY (project, kind, name)
 ) WITHOUT ROWID;
+ALTER TABLE nodes ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
 """
 
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
@@ -1793,6 +1794,7 @@ CREATE TABLE IF NOT EXISTS nodes (
     complexity INTEGER NOT NULL DEFAULT 1,
     body_hash TEXT,
     parent_id INTEGER REFERENCES nodes(id) ON DELETE CASCADE,
+    recovered INTEGER NOT NULL DEFAULT 0,
     UNIQUE(project, uid)
 );
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
@@ -1921,7 +1923,7 @@ class Language(Record):
         "super_names", "class_scope", "methods_outside", "named_receivers",
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
-        "constructor",
+        "constructor", "reparse",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -1933,7 +1935,7 @@ class Language(Record):
         "named_receivers": False, "unprefixed_fields": False, "capitalized_outside": False,
         "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
-        "bare_outside": False, "constructor": None,
+        "bare_outside": False, "constructor": None, "reparse": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -1966,6 +1968,8 @@ class Language(Record):
     bare_outside: bool          # a bare call of a name no definition of the family bears is
     #                             outside the index (else: left unresolved)
     constructor: str | None     # the method a call of the class runs (__init__); None: none
+    reparse: Callable | None    # (src) -> bytes of the same length to parse again when the
+    #                             tree has errors; the tree with fewer error bytes wins
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -2045,8 +2049,10 @@ from bisect import bisect_right as _bisect_right  # noqa: E402 - tiny C module, 
 
 
 class _Def(Record):
-    __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"parent": -1, "qualname": "", "branches": 0}
+    __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches",
+                 "recovered")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"parent": -1, "qualname": "", "branches": 0,
+                                          "recovered": False}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"params": list}
     node: Any
     kind: str              # class kinds, function, method, or scope (impl, mod, namespace)
@@ -2056,6 +2062,7 @@ class _Def(Record):
     params: list[dict[str, Any]]
     qualname: str
     branches: int
+    recovered: bool        # made by tree-sitter's error recovery: marked, never a caller
 
 
 class _Source:
@@ -2075,13 +2082,17 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     """Definitions, calls, imports, bases and resolution context of one file."""
     parser, query = graph_language(lang)
     from tree_sitter import QueryCursor
-    tree = parser.parse(src)
+    tree = graph_parse(lang, src, parser)
     s = _Source(lang, src)
     defs: list[_Def] = []
     calls, imports, vartypes, branches, extra = [], [], [], [], {}
     for _, caps in QueryCursor(query).matches(tree.root_node):
         _collect_match(s, caps, defs, calls, imports, vartypes, branches, extra)
     defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    if tree.root_node.has_error:
+        first_error: dict[int, int] = {}
+        for d in defs:
+            d.recovered = _made_by_recovery(d.node, first_error)
     _link_parents(s, defs)
     starts = [d.node.start_byte for d in defs]
     if extra.get("maybe_local"):
@@ -2101,6 +2112,60 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
             "docstring": _module_docstring(s, tree.root_node), "defs": records,
             "bases": bases, "calls": _call_records(defs, calls, call_scopes, emitted),
             "imports": ctx.pop("import_lines", []), "context": ctx}
+
+
+def graph_parse(lang: str, src: bytes, parser: Any = None) -> Any:
+    """The tree of ``src``. When it has errors and the language knows a rewrite of
+    the same length that its grammar reads better (TypeScript's automatic
+    semicolons), the tree with fewer bytes in error nodes wins; text is always
+    read from ``src`` itself, so byte offsets and lines are unchanged."""
+    parser = parser or graph_parser(lang)
+    tree = parser.parse(src)
+    rewrite = LANGUAGES[lang].reparse
+    if tree.root_node.has_error and rewrite is not None:
+        other = rewrite(src)
+        if other != src and len(other) == len(src):
+            second = parser.parse(other)
+            if _error_bytes(second.root_node) < _error_bytes(tree.root_node):
+                return second
+    return tree
+
+
+def _error_bytes(node: Any) -> int:
+    """Source bytes inside ERROR nodes (and one per MISSING node)."""
+    if node.type == "ERROR" or node.is_missing:
+        return max(node.end_byte - node.start_byte, 1)
+    return sum(_error_bytes(c) for c in node.children) if node.has_error else 0
+
+
+def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
+    """A definition tree-sitter's error recovery guessed: inside an ERROR node, with
+    an ERROR or MISSING piece of its own header, or placed in a block that recovery
+    closed (a MISSING `}`) after the first error in that block."""
+    if any(c.type == "ERROR" or c.is_missing for c in node.children):
+        return True
+    up = node.parent
+    while up is not None:
+        if up.type == "ERROR":
+            return True
+        last = up.children[-1] if up.child_count else None
+        if last is not None and last.is_missing and up.parent is not None:
+            if up.id not in first_error:
+                first_error[up.id] = _first_error_byte(up)
+            if first_error[up.id] <= node.start_byte:
+                return True
+        up = up.parent
+    return False
+
+
+def _first_error_byte(node: Any) -> int:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "ERROR" or current.is_missing:
+            return current.start_byte
+        stack.extend(reversed([c for c in current.children if c.has_error or c.is_missing]))
+    return node.end_byte
 
 
 def _drop_variables(defs: list[_Def], starts: list[int], calls: list[tuple],
@@ -2197,8 +2262,8 @@ def _call_records(defs: list[_Def], calls: list[tuple], call_scopes: list[int],
     """(caller record index or -1 for the file, callee, receiver, written, line)."""
     records = []
     for (_, line, callee, recv, written), index in zip(calls, call_scopes, strict=True):
-        while index >= 0 and defs[index].kind.startswith("scope"):
-            index = defs[index].parent
+        while index >= 0 and (defs[index].kind.startswith("scope") or defs[index].recovered):
+            index = defs[index].parent  # a recovered definition never calls: its parent does
         records.append((emitted.get(index, -1), callee, recv, written, line))
     return records
 
@@ -2373,7 +2438,8 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
             json.dumps(params, ensure_ascii=False), _return_type(s, d),
             is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
             end_line - line + 1, 1 + d.branches,
-            _hash_bytes(s.src[node.start_byte:node.end_byte]), emitted.get(parent, -1))
+            _hash_bytes(s.src[node.start_byte:node.end_byte]), emitted.get(parent, -1),
+            d.recovered)
 
 
 _BODY_TYPES = frozenset({"function_body", "class_body", "block", "compound_statement",
@@ -2711,22 +2777,20 @@ def _git_files(root: Path, scopes: Sequence[str] = ()) -> list[str] | None:
 
 def _walk_files(root: Path) -> list[str]:
     """Every file below root, honouring .gitignore files, without following directory links."""
-    import fnmatch
     found: list[str] = []
-    ignores: dict[str, list[str]] = {}
+    rules: dict[str, list[GitignoreRule]] = {}
     for folder, dirs, files in os.walk(root, followlinks=False):
         rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
         rel_dir = "" if rel_dir == "." else rel_dir
-        patterns = list(ignores.get(posix_parent(rel_dir), [])) if rel_dir else []
-        patterns += _read_gitignore(Path(folder) / ".gitignore", rel_dir)
-        ignores[rel_dir] = patterns
+        inherited = rules.get(posix_parent(rel_dir), []) if rel_dir else []
+        here = rules[rel_dir] = inherited + _read_gitignore(Path(folder) / ".gitignore",
+                                                            rel_dir)
 
-        def ignored(name: str, rel_dir: str = rel_dir, patterns: list[str] = patterns) -> bool:
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p)
-                       for p in patterns)
-        dirs[:] = sorted(d for d in dirs if d not in GRAPH_SKIP_DIRS and not ignored(d))
-        found.extend(f"{rel_dir}/{f}" if rel_dir else f for f in sorted(files) if not ignored(f))
+        def keep(name: str, is_dir: bool, rel_dir: str = rel_dir,
+                 here: list[GitignoreRule] = here) -> bool:
+            return not gitignored(here, f"{rel_dir}/{name}" if rel_dir else name, is_dir)
+        dirs[:] = sorted(d for d in dirs if d not in GRAPH_SKIP_DIRS and keep(d, True))
+        found.extend(f"{rel_dir}/{f}" if rel_dir else f for f in sorted(files) if keep(f, False))
     return found
 
 
@@ -2734,22 +2798,97 @@ def posix_parent(rel: str) -> str:
     return rel.rsplit("/", 1)[0] if "/" in rel else ""
 
 
-def _read_gitignore(path: Path, rel_dir: str) -> list[str]:
+class GitignoreRule(Record):
+    """One .gitignore line: a pattern read relative to the folder holding the file."""
+
+    __slots__ = ("base", "regex", "negate", "dir_only")
+    FROZEN = True
+    base: str         # the folder of the .gitignore, root-relative ("" for the root)
+    regex: Any        # compiled; matched against the path relative to ``base``
+    negate: bool      # `!pattern`: re-include
+    dir_only: bool    # `pattern/`: directories only
+
+
+def _read_gitignore(path: Path, rel_dir: str) -> list[GitignoreRule]:
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
-    patterns = []
+    rules = []
     for line in lines:
-        line = line.strip()
-        if not line or line.startswith(("#", "!")):
-            continue
-        line = line.rstrip("/")
-        if line.startswith("/"):
-            patterns.append(f"{rel_dir}/{line[1:]}" if rel_dir else line[1:])
+        rule = _gitignore_rule(line, rel_dir)
+        if rule is not None:
+            rules.append(rule)
+    return rules
+
+
+def _gitignore_rule(line: str, base: str) -> GitignoreRule | None:
+    """gitignore(5): `#` comments, `!` negation, `\\` escapes, a trailing `/` for
+    directories, a `/` elsewhere anchors the pattern to its .gitignore's folder
+    (otherwise it matches at any depth), `*`/`?`/`[...]` within one segment, `**`
+    across segments."""
+    if line.startswith("#"):
+        return None
+    line = re.sub(r"(?<!\\)\s+$", "", line)  # trailing spaces, unless escaped
+    negate = line.startswith("!")
+    if negate or line.startswith("\\"):
+        line = line[1:] if negate or line[1:2] in ("!", "#") else line
+    dir_only = line.endswith("/")
+    line = line.rstrip("/")
+    if not line:
+        return None
+    anchored = "/" in line
+    body = _gitignore_regex(line.lstrip("/"))
+    prefix = "" if anchored else "(?:.*/)?"
+    return GitignoreRule(base=base, regex=re.compile(f"{prefix}{body}", re.S),
+                         negate=negate, dir_only=dir_only)
+
+
+def _gitignore_regex(pattern: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i) and (i == 0 or pattern[i - 1] == "/"):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i) and (i == 0 or pattern[i - 1] == "/") and \
+                i + 2 == len(pattern):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and "]" in pattern[i + 2:]:
+            end = pattern.index("]", i + 2)
+            inner = pattern[i + 1:end]
+            negated = inner[:1] in ("!", "^")
+            inner = inner[1:] if negated else inner
+            out.append(f"[{'^' if negated else ''}{inner.replace(chr(92), chr(92) * 2)}]")
+            i = end + 1
+        elif c == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
         else:
-            patterns.append(line)
-    return patterns
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def gitignored(rules: Sequence[GitignoreRule], rel: str, is_dir: bool) -> bool:
+    """Whether root-relative ``rel`` is ignored: the last matching rule decides.
+
+    The walk never enters an ignored folder, so (as in git) nothing inside one
+    can be re-included."""
+    ignored = False
+    for rule in rules:
+        if (rule.dir_only and not is_dir) or (rule.base and not rel.startswith(rule.base + "/")):
+            continue
+        if rule.regex.fullmatch(rel[len(rule.base) + 1:] if rule.base else rel):
+            ignored = not rule.negate
+    return ignored
 
 
 # --- Graph: writing an index run ---------------------------------------------
@@ -2771,8 +2910,8 @@ SQL_FILE_CLEAR_NODES = "DELETE FROM nodes WHERE file_id = ?"
 SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qualname, path, "
                    "line, end_line, signature, params, return_type, is_async, exported, "
                    "docstring, loc, "
-                   "complexity, body_hash, parent_id) VALUES "
-                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                   "complexity, body_hash, parent_id, recovered) VALUES "
+                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, "
                    "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
@@ -2787,9 +2926,10 @@ class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
     __slots__ = ("project", "indexed", "unchanged", "removed", "skipped", "errors", "affected",
-                 "calls", "bases", "imports", "changed", "cleared")
+                 "calls", "bases", "imports", "changed", "cleared", "recovered")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
-                                          "skipped": 0, "errors": 0, "changed": False}
+                                          "skipped": 0, "errors": 0, "changed": False,
+                                          "recovered": 0}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
                                                         "bases": list, "imports": list,
                                                         "cleared": set}
@@ -2805,6 +2945,7 @@ class _IndexRun(Record):
     imports: list[tuple]
     changed: bool
     cleared: set[str]       # names of forgotten nodes not yet in graph_pending
+    recovered: int          # definitions of this run's files made by error recovery
 
 
 def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
@@ -3064,7 +3205,9 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
             uid = f"{rel}:{d[2]}#{count}"
         uids.add(uid)
         rows.append((node_id, project, file_id, uid, d[0], d[1], d[2], rel, d[3], d[4], d[5],
-                     d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent))
+                     d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent,
+                     int(d[15])))
+        run.recovered += d[15]
         edges.append((project, "contains", parent, node_id, d[1], None, None, d[3], 1.0, file_id))
         if d[9] and parent == file_node and LANGUAGES[lang].full:
             edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
@@ -3089,6 +3232,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
         "ORDER BY language", (project,))}
     return {"files": {"indexed": run.indexed, "unchanged": run.unchanged,
                       "removed": run.removed, "skipped": run.skipped, "errors": run.errors},
+            "recovered": run.recovered,
             "nodes": db.one("SELECT count(*) FROM nodes WHERE project = ?", (project,))[0],
             "edges": db.one("SELECT count(*) FROM edges WHERE project = ?", (project,))[0],
             "seconds": round(seconds, 3), "languages": languages}
@@ -4150,9 +4294,25 @@ _TS_DEFS = """
     @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
 """
+_TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
+
+
+def _ts_semicolons(src: bytes) -> bytes:
+    """The grammar reads `T\n  <U>(x: U): U` (an interface's consecutive generic call
+    signatures) as one type `T<U>...`; TypeScript ends the first member at the
+    newline. Write the `;` it implies in place of the indentation byte before `<`,
+    so the bytes keep their offsets (graph_parse keeps the better tree)."""
+    out = bytearray(src)
+    for match in _TS_LINE_OPENS_GENERIC.finditer(src):
+        before = src[:match.start()].rstrip()
+        if before and before[-1:] not in b";,{([|&=<>:?+-*/!~.":
+            out[match.end(1) - 1] = ord(";")
+    return bytes(out)
+
+
 TYPESCRIPT = Language(
     name="typescript", extensions=(".ts", ".mts", ".cts"), fence="typescript",
-    query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS, **_JS_HOOKS)
+    query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS, reparse=_ts_semicolons, **_JS_HOOKS)
 
 
 # --- Graph language: TSX --------------------------------------------------------
@@ -5802,17 +5962,39 @@ def graph_relations(db: Database, project: str, node: Node, relation: str,
             for r in rows]
 
 
-def _rank_key(node: Node) -> tuple:
-    testish = is_test_path(node.path)
-    kind_rank = 0 if node.kind in CLASS_KINDS or node.kind == "function" else 1
-    return (testish, kind_rank, node.path.count("/"), len(node.path), node.line)
+SQL_FAN_IN = ("SELECT dst_id, count(*) FROM edges WHERE project = ? AND kind = 'calls' "
+              "AND confidence >= ? AND dst_id IN ({marks}) GROUP BY dst_id")
+SQL_NODE_BY_UID = f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND uid = ?"
+
+
+def _ranked(db: Database, project: str, nodes: list[Node]) -> list[Node]:
+    """Best candidate first: not a test, a definition rather than a method, more
+    callers (fan-in), then the shorter path and the earlier line."""
+    fan_in: dict[int, int] = {}
+    for start in range(0, len(nodes), 500):
+        chunk = [n.rowid for n in nodes[start:start + 500]]
+        marks = ", ".join("?" * len(chunk))
+        fan_in.update(db.query(SQL_FAN_IN.format(marks=marks),
+                               (project, DEFAULT_MIN_CONFIDENCE, *chunk)))
+
+    def key(node: Node) -> tuple:
+        kind_rank = 0 if node.kind in CLASS_KINDS or node.kind == "function" else 1
+        return (is_test_path(node.path), kind_rank, -fan_in.get(node.rowid, 0),
+                node.path.count("/"), len(node.path), node.line)
+    return sorted(nodes, key=key)
 
 
 def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
                   first: bool = False) -> Node:
-    """The node named by TARGET: an id, a qualname, a bare name or FILE:LINE."""
+    """The node named by TARGET: an id, a qualname, a bare name or FILE:LINE.
+
+    An exact id always wins over reading the text as FILE:LINE (``errors.ts:33``
+    may be the object key 33 of errors.ts)."""
     text = text.strip()
     project = env.project
+    exact = db.one(SQL_NODE_BY_UID, (project, text)) if not file else None
+    if exact is not None and exact["kind"] != "file":
+        return _node_from_row(exact)
     place = re.fullmatch(r"(.+?):(\d+)", text)
     if place:
         path = normalize_file(place.group(1), env)
@@ -5831,7 +6013,7 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         if row is not None and not normalized:
             return _node_from_row(row)
         raise NotFound(_not_found_message(db, project, text, normalized))
-    nodes.sort(key=_rank_key)
+    nodes = _ranked(db, project, nodes)
     if len(nodes) > 1 and not first:
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
         more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""
@@ -5979,6 +6161,9 @@ def _index_text(summary: dict[str, Any], flagged: list[str], quiet: bool) -> str
             f"{files['removed']} removed, {files['skipped']} skipped, {files['errors']} with "
             f"syntax errors) in {summary['seconds']:.2f}s: {summary['nodes']} nodes, "
             f"{summary['edges']} edges; files by language: {languages}")
+    if summary.get("recovered"):
+        text += (f"\n{summary['recovered']} definitions made by tree-sitter's error recovery: "
+                 f"marked, never counted as callers")
     if flagged and not quiet:
         shown = "\n".join(f"  {p}" for p in flagged[:10])
         more = f"\n  ... and {len(flagged) - 10} more" if len(flagged) > 10 else ""
@@ -5998,18 +6183,20 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
         if args.kind:
             where.append("kind = ?")
             params.append(args.kind)
-        rows = db.query(f"SELECT uid, kind, path, line, qualname FROM nodes WHERE "
+        rows = db.query(f"SELECT uid, kind, path, line, qualname, recovered FROM nodes WHERE "
                         f"{' AND '.join(where)} ORDER BY path, line", params)
         empty = db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None
     finally:
         db.close()
-    results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"]}
+    results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"],
+                "recovered": bool(r["recovered"])}
                for r in rows if _symbol_matches(args.pattern, r["uid"], r["qualname"])]
     results = results[:args.limit]
     none = ("nothing is indexed yet: run `ctxkit index` where the source files are" if empty
             else "no symbols match")
-    emit(env, {"results": results},
-         lambda: "\n".join(f"{r['id']} ({r['kind']})" for r in results) or none)
+    emit(env, {"results": results}, lambda: "\n".join(
+        f"{r['id']} ({r['kind']}{', made by error recovery' if r['recovered'] else ''})"
+        for r in results) or none)
     return EXIT_OK
 
 
@@ -6366,7 +6553,7 @@ def parse_source(data: bytes, language: str) -> Any:
     parser = _PARSERS.get(language)
     if parser is None:
         parser = _PARSERS[language] = graph_parser(language)
-    return parser.parse(data)
+    return graph_parse(language, data, parser)
 
 
 def _node_rows(node: Any) -> tuple[int, int]:

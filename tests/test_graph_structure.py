@@ -1,0 +1,141 @@
+"""Graph structure through the real CLI: error recovery, grammar rewrites, ranking,
+exact ids and .gitignore without git."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def index(cli, *args: str) -> dict:
+    result = cli("index", "--json", *args)
+    assert result.code == 0, result.err
+    return result.json()
+
+
+def ids(cli, command: str, symbol: str, *args: str) -> set[str]:
+    result = cli(command, symbol, "--json", *args)
+    assert result.code == 0, result.err
+    return {r["id"] or r["name"] for r in result.json()["results"]}
+
+
+# --- definitions made by error recovery ---------------------------------------------
+
+BROKEN = """\
+function good() { helper(); }
+class X {
+  m() { a();
+  @@@ %%% function phantom() { helper(); }
+}
+function helper() {}
+"""
+
+
+def test_recovered_definitions_are_marked_counted_and_never_callers(cli):
+    write(cli.root, "src/broken.ts", BROKEN)
+    write(cli.root, "src/fine.ts", "export function ok() { return 1; }\n")
+    data = index(cli)
+    assert data["files"]["errors"] == 1
+    assert data["recovered"] == 2  # X.m.phantom, and X.helper (a class closed by recovery)
+    symbols = {r["id"]: r["recovered"] for r in cli("symbols", "--json").json()["results"]}
+    assert symbols["src/broken.ts:X.m.phantom"] is True
+    assert symbols["src/broken.ts:X.m"] is False
+    assert symbols["src/fine.ts:ok"] is False
+    # the phantom's call is its real enclosing method's
+    assert "src/broken.ts:X.m.phantom" not in ids(cli, "callers", "src/broken.ts:X.helper")
+    assert ids(cli, "callees", "src/broken.ts:X.m") >= {"a"}
+    text = cli("index", "--full").out
+    assert "2 definitions made by tree-sitter's error recovery" in text
+    assert "made by error recovery" in cli("symbols", "phantom").out
+
+
+def test_interface_generic_call_signatures_parse(cli):
+    """Consecutive `<T>(...)` call signatures without semicolons: TypeScript ends a
+    member at the newline; the grammar alone lost everything after the interface."""
+    write(cli.root, "src/action.ts", """\
+export interface IActionFactory {
+    <T extends Function>(fn: T): T
+    <T extends Function>(name: string, fn: T): T
+    (customName: string): unknown
+}
+
+export function createActionFactory(auto: boolean): IActionFactory {
+    return makeAction(auto)
+}
+
+function makeAction(auto: boolean): any {
+    return auto
+}
+""")
+    data = index(cli)
+    assert data["files"]["errors"] == 0 and data["recovered"] == 0
+    assert ids(cli, "callers", "src/action.ts:makeAction") == {"src/action.ts:createActionFactory"}
+
+
+# --- ranking and exact ids ------------------------------------------------------------
+
+
+def test_first_and_ambiguity_rank_by_fan_in(cli):
+    """A fallback definition with no callers must not win on a shorter path."""
+    write(cli.root, "pkg/backend.py", "def sympify(x):\n    return x\n")
+    write(cli.root, "pkg/core/sympify.py", "def sympify(x):\n    return x\n")
+    write(cli.root, "pkg/core/use.py", "from .sympify import sympify\n\n\n"
+          "def a():\n    return sympify(1)\n\n\ndef b():\n    return sympify(2)\n")
+    index(cli)
+    result = cli("callers", "sympify", "--first", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["target"] == "pkg/core/sympify.py:sympify"
+    ambiguous = cli("callers", "sympify")
+    assert ambiguous.code != 0
+    assert ambiguous.err.index("pkg/core/sympify.py:sympify") < \
+        ambiguous.err.index("pkg/backend.py:sympify")
+
+
+def test_exact_id_wins_over_file_line(cli):
+    """errors.ts:33 is the id of the object key 33 (a method), not line 33."""
+    lines = ["export class errors {"] + [f"  m{i}() {{ return {i}; }}" for i in range(40)]
+    lines.insert(2, '  "33"() { return helper(); }')
+    write(cli.root, "errors.ts", "\n".join(lines + ["}", "function helper() { return 0; }", ""]))
+    index(cli)
+    result = cli("callees", "errors.ts:errors.33", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["target"] == "errors.ts:errors.33"
+    write(cli.root, "codes.ts", "export const codes = {\n  33() { return helper(); },\n};\n"
+          "function helper() { return 0; }\n" + "\n" * 40 + "export function late() {}\n")
+    index(cli)
+    exact = cli("callees", "codes.ts:codes.33", "--json")
+    assert exact.code == 0, exact.err
+    assert exact.json()["target"] == "codes.ts:codes.33"
+    by_line = cli("callees", "codes.ts:45", "--json")
+    assert by_line.code == 0, by_line.err
+    assert by_line.json()["target"] == "codes.ts:late"
+
+
+# --- .gitignore without .git ------------------------------------------------------------
+
+
+def test_gitignore_semantics_without_git(cli):
+    root = cli.root
+    write(root, ".gitignore", "/toml-test\n*.gen.py\n!keep.gen.py\nbuild/\ndocs/**/draft_*.py\n")
+    write(root, "toml-test/a.py", "def root_only(): pass\n")
+    write(root, "internal/toml-test/b.py", "def nested_kept(): pass\n")
+    write(root, "x.gen.py", "def generated(): pass\n")
+    write(root, "lib/keep.gen.py", "def kept_by_negation(): pass\n")
+    write(root, "build/c.py", "def in_build_dir(): pass\n")
+    write(root, "src/build", "not a folder: a file named build\n")
+    write(root, "src/build.py", "def build_file(): pass\n")
+    write(root, "docs/a/b/draft_1.py", "def draft(): pass\n")
+    write(root, "docs/final.py", "def final(): pass\n")
+    write(root, "sub/.gitignore", "/local\n")
+    write(root, "sub/local/d.py", "def sub_local(): pass\n")
+    write(root, "sub/deeper/local/e.py", "def sub_deeper_local(): pass\n")
+    assert not (root / ".git").exists()
+    index(cli)
+    names = {r["id"].rsplit(":", 1)[1] for r in cli("symbols", "--json").json()["results"]}
+    assert names == {"nested_kept", "kept_by_negation", "build_file", "final",
+                     "sub_deeper_local"}
