@@ -11,12 +11,13 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
                        Lessons and hooks sections call too
     Core               paths and root discovery, config, redaction, the
                        database (WAL, busy_timeout, user_version migrations),
-                       JSON/human output
+                       JSON/human output, add_command() for every section
     Graph              tree-sitter indexer: files, nodes, edges; symbol lookup
     Context            L0-L5 rendering under an exact tiktoken budget
     Output store       run/store command output, FTS5 search, expand
     Lessons            per-symbol fail/ok memory, risk, inject block
     Snapshots & hooks  notes, compaction snapshots, agent hook handlers
+    Suspects           the symbols most likely behind a failing run
     CLI                argparse parser, global options, main(argv) -> int
 
 Public surface: the ``ctxkit`` command (``main(argv)``); everything else is
@@ -395,6 +396,14 @@ def row_symbol_obj(db: Database, project: str, row: sqlite3.Row,
     if node is not None:
         return node_symbol_obj(db, project, node, include_all)
     return group_symbol_obj(db, project, file, name, [row], None, include_all)
+
+
+def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
+    """The active lessons of a graph node as one SYMBOL_OBJ, None when it has none."""
+    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
+                                        "name": node.name, "uid": node.id,
+                                        "body_hash": node.body_hash})
+    return obj if obj["lessons"] else None
 
 
 def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
@@ -1019,6 +1028,8 @@ if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the co
 
 # The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
 import contextlib
+import itertools
+import marshal
 import re
 import time
 from bisect import bisect_right
@@ -1182,6 +1193,16 @@ class lazy_module:  # stands where an import statement would, so named like a mo
 
 argparse = lazy_module("argparse")
 json = lazy_module("json")
+
+_TEST_PATH = lazy_re(
+    r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
+    r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
+
+
+def is_test_path(path: str) -> bool:
+    """True for files that hold tests: ranked after other files by the graph, left
+    out of context unless --include-tests, weighed down among suspects."""
+    return bool(_TEST_PATH.search(path))
 
 
 # =============================================================================
@@ -1755,6 +1776,82 @@ def done_progress() -> None:
 
 
 # =============================================================================
+# Core: commands
+# =============================================================================
+# Every section registers its sub-commands through add_command(); the CLI
+# section builds the parser from those registrations.
+
+_PARSER_CLASSES: list[type] = []
+
+
+def parser_classes() -> tuple[type, type]:
+    """(_Parser, _HelpFormatter), made on first use so only parsing imports argparse.
+
+    _Parser: argparse whose errors become UsageError (one line, exit 2).
+    _HelpFormatter: argparse's formatter, given the terminal width so it never
+    imports shutil; argparse builds a formatter for every add_argument() call
+    and, without a width, asks shutil for it (with bz2 and lzma).
+    """
+    if not _PARSER_CLASSES:
+        class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+            def __init__(self, prog: str, indent_increment: int = 2,
+                         max_help_position: int = 24, width: int | None = None) -> None:
+                super().__init__(prog, indent_increment, max_help_position,
+                                 width if width is not None else terminal_columns() - 2)
+
+        class _Parser(argparse.ArgumentParser):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                kwargs.setdefault("formatter_class", _HelpFormatter)
+                super().__init__(*args, **kwargs)
+
+            def error(self, message: str) -> None:  # type: ignore[override]
+                raise UsageError(f"{self.prog}: {message} (see --help)")
+
+        _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
+    return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
+
+
+def terminal_columns() -> int:
+    with contextlib.suppress(ValueError):
+        if int(os.environ.get("COLUMNS", "0")) > 0:
+            return int(os.environ["COLUMNS"])
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    return 80
+
+
+class _SkippedParser:
+    """Stands in for the parser of a command that is not being run.
+
+    Building all ~30 sub-parsers costs more than Python's own start-up, so
+    main() builds only the one named on the command line; registering the
+    others goes to this object, which accepts any call and returns itself.
+    """
+
+    def __getattr__(self, name: str) -> Callable[..., _SkippedParser]:
+        return self._absorb
+
+    def _absorb(self, *args: Any, **kwargs: Any) -> _SkippedParser:
+        return self
+
+
+_SKIPPED = _SkippedParser()
+
+
+def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str,
+                func: Callable[[argparse.Namespace, Env], int | None], help: str,
+                example: str) -> argparse.ArgumentParser:
+    """Register one sub-command with the global options and an example in its help."""
+    if getattr(sub, "only_command", None) not in (None, name):
+        return _SKIPPED  # type: ignore[return-value]
+    parser = sub.add_parser(name, parents=[common], help=help, description=help,
+                            epilog=f"example:\n  {example}",
+                            formatter_class=parser_classes()[1])
+    parser.set_defaults(func=func)
+    return parser
+
+
+# =============================================================================
 # Graph
 # =============================================================================
 
@@ -1886,7 +1983,19 @@ def graph_nodes_at(db: Database, project: str, path: str, first: int,
 # None means the generic behaviour written next to the field. DESIGN.md "Adding
 # a language" walks through writing a record.
 
-GRAPH_MAX_FILE_BYTES = 1 << 20
+GRAPH_MAX_FILE_MIB = 8  # default limit; [index] max_file_mib in config.toml, --max-file-mib
+# Why a file is not indexed, as index's summary counts it ("skip_reasons").
+GRAPH_SKIP_REASONS = {
+    "language": "no grammar for its extension",
+    "too_big": "over the size limit",
+    "binary": "binary (a NUL byte in the first 8 KiB)",
+    "minified": "minified or data on one line: lines average over 1,000 bytes",
+    "unreadable": "could not be read (permissions, a symlink loop)",
+    "name": "a file name that is not UTF-8",
+    "changing": "kept changing while it was read; left for the next run",
+    "vanished": "deleted while the run was reading it",
+    "failed": "the parser failed on it",
+}
 GRAPH_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "dist",
                              "build", "target", "vendor", STATE_DIR})
 CLASS_KINDS = frozenset({"class", "struct", "interface", "enum", "trait"})
@@ -1923,7 +2032,7 @@ class Language(Record):
         "super_names", "class_scope", "methods_outside", "named_receivers",
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
-        "constructor", "reparse",
+        "constructor", "reparse", "conversions",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -1935,7 +2044,7 @@ class Language(Record):
         "named_receivers": False, "unprefixed_fields": False, "capitalized_outside": False,
         "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
-        "bare_outside": False, "constructor": None, "reparse": None,
+        "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -1970,6 +2079,7 @@ class Language(Record):
     constructor: str | None     # the method a call of the class runs (__init__); None: none
     reparse: Callable | None    # (src) -> bytes of the same length to parse again when the
     #                             tree has errors; the tree with fewer error bytes wins
+    conversions: bool           # T(x) of a type is a conversion, not a call (Go)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -2106,6 +2216,11 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
+    by_start = {d.node.start_byte: d.qualname for d in defs}
+    decorated = {by_start[pos]: text for pos, text in extra.pop("decorated", ())
+                 if pos in by_start}
+    if decorated:
+        ctx["decorated"] = decorated
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
@@ -2205,23 +2320,36 @@ def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
 
 def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list[tuple],
                  ctx: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """{scope qualname: {variable: class name}} from parameters and assignments."""
+    """{scope qualname: {variable: class name}} from parameters and assignments.
+
+    A declared type (a parameter's or field's annotation) wins over an assigned one,
+    as in the type checkers: ``atom: IAtom`` stays IAtom after ``this.atom = new Atom()``.
+    """
     types: dict[str, dict[str, str]] = {}
+    declared: set[tuple[str, str]] = set()
     for d in defs:
         for param in d.params:
             if param["type"]:
-                types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
+                name = param["name"].lstrip("*&.$")
+                types.setdefault(d.qualname, {})[name] = param["type"]
+                declared.add((d.qualname, name))
         if d.kind == "method" and s.language.method_types is not None:
             s.language.method_types(s, d, types, ctx)
-    for pos, var, type_text in vartypes:
+    for pos, var, type_text, is_declared in vartypes:
         index = _enclosing(defs, starts, pos)
         if var.startswith("self."):  # instance attributes belong to the class
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
-        types.setdefault(defs[index].qualname if index >= 0 else "", {})[var] = type_text
+        scope = defs[index].qualname if index >= 0 else ""
+        if (scope, var) in declared:
+            continue
+        if is_declared:
+            declared.add((scope, var))
+        types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: _clean_type(text) for var, text in variables.items()}
+        cleaned = {var: text if "#" in text else _clean_type(text)  # f#1: f's 2nd result
+                   for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
 
@@ -2320,11 +2448,25 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         imports.append(caps["import"][0])
     elif "narrow" in caps:
         _collect_narrowing(s, caps, extra)
+    elif "decorated" in caps:  # the outermost decorator gives the name its value
+        extra.setdefault("decorated", []).append(
+            (caps["decorated"][0].start_byte,
+             _collapse_arguments(one_line(s.text(caps["decorator"][0])))[:120]))
+    elif "vartype" in caps and "vars" in caps:  # a, err := f(): each takes one result
+        for index, item in enumerate(caps["vars"][0].named_children):
+            if item.type == "identifier" and s.text(item) != "_":
+                vartypes.append((caps["vartype"][0].start_byte, s.text(item),
+                                 f"{s.text(caps['type'][0])}#{index}", False))
     elif "vartype" in caps:
         var = s.text(caps["var"][0]).lstrip(s.language.sigils)
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
             var = "self." + var
-        vartypes.append((caps["vartype"][0].start_byte, var, s.text(caps["type"][0])))
+        type_node = caps["type"][0]
+        up = type_node.parent
+        field = up.child_by_field_name("type") if up is not None else None
+        is_declared = up is not None and (up.type == "type_annotation" or (
+            field is not None and field.id == type_node.id))
+        vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
     elif "local" in caps:
         extra.setdefault("locals", []).append((caps["local"][0].start_byte,
                                                s.text(caps["local"][0])))
@@ -2623,16 +2765,27 @@ def _clean_type(text: str) -> str:
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
-    optional = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", text)
-    if optional:
-        text = optional.group(1)
     members = []
-    for member in _split_top_level(text, "|"):
+    for member in _type_members(text):
         member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
         match = re.search(r"[A-Za-z_$][\w.$]*", member)
         if match and match.group(0) not in ("null", "undefined", "None", "void"):
             members.append(match.group(0))
     return "|".join(dict.fromkeys(members))
+
+
+def _type_members(text: str) -> list[str]:
+    """The members of a union as written: ``A | B``, ``Union[A, B]``, ``Optional[A]``."""
+    found = []
+    for member in _split_top_level(text, "|"):
+        member = member.strip()
+        wrapped = re.fullmatch(r"(?:[\w.]+\.)?(Union|Optional)\[(.*)\]", member, re.S)
+        if wrapped:
+            for inner in _split_top_level(wrapped.group(2), ","):
+                found.extend(_type_members(inner))
+        else:
+            found.append(member)
+    return found
 
 
 def _split_top_level(text: str, separator: str) -> list[str]:
@@ -2691,35 +2844,91 @@ def _quoted_text(s: _Source, node: Any) -> str:
     return s.text(node).strip("'\"`") if node is not None else ""
 
 
-def _graph_parse_job(job: tuple[str, str, str, str | None]) -> tuple:
-    """Read, hash and (when the content changed) parse one file; runs in a worker."""
-    rel, absolute, lang, old_sha = job
-    try:
-        with open(absolute, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if info.st_size > GRAPH_MAX_FILE_BYTES:
-                return rel, "skipped", info.st_size, info.st_mtime_ns, None, lang, None
-            data = handle.read(GRAPH_MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        return rel, "gone", 0, 0, None, lang, None
-    except OSError as exc:
-        return rel, "skipped", 0, 0, exc.strerror, lang, None
-    if len(data) > GRAPH_MAX_FILE_BYTES or b"\0" in data[:8192]:
-        return rel, "skipped", info.st_size, info.st_mtime_ns, None, lang, None
+def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
+    """Read, hash and (when the content changed) parse one file; runs in a worker.
+
+    The status is parsed, same (content unchanged), gone, failed, or a skip
+    reason (GRAPH_SKIP_REASONS); ``detail`` is the hash, or what went wrong.
+    """
+    rel, absolute, lang, old_sha, limit, _ = job  # the last: the size when planned
+    read = _read_source(absolute, limit)
+    if isinstance(read, str):
+        return rel, read, 0, 0, None, lang, None
+    data, size, mtime_ns = read
+    reason = _shape_skip(data)
+    if reason is not None:
+        return rel, reason, size, mtime_ns, None, lang, None
     sha = _hash_bytes(data)
     if sha == old_sha:
-        return rel, "same", info.st_size, info.st_mtime_ns, sha, lang, None
+        return rel, "same", size, mtime_ns, sha, lang, None
     try:
         facts = graph_extract(lang, data)
     except CtxkitError:  # tree-sitter missing: stop, rather than drop every file's nodes
         raise
     except Exception as exc:  # a grammar bug must not abort the whole run
-        return rel, "failed", info.st_size, info.st_mtime_ns, f"{type(exc).__name__}: {exc}", \
-            lang, None
+        return rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang, None
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     facts["bound"] = list(facts["context"]["imports"])
     facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
-    return rel, "parsed", info.st_size, info.st_mtime_ns, sha, lang, facts
+    # Call sites wait in the parent until resolution: as one bytes object per file
+    # (about 40 bytes a call) rather than tuples of strings (about 250).
+    facts["calls"] = marshal.dumps(facts["calls"])
+    return rel, "parsed", size, mtime_ns, sha, lang, facts
+
+
+def _read_source(absolute: str, limit: int) -> tuple[bytes, int, int] | str:
+    """(bytes, size, mtime_ns to store) of a file, or why not (a status).
+
+    A file written while it is read shows another size or mtime after the
+    read than before it: it is read again, and left for the next run
+    ("changing") when it does not hold still, so no half-written state is
+    ever indexed. A file modified just before it was read can change again
+    within the same timestamp tick, unseen by size and mtime: its mtime is
+    stored as -1, so the next run hashes it again (git's "racy clean" rule).
+    The tick is taken as 2 s where timestamps are whole seconds (FAT, HFS+,
+    some network file systems), else as 50 ms (the kernel's coarse clock).
+    """
+    for _ in range(3):
+        try:
+            with open(absolute, "rb") as handle:
+                before = os.fstat(handle.fileno())
+                if before.st_size > limit:
+                    return "too_big"
+                data = handle.read(limit + 1)
+                after = os.fstat(handle.fileno())
+        except FileNotFoundError:
+            return "gone"
+        except OSError:
+            return "unreadable"
+        if len(data) > limit:
+            return "too_big"
+        still = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
+        if still and len(data) == after.st_size:
+            mtime = after.st_mtime_ns
+            tick = 2_000_000_000 if mtime % 1_000_000_000 == 0 else 50_000_000
+            racy = 0 <= time.time_ns() - mtime < tick  # a future mtime moves on any write
+            return data, after.st_size, -1 if racy else mtime
+    return "changing"
+
+
+GRAPH_LONG_LINE = 1000  # bytes per line on average; code written for people stays far below
+
+
+def _shape_skip(data: bytes) -> str | None:
+    """"binary" or "minified" when the bytes are not source a person reads.
+
+    Minified and bundled code (and data dumped on one line) has few newlines:
+    its lines average over 1,000 bytes. Code written for people averages 30
+    to 40, and so does generated code that is still source (a parser, a
+    compiler's checker), which is indexed whatever its size; a person's file
+    with a few long data lines (a formula, an expected value) stays far below
+    the average too.
+    """
+    if b"\0" in data[:8192]:
+        return "binary"
+    if len(data) > GRAPH_LONG_LINE * (data.count(b"\n") + 1):
+        return "minified"
+    return None
 
 
 def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str] = (),
@@ -2916,6 +3125,11 @@ SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, 
                    "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
 SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
+# Secondary indexes of the graph tables, as GRAPH_SCHEMA creates them. A full index
+# into empty tables drops them and builds each once at the end (_bulk_load).
+GRAPH_INDEXES = tuple(line for line in GRAPH_SCHEMA.splitlines()
+                      if line.startswith("CREATE INDEX") and " ON nodes(" in line
+                      or line.startswith("CREATE INDEX") and " ON edges(" in line)
 SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
 SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
 SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
@@ -2925,39 +3139,53 @@ INDEX_LOCK_SUFFIX = "-index.lock"  # beside the database, as SQLite's -wal and -
 class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
-    __slots__ = ("project", "indexed", "unchanged", "removed", "skipped", "errors", "affected",
-                 "calls", "bases", "imports", "changed", "cleared", "recovered")
+    __slots__ = ("project", "limit", "indexed", "unchanged", "removed", "skipped", "errors",
+                 "skips", "affected", "calls", "bases", "imports", "changed", "cleared",
+                 "recovered")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
                                           "skipped": 0, "errors": 0, "changed": False,
                                           "recovered": 0}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
                                                         "bases": list, "imports": list,
-                                                        "cleared": set}
+                                                        "skips": dict, "cleared": set}
     project: str
+    limit: int             # bytes: larger files are skipped
     indexed: int
     unchanged: int
     removed: int
     skipped: int
     errors: int
+    skips: dict[str, int]  # GRAPH_SKIP_REASONS key -> files
     affected: set[str]
-    calls: list[tuple]
+    calls: list[tuple]     # (file id, path, file node id, marshalled call records) per file
     bases: list[tuple]
     imports: list[tuple]
     changed: bool
     cleared: set[str]       # names of forgotten nodes not yet in graph_pending
     recovered: int          # definitions of this run's files made by error recovery
 
+    def skip(self, reason: str) -> None:
+        self.skipped += 1
+        self.skips[reason] = self.skips.get(reason, 0) + 1
+
 
 def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
-                excludes: Sequence[str] = (), strict: bool = True) -> dict[str, Any]:
+                excludes: Sequence[str] = (), strict: bool = True, *,
+                max_file_mib: float | None = None, jobs: int | None = None,
+                show_progress: bool = False) -> dict[str, Any]:
     """Bring the graph up to date with the files on disk; returns `index --json`.
 
     ``paths`` limits the run (and the removal of vanished files) to those files
     and folders; with ``strict`` a path that does not exist is an error.
+    ``max_file_mib`` overrides the configured size limit, ``jobs`` the number
+    of parse workers; ``show_progress`` draws the phase line on a terminal.
     Index runs on one database take turns (_index_lock): a second run starts
     once the first has finished, and finds its work done.
     """
     started = time.monotonic()
+    run = _IndexRun(env.project, graph_size_limit(env, max_file_mib))
+    meter = _Progress(show_progress and not env.quiet)
+    meter.show("scan", 0)
     files, scopes = graph_list_files(env, paths, excludes, strict)
     # The writes below keep the references whole themselves (_clear_file); SQLite's
     # per-row foreign key checks would double the cost of a full index.
@@ -2965,9 +3193,43 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
         db.execute("PRAGMA foreign_keys = OFF")
         db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
         try:
-            return _index_files(env, db, files, scopes, full, started)
+            return _index_files(env, db, files, scopes, full, started, run, meter,
+                                jobs or usable_cpus())
         finally:
+            meter.end()
             db.execute("PRAGMA foreign_keys = ON")
+
+
+@contextlib.contextmanager
+def _bulk_load(db: Database) -> Iterator[None]:
+    """Into empty graph tables, rows go in without secondary indexes; each is built once.
+
+    Building an index from sorted rows at the end costs less than keeping it up to
+    date row by row. Only when no project has any file yet: other projects'
+    queries keep their indexes. A run killed before the end leaves the tables
+    without them (slower reads, the same answers); every run starts by
+    creating any that are missing.
+    """
+    if db.one("SELECT 1 FROM files LIMIT 1") is not None:
+        _create_graph_indexes(db)  # a killed bulk load may have left them out
+        yield
+        return
+    with db.atomic():
+        for statement in GRAPH_INDEXES:
+            db.execute(f"DROP INDEX IF EXISTS {statement.split()[5]}")
+    try:
+        yield
+    except Exception:
+        _create_graph_indexes(db)
+        raise
+    # Interrupted (Ctrl-C, SIGTERM): leave at once; the next run builds them.
+    _create_graph_indexes(db)
+
+
+def _create_graph_indexes(db: Database) -> None:
+    with db.atomic():
+        for statement in GRAPH_INDEXES:
+            db.execute(statement)
 
 
 @contextlib.contextmanager
@@ -2997,34 +3259,62 @@ def _index_lock(db_path: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+def graph_size_limit(env: Env, override: float | None = None) -> int:
+    """The size limit in bytes: ``override`` (MiB), else config's [index] max_file_mib."""
+    value: Any = override
+    if value is None:
+        section = load_config(env).get("index")
+        value = section.get("max_file_mib", GRAPH_MAX_FILE_MIB) if isinstance(section, dict) \
+            else GRAPH_MAX_FILE_MIB
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1024:
+        where = "--max-file-mib" if override is not None else f"index.max_file_mib in {CONFIG_NAME}"
+        raise UsageError(f"{where} must be a number of MiB above 0 and at most 1024, "
+                         f"not {value!r}")
+    return int(value * 2**20)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask), not all the machine's."""
+    counter = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    if counter is not None:
+        return counter() or 1
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
-                 started: float) -> dict[str, Any]:
+                 started: float, run: _IndexRun, meter: _Progress, workers: int) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
-    run = _IndexRun(env.project)
     pending = _pending_work(db, run)
     listed = set(files)
     # A file a killed run stored but did not resolve is parsed again, in any scope.
     files = files + sorted(p for p in pending if p in known and p not in listed
                            and not _in_scope(p, scopes))
     jobs, seen = [], set()
-    for rel in files:
+    for count, rel in enumerate(files, 1):
         job = _plan_file(env, rel, known.get(rel), full or rel in pending, run)
         if job == "seen":
             seen.add(rel)
         elif job is not None:
             jobs.append(job)
             seen.add(rel)
+        if count % 512 == 0:
+            meter.show("scan", count, len(files))
     gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
     with db.atomic():
         for path in gone:
             _drop_file(db, known[path]["id"], run)
             run.removed += 1
         _note_pending(db, run, ())
-    _parse_and_store(env, db, jobs, known, run)
-    if run.changed:
-        with db.atomic():
-            _resolve_run(env, db, run)
-            db.execute(SQL_PENDING_DONE, (env.project,))
+    with _bulk_load(db):
+        _parse_and_store(db, jobs, known, run, meter, workers)
+        if run.changed:
+            meter.show("resolve", 0)
+            with db.atomic():
+                _resolve_run(env, db, run)
+                db.execute(SQL_PENDING_DONE, (env.project,))
     return _index_summary(db, env.project, run, time.monotonic() - started)
 
 
@@ -3062,7 +3352,7 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:  # a file name that is not UTF-8 cannot be stored or shown
-        run.skipped += 1
+        run.skip("name")
         return None
     absolute = str(env.root / rel)
     try:
@@ -3070,56 +3360,93 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
     except FileNotFoundError:
         return None
     except OSError:  # symlink loop, permission denied, name too long
-        run.skipped += 1
+        run.skip("unreadable")
         return None
     import stat
     if not stat.S_ISREG(info.st_mode):  # a directory link or a device: not source
         return None
-    if lang is None or info.st_size > GRAPH_MAX_FILE_BYTES:
-        run.skipped += 1
+    if lang is None:
+        run.skip("language")
+        return None
+    if info.st_size > run.limit:
+        run.skip("too_big")
         return None
     if old is not None and not full and old["size"] == info.st_size and \
             old["mtime_ns"] == info.st_mtime_ns:
         run.unchanged += 1
         return "seen"
-    return rel, absolute, lang, None if full or old is None else old["sha1"]
+    return (rel, absolute, lang, None if full or old is None else old["sha1"], run.limit,
+            info.st_size)
 
 
-def _parse_and_store(env: Env, db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
-                     run: _IndexRun) -> None:
-    """Parse on both cores; write each batch of results in one transaction."""
+def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
+                     run: _IndexRun, meter: _Progress, workers: int) -> None:
+    """Parse in the workers; write each batch of results in one transaction."""
     batch: list[tuple] = []
-    total = len(jobs)
-    for done, result in enumerate(_run_jobs(jobs), 1):
+    total, lines = len(jobs), 0
+    meter.show("parse", 0, total)
+    for done, result in enumerate(_run_jobs(jobs, workers), 1):
         batch.append(result)
+        if result[6] is not None:
+            lines += result[6]["lines"]
         if len(batch) >= 250:
             _store_batch(db, batch, known, run)
             batch = []
-        if done % 50 == 0:
-            progress(f"indexing {done}/{total} files")
+        meter.show("parse", done, total, lines)
     if batch:
         _store_batch(db, batch, known, run)
-    done_progress()
 
 
-def _run_jobs(jobs: list[tuple]) -> Iterator[tuple]:
-    if len(jobs) < 40 or (os.cpu_count() or 1) < 2:
+def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
+    if len(jobs) < 40 or workers < 2:
         yield from map(_graph_parse_job, jobs)
         return
     import multiprocessing
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
-    jobs = sorted(jobs, key=lambda j: -_size_or_zero(j[1]))
-    with context.Pool(processes=2) as pool:
+    jobs = sorted(jobs, key=lambda j: -j[5])
+    with context.Pool(processes=workers) as pool:
         yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
 
 
-def _size_or_zero(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+class _Progress:
+    """index's phase line on stderr: phase, counts, rate, redrawn at most 10 times a second.
+
+    Only on a terminal and without -q; nothing at all for a run that ends
+    within half a second, so quick refreshes do not flicker.
+    """
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and sys.stderr.isatty()
+        self.started = self.drawn = time.monotonic()
+        self.phase, self.phase_started, self.shown = "", self.started, False
+
+    def show(self, phase: str, done: int, total: int | None = None,
+             lines: int | None = None) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if phase != self.phase:
+            self.phase, self.phase_started = phase, now
+        elif now - self.drawn < 0.1 and done != total:
+            return
+        if now - self.started < 0.5:
+            return
+        self.drawn, self.shown = now, True
+        unit = "call sites" if phase == "resolve" else "files"
+        count = f"{done:,}/{total:,} {unit}" if total else f"{done:,} {unit}"
+        elapsed = max(now - self.phase_started, 1e-3)
+        rate = f"{lines / elapsed:,.0f} lines/s" if lines else f"{done / elapsed:,.0f} {unit}/s"
+        extra = f", {lines:,} lines" if lines else ""
+        text = f"index: {phase} {count}{extra}" + (f", {rate}" if done else "")
+        sys.stderr.write(f"\r\033[K{text}")
+        sys.stderr.flush()
+
+    def end(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row],
@@ -3134,14 +3461,19 @@ def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row]
                 run.unchanged += 1
                 continue
             if status != "parsed":
-                if old is not None:
+                if old is not None and status != "changing":  # that one keeps its last state
                     _drop_file(db, old["id"], run)
                 if status == "gone":
-                    run.removed += old is not None
+                    if old is not None:
+                        run.removed += 1
+                    else:
+                        run.skip("vanished")
                 else:
-                    run.skipped += 1
+                    run.skip(status)
                     if status == "failed":
                         warn(f"could not parse {rel}: {detail}; skipped")
+                    elif status == "changing":
+                        warn(f"{rel} kept changing while it was read; left for the next run")
                 continue
             next_id = _store_file(db, run, rel, lang, size, mtime_ns, detail, facts, old, next_id)
         _note_pending(db, run, ())
@@ -3192,7 +3524,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     file_node = next_id
     rows = [(file_node, project, file_id, rel, "file", rel.rsplit("/", 1)[-1], rel, rel, 1,
              max(facts["lines"], 1), "", "[]", None, 0, 0, facts["docstring"], facts["lines"], 1,
-             sha, None)]
+             sha, None, 0)]
     ids, uids, edges = [], set(), []
     for index, d in enumerate(facts["defs"]):
         node_id = next_id + 1 + index
@@ -3216,9 +3548,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     run.affected.update(facts["bound"])
     db.executemany(SQL_NODE_INSERT, rows)
     db.executemany(SQL_EDGE_INSERT, edges)
-    for scope, callee, recv, written, line in facts["calls"]:
-        src = ids[scope] if scope >= 0 else file_node
-        run.calls.append((None, file_id, rel, src, callee, recv, written, line))
+    run.calls.append((file_id, rel, file_node, facts["calls"]))
     for owner, base, kind, line in facts["bases"]:
         run.bases.append((None, file_id, rel, owner, base, kind, line))
     for spec, line in facts["imports"]:
@@ -3232,6 +3562,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
         "ORDER BY language", (project,))}
     return {"files": {"indexed": run.indexed, "unchanged": run.unchanged,
                       "removed": run.removed, "skipped": run.skipped, "errors": run.errors},
+            "skip_reasons": {k: run.skips[k] for k in GRAPH_SKIP_REASONS if k in run.skips},
             "recovered": run.recovered,
             "nodes": db.one("SELECT count(*) FROM nodes WHERE project = ?", (project,))[0],
             "edges": db.one("SELECT count(*) FROM edges WHERE project = ?", (project,))[0],
@@ -3262,6 +3593,9 @@ SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = 
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
              "('extends', 'implements') AND dst_id IS NOT NULL ORDER BY id")
+
+
+RESOLVER_CONTEXTS = 4096  # parsed file contexts kept while resolving (first in, first out)
 
 
 class _Resolver:
@@ -3312,10 +3646,17 @@ class _Resolver:
             self.subclasses.setdefault(dst, []).append(src)
 
     def ctx(self, path: str) -> dict[str, Any]:
-        if path not in self._contexts:
+        found = self._contexts.get(path)
+        if found is None:
+            if len(self._contexts) >= RESOLVER_CONTEXTS:  # the oldest goes: memory stays flat
+                del self._contexts[next(iter(self._contexts))]
             row = self.db.one(SQL_FILE_CONTEXT, (self.project, path))
-            self._contexts[path] = json.loads(row[0]) if row else {}
-        return self._contexts[path]
+            found = self._contexts[path] = json.loads(row[0]) if row else {}
+        return found
+
+    def next_file(self) -> None:
+        """Resolution moves on to another file: forget the call cache, keyed by path."""
+        self._calls.clear()
 
     # -- modules ------------------------------------------------------------
 
@@ -3343,7 +3684,7 @@ class _Resolver:
                 target = self.resolve_binding(path, [star, None], depth + 1)
                 if target and target[0] == "module":
                     found = self.lookup_in_modules(target[1], name, depth + 1)
-                    if found and found[0] == "node":
+                    if found and found[0] in ("node", "module"):  # a function, `export * as`
                         return found
         return None
 
@@ -3440,6 +3781,15 @@ class _Resolver:
                     return found
         return None
 
+    def merged_value(self, node: int) -> int | None:
+        """The function or class declared under an interface's name, if any (TS merges
+        ``interface Foo`` with ``const Foo = ...`` / ``function Foo``)."""
+        _, name, qualname, path = self.nodes[node]
+        return next((other for other in self.by_name.get(name, ())
+                     if other != node and self.nodes[other][2] == qualname
+                     and self.nodes[other][3] == path
+                     and self.nodes[other][0] not in ("interface", "trait")), None)
+
     def enclosing_class(self, path: str, scope: str) -> int | None:
         for qual in self.scope_chain(scope):
             node = self.by_pq.get((path, qual))
@@ -3475,7 +3825,8 @@ class _Resolver:
         language = self.language(path)
         lang = language.name
         if recv is None:
-            if callee in SUPER_NAMES and language.constructor:  # super(...) in a constructor
+            if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
+                # super(...) in a JS/TS constructor; Python's super() is a builtin
                 return self._resolve_self(path, scope, language.constructor, "super", language)
             return self._resolve_bare(path, scope, callee, language)
         if "::" in recv and language.path_call is not None:
@@ -3614,7 +3965,7 @@ class _Resolver:
             if cls is not None:  # also in a method defined away from its class
                 return self.field_type(cls, text, depth)
         if found is None:
-            return None
+            return self._decorated_value(path, scope, text)
         type_text, type_path, type_scope = found
         if type_text.startswith("in:"):  # `"m" in x`: the members of x's union that have m
             declared = self.expr_type(path, scope, text, 0, depth + 1)
@@ -3623,6 +3974,39 @@ class _Resolver:
                            and self.method_lookup(m, type_text[3:]) is not None)
             return having[0] if len(having) == 1 else having or None
         return self.type_named(type_path, type_scope, type_text)
+
+    def _decorated_value(self, path: str, scope: str, name: str) -> Any:
+        """What a decorated function's name holds: its outermost decorator's result.
+
+        ``@d`` makes ``f = d(f)``, so d's return type; a factory ``@d(...)`` makes
+        ``f = d(...)(f)``, so the R of the ``Callable[..., R]`` that d(...) returns
+        (``@click.group()`` makes a Group). Undecorated: None.
+        """
+        target = self.resolve_name(path, scope, name)
+        if not target or target[0] != "node":
+            return None
+        _, _, qualname, def_path = self.nodes[target[1]]
+        decorator = self.ctx(def_path).get("decorated", {}).get(qualname)
+        if not decorator:
+            return None
+        def_scope = qualname.rpartition(".")[0]
+        head, _, called = decorator.removesuffix("(...)").rpartition(".")
+        dst, confidence = self.resolve_call(def_path, def_scope, called, head or None)
+        if dst is None:
+            return OUTSIDE if confidence >= CONF_EXACT else None
+        if self.nodes[dst][0] in CLASS_KINDS:
+            return dst  # @Cls: an instance of Cls
+        members = []
+        for member in _type_members(self.returns.get(dst, "")):
+            inner = re.fullmatch(r"(?:[\w.]+\.)?Callable\[(.*)\]", member, re.S)
+            if inner and decorator.endswith("(...)"):
+                members.extend(_type_members(_split_top_level(inner.group(1), ",")[-1]))
+            else:
+                members.append(member)
+        written = _clean_type("|".join(members))
+        _, _, dst_qualname, dst_path = self.nodes[dst]
+        return self.type_named(dst_path, dst_qualname.rpartition(".")[0], written) \
+            if written else None
 
     def type_named(self, path: str, scope: str, type_text: str) -> Any:
         """The class a written type names (see expr_type for what comes back)."""
@@ -3633,6 +4017,18 @@ class _Resolver:
             written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
             return self.type_named(self.nodes[target[1]][3], "", _clean_type(
                 written.group(1))) if written else None
+        if "#" in type_text:  # the index-th result of a call of f
+            function, _, index = type_text.partition("#")
+            found = self.expr_type(path, scope, function + "(...)") if index == "0" else None
+            if index != "0":
+                dst, confidence = self.resolve_call(path, scope, function.rpartition(".")[2],
+                                                    function.rpartition(".")[0] or None)
+                if dst is None:
+                    return OUTSIDE if confidence >= CONF_EXACT else None
+                if self.nodes[dst][0] in CLASS_KINDS:
+                    return None
+                return self.returned_type(dst, int(index))
+            return found
         if "|" in type_text:
             members = [self.type_named(path, scope, t) for t in type_text.split("|")]
             classes = tuple(m for m in members if isinstance(m, int))
@@ -3640,15 +4036,28 @@ class _Resolver:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
         target = self.resolve_dotted(path, scope, type_text)
+        if target is None and "." in type_text:  # x = self.make(...): a method's result
+            found = self.expr_type(path, scope, type_text + "(...)")
+            return OUTSIDE if found is None else found
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
         if self.nodes[target[1]][0] in CLASS_KINDS:
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
 
-    def returned_type(self, function: int) -> Any:
-        """The class a function's declared return type names; None when undeclared."""
-        written = _clean_type(self.returns.get(function, ""))
+    def returned_type(self, function: int, index: int = 0) -> Any:
+        """The class a function's declared return type names; None when undeclared.
+
+        ``index`` picks one of several results, Go's ``(n int, err error)``.
+        """
+        returns = self.returns.get(function, "")
+        if index:
+            results = _split_top_level(returns.strip()[1:-1], ",") \
+                if returns.strip().startswith("(") else []
+            if index >= len(results):
+                return None
+            returns = results[index].split()[-1] if results[index].split() else ""
+        written = _clean_type(returns)
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
@@ -3802,6 +4211,23 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     db.executemany(SQL_EDGE_UPDATE, updates)
 
 
+def _call_sites(resolver: _Resolver, run: _IndexRun) -> Iterator[tuple]:
+    """This run's call sites, one file at a time, each file's record freed once read.
+
+    A node's id is its file node's id + 1 + its index among the file's records
+    (_store_file), so a record's scope index (-1 for the file) gives the caller.
+    """
+    for index, (file_id, path, file_node, blob) in enumerate(run.calls):
+        run.calls[index] = None
+        resolver.next_file()
+        for scope, callee, recv, written, line in marshal.loads(blob):
+            yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line
+    run.calls.clear()
+
+
+GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
+
+
 def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
     """Resolve call sites; a call of a class also calls the constructor that runs.
 
@@ -3810,9 +4236,12 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     the constructor the same way, inherited or not.
     """
     inserts, updates = [], []
-    rows = [*run.calls, *old]
     present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
-    for edge_id, file_id, path, src, callee, recv, written, line in rows:
+    for edge_id, file_id, path, src, callee, recv, written, line in itertools.chain(
+            _call_sites(resolver, run), old):
+        if len(inserts) >= GRAPH_WRITE_CHUNK:
+            db.executemany(SQL_EDGE_INSERT, inserts)
+            inserts = []
         if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
             continue
         scope = resolver.nodes[src]
@@ -3820,6 +4249,11 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
         dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
         if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
             dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
+        if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
+                resolver.language(path).conversions:
+            dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
+        if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
+            dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
         if edge_id is None:
             inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
                             confidence, file_id))
@@ -3875,6 +4309,8 @@ _PY_QUERY = f"""
     @vartype
 (module (expression_statement (assignment left: (identifier) @allname
     right: [(list) (tuple)] @allvalue)))
+(decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
+    definition: (function_definition) @decorated)
 [{_PY_BRANCHES}] @branch
 """
 PY_BUILTINS = frozenset(
@@ -3984,12 +4420,20 @@ def _py_find_module(r: _Resolver, importer: str, spec: str) -> str | None:
         rest = spec[level:].replace(".", "/")
         return _py_file(r, "/".join(p for p in (base, rest) if p))
     modules = r.memo.get("python.modules")
-    if modules is None:  # every dotted suffix of every file's module name
+    if modules is None:
+        # Every dotted suffix of a file's module name that starts below a folder which
+        # could be on sys.path (src/, the root, tests/): a package's folder (with an
+        # __init__) cannot, so inside flask/ `import json` is the standard library's,
+        # not flask/json/.
         modules = r.memo["python.modules"] = {}
         for path, lang in r.lang.items():
             if lang == "python":
                 parts = re.sub(r"(/__init__)?\.pyi?$", "", path).split("/")
                 for i in range(len(parts)):
+                    folder = "/".join(parts[:i])
+                    if i and (f"{folder}/__init__.py" in r.lang or
+                              f"{folder}/__init__.pyi" in r.lang):
+                        continue
                     modules.setdefault(".".join(parts[i:]), []).append(path)
     found = modules.get(spec)
     return min(found, key=lambda p: (p.count("/"), len(p))) if found else None
@@ -4091,6 +4535,7 @@ _JS_DEFS = """
 (method_definition name: (_) @name) @def.function
 (variable_declarator name: (identifier) @name
     value: [(arrow_function) (function_expression)] @fn) @def.function
+(function_expression name: (identifier) @name) @def.function
 (expression_statement (assignment_expression
     left: (member_expression object: [(identifier) (member_expression)] @owner
         property: (property_identifier) @name)
@@ -4115,6 +4560,18 @@ def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) ->
     if up is not None and up.type == "export_statement" and s.text(up).startswith(
             "export default"):
         ctx["default"] = d.name
+
+
+def _js_skip_def(s: _Source, node: Any) -> bool:
+    """Not a definition of its own: a named function expression that a declaration or an
+    assignment already names (``const f = function g() {}`` is f), and an overload
+    signature in a class body (its implementation follows and is the definition)."""
+    up = node.parent
+    if node.type == "function_expression":
+        return up is not None and up.type in ("variable_declarator", "assignment_expression",
+                                              "pair", "public_field_definition",
+                                              "field_definition")
+    return node.type == "method_signature" and up is not None and up.type == "class_body"
 
 
 def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
@@ -4203,7 +4660,14 @@ def _js_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
                 alias = s.text(spec.child_by_field_name("alias")) or name
                 ctx["imports"][alias] = [source, name]
                 ctx.setdefault("reexports", []).append(alias)
-    if node.type == "export_statement" and s.text(node).replace(" ", "").startswith("export*"):
+    namespace = next((c for c in node.named_children if c.type == "namespace_export"), None)
+    if namespace is not None:  # export * as ns from './m': one name, the module
+        name = s.text(namespace.named_children[0]) if namespace.named_children else ""
+        if name:
+            ctx["imports"][name] = [source, None]
+            ctx.setdefault("reexports", []).append(name)
+    elif node.type == "export_statement" and \
+            s.text(node).replace(" ", "").startswith("export*"):
         ctx["stars"].append(source)
 
 
@@ -4268,7 +4732,8 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
 
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
-    constructor="constructor", qualname=_js_qualname,
+    constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
+    capitalized_outside=True,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding)
 JAVASCRIPT = Language(
@@ -4348,6 +4813,8 @@ _GO_QUERY = """
     (call_expression function: (_) @type)])) @vartype
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (type_assertion_expression type: (_) @type))) @vartype
+(short_var_declaration left: (expression_list (_) (_)) @vars
+    right: (expression_list . (call_expression function: (_) @type) .)) @vartype
 (field_declaration name: (field_identifier) @var type: (_) @type) @vartype @self
 (type_switch_statement alias: (expression_list (identifier) @var)
     (type_case type: (_) @type) @narrow)
@@ -4458,7 +4925,7 @@ GO = Language(
     qualname=_go_qualname, exported=_go_exported, bases=_go_bases,
     method_types=_go_receiver_type, import_handler=_go_import,
     resolve_binding=_go_resolve_binding, resolve_local=_go_same_package,
-    method_fallback=_go_method_in_package, package_files=_go_package_files)
+    method_fallback=_go_method_in_package, package_files=_go_package_files, conversions=True)
 
 
 # --- Graph language: Rust -------------------------------------------------------
@@ -5998,6 +6465,7 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
     place = re.fullmatch(r"(.+?):(\d+)", text)
     if place:
         path = normalize_file(place.group(1), env)
+        check_line_in_file(env, path, int(place.group(2)))
         found = graph_nodes_at(db, project, path, int(place.group(2)))
         if found:
             return sorted(found, key=lambda n: n.line)[-1]
@@ -6020,6 +6488,20 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         raise Ambiguous(f"{text!r} matches {len(nodes)} symbols: {listing}{more}; "
                         f"pass a full id, --file FILE or --first")
     return nodes[0]
+
+
+def check_line_in_file(env: Env, path: str, line: int) -> None:
+    """FILE:LINE must name a line of the file as it is on disk."""
+    limit = 1 << 26
+    data = read_regular(env.root / path, limit) if not os.path.isabs(path) else None
+    if data is None or len(data) >= limit:
+        return  # not a readable file here: the index lookup says what is wrong
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    if line < 1:
+        raise UsageError(f"{path}:{line}: lines are numbered from 1")
+    if line > lines:
+        raise NotFound(f"{path}:{line} is past the end of {path}, which has {lines} "
+                       f"line{'s' if lines != 1 else ''}")
 
 
 def _not_found_message(db: Database, project: str, text: str, file: str | None) -> str:
@@ -6144,7 +6626,11 @@ def graph_indexed(db: Database, project: str) -> bool:
 def cmd_index(args: argparse.Namespace, env: Env) -> int:
     db = open_db(env)
     try:
-        summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude)
+        if args.jobs is not None and not 1 <= args.jobs <= 256:
+            raise UsageError("--jobs must be from 1 to 256")
+        summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude,
+                              max_file_mib=args.max_file_mib, jobs=args.jobs,
+                              show_progress=True)
         flagged = [r[0] for r in db.query(
             "SELECT path FROM files WHERE project = ? AND parse_errors > 0 ORDER BY path",
             (env.project,))]
@@ -6157,8 +6643,10 @@ def cmd_index(args: argparse.Namespace, env: Env) -> int:
 def _index_text(summary: dict[str, Any], flagged: list[str], quiet: bool) -> str:
     files = summary["files"]
     languages = ", ".join(f"{k} {v}" for k, v in summary["languages"].items()) or "none"
+    reasons = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in summary["skip_reasons"].items())
+    skipped = f"{files['skipped']} skipped" + (f": {reasons}" if reasons else "")
     text = (f"indexed {files['indexed']} files ({files['unchanged']} unchanged, "
-            f"{files['removed']} removed, {files['skipped']} skipped, {files['errors']} with "
+            f"{files['removed']} removed, {skipped}; {files['errors']} with "
             f"syntax errors) in {summary['seconds']:.2f}s: {summary['nodes']} nodes, "
             f"{summary['edges']} edges; files by language: {languages}")
     if summary.get("recovered"):
@@ -6300,6 +6788,11 @@ def register_graph_commands(sub: argparse._SubParsersAction,
                         help="re-parse every file even when it looks unchanged")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="leave out paths matching GLOB (repeatable)")
+    parser.add_argument("--max-file-mib", type=float, default=None, metavar="N",
+                        help=f"skip files over N MiB (default: [index] max_file_mib in "
+                             f"{STATE_DIR}/{CONFIG_NAME}, else {GRAPH_MAX_FILE_MIB})")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="parse workers (default: the CPUs this process may use)")
     parser = add_command(sub, common, "symbols", cmd_symbols,
                          "list indexed symbols (L0: id and kind)",
                          "ctxkit symbols 'Auth*' --kind class")
@@ -6383,16 +6876,6 @@ CONTEXT_MAX_NODES = 2000        # nodes visited when following relations
 L3_RELATION_NAMES = 5           # calls / called-by names shown at L3
 ITEM_LESSONS = 5                # lessons shown under one symbol
 
-_TEST_PATH = lazy_re(
-    r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
-    r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
-
-
-def is_test_path(path: str) -> bool:
-    """True for files that hold tests (left out of context unless --include-tests)."""
-    return bool(_TEST_PATH.search(path))
-
-
 # -- tokens ------------------------------------------------------------------
 
 _ENCODER: Any = None
@@ -6455,19 +6938,6 @@ def _write_encoder_cache(encoder: Any, cache: Path) -> None:
 def count_tokens(text: str) -> int:
     """Exact cl100k token count; special-token text counts as plain text."""
     return len(token_encoder().encode(text, disallowed_special=()))
-
-
-def truncate_to_tokens(text: str, limit: int) -> str:
-    """The longest prefix of ``text`` (cut at a token) counting at most ``limit``."""
-    encoder = token_encoder()
-    tokens = encoder.encode(text, disallowed_special=())
-    keep = min(limit, len(tokens))
-    while keep > 0:
-        prefix = encoder.decode(tokens[:keep]).rstrip("\ufffd")
-        if count_tokens(prefix) <= limit:
-            return prefix
-        keep -= 1
-    return ""
 
 
 # -- source ------------------------------------------------------------------
@@ -6942,13 +7412,15 @@ _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "type"
 
 
 def collect_related(db: Database, project: str, target: Node, relations: Sequence[str],
-                    depth: int, include_tests: bool) -> list[tuple[Node, str, int, Node]]:
-    """(node, relation, depth, reached-from) for every node within ``depth`` steps.
+                    depth: int, include_tests: bool) -> list[tuple[Node, str, int, Node, float]]:
+    """(node, relation, depth, reached-from, weight) for every node within ``depth`` steps.
 
     Beyond the first step a chain keeps its relation: callers of callers,
-    callees of callees; the other relations describe the target only.
+    callees of callees; the other relations describe the target only. The
+    weight sums the confidence of every edge from the node it was reached from
+    (three call sites weigh more than one guessed one).
     """
-    seen, found = {target.id}, []
+    seen, found = {target.id}, {}
     frontier = [(target, relation) for relation in relations]
     for step in range(1, depth + 1):
         following = []
@@ -6957,57 +7429,108 @@ def collect_related(db: Database, project: str, target: Node, relations: Sequenc
                 continue
             for rel in graph_relations(db, project, source, relation):
                 node = rel.node
-                if node is None or node.id in seen:
+                if node is None or (not include_tests and is_test_path(node.path)):
                     continue
-                if not include_tests and is_test_path(node.path):
+                if node.id in found and found[node.id][3] is source:
+                    entry = found[node.id]
+                    found[node.id] = (*entry[:4], entry[4] + rel.confidence)
+                if node.id in seen:
                     continue
                 seen.add(node.id)
-                found.append((node, relation, step, source))
+                found[node.id] = (node, relation, step, source, rel.confidence)
                 following.append((node, relation))
                 if len(found) >= CONTEXT_MAX_NODES:
-                    return found
+                    return list(found.values())
         frontier = following
-    return found
+    return list(found.values())
 
 
 def type_nodes(db: Database, project: str, target: Node) -> list[Node]:
-    """Classes and other types named in the target's parameter and return types."""
+    """The classes, interfaces, enums and aliases named in the target's parameter and
+    return types (never files). A name defined in several places is the one in the
+    target's file, else in a file the target's file imports, else outside tests."""
     text = " ".join([str(p.get("type") or "") for p in target.params]
                     + [target.return_type or ""])
+    imported = {rel.node.path for rel in graph_relations(db, project, target, "imports")
+                if rel.node is not None}
     found: dict[str, Node] = {}
     for name in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)):
         nodes = [n for n in graph_find_nodes(db, project, name) if n.kind in _TYPE_KINDS]
-        nodes.sort(key=lambda n: (n.path != target.path, n.path, n.line))
+        nodes.sort(key=lambda n: (n.path != target.path, n.path not in imported,
+                                  is_test_path(n.path), n.path, n.line))
         if nodes and nodes[0].id != target.id:
             found.setdefault(nodes[0].id, nodes[0])
     return list(found.values())[:10]
 
 
+# How directly a relation ties a node to the target (lower is closer): edges of
+# the target itself first, then inheritance, then what merely shares its file.
+RELATION_TIERS = {"calls": 0, "calledBy": 0, "types": 0, "extends": 1, "implements": 1,
+                  "imports": 2, "exports": 2, "importedBy": 2}
+
+
+class Closeness:
+    """Ranks relations by how closely they relate to the target.
+
+    Key, in order: steps from the target; the relation's tier; the layout's
+    section order; for file-level relations (exports, imports) whether the
+    node is the target's own class, how many callers and callees it shares
+    with the target, whether it is a member of the target's class; the edge
+    weight; the distance in lines within the target's file.
+    """
+
+    def __init__(self, db: Database, project: str, target: Node, sections: Sequence[str]):
+        self.db, self.project, self.target = db, project, target
+        self.order = {key: i for i, key in enumerate(sections)}
+        self.owner = target.qualname.rsplit(".", 1)[0] if "." in target.qualname else None
+        self._mine = self.neighbours(target)
+
+    def neighbours(self, node: Node) -> set[str]:
+        return {rel.node.id for relation in _TRANSITIVE_RELATIONS
+                for rel in graph_relations(self.db, self.project, node, relation) if rel.node}
+
+    def key(self, cand: ContextCandidate, weight: float, index: int) -> tuple:
+        node, tier = cand.node, RELATION_TIERS.get(cand.section, 3)
+        owner = shared = member = 0
+        if tier >= 2:
+            owner = int(node.qualname != self.owner)
+            shared = -len(self._mine & self.neighbours(node))
+            member = int(not (self.owner and node.qualname.startswith(self.owner + ".")))
+        distance = abs(node.line - self.target.line) if node.path == self.target.path else 10**9
+        return (cand.depth, tier, self.order.get(cand.section, 99), owner, shared, member,
+                -weight, distance, index)
+
+
 def context_candidates(db: Database, project: str, target: Node, purpose: str, depth: int,
                        include_tests: bool) -> list[ContextCandidate]:
-    """The target and its relations in priority order, each with its wanted level."""
+    """The target and its relations, closest first, each with its wanted level.
+
+    Where the layout has a types section (review, debug) it holds the types
+    named in the signature; the target file's imports only help pick them.
+    """
     direct, indirect = PURPOSE_RELATION_LEVELS[purpose]
     type_level = PURPOSE_TYPE_LEVEL.get(purpose, TYPE_LEVEL)
-    uses_types = "types" in _layout_sections(purpose)
-    result = [ContextCandidate(target, "target", 0, PURPOSE_LEVEL[purpose])]
-    related = collect_related(db, project, target, PURPOSE_RELATIONS[purpose], depth,
-                              include_tests)
+    sections = _layout_sections(purpose)
+    uses_types = "types" in sections
+    relations = [r for r in PURPOSE_RELATIONS[purpose] if not (uses_types and r == "imports")]
+    related = collect_related(db, project, target, relations, depth, include_tests)
     if uses_types and depth >= 1:
         seen = {target.id} | {node.id for node, *_ in related}
-        related += [(n, "types", 1, target) for n in type_nodes(db, project, target)
+        related += [(n, "types", 1, target, 1.0) for n in type_nodes(db, project, target)
                     if n.id not in seen and (include_tests or not is_test_path(n.path))]
-    order = {key: i for i, key in enumerate(_layout_sections(purpose))}
-    for node, relation, step, source in related:
-        section = "types" if uses_types and relation in ("imports", "types") else relation
+    closeness = Closeness(db, project, target, sections)
+    ranked = []
+    for index, (node, relation, step, source, weight) in enumerate(related):
         want = direct if step == 1 else indirect
-        if section in ("types", "imports", "exports"):
+        if relation in ("types", "imports", "exports"):
             want = min(want, type_level)
         if node.kind == "file":
             want = 0  # an imported module: its name is the fact worth the tokens
-        result.append(ContextCandidate(node, section, step, want,
-                                       via=source if step > 1 else None))
-    result[1:] = sorted(result[1:], key=lambda c: (c.depth, order.get(c.section, 99)))
-    return result
+        cand = ContextCandidate(node, relation, step, want, via=source if step > 1 else None)
+        ranked.append((closeness.key(cand, weight, index), cand))
+    ranked.sort(key=lambda item: item[0])
+    return [ContextCandidate(target, "target", 0, PURPOSE_LEVEL[purpose])] + [
+        cand for _, cand in ranked]
 
 
 # -- layout --------------------------------------------------------------------
@@ -7044,13 +7567,14 @@ def _layout_sections(purpose: str) -> list[str]:
 class _ContextFrame(Record):
     """The fixed text around the items: title, headings, chain, summary."""
 
-    __slots__ = ("title", "target_heading", "sections", "chain", "summary")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"chain": "", "summary": ""}
+    __slots__ = ("title", "target_heading", "sections", "chain", "summary", "empty")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"chain": "", "summary": "", "empty": "- none\n"}
     title: str
     target_heading: str
     sections: list[tuple[str, str]]
     chain: str
     summary: str
+    empty: str              # what an empty relation section says
 
 
 def _chain_text(candidates: list[ContextCandidate]) -> str:
@@ -7148,12 +7672,22 @@ def _impact_count(ids: list[str]) -> str:
     return f"{len(ids)} functions" + (f" ({tests} in tests)" if tests else "")
 
 
+NOT_ASKED = "not asked (--depth 0)"
+
+
 def _context_frame(renderer: ContextRenderer, purpose: str, candidates: list[ContextCandidate],
-                   impact: dict[str, Any] | None) -> _ContextFrame:
+                   impact: dict[str, Any] | None, depth: int) -> _ContextFrame:
     title, target_heading, sections = _context_template(purpose)
     frame = _ContextFrame(title=f"## {title}: {candidates[0].node.id}\n\n",
                           target_heading=f"### {target_heading}\n", sections=list(sections))
-    if impact is not None:
+    if depth == 0:  # relations were not looked at: "none" would be a false statement
+        frame.empty = f"- {NOT_ASKED}\n"
+    if impact is not None and depth == 0:
+        frame.chain = frame.empty
+        frame.summary = ("---\nImpact Summary:\n"
+                         f"- Direct Impact: {NOT_ASKED}\n- Indirect Impact: {NOT_ASKED}\n"
+                         f"- Risk Level: {NOT_ASKED}\n")
+    elif impact is not None:
         frame.chain = _chain_text(candidates)
         frame.summary = ("---\nImpact Summary:\n"
                          f"- Direct Impact: {_impact_count(impact['direct'])}\n"
@@ -7218,7 +7752,7 @@ class _ContextAssembly:
             shown = [c for c in members if c.level is not None]
             out += [self.renderer.piece(c.node, c.level, c.via) for c in shown]
             if not members:
-                out.append(("- none\n", count("- none\n")))
+                out.append((frame.empty, count(frame.empty)))
             elif len(shown) < len(members):
                 line = _dropped_line(len(members) - len(shown), len(members))
                 out.append((line, count(line)))
@@ -7237,7 +7771,7 @@ class _ContextAssembly:
             elif any(c.section == key for c in self.candidates[1:]):
                 fixed.append(_dropped_line(n, n + 1))
             else:
-                fixed.append("- none\n")
+                fixed.append(frame.empty)
         stats = self.stats(n, n, self.budget, {level: n for level in range(6)}, compact=False)
         return sum(count(p) for p in fixed if p) + count(stats)
 
@@ -7374,23 +7908,20 @@ def _exact_fallback(assembly: _ContextAssembly) -> tuple[str, int, bool]:
 
 
 def _fit_compact(assembly: _ContextAssembly) -> tuple[str, int, bool]:
-    """Less and less around the target; at last the target's L0 cut to the budget."""
+    """Less and less around the target, down to its L0 line alone; every line whole."""
     for cand in assembly.candidates[1:]:
         cand.level = None
     target = assembly.candidates[0]
-    for compact in (1, 2, 3):
-        for level in range(target.want, -1, -1):
+    for level in range(target.want, -1, -1):  # the target's level before the title or stats
+        for compact in (1, 2, 3):
             target.level = level
             text, tokens = assembly.text(compact, exact=True)
             if tokens <= assembly.budget:
                 return text, tokens, True
     target.level = 0
-    line = assembly.renderer.piece(target.node, 0)[0].rstrip("\n")
-    for limit in range(assembly.budget - 1, -1, -1):  # the newline may join a token
-        text = truncate_to_tokens(line, limit) + "\n"
-        if count_tokens(text) <= assembly.budget:
-            break
-    return text, count_tokens(text), True
+    need = count_tokens(assembly.renderer.piece(target.node, 0)[0])
+    raise UsageError(f"--budget {assembly.budget} is too small for {target.node.id}: its "
+                     f"one-line entry alone takes {need} tokens; pass --budget {need} or more")
 
 
 # -- the command -----------------------------------------------------------------
@@ -7435,8 +7966,11 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
     if others and graph_refresh(env, db, others):
         candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
     renderer = ContextRenderer(env, db)
-    impact = impact_summary(db, env.project, target, depth) if purpose == "impact" else None
-    frame = _context_frame(renderer, purpose, candidates, impact)
+    impact = None
+    if purpose == "impact":  # null figures at depth 0: not looked at, not zero
+        impact = (dict.fromkeys(("direct", "indirect", "risk_level", "risk_score")) if depth == 0
+                  else impact_summary(db, env.project, target, depth))
+    frame = _context_frame(renderer, purpose, candidates, impact, depth)
     text, tokens, compact = fit_budget(renderer, frame, candidates, budget)
     shown = [c for c in candidates if c.level is not None]
     levels = {str(level): sum(1 for c in shown if c.level == level) for level in range(6)}
@@ -9187,10 +9721,7 @@ def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
 
 
 def cmd_search(args: argparse.Namespace, env: Env) -> int:
-    if args.limit < 1 or args.context < 0:
-        raise UsageError("search: --limit must be at least 1 and --context 0 or more")
-    if args.events:
-        return cmd_search_events(args, env)
+    """`search QUERY` over the stored outputs (cmd_search_any checked the limits)."""
     try:
         db = open_db(env)
         result = search_outputs(db, env, args.query, handle=args.handle, limit=args.limit,
@@ -9486,15 +10017,6 @@ def split_symbol(db: Database | None, env: Env, symbol: str,
                  file: str | None) -> tuple[str, str | None]:
     """split_symbol_at() (the fast-path section) for an Env."""
     return split_symbol_at(db, env.project, str(env.root), str(env.cwd), symbol, file)
-
-
-def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
-    """The active lessons of a graph node as one SYMBOL_OBJ (node_symbol_obj() in the
-    fast-path section), None when it has none."""
-    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
-                                        "name": node.name, "uid": node.id,
-                                        "body_hash": node.body_hash})
-    return obj if obj["lessons"] else None
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -12687,45 +13209,6 @@ COMMAND_REGISTRARS = (register_graph_commands, register_context_commands,
                       register_snapshot_commands, register_suspect_commands)
 
 
-_PARSER_CLASSES: list[type] = []
-
-
-def parser_classes() -> tuple[type, type]:
-    """(_Parser, _HelpFormatter), made on first use so only parsing imports argparse.
-
-    _Parser: argparse whose errors become UsageError (one line, exit 2).
-    _HelpFormatter: argparse's formatter, given the terminal width so it never
-    imports shutil; argparse builds a formatter for every add_argument() call
-    and, without a width, asks shutil for it (with bz2 and lzma).
-    """
-    if not _PARSER_CLASSES:
-        class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-            def __init__(self, prog: str, indent_increment: int = 2,
-                         max_help_position: int = 24, width: int | None = None) -> None:
-                super().__init__(prog, indent_increment, max_help_position,
-                                 width if width is not None else terminal_columns() - 2)
-
-        class _Parser(argparse.ArgumentParser):
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                kwargs.setdefault("formatter_class", _HelpFormatter)
-                super().__init__(*args, **kwargs)
-
-            def error(self, message: str) -> None:  # type: ignore[override]
-                raise UsageError(f"{self.prog}: {message} (see --help)")
-
-        _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
-    return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
-
-
-def terminal_columns() -> int:
-    with contextlib.suppress(ValueError):
-        if int(os.environ.get("COLUMNS", "0")) > 0:
-            return int(os.environ["COLUMNS"])
-    with contextlib.suppress(OSError, AttributeError, ValueError):
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns
-    return 80
-
-
 def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     default = argparse.SUPPRESS if suppress else None
     group = parser.add_argument_group("global options")
@@ -12739,24 +13222,6 @@ def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     group.add_argument("-q", "--quiet", action="store_true",
                        default=argparse.SUPPRESS if suppress else False,
                        help="print less")
-
-
-class _SkippedParser:
-    """Stands in for the parser of a command that is not being run.
-
-    Building all ~30 sub-parsers costs more than Python's own start-up, so
-    main() builds only the one named on the command line; registering the
-    others goes to this object, which accepts any call and returns itself.
-    """
-
-    def __getattr__(self, name: str) -> Callable[..., _SkippedParser]:
-        return self._absorb
-
-    def _absorb(self, *args: Any, **kwargs: Any) -> _SkippedParser:
-        return self
-
-
-_SKIPPED = _SkippedParser()
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -12774,22 +13239,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub.only_command = command  # read by add_command
     for register in COMMAND_REGISTRARS:
         register(sub, common)
+    if "search" in sub.choices:  # one command over two sections' stores
+        sub.choices["search"].set_defaults(func=cmd_search_any)
     if command is not None and command not in sub.choices:
         return build_parser()  # unknown command or alias: the full parser explains
     return parser
 
 
-def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str,
-                func: Callable[[argparse.Namespace, Env], int | None], help: str,
-                example: str) -> argparse.ArgumentParser:
-    """Register one sub-command with the global options and an example in its help."""
-    if getattr(sub, "only_command", None) not in (None, name):
-        return _SKIPPED  # type: ignore[return-value]
-    parser = sub.add_parser(name, parents=[common], help=help, description=help,
-                            epilog=f"example:\n  {example}",
-                            formatter_class=parser_classes()[1])
-    parser.set_defaults(func=func)
-    return parser
+def cmd_search_any(args: argparse.Namespace, env: Env) -> int | None:
+    """`search`: the stored outputs (Output store), or with --events the notes
+    (Snapshots and hooks)."""
+    if args.limit < 1 or args.context < 0:
+        raise UsageError("search: --limit must be at least 1 and --context 0 or more")
+    return (cmd_search_events if args.events else cmd_search)(args, env)
 
 
 def env_from_args(args: argparse.Namespace) -> Env:

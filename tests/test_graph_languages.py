@@ -130,9 +130,9 @@ def test_calls_resolve_as_a_reader_would(cli, fixture, symbol, relation, expecte
 
 
 def test_c_includes_are_import_edges(cli):
-    """Project headers are the file's imports (context lists them as types)."""
+    """Project headers are the file's imports; <stdio.h> stays a name outside."""
     index(cli, "graph_c")
-    result = cli("context", "src/parser.c", "--purpose", "review", "--json")
+    result = cli("context", "src/parser.c", "--purpose", "refactor", "--json")
     assert result.code == 0, result.err
-    types = {i["id"] for i in result.json()["items"] if i["section"] == "types"}
-    assert types == {"include/parser.h"}
+    imports = {i["id"] for i in result.json()["items"] if i["section"] == "imports"}
+    assert imports == {"include/parser.h"}

@@ -3,6 +3,8 @@ exact ids and .gitignore without git."""
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
 from pathlib import Path
 
 
@@ -97,23 +99,27 @@ def test_first_and_ambiguity_rank_by_fan_in(cli):
 
 
 def test_exact_id_wins_over_file_line(cli):
-    """errors.ts:33 is the id of the object key 33 (a method), not line 33."""
-    lines = ["export class errors {"] + [f"  m{i}() {{ return {i}; }}" for i in range(40)]
-    lines.insert(2, '  "33"() { return helper(); }')
-    write(cli.root, "errors.ts", "\n".join(lines + ["}", "function helper() { return 0; }", ""]))
+    """An id that looks like FILE:LINE (errors.ts:33, where 33 was an object key)
+    answers for its own node, never for whatever sits on line 33."""
+    write(cli.root, "errors.ts", "export default {\n  33() { return helper(); },\n};\n"
+          "function helper() { return 0; }\n" + "\n" * 28 + "export function late() {}\n")
     index(cli)
-    result = cli("callees", "errors.ts:errors.33", "--json")
-    assert result.code == 0, result.err
-    assert result.json()["target"] == "errors.ts:errors.33"
-    write(cli.root, "codes.ts", "export const codes = {\n  33() { return helper(); },\n};\n"
-          "function helper() { return 0; }\n" + "\n" * 40 + "export function late() {}\n")
-    index(cli)
-    exact = cli("callees", "codes.ts:codes.33", "--json")
+    key = next(r["id"] for r in cli("symbols", "--json").json()["results"]
+               if r["id"].endswith("33"))
+    # Name the node as an extractor without owners did: its id is errors.ts:33.
+    db = sqlite3.connect(cli.db)
+    with db:
+        db.execute("UPDATE nodes SET uid = 'errors.ts:33', qualname = '33' WHERE uid = ?", (key,))
+    db.close()
+    exact = cli("callees", "errors.ts:33", "--json")
     assert exact.code == 0, exact.err
-    assert exact.json()["target"] == "codes.ts:codes.33"
-    by_line = cli("callees", "codes.ts:45", "--json")
+    assert exact.json()["target"] == "errors.ts:33"
+    assert {r["id"] for r in exact.json()["results"]} == {"errors.ts:helper"}
+    assert cli("callees", "errors.ts:late", "--json").json()["target"] == "errors.ts:late"
+    assert cli("symbols", "late", "--json").json()["results"][0]["line"] == 33  # same line
+    by_line = cli("callees", "errors.ts:2", "--json")  # FILE:LINE still reads lines
     assert by_line.code == 0, by_line.err
-    assert by_line.json()["target"] == "codes.ts:late"
+    assert by_line.json()["target"] == "errors.ts:33"
 
 
 # --- .gitignore without .git ------------------------------------------------------------
@@ -134,7 +140,7 @@ def test_gitignore_semantics_without_git(cli):
     write(root, "sub/.gitignore", "/local\n")
     write(root, "sub/local/d.py", "def sub_local(): pass\n")
     write(root, "sub/deeper/local/e.py", "def sub_deeper_local(): pass\n")
-    assert not (root / ".git").exists()
+    shutil.rmtree(root / ".git")  # the walker, not git ls-files, reads the .gitignore files
     index(cli)
     names = {r["id"].rsplit(":", 1)[1] for r in cli("symbols", "--json").json()["results"]}
     assert names == {"nested_kept", "kept_by_negation", "build_file", "final",
