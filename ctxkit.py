@@ -2032,7 +2032,7 @@ class Language(Record):
         "super_names", "class_scope", "methods_outside", "named_receivers",
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
-        "constructor", "reparse", "conversions",
+        "constructor", "reparse", "conversions", "dialect",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -2045,6 +2045,7 @@ class Language(Record):
         "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
+        "dialect": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -2080,6 +2081,8 @@ class Language(Record):
     reparse: Callable | None    # (src) -> bytes of the same length to parse again when the
     #                             tree has errors; the tree with fewer error bytes wins
     conversions: bool           # T(x) of a type is a conversion, not a call (Go)
+    dialect: Callable | None    # (path, src) -> the language the content is in, or None
+    #                             (.h holding C++)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -2229,6 +2232,13 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
             "imports": ctx.pop("import_lines", []), "context": ctx}
 
 
+def graph_dialect(lang: str, path: str, src: bytes) -> str:
+    """The language a file's content is written in when its ending is shared
+    (a C++ header named .h)."""
+    dialect = LANGUAGES[lang].dialect
+    return (dialect(path, src) or lang) if dialect is not None else lang
+
+
 def graph_parse(lang: str, src: bytes, parser: Any = None) -> Any:
     """The tree of ``src``. When it has errors and the language knows a rewrite of
     the same length that its grammar reads better (TypeScript's automatic
@@ -2255,9 +2265,11 @@ def _error_bytes(node: Any) -> int:
 
 def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
     """A definition tree-sitter's error recovery guessed: inside an ERROR node, with
-    an ERROR or MISSING piece of its own header, or placed in a block that recovery
-    closed (a MISSING `}`) after the first error in that block."""
-    if any(c.type == "ERROR" or c.is_missing for c in node.children):
+    a MISSING piece of its own (a name or brace recovery invented), or placed in a
+    block that recovery closed (a MISSING `}`) after the first error in that block.
+    Skipped tokens in its header (an ERROR child: C's unknown macros such as
+    `SPDLOG_INLINE void f()`) leave a real definition real."""
+    if any(c.is_missing for c in node.children):
         return True
     up = node.parent
     while up is not None:
@@ -2861,6 +2873,7 @@ def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
     sha = _hash_bytes(data)
     if sha == old_sha:
         return rel, "same", size, mtime_ns, sha, lang, None
+    lang = graph_dialect(lang, rel, data)
     try:
         facts = graph_extract(lang, data)
     except CtxkitError:  # tree-sitter missing: stop, rather than drop every file's nodes
@@ -5365,6 +5378,15 @@ _C_SKELETON = SkeletonRules(
     class_bodies=frozenset({"field_declaration_list"}))
 
 
+_CPP_ONLY_SYNTAX = lazy_re(rb"(?m)^[ \t]*(?:namespace\b|template[ \t]*<|class[ \t]+\w+"
+                           rb"|(?:public|private|protected)[ \t]*:)|\w::~?\w")
+
+
+def _c_or_cpp(path: str, src: bytes) -> str | None:
+    """A .h with namespaces, templates, classes, access labels or `::` is C++."""
+    return "cpp" if path.endswith(".h") and _CPP_ONLY_SYNTAX.search(src) else None
+
+
 def _c_params_holder(s: _Source, d: _Def) -> Any:
     """The parameter list sits in the (possibly pointer-wrapped) function declarator."""
     declarator = d.node.child_by_field_name("declarator")
@@ -5490,7 +5512,8 @@ def _c_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 
 C = Language(
     name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, full=True, family="cpp",
-    return_fields=("type",), skeleton=_C_SKELETON, params_holder=_c_params_holder,
+    return_fields=("type",), skeleton=_C_SKELETON, dialect=_c_or_cpp,
+    params_holder=_c_params_holder,
     param=_c_param, exported=_c_exported, import_handler=_c_include,
     resolve_binding=_c_resolve_binding, resolve_local=_c_resolve_local,
     receiver_call=_c_receiver_call)
@@ -6677,13 +6700,13 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
     finally:
         db.close()
     results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"],
-                "recovered": bool(r["recovered"])}
+                **({"recovered": True} if r["recovered"] else {})}
                for r in rows if _symbol_matches(args.pattern, r["uid"], r["qualname"])]
     results = results[:args.limit]
     none = ("nothing is indexed yet: run `ctxkit index` where the source files are" if empty
             else "no symbols match")
     emit(env, {"results": results}, lambda: "\n".join(
-        f"{r['id']} ({r['kind']}{', made by error recovery' if r['recovered'] else ''})"
+        f"{r['id']} ({r['kind']}{', made by error recovery' if r.get('recovered') else ''})"
         for r in results) or none)
     return EXIT_OK
 
@@ -6943,9 +6966,11 @@ def count_tokens(text: str) -> int:
 # -- source ------------------------------------------------------------------
 
 
-def source_language(path: str) -> str | None:
-    """The tree-sitter language whose skeleton rules apply to ``path``."""
-    return SKELETON_LANGUAGES.get(os.path.splitext(path)[1].lower())
+def source_language(path: str, data: bytes | None = None) -> str | None:
+    """The tree-sitter language whose skeleton rules apply to ``path`` (its content
+    decides where an ending is shared: a C++ header named .h)."""
+    language = SKELETON_LANGUAGES.get(os.path.splitext(path)[1].lower())
+    return graph_dialect(language, path, data) if language and data is not None else language
 
 
 def fence_language(path: str) -> str:
@@ -7195,7 +7220,7 @@ def skeleton_text(data: bytes, path: str, first: int, last: int) -> str:
     first, last = max(first - 1, 0), min(last - 1, len(lines) - 1)
     if last < first:
         return ""
-    language = source_language(path)
+    language = source_language(path, data)
     if language is None:
         return _line_skeleton(lines, first, last)
     rules = LANGUAGES[language].skeleton
@@ -7615,7 +7640,7 @@ _ASYNC_WORDS = lazy_re(r"\b(await|yield|go|spawn)\b|\.await\b")
 
 def control_points(data: bytes, path: str, first: int, last: int) -> tuple[list[str], list[str]]:
     """("raise at 20", ...) and ("await at 31", ...) within lines first..last."""
-    language = source_language(path)
+    language = source_language(path, data)
     if language is None:
         return _control_points_by_line(data, first, last)
     root = parse_source(data, language).root_node

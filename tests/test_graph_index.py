@@ -72,7 +72,8 @@ def bump(path: Path) -> None:
 def test_index_summary_shape(cli):
     copy_fixture("graph_python", cli.root)
     data = index(cli)
-    assert set(data) == {"files", "skip_reasons", "nodes", "edges", "seconds", "languages"}
+    assert set(data) == {"files", "skip_reasons", "recovered", "nodes", "edges", "seconds",
+                         "languages"}
     assert data["files"] == {"indexed": 5, "unchanged": 0, "removed": 0, "skipped": 0,
                              "errors": 0}
     assert data["languages"] == {"python": 5}

@@ -44,7 +44,8 @@ def test_recovered_definitions_are_marked_counted_and_never_callers(cli):
     data = index(cli)
     assert data["files"]["errors"] == 1
     assert data["recovered"] == 2  # X.m.phantom, and X.helper (a class closed by recovery)
-    symbols = {r["id"]: r["recovered"] for r in cli("symbols", "--json").json()["results"]}
+    symbols = {r["id"]: r.get("recovered", False)
+               for r in cli("symbols", "--json").json()["results"]}
     assert symbols["src/broken.ts:X.m.phantom"] is True
     assert symbols["src/broken.ts:X.m"] is False
     assert symbols["src/fine.ts:ok"] is False
@@ -145,3 +146,19 @@ def test_gitignore_semantics_without_git(cli):
     names = {r["id"].rsplit(":", 1)[1] for r in cli("symbols", "--json").json()["results"]}
     assert names == {"nested_kept", "kept_by_negation", "build_file", "final",
                      "sub_deeper_local"}
+
+
+def test_a_cpp_header_named_h_is_read_as_cpp(cli):
+    """.h is shared by C and C++: namespaces, classes, templates or `::` make it C++
+    (the C grammar made every definition of such a header an error)."""
+    write(cli.root, "include/shape.h", "#pragma once\nnamespace geo {\nclass Shape {\n public:\n"
+          "  double scale() const { return 1.0; }\n};\n}\n")
+    write(cli.root, "include/util.h", "int util_add(int a, int b);\n"
+          "static inline int twice(int v) { return util_add(v, v); }\n")
+    write(cli.root, "src/main.cpp", '#include "shape.h"\n'
+          "int main() { geo::Shape s; return s.scale() > 0; }\n")
+    data = index(cli)
+    assert data["languages"] == {"c": 1, "cpp": 2}
+    assert data["files"]["errors"] == 0
+    assert ids(cli, "callers", "include/shape.h:geo.Shape.scale") == {"src/main.cpp:main"}
+    assert "include/util.h:twice" in {r["id"] for r in cli("symbols", "--json").json()["results"]}
