@@ -108,22 +108,43 @@ _SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{
               r":(?P<name>[^:\s].*)$")
 # Claude Code turns hook output over 10,000 characters into a preview.
 RESTORE_LIMIT = 9800
-HOOK_EVENTS = {
-    "pre-tool-use": "pre-tool-use", "pretooluse": "pre-tool-use", "beforetool": "pre-tool-use",
-    "post-tool-use": "post-tool-use", "posttooluse": "post-tool-use", "aftertool": "post-tool-use",
-    "pre-compact": "pre-compact", "precompact": "pre-compact", "precompress": "pre-compact",
-    "session-start": "session-start", "sessionstart": "session-start",
-}
-# Each agent's name for the events ctxkit answers (what goes in hookEventName).
-AGENT_EVENT_NAMES = {
-    "claude": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
-               "pre-compact": "PreCompact", "session-start": "SessionStart"},
-    "codex": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
-              "pre-compact": "PreCompact", "session-start": "SessionStart"},
-    "gemini": {"pre-tool-use": "BeforeTool", "post-tool-use": "AfterTool",
-               "pre-compact": "PreCompress", "session-start": "SessionStart"},
-}
+# One record per hook event ctxkit answers; every other list of events (the
+# names accepted by `ctxkit hook`, each agent's hookEventName, the handlers,
+# the settings entries install-hooks writes, the help) is derived from it.
+#   agent_names  each agent's name for the event (settings key, hookEventName)
+#   handler      the Snapshots section's function answering it
+#   matchers     the tool matcher of the settings entry per agent (None: all)
+#   timeout      seconds the agent waits for the hook
+HookEvent = collections.namedtuple("HookEvent", "name agent_names handler matchers timeout help")
 HOOK_AGENTS = ("claude", "codex", "gemini")
+_GEMINI_TOOLS = "replace|write_file|run_shell_command"
+HOOK_EVENT_TABLE = (
+    HookEvent("pre-tool-use",
+              {"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"},
+              "hook_pre_tool_use",
+              {"claude": "Edit|Write|MultiEdit|Bash", "codex": "Bash|apply_patch",
+               "gemini": _GEMINI_TOOLS}, 10,
+              "before a tool runs: the lessons at risk for an edit, a loud command "
+              "routed through ctxkit run"),
+    HookEvent("post-tool-use",
+              {"claude": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"},
+              "hook_post_tool_use",
+              {"claude": "Bash", "codex": "Bash", "gemini": _GEMINI_TOOLS}, 30,
+              "after a tool ran: a loud command's output stored, its summary returned"),
+    HookEvent("pre-compact",
+              {"claude": "PreCompact", "codex": "PreCompact", "gemini": "PreCompress"},
+              "hook_pre_compact", dict.fromkeys(HOOK_AGENTS), 60,
+              "before a compaction: a snapshot saved"),
+    HookEvent("session-start", dict.fromkeys(HOOK_AGENTS, "SessionStart"),
+              "hook_session_start", dict.fromkeys(HOOK_AGENTS), 30,
+              "at a session's start: the snapshot restored after a compaction or a resume"),
+)
+# Every spelling `ctxkit hook EVENT` accepts, lower-cased with "_" as "-".
+HOOK_EVENTS = {spelling: event.name for event in HOOK_EVENT_TABLE
+               for spelling in (event.name, *(n.lower() for n in event.agent_names.values()))}
+# Each agent's name for the events ctxkit answers (what goes in hookEventName).
+AGENT_EVENT_NAMES = {agent: {event.name: event.agent_names[agent] for event in HOOK_EVENT_TABLE}
+                     for agent in HOOK_AGENTS}
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "apply_patch", "replace", "edit", "write_file"}
 _PATCH_FILE = (r"^\*\*\* (Update|Delete) File: (.+?)\s*$")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -804,9 +825,21 @@ def read_hook_payload(stream: Any) -> dict[str, Any]:
     return payload
 
 
+def hook_event(spelling: str) -> str | None:
+    """ctxkit's name of a hook event however it is spelled (pre-tool-use, pre_tool_use,
+    PreToolUse, BeforeTool); None for an event ctxkit does not answer."""
+    return HOOK_EVENTS.get(spelling.replace("_", "-").lower())
+
+
+# The event names only Gemini uses: a payload naming one comes from Gemini.
+_GEMINI_EVENTS = frozenset(event.agent_names["gemini"] for event in HOOK_EVENT_TABLE) - {
+    name for event in HOOK_EVENT_TABLE for agent, name in event.agent_names.items()
+    if agent != "gemini"}
+
+
 def detect_agent(payload: dict[str, Any]) -> str:
     event = str(payload.get("hook_event_name", ""))
-    if event in ("BeforeTool", "AfterTool", "PreCompress") or \
+    if event in _GEMINI_EVENTS or \
             payload.get("tool_name") in ("replace", "write_file", "run_shell_command"):
         return "gemini"
     if payload.get("tool_name") == "apply_patch" or "turn_id" in payload:
@@ -951,7 +984,7 @@ def _fast_query(options: dict[str, Any], symbol: str) -> str:
 
 def _fast_hook(options: dict[str, Any], event: str) -> str:
     """`hook [--agent A] pre-tool-use` for an edit tool: the JSON answer, or ""."""
-    if HOOK_EVENTS.get(event.replace("_", "-").lower()) != "pre-tool-use" or \
+    if hook_event(event) != "pre-tool-use" or \
             options.get("agent", "claude") not in HOOK_AGENTS or sys.stdin is None or \
             sys.stdin.isatty():
         raise _SlowPath("hook")
@@ -9882,12 +9915,12 @@ def hook_env(args: argparse.Namespace, payload: dict[str, Any]) -> Env:
 
 def cmd_hook(args: argparse.Namespace, env: Env) -> int:
     """Answer one hook call; never blocks the agent, whatever happens."""
-    event = HOOK_EVENTS.get(args.event.replace("_", "-").lower())
+    event = hook_event(args.event)
     try:
         payload = read_hook_payload(sys.stdin)
         if event is None:
             raise HookInputError(f"unknown hook event {args.event!r}; expected one of "
-                                 f"pre-tool-use, post-tool-use, pre-compact, session-start")
+                                 f"{', '.join(e.name for e in HOOK_EVENT_TABLE)}")
         agent = args.agent or detect_agent(payload)
         answer = HOOK_HANDLERS[event](args, hook_env(args, payload), payload, agent)
     except HookInputError as exc:
@@ -10720,7 +10753,8 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
     if agent == "gemini" and tool in EDIT_TOOLS:
         answer = pre_edit_answer(env, tool, tool_input, agent)   # BeforeTool cannot add context
         if answer:
-            answer["hookSpecificOutput"]["hookEventName"] = "AfterTool"
+            answer["hookSpecificOutput"]["hookEventName"] = \
+                AGENT_EVENT_NAMES[agent]["post-tool-use"]
         return answer
     command = command_text(tool_input.get("command")) or ""
     if tool not in SHELL_TOOLS or runs_ctxkit(command):
@@ -10778,28 +10812,18 @@ def hook_session_start(args: argparse.Namespace, env: Env, payload: dict[str, An
 
 
 HOOK_HANDLERS: dict[str, Callable[..., dict[str, Any] | None]] = {
-    "pre-tool-use": hook_pre_tool_use, "post-tool-use": hook_post_tool_use,
-    "pre-compact": hook_pre_compact, "session-start": hook_session_start,
-}
+    event.name: globals()[event.handler] for event in HOOK_EVENT_TABLE}
 
 
 # --- install-hooks ----------------------------------------------------------------------
 
-# (event, matcher, ctxkit event, timeout) per agent; Gemini counts timeouts in ms.
-HOOK_ENTRIES = {
-    "claude": (("PreToolUse", "Edit|Write|MultiEdit|Bash", "pre-tool-use", 10),
-               ("PostToolUse", "Bash", "post-tool-use", 30),
-               ("PreCompact", None, "pre-compact", 60),
-               ("SessionStart", None, "session-start", 30)),
-    "codex": (("PreToolUse", "Bash|apply_patch", "pre-tool-use", 10),
-              ("PostToolUse", "Bash", "post-tool-use", 30),
-              ("PreCompact", None, "pre-compact", 60),
-              ("SessionStart", None, "session-start", 30)),
-    "gemini": (("BeforeTool", "replace|write_file|run_shell_command", "pre-tool-use", 10000),
-               ("AfterTool", "replace|write_file|run_shell_command", "post-tool-use", 30000),
-               ("PreCompress", None, "pre-compact", 60000),
-               ("SessionStart", None, "session-start", 30000)),
-}
+# Gemini counts hook timeouts in milliseconds, the others in seconds.
+_TIMEOUT_UNIT = {"claude": 1, "codex": 1, "gemini": 1000}
+# (the agent's event, matcher, ctxkit event, timeout) per agent, in table order.
+HOOK_ENTRIES = {agent: tuple((event.agent_names[agent], event.matchers[agent], event.name,
+                              event.timeout * _TIMEOUT_UNIT[agent])
+                             for event in HOOK_EVENT_TABLE)
+                for agent in HOOK_AGENTS}
 SETTINGS_PATHS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
                   "gemini": ".gemini/settings.json"}
 _OURS = (r"(?:^|[\s/'\"])ctxkit(?:\.py)?['\"]?\s+hook\b")
@@ -11032,19 +11056,21 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
                             "print one kept snapshot", "ctxkit snapshot show 3")
     show.add_argument("id", help="snapshot id, or 'last'")
 
+    names = ", ".join(event.name for event in HOOK_EVENT_TABLE)
     p = add_command(sub, common, "hook", cmd_hook, "answer an agent hook: reads its JSON on "
-                    "stdin (pre-tool-use, post-tool-use, pre-compact, session-start)",
-                    "ctxkit hook pre-tool-use < payload.json")
+                    f"stdin ({names})", "ctxkit hook pre-tool-use < payload.json")
     p.add_argument("--agent", choices=HOOK_AGENTS,
                    help="the agent's protocol (default: recognized from the payload)")
-    p.add_argument("event", help="pre-tool-use, post-tool-use, pre-compact or session-start")
+    p.add_argument("event", help="; ".join(f"{event.name} ({event.help})"
+                                         for event in HOOK_EVENT_TABLE)
+                   + "; or each agent's own name for these (PreToolUse, BeforeTool, ...)")
 
     for name, func, text in (("install-hooks", cmd_install_hooks,
                               "merge ctxkit's hooks into the agent's settings, keeping the rest"),
                              ("uninstall-hooks", cmd_uninstall_hooks,
                               "remove ctxkit's hooks (only those) from the agent's settings")):
         p = add_command(sub, common, name, func, text, f"ctxkit {name} --agent claude --dry-run")
-        p.add_argument("--agent", choices=("claude", "codex", "gemini"), default="claude",
+        p.add_argument("--agent", choices=HOOK_AGENTS, default="claude",
                        help="whose settings (default claude)")
         p.add_argument("--settings", metavar="PATH", help="settings file (default: "
                        ".claude/settings.json, .codex/hooks.json or .gemini/settings.json)")
