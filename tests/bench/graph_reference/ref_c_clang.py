@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+import sysconfig
 from pathlib import Path
 
 import clang.cindex as ci
@@ -40,7 +41,10 @@ class Reference:
         self.sites: dict[tuple, dict] = {}    # (file, line, col, name) -> site
         self.pending: list[tuple[tuple, list[str]]] = []
         dirs = {str((self.root / f).parent) for f in files if f.endswith(HEADERS)}
-        self.includes = [f"-I{d}" for d in sorted(dirs)] + [f"-I{self.root}"]
+        # Python's headers too: C extensions in sdists include Python.h, and a unit
+        # that cannot see it loses its function bodies to error recovery.
+        python = sysconfig.get_paths()["include"]
+        self.includes = [f"-I{d}" for d in sorted(dirs)] + [f"-I{self.root}", f"-I{python}"]
 
     def rel(self, cursor) -> str | None:
         loc = cursor.location
