@@ -612,6 +612,26 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
         os.close(fd)
 
 
+def db_file_state(path: str | os.PathLike[str]) -> tuple[str, int, str]:
+    """(state, permission bits, reason) of a database file, the one check both
+    openers make: state is "missing", "unreadable" (reason says why), "special"
+    (not a regular file: a named pipe would block the open), "empty", "foreign"
+    (not SQLite) or "sqlite"."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "missing", 0, ""
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        return "unreadable", 0, f": {getattr(exc, 'strerror', None) or exc}"
+    if info.st_mode & _S_IFMT != _S_IFREG:
+        return "special", 0, ""
+    head = read_regular(path, len(_SQLITE_MAGIC))
+    if head is None:
+        return "unreadable", 0, "; check its permissions"
+    state = "empty" if not head else "sqlite" if head == _SQLITE_MAGIC else "foreign"
+    return state, info.st_mode & 0o777, ""
+
+
 def _read_text(path: str) -> str | None:
     """A regular file's text (invalid UTF-8 replaced, newlines as Python's text mode gives)."""
     data = read_regular(path, 4 * 1024 * 1024)
@@ -2339,13 +2359,9 @@ def _fast_db(path: str) -> _ReadDb:
     A missing, foreign, not-private, not-WAL or other-version file goes to the
     full CLI, which creates nothing, explains, tightens or migrates as it does.
     """
-    if read_regular(path, len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+    state, mode, _ = db_file_state(path)
+    if state != "sqlite" or mode & 0o077:
         raise _SlowPath(path)
-    try:
-        if os.stat(path).st_mode & 0o077:
-            raise _SlowPath(path)
-    except OSError:
-        raise _SlowPath(path) from None
     old_umask = os.umask(0o077)  # the -shm file stays private, as open_db makes it
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -3249,20 +3265,14 @@ def _prepare_state_dir(path: Path) -> None:
 
 def _check_sqlite_file(path: Path) -> bool:
     """True when the file exists with content; raises when it is not SQLite."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return False
-    except OSError as exc:
-        raise DatabaseError(f"cannot read database {path}: {exc.strerror}") from None
-    if info.st_mode & _S_IFMT != _S_IFREG:  # a named pipe would block the open
+    state, _, reason = db_file_state(path)
+    if state == "unreadable":
+        raise DatabaseError(f"cannot read database {path}{reason}")
+    if state == "special":
         raise DatabaseError(f"{path} is not a regular file; move it away or pass --db")
-    head = read_regular(path, len(_SQLITE_MAGIC))
-    if head is None:
-        raise DatabaseError(f"cannot read database {path}; check its permissions")
-    if head and head != _SQLITE_MAGIC:
+    if state == "foreign":
         raise DatabaseError(f"{path} is not a SQLite database; move it away or pass --db")
-    return bool(head)
+    return state == "sqlite"
 
 
 def open_db(env: Env, *, create: bool = True) -> Database:
@@ -3329,7 +3339,7 @@ def _set_wal(db: Database) -> None:
 
 def open_existing_db(env: Env) -> Database | None:
     """The database for reading; None when none exists yet, so reads create nothing."""
-    return open_db(env, create=False) if env.db_path.exists() else None
+    return None if db_file_state(env.db_path)[0] == "missing" else open_db(env, create=False)
 
 
 # =============================================================================
