@@ -6,9 +6,9 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
 
     Constants          schema version, limits, file names
     Errors             CtxkitError and its exit codes
-    Fast path          `query SYMBOL --inject` and the pre-edit hook answered
-                       before the other imports, by the read functions the
-                       Lessons and hooks sections call too
+    Read path          the import-light reads (`query SYMBOL --inject`, the
+                       pre-edit hook, `search`) answered before the other
+                       imports, by the functions their sections call too
     Core               paths and root discovery, config, redaction, the
                        database (WAL, busy_timeout, user_version migrations),
                        JSON/human output, add_command() for every section
@@ -86,17 +86,18 @@ class Ambiguous(CtxkitError):
 
 
 # =============================================================================
-# Fast path: `query SYMBOL --inject` and the pre-edit hook
+# Read path: the import-light reads of `query --inject`, the pre-edit hook, `search`
 # =============================================================================
-# Agents run these two before every edit, so Python's start-up is most of
-# what they cost. When ctxkit is the program being run, run_fast_path() below
-# answers exactly these calls before the rest of the module (argparse,
-# pathlib, contextlib, the sections' own set-up) is even executed, and
-# anything else returns to the full CLI. The functions in this section are THE
-# implementations of the read path (lesson counters and risk, recency, inject
-# text fitting, symbol-at-lines lookup, edit-span mapping): the Lessons and
-# Snapshots-and-hooks sections call them too. They need only os, sys, sqlite3
-# and datetime (which sqlite3 imports anyway); see DESIGN.md "Start-up and the fast path".
+# Agents run these before every edit or after every loud command, so Python's
+# start-up is most of what they cost. When ctxkit is the program being run,
+# run_fast_path() at the end of this section answers exactly these calls
+# before the rest of the module (argparse, pathlib, contextlib, the sections'
+# own set-up) is even executed, and anything else returns to the full CLI.
+# The functions here are THE implementations of these reads, each under a
+# sub-banner naming the section that owns it (Core, Graph, Lessons, Output
+# store, Snapshots and hooks); those sections call them too. They need only
+# os, sys, sqlite3 and datetime (which sqlite3 imports anyway); see DESIGN.md
+# "Start-up and the fast path".
 
 RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
 INJECT_MIN_RISK = 10.0
@@ -159,7 +160,7 @@ SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
                          f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 
 
-# --- paths: root, database, --file identity ------------------------------------
+# --- Core: root, database and project discovery, --file identity, file checks --
 
 
 def root_of(start: str) -> str:
@@ -250,7 +251,61 @@ def one_line(text: str, limit: int | None = None) -> str:
     return line
 
 
-# --- graph rows: symbols by name and at lines ---------------------------------------
+_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file; None for anything else or on any error.
+
+    Hooks read paths an agent names. A named pipe, a device or a socket would
+    block a plain open() or read(), so the file is opened non-blocking (an
+    open of a FIFO returns at once) and checked on the open descriptor, which
+    no rename can swap afterwards.
+    """
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    try:
+        if os.fstat(fd).st_mode & _S_IFMT != _S_IFREG:
+            return None
+        parts, left = [], limit
+        while left > 0:
+            data = os.read(fd, min(left, 1 << 20))
+            if not data:
+                break
+            parts.append(data)
+            left -= len(data)
+        return b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def db_file_state(path: str | os.PathLike[str]) -> tuple[str, int, str]:
+    """(state, permission bits, reason) of a database file, the one check both
+    openers make: state is "missing", "unreadable" (reason says why), "special"
+    (not a regular file: a named pipe would block the open), "empty", "foreign"
+    (not SQLite) or "sqlite"."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "missing", 0, ""
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        return "unreadable", 0, f": {getattr(exc, 'strerror', None) or exc}"
+    if info.st_mode & _S_IFMT != _S_IFREG:
+        return "special", 0, ""
+    head = read_regular(path, len(_SQLITE_MAGIC))
+    if head is None:
+        return "unreadable", 0, "; check its permissions"
+    state = "empty" if not head else "sqlite" if head == _SQLITE_MAGIC else "foreign"
+    return state, info.st_mode & 0o777, ""
+
+
+# --- Graph: node rows by name and at lines -----------------------------------
 
 
 def graph_find_rows(db: Database, project: str, symbol: str,
@@ -285,7 +340,7 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
 
 
-# --- lessons: counters, risk, SYMBOL_OBJs, the inject block -------------------------------
+# --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
 
 
 def risk_level(score: float) -> str:
@@ -569,67 +624,13 @@ def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symb
     return name, path
 
 
-# --- edits: which lines an agent's edit touches, and the lessons at risk ---------------
+# --- Snapshots and hooks: the lines an edit touches, the lessons at risk -----
 
 
 class EditSpan(collections.namedtuple("EditSpan", "path first last")):
     """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
 
     __slots__ = ()
-
-
-_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
-_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-               | getattr(os, "O_BINARY", 0))
-
-
-def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
-    """Up to ``limit`` bytes of a regular file; None for anything else or on any error.
-
-    Hooks read paths an agent names. A named pipe, a device or a socket would
-    block a plain open() or read(), so the file is opened non-blocking (an
-    open of a FIFO returns at once) and checked on the open descriptor, which
-    no rename can swap afterwards.
-    """
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except (OSError, ValueError):  # ValueError: a NUL in the path
-        return None
-    try:
-        if os.fstat(fd).st_mode & _S_IFMT != _S_IFREG:
-            return None
-        parts, left = [], limit
-        while left > 0:
-            data = os.read(fd, min(left, 1 << 20))
-            if not data:
-                break
-            parts.append(data)
-            left -= len(data)
-        return b"".join(parts)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def db_file_state(path: str | os.PathLike[str]) -> tuple[str, int, str]:
-    """(state, permission bits, reason) of a database file, the one check both
-    openers make: state is "missing", "unreadable" (reason says why), "special"
-    (not a regular file: a named pipe would block the open), "empty", "foreign"
-    (not SQLite) or "sqlite"."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return "missing", 0, ""
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        return "unreadable", 0, f": {getattr(exc, 'strerror', None) or exc}"
-    if info.st_mode & _S_IFMT != _S_IFREG:
-        return "special", 0, ""
-    head = read_regular(path, len(_SQLITE_MAGIC))
-    if head is None:
-        return "unreadable", 0, "; check its permissions"
-    state = "empty" if not head else "sqlite" if head == _SQLITE_MAGIC else "foreign"
-    return state, info.st_mode & 0o777, ""
 
 
 def _read_text(path: str) -> str | None:
@@ -757,7 +758,7 @@ def pre_edit_context(db: Database, project: str, root: str, cwd: str, tool: str,
                                         edit_spans_at(cwd, tool, tool_input)))
 
 
-# --- hook plumbing shared with the full CLI ----------------------------------------------
+# --- Snapshots and hooks: hook plumbing shared with the full CLI -------------
 
 
 class HookInputError(Exception):
@@ -882,7 +883,7 @@ def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dic
     return {"hookSpecificOutput": specific}
 
 
-# --- output search: the Output store's `search`, answered before the heavy imports ------
+# --- Output store: `search`, answered before the heavy imports ---------------
 # A search is an ordered table of strategies (SEARCH_STRATEGIES) that bring candidate
 # lines, and one scorer that ranks every candidate line: each query word weighed by how
 # rare it is in the searched outputs; word families (WORD_FAMILIES) and the tables Python
@@ -2275,7 +2276,7 @@ def search_stat_counts(result: dict[str, Any]) -> dict[str, int]:
 
 
 
-# --- the fast path itself -------------------------------------------------------------
+# --- Read path: the fast path itself (argv, the read-only opener, dispatch) --
 
 _FAST_GLOBAL_VALUES = {"--db": "db", "-p": "project", "--project": "project"}
 _FAST_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet"}
@@ -2612,7 +2613,7 @@ def make_env(db: str | None = None, project: str | None = None,
 
 
 def normalize_file(path: str | None, env: Env) -> str:
-    """normalize_path() (the fast-path section) for an Env."""
+    """normalize_path() (the Read path section) for an Env."""
     return normalize_path(path, str(env.root), str(env.cwd))
 
 
@@ -10084,7 +10085,7 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
 
 def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = None,
                    limit: int = 5, context: int = 2) -> dict[str, Any]:
-    """Search this project's outputs (output_search() in the Fast path section)."""
+    """Search this project's outputs (output_search() in the Read path section)."""
     return output_search(db, env.project, str(env.root), str(env.cwd), query, handle=handle,
                          limit=limit, context=context)
 
@@ -10361,7 +10362,7 @@ class LessonError(CtxkitError):
 
 
 # The read path (risk_level, symbol_counters, lesson_symbols, lessons_for_symbol,
-# inject_text, split_symbol_at) is in the Fast path section at the top of the
+# inject_text, split_symbol_at) is in the Read path section at the top of the
 # file: `query SYMBOL --inject` runs it before the rest of the module is loaded.
 
 # --- recording ---------------------------------------------------------------
@@ -10369,7 +10370,7 @@ class LessonError(CtxkitError):
 
 def split_symbol(db: Database | None, env: Env, symbol: str,
                  file: str | None) -> tuple[str, str | None]:
-    """split_symbol_at() (the fast-path section) for an Env."""
+    """split_symbol_at() (the Read path section) for an Env."""
     return split_symbol_at(db, env.project, str(env.root), str(env.cwd), symbol, file)
 
 
@@ -11625,13 +11626,13 @@ def _int_id(text: str) -> int:
 
 # --- edits and the lessons at risk for them -------------------------------------------
 # EditSpan, edit_spans_at, patch_spans_at, risk_objects_at, risk_context and
-# pre_edit_context are in the Fast path section at the top of the file (the
+# pre_edit_context are in the Read path section at the top of the file (the
 # pre-edit hook runs them before the rest of the module is loaded); these take
 # an Env.
 
 
 def risk_objects(db: Database, env: Env, spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
-    """risk_objects_at() (the fast-path section) for an Env."""
+    """risk_objects_at() (the Read path section) for an Env."""
     return risk_objects_at(db, env.project, str(env.root), str(env.cwd), spans)
 
 

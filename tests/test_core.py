@@ -146,7 +146,7 @@ def _names_run(node):
 def test_sections_call_only_what_comes_before_them():
     import ast
     tree, order, section, owner = _sections_and_names()
-    assert order[:4] == ["Constants", "Errors", "Fast path", "Core"] and order[-1] == "CLI"
+    assert order[:4] == ["Constants", "Errors", "Read path", "Core"] and order[-1] == "CLI"
     later = []
     for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
