@@ -175,9 +175,15 @@ def root_of(start: str) -> str:
         candidate = parent
 
 
-def env_paths(db: str | None, project: str | None,
-              cwd: str | None) -> tuple[str, str, str, str]:
-    """(root, cwd, database path, project) for the global options, as make_env takes them."""
+class Place(collections.namedtuple("Place", "root cwd db_path project")):
+    """Where a command runs, as strings: the root, the working folder, the database
+    file and the project. The read path takes it; every Env carries one."""
+
+    __slots__ = ()
+
+
+def env_paths(db: str | None, project: str | None, cwd: str | None) -> Place:
+    """The Place for the global options (--db, -p) and a working folder."""
     cwd = os.path.realpath(cwd or os.getcwd())
     root = root_of(cwd)
     db_text = db or os.environ.get("CTXKIT_DB")
@@ -185,7 +191,7 @@ def env_paths(db: str | None, project: str | None,
     if not os.path.isabs(db_path):
         db_path = os.path.join(cwd, db_path)
     name = project or os.environ.get("CTXKIT_PROJECT") or os.path.basename(root) or "default"
-    return root, cwd, db_path, name
+    return Place(root, cwd, db_path, name)
 
 
 def _relative_to(path: str, base: str) -> str | None:
@@ -196,7 +202,7 @@ def _relative_to(path: str, base: str) -> str | None:
     return path[len(prefix):] if path.startswith(prefix) else None
 
 
-def normalize_path(path: str | None, root: str, cwd: str) -> str:
+def normalize_path(path: str | None, place: Place) -> str:
     """Normalize a ``--file`` argument to one file identity, as code memory does.
 
     None and "" give ""; backslashes become slashes; ``./`` and ``../`` are
@@ -207,6 +213,7 @@ def normalize_path(path: str | None, root: str, cwd: str) -> str:
     """
     if not path:
         return ""
+    root, cwd = place.root, place.cwd
     text = path.replace("\\", "/")
     if os.path.isabs(text):
         absolute = os.path.normpath(text)
@@ -596,18 +603,18 @@ def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -
     return text if len(text) < limit else ""  # a limit too small for even one lesson
 
 
-def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symbol: str,
-                    file: str | None) -> tuple[str, str | None]:
+def split_symbol(db: Database | None, place: Place, symbol: str,
+                 file: str | None) -> tuple[str, str | None]:
     """(name, normalized file or None) from SYMBOL and ``--file``.
 
     SYMBOL may be a graph id ``path:Qual.name``: it is split when the graph
     knows that id or when the part before the colon looks like a path.
     """
     symbol = symbol.strip()
-    given = normalize_path(file, root, cwd) if file else None
+    given = normalize_path(file, place) if file else None
     path = name = None
     if db is not None and ":" in symbol:
-        rows = graph_find_rows(db, project, symbol)
+        rows = graph_find_rows(db, place.project, symbol)
         if rows and rows[0]["uid"] == symbol:
             path, name = rows[0]["path"], rows[0]["qualname"]
     match = None
@@ -615,7 +622,7 @@ def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symb
         import re
         match = re.match(_SYMBOL_ID, symbol)
     if match:
-        path, name = normalize_path(match["path"], root, cwd), match["name"]
+        path, name = normalize_path(match["path"], place), match["name"]
     if path is None:
         return symbol, given
     if given is not None and given != path:
@@ -716,16 +723,17 @@ def patch_spans_at(cwd: str, patch: str) -> list[EditSpan]:
     return spans
 
 
-def risk_objects_at(db: Database, project: str, root: str, cwd: str,
-                    spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
+def risk_objects(db: Database, place: Place,
+                 spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
     """SYMBOL_OBJs of the lessons on the symbols those spans touch.
 
     Lines map to symbols through the stored graph only (no parsing here). A
     file the graph does not know falls back to every lesson recorded for it.
     """
     objs: dict[tuple[str, str], dict[str, Any]] = {}
+    project = place.project
     for span in spans:
-        path = normalize_path(absolute_path(cwd, span.path), root, cwd)
+        path = normalize_path(absolute_path(place.cwd, span.path), place)
         nodes = graph_rows_at(db, project, path, span.first, span.last)
         for node in nodes:
             obj = node_symbol_obj(db, project, node)
@@ -751,11 +759,10 @@ def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> 
     return (inject_text(at_risk, limit=limit - len(tail)) + tail).strip()
 
 
-def pre_edit_context(db: Database, project: str, root: str, cwd: str, tool: str,
+def pre_edit_context(db: Database, place: Place, tool: str,
                      tool_input: dict[str, Any]) -> str:
     """What the pre-edit hook tells the agent: the lessons at risk on the edited lines."""
-    return risk_context(risk_objects_at(db, project, root, cwd,
-                                        edit_spans_at(cwd, tool, tool_input)))
+    return risk_context(risk_objects(db, place, edit_spans_at(place.cwd, tool, tool_input)))
 
 
 # --- Snapshots and hooks: hook plumbing shared with the full CLI -------------
@@ -2139,13 +2146,12 @@ def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
     return ("…" if start else "") + text[start:start + width] + "…"
 
 
-def _hit_symbols(db: Any, project: str, root: str, cwd: str,
-                 window: list[tuple[int, int, str]]) -> list[str]:
+def _hit_symbols(db: Any, place: Place, window: list[tuple[int, int, str]]) -> list[str]:
     symbols: list[str] = []
     refs = [r for r in (first_file_ref(t) for _, _, t in window) if r]
     for path, line in refs[:10]:
         try:
-            rows = graph_rows_at(db, project, normalize_path(path, root, cwd), line)
+            rows = graph_rows_at(db, place.project, normalize_path(path, place), line)
         except (sqlite3.Error, DatabaseError):  # no graph tables here: no symbols
             return symbols
         if rows and rows[0]["uid"] not in symbols:
@@ -2179,7 +2185,7 @@ def _escape(text: str) -> str:
     return re.escape(text)
 
 
-def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[str, Any]]:
+def build_hits(run: SearchRun, place: Place, context: int) -> list[dict[str, Any]]:
     """The best lines as non-overlapping windows, best first."""
     _land_on_sections(run)
     ranked = sorted((s for s in run.lines.values() if s.exact and s.score > 0.05),
@@ -2209,7 +2215,7 @@ def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[s
                "text": "\n".join(_clip_around(t, stems) for _, _, t in window)}
         if item.chunk["title"]:
             hit["title"] = item.chunk["title"]
-        symbols = _hit_symbols(run.db, run.project, root, cwd, window)
+        symbols = _hit_symbols(run.db, place, window)
         if symbols:
             hit["symbols"] = symbols
         hits.append(hit)
@@ -2224,11 +2230,12 @@ def find_output(db: Any, project: str, handle: str) -> Any:
     return rows[0]
 
 
-def output_search(db: Any, project: str, root: str, cwd: str, query: str, *,
+def output_search(db: Any, place: Place, query: str, *,
                   handle: str | None = None, limit: int = 5,
                   context: int = 2) -> dict[str, Any]:
     """Search this project's outputs: ``{"query", "queries_tried", "status", "hits"}``."""
     import time
+    project = place.project
     output = find_output(db, project, handle) if handle else None
     parsed = SearchQuery(query)
     run = SearchRun(db, project, parsed, output, limit)
@@ -2247,7 +2254,7 @@ def output_search(db: Any, project: str, root: str, cwd: str, query: str, *,
             run.tried.append({"strategy": name, "query": described,
                               "hits": len(run.chunk_ids) - before,
                               "ms": round((time.perf_counter() - started) * 1000, 2)})
-    hits = build_hits(run, root, cwd, context) if run.lines else []
+    hits = build_hits(run, place, context) if run.lines else []
     return {"query": query, "queries_tried": run.tried,
             "status": "ok" if hits else "no_hits", "hits": hits}
 
@@ -2385,11 +2392,11 @@ def _fast_query(options: dict[str, Any], symbol: str) -> str:
     """`query SYMBOL [--file F] --inject`: the inject text, as cmd_query prints it."""
     if not options.get("inject") or not symbol.strip():
         raise _SlowPath("query")
-    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(db_path)
+    place = env_paths(options.get("db"), options.get("project"), None)
+    db = _fast_db(place.db_path)
     try:
-        name, file = split_symbol_at(db, project, root, cwd, symbol, options.get("file"))
-        return inject_text(lesson_symbols(db, project, name, file))
+        name, file = split_symbol(db, place, symbol, options.get("file"))
+        return inject_text(lesson_symbols(db, place.project, name, file))
     finally:
         db.conn.close()
 
@@ -2418,11 +2425,10 @@ def _fast_hook(options: dict[str, Any], event: str) -> str:
     if tool not in EDIT_TOOLS or not isinstance(tool_input, dict):
         raise _SlowPath("hook")
     agent = options.get("agent") or detect_agent(payload)
-    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"),
-                                            hook_cwd(payload))
-    db = _fast_db(db_path)
+    place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
+    db = _fast_db(place.db_path)
     try:
-        context = pre_edit_context(db, project, root, cwd, tool, tool_input)
+        context = pre_edit_context(db, place, tool, tool_input)
     finally:
         db.conn.close()
     if not context:
@@ -2437,10 +2443,11 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
     limit, context = int(options.get("limit", 5)), int(options.get("context", 2))
     if limit < 1 or context < 0:
         raise _SlowPath("search")   # the full CLI explains the usage error
-    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(db_path)
+    place = env_paths(options.get("db"), options.get("project"), None)
+    project = place.project
+    db = _fast_db(place.db_path)
     try:
-        result = output_search(db, project, root, cwd, query, handle=options.get("handle"),
+        result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
         try:
             db.conn.execute("BEGIN IMMEDIATE")
@@ -2591,11 +2598,13 @@ class Record:
 
 
 class Env(Record):
-    """Where a command runs: the root, the database, the project and output mode."""
+    """Where a command runs (``place``, and the same as Paths: root, cwd, db_path;
+    the project) and its output mode."""
 
-    __slots__ = ("root", "cwd", "db_path", "project", "json", "quiet")
+    __slots__ = ("place", "root", "cwd", "db_path", "project", "json", "quiet")
     DEFAULTS: ClassVar[dict[str, Any]] = {"json": False, "quiet": False}
     FROZEN = True
+    place: Place
     root: Path
     cwd: Path
     db_path: Path
@@ -2607,14 +2616,10 @@ class Env(Record):
 def make_env(db: str | None = None, project: str | None = None,
              as_json: bool = False, quiet: bool = False,
              cwd: Path | None = None) -> Env:
-    root, folder, db_path, name = env_paths(db, project, str(cwd) if cwd else None)
-    return Env(root=Path(root), cwd=Path(folder), db_path=Path(db_path), project=name,
+    place = env_paths(db, project, str(cwd) if cwd else None)
+    return Env(place=place, root=Path(place.root), cwd=Path(place.cwd),
+               db_path=Path(place.db_path), project=place.project,
                json=as_json, quiet=quiet)
-
-
-def normalize_file(path: str | None, env: Env) -> str:
-    """normalize_path() (the Read path section) for an Env."""
-    return normalize_path(path, str(env.root), str(env.cwd))
 
 
 def utc_stamp(when: _dt.datetime) -> str:
@@ -4665,7 +4670,7 @@ def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str
     """(root-relative candidate files, normalized scope prefixes; [] means everything)."""
     scopes = []
     for path in paths:
-        rel = normalize_file(path, env)
+        rel = normalize_path(path, env.place)
         if rel.startswith("../") or rel == ".." or os.path.isabs(rel):
             raise UsageError(f"{path} is outside the root {env.root}; run ctxkit from that tree")
         if strict and rel and not (env.root / rel).exists():
@@ -7145,7 +7150,7 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
     project = env.project
     place = re.fullmatch(r"(.+?):(\d+)", text)
     if place:
-        path = normalize_file(place.group(1), env)
+        path = normalize_path(place.group(1), env.place)
         check_line_in_file(env, path, int(place.group(2)))
         found = graph_nodes_at(db, project, path, int(place.group(2)))
         if found:
@@ -7155,10 +7160,10 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
             return _node_from_row(row)
         raise NotFound(f"{path} is not in the index of project {project!r}; "
                        f"run `ctxkit index` (or check the path)")
-    normalized = normalize_file(file, env) if file else None
+    normalized = normalize_path(file, env.place) if file else None
     nodes = graph_find_nodes(db, project, text, normalized)
     if not nodes:
-        row = db.one(SQL_FILE_NODE, (project, normalize_file(text, env)))
+        row = db.one(SQL_FILE_NODE, (project, normalize_path(text, env.place)))
         if row is not None and not normalized:
             return _node_from_row(row)
         raise NotFound(_not_found_message(db, project, text, normalized))
@@ -7345,7 +7350,7 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
         where, params = ["project = ?", "kind != 'file'"], [env.project]
         if args.file:
             where.append("path = ?")
-            params.append(normalize_file(args.file, env))
+            params.append(normalize_path(args.file, env.place))
         if args.kind:
             where.append("kind = ?")
             params.append(args.kind)
@@ -8660,10 +8665,10 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
 def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
     db = open_db(env)
     try:
-        file = normalize_file(args.file, env) if args.file else None
+        file = normalize_path(args.file, env.place) if args.file else None
         place = _CONTEXT_FILE_LINE.match(args.target)
         if place:  # the line must point into the file as it is now
-            graph_refresh(env, db, [normalize_file(place.group("path"), env)])
+            graph_refresh(env, db, [normalize_path(place.group("path"), env.place)])
         node = graph_resolve(db, env, args.target, file=file, first=args.first)
         result = render_context(env, db, node, args.purpose, args.budget, args.depth,
                                 args.include_tests)
@@ -9713,7 +9718,7 @@ def _error_item(ingest: OutputIngest, item: dict[str, Any]) -> dict[str, Any]:
         refs.insert(0, item["ref"])
     if refs:
         path, line = refs[0]
-        result["ref"] = f"{normalize_file(path, ingest.env)}:{line}"
+        result["ref"] = f"{normalize_path(path, ingest.env.place)}:{line}"
     symbol = None
     if ingest.write_error is None:
         symbol = (_link_test_id(ingest.db, ingest.env, item["text"]) if item["kind"] == "test"
@@ -9731,7 +9736,7 @@ def _link_test_id(db: Database | None, env: Env, text: str) -> str | None:
     match = _TEST_ID.search(text)
     if db is None or not match:
         return None
-    path = normalize_file(match.group("path"), env)
+    path = normalize_path(match.group("path"), env.place)
     name = match.group("name").replace("::", ".")
     with contextlib.suppress(CtxkitError):
         for symbol in (name, name.rsplit(".", 1)[-1]):
@@ -9746,7 +9751,7 @@ def _link_refs(db: Database | None, env: Env, refs: list[tuple[str, int]]) -> st
     if db is None:
         return None
     for path, line in refs[:20]:
-        rel = normalize_file(path, env)
+        rel = normalize_path(path, env.place)
         with contextlib.suppress(CtxkitError):
             nodes = graph_nodes_at(db, env.project, rel, line)
             if nodes:
@@ -10156,7 +10161,7 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
 def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = None,
                    limit: int = 5, context: int = 2) -> dict[str, Any]:
     """Search this project's outputs (output_search() in the Read path section)."""
-    return output_search(db, env.project, str(env.root), str(env.cwd), query, handle=handle,
+    return output_search(db, env.place, query, handle=handle,
                          limit=limit, context=context)
 
 
@@ -10431,17 +10436,11 @@ class LessonError(CtxkitError):
     """A lesson command that cannot run as asked (bad id, empty lesson, bad import)."""
 
 
-# The read path (risk_level, symbol_counters, lesson_symbols, lessons_for_symbol,
-# inject_text, split_symbol_at) is in the Read path section at the top of the
+# The read side (risk_level, symbol_counters, lesson_symbols, lessons_for_node,
+# inject_text, split_symbol) is in the Read path section at the top of the
 # file: `query SYMBOL --inject` runs it before the rest of the module is loaded.
 
 # --- recording ---------------------------------------------------------------
-
-
-def split_symbol(db: Database | None, env: Env, symbol: str,
-                 file: str | None) -> tuple[str, str | None]:
-    """split_symbol_at() (the Read path section) for an Env."""
-    return split_symbol_at(db, env.project, str(env.root), str(env.cwd), symbol, file)
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -10462,7 +10461,7 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
     with open_db(env) as db:
-        name, path = split_symbol(db, env, symbol, file)
+        name, path = split_symbol(db, env.place, symbol, file)
         path, name, node = bind_to_code_on_disk(env, db, name, path or "")
         code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
@@ -10791,8 +10790,8 @@ def cmd_query(args: argparse.Namespace, env: Env) -> int:
     objs: list[dict[str, Any]] = []
     if db is not None:
         try:
-            name, file = (split_symbol(db, env, args.symbol, args.file) if args.symbol
-                          else (None, normalize_file(args.file, env) if args.file else None))
+            name, file = (split_symbol(db, env.place, args.symbol, args.file) if args.symbol
+                          else (None, normalize_path(args.file, env.place) if args.file else None))
             objs = lesson_symbols(db, env.project, name, file, include_all=args.all)
         finally:
             db.close()
@@ -10859,7 +10858,8 @@ def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
                  "last_lesson_at": None, "last_lesson": None, "riskiest": []}
     else:
         try:
-            name, file = split_symbol(db, env, args.symbol, None) if args.symbol else (None, None)
+            name, file = (split_symbol(db, env.place, args.symbol, None) if args.symbol
+                          else (None, None))
             stats = lesson_stats(db, env.project, name, file)
         finally:
             db.close()
@@ -11695,15 +11695,10 @@ def _int_id(text: str) -> int:
 
 
 # --- edits and the lessons at risk for them -------------------------------------------
-# EditSpan, edit_spans_at, patch_spans_at, risk_objects_at, risk_context and
+# EditSpan, edit_spans_at, patch_spans_at, risk_objects, risk_context and
 # pre_edit_context are in the Read path section at the top of the file (the
-# pre-edit hook runs them before the rest of the module is loaded); these take
-# an Env.
-
-
-def risk_objects(db: Database, env: Env, spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
-    """risk_objects_at() (the Read path section) for an Env."""
-    return risk_objects_at(db, env.project, str(env.root), str(env.cwd), spans)
+# pre-edit hook runs them before the rest of the module is loaded); they take
+# the Env's place.
 
 
 def hook_env(args: argparse.Namespace, payload: dict[str, Any]) -> Env:
@@ -11760,8 +11755,7 @@ def pre_edit_answer(env: Env, tool: str, tool_input: dict[str, Any],
     if db is None:
         return None
     try:
-        context = pre_edit_context(db, env.project, str(env.root), str(env.cwd), tool,
-                                   tool_input)
+        context = pre_edit_context(db, env.place, tool, tool_input)
     finally:
         db.close()
     return hook_answer(agent, "pre-tool-use", context) if context else None
@@ -12761,7 +12755,7 @@ def cmd_uninstall_hooks(args: argparse.Namespace, env: Env) -> None:
 
 def cmd_risk(args: argparse.Namespace, env: Env) -> int:
     """Risk of the symbols at a place, for git hooks and editors; exit 0 always."""
-    path = normalize_file(args.file, env)
+    path = normalize_path(args.file, env.place)
     objs: list[dict[str, Any]] = []
     note = ""
     if not env.db_path.exists():
@@ -12799,7 +12793,7 @@ def risk_at(db: Database, env: Env, path: str, line: int | None,
             objs = lesson_symbols(db, env.project, name=symbol, file=path)
         return objs
     spans = [EditSpan(path, line, line)] if line else [EditSpan(path, 1, 10**9)]
-    return risk_objects(db, env, spans)
+    return risk_objects(db, env.place, spans)
 
 
 def _risk_text(data: dict[str, Any]) -> str:
@@ -13255,7 +13249,7 @@ class _Ranking:
         if not name:
             path, name = "", test_id
         name = name.split("[", 1)[0].replace("::", ".").replace("/", ".")
-        rel = normalize_file(path, self.env) if path else None
+        rel = normalize_path(path, self.env.place) if path else None
         for candidate in dict.fromkeys((name, name.rsplit(".", 1)[-1])):
             with contextlib.suppress(CtxkitError):
                 nodes = graph_find_nodes(self.db, self.env.project, candidate, file=rel)

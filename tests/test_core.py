@@ -69,9 +69,9 @@ def test_normalize_file_spellings(cli):
     env = ctxkit.make_env(cwd=cli.root)
     spellings = ["src/auth.py", "./src/auth.py", "src\\auth.py", ".\\src\\auth.py",
                  "src/x/../auth.py", str(cli.root / "src" / "auth.py")]
-    assert {ctxkit.normalize_file(s, env) for s in spellings} == {"src/auth.py"}
-    assert ctxkit.normalize_file(None, env) == ""
-    assert ctxkit.normalize_file("", env) == ""
+    assert {ctxkit.normalize_path(s, env.place) for s in spellings} == {"src/auth.py"}
+    assert ctxkit.normalize_path(None, env.place) == ""
+    assert ctxkit.normalize_path("", env.place) == ""
 
 
 def test_redact_patterns_and_non_secrets():
