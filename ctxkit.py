@@ -3554,6 +3554,7 @@ CREATE TABLE IF NOT EXISTS graph_pending (
     name TEXT NOT NULL,            -- the file's path, or the name
     PRIMARY KEY (project, kind, name)
 ) WITHOUT ROWID;
+ALTER TABLE nodes ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
 """
 
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
@@ -3756,6 +3757,7 @@ CREATE TABLE IF NOT EXISTS nodes (
     complexity INTEGER NOT NULL DEFAULT 1,
     body_hash TEXT,
     parent_id INTEGER REFERENCES nodes(id) ON DELETE CASCADE,
+    recovered INTEGER NOT NULL DEFAULT 0,
     UNIQUE(project, uid)
 );
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
@@ -3892,35 +3894,41 @@ class Language(Record):
     """
 
     __slots__ = (
-        "name", "extensions", "fence", "query", "full", "family", "self_names",
-        "class_scope", "methods_outside", "named_receivers", "unprefixed_fields",
-        "capitalized_outside", "builtins", "skeleton", "return_fields", "async_before",
-        "parameter_children", "constructor", "conversions",
+        "name", "extensions", "fence", "grammar", "query", "full", "family", "self_names",
+        "super_names", "class_scope", "methods_outside", "named_receivers",
+        "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
+        "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
+        "constructor", "reparse", "conversions", "dialect",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
-        "resolve_binding", "resolve_local", "submodule", "method_fallback", "path_call",
-        "package_files")
+        "resolve_binding", "resolve_local", "resolve_qualified", "receiver_call", "submodule",
+        "method_fallback", "path_call", "package_files")
     DEFAULTS: ClassVar[dict[str, Any]] = {
-        "query": None, "full": False, "family": "", "self_names": (), "class_scope": False,
-        "methods_outside": False, "named_receivers": False, "unprefixed_fields": False,
-        "capitalized_outside": False, "builtins": frozenset(), "skeleton": None,
-        "return_fields": ("return_type",), "async_before": b"(", "parameter_children": False,
-        "constructor": None, "conversions": False,
+        "grammar": None, "query": None, "full": False, "family": "", "self_names": (),
+        "super_names": ("super()", "super"), "class_scope": False, "methods_outside": False,
+        "named_receivers": False, "unprefixed_fields": False, "capitalized_outside": False,
+        "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
+        "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
+        "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
+        "dialect": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
-                         "resolve_local", "submodule", "method_fallback", "path_call",
-                         "package_files"))}
+                         "resolve_local", "resolve_qualified", "receiver_call", "submodule",
+                         "method_fallback", "path_call", "package_files"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
     fence: str                  # the info string of a Markdown code fence
+    grammar: str | None         # a grammar wheel's module (its language()) used instead of
+    #                             tree-sitter-language-pack's grammar of that name
     query: str | None           # the tree-sitter query (captures: see _collect_match); None:
     #                             not indexed, known for code fences only
     full: bool                  # calls, imports and bases resolved; else definitions only
     family: str                 # languages whose definitions a unique-name guess may reach
     self_names: tuple[str, ...]  # receivers that mean the enclosing class's instance
+    super_names: tuple[str, ...]  # receivers that mean the enclosing class's bases
     class_scope: bool           # a bare name inside a class body is looked up on the class
     methods_outside: bool       # methods are declared outside their type (Go, Rust impl)
     named_receivers: bool       # a method names its receiver (Go): that name is self
@@ -3931,8 +3939,16 @@ class Language(Record):
     return_fields: tuple[str, ...]  # the fields holding a function's return type, in order
     async_before: bytes         # `async` counts when it comes before this in the header
     parameter_children: bool    # parameters are the children typed `parameter` (Kotlin, Swift)
+    sigils: str                 # leading characters of variable names, dropped ($x, @x)
+    return_after: str | None    # the return type is the node after this token (-> or :)
+    bare_outside: bool          # a bare call of a name no definition of the family bears is
+    #                             outside the index (else: left unresolved)
     constructor: str | None     # the method a call of the class runs (__init__); None: none
+    reparse: Callable | None    # (src) -> bytes of the same length to parse again when the
+    #                             tree has errors; the tree with fewer error bytes wins
     conversions: bool           # T(x) of a type is a conversion, not a call (Go)
+    dialect: Callable | None    # (path, src) -> the language the content is in, or None
+    #                             (.h holding C++)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -3943,7 +3959,8 @@ class Language(Record):
     exported: Callable | None         # (s, defs, d, names) -> bool [not private/protected]
     docstring: Callable | None        # (s, d) -> str [the comment block just above]
     module_docstring: Callable | None  # (s, first node) -> str [the file's opening comment]
-    bases: Callable | None            # (s, d, add(node, "extends"|"implements")) [none]
+    bases: Callable | None            # (s, d, add(node, "extends"|"implements"[, text]))
+    #                                   [none]
     def_extra: Callable | None        # (s, d, ctx, bases) for every def and scope [nothing]
     method_types: Callable | None     # (s, d, types, ctx) for methods [nothing]
     call_written: Callable | None     # (s, recv, callee, name, recv_text) -> (written,
@@ -3951,8 +3968,12 @@ class Language(Record):
     import_handler: Callable | None   # (s, node, ctx) for every @import capture [no imports]
     # resolution hooks
     resolve_binding: Callable | None  # (r, path, module, name, depth) -> target [None]
-    resolve_local: Callable | None    # (r, path, name, ctx) -> target: a bare name not in
-    #                                   the file's scopes or imports [None]
+    resolve_local: Callable | None    # (r, path, scope, name, ctx) -> target: a bare name
+    #                                   not in the file's scopes or imports [None]
+    resolve_qualified: Callable | None  # (r, path, scope, "a.b.C") -> target: a dotted name
+    #                                   read as one qualified name first [part by part]
+    receiver_call: Callable | None    # (r, path, scope, recv, callee) -> (id, confidence)
+    #                                   or None: tried before the generic receiver steps
     submodule: Callable | None        # (r, module path, part) -> path of module.part [None]
     method_fallback: Callable | None  # (r, class path, Class.name, name) -> node id [None]
     path_call: Callable | None        # (r, path, recv, callee) -> (id, confidence) for a
@@ -3962,18 +3983,42 @@ class Language(Record):
 
 
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
+_GRAMMARS: dict[str, Any] = {}
+
+
+def graph_grammar(lang: str) -> Any:
+    """The tree-sitter Language of a language (compiled in a wheel: nothing is fetched)."""
+    if lang not in _GRAMMARS:
+        module = LANGUAGES[lang].grammar or "tree_sitter_language_pack"
+        try:
+            import importlib
+
+            from tree_sitter import Language as Grammar
+            if LANGUAGES[lang].grammar:
+                grammar = Grammar(importlib.import_module(module).language())
+            else:
+                from tree_sitter_language_pack import get_language
+                grammar = get_language(lang)
+        except ImportError as exc:
+            package = module.replace("_", "-")
+            raise CtxkitError(f"tree-sitter or the {lang} grammar is not installed ({exc}); "
+                              f"pip install tree-sitter {package}") from None
+        _GRAMMARS[lang] = grammar
+    return _GRAMMARS[lang]
+
+
+def graph_parser(lang: str) -> Any:
+    """A new tree-sitter parser for a language."""
+    from tree_sitter import Parser
+    return Parser(graph_grammar(lang))
 
 
 def graph_language(lang: str) -> tuple[Any, Any]:
     """(parser, query) for a language, built once per process."""
     if lang not in _LANG_CACHE:
-        try:
-            from tree_sitter import Query
-            from tree_sitter_language_pack import get_language, get_parser
-        except ImportError as exc:
-            raise CtxkitError(f"tree-sitter is not installed ({exc}); "
-                              f"pip install 'tree-sitter-language-pack>=0.13,<1'") from None
-        _LANG_CACHE[lang] = (get_parser(lang), Query(get_language(lang), LANGUAGES[lang].query))
+        from tree_sitter import Query
+        _LANG_CACHE[lang] = (graph_parser(lang), Query(graph_grammar(lang),
+                                                        LANGUAGES[lang].query))
     return _LANG_CACHE[lang]
 
 
@@ -3981,8 +4026,10 @@ def graph_language(lang: str) -> tuple[Any, Any]:
 
 
 class _Def(Record):
-    __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"parent": -1, "qualname": "", "branches": 0}
+    __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches",
+                 "recovered")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"parent": -1, "qualname": "", "branches": 0,
+                                          "recovered": False}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"params": list}
     node: Any
     kind: str              # class kinds, function, method, or scope (impl, mod, namespace)
@@ -3992,6 +4039,7 @@ class _Def(Record):
     params: list[dict[str, Any]]
     qualname: str
     branches: int
+    recovered: bool        # made by tree-sitter's error recovery: marked, never a caller
 
 
 class _Source:
@@ -4011,15 +4059,22 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     """Definitions, calls, imports, bases and resolution context of one file."""
     parser, query = graph_language(lang)
     from tree_sitter import QueryCursor
-    tree = parser.parse(src)
+    tree = graph_parse(lang, src, parser)
     s = _Source(lang, src)
     defs: list[_Def] = []
     calls, imports, vartypes, branches, extra = [], [], [], [], {}
     for _, caps in QueryCursor(query).matches(tree.root_node):
         _collect_match(s, caps, defs, calls, imports, vartypes, branches, extra)
     defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    if tree.root_node.has_error:
+        first_error: dict[int, int] = {}
+        for d in defs:
+            d.recovered = _made_by_recovery(d.node, first_error)
     _link_parents(s, defs)
     starts = [d.node.start_byte for d in defs]
+    if extra.get("maybe_local"):
+        calls = _drop_variables(defs, starts, calls, extra.pop("maybe_local"),
+                                extra.pop("locals", []))
     for pos in branches:
         index = _enclosing(defs, starts, pos)
         if index >= 0:
@@ -4039,6 +4094,86 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
             "docstring": _module_docstring(s, tree.root_node), "defs": records,
             "bases": bases, "calls": _call_records(defs, calls, call_scopes, emitted),
             "imports": ctx.pop("import_lines", []), "context": ctx}
+
+
+def graph_dialect(lang: str, path: str, src: bytes) -> str:
+    """The language a file's content is written in when its ending is shared
+    (a C++ header named .h)."""
+    dialect = LANGUAGES[lang].dialect
+    return (dialect(path, src) or lang) if dialect is not None else lang
+
+
+def graph_parse(lang: str, src: bytes, parser: Any = None) -> Any:
+    """The tree of ``src``. When it has errors and the language knows a rewrite of
+    the same length that its grammar reads better (TypeScript's automatic
+    semicolons), the tree with fewer bytes in error nodes wins; text is always
+    read from ``src`` itself, so byte offsets and lines are unchanged."""
+    parser = parser or graph_parser(lang)
+    tree = parser.parse(src)
+    rewrite = LANGUAGES[lang].reparse
+    if tree.root_node.has_error and rewrite is not None:
+        other = rewrite(src)
+        if other != src and len(other) == len(src):
+            second = parser.parse(other)
+            if _error_bytes(second.root_node) < _error_bytes(tree.root_node):
+                return second
+    return tree
+
+
+def _error_bytes(node: Any) -> int:
+    """Source bytes inside ERROR nodes (and one per MISSING node)."""
+    if node.type == "ERROR" or node.is_missing:
+        return max(node.end_byte - node.start_byte, 1)
+    return sum(_error_bytes(c) for c in node.children) if node.has_error else 0
+
+
+def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
+    """A definition tree-sitter's error recovery guessed: inside an ERROR node, with
+    a MISSING piece of its own (a name or brace recovery invented), or placed in a
+    block that recovery closed (a MISSING `}`) after the first error in that block.
+    Skipped tokens in its header (an ERROR child: C's unknown macros such as
+    `SPDLOG_INLINE void f()`) leave a real definition real."""
+    if any(c.is_missing for c in node.children):
+        return True
+    up = node.parent
+    while up is not None:
+        if up.type == "ERROR":
+            return True
+        last = up.children[-1] if up.child_count else None
+        if last is not None and last.is_missing and up.parent is not None:
+            if up.id not in first_error:
+                first_error[up.id] = _first_error_byte(up)
+            if first_error[up.id] <= node.start_byte:
+                return True
+        up = up.parent
+    return False
+
+
+def _first_error_byte(node: Any) -> int:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "ERROR" or current.is_missing:
+            return current.start_byte
+        stack.extend(reversed([c for c in current.children if c.has_error or c.is_missing]))
+    return node.end_byte
+
+
+def _drop_variables(defs: list[_Def], starts: list[int], calls: list[tuple],
+                    maybe: set[int], local_names: list[tuple[int, str]]) -> list[tuple]:
+    """Bare identifiers (Ruby's `validate`) are calls unless a parameter or an
+    assignment of the enclosing definitions names a variable so."""
+    scopes: dict[int, set[str]] = {}
+    for pos, name in local_names:
+        scopes.setdefault(_enclosing(defs, starts, pos), set()).add(name)
+    kept = []
+    for index, call in enumerate(calls):
+        scope = _enclosing(defs, starts, call[0]) if index in maybe else None
+        while scope is not None and call[2] not in scopes.get(scope, ()):
+            scope = defs[scope].parent if scope >= 0 else None
+        if scope is None:
+            kept.append(call)
+    return kept
 
 
 def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
@@ -4137,8 +4272,8 @@ def _call_records(defs: list[_Def], calls: list[tuple], call_scopes: list[int],
     """(caller record index or -1 for the file, callee, receiver, written, line)."""
     records = []
     for (_, line, callee, recv, written), index in zip(calls, call_scopes, strict=True):
-        while index >= 0 and defs[index].kind.startswith("scope"):
-            index = defs[index].parent
+        while index >= 0 and (defs[index].kind.startswith("scope") or defs[index].recovered):
+            index = defs[index].parent  # a recovered definition never calls: its parent does
         records.append((emitted.get(index, -1), callee, recv, written, line))
     return records
 
@@ -4188,6 +4323,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             written, recv_text = special
         else:
             written = f"{recv_text}.{name}"
+        if "maybe_local" in caps:  # a bare identifier: a call unless it names a variable
+            extra.setdefault("maybe_local", set()).add(len(calls))
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
     elif "import" in caps:
         imports.append(caps["import"][0])
@@ -4206,7 +4343,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
                          "=" + s.text(caps["value"][0]), False))
     elif "vartype" in caps:
-        var = s.text(caps["var"][0])
+        var = s.text(caps["var"][0]).lstrip(s.language.sigils)
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
             var = "self." + var
         type_node = caps["type"][0]
@@ -4215,8 +4352,11 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         is_declared = up is not None and (up.type == "type_annotation" or (
             field is not None and field.id == type_node.id))
         vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
-    elif "package" in caps:
-        extra["package"] = s.text(caps["package"][0])
+    elif "local" in caps:
+        extra.setdefault("locals", []).append((caps["local"][0].start_byte,
+                                               s.text(caps["local"][0])))
+    elif "package" in caps:  # PHP writes App\Models: the index's separator is the dot
+        extra["package"] = s.text(caps["package"][0]).replace("\\", ".").strip(".")
     elif "modname" in caps:
         extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
     elif "defaultname" in caps:
@@ -4325,7 +4465,8 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
             json.dumps(params, ensure_ascii=False), _return_type(s, d),
             is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
             end_line - line + 1, 1 + d.branches,
-            _hash_bytes(s.src[node.start_byte:node.end_byte]), emitted.get(parent, -1))
+            _hash_bytes(s.src[node.start_byte:node.end_byte]), emitted.get(parent, -1),
+            d.recovered)
 
 
 _BODY_TYPES = frozenset({"function_body", "class_body", "block", "compound_statement",
@@ -4364,7 +4505,8 @@ def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
             c.type == "parameter" for c in items):
         items = [c for c in items if c.type == "parameter"]
     if s.language.param is not None:
-        return [s.language.param(s, p) for p in items if p.type not in _PARAM_SKIP]
+        found = (s.language.param(s, p) for p in items if p.type not in _PARAM_SKIP)
+        return [param for param in found if param is not None]
     result = []
     for p in items:
         if p.type in _PARAM_SKIP or p.type == "self_parameter" or s.text(p) == "void":
@@ -4404,8 +4546,20 @@ def _return_type(s: _Source, d: _Def) -> str | None:
         node = d.fn.child_by_field_name(field)
         if node is not None:
             break
+    if s.language.return_after is not None:
+        node = _node_after(d.fn, s.language.return_after)
     text = one_line(s.text(node)).lstrip(":").strip()
     return text.removeprefix("->").strip() or None
+
+
+def _node_after(node: Any, token: str) -> Any:
+    """The first named child after the anonymous child ``token`` (None without one)."""
+    seen = False
+    for child in node.children:
+        if seen and child.is_named:
+            return child
+        seen = seen or (child.type == token and not child.is_named)
+    return None
 
 
 def _is_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
@@ -4464,8 +4618,9 @@ def _def_bases(s: _Source, d: _Def) -> list[tuple[str, str, str, int]]:
         return []
     found = []
 
-    def add(base: Any, kind: str) -> None:
-        text = re.sub(r"<.*|\[.*|\(.*", "", one_line(s.text(base))).strip().lstrip("*")
+    def add(base: Any, kind: str, written: str | None = None) -> None:
+        text = written if written is not None else s.text(base)
+        text = re.sub(r"<.*|\[.*|\(.*", "", one_line(text)).strip().lstrip("*")
         if text and text not in ("object",):
             found.append((d.qualname, text, kind, base.start_point[0] + 1))
 
@@ -4595,6 +4750,7 @@ def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
     sha = _hash_bytes(data)
     if sha == old_sha:
         return rel, "same", size, mtime_ns, sha, lang, None
+    lang = graph_dialect(lang, rel, data)
     try:
         facts = graph_extract(lang, data)
     except CtxkitError:  # tree-sitter missing: stop, rather than drop every file's nodes
@@ -4720,22 +4876,20 @@ def _git_files(root: Path, scopes: Sequence[str] = ()) -> list[str] | None:
 
 def _walk_files(root: Path) -> list[str]:
     """Every file below root, honouring .gitignore files, without following directory links."""
-    import fnmatch
     found: list[str] = []
-    ignores: dict[str, list[str]] = {}
+    rules: dict[str, list[GitignoreRule]] = {}
     for folder, dirs, files in os.walk(root, followlinks=False):
         rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
         rel_dir = "" if rel_dir == "." else rel_dir
-        patterns = list(ignores.get(posix_parent(rel_dir), [])) if rel_dir else []
-        patterns += _read_gitignore(Path(folder) / ".gitignore", rel_dir)
-        ignores[rel_dir] = patterns
+        inherited = rules.get(posix_parent(rel_dir), []) if rel_dir else []
+        here = rules[rel_dir] = inherited + _read_gitignore(Path(folder) / ".gitignore",
+                                                            rel_dir)
 
-        def ignored(name: str, rel_dir: str = rel_dir, patterns: list[str] = patterns) -> bool:
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p)
-                       for p in patterns)
-        dirs[:] = sorted(d for d in dirs if d not in GRAPH_SKIP_DIRS and not ignored(d))
-        found.extend(f"{rel_dir}/{f}" if rel_dir else f for f in sorted(files) if not ignored(f))
+        def keep(name: str, is_dir: bool, rel_dir: str = rel_dir,
+                 here: list[GitignoreRule] = here) -> bool:
+            return not gitignored(here, f"{rel_dir}/{name}" if rel_dir else name, is_dir)
+        dirs[:] = sorted(d for d in dirs if d not in GRAPH_SKIP_DIRS and keep(d, True))
+        found.extend(f"{rel_dir}/{f}" if rel_dir else f for f in sorted(files) if keep(f, False))
     return found
 
 
@@ -4743,22 +4897,97 @@ def posix_parent(rel: str) -> str:
     return rel.rsplit("/", 1)[0] if "/" in rel else ""
 
 
-def _read_gitignore(path: Path, rel_dir: str) -> list[str]:
+class GitignoreRule(Record):
+    """One .gitignore line: a pattern read relative to the folder holding the file."""
+
+    __slots__ = ("base", "regex", "negate", "dir_only")
+    FROZEN = True
+    base: str         # the folder of the .gitignore, root-relative ("" for the root)
+    regex: Any        # compiled; matched against the path relative to ``base``
+    negate: bool      # `!pattern`: re-include
+    dir_only: bool    # `pattern/`: directories only
+
+
+def _read_gitignore(path: Path, rel_dir: str) -> list[GitignoreRule]:
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
-    patterns = []
+    rules = []
     for line in lines:
-        line = line.strip()
-        if not line or line.startswith(("#", "!")):
-            continue
-        line = line.rstrip("/")
-        if line.startswith("/"):
-            patterns.append(f"{rel_dir}/{line[1:]}" if rel_dir else line[1:])
+        rule = _gitignore_rule(line, rel_dir)
+        if rule is not None:
+            rules.append(rule)
+    return rules
+
+
+def _gitignore_rule(line: str, base: str) -> GitignoreRule | None:
+    """gitignore(5): `#` comments, `!` negation, `\\` escapes, a trailing `/` for
+    directories, a `/` elsewhere anchors the pattern to its .gitignore's folder
+    (otherwise it matches at any depth), `*`/`?`/`[...]` within one segment, `**`
+    across segments."""
+    if line.startswith("#"):
+        return None
+    line = re.sub(r"(?<!\\)\s+$", "", line)  # trailing spaces, unless escaped
+    negate = line.startswith("!")
+    if negate or line.startswith("\\"):
+        line = line[1:] if negate or line[1:2] in ("!", "#") else line
+    dir_only = line.endswith("/")
+    line = line.rstrip("/")
+    if not line:
+        return None
+    anchored = "/" in line
+    body = _gitignore_regex(line.lstrip("/"))
+    prefix = "" if anchored else "(?:.*/)?"
+    return GitignoreRule(base=base, regex=re.compile(f"{prefix}{body}", re.S),
+                         negate=negate, dir_only=dir_only)
+
+
+def _gitignore_regex(pattern: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i) and (i == 0 or pattern[i - 1] == "/"):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i) and (i == 0 or pattern[i - 1] == "/") and \
+                i + 2 == len(pattern):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and "]" in pattern[i + 2:]:
+            end = pattern.index("]", i + 2)
+            inner = pattern[i + 1:end]
+            negated = inner[:1] in ("!", "^")
+            inner = inner[1:] if negated else inner
+            out.append(f"[{'^' if negated else ''}{inner.replace(chr(92), chr(92) * 2)}]")
+            i = end + 1
+        elif c == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
         else:
-            patterns.append(line)
-    return patterns
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def gitignored(rules: Sequence[GitignoreRule], rel: str, is_dir: bool) -> bool:
+    """Whether root-relative ``rel`` is ignored: the last matching rule decides.
+
+    The walk never enters an ignored folder, so (as in git) nothing inside one
+    can be re-included."""
+    ignored = False
+    for rule in rules:
+        if (rule.dir_only and not is_dir) or (rule.base and not rel.startswith(rule.base + "/")):
+            continue
+        if rule.regex.fullmatch(rel[len(rule.base) + 1:] if rule.base else rel):
+            ignored = not rule.negate
+    return ignored
 
 
 # --- Graph: writing an index run ---------------------------------------------
@@ -4780,8 +5009,8 @@ SQL_FILE_CLEAR_NODES = "DELETE FROM nodes WHERE file_id = ?"
 SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qualname, path, "
                    "line, end_line, signature, params, return_type, is_async, exported, "
                    "docstring, loc, "
-                   "complexity, body_hash, parent_id) VALUES "
-                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                   "complexity, body_hash, parent_id, recovered) VALUES "
+                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, "
                    "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
@@ -4801,9 +5030,11 @@ class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
     __slots__ = ("project", "limit", "indexed", "unchanged", "removed", "skipped", "errors",
-                 "skips", "affected", "calls", "bases", "imports", "changed", "cleared")
+                 "skips", "affected", "calls", "bases", "imports", "changed", "cleared",
+                 "recovered")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
-                                          "skipped": 0, "errors": 0, "changed": False}
+                                          "skipped": 0, "errors": 0, "changed": False,
+                                          "recovered": 0}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
                                                         "bases": list, "imports": list,
                                                         "skips": dict, "cleared": set}
@@ -4821,6 +5052,7 @@ class _IndexRun(Record):
     imports: list[tuple]
     changed: bool
     cleared: set[str]       # names of forgotten nodes not yet in graph_pending
+    recovered: int          # definitions of this run's files made by error recovery
 
     def skip(self, reason: str) -> None:
         self.skipped += 1
@@ -5182,7 +5414,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     file_node = next_id
     rows = [(file_node, project, file_id, rel, "file", rel.rsplit("/", 1)[-1], rel, rel, 1,
              max(facts["lines"], 1), "", "[]", None, 0, 0, facts["docstring"], facts["lines"], 1,
-             sha, None)]
+             sha, None, 0)]
     ids, uids, edges = [], set(), []
     for index, d in enumerate(facts["defs"]):
         node_id = next_id + 1 + index
@@ -5195,7 +5427,9 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
             uid = f"{rel}:{d[2]}#{count}"
         uids.add(uid)
         rows.append((node_id, project, file_id, uid, d[0], d[1], d[2], rel, d[3], d[4], d[5],
-                     d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent))
+                     d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent,
+                     int(d[15])))
+        run.recovered += d[15]
         edges.append((project, "contains", parent, node_id, d[1], None, None, d[3], 1.0, file_id))
         if d[9] and parent == file_node and LANGUAGES[lang].full:
             edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
@@ -5219,6 +5453,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
     return {"files": {"indexed": run.indexed, "unchanged": run.unchanged,
                       "removed": run.removed, "skipped": run.skipped, "errors": run.errors},
             "skip_reasons": {k: run.skips[k] for k in GRAPH_SKIP_REASONS if k in run.skips},
+            "recovered": run.recovered,
             "nodes": db.one("SELECT count(*) FROM nodes WHERE project = ?", (project,))[0],
             "edges": db.one("SELECT count(*) FROM edges WHERE project = ?", (project,))[0],
             "seconds": round(seconds, 3), "languages": languages}
@@ -5231,7 +5466,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 # name defined exactly once in the index. A target is ("node", id),
 # ("module", [paths]), ("external", None) or None when nothing is known.
 
-SUPER_NAMES = frozenset({"super()", "super"})
+SUPER_NAMES = frozenset({"super()", "super"})  # the default Language.super_names
 OUTSIDE = "outside"  # expr_type: a type known to be outside the index
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
@@ -5242,7 +5477,7 @@ COMMON_METHOD_NAMES = frozenset(
     "lower upper find index count add discard sort reverse send push shift unshift map "
     "filter reduce forEach slice splice then catch toString equals hashCode length size "
     "next iter match search sub group start end set has delete apply call bind".split())
-SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type FROM nodes "
+SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type, exported FROM nodes "
                       "WHERE project = ?")
 SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ?"
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
@@ -5263,10 +5498,13 @@ class _Resolver:
         self.by_name: dict[str, list[int]] = {}
         self.by_dir: dict[tuple[str, str], int] = {}
         self.returns: dict[int, str] = {}
+        self.private: set[int] = set()  # not exported: C's static, Go's lower case, ...
         for row in db.query(SQL_RESOLVER_NODES, (env.project,)):
-            node_id, kind, name, qualname, path, returns = tuple(row)
+            node_id, kind, name, qualname, path, returns, exported = tuple(row)
             if returns:
                 self.returns[node_id] = returns
+            if not exported:
+                self.private.add(node_id)
             self.nodes[node_id] = (kind, name, qualname, path)
             self.by_pq.setdefault((path, qualname), node_id)
             if kind != "file":
@@ -5358,7 +5596,7 @@ class _Resolver:
             if owner is None:
                 continue
             if self.nodes[owner][0] in CLASS_KINDS:
-                if language.class_scope:
+                if language.class_scope and name != self.nodes[owner][1]:  # not its constructor
                     found = self.method_lookup(owner, name)
                     if found is not None:
                         return ("node", found)
@@ -5374,7 +5612,7 @@ class _Resolver:
         if node is not None and self.nodes[node][0] != "file":
             return ("node", node)
         if language.resolve_local is not None:
-            found = language.resolve_local(self, path, name, ctx)
+            found = language.resolve_local(self, path, scope, name, ctx)
             if found is not None:
                 return found
         for star in ctx.get("stars", ()):
@@ -5392,6 +5630,11 @@ class _Resolver:
         target = (self.resolve_binding(path, binding) or ("external", None)) if binding else None
         if target is not None:
             return target
+        qualified = self.language(path).resolve_qualified
+        if qualified is not None and len(parts) > 1:
+            target = qualified(self, path, scope, text)
+            if target is not None:
+                return target
         target = self.resolve_name(path, scope, parts[0])
         for part in parts[1:]:
             if target is None or target[0] == "external":
@@ -5403,6 +5646,9 @@ class _Resolver:
             else:
                 kind, _, qualname, npath = self.nodes[target[1]]
                 node = self.by_pq.get((npath, f"{qualname}.{part}"))
+                if node is None and kind in CLASS_KINDS:  # Store.shared: a typed class field
+                    field = self.ctx(npath).get("types", {}).get(qualname, {}).get(part)
+                    return self.resolve_dotted(npath, qualname, field) if field else None
                 target = ("node", node) if node is not None else None
         return target
 
@@ -5471,14 +5717,18 @@ class _Resolver:
         if recv is None:
             if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
                 # super(...) in a JS/TS constructor; Python's super() is a builtin
-                return self._resolve_self(path, scope, language.constructor, "super", lang)
+                return self._resolve_self(path, scope, language.constructor, "super", language)
             return self._resolve_bare(path, scope, callee, language)
         if "::" in recv and language.path_call is not None:
             return language.path_call(self, path, recv, callee)
         is_receiver = language.named_receivers and \
             self.ctx(path).get("receivers", {}).get(scope) == recv
-        if recv in language.self_names or recv in SUPER_NAMES or is_receiver:
-            return self._resolve_self(path, scope, callee, recv, lang)
+        if recv in language.self_names or recv in language.super_names or is_receiver:
+            return self._resolve_self(path, scope, callee, recv, language)
+        if language.receiver_call is not None:
+            found = language.receiver_call(self, path, scope, recv, callee)
+            if found is not None:
+                return found
         if callee == language.constructor:  # Cls(...) runs Cls.__init__: see _resolve_calls
             head, _, name = recv.rpartition(".")
             cls, confidence = self.resolve_call(path, scope, name, head or None, line)
@@ -5510,19 +5760,22 @@ class _Resolver:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
         if callee in language.builtins:
             return None, 1.0
+        if language.bare_outside and _absent(self, path, callee):
+            return None, 1.0
         return self.guess(callee, language.name)
 
     def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
-                      lang: str) -> tuple[int | None, float]:
+                      language: Language) -> tuple[int | None, float]:
         cls = self.enclosing_class(path, scope)
         if cls is None:  # `this` in a plain function
-            return self.guess(callee, lang, attr=True)
-        owners = self.bases.get(cls, []) if recv in SUPER_NAMES else [cls]
+            return self.guess(callee, language.name, attr=True)
+        is_super = recv in language.super_names
+        owners = self.bases.get(cls, []) if is_super else [cls]
         for owner in owners:
             found = self.method_lookup(owner, callee)
             if found is not None:
                 return found, CONF_EXACT
-        if recv in SUPER_NAMES:
+        if is_super:
             return None, 0.0
         made = self._class_attribute(cls, callee)
         if made is not None:
@@ -5602,6 +5855,10 @@ class _Resolver:
         if not re.fullmatch(r"[\w$]+", text):
             return None
         found = self.variable_type(path, scope, text, line)
+        if found is None and language.unprefixed_fields and "." in scope:
+            cls = self.enclosing_class(path, scope)  # a bare field name means this.name,
+            if cls is not None:  # also in a method defined away from its class
+                return self.field_type(cls, text, depth)
         if found is None:
             return self._decorated_value(path, scope, text)
         type_text, type_path, type_scope = found
@@ -6449,9 +6706,25 @@ _TS_DEFS = """
     @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
 """
+_TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
+
+
+def _ts_semicolons(src: bytes) -> bytes:
+    """The grammar reads `T\n  <U>(x: U): U` (an interface's consecutive generic call
+    signatures) as one type `T<U>...`; TypeScript ends the first member at the
+    newline. Write the `;` it implies in place of the indentation byte before `<`,
+    so the bytes keep their offsets (graph_parse keeps the better tree)."""
+    out = bytearray(src)
+    for match in _TS_LINE_OPENS_GENERIC.finditer(src):
+        before = src[:match.start()].rstrip()
+        if before and before[-1:] not in b";,{([|&=<>:?+-*/!~.":
+            out[match.end(1) - 1] = ord(";")
+    return bytes(out)
+
+
 TYPESCRIPT = Language(
     name="typescript", extensions=(".ts", ".mts", ".cts"), fence="typescript",
-    query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS, **_JS_HOOKS)
+    query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS, reparse=_ts_semicolons, **_JS_HOOKS)
 
 
 # --- Graph language: TSX --------------------------------------------------------
@@ -6565,7 +6838,8 @@ def _go_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
     return ("module", files) if files else ("external", None)
 
 
-def _go_same_package(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+def _go_same_package(r: _Resolver, path: str, scope: str, name: str,
+                     ctx: dict[str, Any]) -> tuple | None:
     """A package's files share one scope: the folder is the package."""
     node = r.by_dir.get((posix_parent(path), name))
     return ("node", node) if node is not None else None
@@ -6772,7 +7046,8 @@ def _rust_resolve_binding(r: _Resolver, path: str, module: str, name: str | None
     return _rust_path(r, path, module)
 
 
-def _rust_local_module(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+def _rust_local_module(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
     """`mod x;` declares the module x next to this file."""
     return _rust_path(r, path, f"self::{name}") if name in ctx.get("mods", ()) else None
 
@@ -6894,7 +7169,8 @@ def _java_resolve_binding(r: _Resolver, path: str, module: str, name: str | None
     return ("external", None)
 
 
-def _java_same_package(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+def _java_same_package(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
     node = _java_class(r, f"{r.package.get(path, '')}.{name}".lstrip("."))
     return ("node", node) if node is not None else None
 
@@ -6922,8 +7198,95 @@ JAVA = Language(
     resolve_binding=_java_resolve_binding, resolve_local=_java_same_package)
 
 
-# --- Graph language: C ----------------------------------------------------------
+# --- Graph: qualified names (shared by the languages with namespaces) -----------
+# C++, C#, PHP, Kotlin, Swift and Ruby name a definition by a namespace,
+# package or module path that spans files. The table below maps every full
+# name (the file's package, then the qualname: "App.Models.User.save") to the
+# nodes carrying it; a language resolves a written name by trying the prefixes
+# its reader would (enclosing namespaces, using/import directives, the global
+# namespace), and the first prefix with a match decides.
 
+
+def _fq_table(r: _Resolver, family: str) -> dict[str, list[int]]:
+    table = r.memo.get(("fq", family))
+    if table is None:
+        table = r.memo[("fq", family)] = {}
+        for node_id, (kind, _, qualname, path) in r.nodes.items():
+            if kind != "file" and r.language(path).family == family:
+                package = r.package.get(path)
+                full = f"{package}.{qualname}" if package else qualname
+                table.setdefault(full, []).append(node_id)
+    return table
+
+
+def _fq_pick(r: _Resolver, path: str, ids: list[int], hidden: bool) -> int | None:
+    """The file's own definition, else the one candidate another file may see."""
+    own = [n for n in ids if r.nodes[n][3] == path]
+    if own:
+        return own[0]
+    visible = [n for n in ids if n not in r.private] if hidden else ids
+    return visible[0] if len(visible) == 1 else None
+
+
+def _fq_lookup(r: _Resolver, path: str, prefixes: Iterable[str], name: str,
+               hidden: bool = False) -> tuple | None:
+    """("node", id) for the first prefix naming ``name``; None when none does or the
+    first one that does is ambiguous (an outer prefix never hides an inner one)."""
+    table = _fq_table(r, r.language(path).family)
+    for prefix in prefixes:
+        ids = table.get(f"{prefix}.{name}" if prefix else name)
+        if ids:
+            found = _fq_pick(r, path, ids, hidden)
+            return ("node", found) if found is not None else None
+    return None
+
+
+def _fq_package_files(r: _Resolver, package: str) -> list[str]:
+    """The files declaring a package or namespace (Kotlin `import a.b.*`, C# `using`)."""
+    files = r.memo.get("package.files")
+    if files is None:
+        files = r.memo["package.files"] = {}
+        for path, name in r.package.items():
+            files.setdefault(name, []).append(path)
+    return files.get(package, [])
+
+
+def _fq_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    """import a.b.C / using A.B / use App\\C: a definition, a package's files, or outside."""
+    full = f"{module}.{name}" if name else module
+    found = _fq_lookup(r, path, ("",), full)
+    if found is not None:
+        return found
+    files = _fq_package_files(r, full)
+    return ("module", files) if files else ("external", None)
+
+
+def _absent(r: _Resolver, path: str, name: str) -> bool:
+    """No definition of the language family bears the name: it is outside the index."""
+    family = r.language(path).family
+    return not any(r.language(r.nodes[n][3]).family == family
+                   for n in r.by_name.get(name.rsplit(".", 1)[-1], ()))
+
+
+def _package_chain(package: str) -> list[str]:
+    """a.b.c -> a.b.c, a.b, a: a namespace sees its enclosing namespaces."""
+    parts = package.split(".") if package else []
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+# --- Graph language: C ----------------------------------------------------------
+# A call f() means the definition in this file (static or not), else the one
+# visible through the headers this file includes, else the one function with
+# external linkage of that name in the project; other files' static
+# functions are never candidates. A call through a struct field (ops->run())
+# goes through a function pointer: never resolved.
+
+_C_BRANCHES = """
+[(if_statement) (for_statement) (while_statement) (do_statement) (case_statement)
+ (conditional_expression)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
 _C_QUERY = """
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
 (function_definition declarator: (pointer_declarator declarator: (function_declarator
@@ -6933,7 +7296,29 @@ _C_QUERY = """
 (enum_specifier name: (type_identifier) @name body: (_)) @def.enum
 (type_definition type: (struct_specifier !name body: (_)) declarator: (type_identifier) @name)
     @def.struct
-"""
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (field_expression argument: (_) @recv
+    field: (field_identifier) @callee)) @call
+(preproc_include) @import
+""" + _C_BRANCHES
+_C_SKELETON = SkeletonRules(
+    containers=frozenset({"translation_unit", "compound_statement", "case_statement",
+                          "declaration_list", "field_declaration_list"}),
+    keep=frozenset({"if_statement", "for_statement", "for_range_loop", "while_statement",
+                    "do_statement", "switch_statement", "case_statement", "return_statement",
+                    "goto_statement", "labeled_statement", "try_statement", "throw_statement",
+                    "function_definition", "class_specifier", "struct_specifier",
+                    "namespace_definition", "preproc_if", "preproc_ifdef"}),
+    class_bodies=frozenset({"field_declaration_list"}))
+
+
+_CPP_ONLY_SYNTAX = lazy_re(rb"(?m)^[ \t]*(?:namespace\b|template[ \t]*<|class[ \t]+\w+"
+                           rb"|(?:public|private|protected)[ \t]*:)|\w::~?\w")
+
+
+def _c_or_cpp(path: str, src: bytes) -> str | None:
+    """A .h with namespaces, templates, classes, access labels or `::` is C++."""
+    return "cpp" if path.endswith(".h") and _CPP_ONLY_SYNTAX.search(src) else None
 
 
 def _c_params_holder(s: _Source, d: _Def) -> Any:
@@ -6944,19 +7329,142 @@ def _c_params_holder(s: _Source, d: _Def) -> Any:
     return declarator.child_by_field_name("parameters") if declarator else None
 
 
+def _c_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    """``const Circle &c = x`` -> name c, type ``const Circle &``, default x."""
+    if s.text(p) == "void":
+        return None
+    name = p.child_by_field_name("declarator")
+    while name is not None and name.type not in ("identifier", "field_identifier"):
+        name = name.child_by_field_name("declarator") or next(
+            (c for c in name.named_children if c.type.endswith(("declarator", "identifier"))),
+            None)
+    default = p.child_by_field_name("default_value")
+    end = name.start_byte if name is not None else (
+        default.start_byte if default is not None else p.end_byte)
+    written = one_line(s.src[p.start_byte:end].decode("utf-8", "replace")).rstrip("= ")
+    return {"name": s.text(name) if name is not None else "", "type": written or None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
 def _c_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
     """Everything but `static` (file-local) definitions."""
     return "static" not in s.text(d.node).split("(")[0].split()
 
 
+def _c_include(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """#include "x.h" / <x.h>: an import edge, and the header read for visible names."""
+    path = node.child_by_field_name("path")
+    spec = s.text(path).strip('"<>') if path is not None else ""
+    if spec:
+        ctx["import_lines"].append((spec, node.start_point[0] + 1))
+        ctx.setdefault("includes", []).append(spec)
+
+
+def _c_header(r: _Resolver, importer: str, spec: str) -> str | None:
+    """The project file an #include names: next to the includer, from the root, or
+    the file ending in that path closest to the includer (an include directory)."""
+    key = ("c.header", posix_parent(importer), spec)
+    if key in r.memo:
+        return r.memo[key]
+    found = None
+    here = os.path.normpath(posixpath_join(posix_parent(importer), spec)).replace("\\", "/")
+    if here in r.lang:
+        found = here
+    elif spec in r.lang:
+        found = spec
+    else:
+        by_base = r.memo.get("c.by_base")
+        if by_base is None:
+            by_base = r.memo["c.by_base"] = {}
+            for path in r.lang:
+                if r.language(path).family == "cpp":
+                    by_base.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        matches = [p for p in by_base.get(spec.rsplit("/", 1)[-1], ()) if p.endswith("/" + spec)]
+        if matches:
+            found = max(matches, key=lambda p: (len(os.path.commonprefix([p, importer])),
+                                                -len(p)))
+    r.memo[key] = found
+    return found
+
+
+def _c_closure(r: _Resolver, path: str) -> set[str]:
+    """Every project header ``path`` includes, directly or through other headers."""
+    key = ("c.closure", path)
+    if key not in r.memo:
+        seen: set[str] = set()
+        stack = [path]
+        while stack and len(seen) < 1000:
+            current = stack.pop()
+            for spec in r.ctx(current).get("includes", ()):
+                header = _c_header(r, current, spec)
+                if header is not None and header not in seen and header != path:
+                    seen.add(header)
+                    stack.append(header)
+        r.memo[key] = seen
+    return r.memo[key]
+
+
+def _c_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                       depth: int) -> tuple | None:
+    header = _c_header(r, path, module)
+    return ("module", [header]) if header else ("external", None)
+
+
+def _file_stem(path: str) -> str:
+    return os.path.splitext(path.rsplit("/", 1)[-1])[0]
+
+
+def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                     ctx: dict[str, Any]) -> tuple | None:
+    """A global name by C's linkage rules (see the banner); outside when no file has it."""
+    ids = [n for n in _fq_table(r, "cpp").get(name, ())
+           if r.nodes[n][0] == "function" or r.nodes[n][0] in CLASS_KINDS]
+    closure = _c_closure(r, path)
+    in_headers = [n for n in ids if r.nodes[n][3] in closure]
+    if len(in_headers) == 1:
+        return ("node", in_headers[0])
+    visible = [n for n in ids if n not in r.private]
+    if len(visible) == 1:
+        return ("node", visible[0])
+    if not visible:
+        return ("external", None) if not ids or r.language(path).name == "c" else None
+    # Several definitions with external linkage (one per program): the one whose
+    # file pairs with an included header (util.h / util.c), else one next to us.
+    stems = {_file_stem(h) for h in closure}
+    for pick in ([n for n in visible if _file_stem(r.nodes[n][3]) in stems],
+                 [n for n in visible if posix_parent(r.nodes[n][3]) == posix_parent(path)]):
+        if len(pick) == 1:
+            return ("node", pick[0])
+    return None
+
+
+def _c_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                     callee: str) -> tuple[int | None, float]:
+    """s.f() / s->f() in C calls through a function pointer held in a struct."""
+    return None, 0.0
+
+
 C = Language(
-    name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, family="cpp",
-    return_fields=("type",), params_holder=_c_params_holder, exported=_c_exported)
+    name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, full=True, family="cpp",
+    return_fields=("type",), skeleton=_C_SKELETON, dialect=_c_or_cpp,
+    params_holder=_c_params_holder,
+    param=_c_param, exported=_c_exported, import_handler=_c_include,
+    resolve_binding=_c_resolve_binding, resolve_local=_c_resolve_local,
+    receiver_call=_c_receiver_call)
 
 
 # --- Graph language: C++ --------------------------------------------------------
+# Names are qualified by namespaces and classes (geo::Circle::area is the node
+# geo.Circle.area, wherever it is defined). A bare name inside a member
+# function is looked up in its class and bases (also when the class is
+# declared in a header and the function defined out of line), then in the
+# enclosing namespaces, the `using namespace` directives, and last in the
+# global namespace by C's rules. `a::b::f()` is read as one qualified name.
+# Member calls through `this`, typed variables, parameters and fields resolve
+# through the class and its bases.
 
-_CPP_QUERY = """
+_CPP_TYPES = "[(type_identifier) (qualified_identifier) (template_type)]"
+_CPP_QUERY = f"""
 (function_definition declarator: (function_declarator
     declarator: [(identifier) (field_identifier) (qualified_identifier)
                  (destructor_name) (operator_name)] @name)) @def.function
@@ -6969,35 +7477,161 @@ _CPP_QUERY = """
 (union_specifier name: (_) @name body: (_)) @def.struct
 (enum_specifier name: (_) @name body: (_)) @def.enum
 (namespace_definition name: (_) @name) @scope.namespace
-"""
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (template_function name: (identifier) @callee)) @call
+(call_expression function: (qualified_identifier scope: (_) @recv
+    name: [(identifier) (template_function name: (identifier))] @callee)) @call
+(call_expression function: (field_expression argument: (_) @recv
+    field: [(field_identifier) (template_method name: (field_identifier))] @callee)) @call
+(new_expression type: (type_identifier) @callee) @call
+(new_expression type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee))
+    @call
+[(preproc_include) (using_declaration)] @import
+(declaration type: {_CPP_TYPES} @type declarator: [
+    (identifier) @var
+    (init_declarator declarator: (identifier) @var)
+    (pointer_declarator declarator: (identifier) @var)
+    (reference_declarator (identifier) @var)
+    (init_declarator declarator: (pointer_declarator declarator: (identifier) @var))
+    (init_declarator declarator: (reference_declarator (identifier) @var))]) @vartype
+(declaration type: (placeholder_type_specifier) declarator: (init_declarator
+    declarator: (identifier) @var value: [(new_expression type: (_) @type)
+                                          (call_expression function: (_) @type)])) @vartype
+(field_declaration type: {_CPP_TYPES} @type declarator: [
+    (field_identifier) @var
+    (pointer_declarator declarator: (field_identifier) @var)
+    (reference_declarator (field_identifier) @var)]) @vartype
+(for_range_loop type: {_CPP_TYPES} @type declarator: [
+    (identifier) @var
+    (pointer_declarator declarator: (identifier) @var)
+    (reference_declarator (identifier) @var)]) @vartype
+[(for_range_loop) (catch_clause)] @branch
+""" + _C_BRANCHES
 
 
 def _cpp_def_name(text: str, kind: str) -> str:
-    return text.split("::")[-1]
+    return re.sub(r"<.*", "", text).split("::")[-1]
 
 
 def _cpp_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
-    """A function defined as Outer::Class::name is a method of Outer.Class."""
+    """A function defined as Outer::Class::name is a method of Outer.Class (inside
+    the namespaces around the definition)."""
     if d.kind != "function":
         return False
     scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
     if "::" not in scope:
         return False
-    d.qualname = ".".join(p.strip() for p in scope.split("::") if p.strip())
+    path = ".".join(re.sub(r"<.*?>", "", p).strip() for p in scope.split("::") if p.strip())
+    d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
     d.kind = "method"
     return True
 
 
+def _cpp_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """Members are reachable through their class; other definitions unless `static`
+    or inside an anonymous namespace (both file-local)."""
+    parent = defs[d.parent] if d.parent >= 0 else None
+    if parent is not None and parent.kind in CLASS_KINDS:
+        return True
+    up = d.node.parent
+    while up is not None:
+        if up.type == "namespace_definition" and up.child_by_field_name("name") is None:
+            return False
+        up = up.parent
+    return _c_exported(s, defs, d, names)
+
+
+def _cpp_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    clause = next((c for c in d.node.named_children if c.type == "base_class_clause"), None)
+    for base in clause.named_children if clause is not None else ():
+        if base.type in ("type_identifier", "qualified_identifier", "template_type"):
+            add(base, "extends", s.text(base).replace("::", "."))
+
+
+def _cpp_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """#include, `using namespace a::b;` and `using a::b::f;`."""
+    if node.type == "preproc_include":
+        _c_include(s, node, ctx)
+        return
+    target = node.named_children[-1] if node.named_children else None
+    name = s.text(target).replace("::", ".").strip(".") if target is not None else ""
+    if not name:
+        return
+    if any(c.type == "namespace" for c in node.children):
+        ctx.setdefault("using", []).append(name)
+    elif "." in name:
+        namespace, _, member = name.rpartition(".")
+        ctx["imports"][member] = [namespace, member]
+
+
+def _cpp_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                         depth: int) -> tuple | None:
+    if name is None:  # an #include
+        return _c_resolve_binding(r, path, module, name, depth)
+    return _fq_lookup(r, path, ("",), f"{module}.{name}", hidden=True) or ("external", None)
+
+
+def _cpp_prefixes(r: _Resolver, path: str, scope: str) -> list[str]:
+    """Enclosing scopes innermost first, then `using namespace` directives."""
+    return [*r.scope_chain(scope), *r.ctx(path).get("using", ())]
+
+
+def _cpp_lookup(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    return _fq_lookup(r, path, _cpp_prefixes(r, path, scope), name, hidden=True)
+
+
+def _cpp_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
+    cls = r.enclosing_class(path, scope)
+    if cls is not None and r.nodes[cls][3] != path:  # out of line: the class is elsewhere
+        found = r.method_lookup(cls, name)
+        if found is not None:
+            return ("node", found)
+    return _cpp_lookup(r, path, scope, name) or _c_resolve_local(r, path, scope, name, ctx)
+
+
+def _cpp_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _cpp_lookup(r, path, scope, dotted) or _fq_lookup(r, path, ("",), dotted, True)
+
+
+def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                       callee: str) -> tuple[int | None, float] | None:
+    """ns::f(), Class::static_f(), Base::method(): one qualified name."""
+    if not re.fullmatch(r"[A-Za-z_][\w.]*", recv):
+        return None
+    found = _cpp_qualified(r, path, scope, f"{recv}.{callee}")
+    return (found[1], CONF_EXACT) if found is not None else None
+
+
+def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
+    """A method defined away from its class: any file of the same language family."""
+    family = r.language(path).family
+    return next((n for n in r.by_name.get(name, ()) if r.nodes[n][2] == wanted
+                 and r.language(r.nodes[n][3]).family == family), None)
+
+
 CPP = Language(
+    bare_outside=True,
     name="cpp", extensions=(".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), fence="cpp",
-    query=_CPP_QUERY, family="cpp", class_scope=True, return_fields=("type",),
-    def_name=_cpp_def_name, qualname=_cpp_qualname, params_holder=_c_params_holder,
-    exported=_c_exported)
+    query=_CPP_QUERY, full=True, family="cpp", self_names=("this",), class_scope=True,
+    methods_outside=True, unprefixed_fields=True, return_fields=("type",),
+    skeleton=_C_SKELETON, def_name=_cpp_def_name, qualname=_cpp_qualname,
+    params_holder=_c_params_holder, param=_c_param, exported=_cpp_exported, bases=_cpp_bases,
+    import_handler=_cpp_import, resolve_binding=_cpp_resolve_binding,
+    resolve_local=_cpp_resolve_local, resolve_qualified=_cpp_qualified,
+    receiver_call=_cpp_receiver_call, method_fallback=_method_anywhere)
 
 
 # --- Graph language: C# ---------------------------------------------------------
+# A type name is looked up in the file's namespace and the namespaces around
+# it, then in the namespaces of its `using` directives (aliases bind one
+# name, `using static` brings a class's members), then in the global
+# namespace. Partial classes and members resolve across files. Calls through
+# `this`, `base`, typed locals, fields, properties and parameters resolve
+# through the class and its bases.
 
-_CSHARP_QUERY = """
+_CS_TYPES = "[(identifier) (qualified_name) (generic_name)]"
+_CSHARP_QUERY = f"""
 (class_declaration name: (identifier) @name) @def.class
 (record_declaration name: (identifier) @name) @def.class
 (struct_declaration name: (identifier) @name) @def.struct
@@ -7005,26 +7639,284 @@ _CSHARP_QUERY = """
 (enum_declaration name: (identifier) @name) @def.enum
 (method_declaration name: (identifier) @name) @def.method
 (constructor_declaration name: (identifier) @name) @def.method
-(namespace_declaration name: (_) @name) @scope.namespace
+(local_function_statement name: (identifier) @name) @def.function
+(namespace_declaration name: (_) @package)
+(file_scoped_namespace_declaration name: (_) @package)
+(using_directive) @import
+(invocation_expression function: (identifier) @callee) @call
+(invocation_expression function: (generic_name (identifier) @callee)) @call
+(invocation_expression function: (member_access_expression expression: _ @recv
+    name: (identifier) @callee)) @call
+(invocation_expression function: (member_access_expression expression: _ @recv
+    name: (generic_name (identifier) @callee))) @call
+(invocation_expression function: (conditional_access_expression condition: (_) @recv
+    (member_binding_expression name: (identifier) @callee))) @call
+(object_creation_expression type: (identifier) @callee) @call
+(object_creation_expression type: (generic_name (identifier) @callee)) @call
+(object_creation_expression type: (qualified_name qualifier: (_) @recv
+    name: (identifier) @callee)) @call
+(variable_declaration type: {_CS_TYPES} @type (variable_declarator name: (identifier) @var))
+    @vartype
+(variable_declaration type: (implicit_type) (variable_declarator name: (identifier) @var
+    [(object_creation_expression type: (_) @type)
+     (invocation_expression function: (_) @type)])) @vartype
+(property_declaration type: {_CS_TYPES} @type name: (identifier) @var) @vartype
+(foreach_statement type: {_CS_TYPES} @type left: (identifier) @var) @vartype
+[(if_statement) (for_statement) (foreach_statement) (while_statement) (do_statement)
+ (catch_clause) (conditional_expression) (switch_section)] @branch
+(binary_expression operator: ["&&" "||" "??"]) @branch
 """
+
+
+def _cs_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """`class A : Base, IFoo`: the grammar cannot tell a base class from an
+    interface; C#'s naming rule (interfaces are I + a capital) does."""
+    bases = next((c for c in d.node.named_children if c.type == "base_list"), None)
+    for index, base in enumerate(bases.named_children if bases is not None else ()):
+        if base.type not in ("identifier", "qualified_name", "generic_name"):
+            continue
+        name = re.sub(r"<.*", "", s.text(base)).rsplit(".", 1)[-1]
+        interface = d.kind == "interface" or index > 0 or re.match(r"I[A-Z]", name)
+        add(base, "implements" if interface and d.kind != "interface" else "extends")
+
+
+def _cs_using(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """using A.B; using static A.B.C; using X = A.B.C;"""
+    line = node.start_point[0] + 1
+    alias = node.child_by_field_name("name")
+    target = next((c for c in node.named_children if c != alias and c.type in (
+        "identifier", "qualified_name", "generic_name")), None)
+    text = re.sub(r"<.*", "", s.text(target)) if target is not None else ""
+    if not text:
+        return
+    if alias is not None:
+        _bind(ctx, s.text(alias), text, None, line)
+    elif any(c.type == "static" for c in node.children):
+        ctx.setdefault("static_using", []).append(text)
+        ctx["import_lines"].append((text, line))
+    else:
+        ctx.setdefault("using", []).append(text)
+        ctx["import_lines"].append((text, line))
+
+
+def _cs_prefixes(r: _Resolver, path: str) -> list[str]:
+    ctx = r.ctx(path)
+    return [*_package_chain(r.package.get(path, "")), *ctx.get("using", ()), ""]
+
+
+def _cs_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                      ctx: dict[str, Any]) -> tuple | None:
+    found = _fq_lookup(r, path, _cs_prefixes(r, path), name)
+    if found is None and ctx.get("static_using"):
+        found = _fq_lookup(r, path, ctx["static_using"], name)
+    cls = r.enclosing_class(path, scope) if found is None and "." in scope else None
+    if cls is not None and r.nodes[cls][3] != path:  # a partial class's other file
+        member = r.method_lookup(cls, name)
+        found = ("node", member) if member is not None else None
+    return found
+
+
+def _cs_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _fq_lookup(r, path, _cs_prefixes(r, path), dotted)
+
+
 CSHARP = Language(
-    name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, family="csharp",
-    class_scope=True, return_fields=("returns", "type"), exported=_public_exported)
+    bare_outside=True,
+    name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, full=True,
+    family="csharp", self_names=("this",), super_names=("base",), class_scope=True,
+    methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
+    return_fields=("returns", "type"),
+    skeleton=SkeletonRules(
+        containers=frozenset({"compilation_unit", "declaration_list", "block",
+                              "switch_section", "switch_body"}),
+        keep=frozenset({"if_statement", "for_statement", "foreach_statement",
+                        "while_statement", "do_statement", "try_statement",
+                        "switch_statement", "switch_section", "return_statement",
+                        "throw_statement", "yield_statement", "using_statement",
+                        "lock_statement", "method_declaration", "constructor_declaration",
+                        "class_declaration", "interface_declaration", "struct_declaration",
+                        "record_declaration", "enum_declaration", "namespace_declaration",
+                        "local_function_statement", "labeled_statement"}),
+        class_bodies=frozenset({"declaration_list"})),
+    exported=_public_exported, bases=_cs_bases, import_handler=_cs_using,
+    resolve_binding=_fq_resolve_binding, resolve_local=_cs_resolve_local,
+    resolve_qualified=_cs_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: Ruby -------------------------------------------------------
+# Constants (classes, modules) are looked up through the lexical nesting of
+# modules, then at the top level; a class may be reopened in several files
+# and is one class. A bare call `log("x")` or `helper` inside a method is a
+# call on self: the class, its superclass and the modules it includes. `require`
+# and `require_relative` are the file's imports; `Foo.new` constructs Foo.
 
 _RUBY_QUERY = """
 (class name: (_) @name) @def.class
 (module name: (_) @name) @def.class
 (method name: (_) @name) @def.function
 (singleton_method name: (_) @name) @def.function
+(call method: (identifier) @req arguments: (argument_list . (string))
+    (#match? @req "^require(_relative)?$")) @import
+(call receiver: (_) @recv method: (identifier) @callee) @call
+(call !receiver method: (identifier) @callee) @call
+(body_statement (identifier) @callee @call @maybe_local)
+(assignment left: (identifier) @local)
+(operator_assignment left: (identifier) @local)
+(method_parameters [(identifier) (optional_parameter name: (identifier))
+                    (keyword_parameter name: (identifier))] @local)
+(block_parameters (identifier) @local)
+(assignment left: (identifier) @var right: (call receiver: [(constant) (scope_resolution)] @type
+    method: (identifier) @new (#eq? @new "new"))) @vartype
+(assignment left: (instance_variable) @var right: (call
+    receiver: [(constant) (scope_resolution)] @type method: (identifier) @new
+    (#eq? @new "new"))) @vartype @self
+[(if) (unless) (while) (until) (for) (when) (rescue) (conditional) (if_modifier)
+ (unless_modifier) (while_modifier) (until_modifier) (elsif)] @branch
+(binary operator: ["&&" "||" "and" "or"]) @branch
 """
-RUBY = Language(name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY,
-                family="ruby")
+# Kernel's and Module's methods, called without a receiver everywhere.
+RUBY_BUILTINS = frozenset(
+    "require require_relative load autoload puts print p pp raise fail loop lambda proc format "
+    "sprintf printf gets sleep rand srand exit exit! abort at_exit catch throw binding "
+    "block_given? caller attr_reader attr_writer attr_accessor include extend prepend private "
+    "protected public module_function private_constant define_method alias_method freeze "
+    "frozen? dup clone send public_send respond_to? is_a? kind_of? instance_of? "
+    "instance_variable_get instance_variable_set new super yield warn Integer Float String "
+    "Array Hash Rational Complex".split())
+
+
+def _rb_def_name(text: str, kind: str) -> str:
+    return text.rsplit("::", 1)[-1]
+
+
+def _rb_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """class Admin::User inside module App is App.Admin.User."""
+    written = s.text(d.node.child_by_field_name("name"))
+    if "::" not in written or d.kind.startswith("function"):
+        return False
+    path = ".".join(p for p in written.split("::") if p)
+    d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
+    return True
+
+
+def _rb_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """The superclass, and the modules the class body includes (mixins)."""
+    superclass = d.node.child_by_field_name("superclass")
+    for base in superclass.named_children if superclass is not None else ():
+        add(base, "extends", s.text(base).replace("::", "."))
+    body = d.node.child_by_field_name("body")
+    for call in body.named_children if body is not None else ():
+        method = call.child_by_field_name("method") if call.type == "call" else None
+        if method is None or s.text(method) not in ("include", "prepend", "extend"):
+            continue
+        args = call.child_by_field_name("arguments")
+        for module in args.named_children if args is not None else ():
+            if module.type in ("constant", "scope_resolution"):
+                add(module, "implements", s.text(module).replace("::", "."))
+
+
+def _rb_call_written(s: _Source, recv: Any, callee: Any, name: str,
+                     recv_text: str) -> tuple[str, str] | None:
+    """@cache.put: an instance variable is an attribute of self."""
+    if recv.type == "instance_variable":
+        return f"{recv_text}.{name}", "self." + recv_text.lstrip("@")
+    return None
+
+
+def _rb_require(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    method = s.text(node.child_by_field_name("method"))
+    args = node.child_by_field_name("arguments")
+    spec = _quoted_text(s, args.named_children[0]) if args is not None else ""
+    if spec:
+        if method == "require_relative" and not spec.startswith("."):
+            spec = "./" + spec
+        ctx["import_lines"].append((spec, node.start_point[0] + 1))
+
+
+def _rb_file(r: _Resolver, importer: str, spec: str) -> str | None:
+    """require_relative: next to the file; require: a file of the load path (lib/,
+    or any folder holding that path)."""
+    name = spec if spec.endswith(".rb") else spec + ".rb"
+    if spec.startswith("."):
+        here = os.path.normpath(posixpath_join(posix_parent(importer), name)).replace("\\", "/")
+        return here if here in r.lang else None
+    matches = [p for p in r.lang if (p == name or p.endswith("/" + name))
+               and r.language(p).family == "ruby"]
+    return min(matches, key=lambda p: (not p.startswith("lib/"), p.count("/"))) if matches \
+        else None
+
+
+def _rb_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    found = _rb_file(r, path, module)
+    return ("module", [found]) if found else ("external", None)
+
+
+def _rb_constant(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    """A class or module through the lexical nesting; a reopened class is one class,
+    its node is the definition in the file named after it, else in this file."""
+    table = _fq_table(r, "ruby")
+    for prefix in [*r.scope_chain(scope), ""]:
+        ids = [n for n in table.get(f"{prefix}.{name}" if prefix else name, ())
+               if r.nodes[n][0] in CLASS_KINDS]
+        if ids:
+            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name.rsplit(".", 1)[-1]).lower()
+            return ("node", min(ids, key=lambda n: (_file_stem(r.nodes[n][3]) != snake,
+                                                      r.nodes[n][3] != path,
+                                                      r.nodes[n][3])))
+    return None
+
+
+def _rb_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                      ctx: dict[str, Any]) -> tuple | None:
+    if name[:1].isupper():
+        found = _rb_constant(r, path, scope, name)
+    else:
+        found = _member_elsewhere(r, path, scope, name) or _fq_lookup(r, path, ("",), name)
+    return found
+
+
+def _rb_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _rb_constant(r, path, scope, dotted) if dotted[:1].isupper() else None
+
+
+def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                      callee: str) -> tuple[int | None, float] | None:
+    """Foo.new(...) constructs Foo."""
+    if callee != "new" or not recv[:1].isupper():
+        return None
+    target = _rb_constant(r, path, scope, recv) or r.resolve_dotted(path, scope, recv)
+    if target is not None and target[0] == "node":
+        return target[1], CONF_EXACT
+    return (None, 1.0) if target is not None else None
+
+
+RUBY = Language(
+    bare_outside=True,
+    name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY, full=True,
+    family="ruby", self_names=("self",), class_scope=True, methods_outside=True,
+    builtins=RUBY_BUILTINS, sigils="@",
+    skeleton=SkeletonRules(
+        containers=frozenset({"program", "body_statement", "then", "else", "do", "block_body",
+                              "ensure", "rescue", "when", "begin"}),
+        keep=frozenset({"if", "unless", "while", "until", "for", "case", "when", "begin",
+                        "rescue", "ensure", "return", "yield", "method", "singleton_method",
+                        "class", "module", "if_modifier", "unless_modifier", "elsif", "next",
+                        "break", "redo", "retry", "else"}),
+        class_parents=frozenset({"class", "module"})),
+    def_name=_rb_def_name, qualname=_rb_qualname, bases=_rb_bases,
+    call_written=_rb_call_written, import_handler=_rb_require,
+    resolve_binding=_rb_resolve_binding, resolve_local=_rb_resolve_local,
+    resolve_qualified=_rb_qualified, receiver_call=_rb_receiver_call,
+    method_fallback=_method_anywhere)
 
 
 # --- Graph language: PHP --------------------------------------------------------
+# A name is read through the file's `use` imports (aliases, `use function`,
+# group uses), then the file's namespace; a function falls back to the global
+# namespace as PHP's does. Methods are only ever called through $this, self::,
+# static::, parent::, a class name or a typed variable (a bare f() is a
+# function, never a method). require/include of a literal path are imports.
 
 _PHP_QUERY = """
 (class_declaration name: (name) @name) @def.class
@@ -7033,33 +7925,390 @@ _PHP_QUERY = """
 (enum_declaration name: (name) @name) @def.enum
 (function_definition name: (name) @name) @def.function
 (method_declaration name: (name) @name) @def.method
+(namespace_definition name: (namespace_name) @package)
+[(namespace_use_declaration) (require_expression) (require_once_expression)
+ (include_expression) (include_once_expression)] @import
+(function_call_expression function: (name) @callee) @call
+(function_call_expression function: (qualified_name prefix: (_) @recv (name) @callee .)) @call
+(function_call_expression function: (qualified_name !prefix (name) @callee .)) @call
+(member_call_expression object: (_) @recv name: (name) @callee) @call
+(nullsafe_member_call_expression object: (_) @recv name: (name) @callee) @call
+(scoped_call_expression scope: (_) @recv name: (name) @callee) @call
+(object_creation_expression (name) @callee) @call
+(object_creation_expression (qualified_name prefix: (_) @recv (name) @callee .)) @call
+(assignment_expression left: (variable_name) @var
+    right: (object_creation_expression [(name) (qualified_name)] @type)) @vartype
+(property_declaration type: (_) @type (property_element name: (variable_name) @var)) @vartype
+[(if_statement) (else_if_clause) (for_statement) (foreach_statement) (while_statement)
+ (do_statement) (catch_clause) (conditional_expression) (case_statement)] @branch
+(binary_expression operator: ["&&" "||" "and" "or" "??"]) @branch
 """
-PHP = Language(name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, family="php",
-               class_scope=True)
+
+
+def _php_name(text: str) -> str:
+    """App\\Models\\User -> App.Models.User (the index's separator)."""
+    return text.strip().lstrip("\\").replace("\\", ".")
+
+
+def _php_call_written(s: _Source, recv: Any, callee: Any, name: str,
+                      recv_text: str) -> tuple[str, str]:
+    """$this->repo->find(): written as is, read as this.repo."""
+    sep = "::" if s.src[recv.end_byte:callee.start_byte].strip() == b"::" else "->"
+    written = f"{one_line(s.text(recv))}{sep}{name}" if recv.type != "namespace_name" else \
+        f"{one_line(s.text(recv))}\\{name}"
+    read = re.sub(r"\s+", "", s.text(recv)).replace("?->", ".").replace("->", ".")
+    return written, _php_name(read.replace("::", ".")).replace("$", "")
+
+
+def _php_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """extends, implements, and the traits a class body uses."""
+    for clause in d.node.named_children:
+        kind = {"base_clause": "extends", "class_interface_clause": "implements"}.get(
+            clause.type)
+        for base in clause.named_children if kind else ():
+            add(base, kind, _php_name(s.text(base)))
+    body = d.node.child_by_field_name("body")
+    for use in (c for c in (body.named_children if body is not None else ())
+                if c.type == "use_declaration"):
+        for trait in use.named_children:
+            if trait.type in ("name", "qualified_name"):
+                add(trait, "implements", _php_name(s.text(trait)))
+
+
+def _php_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    line = node.start_point[0] + 1
+    if node.type != "namespace_use_declaration":  # require / include of a literal path
+        strings = [_quoted_text(s, c) for c in _descendants(node, ("string",
+                                                                   "encapsed_string"))]
+        spec = "".join(strings)
+        if spec.endswith(".php"):
+            ctx["import_lines"].append(("./" + spec.lstrip("/") if "__DIR__" in s.text(node)
+                                        else spec, line))
+        return
+    group = next((c for c in node.named_children if c.type == "namespace_use_group"), None)
+    prefix = next((_php_name(s.text(c)) + "." for c in node.named_children
+                   if c.type in ("namespace_name", "qualified_name")), "") if group else ""
+    for clause in _descendants(node, ("namespace_use_clause",)):
+        target = next((c for c in clause.named_children if c.type in ("qualified_name",
+                                                                      "name")), None)
+        alias = clause.child_by_field_name("alias")
+        full = prefix + _php_name(s.text(target))
+        local = s.text(alias) if alias is not None else full.rsplit(".", 1)[-1]
+        _bind(ctx, local, full, None, line)
+
+
+def _php_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                         depth: int) -> tuple | None:
+    if module.endswith(".php"):  # require 'x.php'
+        base = posix_parent(path) if module.startswith(".") else ""
+        found = os.path.normpath(posixpath_join(base, module)).replace("\\", "/")
+        return ("module", [found]) if found in r.lang else ("external", None)
+    return _fq_resolve_binding(r, path, module, name, depth)
+
+
+def _php_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
+    package = r.package.get(path, "")
+    found = _fq_lookup(r, path, (package, "") if package else ("",), name)
+    return found
+
+
+def _php_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    head, _, rest = dotted.partition(".")
+    binding = r.ctx(path).get("imports", {}).get(head)
+    if binding is not None:  # use App\\Models; Models\\User::create()
+        dotted = f"{binding[0]}.{rest}"
+    package = r.package.get(path, "")
+    return _fq_lookup(r, path, (package, "") if package else ("",), dotted) or (
+        ("external", None) if _absent(r, path, dotted) else None)
+
+
+PHP = Language(
+    bare_outside=True,
+    name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, full=True, family="php",
+    self_names=("this", "self", "static"), super_names=("parent",), unprefixed_fields=True,
+    sigils="$",
+    skeleton=SkeletonRules(
+        containers=frozenset({"program", "compound_statement", "declaration_list",
+                              "switch_block", "case_statement", "default_statement"}),
+        keep=frozenset({"if_statement", "else_clause", "else_if_clause", "for_statement",
+                        "foreach_statement", "while_statement", "do_statement",
+                        "try_statement", "switch_statement", "case_statement",
+                        "default_statement", "return_statement", "function_definition",
+                        "method_declaration", "class_declaration", "interface_declaration",
+                        "trait_declaration", "enum_declaration", "namespace_definition",
+                        "php_tag"}),
+        class_bodies=frozenset({"declaration_list"})),
+    bases=_php_bases, call_written=_php_call_written, import_handler=_php_import,
+    resolve_binding=_php_resolve_binding, resolve_local=_php_resolve_local,
+    resolve_qualified=_php_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: Kotlin -----------------------------------------------------
+# Grammar: the tree-sitter-kotlin wheel (fewer parse failures on real code than
+# the language pack's; DESIGN.md "Grammars"). A name is looked up in the
+# file's package (every file of a package shares it), its imports (aliases
+# too) and star imports, then Kotlin's own library. `fun User.display()` is
+# an extension: a method of User wherever it is written. Constructors are
+# called by the class name: `User(id)` is a call of the class.
 
 _KOTLIN_QUERY = """
-(class_declaration (type_identifier) @name) @def.class
-(object_declaration (type_identifier) @name) @def.class
-(function_declaration (simple_identifier) @name) @def.function
+(class_declaration "interface" name: (identifier) @name) @def.interface
+(class_declaration "class" name: (identifier) @name) @def.class
+(object_declaration name: (identifier) @name) @def.class
+(function_declaration name: (identifier) @name) @def.function
+(package_header (qualified_identifier) @package)
+(import) @import
+(call_expression . (identifier) @callee) @call
+(call_expression . (navigation_expression (_) @recv . (identifier) @callee .)) @call
+(property_declaration (variable_declaration (identifier) @var (_) @type)) @vartype
+(property_declaration (variable_declaration (identifier) @var .)
+    (call_expression . (identifier) @type)) @vartype
+(class_parameter (identifier) @var [(user_type) (nullable_type)] @type) @vartype
+[(if_expression) (for_statement) (while_statement) (do_while_statement) (catch_block)
+ (when_entry)] @branch
+[(binary_expression "&&") (binary_expression "||") (binary_expression "?:")] @branch
 """
-KOTLIN = Language(name="kotlin", extensions=(".kt", ".kts"), fence="kotlin",
-                  query=_KOTLIN_QUERY, family="kotlin", class_scope=True,
-                  parameter_children=True)
+
+
+def _kt_type_before_name(s: _Source, d: _Def) -> Any:
+    """The receiver type of an extension function: the type written before the name."""
+    name = d.node.child_by_field_name("name")
+    return next((c for c in d.node.named_children if name is not None
+                 and c.end_byte <= name.start_byte and c.type in (
+                     "user_type", "nullable_type", "parenthesized_type")), None)
+
+
+def _kt_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """fun User.display() is the method User.display."""
+    receiver = _kt_type_before_name(s, d) if d.kind == "function" else None
+    if receiver is None:
+        return False
+    owner = _clean_type(s.text(receiver))
+    d.qualname, d.kind = f"{owner}.{d.name}", "method"
+    return True
+
+
+def _kt_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    if p.type != "parameter":
+        return None
+    name = next((c for c in p.named_children if c.type == "identifier"), None)
+    type_node = next((c for c in p.named_children if c is not name), None)
+    after = p.next_sibling
+    default = after.next_named_sibling if after is not None and after.type == "=" else None
+    return {"name": s.text(name), "type": one_line(s.text(type_node)) or None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
+def _kt_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """class A : Base(), Iface: a constructor call names the class, a bare type an
+    interface."""
+    for holder in (c for c in d.node.named_children if c.type == "delegation_specifiers"):
+        for spec in holder.named_children:
+            call = next((c for c in spec.named_children if c.type == "constructor_invocation"),
+                        None)
+            base = (call.named_children[0] if call is not None and call.named_children
+                    else next((c for c in spec.named_children if c.type == "user_type"), None))
+            if base is not None:
+                add(base, "extends" if call is not None or d.kind == "interface"
+                    else "implements")
+
+
+def _kt_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """import a.b.C, import a.b.C as D, import a.b.*"""
+    target = next((c for c in node.named_children if c.type == "qualified_identifier"), None)
+    alias = next((c for c in node.named_children if c.type == "identifier"), None)
+    full, line = s.text(target), node.start_point[0] + 1
+    if not full:
+        return
+    if any(c.type == "*" for c in node.children):
+        ctx["stars"].append(full)
+        ctx["import_lines"].append((full, line))
+    else:
+        _bind(ctx, s.text(alias) if alias is not None else full.rsplit(".", 1)[-1], full,
+              None, line)
+
+
+def _member_elsewhere(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    """A member of the enclosing class whose class is in another file (an extension,
+    a partial class, an out-of-line definition)."""
+    cls = r.enclosing_class(path, scope) if "." in scope else None
+    if cls is None or r.nodes[cls][3] == path:
+        return None
+    member = r.method_lookup(cls, name)
+    return ("node", member) if member is not None else None
+
+
+def _kt_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                      ctx: dict[str, Any]) -> tuple | None:
+    package = r.package.get(path, "")
+    found = _member_elsewhere(r, path, scope, name) or _fq_lookup(
+        r, path, (package, "") if package else ("",), name)
+    return found
+
+
+def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    package = r.package.get(path, "")
+    return _fq_lookup(r, path, (package, "") if package else ("",), dotted)
+
+
+KOTLIN = Language(
+    bare_outside=True,
+    name="kotlin", extensions=(".kt", ".kts"), fence="kotlin", grammar="tree_sitter_kotlin",
+    query=_KOTLIN_QUERY, full=True, family="kotlin", self_names=("this",), class_scope=True,
+    methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
+    parameter_children=True, return_after=":",
+    skeleton=SkeletonRules(
+        containers=frozenset({"source_file", "class_body", "block",
+                              "control_structure_body"}),
+        keep=frozenset({"if_expression", "when_expression", "when_entry", "for_statement",
+                        "while_statement", "do_while_statement", "try_expression",
+                        "return_expression", "throw_expression", "jump_expression",
+                        "function_declaration", "class_declaration", "object_declaration",
+                        "companion_object"}),
+        class_bodies=frozenset({"class_body"})),
+    qualname=_kt_qualname, param=_kt_param, bases=_kt_bases, import_handler=_kt_import,
+    resolve_binding=_fq_resolve_binding, resolve_local=_kt_resolve_local,
+    resolve_qualified=_kt_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: Swift ------------------------------------------------------
+# Grammar: the tree-sitter-swift wheel (a newer build of the language pack's
+# grammar: fewer parse failures on real code). Every file of a module (a
+# target folder such as Sources/App) sees every other's declarations without
+# an import, so a name is looked up module-wide, then in the modules the file
+# imports. `extension User: Printable { func display() }` adds methods to User
+# (wherever User is declared) and makes it implement Printable. `User(...)` is
+# a call of the class (its init).
 
 _SWIFT_QUERY = """
-(class_declaration name: (type_identifier) @name) @def.class
+(class_declaration declaration_kind: "class" name: (type_identifier) @name) @def.class
+(class_declaration declaration_kind: "actor" name: (type_identifier) @name) @def.class
+(class_declaration declaration_kind: "struct" name: (type_identifier) @name) @def.struct
+(class_declaration declaration_kind: "enum" name: (type_identifier) @name) @def.enum
+(class_declaration declaration_kind: "extension" name: (_) @name) @scope.impl
 (protocol_declaration name: (type_identifier) @name) @def.interface
 (function_declaration name: (simple_identifier) @name) @def.function
+(protocol_function_declaration name: (simple_identifier) @name) @def.function
+(init_declaration "init" @name) @def.function
+(import_declaration) @import
+(call_expression . (simple_identifier) @callee) @call
+(call_expression . (navigation_expression target: (_) @recv
+    suffix: (navigation_suffix suffix: (simple_identifier) @callee))) @call
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @var)
+    (type_annotation (_) @type)) @vartype
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @var)
+    value: (call_expression . (simple_identifier) @type)) @vartype
+[(if_statement) (guard_statement) (for_statement) (while_statement) (repeat_while_statement)
+ (catch_block) (switch_entry) (ternary_expression)] @branch
+(conjunction_expression) @branch
+(disjunction_expression) @branch
 """
-SWIFT = Language(name="swift", extensions=(".swift",), fence="swift", query=_SWIFT_QUERY,
-                 family="swift", class_scope=True, parameter_children=True,
-                 exported=_public_exported)
+
+
+def _swift_def_name(text: str, kind: str) -> str:
+    return re.sub(r"<.*", "", text).rsplit(".", 1)[-1] if kind == "scope.impl" else text
+
+
+def _swift_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    """(with id: Int = 0): the name is the internal one, the label only in the signature."""
+    if p.type != "parameter":
+        return None
+    name = p.child_by_field_name("name")
+    type_node = next((c for c in p.named_children if c.type.endswith("type")), None)
+    after = p.next_named_sibling
+    default = after if after is not None and after.type != "parameter" and \
+        p.parent.field_name_for_named_child(
+            list(p.parent.named_children).index(after)) == "default_value" else None
+    return {"name": s.text(name), "type": one_line(s.text(type_node)) or None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
+def _swift_inherits(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    for spec in (c for c in d.node.named_children if c.type == "inheritance_specifier"):
+        base = spec.child_by_field_name("inherits_from")
+        if base is not None:
+            add(base, "extends" if d.kind == "class" else "implements")
+
+
+def _swift_extension(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) -> None:
+    """extension User: Printable makes User implement Printable."""
+    if d.kind != "scope.impl":
+        return
+    for spec in (c for c in d.node.named_children if c.type == "inheritance_specifier"):
+        base = spec.child_by_field_name("inherits_from")
+        if base is not None:
+            bases.append((d.qualname, _clean_type(s.text(base)), "implements",
+                          base.start_point[0] + 1))
+
+
+def _swift_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    module = s.text(node.named_children[0]) if node.named_children else ""
+    if module:
+        ctx["import_lines"].append((module, node.start_point[0] + 1))
+        ctx.setdefault("modules", []).append(module)
+
+
+def _swift_module(path: str) -> str:
+    """A file's module: the target folder under Sources/ (SwiftPM), else the top folder."""
+    parts = path.split("/")
+    if "Sources" in parts[:-1]:
+        index = parts.index("Sources")
+        return "/".join(parts[:index + 2])
+    return parts[0] if len(parts) > 1 else ""
+
+
+def _swift_module_files(r: _Resolver, module: str) -> list[str]:
+    return [p for p in r.lang if r.language(p).family == "swift" and (
+        _swift_module(p).rsplit("/", 1)[-1] == module)]
+
+
+def _swift_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                           depth: int) -> tuple | None:
+    files = _swift_module_files(r, module)
+    return ("module", files) if files else ("external", None)
+
+
+def _swift_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                         ctx: dict[str, Any]) -> tuple | None:
+    found = _member_elsewhere(r, path, scope, name)
+    if found is not None:
+        return found
+    ids = _fq_table(r, "swift").get(name, [])
+    module = _swift_module(path)
+    imported = set(ctx.get("modules", ()))
+    for pick in ([n for n in ids if _swift_module(r.nodes[n][3]) == module],
+                 [n for n in ids if _swift_module(r.nodes[n][3]).rsplit("/", 1)[-1]
+                  in imported]):
+        if pick:
+            found_id = _fq_pick(r, path, pick, hidden=False)
+            return ("node", found_id) if found_id is not None else None
+    return None
+
+
+def _swift_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _fq_lookup(r, path, ("",), dotted)
+
+
+SWIFT = Language(
+    bare_outside=True,
+    name="swift", extensions=(".swift",), fence="swift", grammar="tree_sitter_swift",
+    query=_SWIFT_QUERY, full=True, family="swift", self_names=("self", "Self"),
+    class_scope=True, methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
+    parameter_children=True, return_after="->",
+    skeleton=SkeletonRules(
+        containers=frozenset({"source_file", "class_body", "statements", "protocol_body",
+                              "enum_class_body"}),
+        keep=frozenset({"if_statement", "guard_statement", "for_statement", "while_statement",
+                        "repeat_while_statement", "do_statement", "switch_statement",
+                        "switch_entry", "control_transfer_statement", "function_declaration",
+                        "init_declaration", "class_declaration", "protocol_declaration",
+                        "defer_statement"}),
+        class_bodies=frozenset({"class_body", "protocol_body", "enum_class_body"})),
+    def_name=_swift_def_name, param=_swift_param, exported=_public_exported,
+    bases=_swift_inherits, def_extra=_swift_extension, import_handler=_swift_import,
+    resolve_binding=_swift_resolve_binding, resolve_local=_swift_resolve_local,
+    resolve_qualified=_swift_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: code fences only -------------------------------------------
@@ -7137,17 +8386,39 @@ def graph_relations(db: Database, project: str, node: Node, relation: str,
             for r in rows]
 
 
-def _rank_key(node: Node) -> tuple:
-    testish = is_test_path(node.path)
-    kind_rank = 0 if node.kind in CLASS_KINDS or node.kind == "function" else 1
-    return (testish, kind_rank, node.path.count("/"), len(node.path), node.line)
+SQL_FAN_IN = ("SELECT dst_id, count(*) FROM edges WHERE project = ? AND kind = 'calls' "
+              "AND confidence >= ? AND dst_id IN ({marks}) GROUP BY dst_id")
+SQL_NODE_BY_UID = f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND uid = ?"
+
+
+def _ranked(db: Database, project: str, nodes: list[Node]) -> list[Node]:
+    """Best candidate first: not a test, a definition rather than a method, more
+    callers (fan-in), then the shorter path and the earlier line."""
+    fan_in: dict[int, int] = {}
+    for start in range(0, len(nodes), 500):
+        chunk = [n.rowid for n in nodes[start:start + 500]]
+        marks = ", ".join("?" * len(chunk))
+        fan_in.update(db.query(SQL_FAN_IN.format(marks=marks),
+                               (project, DEFAULT_MIN_CONFIDENCE, *chunk)))
+
+    def key(node: Node) -> tuple:
+        kind_rank = 0 if node.kind in CLASS_KINDS or node.kind == "function" else 1
+        return (is_test_path(node.path), kind_rank, -fan_in.get(node.rowid, 0),
+                node.path.count("/"), len(node.path), node.line)
+    return sorted(nodes, key=key)
 
 
 def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
                   first: bool = False) -> Node:
-    """The node named by TARGET: an id, a qualname, a bare name or FILE:LINE."""
+    """The node named by TARGET: an id, a qualname, a bare name or FILE:LINE.
+
+    An exact id always wins over reading the text as FILE:LINE (``errors.ts:33``
+    may be the object key 33 of errors.ts)."""
     text = text.strip()
     project = env.project
+    exact = db.one(SQL_NODE_BY_UID, (project, text)) if not file else None
+    if exact is not None and exact["kind"] != "file":
+        return _node_from_row(exact)
     place = re.fullmatch(r"(.+?):(\d+)", text)
     if place:
         path = normalize_path(place.group(1), env.place)
@@ -7167,7 +8438,7 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         if row is not None and not normalized:
             return _node_from_row(row)
         raise NotFound(_not_found_message(db, project, text, normalized))
-    nodes.sort(key=_rank_key)
+    nodes = _ranked(db, project, nodes)
     if len(nodes) > 1 and not first:
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
         more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""
@@ -7335,6 +8606,9 @@ def _index_text(summary: dict[str, Any], flagged: list[str], quiet: bool) -> str
             f"{files['removed']} removed, {skipped}; {files['errors']} with "
             f"syntax errors) in {summary['seconds']:.2f}s: {summary['nodes']} nodes, "
             f"{summary['edges']} edges; files by language: {languages}")
+    if summary.get("recovered"):
+        text += (f"\n{summary['recovered']} definitions made by tree-sitter's error recovery: "
+                 f"marked, never counted as callers")
     if flagged and not quiet:
         shown = "\n".join(f"  {p}" for p in flagged[:10])
         more = f"\n  ... and {len(flagged) - 10} more" if len(flagged) > 10 else ""
@@ -7354,18 +8628,20 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
         if args.kind:
             where.append("kind = ?")
             params.append(args.kind)
-        rows = db.query(f"SELECT uid, kind, path, line, qualname FROM nodes WHERE "
+        rows = db.query(f"SELECT uid, kind, path, line, qualname, recovered FROM nodes WHERE "
                         f"{' AND '.join(where)} ORDER BY path, line", params)
         empty = db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None
     finally:
         db.close()
-    results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"]}
+    results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"],
+                **({"recovered": True} if r["recovered"] else {})}
                for r in rows if _symbol_matches(args.pattern, r["uid"], r["qualname"])]
     results = results[:args.limit]
     none = ("nothing is indexed yet: run `ctxkit index` where the source files are" if empty
             else "no symbols match")
-    emit(env, {"results": results},
-         lambda: "\n".join(f"{r['id']} ({r['kind']})" for r in results) or none)
+    emit(env, {"results": results}, lambda: "\n".join(
+        f"{r['id']} ({r['kind']}{', made by error recovery' if r.get('recovered') else ''})"
+        for r in results) or none)
     return EXIT_OK
 
 
@@ -7624,9 +8900,11 @@ def count_tokens(text: str) -> int:
 # -- source ------------------------------------------------------------------
 
 
-def source_language(path: str) -> str | None:
-    """The tree-sitter language whose skeleton rules apply to ``path``."""
-    return SKELETON_LANGUAGES.get(os.path.splitext(path)[1].lower())
+def source_language(path: str, data: bytes | None = None) -> str | None:
+    """The tree-sitter language whose skeleton rules apply to ``path`` (its content
+    decides where an ending is shared: a C++ header named .h)."""
+    language = SKELETON_LANGUAGES.get(os.path.splitext(path)[1].lower())
+    return graph_dialect(language, path, data) if language and data is not None else language
 
 
 def fence_language(path: str) -> str:
@@ -7677,7 +8955,10 @@ def _inline_code(text: str) -> str:
 
 
 _CALL_TYPES = frozenset({"call", "call_expression", "method_invocation", "macro_invocation",
-                         "new_expression", "object_creation_expression"})
+                         "new_expression", "object_creation_expression",
+                         "invocation_expression", "function_call_expression",
+                         "member_call_expression", "nullsafe_member_call_expression",
+                         "scoped_call_expression"})
 # await and yield are kept whatever they wrap: they are suspension points.
 _SUSPEND_TYPES = frozenset({"await", "await_expression", "yield", "yield_expression"})
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function",
@@ -7690,7 +8971,8 @@ _WRAPPER_TYPES = frozenset({"expression_statement", "parenthesized_expression",
                             "try_expression", "expression_list", "as_expression",
                             "non_null_expression", "satisfies_expression"})
 _DECLARATOR_TYPES = frozenset({"variable_declarator", "var_spec", "const_spec",
-                               "assignment", "assignment_expression"})
+                               "assignment", "assignment_expression", "init_declarator",
+                               "variable_declaration"})
 
 _PARSERS: dict[str, Any] = {}
 
@@ -7699,9 +8981,8 @@ def parse_source(data: bytes, language: str) -> Any:
     """The tree-sitter tree of ``data`` (grammars are bundled, nothing is fetched)."""
     parser = _PARSERS.get(language)
     if parser is None:
-        from tree_sitter_language_pack import get_parser
-        parser = _PARSERS[language] = get_parser(language)
-    return parser.parse(data)
+        parser = _PARSERS[language] = graph_parser(language)
+    return graph_parse(language, data, parser)
 
 
 def _node_rows(node: Any) -> tuple[int, int]:
@@ -7737,6 +9018,11 @@ def _assigned_value(node: Any) -> Any:
         value = node.child_by_field_name(field)
         if value is not None:
             return value
+    after_equals = False  # grammars without a value field: what follows the `=`
+    for child in node.children:
+        if after_equals and child.is_named:
+            return child
+        after_equals = after_equals or child.type == "="
     for child in node.named_children:
         if child.type in _DECLARATOR_TYPES:
             return _assigned_value(child)
@@ -7868,7 +9154,7 @@ def skeleton_text(data: bytes, path: str, first: int, last: int) -> str:
     first, last = max(first - 1, 0), min(last - 1, len(lines) - 1)
     if last < first:
         return ""
-    language = source_language(path)
+    language = source_language(path, data)
     if language is None:
         return _line_skeleton(lines, first, last)
     rules = LANGUAGES[language].skeleton
@@ -8288,7 +9574,7 @@ _ASYNC_WORDS = lazy_re(r"\b(await|yield|go|spawn)\b|\.await\b")
 
 def control_points(data: bytes, path: str, first: int, last: int) -> tuple[list[str], list[str]]:
     """("raise at 20", ...) and ("await at 31", ...) within lines first..last."""
-    language = source_language(path)
+    language = source_language(path, data)
     if language is None:
         return _control_points_by_line(data, first, last)
     root = parse_source(data, language).root_node
