@@ -2297,58 +2297,53 @@ class _SlowPath(Exception):
     """The call is not one the fast path answers: the full CLI runs it instead."""
 
 
-def command_in(argv: Sequence[str]) -> str | None:
-    """The command word of ``argv`` (global options may come first), else None."""
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-        elif token in _FAST_GLOBAL_VALUES:
-            skip = True
-        elif token in ("-h", "--help", "--version", "--"):
-            return None
-        elif not token.startswith("-"):
-            return token
-    return None
+ArgvScan = collections.namedtuple("ArgvScan", "command words options")
 
 
-def fast_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
-    """(words, options) of a `query` or `hook` call using only options the fast path knows.
+def scan_argv(argv: Sequence[str]) -> ArgvScan:
+    """One pass over argv for both entries: main() builds only the parser of
+    ``command``, and run_fast_path() answers from ``words`` and ``options``.
 
-    Raises _SlowPath for anything else: another command, an unknown, repeated,
-    abbreviated or attached option (-pNAME), a value that looks like an
-    option, ``--``, help or version. argparse then handles it.
+    ``command`` is the command word (global options may come first), None
+    before any -h, --help, --version or --. ``words`` is None when the call
+    uses anything the fast path leaves to argparse: another command, an
+    unknown, repeated, abbreviated or attached option (-pNAME), a value that
+    looks like an option, ``--``, help or version.
     """
-    words: list[str] = []
-    options: dict[str, Any] = {}
+    command, words, options, fast = None, [], {}, True
     tokens = list(argv)
-    while tokens:
+    while tokens and (fast or command is None):
         token = tokens.pop(0)
-        command = words[0] if words else None
         values = {**_FAST_GLOBAL_VALUES, **_FAST_COMMAND_VALUES.get(command, {})}
         flags = {**_FAST_GLOBAL_FLAGS, **_FAST_COMMAND_FLAGS.get(command, {})}
         option, value = token, None
         if token.startswith("--") and "=" in token:
             option, value = token.split("=", 1)
             if option not in values:
-                raise _SlowPath(token)
+                fast = False
+                continue
         if option in values:
             if value is None:
                 if not tokens:
-                    raise _SlowPath(token)
+                    fast = False
+                    continue
                 value = tokens.pop(0)
             if value.startswith("-") or values[option] in options:
-                raise _SlowPath(token)
+                fast = False
             options[values[option]] = value
         elif token in flags:
-            if flags[token] in options:
-                raise _SlowPath(token)
+            fast = fast and flags[token] not in options
             options[flags[token]] = True
-        elif token.startswith("-") or (not words and token not in _FAST_COMMAND_VALUES):
-            raise _SlowPath(token)
+        elif token.startswith("-"):
+            fast = False
+            if command is None and token in ("-h", "--help", "--version", "--"):
+                break
         else:
+            if command is None:
+                command = token
+                fast = fast and token in _FAST_COMMAND_VALUES
             words.append(token)
-    return words, options
+    return ArgvScan(command, words if fast else None, options)
 
 
 class _ReadDb:
@@ -2477,14 +2472,14 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     """
     if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
         return None
-    hook = command_in(argv) == "hook"
+    scan = scan_argv(argv)
+    hook = scan.command == "hook"
     if hook:
         start_hook_deadline()  # also over the full CLI, should this call fall back to it
     try:
-        words, options = fast_arguments(argv)
-        if len(words) != 2:
-            raise _SlowPath(" ".join(words))
-        text = _FAST_COMMANDS[words[0]](options, words[1])
+        if scan.words is None or len(scan.words) != 2:
+            raise _SlowPath(str(scan.command))
+        text = _FAST_COMMANDS[scan.command](scan.options, scan.words[1])
     except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
         return None
     try:
@@ -14965,7 +14960,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     try:
-        args = build_parser(command_in(argv)).parse_args(argv)
+        args = build_parser(scan_argv(argv).command).parse_args(argv)
         if not getattr(args, "func", None):
             build_parser().print_help(sys.stderr)
             return EXIT_USAGE

@@ -6,6 +6,8 @@ import os
 import sqlite3
 import stat
 
+import pytest
+
 import ctxkit
 
 
@@ -163,3 +165,11 @@ def test_sections_call_only_what_comes_before_them():
                 continue  # migrations give a fresh database every section's schema
             later.append(f"{node.name} ({section(node.lineno)}) uses {name} ({theirs})")
     assert not later, "\n".join(sorted(later))
+
+
+@pytest.mark.parametrize("argv", [
+    ["-p", "x", "query", "A"], ["--db=a.db", "-q", "note", "task", "t"], ["--json", "stats"],
+    ["-p", "query", "snapshot", "list"], ["--db", "x", "fail", "A", "b", "-p", "y"],
+    ["query", "A", "--inject", "--file", "a.py"], ["search", "boom", "--limit", "3"]])
+def test_the_argv_scan_finds_the_command_argparse_runs(argv):
+    assert ctxkit.scan_argv(argv).command == ctxkit.build_parser().parse_args(argv).command
