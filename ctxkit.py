@@ -9686,11 +9686,12 @@ class _Ranking:
             with contextlib.suppress(CtxkitError):
                 nodes = [n for n in graph_find_nodes(self.db, self.env.project, word)
                          if n.kind in SUSPECT_CALLABLE_KINDS]
-                if not nodes or len(nodes) > 20:
+                symbols = {(n.path, n.qualname) for n in nodes}  # overloads are one symbol
+                if not nodes or len(symbols) > 20:
                     continue
                 for node in nodes:
                     suspect = self.suspect(node)
-                    value = suspect.signals.get("name", 0.0) + 1.0 / len(nodes)
+                    value = suspect.signals.get("name", 0.0) + 1.0 / len(symbols)
                     shown = word if len(word) < 60 else word[:57] + "..."
                     suspect.add("name", value, f"the failure message names {shown!r}")
 
