@@ -30,7 +30,6 @@ The machine is shared while this runs; timings are not measured here.
 from __future__ import annotations
 
 import argparse
-import ast
 import hashlib
 import json
 import os
