@@ -324,39 +324,88 @@ def _inject_order(lessons: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(ordered, key=lambda item: item["type"] != "fail")
 
 
-def _current_hash(db: Database, project: str, name: str, file: str) -> str | None:
-    """The body_hash of the one graph node this symbol names, else None."""
+# The identity rule. A lesson symbol is (project, file, name). A name that
+# resolves in the graph to exactly one symbol (within ``file`` when one is
+# given; a graph id, a qualname, else a bare name) binds to it: its identity is
+# that node's (path, qualname), however the lesson named it and whether or not
+# --file was given. A name that resolves to none or to several stays as
+# written, file "" when none was given, and is a symbol of its own. The rule
+# is applied when a lesson is recorded and again whenever lessons are read, so
+# every surface (query, stats, risk, context, impact, the hooks, snapshots)
+# counts one symbol's lessons, and only those, through group_symbol_obj().
+
+
+class SymbolBinder:
+    """bind_symbol() with the answers of one read remembered (lookups repeat)."""
+
+    def __init__(self, db: Database, project: str):
+        self.db, self.project = db, project
+        self._seen: dict[tuple[str, str], tuple[str, str, sqlite3.Row | None]] = {}
+
+    def __call__(self, name: str, file: str) -> tuple[str, str, sqlite3.Row | None]:
+        key = (name, file)
+        if key not in self._seen:
+            self._seen[key] = bind_symbol(self.db, self.project, name, file)
+        return self._seen[key]
+
+
+def bind_symbol(db: Database, project: str, name: str,
+                file: str) -> tuple[str, str, sqlite3.Row | None]:
+    """(file, name, graph node row or None) of a lesson symbol under the identity rule."""
     rows = graph_find_rows(db, project, name, file or None)
-    return rows[0]["body_hash"] if len(rows) == 1 else None
+    if len(rows) == 1:
+        return rows[0]["path"], rows[0]["qualname"], rows[0]
+    return file, name, None
 
 
-def _symbol_obj(db: Database, project: str, row: sqlite3.Row, include_all: bool,
-                node_hash: str | None | bool = False) -> dict[str, Any]:
-    """A SYMBOL_OBJ (SPEC section 4) for one lesson_symbols row, risk computed now.
-
-    ``node_hash`` is the current body_hash when the caller knows it; False
-    means look it up in the graph (only when some lesson kept a code_hash).
-    """
-    rows = db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))
-    counters = symbol_counters(rows)
-    if node_hash is False:
-        node_hash = (_current_hash(db, project, row["name"], row["file"])
-                     if any(r["code_hash"] for r in rows) else None)
+def group_symbol_obj(db: Database, project: str, file: str, name: str,
+                     rows: Sequence[sqlite3.Row], node: sqlite3.Row | None,
+                     include_all: bool) -> dict[str, Any]:
+    """THE risk of one symbol: a SYMBOL_OBJ over the lessons of every lesson_symbols
+    row bound to it, counters and risk computed now. A lesson is stale when it kept
+    a code hash and the graph node's body hash differs."""
+    lessons = sorted((lesson for row in rows
+                      for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))),
+                     key=lambda item: (item["created_at"], item["id"]))
+    counters = symbol_counters(lessons)
+    node_hash = node["body_hash"] if node is not None else None
     shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
-             for r in rows if include_all or r["status"] == "active"]
-    return {"project": project, "name": row["name"], "file": row["file"], **counters,
+             for r in lessons if include_all or r["status"] == "active"]
+    return {"project": project, "name": name, "file": file, **counters,
             "lessons": _inject_order(shown)}
 
 
-def _match_names(rows: list[sqlite3.Row], name: str, substring: bool = False) -> list[sqlite3.Row]:
+def node_symbol_obj(db: Database, project: str, node: sqlite3.Row,
+                    include_all: bool = False, binder: SymbolBinder | None = None
+                    ) -> dict[str, Any]:
+    """The SYMBOL_OBJ of a graph node: every lesson symbol that binds to it."""
+    binder = binder or SymbolBinder(db, project)
+    path, qualname = node["path"], node["qualname"]
+    # Only these names can resolve to the node: its id, its qualname, its bare name.
+    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
+                    (project, path, qualname, node["name"], node["uid"]))
+    bound = [r for r in rows if binder(r["name"], r["file"])[:2] == (path, qualname)]
+    return group_symbol_obj(db, project, path, qualname, bound, node, include_all)
+
+
+def row_symbol_obj(db: Database, project: str, row: sqlite3.Row,
+                   include_all: bool = False) -> dict[str, Any]:
+    """The SYMBOL_OBJ of the symbol one lesson_symbols row binds to."""
+    file, name, node = bind_symbol(db, project, row["name"], row["file"])
+    if node is not None:
+        return node_symbol_obj(db, project, node, include_all)
+    return group_symbol_obj(db, project, file, name, [row], None, include_all)
+
+
+def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
     """Exact name, else a qualified name ending in it, else (stats) a substring."""
-    exact = [r for r in rows if r["name"] == name]
+    exact = [n for n in names if n == name]
     if exact:
         return exact
-    tails = [r for r in rows if any(r["name"].endswith(sep + name) for sep in (".", "::", "#"))]
+    tails = [n for n in names if any(n.endswith(sep + name) for sep in (".", "::", "#"))]
     if tails or not substring:
         return tails
-    return [r for r in rows if name.lower() in r["name"].lower()]
+    return [n for n in names if name.lower() in n.lower()]
 
 
 def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -366,45 +415,31 @@ def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def lesson_symbols(db: Database, project: str, name: str | None = None,
                    file: str | None = None, include_all: bool = False,
                    substring: bool = False) -> list[dict[str, Any]]:
-    """SYMBOL_OBJs by risk, highest first.
+    """SYMBOL_OBJs by risk, highest first, one per symbol under the identity rule.
 
-    ``name`` None lists every symbol; a name matches exactly, else as the tail
-    of a qualified name (``validate`` finds ``AuthService.validate``).
-    ``file`` None means every file; "" means lessons recorded without a file.
-    Symbols with no active lesson are left out unless ``include_all``.
+    ``name`` None lists every symbol. A name that binds to a graph symbol gives
+    that symbol; otherwise it matches symbol names exactly, else as the tail of
+    a qualified name (``validate`` finds ``AuthService.validate``). ``file``
+    None means every file; "" means symbols without a file. Symbols with no
+    active lesson are left out unless ``include_all``.
     """
-    sql, params = SQL_SYMBOLS_OF_PROJECT, [project]
-    if file is not None:
-        sql += " AND file = ?"
-        params.append(file)
-    rows = db.query(sql + " AND name = ?", (*params, name)) if name is not None else []
-    if not rows:  # no name, or no exact match: read them all (the index serves exact names)
-        rows = db.query(sql, params)
-        if name is not None:
-            rows = _match_names(rows, name, substring)
-    objs = [_symbol_obj(db, project, row, include_all) for row in rows]
+    binder = SymbolBinder(db, project)
+    if name is not None:
+        node = binder(name, file or "")[2]
+        if node is not None:
+            obj = node_symbol_obj(db, project, node, include_all, binder)
+            return [obj] if include_all or obj["lessons"] else []
+    groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
+    for row in db.query(SQL_SYMBOLS_OF_PROJECT, (project,)):
+        bound_file, bound_name, node = binder(row["name"], row["file"])
+        groups.setdefault((bound_file, bound_name), (node, []))[1].append(row)
+    keys = [key for key in groups if file is None or key[0] == file]
+    if name is not None:
+        wanted = set(_match_names(sorted({n for _, n in keys}), name, substring))
+        keys = [key for key in keys if key[1] in wanted]
+    objs = [group_symbol_obj(db, project, key[0], key[1], groups[key][1], groups[key][0],
+                             include_all) for key in keys]
     return _by_risk([o for o in objs if include_all or o["lessons"]])
-
-
-def lessons_for_symbol(db: Database, project: str, path: str, qualname: str, name: str,
-                       uid: str, body_hash: str | None) -> dict[str, Any] | None:
-    """The active lessons of a graph node as one SYMBOL_OBJ, None when there are none.
-
-    Lessons recorded under the node's qualname, bare name or id, for its file
-    or without a file, are merged into one view named after the node.
-    """
-    rows = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '') AND name IN (?, ?, ?)",
-                    (project, path, qualname, name, uid))
-    objs = [_symbol_obj(db, project, r, False, body_hash) for r in rows]
-    objs = [o for o in objs if o["lessons"]]
-    if not objs:
-        return None
-    if len(objs) == 1:
-        return objs[0]
-    lessons = [lesson for obj in objs for lesson in obj["lessons"]]
-    counters = symbol_counters(sorted(lessons, key=lambda item: (item["created_at"], item["id"])))
-    return {"project": project, "name": qualname, "file": path, **counters,
-            "lessons": _inject_order(lessons)}
 
 
 def symbol_label(obj: dict[str, Any]) -> str:
@@ -513,12 +548,46 @@ class EditSpan(collections.namedtuple("EditSpan", "path first last")):
     __slots__ = ()
 
 
-def _read_text(path: str) -> str | None:
+_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file; None for anything else or on any error.
+
+    Hooks read paths an agent names. A named pipe, a device or a socket would
+    block a plain open() or read(), so the file is opened non-blocking (an
+    open of a FIFO returns at once) and checked on the open descriptor, which
+    no rename can swap afterwards.
+    """
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(4 * 1024 * 1024)
+        fd = os.open(path, _READ_FLAGS)
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    try:
+        if os.fstat(fd).st_mode & _S_IFMT != _S_IFREG:
+            return None
+        parts, left = [], limit
+        while left > 0:
+            data = os.read(fd, min(left, 1 << 20))
+            if not data:
+                break
+            parts.append(data)
+            left -= len(data)
+        return b"".join(parts)
     except OSError:
         return None
+    finally:
+        os.close(fd)
+
+
+def _read_text(path: str) -> str | None:
+    """A regular file's text (invalid UTF-8 replaced, newlines as Python's text mode gives)."""
+    data = read_regular(path, 4 * 1024 * 1024)
+    if data is None:
+        return None
+    return data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _spans_of(path: str, text: str | None, needle: str, every: bool) -> list[EditSpan]:
@@ -608,10 +677,9 @@ def risk_objects_at(db: Database, project: str, root: str, cwd: str,
         path = normalize_path(absolute_path(cwd, span.path), root, cwd)
         nodes = graph_rows_at(db, project, path, span.first, span.last)
         for node in nodes:
-            obj = lessons_for_symbol(db, project, node["path"], node["qualname"], node["name"],
-                                     node["uid"], node["body_hash"])
-            if obj:
-                objs[(obj.get("file", ""), obj["name"])] = obj
+            obj = node_symbol_obj(db, project, node)
+            if obj["lessons"]:
+                objs[(obj["file"], obj["name"])] = obj
         if not nodes and not graph_rows_at(db, project, path, 1, 10**9):
             for obj in lesson_symbols(db, project, file=path):
                 objs[(obj.get("file", ""), obj["name"])] = obj
@@ -644,6 +712,66 @@ def pre_edit_context(db: Database, project: str, root: str, cwd: str, tool: str,
 
 class HookInputError(Exception):
     """The agent sent something ctxkit cannot read; the agent must not be blocked."""
+
+
+HOOK_DEADLINE = 5.0  # seconds; CTXKIT_HOOK_DEADLINE overrides it
+_HOOK_DEADLINES: list[HookDeadline] = []  # the one of this process, once started
+
+
+class HookDeadline:
+    """A hook process's hard deadline: past it, the process exits 0 having said nothing.
+
+    An agent waits for its hooks, so no input may hold one: a payload that never
+    ends, a database locked by a long write, a git that hangs. A watchdog
+    thread (``_thread``: no threading import on the fast path) ends the
+    process with os._exit, which works whatever the main thread is blocked
+    in. The answer is written under a lock the watchdog takes too, so the
+    agent gets a whole answer or none. SQLite keeps the database whole
+    through such an exit, as through kill -9.
+    """
+
+    def __init__(self, seconds: float):
+        import _thread
+        self.finished = _thread.allocate_lock()
+        self.finished.acquire()
+        self.answering = _thread.allocate_lock()
+        _thread.start_new_thread(self._watch, (seconds,))
+
+    def _watch(self, seconds: float) -> None:
+        if self.finished.acquire(timeout=seconds):
+            return
+        if self.answering.acquire(blocking=False):
+            os._exit(EXIT_OK)
+
+    def may_answer(self) -> bool:
+        """True, once, when the deadline has not passed; the watchdog then stands down."""
+        if not self.answering.acquire(blocking=False):
+            return False
+        self.finished.release()
+        return True
+
+
+def hook_deadline_seconds() -> float:
+    """CTXKIT_HOOK_DEADLINE when it is a positive number of seconds, else HOOK_DEADLINE."""
+    try:
+        seconds = float(os.environ.get("CTXKIT_HOOK_DEADLINE", HOOK_DEADLINE))
+    except ValueError:
+        return HOOK_DEADLINE
+    return seconds if 0 < seconds < 86400 else HOOK_DEADLINE
+
+
+def start_hook_deadline() -> None:
+    """Start the deadline of this hook process (only when ctxkit is the program)."""
+    if not _HOOK_DEADLINES:
+        _HOOK_DEADLINES.append(HookDeadline(hook_deadline_seconds()))
+
+
+def write_hook_answer(text: str) -> None:
+    """Write a hook's answer to stdout, unless the deadline has passed."""
+    if _HOOK_DEADLINES and not _HOOK_DEADLINES[0].may_answer():
+        return  # the watchdog is ending the process: the agent gets nothing
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def read_hook_payload(stream: Any) -> dict[str, Any]:
@@ -704,6 +832,21 @@ class _SlowPath(Exception):
     """The call is not one the fast path answers: the full CLI runs it instead."""
 
 
+def command_in(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv`` (global options may come first), else None."""
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token in _FAST_GLOBAL_VALUES:
+            skip = True
+        elif token in ("-h", "--help", "--version", "--"):
+            return None
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
 def fast_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
     """(words, options) of a `query` or `hook` call using only options the fast path knows.
 
@@ -759,10 +902,9 @@ def _fast_db(path: str) -> _ReadDb:
     A missing, foreign, not-private, not-WAL or other-version file goes to the
     full CLI, which creates nothing, explains, tightens or migrates as it does.
     """
+    if read_regular(path, len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+        raise _SlowPath(path)
     try:
-        with open(path, "rb") as handle:
-            if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
-                raise _SlowPath(path)
         if os.stat(path).st_mode & 0o077:
             raise _SlowPath(path)
     except OSError:
@@ -843,6 +985,9 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     """
     if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
         return None
+    hook = command_in(argv) == "hook"
+    if hook:
+        start_hook_deadline()  # also over the full CLI, should this call fall back to it
     try:
         words, options = fast_arguments(argv)
         if len(words) != 2:
@@ -851,7 +996,9 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
         return None
     try:
-        if text:
+        if hook:
+            write_hook_answer(text)
+        elif text:
             sys.stdout.write(text)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -1047,8 +1194,11 @@ def load_config(env: Env) -> dict[str, Any]:
     path = env.root / STATE_DIR / CONFIG_NAME
     if not path.is_file():
         return {}
+    data = read_regular(path, 1 << 24)  # not open(): a named pipe there must not block
     try:
-        text = path.read_text(encoding="utf-8")
+        if data is None:
+            raise OSError("not a readable regular file")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CtxkitError(f"cannot read {path}: {exc}; fix or delete the file") from None
     try:
@@ -1213,6 +1363,12 @@ class Database:
         with contextlib.suppress(sqlite3.Error):
             self.conn.close()
 
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 def wrap_sqlite_error(exc: sqlite3.Error, path: Path) -> DatabaseError:
     text = str(exc)
@@ -1246,12 +1402,16 @@ def _prepare_state_dir(path: Path) -> None:
 def _check_sqlite_file(path: Path) -> bool:
     """True when the file exists with content; raises when it is not SQLite."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(len(_SQLITE_MAGIC))
+        info = os.stat(path)
     except FileNotFoundError:
         return False
     except OSError as exc:
         raise DatabaseError(f"cannot read database {path}: {exc.strerror}") from None
+    if info.st_mode & _S_IFMT != _S_IFREG:  # a named pipe would block the open
+        raise DatabaseError(f"{path} is not a regular file; move it away or pass --db")
+    head = read_regular(path, len(_SQLITE_MAGIC))
+    if head is None:
+        raise DatabaseError(f"cannot read database {path}; check its permissions")
     if head and head != _SQLITE_MAGIC:
         raise DatabaseError(f"{path} is not a SQLite database; move it away or pass --db")
     return bool(head)
@@ -1715,21 +1875,18 @@ def graph_nodes_at(db: Database, project: str, path: str, first: int,
     return [_node_from_row(r) for r in graph_rows_at(db, project, path, first, last)]
 
 
-# --- Graph: languages and their tree-sitter queries --------------------------
+# --- Graph: the Language record ----------------------------------------------
+# Everything ctxkit knows about one language is one Language record, written
+# under that language's own sub-banner further down (`grep -n '^# --- Graph
+# language'` lists them). LANGUAGES holds the records; the extension, fence and
+# skeleton maps derive from it. The extraction and resolution code below is
+# generic: where a language differs it calls the record's hook, and a hook left
+# None means the generic behaviour written next to the field. DESIGN.md "Adding
+# a language" walks through writing a record.
 
 GRAPH_MAX_FILE_BYTES = 1 << 20
 GRAPH_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "dist",
                              "build", "target", "vendor", STATE_DIR})
-GRAPH_EXTENSIONS = {
-    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
-    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",
-    ".cts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust", ".java": "java",
-    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp",
-    ".hh": "cpp", ".hxx": "cpp", ".cs": "csharp", ".rb": "ruby", ".php": "php",
-    ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift",
-}
-GRAPH_FULL_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust",
-                                  "java"})
 CLASS_KINDS = frozenset({"class", "struct", "interface", "enum", "trait"})
 
 # Confidence of a calls edge, by how it was resolved.
@@ -1739,213 +1896,87 @@ CONF_UNIQUE = 0.7     # a bare name defined once in the whole index
 CONF_UNIQUE_ATTR = 0.5  # x.name() on an unknown x, the name defined once in the index
 DEFAULT_MIN_CONFIDENCE = 0.5
 
-_PY_BRANCHES = ("(if_statement) (elif_clause) (for_statement) (while_statement) (except_clause)"
-                " (boolean_operator) (conditional_expression) (case_clause) (for_in_clause)"
-                " (if_clause)")
-_JS_CALLS = """
-(call_expression function: (identifier) @callee) @call
-(call_expression function: (member_expression object: (_) @recv
-    property: (property_identifier) @callee)) @call
-(new_expression constructor: (identifier) @callee) @call
-(new_expression constructor: (member_expression object: (_) @recv
-    property: (property_identifier) @callee)) @call
-[(if_statement) (for_statement) (for_in_statement) (while_statement) (do_statement)
- (catch_clause) (ternary_expression) (switch_case)] @branch
-(binary_expression operator: ["&&" "||" "??"]) @branch
-[(import_statement) (export_statement source: (_))] @import
-(variable_declarator value: (call_expression function: (identifier) @req
-    (#eq? @req "require"))) @import
-(variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
-    @vartype
-(variable_declarator name: (identifier) @var value: (call_expression
-    function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
-(variable_declarator name: (identifier) @var value: (await_expression (call_expression
-    function: [(identifier) (member_expression)] @type))) @vartype
-(assignment_expression left: (member_expression object: (this) @self
-    property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
-(export_specifier name: (_) @exportname)
-(export_statement value: (identifier) @defaultname)
-(assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
-"""
-_JS_FIELDS = """
-(field_definition property: (property_identifier) @var
-    value: (new_expression constructor: (_) @type)) @vartype @self
-"""
-_TS_FIELDS = """
-(public_field_definition name: (property_identifier) @var type: (type_annotation (_) @type))
-    @vartype @self
-(public_field_definition name: (property_identifier) @var !type
-    value: (new_expression constructor: (_) @type)) @vartype @self
-"""
-_JSX_CALLS = """
-(jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
-(jsx_opening_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
-"""
-_JS_DEFS = """
-(class_declaration name: (_) @name) @def.class
-(class name: (_) @name) @def.class
-(function_declaration name: (identifier) @name) @def.function
-(generator_function_declaration name: (identifier) @name) @def.function
-(method_definition name: (_) @name) @def.function
-(variable_declarator name: (identifier) @name
-    value: [(arrow_function) (function_expression)] @fn) @def.function
-(expression_statement (assignment_expression
-    left: (member_expression object: [(identifier) (member_expression)] @owner
-        property: (property_identifier) @name)
-    right: [(arrow_function) (function_expression)] @fn
-    (#match? @owner "^(module\\.)?exports$"))) @def.function
-"""
-_TS_DEFS = """
-(abstract_class_declaration name: (_) @name) @def.class
-(interface_declaration name: (_) @name) @def.interface
-(enum_declaration name: (_) @name) @def.enum
-(method_signature name: (_) @name) @def.function
-(abstract_method_signature name: (_) @name) @def.function
-(variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
-"""
 
-GRAPH_QUERIES: dict[str, str] = {
-    "python": f"""
-(class_definition name: (identifier) @name) @def.class
-(function_definition name: (identifier) @name) @def.function
-(call function: (identifier) @callee) @call
-(call function: (attribute object: (_) @recv attribute: (identifier) @callee)) @call
-[(import_statement) (import_from_statement)] @import
-(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @type))
-    @vartype
-(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
-    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
-    @vartype
-(module (expression_statement (assignment left: (identifier) @allname
-    right: [(list) (tuple)] @allvalue)))
-[{_PY_BRANCHES}] @branch
-""",
-    "javascript": _JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS,
-    "typescript": _JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS,
-    "tsx": _JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS + _JSX_CALLS,
-    "go": """
-(type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
-(type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
-(function_declaration name: (identifier) @name) @def.function
-(method_declaration name: (field_identifier) @name) @def.method
-(method_elem name: (field_identifier) @name) @def.function
-(call_expression function: (identifier) @callee) @call
-(call_expression function: (selector_expression operand: (_) @recv
-    field: (field_identifier) @callee)) @call
-(import_spec) @import
-(package_clause (package_identifier) @package)
-(short_var_declaration left: (expression_list . (identifier) @var)
-    right: (expression_list . [(composite_literal type: (_) @type)
-        (unary_expression operand: (composite_literal type: (_) @type))])) @vartype
-(var_spec name: (identifier) @var type: (_) @type) @vartype
-(short_var_declaration left: (expression_list . (identifier) @var)
-    right: (expression_list . (call_expression function: (_) @type))) @vartype
-[(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
-(binary_expression operator: ["&&" "||"]) @branch
-""",
-    "rust": """
-(struct_item name: (type_identifier) @name) @def.struct
-(enum_item name: (type_identifier) @name) @def.enum
-(union_item name: (type_identifier) @name) @def.struct
-(trait_item name: (type_identifier) @name) @def.trait
-(function_item name: (identifier) @name) @def.function
-(function_signature_item name: (identifier) @name) @def.function
-(impl_item type: (_) @name) @scope.impl
-(mod_item name: (identifier) @name body: (_)) @scope.mod
-(call_expression function: (identifier) @callee) @call
-(call_expression function: (scoped_identifier path: (_) @recv name: (identifier) @callee)) @call
-(call_expression function: (field_expression value: (_) @recv
-    field: (field_identifier) @callee)) @call
-(use_declaration) @import
-(mod_item name: (identifier) @modname !body)
-(let_declaration pattern: (identifier) @var type: (_) @type) @vartype
-(let_declaration pattern: (identifier) @var
-    value: (call_expression function: (scoped_identifier path: (_) @type))) @vartype
-(let_declaration pattern: (identifier) @var value: (struct_expression name: (_) @type)) @vartype
-(let_declaration pattern: (identifier) @var !type
-    value: (call_expression function: (identifier) @type)) @vartype
-[(if_expression) (for_expression) (while_expression) (loop_expression) (match_arm)] @branch
-(binary_expression operator: ["&&" "||"]) @branch
-""",
-    "java": """
-(class_declaration name: (identifier) @name) @def.class
-(record_declaration name: (identifier) @name) @def.class
-(interface_declaration name: (identifier) @name) @def.interface
-(enum_declaration name: (identifier) @name) @def.enum
-(method_declaration name: (identifier) @name) @def.method
-(constructor_declaration name: (identifier) @name) @def.method
-(method_invocation object: (_) @recv name: (identifier) @callee) @call
-(method_invocation !object name: (identifier) @callee) @call
-(object_creation_expression type: (type_identifier) @callee) @call
-(import_declaration) @import
-(package_declaration (_) @package)
-(local_variable_declaration type: (_) @type declarator: (variable_declarator
-    name: (identifier) @var)) @vartype
-(field_declaration type: (_) @type declarator: (variable_declarator
-    name: (identifier) @var)) @vartype
-[(if_statement) (for_statement) (enhanced_for_statement) (while_statement) (do_statement)
- (catch_clause) (ternary_expression) (switch_label)] @branch
-(binary_expression operator: ["&&" "||"]) @branch
-""",
-    "c": """
-(function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
-(function_definition declarator: (pointer_declarator declarator: (function_declarator
-    declarator: (identifier) @name))) @def.function
-(struct_specifier name: (type_identifier) @name body: (_)) @def.struct
-(union_specifier name: (type_identifier) @name body: (_)) @def.struct
-(enum_specifier name: (type_identifier) @name body: (_)) @def.enum
-(type_definition type: (struct_specifier !name body: (_)) declarator: (type_identifier) @name)
-    @def.struct
-""",
-    "cpp": """
-(function_definition declarator: (function_declarator
-    declarator: [(identifier) (field_identifier) (qualified_identifier)
-                 (destructor_name) (operator_name)] @name)) @def.function
-(function_definition declarator: (pointer_declarator declarator: (function_declarator
-    declarator: [(identifier) (field_identifier) (qualified_identifier)] @name))) @def.function
-(function_definition declarator: (reference_declarator (function_declarator
-    declarator: [(identifier) (field_identifier) (qualified_identifier)] @name))) @def.function
-(class_specifier name: (_) @name body: (_)) @def.class
-(struct_specifier name: (_) @name body: (_)) @def.struct
-(union_specifier name: (_) @name body: (_)) @def.struct
-(enum_specifier name: (_) @name body: (_)) @def.enum
-(namespace_definition name: (_) @name) @scope.namespace
-""",
-    "csharp": """
-(class_declaration name: (identifier) @name) @def.class
-(record_declaration name: (identifier) @name) @def.class
-(struct_declaration name: (identifier) @name) @def.struct
-(interface_declaration name: (identifier) @name) @def.interface
-(enum_declaration name: (identifier) @name) @def.enum
-(method_declaration name: (identifier) @name) @def.method
-(constructor_declaration name: (identifier) @name) @def.method
-(namespace_declaration name: (_) @name) @scope.namespace
-""",
-    "ruby": """
-(class name: (_) @name) @def.class
-(module name: (_) @name) @def.class
-(method name: (_) @name) @def.function
-(singleton_method name: (_) @name) @def.function
-""",
-    "php": """
-(class_declaration name: (name) @name) @def.class
-(interface_declaration name: (name) @name) @def.interface
-(trait_declaration name: (name) @name) @def.trait
-(enum_declaration name: (name) @name) @def.enum
-(function_definition name: (name) @name) @def.function
-(method_declaration name: (name) @name) @def.method
-""",
-    "kotlin": """
-(class_declaration (type_identifier) @name) @def.class
-(object_declaration (type_identifier) @name) @def.class
-(function_declaration (simple_identifier) @name) @def.function
-""",
-    "swift": """
-(class_declaration name: (type_identifier) @name) @def.class
-(protocol_declaration name: (type_identifier) @name) @def.interface
-(function_declaration name: (simple_identifier) @name) @def.function
-""",
-}
+class SkeletonRules(Record):
+    """Node types that drive the L4 skeleton of one language (see Context: L4 skeletons)."""
+
+    __slots__ = ("containers", "keep", "class_bodies", "class_parents")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"class_bodies": frozenset(), "class_parents": frozenset()}
+    FROZEN = True
+    containers: frozenset[str]      # nodes whose named children are statements
+    keep: frozenset[str]            # statements kept, their bodies skeletonized
+    class_bodies: frozenset[str]    # containers whose members all stay
+    class_parents: frozenset[str]   # a container under these is a class body
+
+
+class Language(Record):
+    """One language: how its files are parsed, read and resolved.
+
+    Extraction hooks take the file's ``_Source`` first; resolution hooks take
+    the ``_Resolver`` first. Every hook is optional.
+    """
+
+    __slots__ = (
+        "name", "extensions", "fence", "query", "full", "family", "self_names",
+        "class_scope", "methods_outside", "named_receivers", "unprefixed_fields",
+        "capitalized_outside", "builtins", "skeleton", "return_fields", "async_before",
+        "parameter_children",
+        "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
+        "module_docstring", "bases", "def_extra", "method_types", "call_written",
+        "import_handler",
+        "resolve_binding", "resolve_local", "submodule", "method_fallback", "path_call")
+    DEFAULTS: ClassVar[dict[str, Any]] = {
+        "query": None, "full": False, "family": "", "self_names": (), "class_scope": False,
+        "methods_outside": False, "named_receivers": False, "unprefixed_fields": False,
+        "capitalized_outside": False, "builtins": frozenset(), "skeleton": None,
+        "return_fields": ("return_type",), "async_before": b"(", "parameter_children": False,
+        **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
+                         "exported", "docstring", "module_docstring", "bases", "def_extra",
+                         "method_types", "call_written", "import_handler", "resolve_binding",
+                         "resolve_local", "submodule", "method_fallback", "path_call"))}
+    FROZEN = True
+    name: str                   # the grammar's name in tree-sitter-language-pack; files.language
+    extensions: tuple[str, ...]  # lower-case file name endings, with the dot
+    fence: str                  # the info string of a Markdown code fence
+    query: str | None           # the tree-sitter query (captures: see _collect_match); None:
+    #                             not indexed, known for code fences only
+    full: bool                  # calls, imports and bases resolved; else definitions only
+    family: str                 # languages whose definitions a unique-name guess may reach
+    self_names: tuple[str, ...]  # receivers that mean the enclosing class's instance
+    class_scope: bool           # a bare name inside a class body is looked up on the class
+    methods_outside: bool       # methods are declared outside their type (Go, Rust impl)
+    named_receivers: bool       # a method names its receiver (Go): that name is self
+    unprefixed_fields: bool     # this.x may be a field declared as plain x (Java)
+    capitalized_outside: bool   # an unresolved Capitalized receiver is a class outside the index
+    builtins: frozenset[str]    # bare names that are the language's own, never the index's
+    skeleton: SkeletonRules | None  # None: the line-based skeleton
+    return_fields: tuple[str, ...]  # the fields holding a function's return type, in order
+    async_before: bytes         # `async` counts when it comes before this in the header
+    parameter_children: bool    # parameters are the children typed `parameter` (Kotlin, Swift)
+    # extraction hooks, generic behaviour in brackets
+    skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
+    def_name: Callable | None         # (text, kind) -> name [the captured text]
+    qualname: Callable | None         # (s, d) -> bool: set d.qualname itself [nesting]
+    params_holder: Callable | None    # (s, d) -> node holding the parameters [field parameters]
+    param: Callable | None            # (s, p) -> {"name", "type", "default"} [_params]
+    exported: Callable | None         # (s, defs, d, names) -> bool [not private/protected]
+    docstring: Callable | None        # (s, d) -> str [the comment block just above]
+    module_docstring: Callable | None  # (s, first node) -> str [the file's opening comment]
+    bases: Callable | None            # (s, d, add(node, "extends"|"implements")) [none]
+    def_extra: Callable | None        # (s, d, ctx, bases) for every def and scope [nothing]
+    method_types: Callable | None     # (s, d, types, ctx) for methods [nothing]
+    call_written: Callable | None     # (s, recv, callee, name, recv_text) -> (written,
+    #                                   recv_text) or None [RECV.NAME]
+    import_handler: Callable | None   # (s, node, ctx) for every @import capture [no imports]
+    # resolution hooks
+    resolve_binding: Callable | None  # (r, path, module, name, depth) -> target [None]
+    resolve_local: Callable | None    # (r, path, name, ctx) -> target: a bare name not in
+    #                                   the file's scopes or imports [None]
+    submodule: Callable | None        # (r, module path, part) -> path of module.part [None]
+    method_fallback: Callable | None  # (r, class path, Class.name, name) -> node id [None]
+    path_call: Callable | None        # (r, path, recv, callee) -> (id, confidence) for a
+    #                                   receiver written as a path a::b [not special]
+
 
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
 
@@ -1959,7 +1990,7 @@ def graph_language(lang: str) -> tuple[Any, Any]:
         except ImportError as exc:
             raise CtxkitError(f"tree-sitter is not installed ({exc}); "
                               f"pip install 'tree-sitter-language-pack>=0.13,<1'") from None
-        _LANG_CACHE[lang] = (get_parser(lang), Query(get_language(lang), GRAPH_QUERIES[lang]))
+        _LANG_CACHE[lang] = (get_parser(lang), Query(get_language(lang), LANGUAGES[lang].query))
     return _LANG_CACHE[lang]
 
 
@@ -1987,6 +2018,7 @@ class _Source:
 
     def __init__(self, lang: str, src: bytes):
         self.lang, self.src = lang, src
+        self.language = LANGUAGES[lang]
 
     def text(self, node: Any) -> str:
         if node is None:
@@ -2026,15 +2058,10 @@ def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
                  exported_names: set[str]) -> tuple[list[tuple], list[tuple], dict[int, int]]:
     """One record per definition (scopes such as Rust impl blocks are not nodes)."""
     records, bases, emitted = [], [], {}
+    def_extra = s.language.def_extra
     for index, d in enumerate(defs):
-        up = d.node.parent
-        if s.lang in ("javascript", "typescript", "tsx") and up is not None and \
-                up.type == "export_statement" and s.text(up).startswith("export default"):
-            ctx["default"] = d.name
-        trait = d.node.child_by_field_name("trait") if d.kind == "scope.impl" else None
-        if trait is not None:  # impl Trait for Type: Type implements Trait
-            bases.append((d.qualname, _clean_type(s.text(trait)), "implements",
-                          trait.start_point[0] + 1))
+        if def_extra is not None:
+            def_extra(s, d, ctx, bases)
         if d.kind.startswith("scope"):
             continue
         emitted[index] = len(records)
@@ -2053,8 +2080,8 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         for param in d.params:
             if param["type"]:
                 types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
-        if d.kind == "method" and s.lang == "go":
-            _go_receiver_type(s, d, types, ctx)
+        if d.kind == "method" and s.language.method_types is not None:
+            s.language.method_types(s, d, types, ctx)
     for pos, var, type_text in vartypes:
         index = _enclosing(defs, starts, pos)
         if var.startswith("self."):  # instance attributes belong to the class
@@ -2099,10 +2126,8 @@ def _module_docstring(s: _Source, root: Any) -> str | None:
     first = root.named_children[0] if root.named_children else None
     if first is None:
         return None
-    if s.lang == "python":
-        if first.type == "expression_statement" and first.named_children:
-            first = first.named_children[0]
-        return _docstring_text(s.text(first)) if first.type == "string" else None
+    if s.language.module_docstring is not None:
+        return s.language.module_docstring(s, first)
     if first.type in ("comment", "line_comment", "block_comment"):
         return _comment_text([s.text(first)])
     return None
@@ -2121,7 +2146,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 if key.startswith("scope."):
                     kind = "scope." + kind
                 name = _def_name(s, caps["name"][0], kind)
-                if name and not (s.lang == "python" and _is_overload_stub(s, node)):
+                skip = s.language.skip_def
+                if name and not (skip is not None and skip(s, node)):
                     defs.append(_Def(node, kind, name, caps.get("fn", [node])[0]))
                 return
     if "call" in caps:
@@ -2131,12 +2157,13 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         name = s.text(callee)
         if recv_text and "(" in recv_text and recv_text != "super()":  # keep chains short
             recv_text = re.sub(r"\(.*\)", "(...)", recv_text)[:80]
+        special = None
+        if recv is not None and s.language.call_written is not None:
+            special = s.language.call_written(s, recv, callee, name, recv_text)
         if recv is None:
             written = name
-        elif s.lang == "rust" and s.src[recv.end_byte:callee.start_byte].strip() == b"::":
-            written = f"{one_line(s.text(recv))}::{name}"
-            if recv_text.split(".", 1)[0] in ("crate", "super", "self"):
-                recv_text = one_line(s.text(recv))  # a module path: resolved as written
+        elif special is not None:
+            written, recv_text = special
         else:
             written = f"{recv_text}.{name}"
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
@@ -2163,43 +2190,24 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                                   s.text(caps["allvalue"][0]))
 
 
-def _is_overload_stub(s: _Source, node: Any) -> bool:
-    """``@overload`` signatures only describe the real definition that follows."""
-    parent = node.parent
-    return parent is not None and parent.type == "decorated_definition" and any(
-        c.type == "decorator" and s.text(c).rstrip().endswith("overload")
-        for c in parent.children)
-
-
 def _def_name(s: _Source, node: Any, kind: str) -> str:
     text = s.text(node)
-    if kind == "scope.impl":  # impl<T> Foo<T> / impl Trait for &Foo
-        text = re.sub(r"<.*", "", text).lstrip("&*").replace("mut ", "").strip()
-        text = text.split("::")[-1]
-    if s.lang == "cpp":
-        text = text.split("::")[-1]
+    if s.language.def_name is not None:
+        text = s.language.def_name(text, kind)
     return text.strip()
 
 
 def _link_parents(s: _Source, defs: list[_Def]) -> None:
     """Parents by nesting; qualnames and method kinds follow from them."""
     stack: list[int] = []
+    own_qualname = s.language.qualname
     for index, d in enumerate(defs):
         while stack and defs[stack[-1]].node.end_byte <= d.node.start_byte:
             stack.pop()
         d.parent = stack[-1] if stack else -1
         stack.append(index)
         parent = defs[d.parent] if d.parent >= 0 else None
-        if s.lang == "go" and d.kind == "method":
-            receiver = d.node.child_by_field_name("receiver")
-            owner = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[.*?\]", "", s.text(receiver)))
-            d.qualname = f"{owner[-1]}.{d.name}" if owner else d.name
-            continue
-        if s.lang == "cpp" and d.kind == "function" and "::" in s.text(
-                d.node.child_by_field_name("declarator")).split("(")[0]:
-            scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
-            d.qualname = ".".join(p.strip() for p in scope.split("::") if p.strip())
-            d.kind = "method"
+        if own_qualname is not None and own_qualname(s, d):
             continue
         d.qualname = f"{parent.qualname}.{d.name}" if parent else d.name
         if d.kind == "function" and parent is not None and (
@@ -2229,8 +2237,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
     while parent >= 0 and defs[parent].kind.startswith("scope"):
         parent = defs[parent].parent
     head = s.src[node.start_byte:d.fn.start_byte + 200 if body is None else body.start_byte]
-    is_async = bool(re.search(rb"\basync\b", head.split(b"(")[0] if s.lang != "rust"
-                              else head.split(b"fn")[0]))
+    is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
     line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
     return (d.kind, d.name, d.qualname, line, end_line, signature,
             json.dumps(params, ensure_ascii=False), _return_type(s, d),
@@ -2264,21 +2271,18 @@ _IDENTIFIERS = frozenset({"identifier", "simple_identifier", "variable_name", "n
 
 def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
     holder = d.fn.child_by_field_name("parameters")
-    if holder is None and s.lang in ("c", "cpp"):
-        declarator = d.node.child_by_field_name("declarator")
-        while declarator is not None and declarator.type != "function_declarator":
-            declarator = declarator.child_by_field_name("declarator")
-        holder = declarator.child_by_field_name("parameters") if declarator else None
+    if holder is None and s.language.params_holder is not None:
+        holder = s.language.params_holder(s, d)
     if holder is None:
         kids = [c for c in d.fn.named_children if c.type in (
             "function_value_parameters", "method_parameters", "parameter_list")]
         holder = kids[0] if kids else d.fn
     items = holder.named_children
-    if holder is d.fn or any(c.type == "parameter" for c in items) and s.lang in ("kotlin",
-                                                                                   "swift"):
+    if holder is d.fn or s.language.parameter_children and any(
+            c.type == "parameter" for c in items):
         items = [c for c in items if c.type == "parameter"]
-    if s.lang == "python":
-        return [_py_param(s, p) for p in items if p.type not in _PARAM_SKIP]
+    if s.language.param is not None:
+        return [s.language.param(s, p) for p in items if p.type not in _PARAM_SKIP]
     result = []
     for p in items:
         if p.type in _PARAM_SKIP or p.type == "self_parameter" or s.text(p) == "void":
@@ -2310,78 +2314,32 @@ def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
     return result
 
 
-def _py_param(s: _Source, p: Any) -> dict[str, Any]:
-    kind = p.type
-    if kind == "identifier" or kind.endswith("splat_pattern"):
-        return {"name": s.text(p), "type": None, "default": None}
-    name = p.child_by_field_name("name") if kind != "typed_parameter" else p.named_children[0]
-    type_node = p.child_by_field_name("type") if kind.startswith("typed") else None
-    default = p.child_by_field_name("value") if kind.endswith("default_parameter") else None
-    return {"name": s.text(name if name is not None else p),
-            "type": one_line(s.text(type_node)) or None if type_node is not None else None,
-            "default": one_line(s.text(default))[:80] if default is not None else None}
-
-
 def _return_type(s: _Source, d: _Def) -> str | None:
     if d.kind in CLASS_KINDS:
         return None
-    field = {"go": "result", "java": "type", "c": "type", "cpp": "type", "csharp": "returns",
-             "php": "return_type"}.get(s.lang, "return_type")
-    node = d.fn.child_by_field_name(field)
-    if node is None and s.lang == "csharp":
-        node = d.fn.child_by_field_name("type")
+    node = None
+    for field in s.language.return_fields:
+        node = d.fn.child_by_field_name(field)
+        if node is not None:
+            break
     text = one_line(s.text(node)).lstrip(":").strip()
     return text.removeprefix("->").strip() or None
 
 
 def _is_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
-    parent = defs[d.parent] if d.parent >= 0 else None
-    lang, name = s.lang, d.name
-    if lang == "python":
-        if parent is not None and parent.kind not in CLASS_KINDS:
-            return False
-        if parent is not None:
-            dunder = name.startswith("__") and name.endswith("__")
-            return _is_exported(s, defs, parent, names) and (dunder or not name.startswith("_"))
-        return name in names if names else not name.startswith("_")
-    if lang in ("javascript", "typescript", "tsx"):
-        if parent is not None:
-            return parent.kind in CLASS_KINDS and not name.startswith("#") and \
-                "private" not in s.text(d.node).split("(")[0].split()
-        up = d.node.parent
-        while up is not None and up.type in ("variable_declarator", "lexical_declaration",
-                                             "variable_declaration"):
-            up = up.parent
-        return (up is not None and up.type == "export_statement") or name in names
-    if lang == "go":
-        return name[:1].isupper()
-    if lang == "rust":
-        if parent is not None and parent.kind == "trait":
-            return _is_exported(s, defs, parent, names)
-        if parent is not None and parent.kind == "scope.impl" and \
-                parent.node.child_by_field_name("trait") is not None:
-            return True
-        return any(c.type == "visibility_modifier" for c in d.node.children)
-    if lang in ("java", "csharp", "swift"):
-        head = s.text(d.node).split("(")[0].split("{")[0]
-        if lang == "java" and parent is not None and parent.kind == "interface":
-            return True
-        return bool(re.search(r"\b(public|open)\b", head))
-    if lang in ("c", "cpp"):
-        return "static" not in s.text(d.node).split("(")[0].split()
+    """Whether other files may use the definition, by the language's rules."""
+    rule = s.language.exported or _exported_unless_private
+    return rule(s, defs, d, names)
+
+
+def _exported_unless_private(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
     head = s.text(d.node).split("(")[0]
     return not re.search(r"\b(private|protected|internal)\b", head)
 
 
 def _docstring(s: _Source, d: _Def) -> str | None:
-    if s.lang == "python":
-        body = d.fn.child_by_field_name("body")
-        first = body.named_children[0] if body is not None and body.named_children else None
-        if first is not None and first.type == "expression_statement" and first.named_children:
-            first = first.named_children[0]
-        if first is not None and first.type == "string":
-            return _docstring_text(s.text(first))
-        return None
+    if s.language.docstring is not None:
+        return s.language.docstring(s, d)
     node = d.node
     while node.parent is not None and node.parent.type in (
             "export_statement", "type_declaration", "decorated_definition", "template_declaration"):
@@ -2420,55 +2378,16 @@ def _first_paragraph(text: str) -> str | None:
 
 def _def_bases(s: _Source, d: _Def) -> list[tuple[str, str, str, int]]:
     """(owner qualname, base as written, extends|implements, line) of a class."""
-    if d.kind not in CLASS_KINDS:
+    if d.kind not in CLASS_KINDS or s.language.bases is None:
         return []
-    node, lang, found = d.node, s.lang, []
+    found = []
 
     def add(base: Any, kind: str) -> None:
         text = re.sub(r"<.*|\[.*|\(.*", "", one_line(s.text(base))).strip().lstrip("*")
         if text and text not in ("object",):
             found.append((d.qualname, text, kind, base.start_point[0] + 1))
 
-    if lang == "python":
-        supers = node.child_by_field_name("superclasses")
-        for arg in supers.named_children if supers is not None else ():
-            if arg.type in ("identifier", "attribute"):
-                add(arg, "extends")
-    elif lang in ("javascript", "typescript", "tsx"):
-        for heritage in (c for c in node.named_children if c.type == "class_heritage"):
-            for clause in heritage.named_children:
-                if clause.type == "extends_clause":
-                    for value in clause.children_by_field_name("value"):
-                        add(value, "extends")
-                elif clause.type == "implements_clause":
-                    for value in clause.named_children:
-                        add(value, "implements")
-                else:
-                    add(clause, "extends")
-        for clause in (c for c in node.named_children if c.type == "extends_type_clause"):
-            for value in clause.named_children:
-                add(value, "extends")
-    elif lang == "java":
-        superclass = node.child_by_field_name("superclass")
-        if superclass is not None and superclass.named_children:
-            add(superclass.named_children[0], "extends")
-        for field, kind in (("interfaces", "implements"), (None, "extends")):
-            holder = node.child_by_field_name(field) if field else next(
-                (c for c in node.named_children if c.type == "extends_interfaces"), None)
-            for type_list in holder.named_children if holder is not None else ():
-                for value in type_list.named_children:
-                    add(value, kind)
-    elif lang == "go":
-        body = node.child_by_field_name("type")
-        for field in _descendants(body, ("field_declaration", "type_elem")):
-            if field.type == "field_declaration" and field.child_by_field_name("name") is None:
-                add(field.child_by_field_name("type"), "extends")
-            elif field.type == "type_elem":
-                add(field, "extends")
-    elif lang == "rust" and d.kind == "trait":
-        bounds = node.child_by_field_name("bounds")
-        for value in bounds.named_children if bounds is not None else ():
-            add(value, "extends")
+    s.language.bases(s, d, add)
     return found
 
 
@@ -2482,17 +2401,6 @@ def _descendants(node: Any, types: tuple[str, ...], depth: int = 3) -> list[Any]
         else:
             found.extend(_descendants(child, types, depth - 1))
     return found
-
-
-def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]],
-                      ctx: dict[str, Any]) -> None:
-    """A Go receiver is the method's self: remember its name and type."""
-    receiver = d.node.child_by_field_name("receiver")
-    for param in receiver.named_children if receiver is not None else ():
-        name, type_node = param.child_by_field_name("name"), param.child_by_field_name("type")
-        if name is not None and type_node is not None:
-            types.setdefault(d.qualname, {})[s.text(name)] = s.text(type_node)
-            ctx.setdefault("receivers", {})[d.qualname] = s.text(name)
 
 
 def _clean_type(text: str) -> str:
@@ -2511,9 +2419,7 @@ def _clean_type(text: str) -> str:
 def _file_context(s: _Source, imports: list[Any], extra: dict) -> dict[str, Any]:
     """Import bindings (local name -> [module, imported name]) and what the file exports."""
     ctx: dict[str, Any] = {"imports": {}, "stars": [], "import_lines": []}
-    handler = {"python": _py_import, "javascript": _js_import, "typescript": _js_import,
-               "tsx": _js_import, "go": _go_import, "rust": _rust_import,
-               "java": _java_import}.get(s.lang)
+    handler = s.language.import_handler
     for node in imports if handler else ():
         handler(s, node, ctx)
     for key in ("package", "mods", "default"):
@@ -2530,146 +2436,9 @@ def _bind(ctx: dict[str, Any], local: str, module: str, name: str | None, line: 
         ctx["import_lines"].append((module, line))
 
 
-def _py_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
-    line = node.start_point[0] + 1
-    if node.type == "import_statement":
-        for item in node.children_by_field_name("name"):
-            if item.type == "aliased_import":
-                _bind(ctx, s.text(item.child_by_field_name("alias")),
-                      s.text(item.child_by_field_name("name")), None, line)
-                continue
-            module = s.text(item)
-            _bind(ctx, module, module, None, line)
-            head = module.split(".")[0]
-            if head != module:
-                ctx["imports"].setdefault(head, [head, None])
-        return
-    module = s.text(node.child_by_field_name("module_name"))
-    for item in node.children_by_field_name("name"):
-        if item.type == "aliased_import":
-            original = s.text(item.child_by_field_name("name"))
-            _bind(ctx, s.text(item.child_by_field_name("alias")), module, original, line)
-        else:
-            _bind(ctx, s.text(item), module, s.text(item), line)
-    if any(c.type == "wildcard_import" for c in node.children):
-        ctx["stars"].append(module)
-        ctx["import_lines"].append((module, line))
-
-
-def _js_string(s: _Source, node: Any) -> str:
+def _quoted_text(s: _Source, node: Any) -> str:
+    """A string literal's text without its quotes."""
     return s.text(node).strip("'\"`") if node is not None else ""
-
-
-def _js_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
-    line = node.start_point[0] + 1
-    if node.type == "variable_declarator":  # const x = require('./m')
-        value = node.child_by_field_name("value")
-        args = value.child_by_field_name("arguments") if value is not None else None
-        source = _js_string(s, args.named_children[0]) if args and args.named_children else ""
-        name = node.child_by_field_name("name")
-        if not source or name is None:
-            return
-        if name.type == "identifier":
-            _bind(ctx, s.text(name), source, None, line)
-        for item in name.named_children if name.type == "object_pattern" else ():
-            if item.type == "pair_pattern":
-                _bind(ctx, s.text(item.child_by_field_name("value")), source,
-                      s.text(item.child_by_field_name("key")), line)
-            else:
-                _bind(ctx, s.text(item), source, s.text(item), line)
-        return
-    source = _js_string(s, node.child_by_field_name("source"))
-    if not source:
-        return
-    ctx["import_lines"].append((source, line))
-    for clause in node.named_children:
-        if clause.type == "import_clause":
-            for item in clause.named_children:
-                _js_import_clause(s, item, source, ctx)
-        elif clause.type == "export_clause":  # export { a as b } from './m'
-            for spec in clause.named_children:
-                name = s.text(spec.child_by_field_name("name"))
-                alias = s.text(spec.child_by_field_name("alias")) or name
-                ctx["imports"][alias] = [source, name]
-                ctx.setdefault("reexports", []).append(alias)
-    if node.type == "export_statement" and s.text(node).replace(" ", "").startswith("export*"):
-        ctx["stars"].append(source)
-
-
-def _js_import_clause(s: _Source, item: Any, source: str, ctx: dict[str, Any]) -> None:
-    if item.type == "identifier":
-        ctx["imports"][s.text(item)] = [source, "default"]
-    elif item.type == "namespace_import":
-        ctx["imports"][s.text(item.named_children[0])] = [source, None]
-    elif item.type == "named_imports":
-        for spec in item.named_children:
-            name = s.text(spec.child_by_field_name("name"))
-            alias = s.text(spec.child_by_field_name("alias")) or name
-            ctx["imports"][alias] = [source, name]
-
-
-def _js_module_exports(s: _Source, lhs: Any, rhs: Any, extra: dict) -> None:
-    """module.exports = {a, b} / module.exports = f / exports.x = ..."""
-    target = s.text(lhs).replace(" ", "")
-    if target == "module.exports":
-        if rhs.type == "object":
-            for item in rhs.named_children:
-                key = item.child_by_field_name("key") if item.type == "pair" else item
-                extra.setdefault("exports", []).append(s.text(key))
-        elif rhs.type == "identifier":
-            extra["default"] = s.text(rhs)
-            extra.setdefault("exports", []).append(s.text(rhs))
-    elif target.startswith(("module.exports.", "exports.")):
-        extra.setdefault("exports", []).append(target.rsplit(".", 1)[1])
-
-
-def _go_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
-    path = _js_string(s, node.child_by_field_name("path"))
-    alias = s.text(node.child_by_field_name("name"))
-    if alias == ".":
-        ctx["stars"].append(path)
-        ctx["import_lines"].append((path, node.start_point[0] + 1))
-    elif alias != "_":
-        _bind(ctx, alias or path.rsplit("/", 1)[-1], path, None, node.start_point[0] + 1)
-
-
-def _rust_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
-    argument = node.child_by_field_name("argument")
-    if argument is not None:
-        _rust_use(s, argument, "", ctx, node.start_point[0] + 1)
-
-
-def _rust_use(s: _Source, node: Any, prefix: str, ctx: dict[str, Any], line: int) -> None:
-    kind = node.type
-    if kind == "use_as_clause":
-        full = prefix + s.text(node.child_by_field_name("path"))
-        _bind(ctx, s.text(node.child_by_field_name("alias")), full, None, line)
-    elif kind == "scoped_use_list":
-        path = node.child_by_field_name("path")
-        inner = prefix + (s.text(path) + "::" if path is not None else "")
-        _rust_use(s, node.child_by_field_name("list"), inner, ctx, line)
-    elif kind == "use_list":
-        for child in node.named_children:
-            _rust_use(s, child, prefix, ctx, line)
-    elif kind == "use_wildcard":
-        ctx["stars"].append(prefix + s.text(node).removesuffix("*").rstrip(":"))
-        ctx["import_lines"].append((prefix, line))
-    elif kind in ("identifier", "scoped_identifier", "crate", "self", "super"):
-        full = prefix + s.text(node)
-        if full.endswith("::self"):
-            full = full[:-6]
-        _bind(ctx, full.rsplit("::", 1)[-1], full, None, line)
-
-
-def _java_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
-    name = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")),
-                None)
-    full = s.text(name)
-    if any(c.type == "asterisk" for c in node.children):
-        ctx["stars"].append(full)
-        ctx["import_lines"].append((full, node.start_point[0] + 1))
-    elif full:
-        _bind(ctx, full.rsplit(".", 1)[-1], full, None, node.start_point[0] + 1)
 
 
 def _graph_parse_job(job: tuple[str, str, str, str | None]) -> tuple:
@@ -3113,7 +2882,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
         rows.append((node_id, project, file_id, uid, d[0], d[1], d[2], rel, d[3], d[4], d[5],
                      d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent))
         edges.append((project, "contains", parent, node_id, d[1], None, None, d[3], 1.0, file_id))
-        if d[9] and parent == file_node and lang in GRAPH_FULL_LANGUAGES:
+        if d[9] and parent == file_node and LANGUAGES[lang].full:
             edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
                           file_id))
         run.affected.add(d[1])
@@ -3148,12 +2917,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 # name defined exactly once in the index. A target is ("node", id),
 # ("module", [paths]), ("external", None) or None when nothing is known.
 
-SELF_NAMES = {"python": ("self", "cls"), "javascript": ("this",), "typescript": ("this",),
-              "tsx": ("this",), "java": ("this",), "rust": ("self", "Self")}
 SUPER_NAMES = frozenset({"super()", "super"})
-# Languages where a bare name inside a class body is looked up on the class.
-CLASS_SCOPE_LANGUAGES = frozenset({"java", "csharp", "kotlin", "swift", "cpp", "php"})
-LANGUAGE_FAMILY = {"typescript": "javascript", "tsx": "javascript", "c": "cpp"}
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -3163,13 +2927,6 @@ COMMON_METHOD_NAMES = frozenset(
     "lower upper find index count add discard sort reverse send push shift unshift map "
     "filter reduce forEach slice splice then catch toString equals hashCode length size "
     "next iter match search sub group start end set has delete apply call bind".split())
-PY_BUILTINS = frozenset(
-    "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod "
-    "compile complex delattr dict dir divmod enumerate eval exec filter float format frozenset "
-    "getattr globals hasattr hash help hex id input int isinstance issubclass iter len list "
-    "locals map max memoryview min next object oct open ord pow print property range repr "
-    "reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip "
-    "__import__".split())
 SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type FROM nodes "
                       "WHERE project = ?")
 SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ?"
@@ -3198,21 +2955,23 @@ class _Resolver:
                 self.by_name.setdefault(name, []).append(node_id)
                 self.by_dir.setdefault((posix_parent(path), qualname), node_id)
         self.lang: dict[str, str] = {}
+        self.languages: dict[str, Language] = {}
         self.package: dict[str, str] = {}
         for row in db.query(SQL_RESOLVER_FILES, (env.project,)):
             self.lang[row["path"]] = row["language"]
+            self.languages[row["path"]] = LANGUAGES.get(row["language"], _UNKNOWN_LANGUAGE)
             if row["package"]:
                 self.package[row["path"]] = row["package"]
         self._contexts: dict[str, dict[str, Any]] = {}
-        self._py_modules: dict[str, list[str]] | None = None
-        self._java: dict[str, int] | None = None
-        self._go_module: str | None = None
+        self.memo: dict[Any, Any] = {}  # the languages' module tables, built when first asked
         self.bases: dict[int, list[int]] = {}
         self.subclasses: dict[int, list[int]] = {}
         self._guesses: dict[tuple, tuple[int | None, float]] = {}
         self._chains: dict[str, list[str]] = {}
         self._calls: dict[tuple, tuple[int | None, float]] = {}
-        self._modules: dict[tuple[str, str], str | None] = {}
+
+    def language(self, path: str) -> Language:
+        return self.languages.get(path, _UNKNOWN_LANGUAGE)
 
     def load_bases(self) -> None:
         self.bases, self.subclasses = {}, {}
@@ -3228,175 +2987,12 @@ class _Resolver:
 
     # -- modules ------------------------------------------------------------
 
-    def py_module(self, importer: str, spec: str) -> str | None:
-        key = (posix_parent(importer) if spec.startswith(".") else "", spec)
-        if key not in self._modules:
-            self._modules[key] = self._py_module(importer, spec)
-        return self._modules[key]
-
-    def _py_module(self, importer: str, spec: str) -> str | None:
-        if spec.startswith("."):
-            level = len(spec) - len(spec.lstrip("."))
-            base = posix_parent(importer)
-            for _ in range(level - 1):
-                base = posix_parent(base)
-            rest = spec[level:].replace(".", "/")
-            return self._py_file("/".join(p for p in (base, rest) if p))
-        if self._py_modules is None:
-            self._py_modules = {}
-            for path, lang in self.lang.items():
-                if lang == "python":
-                    stem = re.sub(r"(/__init__)?\.pyi?$", "", path)
-                    parts = stem.split("/")
-                    for i in range(len(parts)):
-                        self._py_modules.setdefault(".".join(parts[i:]), []).append(path)
-        found = self._py_modules.get(spec)
-        return min(found, key=lambda p: (p.count("/"), len(p))) if found else None
-
-    def _py_file(self, stem: str) -> str | None:
-        for candidate in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi",
-                          f"{stem}/__init__.pyi"):
-            if candidate in self.lang:
-                return candidate
-        return None
-
-    def js_module(self, importer: str, spec: str) -> str | None:
-        if not spec.startswith("."):
-            return None
-        base = os.path.normpath(posixpath_join(posix_parent(importer), spec)).replace("\\", "/")
-        for suffix in ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts",
-                       "/index.tsx", "/index.js", "/index.jsx"):
-            if base + suffix in self.lang:
-                return base + suffix
-        return None
-
-    def go_package(self, spec: str) -> list[str]:
-        if self._go_module is None:
-            self._go_module = ""
-            with contextlib.suppress(OSError):
-                text = (self.root / "go.mod").read_text(encoding="utf-8", errors="replace")
-                match = re.search(r"^module\s+(\S+)", text, re.M)
-                self._go_module = match.group(1) if match else ""
-        module = self._go_module
-        if not module or not (spec == module or spec.startswith(module + "/")):
-            return []
-        folder = spec[len(module) + 1:]
-        return [p for p, lang in self.lang.items() if lang == "go" and posix_parent(p) == folder]
-
-    def java_class(self, fqcn: str) -> int | None:
-        if self._java is None:
-            self._java = {}
-            for node_id, (kind, _, qualname, path) in self.nodes.items():
-                if kind in CLASS_KINDS and self.lang.get(path) == "java":
-                    package = self.package.get(path, "")
-                    self._java.setdefault(f"{package}.{qualname}".lstrip("."), node_id)
-        return self._java.get(fqcn)
-
-    def rust_path(self, importer: str, spec: str) -> tuple[str, Any] | None:
-        parts = [p for p in spec.split("::") if p]
-        if not parts:
-            return None
-        if parts[0] == "crate":
-            current = self._rust_crate_root(importer)
-        elif parts[0] in ("self", "super"):
-            current = importer
-            while parts and parts[0] in ("self", "super"):
-                if parts.pop(0) == "super":
-                    current = self._rust_parent_module(current)
-            parts.insert(0, "self")
-        elif parts[0] in self.ctx(importer).get("mods", ()):
-            current, parts = importer, ["self", *parts]
-        else:
-            return ("external", None)
-        if current is None:
-            return None
-        for index, part in enumerate(parts[1:], 1):
-            child = self._rust_submodule(current, part)
-            if child is None:
-                node = self.by_pq.get((current, ".".join(parts[index:])))
-                return ("node", node) if node else None
-            current = child
-        return ("module", [current])
-
-    def _rust_crate_root(self, importer: str) -> str | None:
-        folder = posix_parent(importer)
-        while True:
-            for name in ("lib.rs", "main.rs"):
-                candidate = f"{folder}/{name}" if folder else name
-                if candidate in self.lang:
-                    return candidate
-            if not folder:
-                return None
-            folder = posix_parent(folder)
-
-    def _rust_module_dir(self, path: str) -> str:
-        if path.rsplit("/", 1)[-1] in ("mod.rs", "lib.rs", "main.rs"):
-            return posix_parent(path)
-        return path[:-3]
-
-    def _rust_submodule(self, path: str, name: str) -> str | None:
-        folder = self._rust_module_dir(path)
-        for candidate in (f"{folder}/{name}.rs", f"{folder}/{name}/mod.rs"):
-            candidate = candidate.lstrip("/")
-            if candidate in self.lang:
-                return candidate
-        return None
-
-    def _rust_parent_module(self, path: str) -> str | None:
-        folder = posix_parent(path)
-        if path.rsplit("/", 1)[-1] in ("mod.rs", "lib.rs", "main.rs"):
-            folder = posix_parent(folder)
-        for candidate in (f"{folder}/mod.rs", f"{folder}/lib.rs", f"{folder}/main.rs",
-                          f"{folder}.rs"):
-            if candidate.lstrip("/") in self.lang:
-                return candidate.lstrip("/")
-        return None
-
     # -- names --------------------------------------------------------------
 
     def resolve_binding(self, path: str, binding: list[Any], depth: int = 0) -> tuple | None:
-        """What an import binding of ``path`` points to."""
-        module, name = binding
-        lang = self.lang.get(path)
-        if lang == "python":
-            if name is not None:  # `from pkg import mod` works without pkg/__init__.py
-                sub_spec = module + name if module.endswith(".") else f"{module}.{name}"
-                sub = self.py_module(path, sub_spec)
-                if sub is not None:
-                    return ("module", [sub])
-            mpath = self.py_module(path, module)
-            if mpath is None:
-                return ("external", None)
-            if name is None:
-                return ("module", [mpath])
-            return self.lookup_in_modules([mpath], name, depth + 1)
-        if lang in ("javascript", "typescript", "tsx"):
-            mpath = self.js_module(path, module)
-            if mpath is None:
-                return ("external", None)
-            if name is None:
-                return ("module", [mpath])
-            if name == "default":
-                name = self.ctx(mpath).get("default")
-                if not name:
-                    return None
-            return self.lookup_in_modules([mpath], name, depth + 1)
-        if lang == "go":
-            files = self.go_package(module)
-            return ("module", files) if files else ("external", None)
-        if lang == "rust":
-            return self.rust_path(path, module)
-        if lang == "java":
-            node = self.java_class(module)
-            if node is not None:
-                return ("node", node)
-            owner, _, member = module.rpartition(".")
-            cls = self.java_class(owner)
-            if cls is not None:
-                found = self.method_lookup(cls, member)
-                return ("node", found) if found else None
-            return ("external", None)
-        return None
+        """What an import binding [module, name or None] of ``path`` points to."""
+        resolve = self.language(path).resolve_binding
+        return resolve(self, path, binding[0], binding[1], depth) if resolve else None
 
     def lookup_in_modules(self, paths: list[str], name: str, depth: int = 0) -> tuple | None:
         """A module-level name of these files, following re-exports."""
@@ -3427,13 +3023,13 @@ class _Resolver:
         return chain
 
     def resolve_name(self, path: str, scope: str, name: str) -> tuple | None:
-        lang = self.lang.get(path, "")
+        language = self.language(path)
         for qual in self.scope_chain(scope):
             owner = self.by_pq.get((path, qual))
             if owner is None:
                 continue
             if self.nodes[owner][0] in CLASS_KINDS:
-                if lang in CLASS_SCOPE_LANGUAGES:
+                if language.class_scope:
                     found = self.method_lookup(owner, name)
                     if found is not None:
                         return ("node", found)
@@ -3448,16 +3044,10 @@ class _Resolver:
         node = self.by_pq.get((path, name))
         if node is not None and self.nodes[node][0] != "file":
             return ("node", node)
-        if lang == "go":
-            node = self.by_dir.get((posix_parent(path), name))
-            if node is not None:
-                return ("node", node)
-        if lang == "java":
-            node = self.java_class(f"{self.package.get(path, '')}.{name}".lstrip("."))
-            if node is not None:
-                return ("node", node)
-        if lang == "rust" and name in ctx.get("mods", ()):
-            return self.rust_path(path, f"self::{name}")
+        if language.resolve_local is not None:
+            found = language.resolve_local(self, path, name, ctx)
+            if found is not None:
+                return found
         for star in ctx.get("stars", ()):
             target = self.resolve_binding(path, [star, None])
             if target and target[0] == "module":
@@ -3478,10 +3068,8 @@ class _Resolver:
             if target is None or target[0] == "external":
                 return target
             if target[0] == "module":
-                sub = None
-                if self.lang.get(target[1][0]) == "python":
-                    package = re.sub(r"(/__init__)?\.pyi?$", "", target[1][0])
-                    sub = self._py_file(package + "/" + part)
+                submodule = self.language(target[1][0]).submodule
+                sub = submodule(self, target[1][0], part) if submodule else None
                 target = ("module", [sub]) if sub else self.lookup_in_modules(target[1], part)
             else:
                 kind, _, qualname, npath = self.nodes[target[1]]
@@ -3496,12 +3084,9 @@ class _Resolver:
         kind, _, qualname, path = self.nodes[cls]
         wanted = f"{qualname}.{name}"
         found = self.by_pq.get((path, wanted))
-        lang = self.lang.get(path)
-        if found is None and lang == "go":
-            found = self.by_dir.get((posix_parent(path), wanted))
-        if found is None and lang == "rust":
-            found = next((n for n in self.by_name.get(name, ()) if self.nodes[n][2] == wanted
-                          and self.lang.get(self.nodes[n][3]) == "rust"), None)
+        fallback = self.language(path).method_fallback
+        if found is None and fallback is not None:
+            found = fallback(self, path, wanted, name)
         if found is not None:
             return found
         for base in self.bases.get(cls, ()):
@@ -3516,7 +3101,7 @@ class _Resolver:
             node = self.by_pq.get((path, qual))
             if node is not None and self.nodes[node][0] in CLASS_KINDS:
                 return node
-        if "." in scope and self.lang.get(path) in ("go", "rust"):
+        if "." in scope and self.language(path).methods_outside:
             owner = scope.rsplit(".", 1)[0]
             target = self.resolve_name(path, "", owner)
             if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
@@ -3536,16 +3121,15 @@ class _Resolver:
 
     def _resolve_call(self, path: str, scope: str, callee: str,
                       recv: str | None) -> tuple[int | None, float]:
-        lang = self.lang.get(path, "")
+        language = self.language(path)
+        lang = language.name
         if recv is None:
-            return self._resolve_bare(path, scope, callee, lang)
-        if "::" in recv:  # Rust crate::a::f(), super::f(), self::m::f()
-            target = self.rust_path(path, f"{recv}::{callee}")
-            if target and target[0] == "node":
-                return target[1], CONF_EXACT
-            return None, 0.0 if target is None else 1.0
-        is_receiver = lang == "go" and self.ctx(path).get("receivers", {}).get(scope) == recv
-        if recv in SELF_NAMES.get(lang, ()) or recv in SUPER_NAMES or is_receiver:
+            return self._resolve_bare(path, scope, callee, language)
+        if "::" in recv and language.path_call is not None:
+            return language.path_call(self, path, recv, callee)
+        is_receiver = language.named_receivers and \
+            self.ctx(path).get("receivers", {}).get(scope) == recv
+        if recv in language.self_names or recv in SUPER_NAMES or is_receiver:
             return self._resolve_self(path, scope, callee, recv, lang)
         if recv[:1] in "\"'[{(0123456789" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
@@ -3556,21 +3140,21 @@ class _Resolver:
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
-            if lang == "java" and recv[:1].isupper():
+            if language.capitalized_outside and recv[:1].isupper():
                 return None, 1.0  # a class outside the index (System.out, Math)
         return self.guess(callee, lang, attr=True)
 
     def _resolve_bare(self, path: str, scope: str, callee: str,
-                      lang: str) -> tuple[int | None, float]:
+                      language: Language) -> tuple[int | None, float]:
         called = self.ctx(path).get("called_params", {})
         if any(callee in called.get(qual, ()) for qual in self.scope_chain(scope)):
             return None, 0.0  # a callable passed in as a parameter
         target = self.resolve_name(path, scope, callee)
         if target is not None:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
-        if lang == "python" and callee in PY_BUILTINS:
+        if callee in language.builtins:
             return None, 1.0
-        return self.guess(callee, lang)
+        return self.guess(callee, language.name)
 
     def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
                       lang: str) -> tuple[int | None, float]:
@@ -3645,7 +3229,8 @@ class _Resolver:
             types = self.ctx(path).get("types", {})
             for qual in self.scope_chain(scope):
                 found = types.get(qual, {}).get("self." + attr) or (
-                    types.get(qual, {}).get(attr) if self.lang.get(path) == "java" else None)
+                    types.get(qual, {}).get(attr) if self.language(path).unprefixed_fields
+                    else None)
                 if found:
                     return found
             return None
@@ -3668,12 +3253,11 @@ class _Resolver:
     def _guess(self, name: str, lang: str, attr: bool) -> tuple[int | None, float]:
         if attr and name in COMMON_METHOD_NAMES:
             return None, 0.0
-        family = LANGUAGE_FAMILY.get(lang, lang)
+        family = LANGUAGES.get(lang, _UNKNOWN_LANGUAGE).family
         found = []
         for node in self.by_name.get(name, ()):
             kind, _, qualname, path = self.nodes[node]
-            node_lang = self.lang.get(path, "")
-            if LANGUAGE_FAMILY.get(node_lang, node_lang) != family:
+            if self.language(path).family != family:
                 continue
             # A bare name can only mean a module-level definition: nested functions
             # are invisible outside their scope, methods need a receiver.
@@ -3780,6 +3364,1012 @@ def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: lis
             updates.append((dst, 1.0, edge_id))
     db.executemany(SQL_EDGE_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
+
+
+# --- Graph language: Python ---------------------------------------------------
+
+_PY_BRANCHES = ("(if_statement) (elif_clause) (for_statement) (while_statement) (except_clause)"
+                " (boolean_operator) (conditional_expression) (case_clause) (for_in_clause)"
+                " (if_clause)")
+_PY_QUERY = f"""
+(class_definition name: (identifier) @name) @def.class
+(function_definition name: (identifier) @name) @def.function
+(call function: (identifier) @callee) @call
+(call function: (attribute object: (_) @recv attribute: (identifier) @callee)) @call
+[(import_statement) (import_from_statement)] @import
+(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @type))
+    @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
+    @vartype
+(module (expression_statement (assignment left: (identifier) @allname
+    right: [(list) (tuple)] @allvalue)))
+[{_PY_BRANCHES}] @branch
+"""
+PY_BUILTINS = frozenset(
+    "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod "
+    "compile complex delattr dict dir divmod enumerate eval exec filter float format frozenset "
+    "getattr globals hasattr hash help hex id input int isinstance issubclass iter len list "
+    "locals map max memoryview min next object oct open ord pow print property range repr "
+    "reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip "
+    "__import__".split())
+
+
+def _is_overload_stub(s: _Source, node: Any) -> bool:
+    """``@overload`` signatures only describe the real definition that follows."""
+    parent = node.parent
+    return parent is not None and parent.type == "decorated_definition" and any(
+        c.type == "decorator" and s.text(c).rstrip().endswith("overload")
+        for c in parent.children)
+
+
+def _py_param(s: _Source, p: Any) -> dict[str, Any]:
+    kind = p.type
+    if kind == "identifier" or kind.endswith("splat_pattern"):
+        return {"name": s.text(p), "type": None, "default": None}
+    name = p.child_by_field_name("name") if kind != "typed_parameter" else p.named_children[0]
+    type_node = p.child_by_field_name("type") if kind.startswith("typed") else None
+    default = p.child_by_field_name("value") if kind.endswith("default_parameter") else None
+    return {"name": s.text(name if name is not None else p),
+            "type": one_line(s.text(type_node)) or None if type_node is not None else None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
+def _py_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """Public: not underscored (dunders are), inside public classes, listed in __all__."""
+    parent = defs[d.parent] if d.parent >= 0 else None
+    name = d.name
+    if parent is not None and parent.kind not in CLASS_KINDS:
+        return False
+    if parent is not None:
+        dunder = name.startswith("__") and name.endswith("__")
+        return _py_exported(s, defs, parent, names) and (dunder or not name.startswith("_"))
+    return name in names if names else not name.startswith("_")
+
+
+def _py_docstring(s: _Source, d: _Def) -> str | None:
+    body = d.fn.child_by_field_name("body")
+    first = body.named_children[0] if body is not None and body.named_children else None
+    if first is not None and first.type == "expression_statement" and first.named_children:
+        first = first.named_children[0]
+    if first is not None and first.type == "string":
+        return _docstring_text(s.text(first))
+    return None
+
+
+def _py_module_docstring(s: _Source, first: Any) -> str | None:
+    if first.type == "expression_statement" and first.named_children:
+        first = first.named_children[0]
+    return _docstring_text(s.text(first)) if first.type == "string" else None
+
+
+def _py_bases(s: _Source, d: _Def, add: Callable[[Any, str], None]) -> None:
+    supers = d.node.child_by_field_name("superclasses")
+    for arg in supers.named_children if supers is not None else ():
+        if arg.type in ("identifier", "attribute"):
+            add(arg, "extends")
+
+
+def _py_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    line = node.start_point[0] + 1
+    if node.type == "import_statement":
+        for item in node.children_by_field_name("name"):
+            if item.type == "aliased_import":
+                _bind(ctx, s.text(item.child_by_field_name("alias")),
+                      s.text(item.child_by_field_name("name")), None, line)
+                continue
+            module = s.text(item)
+            _bind(ctx, module, module, None, line)
+            head = module.split(".")[0]
+            if head != module:
+                ctx["imports"].setdefault(head, [head, None])
+        return
+    module = s.text(node.child_by_field_name("module_name"))
+    for item in node.children_by_field_name("name"):
+        if item.type == "aliased_import":
+            original = s.text(item.child_by_field_name("name"))
+            _bind(ctx, s.text(item.child_by_field_name("alias")), module, original, line)
+        else:
+            _bind(ctx, s.text(item), module, s.text(item), line)
+    if any(c.type == "wildcard_import" for c in node.children):
+        ctx["stars"].append(module)
+        ctx["import_lines"].append((module, line))
+
+
+def _py_module(r: _Resolver, importer: str, spec: str) -> str | None:
+    """The file of module ``spec`` imported from ``importer`` (relative or absolute)."""
+    key = ("python", posix_parent(importer) if spec.startswith(".") else "", spec)
+    if key not in r.memo:
+        r.memo[key] = _py_find_module(r, importer, spec)
+    return r.memo[key]
+
+
+def _py_find_module(r: _Resolver, importer: str, spec: str) -> str | None:
+    if spec.startswith("."):
+        level = len(spec) - len(spec.lstrip("."))
+        base = posix_parent(importer)
+        for _ in range(level - 1):
+            base = posix_parent(base)
+        rest = spec[level:].replace(".", "/")
+        return _py_file(r, "/".join(p for p in (base, rest) if p))
+    modules = r.memo.get("python.modules")
+    if modules is None:  # every dotted suffix of every file's module name
+        modules = r.memo["python.modules"] = {}
+        for path, lang in r.lang.items():
+            if lang == "python":
+                parts = re.sub(r"(/__init__)?\.pyi?$", "", path).split("/")
+                for i in range(len(parts)):
+                    modules.setdefault(".".join(parts[i:]), []).append(path)
+    found = modules.get(spec)
+    return min(found, key=lambda p: (p.count("/"), len(p))) if found else None
+
+
+def _py_file(r: _Resolver, stem: str) -> str | None:
+    for candidate in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi",
+                      f"{stem}/__init__.pyi"):
+        if candidate in r.lang:
+            return candidate
+    return None
+
+
+def _py_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    if name is not None:  # `from pkg import mod` works without pkg/__init__.py
+        sub_spec = module + name if module.endswith(".") else f"{module}.{name}"
+        sub = _py_module(r, path, sub_spec)
+        if sub is not None:
+            return ("module", [sub])
+    mpath = _py_module(r, path, module)
+    if mpath is None:
+        return ("external", None)
+    if name is None:
+        return ("module", [mpath])
+    return r.lookup_in_modules([mpath], name, depth + 1)
+
+
+def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
+    return _py_file(r, re.sub(r"(/__init__)?\.pyi?$", "", module_path) + "/" + part)
+
+
+PYTHON = Language(
+    name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
+    family="python", self_names=("self", "cls"), builtins=PY_BUILTINS,
+    skeleton=SkeletonRules(
+        containers=frozenset({"module", "block"}),
+        keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
+                        "with_statement", "match_statement", "case_clause",
+                        "return_statement", "raise_statement", "function_definition",
+                        "class_definition", "decorated_definition"}),
+        class_parents=frozenset({"class_definition"})),
+    skip_def=_is_overload_stub, param=_py_param, exported=_py_exported,
+    docstring=_py_docstring, module_docstring=_py_module_docstring, bases=_py_bases,
+    import_handler=_py_import, resolve_binding=_py_resolve_binding, submodule=_py_submodule)
+
+
+# --- Graph language: JavaScript -----------------------------------------------
+# TypeScript and TSX below share these queries, hooks and module resolution.
+
+_JS_CALLS = """
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (member_expression object: (_) @recv
+    property: (property_identifier) @callee)) @call
+(new_expression constructor: (identifier) @callee) @call
+(new_expression constructor: (member_expression object: (_) @recv
+    property: (property_identifier) @callee)) @call
+[(if_statement) (for_statement) (for_in_statement) (while_statement) (do_statement)
+ (catch_clause) (ternary_expression) (switch_case)] @branch
+(binary_expression operator: ["&&" "||" "??"]) @branch
+[(import_statement) (export_statement source: (_))] @import
+(variable_declarator value: (call_expression function: (identifier) @req
+    (#eq? @req "require"))) @import
+(variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
+    @vartype
+(variable_declarator name: (identifier) @var value: (call_expression
+    function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
+(variable_declarator name: (identifier) @var value: (await_expression (call_expression
+    function: [(identifier) (member_expression)] @type))) @vartype
+(assignment_expression left: (member_expression object: (this) @self
+    property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
+(export_specifier name: (_) @exportname)
+(export_statement value: (identifier) @defaultname)
+(assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
+"""
+_JS_FIELDS = """
+(field_definition property: (property_identifier) @var
+    value: (new_expression constructor: (_) @type)) @vartype @self
+"""
+_JSX_CALLS = """
+(jsx_self_closing_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
+(jsx_opening_element name: (identifier) @callee (#match? @callee "^[A-Z]")) @call
+"""
+_JS_DEFS = """
+(class_declaration name: (_) @name) @def.class
+(class name: (_) @name) @def.class
+(function_declaration name: (identifier) @name) @def.function
+(generator_function_declaration name: (identifier) @name) @def.function
+(method_definition name: (_) @name) @def.function
+(variable_declarator name: (identifier) @name
+    value: [(arrow_function) (function_expression)] @fn) @def.function
+(expression_statement (assignment_expression
+    left: (member_expression object: [(identifier) (member_expression)] @owner
+        property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)] @fn
+    (#match? @owner "^(module\\.)?exports$"))) @def.function
+"""
+_JS_SKELETON = SkeletonRules(
+    containers=frozenset({"program", "statement_block", "switch_body", "switch_case",
+                          "switch_default", "class_body", "interface_body", "enum_body"}),
+    keep=frozenset({"if_statement", "for_statement", "for_in_statement", "for_of_statement",
+                    "while_statement", "do_statement", "try_statement", "switch_statement",
+                    "return_statement", "throw_statement", "function_declaration",
+                    "generator_function_declaration", "class_declaration",
+                    "abstract_class_declaration", "method_definition", "switch_case",
+                    "switch_default", "export_statement", "interface_declaration",
+                    "enum_declaration", "labeled_statement"}),
+    class_bodies=frozenset({"class_body", "interface_body", "enum_body"}))
+
+
+def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) -> None:
+    up = d.node.parent
+    if up is not None and up.type == "export_statement" and s.text(up).startswith(
+            "export default"):
+        ctx["default"] = d.name
+
+
+def _js_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """Members of classes unless #private or `private`; top level when under `export`."""
+    parent = defs[d.parent] if d.parent >= 0 else None
+    if parent is not None:
+        return parent.kind in CLASS_KINDS and not d.name.startswith("#") and \
+            "private" not in s.text(d.node).split("(")[0].split()
+    up = d.node.parent
+    while up is not None and up.type in ("variable_declarator", "lexical_declaration",
+                                         "variable_declaration"):
+        up = up.parent
+    return (up is not None and up.type == "export_statement") or d.name in names
+
+
+def _js_bases(s: _Source, d: _Def, add: Callable[[Any, str], None]) -> None:
+    for heritage in (c for c in d.node.named_children if c.type == "class_heritage"):
+        for clause in heritage.named_children:
+            if clause.type == "extends_clause":
+                for value in clause.children_by_field_name("value"):
+                    add(value, "extends")
+            elif clause.type == "implements_clause":
+                for value in clause.named_children:
+                    add(value, "implements")
+            else:
+                add(clause, "extends")
+    for clause in (c for c in d.node.named_children if c.type == "extends_type_clause"):
+        for value in clause.named_children:
+            add(value, "extends")
+
+
+def _js_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    line = node.start_point[0] + 1
+    if node.type == "variable_declarator":  # const x = require('./m')
+        value = node.child_by_field_name("value")
+        args = value.child_by_field_name("arguments") if value is not None else None
+        source = _quoted_text(s, args.named_children[0]) if args and args.named_children \
+            else ""
+        name = node.child_by_field_name("name")
+        if not source or name is None:
+            return
+        if name.type == "identifier":
+            _bind(ctx, s.text(name), source, None, line)
+        for item in name.named_children if name.type == "object_pattern" else ():
+            if item.type == "pair_pattern":
+                _bind(ctx, s.text(item.child_by_field_name("value")), source,
+                      s.text(item.child_by_field_name("key")), line)
+            else:
+                _bind(ctx, s.text(item), source, s.text(item), line)
+        return
+    source = _quoted_text(s, node.child_by_field_name("source"))
+    if not source:
+        return
+    ctx["import_lines"].append((source, line))
+    for clause in node.named_children:
+        if clause.type == "import_clause":
+            for item in clause.named_children:
+                _js_import_clause(s, item, source, ctx)
+        elif clause.type == "export_clause":  # export { a as b } from './m'
+            for spec in clause.named_children:
+                name = s.text(spec.child_by_field_name("name"))
+                alias = s.text(spec.child_by_field_name("alias")) or name
+                ctx["imports"][alias] = [source, name]
+                ctx.setdefault("reexports", []).append(alias)
+    if node.type == "export_statement" and s.text(node).replace(" ", "").startswith("export*"):
+        ctx["stars"].append(source)
+
+
+def _js_import_clause(s: _Source, item: Any, source: str, ctx: dict[str, Any]) -> None:
+    if item.type == "identifier":
+        ctx["imports"][s.text(item)] = [source, "default"]
+    elif item.type == "namespace_import":
+        ctx["imports"][s.text(item.named_children[0])] = [source, None]
+    elif item.type == "named_imports":
+        for spec in item.named_children:
+            name = s.text(spec.child_by_field_name("name"))
+            alias = s.text(spec.child_by_field_name("alias")) or name
+            ctx["imports"][alias] = [source, name]
+
+
+def _js_module_exports(s: _Source, lhs: Any, rhs: Any, extra: dict) -> None:
+    """module.exports = {a, b} / module.exports = f / exports.x = ..."""
+    target = s.text(lhs).replace(" ", "")
+    if target == "module.exports":
+        if rhs.type == "object":
+            for item in rhs.named_children:
+                key = item.child_by_field_name("key") if item.type == "pair" else item
+                extra.setdefault("exports", []).append(s.text(key))
+        elif rhs.type == "identifier":
+            extra["default"] = s.text(rhs)
+            extra.setdefault("exports", []).append(s.text(rhs))
+    elif target.startswith(("module.exports.", "exports.")):
+        extra.setdefault("exports", []).append(target.rsplit(".", 1)[1])
+
+
+def _js_module(r: _Resolver, importer: str, spec: str) -> str | None:
+    """The file a relative specifier names; packages are outside the index."""
+    if not spec.startswith("."):
+        return None
+    base = os.path.normpath(posixpath_join(posix_parent(importer), spec)).replace("\\", "/")
+    for suffix in ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts",
+                   "/index.tsx", "/index.js", "/index.jsx"):
+        if base + suffix in r.lang:
+            return base + suffix
+    return None
+
+
+def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    mpath = _js_module(r, path, module)
+    if mpath is None:
+        return ("external", None)
+    if name is None:
+        return ("module", [mpath])
+    if name == "default":
+        name = r.ctx(mpath).get("default")
+        if not name:
+            return None
+    return r.lookup_in_modules([mpath], name, depth + 1)
+
+
+_JS_HOOKS: dict[str, Any] = dict(
+    full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
+    def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
+    import_handler=_js_import, resolve_binding=_js_resolve_binding)
+JAVASCRIPT = Language(
+    name="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"), fence="javascript",
+    query=_JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
+
+
+# --- Graph language: TypeScript -----------------------------------------------
+
+_TS_FIELDS = """
+(public_field_definition name: (property_identifier) @var type: (type_annotation (_) @type))
+    @vartype @self
+(public_field_definition name: (property_identifier) @var !type
+    value: (new_expression constructor: (_) @type)) @vartype @self
+"""
+_TS_DEFS = """
+(abstract_class_declaration name: (_) @name) @def.class
+(interface_declaration name: (_) @name) @def.interface
+(enum_declaration name: (_) @name) @def.enum
+(method_signature name: (_) @name) @def.function
+(abstract_method_signature name: (_) @name) @def.function
+(variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
+"""
+TYPESCRIPT = Language(
+    name="typescript", extensions=(".ts", ".mts", ".cts"), fence="typescript",
+    query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS, **_JS_HOOKS)
+
+
+# --- Graph language: TSX --------------------------------------------------------
+
+TSX = Language(
+    name="tsx", extensions=(".tsx",), fence="tsx",
+    query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
+
+
+# --- Graph language: Go ---------------------------------------------------------
+
+_GO_QUERY = """
+(type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
+(type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
+(function_declaration name: (identifier) @name) @def.function
+(method_declaration name: (field_identifier) @name) @def.method
+(method_elem name: (field_identifier) @name) @def.function
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (selector_expression operand: (_) @recv
+    field: (field_identifier) @callee)) @call
+(import_spec) @import
+(package_clause (package_identifier) @package)
+(short_var_declaration left: (expression_list . (identifier) @var)
+    right: (expression_list . [(composite_literal type: (_) @type)
+        (unary_expression operand: (composite_literal type: (_) @type))])) @vartype
+(var_spec name: (identifier) @var type: (_) @type) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var)
+    right: (expression_list . (call_expression function: (_) @type))) @vartype
+[(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
+
+
+def _go_qualname(s: _Source, d: _Def) -> bool:
+    """A method is qualified by its receiver's type: func (u *User) Save() -> User.Save."""
+    if d.kind != "method":
+        return False
+    receiver = d.node.child_by_field_name("receiver")
+    owner = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[.*?\]", "", s.text(receiver)))
+    d.qualname = f"{owner[-1]}.{d.name}" if owner else d.name
+    return True
+
+
+def _go_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    return d.name[:1].isupper()
+
+
+def _go_bases(s: _Source, d: _Def, add: Callable[[Any, str], None]) -> None:
+    """Embedded fields of a struct and embedded interfaces."""
+    body = d.node.child_by_field_name("type")
+    for field in _descendants(body, ("field_declaration", "type_elem")):
+        if field.type == "field_declaration" and field.child_by_field_name("name") is None:
+            add(field.child_by_field_name("type"), "extends")
+        elif field.type == "type_elem":
+            add(field, "extends")
+
+
+def _go_receiver_type(s: _Source, d: _Def, types: dict[str, dict[str, str]],
+                      ctx: dict[str, Any]) -> None:
+    """A Go receiver is the method's self: remember its name and type."""
+    receiver = d.node.child_by_field_name("receiver")
+    for param in receiver.named_children if receiver is not None else ():
+        name, type_node = param.child_by_field_name("name"), param.child_by_field_name("type")
+        if name is not None and type_node is not None:
+            types.setdefault(d.qualname, {})[s.text(name)] = s.text(type_node)
+            ctx.setdefault("receivers", {})[d.qualname] = s.text(name)
+
+
+def _go_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    path = _quoted_text(s, node.child_by_field_name("path"))
+    alias = s.text(node.child_by_field_name("name"))
+    if alias == ".":
+        ctx["stars"].append(path)
+        ctx["import_lines"].append((path, node.start_point[0] + 1))
+    elif alias != "_":
+        _bind(ctx, alias or path.rsplit("/", 1)[-1], path, None, node.start_point[0] + 1)
+
+
+def _go_package(r: _Resolver, spec: str) -> list[str]:
+    """The files of an import path inside this module (go.mod's module line)."""
+    module = r.memo.get("go.module")
+    if module is None:
+        module = r.memo["go.module"] = ""
+        with contextlib.suppress(OSError):
+            text = (r.root / "go.mod").read_text(encoding="utf-8", errors="replace")
+            match = re.search(r"^module\s+(\S+)", text, re.M)
+            module = r.memo["go.module"] = match.group(1) if match else ""
+    if not module or not (spec == module or spec.startswith(module + "/")):
+        return []
+    folder = spec[len(module) + 1:]
+    return [p for p, lang in r.lang.items() if lang == "go" and posix_parent(p) == folder]
+
+
+def _go_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    files = _go_package(r, module)
+    return ("module", files) if files else ("external", None)
+
+
+def _go_same_package(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+    """A package's files share one scope: the folder is the package."""
+    node = r.by_dir.get((posix_parent(path), name))
+    return ("node", node) if node is not None else None
+
+
+def _go_method_in_package(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
+    return r.by_dir.get((posix_parent(path), wanted))
+
+
+GO = Language(
+    name="go", extensions=(".go",), fence="go", query=_GO_QUERY, full=True, family="go",
+    methods_outside=True, named_receivers=True, return_fields=("result",),
+    skeleton=SkeletonRules(
+        containers=frozenset({"source_file", "statement_list"}),
+        keep=frozenset({"if_statement", "for_statement", "expression_switch_statement",
+                        "type_switch_statement", "select_statement", "expression_case",
+                        "type_case", "default_case", "communication_case",
+                        "return_statement", "go_statement", "defer_statement",
+                        "function_declaration", "method_declaration", "labeled_statement"})),
+    qualname=_go_qualname, exported=_go_exported, bases=_go_bases,
+    method_types=_go_receiver_type, import_handler=_go_import,
+    resolve_binding=_go_resolve_binding, resolve_local=_go_same_package,
+    method_fallback=_go_method_in_package)
+
+
+# --- Graph language: Rust -------------------------------------------------------
+
+_RUST_QUERY = """
+(struct_item name: (type_identifier) @name) @def.struct
+(enum_item name: (type_identifier) @name) @def.enum
+(union_item name: (type_identifier) @name) @def.struct
+(trait_item name: (type_identifier) @name) @def.trait
+(function_item name: (identifier) @name) @def.function
+(function_signature_item name: (identifier) @name) @def.function
+(impl_item type: (_) @name) @scope.impl
+(mod_item name: (identifier) @name body: (_)) @scope.mod
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (scoped_identifier path: (_) @recv name: (identifier) @callee)) @call
+(call_expression function: (field_expression value: (_) @recv
+    field: (field_identifier) @callee)) @call
+(use_declaration) @import
+(mod_item name: (identifier) @modname !body)
+(let_declaration pattern: (identifier) @var type: (_) @type) @vartype
+(let_declaration pattern: (identifier) @var
+    value: (call_expression function: (scoped_identifier path: (_) @type))) @vartype
+(let_declaration pattern: (identifier) @var value: (struct_expression name: (_) @type)) @vartype
+(let_declaration pattern: (identifier) @var !type
+    value: (call_expression function: (identifier) @type)) @vartype
+[(if_expression) (for_expression) (while_expression) (loop_expression) (match_arm)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
+
+
+def _rust_def_name(text: str, kind: str) -> str:
+    if kind == "scope.impl":  # impl<T> Foo<T> / impl Trait for &Foo
+        text = re.sub(r"<.*", "", text).lstrip("&*").replace("mut ", "").strip()
+        text = text.split("::")[-1]
+    return text
+
+
+def _rust_impl_trait(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) -> None:
+    """impl Trait for Type: Type implements Trait."""
+    trait = d.node.child_by_field_name("trait") if d.kind == "scope.impl" else None
+    if trait is not None:
+        bases.append((d.qualname, _clean_type(s.text(trait)), "implements",
+                      trait.start_point[0] + 1))
+
+
+def _rust_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """`pub`, trait items of public traits, and every item of a trait impl."""
+    parent = defs[d.parent] if d.parent >= 0 else None
+    if parent is not None and parent.kind == "trait":
+        return _rust_exported(s, defs, parent, names)
+    if parent is not None and parent.kind == "scope.impl" and \
+            parent.node.child_by_field_name("trait") is not None:
+        return True
+    return any(c.type == "visibility_modifier" for c in d.node.children)
+
+
+def _rust_bases(s: _Source, d: _Def, add: Callable[[Any, str], None]) -> None:
+    """A trait's supertraits (trait A: B + C)."""
+    bounds = d.node.child_by_field_name("bounds") if d.kind == "trait" else None
+    for value in bounds.named_children if bounds is not None else ():
+        add(value, "extends")
+
+
+def _rust_call_written(s: _Source, recv: Any, callee: Any, name: str,
+                       recv_text: str) -> tuple[str, str] | None:
+    """Path calls keep their ``::``: crate::a::f() and Type::new() read as paths."""
+    if s.src[recv.end_byte:callee.start_byte].strip() != b"::":
+        return None
+    written = f"{one_line(s.text(recv))}::{name}"
+    if recv_text.split(".", 1)[0] in ("crate", "super", "self"):
+        recv_text = one_line(s.text(recv))  # a module path: resolved as written
+    return written, recv_text
+
+
+def _rust_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    argument = node.child_by_field_name("argument")
+    if argument is not None:
+        _rust_use(s, argument, "", ctx, node.start_point[0] + 1)
+
+
+def _rust_use(s: _Source, node: Any, prefix: str, ctx: dict[str, Any], line: int) -> None:
+    kind = node.type
+    if kind == "use_as_clause":
+        full = prefix + s.text(node.child_by_field_name("path"))
+        _bind(ctx, s.text(node.child_by_field_name("alias")), full, None, line)
+    elif kind == "scoped_use_list":
+        path = node.child_by_field_name("path")
+        inner = prefix + (s.text(path) + "::" if path is not None else "")
+        _rust_use(s, node.child_by_field_name("list"), inner, ctx, line)
+    elif kind == "use_list":
+        for child in node.named_children:
+            _rust_use(s, child, prefix, ctx, line)
+    elif kind == "use_wildcard":
+        ctx["stars"].append(prefix + s.text(node).removesuffix("*").rstrip(":"))
+        ctx["import_lines"].append((prefix, line))
+    elif kind in ("identifier", "scoped_identifier", "crate", "self", "super"):
+        full = prefix + s.text(node)
+        if full.endswith("::self"):
+            full = full[:-6]
+        _bind(ctx, full.rsplit("::", 1)[-1], full, None, line)
+
+
+def _rust_path(r: _Resolver, importer: str, spec: str) -> tuple[str, Any] | None:
+    """crate::a::b, self::x, super::y read through the module files of the crate."""
+    parts = [p for p in spec.split("::") if p]
+    if not parts:
+        return None
+    if parts[0] == "crate":
+        current = _rust_crate_root(r, importer)
+    elif parts[0] in ("self", "super"):
+        current = importer
+        while parts and parts[0] in ("self", "super"):
+            if parts.pop(0) == "super":
+                current = _rust_parent_module(r, current)
+        parts.insert(0, "self")
+    elif parts[0] in r.ctx(importer).get("mods", ()):
+        current, parts = importer, ["self", *parts]
+    else:
+        return ("external", None)
+    if current is None:
+        return None
+    for index, part in enumerate(parts[1:], 1):
+        child = _rust_submodule(r, current, part)
+        if child is None:
+            node = r.by_pq.get((current, ".".join(parts[index:])))
+            return ("node", node) if node else None
+        current = child
+    return ("module", [current])
+
+
+def _rust_crate_root(r: _Resolver, importer: str) -> str | None:
+    folder = posix_parent(importer)
+    while True:
+        for name in ("lib.rs", "main.rs"):
+            candidate = f"{folder}/{name}" if folder else name
+            if candidate in r.lang:
+                return candidate
+        if not folder:
+            return None
+        folder = posix_parent(folder)
+
+
+def _rust_module_dir(path: str) -> str:
+    if path.rsplit("/", 1)[-1] in ("mod.rs", "lib.rs", "main.rs"):
+        return posix_parent(path)
+    return path[:-3]
+
+
+def _rust_submodule(r: _Resolver, path: str, name: str) -> str | None:
+    folder = _rust_module_dir(path)
+    for candidate in (f"{folder}/{name}.rs", f"{folder}/{name}/mod.rs"):
+        candidate = candidate.lstrip("/")
+        if candidate in r.lang:
+            return candidate
+    return None
+
+
+def _rust_parent_module(r: _Resolver, path: str) -> str | None:
+    folder = posix_parent(path)
+    if path.rsplit("/", 1)[-1] in ("mod.rs", "lib.rs", "main.rs"):
+        folder = posix_parent(folder)
+    for candidate in (f"{folder}/mod.rs", f"{folder}/lib.rs", f"{folder}/main.rs",
+                      f"{folder}.rs"):
+        if candidate.lstrip("/") in r.lang:
+            return candidate.lstrip("/")
+    return None
+
+
+def _rust_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                          depth: int) -> tuple | None:
+    return _rust_path(r, path, module)
+
+
+def _rust_local_module(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+    """`mod x;` declares the module x next to this file."""
+    return _rust_path(r, path, f"self::{name}") if name in ctx.get("mods", ()) else None
+
+
+def _rust_method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
+    """impl blocks may sit in any file of the crate."""
+    return next((n for n in r.by_name.get(name, ()) if r.nodes[n][2] == wanted
+                 and r.lang.get(r.nodes[n][3]) == "rust"), None)
+
+
+def _rust_path_call(r: _Resolver, path: str, recv: str,
+                    callee: str) -> tuple[int | None, float]:
+    """crate::a::f(), super::f(), self::m::f()."""
+    target = _rust_path(r, path, f"{recv}::{callee}")
+    if target and target[0] == "node":
+        return target[1], CONF_EXACT
+    return None, 0.0 if target is None else 1.0
+
+
+RUST = Language(
+    name="rust", extensions=(".rs",), fence="rust", query=_RUST_QUERY, full=True,
+    family="rust", self_names=("self", "Self"), methods_outside=True, async_before=b"fn",
+    skeleton=SkeletonRules(
+        containers=frozenset({"source_file", "block", "declaration_list", "match_block"}),
+        keep=frozenset({"if_expression", "match_expression", "match_arm", "for_expression",
+                        "while_expression", "loop_expression", "return_expression",
+                        "function_item", "impl_item", "trait_item", "mod_item"}),
+        class_bodies=frozenset({"declaration_list"})),
+    def_name=_rust_def_name, def_extra=_rust_impl_trait, exported=_rust_exported,
+    bases=_rust_bases, call_written=_rust_call_written, import_handler=_rust_import,
+    resolve_binding=_rust_resolve_binding, resolve_local=_rust_local_module,
+    method_fallback=_rust_method_anywhere, path_call=_rust_path_call)
+
+
+# --- Graph language: Java -------------------------------------------------------
+
+_JAVA_QUERY = """
+(class_declaration name: (identifier) @name) @def.class
+(record_declaration name: (identifier) @name) @def.class
+(interface_declaration name: (identifier) @name) @def.interface
+(enum_declaration name: (identifier) @name) @def.enum
+(method_declaration name: (identifier) @name) @def.method
+(constructor_declaration name: (identifier) @name) @def.method
+(method_invocation object: (_) @recv name: (identifier) @callee) @call
+(method_invocation !object name: (identifier) @callee) @call
+(object_creation_expression type: (type_identifier) @callee) @call
+(import_declaration) @import
+(package_declaration (_) @package)
+(local_variable_declaration type: (_) @type declarator: (variable_declarator
+    name: (identifier) @var)) @vartype
+(field_declaration type: (_) @type declarator: (variable_declarator
+    name: (identifier) @var)) @vartype
+[(if_statement) (for_statement) (enhanced_for_statement) (while_statement) (do_statement)
+ (catch_clause) (ternary_expression) (switch_label)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
+
+
+def _public_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """Declared `public` (or Swift's `open`)."""
+    head = s.text(d.node).split("(")[0].split("{")[0]
+    return bool(re.search(r"\b(public|open)\b", head))
+
+
+def _java_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """`public`, and every member of an interface."""
+    parent = defs[d.parent] if d.parent >= 0 else None
+    if parent is not None and parent.kind == "interface":
+        return True
+    return _public_exported(s, defs, d, names)
+
+
+def _java_bases(s: _Source, d: _Def, add: Callable[[Any, str], None]) -> None:
+    node = d.node
+    superclass = node.child_by_field_name("superclass")
+    if superclass is not None and superclass.named_children:
+        add(superclass.named_children[0], "extends")
+    for field, kind in (("interfaces", "implements"), (None, "extends")):
+        holder = node.child_by_field_name(field) if field else next(
+            (c for c in node.named_children if c.type == "extends_interfaces"), None)
+        for type_list in holder.named_children if holder is not None else ():
+            for value in type_list.named_children:
+                add(value, kind)
+
+
+def _java_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    name = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")),
+                None)
+    full = s.text(name)
+    if any(c.type == "asterisk" for c in node.children):
+        ctx["stars"].append(full)
+        ctx["import_lines"].append((full, node.start_point[0] + 1))
+    elif full:
+        _bind(ctx, full.rsplit(".", 1)[-1], full, None, node.start_point[0] + 1)
+
+
+def _java_class(r: _Resolver, fqcn: str) -> int | None:
+    """The class of a fully qualified name (package.Outer.Inner) in the index."""
+    classes = r.memo.get("java.classes")
+    if classes is None:
+        classes = r.memo["java.classes"] = {}
+        for node_id, (kind, _, qualname, path) in r.nodes.items():
+            if kind in CLASS_KINDS and r.lang.get(path) == "java":
+                package = r.package.get(path, "")
+                classes.setdefault(f"{package}.{qualname}".lstrip("."), node_id)
+    return classes.get(fqcn)
+
+
+def _java_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                          depth: int) -> tuple | None:
+    node = _java_class(r, module)
+    if node is not None:
+        return ("node", node)
+    owner, _, member = module.rpartition(".")  # import static pkg.Cls.member
+    cls = _java_class(r, owner)
+    if cls is not None:
+        found = r.method_lookup(cls, member)
+        return ("node", found) if found else None
+    return ("external", None)
+
+
+def _java_same_package(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+    node = _java_class(r, f"{r.package.get(path, '')}.{name}".lstrip("."))
+    return ("node", node) if node is not None else None
+
+
+JAVA = Language(
+    name="java", extensions=(".java",), fence="java", query=_JAVA_QUERY, full=True,
+    family="java", self_names=("this",), class_scope=True, unprefixed_fields=True,
+    capitalized_outside=True, return_fields=("type",),
+    skeleton=SkeletonRules(
+        containers=frozenset({"program", "block", "constructor_body", "class_body",
+                              "interface_body", "enum_body", "enum_body_declarations",
+                              "switch_block", "switch_block_statement_group"}),
+        keep=frozenset({"if_statement", "for_statement", "enhanced_for_statement",
+                        "while_statement", "do_statement", "try_statement",
+                        "try_with_resources_statement", "switch_expression",
+                        "switch_statement", "switch_block_statement_group", "switch_rule",
+                        "return_statement", "throw_statement", "yield_statement",
+                        "synchronized_statement", "switch_label", "method_declaration",
+                        "constructor_declaration", "class_declaration",
+                        "interface_declaration", "enum_declaration", "record_declaration",
+                        "labeled_statement"}),
+        class_bodies=frozenset({"class_body", "interface_body", "enum_body",
+                                "enum_body_declarations"})),
+    exported=_java_exported, bases=_java_bases, import_handler=_java_import,
+    resolve_binding=_java_resolve_binding, resolve_local=_java_same_package)
+
+
+# --- Graph language: C ----------------------------------------------------------
+
+_C_QUERY = """
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator
+    declarator: (identifier) @name))) @def.function
+(struct_specifier name: (type_identifier) @name body: (_)) @def.struct
+(union_specifier name: (type_identifier) @name body: (_)) @def.struct
+(enum_specifier name: (type_identifier) @name body: (_)) @def.enum
+(type_definition type: (struct_specifier !name body: (_)) declarator: (type_identifier) @name)
+    @def.struct
+"""
+
+
+def _c_params_holder(s: _Source, d: _Def) -> Any:
+    """The parameter list sits in the (possibly pointer-wrapped) function declarator."""
+    declarator = d.node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator.child_by_field_name("parameters") if declarator else None
+
+
+def _c_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """Everything but `static` (file-local) definitions."""
+    return "static" not in s.text(d.node).split("(")[0].split()
+
+
+C = Language(
+    name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, family="cpp",
+    return_fields=("type",), params_holder=_c_params_holder, exported=_c_exported)
+
+
+# --- Graph language: C++ --------------------------------------------------------
+
+_CPP_QUERY = """
+(function_definition declarator: (function_declarator
+    declarator: [(identifier) (field_identifier) (qualified_identifier)
+                 (destructor_name) (operator_name)] @name)) @def.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator
+    declarator: [(identifier) (field_identifier) (qualified_identifier)] @name))) @def.function
+(function_definition declarator: (reference_declarator (function_declarator
+    declarator: [(identifier) (field_identifier) (qualified_identifier)] @name))) @def.function
+(class_specifier name: (_) @name body: (_)) @def.class
+(struct_specifier name: (_) @name body: (_)) @def.struct
+(union_specifier name: (_) @name body: (_)) @def.struct
+(enum_specifier name: (_) @name body: (_)) @def.enum
+(namespace_definition name: (_) @name) @scope.namespace
+"""
+
+
+def _cpp_def_name(text: str, kind: str) -> str:
+    return text.split("::")[-1]
+
+
+def _cpp_qualname(s: _Source, d: _Def) -> bool:
+    """A function defined as Outer::Class::name is a method of Outer.Class."""
+    if d.kind != "function":
+        return False
+    scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
+    if "::" not in scope:
+        return False
+    d.qualname = ".".join(p.strip() for p in scope.split("::") if p.strip())
+    d.kind = "method"
+    return True
+
+
+CPP = Language(
+    name="cpp", extensions=(".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), fence="cpp",
+    query=_CPP_QUERY, family="cpp", class_scope=True, return_fields=("type",),
+    def_name=_cpp_def_name, qualname=_cpp_qualname, params_holder=_c_params_holder,
+    exported=_c_exported)
+
+
+# --- Graph language: C# ---------------------------------------------------------
+
+_CSHARP_QUERY = """
+(class_declaration name: (identifier) @name) @def.class
+(record_declaration name: (identifier) @name) @def.class
+(struct_declaration name: (identifier) @name) @def.struct
+(interface_declaration name: (identifier) @name) @def.interface
+(enum_declaration name: (identifier) @name) @def.enum
+(method_declaration name: (identifier) @name) @def.method
+(constructor_declaration name: (identifier) @name) @def.method
+(namespace_declaration name: (_) @name) @scope.namespace
+"""
+CSHARP = Language(
+    name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, family="csharp",
+    class_scope=True, return_fields=("returns", "type"), exported=_public_exported)
+
+
+# --- Graph language: Ruby -------------------------------------------------------
+
+_RUBY_QUERY = """
+(class name: (_) @name) @def.class
+(module name: (_) @name) @def.class
+(method name: (_) @name) @def.function
+(singleton_method name: (_) @name) @def.function
+"""
+RUBY = Language(name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY,
+                family="ruby")
+
+
+# --- Graph language: PHP --------------------------------------------------------
+
+_PHP_QUERY = """
+(class_declaration name: (name) @name) @def.class
+(interface_declaration name: (name) @name) @def.interface
+(trait_declaration name: (name) @name) @def.trait
+(enum_declaration name: (name) @name) @def.enum
+(function_definition name: (name) @name) @def.function
+(method_declaration name: (name) @name) @def.method
+"""
+PHP = Language(name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, family="php",
+               class_scope=True)
+
+
+# --- Graph language: Kotlin -----------------------------------------------------
+
+_KOTLIN_QUERY = """
+(class_declaration (type_identifier) @name) @def.class
+(object_declaration (type_identifier) @name) @def.class
+(function_declaration (simple_identifier) @name) @def.function
+"""
+KOTLIN = Language(name="kotlin", extensions=(".kt", ".kts"), fence="kotlin",
+                  query=_KOTLIN_QUERY, family="kotlin", class_scope=True,
+                  parameter_children=True)
+
+
+# --- Graph language: Swift ------------------------------------------------------
+
+_SWIFT_QUERY = """
+(class_declaration name: (type_identifier) @name) @def.class
+(protocol_declaration name: (type_identifier) @name) @def.interface
+(function_declaration name: (simple_identifier) @name) @def.function
+"""
+SWIFT = Language(name="swift", extensions=(".swift",), fence="swift", query=_SWIFT_QUERY,
+                 family="swift", class_scope=True, parameter_children=True,
+                 exported=_public_exported)
+
+
+# --- Graph language: code fences only -------------------------------------------
+# Languages ctxkit does not index but names in the code fences of its output.
+
+SCALA = Language(name="scala", extensions=(".scala",), fence="scala")
+LUA = Language(name="lua", extensions=(".lua",), fence="lua")
+BASH = Language(name="bash", extensions=(".sh",), fence="bash")
+
+
+# --- Graph: the language table --------------------------------------------------
+
+LANGUAGES: dict[str, Language] = {language.name: language for language in (
+    PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA, C, CPP, CSHARP, RUBY, PHP, KOTLIN,
+    SWIFT, SCALA, LUA, BASH)}
+_UNKNOWN_LANGUAGE = Language(name="", extensions=(), fence="")
+# Derived maps: file ending -> language name.
+GRAPH_EXTENSIONS = {ext: language.name for language in LANGUAGES.values() if language.query
+                    for ext in language.extensions}
+FENCE_LANGUAGES = {ext: language.fence for language in LANGUAGES.values()
+                   for ext in language.extensions}
+SKELETON_LANGUAGES = {ext: language.name for language in LANGUAGES.values()
+                      if language.skeleton is not None for ext in language.extensions}
 
 
 # --- Graph: lookups other sections call ---------------------------------------
@@ -4227,19 +4817,6 @@ CONTEXT_MAX_NODES = 2000        # nodes visited when following relations
 L3_RELATION_NAMES = 5           # calls / called-by names shown at L3
 ITEM_LESSONS = 5                # lessons shown under one symbol
 
-SKELETON_LANGUAGES = {
-    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
-    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",
-    ".cts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust", ".java": "java",
-}
-
-# Fence info strings for code blocks of other languages.
-FENCE_LANGUAGES = {
-    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cxx": "cpp",
-    ".cs": "csharp", ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin",
-    ".swift": "swift", ".scala": "scala", ".lua": "lua", ".sh": "bash",
-}
-
 _TEST_PATH = lazy_re(
     r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
     r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
@@ -4337,7 +4914,7 @@ def source_language(path: str) -> str | None:
 
 def fence_language(path: str) -> str:
     ext = os.path.splitext(path)[1].lower()
-    return SKELETON_LANGUAGES.get(ext) or FENCE_LANGUAGES.get(ext, "")
+    return FENCE_LANGUAGES.get(ext, "")
 
 
 def line_offsets(data: bytes) -> list[int]:
@@ -4382,18 +4959,6 @@ def _inline_code(text: str) -> str:
 # parsed alone), limited to the node's lines.
 
 
-class SkeletonRules(Record):
-    """Node types that drive the skeleton of one language."""
-
-    __slots__ = ("containers", "keep", "class_bodies", "class_parents")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"class_bodies": frozenset(), "class_parents": frozenset()}
-    FROZEN = True
-    containers: frozenset[str]      # nodes whose named children are statements
-    keep: frozenset[str]            # statements kept, their bodies skeletonized
-    class_bodies: frozenset[str]    # containers whose members all stay
-    class_parents: frozenset[str]   # a container under these is a class body
-
-
 _CALL_TYPES = frozenset({"call", "call_expression", "method_invocation", "macro_invocation",
                          "new_expression", "object_creation_expression"})
 # await and yield are kept whatever they wrap: they are suspension points.
@@ -4409,59 +4974,6 @@ _WRAPPER_TYPES = frozenset({"expression_statement", "parenthesized_expression",
                             "non_null_expression", "satisfies_expression"})
 _DECLARATOR_TYPES = frozenset({"variable_declarator", "var_spec", "const_spec",
                                "assignment", "assignment_expression"})
-
-_JS_RULES = SkeletonRules(
-    containers=frozenset({"program", "statement_block", "switch_body", "switch_case",
-                          "switch_default", "class_body", "interface_body", "enum_body"}),
-    keep=frozenset({"if_statement", "for_statement", "for_in_statement", "for_of_statement",
-                    "while_statement", "do_statement", "try_statement", "switch_statement",
-                    "return_statement", "throw_statement", "function_declaration",
-                    "generator_function_declaration", "class_declaration",
-                    "abstract_class_declaration", "method_definition", "switch_case",
-                    "switch_default", "export_statement", "interface_declaration",
-                    "enum_declaration", "labeled_statement"}),
-    class_bodies=frozenset({"class_body", "interface_body", "enum_body"}))
-
-SKELETON_RULES: dict[str, SkeletonRules] = {
-    "python": SkeletonRules(
-        containers=frozenset({"module", "block"}),
-        keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
-                        "with_statement", "match_statement", "case_clause",
-                        "return_statement", "raise_statement", "function_definition",
-                        "class_definition", "decorated_definition"}),
-        class_parents=frozenset({"class_definition"})),
-    "javascript": _JS_RULES,
-    "typescript": _JS_RULES,
-    "tsx": _JS_RULES,
-    "go": SkeletonRules(
-        containers=frozenset({"source_file", "statement_list"}),
-        keep=frozenset({"if_statement", "for_statement", "expression_switch_statement",
-                        "type_switch_statement", "select_statement", "expression_case",
-                        "type_case", "default_case", "communication_case",
-                        "return_statement", "go_statement", "defer_statement",
-                        "function_declaration", "method_declaration", "labeled_statement"})),
-    "rust": SkeletonRules(
-        containers=frozenset({"source_file", "block", "declaration_list", "match_block"}),
-        keep=frozenset({"if_expression", "match_expression", "match_arm", "for_expression",
-                        "while_expression", "loop_expression", "return_expression",
-                        "function_item", "impl_item", "trait_item", "mod_item"}),
-        class_bodies=frozenset({"declaration_list"})),
-    "java": SkeletonRules(
-        containers=frozenset({"program", "block", "constructor_body", "class_body",
-                              "interface_body", "enum_body", "enum_body_declarations",
-                              "switch_block", "switch_block_statement_group"}),
-        keep=frozenset({"if_statement", "for_statement", "enhanced_for_statement",
-                        "while_statement", "do_statement", "try_statement",
-                        "try_with_resources_statement", "switch_expression",
-                        "switch_statement", "switch_block_statement_group", "switch_rule",
-                        "return_statement", "throw_statement", "yield_statement",
-                        "synchronized_statement", "switch_label", "method_declaration",
-                        "constructor_declaration", "class_declaration",
-                        "interface_declaration", "enum_declaration", "record_declaration",
-                        "labeled_statement"}),
-        class_bodies=frozenset({"class_body", "interface_body", "enum_body",
-                                "enum_body_declarations"})),
-}
 
 _PARSERS: dict[str, Any] = {}
 
@@ -4642,7 +5154,7 @@ def skeleton_text(data: bytes, path: str, first: int, last: int) -> str:
     language = source_language(path)
     if language is None:
         return _line_skeleton(lines, first, last)
-    rules = SKELETON_RULES[language]
+    rules = LANGUAGES[language].skeleton
     node = _node_for_rows(parse_source(data, language).root_node, first, last)
     walk = _SkeletonWalk(rules)
     if node.parent is None:
@@ -7403,9 +7915,12 @@ def split_symbol(db: Database | None, env: Env, symbol: str,
 
 
 def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
-    """lessons_for_symbol() (the fast-path section) for a graph node."""
-    return lessons_for_symbol(db, project, node.path, node.qualname, node.name, node.id,
-                              node.body_hash)
+    """The active lessons of a graph node as one SYMBOL_OBJ (node_symbol_obj() in the
+    fast-path section), None when it has none."""
+    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
+                                        "name": node.name, "uid": node.id,
+                                        "body_hash": node.body_hash})
+    return obj if obj["lessons"] else None
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -7425,11 +7940,10 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     lesson, masked = redact(lesson)
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         name, path = split_symbol(db, env, symbol, file)
-        path = path or ""
-        code_hash = _current_hash(db, env.project, name, path)
+        path, name, node = bind_to_code_on_disk(env, db, name, path or "")
+        code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
             symbol_id = _ensure_symbol(db, env.project, name, path)
             # Never earlier than the symbol's last lesson, even if the clock stepped
@@ -7440,10 +7954,31 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
                 max(utc_now(), latest), code_hash, None)).lastrowid
             _store_counters(db, env.project, symbol_id)
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
-        return {"id": lesson_id, "symbol": _symbol_obj(db, env.project, row, False),
+        return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
                 "redactions": masked + masked_detail}
-    finally:
-        db.close()
+
+
+def bind_to_code_on_disk(env: Env, db: Database, name: str,
+                         file: str) -> tuple[str, str, sqlite3.Row | None]:
+    """bind_symbol() against the code as it is on disk now.
+
+    The file of the symbol (the node it binds to, else --file) is re-indexed
+    first when it changed since it was indexed, so a lesson recorded right
+    after an edit keeps the hash of the edited code, not of the indexed one.
+    Nothing is indexed in a project that has no graph.
+    """
+    bound = bind_symbol(db, env.project, name, file)
+    path = bound[0] if bound[2] is not None else file
+    if not path or os.path.isabs(path) or path.startswith("../") or \
+            db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None:
+        return bound
+    try:
+        changed = graph_refresh(env, db, [path])
+    except CtxkitError as exc:  # the lesson matters more than its hash
+        if not env.quiet:
+            warn(f"lesson recorded without a code hash: {exc}")
+        return bound[0], bound[1], None
+    return bind_symbol(db, env.project, name, file) if changed else bound
 
 
 def _ensure_symbol(db: Database, project: str, name: str, file: str) -> int:
@@ -7476,7 +8011,7 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
             _store_counters(db, env.project, row["symbol_id"])
         symbol = db.one(SQL_SYMBOL_BY_ID, (env.project, row["symbol_id"]))
         return {"id": lesson_id, "status": status, "previous": row["status"],
-                "symbol": _symbol_obj(db, env.project, symbol, True)}
+                "symbol": row_symbol_obj(db, env.project, symbol, True)}
     finally:
         db.close()
 
@@ -8230,8 +8765,9 @@ def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
     if stat and any(stat):
         parts.append(f"+{stat[0]} −{stat[1]}")
     elif status == "added" and _small_file(env.root / path):
-        with contextlib.suppress(OSError), open(env.root / path, "rb") as handle:
-            count = sum(1 for _ in handle)
+        data = read_regular(env.root / path, 1 << 20)
+        if data is not None:
+            count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
             parts.append(f"new file, {count} line{'s' if count != 1 else ''}")
     if symbols:
         shown = ", ".join(symbols[:5])
@@ -8287,15 +8823,13 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
 def lesson_lines(db: Database, project: str, state: GitState,
                  nodes: dict[str, list[Node]]) -> list[str]:
     """Active lessons of the modified files and of the changed symbols, riskiest first."""
-    objs: dict[tuple[str, str], dict[str, Any]] = {}
-    for _, path in state.files[:200]:
-        for obj in lesson_symbols(db, project, file=path):
-            objs[(obj["file"], obj["name"])] = obj
+    files = {path for _, path in state.files[:200]}
+    objs = {(obj["file"], obj["name"]): obj for obj in lesson_symbols(db, project)
+            if obj["file"] in files}
     for node in (n for changed in nodes.values() for n in changed):
         obj = lessons_for_node(db, project, node)
-        if obj and (obj["file"], obj["name"]) not in objs and \
-                (node.path, obj["name"]) not in objs:
-            objs[(obj["file"], obj["name"])] = obj
+        if obj:
+            objs.setdefault((obj["file"], obj["name"]), obj)
     lines = []
     for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
         active = [les["lesson"] for les in obj["lessons"]
@@ -8559,8 +9093,9 @@ def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
     path = env.root / SNAPSHOT_FILE
     age = snapshot_age(env)
     if age is not None:
-        with contextlib.suppress(OSError):
-            return path.read_text(encoding="utf-8", errors="replace"), age, None
+        data = read_regular(path, 1 << 24)
+        if data is not None:
+            return data.decode("utf-8", "replace"), age, None
     if env.db_path.exists():
         db = open_db(env, create=False)
         try:
@@ -8674,7 +9209,7 @@ def cmd_hook(args: argparse.Namespace, env: Env) -> int:
         warn(f"hook {args.event}: internal error skipped: {type(exc).__name__}: {exc}")
         return EXIT_OK
     if answer:  # ASCII JSON: right whatever encoding the agent gave our stdout
-        sys.stdout.write(json.dumps(answer) + "\n")
+        write_hook_answer(json.dumps(answer) + "\n")
     return EXIT_OK
 
 
@@ -8715,7 +9250,14 @@ def bash_mode(env: Env) -> str:
 
 
 def is_loud(command: str) -> bool:
-    return bool(re.search(LOUD_COMMAND, command)) and not runs_ctxkit(command)
+    """A loud command anywhere in ``command``, also behind env assignments and prefixes."""
+    if runs_ctxkit(command):
+        return False
+    if re.search(LOUD_COMMAND, command):
+        return True
+    reading = read_shell(command)
+    return reading is not None and any(re.match(LOUD_COMMAND, text)
+                                       for text in reading.texts()[1:])
 
 
 def runs_ctxkit(command: str) -> bool:
@@ -8752,11 +9294,18 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
     if command is None or not is_loud(command):
         return None
     mode = bash_mode(env)
+    if mode == "off":
+        return None
+    verdict = rules_verdict(env, agent, command, tool_input)
+    if verdict in ("deny", "ask", "unreadable"):
+        # The user's own rules decide this command. A rewrite would hide it from
+        # them, and a nudge toward `ctxkit run` would help the agent get around them.
+        return None
     if mode == "wrap" and not re.search(NOT_WRAPPABLE, command):
-        answer = wrap_answer(env, payload, command, agent)
+        answer = wrap_answer(payload, command, agent, verdict)
         if answer is not None:
             return answer
-    if mode == "off" or not first_time(env, payload, "bash-nudge"):
+    if not first_time(env, payload, "bash-nudge"):
         return None
     hint = ("ctxkit: this command may print a lot. Run loud commands as `ctxkit run -- <command>`: "
             "small output prints as is, large output becomes a summary with a handle you can "
@@ -8767,82 +9316,623 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
 def first_time(env: Env, payload: dict[str, Any], mark: str) -> bool:
     """True the first time ``mark`` is asked for in this agent session."""
     session = str(payload.get("session_id") or "no-session")
-    db = open_db(env)
-    try:
-        with db.atomic():
-            cursor = db.execute(SQL_MARK_INSERT, (env.project, session, mark, utc_now()))
-        return cursor.rowcount == 1
-    finally:
-        db.close()
+    with open_db(env) as db, db.atomic():
+        cursor = db.execute(SQL_MARK_INSERT, (env.project, session, mark, utc_now()))
+    return cursor.rowcount == 1
 
 
-def wrap_answer(env: Env, payload: dict[str, Any], command: str,
-                agent: str) -> dict[str, Any] | None:
-    """The rewrite, granting nothing the user's own settings would not grant."""
-    new_input = {**payload["tool_input"], "command": wrap_command(command)}
+# Claude Code's permission modes in which a rewrite may come back with "ask": the
+# user is prompted for Bash commands there anyway. (auto and dontAsk never prompt,
+# plan runs nothing: there only an allow rule may let the rewrite through.)
+PROMPTING_MODES = ("default", "acceptEdits", "")
+
+
+def wrap_decision(agent: str, mode: str, verdict: str | None) -> str | None:
+    """How the rewrite goes back: "allow", "ask", "input" (Gemini) or None (no rewrite).
+
+    Called only once no deny or ask rule matched (rules_verdict).
+    """
     if agent == "gemini":
-        # BeforeTool merges tool_input; no decision field, Gemini's confirmation stays.
-        return hook_answer(agent, "pre-tool-use", tool_input=new_input)
-    verdict = claude_permission(env, payload, command) if agent == "claude" else (
-        "allow" if payload.get("permission_mode") == "bypassPermissions" else None)
-    if verdict in ("deny", "ask-rule"):
+        return "input"        # BeforeTool merges tool_input; Gemini's own confirmation stays
+    if mode == "plan":
         return None
-    if verdict == "allow":
-        return hook_answer(agent, "pre-tool-use", permissionDecision="allow",
-                           permissionDecisionReason="ctxkit: output goes to the output store",
-                           updatedInput=new_input)
-    if agent == "codex":
-        return None             # Codex applies updatedInput only with allow
-    return hook_answer(agent, "pre-tool-use", permissionDecision="ask",
-                       permissionDecisionReason="ctxkit wraps this command in `ctxkit run` to "
-                                                "keep its output searchable; approve to run it",
-                       updatedInput=new_input)
-
-
-def claude_permission(env: Env, payload: dict[str, Any], command: str) -> str | None:
-    """What the user's Claude Code rules say about ``command``: deny, ask-rule, allow or None."""
-    if payload.get("permission_mode") == "bypassPermissions":
+    if mode == "bypassPermissions" or verdict == "allow":
         return "allow"
-    rules: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
-    home = Path(os.environ.get("HOME", str(Path.home())))
-    for path in (home / ".claude" / "settings.json", env.root / ".claude" / "settings.json",
-                 env.root / ".claude" / "settings.local.json"):
-        with contextlib.suppress(OSError, ValueError, AttributeError, TypeError):
-            permissions = json.loads(path.read_text(encoding="utf-8")).get("permissions") or {}
-            for key in rules:
-                rules[key] += [r for r in permissions.get(key) or [] if isinstance(r, str)]
-    for key, verdict in (("deny", "deny"), ("ask", "ask-rule"), ("allow", "allow")):
-        if any(bash_rule_matches(rule, command) for rule in rules[key]):
-            return verdict
+    if agent == "codex":
+        return None           # Codex applies updatedInput only together with allow
+    return "ask" if mode in PROMPTING_MODES else None
+
+
+def wrap_answer(payload: dict[str, Any], command: str, agent: str,
+                verdict: str | None) -> dict[str, Any] | None:
+    """The rewrite, granting nothing the user's own rules would not grant."""
+    mode = str(payload.get("permission_mode") or "")
+    decision = wrap_decision(agent, mode, verdict)
+    if decision is None:
+        return None
+    new_input = {**payload["tool_input"], "command": wrap_command(command)}
+    if decision == "input":
+        return hook_answer(agent, "pre-tool-use", tool_input=new_input)
+    reason = ("ctxkit: output goes to the output store" if decision == "allow" else
+              "ctxkit wraps this command in `ctxkit run` to keep its output searchable; "
+              "approve to run it")
+    return hook_answer(agent, "pre-tool-use", permissionDecision=decision,
+                       permissionDecisionReason=reason, updatedInput=new_input)
+
+
+# --- permission rules: what the user's own rules say about a shell command ----------
+# A rewritten command no longer starts with what the user's rules name, so a
+# rewrite must never reach a command any of those rules denies or asks about.
+# Deny and ask rules are read broadly: they are tried on every simple command
+# the shell would run (each part of a compound command, subshells, $(...) and
+# backticks, process substitutions, here-document bodies, and any word that is
+# itself shell text, such as the argument of `bash -c` or `eval`), starting at
+# every word of it, so env assignments and sudo/time/env/nice/xargs/find -exec
+# style prefixes never hide a command. Allow rules are read narrowly (the
+# whole command, no compound syntax at all). A mistake either way costs a
+# prompt or a missing rewrite, never a grant.
+
+
+class RulesUnreadable(CtxkitError):
+    """A rules or settings file exists but cannot be read: nothing is rewritten."""
+
+
+class ShellSyntax(Exception):
+    """Shell text ctxkit cannot split (an unclosed quote or substitution)."""
+
+
+SHELL_READ_MAX = 16 * 1024      # longer commands are not read (nor rewritten)
+_SHELL_NESTING = 4              # shell text inside shell text, read this deep
+_SHELL_KEYWORDS = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done",
+                             "while", "until", "esac", "time"})
+_SHELL_OPERATORS = ("&&", "||", ";;", "|&", ";", "&", "|", "(", ")")
+_SHELL_REDIRECT = r"\d*(?:<<<|<<-|<<|>>|>&|<&|<>|>\||>|<)|&>>?"
+_SHELL_BREAK = frozenset(" \t\r\n;&|()<>")
+_SHELLISH_WORD = r"[\s;&|`$<>()]"
+
+
+class _ShellReader:
+    """Splits shell text into simple commands (word lists) the way sh reads it.
+
+    Quotes and backslashes are removed, operators split commands, redirection
+    targets are dropped, and the text of $(...), `...`, <(...), >(...) and
+    here-document bodies is kept for reading as commands of its own.
+    """
+
+    def __init__(self, text: str):
+        self.text, self.pos = text, 0
+        self.segments: list[list[str]] = [[]]
+        self.nested: list[str] = []
+        self.heredocs: list[tuple[str, bool]] = []   # (delimiter, strip leading tabs)
+        self.target: str | None = None               # the redirection waiting for its word
+
+    def read(self) -> tuple[list[list[str]], list[str]]:
+        text = self.text
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char in " \t\r":
+                self.pos += 1
+            elif text.startswith("\\\n", self.pos):
+                self.pos += 2
+            elif char == "#":
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end < 0 else end
+            elif char == "\n":
+                self.pos += 1
+                self._end_command()
+                self._read_heredocs()
+            elif text.startswith(("<(", ">("), self.pos):
+                start, end = self.pos, self._closing(self.pos + 2, "(", ")")
+                self.nested.append(text[start + 2:end])
+                self.pos = end + 1
+                self._word(text[start:end + 1])
+            elif match := re.match(_SHELL_REDIRECT, text[self.pos:]):
+                self.pos += match.end()
+                self.target = match.group(0).lstrip("0123456789")
+            elif operator := next((op for op in _SHELL_OPERATORS
+                                   if text.startswith(op, self.pos)), None):
+                self.pos += len(operator)
+                self._end_command()
+            else:
+                self._word(self._read_word())
+        if self.target is not None:
+            raise ShellSyntax("redirection without a target")
+        self._read_heredocs()
+        self._end_command()
+        return [s for s in self.segments if s], self.nested
+
+    def _word(self, word: str) -> None:
+        target, self.target = self.target, None
+        if target in ("<<", "<<-"):
+            self.heredocs.append((word, target == "<<-"))
+        elif target is None:
+            if self.segments[-1] or word not in _SHELL_KEYWORDS:
+                self.segments[-1].append(word)
+
+    def _end_command(self) -> None:
+        if self.target is not None:
+            raise ShellSyntax("redirection without a target")
+        if self.segments[-1]:
+            self.segments.append([])
+
+    def _read_heredocs(self) -> None:
+        """The bodies of the here-documents opened on the line just ended."""
+        for delimiter, strip_tabs in self.heredocs:
+            body = []
+            while self.pos < len(self.text):
+                end = self.text.find("\n", self.pos)
+                end = len(self.text) if end < 0 else end
+                line = self.text[self.pos:end]
+                self.pos = end + 1
+                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                    break
+                body.append(line)
+            self.nested.append("\n".join(body))
+        self.heredocs = []
+
+    def _read_word(self) -> str:
+        text, out = self.text, []
+        while self.pos < len(text) and text[self.pos] not in _SHELL_BREAK:
+            char = text[self.pos]
+            if char == "\\":
+                out.append(text[self.pos + 1:self.pos + 2].replace("\n", ""))
+                self.pos += 2
+            elif char == "'":
+                end = text.find("'", self.pos + 1)
+                if end < 0:
+                    raise ShellSyntax("unclosed '")
+                out.append(text[self.pos + 1:end])
+                self.pos = end + 1
+            elif char == '"':
+                out.append(self._double_quoted())
+            elif char in "$`":
+                out.append(self._expansion())
+            else:
+                out.append(char)
+                self.pos += 1
+        return "".join(out)
+
+    def _double_quoted(self) -> str:
+        text, out = self.text, []
+        self.pos += 1
+        while True:
+            if self.pos >= len(text):
+                raise ShellSyntax('unclosed "')
+            char = text[self.pos]
+            if char == '"':
+                self.pos += 1
+                return "".join(out)
+            if char == "\\" and text[self.pos + 1:self.pos + 2] in ('"', "\\", "$", "`", "\n"):
+                out.append(text[self.pos + 1].replace("\n", ""))
+                self.pos += 2
+            elif char in "$`":
+                out.append(self._expansion())
+            else:
+                out.append(char)
+                self.pos += 1
+
+    def _expansion(self) -> str:
+        """$(...), $((...)), ${...}, $'...', `...` or a plain $; the text as written."""
+        text, start = self.text, self.pos
+        if text[start] == "`":
+            end = start + 1
+            while end < len(text) and text[end] != "`":
+                end += 2 if text[end] == "\\" else 1
+            if end >= len(text):
+                raise ShellSyntax("unclosed `")
+            self.nested.append(text[start + 1:end].replace("\\`", "`"))
+            self.pos = end + 1
+        elif text.startswith(("$(", "${"), start):
+            pair = ("(", ")") if text[start + 1] == "(" else ("{", "}")
+            end = self._closing(start + 2, *pair)
+            self.nested.append(text[start + 2:end])
+            self.pos = end + 1
+        elif text.startswith("$'", start):
+            end = start + 2
+            while end < len(text) and text[end] != "'":
+                end += 2 if text[end] == "\\" else 1
+            if end >= len(text):
+                raise ShellSyntax("unclosed $'")
+            self.pos = end + 1
+            return text[start + 2:end]
+        else:
+            self.pos += 1
+        return text[start:self.pos]
+
+    def _closing(self, start: int, opening: str, closing: str) -> int:
+        """The index of the ``closing`` that ends a group opened just before ``start``."""
+        text, depth, index = self.text, 1, start
+        while index < len(text):
+            char = text[index]
+            if char == "\\":
+                index += 2
+                continue
+            if char in "'\"`":
+                end = index + 1
+                while end < len(text) and text[end] != char:
+                    end += 2 if char != "'" and text[end] == "\\" else 1
+                if end >= len(text):
+                    raise ShellSyntax(f"unclosed {char}")
+                index = end + 1
+                continue
+            depth += (char == opening) - (char == closing)
+            if depth == 0:
+                return index
+            index += 1
+        raise ShellSyntax(f"unclosed {opening}")
+
+
+def shell_commands(text: str, depth: int = 0) -> list[tuple[str, ...]]:
+    """Every simple command ``text`` would run, as word tuples, nested ones included.
+
+    Raises ShellSyntax when the top level cannot be split; shell text nested
+    inside it that cannot be split is only data (a quote in a commit message).
+    """
+    segments, nested = _ShellReader(text).read()
+    commands = [tuple(words) for words in segments]
+    if depth >= _SHELL_NESTING:
+        return commands
+    inner = nested + [word for words in segments for word in words[1:]
+                      if re.search(_SHELLISH_WORD, word)]
+    for part in inner:
+        with contextlib.suppress(ShellSyntax):
+            commands += shell_commands(part, depth + 1)
+    return commands
+
+
+class ShellReading(Record):
+    """A command as the rules see it: the text, and every word list it would run."""
+
+    __slots__ = ("command", "commands")
+    FROZEN = True
+    command: str
+    commands: tuple[tuple[str, ...], ...]
+
+    def tails(self) -> Iterator[tuple[str, ...]]:
+        """Each command from each of its words on: ``sudo -E npm i`` gives ``npm i`` too."""
+        for words in self.commands:
+            for start in range(len(words)):
+                yield words[start:]
+
+    def texts(self) -> list[str]:
+        return [self.command.strip()] + [" ".join(words) for words in self.tails()]
+
+
+def read_shell(command: str) -> ShellReading | None:
+    """The reading of ``command``; None when it is too long or cannot be split."""
+    if len(command) > SHELL_READ_MAX:
+        return None
+    try:
+        return ShellReading(command, tuple(dict.fromkeys(shell_commands(command))))
+    except ShellSyntax:
+        return None
+
+
+def rules_verdict(env: Env, agent: str, command: str,
+                  tool_input: dict[str, Any]) -> str | None:
+    """What the agent's rules say: "deny", "ask", "allow", "unreadable" or None (no rule)."""
+    read_rules, matches_broadly, allows = PERMISSION_RULES[agent]
+    try:
+        rules = read_rules(env)
+    except RulesUnreadable as exc:
+        warn(f"hook pre-tool-use: {exc}; the command is left as it is")
+        return "unreadable"
+    reading = read_shell(command)
+    if reading is None:
+        return "unreadable"
+    for decision in ("deny", "ask"):
+        if any(matches_broadly(rule, reading, tool_input) for rule in rules[decision]):
+            return decision
+    if allows is not None and any(allows(rule, command) for rule in rules["allow"]):
+        return "allow"
     return None
 
 
+def _user_home() -> Path:
+    return Path(os.environ.get("HOME") or str(Path.home()))
+
+
+def _read_rules_file(path: Path) -> str | None:
+    """The text of a rules file; None when it does not exist."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RulesUnreadable(f"cannot read {path} ({exc.strerror})") from None
+    data = read_regular(path, 1 << 24)  # a named pipe there must not block the hook
+    if data is None:
+        raise RulesUnreadable(f"cannot read {path} (not a readable regular file)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RulesUnreadable(f"cannot read {path} ({exc})") from None
+
+
+def _json_rules_file(path: Path) -> dict[str, Any]:
+    text = _read_rules_file(path)
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RulesUnreadable(f"{path} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise RulesUnreadable(f"{path} is not a JSON object")
+    return data
+
+
+def _files_in(folder: Path, pattern: str) -> list[Path]:
+    with contextlib.suppress(OSError):
+        return sorted(folder.glob(pattern))
+    return []
+
+
+# --- Claude Code: permissions.deny/ask/allow of the settings files -------------------
+
+CLAUDE_MANAGED_SETTINGS = (Path("/etc/claude-code"),
+                           Path("/Library/Application Support/ClaudeCode"),
+                           Path("C:/Program Files/ClaudeCode"))
+CLAUDE_BASH_PARAMETERS = frozenset({"command", "description", "timeout", "run_in_background",
+                                    "dangerouslyDisableSandbox"})
 _COMPOUND = r"[;&|<>`\n]|\$\("
 
 
-def bash_rule_matches(rule: str, command: str) -> bool:
-    """Claude Code's ``Bash`` / ``Bash(prefix:*)`` / ``Bash(glob *)`` rules, read narrowly.
+def claude_rules(env: Env) -> dict[str, list[str]]:
+    """The deny, ask and allow rules of every Claude Code settings file that applies."""
+    config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or _user_home() / ".claude")
+    paths = [path for folder in CLAUDE_MANAGED_SETTINGS for path in
+             [folder / "managed-settings.json", *_files_in(folder / "managed-settings.d",
+                                                           "*.json")]]
+    paths += [config / "settings.json", env.root / ".claude" / "settings.json",
+              env.root / ".claude" / "settings.local.json"]
+    rules: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
+    for path in paths:
+        permissions = _json_rules_file(path).get("permissions") or {}
+        if not isinstance(permissions, dict):
+            raise RulesUnreadable(f"{path}: \"permissions\" is not an object")
+        for key, found in rules.items():
+            listed = permissions.get(key) or []
+            if not isinstance(listed, list):
+                raise RulesUnreadable(f"{path}: permissions.{key} is not a list")
+            found += [rule for rule in listed if isinstance(rule, str)]
+    return rules
 
-    Only a bare ``Bash`` rule covers a compound command (``;``, ``&&``, pipes,
-    redirections, ``$(...)``): a prefix rule for its first part must not grant
-    the rest, so those get a prompt instead.
+
+def _bash_specifier(rule: str) -> str | None:
+    """What a ``Bash`` or ``Bash(...)`` rule names ("" for every command); None otherwise."""
+    rule = rule.strip()
+    if rule == "Bash":
+        return ""
+    match = re.fullmatch(r"Bash\((.*)\)", rule, flags=re.DOTALL)
+    if match is None:
+        return None
+    specifier = match.group(1).strip()
+    return "" if specifier == "*" else specifier
+
+
+def command_pattern_matches(pattern: str, command: str, broad: bool = False) -> bool:
+    """Claude Code's command patterns: exact, ``prefix:*`` (legacy) and globs with ``*``.
+
+    ``ls *`` (one trailing wildcard after a space) matches ``ls`` and ``ls -la``
+    but not ``lsof``; ``ls*`` matches all three. Read ``broad`` (deny, ask), a
+    ``prefix:*`` rule also matches the prefix followed by punctuation
+    (``npm run test:unit``), which a narrow reading (allow) leaves to a prompt.
     """
-    if rule.strip() == "Bash":
-        return True
-    match = re.fullmatch(r"\s*Bash\((.*)\)\s*", rule, flags=re.DOTALL)
-    command = command.strip()
-    if not match or re.search(_COMPOUND, command):
-        return False
-    pattern = match.group(1).strip()
-    if pattern.endswith(":*"):
+    if broad:
+        pattern = " ".join(pattern.split())
+    if pattern.endswith(":*") and "*" not in pattern[:-2]:
         prefix = pattern[:-2]
         rest = command[len(prefix):]
-        joined = bool(rest) and (rest[0].isalnum() or rest[0] in "_-")  # `git:*` vs gitk
-        return command.startswith(prefix) and not joined
+        if not command.startswith(prefix):
+            return False
+        return not rest or rest[0] in " \t" or (broad and not (rest[0].isalnum() or rest[0] == "_"))
     if "*" in pattern:
-        regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+        if pattern.endswith(" *") and pattern.count("*") == 1:
+            regex = re.escape(pattern[:-2]) + r"(?:[ \t].*)?"
+        else:
+            regex = ".*".join(re.escape(part) for part in pattern.split("*"))
         return re.fullmatch(regex, command, flags=re.DOTALL) is not None
     return command == pattern
+
+
+def _claude_parameter_rule(specifier: str) -> tuple[str, str] | None:
+    """(parameter, value) of a ``Bash(run_in_background:true)`` style rule."""
+    match = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*):(.*)", specifier, flags=re.DOTALL)
+    if match is None or match.group(1) not in CLAUDE_BASH_PARAMETERS:
+        return None
+    return match.group(1), match.group(2)
+
+
+def claude_rule_matches(rule: str, reading: ShellReading, tool_input: dict[str, Any]) -> bool:
+    """A deny or ask rule, read broadly: does it touch any part of the command?"""
+    specifier = _bash_specifier(rule)
+    if specifier is None:
+        return False
+    if not specifier:
+        return True
+    parameter = _claude_parameter_rule(specifier)
+    if parameter is not None and parameter[0] != "command":
+        value = tool_input.get(parameter[0])
+        text = json.dumps(value) if isinstance(value, bool) else str(value)
+        if value is not None and command_pattern_matches(parameter[1], text):
+            return True
+        if not specifier.endswith(":*"):     # `timeout:*` may also be the timeout command
+            return False
+    elif parameter is not None:
+        specifier = parameter[1]
+    return any(command_pattern_matches(specifier, text, broad=True) for text in reading.texts())
+
+
+def bash_rule_matches(rule: str, command: str) -> bool:
+    """A Claude Code allow rule, read narrowly: does it cover the whole command?
+
+    Only a bare ``Bash`` rule covers a compound command (``;``, ``&&``, pipes,
+    redirections, ``$(...)``): a rule for its first part must not grant the
+    rest, so those get a prompt instead. Parameter rules never grant a rewrite.
+    """
+    specifier = _bash_specifier(rule)
+    if specifier is None:
+        return False
+    if not specifier:
+        return True
+    command = command.strip()
+    if re.search(_COMPOUND, command):
+        return False
+    if _claude_parameter_rule(specifier) is not None and not specifier.endswith(":*"):
+        return False
+    return command_pattern_matches(specifier, command)
+
+
+# --- Codex: prefix_rule() in the .rules files ------------------------------------------
+
+CODEX_DECISIONS = {"forbidden": "deny", "prompt": "ask", "allow": "allow"}
+
+
+def codex_rules(env: Env) -> dict[str, list[Any]]:
+    """The prefix rules of ~/.codex/rules/*.rules (or $CODEX_HOME) and <root>/.codex/rules."""
+    home = Path(os.environ.get("CODEX_HOME") or _user_home() / ".codex")
+    paths = (_files_in(home / "rules", "*.rules") + _files_in(home / "policy", "*.codexpolicy")
+             + _files_in(env.root / ".codex" / "rules", "*.rules"))
+    rules: dict[str, list[Any]] = {"deny": [], "ask": [], "allow": []}
+    for path in paths:
+        text = _read_rules_file(path) or ""
+        for decision, pattern in _codex_prefix_rules(path, text):
+            rules[decision].append(pattern)
+    return rules
+
+
+def _codex_prefix_rules(path: Path, text: str) -> list[tuple[str, list[Any]]]:
+    """(decision, pattern) of every prefix_rule(...) call; the file is Starlark, which
+    Python's parser reads for these literal calls."""
+    import ast
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except SyntaxError as exc:
+        raise RulesUnreadable(f"cannot read the Codex rules in {path} ({exc.msg})") from None
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "prefix_rule"):
+            continue
+        arguments = {kw.arg: kw.value for kw in node.keywords}
+        if node.args:
+            arguments.setdefault("pattern", node.args[0])
+        try:
+            pattern = ast.literal_eval(arguments["pattern"])
+            decision = ast.literal_eval(arguments.get("decision") or ast.Constant("allow"))
+        except (KeyError, ValueError, TypeError, SyntaxError):
+            raise RulesUnreadable(f"cannot read a prefix_rule in {path} (line "
+                                  f"{node.lineno})") from None
+        if decision not in CODEX_DECISIONS or not isinstance(pattern, list) or not pattern:
+            raise RulesUnreadable(f"cannot read a prefix_rule in {path} (line {node.lineno})")
+        found.append((CODEX_DECISIONS[decision], pattern))
+    return found
+
+
+def codex_rule_matches(pattern: list[Any], reading: ShellReading,
+                       tool_input: dict[str, Any]) -> bool:
+    """A forbidden or prompt rule, read broadly: its tokens start any part of the command."""
+    def token_matches(word: str, element: Any, first: bool) -> bool:
+        options = element if isinstance(element, list) else [element]
+        return word in options or (first and os.path.basename(word) in options)
+    return any(len(words) >= len(pattern) and all(
+        token_matches(word, element, index == 0)
+        for index, (word, element) in enumerate(zip(words, pattern, strict=False)))
+        for words in reading.tails())
+
+
+# --- Gemini CLI: policy files and tools.exclude -----------------------------------------
+
+GEMINI_SHELL_TOOLS = ("run_shell_command", "ShellTool")
+GEMINI_DECISIONS = {"deny": "deny", "ask_user": "ask", "allow": "allow"}
+GEMINI_SYSTEM = Path("/etc/gemini-cli")
+
+
+def gemini_rules(env: Env) -> dict[str, list[Any]]:
+    """Policy rules (policies/*.toml: user, project, system) and ``tools.exclude``."""
+    home = _user_home() / ".gemini"
+    rules: dict[str, list[Any]] = {"deny": [], "ask": [], "allow": []}
+    for folder in (home, env.root / ".gemini", GEMINI_SYSTEM):
+        for path in _files_in(folder / "policies", "*.toml"):
+            for rule in _gemini_policy(path):
+                decision = GEMINI_DECISIONS.get(str(rule.get("decision")))
+                if decision is None:
+                    raise RulesUnreadable(f"{path}: unknown decision {rule.get('decision')!r}")
+                rules[decision].append(rule)
+        settings = _json_rules_file(folder / "settings.json")
+        tools = settings.get("tools") if isinstance(settings.get("tools"), dict) else {}
+        for entry in (tools.get("exclude") or []) + (settings.get("excludeTools") or []):
+            rules["deny"] += _gemini_excluded(str(entry))
+    return rules
+
+
+def _gemini_policy(path: Path) -> list[dict[str, Any]]:
+    text = _read_rules_file(path) or ""
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10 cannot read TOML
+        raise RulesUnreadable(f"cannot read {path} on Python 3.10 (no tomllib)") from None
+    try:
+        rules = tomllib.loads(text).get("rule") or []
+    except tomllib.TOMLDecodeError as exc:
+        raise RulesUnreadable(f"cannot read {path} ({exc})") from None
+    if not isinstance(rules, list) or not all(isinstance(rule, dict) for rule in rules):
+        raise RulesUnreadable(f"{path}: [[rule]] entries expected")
+    return rules
+
+
+def _gemini_excluded(entry: str) -> list[dict[str, Any]]:
+    """``run_shell_command`` or ``run_shell_command(rm -rf)`` in an exclude list."""
+    match = re.fullmatch(r"\s*(\w+)\s*(?:\((.*)\))?\s*", entry, flags=re.DOTALL)
+    if match is None or match.group(1) not in GEMINI_SHELL_TOOLS:
+        return []
+    prefix = (match.group(2) or "").strip()
+    return [{"toolName": match.group(1), **({"commandPrefix": prefix} if prefix else {})}]
+
+
+def gemini_rule_matches(rule: dict[str, Any], reading: ShellReading,
+                        tool_input: dict[str, Any]) -> bool:
+    """A deny or ask_user rule, read broadly: any of its conditions on any part.
+
+    A rule without a shell condition covers every shell command; a regular
+    expression that does not compile counts as matching.
+    """
+    names = rule.get("toolName")
+    names = [names] if isinstance(names, str) else names
+    if names is not None and not any(fnmatch_name(name, tool) for name in names
+                                     for tool in GEMINI_SHELL_TOOLS):
+        return False
+    prefixes = rule.get("commandPrefix")
+    prefixes = [prefixes] if isinstance(prefixes, str) else (prefixes or [])
+    regexes = [r for r in (rule.get("commandRegex"), rule.get("argsPattern")) if r]
+    if not prefixes and not regexes:
+        return True
+    texts = reading.texts()
+    if any(text.startswith(str(prefix).strip()) for prefix in prefixes for text in texts):
+        return True
+    subjects = texts + [json.dumps({"command": text}) for text in texts] + [json.dumps(tool_input)]
+    for regex in regexes:
+        try:
+            if any(re.search(str(regex), subject) for subject in subjects):
+                return True
+        except re.error:
+            return True
+    return False
+
+
+def fnmatch_name(pattern: Any, name: str) -> bool:
+    import fnmatch
+    return isinstance(pattern, str) and fnmatch.fnmatchcase(name, pattern)
+
+
+# (read the rules, does a deny/ask rule match broadly, does an allow rule grant narrowly)
+PERMISSION_RULES: dict[str, tuple[Callable[..., Any], Callable[..., bool],
+                                  Callable[..., bool] | None]] = {
+    "claude": (claude_rules, claude_rule_matches, bash_rule_matches),
+    "codex": (codex_rules, codex_rule_matches, None),
+    "gemini": (gemini_rules, gemini_rule_matches, None),
+}
 
 
 def tool_response_text(response: Any) -> str:
@@ -10023,22 +11113,6 @@ class _SkippedParser:
 
 
 _SKIPPED = _SkippedParser()
-_VALUE_OPTIONS = ("--db", "-p", "--project")
-
-
-def command_in(argv: Sequence[str]) -> str | None:
-    """The command word of ``argv`` (global options may come first), else None."""
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-        elif token in _VALUE_OPTIONS:
-            skip = True
-        elif token in ("-h", "--help", "--version", "--"):
-            return None
-        elif not token.startswith("-"):
-            return token
-    return None
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -61,6 +61,8 @@ class Cli:
             self._mp.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
         try:
             code = ctxkit.main([str(a) for a in args])
+        except SystemExit as exc:          # --help, --version: the status a process exits with
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
         finally:
             os.chdir(old)
         captured = self._capsys.readouterr()

@@ -4,27 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 
 from conftest import git
 
-import ctxkit
-
 FIX = Path(__file__).resolve().parent / "fixtures" / "hooks"
 PLACEHOLDER = "/home/user/project"
-
-# The symbols of fixtures/hooks/project/src/auth.py: (kind, qualname, line, end_line).
-AUTH_SYMBOLS = (("class", "AuthService", 4, 17), ("method", "AuthService.__init__", 5, 6),
-                ("method", "AuthService.validate", 8, 12),
-                ("method", "AuthService.refresh", 14, 17), ("function", "login", 20, 21))
-
-
-def has_command(name: str) -> bool:
-    """True when this build registers the command (other sections arrive by merge)."""
-    parser = ctxkit.build_parser()
-    return any(name in getattr(action, "choices", None) or {}
-               for action in parser._subparsers._group_actions)
 
 
 def payload(name: str, root: Path, **fields) -> str:
@@ -45,26 +30,9 @@ def make_project(root: Path, commit: bool = True) -> Path:
 
 
 def seed_graph(cli, root: Path) -> None:
-    """The graph of the sample project: the real indexer when this build has it,
-    else the rows it would store (the hooks only read the stored graph)."""
-    if has_command("index"):
-        result = cli("index")
-        assert result.code == 0, result.err
-        return
-    env = ctxkit.make_env(cwd=root)
-    ctxkit.open_db(env).close()
-    conn = sqlite3.connect(env.db_path)
-    with conn:
-        file_id = conn.execute(
-            "INSERT INTO files (project, path, language, indexed_at) VALUES (?, ?, ?, ?)",
-            (env.project, "src/auth.py", "python", ctxkit.utc_now())).lastrowid
-        for kind, qualname, line, end in AUTH_SYMBOLS:
-            conn.execute(
-                "INSERT INTO nodes (project, file_id, uid, kind, name, qualname, path, line, "
-                "end_line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (env.project, file_id, f"src/auth.py:{qualname}", kind,
-                 qualname.rsplit(".", 1)[-1], qualname, "src/auth.py", line, end))
-    conn.close()
+    """Index the sample project's real files with the real indexer."""
+    result = cli("index")
+    assert result.code == 0, result.err
 
 
 def fail(cli, symbol: str, times: int, file: str = "src/auth.py") -> None:

@@ -281,22 +281,11 @@ def test_subprocess_json_is_pure_and_human_output_is_the_markdown(shop):
     assert human.out == data["context"]
 
 
-def test_skill_and_readme_commands_parse():
-    import shlex
-
+def test_the_skill_lists_every_purpose():
     import ctxkit
     from conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text()
-    context_part = readme.split("## Context", 1)[1].split("\n## ", 1)[0]
-    texts = [(ROOT / "skills" / "graph-context" / "SKILL.md").read_text(), context_part]
-    commands = [line.split("#", 1)[0].strip() for text in texts
-                for block in re.findall(r"```sh\n(.*?)```", text, re.S)
-                for line in block.splitlines() if line.startswith("ctxkit ")]
-    assert len(commands) >= 12
-    for command in commands:
-        ctxkit.build_parser().parse_args(shlex.split(command)[1:])
-    skill = texts[0]
+    skill = (ROOT / "skills" / "graph-context" / "SKILL.md").read_text()
     for purpose in ctxkit.CONTEXT_PURPOSES:
         assert f"| {purpose}" in skill
 

@@ -1,9 +1,10 @@
 """The fast path (`query SYMBOL --inject`, the pre-edit hook) against the full CLI.
 
-Three real subprocesses per case:
-- full:   ``python -c "... ctxkit.main(argv)"``: argv[0] is "-c", so the fast
-          path never runs and argparse parses everything;
-- script: ``python ctxkit.py ARGS``: the fast path, falling back to the full CLI;
+Three runs per case:
+- full:   ``ctxkit.main(argv)`` in-process (the ``cli`` fixture): the fast path
+          never runs and argparse parses everything;
+- script: ``python ctxkit.py ARGS`` in a subprocess: the fast path, falling back
+          to the full CLI;
 - fast:   ``import ctxkit`` with argv[0] "ctxkit" (as pip's console script),
           main() never called: prints only what the fast path itself answered,
           and reports the modules that were loaded and whether it fell through.
@@ -24,7 +25,6 @@ from hookkit import fail, make_project, payload, seed_graph
 
 import ctxkit
 
-FULL = "import sys, ctxkit; sys.exit(ctxkit.main(sys.argv[1:]))"
 # The fast path ends the process inside `import ctxkit`; the marker after it is
 # printed only when the import came back (fell through to the full CLI).
 FAST_ONLY = ("import sys\n"
@@ -44,11 +44,12 @@ def run(argv: list[str], args: tuple[str, ...], cwd, stdin: str | None):
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def compare(root, *args: str, stdin: str | None = None, cwd=None, fast: bool = True) -> bytes:
+def compare(cli, *args: str, stdin: str | None = None, cwd=None, fast: bool = True) -> bytes:
     """Run ARGS three ways; assert script == full, and (``fast``) that the fast path
     alone gave the same answer without the forbidden modules. Returns stdout."""
-    cwd = cwd or root
-    full = run(["-c", FULL], args, cwd, stdin)
+    cwd = cwd or cli.root
+    result = cli(*args, stdin=stdin, cwd=cwd)
+    full = (result.code, result.out.encode(), result.err.encode())
     script = run([str(ROOT / "ctxkit.py")], args, cwd, stdin)
     assert script == full, (args, full, script)
     code, out, err = run(["-X", "importtime", "-c", FAST_ONLY], args, cwd, stdin)
@@ -74,44 +75,44 @@ def project(cli, root):
     return root
 
 
-def test_query_inject_risky_and_not_risky(project):
-    out = compare(project, "query", "AuthService.validate", "--inject")
+def test_query_inject_risky_and_not_risky(cli, project):
+    out = compare(cli, "query", "AuthService.validate", "--inject")
     assert b"[PAST EXPERIENCE \xe2\x80\x94 src/auth.py:AuthService.validate (risk: 11.5" in out
-    assert compare(project, "query", "login", "--inject") == b""
-    assert compare(project, "query", "NoSuchSymbol", "--inject") == b""
-    assert b"AuthService.validate" in compare(project, "query", "validate", "--inject")
+    assert compare(cli, "query", "login", "--inject") == b""
+    assert compare(cli, "query", "NoSuchSymbol", "--inject") == b""
+    assert b"AuthService.validate" in compare(cli, "query", "validate", "--inject")
 
 
 @pytest.mark.parametrize("spelling", ["src/auth.py", "./src/auth.py", "src\\auth.py",
                                       "src/../src/auth.py", "ABSOLUTE"])
-def test_query_inject_file_spellings(project, spelling):
+def test_query_inject_file_spellings(cli, project, spelling):
     spelling = str(project / "src" / "auth.py") if spelling == "ABSOLUTE" else spelling
-    out = compare(project, "query", "AuthService.refresh", "--file", spelling, "--inject")
+    out = compare(cli, "query", "AuthService.refresh", "--file", spelling, "--inject")
     assert b"AuthService.refresh (risk: 16.5, critical)" in out
-    assert compare(project, "query", "AuthService.refresh", f"--file={spelling}",
+    assert compare(cli, "query", "AuthService.refresh", f"--file={spelling}",
                    "--inject") == out
 
 
-def test_query_inject_from_a_subfolder_and_with_global_options(project):
-    out = compare(project, "query", "AuthService.refresh", "--file", "auth.py", "--inject",
+def test_query_inject_from_a_subfolder_and_with_global_options(cli, project):
+    out = compare(cli, "query", "AuthService.refresh", "--file", "auth.py", "--inject",
                   cwd=project / "src")
     assert b"risk: 16.5" in out
     name = project.name
-    assert compare(project, "-q", "query", "AuthService.refresh", "--inject") == out
-    assert compare(project, "query", "-p", name, "AuthService.refresh", "--inject", "-q") == out
+    assert compare(cli, "-q", "query", "AuthService.refresh", "--inject") == out
+    assert compare(cli, "query", "-p", name, "AuthService.refresh", "--inject", "-q") == out
     db = str(project / ".ctxkit" / "ctxkit.db")
-    assert compare(project, "--db", db, "query", "AuthService.refresh", "--inject",
+    assert compare(cli, "--db", db, "query", "AuthService.refresh", "--inject",
                    "--project", name) == out
-    assert compare(project, "-p", "other", "query", "AuthService.refresh", "--inject") == b""
+    assert compare(cli, "-p", "other", "query", "AuthService.refresh", "--inject") == b""
 
 
-def test_query_inject_graph_ids(project):
-    out = compare(project, "query", "src/auth.py:AuthService.validate", "--inject")
+def test_query_inject_graph_ids(cli, project):
+    out = compare(cli, "query", "src/auth.py:AuthService.validate", "--inject")
     assert b"AuthService.validate (risk: 11.5, high)" in out
-    assert compare(project, "query", "src/auth.py:AuthService.validate", "--file",
+    assert compare(cli, "query", "src/auth.py:AuthService.validate", "--file",
                    "src/auth.py", "--inject") == out
     # A mismatching --file is a usage error: the fast path leaves it to the full CLI.
-    compare(project, "query", "src/auth.py:AuthService.validate", "--file", "other.py",
+    compare(cli, "query", "src/auth.py:AuthService.validate", "--file", "other.py",
             "--inject", fast=False)
 
 
@@ -120,28 +121,28 @@ def test_query_inject_several_files_and_the_10k_limit(cli, root):
     for path in ("a.py", "b.py", "c/d.py"):
         for index in range(5):
             ctxkit.record_lesson(env, "fail", "run", f"run in {path} failed {index}", file=path)
-    out = compare(root, "query", "run", "--inject")
+    out = compare(cli, "query", "run", "--inject")
     assert out.count(b"[PAST EXPERIENCE") == 3
     for index in range(120):
         ctxkit.record_lesson(env, "fail", "big", f"lesson {index}: " + "x" * 200, file="big.py")
-    out = compare(root, "query", "big", "--inject")
+    out = compare(cli, "query", "big", "--inject")
     assert b"more lessons left out to stay under 10000 characters" in out
     assert len(out.decode()) < 10000
 
 
-def test_calls_the_fast_path_leaves_to_the_full_cli(project):
-    compare(project, "query", "AuthService.validate", "--json", fast=False)  # not --inject
-    compare(project, "query", "AuthService.validate", "--inject", "--json", fast=False)
-    compare(project, "query", "AuthService.validate", "--inject", "--top", "1", fast=False)
-    compare(project, "query", "--inject", fast=False)                       # no symbol
-    compare(project, "query", "AuthService.validate", "--inj", fast=False)  # abbreviation
-    compare(project, "snapshot", "list", fast=False)
-    compare(project, "query", "AuthService.validate", "--inject", "--file", fast=False)
-    compare(project, "--version", fast=False)
+def test_calls_the_fast_path_leaves_to_the_full_cli(cli, project):
+    compare(cli, "query", "AuthService.validate", "--json", fast=False)  # not --inject
+    compare(cli, "query", "AuthService.validate", "--inject", "--json", fast=False)
+    compare(cli, "query", "AuthService.validate", "--inject", "--top", "1", fast=False)
+    compare(cli, "query", "--inject", fast=False)                       # no symbol
+    compare(cli, "query", "AuthService.validate", "--inj", fast=False)  # abbreviation
+    compare(cli, "snapshot", "list", fast=False)
+    compare(cli, "query", "AuthService.validate", "--inject", "--file", fast=False)
+    compare(cli, "--version", fast=False)
 
 
 def test_query_inject_without_database_or_at_another_version(cli, root):
-    compare(root, "query", "X", "--inject", fast=False)                     # no database
+    compare(cli, "query", "X", "--inject", fast=False)                     # no database
     assert not (root / ".ctxkit").exists()
     ctxkit.record_lesson(ctxkit.make_env(cwd=root), "fail", "X", "one")
     db = root / ".ctxkit" / "ctxkit.db"
@@ -149,23 +150,23 @@ def test_query_inject_without_database_or_at_another_version(cli, root):
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA user_version = 99")
     conn.close()
-    compare(root, "query", "X", "--inject", fast=False)                     # newer schema
+    compare(cli, "query", "X", "--inject", fast=False)                     # newer schema
 
 
-def test_hook_edit_touching_two_risky_symbols(project):
+def test_hook_edit_touching_two_risky_symbols(cli, project):
     body = payload("claude_pre_tool_use_multiedit", project)
-    out = compare(project, "hook", "pre-tool-use", stdin=body)
+    out = compare(cli, "hook", "pre-tool-use", stdin=body)
     assert b"AuthService.refresh" in out and b"AuthService.validate" in out
     assert b"VERIFICATION REQUIRED" in out
-    compare(project, "hook", "--agent", "claude", "PreToolUse", stdin=body)
-    compare(project, "hook", "pre_tool_use", "--agent=codex", stdin=body)
+    compare(cli, "hook", "--agent", "claude", "PreToolUse", stdin=body)
+    compare(cli, "hook", "pre_tool_use", "--agent=codex", stdin=body)
 
 
 @pytest.mark.parametrize("name", ["claude_pre_tool_use_edit", "claude_pre_tool_use_write",
                                   "codex_pre_tool_use_apply_patch",
                                   "gemini_before_tool_replace", "gemini_before_tool_write_file"])
-def test_hook_edit_payloads_of_every_agent(project, name):
-    out = compare(project, "hook", "pre-tool-use", stdin=payload(name, project))
+def test_hook_edit_payloads_of_every_agent(cli, project, name):
+    out = compare(cli, "hook", "pre-tool-use", stdin=payload(name, project))
     assert b"PAST EXPERIENCE" in out
 
 
@@ -173,18 +174,18 @@ def test_hook_edit_with_nothing_at_risk_prints_nothing(cli, root):
     make_project(root)
     seed_graph(cli, root)
     fail(cli, "AuthService.validate", 2)
-    assert compare(root, "hook", "pre-tool-use",
+    assert compare(cli, "hook", "pre-tool-use",
                    stdin=payload("claude_pre_tool_use_edit", root)) == b""
 
 
-def test_hook_calls_the_fast_path_leaves_to_the_full_cli(project):
-    compare(project, "hook", "pre-tool-use", stdin=payload("claude_pre_tool_use_read", project),
+def test_hook_calls_the_fast_path_leaves_to_the_full_cli(cli, project):
+    compare(cli, "hook", "pre-tool-use", stdin=payload("claude_pre_tool_use_read", project),
             fast=False)
-    compare(project, "hook", "pre-tool-use", fast=False,     # quiet: no once-per-session state
+    compare(cli, "hook", "pre-tool-use", fast=False,     # quiet: no once-per-session state
             stdin=payload("claude_pre_tool_use_bash", project, tool_input={"command": "ls"}))
-    compare(project, "hook", "pre-tool-use", stdin="{not json", fast=False)
-    compare(project, "hook", "pre-tool-use", stdin="\r\n  \r\n[1,\r\n", fast=False)
-    compare(project, "hook", "post-tool-use",
+    compare(cli, "hook", "pre-tool-use", stdin="{not json", fast=False)
+    compare(cli, "hook", "pre-tool-use", stdin="\r\n  \r\n[1,\r\n", fast=False)
+    compare(cli, "hook", "post-tool-use",
             stdin=payload("claude_pre_tool_use_edit", project), fast=False)
-    compare(project, "hook", "--agent", "other", "pre-tool-use",
+    compare(cli, "hook", "--agent", "other", "pre-tool-use",
             stdin=payload("claude_pre_tool_use_edit", project), fast=False)

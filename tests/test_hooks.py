@@ -9,7 +9,7 @@ import subprocess
 import time
 
 import pytest
-from hookkit import fail, has_command, hook, make_project, payload, seed_graph
+from hookkit import fail, hook, make_project, payload, seed_graph
 
 import ctxkit
 
@@ -210,8 +210,8 @@ def test_wrap_asks_unless_the_user_already_allows_the_command(cli, project, monk
     wrap_config(project, {"allow": ["Bash(python -m pytest:*)"]})
     assert answer_of(hook(cli, "pre-tool-use", body))["permissionDecision"] == "allow"
     wrap_config(project, {"allow": ["Bash(npm test:*)"], "deny": ["Bash(python -m pytest:*)"]})
-    answer = answer_of(hook(cli, "pre-tool-use", body))
-    assert "permissionDecision" not in answer and "updatedInput" not in answer   # nudge only
+    result = hook(cli, "pre-tool-use", body)
+    assert (result.code, result.out) == (0, "")      # denied: no rewrite, and no nudge
 
 
 def test_wrap_under_bypass_permissions_allows(cli, project, monkeypatch):
@@ -262,8 +262,6 @@ def test_wrapped_command_round_trips_through_the_shell(cli, project, monkeypatch
     wrapped = answer_of(hook(cli, "pre-tool-use", body))["updatedInput"]["command"]
     # what sh -c receives is exactly the agent's command
     assert shlex.split(wrapped.split(" -- sh -c ", 1)[1]) == [command]
-    if not has_command("run"):
-        pytest.skip("`ctxkit run` arrives with the output store branch")
     direct = subprocess.run(["sh", "-c", command], cwd=project, capture_output=True, text=True,
                             check=False)
     through = subprocess.run(["bash", "-c", wrapped], cwd=project, capture_output=True, text=True,
@@ -454,7 +452,7 @@ def test_answer_survives_an_ascii_stdout(cli, project):
 
 
 @pytest.mark.parametrize("rule, command, matches", [
-    ("Bash(npm run test:*)", "npm run test:unit", True),
+    ("Bash(npm run test:*)", "npm run test:unit", False),   # no word boundary: a prompt
     ("Bash(npm run test:*)", "npm run test", True),
     ("Bash(git:*)", "git log -5", True),
     ("Bash(git:*)", "gitk --all", False),

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import CTXKIT
 
 # Code memory v0.1: file may be NULL, experiences have no status.
@@ -233,6 +234,7 @@ def test_import_reads_recent_commits_still_in_the_wal(cli, tmp_path):
     assert query(cli, "Live")[0]["lessons"][0]["lesson"] == "in wal"
 
 
+@pytest.mark.slow
 def test_eight_processes_record_fails_at_once(cli):
     """Real processes on a fresh database: nothing lost, no 'database is locked'."""
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("CTXKIT_")}

@@ -505,6 +505,7 @@ def test_sigint_to_ctxkit_ends_the_group(cli, tmp_path):
     assert not _alive(pid)
 
 
+@pytest.mark.slow
 def test_100mb_stream_with_bounded_memory(cli):
     script = ("import sys\n"
               "line = ('2026-11-30 12:00:00 INFO streaming payload ' + 'x' * 60 + '\\n').encode()\n"

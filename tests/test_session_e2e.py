@@ -7,11 +7,7 @@ import json
 import sys
 
 import pytest
-from hookkit import has_command, make_project, payload
-
-pytestmark = pytest.mark.skipif(
-    not all(has_command(c) for c in ("index", "run", "fail")),
-    reason="needs the graph, output store and lessons sections merged")
+from hookkit import make_project, payload
 
 FAILING_TEST = '''from src.auth import AuthService
 
@@ -32,6 +28,7 @@ def hook_context(cli, event, body):
     return json.loads(result.out)["hookSpecificOutput"]["additionalContext"] if result.out else ""
 
 
+@pytest.mark.slow
 def test_a_whole_session(cli, root):
     make_project(root)
     # 1. index the repository

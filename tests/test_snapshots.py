@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
 import pytest
 from conftest import git
-from hookkit import fail, has_command, make_project, seed_graph
+from hookkit import fail, make_project, seed_graph
 
 import ctxkit
 
@@ -50,13 +49,7 @@ def test_note_usage_errors(cli, root, args, code):
 
 
 def search(cli, query, *extra):
-    if has_command("search"):
-        return cli("search", "--events", query, *extra, "--json").json()
-    env = ctxkit.make_env(cwd=cli.root, as_json=True)
-    os.chdir(cli.root)
-    ctxkit.cmd_search_events(argparse.Namespace(query=query, limit=10), env)
-    import json
-    return json.loads(cli._capsys.readouterr().out)
+    return cli("search", "--events", query, *extra, "--json").json()
 
 
 def test_search_events_ranks_and_accepts_any_text(cli, root):
@@ -152,13 +145,14 @@ def test_save_lists_lessons_recorded_without_a_file_for_changed_symbols(cli, pro
     auth.write_text(auth.read_text().replace("record.renew()", "record.renew(force=True)"))
     cli("snapshot", "save")
     lessons = section(snapshot_text(project), "Active lessons")
-    assert len(lessons) == 1
-    assert lessons[0].startswith("- AuthService.refresh (risk 11.5, high): renew twice 3")
+    # Both names bind to their one graph symbol, in the modified src/auth.py.
+    assert len(lessons) == 2
+    assert lessons[0].startswith(
+        "- src/auth.py:AuthService.refresh (risk 11.5, high): renew twice 3")
+    assert lessons[1].startswith("- src/auth.py:AuthService.validate (risk 4.0, low)")
 
 
 def test_save_lists_failing_outputs_since_the_last_snapshot(cli, project):
-    if not has_command("run"):
-        pytest.skip("`ctxkit run` arrives with the output store branch")
     cli("snapshot", "save")
     script = ("import sys; "
               "print('\\n'.join(f'collected line {i} of the test log' for i in range(800))); "

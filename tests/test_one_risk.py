@@ -1,0 +1,144 @@
+"""One symbol, one risk: every surface reads the same lessons through one identity rule.
+
+A lesson names a symbol however the user typed it (qualname, bare name, graph id,
+with or without --file). When that name resolves in the graph to exactly one
+symbol it is that symbol; otherwise it stays as written (file "" without --file)
+and is a symbol of its own, counted the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+import pytest
+from hookkit import hook, make_project, payload, seed_graph
+
+
+@pytest.fixture
+def project(cli, root, monkeypatch):
+    make_project(root)
+    seed_graph(cli, root)
+    monkeypatch.setenv("HOME", str(root / "home"))
+    return root
+
+
+def record(cli, *args):
+    result = cli(*args)
+    assert result.code == 0, result.err
+    return result
+
+
+def every_surface(cli, project, symbol="AuthService.validate", path="src/auth.py", line=9):
+    """The risk of one symbol as each command and hook reports it."""
+    seen = {}
+    for spelling in (symbol, symbol.rsplit(".", 1)[-1], f"{path}:{symbol}"):
+        seen[f"query {spelling}"] = [o["risk_score"] for o in
+                                     cli("query", spelling, "--json").json()["symbols"]]
+    seen["query --file"] = [o["risk_score"] for o in cli(
+        "query", symbol, "--file", path, "--json").json()["symbols"]]
+    seen["query --top"] = [o["risk_score"] for o in cli("query", "--json").json()["symbols"]]
+    stats = cli("stats", "--json").json()
+    seen["stats"] = [o["risk_score"] for o in stats["riskiest"]]
+    seen["stats SYMBOL"] = [o["risk_score"] for o in cli("stats", symbol, "--json")
+                            .json()["riskiest"]]
+    seen["risk --symbol"] = [cli("risk", path, "--symbol", symbol, "--json").json()["risk_score"]]
+    seen["risk --line"] = [cli("risk", path, "--line", str(line), "--json").json()["risk_score"]]
+    seen["impact"] = [cli("impact", symbol, "--json").json()["lesson_risk"]]
+    text = cli("context", symbol, "--json").json()["context"]
+    seen["context"] = [float(x) for x in re.findall(r"- risk: ([\d.]+) \(", text)]
+    text = cli("context", symbol, "--purpose", "existence").out
+    seen["context L0"] = [float(x) for x in re.findall(r"· risk ([\d.]+) ", text)]
+    inject = cli("query", symbol, "--inject").out
+    seen["inject"] = [float(x) for x in re.findall(r"\(risk: ([\d.]+),", inject)]
+    answer = hook(cli, "pre-tool-use", payload("claude_pre_tool_use_edit", project))
+    context = json.loads(answer.out)["hookSpecificOutput"]["additionalContext"]
+    seen["hook"] = [float(x) for x in re.findall(r"\(risk: ([\d.]+),", context)]
+    return seen, stats
+
+
+def test_the_same_symbol_through_every_surface_gives_the_same_number(cli, project):
+    # The report: the same lessons recorded with --file, and again without it.
+    for n in range(2):
+        record(cli, "fail", "AuthService.validate", f"with file {n}", "--file", "src/auth.py")
+        record(cli, "fail", "AuthService.validate", f"without file {n}")
+    seen, stats = every_surface(cli, project)
+    assert stats["symbols"] == 1 and stats["lessons"] == 4
+    assert all(values == [11.5] for values in seen.values()), seen
+
+
+def test_a_lesson_recorded_before_the_index_binds_once_the_graph_knows_it(cli, root,
+                                                                           monkeypatch):
+    make_project(root)
+    monkeypatch.setenv("HOME", str(root / "home"))
+    for n in range(3):
+        record(cli, "fail", "validate", f"before the index {n}")      # no graph yet
+    record(cli, "fail", "AuthService.validate", "before the index, qualified")
+    seed_graph(cli, root)
+    seen, stats = every_surface(cli, root)
+    assert stats["symbols"] == 1 and stats["lessons"] == 4
+    assert all(values == [11.5] for values in seen.values()), seen
+    obj = cli("query", "validate", "--json").json()["symbols"][0]
+    assert (obj["file"], obj["name"]) == ("src/auth.py", "AuthService.validate")
+
+
+def test_an_ambiguous_name_stays_file_less_and_is_counted_alike(cli, project):
+    (project / "src" / "forms.py").write_text(
+        "class Form:\n    def validate(self):\n        return True\n")
+    assert cli("index").code == 0
+    for n in range(4):
+        record(cli, "fail", "validate", f"which one? {n}")             # two symbols named so
+    obj = cli("query", "validate", "--json").json()["symbols"]
+    assert [(o["file"], o["name"], o["risk_score"]) for o in obj] == [("", "validate", 11.5)]
+    stats = cli("stats", "--json").json()
+    assert [(o["file"], o["risk_score"]) for o in stats["riskiest"]] == [("", 11.5)]
+    assert "(risk: 11.5, high)" in cli("query", "validate", "--inject").out
+    # Not a lesson of either graph symbol: no surface that reads a symbol counts it.
+    assert cli("risk", "src/auth.py", "--symbol", "AuthService.validate", "--json").json()[
+        "risk_score"] == 0
+    assert cli("impact", "AuthService.validate", "--json").json()["lesson_risk"] == 0
+    assert "risk:" not in cli("context", "src/auth.py:AuthService.validate").out
+    result = hook(cli, "pre-tool-use", payload("claude_pre_tool_use_edit", project))
+    assert (result.code, result.out) == (0, "")
+
+
+def test_fail_and_ok_report_the_bound_symbol(cli, project):
+    first = cli("fail", "validate", "x", "--json").json()["symbol"]
+    assert (first["file"], first["name"]) == ("src/auth.py", "AuthService.validate")
+    second = cli("ok", "AuthService.validate", "y", "--file", "./src/auth.py", "--json").json()
+    assert second["symbol"]["fail_count"] == 1 and second["symbol"]["success_count"] == 1
+    resolved = cli("resolve", str(first["lessons"][0]["id"]), "--json").json()["symbol"]
+    assert (resolved["file"], resolved["name"]) == ("src/auth.py", "AuthService.validate")
+    assert resolved["fail_count"] == 0 and resolved["success_count"] == 1
+
+
+# --- a lesson recorded right after an edit is not stale -----------------------------------
+
+
+def edit_validate(project, old, new):
+    auth = project / "src" / "auth.py"
+    auth.write_text(auth.read_text().replace(old, new))
+
+
+@pytest.mark.parametrize("spelling", [("AuthService.validate", "--file", "src/auth.py"),
+                                      ("validate",), ("src/auth.py:AuthService.validate",)])
+def test_a_lesson_recorded_right_after_an_edit_is_not_stale(cli, project, spelling):
+    # The loop: edit, the test fails, record what was learned.
+    edit_validate(project, "return record is not None", "return record")
+    record(cli, "fail", *spelling[:1], "returning the record breaks callers", *spelling[1:])
+    assert "stale" not in cli("context", "AuthService.validate").out
+    assert cli("query", "validate", "--json").json()["symbols"][0]["lessons"][0]["stale"] is False
+    assert cli("stats", "--json").json()["stale"] == 0
+    # Only a change made after the lesson turns it stale.
+    edit_validate(project, "return record", "return bool(record)")
+    assert "(stale: code changed since)" in cli("context", "AuthService.validate").out
+    assert cli("query", "validate", "--json").json()["symbols"][0]["lessons"][0]["stale"] is True
+
+
+def test_recording_without_a_graph_indexes_nothing(cli, root):
+    (root / "m.py").write_text("def hello():\n    return 1\n")
+    record(cli, "fail", "hello", "x", "--file", "m.py")
+    conn = sqlite3.connect(cli.db)
+    assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
+    assert conn.execute("SELECT code_hash FROM lessons").fetchone()[0] is None

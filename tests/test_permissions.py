@@ -1,0 +1,261 @@
+"""Wrap mode never gets around the user's own rules (Claude Code, Codex, Gemini CLI).
+
+Every test runs the real `ctxkit hook pre-tool-use` on a real agent payload with
+real settings or rules files in a private HOME.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+from hookkit import hook, make_project, payload
+
+CLAUDE_MODES = ("default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions")
+
+# The rules of the report that found the hole.
+REPORTED_RULES = {"deny": ["Bash(rm -rf:*)", "Bash(npm install:*)"], "ask": ["Bash(npm test:*)"]}
+
+# Commands that run a denied or asked-about command somewhere inside them.
+HIDDEN = [
+    "npm install x",
+    "npm install left-pad && npm test",
+    "npm test; rm -rf build",
+    "pytest -q || rm -rf build",
+    "pytest -q | tee log; rm -rf build",
+    "FOO=1 BAR='a b' npm install x",
+    "sudo -E npm install x",
+    "time npm test",
+    "nice -n 10 npm test",
+    "env NODE_ENV=ci npm test",
+    "timeout 60 npm test",
+    "(cd web && npm install)",
+    "{ pytest -q; rm -rf build; }",
+    "bash -c 'pytest -q && npm install x'",
+    "sh -lc \"npm test\"",
+    "pytest -q $(rm -rf build)",
+    "pytest -q `npm install x`",
+    "cat <<'EOF' | sh\npytest -q\nrm -rf build\nEOF",
+    "pytest -q\nnpm install x",
+    "find . -name node_modules -exec rm -rf {} +",
+    "ls | xargs npm install",
+    "if pytest -q; then npm install x; fi",
+    "pytest -q 2>&1 >log && npm   install x",
+    "pytest -q 'tests/a;b' && eval npm install x",
+]
+
+
+@pytest.fixture
+def project(root, monkeypatch):
+    make_project(root)
+    monkeypatch.setenv("HOME", str(root / "home"))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    (root / ".ctxkit").mkdir(exist_ok=True)
+    (root / ".ctxkit" / "config.toml").write_text('bash = "wrap"\n')
+    return root
+
+
+def claude_settings(path, rules):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"permissions": rules}))
+
+
+def bash_call(cli, root, command, agent="claude", **fields):
+    name = {"claude": "claude_pre_tool_use_bash", "codex": "codex_pre_tool_use_bash",
+            "gemini": "gemini_before_tool_shell"}[agent]
+    fields.setdefault("tool_input", {"command": command})
+    fields.setdefault("session_id", command)
+    body = payload(name, root, **fields)
+    result = hook(cli, "pre-tool-use", body)
+    assert result.code == 0, result.err
+    return json.loads(result.out)["hookSpecificOutput"] if result.out else None
+
+
+def rewritten(answer):
+    return answer is not None and ("updatedInput" in answer or "tool_input" in answer)
+
+
+@pytest.mark.parametrize("mode", CLAUDE_MODES)
+@pytest.mark.parametrize("command", HIDDEN)
+def test_denied_or_asked_part_is_never_rewritten_in_any_mode(cli, project, mode, command):
+    # Without rules ctxkit acts on the command (a rewrite or the nudge) ...
+    assert bash_call(cli, project, command, permission_mode=mode, session_id="no rules")
+    claude_settings(project / ".claude" / "settings.json", REPORTED_RULES)
+    answer = bash_call(cli, project, command, permission_mode=mode)
+    # ... with them: not rewritten, not allowed, and no nudge toward `ctxkit run` either.
+    assert answer is None
+
+
+def test_the_reported_case_under_bypass_permissions(cli, project):
+    claude_settings(project / ".claude" / "settings.local.json", REPORTED_RULES)
+    for command in ("npm install x", "npm install left-pad && npm test", "npm test; rm -rf build"):
+        assert bash_call(cli, project, command, permission_mode="bypassPermissions") is None
+    answer = bash_call(cli, project, "pytest -q", permission_mode="bypassPermissions")
+    assert answer["permissionDecision"] == "allow"
+    assert shlex.split(answer["updatedInput"]["command"])[-1] == "pytest -q"
+
+
+@pytest.mark.parametrize("mode, expected", [
+    ("default", "ask"), ("acceptEdits", "ask"), ("", "ask"), ("plan", None), ("auto", None),
+    ("dontAsk", None), ("bypassPermissions", "allow"), ("someFutureMode", None),
+])
+def test_each_mode_without_rules(cli, project, mode, expected):
+    answer = bash_call(cli, project, "pytest -q", permission_mode=mode)
+    if expected is None:                 # the once-per-session nudge instead
+        assert not rewritten(answer) and "ctxkit run" in answer["additionalContext"]
+    else:
+        assert answer["permissionDecision"] == expected and rewritten(answer)
+
+
+@pytest.mark.parametrize("mode, expected", [
+    ("default", "allow"), ("acceptEdits", "allow"), ("auto", "allow"), ("dontAsk", "allow"),
+    ("bypassPermissions", "allow"), ("plan", None),
+])
+def test_each_mode_with_an_allow_rule(cli, project, mode, expected):
+    claude_settings(project / ".claude" / "settings.json", {"allow": ["Bash(pytest *)"]})
+    answer = bash_call(cli, project, "pytest -q", permission_mode=mode)
+    if expected is None:
+        assert not rewritten(answer)
+    else:
+        assert answer["permissionDecision"] == expected
+
+
+def test_deny_wins_over_a_more_specific_allow(cli, project):
+    claude_settings(project / ".claude" / "settings.json",
+                    {"deny": ["Bash(npm *)"], "allow": ["Bash(npm test)"]})
+    assert bash_call(cli, project, "npm test", permission_mode="bypassPermissions") is None
+
+
+@pytest.mark.parametrize("where", ["user", "config_dir", "project", "local"])
+def test_rules_are_read_from_every_settings_file(cli, project, monkeypatch, where):
+    paths = {"user": project / "home" / ".claude" / "settings.json",
+             "config_dir": project / "cfg" / "settings.json",
+             "project": project / ".claude" / "settings.json",
+             "local": project / ".claude" / "settings.local.json"}
+    if where == "config_dir":
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(project / "cfg"))
+    claude_settings(paths[where], {"ask": ["Bash(pytest:*)"]})
+    assert bash_call(cli, project, "pytest -q", permission_mode="bypassPermissions") is None
+
+
+@pytest.mark.parametrize("rule, command", [
+    ("Bash", "pytest -q"),
+    ("Bash(*)", "pytest -q"),
+    ("Bash(npm *)", "npm test"),
+    ("Bash(* test)", "npm test"),
+    ("Bash(git * main)", "git log main"),
+    ("Bash(npm run test:*)", "npm run test:unit"),   # broad: punctuation ends the prefix
+    ("Bash(make)", "make  "),
+    ("Bash(run_in_background:true)", "pytest -q"),
+    ("Bash(command:pytest *)", "pytest -q"),
+])
+def test_deny_rule_shapes(cli, project, rule, command):
+    claude_settings(project / ".claude" / "settings.json", {"deny": [rule]})
+    answer = bash_call(cli, project, command, permission_mode="bypassPermissions",
+                       **({"tool_input": {"command": command, "run_in_background": True}}
+                          if "background" in rule else {}))
+    assert answer is None
+
+
+def test_quoted_operators_do_not_split_a_command(cli, project):
+    claude_settings(project / ".claude" / "settings.json",
+                    {"deny": ["Bash(rm:*)"], "allow": ["Bash(pytest:*)"]})
+    # `not b` and `c` are words of pytest's -k expression, not commands: still wrapped.
+    answer = bash_call(cli, project, 'pytest -k "a and not b" -q', permission_mode="default")
+    assert answer["permissionDecision"] == "allow"
+    # An operator inside quotes is no grant either: the allow rule reads narrowly.
+    answer = bash_call(cli, project, 'pytest -k "a;b" -q', permission_mode="default")
+    assert answer["permissionDecision"] == "ask"
+
+
+def test_unreadable_settings_leave_the_command_alone(cli, project):
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"permissions": {"deny": ["Bash(pytest:*)"]')       # cut short
+    result = hook(cli, "pre-tool-use", payload(
+        "claude_pre_tool_use_bash", project, tool_input={"command": "pytest -q"},
+        permission_mode="bypassPermissions"))
+    assert (result.code, result.out) == (0, "")
+    assert result.err.count("\n") == 1 and "settings.json" in result.err
+
+
+def test_unsplittable_command_is_left_alone(cli, project):
+    assert bash_call(cli, project, "pytest -q 'unclosed", permission_mode="bypassPermissions") \
+        is None
+
+
+def test_nudge_mode_says_nothing_about_a_denied_command(cli, project):
+    (project / ".ctxkit" / "config.toml").write_text('bash = "nudge"\n')
+    claude_settings(project / ".claude" / "settings.json", {"deny": ["Bash(npm install:*)"]})
+    assert bash_call(cli, project, "npm install x") is None
+    assert "ctxkit run" in bash_call(cli, project, "pytest -q")["additionalContext"]
+
+
+# --- Codex: prefix_rule() files ------------------------------------------------------------
+
+
+def codex_rules(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.mark.parametrize("decision", ["forbidden", "prompt"])
+@pytest.mark.parametrize("where", ["home", "project"])
+def test_codex_forbidden_or_prompt_rule_blocks_the_rewrite(cli, project, decision, where):
+    folder = (project / "home" / ".codex" if where == "home" else project / ".codex") / "rules"
+    codex_rules(folder / "default.rules", f'''
+# rules are Starlark
+prefix_rule(
+    pattern = ["cargo", ["test", "build"]],
+    decision = "{decision}",
+    justification = "use the CI",
+)
+''')
+    for command in ("cargo test --workspace", "RUST_LOG=1 cargo build && ls",
+                    "sh -c 'cargo test'"):
+        assert bash_call(cli, project, command, agent="codex",
+                         permission_mode="bypassPermissions") is None
+    answer = bash_call(cli, project, "cargo check", agent="codex",
+                       permission_mode="bypassPermissions")
+    assert answer["permissionDecision"] == "allow" and rewritten(answer)
+
+
+def test_codex_rules_in_codex_home_and_unreadable_rules(cli, project, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(project / "ch"))
+    codex_rules(project / "ch" / "rules" / "x.rules",
+                'prefix_rule(pattern=["pytest"], decision="prompt")\n')
+    assert bash_call(cli, project, "pytest -q", agent="codex",
+                     permission_mode="bypassPermissions") is None
+    codex_rules(project / "ch" / "rules" / "x.rules", "prefix_rule(pattern=[\n")
+    result = hook(cli, "pre-tool-use", payload(
+        "codex_pre_tool_use_bash", project, permission_mode="bypassPermissions"))
+    assert (result.code, result.out) == (0, "") and "x.rules" in result.err
+
+
+# --- Gemini CLI: policy files and tools.exclude ----------------------------------------------
+
+
+@pytest.mark.parametrize("policy", [
+    '[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = "npm test"\n'
+    'decision = "deny"\npriority = 100\n',
+    '[[rule]]\ntoolName = ["run_shell_command"]\ncommandRegex = "^npm\\\\s+t"\n'
+    'decision = "ask_user"\npriority = 10\n',
+    '[[rule]]\ntoolName = "run_shell_command"\ndecision = "ask_user"\npriority = 1\n',
+])
+def test_gemini_policy_blocks_the_rewrite(cli, project, policy):
+    path = project / "home" / ".gemini" / "policies" / "mine.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(policy)
+    assert bash_call(cli, project, "npm test", agent="gemini") is None
+    assert bash_call(cli, project, "CI=1 npm test", agent="gemini", session_id="2") is None
+
+
+def test_gemini_excluded_shell_command_blocks_the_rewrite(cli, project):
+    path = project / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"tools": {"exclude": ["run_shell_command(npm test)"]}}))
+    assert bash_call(cli, project, "pytest -q && npm test", agent="gemini") is None
+    answer = bash_call(cli, project, "pytest -q", agent="gemini")
+    assert shlex.split(answer["tool_input"]["command"])[-1] == "pytest -q"
