@@ -17,6 +17,8 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
     Output store       run/store command output, FTS5 search, expand
     Lessons            per-symbol fail/ok memory, risk, inject block
     Snapshots & hooks  notes, compaction snapshots, agent hook handlers
+    Suspects           rank the symbols behind a stored failing output (frames,
+                       the failing test, git changes, lessons, names)
     CLI                argparse parser, global options, main(argv) -> int
 
 Public surface: the ``ctxkit`` command (``main(argv)``); everything else is

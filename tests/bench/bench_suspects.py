@@ -30,6 +30,7 @@ The machine is shared while this runs; timings are not measured here.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -298,7 +299,7 @@ def report(results: list[dict], label: str) -> None:
               f"{theirs:.0f} = {theirs / max(ours, 1):.1f}x fewer (total {ratio:.1f}x)")
 
 
-def cmd_measure(half: str, only: list[str] | None) -> int:
+def cmd_measure(half: str, only: list[str] | None, jobs: int) -> int:
     cases = json.loads(CASES_FILE.read_text())
     if half != "all":
         chosen = set(json.loads((HELD_OUT_FILE if half == "held_out" else TUNING_FILE)
@@ -307,16 +308,25 @@ def cmd_measure(half: str, only: list[str] | None) -> int:
     if only:
         cases = [c for c in cases if c["package"] in only]
     packages = {p.name: p for p in corpus.PACKAGES}
-    results = []
-    for case in cases:
-        try:
-            result = measure_case(packages[case["package"]], case)
-        except Exception as exc:   # one broken case must not stop the run
-            result = {"id": case["id"], "half": half_of(case), "error": repr(exc)[:300]}
-        results.append(result)
-        print(f"{result['id']}: rank {result.get('rank')} grep {result.get('grep_rank')} "
-              f"tokens {result.get('tokens')} baseline {result.get('baseline_tokens')}"
-              f"{' ERROR ' + result['error'] if result.get('error') else ''}", flush=True)
+    pairs: dict[str, list[dict]] = {}
+    for case in cases:   # one worker per release pair: its repository is built once
+        pairs.setdefault(pair_key(case), []).append(case)
+
+    def run_pair(group: list[dict]) -> list[dict]:
+        done = []
+        for case in group:
+            try:
+                result = measure_case(packages[case["package"]], case)
+            except Exception as exc:   # one broken case must not stop the run
+                result = {"id": case["id"], "half": half_of(case), "error": repr(exc)[:300]}
+            print(f"{result['id']}: rank {result.get('rank')} grep {result.get('grep_rank')} "
+                  f"tokens {result.get('tokens')} baseline {result.get('baseline_tokens')}"
+                  f"{' ERROR ' + result['error'] if result.get('error') else ''}", flush=True)
+            done.append(result)
+        return done
+
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        results = [r for group in pool.map(run_pair, pairs.values()) for r in group]
     RESULTS_FILE.write_text(json.dumps(results, indent=1) + "\n")
     for name in ("tuning", "held_out"):
         part = [r for r in results if r["half"] == name]
@@ -332,10 +342,11 @@ def main(argv: list[str] | None = None) -> int:
     measure = sub.add_parser("measure", help="run every case and report")
     measure.add_argument("--half", choices=("tuning", "held_out", "all"), default="all")
     measure.add_argument("--package", action="append")
+    measure.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     if args.cmd == "split":
         return cmd_split()
-    return cmd_measure(args.half, args.package)
+    return cmd_measure(args.half, args.package, args.jobs)
 
 
 if __name__ == "__main__":
