@@ -273,14 +273,6 @@ def test_pieces_ending_in_a_newline_add_up_exactly():
         assert whole == sum(ctxkit.count_tokens(p) for p in pieces), pieces
 
 
-def test_truncate_to_tokens_never_exceeds():
-    text = "- src/very/long/path/to/module.py:SomeClass.some_method (method)\n"
-    for limit in range(0, 25):
-        cut = ctxkit.truncate_to_tokens(text, limit)
-        assert ctxkit.count_tokens(cut) <= limit
-        assert text.startswith(cut)
-
-
 def test_fence_is_longer_than_backticks_inside():
     fenced = ctxkit._code_fence("x = '```'\n", "python")
     assert fenced.startswith("````python\n") and fenced.endswith("\n````")

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from conftest import CTXKIT
 from hookkit import payload
 
 USER_SETTINGS = {
@@ -146,3 +150,77 @@ def test_installed_command_runs_in_a_shell(cli, root, agent, fixture):
     assert proc.returncode == 0, proc.stderr
     context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "installed hooks task" in context
+
+
+# --- the command the hooks run, and whether it starts fast ------------------------------
+
+
+def console_install(tmp_path, compiled: bool):
+    """ctxkit laid out as pip installs it: a venv with ctxkit.py in site-packages (its
+    bytecode compiled, as pip does, when ``compiled``) and pip's console script."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path("
+                           "'purelib'))"], capture_output=True, text=True, check=True).stdout
+    module = Path(site.strip()) / "ctxkit.py"
+    module.write_bytes(CTXKIT.read_bytes())
+    if compiled:
+        subprocess.run([str(python), "-m", "compileall", "-q", str(module)], check=True)
+    script = venv / "bin" / "ctxkit"
+    script.write_text(f"#!{python}\nimport re\nimport sys\nfrom ctxkit import entry_point\n"
+                      "if __name__ == '__main__':\n"
+                      "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                      "    sys.exit(entry_point())\n")
+    script.chmod(0o755)
+    return script
+
+
+def install_dry_run(script, root, path, bytecode=True):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("CTXKIT_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env["PATH"] = path
+    if not bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    proc = subprocess.run([str(script), "install-hooks", "--dry-run", "--json"], cwd=root,
+                          env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    commands = [line.split('"command": ', 1)[1].strip('",') for line in data["diff"].splitlines()
+                if '"command": ' in line]
+    return commands, data["slow_start"], proc.stderr
+
+
+def test_a_regular_install_writes_its_console_script_and_starts_fast(root, tmp_path):
+    script = console_install(tmp_path, compiled=True)
+    commands, slow, err = install_dry_run(script, root, f"{script.parent}:/usr/bin:/bin",
+                                          bytecode=False)
+    assert commands and all(c.startswith("ctxkit hook ") for c in commands)
+    assert slow == [] and err == ""
+    # not on PATH: the script by its absolute path
+    commands, slow, err = install_dry_run(script, root, "/usr/bin:/bin", bytecode=False)
+    assert commands[0] == f"{script} hook pre-tool-use" and slow == [] and err == ""
+
+
+def test_a_module_without_bytecode_is_reported(root, tmp_path):
+    script = console_install(tmp_path, compiled=False)
+    commands, slow, err = install_dry_run(script, root, f"{script.parent}:/usr/bin:/bin",
+                                          bytecode=False)
+    assert commands[0] == "ctxkit hook pre-tool-use"
+    assert len(slow) == 1 and "no current bytecode cache" in slow[0]
+    assert "PYTHONDONTWRITEBYTECODE is set" in slow[0]
+    assert err.startswith("ctxkit: warning: the hooks will start slowly: ")
+    assert err.count("\n") == 1 and "pipx install ." in err
+    # Python may write the cache: the first start writes it, and nothing is reported.
+    assert install_dry_run(script, root, "/usr/bin:/bin")[1:] == ([], "")
+
+
+def test_running_from_source_writes_the_script_form_and_warns(cli):
+    result = cli.sub("install-hooks", "--dry-run", "--json", env={"PATH": "/usr/bin:/bin"})
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert f'{sys.executable} {CTXKIT} hook pre-tool-use' in data["diff"]
+    assert data["slow_start"] == ["it runs ctxkit.py as a script, which Python compiles again "
+                                  "on every start"]
+    assert result.err.startswith("ctxkit: warning: the hooks will start slowly: it runs")
+    assert cli.sub("uninstall-hooks", "--dry-run", env={"PATH": "/usr/bin:/bin"}).err == ""

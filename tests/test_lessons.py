@@ -1,4 +1,4 @@
-"""Lessons (SPEC section 4, seed 003): risk formula, statuses, inject block,
+"""Lessons (compatible with code memory): risk formula, statuses, inject block,
 identity of (project, file, name), masking, graph ids, stale lessons, stats.
 
 Most tests run main() in-process on a real SQLite file; exit codes, stdout

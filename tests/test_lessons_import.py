@@ -37,7 +37,7 @@ CREATE TABLE experiences (
 );
 """
 
-# Code memory v0.2 and v0.3 (seed 003 section 2); v0.3 sets user_version 2.
+# Code memory v0.2 and v0.3 (its design's data model); v0.3 sets user_version 2.
 CM_V03 = """
 CREATE TABLE symbols (
     id INTEGER PRIMARY KEY,

@@ -40,8 +40,15 @@ class Sites(ast.NodeVisitor):
         self.found: list[tuple[int, int, str, ast.AST | None]] = []
 
     def _scope(self, node: ast.AST) -> None:
+        # Decorators, defaults, annotations and bases run where the definition
+        # stands; only the body runs inside it.
+        body = set(map(id, node.body))
+        for child in ast.iter_child_nodes(node):
+            if id(child) not in body:
+                self.visit(child)
         self.stack.append(node)
-        self.generic_visit(node)
+        for child in node.body:
+            self.visit(child)
         self.stack.pop()
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scope

@@ -124,27 +124,35 @@ function resolve(node) {
     if (!cls && !decl && ts.isNewExpression(node)) return null;
     return targets;
   }
+  const d = def(decl);
+  if (d) return [d];
+  // The signature came from a type (`const f: () => T = () => ...`, an
+  // interface), or there is none: the called symbol's own declarations say.
   if (!decl) {
     const type = checker.getTypeAtLocation(callee);
     if (type.flags & (ts.TypeFlags.Any | ts.TypeFlags.Unknown)) return null;
-    const symbol = aliased(checker.getSymbolAtLocation(callee));
-    if (!symbol) return null;
-    for (const d of symbol.declarations || []) {
-      const found = def(d); if (found) targets.push(found);
-    }
-    return targets;
   }
-  const d = def(decl);
-  if (d) targets.push(d);
+  const symbol = aliased(checker.getSymbolAtLocation(
+    ts.isPropertyAccessExpression(callee) ? callee.name : callee));
+  if (!symbol) return decl ? [] : null;
+  for (const declaration of symbol.declarations || []) {
+    const found = def(declaration);
+    if (found) targets.push(found);
+  }
   return targets;
 }
 
+// The innermost named function or class whose body holds the call. A
+// decorator runs where its declaration stands, so that one is passed over.
 function enclosing(node) {
   const k = ts.SyntaxKind;
+  let decorated = false;
   for (let p = node.parent; p; p = p.parent) {
+    if (p.kind === k.Decorator) decorated = true;
     if ([k.FunctionDeclaration, k.MethodDeclaration, k.Constructor, k.GetAccessor,
       k.SetAccessor, k.ClassDeclaration, k.ArrowFunction, k.FunctionExpression,
       k.ClassExpression].includes(p.kind)) {
+      if (decorated) { decorated = false; continue; }
       const d = def(p);
       if (d) return d;
     }

@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""C and C++ reference for bench_graph_reference.py: every call site, resolved by clang.
+
+Usage: /usr/bin/python3 ref_c_clang.py ROOT < files (relative paths)
+Needs Debian's python3-clang (libclang's own Python bindings), hence the
+system Python. Each .c/.cc/.cpp/.cxx file is parsed as a translation unit
+with every project folder that holds headers on the include path; calls in
+headers are read from the units that include them. A call's target is the
+definition clang names for the called declaration (matched across units by
+USR, so a function declared in a header and defined in another file is
+found); [] when no definition of it is in the project (libc, the STL, a
+function pointer), null when clang could not resolve the callee at all.
+An explicit construction (``Foo(...)``, ``new Foo(...)``, ``Foo x(...)``)
+is a call of the class and of the constructor.
+Prints {"tool", "sites"} in the harness's common format (see ref_python_jedi.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import sysconfig
+from pathlib import Path
+
+import clang.cindex as ci
+
+K = ci.CursorKind
+FUNCTIONS = {K.FUNCTION_DECL, K.CXX_METHOD, K.CONSTRUCTOR, K.DESTRUCTOR, K.FUNCTION_TEMPLATE,
+             K.CONVERSION_FUNCTION}
+CLASSES = {K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE}
+UNITS = (".c", ".cc", ".cpp", ".cxx", ".c++")
+HEADERS = (".h", ".hh", ".hpp", ".hxx", ".h++", ".inl", ".ipp")
+
+
+class Reference:
+    def __init__(self, root: Path, files: list[str]):
+        self.root = root.resolve()
+        self.files = set(files)
+        self.index = ci.Index.create()
+        self.defs: dict[str, dict] = {}       # USR -> definition in the project
+        self.sites: dict[tuple, dict] = {}    # (file, line, col, name) -> site
+        self.pending: list[tuple[tuple, list[str]]] = []
+        dirs = {str((self.root / f).parent) for f in files if f.endswith(HEADERS)}
+        # Python's headers too: C extensions in sdists include Python.h, and a unit
+        # that cannot see it loses its function bodies to error recovery.
+        python = sysconfig.get_paths()["include"]
+        self.includes = [f"-I{d}" for d in sorted(dirs)] + [f"-I{self.root}", f"-I{python}"]
+
+    def rel(self, cursor) -> str | None:
+        loc = cursor.location
+        if loc.file is None:
+            return None
+        try:
+            rel = Path(loc.file.name).resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+        return rel if rel in self.files else None
+
+    def where(self, cursor, name: str | None = None) -> dict | None:
+        rel = self.rel(cursor)
+        if rel is None:
+            return None
+        return {"file": rel, "line": cursor.location.line, "name": name or cursor.spelling}
+
+    def parse(self, rel: str) -> None:
+        cpp = not rel.endswith(".c")
+        args = ["-x", "c++" if cpp else "c", "-std=c++17" if cpp else "-std=c11",
+                "-fsyntax-only", "-ferror-limit=0", *self.includes]
+        try:
+            tu = self.index.parse(str(self.root / rel), args=args,
+                                  options=ci.TranslationUnit.PARSE_INCOMPLETE)
+        except ci.TranslationUnitLoadError:
+            return
+        self.walk(tu.cursor, None)
+
+    def walk(self, cursor, caller: dict | None) -> None:
+        for child in cursor.get_children():
+            if child.location.file is not None and self.rel(child) is None:
+                continue  # a system or outside header
+            scope = caller
+            if child.kind in FUNCTIONS and child.is_definition():
+                scope = self.where(child, self.def_name(child))
+                usr = child.get_usr()
+                if usr and scope:
+                    self.defs.setdefault(usr, scope)
+            elif child.kind in CLASSES and child.is_definition():
+                usr = child.get_usr()
+                found = self.where(child)
+                if usr and found:
+                    self.defs.setdefault(usr, found)
+            if child.kind == K.CALL_EXPR:
+                self.call(child, caller)
+            self.walk(child, scope)
+
+    @staticmethod
+    def def_name(cursor) -> str:
+        return "~" + cursor.spelling.lstrip("~") if cursor.kind == K.DESTRUCTOR else \
+            cursor.spelling
+
+    def call(self, node, caller: dict | None) -> None:
+        target = node.referenced
+        if target is None:
+            name = node.spelling
+            if name:
+                self.add(node, name, caller, None)
+            return
+        tokens = [t.spelling for t in node.get_tokens()][:2]
+        if target.kind == K.CONSTRUCTOR:
+            cls = target.semantic_parent
+            if not tokens or tokens[0] not in (cls.spelling, "new") and \
+                    tokens[-1] != cls.spelling:
+                return  # implicit: a copy, a default member, a conversion
+            self.add(node, cls.spelling, caller,
+                     [cls.get_usr(), target.get_usr()])
+            return
+        if target.kind not in FUNCTIONS:
+            self.add(node, node.spelling or target.spelling, caller, [])  # a pointer, a value
+            return
+        usrs = [target.get_usr()]
+        primary = ci.conf.lib.clang_getSpecializedCursorTemplate(target)
+        if primary is not None and not primary.kind.is_invalid():
+            usrs.append(primary.get_usr())
+        self.add(node, target.spelling, caller, usrs)
+
+    def add(self, node, name: str, caller: dict | None, usrs) -> None:
+        rel = self.rel(node)
+        if rel is None:
+            return
+        line = self.name_line(node, name)
+        key = (rel, line, name, caller and caller["line"])
+        if key in self.sites:
+            return
+        site = {"file": rel, "line": line, "name": name, "caller": caller, "targets": None}
+        self.sites[key] = site
+        if usrs is not None:
+            self.pending.append((key, usrs))
+
+    @staticmethod
+    def name_line(node, name: str) -> int:
+        for token in node.get_tokens():
+            if token.spelling == name:
+                return token.location.line
+        return node.location.line
+
+    def finish(self) -> list[dict]:
+        for key, usrs in self.pending:
+            found, seen = [], set()
+            for usr in usrs:
+                d = self.defs.get(usr)
+                if d and (d["file"], d["line"]) not in seen:
+                    seen.add((d["file"], d["line"]))
+                    found.append(d)
+            self.sites[key]["targets"] = found
+        return list(self.sites.values())
+
+
+def main(argv: list[str]) -> int:
+    root = Path(argv[1])
+    files = sys.stdin.read().split()
+    reference = Reference(root, files)
+    for rel in files:
+        if rel.endswith(UNITS):
+            reference.parse(rel)
+    json.dump({"tool": f"libclang ({Path(ci.conf.get_filename()).name})",
+               "sites": reference.finish()}, sys.stdout, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

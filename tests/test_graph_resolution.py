@@ -1,0 +1,119 @@
+"""Graph: classes of call resolution that a type checker gets right, on real parsed code.
+
+Each fixture under tests/fixtures/graph_classes_* is ordinary code whose
+method names are shared between types, so that only the rule under test
+(not a guess from a unique name) can give the right caller set.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import copy_fixture
+
+
+def index(cli, fixture: str) -> None:
+    copy_fixture(fixture, cli.root)
+    result = cli("index", "--json")
+    assert result.code == 0, result.err
+
+
+def callers(cli, symbol: str) -> set[str]:
+    result = cli("callers", symbol, "--json")
+    assert result.code == 0, result.err
+    return {r["id"] for r in result.json()["results"]}
+
+
+PY = "graph_classes_python"
+TS = "graph_classes_typescript"
+GO = "graph_classes_go"
+
+# (fixture, symbol, exactly these callers at the default confidence)
+CASES = [
+    # Cls(...) runs Cls.__init__, or the one a base defines.
+    (PY, "shop/models.py:Base.__init__", {"shop/build.py:make_base", "shop/build.py:make_child"}),
+    (PY, "shop/models.py:Child", {"shop/build.py:make_child"}),
+    # super() alone is Python's builtin, not a call of the base's constructor.
+    (PY, "shop/models.py:Base.describe", {"shop/models.py:Child.describe"}),
+    # A decorated name holds what its decorator returns: @group() makes a Group.
+    (PY, "shop/cli.py:Group.command", {"shop/cli.py:setup"}),
+    (PY, "shop/cli.py:Registry.command", set()),
+    # Inside a package, `import json` is the standard library, not shop/json.py.
+    (PY, "shop/json.py:dumps", {"shop/encode.py:encode_own"}),
+    # A function-local import binds only inside its function; a module-level
+    # variable imported from another module keeps its constructed type.
+    (PY, "shop/web.py:App.route", {"tests/test_views.py:test_index",
+                                   "tests/test_views.py:test_about",
+                                   "tests/test_other.py:test_other"}),
+    (PY, "shop/web.py:Router.route", set()),
+    # TypeScript narrowing: instanceof, a type guard, `as`, `!`, `?.`, `in`.
+    (TS, "src/nodes.ts:Alias.resolve", {"src/narrow.ts:byInstanceof", "src/narrow.ts:byGuard",
+                                        "src/narrow.ts:byCast"}),
+    (TS, "src/nodes.ts:Literal.resolve", set()),
+    (TS, "src/nodes.ts:Alias.target", {"src/narrow.ts:byNonNull",
+                                       "src/narrow.ts:byOptionalChain"}),
+    (TS, "src/nodes.ts:Literal.target", set()),
+    (TS, "src/nodes.ts:Literal.only", {"src/narrow.ts:byUnion"}),
+    # this.#private(), class-property arrow functions, super(...), new C().
+    (TS, "src/store.ts:Store.#flush", {"src/store.ts:Store.save", "src/store.ts:Store.onError"}),
+    (TS, "src/store.ts:Store.onError", {"src/store.ts:Store.handle"}),
+    (TS, "src/store.ts:Store.constructor", {"src/store.ts:CachedStore.constructor",
+                                            "src/store.ts:openStore"}),
+    # `export * as ns from` is a namespace, not a star export; "./m.js" names m.ts.
+    (TS, "src/lib/schemas.ts:pattern", {"src/useLib.ts:build"}),
+    (TS, "src/lib/regexes.ts:pattern", {"src/useLib.ts:raw", "src/useLib.ts:rawThroughStar"}),
+    # A declared field type wins over the type of what is assigned to it.
+    (TS, "src/shapes.ts:Shape.area", {"src/shapes.ts:Canvas.measure"}),
+    (TS, "src/shapes.ts:Circle.area", set()),
+    # An object literal's method is the object's, never a module-level function.
+    (TS, "src/traps.ts:traps.defineProperty", set()),
+    # Go: methods on a named slice type, through a field and a chained call.
+    (GO, "key.go:Key.String", {"key.go:MetaData.Describe", "key.go:Describe"}),
+    (GO, "key.go:Key.add", {"key.go:MetaData.Describe"}),
+    (GO, "key.go:Path.String", set()),
+    (GO, "key.go:Key", set()),  # Key(parts) is a conversion
+    # Type switches and type assertions give the interface's method.
+    (GO, "flags.go:Marshaler.MarshalTOML", {"flags.go:Encode"}),
+    (GO, "flags.go:textValue.MarshalTOML", set()),
+    (GO, "flags.go:boolFlag.IsBoolFlag", {"flags.go:IsBool"}),
+    (GO, "flags.go:onOff.IsBoolFlag", set()),
+    # A package-level var's type is known.
+    (GO, "flags.go:FlagSet.Set", {"flags.go:Set"}),
+    (GO, "flags.go:Settings.Set", set()),
+    # A receiver whose type is known to be outside the project is never
+    # guessed into it: `error`, reflect.Type, *json.Decoder.
+    (GO, "flags.go:parseError.Error", set()),
+    (GO, "flags.go:FlagSet.Name", set()),
+    (GO, "flags.go:Decoder.Decode", {"flags.go:Parse"}),
+]
+
+
+@pytest.mark.parametrize("fixture,symbol,expected", CASES,
+                         ids=[f"{c[0].rsplit('_', 1)[-1]}-{c[1].split(':')[-1]}" for c in CASES])
+def test_callers_agree_with_the_type_checker(cli, fixture, symbol, expected):
+    index(cli, fixture)
+    assert callers(cli, symbol) == expected
+
+
+def test_construction_counts_in_impact_and_risk(cli):
+    index(cli, PY)
+    result = cli("impact", "shop/models.py:Base.__init__", "--json")
+    assert result.code == 0, result.err
+    data = result.json()
+    assert set(data["direct"]) == {"shop/build.py:make_base", "shop/build.py:make_child"}
+    assert data["fan_in"] == 2 and data["risk_score"] > 0
+
+
+def test_a_call_never_runs_an_interface(cli):
+    """`interface Point` and `const Point = (...) => ...`: Point(0) runs the value."""
+    index(cli, TS)
+    callees = cli("callees", "src/point.ts:origin", "--json").json()["results"]
+    assert [r["id"] for r in callees] == ["src/point.ts:Point#2"]
+    assert callers(cli, "src/point.ts:Point") == set()
+
+
+def test_object_literal_method_is_not_a_module_level_symbol(cli):
+    index(cli, TS)
+    found = cli("symbols", "defineProperty", "--json").json()
+    assert [r["id"] for r in found["results"]] == ["src/traps.ts:traps.defineProperty"]
+    callees = cli("callees", "src/define.ts:define", "--json").json()["results"]
+    assert [(r["id"], r["name"]) for r in callees] == [(None, "defineProperty")]
