@@ -4029,6 +4029,12 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
             s.language.method_types(s, d, types, ctx)
     for pos, var, type_text, is_declared in vartypes:
         index = _enclosing(defs, starts, pos)
+        if type_text.startswith("="):  # the annotated parameter it is assigned from
+            params = defs[index].params if index >= 0 else []
+            type_text = next((p["type"] for p in params
+                              if p["name"] == type_text[1:] and p["type"]), "")
+            if not type_text:
+                continue
         if var.startswith("self."):  # instance attributes belong to the class
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
@@ -4147,6 +4153,9 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             if item.type == "identifier" and s.text(item) != "_":
                 vartypes.append((caps["vartype"][0].start_byte, s.text(item),
                                  f"{s.text(caps['type'][0])}#{index}", False))
+    elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
+        vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
+                         "=" + s.text(caps["value"][0]), False))
     elif "vartype" in caps:
         var = s.text(caps["var"][0])
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
@@ -4439,6 +4448,10 @@ def _clean_type(text: str) -> str:
         text = text[1:].split(",")[0]
     members = []
     for member in _type_members(text):
+        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*([\w.]+)\s*\]", member.strip())
+        if of_class:  # type[X]: the class X itself, not an instance
+            members.append("type:" + of_class.group(1))
+            continue
         member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
         match = re.search(r"[A-Za-z_$][\w.$]*", member)
         if match and match.group(0) not in ("null", "undefined", "None", "void"):
@@ -5462,6 +5475,9 @@ class _Resolver:
                 return found, CONF_EXACT
         if recv in SUPER_NAMES:
             return None, 0.0
+        made = self._class_attribute(cls, callee)
+        if made is not None:
+            return made, CONF_TYPED  # self.response_class(): a `type[Response]` attribute
         # A mixin or abstract base calling what its subclasses define: linked only
         # when exactly one subclass in the index has it.
         found = {self.method_lookup(sub, callee) for sub in self._all_subclasses(cls)} - {None}
@@ -5479,7 +5495,7 @@ class _Resolver:
     def _method_of(self, owner: int | tuple[int, ...], callee: str) -> tuple[int | None, float]:
         """``callee`` on a receiver of class ``owner``, or of a union of classes."""
         if isinstance(owner, int):
-            found = self.method_lookup(owner, callee)
+            found = self.method_lookup(owner, callee) or self._class_attribute(owner, callee)
             return (found, CONF_TYPED) if found is not None else (None, 0.0)
         found = {self.method_lookup(cls, callee) for cls in owner} - {None}
         return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
@@ -5531,6 +5547,8 @@ class _Resolver:
             owner = self.expr_type(path, scope, head, line, depth + 1)
             if owner is OUTSIDE:
                 return OUTSIDE
+            if owner is None and re.fullmatch(r"[\w.$]+", head):
+                return self._module_variable(path, scope, head, attr)
             return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
         if not re.fullmatch(r"[\w$]+", text):
             return None
@@ -5545,6 +5563,49 @@ class _Resolver:
                            and self.method_lookup(m, type_text[3:]) is not None)
             return having[0] if len(having) == 1 else having or None
         return self.type_named(type_path, type_scope, type_text)
+
+    def _class_attribute(self, cls: int, name: str, seen: set[int] | None = None) -> int | None:
+        """The class an attribute annotated ``type[X]`` holds: calling it constructs X."""
+        seen = seen if seen is not None else set()
+        seen.add(cls)
+        _, _, qualname, path = self.nodes[cls]
+        types = self.ctx(path).get("types", {}).get(qualname, {})
+        written = types.get("self." + name) or types.get(name) or ""
+        if written.startswith("type:"):
+            found = self.type_named(path, qualname, written[5:])
+            return found if isinstance(found, int) else None
+        for base in self.bases.get(cls, ()):
+            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+                found = self._class_attribute(base, name, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def _module_variable(self, path: str, scope: str, module: str, name: str) -> Any:
+        """The type of ``mod.name`` when ``mod`` is a module of the index."""
+        target = self.resolve_dotted(path, scope, module)
+        for other in target[1] if target and target[0] == "module" else ():
+            found = self._variable_in_module(other, name)
+            if found is not None:
+                return self.type_named(*found)
+        return None
+
+    def _variable_in_module(self, module: str, name: str,
+                            depth: int = 0) -> tuple[str, str, str] | None:
+        """(written type, file, "") of a module-level variable, through re-exports
+        (``from .globals import g`` in a package's __init__)."""
+        written = self.ctx(module).get("types", {}).get("", {}).get(name)
+        if written:
+            return module, "", written
+        binding = self.ctx(module).get("imports", {}).get(name)
+        if binding is None or depth > 6:
+            return None
+        target = self.resolve_binding(module, [binding[0], None])
+        for other in target[1] if target and target[0] == "module" else ():
+            found = self._variable_in_module(other, binding[1] or name, depth + 1)
+            if found is not None:
+                return found
+        return None
 
     def _decorated_value(self, path: str, scope: str, name: str) -> Any:
         """What a decorated function's name holds: its outermost decorator's result.
@@ -5581,6 +5642,8 @@ class _Resolver:
 
     def type_named(self, path: str, scope: str, type_text: str) -> Any:
         """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("type:"):  # type[X]: its methods are X's
+            type_text = type_text[5:]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
             target = self.resolve_name(path, scope, type_text[6:])
             if not target or target[0] != "node":
@@ -5679,10 +5742,10 @@ class _Resolver:
         binding = self._binding_of(path, scope, name)
         if binding is not None:
             target = self.resolve_binding(path, [binding[0], None])
-            for other in target[1] if target and target[0] == "module" else ():
-                found = self.ctx(other).get("types", {}).get("", {}).get(binding[1] or "")
-                if found:
-                    return found, other, ""
+            for other in target[1] if target and target[0] == "module" and binding[1] else ():
+                found = self._variable_in_module(other, binding[1])
+                if found is not None:
+                    return found[2], found[0], found[1]
             return None
         package_files = self.language(path).package_files
         for other in package_files(self, path) if package_files else ():
@@ -5878,6 +5941,13 @@ _PY_QUERY = f"""
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
     @vartype
+(assignment left: (identifier) @var type: (type) @type) @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) type: (type) @type) @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) right: (identifier) @value) @vartype
+(class_definition body: (block (expression_statement
+    (assignment left: (identifier) @var type: (type) @type) @vartype @self)))
 (module (expression_statement (assignment left: (identifier) @allname
     right: [(list) (tuple)] @allvalue)))
 (decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
