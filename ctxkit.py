@@ -14310,8 +14310,9 @@ SUSPECT_TEST_OFF_LINE = 0.5      # a direct callee on another line of the test
 SUSPECT_TEST_DECAY = 0.5         # each call further from the test
 SUSPECT_TEST_MAX_DEPTH = 3
 SUSPECT_CHANGE_TIERS = {"worktree": 1.0, "commits": 0.6}
-SUSPECT_CHANGE_FAR = 0.15        # a change more than SUSPECT_NEAR_DEPTH steps away
-SUSPECT_NEAR_DEPTH = 3
+SUSPECT_CHANGE_FAR = 0.1         # a change the failure's call closure does not reach
+SUSPECT_REACH_DEPTH = 6          # calls followed from the frames and the test
+SUSPECT_REACH_NODES = 400        # nodes expanded per step
 SUSPECT_SIGNAL_CAP = 1.5
 SUSPECT_TEST_FACTOR = 0.3        # symbols in test files
 SUSPECT_RECENT_COMMITS = 5
@@ -14319,6 +14320,7 @@ SUSPECT_DEFAULT_LIMIT = 10
 SUSPECT_MAX_FRAMES = 400         # frames read from one output
 SUSPECT_MAX_CHANGED = 400        # changed symbols considered
 SUSPECT_CALLABLE_KINDS = frozenset({"function", "method"})
+SUSPECT_STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
 # Path parts that mark installed or vendored code inside a root.
 SUSPECT_LIBRARY_PARTS = frozenset({"site-packages", "dist-packages", "node_modules", ".venv",
                                    "venv", ".tox", ".nox", "__pypackages__", ".cargo",
@@ -14568,6 +14570,9 @@ class _Ranking:
         self.notes: list[str] = []
 
     def suspect(self, node: Node) -> Suspect:
+        if not _may_hold_fault(node):
+            return Suspect(key=node.id, node=node, path=node.path, line=node.line,
+                           end_line=node.end_line, name=node.qualname)  # counted nowhere
         if node.id not in self.suspects:
             self.suspects[node.id] = Suspect(key=node.id, node=node, path=node.path,
                                              line=node.line, end_line=node.end_line,
@@ -14703,14 +14708,18 @@ class _Ranking:
                 count += 1
                 continue
             for node in graph_nodes_at(self.db, self.env.project, path, first, last):
-                if node.kind not in SUSPECT_CALLABLE_KINDS and node.rowid not in self.seeds:
-                    continue
+                if node.kind not in SUSPECT_CALLABLE_KINDS or is_test_path(node.path):
+                    continue   # a changed test is the reproduction, not the fault
                 count += 1
                 steps = distance.get(node.rowid)
-                near = 1.0 / (1 + steps) if steps is not None else SUSPECT_CHANGE_FAR
-                where = ("a frame or the test" if steps == 0 else
-                         f"{steps} call{'s' if steps != 1 else ''} from the failure"
-                         if steps is not None else "far from the failure")
+                if steps is None:
+                    near, where = SUSPECT_CHANGE_FAR, "not reached from the failure"
+                elif steps[1] == "calledBy":
+                    near, where = 1.0 / (1 + steps[0]), "it calls a frame or the test"
+                else:
+                    near = 1.0 / (1 + steps[0] / 2)
+                    where = ("a frame" if steps[0] == 0 else
+                             f"{steps[0]} call{'s' if steps[0] != 1 else ''} from the failure")
                 self.suspect(node).add("change", SUSPECT_CHANGE_TIERS[tier] * near,
                                        f"changed in {what}, {where}")
 
@@ -14721,18 +14730,24 @@ class _Ranking:
         for suspect in hit:   # near a frame: the frame's location takes the evidence
             suspect.add("change", SUSPECT_CHANGE_TIERS[tier], f"changed in {what} nearby")
 
-    def seed_distances(self) -> dict[int, int]:
-        """Call-graph steps (either direction) from the frames and tests, up to a few."""
-        distance = {rowid: 0 for rowid in self.seeds}
+    def seed_distances(self) -> dict[int, tuple[int, str]]:
+        """(steps, direction) from the frames and tests: the code they call, breadth
+        first up to SUSPECT_REACH_DEPTH (what the failure may have run), and their
+        direct callers."""
+        distance: dict[int, tuple[int, str]] = {rowid: (0, "calls") for rowid in self.seeds}
+        for node in self.seeds.values():
+            for rel in graph_relations(self.db, self.env.project, node, "calledBy"):
+                if rel.node is not None and rel.node.rowid not in distance:
+                    distance[rel.node.rowid] = (1, "calledBy")
         frontier = list(self.seeds.values())
-        for step in range(1, SUSPECT_NEAR_DEPTH + 1):
+        for step in range(1, SUSPECT_REACH_DEPTH + 1):
             following = []
-            for node in frontier[:300]:
-                for relation in ("calls", "calledBy"):
-                    for rel in graph_relations(self.db, self.env.project, node, relation):
-                        if rel.node is not None and rel.node.rowid not in distance:
-                            distance[rel.node.rowid] = step
-                            following.append(rel.node)
+            for node in frontier[:SUSPECT_REACH_NODES]:
+                for rel in graph_relations(self.db, self.env.project, node, "calls"):
+                    known = distance.get(rel.node.rowid) if rel.node is not None else (0, "")
+                    if rel.node is not None and (known is None or known[1] == "calledBy"):
+                        distance[rel.node.rowid] = (step, "calls")
+                        following.append(rel.node)
             frontier = following
         return distance
 
@@ -14757,11 +14772,12 @@ class _Ranking:
             with contextlib.suppress(CtxkitError):
                 nodes = [n for n in graph_find_nodes(self.db, self.env.project, word)
                          if n.kind in SUSPECT_CALLABLE_KINDS]
-                if not nodes or len(nodes) > 20:
+                symbols = {(n.path, n.qualname) for n in nodes}  # overloads are one symbol
+                if not nodes or len(symbols) > 20:
                     continue
                 for node in nodes:
                     suspect = self.suspect(node)
-                    value = suspect.signals.get("name", 0.0) + 1.0 / len(nodes)
+                    value = suspect.signals.get("name", 0.0) + 1.0 / len(symbols)
                     shown = word if len(word) < 60 else word[:57] + "..."
                     suspect.add("name", value, f"the failure message names {shown!r}")
 
@@ -14772,6 +14788,12 @@ class _Ranking:
 
 def _is_test_function(node: Node) -> bool:
     return is_test_path(node.path) and node.name.startswith(("test", "Test"))
+
+
+def _may_hold_fault(node: Node) -> bool:
+    """Tests are the reproduction and type stubs have no body: neither is ranked."""
+    return not (_is_test_function(node) or node.path.endswith(SUSPECT_STUB_SUFFIXES)
+                or node.kind == "file")
 
 
 def failure_identifiers(failure: Failure) -> list[str]:
