@@ -855,6 +855,9 @@ SEARCH_STOP_WORDS = frozenset(
     "these they this those through to too under until up very was we were what when "
     "where which while who whom why will with would you your yours show find line lines "
     "log logs output tell give please anything something".split())
+# Words that negate the next word of a query.
+QUERY_NEGATORS = frozenset("not never no without isn't wasn't doesn't didn't don't can't "
+                           "cannot couldn't won't".split())
 # Words that make a query ask for a problem even when no failure word is used.
 PROBLEM_WORDS = frozenset("why wrong broke broken bug bugs issue issues problem problems "
                           "cause causes caused reason".split())
@@ -919,7 +922,7 @@ WORD_FAMILIES = (
 LINE_KINDS = (
     ("count", "many|count|number|total|tally",
      r"(?:\b\d+\s+(?:to\s+)?[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b)(?:.*?(?:\b\d+\s+(?:to\s+)?"
-     r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))"),
+     r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))|^\W*\d+ [A-Za-z]+(?: [A-Za-z]+)?\W*$"),
     ("frame", "stack|frame|frames|trace|traceback|backtrace|stacktrace|called|caller",
      r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
      r"|^\s+at \S+:\d+"),
@@ -1121,6 +1124,9 @@ class SearchQuery:
         words = [w for t in self.tokens for w in _rx(r"[^\W_]+(?:[_'][^\W_]+)*").findall(t)]
         low = [w.lower() for w in words]
         self.problem = any(w in PROBLEM_WORDS for w in low)
+        # "never declared", "not defined": the asker means the negative form the tools
+        # print (undeclared, undefined), which the word's family holds.
+        self.negated = {low[i + 1] for i, w in enumerate(low[:-1]) if w in QUERY_NEGATORS}
         for token in self.tokens:
             self._add_token(token)
         self._add_families(" ".join(low))
@@ -1169,7 +1175,7 @@ class SearchQuery:
                 self._add_word(part, own)
 
     def _add_word(self, word: str, factor: float) -> None:
-        if word in SEARCH_STOP_WORDS or len(word) < 2:
+        if word in SEARCH_STOP_WORDS or word in QUERY_NEGATORS or len(word) < 2:
             return
         self._variant(self._source(word), word_spec(word), word_fts(word), factor,
                       search_stem(word))
@@ -1186,13 +1192,18 @@ class SearchQuery:
                            None)
             if hit is None:
                 continue
-            if problem:
+            negated = self.sources[hit] in self.negated
+            if problem or negated:
                 self.problem = True
             if problem == "severity":
                 self.problem_sources.add(hit)
             for member in words:
-                self._variant(hit, word_spec(member), word_fts(member), FAMILY_FACTOR,
-                              search_stem(member))
+                self._variant(hit, word_spec(member), word_fts(member),
+                              1.0 if negated else FAMILY_FACTOR, search_stem(member))
+            if negated:   # the word as asked is what the line must not say
+                for variant in self.variants:
+                    if variant.source == hit and variant.key == search_stem(self.sources[hit]):
+                        variant.factor = PART_FACTOR
 
     def _add_tables(self, words: list[str]) -> None:
         stems = {search_stem(w.lower()) for w in words}

@@ -212,6 +212,19 @@ def test_families_of_compiler_and_runtime_wording(cli):
     assert "Traceback" in search(cli, "stack dump", handle)["hits"][0]["text"]
 
 
+def test_a_negated_query_word_means_its_negative_form(cli):
+    gcc = shutil.which("gcc")
+    if not gcc:
+        pytest.skip("gcc is not installed")
+    source = cli.root / "bank.c"
+    source.write_text("#include <string.h>\n"
+                      "double interest(double b) { return b * rate; }\n"
+                      "void copy(char *name) { strcpy(name); }\n")
+    handle = run_stored(cli, gcc, "-c", str(source), "-o", os.devnull)
+    top = search(cli, "which variable was never declared", handle)["hits"][0]
+    assert "undeclared" in top["text"] and "declared here" not in top["text"].split("\n")[0]
+
+
 # --- rarity and BM25 over OR-matches ------------------------------------------------------
 
 
