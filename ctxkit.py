@@ -833,9 +833,10 @@ def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dic
 STDOUT, STDERR = 1, 2          # the stream of a stored line
 SEARCH_SCAN_BYTES = 1 << 21    # outputs up to this size together are read whole, every line
 SEARCH_DF_CAP = 400            # counting a term's chunks stops here: so many is "common"
-SEARCH_POOL = 40               # chunks one FTS strategy brings at most
+SEARCH_POOL = 24               # chunks one FTS strategy brings at most
 SEARCH_GOOD = 0.6              # a hit with this share of the best possible score is good
 SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
+SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
 SEARCH_WINDOW_MAX = 14         # lines of an explaining window (an error's block, a section)
 SEARCH_QUERY_MAX = 2000        # characters of a query looked at (any text is safe)
 SEARCH_LONG_LINE = 400         # longer lines score less, as BM25 normalizes by length
@@ -1074,7 +1075,18 @@ _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "ed"
              "ly", "s")
 
 
+_STEMS: dict[str, str] = {}
+
+
 def search_stem(word: str) -> str:
+    """search_stem_of(), remembered (families and tables ask for the same words)."""
+    stem = _STEMS.get(word)
+    if stem is None:
+        stem = _STEMS[word] = search_stem_of(word)
+    return stem
+
+
+def search_stem_of(word: str) -> str:
     """A crude English stem: "restarting" -> "restart", "failures" -> "failur"."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -1238,14 +1250,11 @@ def word_spec(word: str) -> tuple[str, str]:
 
 
 def word_fts(word: str) -> str:
-    """A query word as an FTS5 expression: the word (stemmed by porter) or its stem's
-    prefix; a phrase as a phrase."""
-    if " " in word or "-" in word or word.isdigit():
-        return fts_term(word)
-    stem = search_stem(word)
-    if len(stem) < 4 or stem == word:
-        return fts_term(word)
-    return f"({fts_term(word)} OR {fts_term(stem)}*)"
+    """A query word as an FTS5 expression: the word itself, which the porter tokenizer
+    stems as it stemmed the index (a stem's prefix would merge the doclists of every
+    word it starts, 0.1 s for "test*" over 1 GB; the prefixes strategy does that only
+    for words the index lacks); a phrase as a phrase."""
+    return fts_term(word)
 
 
 _TABLES: dict[str, Any] = {}
@@ -1443,40 +1452,52 @@ class LineMatcher:
         """line offset -> (variants found, [(marker, column)]) for every line holding one.
         A literal found more than ``cap`` times is only counted (``self.counts``): its
         lines are found through the others, unless nothing else is there."""
-        import bisect
         self.counts = {}
         low = text.lower()
         if len(low) != len(text):   # a character whose lowercase is longer: match as is
             low = text
-        newlines = []
-        at = low.find("\n")
-        while at >= 0:
-            newlines.append(at)
-            at = low.find("\n", at + 1)
-        found: dict[int, tuple[set[int], list[tuple[int, int]]]] = {}
         # Markers alone make a line a candidate only for a query that asks for a problem.
         wanted = [lit for lit, (variants, _) in self.literals.items()
                   if variants or self.query.problem]
-        counted = {literal: low.count(literal) for literal in wanted}
-        listed = [lit for lit, n in counted.items() if 0 < n <= cap and self.literals[lit][0]]
-        if not listed and any(counted.values()):   # only common words: list the rarest
-            listed = [min((n, lit) for lit, n in counted.items() if n)[1]]
-        listed += [lit for lit, n in counted.items() if 0 < n <= cap and lit not in listed]
-        self.counts = {lit: n for lit, n in counted.items() if lit not in listed}
-        for literal in listed:
-            at = low.find(literal)
-            while at >= 0:
-                if literal[0] == "\n":
-                    at += 1
-                variants, markers = self._at(literal, text, low, at)
-                if variants or markers:
-                    line = bisect.bisect_left(newlines, at)
-                    entry = found.setdefault(line, (set(), []))
-                    entry[0].update(variants)
-                    if markers:
-                        column = at - (newlines[line - 1] + 1 if line else 0)
-                        entry[1].extend((m, column) for m in markers)
-                at = low.find(literal, at + 1)
+        hits: list[tuple[int, str]] = []
+        common: list[str] = []
+        for literal in wanted:
+            mine = self._positions(low, literal, cap)
+            if mine is None:
+                common.append(literal)
+            else:
+                hits.extend((at, literal) for at in mine)
+        self.counts = {literal: low.count(literal) for literal in common}
+        if not any(self.literals[lit][0] for _, lit in hits) and common:
+            rarest = min(common, key=lambda lit: self.counts[lit])   # only common words
+            hits.extend((at, rarest) for at in self._positions(low, rarest, len(low)) or [])
+            del self.counts[rarest]
+        found: dict[int, tuple[set[int], list[tuple[int, int]]]] = {}
+        line, last = 0, 0
+        for at, literal in sorted(hits):
+            variants, markers = self._at(literal, text, low, at)
+            if not (variants or markers):
+                continue
+            line += low.count("\n", last, at)
+            last = at
+            entry = found.setdefault(line, (set(), []))
+            entry[0].update(variants)
+            if markers:
+                column = at - (low.rfind("\n", 0, at) + 1)
+                entry[1].extend((m, column) for m in markers)
+        return found
+
+    @staticmethod
+    def _positions(low: str, literal: str, cap: int) -> list[int] | None:
+        """Where ``literal`` is in ``low`` (a line-start marker: where its line starts);
+        None once it is found more than ``cap`` times."""
+        found = []
+        at = low.find(literal)
+        while at >= 0:
+            if len(found) >= cap:
+                return None
+            found.append(at + 1 if literal[0] == "\n" else at)
+            at = low.find(literal, at + 1)
         return found
 
     def exact(self, text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -1922,7 +1943,8 @@ def _strategy_severity(run: SearchRun) -> str | None:
     and the chunks with the scope's rarest severity words."""
     if not run.query.problem:
         return None
-    ids = sorted(run.handles)[:200]
+    # The summaries' decisive lines of a few outputs (with many, their rare words below).
+    ids = sorted(run.handles)[-SEARCH_SUMMARIES:]
     chunks: list[int] = []
     rows = run.db.query(SQL_SUMMARY_OF.format(ids=",".join("?" * len(ids))),
                         [run.project, *ids]) if ids else []
@@ -1954,8 +1976,16 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
 def _strategy_trigram(run: SearchRun) -> str | None:
     """For query tokens the index does not hold: the outputs' identifiers that contain
     them (the trigram index of each output's vocabulary), searched as words."""
+    import re
     held = {run.query.sources[v.source] for v in run.query.variants if v.df}
-    subs = [t.lower() for t in run.query.tokens if len(t) >= 3 and t.lower() not in held][:6]
+    subs = []
+    for token in run.query.tokens:
+        token = token.lower().strip("'\"`()[]{}<>,;:!?")
+        words = [w for w in _rx(r"[^\W_]+").findall(token) if w not in SEARCH_STOP_WORDS]
+        if len(token) >= 3 and words and token not in held and not any(
+                w in held for w in words):
+            subs.append(token)
+    subs = subs[:6]
     terms: list[str] = []
     clause = "AND o.id = ?" if run.output is not None else ""
     for sub in subs:
@@ -1964,8 +1994,9 @@ def _strategy_trigram(run: SearchRun) -> str | None:
             rows = run.db.query(SQL_VOCAB_OF.format(handle=clause), params)
         except (sqlite3.Error, DatabaseError):  # FTS5 refused the substring
             continue
+        pattern = _rx(r"[^ ]*" + re.escape(sub) + r"[^ ]*")
         for _, vocab in rows:
-            terms.extend(t for t in vocab.split() if sub in t and t not in terms)
+            terms.extend(t for t in pattern.findall(vocab)[:40] if t not in terms)
     terms = terms[:40]
     if not terms:
         return None
