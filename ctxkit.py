@@ -837,6 +837,7 @@ SEARCH_POOL = 24               # chunks one FTS strategy brings at most
 SEARCH_GOOD = 0.6              # a hit with this share of the best possible score is good
 SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
 SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
+SEARCH_TITLE_FACTOR = 0.4      # a line's share of what its chunk's title holds
 SEARCH_WINDOW_MAX = 14         # lines of an explaining window (an error's block, a section)
 SEARCH_QUERY_MAX = 2000        # characters of a query looked at (any text is safe)
 SEARCH_LONG_LINE = 400         # longer lines score less, as BM25 normalizes by length
@@ -1108,12 +1109,13 @@ class Variant:
     a lowercase literal, or a regex), its FTS5 form, the factor its rarity is multiplied
     by, and the query word (source) it stands for."""
 
-    __slots__ = ("source", "spec", "fts", "factor", "key", "df", "weight")
+    __slots__ = ("source", "spec", "fts", "factor", "key", "origin", "df", "weight")
 
     def __init__(self, source: int, spec: tuple[str, str], fts: str | None, factor: float,
-                 key: str):
+                 key: str, origin: str = "word"):
         self.source, self.spec, self.fts, self.factor, self.key = (
             source, spec, fts, factor, key)
+        self.origin = origin     # word (as asked), family, table, kind
         self.df = 0
         self.weight = 0.0
 
@@ -1156,10 +1158,10 @@ class SearchQuery:
         return known
 
     def _variant(self, source: int, spec: tuple[str, str], fts: str | None, factor: float,
-                 key: str) -> None:
+                 key: str, origin: str = "word") -> None:
         known = self._seen.get((source, spec))
         if known is None:
-            self._seen[source, spec] = known = Variant(source, spec, fts, factor, key)
+            self._seen[source, spec] = known = Variant(source, spec, fts, factor, key, origin)
             self.variants.append(known)
         known.factor = max(known.factor, factor)
 
@@ -1193,7 +1195,8 @@ class SearchQuery:
                       search_stem(word))
 
     def _add_families(self, low_text: str) -> None:
-        words = {v.source for v in self.variants if v.factor == 1.0 and v.spec[0] != "phrase"}
+        words = {v.source for v in self.variants
+                 if v.origin == "word" and v.factor == 1.0 and v.spec[0] != "phrase"}
         stems = {search_stem(self.sources[i]): i for i in sorted(words, reverse=True)}
         for _name, problem, members in WORD_FAMILIES:
             words = members.split("|")
@@ -1211,7 +1214,7 @@ class SearchQuery:
                 self.problem_sources.add(hit)
             for member in words:
                 self._variant(hit, word_spec(member), word_fts(member),
-                              1.0 if negated else FAMILY_FACTOR, search_stem(member))
+                              1.0 if negated else FAMILY_FACTOR, search_stem(member), "family")
             if negated:   # the word as asked is what the line must not say
                 for variant in self.variants:
                     if variant.source == hit and variant.key == search_stem(self.sources[hit]):
@@ -1224,14 +1227,14 @@ class SearchQuery:
                 source = self._source(word.lower())
                 if is_problem:
                     self.problem = True
-                self._variant(source, spec, fts, TABLE_FACTOR, key)
+                self._variant(source, spec, fts, TABLE_FACTOR, key, "table")
 
     def _add_kinds(self, low: list[str]) -> None:
         for name, triggers, _ in LINE_KINDS:
             if any(w in triggers.split("|") for w in low):
                 source = self._source(f"({name})")
                 self.kind_sources[source] = name
-                self._variant(source, ("kind", name), None, 1.0, name)
+                self._variant(source, ("kind", name), None, 1.0, name, "kind")
 
 
 def word_spec(word: str) -> tuple[str, str]:
@@ -1548,8 +1551,8 @@ class LineScorer:
         self.matcher = matcher or LineMatcher(query)
         self.caps: dict[int, float] = {}
         for variant in query.variants:
-            if variant.source in query.problem_sources and variant.df and variant.factor in (
-                    1.0, PART_FACTOR):
+            if variant.source in query.problem_sources and variant.df and (
+                    variant.origin == "word"):
                 cap = PROBLEM_LEVEL[3] * variant.weight * variant.factor
                 self.caps[variant.source] = max(self.caps.get(variant.source, 0.0), cap)
         synthetic = [s for s in query.problem_sources if query.sources[s] == "(problem)"]
@@ -1625,16 +1628,17 @@ class LineScorer:
         item.exact = True
 
     def _proximity(self, found: list[tuple[int, int]]) -> float:
-        """Two query words written next to each other ("pip version" in pip_version)."""
+        """Two query words written next to each other, in either order ("pip version" in
+        pip_version, "value moved" in "moved value")."""
         variants = self.query.variants
         at: dict[int, list[int]] = {}
         for index, column in found:
-            if variants[index].factor >= PART_FACTOR:
+            if variants[index].origin == "word":
                 at.setdefault(variants[index].source, []).append(column)
         bonus = 0.0
         sources = sorted(at)
         for a, b in zip(sources, sources[1:], strict=False):
-            if any(0 < y - x <= 24 for x in at[a] for y in at[b]):
+            if any(0 < abs(y - x) <= 24 for x in at[a] for y in at[b]):
                 bonus += 0.3 * min(self._best(a), self._best(b))
         return bonus
 
@@ -1658,7 +1662,7 @@ class LineScorer:
                     value = variant.weight * variant.factor
                     held[variant.source] = max(held.get(variant.source, 0.0), value)
             self.titles[chunk["id"]] = held
-        return 0.4 * sum(v for s, v in held.items() if s not in item.sources)
+        return SEARCH_TITLE_FACTOR * sum(v for s, v in held.items() if s not in item.sources)
 
     def near(self, items: Iterable[ScoredLine]) -> None:
         """A line also earns part of what the lines just around it hold that it does not
@@ -1820,7 +1824,7 @@ class SearchRun:
         """A line kind the query asks for ("how many", "where") weighs as much as the
         query's average word found in the scope."""
         words = [v.weight for v in self.query.variants
-                 if v.df and v.factor == 1.0 and v.spec[0] not in ("kind", "code")]
+                 if v.df and v.origin == "word" and v.factor == 1.0]
         mean = sum(words) / len(words) if words else 1.0
         for variant in self.query.variants:
             if variant.spec[0] == "kind":
@@ -1917,9 +1921,8 @@ def _strategy_literal(run: SearchRun) -> str | None:
 
 def _strategy_identifiers(run: SearchRun) -> str | None:
     """Every query word, identifiers cut into their parts, all of them."""
-    terms = [v.fts for v in run.query.variants if v.factor >= PART_FACTOR and v.fts
-             and v.source not in run.query.kind_sources and v.factor != FAMILY_FACTOR
-             and v.factor != TABLE_FACTOR]
+    terms = [v.fts for v in run.query.variants
+             if v.origin == "word" and v.fts and v.spec[0] != "phrase"]
     terms = list(dict.fromkeys(terms))
     return _run_fts(run, " AND ".join(terms)) if len(terms) > 1 else None
 
@@ -1927,14 +1930,13 @@ def _strategy_identifiers(run: SearchRun) -> str | None:
 def _strategy_rare_terms(run: SearchRun) -> str | None:
     """Any query word, BM25 over all of them; words in more than SEARCH_DF_CAP chunks of
     the scope are left to the line scorer when rarer ones exist."""
-    own = [v for v in run.query.variants if v.fts and v.factor in (1.0, PART_FACTOR)]
+    own = [v for v in run.query.variants if v.fts and v.origin == "word"]
     return _run_fts(run, _or_rare(own)) if own else None
 
 
 def _strategy_vocabulary(run: SearchRun) -> str | None:
     """The word families and the tables' names and messages for the query's words."""
-    other = [v for v in run.query.variants if v.fts and v.factor in (FAMILY_FACTOR,
-                                                                      TABLE_FACTOR)]
+    other = [v for v in run.query.variants if v.fts and v.origin in ("family", "table")]
     return _run_fts(run, _or_rare(other)) if other else None
 
 
@@ -1968,7 +1970,7 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
     prefix ("compil*" for "compilation"; the index holds porter stems, which a prefix
     must not pass)."""
     words = {run.query.sources[v.source] for v in run.query.variants
-             if v.factor == 1.0 and v.fts and v.spec[0] == "stem" and not v.df}
+             if v.origin == "word" and v.fts and v.spec[0] == "stem" and not v.df}
     terms = {fts_term(w[:max(4, (len(w) + 1) // 2)]) + "*" for w in words if len(w) >= 6}
     return _run_fts(run, " OR ".join(sorted(terms))) if terms else None
 
