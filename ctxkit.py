@@ -838,6 +838,8 @@ SEARCH_GOOD = 0.6              # a hit with this share of the best possible scor
 SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
 SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
 SEARCH_TITLE_FACTOR = 0.4      # a line's share of what its chunk's title holds
+SEARCH_CUT_FACTOR = 0.85       # a line the tool cut short ("... - KeyError: 'pea..."); the
+                               # whole line is elsewhere, pytest's short summary for one
 SEARCH_WINDOW_MAX = 14         # lines of an explaining window (an error's block, a section)
 SEARCH_QUERY_MAX = 2000        # characters of a query looked at (any text is safe)
 SEARCH_LONG_LINE = 400         # longer lines score less, as BM25 normalizes by length
@@ -1622,6 +1624,8 @@ class LineScorer:
             score *= 0.4
         if len(text) > SEARCH_LONG_LINE:   # a long line holds many words by chance
             score /= 1 + 0.5 * (len(text) / SEARCH_LONG_LINE - 1)
+        if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
+            score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
         item.base = item.score = score + 0.01 * item.severity
         item.section = bool(_rx(_SECTION_START).search(text[:400]))
         item.code = bool(_rx(_ERROR_CODE).search(text))
@@ -7810,21 +7814,9 @@ SELECT id, handle, label, command, source, status, exit_code, created_at, second
 SQL_OUTPUTS_SINCE = """
 SELECT handle, command, label, exit_code, created_at, summary FROM outputs
 WHERE project = ? AND created_at >= ? AND status != 'running' ORDER BY id"""
-SQL_CHUNKS_IN_RANGE = """
-SELECT line_start, line_end, cont, stderr, text FROM output_chunks
-WHERE output_id = ? AND line_end >= ? AND line_start <= ? ORDER BY id"""
 SQL_CHUNKS_FROM = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_end >= ? ORDER BY id"""
-SQL_SEARCH_FTS = """
-SELECT c.id, c.output_id, c.line_start, c.line_end, c.title, o.handle, bm25(output_fts, 2.0, 1.0)
-FROM output_fts JOIN output_chunks c ON c.id = output_fts.rowid
-JOIN outputs o ON o.id = c.output_id
-WHERE output_fts MATCH ? AND c.project = ? {handle}
-ORDER BY rank LIMIT ?"""
-SQL_VOCAB_MATCH = """
-SELECT o.id, o.vocab FROM output_vocab_fts JOIN outputs o ON o.id = output_vocab_fts.rowid
-WHERE output_vocab_fts MATCH ? AND o.project = ? {handle} LIMIT 50"""
 SQL_EXPIRED = "SELECT id FROM outputs WHERE project = ? AND created_at < ?"
 SQL_PURGE_SIZES = """
 SELECT COUNT(DISTINCT o.id), COALESCE(SUM(LENGTH(CAST(c.text AS BLOB))), 0)
@@ -7892,35 +7884,11 @@ _NEGATED = lazy_re(
     r"|\b(?:error|fail)(?:s|ed)?\s*:\s*none\b")
 _TRACE_START = lazy_re(r"^\s*Traceback \(most recent call last\):")
 _PY_FRAME = lazy_re(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
-_FILE_LINE = lazy_re(r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
-                        r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
-                        r":(?P<line2>\d+)")
-_WORD = lazy_re(r"\w+", re.UNICODE)
-_IDENT_SPLIT = lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _STOP_WORDS = frozenset(
     "a an and are as at be by did do does for from had has have how i in is it its me my "
     "no not of on or our so than that the their them then there these this those to was "
     "we were what when where which who whom why will with you your show find line log "
     "output".split())
-_SYNONYMS = (
-    ("error", "errors", "exception", "exceptions", "fail", "failed", "failure", "failing",
-     "traceback", "panic", "panicked", "fatal", "crash", "crashed", "raise", "raised"),
-    ("warn", "warning", "warnings", "deprecated", "deprecation"),
-    ("timeout", "timed", "deadline", "expired", "hang", "hung"),
-    ("refused", "refuse", "denied", "reject", "rejected", "forbidden", "unauthorized"),
-    ("missing", "notfound", "absent", "unknown", "undefined", "unresolved"),
-    ("memory", "oom", "heap", "alloc", "allocation"),
-    ("disk", "storage", "space", "quota", "full", "volume"),
-    ("connect", "connection", "socket", "network", "unreachable"),
-    ("slow", "latency", "duration", "elapsed", "took"),
-    ("install", "installed", "installing", "download", "collected", "requirement"),
-    ("test", "tests", "case", "spec", "assert", "assertion", "expected"),
-    ("compile", "compiler", "build", "syntax", "mismatched", "type"),
-    ("permission", "access", "eacces", "eperm"),
-    ("null", "none", "nil", "nullpointerexception", "nonetype"),
-    ("kill", "killed", "signal", "sigkill", "sigterm", "terminated", "abort", "aborted"),
-)
-_SYNONYM_OF = {word: group for group in _SYNONYMS for word in group}
 _SCRUB_NAME = lazy_re(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
                          r"|^(?:AWS|GITHUB|GH|OPENAI|ANTHROPIC|AZURE|GOOGLE|GCP|HF|HUGGINGFACE"
                          r"|NPM|PYPI|DOCKER|SLACK|STRIPE)_", re.IGNORECASE)

@@ -379,7 +379,10 @@ def answer_lines(lines: list[str], regex) -> set[int]:
         pattern = re.compile(regex)
         return {n for n, line in enumerate(lines, 1) if pattern.search(line)}
     anchor, answer = map(re.compile, regex)
-    start = next(n for n, line in enumerate(lines, 1) if anchor.search(line))
+    start = next((n for n, line in enumerate(lines, 1) if anchor.search(line)), None)
+    if start is None:
+        raise SystemExit(f"no line matches {anchor.pattern!r}: the logs were made by another "
+                         f"Python than the project's venv (. /work/venv/bin/activate)")
     return {next(n for n, line in enumerate(lines[start - 1:], start) if answer.search(line))}
 
 
