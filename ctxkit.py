@@ -838,6 +838,7 @@ SEARCH_GOOD = 0.6              # a hit with this share of the best possible scor
 SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
 SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
 SEARCH_TITLE_FACTOR = 0.4      # a line's share of what its chunk's title holds
+SEARCH_SEVERITY_STEP = 0.05    # each severity level adds this share: decisive lines first
 SEARCH_CUT_FACTOR = 0.85       # a line the tool cut short ("... - KeyError: 'pea..."); the
                                # whole line is elsewhere, pytest's short summary for one
 SEARCH_WINDOW_MAX = 14         # lines of an explaining window (an error's block, a section)
@@ -1626,7 +1627,7 @@ class LineScorer:
             score /= 1 + 0.5 * (len(text) / SEARCH_LONG_LINE - 1)
         if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
-        item.base = item.score = score + 0.01 * item.severity
+        item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.section = bool(_rx(_SECTION_START).search(text[:400]))
         item.code = bool(_rx(_ERROR_CODE).search(text))
         item.exact = True
