@@ -11,12 +11,13 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
                        Lessons and hooks sections call too
     Core               paths and root discovery, config, redaction, the
                        database (WAL, busy_timeout, user_version migrations),
-                       JSON/human output
+                       JSON/human output, add_command() for every section
     Graph              tree-sitter indexer: files, nodes, edges; symbol lookup
     Context            L0-L5 rendering under an exact tiktoken budget
     Output store       run/store command output, FTS5 search, expand
     Lessons            per-symbol fail/ok memory, risk, inject block
     Snapshots & hooks  notes, compaction snapshots, agent hook handlers
+    Suspects           the symbols most likely behind a failing run
     CLI                argparse parser, global options, main(argv) -> int
 
 Public surface: the ``ctxkit`` command (``main(argv)``); everything else is
@@ -395,6 +396,14 @@ def row_symbol_obj(db: Database, project: str, row: sqlite3.Row,
     if node is not None:
         return node_symbol_obj(db, project, node, include_all)
     return group_symbol_obj(db, project, file, name, [row], None, include_all)
+
+
+def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
+    """The active lessons of a graph node as one SYMBOL_OBJ, None when it has none."""
+    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
+                                        "name": node.name, "uid": node.id,
+                                        "body_hash": node.body_hash})
+    return obj if obj["lessons"] else None
 
 
 def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
@@ -2494,6 +2503,8 @@ if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the co
 
 # The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
 import contextlib
+import itertools
+import marshal
 import re
 import time
 from bisect import bisect_right
@@ -2617,9 +2628,17 @@ def utc_now() -> str:
 class lazy_re:  # noqa: N801 - used like re.compile
     """A regular expression compiled on first use.
 
-    Module-level patterns cost start-up time on every command, including the
-    ones that never use them; this keeps ``X = lazy_re(...)`` declarative and
-    pays for compiling only where ``X.search(...)`` is actually called.
+    The one place that says which patterns need it: every pattern bound when
+    the module is imported (a module constant, a class attribute, an entry of
+    a table such as FRAME_FORMATS), and nothing else. Compiled at import, the
+    module-level patterns would cost about 10 ms together (1.6 ms the
+    largest), a third of ``python -c "import sqlite3"``, paid by every command
+    that reaches the full CLI, the Bash and compaction hooks included; as
+    ``X = lazy_re(...)`` they stay declarative and ``X.search(...)`` compiles
+    X where it is first called. A pattern used inside one function is written
+    in place (``re.search(r"...", text)``) or kept as a string constant, as
+    the Snapshots section does: re's own cache compiles it on first use. The
+    fast path (`query --inject`, the Edit hook) exits before any of this runs.
     """
 
     __slots__ = ("_args", "_compiled")
@@ -2657,6 +2676,16 @@ class lazy_module:  # stands where an import statement would, so named like a mo
 
 argparse = lazy_module("argparse")
 json = lazy_module("json")
+
+_TEST_PATH = lazy_re(
+    r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
+    r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
+
+
+def is_test_path(path: str) -> bool:
+    """True for files that hold tests: ranked after other files by the graph, left
+    out of context unless --include-tests, weighed down among suspects."""
+    return bool(_TEST_PATH.search(path))
 
 
 # =============================================================================
@@ -2709,69 +2738,426 @@ def _parse_simple_toml(text: str) -> dict[str, Any]:
 
 REDACTED = "***REDACTED***"
 
-# Code memory's token pattern, kept whole so its users get the same masking.
-_SEED_SECRET = r"sk-[a-zA-Z0-9]{20,}|ghp_[a-zA-Z0-9]{36}|Bearer\s+\S{10,}|AKIA[A-Z0-9]{16}"
 
-# Each pattern replaces its whole match, except those with a group named
-# "value", where only that group is replaced (the key name stays readable).
-# Compiled on first use (redaction_patterns()), not at import: start-up matters.
-REDACTION_SOURCES: tuple[str, ...] = (
-    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
-    _SEED_SECRET,
-    r"sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}",
-    r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}",
-    r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-    r"xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}",
-    r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}",
-    r"AIza[0-9A-Za-z_-]{35}",
-    r"(?:ASIA|AKIA)[A-Z0-9]{16}",
-    # user:password@host inside URLs and connection strings
-    r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]+:(?P<value>[^\s@/'\"]+)@",
-    # password = "..." / SECRET_KEY: ... / --password xyz style assignments
-    r"(?i)(?:\b|_)(?:password|passwd|pwd|secret|secret[_-]?key|api[_-]?key|access[_-]?key"
-    r"|auth[_-]?token|access[_-]?token|client[_-]?secret|private[_-]?key)\b['\"]?"
-    r"(?:\s*[:=]\s*|\s+)(?P<q>['\"])?(?P<value>(?(q)[^'\"\n]{1,200}|[^\s'\",;)}\]]{1,200}))",
+class RedactionRule(Record):
+    """One family of secrets: a pattern, the words that must occur, and a value check.
+
+    A rule replaces its whole match, or only the group named ``value`` when it
+    has one (so ``password = ***REDACTED***`` keeps the name readable).
+    ``keywords`` are lowercase substrings at least one of which every match
+    contains; text holding none of them skips the rule's regex. ``check``
+    names a function of REDACTION_CHECKS that decides whether a matched value
+    is a secret (a literal) rather than code, a placeholder or prose.
+    """
+
+    __slots__ = ("family", "pattern", "keywords", "check")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"check": None}
+    FROZEN = True
+    family: str
+    pattern: str
+    keywords: tuple[str, ...]
+    check: str | None
+
+
+# Words that make a name hold a secret when the name ends with them; the long
+# ones anywhere in the name (PGPASSWORD), the short ones as their own part.
+_SECRET_NAME_LONG = (
+    r"password|passwd|passphrase|secret[_-]?key(?:[_-]?base)?|secret|token|api[_-]?key"
+    r"|access[_-]?key|private[_-]?key|account[_-]?key|signing[_-]?key|encryption[_-]?key"
+    r"|master[_-]?key|credentials?")
+_SECRET_NAME_SHORT = r"pass|pwd"
+_TOKEN_END = r"(?![A-Za-z0-9_])"  # a token ends where letters, digits and _ end
+
+# The secret families, most specific first (a later rule leaves masked text alone).
+# Prefixes and shapes follow the public rule sets of gitleaks, detect-secrets and
+# trufflehog (DESIGN.md "Redaction" lists them and why); the patterns are ctxkit's.
+REDACTION_RULES: tuple[RedactionRule, ...] = (
+    RedactionRule("private-key", r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+                  r"[\s\S]*?(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\Z)",
+                  ("private key",)),
+    RedactionRule("aws-access-key-id",
+                  r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+                  ("akia", "asia", "abia", "acca", "a3t")),
+    RedactionRule("github", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
+                  ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    RedactionRule("gitlab", r"\b(?:gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas|soat|ffct)-"
+                  r"[A-Za-z0-9_.-]{20,}|GR1348941[A-Za-z0-9_-]{20,})",
+                  ("glpat-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glimt-",
+                   "glagent-", "gloas-", "glsoat-", "glffct-", "gr1348941")),
+    # OpenAI (sk-, sk-proj-, sk-svcacct-), Anthropic (sk-ant-), OpenRouter (sk-or-v1-):
+    # random keys have digits, package names (sk-learn-...) do not.
+    RedactionRule("openai-anthropic", r"\bsk-(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}",
+                  ("sk-",)),
+    RedactionRule("stripe", r"\b(?:[sr]k_(?:live|test|prod)_[A-Za-z0-9]{10,}"
+                  r"|whsec_[A-Za-z0-9]{20,})" + _TOKEN_END,
+                  ("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_",
+                   "whsec_")),
+    RedactionRule("npm", r"\bnpm_[A-Za-z0-9]{36}" + _TOKEN_END, ("npm_",)),
+    RedactionRule("pypi", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", ("pypi-ageichlwas5vcmc",)),
+    RedactionRule("rubygems", r"\brubygems_[a-f0-9]{48}" + _TOKEN_END, ("rubygems_",)),
+    RedactionRule("huggingface", r"\b(?:hf|api_org)_[A-Za-z0-9]{30,}" + _TOKEN_END,
+                  ("hf_", "api_org_")),
+    RedactionRule("sendgrid", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", ("sg.",)),
+    RedactionRule("slack", r"\b(?:xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})"
+                  r"|https://hooks\.slack\.com/(?:services|workflows|triggers)/"
+                  r"[A-Za-z0-9/+_-]{20,}", ("xox", "xapp-", "hooks.slack.com")),
+    RedactionRule("discord-webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/"
+                  r"webhooks/\d+/[A-Za-z0-9_-]{20,}", ("discord",)),
+    RedactionRule("google", r"\b(?:AIza[0-9A-Za-z_-]{35}|GOCSPX-[0-9A-Za-z_-]{20,}"
+                  r"|ya29\.[0-9A-Za-z_-]{20,})", ("aiza", "gocspx-", "ya29.")),
+    RedactionRule("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+                  ("eyj",)),
+    RedactionRule("azure", r"(?i)\b(?:AccountKey|SharedAccessKey|SharedSecret)\s*=\s*"
+                  r"(?P<value>[A-Za-z0-9+/]{20,}={0,2})"
+                  r"|[?&]sig=(?P<sig>[A-Za-z0-9%+/=]{20,})"
+                  r"|(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}",
+                  ("accountkey", "sharedaccesskey", "sharedsecret", "sig=", "q~")),
+    RedactionRule("twilio-mailgun-mailchimp", r"\b(?:SK[0-9a-fA-F]{32}|key-[0-9a-zA-Z]{32}"
+                  r"|[0-9a-f]{32}-us\d{1,2})" + _TOKEN_END, ("sk", "key-", "-us")),
+    RedactionRule("telegram-bot", r"\b\d{8,10}:AA[0-9A-Za-z_-]{33}" + _TOKEN_END, (":aa",)),
+    RedactionRule("shopify", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", ("shpat_", "shpca_",
+                                                                       "shppa_", "shpss_")),
+    RedactionRule("square", r"\bsq0(?:atp|csp)-[A-Za-z0-9_-]{22,}", ("sq0atp-", "sq0csp-")),
+    RedactionRule("hashicorp", r"\b(?:hv[sb]\.[A-Za-z0-9_-]{90,}"
+                  r"|[a-z0-9]{14}\.atlasv1\.[a-z0-9_=-]{60,})", ("hvs.", "hvb.", "atlasv1")),
+    RedactionRule("cloud-platforms", r"\b(?:do[opr]_v1_[a-f0-9]{64}|dapi[a-f0-9]{32}"
+                  r"|dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"
+                  r"|dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}|HRKU-AA[0-9a-zA-Z_-]{58}"
+                  r"|LTAI[A-Za-z0-9]{20}|AKCp[A-Za-z0-9]{69}|sbp_[a-f0-9]{40}"
+                  r"|pscale_(?:tkn|oauth|pw)_[A-Za-z0-9_=.-]{32,}|dckr_pat_[A-Za-z0-9_-]{27,}"
+                  r"|fo1_[A-Za-z0-9_-]{43})" + _TOKEN_END,
+                  ("_v1_", "dapi", "dp.", "dt0c01.", "hrku-", "ltai", "akcp", "sbp_",
+                   "pscale_", "dckr_pat_", "fo1_")),
+    RedactionRule("dev-tools", r"\b(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_"
+                  r"[A-Fa-f0-9]{8}|lin_api_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}"
+                  r"|pul-[a-f0-9]{40}|sntry[su]_[A-Za-z0-9+/=_]{40,}|ATATT3[A-Za-z0-9_=-]{180,}"
+                  r"|figd_[A-Za-z0-9_-]{40,}|ntn_[0-9]{11}[A-Za-z0-9]{35}"
+                  r"|secret_[A-Za-z0-9]{43}|bkua_[a-f0-9]{40})" + _TOKEN_END,
+                  ("glc_", "glsa_", "lin_api_", "pmak-", "pul-", "sntry", "atatt3", "figd_",
+                   "ntn_", "secret_", "bkua_")),
+    RedactionRule("ai-platforms", r"\b(?:gsk_[A-Za-z0-9]{48,}|xai-[A-Za-z0-9]{70,}"
+                  r"|r8_[A-Za-z0-9]{37}|pplx-[A-Za-z0-9]{48})" + _TOKEN_END,
+                  ("gsk_", "xai-", "r8_", "pplx-")),
+    RedactionRule("age", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}", ("age-secret-key-1",)),
+    # Authorization headers: the credentials after the scheme, whatever the scheme.
+    RedactionRule("authorization", r"(?i)\b(?:proxy-)?authorization\b['\"]?\s*[:=]\s*['\"]?"
+                  r"(?:(?P<scheme>basic|bearer|token|apikey|api-key|key|sso-key|otp)\s+"
+                  r"(?P<value>[^\s'\",;]{1,4000})|(?P<long>digest|negotiate|ntlm|hoba|mutual"
+                  r"|aws4-hmac-sha256)\s+(?P<rest>[^\r\n'\"]{1,4000})"
+                  r"|(?P<bare>[^\s'\",;]{8,4000}))", ("authorization",), "header"),
+    RedactionRule("bearer", r"\bBearer\s+(?P<value>[A-Za-z0-9._~+/-]{10,4000}=*)",
+                  ("bearer",), "credential"),
+    # user:password@host in URLs and connection strings.
+    RedactionRule("url-password", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]*:"
+                  r"(?P<value>[^\s@/'\"]+)@", ("://",), "literal"),
+    # .NET and NuGet settings: <add key="ApiPassword" value="..." />
+    RedactionRule("settings-pair", r"(?i)\bkey\s*=\s*[\"'][\w.:-]*(?:" + _SECRET_NAME_LONG
+                  + r"|" + _SECRET_NAME_SHORT + r")\d*[\"']\s+value\s*=\s*(?P<q>[\"'])"
+                  r"(?P<value>[^\"'\n]{1,500})(?P=q)", ("key",), "literal"),
+    RedactionRule("dsn", r"(?<![\w/:@.-])[A-Za-z0-9_.-]+:(?P<value>[^\s@/'\":]+)@"
+                  r"(?:tcp|unix|udp)\(", ("@tcp(", "@unix(", "@udp("), "literal"),
+    RedactionRule("curl-user", r"\bcurl\b[^\n]*?\s(?:-u|--user)[\s=]+['\"]?[^\s:'\"]+:"
+                  r"(?P<value>[^\s'\"]+)", ("curl",), "literal"),
+    # password = "...", SECRET_KEY: ..., --token xyz, "SecretAccessKey": "...": a name
+    # ending in a secret word, an assignment (never a comparison), and its value.
+    RedactionRule("assignment",
+                  r"(?i)(?:" + _SECRET_NAME_LONG + r"|(?<![A-Za-z0-9])(?:"
+                  + _SECRET_NAME_SHORT + r"))\d*" + _TOKEN_END
+                  + r"(?P<kq>['\"]?\]?)(?P<sep>\s*(?::\s*(?P<ann>[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?)"
+                  r"\s*)?(?:=(?![=~>])|=>|:=)\s*|\s*:(?![:=])\s*|\s+)"
+                  r"(?:(?P<q>['\"`])(?P<value>(?:\\.|(?!(?P=q))[^\\\n]){0,500})(?:(?P=q)|$)"
+                  r"|(?P<bv>[^\s'\"`,;)}\]&<>|]{1,500}))",
+                  ("pass", "pwd", "secret", "token", "key", "credential"), "assignment"),
 )
 
-# An unquoted assignment value that is plainly code, not a secret: a name,
-# attribute or call (password=self.password, token = get_token()).
-_CODE_LIKE_VALUE = (
-    r"^(?:[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\(?|None|null|nil|true|false|True"
-    r"|False|undefined|\*+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\*\*\*REDACTED\*\*\*)$")
-
-_compiled_redaction: list[re.Pattern[str]] = []
+_compiled_redaction: list[tuple[RedactionRule, re.Pattern[str]]] = []
 
 
-def redaction_patterns() -> list[re.Pattern[str]]:
-    """REDACTION_SOURCES compiled, once per process."""
+def redaction_rules() -> list[tuple[RedactionRule, re.Pattern[str]]]:
+    """REDACTION_RULES with their patterns compiled, once per process."""
     if not _compiled_redaction:
-        _compiled_redaction.extend(re.compile(p) for p in REDACTION_SOURCES)
+        _compiled_redaction.extend((rule, re.compile(rule.pattern)) for rule in REDACTION_RULES)
     return _compiled_redaction
 
 
+def redaction_keywords() -> tuple[str, ...]:
+    """Every rule's keywords: text holding none of them holds no secret."""
+    return tuple(dict.fromkeys(k for rule in REDACTION_RULES for k in rule.keywords))
+
+
+def keyword_pattern(words: Iterable[str]) -> str:
+    """One regex finding any of ``words``, as a trie: ``g(?:h(?:o_|p_)|l...)``.
+
+    A flat alternation tries every word at every position; the trie tries
+    one branch per letter, which makes scanning a block for ~100 keywords
+    several times faster than ~100 ``in`` tests. A word that another word
+    starts with ends its branch: finding the shorter one is enough.
+    """
+    trie: dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict[str, dict]) -> str:
+        if "" in node:
+            return ""
+        alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items())]
+        return alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+
+    return branch(trie)
+
+
+_KEYWORDS: list[tuple[re.Pattern[str], re.Pattern[str], dict[str, list[int]]]] = []
+
+
+def _keyword_index() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, list[int]]]:
+    """(a regex finding a keyword, one finding every keyword where it starts, and
+    for each keyword the trie can report, the rules that a keyword starting so has)."""
+    if not _KEYWORDS:
+        source = keyword_pattern(redaction_keywords())
+        found = re.compile(source)
+        ends = {m.group() for k in redaction_keywords() for m in [found.match(k)] if m}
+        rules = {end: [i for i, rule in enumerate(REDACTION_RULES)
+                       if any(k.startswith(end) for k in rule.keywords)] for end in ends}
+        _KEYWORDS.append((found, re.compile(f"(?=({source}))"), rules))
+    return _KEYWORDS[0]
+
+
+def may_hold_secret(low: str) -> bool:
+    """True when the lowercase text holds a keyword of some redaction rule; text
+    without any cannot hold a secret and skips the regexes."""
+    return _keyword_index()[0].search(low) is not None
+
+
+def _rules_for(low: str) -> list[tuple[RedactionRule, re.Pattern[str]]]:
+    """The rules one of whose keywords ``low`` holds, in table order."""
+    _, everywhere, rules = _keyword_index()
+    indices = sorted({i for end in {m.group(1) for m in everywhere.finditer(low)}
+                      for i in rules[end]})
+    compiled = redaction_rules()
+    return [compiled[i] for i in indices
+            if any(keyword in low for keyword in compiled[i][0].keywords)]
+
+
+# --- what a matched value is: a secret, or code, a placeholder, prose ------------------
+
+# Names and attribute chains, alone or called or indexed (whatever the arguments):
+# code, not a literal.
+_CODE_VALUE = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\s*(?:\.|::|->)\s*[A-Za-z_][A-Za-z0-9_]*)*"
+                      r"(?:\s*[(\[].*)?")
+# The conventional stand-ins for a secret (gitleaks allows them too): not secrets.
+_STAND_IN = ("changeme", "changeit", "password", "passwd", "secret", "token", "example",
+             "test", "dummy", "placeholder", "redacted")
+# ${X}, $X, $(...), %X%, {{ x }}, {x}, <x>, %s, ***, xxxx, ..., and the masked text.
+_PLACEHOLDER = lazy_re(r"\$\{[^}]*\}?|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|\$[@*#?!$-]"
+                       r"|%[A-Za-z_]+%|\{\{.*|\{[^}]*\}|<[^>]*>?|%[-+#0 ]?[sdr]|%\([^)]*\)[sdr]"
+                       r"|[:@][A-Za-z_]\w*|\?|\*+|[xX]{3,}|\.{3,}|…|(?i:none|null|nil|true|false"
+                       r"|undefined)|[A-Z]+(?:_[A-Z0-9]+)*")
+_PATH_VALUE = lazy_re(r"(?:/|~/|\./|\.\./|[A-Za-z]:\\)[^+=]*")
+_LETTERS_ONLY = lazy_re(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*[.:!?]?")
+
+
+def _is_placeholder(value: str) -> bool:
+    value = value.strip()
+    return not value or value.lower() in _STAND_IN or bool(_PLACEHOLDER.fullmatch(value))
+
+
+def _looks_like_credential(value: str) -> bool:
+    """A token's shape: no spaces, 8 characters or more, a digit unless long."""
+    return (len(value) >= 8 and not any(c.isspace() for c in value)
+            and (any(c.isdigit() for c in value) or len(value) >= 32))
+
+
+def _check_literal(match: re.Match[str], value: str) -> bool:
+    """Any value that is not a placeholder (URL passwords, curl -u)."""
+    return not _is_placeholder(value)
+
+
+def _check_credential(match: re.Match[str], value: str) -> bool:
+    """A bare token: "Bearer <token>" in prose is not one ("Bearer authentication")."""
+    return not _is_placeholder(value) and _looks_like_credential(value) and \
+        not _LETTERS_ONLY.fullmatch(value)
+
+
+def _check_header(match: re.Match[str], value: str) -> bool:
+    """After ``Authorization:`` a scheme's credentials are secret, unless code."""
+    if _is_placeholder(value) or _CODE_VALUE.fullmatch(value) and not match.group("scheme"):
+        return False
+    if match.group("bare") is not None:
+        return _looks_like_credential(value)
+    return not value.startswith(("+", "{", "(", "$", "%", "`"))
+
+
+def _assignment_key(match: re.Match[str]) -> tuple[str, int]:
+    """The whole name the secret word ends, and where it starts."""
+    text, start = match.string, match.start()
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    return text[start:match.end("kq") - len(match.group("kq"))], start
+
+
+def _assignment_context(match: re.Match[str]) -> str:
+    """Where a name meets its value, which decides what a bare value is.
+
+    flag: ``--token x``; env: ``TOKEN=x``; literal: after ``;``, ``?`` or ``&``
+    (connection and query strings); config: ``name=x`` elsewhere but in a call
+    (properties, INI, logfmt, ``--from-literal=token=x``); prose: a name and then
+    a word (``password is wrong``); code: everything else (``password = pw``,
+    ``password: str``, ``f(token=tok)``).
+    """
+    key, start = _assignment_key(match)
+    sep = match.group("sep")
+    text = match.string
+    before = text[start - 1] if start > 0 else ""
+    if key.startswith("-"):
+        return "flag" if "=" in sep or not sep.strip() else "prose"
+    if not sep.strip():
+        return "prose"
+    if sep != "=" or match.group("kq"):
+        return "code"
+    if before in (";", "?", "&"):
+        return "literal"
+    if before in tuple("(,{["):
+        return "code"  # a keyword argument: f(token=tok)
+    return "env" if key.upper() == key and any(c.isalpha() for c in key) else "config"
+
+
+def _check_assignment(match: re.Match[str], value: str) -> bool:
+    """A literal assigned to a secret's name; never code, a placeholder or prose."""
+    context = _assignment_context(match)
+    if context == "prose" or _is_placeholder(value) or _PATH_VALUE.fullmatch(value):
+        return False
+    if context in ("flag", "env", "literal"):
+        return True
+    key = _assignment_key(match)[0].lower().rstrip("'\"")
+    short = re.search(r"(?:^|[_.-])(?:pass|pwd)\d*$", key) is not None
+    quoted = match.group("q") is not None
+    if context == "config":  # a name is code (password=pw), a value has more (pass=s3cr3t)
+        return not _CODE_VALUE.fullmatch(value) or any(c.isdigit() for c in value)
+    if short or (not quoted and not _bare_literal(match, value)):
+        return False  # PASS: in test output, password = pw in code
+    if _LETTERS_ONLY.fullmatch(value):
+        return False  # a word or a label ("password": "Password"), not a secret's value
+    if re.search(r"(?:passwd|password|passphrase)\d*$", key):
+        return len(value.strip()) >= 3
+    return _looks_like_credential(value)
+
+
+def _bare_literal(match: re.Match[str], value: str) -> bool:
+    """An unquoted value in code: a name or a call is code (token = get_token(),
+    password: str); after a colon a name with a digit is a value (password: hunter2)."""
+    if value.isdigit():
+        return len(value) >= 6
+    if _CODE_VALUE.fullmatch(value):
+        colon = "=" not in match.group("sep")
+        return colon and value.isalnum() and any(c.isdigit() for c in value)
+    return True
+
+
+REDACTION_CHECKS: dict[str, Callable[[re.Match[str], str], bool]] = {
+    "literal": _check_literal, "credential": _check_credential, "header": _check_header,
+    "assignment": _check_assignment,
+}
+_VALUE_GROUPS = ("value", "sig", "rest", "bare", "bv")
+
+
+def _secret_span(match: re.Match[str], rule: RedactionRule) -> tuple[int, int] | None:
+    """Where the secret of a match is, or None when the match holds none.
+
+    A match without a value group is a secret whole (a token with a prefix).
+    """
+    group = next((g for g in _VALUE_GROUPS if g in match.re.groupindex
+                  and match.group(g) is not None), None)
+    if group is None:
+        return match.span()
+    value = match.group(group)
+    if not value or REDACTED in value or \
+            (rule.check and not REDACTION_CHECKS[rule.check](match, value)):
+        return None
+    return match.span(group)
+
+
+def _masked(match: re.Match[str], rule: RedactionRule) -> str | None:
+    """The match with its secret replaced, or None when the match holds none."""
+    span = _secret_span(match, rule)
+    if span is None:
+        return None
+    whole, base = match.group(0), match.start()
+    return whole[:span[0] - base] + REDACTED + whole[span[1] - base:]
+
+
 def redact(text: str) -> tuple[str, int]:
-    """Mask secrets in ``text``; return the masked text and how many were masked."""
+    """Mask secrets in ``text``; return the masked text and how many were masked.
+
+    Only a secret's value changes: names, operators, quotes and everything
+    around stay as they were.
+    """
     count = 0
+    for rule, pattern in _rules_for(text.lower()):
 
-    def replace(match: re.Match[str]) -> str:
-        nonlocal count
-        if "value" not in match.re.groupindex:
+        def replace(match: re.Match[str], rule: RedactionRule = rule) -> str:
+            nonlocal count
+            masked = _masked(match, rule)
+            if masked is None:
+                return match.group(0)
             count += 1
-            return REDACTED
-        value = match.group("value")
-        # Only assignments can hold code; a URL's password is always a secret.
-        quoted = match.group("q") if "q" in match.re.groupindex else True
-        if not value or (not quoted and re.match(_CODE_LIKE_VALUE, value)) or value == REDACTED:
-            return match.group(0)
-        count += 1
-        start, end = match.span("value")
-        base = match.start()
-        whole = match.group(0)
-        return whole[:start - base] + REDACTED + whole[end - base:]
+            return masked
 
-    for pattern in redaction_patterns():
         text = pattern.sub(replace, text)
     return text, count
+
+
+def secret_spans(text: str, whole: bool = True) -> list[tuple[int, int]]:
+    """Where ``text`` holds secrets: each match redact() would mask (``whole``), or
+    only the part it would replace."""
+    spans = []
+    for rule, pattern in _rules_for(text.lower()):
+        for match in pattern.finditer(text):
+            span = _secret_span(match, rule)
+            if span is not None:
+                spans.append(match.span() if whole else span)
+    return spans
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """A command's arguments with their secrets masked, each argument kept apart.
+
+    A secret's context may lie in the argument before it (``--password X``,
+    ``curl -u user:X``), so the secrets are found in the arguments joined by
+    spaces, and each is masked inside the arguments it overlaps; quoting the
+    result (shlex.join) then cannot hide a secret from the patterns.
+    """
+    joined, starts, position = " ".join(argv), [], 0
+    for arg in argv:
+        starts.append(position)
+        position += len(arg) + 1
+    local: list[list[tuple[int, int]]] = [[] for _ in argv]
+    for start, end in secret_spans(joined, whole=False):
+        for index, arg in enumerate(argv):
+            first, last = max(start, starts[index]), min(end, starts[index] + len(arg))
+            if first < last:
+                local[index].append((first - starts[index], last - starts[index]))
+    return [redact(_mask_spans(arg, spans))[0] for arg, spans in zip(argv, local, strict=True)]
+
+
+def _mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span (merged where they overlap) replaced by REDACTED."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    for start, end in reversed(merged):
+        text = text[:start] + REDACTED + text[end:]
+    return text
+
+
+def redact_text(text: str | None) -> str | None:
+    """``text`` with its secrets masked (None stays None)."""
+    return None if text is None else redact(text)[0]
 
 
 # =============================================================================
@@ -2794,7 +3180,10 @@ class Database:
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
         try:
-            return self.conn.execute(sql, params)
+            try:
+                return self.conn.execute(sql, params)
+            except UnicodeEncodeError:  # nothing ran: the text could not be bound
+                return self.conn.execute(sql, _bindable(params))
         except sqlite3.Error as exc:
             raise wrap_sqlite_error(exc, self.path) from exc
 
@@ -3165,6 +3554,7 @@ CREATE TABLE IF NOT EXISTS graph_pending (
     name TEXT NOT NULL,            -- the file's path, or the name
     PRIMARY KEY (project, kind, name)
 ) WITHOUT ROWID;
+ALTER TABLE nodes ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
 """
 
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
@@ -3201,18 +3591,41 @@ def migrate(db: Database) -> None:
 # =============================================================================
 
 
+def printable(text: str) -> str:
+    """``text`` as UTF-8 can hold it: the bytes that a surrogateescape decoding kept
+    (a Latin-1 file name or argument) written as ``\\xNN``, other lone surrogates as
+    ``\\uNNNN``. Text that is already valid is returned as it is."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return re.sub("[\ud800-\udfff]", lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}"
+                      if 0xDC80 <= ord(m.group()) <= 0xDCFF else f"\\u{ord(m.group()):04x}",
+                      text)
+
+
+def _bindable(params: Sequence[Any] | dict[str, Any]) -> Sequence[Any] | dict[str, Any]:
+    """Statement parameters with every text printable(), for SQLite's UTF-8."""
+    if isinstance(params, dict):
+        return {k: printable(v) if isinstance(v, str) else v for k, v in params.items()}
+    return [printable(v) if isinstance(v, str) else v for v in params]
+
+
 def emit(env: Env, data: Any, human: str | Callable[[], str] | None = None) -> None:
     """Print one JSON document (``--json``) or the human text."""
     if env.json:
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=None) + "\n")
+        sys.stdout.write(printable(json.dumps(data, ensure_ascii=False, indent=None)) + "\n")
         return
     text = human() if callable(human) else human
     if text:
+        text = printable(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"ctxkit: {message}\n")
+    sys.stderr.write(f"ctxkit: {printable(message)}\n")
 
 
 def progress(message: str) -> None:
@@ -3226,6 +3639,82 @@ def done_progress() -> None:
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
+
+
+# =============================================================================
+# Core: commands
+# =============================================================================
+# Every section registers its sub-commands through add_command(); the CLI
+# section builds the parser from those registrations.
+
+_PARSER_CLASSES: list[type] = []
+
+
+def parser_classes() -> tuple[type, type]:
+    """(_Parser, _HelpFormatter), made on first use so only parsing imports argparse.
+
+    _Parser: argparse whose errors become UsageError (one line, exit 2).
+    _HelpFormatter: argparse's formatter, given the terminal width so it never
+    imports shutil; argparse builds a formatter for every add_argument() call
+    and, without a width, asks shutil for it (with bz2 and lzma).
+    """
+    if not _PARSER_CLASSES:
+        class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+            def __init__(self, prog: str, indent_increment: int = 2,
+                         max_help_position: int = 24, width: int | None = None) -> None:
+                super().__init__(prog, indent_increment, max_help_position,
+                                 width if width is not None else terminal_columns() - 2)
+
+        class _Parser(argparse.ArgumentParser):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                kwargs.setdefault("formatter_class", _HelpFormatter)
+                super().__init__(*args, **kwargs)
+
+            def error(self, message: str) -> None:  # type: ignore[override]
+                raise UsageError(f"{self.prog}: {message} (see --help)")
+
+        _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
+    return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
+
+
+def terminal_columns() -> int:
+    with contextlib.suppress(ValueError):
+        if int(os.environ.get("COLUMNS", "0")) > 0:
+            return int(os.environ["COLUMNS"])
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    return 80
+
+
+class _SkippedParser:
+    """Stands in for the parser of a command that is not being run.
+
+    Building all ~30 sub-parsers costs more than Python's own start-up, so
+    main() builds only the one named on the command line; registering the
+    others goes to this object, which accepts any call and returns itself.
+    """
+
+    def __getattr__(self, name: str) -> Callable[..., _SkippedParser]:
+        return self._absorb
+
+    def _absorb(self, *args: Any, **kwargs: Any) -> _SkippedParser:
+        return self
+
+
+_SKIPPED = _SkippedParser()
+
+
+def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str,
+                func: Callable[[argparse.Namespace, Env], int | None], help: str,
+                example: str) -> argparse.ArgumentParser:
+    """Register one sub-command with the global options and an example in its help."""
+    if getattr(sub, "only_command", None) not in (None, name):
+        return _SKIPPED  # type: ignore[return-value]
+    parser = sub.add_parser(name, parents=[common], help=help, description=help,
+                            epilog=f"example:\n  {example}",
+                            formatter_class=parser_classes()[1])
+    parser.set_defaults(func=func)
+    return parser
 
 
 # =============================================================================
@@ -3268,6 +3757,7 @@ CREATE TABLE IF NOT EXISTS nodes (
     complexity INTEGER NOT NULL DEFAULT 1,
     body_hash TEXT,
     parent_id INTEGER REFERENCES nodes(id) ON DELETE CASCADE,
+    recovered INTEGER NOT NULL DEFAULT 0,
     UNIQUE(project, uid)
 );
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
@@ -3359,7 +3849,19 @@ def graph_nodes_at(db: Database, project: str, path: str, first: int,
 # None means the generic behaviour written next to the field. DESIGN.md "Adding
 # a language" walks through writing a record.
 
-GRAPH_MAX_FILE_BYTES = 1 << 20
+GRAPH_MAX_FILE_MIB = 8  # default limit; [index] max_file_mib in config.toml, --max-file-mib
+# Why a file is not indexed, as index's summary counts it ("skip_reasons").
+GRAPH_SKIP_REASONS = {
+    "language": "no grammar for its extension",
+    "too_big": "over the size limit",
+    "binary": "binary (a NUL byte in the first 8 KiB)",
+    "minified": "minified or data on one line: lines average over 1,000 bytes",
+    "unreadable": "could not be read (permissions, a symlink loop)",
+    "name": "a file name that is not UTF-8",
+    "changing": "kept changing while it was read; left for the next run",
+    "vanished": "deleted while the run was reading it",
+    "failed": "the parser failed on it",
+}
 GRAPH_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "dist",
                              "build", "target", "vendor", STATE_DIR})
 CLASS_KINDS = frozenset({"class", "struct", "interface", "enum", "trait"})
@@ -3392,35 +3894,41 @@ class Language(Record):
     """
 
     __slots__ = (
-        "name", "extensions", "fence", "query", "full", "family", "self_names",
-        "class_scope", "methods_outside", "named_receivers", "unprefixed_fields",
-        "capitalized_outside", "builtins", "skeleton", "return_fields", "async_before",
-        "parameter_children", "constructor",
+        "name", "extensions", "fence", "grammar", "query", "full", "family", "self_names",
+        "super_names", "class_scope", "methods_outside", "named_receivers",
+        "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
+        "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
+        "constructor", "reparse", "conversions", "dialect",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
-        "resolve_binding", "resolve_local", "submodule", "method_fallback", "path_call",
-        "package_files")
+        "resolve_binding", "resolve_local", "resolve_qualified", "receiver_call", "submodule",
+        "method_fallback", "path_call", "package_files")
     DEFAULTS: ClassVar[dict[str, Any]] = {
-        "query": None, "full": False, "family": "", "self_names": (), "class_scope": False,
-        "methods_outside": False, "named_receivers": False, "unprefixed_fields": False,
-        "capitalized_outside": False, "builtins": frozenset(), "skeleton": None,
-        "return_fields": ("return_type",), "async_before": b"(", "parameter_children": False,
-        "constructor": None,
+        "grammar": None, "query": None, "full": False, "family": "", "self_names": (),
+        "super_names": ("super()", "super"), "class_scope": False, "methods_outside": False,
+        "named_receivers": False, "unprefixed_fields": False, "capitalized_outside": False,
+        "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
+        "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
+        "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
+        "dialect": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
-                         "resolve_local", "submodule", "method_fallback", "path_call",
-                         "package_files"))}
+                         "resolve_local", "resolve_qualified", "receiver_call", "submodule",
+                         "method_fallback", "path_call", "package_files"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
     fence: str                  # the info string of a Markdown code fence
+    grammar: str | None         # a grammar wheel's module (its language()) used instead of
+    #                             tree-sitter-language-pack's grammar of that name
     query: str | None           # the tree-sitter query (captures: see _collect_match); None:
     #                             not indexed, known for code fences only
     full: bool                  # calls, imports and bases resolved; else definitions only
     family: str                 # languages whose definitions a unique-name guess may reach
     self_names: tuple[str, ...]  # receivers that mean the enclosing class's instance
+    super_names: tuple[str, ...]  # receivers that mean the enclosing class's bases
     class_scope: bool           # a bare name inside a class body is looked up on the class
     methods_outside: bool       # methods are declared outside their type (Go, Rust impl)
     named_receivers: bool       # a method names its receiver (Go): that name is self
@@ -3431,7 +3939,16 @@ class Language(Record):
     return_fields: tuple[str, ...]  # the fields holding a function's return type, in order
     async_before: bytes         # `async` counts when it comes before this in the header
     parameter_children: bool    # parameters are the children typed `parameter` (Kotlin, Swift)
+    sigils: str                 # leading characters of variable names, dropped ($x, @x)
+    return_after: str | None    # the return type is the node after this token (-> or :)
+    bare_outside: bool          # a bare call of a name no definition of the family bears is
+    #                             outside the index (else: left unresolved)
     constructor: str | None     # the method a call of the class runs (__init__); None: none
+    reparse: Callable | None    # (src) -> bytes of the same length to parse again when the
+    #                             tree has errors; the tree with fewer error bytes wins
+    conversions: bool           # T(x) of a type is a conversion, not a call (Go)
+    dialect: Callable | None    # (path, src) -> the language the content is in, or None
+    #                             (.h holding C++)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -3442,7 +3959,8 @@ class Language(Record):
     exported: Callable | None         # (s, defs, d, names) -> bool [not private/protected]
     docstring: Callable | None        # (s, d) -> str [the comment block just above]
     module_docstring: Callable | None  # (s, first node) -> str [the file's opening comment]
-    bases: Callable | None            # (s, d, add(node, "extends"|"implements")) [none]
+    bases: Callable | None            # (s, d, add(node, "extends"|"implements"[, text]))
+    #                                   [none]
     def_extra: Callable | None        # (s, d, ctx, bases) for every def and scope [nothing]
     method_types: Callable | None     # (s, d, types, ctx) for methods [nothing]
     call_written: Callable | None     # (s, recv, callee, name, recv_text) -> (written,
@@ -3450,8 +3968,12 @@ class Language(Record):
     import_handler: Callable | None   # (s, node, ctx) for every @import capture [no imports]
     # resolution hooks
     resolve_binding: Callable | None  # (r, path, module, name, depth) -> target [None]
-    resolve_local: Callable | None    # (r, path, name, ctx) -> target: a bare name not in
-    #                                   the file's scopes or imports [None]
+    resolve_local: Callable | None    # (r, path, scope, name, ctx) -> target: a bare name
+    #                                   not in the file's scopes or imports [None]
+    resolve_qualified: Callable | None  # (r, path, scope, "a.b.C") -> target: a dotted name
+    #                                   read as one qualified name first [part by part]
+    receiver_call: Callable | None    # (r, path, scope, recv, callee) -> (id, confidence)
+    #                                   or None: tried before the generic receiver steps
     submodule: Callable | None        # (r, module path, part) -> path of module.part [None]
     method_fallback: Callable | None  # (r, class path, Class.name, name) -> node id [None]
     path_call: Callable | None        # (r, path, recv, callee) -> (id, confidence) for a
@@ -3461,29 +3983,53 @@ class Language(Record):
 
 
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
+_GRAMMARS: dict[str, Any] = {}
+
+
+def graph_grammar(lang: str) -> Any:
+    """The tree-sitter Language of a language (compiled in a wheel: nothing is fetched)."""
+    if lang not in _GRAMMARS:
+        module = LANGUAGES[lang].grammar or "tree_sitter_language_pack"
+        try:
+            import importlib
+
+            from tree_sitter import Language as Grammar
+            if LANGUAGES[lang].grammar:
+                grammar = Grammar(importlib.import_module(module).language())
+            else:
+                from tree_sitter_language_pack import get_language
+                grammar = get_language(lang)
+        except ImportError as exc:
+            package = module.replace("_", "-")
+            raise CtxkitError(f"tree-sitter or the {lang} grammar is not installed ({exc}); "
+                              f"pip install tree-sitter {package}") from None
+        _GRAMMARS[lang] = grammar
+    return _GRAMMARS[lang]
+
+
+def graph_parser(lang: str) -> Any:
+    """A new tree-sitter parser for a language."""
+    from tree_sitter import Parser
+    return Parser(graph_grammar(lang))
 
 
 def graph_language(lang: str) -> tuple[Any, Any]:
     """(parser, query) for a language, built once per process."""
     if lang not in _LANG_CACHE:
-        try:
-            from tree_sitter import Query
-            from tree_sitter_language_pack import get_language, get_parser
-        except ImportError as exc:
-            raise CtxkitError(f"tree-sitter is not installed ({exc}); "
-                              f"pip install 'tree-sitter-language-pack>=0.13,<1'") from None
-        _LANG_CACHE[lang] = (get_parser(lang), Query(get_language(lang), LANGUAGES[lang].query))
+        from tree_sitter import Query
+        _LANG_CACHE[lang] = (graph_parser(lang), Query(graph_grammar(lang),
+                                                        LANGUAGES[lang].query))
     return _LANG_CACHE[lang]
 
 
 # --- Graph: extraction (runs in the worker processes) ------------------------
 
-from bisect import bisect_right as _bisect_right  # noqa: E402 - tiny C module, used per call site
-
 
 class _Def(Record):
-    __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"parent": -1, "qualname": "", "branches": 0}
+    __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches",
+                 "recovered")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"parent": -1, "qualname": "", "branches": 0,
+                                          "recovered": False}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"params": list}
     node: Any
     kind: str              # class kinds, function, method, or scope (impl, mod, namespace)
@@ -3493,6 +4039,7 @@ class _Def(Record):
     params: list[dict[str, Any]]
     qualname: str
     branches: int
+    recovered: bool        # made by tree-sitter's error recovery: marked, never a caller
 
 
 class _Source:
@@ -3512,15 +4059,22 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     """Definitions, calls, imports, bases and resolution context of one file."""
     parser, query = graph_language(lang)
     from tree_sitter import QueryCursor
-    tree = parser.parse(src)
+    tree = graph_parse(lang, src, parser)
     s = _Source(lang, src)
     defs: list[_Def] = []
     calls, imports, vartypes, branches, extra = [], [], [], [], {}
     for _, caps in QueryCursor(query).matches(tree.root_node):
         _collect_match(s, caps, defs, calls, imports, vartypes, branches, extra)
     defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    if tree.root_node.has_error:
+        first_error: dict[int, int] = {}
+        for d in defs:
+            d.recovered = _made_by_recovery(d.node, first_error)
     _link_parents(s, defs)
     starts = [d.node.start_byte for d in defs]
+    if extra.get("maybe_local"):
+        calls = _drop_variables(defs, starts, calls, extra.pop("maybe_local"),
+                                extra.pop("locals", []))
     for pos in branches:
         index = _enclosing(defs, starts, pos)
         if index >= 0:
@@ -3529,12 +4083,97 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
+    by_start = {d.node.start_byte: d.qualname for d in defs}
+    decorated = {by_start[pos]: text for pos, text in extra.pop("decorated", ())
+                 if pos in by_start}
+    if decorated:
+        ctx["decorated"] = decorated
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
             "docstring": _module_docstring(s, tree.root_node), "defs": records,
             "bases": bases, "calls": _call_records(defs, calls, call_scopes, emitted),
             "imports": ctx.pop("import_lines", []), "context": ctx}
+
+
+def graph_dialect(lang: str, path: str, src: bytes) -> str:
+    """The language a file's content is written in when its ending is shared
+    (a C++ header named .h)."""
+    dialect = LANGUAGES[lang].dialect
+    return (dialect(path, src) or lang) if dialect is not None else lang
+
+
+def graph_parse(lang: str, src: bytes, parser: Any = None) -> Any:
+    """The tree of ``src``. When it has errors and the language knows a rewrite of
+    the same length that its grammar reads better (TypeScript's automatic
+    semicolons), the tree with fewer bytes in error nodes wins; text is always
+    read from ``src`` itself, so byte offsets and lines are unchanged."""
+    parser = parser or graph_parser(lang)
+    tree = parser.parse(src)
+    rewrite = LANGUAGES[lang].reparse
+    if tree.root_node.has_error and rewrite is not None:
+        other = rewrite(src)
+        if other != src and len(other) == len(src):
+            second = parser.parse(other)
+            if _error_bytes(second.root_node) < _error_bytes(tree.root_node):
+                return second
+    return tree
+
+
+def _error_bytes(node: Any) -> int:
+    """Source bytes inside ERROR nodes (and one per MISSING node)."""
+    if node.type == "ERROR" or node.is_missing:
+        return max(node.end_byte - node.start_byte, 1)
+    return sum(_error_bytes(c) for c in node.children) if node.has_error else 0
+
+
+def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
+    """A definition tree-sitter's error recovery guessed: inside an ERROR node, with
+    a MISSING piece of its own (a name or brace recovery invented), or placed in a
+    block that recovery closed (a MISSING `}`) after the first error in that block.
+    Skipped tokens in its header (an ERROR child: C's unknown macros such as
+    `SPDLOG_INLINE void f()`) leave a real definition real."""
+    if any(c.is_missing for c in node.children):
+        return True
+    up = node.parent
+    while up is not None:
+        if up.type == "ERROR":
+            return True
+        last = up.children[-1] if up.child_count else None
+        if last is not None and last.is_missing and up.parent is not None:
+            if up.id not in first_error:
+                first_error[up.id] = _first_error_byte(up)
+            if first_error[up.id] <= node.start_byte:
+                return True
+        up = up.parent
+    return False
+
+
+def _first_error_byte(node: Any) -> int:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "ERROR" or current.is_missing:
+            return current.start_byte
+        stack.extend(reversed([c for c in current.children if c.has_error or c.is_missing]))
+    return node.end_byte
+
+
+def _drop_variables(defs: list[_Def], starts: list[int], calls: list[tuple],
+                    maybe: set[int], local_names: list[tuple[int, str]]) -> list[tuple]:
+    """Bare identifiers (Ruby's `validate`) are calls unless a parameter or an
+    assignment of the enclosing definitions names a variable so."""
+    scopes: dict[int, set[str]] = {}
+    for pos, name in local_names:
+        scopes.setdefault(_enclosing(defs, starts, pos), set()).add(name)
+    kept = []
+    for index, call in enumerate(calls):
+        scope = _enclosing(defs, starts, call[0]) if index in maybe else None
+        while scope is not None and call[2] not in scopes.get(scope, ()):
+            scope = defs[scope].parent if scope >= 0 else None
+        if scope is None:
+            kept.append(call)
+    return kept
 
 
 def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
@@ -3557,23 +4196,42 @@ def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
 
 def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list[tuple],
                  ctx: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """{scope qualname: {variable: class name}} from parameters and assignments."""
+    """{scope qualname: {variable: class name}} from parameters and assignments.
+
+    A declared type (a parameter's or field's annotation) wins over an assigned one,
+    as in the type checkers: ``atom: IAtom`` stays IAtom after ``this.atom = new Atom()``.
+    """
     types: dict[str, dict[str, str]] = {}
+    declared: set[tuple[str, str]] = set()
     for d in defs:
         for param in d.params:
             if param["type"]:
-                types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
+                name = param["name"].lstrip("*&.$")
+                types.setdefault(d.qualname, {})[name] = param["type"]
+                declared.add((d.qualname, name))
         if d.kind == "method" and s.language.method_types is not None:
             s.language.method_types(s, d, types, ctx)
-    for pos, var, type_text in vartypes:
+    for pos, var, type_text, is_declared in vartypes:
         index = _enclosing(defs, starts, pos)
+        if type_text.startswith("="):  # the annotated parameter it is assigned from
+            params = defs[index].params if index >= 0 else []
+            type_text = next((p["type"] for p in params
+                              if p["name"] == type_text[1:] and p["type"]), "")
+            if not type_text:
+                continue
         if var.startswith("self."):  # instance attributes belong to the class
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
-        types.setdefault(defs[index].qualname if index >= 0 else "", {})[var] = type_text
+        scope = defs[index].qualname if index >= 0 else ""
+        if (scope, var) in declared:
+            continue
+        if is_declared:
+            declared.add((scope, var))
+        types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: _clean_type(text) for var, text in variables.items()}
+        cleaned = {var: text if "#" in text else _clean_type(text)  # f#1: f's 2nd result
+                   for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
 
@@ -3614,8 +4272,8 @@ def _call_records(defs: list[_Def], calls: list[tuple], call_scopes: list[int],
     """(caller record index or -1 for the file, callee, receiver, written, line)."""
     records = []
     for (_, line, callee, recv, written), index in zip(calls, call_scopes, strict=True):
-        while index >= 0 and defs[index].kind.startswith("scope"):
-            index = defs[index].parent
+        while index >= 0 and (defs[index].kind.startswith("scope") or defs[index].recovered):
+            index = defs[index].parent  # a recovered definition never calls: its parent does
         records.append((emitted.get(index, -1), callee, recv, written, line))
     return records
 
@@ -3665,18 +4323,40 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             written, recv_text = special
         else:
             written = f"{recv_text}.{name}"
+        if "maybe_local" in caps:  # a bare identifier: a call unless it names a variable
+            extra.setdefault("maybe_local", set()).add(len(calls))
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
     elif "import" in caps:
         imports.append(caps["import"][0])
     elif "narrow" in caps:
         _collect_narrowing(s, caps, extra)
+    elif "decorated" in caps:  # the outermost decorator gives the name its value
+        extra.setdefault("decorated", []).append(
+            (caps["decorated"][0].start_byte,
+             _collapse_arguments(one_line(s.text(caps["decorator"][0])))[:120]))
+    elif "vartype" in caps and "vars" in caps:  # a, err := f(): each takes one result
+        for index, item in enumerate(caps["vars"][0].named_children):
+            if item.type == "identifier" and s.text(item) != "_":
+                vartypes.append((caps["vartype"][0].start_byte, s.text(item),
+                                 f"{s.text(caps['type'][0])}#{index}", False))
+    elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
+        vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
+                         "=" + s.text(caps["value"][0]), False))
     elif "vartype" in caps:
-        var = s.text(caps["var"][0])
+        var = s.text(caps["var"][0]).lstrip(s.language.sigils)
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
             var = "self." + var
-        vartypes.append((caps["vartype"][0].start_byte, var, s.text(caps["type"][0])))
-    elif "package" in caps:
-        extra["package"] = s.text(caps["package"][0])
+        type_node = caps["type"][0]
+        up = type_node.parent
+        field = up.child_by_field_name("type") if up is not None else None
+        is_declared = up is not None and (up.type == "type_annotation" or (
+            field is not None and field.id == type_node.id))
+        vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
+    elif "local" in caps:
+        extra.setdefault("locals", []).append((caps["local"][0].start_byte,
+                                               s.text(caps["local"][0])))
+    elif "package" in caps:  # PHP writes App\Models: the index's separator is the dot
+        extra["package"] = s.text(caps["package"][0]).replace("\\", ".").strip(".")
     elif "modname" in caps:
         extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
     elif "defaultname" in caps:
@@ -3759,7 +4439,7 @@ def _link_parents(s: _Source, defs: list[_Def]) -> None:
 
 def _enclosing(defs: list[_Def], starts: list[int], pos: int) -> int:
     """Index of the innermost definition containing byte ``pos``, -1 for none."""
-    index = _bisect_right(starts, pos) - 1
+    index = bisect_right(starts, pos) - 1
     while index >= 0 and not (defs[index].node.start_byte <= pos < defs[index].node.end_byte):
         index = defs[index].parent
     return index
@@ -3785,7 +4465,8 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
             json.dumps(params, ensure_ascii=False), _return_type(s, d),
             is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
             end_line - line + 1, 1 + d.branches,
-            _hash_bytes(s.src[node.start_byte:node.end_byte]), emitted.get(parent, -1))
+            _hash_bytes(s.src[node.start_byte:node.end_byte]), emitted.get(parent, -1),
+            d.recovered)
 
 
 _BODY_TYPES = frozenset({"function_body", "class_body", "block", "compound_statement",
@@ -3824,7 +4505,8 @@ def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
             c.type == "parameter" for c in items):
         items = [c for c in items if c.type == "parameter"]
     if s.language.param is not None:
-        return [s.language.param(s, p) for p in items if p.type not in _PARAM_SKIP]
+        found = (s.language.param(s, p) for p in items if p.type not in _PARAM_SKIP)
+        return [param for param in found if param is not None]
     result = []
     for p in items:
         if p.type in _PARAM_SKIP or p.type == "self_parameter" or s.text(p) == "void":
@@ -3864,8 +4546,20 @@ def _return_type(s: _Source, d: _Def) -> str | None:
         node = d.fn.child_by_field_name(field)
         if node is not None:
             break
+    if s.language.return_after is not None:
+        node = _node_after(d.fn, s.language.return_after)
     text = one_line(s.text(node)).lstrip(":").strip()
     return text.removeprefix("->").strip() or None
+
+
+def _node_after(node: Any, token: str) -> Any:
+    """The first named child after the anonymous child ``token`` (None without one)."""
+    seen = False
+    for child in node.children:
+        if seen and child.is_named:
+            return child
+        seen = seen or (child.type == token and not child.is_named)
+    return None
 
 
 def _is_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
@@ -3924,8 +4618,9 @@ def _def_bases(s: _Source, d: _Def) -> list[tuple[str, str, str, int]]:
         return []
     found = []
 
-    def add(base: Any, kind: str) -> None:
-        text = re.sub(r"<.*|\[.*|\(.*", "", one_line(s.text(base))).strip().lstrip("*")
+    def add(base: Any, kind: str, written: str | None = None) -> None:
+        text = written if written is not None else s.text(base)
+        text = re.sub(r"<.*|\[.*|\(.*", "", one_line(text)).strip().lstrip("*")
         if text and text not in ("object",):
             found.append((d.qualname, text, kind, base.start_point[0] + 1))
 
@@ -3955,16 +4650,31 @@ def _clean_type(text: str) -> str:
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
-    optional = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", text)
-    if optional:
-        text = optional.group(1)
     members = []
-    for member in _split_top_level(text, "|"):
+    for member in _type_members(text):
+        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*([\w.]+)\s*\]", member.strip())
+        if of_class:  # type[X]: the class X itself, not an instance
+            members.append("type:" + of_class.group(1))
+            continue
         member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
         match = re.search(r"[A-Za-z_$][\w.$]*", member)
         if match and match.group(0) not in ("null", "undefined", "None", "void"):
             members.append(match.group(0))
     return "|".join(dict.fromkeys(members))
+
+
+def _type_members(text: str) -> list[str]:
+    """The members of a union as written: ``A | B``, ``Union[A, B]``, ``Optional[A]``."""
+    found = []
+    for member in _split_top_level(text, "|"):
+        member = member.strip()
+        wrapped = re.fullmatch(r"(?:[\w.]+\.)?(Union|Optional)\[(.*)\]", member, re.S)
+        if wrapped:
+            for inner in _split_top_level(wrapped.group(2), ","):
+                found.extend(_type_members(inner))
+        else:
+            found.append(member)
+    return found
 
 
 def _split_top_level(text: str, separator: str) -> list[str]:
@@ -4023,35 +4733,92 @@ def _quoted_text(s: _Source, node: Any) -> str:
     return s.text(node).strip("'\"`") if node is not None else ""
 
 
-def _graph_parse_job(job: tuple[str, str, str, str | None]) -> tuple:
-    """Read, hash and (when the content changed) parse one file; runs in a worker."""
-    rel, absolute, lang, old_sha = job
-    try:
-        with open(absolute, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if info.st_size > GRAPH_MAX_FILE_BYTES:
-                return rel, "skipped", info.st_size, info.st_mtime_ns, None, lang, None
-            data = handle.read(GRAPH_MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        return rel, "gone", 0, 0, None, lang, None
-    except OSError as exc:
-        return rel, "skipped", 0, 0, exc.strerror, lang, None
-    if len(data) > GRAPH_MAX_FILE_BYTES or b"\0" in data[:8192]:
-        return rel, "skipped", info.st_size, info.st_mtime_ns, None, lang, None
+def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
+    """Read, hash and (when the content changed) parse one file; runs in a worker.
+
+    The status is parsed, same (content unchanged), gone, failed, or a skip
+    reason (GRAPH_SKIP_REASONS); ``detail`` is the hash, or what went wrong.
+    """
+    rel, absolute, lang, old_sha, limit, _ = job  # the last: the size when planned
+    read = _read_source(absolute, limit)
+    if isinstance(read, str):
+        return rel, read, 0, 0, None, lang, None
+    data, size, mtime_ns = read
+    reason = _shape_skip(data)
+    if reason is not None:
+        return rel, reason, size, mtime_ns, None, lang, None
     sha = _hash_bytes(data)
     if sha == old_sha:
-        return rel, "same", info.st_size, info.st_mtime_ns, sha, lang, None
+        return rel, "same", size, mtime_ns, sha, lang, None
+    lang = graph_dialect(lang, rel, data)
     try:
         facts = graph_extract(lang, data)
     except CtxkitError:  # tree-sitter missing: stop, rather than drop every file's nodes
         raise
     except Exception as exc:  # a grammar bug must not abort the whole run
-        return rel, "failed", info.st_size, info.st_mtime_ns, f"{type(exc).__name__}: {exc}", \
-            lang, None
+        return rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang, None
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     facts["bound"] = list(facts["context"]["imports"])
     facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
-    return rel, "parsed", info.st_size, info.st_mtime_ns, sha, lang, facts
+    # Call sites wait in the parent until resolution: as one bytes object per file
+    # (about 40 bytes a call) rather than tuples of strings (about 250).
+    facts["calls"] = marshal.dumps(facts["calls"])
+    return rel, "parsed", size, mtime_ns, sha, lang, facts
+
+
+def _read_source(absolute: str, limit: int) -> tuple[bytes, int, int] | str:
+    """(bytes, size, mtime_ns to store) of a file, or why not (a status).
+
+    A file written while it is read shows another size or mtime after the
+    read than before it: it is read again, and left for the next run
+    ("changing") when it does not hold still, so no half-written state is
+    ever indexed. A file modified just before it was read can change again
+    within the same timestamp tick, unseen by size and mtime: its mtime is
+    stored as -1, so the next run hashes it again (git's "racy clean" rule).
+    The tick is taken as 2 s where timestamps are whole seconds (FAT, HFS+,
+    some network file systems), else as 50 ms (the kernel's coarse clock).
+    """
+    for _ in range(3):
+        try:
+            with open(absolute, "rb") as handle:
+                before = os.fstat(handle.fileno())
+                if before.st_size > limit:
+                    return "too_big"
+                data = handle.read(limit + 1)
+                after = os.fstat(handle.fileno())
+        except FileNotFoundError:
+            return "gone"
+        except OSError:
+            return "unreadable"
+        if len(data) > limit:
+            return "too_big"
+        still = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
+        if still and len(data) == after.st_size:
+            mtime = after.st_mtime_ns
+            tick = 2_000_000_000 if mtime % 1_000_000_000 == 0 else 50_000_000
+            racy = 0 <= time.time_ns() - mtime < tick  # a future mtime moves on any write
+            return data, after.st_size, -1 if racy else mtime
+    return "changing"
+
+
+GRAPH_LONG_LINE = 1000  # bytes per line on average; code written for people stays far below
+
+
+def _shape_skip(data: bytes) -> str | None:
+    """"binary" or "minified" when the bytes are not source a person reads.
+
+    Minified and bundled code (and data dumped on one line) has few newlines:
+    its lines average over 1,000 bytes. Code written for people averages 30
+    to 40, and so does generated code that is still source (a parser, a
+    compiler's checker), which is indexed whatever its size; a person's file
+    with a few long data lines (a formula, an expected value) stays far below
+    the average too.
+    """
+    if b"\0" in data[:8192]:
+        return "binary"
+    if len(data) > GRAPH_LONG_LINE * (data.count(b"\n") + 1):
+        return "minified"
+    return None
 
 
 def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str] = (),
@@ -4109,22 +4876,20 @@ def _git_files(root: Path, scopes: Sequence[str] = ()) -> list[str] | None:
 
 def _walk_files(root: Path) -> list[str]:
     """Every file below root, honouring .gitignore files, without following directory links."""
-    import fnmatch
     found: list[str] = []
-    ignores: dict[str, list[str]] = {}
+    rules: dict[str, list[GitignoreRule]] = {}
     for folder, dirs, files in os.walk(root, followlinks=False):
         rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
         rel_dir = "" if rel_dir == "." else rel_dir
-        patterns = list(ignores.get(posix_parent(rel_dir), [])) if rel_dir else []
-        patterns += _read_gitignore(Path(folder) / ".gitignore", rel_dir)
-        ignores[rel_dir] = patterns
+        inherited = rules.get(posix_parent(rel_dir), []) if rel_dir else []
+        here = rules[rel_dir] = inherited + _read_gitignore(Path(folder) / ".gitignore",
+                                                            rel_dir)
 
-        def ignored(name: str, rel_dir: str = rel_dir, patterns: list[str] = patterns) -> bool:
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p)
-                       for p in patterns)
-        dirs[:] = sorted(d for d in dirs if d not in GRAPH_SKIP_DIRS and not ignored(d))
-        found.extend(f"{rel_dir}/{f}" if rel_dir else f for f in sorted(files) if not ignored(f))
+        def keep(name: str, is_dir: bool, rel_dir: str = rel_dir,
+                 here: list[GitignoreRule] = here) -> bool:
+            return not gitignored(here, f"{rel_dir}/{name}" if rel_dir else name, is_dir)
+        dirs[:] = sorted(d for d in dirs if d not in GRAPH_SKIP_DIRS and keep(d, True))
+        found.extend(f"{rel_dir}/{f}" if rel_dir else f for f in sorted(files) if keep(f, False))
     return found
 
 
@@ -4132,22 +4897,97 @@ def posix_parent(rel: str) -> str:
     return rel.rsplit("/", 1)[0] if "/" in rel else ""
 
 
-def _read_gitignore(path: Path, rel_dir: str) -> list[str]:
+class GitignoreRule(Record):
+    """One .gitignore line: a pattern read relative to the folder holding the file."""
+
+    __slots__ = ("base", "regex", "negate", "dir_only")
+    FROZEN = True
+    base: str         # the folder of the .gitignore, root-relative ("" for the root)
+    regex: Any        # compiled; matched against the path relative to ``base``
+    negate: bool      # `!pattern`: re-include
+    dir_only: bool    # `pattern/`: directories only
+
+
+def _read_gitignore(path: Path, rel_dir: str) -> list[GitignoreRule]:
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
-    patterns = []
+    rules = []
     for line in lines:
-        line = line.strip()
-        if not line or line.startswith(("#", "!")):
-            continue
-        line = line.rstrip("/")
-        if line.startswith("/"):
-            patterns.append(f"{rel_dir}/{line[1:]}" if rel_dir else line[1:])
+        rule = _gitignore_rule(line, rel_dir)
+        if rule is not None:
+            rules.append(rule)
+    return rules
+
+
+def _gitignore_rule(line: str, base: str) -> GitignoreRule | None:
+    """gitignore(5): `#` comments, `!` negation, `\\` escapes, a trailing `/` for
+    directories, a `/` elsewhere anchors the pattern to its .gitignore's folder
+    (otherwise it matches at any depth), `*`/`?`/`[...]` within one segment, `**`
+    across segments."""
+    if line.startswith("#"):
+        return None
+    line = re.sub(r"(?<!\\)\s+$", "", line)  # trailing spaces, unless escaped
+    negate = line.startswith("!")
+    if negate or line.startswith("\\"):
+        line = line[1:] if negate or line[1:2] in ("!", "#") else line
+    dir_only = line.endswith("/")
+    line = line.rstrip("/")
+    if not line:
+        return None
+    anchored = "/" in line
+    body = _gitignore_regex(line.lstrip("/"))
+    prefix = "" if anchored else "(?:.*/)?"
+    return GitignoreRule(base=base, regex=re.compile(f"{prefix}{body}", re.S),
+                         negate=negate, dir_only=dir_only)
+
+
+def _gitignore_regex(pattern: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i) and (i == 0 or pattern[i - 1] == "/"):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i) and (i == 0 or pattern[i - 1] == "/") and \
+                i + 2 == len(pattern):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and "]" in pattern[i + 2:]:
+            end = pattern.index("]", i + 2)
+            inner = pattern[i + 1:end]
+            negated = inner[:1] in ("!", "^")
+            inner = inner[1:] if negated else inner
+            out.append(f"[{'^' if negated else ''}{inner.replace(chr(92), chr(92) * 2)}]")
+            i = end + 1
+        elif c == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
         else:
-            patterns.append(line)
-    return patterns
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def gitignored(rules: Sequence[GitignoreRule], rel: str, is_dir: bool) -> bool:
+    """Whether root-relative ``rel`` is ignored: the last matching rule decides.
+
+    The walk never enters an ignored folder, so (as in git) nothing inside one
+    can be re-included."""
+    ignored = False
+    for rule in rules:
+        if (rule.dir_only and not is_dir) or (rule.base and not rel.startswith(rule.base + "/")):
+            continue
+        if rule.regex.fullmatch(rel[len(rule.base) + 1:] if rule.base else rel):
+            ignored = not rule.negate
+    return ignored
 
 
 # --- Graph: writing an index run ---------------------------------------------
@@ -4169,12 +5009,17 @@ SQL_FILE_CLEAR_NODES = "DELETE FROM nodes WHERE file_id = ?"
 SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qualname, path, "
                    "line, end_line, signature, params, return_type, is_async, exported, "
                    "docstring, loc, "
-                   "complexity, body_hash, parent_id) VALUES "
-                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                   "complexity, body_hash, parent_id, recovered) VALUES "
+                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, "
                    "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
 SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
+# Secondary indexes of the graph tables, as GRAPH_SCHEMA creates them. A full index
+# into empty tables drops them and builds each once at the end (_bulk_load).
+GRAPH_INDEXES = tuple(line for line in GRAPH_SCHEMA.splitlines()
+                      if line.startswith("CREATE INDEX") and " ON nodes(" in line
+                      or line.startswith("CREATE INDEX") and " ON edges(" in line)
 SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
 SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
 SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
@@ -4184,37 +5029,53 @@ INDEX_LOCK_SUFFIX = "-index.lock"  # beside the database, as SQLite's -wal and -
 class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
-    __slots__ = ("project", "indexed", "unchanged", "removed", "skipped", "errors", "affected",
-                 "calls", "bases", "imports", "changed", "cleared")
+    __slots__ = ("project", "limit", "indexed", "unchanged", "removed", "skipped", "errors",
+                 "skips", "affected", "calls", "bases", "imports", "changed", "cleared",
+                 "recovered")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
-                                          "skipped": 0, "errors": 0, "changed": False}
+                                          "skipped": 0, "errors": 0, "changed": False,
+                                          "recovered": 0}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
                                                         "bases": list, "imports": list,
-                                                        "cleared": set}
+                                                        "skips": dict, "cleared": set}
     project: str
+    limit: int             # bytes: larger files are skipped
     indexed: int
     unchanged: int
     removed: int
     skipped: int
     errors: int
+    skips: dict[str, int]  # GRAPH_SKIP_REASONS key -> files
     affected: set[str]
-    calls: list[tuple]
+    calls: list[tuple]     # (file id, path, file node id, marshalled call records) per file
     bases: list[tuple]
     imports: list[tuple]
     changed: bool
     cleared: set[str]       # names of forgotten nodes not yet in graph_pending
+    recovered: int          # definitions of this run's files made by error recovery
+
+    def skip(self, reason: str) -> None:
+        self.skipped += 1
+        self.skips[reason] = self.skips.get(reason, 0) + 1
 
 
 def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = False,
-                excludes: Sequence[str] = (), strict: bool = True) -> dict[str, Any]:
+                excludes: Sequence[str] = (), strict: bool = True, *,
+                max_file_mib: float | None = None, jobs: int | None = None,
+                show_progress: bool = False) -> dict[str, Any]:
     """Bring the graph up to date with the files on disk; returns `index --json`.
 
     ``paths`` limits the run (and the removal of vanished files) to those files
     and folders; with ``strict`` a path that does not exist is an error.
+    ``max_file_mib`` overrides the configured size limit, ``jobs`` the number
+    of parse workers; ``show_progress`` draws the phase line on a terminal.
     Index runs on one database take turns (_index_lock): a second run starts
     once the first has finished, and finds its work done.
     """
     started = time.monotonic()
+    run = _IndexRun(env.project, graph_size_limit(env, max_file_mib))
+    meter = _Progress(show_progress and not env.quiet)
+    meter.show("scan", 0)
     files, scopes = graph_list_files(env, paths, excludes, strict)
     # The writes below keep the references whole themselves (_clear_file); SQLite's
     # per-row foreign key checks would double the cost of a full index.
@@ -4222,9 +5083,43 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
         db.execute("PRAGMA foreign_keys = OFF")
         db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
         try:
-            return _index_files(env, db, files, scopes, full, started)
+            return _index_files(env, db, files, scopes, full, started, run, meter,
+                                jobs or usable_cpus())
         finally:
+            meter.end()
             db.execute("PRAGMA foreign_keys = ON")
+
+
+@contextlib.contextmanager
+def _bulk_load(db: Database) -> Iterator[None]:
+    """Into empty graph tables, rows go in without secondary indexes; each is built once.
+
+    Building an index from sorted rows at the end costs less than keeping it up to
+    date row by row. Only when no project has any file yet: other projects'
+    queries keep their indexes. A run killed before the end leaves the tables
+    without them (slower reads, the same answers); every run starts by
+    creating any that are missing.
+    """
+    if db.one("SELECT 1 FROM files LIMIT 1") is not None:
+        _create_graph_indexes(db)  # a killed bulk load may have left them out
+        yield
+        return
+    with db.atomic():
+        for statement in GRAPH_INDEXES:
+            db.execute(f"DROP INDEX IF EXISTS {statement.split()[5]}")
+    try:
+        yield
+    except Exception:
+        _create_graph_indexes(db)
+        raise
+    # Interrupted (Ctrl-C, SIGTERM): leave at once; the next run builds them.
+    _create_graph_indexes(db)
+
+
+def _create_graph_indexes(db: Database) -> None:
+    with db.atomic():
+        for statement in GRAPH_INDEXES:
+            db.execute(statement)
 
 
 @contextlib.contextmanager
@@ -4254,34 +5149,62 @@ def _index_lock(db_path: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+def graph_size_limit(env: Env, override: float | None = None) -> int:
+    """The size limit in bytes: ``override`` (MiB), else config's [index] max_file_mib."""
+    value: Any = override
+    if value is None:
+        section = load_config(env).get("index")
+        value = section.get("max_file_mib", GRAPH_MAX_FILE_MIB) if isinstance(section, dict) \
+            else GRAPH_MAX_FILE_MIB
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1024:
+        where = "--max-file-mib" if override is not None else f"index.max_file_mib in {CONFIG_NAME}"
+        raise UsageError(f"{where} must be a number of MiB above 0 and at most 1024, "
+                         f"not {value!r}")
+    return int(value * 2**20)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask), not all the machine's."""
+    counter = getattr(os, "process_cpu_count", None)  # Python 3.13+
+    if counter is not None:
+        return counter() or 1
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
-                 started: float) -> dict[str, Any]:
+                 started: float, run: _IndexRun, meter: _Progress, workers: int) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
-    run = _IndexRun(env.project)
     pending = _pending_work(db, run)
     listed = set(files)
     # A file a killed run stored but did not resolve is parsed again, in any scope.
     files = files + sorted(p for p in pending if p in known and p not in listed
                            and not _in_scope(p, scopes))
     jobs, seen = [], set()
-    for rel in files:
+    for count, rel in enumerate(files, 1):
         job = _plan_file(env, rel, known.get(rel), full or rel in pending, run)
         if job == "seen":
             seen.add(rel)
         elif job is not None:
             jobs.append(job)
             seen.add(rel)
+        if count % 512 == 0:
+            meter.show("scan", count, len(files))
     gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
     with db.atomic():
         for path in gone:
             _drop_file(db, known[path]["id"], run)
             run.removed += 1
         _note_pending(db, run, ())
-    _parse_and_store(env, db, jobs, known, run)
-    if run.changed:
-        with db.atomic():
-            _resolve_run(env, db, run)
-            db.execute(SQL_PENDING_DONE, (env.project,))
+    with _bulk_load(db):
+        _parse_and_store(db, jobs, known, run, meter, workers)
+        if run.changed:
+            meter.show("resolve", 0)
+            with db.atomic():
+                _resolve_run(env, db, run)
+                db.execute(SQL_PENDING_DONE, (env.project,))
     return _index_summary(db, env.project, run, time.monotonic() - started)
 
 
@@ -4319,7 +5242,7 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:  # a file name that is not UTF-8 cannot be stored or shown
-        run.skipped += 1
+        run.skip("name")
         return None
     absolute = str(env.root / rel)
     try:
@@ -4327,56 +5250,93 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
     except FileNotFoundError:
         return None
     except OSError:  # symlink loop, permission denied, name too long
-        run.skipped += 1
+        run.skip("unreadable")
         return None
     import stat
     if not stat.S_ISREG(info.st_mode):  # a directory link or a device: not source
         return None
-    if lang is None or info.st_size > GRAPH_MAX_FILE_BYTES:
-        run.skipped += 1
+    if lang is None:
+        run.skip("language")
+        return None
+    if info.st_size > run.limit:
+        run.skip("too_big")
         return None
     if old is not None and not full and old["size"] == info.st_size and \
             old["mtime_ns"] == info.st_mtime_ns:
         run.unchanged += 1
         return "seen"
-    return rel, absolute, lang, None if full or old is None else old["sha1"]
+    return (rel, absolute, lang, None if full or old is None else old["sha1"], run.limit,
+            info.st_size)
 
 
-def _parse_and_store(env: Env, db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
-                     run: _IndexRun) -> None:
-    """Parse on both cores; write each batch of results in one transaction."""
+def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
+                     run: _IndexRun, meter: _Progress, workers: int) -> None:
+    """Parse in the workers; write each batch of results in one transaction."""
     batch: list[tuple] = []
-    total = len(jobs)
-    for done, result in enumerate(_run_jobs(jobs), 1):
+    total, lines = len(jobs), 0
+    meter.show("parse", 0, total)
+    for done, result in enumerate(_run_jobs(jobs, workers), 1):
         batch.append(result)
+        if result[6] is not None:
+            lines += result[6]["lines"]
         if len(batch) >= 250:
             _store_batch(db, batch, known, run)
             batch = []
-        if done % 50 == 0:
-            progress(f"indexing {done}/{total} files")
+        meter.show("parse", done, total, lines)
     if batch:
         _store_batch(db, batch, known, run)
-    done_progress()
 
 
-def _run_jobs(jobs: list[tuple]) -> Iterator[tuple]:
-    if len(jobs) < 40 or (os.cpu_count() or 1) < 2:
+def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
+    if len(jobs) < 40 or workers < 2:
         yield from map(_graph_parse_job, jobs)
         return
     import multiprocessing
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
-    jobs = sorted(jobs, key=lambda j: -_size_or_zero(j[1]))
-    with context.Pool(processes=2) as pool:
+    jobs = sorted(jobs, key=lambda j: -j[5])
+    with context.Pool(processes=workers) as pool:
         yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
 
 
-def _size_or_zero(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+class _Progress:
+    """index's phase line on stderr: phase, counts, rate, redrawn at most 10 times a second.
+
+    Only on a terminal and without -q; nothing at all for a run that ends
+    within half a second, so quick refreshes do not flicker.
+    """
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and sys.stderr.isatty()
+        self.started = self.drawn = time.monotonic()
+        self.phase, self.phase_started, self.shown = "", self.started, False
+
+    def show(self, phase: str, done: int, total: int | None = None,
+             lines: int | None = None) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if phase != self.phase:
+            self.phase, self.phase_started = phase, now
+        elif now - self.drawn < 0.1 and done != total:
+            return
+        if now - self.started < 0.5:
+            return
+        self.drawn, self.shown = now, True
+        unit = "call sites" if phase == "resolve" else "files"
+        count = f"{done:,}/{total:,} {unit}" if total else f"{done:,} {unit}"
+        elapsed = max(now - self.phase_started, 1e-3)
+        rate = f"{lines / elapsed:,.0f} lines/s" if lines else f"{done / elapsed:,.0f} {unit}/s"
+        extra = f", {lines:,} lines" if lines else ""
+        text = f"index: {phase} {count}{extra}" + (f", {rate}" if done else "")
+        sys.stderr.write(f"\r\033[K{text}")
+        sys.stderr.flush()
+
+    def end(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row],
@@ -4391,14 +5351,19 @@ def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row]
                 run.unchanged += 1
                 continue
             if status != "parsed":
-                if old is not None:
+                if old is not None and status != "changing":  # that one keeps its last state
                     _drop_file(db, old["id"], run)
                 if status == "gone":
-                    run.removed += old is not None
+                    if old is not None:
+                        run.removed += 1
+                    else:
+                        run.skip("vanished")
                 else:
-                    run.skipped += 1
+                    run.skip(status)
                     if status == "failed":
                         warn(f"could not parse {rel}: {detail}; skipped")
+                    elif status == "changing":
+                        warn(f"{rel} kept changing while it was read; left for the next run")
                 continue
             next_id = _store_file(db, run, rel, lang, size, mtime_ns, detail, facts, old, next_id)
         _note_pending(db, run, ())
@@ -4449,7 +5414,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     file_node = next_id
     rows = [(file_node, project, file_id, rel, "file", rel.rsplit("/", 1)[-1], rel, rel, 1,
              max(facts["lines"], 1), "", "[]", None, 0, 0, facts["docstring"], facts["lines"], 1,
-             sha, None)]
+             sha, None, 0)]
     ids, uids, edges = [], set(), []
     for index, d in enumerate(facts["defs"]):
         node_id = next_id + 1 + index
@@ -4462,7 +5427,9 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
             uid = f"{rel}:{d[2]}#{count}"
         uids.add(uid)
         rows.append((node_id, project, file_id, uid, d[0], d[1], d[2], rel, d[3], d[4], d[5],
-                     d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent))
+                     d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent,
+                     int(d[15])))
+        run.recovered += d[15]
         edges.append((project, "contains", parent, node_id, d[1], None, None, d[3], 1.0, file_id))
         if d[9] and parent == file_node and LANGUAGES[lang].full:
             edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
@@ -4471,9 +5438,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     run.affected.update(facts["bound"])
     db.executemany(SQL_NODE_INSERT, rows)
     db.executemany(SQL_EDGE_INSERT, edges)
-    for scope, callee, recv, written, line in facts["calls"]:
-        src = ids[scope] if scope >= 0 else file_node
-        run.calls.append((None, file_id, rel, src, callee, recv, written, line))
+    run.calls.append((file_id, rel, file_node, facts["calls"]))
     for owner, base, kind, line in facts["bases"]:
         run.bases.append((None, file_id, rel, owner, base, kind, line))
     for spec, line in facts["imports"]:
@@ -4487,6 +5452,8 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
         "ORDER BY language", (project,))}
     return {"files": {"indexed": run.indexed, "unchanged": run.unchanged,
                       "removed": run.removed, "skipped": run.skipped, "errors": run.errors},
+            "skip_reasons": {k: run.skips[k] for k in GRAPH_SKIP_REASONS if k in run.skips},
+            "recovered": run.recovered,
             "nodes": db.one("SELECT count(*) FROM nodes WHERE project = ?", (project,))[0],
             "edges": db.one("SELECT count(*) FROM edges WHERE project = ?", (project,))[0],
             "seconds": round(seconds, 3), "languages": languages}
@@ -4499,7 +5466,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 # name defined exactly once in the index. A target is ("node", id),
 # ("module", [paths]), ("external", None) or None when nothing is known.
 
-SUPER_NAMES = frozenset({"super()", "super"})
+SUPER_NAMES = frozenset({"super()", "super"})  # the default Language.super_names
 OUTSIDE = "outside"  # expr_type: a type known to be outside the index
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
@@ -4510,12 +5477,15 @@ COMMON_METHOD_NAMES = frozenset(
     "lower upper find index count add discard sort reverse send push shift unshift map "
     "filter reduce forEach slice splice then catch toString equals hashCode length size "
     "next iter match search sub group start end set has delete apply call bind".split())
-SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type FROM nodes "
+SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type, exported FROM nodes "
                       "WHERE project = ?")
 SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ?"
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
              "('extends', 'implements') AND dst_id IS NOT NULL ORDER BY id")
+
+
+RESOLVER_CONTEXTS = 4096  # parsed file contexts kept while resolving (first in, first out)
 
 
 class _Resolver:
@@ -4528,10 +5498,13 @@ class _Resolver:
         self.by_name: dict[str, list[int]] = {}
         self.by_dir: dict[tuple[str, str], int] = {}
         self.returns: dict[int, str] = {}
+        self.private: set[int] = set()  # not exported: C's static, Go's lower case, ...
         for row in db.query(SQL_RESOLVER_NODES, (env.project,)):
-            node_id, kind, name, qualname, path, returns = tuple(row)
+            node_id, kind, name, qualname, path, returns, exported = tuple(row)
             if returns:
                 self.returns[node_id] = returns
+            if not exported:
+                self.private.add(node_id)
             self.nodes[node_id] = (kind, name, qualname, path)
             self.by_pq.setdefault((path, qualname), node_id)
             if kind != "file":
@@ -4563,10 +5536,17 @@ class _Resolver:
             self.subclasses.setdefault(dst, []).append(src)
 
     def ctx(self, path: str) -> dict[str, Any]:
-        if path not in self._contexts:
+        found = self._contexts.get(path)
+        if found is None:
+            if len(self._contexts) >= RESOLVER_CONTEXTS:  # the oldest goes: memory stays flat
+                del self._contexts[next(iter(self._contexts))]
             row = self.db.one(SQL_FILE_CONTEXT, (self.project, path))
-            self._contexts[path] = json.loads(row[0]) if row else {}
-        return self._contexts[path]
+            found = self._contexts[path] = json.loads(row[0]) if row else {}
+        return found
+
+    def next_file(self) -> None:
+        """Resolution moves on to another file: forget the call cache, keyed by path."""
+        self._calls.clear()
 
     # -- modules ------------------------------------------------------------
 
@@ -4594,7 +5574,7 @@ class _Resolver:
                 target = self.resolve_binding(path, [star, None], depth + 1)
                 if target and target[0] == "module":
                     found = self.lookup_in_modules(target[1], name, depth + 1)
-                    if found and found[0] == "node":
+                    if found and found[0] in ("node", "module"):  # a function, `export * as`
                         return found
         return None
 
@@ -4616,7 +5596,7 @@ class _Resolver:
             if owner is None:
                 continue
             if self.nodes[owner][0] in CLASS_KINDS:
-                if language.class_scope:
+                if language.class_scope and name != self.nodes[owner][1]:  # not its constructor
                     found = self.method_lookup(owner, name)
                     if found is not None:
                         return ("node", found)
@@ -4632,7 +5612,7 @@ class _Resolver:
         if node is not None and self.nodes[node][0] != "file":
             return ("node", node)
         if language.resolve_local is not None:
-            found = language.resolve_local(self, path, name, ctx)
+            found = language.resolve_local(self, path, scope, name, ctx)
             if found is not None:
                 return found
         for star in ctx.get("stars", ()):
@@ -4650,6 +5630,11 @@ class _Resolver:
         target = (self.resolve_binding(path, binding) or ("external", None)) if binding else None
         if target is not None:
             return target
+        qualified = self.language(path).resolve_qualified
+        if qualified is not None and len(parts) > 1:
+            target = qualified(self, path, scope, text)
+            if target is not None:
+                return target
         target = self.resolve_name(path, scope, parts[0])
         for part in parts[1:]:
             if target is None or target[0] == "external":
@@ -4661,6 +5646,9 @@ class _Resolver:
             else:
                 kind, _, qualname, npath = self.nodes[target[1]]
                 node = self.by_pq.get((npath, f"{qualname}.{part}"))
+                if node is None and kind in CLASS_KINDS:  # Store.shared: a typed class field
+                    field = self.ctx(npath).get("types", {}).get(qualname, {}).get(part)
+                    return self.resolve_dotted(npath, qualname, field) if field else None
                 target = ("node", node) if node is not None else None
         return target
 
@@ -4682,6 +5670,15 @@ class _Resolver:
                 if found is not None:
                     return found
         return None
+
+    def merged_value(self, node: int) -> int | None:
+        """The function or class declared under an interface's name, if any (TS merges
+        ``interface Foo`` with ``const Foo = ...`` / ``function Foo``)."""
+        _, name, qualname, path = self.nodes[node]
+        return next((other for other in self.by_name.get(name, ())
+                     if other != node and self.nodes[other][2] == qualname
+                     and self.nodes[other][3] == path
+                     and self.nodes[other][0] not in ("interface", "trait")), None)
 
     def enclosing_class(self, path: str, scope: str) -> int | None:
         for qual in self.scope_chain(scope):
@@ -4718,15 +5715,20 @@ class _Resolver:
         language = self.language(path)
         lang = language.name
         if recv is None:
-            if callee in SUPER_NAMES and language.constructor:  # super(...) in a constructor
-                return self._resolve_self(path, scope, language.constructor, "super", lang)
+            if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
+                # super(...) in a JS/TS constructor; Python's super() is a builtin
+                return self._resolve_self(path, scope, language.constructor, "super", language)
             return self._resolve_bare(path, scope, callee, language)
         if "::" in recv and language.path_call is not None:
             return language.path_call(self, path, recv, callee)
         is_receiver = language.named_receivers and \
             self.ctx(path).get("receivers", {}).get(scope) == recv
-        if recv in language.self_names or recv in SUPER_NAMES or is_receiver:
-            return self._resolve_self(path, scope, callee, recv, lang)
+        if recv in language.self_names or recv in language.super_names or is_receiver:
+            return self._resolve_self(path, scope, callee, recv, language)
+        if language.receiver_call is not None:
+            found = language.receiver_call(self, path, scope, recv, callee)
+            if found is not None:
+                return found
         if callee == language.constructor:  # Cls(...) runs Cls.__init__: see _resolve_calls
             head, _, name = recv.rpartition(".")
             cls, confidence = self.resolve_call(path, scope, name, head or None, line)
@@ -4758,20 +5760,26 @@ class _Resolver:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
         if callee in language.builtins:
             return None, 1.0
+        if language.bare_outside and _absent(self, path, callee):
+            return None, 1.0
         return self.guess(callee, language.name)
 
     def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
-                      lang: str) -> tuple[int | None, float]:
+                      language: Language) -> tuple[int | None, float]:
         cls = self.enclosing_class(path, scope)
         if cls is None:  # `this` in a plain function
-            return self.guess(callee, lang, attr=True)
-        owners = self.bases.get(cls, []) if recv in SUPER_NAMES else [cls]
+            return self.guess(callee, language.name, attr=True)
+        is_super = recv in language.super_names
+        owners = self.bases.get(cls, []) if is_super else [cls]
         for owner in owners:
             found = self.method_lookup(owner, callee)
             if found is not None:
                 return found, CONF_EXACT
-        if recv in SUPER_NAMES:
+        if is_super:
             return None, 0.0
+        made = self._class_attribute(cls, callee)
+        if made is not None:
+            return made, CONF_TYPED  # self.response_class(): a `type[Response]` attribute
         # A mixin or abstract base calling what its subclasses define: linked only
         # when exactly one subclass in the index has it.
         found = {self.method_lookup(sub, callee) for sub in self._all_subclasses(cls)} - {None}
@@ -4789,7 +5797,7 @@ class _Resolver:
     def _method_of(self, owner: int | tuple[int, ...], callee: str) -> tuple[int | None, float]:
         """``callee`` on a receiver of class ``owner``, or of a union of classes."""
         if isinstance(owner, int):
-            found = self.method_lookup(owner, callee)
+            found = self.method_lookup(owner, callee) or self._class_attribute(owner, callee)
             return (found, CONF_TYPED) if found is not None else (None, 0.0)
         found = {self.method_lookup(cls, callee) for cls in owner} - {None}
         return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
@@ -4841,12 +5849,18 @@ class _Resolver:
             owner = self.expr_type(path, scope, head, line, depth + 1)
             if owner is OUTSIDE:
                 return OUTSIDE
+            if owner is None and re.fullmatch(r"[\w.$]+", head):
+                return self._module_variable(path, scope, head, attr)
             return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
         if not re.fullmatch(r"[\w$]+", text):
             return None
         found = self.variable_type(path, scope, text, line)
+        if found is None and language.unprefixed_fields and "." in scope:
+            cls = self.enclosing_class(path, scope)  # a bare field name means this.name,
+            if cls is not None:  # also in a method defined away from its class
+                return self.field_type(cls, text, depth)
         if found is None:
-            return None
+            return self._decorated_value(path, scope, text)
         type_text, type_path, type_scope = found
         if type_text.startswith("in:"):  # `"m" in x`: the members of x's union that have m
             declared = self.expr_type(path, scope, text, 0, depth + 1)
@@ -4856,8 +5870,86 @@ class _Resolver:
             return having[0] if len(having) == 1 else having or None
         return self.type_named(type_path, type_scope, type_text)
 
+    def _class_attribute(self, cls: int, name: str, seen: set[int] | None = None) -> int | None:
+        """The class an attribute annotated ``type[X]`` holds: calling it constructs X."""
+        seen = seen if seen is not None else set()
+        seen.add(cls)
+        _, _, qualname, path = self.nodes[cls]
+        types = self.ctx(path).get("types", {}).get(qualname, {})
+        written = types.get("self." + name) or types.get(name) or ""
+        if written.startswith("type:"):
+            found = self.type_named(path, qualname, written[5:])
+            return found if isinstance(found, int) else None
+        for base in self.bases.get(cls, ()):
+            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+                found = self._class_attribute(base, name, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def _module_variable(self, path: str, scope: str, module: str, name: str) -> Any:
+        """The type of ``mod.name`` when ``mod`` is a module of the index."""
+        target = self.resolve_dotted(path, scope, module)
+        for other in target[1] if target and target[0] == "module" else ():
+            found = self._variable_in_module(other, name)
+            if found is not None:
+                return self.type_named(*found)
+        return None
+
+    def _variable_in_module(self, module: str, name: str,
+                            depth: int = 0) -> tuple[str, str, str] | None:
+        """(written type, file, "") of a module-level variable, through re-exports
+        (``from .globals import g`` in a package's __init__)."""
+        written = self.ctx(module).get("types", {}).get("", {}).get(name)
+        if written:
+            return module, "", written
+        binding = self.ctx(module).get("imports", {}).get(name)
+        if binding is None or depth > 6:
+            return None
+        target = self.resolve_binding(module, [binding[0], None])
+        for other in target[1] if target and target[0] == "module" else ():
+            found = self._variable_in_module(other, binding[1] or name, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _decorated_value(self, path: str, scope: str, name: str) -> Any:
+        """What a decorated function's name holds: its outermost decorator's result.
+
+        ``@d`` makes ``f = d(f)``, so d's return type; a factory ``@d(...)`` makes
+        ``f = d(...)(f)``, so the R of the ``Callable[..., R]`` that d(...) returns
+        (``@click.group()`` makes a Group). Undecorated: None.
+        """
+        target = self.resolve_name(path, scope, name)
+        if not target or target[0] != "node":
+            return None
+        _, _, qualname, def_path = self.nodes[target[1]]
+        decorator = self.ctx(def_path).get("decorated", {}).get(qualname)
+        if not decorator:
+            return None
+        def_scope = qualname.rpartition(".")[0]
+        head, _, called = decorator.removesuffix("(...)").rpartition(".")
+        dst, confidence = self.resolve_call(def_path, def_scope, called, head or None)
+        if dst is None:
+            return OUTSIDE if confidence >= CONF_EXACT else None
+        if self.nodes[dst][0] in CLASS_KINDS:
+            return dst  # @Cls: an instance of Cls
+        members = []
+        for member in _type_members(self.returns.get(dst, "")):
+            inner = re.fullmatch(r"(?:[\w.]+\.)?Callable\[(.*)\]", member, re.S)
+            if inner and decorator.endswith("(...)"):
+                members.extend(_type_members(_split_top_level(inner.group(1), ",")[-1]))
+            else:
+                members.append(member)
+        written = _clean_type("|".join(members))
+        _, _, dst_qualname, dst_path = self.nodes[dst]
+        return self.type_named(dst_path, dst_qualname.rpartition(".")[0], written) \
+            if written else None
+
     def type_named(self, path: str, scope: str, type_text: str) -> Any:
         """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("type:"):  # type[X]: its methods are X's
+            type_text = type_text[5:]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
             target = self.resolve_name(path, scope, type_text[6:])
             if not target or target[0] != "node":
@@ -4865,6 +5957,18 @@ class _Resolver:
             written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
             return self.type_named(self.nodes[target[1]][3], "", _clean_type(
                 written.group(1))) if written else None
+        if "#" in type_text:  # the index-th result of a call of f
+            function, _, index = type_text.partition("#")
+            found = self.expr_type(path, scope, function + "(...)") if index == "0" else None
+            if index != "0":
+                dst, confidence = self.resolve_call(path, scope, function.rpartition(".")[2],
+                                                    function.rpartition(".")[0] or None)
+                if dst is None:
+                    return OUTSIDE if confidence >= CONF_EXACT else None
+                if self.nodes[dst][0] in CLASS_KINDS:
+                    return None
+                return self.returned_type(dst, int(index))
+            return found
         if "|" in type_text:
             members = [self.type_named(path, scope, t) for t in type_text.split("|")]
             classes = tuple(m for m in members if isinstance(m, int))
@@ -4872,15 +5976,28 @@ class _Resolver:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
         target = self.resolve_dotted(path, scope, type_text)
+        if target is None and "." in type_text:  # x = self.make(...): a method's result
+            found = self.expr_type(path, scope, type_text + "(...)")
+            return OUTSIDE if found is None else found
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
         if self.nodes[target[1]][0] in CLASS_KINDS:
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
 
-    def returned_type(self, function: int) -> Any:
-        """The class a function's declared return type names; None when undeclared."""
-        written = _clean_type(self.returns.get(function, ""))
+    def returned_type(self, function: int, index: int = 0) -> Any:
+        """The class a function's declared return type names; None when undeclared.
+
+        ``index`` picks one of several results, Go's ``(n int, err error)``.
+        """
+        returns = self.returns.get(function, "")
+        if index:
+            results = _split_top_level(returns.strip()[1:-1], ",") \
+                if returns.strip().startswith("(") else []
+            if index >= len(results):
+                return None
+            returns = results[index].split()[-1] if results[index].split() else ""
+        written = _clean_type(returns)
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
@@ -4931,10 +6048,10 @@ class _Resolver:
         binding = self._binding_of(path, scope, name)
         if binding is not None:
             target = self.resolve_binding(path, [binding[0], None])
-            for other in target[1] if target and target[0] == "module" else ():
-                found = self.ctx(other).get("types", {}).get("", {}).get(binding[1] or "")
-                if found:
-                    return found, other, ""
+            for other in target[1] if target and target[0] == "module" and binding[1] else ():
+                found = self._variable_in_module(other, binding[1])
+                if found is not None:
+                    return found[2], found[0], found[1]
             return None
         package_files = self.language(path).package_files
         for other in package_files(self, path) if package_files else ():
@@ -5034,6 +6151,23 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     db.executemany(SQL_EDGE_UPDATE, updates)
 
 
+def _call_sites(resolver: _Resolver, run: _IndexRun) -> Iterator[tuple]:
+    """This run's call sites, one file at a time, each file's record freed once read.
+
+    A node's id is its file node's id + 1 + its index among the file's records
+    (_store_file), so a record's scope index (-1 for the file) gives the caller.
+    """
+    for index, (file_id, path, file_node, blob) in enumerate(run.calls):
+        run.calls[index] = None
+        resolver.next_file()
+        for scope, callee, recv, written, line in marshal.loads(blob):
+            yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line
+    run.calls.clear()
+
+
+GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
+
+
 def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
     """Resolve call sites; a call of a class also calls the constructor that runs.
 
@@ -5042,9 +6176,12 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     the constructor the same way, inherited or not.
     """
     inserts, updates = [], []
-    rows = [*run.calls, *old]
     present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
-    for edge_id, file_id, path, src, callee, recv, written, line in rows:
+    for edge_id, file_id, path, src, callee, recv, written, line in itertools.chain(
+            _call_sites(resolver, run), old):
+        if len(inserts) >= GRAPH_WRITE_CHUNK:
+            db.executemany(SQL_EDGE_INSERT, inserts)
+            inserts = []
         if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
             continue
         scope = resolver.nodes[src]
@@ -5052,6 +6189,11 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
         dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
         if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
             dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
+        if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
+                resolver.language(path).conversions:
+            dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
+        if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
+            dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
         if edge_id is None:
             inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
                             confidence, file_id))
@@ -5105,8 +6247,17 @@ _PY_QUERY = f"""
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
     @vartype
+(assignment left: (identifier) @var type: (type) @type) @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) type: (type) @type) @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) right: (identifier) @value) @vartype
+(class_definition body: (block (expression_statement
+    (assignment left: (identifier) @var type: (type) @type) @vartype @self)))
 (module (expression_statement (assignment left: (identifier) @allname
     right: [(list) (tuple)] @allvalue)))
+(decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
+    definition: (function_definition) @decorated)
 [{_PY_BRANCHES}] @branch
 """
 PY_BUILTINS = frozenset(
@@ -5216,12 +6367,20 @@ def _py_find_module(r: _Resolver, importer: str, spec: str) -> str | None:
         rest = spec[level:].replace(".", "/")
         return _py_file(r, "/".join(p for p in (base, rest) if p))
     modules = r.memo.get("python.modules")
-    if modules is None:  # every dotted suffix of every file's module name
+    if modules is None:
+        # Every dotted suffix of a file's module name that starts below a folder which
+        # could be on sys.path (src/, the root, tests/): a package's folder (with an
+        # __init__) cannot, so inside flask/ `import json` is the standard library's,
+        # not flask/json/.
         modules = r.memo["python.modules"] = {}
         for path, lang in r.lang.items():
             if lang == "python":
                 parts = re.sub(r"(/__init__)?\.pyi?$", "", path).split("/")
                 for i in range(len(parts)):
+                    folder = "/".join(parts[:i])
+                    if i and (f"{folder}/__init__.py" in r.lang or
+                              f"{folder}/__init__.pyi" in r.lang):
+                        continue
                     modules.setdefault(".".join(parts[i:]), []).append(path)
     found = modules.get(spec)
     return min(found, key=lambda p: (p.count("/"), len(p))) if found else None
@@ -5323,6 +6482,7 @@ _JS_DEFS = """
 (method_definition name: (_) @name) @def.function
 (variable_declarator name: (identifier) @name
     value: [(arrow_function) (function_expression)] @fn) @def.function
+(function_expression name: (identifier) @name) @def.function
 (expression_statement (assignment_expression
     left: (member_expression object: [(identifier) (member_expression)] @owner
         property: (property_identifier) @name)
@@ -5347,6 +6507,18 @@ def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) ->
     if up is not None and up.type == "export_statement" and s.text(up).startswith(
             "export default"):
         ctx["default"] = d.name
+
+
+def _js_skip_def(s: _Source, node: Any) -> bool:
+    """Not a definition of its own: a named function expression that a declaration or an
+    assignment already names (``const f = function g() {}`` is f), and an overload
+    signature in a class body (its implementation follows and is the definition)."""
+    up = node.parent
+    if node.type == "function_expression":
+        return up is not None and up.type in ("variable_declarator", "assignment_expression",
+                                              "pair", "public_field_definition",
+                                              "field_definition")
+    return node.type == "method_signature" and up is not None and up.type == "class_body"
 
 
 def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
@@ -5435,7 +6607,14 @@ def _js_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
                 alias = s.text(spec.child_by_field_name("alias")) or name
                 ctx["imports"][alias] = [source, name]
                 ctx.setdefault("reexports", []).append(alias)
-    if node.type == "export_statement" and s.text(node).replace(" ", "").startswith("export*"):
+    namespace = next((c for c in node.named_children if c.type == "namespace_export"), None)
+    if namespace is not None:  # export * as ns from './m': one name, the module
+        name = s.text(namespace.named_children[0]) if namespace.named_children else ""
+        if name:
+            ctx["imports"][name] = [source, None]
+            ctx.setdefault("reexports", []).append(name)
+    elif node.type == "export_statement" and \
+            s.text(node).replace(" ", "").startswith("export*"):
         ctx["stars"].append(source)
 
 
@@ -5500,7 +6679,8 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
 
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
-    constructor="constructor", qualname=_js_qualname,
+    constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
+    capitalized_outside=True,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding)
 JAVASCRIPT = Language(
@@ -5526,9 +6706,25 @@ _TS_DEFS = """
     @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
 """
+_TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
+
+
+def _ts_semicolons(src: bytes) -> bytes:
+    """The grammar reads `T\n  <U>(x: U): U` (an interface's consecutive generic call
+    signatures) as one type `T<U>...`; TypeScript ends the first member at the
+    newline. Write the `;` it implies in place of the indentation byte before `<`,
+    so the bytes keep their offsets (graph_parse keeps the better tree)."""
+    out = bytearray(src)
+    for match in _TS_LINE_OPENS_GENERIC.finditer(src):
+        before = src[:match.start()].rstrip()
+        if before and before[-1:] not in b";,{([|&=<>:?+-*/!~.":
+            out[match.end(1) - 1] = ord(";")
+    return bytes(out)
+
+
 TYPESCRIPT = Language(
     name="typescript", extensions=(".ts", ".mts", ".cts"), fence="typescript",
-    query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS, **_JS_HOOKS)
+    query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS, reparse=_ts_semicolons, **_JS_HOOKS)
 
 
 # --- Graph language: TSX --------------------------------------------------------
@@ -5564,6 +6760,8 @@ _GO_QUERY = """
     (call_expression function: (_) @type)])) @vartype
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (type_assertion_expression type: (_) @type))) @vartype
+(short_var_declaration left: (expression_list (_) (_)) @vars
+    right: (expression_list . (call_expression function: (_) @type) .)) @vartype
 (field_declaration name: (field_identifier) @var type: (_) @type) @vartype @self
 (type_switch_statement alias: (expression_list (identifier) @var)
     (type_case type: (_) @type) @narrow)
@@ -5640,7 +6838,8 @@ def _go_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
     return ("module", files) if files else ("external", None)
 
 
-def _go_same_package(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+def _go_same_package(r: _Resolver, path: str, scope: str, name: str,
+                     ctx: dict[str, Any]) -> tuple | None:
     """A package's files share one scope: the folder is the package."""
     node = r.by_dir.get((posix_parent(path), name))
     return ("node", node) if node is not None else None
@@ -5673,7 +6872,7 @@ GO = Language(
     qualname=_go_qualname, exported=_go_exported, bases=_go_bases,
     method_types=_go_receiver_type, import_handler=_go_import,
     resolve_binding=_go_resolve_binding, resolve_local=_go_same_package,
-    method_fallback=_go_method_in_package, package_files=_go_package_files)
+    method_fallback=_go_method_in_package, package_files=_go_package_files, conversions=True)
 
 
 # --- Graph language: Rust -------------------------------------------------------
@@ -5847,7 +7046,8 @@ def _rust_resolve_binding(r: _Resolver, path: str, module: str, name: str | None
     return _rust_path(r, path, module)
 
 
-def _rust_local_module(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+def _rust_local_module(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
     """`mod x;` declares the module x next to this file."""
     return _rust_path(r, path, f"self::{name}") if name in ctx.get("mods", ()) else None
 
@@ -5969,7 +7169,8 @@ def _java_resolve_binding(r: _Resolver, path: str, module: str, name: str | None
     return ("external", None)
 
 
-def _java_same_package(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+def _java_same_package(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
     node = _java_class(r, f"{r.package.get(path, '')}.{name}".lstrip("."))
     return ("node", node) if node is not None else None
 
@@ -5997,8 +7198,95 @@ JAVA = Language(
     resolve_binding=_java_resolve_binding, resolve_local=_java_same_package)
 
 
-# --- Graph language: C ----------------------------------------------------------
+# --- Graph: qualified names (shared by the languages with namespaces) -----------
+# C++, C#, PHP, Kotlin, Swift and Ruby name a definition by a namespace,
+# package or module path that spans files. The table below maps every full
+# name (the file's package, then the qualname: "App.Models.User.save") to the
+# nodes carrying it; a language resolves a written name by trying the prefixes
+# its reader would (enclosing namespaces, using/import directives, the global
+# namespace), and the first prefix with a match decides.
 
+
+def _fq_table(r: _Resolver, family: str) -> dict[str, list[int]]:
+    table = r.memo.get(("fq", family))
+    if table is None:
+        table = r.memo[("fq", family)] = {}
+        for node_id, (kind, _, qualname, path) in r.nodes.items():
+            if kind != "file" and r.language(path).family == family:
+                package = r.package.get(path)
+                full = f"{package}.{qualname}" if package else qualname
+                table.setdefault(full, []).append(node_id)
+    return table
+
+
+def _fq_pick(r: _Resolver, path: str, ids: list[int], hidden: bool) -> int | None:
+    """The file's own definition, else the one candidate another file may see."""
+    own = [n for n in ids if r.nodes[n][3] == path]
+    if own:
+        return own[0]
+    visible = [n for n in ids if n not in r.private] if hidden else ids
+    return visible[0] if len(visible) == 1 else None
+
+
+def _fq_lookup(r: _Resolver, path: str, prefixes: Iterable[str], name: str,
+               hidden: bool = False) -> tuple | None:
+    """("node", id) for the first prefix naming ``name``; None when none does or the
+    first one that does is ambiguous (an outer prefix never hides an inner one)."""
+    table = _fq_table(r, r.language(path).family)
+    for prefix in prefixes:
+        ids = table.get(f"{prefix}.{name}" if prefix else name)
+        if ids:
+            found = _fq_pick(r, path, ids, hidden)
+            return ("node", found) if found is not None else None
+    return None
+
+
+def _fq_package_files(r: _Resolver, package: str) -> list[str]:
+    """The files declaring a package or namespace (Kotlin `import a.b.*`, C# `using`)."""
+    files = r.memo.get("package.files")
+    if files is None:
+        files = r.memo["package.files"] = {}
+        for path, name in r.package.items():
+            files.setdefault(name, []).append(path)
+    return files.get(package, [])
+
+
+def _fq_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    """import a.b.C / using A.B / use App\\C: a definition, a package's files, or outside."""
+    full = f"{module}.{name}" if name else module
+    found = _fq_lookup(r, path, ("",), full)
+    if found is not None:
+        return found
+    files = _fq_package_files(r, full)
+    return ("module", files) if files else ("external", None)
+
+
+def _absent(r: _Resolver, path: str, name: str) -> bool:
+    """No definition of the language family bears the name: it is outside the index."""
+    family = r.language(path).family
+    return not any(r.language(r.nodes[n][3]).family == family
+                   for n in r.by_name.get(name.rsplit(".", 1)[-1], ()))
+
+
+def _package_chain(package: str) -> list[str]:
+    """a.b.c -> a.b.c, a.b, a: a namespace sees its enclosing namespaces."""
+    parts = package.split(".") if package else []
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+# --- Graph language: C ----------------------------------------------------------
+# A call f() means the definition in this file (static or not), else the one
+# visible through the headers this file includes, else the one function with
+# external linkage of that name in the project; other files' static
+# functions are never candidates. A call through a struct field (ops->run())
+# goes through a function pointer: never resolved.
+
+_C_BRANCHES = """
+[(if_statement) (for_statement) (while_statement) (do_statement) (case_statement)
+ (conditional_expression)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
 _C_QUERY = """
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
 (function_definition declarator: (pointer_declarator declarator: (function_declarator
@@ -6008,7 +7296,29 @@ _C_QUERY = """
 (enum_specifier name: (type_identifier) @name body: (_)) @def.enum
 (type_definition type: (struct_specifier !name body: (_)) declarator: (type_identifier) @name)
     @def.struct
-"""
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (field_expression argument: (_) @recv
+    field: (field_identifier) @callee)) @call
+(preproc_include) @import
+""" + _C_BRANCHES
+_C_SKELETON = SkeletonRules(
+    containers=frozenset({"translation_unit", "compound_statement", "case_statement",
+                          "declaration_list", "field_declaration_list"}),
+    keep=frozenset({"if_statement", "for_statement", "for_range_loop", "while_statement",
+                    "do_statement", "switch_statement", "case_statement", "return_statement",
+                    "goto_statement", "labeled_statement", "try_statement", "throw_statement",
+                    "function_definition", "class_specifier", "struct_specifier",
+                    "namespace_definition", "preproc_if", "preproc_ifdef"}),
+    class_bodies=frozenset({"field_declaration_list"}))
+
+
+_CPP_ONLY_SYNTAX = lazy_re(rb"(?m)^[ \t]*(?:namespace\b|template[ \t]*<|class[ \t]+\w+"
+                           rb"|(?:public|private|protected)[ \t]*:)|\w::~?\w")
+
+
+def _c_or_cpp(path: str, src: bytes) -> str | None:
+    """A .h with namespaces, templates, classes, access labels or `::` is C++."""
+    return "cpp" if path.endswith(".h") and _CPP_ONLY_SYNTAX.search(src) else None
 
 
 def _c_params_holder(s: _Source, d: _Def) -> Any:
@@ -6019,19 +7329,142 @@ def _c_params_holder(s: _Source, d: _Def) -> Any:
     return declarator.child_by_field_name("parameters") if declarator else None
 
 
+def _c_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    """``const Circle &c = x`` -> name c, type ``const Circle &``, default x."""
+    if s.text(p) == "void":
+        return None
+    name = p.child_by_field_name("declarator")
+    while name is not None and name.type not in ("identifier", "field_identifier"):
+        name = name.child_by_field_name("declarator") or next(
+            (c for c in name.named_children if c.type.endswith(("declarator", "identifier"))),
+            None)
+    default = p.child_by_field_name("default_value")
+    end = name.start_byte if name is not None else (
+        default.start_byte if default is not None else p.end_byte)
+    written = one_line(s.src[p.start_byte:end].decode("utf-8", "replace")).rstrip("= ")
+    return {"name": s.text(name) if name is not None else "", "type": written or None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
 def _c_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
     """Everything but `static` (file-local) definitions."""
     return "static" not in s.text(d.node).split("(")[0].split()
 
 
+def _c_include(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """#include "x.h" / <x.h>: an import edge, and the header read for visible names."""
+    path = node.child_by_field_name("path")
+    spec = s.text(path).strip('"<>') if path is not None else ""
+    if spec:
+        ctx["import_lines"].append((spec, node.start_point[0] + 1))
+        ctx.setdefault("includes", []).append(spec)
+
+
+def _c_header(r: _Resolver, importer: str, spec: str) -> str | None:
+    """The project file an #include names: next to the includer, from the root, or
+    the file ending in that path closest to the includer (an include directory)."""
+    key = ("c.header", posix_parent(importer), spec)
+    if key in r.memo:
+        return r.memo[key]
+    found = None
+    here = os.path.normpath(posixpath_join(posix_parent(importer), spec)).replace("\\", "/")
+    if here in r.lang:
+        found = here
+    elif spec in r.lang:
+        found = spec
+    else:
+        by_base = r.memo.get("c.by_base")
+        if by_base is None:
+            by_base = r.memo["c.by_base"] = {}
+            for path in r.lang:
+                if r.language(path).family == "cpp":
+                    by_base.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        matches = [p for p in by_base.get(spec.rsplit("/", 1)[-1], ()) if p.endswith("/" + spec)]
+        if matches:
+            found = max(matches, key=lambda p: (len(os.path.commonprefix([p, importer])),
+                                                -len(p)))
+    r.memo[key] = found
+    return found
+
+
+def _c_closure(r: _Resolver, path: str) -> set[str]:
+    """Every project header ``path`` includes, directly or through other headers."""
+    key = ("c.closure", path)
+    if key not in r.memo:
+        seen: set[str] = set()
+        stack = [path]
+        while stack and len(seen) < 1000:
+            current = stack.pop()
+            for spec in r.ctx(current).get("includes", ()):
+                header = _c_header(r, current, spec)
+                if header is not None and header not in seen and header != path:
+                    seen.add(header)
+                    stack.append(header)
+        r.memo[key] = seen
+    return r.memo[key]
+
+
+def _c_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                       depth: int) -> tuple | None:
+    header = _c_header(r, path, module)
+    return ("module", [header]) if header else ("external", None)
+
+
+def _file_stem(path: str) -> str:
+    return os.path.splitext(path.rsplit("/", 1)[-1])[0]
+
+
+def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                     ctx: dict[str, Any]) -> tuple | None:
+    """A global name by C's linkage rules (see the banner); outside when no file has it."""
+    ids = [n for n in _fq_table(r, "cpp").get(name, ())
+           if r.nodes[n][0] == "function" or r.nodes[n][0] in CLASS_KINDS]
+    closure = _c_closure(r, path)
+    in_headers = [n for n in ids if r.nodes[n][3] in closure]
+    if len(in_headers) == 1:
+        return ("node", in_headers[0])
+    visible = [n for n in ids if n not in r.private]
+    if len(visible) == 1:
+        return ("node", visible[0])
+    if not visible:
+        return ("external", None) if not ids or r.language(path).name == "c" else None
+    # Several definitions with external linkage (one per program): the one whose
+    # file pairs with an included header (util.h / util.c), else one next to us.
+    stems = {_file_stem(h) for h in closure}
+    for pick in ([n for n in visible if _file_stem(r.nodes[n][3]) in stems],
+                 [n for n in visible if posix_parent(r.nodes[n][3]) == posix_parent(path)]):
+        if len(pick) == 1:
+            return ("node", pick[0])
+    return None
+
+
+def _c_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                     callee: str) -> tuple[int | None, float]:
+    """s.f() / s->f() in C calls through a function pointer held in a struct."""
+    return None, 0.0
+
+
 C = Language(
-    name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, family="cpp",
-    return_fields=("type",), params_holder=_c_params_holder, exported=_c_exported)
+    name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, full=True, family="cpp",
+    return_fields=("type",), skeleton=_C_SKELETON, dialect=_c_or_cpp,
+    params_holder=_c_params_holder,
+    param=_c_param, exported=_c_exported, import_handler=_c_include,
+    resolve_binding=_c_resolve_binding, resolve_local=_c_resolve_local,
+    receiver_call=_c_receiver_call)
 
 
 # --- Graph language: C++ --------------------------------------------------------
+# Names are qualified by namespaces and classes (geo::Circle::area is the node
+# geo.Circle.area, wherever it is defined). A bare name inside a member
+# function is looked up in its class and bases (also when the class is
+# declared in a header and the function defined out of line), then in the
+# enclosing namespaces, the `using namespace` directives, and last in the
+# global namespace by C's rules. `a::b::f()` is read as one qualified name.
+# Member calls through `this`, typed variables, parameters and fields resolve
+# through the class and its bases.
 
-_CPP_QUERY = """
+_CPP_TYPES = "[(type_identifier) (qualified_identifier) (template_type)]"
+_CPP_QUERY = f"""
 (function_definition declarator: (function_declarator
     declarator: [(identifier) (field_identifier) (qualified_identifier)
                  (destructor_name) (operator_name)] @name)) @def.function
@@ -6044,35 +7477,161 @@ _CPP_QUERY = """
 (union_specifier name: (_) @name body: (_)) @def.struct
 (enum_specifier name: (_) @name body: (_)) @def.enum
 (namespace_definition name: (_) @name) @scope.namespace
-"""
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (template_function name: (identifier) @callee)) @call
+(call_expression function: (qualified_identifier scope: (_) @recv
+    name: [(identifier) (template_function name: (identifier))] @callee)) @call
+(call_expression function: (field_expression argument: (_) @recv
+    field: [(field_identifier) (template_method name: (field_identifier))] @callee)) @call
+(new_expression type: (type_identifier) @callee) @call
+(new_expression type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee))
+    @call
+[(preproc_include) (using_declaration)] @import
+(declaration type: {_CPP_TYPES} @type declarator: [
+    (identifier) @var
+    (init_declarator declarator: (identifier) @var)
+    (pointer_declarator declarator: (identifier) @var)
+    (reference_declarator (identifier) @var)
+    (init_declarator declarator: (pointer_declarator declarator: (identifier) @var))
+    (init_declarator declarator: (reference_declarator (identifier) @var))]) @vartype
+(declaration type: (placeholder_type_specifier) declarator: (init_declarator
+    declarator: (identifier) @var value: [(new_expression type: (_) @type)
+                                          (call_expression function: (_) @type)])) @vartype
+(field_declaration type: {_CPP_TYPES} @type declarator: [
+    (field_identifier) @var
+    (pointer_declarator declarator: (field_identifier) @var)
+    (reference_declarator (field_identifier) @var)]) @vartype
+(for_range_loop type: {_CPP_TYPES} @type declarator: [
+    (identifier) @var
+    (pointer_declarator declarator: (identifier) @var)
+    (reference_declarator (identifier) @var)]) @vartype
+[(for_range_loop) (catch_clause)] @branch
+""" + _C_BRANCHES
 
 
 def _cpp_def_name(text: str, kind: str) -> str:
-    return text.split("::")[-1]
+    return re.sub(r"<.*", "", text).split("::")[-1]
 
 
 def _cpp_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
-    """A function defined as Outer::Class::name is a method of Outer.Class."""
+    """A function defined as Outer::Class::name is a method of Outer.Class (inside
+    the namespaces around the definition)."""
     if d.kind != "function":
         return False
     scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
     if "::" not in scope:
         return False
-    d.qualname = ".".join(p.strip() for p in scope.split("::") if p.strip())
+    path = ".".join(re.sub(r"<.*?>", "", p).strip() for p in scope.split("::") if p.strip())
+    d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
     d.kind = "method"
     return True
 
 
+def _cpp_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """Members are reachable through their class; other definitions unless `static`
+    or inside an anonymous namespace (both file-local)."""
+    parent = defs[d.parent] if d.parent >= 0 else None
+    if parent is not None and parent.kind in CLASS_KINDS:
+        return True
+    up = d.node.parent
+    while up is not None:
+        if up.type == "namespace_definition" and up.child_by_field_name("name") is None:
+            return False
+        up = up.parent
+    return _c_exported(s, defs, d, names)
+
+
+def _cpp_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    clause = next((c for c in d.node.named_children if c.type == "base_class_clause"), None)
+    for base in clause.named_children if clause is not None else ():
+        if base.type in ("type_identifier", "qualified_identifier", "template_type"):
+            add(base, "extends", s.text(base).replace("::", "."))
+
+
+def _cpp_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """#include, `using namespace a::b;` and `using a::b::f;`."""
+    if node.type == "preproc_include":
+        _c_include(s, node, ctx)
+        return
+    target = node.named_children[-1] if node.named_children else None
+    name = s.text(target).replace("::", ".").strip(".") if target is not None else ""
+    if not name:
+        return
+    if any(c.type == "namespace" for c in node.children):
+        ctx.setdefault("using", []).append(name)
+    elif "." in name:
+        namespace, _, member = name.rpartition(".")
+        ctx["imports"][member] = [namespace, member]
+
+
+def _cpp_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                         depth: int) -> tuple | None:
+    if name is None:  # an #include
+        return _c_resolve_binding(r, path, module, name, depth)
+    return _fq_lookup(r, path, ("",), f"{module}.{name}", hidden=True) or ("external", None)
+
+
+def _cpp_prefixes(r: _Resolver, path: str, scope: str) -> list[str]:
+    """Enclosing scopes innermost first, then `using namespace` directives."""
+    return [*r.scope_chain(scope), *r.ctx(path).get("using", ())]
+
+
+def _cpp_lookup(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    return _fq_lookup(r, path, _cpp_prefixes(r, path, scope), name, hidden=True)
+
+
+def _cpp_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
+    cls = r.enclosing_class(path, scope)
+    if cls is not None and r.nodes[cls][3] != path:  # out of line: the class is elsewhere
+        found = r.method_lookup(cls, name)
+        if found is not None:
+            return ("node", found)
+    return _cpp_lookup(r, path, scope, name) or _c_resolve_local(r, path, scope, name, ctx)
+
+
+def _cpp_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _cpp_lookup(r, path, scope, dotted) or _fq_lookup(r, path, ("",), dotted, True)
+
+
+def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                       callee: str) -> tuple[int | None, float] | None:
+    """ns::f(), Class::static_f(), Base::method(): one qualified name."""
+    if not re.fullmatch(r"[A-Za-z_][\w.]*", recv):
+        return None
+    found = _cpp_qualified(r, path, scope, f"{recv}.{callee}")
+    return (found[1], CONF_EXACT) if found is not None else None
+
+
+def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
+    """A method defined away from its class: any file of the same language family."""
+    family = r.language(path).family
+    return next((n for n in r.by_name.get(name, ()) if r.nodes[n][2] == wanted
+                 and r.language(r.nodes[n][3]).family == family), None)
+
+
 CPP = Language(
+    bare_outside=True,
     name="cpp", extensions=(".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), fence="cpp",
-    query=_CPP_QUERY, family="cpp", class_scope=True, return_fields=("type",),
-    def_name=_cpp_def_name, qualname=_cpp_qualname, params_holder=_c_params_holder,
-    exported=_c_exported)
+    query=_CPP_QUERY, full=True, family="cpp", self_names=("this",), class_scope=True,
+    methods_outside=True, unprefixed_fields=True, return_fields=("type",),
+    skeleton=_C_SKELETON, def_name=_cpp_def_name, qualname=_cpp_qualname,
+    params_holder=_c_params_holder, param=_c_param, exported=_cpp_exported, bases=_cpp_bases,
+    import_handler=_cpp_import, resolve_binding=_cpp_resolve_binding,
+    resolve_local=_cpp_resolve_local, resolve_qualified=_cpp_qualified,
+    receiver_call=_cpp_receiver_call, method_fallback=_method_anywhere)
 
 
 # --- Graph language: C# ---------------------------------------------------------
+# A type name is looked up in the file's namespace and the namespaces around
+# it, then in the namespaces of its `using` directives (aliases bind one
+# name, `using static` brings a class's members), then in the global
+# namespace. Partial classes and members resolve across files. Calls through
+# `this`, `base`, typed locals, fields, properties and parameters resolve
+# through the class and its bases.
 
-_CSHARP_QUERY = """
+_CS_TYPES = "[(identifier) (qualified_name) (generic_name)]"
+_CSHARP_QUERY = f"""
 (class_declaration name: (identifier) @name) @def.class
 (record_declaration name: (identifier) @name) @def.class
 (struct_declaration name: (identifier) @name) @def.struct
@@ -6080,26 +7639,284 @@ _CSHARP_QUERY = """
 (enum_declaration name: (identifier) @name) @def.enum
 (method_declaration name: (identifier) @name) @def.method
 (constructor_declaration name: (identifier) @name) @def.method
-(namespace_declaration name: (_) @name) @scope.namespace
+(local_function_statement name: (identifier) @name) @def.function
+(namespace_declaration name: (_) @package)
+(file_scoped_namespace_declaration name: (_) @package)
+(using_directive) @import
+(invocation_expression function: (identifier) @callee) @call
+(invocation_expression function: (generic_name (identifier) @callee)) @call
+(invocation_expression function: (member_access_expression expression: _ @recv
+    name: (identifier) @callee)) @call
+(invocation_expression function: (member_access_expression expression: _ @recv
+    name: (generic_name (identifier) @callee))) @call
+(invocation_expression function: (conditional_access_expression condition: (_) @recv
+    (member_binding_expression name: (identifier) @callee))) @call
+(object_creation_expression type: (identifier) @callee) @call
+(object_creation_expression type: (generic_name (identifier) @callee)) @call
+(object_creation_expression type: (qualified_name qualifier: (_) @recv
+    name: (identifier) @callee)) @call
+(variable_declaration type: {_CS_TYPES} @type (variable_declarator name: (identifier) @var))
+    @vartype
+(variable_declaration type: (implicit_type) (variable_declarator name: (identifier) @var
+    [(object_creation_expression type: (_) @type)
+     (invocation_expression function: (_) @type)])) @vartype
+(property_declaration type: {_CS_TYPES} @type name: (identifier) @var) @vartype
+(foreach_statement type: {_CS_TYPES} @type left: (identifier) @var) @vartype
+[(if_statement) (for_statement) (foreach_statement) (while_statement) (do_statement)
+ (catch_clause) (conditional_expression) (switch_section)] @branch
+(binary_expression operator: ["&&" "||" "??"]) @branch
 """
+
+
+def _cs_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """`class A : Base, IFoo`: the grammar cannot tell a base class from an
+    interface; C#'s naming rule (interfaces are I + a capital) does."""
+    bases = next((c for c in d.node.named_children if c.type == "base_list"), None)
+    for index, base in enumerate(bases.named_children if bases is not None else ()):
+        if base.type not in ("identifier", "qualified_name", "generic_name"):
+            continue
+        name = re.sub(r"<.*", "", s.text(base)).rsplit(".", 1)[-1]
+        interface = d.kind == "interface" or index > 0 or re.match(r"I[A-Z]", name)
+        add(base, "implements" if interface and d.kind != "interface" else "extends")
+
+
+def _cs_using(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """using A.B; using static A.B.C; using X = A.B.C;"""
+    line = node.start_point[0] + 1
+    alias = node.child_by_field_name("name")
+    target = next((c for c in node.named_children if c != alias and c.type in (
+        "identifier", "qualified_name", "generic_name")), None)
+    text = re.sub(r"<.*", "", s.text(target)) if target is not None else ""
+    if not text:
+        return
+    if alias is not None:
+        _bind(ctx, s.text(alias), text, None, line)
+    elif any(c.type == "static" for c in node.children):
+        ctx.setdefault("static_using", []).append(text)
+        ctx["import_lines"].append((text, line))
+    else:
+        ctx.setdefault("using", []).append(text)
+        ctx["import_lines"].append((text, line))
+
+
+def _cs_prefixes(r: _Resolver, path: str) -> list[str]:
+    ctx = r.ctx(path)
+    return [*_package_chain(r.package.get(path, "")), *ctx.get("using", ()), ""]
+
+
+def _cs_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                      ctx: dict[str, Any]) -> tuple | None:
+    found = _fq_lookup(r, path, _cs_prefixes(r, path), name)
+    if found is None and ctx.get("static_using"):
+        found = _fq_lookup(r, path, ctx["static_using"], name)
+    cls = r.enclosing_class(path, scope) if found is None and "." in scope else None
+    if cls is not None and r.nodes[cls][3] != path:  # a partial class's other file
+        member = r.method_lookup(cls, name)
+        found = ("node", member) if member is not None else None
+    return found
+
+
+def _cs_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _fq_lookup(r, path, _cs_prefixes(r, path), dotted)
+
+
 CSHARP = Language(
-    name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, family="csharp",
-    class_scope=True, return_fields=("returns", "type"), exported=_public_exported)
+    bare_outside=True,
+    name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, full=True,
+    family="csharp", self_names=("this",), super_names=("base",), class_scope=True,
+    methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
+    return_fields=("returns", "type"),
+    skeleton=SkeletonRules(
+        containers=frozenset({"compilation_unit", "declaration_list", "block",
+                              "switch_section", "switch_body"}),
+        keep=frozenset({"if_statement", "for_statement", "foreach_statement",
+                        "while_statement", "do_statement", "try_statement",
+                        "switch_statement", "switch_section", "return_statement",
+                        "throw_statement", "yield_statement", "using_statement",
+                        "lock_statement", "method_declaration", "constructor_declaration",
+                        "class_declaration", "interface_declaration", "struct_declaration",
+                        "record_declaration", "enum_declaration", "namespace_declaration",
+                        "local_function_statement", "labeled_statement"}),
+        class_bodies=frozenset({"declaration_list"})),
+    exported=_public_exported, bases=_cs_bases, import_handler=_cs_using,
+    resolve_binding=_fq_resolve_binding, resolve_local=_cs_resolve_local,
+    resolve_qualified=_cs_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: Ruby -------------------------------------------------------
+# Constants (classes, modules) are looked up through the lexical nesting of
+# modules, then at the top level; a class may be reopened in several files
+# and is one class. A bare call `log("x")` or `helper` inside a method is a
+# call on self: the class, its superclass and the modules it includes. `require`
+# and `require_relative` are the file's imports; `Foo.new` constructs Foo.
 
 _RUBY_QUERY = """
 (class name: (_) @name) @def.class
 (module name: (_) @name) @def.class
 (method name: (_) @name) @def.function
 (singleton_method name: (_) @name) @def.function
+(call method: (identifier) @req arguments: (argument_list . (string))
+    (#match? @req "^require(_relative)?$")) @import
+(call receiver: (_) @recv method: (identifier) @callee) @call
+(call !receiver method: (identifier) @callee) @call
+(body_statement (identifier) @callee @call @maybe_local)
+(assignment left: (identifier) @local)
+(operator_assignment left: (identifier) @local)
+(method_parameters [(identifier) (optional_parameter name: (identifier))
+                    (keyword_parameter name: (identifier))] @local)
+(block_parameters (identifier) @local)
+(assignment left: (identifier) @var right: (call receiver: [(constant) (scope_resolution)] @type
+    method: (identifier) @new (#eq? @new "new"))) @vartype
+(assignment left: (instance_variable) @var right: (call
+    receiver: [(constant) (scope_resolution)] @type method: (identifier) @new
+    (#eq? @new "new"))) @vartype @self
+[(if) (unless) (while) (until) (for) (when) (rescue) (conditional) (if_modifier)
+ (unless_modifier) (while_modifier) (until_modifier) (elsif)] @branch
+(binary operator: ["&&" "||" "and" "or"]) @branch
 """
-RUBY = Language(name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY,
-                family="ruby")
+# Kernel's and Module's methods, called without a receiver everywhere.
+RUBY_BUILTINS = frozenset(
+    "require require_relative load autoload puts print p pp raise fail loop lambda proc format "
+    "sprintf printf gets sleep rand srand exit exit! abort at_exit catch throw binding "
+    "block_given? caller attr_reader attr_writer attr_accessor include extend prepend private "
+    "protected public module_function private_constant define_method alias_method freeze "
+    "frozen? dup clone send public_send respond_to? is_a? kind_of? instance_of? "
+    "instance_variable_get instance_variable_set new super yield warn Integer Float String "
+    "Array Hash Rational Complex".split())
+
+
+def _rb_def_name(text: str, kind: str) -> str:
+    return text.rsplit("::", 1)[-1]
+
+
+def _rb_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """class Admin::User inside module App is App.Admin.User."""
+    written = s.text(d.node.child_by_field_name("name"))
+    if "::" not in written or d.kind.startswith("function"):
+        return False
+    path = ".".join(p for p in written.split("::") if p)
+    d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
+    return True
+
+
+def _rb_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """The superclass, and the modules the class body includes (mixins)."""
+    superclass = d.node.child_by_field_name("superclass")
+    for base in superclass.named_children if superclass is not None else ():
+        add(base, "extends", s.text(base).replace("::", "."))
+    body = d.node.child_by_field_name("body")
+    for call in body.named_children if body is not None else ():
+        method = call.child_by_field_name("method") if call.type == "call" else None
+        if method is None or s.text(method) not in ("include", "prepend", "extend"):
+            continue
+        args = call.child_by_field_name("arguments")
+        for module in args.named_children if args is not None else ():
+            if module.type in ("constant", "scope_resolution"):
+                add(module, "implements", s.text(module).replace("::", "."))
+
+
+def _rb_call_written(s: _Source, recv: Any, callee: Any, name: str,
+                     recv_text: str) -> tuple[str, str] | None:
+    """@cache.put: an instance variable is an attribute of self."""
+    if recv.type == "instance_variable":
+        return f"{recv_text}.{name}", "self." + recv_text.lstrip("@")
+    return None
+
+
+def _rb_require(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    method = s.text(node.child_by_field_name("method"))
+    args = node.child_by_field_name("arguments")
+    spec = _quoted_text(s, args.named_children[0]) if args is not None else ""
+    if spec:
+        if method == "require_relative" and not spec.startswith("."):
+            spec = "./" + spec
+        ctx["import_lines"].append((spec, node.start_point[0] + 1))
+
+
+def _rb_file(r: _Resolver, importer: str, spec: str) -> str | None:
+    """require_relative: next to the file; require: a file of the load path (lib/,
+    or any folder holding that path)."""
+    name = spec if spec.endswith(".rb") else spec + ".rb"
+    if spec.startswith("."):
+        here = os.path.normpath(posixpath_join(posix_parent(importer), name)).replace("\\", "/")
+        return here if here in r.lang else None
+    matches = [p for p in r.lang if (p == name or p.endswith("/" + name))
+               and r.language(p).family == "ruby"]
+    return min(matches, key=lambda p: (not p.startswith("lib/"), p.count("/"))) if matches \
+        else None
+
+
+def _rb_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    found = _rb_file(r, path, module)
+    return ("module", [found]) if found else ("external", None)
+
+
+def _rb_constant(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    """A class or module through the lexical nesting; a reopened class is one class,
+    its node is the definition in the file named after it, else in this file."""
+    table = _fq_table(r, "ruby")
+    for prefix in [*r.scope_chain(scope), ""]:
+        ids = [n for n in table.get(f"{prefix}.{name}" if prefix else name, ())
+               if r.nodes[n][0] in CLASS_KINDS]
+        if ids:
+            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name.rsplit(".", 1)[-1]).lower()
+            return ("node", min(ids, key=lambda n: (_file_stem(r.nodes[n][3]) != snake,
+                                                      r.nodes[n][3] != path,
+                                                      r.nodes[n][3])))
+    return None
+
+
+def _rb_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                      ctx: dict[str, Any]) -> tuple | None:
+    if name[:1].isupper():
+        found = _rb_constant(r, path, scope, name)
+    else:
+        found = _member_elsewhere(r, path, scope, name) or _fq_lookup(r, path, ("",), name)
+    return found
+
+
+def _rb_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _rb_constant(r, path, scope, dotted) if dotted[:1].isupper() else None
+
+
+def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                      callee: str) -> tuple[int | None, float] | None:
+    """Foo.new(...) constructs Foo."""
+    if callee != "new" or not recv[:1].isupper():
+        return None
+    target = _rb_constant(r, path, scope, recv) or r.resolve_dotted(path, scope, recv)
+    if target is not None and target[0] == "node":
+        return target[1], CONF_EXACT
+    return (None, 1.0) if target is not None else None
+
+
+RUBY = Language(
+    bare_outside=True,
+    name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY, full=True,
+    family="ruby", self_names=("self",), class_scope=True, methods_outside=True,
+    builtins=RUBY_BUILTINS, sigils="@",
+    skeleton=SkeletonRules(
+        containers=frozenset({"program", "body_statement", "then", "else", "do", "block_body",
+                              "ensure", "rescue", "when", "begin"}),
+        keep=frozenset({"if", "unless", "while", "until", "for", "case", "when", "begin",
+                        "rescue", "ensure", "return", "yield", "method", "singleton_method",
+                        "class", "module", "if_modifier", "unless_modifier", "elsif", "next",
+                        "break", "redo", "retry", "else"}),
+        class_parents=frozenset({"class", "module"})),
+    def_name=_rb_def_name, qualname=_rb_qualname, bases=_rb_bases,
+    call_written=_rb_call_written, import_handler=_rb_require,
+    resolve_binding=_rb_resolve_binding, resolve_local=_rb_resolve_local,
+    resolve_qualified=_rb_qualified, receiver_call=_rb_receiver_call,
+    method_fallback=_method_anywhere)
 
 
 # --- Graph language: PHP --------------------------------------------------------
+# A name is read through the file's `use` imports (aliases, `use function`,
+# group uses), then the file's namespace; a function falls back to the global
+# namespace as PHP's does. Methods are only ever called through $this, self::,
+# static::, parent::, a class name or a typed variable (a bare f() is a
+# function, never a method). require/include of a literal path are imports.
 
 _PHP_QUERY = """
 (class_declaration name: (name) @name) @def.class
@@ -6108,33 +7925,390 @@ _PHP_QUERY = """
 (enum_declaration name: (name) @name) @def.enum
 (function_definition name: (name) @name) @def.function
 (method_declaration name: (name) @name) @def.method
+(namespace_definition name: (namespace_name) @package)
+[(namespace_use_declaration) (require_expression) (require_once_expression)
+ (include_expression) (include_once_expression)] @import
+(function_call_expression function: (name) @callee) @call
+(function_call_expression function: (qualified_name prefix: (_) @recv (name) @callee .)) @call
+(function_call_expression function: (qualified_name !prefix (name) @callee .)) @call
+(member_call_expression object: (_) @recv name: (name) @callee) @call
+(nullsafe_member_call_expression object: (_) @recv name: (name) @callee) @call
+(scoped_call_expression scope: (_) @recv name: (name) @callee) @call
+(object_creation_expression (name) @callee) @call
+(object_creation_expression (qualified_name prefix: (_) @recv (name) @callee .)) @call
+(assignment_expression left: (variable_name) @var
+    right: (object_creation_expression [(name) (qualified_name)] @type)) @vartype
+(property_declaration type: (_) @type (property_element name: (variable_name) @var)) @vartype
+[(if_statement) (else_if_clause) (for_statement) (foreach_statement) (while_statement)
+ (do_statement) (catch_clause) (conditional_expression) (case_statement)] @branch
+(binary_expression operator: ["&&" "||" "and" "or" "??"]) @branch
 """
-PHP = Language(name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, family="php",
-               class_scope=True)
+
+
+def _php_name(text: str) -> str:
+    """App\\Models\\User -> App.Models.User (the index's separator)."""
+    return text.strip().lstrip("\\").replace("\\", ".")
+
+
+def _php_call_written(s: _Source, recv: Any, callee: Any, name: str,
+                      recv_text: str) -> tuple[str, str]:
+    """$this->repo->find(): written as is, read as this.repo."""
+    sep = "::" if s.src[recv.end_byte:callee.start_byte].strip() == b"::" else "->"
+    written = f"{one_line(s.text(recv))}{sep}{name}" if recv.type != "namespace_name" else \
+        f"{one_line(s.text(recv))}\\{name}"
+    read = re.sub(r"\s+", "", s.text(recv)).replace("?->", ".").replace("->", ".")
+    return written, _php_name(read.replace("::", ".")).replace("$", "")
+
+
+def _php_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """extends, implements, and the traits a class body uses."""
+    for clause in d.node.named_children:
+        kind = {"base_clause": "extends", "class_interface_clause": "implements"}.get(
+            clause.type)
+        for base in clause.named_children if kind else ():
+            add(base, kind, _php_name(s.text(base)))
+    body = d.node.child_by_field_name("body")
+    for use in (c for c in (body.named_children if body is not None else ())
+                if c.type == "use_declaration"):
+        for trait in use.named_children:
+            if trait.type in ("name", "qualified_name"):
+                add(trait, "implements", _php_name(s.text(trait)))
+
+
+def _php_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    line = node.start_point[0] + 1
+    if node.type != "namespace_use_declaration":  # require / include of a literal path
+        strings = [_quoted_text(s, c) for c in _descendants(node, ("string",
+                                                                   "encapsed_string"))]
+        spec = "".join(strings)
+        if spec.endswith(".php"):
+            ctx["import_lines"].append(("./" + spec.lstrip("/") if "__DIR__" in s.text(node)
+                                        else spec, line))
+        return
+    group = next((c for c in node.named_children if c.type == "namespace_use_group"), None)
+    prefix = next((_php_name(s.text(c)) + "." for c in node.named_children
+                   if c.type in ("namespace_name", "qualified_name")), "") if group else ""
+    for clause in _descendants(node, ("namespace_use_clause",)):
+        target = next((c for c in clause.named_children if c.type in ("qualified_name",
+                                                                      "name")), None)
+        alias = clause.child_by_field_name("alias")
+        full = prefix + _php_name(s.text(target))
+        local = s.text(alias) if alias is not None else full.rsplit(".", 1)[-1]
+        _bind(ctx, local, full, None, line)
+
+
+def _php_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                         depth: int) -> tuple | None:
+    if module.endswith(".php"):  # require 'x.php'
+        base = posix_parent(path) if module.startswith(".") else ""
+        found = os.path.normpath(posixpath_join(base, module)).replace("\\", "/")
+        return ("module", [found]) if found in r.lang else ("external", None)
+    return _fq_resolve_binding(r, path, module, name, depth)
+
+
+def _php_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
+    package = r.package.get(path, "")
+    found = _fq_lookup(r, path, (package, "") if package else ("",), name)
+    return found
+
+
+def _php_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    head, _, rest = dotted.partition(".")
+    binding = r.ctx(path).get("imports", {}).get(head)
+    if binding is not None:  # use App\\Models; Models\\User::create()
+        dotted = f"{binding[0]}.{rest}"
+    package = r.package.get(path, "")
+    return _fq_lookup(r, path, (package, "") if package else ("",), dotted) or (
+        ("external", None) if _absent(r, path, dotted) else None)
+
+
+PHP = Language(
+    bare_outside=True,
+    name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, full=True, family="php",
+    self_names=("this", "self", "static"), super_names=("parent",), unprefixed_fields=True,
+    sigils="$",
+    skeleton=SkeletonRules(
+        containers=frozenset({"program", "compound_statement", "declaration_list",
+                              "switch_block", "case_statement", "default_statement"}),
+        keep=frozenset({"if_statement", "else_clause", "else_if_clause", "for_statement",
+                        "foreach_statement", "while_statement", "do_statement",
+                        "try_statement", "switch_statement", "case_statement",
+                        "default_statement", "return_statement", "function_definition",
+                        "method_declaration", "class_declaration", "interface_declaration",
+                        "trait_declaration", "enum_declaration", "namespace_definition",
+                        "php_tag"}),
+        class_bodies=frozenset({"declaration_list"})),
+    bases=_php_bases, call_written=_php_call_written, import_handler=_php_import,
+    resolve_binding=_php_resolve_binding, resolve_local=_php_resolve_local,
+    resolve_qualified=_php_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: Kotlin -----------------------------------------------------
+# Grammar: the tree-sitter-kotlin wheel (fewer parse failures on real code than
+# the language pack's; DESIGN.md "Grammars"). A name is looked up in the
+# file's package (every file of a package shares it), its imports (aliases
+# too) and star imports, then Kotlin's own library. `fun User.display()` is
+# an extension: a method of User wherever it is written. Constructors are
+# called by the class name: `User(id)` is a call of the class.
 
 _KOTLIN_QUERY = """
-(class_declaration (type_identifier) @name) @def.class
-(object_declaration (type_identifier) @name) @def.class
-(function_declaration (simple_identifier) @name) @def.function
+(class_declaration "interface" name: (identifier) @name) @def.interface
+(class_declaration "class" name: (identifier) @name) @def.class
+(object_declaration name: (identifier) @name) @def.class
+(function_declaration name: (identifier) @name) @def.function
+(package_header (qualified_identifier) @package)
+(import) @import
+(call_expression . (identifier) @callee) @call
+(call_expression . (navigation_expression (_) @recv . (identifier) @callee .)) @call
+(property_declaration (variable_declaration (identifier) @var (_) @type)) @vartype
+(property_declaration (variable_declaration (identifier) @var .)
+    (call_expression . (identifier) @type)) @vartype
+(class_parameter (identifier) @var [(user_type) (nullable_type)] @type) @vartype
+[(if_expression) (for_statement) (while_statement) (do_while_statement) (catch_block)
+ (when_entry)] @branch
+[(binary_expression "&&") (binary_expression "||") (binary_expression "?:")] @branch
 """
-KOTLIN = Language(name="kotlin", extensions=(".kt", ".kts"), fence="kotlin",
-                  query=_KOTLIN_QUERY, family="kotlin", class_scope=True,
-                  parameter_children=True)
+
+
+def _kt_type_before_name(s: _Source, d: _Def) -> Any:
+    """The receiver type of an extension function: the type written before the name."""
+    name = d.node.child_by_field_name("name")
+    return next((c for c in d.node.named_children if name is not None
+                 and c.end_byte <= name.start_byte and c.type in (
+                     "user_type", "nullable_type", "parenthesized_type")), None)
+
+
+def _kt_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """fun User.display() is the method User.display."""
+    receiver = _kt_type_before_name(s, d) if d.kind == "function" else None
+    if receiver is None:
+        return False
+    owner = _clean_type(s.text(receiver))
+    d.qualname, d.kind = f"{owner}.{d.name}", "method"
+    return True
+
+
+def _kt_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    if p.type != "parameter":
+        return None
+    name = next((c for c in p.named_children if c.type == "identifier"), None)
+    type_node = next((c for c in p.named_children if c is not name), None)
+    after = p.next_sibling
+    default = after.next_named_sibling if after is not None and after.type == "=" else None
+    return {"name": s.text(name), "type": one_line(s.text(type_node)) or None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
+def _kt_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """class A : Base(), Iface: a constructor call names the class, a bare type an
+    interface."""
+    for holder in (c for c in d.node.named_children if c.type == "delegation_specifiers"):
+        for spec in holder.named_children:
+            call = next((c for c in spec.named_children if c.type == "constructor_invocation"),
+                        None)
+            base = (call.named_children[0] if call is not None and call.named_children
+                    else next((c for c in spec.named_children if c.type == "user_type"), None))
+            if base is not None:
+                add(base, "extends" if call is not None or d.kind == "interface"
+                    else "implements")
+
+
+def _kt_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """import a.b.C, import a.b.C as D, import a.b.*"""
+    target = next((c for c in node.named_children if c.type == "qualified_identifier"), None)
+    alias = next((c for c in node.named_children if c.type == "identifier"), None)
+    full, line = s.text(target), node.start_point[0] + 1
+    if not full:
+        return
+    if any(c.type == "*" for c in node.children):
+        ctx["stars"].append(full)
+        ctx["import_lines"].append((full, line))
+    else:
+        _bind(ctx, s.text(alias) if alias is not None else full.rsplit(".", 1)[-1], full,
+              None, line)
+
+
+def _member_elsewhere(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    """A member of the enclosing class whose class is in another file (an extension,
+    a partial class, an out-of-line definition)."""
+    cls = r.enclosing_class(path, scope) if "." in scope else None
+    if cls is None or r.nodes[cls][3] == path:
+        return None
+    member = r.method_lookup(cls, name)
+    return ("node", member) if member is not None else None
+
+
+def _kt_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                      ctx: dict[str, Any]) -> tuple | None:
+    package = r.package.get(path, "")
+    found = _member_elsewhere(r, path, scope, name) or _fq_lookup(
+        r, path, (package, "") if package else ("",), name)
+    return found
+
+
+def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    package = r.package.get(path, "")
+    return _fq_lookup(r, path, (package, "") if package else ("",), dotted)
+
+
+KOTLIN = Language(
+    bare_outside=True,
+    name="kotlin", extensions=(".kt", ".kts"), fence="kotlin", grammar="tree_sitter_kotlin",
+    query=_KOTLIN_QUERY, full=True, family="kotlin", self_names=("this",), class_scope=True,
+    methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
+    parameter_children=True, return_after=":",
+    skeleton=SkeletonRules(
+        containers=frozenset({"source_file", "class_body", "block",
+                              "control_structure_body"}),
+        keep=frozenset({"if_expression", "when_expression", "when_entry", "for_statement",
+                        "while_statement", "do_while_statement", "try_expression",
+                        "return_expression", "throw_expression", "jump_expression",
+                        "function_declaration", "class_declaration", "object_declaration",
+                        "companion_object"}),
+        class_bodies=frozenset({"class_body"})),
+    qualname=_kt_qualname, param=_kt_param, bases=_kt_bases, import_handler=_kt_import,
+    resolve_binding=_fq_resolve_binding, resolve_local=_kt_resolve_local,
+    resolve_qualified=_kt_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: Swift ------------------------------------------------------
+# Grammar: the tree-sitter-swift wheel (a newer build of the language pack's
+# grammar: fewer parse failures on real code). Every file of a module (a
+# target folder such as Sources/App) sees every other's declarations without
+# an import, so a name is looked up module-wide, then in the modules the file
+# imports. `extension User: Printable { func display() }` adds methods to User
+# (wherever User is declared) and makes it implement Printable. `User(...)` is
+# a call of the class (its init).
 
 _SWIFT_QUERY = """
-(class_declaration name: (type_identifier) @name) @def.class
+(class_declaration declaration_kind: "class" name: (type_identifier) @name) @def.class
+(class_declaration declaration_kind: "actor" name: (type_identifier) @name) @def.class
+(class_declaration declaration_kind: "struct" name: (type_identifier) @name) @def.struct
+(class_declaration declaration_kind: "enum" name: (type_identifier) @name) @def.enum
+(class_declaration declaration_kind: "extension" name: (_) @name) @scope.impl
 (protocol_declaration name: (type_identifier) @name) @def.interface
 (function_declaration name: (simple_identifier) @name) @def.function
+(protocol_function_declaration name: (simple_identifier) @name) @def.function
+(init_declaration "init" @name) @def.function
+(import_declaration) @import
+(call_expression . (simple_identifier) @callee) @call
+(call_expression . (navigation_expression target: (_) @recv
+    suffix: (navigation_suffix suffix: (simple_identifier) @callee))) @call
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @var)
+    (type_annotation (_) @type)) @vartype
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @var)
+    value: (call_expression . (simple_identifier) @type)) @vartype
+[(if_statement) (guard_statement) (for_statement) (while_statement) (repeat_while_statement)
+ (catch_block) (switch_entry) (ternary_expression)] @branch
+(conjunction_expression) @branch
+(disjunction_expression) @branch
 """
-SWIFT = Language(name="swift", extensions=(".swift",), fence="swift", query=_SWIFT_QUERY,
-                 family="swift", class_scope=True, parameter_children=True,
-                 exported=_public_exported)
+
+
+def _swift_def_name(text: str, kind: str) -> str:
+    return re.sub(r"<.*", "", text).rsplit(".", 1)[-1] if kind == "scope.impl" else text
+
+
+def _swift_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    """(with id: Int = 0): the name is the internal one, the label only in the signature."""
+    if p.type != "parameter":
+        return None
+    name = p.child_by_field_name("name")
+    type_node = next((c for c in p.named_children if c.type.endswith("type")), None)
+    after = p.next_named_sibling
+    default = after if after is not None and after.type != "parameter" and \
+        p.parent.field_name_for_named_child(
+            list(p.parent.named_children).index(after)) == "default_value" else None
+    return {"name": s.text(name), "type": one_line(s.text(type_node)) or None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
+def _swift_inherits(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    for spec in (c for c in d.node.named_children if c.type == "inheritance_specifier"):
+        base = spec.child_by_field_name("inherits_from")
+        if base is not None:
+            add(base, "extends" if d.kind == "class" else "implements")
+
+
+def _swift_extension(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) -> None:
+    """extension User: Printable makes User implement Printable."""
+    if d.kind != "scope.impl":
+        return
+    for spec in (c for c in d.node.named_children if c.type == "inheritance_specifier"):
+        base = spec.child_by_field_name("inherits_from")
+        if base is not None:
+            bases.append((d.qualname, _clean_type(s.text(base)), "implements",
+                          base.start_point[0] + 1))
+
+
+def _swift_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    module = s.text(node.named_children[0]) if node.named_children else ""
+    if module:
+        ctx["import_lines"].append((module, node.start_point[0] + 1))
+        ctx.setdefault("modules", []).append(module)
+
+
+def _swift_module(path: str) -> str:
+    """A file's module: the target folder under Sources/ (SwiftPM), else the top folder."""
+    parts = path.split("/")
+    if "Sources" in parts[:-1]:
+        index = parts.index("Sources")
+        return "/".join(parts[:index + 2])
+    return parts[0] if len(parts) > 1 else ""
+
+
+def _swift_module_files(r: _Resolver, module: str) -> list[str]:
+    return [p for p in r.lang if r.language(p).family == "swift" and (
+        _swift_module(p).rsplit("/", 1)[-1] == module)]
+
+
+def _swift_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                           depth: int) -> tuple | None:
+    files = _swift_module_files(r, module)
+    return ("module", files) if files else ("external", None)
+
+
+def _swift_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                         ctx: dict[str, Any]) -> tuple | None:
+    found = _member_elsewhere(r, path, scope, name)
+    if found is not None:
+        return found
+    ids = _fq_table(r, "swift").get(name, [])
+    module = _swift_module(path)
+    imported = set(ctx.get("modules", ()))
+    for pick in ([n for n in ids if _swift_module(r.nodes[n][3]) == module],
+                 [n for n in ids if _swift_module(r.nodes[n][3]).rsplit("/", 1)[-1]
+                  in imported]):
+        if pick:
+            found_id = _fq_pick(r, path, pick, hidden=False)
+            return ("node", found_id) if found_id is not None else None
+    return None
+
+
+def _swift_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _fq_lookup(r, path, ("",), dotted)
+
+
+SWIFT = Language(
+    bare_outside=True,
+    name="swift", extensions=(".swift",), fence="swift", grammar="tree_sitter_swift",
+    query=_SWIFT_QUERY, full=True, family="swift", self_names=("self", "Self"),
+    class_scope=True, methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
+    parameter_children=True, return_after="->",
+    skeleton=SkeletonRules(
+        containers=frozenset({"source_file", "class_body", "statements", "protocol_body",
+                              "enum_class_body"}),
+        keep=frozenset({"if_statement", "guard_statement", "for_statement", "while_statement",
+                        "repeat_while_statement", "do_statement", "switch_statement",
+                        "switch_entry", "control_transfer_statement", "function_declaration",
+                        "init_declaration", "class_declaration", "protocol_declaration",
+                        "defer_statement"}),
+        class_bodies=frozenset({"class_body", "protocol_body", "enum_class_body"})),
+    def_name=_swift_def_name, param=_swift_param, exported=_public_exported,
+    bases=_swift_inherits, def_extra=_swift_extension, import_handler=_swift_import,
+    resolve_binding=_swift_resolve_binding, resolve_local=_swift_resolve_local,
+    resolve_qualified=_swift_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: code fences only -------------------------------------------
@@ -6212,20 +8386,43 @@ def graph_relations(db: Database, project: str, node: Node, relation: str,
             for r in rows]
 
 
-def _rank_key(node: Node) -> tuple:
-    testish = is_test_path(node.path)
-    kind_rank = 0 if node.kind in CLASS_KINDS or node.kind == "function" else 1
-    return (testish, kind_rank, node.path.count("/"), len(node.path), node.line)
+SQL_FAN_IN = ("SELECT dst_id, count(*) FROM edges WHERE project = ? AND kind = 'calls' "
+              "AND confidence >= ? AND dst_id IN ({marks}) GROUP BY dst_id")
+SQL_NODE_BY_UID = f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND uid = ?"
+
+
+def _ranked(db: Database, project: str, nodes: list[Node]) -> list[Node]:
+    """Best candidate first: not a test, a definition rather than a method, more
+    callers (fan-in), then the shorter path and the earlier line."""
+    fan_in: dict[int, int] = {}
+    for start in range(0, len(nodes), 500):
+        chunk = [n.rowid for n in nodes[start:start + 500]]
+        marks = ", ".join("?" * len(chunk))
+        fan_in.update(db.query(SQL_FAN_IN.format(marks=marks),
+                               (project, DEFAULT_MIN_CONFIDENCE, *chunk)))
+
+    def key(node: Node) -> tuple:
+        kind_rank = 0 if node.kind in CLASS_KINDS or node.kind == "function" else 1
+        return (is_test_path(node.path), kind_rank, -fan_in.get(node.rowid, 0),
+                node.path.count("/"), len(node.path), node.line)
+    return sorted(nodes, key=key)
 
 
 def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
                   first: bool = False) -> Node:
-    """The node named by TARGET: an id, a qualname, a bare name or FILE:LINE."""
+    """The node named by TARGET: an id, a qualname, a bare name or FILE:LINE.
+
+    An exact id always wins over reading the text as FILE:LINE (``errors.ts:33``
+    may be the object key 33 of errors.ts)."""
     text = text.strip()
     project = env.project
+    exact = db.one(SQL_NODE_BY_UID, (project, text)) if not file else None
+    if exact is not None and exact["kind"] != "file":
+        return _node_from_row(exact)
     place = re.fullmatch(r"(.+?):(\d+)", text)
     if place:
         path = normalize_file(place.group(1), env)
+        check_line_in_file(env, path, int(place.group(2)))
         found = graph_nodes_at(db, project, path, int(place.group(2)))
         if found:
             return sorted(found, key=lambda n: n.line)[-1]
@@ -6241,13 +8438,27 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         if row is not None and not normalized:
             return _node_from_row(row)
         raise NotFound(_not_found_message(db, project, text, normalized))
-    nodes.sort(key=_rank_key)
+    nodes = _ranked(db, project, nodes)
     if len(nodes) > 1 and not first:
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
         more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""
         raise Ambiguous(f"{text!r} matches {len(nodes)} symbols: {listing}{more}; "
                         f"pass a full id, --file FILE or --first")
     return nodes[0]
+
+
+def check_line_in_file(env: Env, path: str, line: int) -> None:
+    """FILE:LINE must name a line of the file as it is on disk."""
+    limit = 1 << 26
+    data = read_regular(env.root / path, limit) if not os.path.isabs(path) else None
+    if data is None or len(data) >= limit:
+        return  # not a readable file here: the index lookup says what is wrong
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    if line < 1:
+        raise UsageError(f"{path}:{line}: lines are numbered from 1")
+    if line > lines:
+        raise NotFound(f"{path}:{line} is past the end of {path}, which has {lines} "
+                       f"line{'s' if lines != 1 else ''}")
 
 
 def _not_found_message(db: Database, project: str, text: str, file: str | None) -> str:
@@ -6372,7 +8583,11 @@ def graph_indexed(db: Database, project: str) -> bool:
 def cmd_index(args: argparse.Namespace, env: Env) -> int:
     db = open_db(env)
     try:
-        summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude)
+        if args.jobs is not None and not 1 <= args.jobs <= 256:
+            raise UsageError("--jobs must be from 1 to 256")
+        summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude,
+                              max_file_mib=args.max_file_mib, jobs=args.jobs,
+                              show_progress=True)
         flagged = [r[0] for r in db.query(
             "SELECT path FROM files WHERE project = ? AND parse_errors > 0 ORDER BY path",
             (env.project,))]
@@ -6385,10 +8600,15 @@ def cmd_index(args: argparse.Namespace, env: Env) -> int:
 def _index_text(summary: dict[str, Any], flagged: list[str], quiet: bool) -> str:
     files = summary["files"]
     languages = ", ".join(f"{k} {v}" for k, v in summary["languages"].items()) or "none"
+    reasons = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in summary["skip_reasons"].items())
+    skipped = f"{files['skipped']} skipped" + (f": {reasons}" if reasons else "")
     text = (f"indexed {files['indexed']} files ({files['unchanged']} unchanged, "
-            f"{files['removed']} removed, {files['skipped']} skipped, {files['errors']} with "
+            f"{files['removed']} removed, {skipped}; {files['errors']} with "
             f"syntax errors) in {summary['seconds']:.2f}s: {summary['nodes']} nodes, "
             f"{summary['edges']} edges; files by language: {languages}")
+    if summary.get("recovered"):
+        text += (f"\n{summary['recovered']} definitions made by tree-sitter's error recovery: "
+                 f"marked, never counted as callers")
     if flagged and not quiet:
         shown = "\n".join(f"  {p}" for p in flagged[:10])
         more = f"\n  ... and {len(flagged) - 10} more" if len(flagged) > 10 else ""
@@ -6408,18 +8628,20 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
         if args.kind:
             where.append("kind = ?")
             params.append(args.kind)
-        rows = db.query(f"SELECT uid, kind, path, line, qualname FROM nodes WHERE "
+        rows = db.query(f"SELECT uid, kind, path, line, qualname, recovered FROM nodes WHERE "
                         f"{' AND '.join(where)} ORDER BY path, line", params)
         empty = db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None
     finally:
         db.close()
-    results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"]}
+    results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"],
+                **({"recovered": True} if r["recovered"] else {})}
                for r in rows if _symbol_matches(args.pattern, r["uid"], r["qualname"])]
     results = results[:args.limit]
     none = ("nothing is indexed yet: run `ctxkit index` where the source files are" if empty
             else "no symbols match")
-    emit(env, {"results": results},
-         lambda: "\n".join(f"{r['id']} ({r['kind']})" for r in results) or none)
+    emit(env, {"results": results}, lambda: "\n".join(
+        f"{r['id']} ({r['kind']}{', made by error recovery' if r.get('recovered') else ''})"
+        for r in results) or none)
     return EXIT_OK
 
 
@@ -6523,6 +8745,11 @@ def register_graph_commands(sub: argparse._SubParsersAction,
                         help="re-parse every file even when it looks unchanged")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="leave out paths matching GLOB (repeatable)")
+    parser.add_argument("--max-file-mib", type=float, default=None, metavar="N",
+                        help=f"skip files over N MiB (default: [index] max_file_mib in "
+                             f"{STATE_DIR}/{CONFIG_NAME}, else {GRAPH_MAX_FILE_MIB})")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="parse workers (default: the CPUs this process may use)")
     parser = add_command(sub, common, "symbols", cmd_symbols,
                          "list indexed symbols (L0: id and kind)",
                          "ctxkit symbols 'Auth*' --kind class")
@@ -6606,16 +8833,6 @@ CONTEXT_MAX_NODES = 2000        # nodes visited when following relations
 L3_RELATION_NAMES = 5           # calls / called-by names shown at L3
 ITEM_LESSONS = 5                # lessons shown under one symbol
 
-_TEST_PATH = lazy_re(
-    r"(?:^|/)(?:tests?|__tests__|spec|testing)/|(?:^|/)test_[^/]*$|_test\.[A-Za-z]+$"
-    r"|\.(?:test|spec)\.[A-Za-z]+$|(?:^|/)[A-Z][A-Za-z0-9]*Tests?\.java$|(?:^|/)conftest\.py$")
-
-
-def is_test_path(path: str) -> bool:
-    """True for files that hold tests (left out of context unless --include-tests)."""
-    return bool(_TEST_PATH.search(path))
-
-
 # -- tokens ------------------------------------------------------------------
 
 _ENCODER: Any = None
@@ -6680,25 +8897,14 @@ def count_tokens(text: str) -> int:
     return len(token_encoder().encode(text, disallowed_special=()))
 
 
-def truncate_to_tokens(text: str, limit: int) -> str:
-    """The longest prefix of ``text`` (cut at a token) counting at most ``limit``."""
-    encoder = token_encoder()
-    tokens = encoder.encode(text, disallowed_special=())
-    keep = min(limit, len(tokens))
-    while keep > 0:
-        prefix = encoder.decode(tokens[:keep]).rstrip("\ufffd")
-        if count_tokens(prefix) <= limit:
-            return prefix
-        keep -= 1
-    return ""
-
-
 # -- source ------------------------------------------------------------------
 
 
-def source_language(path: str) -> str | None:
-    """The tree-sitter language whose skeleton rules apply to ``path``."""
-    return SKELETON_LANGUAGES.get(os.path.splitext(path)[1].lower())
+def source_language(path: str, data: bytes | None = None) -> str | None:
+    """The tree-sitter language whose skeleton rules apply to ``path`` (its content
+    decides where an ending is shared: a C++ header named .h)."""
+    language = SKELETON_LANGUAGES.get(os.path.splitext(path)[1].lower())
+    return graph_dialect(language, path, data) if language and data is not None else language
 
 
 def fence_language(path: str) -> str:
@@ -6749,7 +8955,10 @@ def _inline_code(text: str) -> str:
 
 
 _CALL_TYPES = frozenset({"call", "call_expression", "method_invocation", "macro_invocation",
-                         "new_expression", "object_creation_expression"})
+                         "new_expression", "object_creation_expression",
+                         "invocation_expression", "function_call_expression",
+                         "member_call_expression", "nullsafe_member_call_expression",
+                         "scoped_call_expression"})
 # await and yield are kept whatever they wrap: they are suspension points.
 _SUSPEND_TYPES = frozenset({"await", "await_expression", "yield", "yield_expression"})
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function",
@@ -6762,7 +8971,8 @@ _WRAPPER_TYPES = frozenset({"expression_statement", "parenthesized_expression",
                             "try_expression", "expression_list", "as_expression",
                             "non_null_expression", "satisfies_expression"})
 _DECLARATOR_TYPES = frozenset({"variable_declarator", "var_spec", "const_spec",
-                               "assignment", "assignment_expression"})
+                               "assignment", "assignment_expression", "init_declarator",
+                               "variable_declaration"})
 
 _PARSERS: dict[str, Any] = {}
 
@@ -6771,9 +8981,8 @@ def parse_source(data: bytes, language: str) -> Any:
     """The tree-sitter tree of ``data`` (grammars are bundled, nothing is fetched)."""
     parser = _PARSERS.get(language)
     if parser is None:
-        from tree_sitter_language_pack import get_parser
-        parser = _PARSERS[language] = get_parser(language)
-    return parser.parse(data)
+        parser = _PARSERS[language] = graph_parser(language)
+    return graph_parse(language, data, parser)
 
 
 def _node_rows(node: Any) -> tuple[int, int]:
@@ -6809,6 +9018,11 @@ def _assigned_value(node: Any) -> Any:
         value = node.child_by_field_name(field)
         if value is not None:
             return value
+    after_equals = False  # grammars without a value field: what follows the `=`
+    for child in node.children:
+        if after_equals and child.is_named:
+            return child
+        after_equals = after_equals or child.type == "="
     for child in node.named_children:
         if child.type in _DECLARATOR_TYPES:
             return _assigned_value(child)
@@ -6940,7 +9154,7 @@ def skeleton_text(data: bytes, path: str, first: int, last: int) -> str:
     first, last = max(first - 1, 0), min(last - 1, len(lines) - 1)
     if last < first:
         return ""
-    language = source_language(path)
+    language = source_language(path, data)
     if language is None:
         return _line_skeleton(lines, first, last)
     rules = LANGUAGES[language].skeleton
@@ -7157,13 +9371,15 @@ _TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "type"
 
 
 def collect_related(db: Database, project: str, target: Node, relations: Sequence[str],
-                    depth: int, include_tests: bool) -> list[tuple[Node, str, int, Node]]:
-    """(node, relation, depth, reached-from) for every node within ``depth`` steps.
+                    depth: int, include_tests: bool) -> list[tuple[Node, str, int, Node, float]]:
+    """(node, relation, depth, reached-from, weight) for every node within ``depth`` steps.
 
     Beyond the first step a chain keeps its relation: callers of callers,
-    callees of callees; the other relations describe the target only.
+    callees of callees; the other relations describe the target only. The
+    weight sums the confidence of every edge from the node it was reached from
+    (three call sites weigh more than one guessed one).
     """
-    seen, found = {target.id}, []
+    seen, found = {target.id}, {}
     frontier = [(target, relation) for relation in relations]
     for step in range(1, depth + 1):
         following = []
@@ -7172,57 +9388,108 @@ def collect_related(db: Database, project: str, target: Node, relations: Sequenc
                 continue
             for rel in graph_relations(db, project, source, relation):
                 node = rel.node
-                if node is None or node.id in seen:
+                if node is None or (not include_tests and is_test_path(node.path)):
                     continue
-                if not include_tests and is_test_path(node.path):
+                if node.id in found and found[node.id][3] is source:
+                    entry = found[node.id]
+                    found[node.id] = (*entry[:4], entry[4] + rel.confidence)
+                if node.id in seen:
                     continue
                 seen.add(node.id)
-                found.append((node, relation, step, source))
+                found[node.id] = (node, relation, step, source, rel.confidence)
                 following.append((node, relation))
                 if len(found) >= CONTEXT_MAX_NODES:
-                    return found
+                    return list(found.values())
         frontier = following
-    return found
+    return list(found.values())
 
 
 def type_nodes(db: Database, project: str, target: Node) -> list[Node]:
-    """Classes and other types named in the target's parameter and return types."""
+    """The classes, interfaces, enums and aliases named in the target's parameter and
+    return types (never files). A name defined in several places is the one in the
+    target's file, else in a file the target's file imports, else outside tests."""
     text = " ".join([str(p.get("type") or "") for p in target.params]
                     + [target.return_type or ""])
+    imported = {rel.node.path for rel in graph_relations(db, project, target, "imports")
+                if rel.node is not None}
     found: dict[str, Node] = {}
     for name in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)):
         nodes = [n for n in graph_find_nodes(db, project, name) if n.kind in _TYPE_KINDS]
-        nodes.sort(key=lambda n: (n.path != target.path, n.path, n.line))
+        nodes.sort(key=lambda n: (n.path != target.path, n.path not in imported,
+                                  is_test_path(n.path), n.path, n.line))
         if nodes and nodes[0].id != target.id:
             found.setdefault(nodes[0].id, nodes[0])
     return list(found.values())[:10]
 
 
+# How directly a relation ties a node to the target (lower is closer): edges of
+# the target itself first, then inheritance, then what merely shares its file.
+RELATION_TIERS = {"calls": 0, "calledBy": 0, "types": 0, "extends": 1, "implements": 1,
+                  "imports": 2, "exports": 2, "importedBy": 2}
+
+
+class Closeness:
+    """Ranks relations by how closely they relate to the target.
+
+    Key, in order: steps from the target; the relation's tier; the layout's
+    section order; for file-level relations (exports, imports) whether the
+    node is the target's own class, how many callers and callees it shares
+    with the target, whether it is a member of the target's class; the edge
+    weight; the distance in lines within the target's file.
+    """
+
+    def __init__(self, db: Database, project: str, target: Node, sections: Sequence[str]):
+        self.db, self.project, self.target = db, project, target
+        self.order = {key: i for i, key in enumerate(sections)}
+        self.owner = target.qualname.rsplit(".", 1)[0] if "." in target.qualname else None
+        self._mine = self.neighbours(target)
+
+    def neighbours(self, node: Node) -> set[str]:
+        return {rel.node.id for relation in _TRANSITIVE_RELATIONS
+                for rel in graph_relations(self.db, self.project, node, relation) if rel.node}
+
+    def key(self, cand: ContextCandidate, weight: float, index: int) -> tuple:
+        node, tier = cand.node, RELATION_TIERS.get(cand.section, 3)
+        owner = shared = member = 0
+        if tier >= 2:
+            owner = int(node.qualname != self.owner)
+            shared = -len(self._mine & self.neighbours(node))
+            member = int(not (self.owner and node.qualname.startswith(self.owner + ".")))
+        distance = abs(node.line - self.target.line) if node.path == self.target.path else 10**9
+        return (cand.depth, tier, self.order.get(cand.section, 99), owner, shared, member,
+                -weight, distance, index)
+
+
 def context_candidates(db: Database, project: str, target: Node, purpose: str, depth: int,
                        include_tests: bool) -> list[ContextCandidate]:
-    """The target and its relations in priority order, each with its wanted level."""
+    """The target and its relations, closest first, each with its wanted level.
+
+    Where the layout has a types section (review, debug) it holds the types
+    named in the signature; the target file's imports only help pick them.
+    """
     direct, indirect = PURPOSE_RELATION_LEVELS[purpose]
     type_level = PURPOSE_TYPE_LEVEL.get(purpose, TYPE_LEVEL)
-    uses_types = "types" in _layout_sections(purpose)
-    result = [ContextCandidate(target, "target", 0, PURPOSE_LEVEL[purpose])]
-    related = collect_related(db, project, target, PURPOSE_RELATIONS[purpose], depth,
-                              include_tests)
+    sections = _layout_sections(purpose)
+    uses_types = "types" in sections
+    relations = [r for r in PURPOSE_RELATIONS[purpose] if not (uses_types and r == "imports")]
+    related = collect_related(db, project, target, relations, depth, include_tests)
     if uses_types and depth >= 1:
         seen = {target.id} | {node.id for node, *_ in related}
-        related += [(n, "types", 1, target) for n in type_nodes(db, project, target)
+        related += [(n, "types", 1, target, 1.0) for n in type_nodes(db, project, target)
                     if n.id not in seen and (include_tests or not is_test_path(n.path))]
-    order = {key: i for i, key in enumerate(_layout_sections(purpose))}
-    for node, relation, step, source in related:
-        section = "types" if uses_types and relation in ("imports", "types") else relation
+    closeness = Closeness(db, project, target, sections)
+    ranked = []
+    for index, (node, relation, step, source, weight) in enumerate(related):
         want = direct if step == 1 else indirect
-        if section in ("types", "imports", "exports"):
+        if relation in ("types", "imports", "exports"):
             want = min(want, type_level)
         if node.kind == "file":
             want = 0  # an imported module: its name is the fact worth the tokens
-        result.append(ContextCandidate(node, section, step, want,
-                                       via=source if step > 1 else None))
-    result[1:] = sorted(result[1:], key=lambda c: (c.depth, order.get(c.section, 99)))
-    return result
+        cand = ContextCandidate(node, relation, step, want, via=source if step > 1 else None)
+        ranked.append((closeness.key(cand, weight, index), cand))
+    ranked.sort(key=lambda item: item[0])
+    return [ContextCandidate(target, "target", 0, PURPOSE_LEVEL[purpose])] + [
+        cand for _, cand in ranked]
 
 
 # -- layout --------------------------------------------------------------------
@@ -7259,13 +9526,14 @@ def _layout_sections(purpose: str) -> list[str]:
 class _ContextFrame(Record):
     """The fixed text around the items: title, headings, chain, summary."""
 
-    __slots__ = ("title", "target_heading", "sections", "chain", "summary")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"chain": "", "summary": ""}
+    __slots__ = ("title", "target_heading", "sections", "chain", "summary", "empty")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"chain": "", "summary": "", "empty": "- none\n"}
     title: str
     target_heading: str
     sections: list[tuple[str, str]]
     chain: str
     summary: str
+    empty: str              # what an empty relation section says
 
 
 def _chain_text(candidates: list[ContextCandidate]) -> str:
@@ -7306,7 +9574,7 @@ _ASYNC_WORDS = lazy_re(r"\b(await|yield|go|spawn)\b|\.await\b")
 
 def control_points(data: bytes, path: str, first: int, last: int) -> tuple[list[str], list[str]]:
     """("raise at 20", ...) and ("await at 31", ...) within lines first..last."""
-    language = source_language(path)
+    language = source_language(path, data)
     if language is None:
         return _control_points_by_line(data, first, last)
     root = parse_source(data, language).root_node
@@ -7363,12 +9631,22 @@ def _impact_count(ids: list[str]) -> str:
     return f"{len(ids)} functions" + (f" ({tests} in tests)" if tests else "")
 
 
+NOT_ASKED = "not asked (--depth 0)"
+
+
 def _context_frame(renderer: ContextRenderer, purpose: str, candidates: list[ContextCandidate],
-                   impact: dict[str, Any] | None) -> _ContextFrame:
+                   impact: dict[str, Any] | None, depth: int) -> _ContextFrame:
     title, target_heading, sections = _context_template(purpose)
     frame = _ContextFrame(title=f"## {title}: {candidates[0].node.id}\n\n",
                           target_heading=f"### {target_heading}\n", sections=list(sections))
-    if impact is not None:
+    if depth == 0:  # relations were not looked at: "none" would be a false statement
+        frame.empty = f"- {NOT_ASKED}\n"
+    if impact is not None and depth == 0:
+        frame.chain = frame.empty
+        frame.summary = ("---\nImpact Summary:\n"
+                         f"- Direct Impact: {NOT_ASKED}\n- Indirect Impact: {NOT_ASKED}\n"
+                         f"- Risk Level: {NOT_ASKED}\n")
+    elif impact is not None:
         frame.chain = _chain_text(candidates)
         frame.summary = ("---\nImpact Summary:\n"
                          f"- Direct Impact: {_impact_count(impact['direct'])}\n"
@@ -7433,7 +9711,7 @@ class _ContextAssembly:
             shown = [c for c in members if c.level is not None]
             out += [self.renderer.piece(c.node, c.level, c.via) for c in shown]
             if not members:
-                out.append(("- none\n", count("- none\n")))
+                out.append((frame.empty, count(frame.empty)))
             elif len(shown) < len(members):
                 line = _dropped_line(len(members) - len(shown), len(members))
                 out.append((line, count(line)))
@@ -7452,7 +9730,7 @@ class _ContextAssembly:
             elif any(c.section == key for c in self.candidates[1:]):
                 fixed.append(_dropped_line(n, n + 1))
             else:
-                fixed.append("- none\n")
+                fixed.append(frame.empty)
         stats = self.stats(n, n, self.budget, {level: n for level in range(6)}, compact=False)
         return sum(count(p) for p in fixed if p) + count(stats)
 
@@ -7589,23 +9867,20 @@ def _exact_fallback(assembly: _ContextAssembly) -> tuple[str, int, bool]:
 
 
 def _fit_compact(assembly: _ContextAssembly) -> tuple[str, int, bool]:
-    """Less and less around the target; at last the target's L0 cut to the budget."""
+    """Less and less around the target, down to its L0 line alone; every line whole."""
     for cand in assembly.candidates[1:]:
         cand.level = None
     target = assembly.candidates[0]
-    for compact in (1, 2, 3):
-        for level in range(target.want, -1, -1):
+    for level in range(target.want, -1, -1):  # the target's level before the title or stats
+        for compact in (1, 2, 3):
             target.level = level
             text, tokens = assembly.text(compact, exact=True)
             if tokens <= assembly.budget:
                 return text, tokens, True
     target.level = 0
-    line = assembly.renderer.piece(target.node, 0)[0].rstrip("\n")
-    for limit in range(assembly.budget - 1, -1, -1):  # the newline may join a token
-        text = truncate_to_tokens(line, limit) + "\n"
-        if count_tokens(text) <= assembly.budget:
-            break
-    return text, count_tokens(text), True
+    need = count_tokens(assembly.renderer.piece(target.node, 0)[0])
+    raise UsageError(f"--budget {assembly.budget} is too small for {target.node.id}: its "
+                     f"one-line entry alone takes {need} tokens; pass --budget {need} or more")
 
 
 # -- the command -----------------------------------------------------------------
@@ -7650,8 +9925,11 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
     if others and graph_refresh(env, db, others):
         candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
     renderer = ContextRenderer(env, db)
-    impact = impact_summary(db, env.project, target, depth) if purpose == "impact" else None
-    frame = _context_frame(renderer, purpose, candidates, impact)
+    impact = None
+    if purpose == "impact":  # null figures at depth 0: not looked at, not zero
+        impact = (dict.fromkeys(("direct", "indirect", "risk_level", "risk_score")) if depth == 0
+                  else impact_summary(db, env.project, target, depth))
+    frame = _context_frame(renderer, purpose, candidates, impact, depth)
     text, tokens, compact = fit_budget(renderer, frame, candidates, budget)
     shown = [c for c in candidates if c.level is not None]
     levels = {str(level): sum(1 for c in shown if c.level == level) for level in range(6)}
@@ -7841,13 +10119,9 @@ HEAD_LINES = TAIL_LINES = 5
 MAX_DECISIVE = 10
 TIMEOUT_EXIT, KILL_GRACE = 124, 2.0
 
-# Substrings at least one of which every redaction pattern needs (lowercase);
-# a block without any of them cannot hold a secret and skips the regexes.
-_REDACT_TRIGGERS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "bearer",
-                    "akia", "asia", "eyj", "xox", "xapp-", "hooks.slack", "aiza", "://",
-                    "pass", "pwd", "secret", "key", "token", "private")
-_KEY_BEGIN = lazy_re(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
-_KEY_END = lazy_re(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+PIECE_MARGIN = 1 << 16  # a long line is cut only this far ahead of its end: no secret is longer
+_KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = lazy_re(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
 
 # Keywords that make a line a candidate for the decisive lines (lowercase).
 _DECISIVE_KEYS = ("error", "exception", "fail", "fatal", "panic", "traceback", "✕", "●",
@@ -8144,7 +10418,6 @@ class Chunker:
 
     def _run_end(self, lines: list[str], index: int, limit: int) -> int:
         """How far lines can be taken in one run without passing a cut point."""
-        import bisect
         import itertools
         if self.hold_ts:
             if self.size >= 4 * CHUNK_BYTES or len(self.lines) >= UNIT_MAX_LINES // 2:
@@ -8161,7 +10434,7 @@ class Chunker:
         stop = min(limit, index + room)
         sizes = list(itertools.accumulate(map(len, lines[index:stop])))
         # Counting each newline as the run's full length keeps the bound safe.
-        return index + bisect.bisect_right(sizes, budget - (stop - index))
+        return index + bisect_right(sizes, budget - (stop - index))
 
     def _add_one(self, number: int, stream: int, line: str, head: str | None) -> None:
         if self.lines and (head is not None or self._full(line)):
@@ -8343,7 +10616,9 @@ class OutputIngest:
                  source: str, direct_max: int):
         import codecs
         self.env, self.db = env, db
-        self.label, self.command, self.source = label, command, source
+        # What names the output is stored too: masked like the output itself.
+        self.label, self.command = printable(redact(label)[0]), printable(redact(command)[0])
+        self.source = source
         self.direct_max = direct_max
         self.started = time.monotonic()
         self.decoders = {s: codecs.getincrementaldecoder("utf-8")("backslashreplace")
@@ -8358,6 +10633,7 @@ class OutputIngest:
         import collections
         self.tail: collections.deque[tuple[int, str]] = collections.deque(maxlen=TAIL_LINES)
         self.direct: list[tuple[int, str]] | None = []
+        self.raw: list[tuple[int, bytes]] | None = []  # the bytes as written, while direct
         self.direct_size = 0
         self.vocab: set[str] = set()
         self.decisive = DecisiveLines()
@@ -8395,6 +10671,11 @@ class OutputIngest:
         if not data:
             return
         self.bytes += len(data)
+        if self.raw is not None:
+            if self.bytes > self.direct_max:
+                self.raw = None
+            else:
+                self.raw.append((stream, data))
         text = self.decoders[stream].decode(data)
         self._add_text(stream, text)
 
@@ -8406,10 +10687,32 @@ class OutputIngest:
         self.partial[stream] = lines.pop()
         if lines:
             self._add_lines(stream, lines, open_last=False)
-        while len(self.partial[stream]) > LINE_PIECE:
-            piece, self.partial[stream] = (self.partial[stream][:LINE_PIECE],
-                                           self.partial[stream][LINE_PIECE:])
+        while len(self.partial[stream]) > LINE_PIECE + PIECE_MARGIN:
+            cut = self._piece_end(self.partial[stream])
+            piece, self.partial[stream] = (self.partial[stream][:cut],
+                                           self.partial[stream][cut:])
             self._add_lines(stream, [piece], open_last=True)
+
+    def _piece_end(self, text: str) -> int:
+        """Where to cut a long line so that no secret is split between two pieces.
+
+        Pieces are redacted one by one, so a key across the cut would be stored
+        as two unmasked halves. The cut goes at the last space before
+        LINE_PIECE when there is one near, and then past every secret that
+        crosses it; a secret is shorter than PIECE_MARGIN, and the text
+        reaches that far beyond LINE_PIECE.
+        """
+        space = text.rfind(" ", LINE_PIECE - 4096, LINE_PIECE)
+        cut = space + 1 if space >= 0 else LINE_PIECE
+        if self.in_key:
+            return cut
+        window = text[:LINE_PIECE + PIECE_MARGIN]
+        if not may_hold_secret(window.lower()):
+            return cut
+        for start, end in sorted(secret_spans(window)):
+            if start < cut < end:
+                cut = end
+        return cut
 
     def _add_lines(self, stream: int, lines: list[str], open_last: bool) -> None:
         joins = self.open_piece == stream
@@ -8419,7 +10722,7 @@ class OutputIngest:
         self.line_no = first_no + len(lines) - 1
         block = "\n".join(lines)
         low = block.lower()
-        if self.in_key or any(t in low for t in _REDACT_TRIGGERS):
+        if self.in_key or may_hold_secret(low):
             lines = self._redact_lines(lines)
             block = "\n".join(lines)
             low = block.lower()
@@ -8437,8 +10740,7 @@ class OutputIngest:
                 self.in_key = not _KEY_END.search(line)
                 result.append(REDACTED)
                 continue
-            low = line.lower()
-            if any(t in low for t in _REDACT_TRIGGERS):
+            if may_hold_secret(line.lower()):
                 line, count = redact(line)
                 self.redactions += count
             result.append(line)
@@ -9001,7 +11303,8 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
         raise UsageError("run: --direct-max must be 0 or more bytes")
     import shlex
     db, open_error = _open_store(env)
-    ingest = OutputIngest(env, db, label=args.label or argv[0], command=shlex.join(argv),
+    ingest = OutputIngest(env, db, label=args.label or argv[0],
+                          command=shlex.join(redact_argv(argv)),
                           source="run", direct_max=args.direct_max)
     if open_error:
         ingest._fail_writes(open_error)
@@ -9036,7 +11339,7 @@ def _report_run(env: Env, summary: dict[str, Any], ingest: OutputIngest, code: i
         if env.json:
             emit(env, {**summary, "output": "\n".join(text for _, text in direct)})
         else:
-            _print_direct(direct)
+            _print_direct(ingest.raw or [])
             if not env.quiet:
                 stored = f"stored as {summary['handle']}" if summary["stored"] else "NOT stored"
                 warn(f"exit {code} · {summary['lines']} lines · {stored}")
@@ -9053,11 +11356,19 @@ def _report_run(env: Env, summary: dict[str, Any], ingest: OutputIngest, code: i
     return code
 
 
-def _print_direct(direct: list[tuple[int, str]]) -> None:
-    """Print a small output as it was: stdout lines to stdout, stderr lines to stderr."""
-    for stream, text in direct:
+def _print_direct(raw: list[tuple[int, bytes]]) -> None:
+    """Print a small output exactly as the command wrote it, byte for byte, each
+    block to the stream it came from, in the order it came: no newline added,
+    invalid UTF-8 and NUL bytes passed through."""
+    for stream, data in raw:
         target = sys.stdout if stream == STDOUT else sys.stderr
-        target.write(text + "\n")
+        target.flush()
+        binary = getattr(target, "buffer", None)
+        if binary is not None:
+            binary.write(data)
+            binary.flush()
+        else:  # a text-only stream (an embedding program's): the nearest text
+            target.write(data.decode(target.encoding or "utf-8", "replace"))
     sys.stdout.flush()
     sys.stderr.flush()
 
@@ -9105,10 +11416,7 @@ def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = N
 
 
 def cmd_search(args: argparse.Namespace, env: Env) -> int:
-    if args.limit < 1 or args.context < 0:
-        raise UsageError("search: --limit must be at least 1 and --context 0 or more")
-    if args.events:
-        return cmd_search_events(args, env)
+    """`search QUERY` over the stored outputs (cmd_search_any checked the limits)."""
     try:
         db = open_db(env)
         result = search_outputs(db, env, args.query, handle=args.handle, limit=args.limit,
@@ -9391,15 +11699,6 @@ def split_symbol(db: Database | None, env: Env, symbol: str,
     return split_symbol_at(db, env.project, str(env.root), str(env.cwd), symbol, file)
 
 
-def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] | None:
-    """The active lessons of a graph node as one SYMBOL_OBJ (node_symbol_obj() in the
-    fast-path section), None when it has none."""
-    obj = node_symbol_obj(db, project, {"path": node.path, "qualname": node.qualname,
-                                        "name": node.name, "uid": node.id,
-                                        "body_hash": node.body_hash})
-    return obj if obj["lessons"] else None
-
-
 def _require_text(value: str | None, what: str, example: str) -> str:
     text = (value or "").strip()
     if not text:
@@ -9459,6 +11758,7 @@ def bind_to_code_on_disk(env: Env, db: Database, name: str,
 
 
 def _ensure_symbol(db: Database, project: str, name: str, file: str) -> int:
+    name, file = redact(name)[0], redact(file)[0]  # a name is stored too: no secret in it
     db.execute(SQL_INSERT_SYMBOL, (project, name, file))
     return db.one(SQL_FIND_SYMBOL, (project, file, name))["id"]
 
@@ -9898,7 +12198,8 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
 # Snapshots and hooks
 # =============================================================================
 # Regular expressions here are kept as strings and compiled on first use (re
-# caches them): a hook process pays only for the ones its path needs.
+# caches them): a hook process pays only for the ones its path needs (see
+# lazy_re for the rule).
 
 SNAPSHOT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -9994,6 +12295,7 @@ def record_event(db: Database, project: str, kind: str, text: str,
                  session_id: str | None = None) -> dict[str, Any]:
     """Store one note (redacted) and index it for `search --events`."""
     text, _ = redact(text.strip())
+    session_id = redact_text(session_id)
     created = utc_now()
     with db.atomic():
         rowid = db.execute(SQL_EVENT_INSERT, (project, kind, text, session_id, created)).lastrowid
@@ -10391,6 +12693,7 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
         agent_text = previous["agent_text"]
     agent_text = redact(agent_text)[0]  # masked before the file or the database sees it
     body, state = build_snapshot(db, env, agent_text, source, previous)
+    body = redact(body)[0]  # branch names, paths, notes: nothing on disk holds a secret
     path = env.root / SNAPSHOT_FILE
     temp = path.with_name(f".{SNAPSHOT_FILE}.{os.getpid()}.tmp")
     try:
@@ -10401,11 +12704,12 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
             temp.unlink()
         raise CtxkitError(f"cannot write {path}: {exc.strerror}; check the folder's "
                           f"permissions") from None
-    files = [{"status": s, "path": p} for s, p in state.files]
+    files = [{"status": s, "path": redact(p)[0]} for s, p in state.files]
     created = utc_now()
     with db.atomic():
-        rowid = db.execute(SQL_SNAPSHOT_INSERT, (env.project, created, source, state.branch,
-                                                 state.head, json.dumps(files), agent_text,
+        rowid = db.execute(SQL_SNAPSHOT_INSERT, (env.project, created, source,
+                                                 redact(state.branch)[0], state.head,
+                                                 json.dumps(files), agent_text,
                                                  body)).lastrowid
     _, sections = split_sections(body)
     counts = {title: sum(1 for line in lines if line.startswith("- ")) for title, lines in sections}
@@ -10857,7 +13161,7 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
 
 def first_time(env: Env, payload: dict[str, Any], mark: str) -> bool:
     """True the first time ``mark`` is asked for in this agent session."""
-    session = str(payload.get("session_id") or "no-session")
+    session = redact(str(payload.get("session_id") or "no-session"))[0]
     with open_db(env) as db, db.atomic():
         cursor = db.execute(SQL_MARK_INSERT, (env.project, session, mark, utc_now()))
     return cursor.rowcount == 1
@@ -12590,45 +14894,6 @@ COMMAND_REGISTRARS = (register_graph_commands, register_context_commands,
                       register_snapshot_commands, register_suspect_commands)
 
 
-_PARSER_CLASSES: list[type] = []
-
-
-def parser_classes() -> tuple[type, type]:
-    """(_Parser, _HelpFormatter), made on first use so only parsing imports argparse.
-
-    _Parser: argparse whose errors become UsageError (one line, exit 2).
-    _HelpFormatter: argparse's formatter, given the terminal width so it never
-    imports shutil; argparse builds a formatter for every add_argument() call
-    and, without a width, asks shutil for it (with bz2 and lzma).
-    """
-    if not _PARSER_CLASSES:
-        class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-            def __init__(self, prog: str, indent_increment: int = 2,
-                         max_help_position: int = 24, width: int | None = None) -> None:
-                super().__init__(prog, indent_increment, max_help_position,
-                                 width if width is not None else terminal_columns() - 2)
-
-        class _Parser(argparse.ArgumentParser):
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                kwargs.setdefault("formatter_class", _HelpFormatter)
-                super().__init__(*args, **kwargs)
-
-            def error(self, message: str) -> None:  # type: ignore[override]
-                raise UsageError(f"{self.prog}: {message} (see --help)")
-
-        _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
-    return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
-
-
-def terminal_columns() -> int:
-    with contextlib.suppress(ValueError):
-        if int(os.environ.get("COLUMNS", "0")) > 0:
-            return int(os.environ["COLUMNS"])
-    with contextlib.suppress(OSError, AttributeError, ValueError):
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns
-    return 80
-
-
 def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     default = argparse.SUPPRESS if suppress else None
     group = parser.add_argument_group("global options")
@@ -12642,24 +14907,6 @@ def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     group.add_argument("-q", "--quiet", action="store_true",
                        default=argparse.SUPPRESS if suppress else False,
                        help="print less")
-
-
-class _SkippedParser:
-    """Stands in for the parser of a command that is not being run.
-
-    Building all ~30 sub-parsers costs more than Python's own start-up, so
-    main() builds only the one named on the command line; registering the
-    others goes to this object, which accepts any call and returns itself.
-    """
-
-    def __getattr__(self, name: str) -> Callable[..., _SkippedParser]:
-        return self._absorb
-
-    def _absorb(self, *args: Any, **kwargs: Any) -> _SkippedParser:
-        return self
-
-
-_SKIPPED = _SkippedParser()
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -12677,22 +14924,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub.only_command = command  # read by add_command
     for register in COMMAND_REGISTRARS:
         register(sub, common)
+    if "search" in sub.choices:  # one command over two sections' stores
+        sub.choices["search"].set_defaults(func=cmd_search_any)
     if command is not None and command not in sub.choices:
         return build_parser()  # unknown command or alias: the full parser explains
     return parser
 
 
-def add_command(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, name: str,
-                func: Callable[[argparse.Namespace, Env], int | None], help: str,
-                example: str) -> argparse.ArgumentParser:
-    """Register one sub-command with the global options and an example in its help."""
-    if getattr(sub, "only_command", None) not in (None, name):
-        return _SKIPPED  # type: ignore[return-value]
-    parser = sub.add_parser(name, parents=[common], help=help, description=help,
-                            epilog=f"example:\n  {example}",
-                            formatter_class=parser_classes()[1])
-    parser.set_defaults(func=func)
-    return parser
+def cmd_search_any(args: argparse.Namespace, env: Env) -> int | None:
+    """`search`: the stored outputs (Output store), or with --events the notes
+    (Snapshots and hooks)."""
+    if args.limit < 1 or args.context < 0:
+        raise UsageError("search: --limit must be at least 1 and --context 0 or more")
+    return (cmd_search_events if args.events else cmd_search)(args, env)
 
 
 def env_from_args(args: argparse.Namespace) -> Env:
@@ -12713,7 +14957,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             import traceback
             traceback.print_exc()
-        sys.stderr.write(f"ctxkit: error: {exc}\n")
+        sys.stderr.write(f"ctxkit: error: {printable(str(exc))}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("ctxkit: interrupted\n")
@@ -12725,8 +14969,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: still one line unless debugging
         if debug:
             raise
-        sys.stderr.write(f"ctxkit: error: internal error: {type(exc).__name__}: {exc} "
-                         f"(rerun with CTXKIT_DEBUG=1 for the traceback)\n")
+        sys.stderr.write(f"ctxkit: error: internal error: {type(exc).__name__}: "
+                         f"{printable(str(exc))} (rerun with CTXKIT_DEBUG=1 for the traceback)\n")
         return EXIT_ERROR
 
 

@@ -77,16 +77,27 @@ def test_budget_is_exact_and_never_exceeded(shop, purpose):
             assert int(stated.group(1)) == data["stats"]["tokens"]
 
 
-def test_tiny_budgets_truncate_but_never_exceed(shop):
-    for budget in range(1, 50, 3):
+def test_tiny_budgets_never_exceed_and_print_whole_lines(shop):
+    line = "- app/service.py:OrderService.place (method)\n"
+    need = tokens(line)
+    for budget in range(need, need + 40, 3):
         data = context(shop, PLACE, "--budget", str(budget))
         assert data["stats"]["tokens"] == tokens(data["context"]) <= budget
         assert data["items"] and data["items"][0]["id"] == PLACE
-    assert context(shop, PLACE, "--budget", "12")["context"].startswith("- app/service.py")
-    for budget in (1, 5, 12):  # human output is the very text that was counted
+    assert context(shop, PLACE, "--budget", str(need))["context"] == line
+    for budget in (need, need + 5):  # human output is the very text that was counted
         human = shop("context", PLACE, "--budget", str(budget)).out
         assert human.endswith("\n") and tokens(human) <= budget
         assert human == context(shop, PLACE, "--budget", str(budget))["context"]
+
+
+def test_budget_below_the_targets_one_line_is_an_error(shop):
+    need = tokens("- app/service.py:OrderService.place (method)\n")
+    for budget in (1, need - 1):
+        result = shop("context", PLACE, "--budget", str(budget))
+        assert (result.code, result.out) == (2, "")
+        assert result.err.count("\n") == 1
+        assert f"pass --budget {need} or more" in result.err
 
 
 def test_lowering_before_dropping(shop):
@@ -104,7 +115,7 @@ def test_lowering_before_dropping(shop):
     ("existence", 0, {}),
     ("usage", 1, {"app/service.py:checkout": 1, "app/service.py:OrderService.place_all": 1}),
     ("review", 3, {"app/store.py:save_order": 2, "app/service.py:checkout": 2,
-                   "app/models.py:Order": 1, "app/models.py": 0}),
+                   "app/models.py:Order": 1}),
     ("refactor", 4, {"app/store.py:save_order": 2, "app/service.py:checkout": 2}),
     ("debug", 5, {"app/store.py:save_order": 4, "app/models.py:Order": 2}),
     ("impact", 3, {"app/service.py:checkout": 2}),

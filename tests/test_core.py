@@ -99,3 +99,67 @@ def test_redact_patterns_and_non_secrets():
              "sk-short", "error: password is None"]
     for text in clean:
         assert ctxkit.redact(text) == (text, 0), text
+
+
+def _sections_and_names():
+    """ctxkit.py's sections in order, and the section of each top-level name."""
+    import ast
+    from pathlib import Path
+    source = Path(ctxkit.__file__).read_text(encoding="utf-8")
+    lines = source.splitlines()
+    starts = [(number + 2, lines[number + 1][2:].split(":")[0].strip())
+              for number in range(len(lines) - 2)
+              if lines[number].startswith("# ====") and lines[number + 2].startswith("# ====")
+              and not lines[number + 1].startswith("# ====")]
+    order = list(dict.fromkeys(name for _, name in starts))
+
+    def section(line):
+        return ([None] + [name for start, name in starts if start <= line])[-1]
+
+    tree = ast.parse(source)
+    owner = {}
+    for node in tree.body:
+        targets = ([node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else
+                   [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)])
+        for name in targets:
+            if section(node.lineno):
+                owner.setdefault(name, section(node.lineno))
+    return tree, order, section, owner
+
+
+def _names_run(node):
+    """The names evaluated when ``node`` runs; annotations are strings under
+    ``from __future__ import annotations``, so they do not count."""
+    import ast
+    if isinstance(node, ast.Name):
+        yield node.id
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.arg) or child is getattr(node, "returns", None):
+            continue
+        if isinstance(child, ast.AnnAssign):
+            if child.value is not None:
+                yield from _names_run(child.value)
+            continue
+        yield from _names_run(child)
+
+
+def test_sections_call_only_what_comes_before_them():
+    import ast
+    tree, order, section, owner = _sections_and_names()
+    assert order[:4] == ["Constants", "Errors", "Fast path", "Core"] and order[-1] == "CLI"
+    later = []
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            continue
+        mine = order.index(section(node.lineno))
+        imported_here = {alias.asname or alias.name.split(".")[0] for inner in ast.walk(node)
+                         if isinstance(inner, (ast.Import, ast.ImportFrom))
+                         for alias in inner.names}
+        for name in set(_names_run(node)) - imported_here:
+            theirs = owner.get(name)
+            if theirs is None or order.index(theirs) <= mine:
+                continue
+            if node.name == "_create_current_schema" and name.endswith("_SCHEMA"):
+                continue  # migrations give a fresh database every section's schema
+            later.append(f"{node.name} ({section(node.lineno)}) uses {name} ({theirs})")
+    assert not later, "\n".join(sorted(later))

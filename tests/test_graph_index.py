@@ -72,7 +72,8 @@ def bump(path: Path) -> None:
 def test_index_summary_shape(cli):
     copy_fixture("graph_python", cli.root)
     data = index(cli)
-    assert set(data) == {"files", "nodes", "edges", "seconds", "languages"}
+    assert set(data) == {"files", "skip_reasons", "recovered", "nodes", "edges", "seconds",
+                         "languages"}
     assert data["files"] == {"indexed": 5, "unchanged": 0, "removed": 0, "skipped": 0,
                              "errors": 0}
     assert data["languages"] == {"python": 5}
@@ -436,11 +437,12 @@ def test_syntax_error_is_indexed_and_flagged(cli):
 
 def test_big_binary_and_unknown_files_are_skipped_and_counted(cli):
     write(cli.root, "ok.py", "def f():\n    return 1\n")
-    write(cli.root, "huge.py", "x = 1\n" * 200_000)  # 1.2 MB
+    write(cli.root, "huge.py", "x = 1\n" * 1_500_000)  # 9 MB: over the default 8 MiB
     write(cli.root, "blob.py", b"\x00\x01\x02def f(): pass\n")
     write(cli.root, "notes.txt", "hello\n")
     data = index(cli)
     assert data["files"]["indexed"] == 1 and data["files"]["skipped"] == 3
+    assert data["skip_reasons"] == {"language": 1, "too_big": 1, "binary": 1}
     assert db_rows(cli, "SELECT path FROM files") == [("ok.py",)]
 
 
@@ -515,6 +517,7 @@ def test_file_deleted_while_indexing(cli, monkeypatch):
     monkeypatch.setattr(ctxkit, "_graph_parse_job", vanishing)
     data = index(cli)
     assert data["files"]["indexed"] == 4
+    assert data["skip_reasons"] == {"vanished": 1}
     assert db_rows(cli, "SELECT count(*) FROM files WHERE path = 'app/cache.py'") == [(0,)]
 
 
@@ -529,7 +532,7 @@ def test_untracked_and_gitignored_files(cli):
     assert paths == {"tracked.py", "untracked.py"}
 
 
-# --- definitions-only languages ----------------------------------------------------
+# --- definitions of the languages added later ----------------------------------------------------
 
 DEFINITION_SAMPLES = {
     "c": ("lib.c", "struct point { int x; };\nstatic int add(int a, int b) { return a + b; }\n"
@@ -543,8 +546,9 @@ DEFINITION_SAMPLES = {
     "csharp": ("Lib.cs", "namespace App {\npublic class Repo : Base {\n"
                          "  public int Count(string key) { return 0; }\n}\n"
                          "public interface IRepo {}\n}\n",
-               {"Lib.cs:App.Repo": "class", "Lib.cs:App.Repo.Count": "method",
-                "Lib.cs:App.IRepo": "interface"}),
+               # the namespace is the file's package (as Java's), not part of the name
+               {"Lib.cs:Repo": "class", "Lib.cs:Repo.Count": "method",
+                "Lib.cs:IRepo": "interface"}),
     "ruby": ("lib.rb", "module Shop\n  class Cart < Base\n    def total(tax = 0)\n"
                        "      1\n    end\n  end\nend\n",
              {"lib.rb:Shop": "class", "lib.rb:Shop.Cart": "class",

@@ -1,0 +1,120 @@
+"""What the context puts first and what its sections may hold, through the real CLI.
+
+The target comes first, at the highest level that fits; type sections hold
+types, never files; relations are ranked by closeness to the target; every
+printed line is whole; FILE:LINE must be a line of the file; --depth 0 says
+that relations were not asked for.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import copy_fixture
+
+PLACE = "app/service.py:OrderService.place"
+
+
+@pytest.fixture
+def shop(cli, root):
+    copy_fixture("context_py", root)
+    assert cli("index").code == 0
+    return cli
+
+
+def context(cli, *args):
+    result = cli("context", *args, "--json")
+    assert result.code == 0, result.err
+    return result.json()
+
+
+@pytest.mark.parametrize("purpose", ["review", "debug"])
+def test_type_sections_hold_types_never_files(shop, purpose):
+    data = context(shop, PLACE, "--purpose", purpose, "--budget", "20000")
+    types = [i for i in data["items"] if i["section"] == "types"]
+    assert [i["id"] for i in types] == ["app/models.py:Order"]      # `order: Order`
+    assert all(i["kind"] != "file" for i in data["items"])
+    heading = "### Type Dependencies" if purpose == "review" else "### Input Types"
+    section = data["context"].split(heading, 1)[1].split("\n---", 1)[0]
+    assert "(file)" not in section and "app/models.py:Order (class" in section
+
+
+def test_the_target_gets_its_level_before_any_relation(shop):
+    # With relations and without any (--depth 0), the target's level is the same at
+    # every budget: relations only ever get what the target leaves.
+    for budget in range(30, 700, 9):
+        with_relations = context(shop, PLACE, "--purpose", "debug", "--budget", str(budget))
+        alone = context(shop, PLACE, "--purpose", "debug", "--budget", str(budget),
+                        "--depth", "0")
+        assert with_relations["items"][0]["level"] == alone["items"][0]["level"], budget
+    full = context(shop, PLACE, "--purpose", "debug", "--budget", "20000")
+    assert full["items"][0]["level"] == 5
+    levels = {context(shop, PLACE, "--purpose", "debug", "--budget", str(b))["items"][0]["level"]
+              for b in range(30, 700, 9)}
+    assert {5, 4, 3} <= levels                                    # L5, else L4, else L3
+
+
+GO = '''package cli
+
+type Command struct {
+	name string
+}
+
+func (c *Command) SetA(v string) { c.name = v }
+func (c *Command) SetB(v string) { c.name = v }
+func (c *Command) SetC(v string) { c.name = v }
+func (c *Command) SetD(v string) { c.name = v }
+func (c *Command) SetE(v string) { c.name = v }
+func (c *Command) SetF(v string) { c.name = v }
+
+func (c *Command) Execute() error {
+	return c.validate()
+}
+
+func (c *Command) validate() error {
+	return nil
+}
+
+func (c *Command) Check() error {
+	return c.validate()
+}
+'''
+
+
+def test_exports_are_ranked_by_closeness_to_the_target(cli, root):
+    (root / "command.go").write_text(GO)
+    assert cli("index").code == 0
+    data = context(cli, "Command.Execute", "--purpose", "refactor", "--budget", "20000")
+    exports = [i["id"] for i in data["items"] if i["section"] == "exports"]
+    # Its own type, then the method sharing a callee (validate), then the rest.
+    assert exports[:2] == ["command.go:Command", "command.go:Command.Check"], exports
+    assert set(exports[2:]) == {f"command.go:Command.Set{x}" for x in "ABCDEF"}
+    text = data["context"]
+    assert text.index("Command.Check") < text.index("Command.SetA")
+    # Under a tight budget the unrelated setters are the ones left out.
+    tight = context(cli, "Command.Execute", "--purpose", "refactor", "--budget", "330")
+    shown = [i["id"] for i in tight["items"] if i["section"] == "exports"]
+    assert "command.go:Command.Check" in shown and len(shown) < len(exports)
+
+
+def test_file_line_past_the_end_is_an_error(shop):
+    lines = (shop.root / "app" / "service.py").read_text().count("\n")
+    result = shop("context", f"app/service.py:{lines + 1}")
+    assert result.code == 1 and result.out == "" and result.err.count("\n") == 1
+    assert f"past the end of app/service.py, which has {lines} lines" in result.err
+    assert shop("callers", "app/service.py:9999").code == 1
+    assert shop("context", f"app/service.py:{lines}").code == 0
+    zero = shop("context", "app/service.py:0")
+    assert zero.code == 2 and "numbered from 1" in zero.err
+
+
+def test_depth_0_says_relations_were_not_asked_for(shop):
+    text = shop("context", PLACE, "--depth", "0").out
+    for heading in ("### Direct Dependencies", "### Callers", "### Type Dependencies"):
+        assert f"{heading}" in text
+        assert text.split(heading, 1)[1].split("\n", 2)[1] == "- not asked (--depth 0)"
+    assert "- none" not in text
+    impact = context(shop, PLACE, "--purpose", "impact", "--depth", "0")
+    assert impact["impact"] == {"direct": None, "indirect": None, "risk_level": None,
+                                "risk_score": None}
+    assert "Direct Impact: not asked (--depth 0)" in impact["context"]
+    assert "- none" not in impact["context"]

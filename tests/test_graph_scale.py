@@ -1,0 +1,260 @@
+"""Index at scale: big files, shapes, skip reasons, files changing mid-run, progress, workers."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+import ctxkit
+
+
+def index(cli, *args: str) -> dict:
+    result = cli("index", "--json", *args)
+    assert result.code == 0, result.err
+    return result.json()
+
+
+def write(root: Path, rel: str, text: str | bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def rows(cli, sql: str, params=()) -> list[tuple]:
+    conn = sqlite3.connect(cli.db)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def generated_module(functions: int, pad: int = 0) -> str:
+    """Real code with ordinary lines, as a generator writes it: a chain of functions."""
+    comment = "    # " + "generated table entry; " * (pad // 23) + "\n" if pad else ""
+    parts = ["def f0():\n    return 0\n"]
+    parts += [f"\n\ndef f{i}(value=None):\n    # step {i} of the generated chain\n"
+              f"{comment}    return f{i - 1}() + {i}\n" for i in range(1, functions)]
+    return "".join(parts)
+
+
+# --- big files -------------------------------------------------------------------
+
+
+def test_files_over_one_mib_are_indexed_up_to_the_limit(cli):
+    source = generated_module(5000, pad=230)
+    assert len(source) > 1.5 * 2**20
+    write(cli.root, "gen/big_parser.py", source)
+    data = index(cli)
+    assert data["files"]["indexed"] == 1 and data["skip_reasons"] == {}
+    assert rows(cli, "SELECT count(*) FROM nodes WHERE kind = 'function'") == [(5000,)]
+    result = cli("callers", "f4998", "--json")
+    assert [r["id"] for r in result.json()["results"]] == ["gen/big_parser.py:f4999"]
+
+
+def test_size_limit_from_the_option_and_from_config(cli):
+    write(cli.root, "big.py", generated_module(5000, pad=230))
+    write(cli.root, "small.py", "def small():\n    return 1\n")
+    data = index(cli, "--max-file-mib", "1")
+    assert data["files"]["indexed"] == 1 and data["skip_reasons"] == {"too_big": 1}
+    (cli.root / ".ctxkit" / "config.toml").write_text("[index]\nmax_file_mib = 0.5\n")
+    data = index(cli, "--full")
+    assert data["skip_reasons"] == {"too_big": 1}
+    (cli.root / ".ctxkit" / "config.toml").write_text("[index]\nmax_file_mib = 4\n")
+    data = index(cli)
+    assert data["files"]["indexed"] == 1 and data["skip_reasons"] == {}
+    assert rows(cli, "SELECT count(*) FROM files") == [(2,)]
+
+
+@pytest.mark.parametrize("setting", ["0", "-1", '"big"', "5000"])
+def test_bad_size_limit_is_one_line(cli, setting):
+    (cli.root / ".ctxkit").mkdir(exist_ok=True)
+    (cli.root / ".ctxkit" / "config.toml").write_text(f"[index]\nmax_file_mib = {setting}\n")
+    write(cli.root, "a.py", "def a():\n    pass\n")
+    result = cli("index")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "index.max_file_mib" in result.err and "Traceback" not in result.err
+
+
+def test_bad_option_values_are_usage_errors(cli):
+    for args in (["--max-file-mib", "0"], ["--jobs", "0"], ["--jobs", "100000"]):
+        result = cli("index", *args)
+        assert result.code == 2 and result.err.count("\n") == 1, (args, result.err)
+
+
+# --- shapes ----------------------------------------------------------------------
+
+
+def test_minified_code_is_told_apart_by_shape_not_size(cli):
+    body = ";".join(f"function f{i}(a){{return a+{i}}}" for i in range(3000))
+    write(cli.root, "dist/app.min.js", "/*! bundle v1 */\n" + body + "\n")
+    readable = "".join(f"function g{i}(a) {{\n  return a + {i};\n}}\n" for i in range(3000))
+    write(cli.root, "src/app.js", readable)  # as big, ordinary lines
+    # Real code that holds one long data line: most bytes are still on short lines.
+    code = generated_module(400)
+    write(cli.root, "src/table.py", "TABLE = '" + "ab" * 2000 + "'\n" + code)
+    # Generated formulas: nearly all bytes on long lines, yet lines a person reads.
+    formula = " + ".join(f"x**{i}*y" for i in range(300))
+    write(cli.root, "src/formulas.py", "class Quintic:\n" + "".join(
+        f"    @property\n    def f{i}(self):\n        return {formula}\n\n" for i in range(10)))
+    data = index(cli)
+    assert data["skip_reasons"] == {"minified": 1}
+    assert data["files"]["indexed"] == 3
+    paths = {r[0] for r in rows(cli, "SELECT path FROM files")}
+    assert paths == {"src/app.js", "src/table.py", "src/formulas.py"}
+
+
+def test_summary_names_the_skip_reasons(cli):
+    write(cli.root, "ok.py", "def f():\n    return 1\n")
+    write(cli.root, "blob.py", b"\x00\x01def f(): pass\n")
+    write(cli.root, "README.md", "# hello\n")
+    result = cli("index")
+    assert result.code == 0
+    assert "2 skipped: 1 language, 1 binary;" in result.out
+
+
+# --- files that change or vanish while the run reads them -------------------------
+
+
+class ChangingFile:
+    """Appends to ``target`` between the read and the second fstat of the first ``times``
+    reads: the file really changes on disk at the worst moment."""
+
+    def __init__(self, monkeypatch, target: Path, times: int):
+        self.target, self.left, self.real = str(target), times, os.fstat
+        self.calls: dict[int, int] = {}
+        monkeypatch.setattr(ctxkit.os, "fstat", self)
+
+    def __call__(self, fd: int) -> os.stat_result:
+        if os.readlink(f"/proc/self/fd/{fd}") == self.target and self.left > 0:
+            self.calls[fd] = self.calls.get(fd, 0) + 1
+            if self.calls[fd] == 2:  # after the read
+                self.left -= 1
+                self.calls.pop(fd)
+                with open(self.target, "a") as handle:
+                    handle.write(f"\n\ndef grown_{self.left}():\n    pass\n")
+        return self.real(fd)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/fd")
+def test_file_changing_while_read_is_read_again(cli, monkeypatch):
+    path = write(cli.root, "a.py", "def a():\n    pass\n")
+    ChangingFile(monkeypatch, path.resolve(), times=1)
+    data = index(cli)
+    assert data["files"]["indexed"] == 1 and data["skip_reasons"] == {}
+    names = {r[0] for r in rows(cli, "SELECT name FROM nodes WHERE kind = 'function'")}
+    assert names == {"a", "grown_0"}  # the state after the change, whole
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/fd")
+def test_file_that_keeps_changing_is_reported_and_keeps_its_last_state(cli, monkeypatch):
+    path = write(cli.root, "a.py", "def a():\n    pass\n")
+    write(cli.root, "b.py", "def b():\n    return a()\n")
+    index(cli)
+    path.write_text("def a():\n    pass\n\n\ndef a2():\n    pass\n")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 3_000_000_000))
+    with monkeypatch.context() as patch:
+        ChangingFile(patch, path.resolve(), times=10)
+        result = cli("index", "--json")
+    assert result.code == 0
+    data = result.json()
+    assert data["skip_reasons"] == {"changing": 1}
+    assert "a.py kept changing while it was read" in result.err
+    names = {r[0] for r in rows(cli, "SELECT name FROM nodes WHERE path = 'a.py' "
+                                     "AND kind = 'function'")}
+    assert names == {"a"}  # the last complete state, not a half-read one
+    data = index(cli)  # the next run completes it
+    assert data["files"]["indexed"] == 1
+    names = {r[0] for r in rows(cli, "SELECT name FROM nodes WHERE path = 'a.py' "
+                                     "AND kind = 'function'")}
+    assert {"a", "a2"} <= names
+
+
+def test_change_within_the_same_timestamp_tick_is_seen_next_run(cli, monkeypatch):
+    path = write(cli.root, "a.py", "def old():\n    pass\n")
+    stamp = path.stat().st_mtime_ns
+    # Read 1 ms after the write, however loaded the machine is: too recent to trust.
+    with monkeypatch.context() as patch:
+        patch.setattr(ctxkit.time, "time_ns", lambda: stamp + 1_000_000)
+        index(cli)
+    assert rows(cli, "SELECT mtime_ns FROM files") == [(-1,)]
+    path.write_text("def new():\n    pass\n")  # same size
+    os.utime(path, ns=(stamp, stamp))  # and the same mtime: size and mtime cannot tell
+    data = index(cli)
+    assert data["files"]["indexed"] == 1
+    assert rows(cli, "SELECT name FROM nodes WHERE kind = 'function'") == [("new",)]
+
+
+def test_old_file_is_trusted_by_size_and_mtime(cli, monkeypatch):
+    path = write(cli.root, "a.py", "def a():\n    pass\n")
+    past = path.stat().st_mtime_ns - 60_000_000_000
+    os.utime(path, ns=(past, past))
+    index(cli)
+    assert rows(cli, "SELECT mtime_ns FROM files") == [(past,)]
+    monkeypatch.setattr(ctxkit, "_graph_parse_job", lambda job: pytest.fail(f"read {job[0]}"))
+    assert index(cli)["files"]["unchanged"] == 1
+
+
+# --- progress and workers ------------------------------------------------------------
+
+
+def many_files(root: Path, count: int) -> None:
+    for i in range(count):
+        write(root, f"pkg/m{i}.py", generated_module(40).replace("f", f"m{i}_f"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs a pty")
+def test_progress_on_a_terminal_only(cli):
+    import pty
+    import subprocess
+    many_files(cli.root, 250)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+
+    def run_on_pty(*args: str) -> tuple[int, bytes]:
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen([sys.executable, str(ctxkit.__file__), *args], cwd=cli.root,
+                                env=env, stdout=subprocess.DEVNULL, stderr=follower)
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(leader)
+        return proc.wait(timeout=300), seen
+
+    code, seen = run_on_pty("index", "--full")
+    assert code == 0
+    assert b"index: parse" in seen and b"files" in seen and b"lines/s" in seen
+    assert seen.endswith(b"\r\x1b[K")  # the line is cleared at the end
+    code, seen = run_on_pty("index", "--full", "-q")
+    assert code == 0 and seen == b""
+    piped = cli.sub("index", "--full")
+    assert piped.code == 0 and piped.err == ""
+
+
+def test_worker_count_follows_the_affinity_mask(cli, monkeypatch):
+    monkeypatch.delattr(ctxkit.os, "process_cpu_count", raising=False)
+    monkeypatch.setattr(ctxkit.os, "sched_getaffinity", lambda pid: {0, 3, 5})
+    assert ctxkit.usable_cpus() == 3
+
+
+def test_one_worker_and_many_give_the_same_graph(cli):
+    many_files(cli.root, 60)
+    index(cli, "--jobs", "1")
+    one = rows(cli, "SELECT uid, kind, line FROM nodes ORDER BY uid")
+    one_edges = rows(cli, "SELECT kind, dst_name, line FROM edges ORDER BY 1, 2, 3")
+    index(cli, "--full", "--jobs", "3")
+    assert rows(cli, "SELECT uid, kind, line FROM nodes ORDER BY uid") == one
+    assert rows(cli, "SELECT kind, dst_name, line FROM edges ORDER BY 1, 2, 3") == one_edges
