@@ -970,6 +970,18 @@ _NEGATION = (r"\b(?:no|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|f
              r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
              r"defects?|violations?)\b|\b0\s+[a-z]\w*|\b[a-z]\w*\s*[:=]\s*(?:0|none|"
              r"false|nil|\[\])(?![\w.])|\bnothing to \w+")
+# Lines that speak less than the message near them: the source a compiler or test runner
+# echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
+# `>       code`, the code under Python's `File "x", line N`), and the tools' standard
+# advice (Maven's "re-run with -e", Gradle's "Run with --stacktrace", rustc's "For more
+# information", pip's "likely not a problem with pip", npm's "A complete log").
+LESSER_LINES = (
+    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75),
+    ("advice", r"\bre-?run\b|\brun with --|\bfor more information\b|"
+               r"\bfor (?:further|more) details\b|\bsee above\b|\bto see the full\b|"
+               r"\bplease refer to\b|\ba complete log\b|\blikely not a problem\b|"
+               r"\bget more help\b", 0.6),
+)
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
 _SECTION_START = (r"^_{3,} .+ _{3,}$|^---- \S+ stdout ----$|^\s*● |^=== RUN\s|"
@@ -1242,9 +1254,14 @@ class SearchQuery:
                 self._variant(source, spec, fts, TABLE_FACTOR, key, "table")
 
     def _add_kinds(self, low: list[str]) -> None:
+        """A line kind answers the query words that ask for it ("stack" and "trace" are
+        both answered by a frame line), or a source of its own for a question word."""
         for name, triggers, _ in LINE_KINDS:
-            if any(w in triggers.split("|") for w in low):
-                source = self._source(f"({name})")
+            asking = [w for w in low if w in triggers.split("|")]
+            if not asking:
+                continue
+            sources = [self._by_name[w] for w in asking if w in self._by_name]
+            for source in sources or [self._source(f"({name})")]:
                 self.kind_sources[source] = name
                 self._variant(source, ("kind", name), None, 1.0, name, "kind")
 
@@ -1435,6 +1452,7 @@ class LineMatcher:
     then, line by line, every variant of every source."""
 
     def __init__(self, query: SearchQuery):
+        import re
         self.query = query
         self.literals: dict[str, tuple[list[int], list[int]]] = {}
         self.kinds: list[tuple[int, Any]] = []
@@ -1442,7 +1460,7 @@ class LineMatcher:
             mode, text = variant.spec
             if mode == "kind":
                 self.kinds.append((index, _rx(dict((k, r) for k, _, r in LINE_KINDS)[text],
-                                              )))
+                                              re.MULTILINE)))
             elif mode == "code":
                 for trigger in CODE_TRIGGERS[text.split(":")[0]]:
                     self.literals.setdefault(trigger, ([], []))[0].append(index)
@@ -1467,6 +1485,7 @@ class LineMatcher:
         """line offset -> (variants found, [(marker, column)]) for every line holding one.
         A literal found more than ``cap`` times is only counted (``self.counts``): its
         lines are found through the others, unless nothing else is there."""
+        import itertools
         self.counts = {}
         low = text.lower()
         if len(low) != len(text):   # a character whose lowercase is longer: match as is
@@ -1488,8 +1507,17 @@ class LineMatcher:
             hits.extend((at, rarest) for at in self._positions(low, rarest, len(low)) or [])
             del self.counts[rarest]
         found: dict[int, tuple[set[int], list[tuple[int, int]]]] = {}
+        for index, rx in self.kinds:   # lines of a kind the query asks for
+            kind_hits = [m.start() for m in itertools.islice(rx.finditer(text), cap + 1)]
+            if len(kind_hits) <= cap:
+                hits.extend((at, f"\x00kind{index}") for at in kind_hits)
         line, last = 0, 0
         for at, literal in sorted(hits):
+            if literal.startswith("\x00kind"):
+                line += low.count("\n", last, at)
+                last = at
+                found.setdefault(line, (set(), []))[0].add(int(literal[5:]))
+                continue
             variants, markers = self._at(literal, text, low, at)
             if not (variants or markers):
                 continue
@@ -1636,6 +1664,7 @@ class LineScorer:
             score /= 1 + 0.5 * (len(text) / SEARCH_LONG_LINE - 1)
         if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
+        score *= lesser_factor(text)
         item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.section = bool(_rx(_SECTION_START).search(text[:400]))
         item.code = bool(_rx(_ERROR_CODE).search(text))
@@ -2102,6 +2131,17 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
             break
     first = head if last - head < SEARCH_WINDOW_MAX else max(head, severe - context)
     return first, last, severe
+
+
+def lesser_factor(text: str) -> float:
+    """The share of its score a line keeps when it only echoes source code or gives the
+    tool's standard advice (LESSER_LINES): the finding is the message, not those."""
+    import re
+    factor = 1.0
+    for _, pattern, share in LESSER_LINES:
+        if _rx(pattern, re.ASCII | re.IGNORECASE).search(text[:400]):
+            factor = min(factor, share)
+    return factor
 
 
 def negated_spans(text: str) -> list[tuple[int, int]]:
