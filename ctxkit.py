@@ -1485,42 +1485,19 @@ class LineMatcher:
         """line offset -> (variants found, [(marker, column)]) for every line holding one.
         A literal found more than ``cap`` times is only counted (``self.counts``): its
         lines are found through the others, unless nothing else is there."""
-        import itertools
-        self.counts = {}
         low = text.lower()
         if len(low) != len(text):   # a character whose lowercase is longer: match as is
             low = text
-        # Markers alone make a line a candidate only for a query that asks for a problem.
-        wanted = [lit for lit, (variants, _) in self.literals.items()
-                  if variants or self.query.problem]
-        hits: list[tuple[int, str]] = []
-        common: list[str] = []
-        for literal in wanted:
-            mine = self._positions(low, literal, cap)
-            if mine is None:
-                common.append(literal)
-            else:
-                hits.extend((at, literal) for at in mine)
-        self.counts = {literal: low.count(literal) for literal in common}
-        if not any(self.literals[lit][0] for _, lit in hits) and common:
-            rarest = min(common, key=lambda lit: self.counts[lit])   # only common words
-            hits.extend((at, rarest) for at in self._positions(low, rarest, len(low)) or [])
-            del self.counts[rarest]
         found: dict[int, tuple[set[int], list[tuple[int, int]]]] = {}
-        for index, rx in self.kinds:   # lines of a kind the query asks for
-            kind_hits = [m.start() for m in itertools.islice(rx.finditer(text), cap + 1)]
-            if len(kind_hits) <= cap:
-                hits.extend((at, f"\x00kind{index}") for at in kind_hits)
         line, last = 0, 0
-        for at, literal in sorted(hits):
-            if literal.startswith("\x00kind"):
-                line += low.count("\n", last, at)
-                last = at
-                found.setdefault(line, (set(), []))[0].add(int(literal[5:]))
-                continue
-            variants, markers = self._at(literal, text, low, at)
-            if not (variants or markers):
-                continue
+        hits = self._literal_hits(low, cap) + self._kind_hits(text, cap)
+        for at, literal in sorted(hits, key=lambda hit: hit[0]):
+            if isinstance(literal, int):   # a line of a kind the query asks for
+                variants, markers = [literal], []
+            else:
+                variants, markers = self._at(literal, text, low, at)
+                if not (variants or markers):
+                    continue
             line += low.count("\n", last, at)
             last = at
             entry = found.setdefault(line, (set(), []))
@@ -1529,6 +1506,36 @@ class LineMatcher:
                 column = at - (low.rfind("\n", 0, at) + 1)
                 entry[1].extend((m, column) for m in markers)
         return found
+
+    def _literal_hits(self, low: str, cap: int) -> list[tuple[int, Any]]:
+        """(position, literal) of every literal found at most ``cap`` times; markers alone
+        only for a query that asks for a problem."""
+        hits: list[tuple[int, Any]] = []
+        common: list[str] = []
+        for literal, (variants, _) in self.literals.items():
+            if not (variants or self.query.problem):
+                continue
+            mine = self._positions(low, literal, cap)
+            if mine is None:
+                common.append(literal)
+            else:
+                hits.extend((at, literal) for at in mine)
+        self.counts = {literal: low.count(literal) for literal in common}
+        if common and not any(self.literals[lit][0] for _, lit in hits):
+            rarest = min(common, key=lambda lit: self.counts[lit])   # only common words
+            hits.extend((at, rarest) for at in self._positions(low, rarest, len(low)) or [])
+            del self.counts[rarest]
+        return hits
+
+    def _kind_hits(self, text: str, cap: int) -> list[tuple[int, Any]]:
+        """(position, variant) of the lines of each kind the query asks for."""
+        import itertools
+        hits: list[tuple[int, Any]] = []
+        for index, rx in self.kinds:
+            found = [m.start() for m in itertools.islice(rx.finditer(text), cap + 1)]
+            if len(found) <= cap:
+                hits.extend((at, index) for at in found)
+        return hits
 
     @staticmethod
     def _positions(low: str, literal: str, cap: int) -> list[int] | None:
