@@ -903,9 +903,14 @@ def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dic
 STDOUT, STDERR = 1, 2          # the stream of a stored line
 SEARCH_SCAN_BYTES = 1 << 21    # outputs up to this size together are read whole, every line
 SEARCH_DF_CAP = 400            # counting a term's chunks stops here: so many is "common"
-SEARCH_POOL = 40               # chunks one FTS strategy brings at most
+SEARCH_POOL = 24               # chunks one FTS strategy brings at most
 SEARCH_GOOD = 0.6              # a hit with this share of the best possible score is good
 SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
+SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
+SEARCH_TITLE_FACTOR = 0.4      # a line's share of what its chunk's title holds
+SEARCH_SEVERITY_STEP = 0.05    # each severity level adds this share: decisive lines first
+SEARCH_CUT_FACTOR = 0.85       # a line the tool cut short ("... - KeyError: 'pea..."); the
+                               # whole line is elsewhere, pytest's short summary for one
 SEARCH_WINDOW_MAX = 14         # lines of an explaining window (an error's block, a section)
 SEARCH_QUERY_MAX = 2000        # characters of a query looked at (any text is safe)
 SEARCH_LONG_LINE = 400         # longer lines score less, as BM25 normalizes by length
@@ -925,6 +930,9 @@ SEARCH_STOP_WORDS = frozenset(
     "these they this those through to too under until up very was we were what when "
     "where which while who whom why will with would you your yours show find line lines "
     "log logs output tell give please anything something".split())
+# Words that negate the next word of a query.
+QUERY_NEGATORS = frozenset("not never no without isn't wasn't doesn't didn't don't can't "
+                           "cannot couldn't won't".split())
 # Words that make a query ask for a problem even when no failure word is used.
 PROBLEM_WORDS = frozenset("why wrong broke broken bug bugs issue issues problem problems "
                           "cause causes caused reason".split())
@@ -989,7 +997,7 @@ WORD_FAMILIES = (
 LINE_KINDS = (
     ("count", "many|count|number|total|tally",
      r"(?:\b\d+\s+(?:to\s+)?[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b)(?:.*?(?:\b\d+\s+(?:to\s+)?"
-     r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))"),
+     r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))|^\W*\d+ [A-Za-z]+(?: [A-Za-z]+)?\W*$"),
     ("frame", "stack|frame|frames|trace|traceback|backtrace|stacktrace|called|caller",
      r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
      r"|^\s+at \S+:\d+"),
@@ -1023,6 +1031,18 @@ _NEGATION = (r"\b(?:no|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|f
              r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
              r"defects?|violations?)\b|\b0\s+[a-z]\w*|\b[a-z]\w*\s*[:=]\s*(?:0|none|"
              r"false|nil|\[\])(?![\w.])|\bnothing to \w+")
+# Lines that speak less than the message near them: the source a compiler or test runner
+# echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
+# `>       code`, the code under Python's `File "x", line N`), and the tools' standard
+# advice (Maven's "re-run with -e", Gradle's "Run with --stacktrace", rustc's "For more
+# information", pip's "likely not a problem with pip", npm's "A complete log").
+LESSER_LINES = (
+    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75),
+    ("advice", r"\bre-?run\b|\brun with --|\bfor more information\b|"
+               r"\bfor (?:further|more) details\b|\bsee above\b|\bto see the full\b|"
+               r"\bplease refer to\b|\ba complete log\b|\blikely not a problem\b|"
+               r"\bget more help\b", 0.6),
+)
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
 _SECTION_START = (r"^_{3,} .+ _{3,}$|^---- \S+ stdout ----$|^\s*● |^=== RUN\s|"
@@ -1141,7 +1161,18 @@ _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "ed"
              "ly", "s")
 
 
+_STEMS: dict[str, str] = {}
+
+
 def search_stem(word: str) -> str:
+    """search_stem_of(), remembered (families and tables ask for the same words)."""
+    stem = _STEMS.get(word)
+    if stem is None:
+        stem = _STEMS[word] = search_stem_of(word)
+    return stem
+
+
+def search_stem_of(word: str) -> str:
     """A crude English stem: "restarting" -> "restart", "failures" -> "failur"."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -1163,12 +1194,13 @@ class Variant:
     a lowercase literal, or a regex), its FTS5 form, the factor its rarity is multiplied
     by, and the query word (source) it stands for."""
 
-    __slots__ = ("source", "spec", "fts", "factor", "key", "df", "weight")
+    __slots__ = ("source", "spec", "fts", "factor", "key", "origin", "df", "weight")
 
     def __init__(self, source: int, spec: tuple[str, str], fts: str | None, factor: float,
-                 key: str):
+                 key: str, origin: str = "word"):
         self.source, self.spec, self.fts, self.factor, self.key = (
             source, spec, fts, factor, key)
+        self.origin = origin     # word (as asked), family, table, kind
         self.df = 0
         self.weight = 0.0
 
@@ -1191,6 +1223,9 @@ class SearchQuery:
         words = [w for t in self.tokens for w in _rx(r"[^\W_]+(?:[_'][^\W_]+)*").findall(t)]
         low = [w.lower() for w in words]
         self.problem = any(w in PROBLEM_WORDS for w in low)
+        # "never declared", "not defined": the asker means the negative form the tools
+        # print (undeclared, undefined), which the word's family holds.
+        self.negated = {low[i + 1] for i, w in enumerate(low[:-1]) if w in QUERY_NEGATORS}
         for token in self.tokens:
             self._add_token(token)
         self._add_families(" ".join(low))
@@ -1208,10 +1243,10 @@ class SearchQuery:
         return known
 
     def _variant(self, source: int, spec: tuple[str, str], fts: str | None, factor: float,
-                 key: str) -> None:
+                 key: str, origin: str = "word") -> None:
         known = self._seen.get((source, spec))
         if known is None:
-            self._seen[source, spec] = known = Variant(source, spec, fts, factor, key)
+            self._seen[source, spec] = known = Variant(source, spec, fts, factor, key, origin)
             self.variants.append(known)
         known.factor = max(known.factor, factor)
 
@@ -1239,13 +1274,14 @@ class SearchQuery:
                 self._add_word(part, own)
 
     def _add_word(self, word: str, factor: float) -> None:
-        if word in SEARCH_STOP_WORDS or len(word) < 2:
+        if word in SEARCH_STOP_WORDS or word in QUERY_NEGATORS or len(word) < 2:
             return
         self._variant(self._source(word), word_spec(word), word_fts(word), factor,
                       search_stem(word))
 
     def _add_families(self, low_text: str) -> None:
-        words = {v.source for v in self.variants if v.factor == 1.0 and v.spec[0] != "phrase"}
+        words = {v.source for v in self.variants
+                 if v.origin == "word" and v.factor == 1.0 and v.spec[0] != "phrase"}
         stems = {search_stem(self.sources[i]): i for i in sorted(words, reverse=True)}
         for _name, problem, members in WORD_FAMILIES:
             words = members.split("|")
@@ -1256,13 +1292,18 @@ class SearchQuery:
                            None)
             if hit is None:
                 continue
-            if problem:
+            negated = self.sources[hit] in self.negated
+            if problem or negated:
                 self.problem = True
             if problem == "severity":
                 self.problem_sources.add(hit)
             for member in words:
-                self._variant(hit, word_spec(member), word_fts(member), FAMILY_FACTOR,
-                              search_stem(member))
+                self._variant(hit, word_spec(member), word_fts(member),
+                              1.0 if negated else FAMILY_FACTOR, search_stem(member), "family")
+            if negated:   # the word as asked is what the line must not say
+                for variant in self.variants:
+                    if variant.source == hit and variant.key == search_stem(self.sources[hit]):
+                        variant.factor = PART_FACTOR
 
     def _add_tables(self, words: list[str]) -> None:
         stems = {search_stem(w.lower()) for w in words}
@@ -1271,14 +1312,19 @@ class SearchQuery:
                 source = self._source(word.lower())
                 if is_problem:
                     self.problem = True
-                self._variant(source, spec, fts, TABLE_FACTOR, key)
+                self._variant(source, spec, fts, TABLE_FACTOR, key, "table")
 
     def _add_kinds(self, low: list[str]) -> None:
+        """A line kind answers the query words that ask for it ("stack" and "trace" are
+        both answered by a frame line), or a source of its own for a question word."""
         for name, triggers, _ in LINE_KINDS:
-            if any(w in triggers.split("|") for w in low):
-                source = self._source(f"({name})")
+            asking = [w for w in low if w in triggers.split("|")]
+            if not asking:
+                continue
+            sources = [self._by_name[w] for w in asking if w in self._by_name]
+            for source in sources or [self._source(f"({name})")]:
                 self.kind_sources[source] = name
-                self._variant(source, ("kind", name), None, 1.0, name)
+                self._variant(source, ("kind", name), None, 1.0, name, "kind")
 
 
 def word_spec(word: str) -> tuple[str, str]:
@@ -1297,14 +1343,11 @@ def word_spec(word: str) -> tuple[str, str]:
 
 
 def word_fts(word: str) -> str:
-    """A query word as an FTS5 expression: the word (stemmed by porter) or its stem's
-    prefix; a phrase as a phrase."""
-    if " " in word or "-" in word or word.isdigit():
-        return fts_term(word)
-    stem = search_stem(word)
-    if len(stem) < 4 or stem == word:
-        return fts_term(word)
-    return f"({fts_term(word)} OR {fts_term(stem)}*)"
+    """A query word as an FTS5 expression: the word itself, which the porter tokenizer
+    stems as it stemmed the index (a stem's prefix would merge the doclists of every
+    word it starts, 0.1 s for "test*" over 1 GB; the prefixes strategy does that only
+    for words the index lacks); a phrase as a phrase."""
+    return fts_term(word)
 
 
 _TABLES: dict[str, Any] = {}
@@ -1470,6 +1513,7 @@ class LineMatcher:
     then, line by line, every variant of every source."""
 
     def __init__(self, query: SearchQuery):
+        import re
         self.query = query
         self.literals: dict[str, tuple[list[int], list[int]]] = {}
         self.kinds: list[tuple[int, Any]] = []
@@ -1477,7 +1521,7 @@ class LineMatcher:
             mode, text = variant.spec
             if mode == "kind":
                 self.kinds.append((index, _rx(dict((k, r) for k, _, r in LINE_KINDS)[text],
-                                              )))
+                                              re.MULTILINE)))
             elif mode == "code":
                 for trigger in CODE_TRIGGERS[text.split(":")[0]]:
                     self.literals.setdefault(trigger, ([], []))[0].append(index)
@@ -1502,40 +1546,69 @@ class LineMatcher:
         """line offset -> (variants found, [(marker, column)]) for every line holding one.
         A literal found more than ``cap`` times is only counted (``self.counts``): its
         lines are found through the others, unless nothing else is there."""
-        import bisect
-        self.counts = {}
         low = text.lower()
         if len(low) != len(text):   # a character whose lowercase is longer: match as is
             low = text
-        newlines = []
-        at = low.find("\n")
-        while at >= 0:
-            newlines.append(at)
-            at = low.find("\n", at + 1)
         found: dict[int, tuple[set[int], list[tuple[int, int]]]] = {}
-        # Markers alone make a line a candidate only for a query that asks for a problem.
-        wanted = [lit for lit, (variants, _) in self.literals.items()
-                  if variants or self.query.problem]
-        counted = {literal: low.count(literal) for literal in wanted}
-        listed = [lit for lit, n in counted.items() if 0 < n <= cap and self.literals[lit][0]]
-        if not listed and any(counted.values()):   # only common words: list the rarest
-            listed = [min((n, lit) for lit, n in counted.items() if n)[1]]
-        listed += [lit for lit, n in counted.items() if 0 < n <= cap and lit not in listed]
-        self.counts = {lit: n for lit, n in counted.items() if lit not in listed}
-        for literal in listed:
-            at = low.find(literal)
-            while at >= 0:
-                if literal[0] == "\n":
-                    at += 1
+        line, last = 0, 0
+        hits = self._literal_hits(low, cap) + self._kind_hits(text, cap)
+        for at, literal in sorted(hits, key=lambda hit: hit[0]):
+            if isinstance(literal, int):   # a line of a kind the query asks for
+                variants, markers = [literal], []
+            else:
                 variants, markers = self._at(literal, text, low, at)
-                if variants or markers:
-                    line = bisect.bisect_left(newlines, at)
-                    entry = found.setdefault(line, (set(), []))
-                    entry[0].update(variants)
-                    if markers:
-                        column = at - (newlines[line - 1] + 1 if line else 0)
-                        entry[1].extend((m, column) for m in markers)
-                at = low.find(literal, at + 1)
+                if not (variants or markers):
+                    continue
+            line += low.count("\n", last, at)
+            last = at
+            entry = found.setdefault(line, (set(), []))
+            entry[0].update(variants)
+            if markers:
+                column = at - (low.rfind("\n", 0, at) + 1)
+                entry[1].extend((m, column) for m in markers)
+        return found
+
+    def _literal_hits(self, low: str, cap: int) -> list[tuple[int, Any]]:
+        """(position, literal) of every literal found at most ``cap`` times; markers alone
+        only for a query that asks for a problem."""
+        hits: list[tuple[int, Any]] = []
+        common: list[str] = []
+        for literal, (variants, _) in self.literals.items():
+            if not (variants or self.query.problem):
+                continue
+            mine = self._positions(low, literal, cap)
+            if mine is None:
+                common.append(literal)
+            else:
+                hits.extend((at, literal) for at in mine)
+        self.counts = {literal: low.count(literal) for literal in common}
+        if common and not any(self.literals[lit][0] for _, lit in hits):
+            rarest = min(common, key=lambda lit: self.counts[lit])   # only common words
+            hits.extend((at, rarest) for at in self._positions(low, rarest, len(low)) or [])
+            del self.counts[rarest]
+        return hits
+
+    def _kind_hits(self, text: str, cap: int) -> list[tuple[int, Any]]:
+        """(position, variant) of the lines of each kind the query asks for."""
+        import itertools
+        hits: list[tuple[int, Any]] = []
+        for index, rx in self.kinds:
+            found = [m.start() for m in itertools.islice(rx.finditer(text), cap + 1)]
+            if len(found) <= cap:
+                hits.extend((at, index) for at in found)
+        return hits
+
+    @staticmethod
+    def _positions(low: str, literal: str, cap: int) -> list[int] | None:
+        """Where ``literal`` is in ``low`` (a line-start marker: where its line starts);
+        None once it is found more than ``cap`` times."""
+        found = []
+        at = low.find(literal)
+        while at >= 0:
+            if len(found) >= cap:
+                return None
+            found.append(at + 1 if literal[0] == "\n" else at)
+            at = low.find(literal, at + 1)
         return found
 
     def exact(self, text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -1586,8 +1659,8 @@ class LineScorer:
         self.matcher = matcher or LineMatcher(query)
         self.caps: dict[int, float] = {}
         for variant in query.variants:
-            if variant.source in query.problem_sources and variant.df and variant.factor in (
-                    1.0, PART_FACTOR):
+            if variant.source in query.problem_sources and variant.df and (
+                    variant.origin == "word"):
                 cap = PROBLEM_LEVEL[3] * variant.weight * variant.factor
                 self.caps[variant.source] = max(self.caps.get(variant.source, 0.0), cap)
         synthetic = [s for s in query.problem_sources if query.sources[s] == "(problem)"]
@@ -1657,22 +1730,26 @@ class LineScorer:
             score *= 0.4
         if len(text) > SEARCH_LONG_LINE:   # a long line holds many words by chance
             score /= 1 + 0.5 * (len(text) / SEARCH_LONG_LINE - 1)
-        item.base = item.score = score + 0.01 * item.severity
+        if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
+            score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
+        score *= lesser_factor(text)
+        item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.section = bool(_rx(_SECTION_START).search(text[:400]))
         item.code = bool(_rx(_ERROR_CODE).search(text))
         item.exact = True
 
     def _proximity(self, found: list[tuple[int, int]]) -> float:
-        """Two query words written next to each other ("pip version" in pip_version)."""
+        """Two query words written next to each other, in either order ("pip version" in
+        pip_version, "value moved" in "moved value")."""
         variants = self.query.variants
         at: dict[int, list[int]] = {}
         for index, column in found:
-            if variants[index].factor >= PART_FACTOR:
+            if variants[index].origin == "word":
                 at.setdefault(variants[index].source, []).append(column)
         bonus = 0.0
         sources = sorted(at)
         for a, b in zip(sources, sources[1:], strict=False):
-            if any(0 < y - x <= 24 for x in at[a] for y in at[b]):
+            if any(0 < abs(y - x) <= 24 for x in at[a] for y in at[b]):
                 bonus += 0.3 * min(self._best(a), self._best(b))
         return bonus
 
@@ -1696,7 +1773,7 @@ class LineScorer:
                     value = variant.weight * variant.factor
                     held[variant.source] = max(held.get(variant.source, 0.0), value)
             self.titles[chunk["id"]] = held
-        return 0.4 * sum(v for s, v in held.items() if s not in item.sources)
+        return SEARCH_TITLE_FACTOR * sum(v for s, v in held.items() if s not in item.sources)
 
     def near(self, items: Iterable[ScoredLine]) -> None:
         """A line also earns part of what the lines just around it hold that it does not
@@ -1858,7 +1935,7 @@ class SearchRun:
         """A line kind the query asks for ("how many", "where") weighs as much as the
         query's average word found in the scope."""
         words = [v.weight for v in self.query.variants
-                 if v.df and v.factor == 1.0 and v.spec[0] not in ("kind", "code")]
+                 if v.df and v.origin == "word" and v.factor == 1.0]
         mean = sum(words) / len(words) if words else 1.0
         for variant in self.query.variants:
             if variant.spec[0] == "kind":
@@ -1955,9 +2032,8 @@ def _strategy_literal(run: SearchRun) -> str | None:
 
 def _strategy_identifiers(run: SearchRun) -> str | None:
     """Every query word, identifiers cut into their parts, all of them."""
-    terms = [v.fts for v in run.query.variants if v.factor >= PART_FACTOR and v.fts
-             and v.source not in run.query.kind_sources and v.factor != FAMILY_FACTOR
-             and v.factor != TABLE_FACTOR]
+    terms = [v.fts for v in run.query.variants
+             if v.origin == "word" and v.fts and v.spec[0] != "phrase"]
     terms = list(dict.fromkeys(terms))
     return _run_fts(run, " AND ".join(terms)) if len(terms) > 1 else None
 
@@ -1965,14 +2041,13 @@ def _strategy_identifiers(run: SearchRun) -> str | None:
 def _strategy_rare_terms(run: SearchRun) -> str | None:
     """Any query word, BM25 over all of them; words in more than SEARCH_DF_CAP chunks of
     the scope are left to the line scorer when rarer ones exist."""
-    own = [v for v in run.query.variants if v.fts and v.factor in (1.0, PART_FACTOR)]
+    own = [v for v in run.query.variants if v.fts and v.origin == "word"]
     return _run_fts(run, _or_rare(own)) if own else None
 
 
 def _strategy_vocabulary(run: SearchRun) -> str | None:
     """The word families and the tables' names and messages for the query's words."""
-    other = [v for v in run.query.variants if v.fts and v.factor in (FAMILY_FACTOR,
-                                                                      TABLE_FACTOR)]
+    other = [v for v in run.query.variants if v.fts and v.origin in ("family", "table")]
     return _run_fts(run, _or_rare(other)) if other else None
 
 
@@ -1981,7 +2056,8 @@ def _strategy_severity(run: SearchRun) -> str | None:
     and the chunks with the scope's rarest severity words."""
     if not run.query.problem:
         return None
-    ids = sorted(run.handles)[:200]
+    # The summaries' decisive lines of a few outputs (with many, their rare words below).
+    ids = sorted(run.handles)[-SEARCH_SUMMARIES:]
     chunks: list[int] = []
     rows = run.db.query(SQL_SUMMARY_OF.format(ids=",".join("?" * len(ids))),
                         [run.project, *ids]) if ids else []
@@ -2005,7 +2081,7 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
     prefix ("compil*" for "compilation"; the index holds porter stems, which a prefix
     must not pass)."""
     words = {run.query.sources[v.source] for v in run.query.variants
-             if v.factor == 1.0 and v.fts and v.spec[0] == "stem" and not v.df}
+             if v.origin == "word" and v.fts and v.spec[0] == "stem" and not v.df}
     terms = {fts_term(w[:max(4, (len(w) + 1) // 2)]) + "*" for w in words if len(w) >= 6}
     return _run_fts(run, " OR ".join(sorted(terms))) if terms else None
 
@@ -2013,8 +2089,16 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
 def _strategy_trigram(run: SearchRun) -> str | None:
     """For query tokens the index does not hold: the outputs' identifiers that contain
     them (the trigram index of each output's vocabulary), searched as words."""
+    import re
     held = {run.query.sources[v.source] for v in run.query.variants if v.df}
-    subs = [t.lower() for t in run.query.tokens if len(t) >= 3 and t.lower() not in held][:6]
+    subs = []
+    for token in run.query.tokens:
+        token = token.lower().strip("'\"`()[]{}<>,;:!?")
+        words = [w for w in _rx(r"[^\W_]+").findall(token) if w not in SEARCH_STOP_WORDS]
+        if len(token) >= 3 and words and token not in held and not any(
+                w in held for w in words):
+            subs.append(token)
+    subs = subs[:6]
     terms: list[str] = []
     clause = "AND o.id = ?" if run.output is not None else ""
     for sub in subs:
@@ -2023,8 +2107,9 @@ def _strategy_trigram(run: SearchRun) -> str | None:
             rows = run.db.query(SQL_VOCAB_OF.format(handle=clause), params)
         except (sqlite3.Error, DatabaseError):  # FTS5 refused the substring
             continue
+        pattern = _rx(r"[^ ]*" + re.escape(sub) + r"[^ ]*")
         for _, vocab in rows:
-            terms.extend(t for t in vocab.split() if sub in t and t not in terms)
+            terms.extend(t for t in pattern.findall(vocab)[:40] if t not in terms)
     terms = terms[:40]
     if not terms:
         return None
@@ -2114,6 +2199,17 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
             break
     first = head if last - head < SEARCH_WINDOW_MAX else max(head, severe - context)
     return first, last, severe
+
+
+def lesser_factor(text: str) -> float:
+    """The share of its score a line keeps when it only echoes source code or gives the
+    tool's standard advice (LESSER_LINES): the finding is the message, not those."""
+    import re
+    factor = 1.0
+    for _, pattern, share in LESSER_LINES:
+        if _rx(pattern, re.ASCII | re.IGNORECASE).search(text[:400]):
+            factor = min(factor, share)
+    return factor
 
 
 def negated_spans(text: str) -> list[tuple[int, int]]:
@@ -10204,21 +10300,9 @@ SELECT id, handle, label, command, source, status, exit_code, created_at, second
 SQL_OUTPUTS_SINCE = """
 SELECT handle, command, label, exit_code, created_at, summary FROM outputs
 WHERE project = ? AND created_at >= ? AND status != 'running' ORDER BY id"""
-SQL_CHUNKS_IN_RANGE = """
-SELECT line_start, line_end, cont, stderr, text FROM output_chunks
-WHERE output_id = ? AND line_end >= ? AND line_start <= ? ORDER BY id"""
 SQL_CHUNKS_FROM = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_end >= ? ORDER BY id"""
-SQL_SEARCH_FTS = """
-SELECT c.id, c.output_id, c.line_start, c.line_end, c.title, o.handle, bm25(output_fts, 2.0, 1.0)
-FROM output_fts JOIN output_chunks c ON c.id = output_fts.rowid
-JOIN outputs o ON o.id = c.output_id
-WHERE output_fts MATCH ? AND c.project = ? {handle}
-ORDER BY rank LIMIT ?"""
-SQL_VOCAB_MATCH = """
-SELECT o.id, o.vocab FROM output_vocab_fts JOIN outputs o ON o.id = output_vocab_fts.rowid
-WHERE output_vocab_fts MATCH ? AND o.project = ? {handle} LIMIT 50"""
 SQL_EXPIRED = "SELECT id FROM outputs WHERE project = ? AND created_at < ?"
 SQL_PURGE_SIZES = """
 SELECT COUNT(DISTINCT o.id), COALESCE(SUM(LENGTH(CAST(c.text AS BLOB))), 0)
@@ -10282,35 +10366,11 @@ _NEGATED = lazy_re(
     r"|\b(?:error|fail)(?:s|ed)?\s*:\s*none\b")
 _TRACE_START = lazy_re(r"^\s*Traceback \(most recent call last\):")
 _PY_FRAME = lazy_re(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
-_FILE_LINE = lazy_re(r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
-                        r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
-                        r":(?P<line2>\d+)")
-_WORD = lazy_re(r"\w+", re.UNICODE)
-_IDENT_SPLIT = lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _STOP_WORDS = frozenset(
     "a an and are as at be by did do does for from had has have how i in is it its me my "
     "no not of on or our so than that the their them then there these this those to was "
     "we were what when where which who whom why will with you your show find line log "
     "output".split())
-_SYNONYMS = (
-    ("error", "errors", "exception", "exceptions", "fail", "failed", "failure", "failing",
-     "traceback", "panic", "panicked", "fatal", "crash", "crashed", "raise", "raised"),
-    ("warn", "warning", "warnings", "deprecated", "deprecation"),
-    ("timeout", "timed", "deadline", "expired", "hang", "hung"),
-    ("refused", "refuse", "denied", "reject", "rejected", "forbidden", "unauthorized"),
-    ("missing", "notfound", "absent", "unknown", "undefined", "unresolved"),
-    ("memory", "oom", "heap", "alloc", "allocation"),
-    ("disk", "storage", "space", "quota", "full", "volume"),
-    ("connect", "connection", "socket", "network", "unreachable"),
-    ("slow", "latency", "duration", "elapsed", "took"),
-    ("install", "installed", "installing", "download", "collected", "requirement"),
-    ("test", "tests", "case", "spec", "assert", "assertion", "expected"),
-    ("compile", "compiler", "build", "syntax", "mismatched", "type"),
-    ("permission", "access", "eacces", "eperm"),
-    ("null", "none", "nil", "nullpointerexception", "nonetype"),
-    ("kill", "killed", "signal", "sigkill", "sigterm", "terminated", "abort", "aborted"),
-)
-_SYNONYM_OF = {word: group for group in _SYNONYMS for word in group}
 _SCRUB_NAME = lazy_re(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
                          r"|^(?:AWS|GITHUB|GH|OPENAI|ANTHROPIC|AZURE|GOOGLE|GCP|HF|HUGGINGFACE"
                          r"|NPM|PYPI|DOCKER|SLACK|STRIPE)_", re.IGNORECASE)
