@@ -37,13 +37,20 @@ CASES = [
     # A decorated name holds what its decorator returns: @group() makes a Group.
     (PY, "shop/cli.py:Group.command", {"shop/cli.py:setup"}),
     (PY, "shop/cli.py:Registry.command", set()),
+    # Calling an attribute annotated type[X] constructs X.
+    (PY, "shop/responses.py:Response.__init__", {"shop/responses.py:App.make_response"}),
+    # self.x = param takes the parameter's annotation.
+    (PY, "shop/tags.py:Serializer.tag", {"shop/tags.py:Tagger.to_json"}),
+    (PY, "shop/tags.py:Other.tag", set()),
     # Inside a package, `import json` is the standard library, not shop/json.py.
     (PY, "shop/json.py:dumps", {"shop/encode.py:encode_own"}),
     # A function-local import binds only inside its function; a module-level
     # variable imported from another module keeps its constructed type.
     (PY, "shop/web.py:App.route", {"tests/test_views.py:test_index",
                                    "tests/test_views.py:test_about",
-                                   "tests/test_other.py:test_other"}),
+                                   "tests/test_other.py:test_other",
+                                   "tests/test_other.py:test_module_variable",
+                                   "tests/test_other.py:test_reexport"}),
     (PY, "shop/web.py:Router.route", set()),
     # TypeScript narrowing: instanceof, a type guard, `as`, `!`, `?.`, `in`.
     (TS, "src/nodes.ts:Alias.resolve", {"src/narrow.ts:byInstanceof", "src/narrow.ts:byGuard",

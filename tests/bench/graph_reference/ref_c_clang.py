@@ -11,7 +11,9 @@ USR, so a function declared in a header and defined in another file is
 found); [] when no definition of it is in the project (libc, the STL, a
 function pointer), null when clang could not resolve the callee at all.
 An explicit construction (``Foo(...)``, ``new Foo(...)``, ``Foo x(...)``)
-is a call of the class and of the constructor.
+is a call of the class and of the constructor. Calls written as operators
+(``v[i]``) are not counted, and a call made by a macro expansion (the callee's
+name is not in the text) is nobody's answer (null).
 Prints {"tool", "sites"} in the harness's common format (see ref_python_jedi.py).
 """
 
@@ -116,6 +118,8 @@ class Reference:
         if target.kind not in FUNCTIONS:
             self.add(node, node.spelling or target.spelling, caller, [])  # a pointer, a value
             return
+        if target.spelling.startswith("operator"):
+            return  # written as an operator (v[i], a + b), not as a call
         usrs = [target.get_usr()]
         primary = ci.conf.lib.clang_getSpecializedCursorTemplate(target)
         if primary is not None and not primary.kind.is_invalid():
@@ -132,7 +136,10 @@ class Reference:
             return
         site = {"file": rel, "line": line, "name": name, "caller": caller, "targets": None}
         self.sites[key] = site
-        if usrs is not None:
+        # A call a macro makes (CHECK_EQ(a, b) calling CheckEqualsHelper) is not in the
+        # text a reader, or ctxkit, sees: nobody's answer, left out of both sides.
+        visible = any(t.spelling == name for t in node.get_tokens())
+        if usrs is not None and visible:
             self.pending.append((key, usrs))
 
     @staticmethod
