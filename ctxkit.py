@@ -3989,7 +3989,7 @@ class Language(Record):
         "super_names", "class_scope", "methods_outside", "named_receivers",
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
-        "constructor", "reparse", "conversions", "dialect",
+        "constructor", "reparse", "conversions", "dialect", "macro_calls",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -4002,7 +4002,7 @@ class Language(Record):
         "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
-        "dialect": None,
+        "dialect": None, "macro_calls": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -4034,10 +4034,13 @@ class Language(Record):
     return_after: str | None    # the return type is the node after this token (-> or :)
     bare_outside: bool          # a bare call of a name no definition of the family bears is
     #                             outside the index (else: left unresolved)
-    constructor: str | None     # the method a call of the class runs (__init__); None: none
+    constructor: str | None     # the method a call of the class runs (__init__); None: none;
+    #                             CONSTRUCTOR_IS_CLASS_NAME: the method named as the class
     reparse: Callable | None    # (src) -> bytes of the same length to parse again when the
     #                             tree has errors; the tree with fewer error bytes wins
     conversions: bool           # T(x) of a type is a conversion, not a call (Go)
+    macro_calls: Callable | None  # (r, path, name) -> [(called name, node id, confidence)]
+    #                             when `name(...)` is a macro: the calls its body makes
     dialect: Callable | None    # (path, src) -> the language the content is in, or None
     #                             (.h holding C++)
     # extraction hooks, generic behaviour in brackets
@@ -4073,6 +4076,7 @@ class Language(Record):
     #                                   variables path sees (a Go package) [none]
 
 
+CONSTRUCTOR_IS_CLASS_NAME = "<class name>"
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
 _GRAMMARS: dict[str, Any] = {}
 
@@ -4160,7 +4164,7 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     if tree.root_node.has_error:
         first_error: dict[int, int] = {}
         for d in defs:
-            d.recovered = _made_by_recovery(d.node, first_error)
+            d.recovered = _made_by_recovery(d, first_error)
     _link_parents(s, defs)
     starts = [d.node.start_byte for d in defs]
     if extra.get("maybe_local"):
@@ -4218,18 +4222,18 @@ def _error_bytes(node: Any) -> int:
     return sum(_error_bytes(c) for c in node.children) if node.has_error else 0
 
 
-def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
-    """A definition tree-sitter's error recovery guessed: inside an ERROR node, with
-    a MISSING piece of its own (a name or brace recovery invented), or placed in a
-    block that recovery closed (a MISSING `}`) after the first error in that block.
-    Skipped tokens in its header (an ERROR child: C's unknown macros such as
-    `SPDLOG_INLINE void f()`) leave a real definition real."""
+def _made_by_recovery(d: _Def, first_error: dict[int, int]) -> bool:
+    """A definition tree-sitter's error recovery guessed: a MISSING piece of its own
+    (a name or brace recovery invented), a bodiless one inside an ERROR node (a
+    header recovery cut out of broken code), or one placed in a block that recovery
+    closed (a MISSING `}`) after the first error in that block. A whole definition
+    inside an ERROR node (C behind an unknown macro) stays real: its calls are its."""
+    node = d.node
     if any(c.is_missing for c in node.children):
         return True
-    up = node.parent
+    up, inside_error = node.parent, False
     while up is not None:
-        if up.type == "ERROR":
-            return True
+        inside_error = inside_error or up.type == "ERROR"
         last = up.children[-1] if up.child_count else None
         if last is not None and last.is_missing and up.parent is not None:
             if up.id not in first_error:
@@ -4237,7 +4241,7 @@ def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
             if first_error[up.id] <= node.start_byte:
                 return True
         up = up.parent
-    return False
+    return inside_error and d.kind not in CLASS_KINDS and _body_of(d.fn) is None
 
 
 def _first_error_byte(node: Any) -> int:
@@ -4448,6 +4452,11 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                                                s.text(caps["local"][0])))
     elif "package" in caps:  # PHP writes App\Models: the index's separator is the dot
         extra["package"] = s.text(caps["package"][0]).replace("\\", ".").strip(".")
+    elif "macro" in caps:  # C's #define NAME(params) body: the functions the body calls
+        params = set(re.findall(r"\w+", s.text(caps.get("macroparams", [None])[0])))
+        called = re.findall(r"\b([A-Za-z_]\w*)\s*\(", s.text(caps["macrobody"][0]))
+        extra.setdefault("macros", {})[s.text(caps["macro"][0])] = sorted(
+            set(called) - params - C_KEYWORDS)
     elif "modname" in caps:
         extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
     elif "defaultname" in caps:
@@ -4805,7 +4814,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         handler(s, node, local)
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
-    for key in ("package", "mods", "default"):
+    for key in ("package", "mods", "default", "macros"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("all"):
@@ -5634,6 +5643,15 @@ class _Resolver:
     def language(self, path: str) -> Language:
         return self.languages.get(path, _UNKNOWN_LANGUAGE)
 
+    def overloaded(self, node: int) -> bool:
+        """Whether the node's file defines its qualname more than once (C++ overloads)."""
+        counts = self.memo.get("qualname counts")
+        if counts is None:
+            counts = self.memo["qualname counts"] = collections.Counter(
+                (path, qualname) for kind, _, qualname, path in self.nodes.values())
+        _, _, qualname, path = self.nodes[node]
+        return counts[(path, qualname)] > 1
+
     def load_bases(self) -> None:
         self.bases, self.subclasses = {}, {}
         for src, dst in self.db.query(SQL_BASES, (self.project,)):
@@ -6350,11 +6368,22 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
                         confidence, file_id))
     else:
         updates.append((dst, confidence, edge_id))
+    expand = resolver.language(path).macro_calls
+    if dst is None and expand is not None and recv is None:
+        for name, target, conf in expand(resolver, path, callee):
+            if (src, line, f"#{callee}", name) not in present:
+                inserts.append((run.project, "calls", src, target, name, name,
+                                f"#{callee}", line, conf, file_id))
     init = resolver.language(path).constructor
-    if dst is not None and init and callee != init and \
+    named_as_class = init == CONSTRUCTOR_IS_CLASS_NAME
+    if named_as_class and dst is not None:
+        init = resolver.nodes[dst][1]  # C++, C#, Java: the constructor is named as the class
+    if dst is not None and init and (callee != init or named_as_class) and \
             resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
         cls_text = f"{recv}.{callee}" if recv else callee
         ctor = resolver.method_lookup(dst, init)
+        if named_as_class and ctor is not None and resolver.overloaded(ctor):
+            ctor = None  # which of Cls(int) / Cls(double) runs is the types' call
         if ctor is not None and (src, line, cls_text, init) not in present:
             inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
                             cls_text, line, confidence, file_id))
@@ -7383,6 +7412,7 @@ def _java_same_package(r: _Resolver, path: str, scope: str, name: str,
 
 
 JAVA = Language(
+    constructor=CONSTRUCTOR_IS_CLASS_NAME,
     name="java", extensions=(".java",), fence="java", query=_JAVA_QUERY, full=True,
     family="java", self_names=("this",), class_scope=True, unprefixed_fields=True,
     capitalized_outside=True, return_fields=("type",),
@@ -7494,6 +7524,14 @@ _C_BRANCHES = """
  (conditional_expression)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """
+# Words of C that look like calls in a macro body: `sizeof(x)`, `if (x)`.
+C_KEYWORDS = frozenset("if while for switch return sizeof do else case defined typeof "
+                       "__typeof__ _Generic _Alignof alignof offsetof decltype static_assert "
+                       "_Static_assert __builtin_expect".split())
+_C_MACROS = """
+(preproc_function_def name: (identifier) @macro parameters: (preproc_params) @macroparams
+    value: (preproc_arg) @macrobody)
+"""
 _C_QUERY = """
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
 (function_definition declarator: (pointer_declarator declarator: (function_declarator
@@ -7507,7 +7545,7 @@ _C_QUERY = """
 (call_expression function: (field_expression argument: (_) @recv
     field: (field_identifier) @callee)) @call
 (preproc_include) @import
-""" + _C_BRANCHES
+""" + _C_BRANCHES + _C_MACROS
 _C_SKELETON = SkeletonRules(
     containers=frozenset({"translation_unit", "compound_statement", "case_statement",
                           "declaration_list", "field_declaration_list"}),
@@ -7526,6 +7564,13 @@ _CPP_ONLY_SYNTAX = lazy_re(rb"(?m)^[ \t]*(?:namespace\b|template[ \t]*<|class[ \
 def _c_or_cpp(path: str, src: bytes) -> str | None:
     """A .h with namespaces, templates, classes, access labels or `::` is C++."""
     return "cpp" if path.endswith(".h") and _CPP_ONLY_SYNTAX.search(src) else None
+
+
+def _c_not_a_definition(s: _Source, node: Any) -> bool:
+    """`MACRO\n if (x) {...}` inside a body parses as a function named `if`: C and C++
+    have no function definitions among a block's statements."""
+    return node.type == "function_definition" and node.parent is not None and \
+        node.parent.type == "compound_statement"
 
 
 def _c_params_holder(s: _Source, d: _Def) -> Any:
@@ -7554,8 +7599,12 @@ def _c_param(s: _Source, p: Any) -> dict[str, Any] | None:
 
 
 def _c_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
-    """Everything but `static` (file-local) definitions."""
-    return "static" not in s.text(d.node).split("(")[0].split()
+    """Everything but `static` (file-local) functions; types have no linkage."""
+    if d.kind in CLASS_KINDS:
+        return True
+    body = _body_of(d.fn)
+    head = s.src[d.node.start_byte:body.start_byte if body is not None else d.node.end_byte]
+    return b"static" not in head.split(b"(")[0].split()
 
 
 def _c_include(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
@@ -7647,14 +7696,48 @@ def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
 
 def _c_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
                      callee: str) -> tuple[int | None, float]:
-    """s.f() / s->f() in C calls through a function pointer held in a struct."""
+    """s.f() / s->f() in C calls through a function pointer held in a struct; a
+    receiver `#M` is a call the expansion of macro M makes (see _c_macro_calls)."""
+    if recv.startswith("#"):
+        return next(((t, c) for n, t, c in _c_macro_calls(r, path, recv[1:]) if n == callee),
+                    (None, 0.0))
     return None, 0.0
 
 
+def _c_macro(r: _Resolver, path: str, name: str) -> tuple[str, list[str]] | None:
+    """(file, names its body calls) of the function-like macro ``name`` this file sees:
+    its own #define, else one in the headers it includes."""
+    for where in (path, *sorted(_c_closure(r, path))):
+        called = r.ctx(where).get("macros", {}).get(name)
+        if called is not None:
+            return where, called
+    return None
+
+
+def _c_macro_calls(r: _Resolver, path: str, name: str,
+                   depth: int = 0) -> list[tuple[str, int | None, float]]:
+    """The calls `name(...)` makes once the preprocessor expands it: each function
+    its body calls, read where the macro is defined, through nested macros."""
+    found = _c_macro(r, path, name) if depth < 4 else None
+    if found is None:
+        return []
+    where, called = found
+    result = []
+    for inner in called:
+        if _c_macro(r, where, inner) is not None and inner != name:
+            result.extend(_c_macro_calls(r, where, inner, depth + 1))
+            continue
+        target = r.resolve_name(where, "", inner)
+        if target is not None and target[0] == "node":
+            result.append((inner, target[1], CONF_EXACT))
+    return result
+
+
 C = Language(
+    macro_calls=_c_macro_calls,
     name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, full=True, family="cpp",
     return_fields=("type",), skeleton=_C_SKELETON, dialect=_c_or_cpp,
-    params_holder=_c_params_holder,
+    skip_def=_c_not_a_definition, params_holder=_c_params_holder,
     param=_c_param, exported=_c_exported, import_handler=_c_include,
     resolve_binding=_c_resolve_binding, resolve_local=_c_resolve_local,
     receiver_call=_c_receiver_call)
@@ -7693,6 +7776,10 @@ _CPP_QUERY = f"""
 (new_expression type: (type_identifier) @callee) @call
 (new_expression type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee))
     @call
+(declaration type: (type_identifier) @callee declarator: (init_declarator
+    value: [(argument_list) (initializer_list)])) @call
+(declaration type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee)
+    declarator: (init_declarator value: [(argument_list) (initializer_list)])) @call
 [(preproc_include) (using_declaration)] @import
 (declaration type: {_CPP_TYPES} @type declarator: [
     (identifier) @var
@@ -7713,7 +7800,7 @@ _CPP_QUERY = f"""
     (pointer_declarator declarator: (identifier) @var)
     (reference_declarator (identifier) @var)]) @vartype
 [(for_range_loop) (catch_clause)] @branch
-""" + _C_BRANCHES
+""" + _C_BRANCHES + _C_MACROS
 
 
 def _cpp_def_name(text: str, kind: str) -> str:
@@ -7728,7 +7815,8 @@ def _cpp_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
     if "::" not in scope:
         return False
-    path = ".".join(re.sub(r"<.*?>", "", p).strip() for p in scope.split("::") if p.strip())
+    path = ".".join(re.sub(r"<.*?>", "", p).strip().lstrip("*&").strip()
+                    for p in scope.split("::") if p.strip().lstrip("*&").strip())
     d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
     d.kind = "method"
     return True
@@ -7803,7 +7891,10 @@ def _cpp_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | 
 
 def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
                        callee: str) -> tuple[int | None, float] | None:
-    """ns::f(), Class::static_f(), Base::method(): one qualified name."""
+    """ns::f(), Class::static_f(), Base::method(): one qualified name; `#M`: a call
+    the expansion of macro M makes."""
+    if recv.startswith("#"):
+        return _c_receiver_call(r, path, scope, recv, callee)
     if not re.fullmatch(r"[A-Za-z_][\w.]*", recv):
         return None
     found = _cpp_qualified(r, path, scope, f"{recv}.{callee}")
@@ -7818,11 +7909,14 @@ def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | N
 
 
 CPP = Language(
+    macro_calls=_c_macro_calls,
+    constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
     name="cpp", extensions=(".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), fence="cpp",
     query=_CPP_QUERY, full=True, family="cpp", self_names=("this",), class_scope=True,
     methods_outside=True, unprefixed_fields=True, return_fields=("type",),
-    skeleton=_C_SKELETON, def_name=_cpp_def_name, qualname=_cpp_qualname,
+    skeleton=_C_SKELETON, skip_def=_c_not_a_definition, def_name=_cpp_def_name,
+    qualname=_cpp_qualname,
     params_holder=_c_params_holder, param=_c_param, exported=_cpp_exported, bases=_cpp_bases,
     import_handler=_cpp_import, resolve_binding=_cpp_resolve_binding,
     resolve_local=_cpp_resolve_local, resolve_qualified=_cpp_qualified,
@@ -7928,6 +8022,7 @@ def _cs_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 
 CSHARP = Language(
+    constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
     name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, full=True,
     family="csharp", self_names=("this",), super_names=("base",), class_scope=True,
@@ -8099,6 +8194,7 @@ def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 
 
 RUBY = Language(
+    constructor="initialize",
     bare_outside=True,
     name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY, full=True,
     family="ruby", self_names=("self",), class_scope=True, methods_outside=True,
@@ -8231,6 +8327,7 @@ def _php_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | 
 
 
 PHP = Language(
+    constructor="__construct",
     bare_outside=True,
     name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, full=True, family="php",
     self_names=("this", "self", "static"), super_names=("parent",), unprefixed_fields=True,
@@ -8498,6 +8595,7 @@ def _swift_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple 
 
 
 SWIFT = Language(
+    constructor="init",
     bare_outside=True,
     name="swift", extensions=(".swift",), fence="swift", grammar="tree_sitter_swift",
     query=_SWIFT_QUERY, full=True, family="swift", self_names=("self", "Self"),
