@@ -830,12 +830,1407 @@ def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dic
     return {"hookSpecificOutput": specific}
 
 
+# --- output search: the Output store's `search`, answered before the heavy imports ------
+# A search is an ordered table of strategies (SEARCH_STRATEGIES) that bring candidate
+# lines, and one scorer that ranks every candidate line: each query word weighed by how
+# rare it is in the searched outputs; word families (WORD_FAMILIES) and the tables Python
+# keeps (errno, signal, http.HTTPStatus, exit statuses) for the asker's other words;
+# severity read from the line; negation; line kinds (verdicts with counts, stack frames,
+# file:line). Windows then explain: the block an error code ends, a test's failure
+# section. Everything reads through ``db.query`` only, so the full CLI's Database and
+# the fast path's _ReadDb both serve (DESIGN.md "Output store: search").
+
+STDOUT, STDERR = 1, 2          # the stream of a stored line
+SEARCH_SCAN_BYTES = 1 << 21    # outputs up to this size together are read whole, every line
+SEARCH_DF_CAP = 400            # counting a term's chunks stops here: so many is "common"
+SEARCH_POOL = 40               # chunks one FTS strategy brings at most
+SEARCH_GOOD = 0.6              # a hit with this share of the best possible score is good
+SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
+SEARCH_WINDOW_MAX = 14         # lines of an explaining window (an error's block, a section)
+SEARCH_QUERY_MAX = 2000        # characters of a query looked at (any text is safe)
+SEARCH_LONG_LINE = 400         # longer lines score less, as BM25 normalizes by length
+SEARCH_REFINE = 120            # lines scored exactly (negation, overlaps) per search
+SEARCH_ENUM_CAP = 300          # a literal found more often (and in 1/8 of the lines) is
+                               # counted, its lines found through the query's other words
+FAMILY_FACTOR, TABLE_FACTOR, PART_FACTOR = 0.6, 0.8, 0.5
+PROBLEM_LEVEL = {3: 1.2, 2: 1.0, 1: 0.35}   # how much a line's severity answers "a problem"
+
+# English function words and the words of a question; they never weigh in a search.
+SEARCH_STOP_WORDS = frozenset(
+    "a about above after again against all am an and any are as at be been before being "
+    "below between both but by can could did do does doing down during each few for from "
+    "further had has have having he her here hers him his how i if in into is it its "
+    "itself just me more most my no nor not now of off on once only or other our ours out "
+    "over own same she should so some such than that the their theirs them then there "
+    "these they this those through to too under until up very was we were what when "
+    "where which while who whom why will with would you your yours show find line lines "
+    "log logs output tell give please anything something".split())
+# Words that make a query ask for a problem even when no failure word is used.
+PROBLEM_WORDS = frozenset("why wrong broke broken bug bugs issue issues problem problems "
+                          "cause causes caused reason".split())
+
+# Word families: what compilers, test runners, runtimes and tools print for one idea
+# (gcc, clang, rustc, javac, tsc, go, pytest, jest, node, kubernetes, package managers).
+# A query word that belongs to a family also matches the family's other members, each at
+# FAMILY_FACTOR of its own rarity; members with a space match as written. A family marked
+# "problem" makes the query one that asks for a problem (severity then counts); the words
+# of the "severity" families are problem words themselves: a line's severity answers
+# them whatever word it uses.
+WORD_FAMILIES = (
+    ("failure", "severity", "fail|failed|fails|failing|failure|failures|error|errors|errored|"
+                      "broken|broke|wrong|bug|not ok"),
+    ("crash", "severity", "crash|crashed|crashes|crashing|panic|panicked|abort|aborted|fatal|"
+                    "segfault|segmentation fault|core dumped|killed|terminated|died|"
+                    "restart|restarted|restarting|restarts|back-off|uncaught|unhandled"),
+    ("unknown name", "problem", "undefined|undeclared|unresolved|unknown|cannot find|"
+                           "could not find|not found|not defined|not declared|no member|"
+                           "no field|has no attribute|does not exist|nameerror|"
+                           "referenceerror|attributeerror|symbol|defined|declared|exist|"
+                           "exists|nonexistent"),
+    ("typo", "", "typo|misspelled|misspelt|misspelling|did you mean|similar name"),
+    ("stack dump", "", "stack|trace|traceback|backtrace|stacktrace|stack trace|frame|"
+                          "frames|goroutine|call stack|caused by|most recent call last"),
+    ("assertion", "problem", "assert|assertion|assertionerror|expected|expect|received|actual|"
+                        "actually|got|want|but was|instead|mismatch"),
+    ("timeout", "problem", "timeout|timeouts|timed out|deadline|exceeded|hung|hang|hangs|stuck|"
+                      "expired|etimedout|took too long"),
+    ("permission", "problem", "permission|permissions|denied|forbidden|unauthorized|"
+                         "unauthenticated|not permitted|access denied|reject|rejected"),
+    ("authentication", "", "auth|authentication|authenticate|authenticated|login|logon|"
+                              "log in|sign in|signin|credential|credentials|password|"
+                              "unauthorized|unauthenticated|account"),
+    ("missing", "problem", "missing|absent|not found|no such|does not exist|cannot find|"
+                      "could not find|unable to find|not installed|no matching|nonexistent"),
+    ("memory", "problem", "memory|oom|oomkilled|out of memory|heap|cannot allocate|allocation|"
+                     "insufficient memory"),
+    ("disk", "problem", "disk|space|full|quota|no space left|capacity|volume"),
+    ("network", "problem", "connect|connection|connecting|reach|reachable|unreachable|refused|"
+                      "reset|network|socket|host|dns|resolve|offline"),
+    ("type mismatch", "problem", "type|types|mismatch|mismatched|incompatible|not assignable|"
+                            "cannot be converted|cannot use|convert|conversion|assignable"),
+    ("unused", "", "unused|never used|not used|never read|imported but unused|"
+                      "declared and not used"),
+    ("deprecated", "", "deprecated|deprecation|obsolete|no longer supported|legacy"),
+    ("removal", "", "delete|deleted|deletes|deleting|remove|removed|removes|removing|"
+                       "destroy|destroyed|destroys|drop|dropped|purge|prune"),
+    ("replacement", "", "replace|replaced|replacement|recreate|recreated|rebuild|rebuilt"),
+    ("corruption", "problem", "corrupt|corrupted|corruption|damaged|invalid|checksum|crc|crc32|"
+                         "hash|digest|mismatch|integrity|truncated|bad magic"),
+    ("loss", "problem", "lost|lose|loss|losing|dropped|discarded|missing|gone"),
+    ("build", "", "build|built|building|compile|compiled|compiler|compiling|compilation"),
+    ("install", "", "install|installed|installing|dependency|dependencies|requirement|"
+                       "requirements|package|packages"),
+    ("start", "", "start|started|starting|startup|boot|launch|launched|init|initialize"),
+    ("stop", "problem", "stop|stopped|halt|halted|exit|exited|quit|terminate"),
+    ("test", "", "test|tests|testing|spec|specs|case|cases|suite"),
+)
+
+# Line kinds found from structure, and the query words that ask for them.
+LINE_KINDS = (
+    ("count", "many|count|number|total|tally",
+     r"(?:\b\d+\s+(?:to\s+)?[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b)(?:.*?(?:\b\d+\s+(?:to\s+)?"
+     r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))"),
+    ("frame", "stack|frame|frames|trace|traceback|backtrace|stacktrace|called|caller",
+     r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
+     r"|^\s+at \S+:\d+"),
+    ("location", "where|location|source|file|place",
+     r"[\w./-]+\.[A-Za-z]\w{0,5}[:(]\d+|line \d+"),
+)
+
+# Severity markers: (key, level, the words that show it, at the start of a word, any case;
+# pytest's "E   " lines; an exit status only when it is not 0). A marker inside a negated
+# span does not count.
+SEVERITY_MARKERS = (
+    ("fatal", 3, "fatal|critical|panic|emerg|segmentation fault|core dumped|killed|"
+                 "uncaught|unhandled|abort"),
+    ("fail", 2, "fail|✕|✘|✗|×|not ok"),
+    ("exception", 2, "exception|traceback|\ne   "),
+    ("error", 2, "error|err!"),
+    ("exit", 2, "exit|non-zero"),
+    ("refused", 2, "cannot|can't|could not|couldn't|unable|refused|denied"),
+    ("warn", 1, "warn|deprecat"),
+)
+# A line that says something went well.
+# FTS5 words that count each marker's chunks, for its rarity.
+MARKER_FTS = ('"fatal" OR "panic"* OR "critical" OR "killed" OR "abort"*', '"fail"*',
+              '"exception"* OR "traceback"', '"error"*', '"exit" OR "exited"',
+              '"cannot" OR "refused" OR "denied" OR "unable"', '"warn"* OR "deprecat"*')
+_OK_LINE = r"(?i:\b(?:pass|passed|passing|ok|success|successful|successfully|succeeded)\b)|[✓✔]"
+# Negation, in a lowercased line: a problem word after no/zero/without/never, a count of
+# 0, a field set to 0/none, "nothing to ...". (ASCII: compiling \w for all of Unicode
+# would cost more than the search.)
+_NEGATION = (r"\b(?:no|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
+             r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
+             r"defects?|violations?)\b|\b0\s+[a-z]\w*|\b[a-z]\w*\s*[:=]\s*(?:0|none|"
+             r"false|nil|\[\])(?![\w.])|\bnothing to \w+")
+# Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
+# mocha/playwright) and lines that end in an error code.
+_SECTION_START = (r"^_{3,} .+ _{3,}$|^---- \S+ stdout ----$|^\s*● |^=== RUN\s|"
+                  r"<<< (?:FAILURE|ERROR)!$|^\s*\d+\) \S")
+_ERROR_CODE = (r"(?i:exit(?:ed)?(?: with)? ?(?:code|status)\W{0,3}[1-9]\d*\W*$|"
+               r"\berror \d+\W*$|returned non-zero exit status|\bcode\W{1,3}E[A-Z0-9]+\b|"
+               r"did not complete successfully)")
+_FILE_REF = (r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
+             r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
+             r":(?P<line2>\d+)")
+_TEST_ID_SHAPE = r"::|/|›|\.|^[Tt]est|_test\b|[a-z][A-Z]|_"
+
+SQL_SCOPE_OUTPUTS = """
+SELECT id, handle, bytes FROM outputs WHERE project = ? AND status != 'running'"""
+SQL_OUTPUT_HANDLE = "SELECT * FROM outputs WHERE project = ? AND handle = ?"
+SQL_OUTPUT_CHUNK_SPAN = "SELECT MIN(id), MAX(id) FROM output_chunks WHERE output_id = ?"
+SQL_CHUNK_MAX = "SELECT MAX(id) FROM output_chunks"
+SQL_CHUNKS_OF = """
+SELECT c.id, c.output_id, c.line_start, c.cont, c.title, c.text FROM output_chunks c
+WHERE c.output_id = ? ORDER BY c.id"""
+SQL_CHUNKS_BY_ID = """
+SELECT c.id, c.output_id, c.line_start, c.cont, c.title, c.text FROM output_chunks c
+WHERE c.project = ? AND c.id IN ({ids})"""
+SQL_FTS_CANDIDATES = """
+SELECT rowid FROM output_fts WHERE output_fts MATCH ? AND project = ? {span}
+ORDER BY {order} LIMIT ?"""
+SQL_FTS_COUNT = """
+SELECT COUNT(*) FROM (SELECT rowid FROM output_fts WHERE output_fts MATCH ? {span} LIMIT ?)"""
+# No chunk holds more than UNIT_MAX_LINES lines, so a chunk holding line N starts at
+# N - UNIT_MAX_LINES or later: the index on (output_id, line_start) serves the range.
+UNIT_MAX_LINES = 400
+SQL_RANGE_LINES = """
+SELECT line_start, line_end, cont, stderr, text FROM output_chunks
+WHERE output_id = ? AND line_start BETWEEN ? AND ? AND line_end >= ? ORDER BY id"""
+SQL_CHUNK_HOLDING = """
+SELECT id FROM output_chunks WHERE output_id = ? AND line_start BETWEEN ? AND ?
+AND line_end >= ? ORDER BY line_start DESC LIMIT 1"""
+SQL_SUMMARY_OF = "SELECT id, summary FROM outputs WHERE project = ? AND id IN ({ids})"
+SQL_VOCAB_OF = """
+SELECT o.id, o.vocab FROM output_vocab_fts JOIN outputs o ON o.id = output_vocab_fts.rowid
+WHERE output_vocab_fts MATCH ? AND o.project = ? {handle} LIMIT 50"""
+SQL_STAT_ADD = """
+INSERT INTO output_stats(project, key, value) VALUES (?, ?, ?)
+ON CONFLICT(project, key) DO UPDATE SET value = value + excluded.value"""
+
+_RX: dict[tuple[str, int], Any] = {}
+
+
+def _rx(pattern: str, flags: int = 0) -> Any:
+    """A compiled regular expression, compiled once (``re`` is imported on first use)."""
+    compiled = _RX.get((pattern, flags))
+    if compiled is None:
+        import re
+        compiled = _RX[pattern, flags] = re.compile(pattern, flags)
+    return compiled
+
+
+# --- stored lines --------------------------------------------------------------------
+
+
+def _stderr_offsets(spec: str) -> set[int]:
+    offsets: set[int] = set()
+    for part in filter(None, spec.split(",")):
+        first, _, last = part.partition("-")
+        offsets.update(range(int(first), int(last or first) + 1))
+    return offsets
+
+
+def iter_chunk_lines(rows: Iterable[sqlite3.Row]) -> Iterator[tuple[int, int, str]]:
+    """(line number, stream, text) from chunk rows in order, joining line pieces."""
+    pending: tuple[int, int, str] | None = None
+    for row in rows:
+        texts = row["text"].split("\n")
+        err = _stderr_offsets(row["stderr"])
+        for offset, text in enumerate(texts):
+            number = row["line_start"] + offset
+            stream = STDERR if offset in err else STDOUT
+            if pending and pending[0] == number:
+                text = pending[2] + text
+                pending = None
+            elif pending:
+                yield pending
+                pending = None
+            if offset == len(texts) - 1 and row["cont"]:
+                pending = (number, stream, text)
+            else:
+                yield number, stream, text
+    if pending:
+        yield pending
+
+
+def output_lines(db: Any, output_id: int, first: int, last: int) -> list[tuple[int, int, str]]:
+    """Stored lines ``first..last`` of one output as (number, stream, text)."""
+    rows = db.query(SQL_RANGE_LINES, (output_id, first - UNIT_MAX_LINES, last, first))
+    return [item for item in iter_chunk_lines(rows) if first <= item[0] <= last]
+
+
+def first_file_ref(line: str) -> tuple[str, int] | None:
+    """The first ``file:line`` (or Python's ``File "x", line N``) named in a line."""
+    match = _rx(_FILE_REF).search(line[:2000])
+    if not match:
+        return None
+    path = match.group("path") or match.group("path2")
+    return path, int(match.group("line") or match.group("line2"))
+
+
+def fts_term(word: str) -> str:
+    """A word as a safe FTS5 string (double quotes doubled)."""
+    return '"' + word.replace('"', '""') + '"'
+
+
+# --- the query: words, their variants, their weights ---------------------------------
+
+
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "ed", "es", "er",
+             "ly", "s")
+
+
+def search_stem(word: str) -> str:
+    """A crude English stem: "restarting" -> "restart", "failures" -> "failur"."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[:-len(suffix)]
+    return word
+
+
+def identifier_parts(word: str) -> list[str]:
+    """camelCase, snake_case and dotted names cut into lowercase parts."""
+    parts = []
+    for piece in _rx(r"[^\W_]+").findall(word):
+        parts.extend(p.lower() for p in _rx(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+                     .findall(piece))
+    return [p for p in parts if p]
+
+
+class Variant:
+    """One way a query word can appear in a line: how it is matched (``spec``: a mode and
+    a lowercase literal, or a regex), its FTS5 form, the factor its rarity is multiplied
+    by, and the query word (source) it stands for."""
+
+    __slots__ = ("source", "spec", "fts", "factor", "key", "df", "weight")
+
+    def __init__(self, source: int, spec: tuple[str, str], fts: str | None, factor: float,
+                 key: str):
+        self.source, self.spec, self.fts, self.factor, self.key = (
+            source, spec, fts, factor, key)
+        self.df = 0
+        self.weight = 0.0
+
+
+class SearchQuery:
+    """A query taken apart: its sources (query words and what stands for them), the
+    variants that match them, whether it asks for a problem, and its test-id tokens."""
+
+    def __init__(self, text: str):
+        self.text = text.replace("\x00", " ")[:SEARCH_QUERY_MAX]
+        self.tokens = self.text.split()[:64]
+        self.sources: list[str] = []
+        self.problem_sources: set[int] = set()
+        self.kind_sources: dict[int, str] = {}
+        self.variants: list[Variant] = []
+        self._seen: dict[tuple[int, tuple[str, str]], Variant] = {}
+        self._by_name: dict[str, int] = {}
+        self.ids = [t.strip("'\"`()[]{}<>,;") for t in self.tokens
+                    if len(t) >= 6 and _rx(_TEST_ID_SHAPE).search(t)]
+        words = [w for t in self.tokens for w in _rx(r"[^\W_]+(?:[_'][^\W_]+)*").findall(t)]
+        low = [w.lower() for w in words]
+        self.problem = any(w in PROBLEM_WORDS for w in low)
+        for token in self.tokens:
+            self._add_token(token)
+        self._add_families(" ".join(low))
+        self._add_tables(words)
+        self._add_kinds(low)
+        if self.problem and not self.problem_sources:
+            self.problem_sources.add(self._source("(problem)"))
+
+    def _source(self, name: str) -> int:
+        """The source named ``name`` (a query word, a token, a line kind), made once."""
+        known = self._by_name.get(name)
+        if known is None:
+            self.sources.append(name)
+            known = self._by_name[name] = len(self.sources) - 1
+        return known
+
+    def _variant(self, source: int, spec: tuple[str, str], fts: str | None, factor: float,
+                 key: str) -> None:
+        known = self._seen.get((source, spec))
+        if known is None:
+            self._seen[source, spec] = known = Variant(source, spec, fts, factor, key)
+            self.variants.append(known)
+        known.factor = max(known.factor, factor)
+
+    def _add_token(self, token: str) -> None:
+        """A token as written (when it is more than one word: a path, a test id, a dotted
+        name), each of its words, and the parts of each identifier."""
+        stripped = token.strip("'\"`()[]{}<>,;:!?")
+        words = _rx(r"[^\W_]+(?:[_'][^\W_]+)*").findall(stripped)
+        if not words:
+            if stripped:   # symbols only: ✕, ->, ...
+                self._variant(self._source(stripped), ("any", stripped.lower()), None, 1.0,
+                              stripped)
+            return
+        compound = len(words) > 1 or words[0] != stripped
+        if compound:
+            self._variant(self._source(stripped.lower()), ("phrase", stripped.lower()),
+                          fts_term(stripped), 1.0, stripped.lower())
+        for word in words:
+            parts = identifier_parts(word)
+            own = PART_FACTOR if compound else 1.0
+            if len(parts) > 1:
+                self._add_word(word.lower(), own)
+                own = PART_FACTOR
+            for part in parts:
+                self._add_word(part, own)
+
+    def _add_word(self, word: str, factor: float) -> None:
+        if word in SEARCH_STOP_WORDS or len(word) < 2:
+            return
+        self._variant(self._source(word), word_spec(word), word_fts(word), factor,
+                      search_stem(word))
+
+    def _add_families(self, low_text: str) -> None:
+        words = {v.source for v in self.variants if v.factor == 1.0 and v.spec[0] != "phrase"}
+        stems = {search_stem(self.sources[i]): i for i in sorted(words, reverse=True)}
+        for _name, problem, members in WORD_FAMILIES:
+            words = members.split("|")
+            hit = next((stems[search_stem(w)] for w in words if " " not in w and
+                        search_stem(w) in stems), None)
+            if hit is None:
+                hit = next((self._source(w) for w in words if " " in w and w in low_text),
+                           None)
+            if hit is None:
+                continue
+            if problem:
+                self.problem = True
+            if problem == "severity":
+                self.problem_sources.add(hit)
+            for member in words:
+                self._variant(hit, word_spec(member), word_fts(member), FAMILY_FACTOR,
+                              search_stem(member))
+
+    def _add_tables(self, words: list[str]) -> None:
+        stems = {search_stem(w.lower()) for w in words}
+        for word in words:
+            for spec, fts, key, is_problem in table_variants(word, stems):
+                source = self._source(word.lower())
+                if is_problem:
+                    self.problem = True
+                self._variant(source, spec, fts, TABLE_FACTOR, key)
+
+    def _add_kinds(self, low: list[str]) -> None:
+        for name, triggers, _ in LINE_KINDS:
+            if any(w in triggers.split("|") for w in low):
+                source = self._source(f"({name})")
+                self.kind_sources[source] = name
+                self._variant(source, ("kind", name), None, 1.0, name)
+
+
+def word_spec(word: str) -> tuple[str, str]:
+    """How a query word is matched (see LineMatcher): a phrase as written, a number as a
+    whole number, a short word as a whole word (or its plural), a longer one by its stem
+    at the start of a word or of a camelCase part; all ignoring case."""
+    word = word.lower()
+    if " " in word or "-" in word:
+        return "phrase", word
+    if word.isdigit():
+        return "num", word
+    stem = search_stem(word)
+    if len(stem) < 4:
+        return "short", word
+    return "stem", stem
+
+
+def word_fts(word: str) -> str:
+    """A query word as an FTS5 expression: the word (stemmed by porter) or its stem's
+    prefix; a phrase as a phrase."""
+    if " " in word or "-" in word or word.isdigit():
+        return fts_term(word)
+    stem = search_stem(word)
+    if len(stem) < 4 or stem == word:
+        return fts_term(word)
+    return f"({fts_term(word)} OR {fts_term(stem)}*)"
+
+
+_TABLES: dict[str, Any] = {}
+
+
+def _tables() -> dict[str, Any]:
+    """Names and messages Python keeps: errno and os.strerror, signal and strsignal,
+    http.HTTPStatus, and the exit statuses shells and timeout(1) use."""
+    if _TABLES:
+        return _TABLES
+    import errno
+    import http
+    import signal
+    errnos = {name: os.strerror(code) for code, name in errno.errorcode.items()}
+    signals = {s.name: (int(s), signal.strsignal(s) or "") for s in signal.Signals
+               if s.name.startswith("SIG") and not s.name.startswith("SIGRT")}
+    statuses = {str(int(s)): s.phrase for s in http.HTTPStatus}
+    exits = {"124": "timed out", "126": "cannot execute permission denied",
+             "127": "command not found", **{str(128 + n): text for n, text in signals.values()}}
+    _TABLES.update(errno=errnos, signal=signals, http=statuses, exit=exits)
+    return _TABLES
+
+
+def _exit_spec(code: str) -> tuple[str, str]:
+    """An exit status: the number just after exit/status/code/returned."""
+    return "code", f"exit:{code}"
+
+
+def _http_spec(code: str) -> tuple[str, str]:
+    """An HTTP status: the number just after status/code/HTTP/x.y/responded."""
+    return "code", f"http:{code}"
+
+
+CODE_TRIGGERS = {"exit": ("exit", "status", "code", "returned"),
+                 "http": ("status", "code", "http/", "returned", "responded", "response")}
+
+
+def table_variants(word: str, query_stems: set[str]
+                   ) -> list[tuple[tuple[str, str], str | None, str, bool]]:
+    """(match spec, FTS form, key, asks for a problem) for what the tables say ``word`` is:
+    an errno name and its message, a signal and its description, an HTTP status and its
+    phrase, an exit status and its meaning; or, for a plain word, the few names whose
+    message uses it."""
+    tables = _tables()
+    upper, low = word.upper(), word.lower()
+    found: list[tuple[tuple[str, str], str | None, str, bool]] = []
+    if upper in tables["errno"]:
+        message = tables["errno"][upper].lower()
+        found.append((word_spec(message), fts_term(message), message, True))
+    signame = upper if upper.startswith("SIG") else "SIG" + upper
+    if signame in tables["signal"] and len(upper) >= 3:
+        number, text = tables["signal"][signame]
+        found.append((word_spec(text), fts_term(text), text.lower(), True))
+        found.append((_exit_spec(str(128 + number)), None, f"exit {128 + number}", True))
+    if word.isdigit():
+        if word in tables["http"]:
+            phrase = tables["http"][word].lower()
+            found.append((word_spec(phrase), fts_term(phrase), phrase, int(word) >= 400))
+        if word in tables["exit"]:
+            text = tables["exit"][word].lower()
+            found.append((word_spec(text), fts_term(text), text, True))
+        return found
+    if len(search_stem(low)) < 4 or low in SEARCH_STOP_WORDS:
+        return found
+    said = _said_in(query_stems)
+    for name, message in tables["errno"].items():
+        if said(message, low):
+            found.append((("word", name.lower()), fts_term(name), name.lower(), True))
+    for name, (number, text) in tables["signal"].items():
+        if said(text, low):
+            found.append((("word", name.lower()), fts_term(name), name.lower(), True))
+            found.append((_exit_spec(str(128 + number)), None, f"exit {128 + number}", True))
+    for code, phrase in tables["http"].items():
+        if said(phrase, low):
+            found.append((_http_spec(code), fts_term(code), f"http {code}", int(code) >= 400))
+    for code, text in tables["exit"].items():
+        if int(code) < 128 and said(text, low):
+            found.append((_exit_spec(code), None, f"exit {code}", True))
+    return found
+
+
+def _said_in(query_stems: set[str]) -> Callable[[str, str], bool]:
+    """A table's message is what the query says when the message holds ``word`` and two
+    of its words (all of them, for a one-word message) are in the query."""
+    stems_of = _TABLES.setdefault("stems", {})
+
+    def said(message: str, word: str) -> bool:
+        words = stems_of.get(message)
+        if words is None:
+            words = stems_of[message] = {search_stem(w) for w in _rx(r"[a-z]{3,}").findall(
+                message.lower()) if w not in SEARCH_STOP_WORDS}
+        if search_stem(word) not in words:
+            return False
+        return len(words & query_stems) >= min(2, len(words))
+    return said
+
+
+# --- scoring lines ---------------------------------------------------------------------
+
+
+def idf(df: int, total: int) -> float:
+    """BM25's inverse document frequency: rare terms weigh most."""
+    import math
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def _starts_word(text: str, at: int) -> bool:
+    """Whether a word, or a part of an identifier (camelCase, snake_case, digits then
+    letters), starts at ``at``."""
+    if at == 0:
+        return True
+    prev, this = text[at - 1], text[at]
+    if not prev.isalnum():
+        return True
+    if prev.islower() and this.isupper():
+        return True
+    if prev.isupper() and this.isupper():
+        return at + 1 < len(text) and text[at + 1].islower()
+    return prev.isdigit() and this.isalpha()
+
+
+def _spec_matches(spec: tuple[str, str], text: str, low: str, at: int, size: int) -> bool:
+    """Whether a literal found at ``at`` matches in this mode (see word_spec)."""
+    mode = spec[0]
+    if mode == "any":
+        return True
+    if mode == "num":
+        return (at == 0 or not (text[at - 1].isdigit() or text[at - 1] == ".")) and not (
+            text[at + size:at + size + 1].isdigit())
+    if not _starts_word(text, at):
+        return False
+    if mode == "short":
+        end = at + size
+        if text[end:end + 1] in ("s", "S"):
+            end += 1
+        nxt = text[end:end + 1]
+        return not (nxt.isalpha() and nxt.islower())
+    if mode == "word":
+        return not text[at + size:at + size + 1].isalnum()
+    if mode == "code":
+        number = _rx(r"[a-z]*\W{0,3}(?:[a-z]+\W{1,3}){0,2}?(\d{1,3})(?!\d)").match(
+            low, at + size)
+        return bool(number) and number.group(1) == spec[1].split(":")[1]
+    return True
+
+
+def _marker_matches(literal: str, text: str, low: str, at: int) -> bool:
+    if not literal[0].isalnum():   # a symbol, or a marker that starts a line
+        return True
+    if not _starts_word(text, at):
+        return False
+    if literal == "exit":   # exit code 2, exit status 1, exited with 137; not exit code 0
+        number = _rx(r"(?:ed)?(?: with)?(?: exit)? ?(?:code|status)?\W{0,3}(\d+)").match(
+            low, at + len(literal))
+        return bool(number) and int(number.group(1)) != 0
+    return True
+
+
+class LineMatcher:
+    """Finds the lines of a text that hold a query variant or a severity marker, with
+    ``str.find`` per lowercase literal (word boundaries checked after; a literal found
+    more than SEARCH_ENUM_CAP times is only counted, its lines found through the others),
+    then, line by line, every variant of every source."""
+
+    def __init__(self, query: SearchQuery):
+        self.query = query
+        self.literals: dict[str, tuple[list[int], list[int]]] = {}
+        self.kinds: list[tuple[int, Any]] = []
+        for index, variant in enumerate(query.variants):
+            mode, text = variant.spec
+            if mode == "kind":
+                self.kinds.append((index, _rx(dict((k, r) for k, _, r in LINE_KINDS)[text],
+                                              )))
+            elif mode == "code":
+                for trigger in CODE_TRIGGERS[text.split(":")[0]]:
+                    self.literals.setdefault(trigger, ([], []))[0].append(index)
+            elif text:
+                self.literals.setdefault(text, ([], []))[0].append(index)
+        for marker, (_, _, words) in enumerate(SEVERITY_MARKERS):
+            for word in words.split("|"):
+                self.literals.setdefault(word.replace("\\n", "\n"), ([], []))[1].append(marker)
+        self.counts: dict[str, int] = {}
+
+    def _at(self, literal: str, text: str, low: str, at: int) -> tuple[list[int], list[int]]:
+        variants, markers = self.literals[literal]
+        size = len(literal)
+        found = [i for i in variants if _spec_matches(self.query.variants[i].spec, text, low,
+                                                      at, size)]
+        marks = [m for m in markers if _marker_matches(literal, text, low, at)] if markers \
+            else []
+        return found, marks
+
+    def candidates(self, text: str, cap: int
+                   ) -> dict[int, tuple[set[int], list[tuple[int, int]]]]:
+        """line offset -> (variants found, [(marker, column)]) for every line holding one.
+        A literal found more than ``cap`` times is only counted (``self.counts``): its
+        lines are found through the others, unless nothing else is there."""
+        import bisect
+        self.counts = {}
+        low = text.lower()
+        if len(low) != len(text):   # a character whose lowercase is longer: match as is
+            low = text
+        newlines = []
+        at = low.find("\n")
+        while at >= 0:
+            newlines.append(at)
+            at = low.find("\n", at + 1)
+        found: dict[int, tuple[set[int], list[tuple[int, int]]]] = {}
+        # Markers alone make a line a candidate only for a query that asks for a problem.
+        wanted = [lit for lit, (variants, _) in self.literals.items()
+                  if variants or self.query.problem]
+        counted = {literal: low.count(literal) for literal in wanted}
+        listed = [lit for lit, n in counted.items() if 0 < n <= cap and self.literals[lit][0]]
+        if not listed and any(counted.values()):   # only common words: list the rarest
+            listed = [min((n, lit) for lit, n in counted.items() if n)[1]]
+        listed += [lit for lit, n in counted.items() if 0 < n <= cap and lit not in listed]
+        self.counts = {lit: n for lit, n in counted.items() if lit not in listed}
+        for literal in listed:
+            at = low.find(literal)
+            while at >= 0:
+                if literal[0] == "\n":
+                    at += 1
+                variants, markers = self._at(literal, text, low, at)
+                if variants or markers:
+                    line = bisect.bisect_left(newlines, at)
+                    entry = found.setdefault(line, (set(), []))
+                    entry[0].update(variants)
+                    if markers:
+                        column = at - (newlines[line - 1] + 1 if line else 0)
+                        entry[1].extend((m, column) for m in markers)
+                at = low.find(literal, at + 1)
+        return found
+
+    def exact(self, text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """(variant, column) and (marker, column) of everything in one line."""
+        found: list[tuple[int, int]] = []
+        marks: list[tuple[int, int]] = []
+        low = text.lower()
+        if len(low) != len(text):
+            low = text
+        padded = "\n" + low
+        for literal in self.literals:
+            source = padded if literal[0] == "\n" else low
+            at = source.find(literal)
+            while at >= 0:
+                variants, markers = self._at(literal, text, low, at) if literal[0] != "\n" \
+                    else ([], self.literals[literal][1])
+                found.extend((index, at) for index in variants)
+                marks.extend((marker, at) for marker in markers)
+                at = source.find(literal, at + 1)
+        for index, rx in self.kinds:
+            if rx.search(text):
+                found.append((index, len(text)))
+        return found, marks
+
+
+class ScoredLine:
+    __slots__ = ("chunk", "number", "text", "base", "score", "severity", "sources",
+                 "negated", "section", "code", "ids", "markers", "exact")
+
+    def __init__(self, chunk: Any, number: int, text: str, markers: list[tuple[int, int]]):
+        self.chunk, self.number, self.text, self.markers = chunk, number, text, markers
+        self.base = self.score = 0.0    # the line's own score; with what is near it
+        self.severity = 0
+        self.sources: dict[int, float] = {}
+        self.negated = False
+        self.section = self.code = self.exact = False
+        self.ids: list[str] = []
+
+
+class LineScorer:
+    """Scores lines: the weight of every query source the line holds (its best variant),
+    severity for a query that asks for a problem, negation, nearby lines' sources."""
+
+    def __init__(self, query: SearchQuery, marker_weight: list[float],
+                 matcher: LineMatcher | None = None):
+        self.query = query
+        self.marker_weight = marker_weight
+        self.matcher = matcher or LineMatcher(query)
+        self.caps: dict[int, float] = {}
+        for variant in query.variants:
+            if variant.source in query.problem_sources and variant.df and variant.factor in (
+                    1.0, PART_FACTOR):
+                cap = PROBLEM_LEVEL[3] * variant.weight * variant.factor
+                self.caps[variant.source] = max(self.caps.get(variant.source, 0.0), cap)
+        synthetic = [s for s in query.problem_sources if query.sources[s] == "(problem)"]
+        self.synthetic = set(synthetic)
+        self.titles: dict[int, dict[int, float]] = {}
+
+    def rough(self, chunk: Any, number: int, text: str, indexes: set[int],
+              markers: list[tuple[int, int]]) -> ScoredLine:
+        """A line scored from the one-pass matches: no negation yet, overlaps unseen."""
+        item = ScoredLine(chunk, number, text, markers)
+        variants = self.query.variants
+        for index in indexes:
+            variant = variants[index]
+            value = variant.weight * variant.factor
+            if value > item.sources.get(variant.source, 0.0):
+                item.sources[variant.source] = value
+        self._credit_problem(item, self._marker_value(item, []))
+        item.base = item.score = sum(item.sources.values()) + 0.01 * item.severity
+        return item
+
+    def _credit_problem(self, item: ScoredLine, severe: float) -> None:
+        """A query word that asks for a problem matches the line's severity, but never
+        for more than the word itself weighs when the outputs do use it ("error" on
+        thousands of lines is worth little, however severe the line)."""
+        for source in self.query.problem_sources:
+            value = min(severe, self.caps.get(source, severe))
+            if value > item.sources.get(source, 0.0):
+                item.sources[source] = value
+
+    def _marker_value(self, item: ScoredLine, negated: list[tuple[int, int]]) -> float:
+        best = 0.0
+        for index, column in item.markers:
+            if any(a <= column < b for a, b in negated):
+                item.negated = True
+                continue
+            level = SEVERITY_MARKERS[index][1]
+            item.severity = max(item.severity, level)
+            best = max(best, PROBLEM_LEVEL.get(level, 0) * self.marker_weight[index])
+        return best
+
+    def refine(self, item: ScoredLine) -> None:
+        """The exact score: every variant of every source, negation, what the line is."""
+        text = item.text[:4000]
+        query, variants = self.query, self.query.variants
+        negated = negated_spans(text)
+        item.severity, item.negated, item.sources = 0, False, {}
+        enriched = text + enrichment(text)
+        found, item.markers = self.matcher.exact(enriched)
+        best = self._marker_value(item, negated)
+        for index, column in found:
+            variant = variants[index]
+            value = variant.weight * variant.factor
+            if any(a <= column < b for a, b in negated):
+                if variant.source in query.problem_sources:
+                    item.negated = True
+                    continue
+                value *= 0.2
+            if value > item.sources.get(variant.source, 0.0):
+                item.sources[variant.source] = value
+        if item.severity <= 0 and (item.negated or _rx(_OK_LINE).search(text[:2000])):
+            item.severity = -1
+        self._credit_problem(item, best)
+        for source in self.synthetic:
+            item.sources[source] = item.sources.get(source, 0.0) * 0.5
+        score = sum(item.sources.values()) + self._proximity(found) + self._title(item)
+        if query.problem and item.severity < 0:
+            score *= 0.4
+        if len(text) > SEARCH_LONG_LINE:   # a long line holds many words by chance
+            score /= 1 + 0.5 * (len(text) / SEARCH_LONG_LINE - 1)
+        item.base = item.score = score + 0.01 * item.severity
+        item.section = bool(_rx(_SECTION_START).search(text[:400]))
+        item.code = bool(_rx(_ERROR_CODE).search(text))
+        item.exact = True
+
+    def _proximity(self, found: list[tuple[int, int]]) -> float:
+        """Two query words written next to each other ("pip version" in pip_version)."""
+        variants = self.query.variants
+        at: dict[int, list[int]] = {}
+        for index, column in found:
+            if variants[index].factor >= PART_FACTOR:
+                at.setdefault(variants[index].source, []).append(column)
+        bonus = 0.0
+        sources = sorted(at)
+        for a, b in zip(sources, sources[1:], strict=False):
+            if any(0 < y - x <= 24 for x in at[a] for y in at[b]):
+                bonus += 0.3 * min(self._best(a), self._best(b))
+        return bonus
+
+    def _best(self, source: int) -> float:
+        return max((v.weight * v.factor for v in self.query.variants if v.source == source),
+                   default=0.0)
+
+    def _title(self, item: ScoredLine) -> float:
+        """A line inside a titled section (a test case, a JSON record) earns part of what
+        the title holds and the line does not."""
+        chunk = item.chunk
+        title = chunk["title"]
+        if not title:
+            return 0.0
+        held = self.titles.get(chunk["id"])
+        if held is None:
+            held = {}
+            for index, _ in self.matcher.exact(title)[0]:
+                variant = self.query.variants[index]
+                if variant.source not in self.query.problem_sources:
+                    value = variant.weight * variant.factor
+                    held[variant.source] = max(held.get(variant.source, 0.0), value)
+            self.titles[chunk["id"]] = held
+        return 0.4 * sum(v for s, v in held.items() if s not in item.sources)
+
+    def near(self, items: Iterable[ScoredLine]) -> None:
+        """A line also earns part of what the lines just around it hold that it does not
+        (the test name two lines up, the value on the next line)."""
+        by_key = {(s.chunk["output_id"], s.number): s for s in items}
+        bonus = {}
+        for key, item in by_key.items():
+            extra: dict[int, float] = {}
+            for offset in (-2, -1, 1, 2):
+                other = by_key.get((key[0], key[1] + offset))
+                if other is None:
+                    continue
+                for source, value in other.sources.items():
+                    if source not in item.sources and source not in self.query.problem_sources:
+                        extra[source] = max(extra.get(source, 0.0), value)
+            bonus[key] = 0.3 * sum(extra.values())
+        for key, item in by_key.items():
+            item.score = item.base + bonus[key]
+
+
+_ENRICH_NAMES = r"\b(?P<errno>E[A-Z0-9]{2,15})\b|\b(?P<sig>SIG[A-Z0-9]{2,8})\b"
+_ENRICH_CODES = (r"\b(?:exit(?:ed)?(?: with)?(?: exit)? ?(?:code|status)|exit code:)\W{0,3}"
+                 r"(?P<exit>\d{1,3})\b|\b(?:status(?:code)?|http/[\d.]+)\W{0,3}"
+                 r"(?P<http>[1-5]\d\d)\b")
+
+
+def enrichment(line: str) -> str:
+    """What the tables say the codes in a line mean, as extra words to match: an errno
+    name's message, a signal's description, an exit status's or HTTP status's meaning."""
+    import itertools
+    import re
+    low = line.lower()
+    names = "E" in line or "SIG" in line
+    codes = "exit" in low or "status" in low or "http" in low
+    if not (names or codes):
+        return ""
+    tables = _tables()
+    words = []
+    for match in itertools.chain(
+            _rx(_ENRICH_NAMES, re.ASCII).finditer(line) if names else (),
+            _rx(_ENRICH_CODES, re.ASCII).finditer(low) if codes else ()):
+        kind = match.lastgroup
+        value = match.group(kind)
+        if kind == "errno" and value in tables["errno"]:
+            words.append(tables["errno"][value])
+        elif kind == "sig" and value in tables["signal"]:
+            words.append(tables["signal"][value][1])
+        elif kind == "exit" and value in tables["exit"]:
+            words.append(tables["exit"][value])
+        elif kind == "http" and value in tables["http"]:
+            words.append(tables["http"][value])
+    return (" \n " + " ; ".join(words)) if words else ""
+
+
+# --- scope, rarity, strategies ---------------------------------------------------------
+
+
+class SearchRun:
+    """One search in progress: its scope, the candidate lines found so far, what was tried."""
+
+    def __init__(self, db: Any, project: str, query: SearchQuery, output: Any | None,
+                 limit: int):
+        self.db, self.project, self.query, self.limit = db, project, query, limit
+        self.output = output
+        if output is not None:
+            self.outputs = [(output["id"], output["handle"], output["bytes"])]
+        else:
+            self.outputs = [(r[0], r[1], r[2]) for r in db.query(SQL_SCOPE_OUTPUTS, (project,))]
+        self.handles = {oid: handle for oid, handle, _ in self.outputs}
+        self.scope_bytes = sum(size or 0 for _, _, size in self.outputs)
+        self.span = ""
+        self.span_params: list[Any] = []
+        if output is not None:
+            low, high = db.query(SQL_OUTPUT_CHUNK_SPAN, (output["id"],))[0]
+            self.span, self.span_params = "AND rowid BETWEEN ? AND ?", [low or 0, high or 0]
+            self.total_chunks = max(1, (high or 0) - (low or 0) + 1)
+        else:
+            self.total_chunks = max(1, db.query(SQL_CHUNK_MAX)[0][0] or 0)
+        self.chunk_ids: set[int] = set()
+        self.counts: dict[str, int] = {}
+        self.expressions: set[str] = set()   # FTS5 expressions already run
+        self.matcher = LineMatcher(query)
+        self.lines: dict[tuple[int, int], ScoredLine] = {}
+        self.tried: list[dict[str, Any]] = []
+        self.exhaustive = False
+        self.scorer: LineScorer | None = None
+
+    # rarity -----------------------------------------------------------------------
+    def fts_count(self, expression: str) -> int:
+        """How many chunks of the scope hold ``expression``, counting up to SEARCH_DF_CAP."""
+        known = self.counts.get(expression)
+        if known is not None:
+            return known
+        try:
+            rows = self.db.query(SQL_FTS_COUNT.format(span=self.span),
+                                 [expression, *self.span_params, SEARCH_DF_CAP])
+            count = rows[0][0]
+        except (sqlite3.Error, DatabaseError):  # an expression FTS5 refuses: absent
+            count = 0
+        self.counts[expression] = count
+        return count
+
+    def weigh_by_fts(self) -> None:
+        """Rarity of every variant from the FTS index (chunks of the scope holding it)."""
+        for variant in self.query.variants:
+            variant.df = self.fts_count(variant.fts) if variant.fts else SEARCH_DF_CAP // 8
+            variant.weight = idf(max(variant.df, 1), self.total_chunks)
+        self._weigh_kinds()
+        self.scorer = LineScorer(self.query, [
+            idf(max(self.fts_count(words), 1), self.total_chunks)
+            for words in MARKER_FTS], self.matcher)
+
+    def weigh_by_lines(self, chunks: list[Any]) -> list[Any]:
+        """Rarity of every variant and marker from the lines themselves (a small scope);
+        returns the candidate lines found on the way."""
+        found, total = self.found_lines(chunks)
+        variant_df = [0] * len(self.query.variants)
+        marker_df = [0] * len(SEVERITY_MARKERS)
+        for _, _, _, indexes, markers in found:
+            for index in indexes:
+                variant_df[index] += 1
+            for marker in {m for m, _ in markers}:
+                marker_df[marker] += 1
+        for literal, count in self.matcher.counts.items():   # too common to list: counted
+            variants, markers = self.matcher.literals[literal]
+            for index in variants:
+                variant_df[index] = max(variant_df[index], min(count, total))
+            for marker in markers:
+                marker_df[marker] = max(marker_df[marker], min(count, total))
+        for variant, df in zip(self.query.variants, variant_df, strict=True):
+            variant.df = df
+            variant.weight = idf(max(df, 1), total)
+        self._weigh_kinds()
+        self.scorer = LineScorer(self.query, [idf(max(df, 1), total) for df in marker_df],
+                                 self.matcher)
+        return found
+
+    def found_lines(self, chunks: list[Any]) -> tuple[list[Any], int]:
+        """(chunk, line number, text, variants, markers) of the candidate lines of some
+        chunks, from one pass over their joined text; and how many lines they have."""
+        import bisect
+        texts = [chunk["text"] for chunk in chunks]
+        firsts, total = [], 0
+        for text in texts:
+            firsts.append(total)
+            total += text.count("\n") + 1
+        joined = "\n".join(texts)
+        found = self.matcher.candidates(joined, max(SEARCH_ENUM_CAP, total // 8))
+        lines = joined.split("\n") if found else []
+        out = []
+        for offset, (indexes, markers) in sorted(found.items()):
+            at = bisect.bisect_right(firsts, offset) - 1
+            chunk = chunks[at]
+            out.append((chunk, chunk["line_start"] + offset - firsts[at], lines[offset],
+                        indexes, markers))
+        return out, total
+
+    def _weigh_kinds(self) -> None:
+        """A line kind the query asks for ("how many", "where") weighs as much as the
+        query's average word found in the scope."""
+        words = [v.weight for v in self.query.variants
+                 if v.df and v.factor == 1.0 and v.spec[0] not in ("kind", "code")]
+        mean = sum(words) / len(words) if words else 1.0
+        for variant in self.query.variants:
+            if variant.spec[0] == "kind":
+                variant.df, variant.weight = 1, mean
+
+    # candidates -------------------------------------------------------------------
+    def add_chunks(self, chunks: list[Any], found: list[Any] | None = None) -> int:
+        """Score the lines of new chunks: roughly all, exactly the best SEARCH_REFINE of
+        everything found so far. Returns how many chunks were new."""
+        assert self.scorer is not None
+        chunks = [chunk for chunk in chunks if chunk["id"] not in self.chunk_ids]
+        self.chunk_ids.update(chunk["id"] for chunk in chunks)
+        if found is None:
+            found = self.found_lines(chunks)[0] if chunks else []
+        for entry in found:
+            item = self.scorer.rough(*entry)
+            key = (entry[0]["output_id"], item.number)
+            if key not in self.lines:
+                self.lines[key] = item
+        self._refine()
+        return len(chunks)
+
+    def _refine(self) -> None:
+        assert self.scorer is not None
+        rough = sorted((s for s in self.lines.values() if not s.exact),
+                       key=lambda s: -s.score)
+        best_exact = sorted((s.score for s in self.lines.values() if s.exact), reverse=True)
+        room = SEARCH_REFINE - len(best_exact)
+        for item in rough[:max(room, self.limit * 4)]:
+            self.scorer.refine(item)
+        self.scorer.near([s for s in self.lines.values() if s.exact])
+
+    def fetch_chunks(self, ids: Iterable[int]) -> list[Any]:
+        wanted = [i for i in dict.fromkeys(ids) if i not in self.chunk_ids]
+        rows: list[Any] = []
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            rows.extend(self.db.query(SQL_CHUNKS_BY_ID.format(ids=",".join("?" * len(part))),
+                                      [self.project, *part]))
+        return [r for r in rows if r["output_id"] in self.handles]
+
+    def fts(self, expression: str, pool: int = SEARCH_POOL) -> list[int]:
+        """Chunk ids of the scope matching an FTS5 expression, best BM25 first; when it
+        matches more than SEARCH_DF_CAP chunks, the latest (ranking them all would cost
+        more than the line scorer gains)."""
+        order = "rank" if self.fts_count(expression) < SEARCH_DF_CAP else "rowid DESC"
+        try:
+            rows = self.db.query(SQL_FTS_CANDIDATES.format(span=self.span, order=order),
+                                 [expression, self.project, *self.span_params, pool])
+        except (sqlite3.Error, DatabaseError):  # FTS5 refused the expression
+            return []
+        return [r[0] for r in rows]
+
+    def best_possible(self) -> float:
+        best: dict[int, float] = {}
+        for variant in self.query.variants:
+            if variant.df:
+                value = variant.weight * variant.factor
+                best[variant.source] = max(best.get(variant.source, 0.0), value)
+        return sum(best.values())
+
+    def good_enough(self, spent_ms: float) -> bool:
+        """Whether ``limit`` separate places already score SEARCH_GOOD of the best possible;
+        past SEARCH_BUDGET_MS, one such place is enough."""
+        if self.exhaustive:
+            return True
+        bar = SEARCH_GOOD * self.best_possible()
+        if bar <= 0:
+            return False
+        places = {(oid, number // 10) for (oid, number), item in self.lines.items()
+                  if item.exact and item.score >= bar}
+        return len(places) >= (1 if spent_ms > SEARCH_BUDGET_MS else self.limit)
+
+
+def _strategy_scan(run: SearchRun) -> str | None:
+    """Every line of a small scope (up to SEARCH_SCAN_BYTES): exhaustive, so it ends the
+    search."""
+    if run.scope_bytes > SEARCH_SCAN_BYTES:
+        return None
+    chunks = [row for oid, _, _ in run.outputs for row in run.db.query(SQL_CHUNKS_OF, (oid,))]
+    run.add_chunks(chunks, run.weigh_by_lines(chunks))
+    run.exhaustive = True
+    return f"every line of {len(run.outputs)} output(s)"
+
+
+def _strategy_literal(run: SearchRun) -> str | None:
+    """The query's tokens as written, all of them but the stop words (FTS5 phrases
+    ANDed)."""
+    tokens = [t for t in run.query.tokens if _rx(r"[^\W_]").search(t)]
+    kept = [t for t in tokens if t.lower().strip("'\"`()[]{}<>,;:!?") not in
+            SEARCH_STOP_WORDS] or tokens
+    return _run_fts(run, " AND ".join(map(fts_term, kept))) if kept else None
+
+
+def _strategy_identifiers(run: SearchRun) -> str | None:
+    """Every query word, identifiers cut into their parts, all of them."""
+    terms = [v.fts for v in run.query.variants if v.factor >= PART_FACTOR and v.fts
+             and v.source not in run.query.kind_sources and v.factor != FAMILY_FACTOR
+             and v.factor != TABLE_FACTOR]
+    terms = list(dict.fromkeys(terms))
+    return _run_fts(run, " AND ".join(terms)) if len(terms) > 1 else None
+
+
+def _strategy_rare_terms(run: SearchRun) -> str | None:
+    """Any query word, BM25 over all of them; words in more than SEARCH_DF_CAP chunks of
+    the scope are left to the line scorer when rarer ones exist."""
+    own = [v for v in run.query.variants if v.fts and v.factor in (1.0, PART_FACTOR)]
+    return _run_fts(run, _or_rare(own)) if own else None
+
+
+def _strategy_vocabulary(run: SearchRun) -> str | None:
+    """The word families and the tables' names and messages for the query's words."""
+    other = [v for v in run.query.variants if v.fts and v.factor in (FAMILY_FACTOR,
+                                                                      TABLE_FACTOR)]
+    return _run_fts(run, _or_rare(other)) if other else None
+
+
+def _strategy_severity(run: SearchRun) -> str | None:
+    """For a query that asks for a problem: the decisive lines of the outputs' summaries
+    and the chunks with the scope's rarest severity words."""
+    if not run.query.problem:
+        return None
+    ids = sorted(run.handles)[:200]
+    chunks: list[int] = []
+    rows = run.db.query(SQL_SUMMARY_OF.format(ids=",".join("?" * len(ids))),
+                        [run.project, *ids]) if ids else []
+    import json
+    for oid, summary in rows:
+        for error in json.loads(summary or "{}").get("errors", []):
+            line = error["line"]
+            chunks.extend(r[0] for r in run.db.query(SQL_CHUNK_HOLDING, (
+                oid, line - UNIT_MAX_LINES, line, line)))
+    words = ['"fatal"', '"panic"', '"panicked"', '"critical"', '"killed"', '"fail"*',
+             '"exception"*', '"error"*', '"denied"', '"refused"']
+    rare = [w for w in words if run.fts_count(w) < SEARCH_DF_CAP]
+    if rare:
+        chunks.extend(run.fts(" OR ".join(rare)))
+    run.add_chunks(run.fetch_chunks(chunks))
+    return "summary lines" + (" + " + " OR ".join(rare) if rare else "")
+
+
+def _strategy_prefixes(run: SearchRun) -> str | None:
+    """For query words the index does not hold: the first half of each long one as a
+    prefix ("compil*" for "compilation"; the index holds porter stems, which a prefix
+    must not pass)."""
+    words = {run.query.sources[v.source] for v in run.query.variants
+             if v.factor == 1.0 and v.fts and v.spec[0] == "stem" and not v.df}
+    terms = {fts_term(w[:max(4, (len(w) + 1) // 2)]) + "*" for w in words if len(w) >= 6}
+    return _run_fts(run, " OR ".join(sorted(terms))) if terms else None
+
+
+def _strategy_trigram(run: SearchRun) -> str | None:
+    """For query tokens the index does not hold: the outputs' identifiers that contain
+    them (the trigram index of each output's vocabulary), searched as words."""
+    held = {run.query.sources[v.source] for v in run.query.variants if v.df}
+    subs = [t.lower() for t in run.query.tokens if len(t) >= 3 and t.lower() not in held][:6]
+    terms: list[str] = []
+    clause = "AND o.id = ?" if run.output is not None else ""
+    for sub in subs:
+        params = [fts_term(sub), run.project, *([run.output["id"]] if run.output else [])]
+        try:
+            rows = run.db.query(SQL_VOCAB_OF.format(handle=clause), params)
+        except (sqlite3.Error, DatabaseError):  # FTS5 refused the substring
+            continue
+        for _, vocab in rows:
+            terms.extend(t for t in vocab.split() if sub in t and t not in terms)
+    terms = terms[:40]
+    if not terms:
+        return None
+    for term in terms:   # the found identifiers join the query, so lines holding them score
+        run.query._variant(run.query._source(term), ("phrase", term), fts_term(term), 1.0,
+                           term)
+    run.matcher = LineMatcher(run.query)
+    run.weigh_by_fts()
+    return _run_fts(run, " OR ".join(fts_term(t) for t in terms))
+
+
+def _or_rare(variants: list[Variant]) -> str:
+    """The variants the scope holds in fewer than SEARCH_DF_CAP chunks, rarest first (at
+    most 12: BM25 over common words costs much and finds little); when every word is
+    common, the rarest of them."""
+    held = sorted((v for v in variants if v.df and v.fts), key=lambda v: v.df)
+    rare = [v.fts for v in held if v.df < SEARCH_DF_CAP][:12] or [v.fts for v in held[:1]]
+    return " OR ".join(dict.fromkeys(rare))
+
+
+def _run_fts(run: SearchRun, expression: str) -> str | None:
+    """Bring the chunks an FTS5 expression matches; None when it is empty or an earlier
+    strategy already ran it (the table then skips this one)."""
+    if not expression or expression in run.expressions:
+        return None
+    run.expressions.add(expression)
+    run.add_chunks(run.fetch_chunks(run.fts(expression)))
+    return expression
+
+
+# The strategies, in order; each runs while the hits so far are not good enough.
+SEARCH_STRATEGIES = (
+    ("scan", _strategy_scan),
+    ("literal", _strategy_literal),
+    ("identifiers", _strategy_identifiers),
+    ("rare_terms", _strategy_rare_terms),
+    ("vocabulary", _strategy_vocabulary),
+    ("severity", _strategy_severity),
+    ("prefixes", _strategy_prefixes),
+    ("trigram", _strategy_trigram),
+)
+
+
+# --- hits -------------------------------------------------------------------------------
+
+
+def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, int]:
+    """(first, last, line) a hit shows: a test's failure section, the block an error code
+    ends, or the best line with the good lines right after it; ``context`` around."""
+    oid, number = item.chunk["output_id"], item.number
+    if item.section and item.ids:
+        return _section_window(run, oid, number, context)
+    if item.code:
+        before = output_lines(run.db, oid, max(1, number - SEARCH_WINDOW_MAX + 1), number - 1)
+        first = number
+        for n, _, text in reversed(before):
+            if not text.strip() or _rx(_SECTION_START).search(text[:400]):
+                break
+            first = n
+        return first, number + context, number
+    last = number
+    for offset in range(1, 2 * context + 2):
+        other = run.lines.get((oid, number + offset))
+        if other is not None and other.score >= 0.9 * item.score and last - number < 4:
+            last = number + offset
+    return max(1, number - context), last + context, number
+
+
+def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[int, int, int]:
+    """A failure section: from its first line to its first severe line (the assertion,
+    the exception, the panic) and the ``file:line`` just after, when that fits in
+    SEARCH_WINDOW_MAX lines; otherwise around the severe line."""
+    section = []
+    for n, _, text in output_lines(run.db, oid, head + 1, head + 300):
+        if _rx(_SECTION_START).search(text[:400]):
+            break
+        section.append((n, text))
+    severe = next((n for n, text in section if line_severity(run.matcher, text) >= 2), None)
+    if severe is None:
+        last = max([n for n, text in section[:SEARCH_WINDOW_MAX - 1] if text.strip()] or [head])
+        return head, last, head
+    end = section[-1][0]   # the section ends where the next one starts
+    last = min(severe + context, end)
+    for n, text in section:
+        if severe < n <= severe + 4 and first_file_ref(text):
+            last = max(last, n)
+            break
+    first = head if last - head < SEARCH_WINDOW_MAX else max(head, severe - context)
+    return first, last, severe
+
+
+def negated_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of a line that negate what they name ("0 errors", "no issues found")."""
+    import re
+    low = text.lower()
+    if len(low) != len(text):
+        return []
+    return [m.span() for m in _rx(_NEGATION, re.ASCII).finditer(low)]
+
+
+def line_severity(matcher: LineMatcher, text: str) -> int:
+    """The severity a line shows: 3 fatal, 2 error, 1 warning, 0 none (negated markers
+    left out)."""
+    negated = negated_spans(text[:4000])
+    level = 0
+    for marker, column in matcher.exact(text[:4000])[1]:
+        if not any(a <= column < b for a, b in negated):
+            level = max(level, SEVERITY_MARKERS[marker][1])
+    return level
+
+
+def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
+    """A long line cut to ``width`` characters around its first match."""
+    if len(text) <= width:
+        return text
+    low = text.lower()
+    at = min([low.find(s) for s in stems if s in low] or [0])
+    start = max(0, at - width // 3)
+    return ("…" if start else "") + text[start:start + width] + "…"
+
+
+def _hit_symbols(db: Any, project: str, root: str, cwd: str,
+                 window: list[tuple[int, int, str]]) -> list[str]:
+    symbols: list[str] = []
+    refs = [r for r in (first_file_ref(t) for _, _, t in window) if r]
+    for path, line in refs[:10]:
+        try:
+            rows = graph_rows_at(db, project, normalize_path(path, root, cwd), line)
+        except (sqlite3.Error, DatabaseError):  # no graph tables here: no symbols
+            return symbols
+        if rows and rows[0]["uid"] not in symbols:
+            symbols.append(rows[0]["uid"])
+    return symbols
+
+
+def _land_on_sections(run: SearchRun) -> None:
+    """A test id in the query lands on that test's failure section: the section's first
+    line (which may name only the id's last part: pytest's ``____ test_x ____``) ranks
+    above every line naming the id (its progress line, the runner's verdict list)."""
+    ids = [i.lower() for i in run.query.ids]
+    if not ids:
+        return
+    tails = {i: _rx(r"[^:/.›\s]+$").search(i.rstrip("]")) for i in ids}
+    names = {i: (m.group(0) if m else i) for i, m in tails.items()}
+    best = {i: max((s.score for s in run.lines.values() if s.exact and i in s.text.lower()),
+                   default=0.0) for i in ids}
+    for item in run.lines.values():
+        if not (item.exact and item.section):
+            continue
+        low = item.text.lower()
+        item.ids = [i for i in ids if i in low or _rx(
+            r"(?<![\w])" + _escape(names[i]) + r"(?![\w])").search(low)]
+        if item.ids:
+            item.score = max(item.score, max(best[i] for i in item.ids)) * 1.1
+
+
+def _escape(text: str) -> str:
+    import re
+    return re.escape(text)
+
+
+def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[str, Any]]:
+    """The best lines as non-overlapping windows, best first."""
+    _land_on_sections(run)
+    ranked = sorted((s for s in run.lines.values() if s.exact and s.score > 0.05),
+                    key=lambda s: (-s.score, s.chunk["output_id"], s.number))
+    stems = [search_stem(v.key) for v in run.query.variants if v.fts][:20]
+    hits: list[dict[str, Any]] = []
+    taken: list[tuple[int, int, int]] = []
+    for item in ranked:
+        if len(hits) >= run.limit:
+            break
+        oid = item.chunk["output_id"]
+        if any(o == oid and a <= item.number <= b for o, a, b in taken):
+            continue
+        first, last, line = _window(run, item, context)
+        for other, a, b in taken:   # windows never overlap: trim at an earlier hit
+            if other == oid and a <= first <= b:
+                first = b + 1
+            if other == oid and a <= last <= b:
+                last = a - 1
+        window = output_lines(run.db, oid, first, last)
+        if not window:
+            continue
+        first, last = window[0][0], window[-1][0]
+        taken.append((oid, first, last))
+        hit = {"handle": run.handles[oid], "line_start": first, "line_end": last,
+               "line": line, "score": round(item.score, 4),
+               "text": "\n".join(_clip_around(t, stems) for _, _, t in window)}
+        if item.chunk["title"]:
+            hit["title"] = item.chunk["title"]
+        symbols = _hit_symbols(run.db, run.project, root, cwd, window)
+        if symbols:
+            hit["symbols"] = symbols
+        hits.append(hit)
+    return hits
+
+
+def find_output(db: Any, project: str, handle: str) -> Any:
+    rows = db.query(SQL_OUTPUT_HANDLE, (project, handle.strip()))
+    if not rows:
+        raise NotFound(f"no stored output {handle!r} in project {project!r}; "
+                       f"`ctxkit outputs` lists the handles")
+    return rows[0]
+
+
+def output_search(db: Any, project: str, root: str, cwd: str, query: str, *,
+                  handle: str | None = None, limit: int = 5,
+                  context: int = 2) -> dict[str, Any]:
+    """Search this project's outputs: ``{"query", "queries_tried", "status", "hits"}``."""
+    import time
+    output = find_output(db, project, handle) if handle else None
+    parsed = SearchQuery(query)
+    run = SearchRun(db, project, parsed, output, limit)
+    begun = time.perf_counter()
+    if parsed.variants and run.outputs:
+        for name, strategy in SEARCH_STRATEGIES:
+            if run.good_enough((time.perf_counter() - begun) * 1000):
+                break
+            started = time.perf_counter()
+            if run.scorer is None and name != "scan":
+                run.weigh_by_fts()
+            before = len(run.chunk_ids)
+            described = strategy(run)
+            if described is None:
+                continue
+            run.tried.append({"strategy": name, "query": described,
+                              "hits": len(run.chunk_ids) - before,
+                              "ms": round((time.perf_counter() - started) * 1000, 2)})
+    hits = build_hits(run, root, cwd, context) if run.lines else []
+    return {"query": query, "queries_tried": run.tried,
+            "status": "ok" if hits else "no_hits", "hits": hits}
+
+
+def render_hits(result: dict[str, Any]) -> str:
+    """The human form of a search result."""
+    tried = ", ".join(f"{t['strategy']}({t['hits']})" for t in result["queries_tried"])
+    if not result["hits"]:
+        return f"no hits for {result['query']!r} (tried: {tried})"
+    out = [f"{len(result['hits'])} hits for {result['query']!r} (tried: {tried})"]
+    for hit in result["hits"]:
+        where = f"{hit['handle']}:{hit['line_start']}-{hit['line_end']}"
+        extra = f"  [{', '.join(hit['symbols'])}]" if hit.get("symbols") else ""
+        out.append(f"== {where}  score {hit['score']}{extra}")
+        for offset, text in enumerate(hit["text"].split("\n")):
+            out.append(f"{hit['line_start'] + offset:>7}  {text}")
+    return "\n".join(out)
+
+
+def search_stat_counts(result: dict[str, Any]) -> dict[str, int]:
+    """What one search adds to the output counters (``ctxkit stats --outputs``)."""
+    import json
+    returned = len(json.dumps(result["hits"], ensure_ascii=False).encode())
+    return {"searches": 1, "searches_with_hits": int(bool(result["hits"])),
+            "searches_without_hits": int(not result["hits"]), "bytes_returned": returned}
+
+
+
 # --- the fast path itself -------------------------------------------------------------
 
 _FAST_GLOBAL_VALUES = {"--db": "db", "-p": "project", "--project": "project"}
 _FAST_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet"}
-_FAST_COMMAND_VALUES = {"query": {"--file": "file"}, "hook": {"--agent": "agent"}}
-_FAST_COMMAND_FLAGS = {"query": {"--inject": "inject"}, "hook": {}}
+_FAST_COMMAND_VALUES = {"query": {"--file": "file"}, "hook": {"--agent": "agent"},
+                        "search": {"--handle": "handle", "--limit": "limit",
+                                   "--context": "context"}}
+_FAST_COMMAND_FLAGS = {"query": {"--inject": "inject"}, "hook": {}, "search": {"--json": "json"}}
 
 
 class _SlowPath(Exception):
@@ -991,8 +2386,39 @@ def _fast_hook(options: dict[str, Any], event: str) -> str:
     return json.dumps(hook_answer(agent, "pre-tool-use", context)) + "\n"
 
 
+def _fast_search(options: dict[str, Any], query: str) -> str:
+    """`search QUERY [--handle H] [--limit K] [--context N] [--json]`, as cmd_search
+    prints it (and counts it in the output statistics)."""
+    limit, context = int(options.get("limit", 5)), int(options.get("context", 2))
+    if limit < 1 or context < 0:
+        raise _SlowPath("search")   # the full CLI explains the usage error
+    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"), None)
+    db = _fast_db(db_path)
+    try:
+        result = output_search(db, project, root, cwd, query, handle=options.get("handle"),
+                               limit=limit, context=context)
+        try:
+            db.conn.execute("BEGIN IMMEDIATE")
+            db.conn.executemany(SQL_STAT_ADD, [(project, key, value) for key, value in
+                                               search_stat_counts(result).items() if value])
+            db.conn.execute("COMMIT")
+        except sqlite3.Error:   # a read-only database only loses the count, as in the CLI
+            if db.conn.in_transaction:
+                db.conn.execute("ROLLBACK")
+    finally:
+        db.conn.close()
+    if options.get("json"):
+        import json
+        return json.dumps(result, ensure_ascii=False, indent=None) + "\n"
+    return render_hits(result) + "\n"
+
+
+_FAST_COMMANDS = {"query": _fast_query, "hook": _fast_hook, "search": _fast_search}
+
+
 def run_fast_path(argv: Sequence[str]) -> int | None:
-    """Answer `query SYMBOL --inject` or the pre-edit hook; None: the full CLI must run.
+    """Answer `query SYMBOL --inject`, the pre-edit hook or `search QUERY`; None: the full
+    CLI must run.
 
     Output is written only once the whole answer is known, so falling back
     (for anything unusual, including every error) never leaves half an answer.
@@ -1006,7 +2432,7 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
         words, options = fast_arguments(argv)
         if len(words) != 2:
             raise _SlowPath(" ".join(words))
-        text = (_fast_query if words[0] == "query" else _fast_hook)(options, words[1])
+        text = _FAST_COMMANDS[words[0]](options, words[1])
     except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
         return None
     try:
@@ -1158,9 +2584,17 @@ def utc_now() -> str:
 class lazy_re:  # noqa: N801 - used like re.compile
     """A regular expression compiled on first use.
 
-    Module-level patterns cost start-up time on every command, including the
-    ones that never use them; this keeps ``X = lazy_re(...)`` declarative and
-    pays for compiling only where ``X.search(...)`` is actually called.
+    The one place that says which patterns need it: every pattern bound when
+    the module is imported (a module constant, a class attribute, an entry of
+    a table such as FRAME_FORMATS), and nothing else. Compiled at import, the
+    module-level patterns would cost about 10 ms together (1.6 ms the
+    largest), a third of ``python -c "import sqlite3"``, paid by every command
+    that reaches the full CLI, the Bash and compaction hooks included; as
+    ``X = lazy_re(...)`` they stay declarative and ``X.search(...)`` compiles
+    X where it is first called. A pattern used inside one function is written
+    in place (``re.search(r"...", text)``) or kept as a string constant, as
+    the Snapshots section does: re's own cache compiles it on first use. The
+    fast path (`query --inject`, the Edit hook) exits before any of this runs.
     """
 
     __slots__ = ("_args", "_compiled")
@@ -2488,7 +3922,7 @@ class Language(Record):
         "name", "extensions", "fence", "query", "full", "family", "self_names",
         "class_scope", "methods_outside", "named_receivers", "unprefixed_fields",
         "capitalized_outside", "builtins", "skeleton", "return_fields", "async_before",
-        "parameter_children", "constructor",
+        "parameter_children", "constructor", "conversions",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -2499,7 +3933,7 @@ class Language(Record):
         "methods_outside": False, "named_receivers": False, "unprefixed_fields": False,
         "capitalized_outside": False, "builtins": frozenset(), "skeleton": None,
         "return_fields": ("return_type",), "async_before": b"(", "parameter_children": False,
-        "constructor": None,
+        "constructor": None, "conversions": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -2525,6 +3959,7 @@ class Language(Record):
     async_before: bytes         # `async` counts when it comes before this in the header
     parameter_children: bool    # parameters are the children typed `parameter` (Kotlin, Swift)
     constructor: str | None     # the method a call of the class runs (__init__); None: none
+    conversions: bool           # T(x) of a type is a conversion, not a call (Go)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -2570,8 +4005,6 @@ def graph_language(lang: str) -> tuple[Any, Any]:
 
 
 # --- Graph: extraction (runs in the worker processes) ------------------------
-
-from bisect import bisect_right as _bisect_right  # noqa: E402 - tiny C module, used per call site
 
 
 class _Def(Record):
@@ -2622,6 +4055,11 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
+    by_start = {d.node.start_byte: d.qualname for d in defs}
+    decorated = {by_start[pos]: text for pos, text in extra.pop("decorated", ())
+                 if pos in by_start}
+    if decorated:
+        ctx["decorated"] = decorated
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
@@ -2650,23 +4088,42 @@ def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
 
 def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list[tuple],
                  ctx: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """{scope qualname: {variable: class name}} from parameters and assignments."""
+    """{scope qualname: {variable: class name}} from parameters and assignments.
+
+    A declared type (a parameter's or field's annotation) wins over an assigned one,
+    as in the type checkers: ``atom: IAtom`` stays IAtom after ``this.atom = new Atom()``.
+    """
     types: dict[str, dict[str, str]] = {}
+    declared: set[tuple[str, str]] = set()
     for d in defs:
         for param in d.params:
             if param["type"]:
-                types.setdefault(d.qualname, {})[param["name"].lstrip("*&.$")] = param["type"]
+                name = param["name"].lstrip("*&.$")
+                types.setdefault(d.qualname, {})[name] = param["type"]
+                declared.add((d.qualname, name))
         if d.kind == "method" and s.language.method_types is not None:
             s.language.method_types(s, d, types, ctx)
-    for pos, var, type_text in vartypes:
+    for pos, var, type_text, is_declared in vartypes:
         index = _enclosing(defs, starts, pos)
+        if type_text.startswith("="):  # the annotated parameter it is assigned from
+            params = defs[index].params if index >= 0 else []
+            type_text = next((p["type"] for p in params
+                              if p["name"] == type_text[1:] and p["type"]), "")
+            if not type_text:
+                continue
         if var.startswith("self."):  # instance attributes belong to the class
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
-        types.setdefault(defs[index].qualname if index >= 0 else "", {})[var] = type_text
+        scope = defs[index].qualname if index >= 0 else ""
+        if (scope, var) in declared:
+            continue
+        if is_declared:
+            declared.add((scope, var))
+        types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: _clean_type(text) for var, text in variables.items()}
+        cleaned = {var: text if "#" in text else _clean_type(text)  # f#1: f's 2nd result
+                   for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
 
@@ -2763,11 +4220,28 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         imports.append(caps["import"][0])
     elif "narrow" in caps:
         _collect_narrowing(s, caps, extra)
+    elif "decorated" in caps:  # the outermost decorator gives the name its value
+        extra.setdefault("decorated", []).append(
+            (caps["decorated"][0].start_byte,
+             _collapse_arguments(one_line(s.text(caps["decorator"][0])))[:120]))
+    elif "vartype" in caps and "vars" in caps:  # a, err := f(): each takes one result
+        for index, item in enumerate(caps["vars"][0].named_children):
+            if item.type == "identifier" and s.text(item) != "_":
+                vartypes.append((caps["vartype"][0].start_byte, s.text(item),
+                                 f"{s.text(caps['type'][0])}#{index}", False))
+    elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
+        vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
+                         "=" + s.text(caps["value"][0]), False))
     elif "vartype" in caps:
         var = s.text(caps["var"][0])
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
             var = "self." + var
-        vartypes.append((caps["vartype"][0].start_byte, var, s.text(caps["type"][0])))
+        type_node = caps["type"][0]
+        up = type_node.parent
+        field = up.child_by_field_name("type") if up is not None else None
+        is_declared = up is not None and (up.type == "type_annotation" or (
+            field is not None and field.id == type_node.id))
+        vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
     elif "package" in caps:
         extra["package"] = s.text(caps["package"][0])
     elif "modname" in caps:
@@ -2852,7 +4326,7 @@ def _link_parents(s: _Source, defs: list[_Def]) -> None:
 
 def _enclosing(defs: list[_Def], starts: list[int], pos: int) -> int:
     """Index of the innermost definition containing byte ``pos``, -1 for none."""
-    index = _bisect_right(starts, pos) - 1
+    index = bisect_right(starts, pos) - 1
     while index >= 0 and not (defs[index].node.start_byte <= pos < defs[index].node.end_byte):
         index = defs[index].parent
     return index
@@ -3048,16 +4522,31 @@ def _clean_type(text: str) -> str:
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
-    optional = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", text)
-    if optional:
-        text = optional.group(1)
     members = []
-    for member in _split_top_level(text, "|"):
+    for member in _type_members(text):
+        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*([\w.]+)\s*\]", member.strip())
+        if of_class:  # type[X]: the class X itself, not an instance
+            members.append("type:" + of_class.group(1))
+            continue
         member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
         match = re.search(r"[A-Za-z_$][\w.$]*", member)
         if match and match.group(0) not in ("null", "undefined", "None", "void"):
             members.append(match.group(0))
     return "|".join(dict.fromkeys(members))
+
+
+def _type_members(text: str) -> list[str]:
+    """The members of a union as written: ``A | B``, ``Union[A, B]``, ``Optional[A]``."""
+    found = []
+    for member in _split_top_level(text, "|"):
+        member = member.strip()
+        wrapped = re.fullmatch(r"(?:[\w.]+\.)?(Union|Optional)\[(.*)\]", member, re.S)
+        if wrapped:
+            for inner in _split_top_level(wrapped.group(2), ","):
+                found.extend(_type_members(inner))
+        else:
+            found.append(member)
+    return found
 
 
 def _split_top_level(text: str, separator: str) -> list[str]:
@@ -3879,7 +5368,7 @@ class _Resolver:
                 target = self.resolve_binding(path, [star, None], depth + 1)
                 if target and target[0] == "module":
                     found = self.lookup_in_modules(target[1], name, depth + 1)
-                    if found and found[0] == "node":
+                    if found and found[0] in ("node", "module"):  # a function, `export * as`
                         return found
         return None
 
@@ -3968,6 +5457,15 @@ class _Resolver:
                     return found
         return None
 
+    def merged_value(self, node: int) -> int | None:
+        """The function or class declared under an interface's name, if any (TS merges
+        ``interface Foo`` with ``const Foo = ...`` / ``function Foo``)."""
+        _, name, qualname, path = self.nodes[node]
+        return next((other for other in self.by_name.get(name, ())
+                     if other != node and self.nodes[other][2] == qualname
+                     and self.nodes[other][3] == path
+                     and self.nodes[other][0] not in ("interface", "trait")), None)
+
     def enclosing_class(self, path: str, scope: str) -> int | None:
         for qual in self.scope_chain(scope):
             node = self.by_pq.get((path, qual))
@@ -4003,7 +5501,8 @@ class _Resolver:
         language = self.language(path)
         lang = language.name
         if recv is None:
-            if callee in SUPER_NAMES and language.constructor:  # super(...) in a constructor
+            if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
+                # super(...) in a JS/TS constructor; Python's super() is a builtin
                 return self._resolve_self(path, scope, language.constructor, "super", lang)
             return self._resolve_bare(path, scope, callee, language)
         if "::" in recv and language.path_call is not None:
@@ -4057,6 +5556,9 @@ class _Resolver:
                 return found, CONF_EXACT
         if recv in SUPER_NAMES:
             return None, 0.0
+        made = self._class_attribute(cls, callee)
+        if made is not None:
+            return made, CONF_TYPED  # self.response_class(): a `type[Response]` attribute
         # A mixin or abstract base calling what its subclasses define: linked only
         # when exactly one subclass in the index has it.
         found = {self.method_lookup(sub, callee) for sub in self._all_subclasses(cls)} - {None}
@@ -4074,7 +5576,7 @@ class _Resolver:
     def _method_of(self, owner: int | tuple[int, ...], callee: str) -> tuple[int | None, float]:
         """``callee`` on a receiver of class ``owner``, or of a union of classes."""
         if isinstance(owner, int):
-            found = self.method_lookup(owner, callee)
+            found = self.method_lookup(owner, callee) or self._class_attribute(owner, callee)
             return (found, CONF_TYPED) if found is not None else (None, 0.0)
         found = {self.method_lookup(cls, callee) for cls in owner} - {None}
         return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
@@ -4126,12 +5628,14 @@ class _Resolver:
             owner = self.expr_type(path, scope, head, line, depth + 1)
             if owner is OUTSIDE:
                 return OUTSIDE
+            if owner is None and re.fullmatch(r"[\w.$]+", head):
+                return self._module_variable(path, scope, head, attr)
             return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
         if not re.fullmatch(r"[\w$]+", text):
             return None
         found = self.variable_type(path, scope, text, line)
         if found is None:
-            return None
+            return self._decorated_value(path, scope, text)
         type_text, type_path, type_scope = found
         if type_text.startswith("in:"):  # `"m" in x`: the members of x's union that have m
             declared = self.expr_type(path, scope, text, 0, depth + 1)
@@ -4141,8 +5645,86 @@ class _Resolver:
             return having[0] if len(having) == 1 else having or None
         return self.type_named(type_path, type_scope, type_text)
 
+    def _class_attribute(self, cls: int, name: str, seen: set[int] | None = None) -> int | None:
+        """The class an attribute annotated ``type[X]`` holds: calling it constructs X."""
+        seen = seen if seen is not None else set()
+        seen.add(cls)
+        _, _, qualname, path = self.nodes[cls]
+        types = self.ctx(path).get("types", {}).get(qualname, {})
+        written = types.get("self." + name) or types.get(name) or ""
+        if written.startswith("type:"):
+            found = self.type_named(path, qualname, written[5:])
+            return found if isinstance(found, int) else None
+        for base in self.bases.get(cls, ()):
+            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+                found = self._class_attribute(base, name, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def _module_variable(self, path: str, scope: str, module: str, name: str) -> Any:
+        """The type of ``mod.name`` when ``mod`` is a module of the index."""
+        target = self.resolve_dotted(path, scope, module)
+        for other in target[1] if target and target[0] == "module" else ():
+            found = self._variable_in_module(other, name)
+            if found is not None:
+                return self.type_named(*found)
+        return None
+
+    def _variable_in_module(self, module: str, name: str,
+                            depth: int = 0) -> tuple[str, str, str] | None:
+        """(written type, file, "") of a module-level variable, through re-exports
+        (``from .globals import g`` in a package's __init__)."""
+        written = self.ctx(module).get("types", {}).get("", {}).get(name)
+        if written:
+            return module, "", written
+        binding = self.ctx(module).get("imports", {}).get(name)
+        if binding is None or depth > 6:
+            return None
+        target = self.resolve_binding(module, [binding[0], None])
+        for other in target[1] if target and target[0] == "module" else ():
+            found = self._variable_in_module(other, binding[1] or name, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _decorated_value(self, path: str, scope: str, name: str) -> Any:
+        """What a decorated function's name holds: its outermost decorator's result.
+
+        ``@d`` makes ``f = d(f)``, so d's return type; a factory ``@d(...)`` makes
+        ``f = d(...)(f)``, so the R of the ``Callable[..., R]`` that d(...) returns
+        (``@click.group()`` makes a Group). Undecorated: None.
+        """
+        target = self.resolve_name(path, scope, name)
+        if not target or target[0] != "node":
+            return None
+        _, _, qualname, def_path = self.nodes[target[1]]
+        decorator = self.ctx(def_path).get("decorated", {}).get(qualname)
+        if not decorator:
+            return None
+        def_scope = qualname.rpartition(".")[0]
+        head, _, called = decorator.removesuffix("(...)").rpartition(".")
+        dst, confidence = self.resolve_call(def_path, def_scope, called, head or None)
+        if dst is None:
+            return OUTSIDE if confidence >= CONF_EXACT else None
+        if self.nodes[dst][0] in CLASS_KINDS:
+            return dst  # @Cls: an instance of Cls
+        members = []
+        for member in _type_members(self.returns.get(dst, "")):
+            inner = re.fullmatch(r"(?:[\w.]+\.)?Callable\[(.*)\]", member, re.S)
+            if inner and decorator.endswith("(...)"):
+                members.extend(_type_members(_split_top_level(inner.group(1), ",")[-1]))
+            else:
+                members.append(member)
+        written = _clean_type("|".join(members))
+        _, _, dst_qualname, dst_path = self.nodes[dst]
+        return self.type_named(dst_path, dst_qualname.rpartition(".")[0], written) \
+            if written else None
+
     def type_named(self, path: str, scope: str, type_text: str) -> Any:
         """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("type:"):  # type[X]: its methods are X's
+            type_text = type_text[5:]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
             target = self.resolve_name(path, scope, type_text[6:])
             if not target or target[0] != "node":
@@ -4150,6 +5732,18 @@ class _Resolver:
             written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
             return self.type_named(self.nodes[target[1]][3], "", _clean_type(
                 written.group(1))) if written else None
+        if "#" in type_text:  # the index-th result of a call of f
+            function, _, index = type_text.partition("#")
+            found = self.expr_type(path, scope, function + "(...)") if index == "0" else None
+            if index != "0":
+                dst, confidence = self.resolve_call(path, scope, function.rpartition(".")[2],
+                                                    function.rpartition(".")[0] or None)
+                if dst is None:
+                    return OUTSIDE if confidence >= CONF_EXACT else None
+                if self.nodes[dst][0] in CLASS_KINDS:
+                    return None
+                return self.returned_type(dst, int(index))
+            return found
         if "|" in type_text:
             members = [self.type_named(path, scope, t) for t in type_text.split("|")]
             classes = tuple(m for m in members if isinstance(m, int))
@@ -4157,15 +5751,28 @@ class _Resolver:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
         target = self.resolve_dotted(path, scope, type_text)
+        if target is None and "." in type_text:  # x = self.make(...): a method's result
+            found = self.expr_type(path, scope, type_text + "(...)")
+            return OUTSIDE if found is None else found
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
         if self.nodes[target[1]][0] in CLASS_KINDS:
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
 
-    def returned_type(self, function: int) -> Any:
-        """The class a function's declared return type names; None when undeclared."""
-        written = _clean_type(self.returns.get(function, ""))
+    def returned_type(self, function: int, index: int = 0) -> Any:
+        """The class a function's declared return type names; None when undeclared.
+
+        ``index`` picks one of several results, Go's ``(n int, err error)``.
+        """
+        returns = self.returns.get(function, "")
+        if index:
+            results = _split_top_level(returns.strip()[1:-1], ",") \
+                if returns.strip().startswith("(") else []
+            if index >= len(results):
+                return None
+            returns = results[index].split()[-1] if results[index].split() else ""
+        written = _clean_type(returns)
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
@@ -4216,10 +5823,10 @@ class _Resolver:
         binding = self._binding_of(path, scope, name)
         if binding is not None:
             target = self.resolve_binding(path, [binding[0], None])
-            for other in target[1] if target and target[0] == "module" else ():
-                found = self.ctx(other).get("types", {}).get("", {}).get(binding[1] or "")
-                if found:
-                    return found, other, ""
+            for other in target[1] if target and target[0] == "module" and binding[1] else ():
+                found = self._variable_in_module(other, binding[1])
+                if found is not None:
+                    return found[2], found[0], found[1]
             return None
         package_files = self.language(path).package_files
         for other in package_files(self, path) if package_files else ():
@@ -4357,6 +5964,11 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
         dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
         if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
             dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
+        if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
+                resolver.language(path).conversions:
+            dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
+        if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
+            dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
         if edge_id is None:
             inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
                             confidence, file_id))
@@ -4410,8 +6022,17 @@ _PY_QUERY = f"""
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
     @vartype
+(assignment left: (identifier) @var type: (type) @type) @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) type: (type) @type) @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) right: (identifier) @value) @vartype
+(class_definition body: (block (expression_statement
+    (assignment left: (identifier) @var type: (type) @type) @vartype @self)))
 (module (expression_statement (assignment left: (identifier) @allname
     right: [(list) (tuple)] @allvalue)))
+(decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
+    definition: (function_definition) @decorated)
 [{_PY_BRANCHES}] @branch
 """
 PY_BUILTINS = frozenset(
@@ -4521,12 +6142,20 @@ def _py_find_module(r: _Resolver, importer: str, spec: str) -> str | None:
         rest = spec[level:].replace(".", "/")
         return _py_file(r, "/".join(p for p in (base, rest) if p))
     modules = r.memo.get("python.modules")
-    if modules is None:  # every dotted suffix of every file's module name
+    if modules is None:
+        # Every dotted suffix of a file's module name that starts below a folder which
+        # could be on sys.path (src/, the root, tests/): a package's folder (with an
+        # __init__) cannot, so inside flask/ `import json` is the standard library's,
+        # not flask/json/.
         modules = r.memo["python.modules"] = {}
         for path, lang in r.lang.items():
             if lang == "python":
                 parts = re.sub(r"(/__init__)?\.pyi?$", "", path).split("/")
                 for i in range(len(parts)):
+                    folder = "/".join(parts[:i])
+                    if i and (f"{folder}/__init__.py" in r.lang or
+                              f"{folder}/__init__.pyi" in r.lang):
+                        continue
                     modules.setdefault(".".join(parts[i:]), []).append(path)
     found = modules.get(spec)
     return min(found, key=lambda p: (p.count("/"), len(p))) if found else None
@@ -4628,6 +6257,7 @@ _JS_DEFS = """
 (method_definition name: (_) @name) @def.function
 (variable_declarator name: (identifier) @name
     value: [(arrow_function) (function_expression)] @fn) @def.function
+(function_expression name: (identifier) @name) @def.function
 (expression_statement (assignment_expression
     left: (member_expression object: [(identifier) (member_expression)] @owner
         property: (property_identifier) @name)
@@ -4652,6 +6282,18 @@ def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) ->
     if up is not None and up.type == "export_statement" and s.text(up).startswith(
             "export default"):
         ctx["default"] = d.name
+
+
+def _js_skip_def(s: _Source, node: Any) -> bool:
+    """Not a definition of its own: a named function expression that a declaration or an
+    assignment already names (``const f = function g() {}`` is f), and an overload
+    signature in a class body (its implementation follows and is the definition)."""
+    up = node.parent
+    if node.type == "function_expression":
+        return up is not None and up.type in ("variable_declarator", "assignment_expression",
+                                              "pair", "public_field_definition",
+                                              "field_definition")
+    return node.type == "method_signature" and up is not None and up.type == "class_body"
 
 
 def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
@@ -4740,7 +6382,14 @@ def _js_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
                 alias = s.text(spec.child_by_field_name("alias")) or name
                 ctx["imports"][alias] = [source, name]
                 ctx.setdefault("reexports", []).append(alias)
-    if node.type == "export_statement" and s.text(node).replace(" ", "").startswith("export*"):
+    namespace = next((c for c in node.named_children if c.type == "namespace_export"), None)
+    if namespace is not None:  # export * as ns from './m': one name, the module
+        name = s.text(namespace.named_children[0]) if namespace.named_children else ""
+        if name:
+            ctx["imports"][name] = [source, None]
+            ctx.setdefault("reexports", []).append(name)
+    elif node.type == "export_statement" and \
+            s.text(node).replace(" ", "").startswith("export*"):
         ctx["stars"].append(source)
 
 
@@ -4805,7 +6454,8 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
 
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
-    constructor="constructor", qualname=_js_qualname,
+    constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
+    capitalized_outside=True,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding)
 JAVASCRIPT = Language(
@@ -4869,6 +6519,8 @@ _GO_QUERY = """
     (call_expression function: (_) @type)])) @vartype
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (type_assertion_expression type: (_) @type))) @vartype
+(short_var_declaration left: (expression_list (_) (_)) @vars
+    right: (expression_list . (call_expression function: (_) @type) .)) @vartype
 (field_declaration name: (field_identifier) @var type: (_) @type) @vartype @self
 (type_switch_statement alias: (expression_list (identifier) @var)
     (type_case type: (_) @type) @narrow)
@@ -4978,7 +6630,7 @@ GO = Language(
     qualname=_go_qualname, exported=_go_exported, bases=_go_bases,
     method_types=_go_receiver_type, import_handler=_go_import,
     resolve_binding=_go_resolve_binding, resolve_local=_go_same_package,
-    method_fallback=_go_method_in_package, package_files=_go_package_files)
+    method_fallback=_go_method_in_package, package_files=_go_package_files, conversions=True)
 
 
 # --- Graph language: Rust -------------------------------------------------------
@@ -7213,7 +8865,7 @@ SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM outputs WHERE project = ?"""
 DIRECT_MAX_DEFAULT = 4096
 RETENTION_DAYS_DEFAULT = 14
 CHUNK_LINES, CHUNK_BYTES = 40, 2048          # a chunk's size when no unit holds it open
-UNIT_MAX_LINES, UNIT_MAX_BYTES = 400, 32768  # a unit larger than this is cut anyway
+UNIT_MAX_BYTES = 32768  # a unit larger than this (or than UNIT_MAX_LINES) is cut anyway
 LINE_PIECE = 1 << 20                 # longer lines are stored in pieces of this many chars
 FLUSH_BYTES = 1 << 21                # chunks are written in batches of about this size
 VOCAB_MAX = 100000                   # distinct tokens looked at per output
@@ -7221,7 +8873,6 @@ SUMMARY_MAX_BYTES = 2000
 HEAD_LINES = TAIL_LINES = 5
 MAX_DECISIVE = 10
 TIMEOUT_EXIT, KILL_GRACE = 124, 2.0
-STDOUT, STDERR = 1, 2
 
 PIECE_MARGIN = 1 << 16  # a long line is cut only this far ahead of its end: no secret is longer
 _KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
@@ -7242,7 +8893,10 @@ _RUST_ARROW = lazy_re(r"^\s*--> (?P<path>[^\s:]+):(?P<line>\d+)")
 _TEST_FAILED = lazy_re(
     r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
     r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
-    r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$")
+    r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$"
+    r"|^\[ERROR\] (?P<junit>[\w.$]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
+    r"|^(?P<junit_old>\w+\([\w.$]+\))\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$")
+FAILED_TESTS_MAX = 5000              # failing test ids kept per output (the rest counted)
 # pytest's short form of a traceback's last line: "src/calc.py:3: ZeroDivisionError"
 _PYTEST_LOCATION = lazy_re(r"^(?P<path>[^\s:]+\.\w+):(?P<line>\d+): (?P<exc>[A-Za-z_][\w.]*)$")
 _BANNER = lazy_re(r"^[=_*#-]{3,} ?[A-Za-z ]{0,40} ?[=_*#-]{3,}$")
@@ -7301,43 +8955,6 @@ class OutputStoreError(CtxkitError):
 # --- reading lines back -------------------------------------------------------
 
 
-def _stderr_offsets(spec: str) -> set[int]:
-    offsets: set[int] = set()
-    for part in filter(None, spec.split(",")):
-        first, _, last = part.partition("-")
-        offsets.update(range(int(first), int(last or first) + 1))
-    return offsets
-
-
-def _iter_rows_lines(rows: Iterable[sqlite3.Row]) -> Iterator[tuple[int, int, str]]:
-    """(line number, stream, text) from chunk rows in order, joining line pieces."""
-    pending: tuple[int, int, str] | None = None
-    for row in rows:
-        texts = row["text"].split("\n")
-        err = _stderr_offsets(row["stderr"])
-        for offset, text in enumerate(texts):
-            number = row["line_start"] + offset
-            stream = STDERR if offset in err else STDOUT
-            if pending and pending[0] == number:
-                text = pending[2] + text
-                pending = None
-            elif pending:
-                yield pending
-                pending = None
-            if offset == len(texts) - 1 and row["cont"]:
-                pending = (number, stream, text)
-            else:
-                yield number, stream, text
-    if pending:
-        yield pending
-
-
-def output_lines(db: Database, output_id: int, first: int, last: int) -> list[tuple[int, int, str]]:
-    """Stored lines ``first..last`` of one output as (number, stream, text)."""
-    rows = db.query(SQL_CHUNKS_IN_RANGE, (output_id, first, last))
-    return [item for item in _iter_rows_lines(rows) if first <= item[0] <= last]
-
-
 def _find_output(db: Database, env: Env, handle: str) -> sqlite3.Row:
     row = db.one(SQL_OUTPUT_BY_HANDLE, (env.project, handle.strip()))
     if row is None:
@@ -7376,6 +8993,8 @@ class DecisiveLines:
         self.found: dict[str, list[dict[str, Any]]] = {k: [] for k in self.CAPS}
         self.seen_generic: set[str] = set()
         self.trace_frames: list[tuple[str, int]] | None = None  # inside a Python traceback
+        self.failed_tests: dict[str, str] = {}   # every failing test: its last name part -> id
+        self.failed_more = 0                     # failing tests past FAILED_TESTS_MAX
 
     def add_block(self, first_no: int, lines: list[str], low: str) -> None:
         if self.trace_frames is not None:
@@ -7435,10 +9054,11 @@ class DecisiveLines:
             return
         test = _TEST_FAILED.match(line)
         if test:
-            self._keep("test", number, line, _first_ref(line))
+            self._keep("test", number, line, first_file_ref(line))
+            self._add_failed_test(next(g for g in test.groups() if g))
             return
         if _PANIC.match(line):
-            self._keep("panic", number, line, _first_ref(line))
+            self._keep("panic", number, line, first_file_ref(line))
             return
         location = _PYTEST_LOCATION.match(line)
         if location:
@@ -7449,7 +9069,21 @@ class DecisiveLines:
             key = re.sub(r"\d+", "#", line.strip())[:200]
             if key not in self.seen_generic and len(self.seen_generic) < 5000:
                 self.seen_generic.add(key)
-                self._keep("error", number, line, _first_ref(line))
+                self._keep("error", number, line, first_file_ref(line))
+
+    def _add_failed_test(self, test_id: str) -> None:
+        """Remember a failing test once, however often the runner names it (pytest's
+        progress line and short summary; jest's ✕ line and its ● section)."""
+        test_id = test_id.strip()
+        key = test_id.rsplit(" › ", 1)[-1]
+        known = self.failed_tests.get(key)
+        if known is not None:
+            if len(test_id) > len(known):
+                self.failed_tests[key] = test_id
+        elif len(self.failed_tests) < FAILED_TESTS_MAX:
+            self.failed_tests[key] = test_id
+        else:
+            self.failed_more += 1
 
     @staticmethod
     def _is_generic_error(line: str) -> bool:
@@ -7493,14 +9127,6 @@ class DecisiveLines:
         for rank, item in enumerate(chosen[:MAX_DECISIVE]):
             unique.setdefault(item["line"], {**item, "rank": rank})
         return sorted(unique.values(), key=lambda item: item["line"])
-
-
-def _first_ref(line: str) -> tuple[str, int] | None:
-    match = _FILE_LINE.search(line[:2000])
-    if not match:
-        return None
-    path = match.group("path") or match.group("path2")
-    return path, int(match.group("line") or match.group("line2"))
 
 
 # --- chunking -----------------------------------------------------------------
@@ -7571,7 +9197,6 @@ class Chunker:
 
     def _run_end(self, lines: list[str], index: int, limit: int) -> int:
         """How far lines can be taken in one run without passing a cut point."""
-        import bisect
         import itertools
         if self.hold_ts:
             if self.size >= 4 * CHUNK_BYTES or len(self.lines) >= UNIT_MAX_LINES // 2:
@@ -7588,7 +9213,7 @@ class Chunker:
         stop = min(limit, index + room)
         sizes = list(itertools.accumulate(map(len, lines[index:stop])))
         # Counting each newline as the run's full length keeps the bound safe.
-        return index + bisect.bisect_right(sizes, budget - (stop - index))
+        return index + bisect_right(sizes, budget - (stop - index))
 
     def _add_one(self, number: int, stream: int, line: str, head: str | None) -> None:
         if self.lines and (head is not None or self._full(line)):
@@ -8105,6 +9730,10 @@ def build_summary(ingest: OutputIngest, exit_code: int | None, seconds: float,
                  if n > (ingest.head[-1][0] if ingest.head else 0)],
         "errors": errors,
     }
+    failed = list(ingest.decisive.failed_tests.values())
+    if failed:
+        summary["failed_tests"] = failed
+        summary["failed_tests_omitted"] = ingest.decisive.failed_more
     if not stored and ingest.write_error:
         summary["store_error"] = ingest.write_error
     return _fit_summary(summary, total)
@@ -8196,10 +9825,12 @@ def _shell_quote(text: str) -> str:
 
 
 def _fit_summary(summary: dict[str, Any], total: int) -> dict[str, Any]:
-    """Shrink texts, then head/tail, then errors until the JSON fits the budget."""
+    """Shrink texts, then head/tail, then errors until the JSON fits the budget; failing
+    test ids go only when even that is not enough (the summary counts them)."""
     # Decisive lines matter most: head and tail shrink first.
-    for limit, keep_edges, keep_errors in ((200, 5, 10), (160, 3, 10), (120, 2, 10),
-                                           (100, 1, 10), (80, 1, 8), (60, 1, 6), (40, 1, 3)):
+    ids = summary.get("failed_tests")
+    steps = ((200, 5, 10), (160, 3, 10), (120, 2, 10), (100, 1, 10), (80, 1, 8), (60, 1, 6))
+    for limit, keep_edges, keep_errors in steps:
         summary["head"] = [{"line": e["line"], "text": _clip(e["text"], limit)}
                            for e in summary["head"][:keep_edges]]
         summary["tail"] = [{"line": e["line"], "text": _clip(e["text"], limit)}
@@ -8210,11 +9841,33 @@ def _fit_summary(summary: dict[str, Any], total: int) -> dict[str, Any]:
         shown = [e["line"] for part in ("head", "tail", "errors") for e in summary[part]]
         summary["elided"] = _elided(total, shown)[:12]
         summary["next"] = _next_commands(summary, total)
-        if len(json.dumps(summary, ensure_ascii=False).encode()) <= SUMMARY_MAX_BYTES:
+        if _summary_size(summary) <= SUMMARY_MAX_BYTES:
             break
+    if ids and _summary_size(summary) > SUMMARY_MAX_BYTES:
+        _fit_failed_tests(summary, ids)
     for error in summary["errors"]:
         error.pop("rank")   # the selection order; the summary shows them by line
     return summary
+
+
+def _summary_size(summary: dict[str, Any]) -> int:
+    return len(json.dumps(summary, ensure_ascii=False).encode())
+
+
+def _fit_failed_tests(summary: dict[str, Any], ids: list[str]) -> None:
+    """Keep the first failing test ids that fit the budget, counting the rest in
+    ``failed_tests_omitted``."""
+    summary["failed_tests"] = []
+    summary["failed_tests_omitted"] += len(ids)
+    room = SUMMARY_MAX_BYTES - _summary_size(summary)
+    count = 0
+    for test_id in ids:
+        room -= len(json.dumps(test_id, ensure_ascii=False).encode()) + 2
+        if room < 0:
+            break
+        count += 1
+    summary["failed_tests"] = ids[:count]
+    summary["failed_tests_omitted"] -= count
 
 
 def render_summary(summary: dict[str, Any]) -> str:
@@ -8234,6 +9887,11 @@ def render_summary(summary: dict[str, Any]) -> str:
             for entry in summary[part]:
                 extra = f"   [{entry['symbol']}]" if entry.get("symbol") else ""
                 out.append(f"{entry['line']:>7}  {entry['text']}{extra}")
+    if summary.get("failed_tests") or summary.get("failed_tests_omitted"):
+        count = len(summary["failed_tests"]) + summary["failed_tests_omitted"]
+        more = (f" (and {summary['failed_tests_omitted']} more)"
+                if summary["failed_tests_omitted"] else "")
+        out.append(f"failed tests ({count}): " + ", ".join(summary["failed_tests"]) + more)
     if summary.get("elided"):
         out.append("elided: " + ", ".join(summary["elided"]))
     if summary.get("next"):
@@ -8277,7 +9935,7 @@ def stored_output(db: Database, env: Env, handle: str | None = None) -> dict[str
     return {"handle": row["handle"], "command": row["command"], "label": row["label"],
             "status": row["status"], "exit_code": row["exit_code"],
             "created_at": row["created_at"], "line_count": row["lines"],
-            "lines": (text for _, _, text in _iter_rows_lines(rows))}
+            "lines": (text for _, _, text in iter_chunk_lines(rows))}
 
 
 def outputs_since(db: Database, project: str, since_iso: str,
@@ -8549,279 +10207,11 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
 # --- search -------------------------------------------------------------------
 
 
-class SearchPlan(Record):
-    """One strategy of a search: its name and the FTS5 query (or vocabulary terms)."""
-
-    __slots__ = ("strategy", "fts")
-    FROZEN = True
-
-    strategy: str
-    fts: str
-
-
-def _fts_term(word: str) -> str:
-    """A word as a safe FTS5 string (double quotes doubled)."""
-    return '"' + word.replace('"', '""') + '"'
-
-
-def _query_words(query: str) -> list[str]:
-    return [w for w in _WORD.findall(query) if w]
-
-
-def _split_identifier(word: str) -> list[str]:
-    parts = []
-    for piece in re.split(r"[_\W]+", word):
-        parts.extend(p.lower() for p in _IDENT_SPLIT.findall(piece))
-    return [p for p in parts if p]
-
-
-def search_plans(query: str) -> list[SearchPlan]:
-    """The search strategies in order: literal, identifiers (and their proximity),
-    synonyms, prefixes, trigram substrings."""
-    raw_tokens = query.split()
-    literal_terms = [_fts_term(t) for t in raw_tokens if _WORD.search(t)]
-    plans = []
-    if literal_terms:
-        plans.append(SearchPlan("literal", " AND ".join(literal_terms)))
-    words = [w.lower() for w in _query_words(query)]
-    parts: list[str] = []
-    for word in _query_words(query):
-        for part in _split_identifier(word) or [word.lower()]:
-            if part not in parts and part not in _STOP_WORDS:
-                parts.append(part)
-    if not parts:
-        parts = [w for w in words if w]
-    if parts:
-        plans.append(SearchPlan("identifiers", " AND ".join(_fts_term(p) for p in parts)))
-        if len(parts) > 1:   # adjacent words close together: "pip version", "moved value"
-            plans.append(SearchPlan("near", " OR ".join(
-                f"NEAR({_fts_term(a)} {_fts_term(b)}, 3)"
-                for a, b in zip(parts, parts[1:], strict=False))))
-        groups = []
-        for part in parts:
-            group = _SYNONYM_OF.get(part, (part,))
-            groups.append("(" + " OR ".join(_fts_term(w) for w in dict.fromkeys(
-                (part, *group))) + ")")
-        plans.append(SearchPlan("synonyms", " OR ".join(groups)))
-        prefixes = [_fts_term(p[:max(4, len(p) - 2)]) + "*" for p in parts if len(p) >= 4]
-        if prefixes:
-            plans.append(SearchPlan("prefixes", " OR ".join(prefixes)))
-    substrings = [t for t in raw_tokens if len(t) >= 3][:6]
-    if substrings:
-        plans.append(SearchPlan("trigram", " ".join(substrings)))
-    return plans
-
-
-def _run_fts(db: Database, env: Env, fts: str, output_id: int | None,
-             limit: int) -> list[tuple[int, float]]:
-    handle_clause = "AND c.output_id = ?" if output_id else ""
-    params: list[Any] = [fts, env.project, *([output_id] if output_id else []), limit]
-    rows = db.query(SQL_SEARCH_FTS.format(handle=handle_clause), params)
-    return [(row[0], row[6]) for row in rows]
-
-
-def _trigram_terms(db: Database, env: Env, substrings: str, output_id: int | None) -> list[str]:
-    """Vocabulary tokens that contain one of the substrings (via the trigram index)."""
-    terms: list[str] = []
-    handle_clause = "AND o.id = ?" if output_id else ""
-    for sub in substrings.split():
-        sub = sub.lower()
-        if len(sub) < 3:
-            continue
-        params = [_fts_term(sub), env.project, *([output_id] if output_id else [])]
-        for _, vocab in db.query(SQL_VOCAB_MATCH.format(handle=handle_clause), params):
-            at = vocab.find(sub)
-            while at >= 0 and len(terms) < 40:
-                start = vocab.rfind(" ", 0, at) + 1
-                end = vocab.find(" ", at)
-                token = vocab[start:end if end >= 0 else len(vocab)]
-                if token not in terms:
-                    terms.append(token)
-                at = vocab.find(sub, end) if end >= 0 else -1
-    return terms
-
-
-def _fuse(rankings: list[list[tuple[int, float]]], k: int = 60) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion of several ranked lists of chunk ids."""
-    scores: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, (chunk_id, _) in enumerate(ranking):
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (k + rank + 1)
-    return sorted(scores.items(), key=lambda item: -item[1])
-
-
 def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = None,
                    limit: int = 5, context: int = 2) -> dict[str, Any]:
-    """Search this project's outputs; the JSON `search --json` prints."""
-    output_id = _find_output(db, env, handle)["id"] if handle else None
-    tried, rankings = [], []
-    found: set[int] = set()
-    for plan in search_plans(query):
-        if len(found) >= limit:
-            break
-        fts = plan.fts
-        if plan.strategy == "trigram":
-            terms = _trigram_terms(db, env, plan.fts, output_id)
-            fts = " OR ".join(_fts_term(t) for t in terms)
-            if not fts:
-                tried.append({"strategy": plan.strategy, "query": plan.fts, "hits": 0})
-                continue
-        ranking = _run_fts(db, env, fts, output_id, max(limit * 4, 20))
-        tried.append({"strategy": plan.strategy, "query": fts, "hits": len(ranking)})
-        if ranking:
-            rankings.append(ranking)
-            found.update(chunk_id for chunk_id, _ in ranking)
-    decisive = _decisive_ranking(db, env, query, output_id, found)
-    if decisive:
-        tried.append({"strategy": "decisive", "query": "summary lines", "hits": len(decisive)})
-        rankings.append(decisive)
-    hits = _build_hits(db, env, query, _fuse(rankings), limit, context)
-    return {"query": query, "queries_tried": tried,
-            "status": "ok" if hits else "no_hits", "hits": hits}
-
-
-SQL_CHUNK_AT_LINE = """
-SELECT id FROM output_chunks WHERE output_id = ? AND line_start <= ? AND line_end >= ?
-ORDER BY id LIMIT 1"""
-SQL_CHUNK_OUTPUTS = "SELECT DISTINCT output_id FROM output_chunks WHERE id IN ({ids})"
-
-
-def _decisive_ranking(db: Database, env: Env, query: str, output_id: int | None,
-                      found: set[int]) -> list[tuple[int, float]]:
-    """Chunks holding a summary's decisive line that names a query word, best first.
-
-    Decisive lines are where answers usually are; this list joins the fusion
-    so they rank above lines that only repeat the query's common words.
-    """
-    if output_id:
-        outputs = [output_id]
-    elif found:
-        ids = sorted(found)[:200]
-        outputs = [r[0] for r in db.query(SQL_CHUNK_OUTPUTS.format(
-            ids=",".join("?" * len(ids))), ids)][:10]
-    else:
-        return []
-    stems = [_stem(w.lower()) for w in _query_words(query)
-             if w.lower() not in _STOP_WORDS and len(w) > 2]
-    scored = []
-    for oid in outputs:
-        row = db.one("SELECT summary FROM outputs WHERE id = ? AND project = ?",
-                     (oid, env.project))
-        for error in json.loads(row[0] or "{}").get("errors", []) if row else []:
-            low = error["text"].lower()
-            score = sum(1 for stem in stems if stem in low)
-            if score:
-                scored.append((score, oid, error["line"]))
-    ranking: list[tuple[int, float]] = []
-    for score, oid, line in sorted(scored, key=lambda item: -item[0]):
-        chunk = db.one(SQL_CHUNK_AT_LINE, (oid, line, line))
-        if chunk and all(chunk[0] != c for c, _ in ranking):
-            ranking.append((chunk[0], float(score)))
-    return ranking
-
-
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ed", "es", "er", "ly", "s")
-
-
-def _stem(word: str) -> str:
-    """A crude English stem for finding a query word inside a line ("rounding" -> "round")."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[:-len(suffix)]
-    return word
-
-
-def _match_words(query: str) -> list[tuple[str, int]]:
-    """(stem, weight) pairs for finding the matching lines inside a chunk: the
-    query's own words weigh 2, their synonyms 1."""
-    weights: dict[str, int] = {}
-    for word in _query_words(query):
-        for part in [word.lower(), *_split_identifier(word)]:
-            if part in _STOP_WORDS or len(part) < 2:
-                continue
-            weights[_stem(part)] = 2
-            for synonym in _SYNONYM_OF.get(part, ()):
-                weights.setdefault(_stem(synonym), 1)
-    return list(weights.items())
-
-
-def _build_hits(db: Database, env: Env, query: str, fused: list[tuple[int, float]],
-                limit: int, context: int) -> list[dict[str, Any]]:
-    stems = _match_words(query)
-    hits: list[dict[str, Any]] = []
-    for chunk_id, score in fused:
-        if len(hits) >= limit:
-            break
-        row = db.one("SELECT c.output_id, c.line_start, c.line_end, c.title, o.handle "
-                     "FROM output_chunks c JOIN outputs o ON o.id = c.output_id "
-                     "WHERE c.id = ? AND c.project = ?", (chunk_id, env.project))
-        if row is None:
-            continue
-        hit = _hit_window(db, env, row, stems, context)
-        if any(h["handle"] == hit["handle"] and h["line_start"] <= hit["line_end"]
-               and hit["line_start"] <= h["line_end"] for h in hits):
-            continue
-        hits.append({**hit, "score": round(score, 5)})
-    return [{"handle": h["handle"], "line_start": h["line_start"], "line_end": h["line_end"],
-             "score": h["score"], "text": h["text"],
-             **({"title": h["title"]} if h["title"] else {}),
-             **({"symbols": h["symbols"]} if h["symbols"] else {})} for h in hits]
-
-
-def _decisive_lines(db: Database, output_id: int) -> set[int]:
-    row = db.one("SELECT summary FROM outputs WHERE id = ?", (output_id,))
-    return {e["line"] for e in json.loads(row[0] or "{}").get("errors", [])} if row else set()
-
-
-def _hit_window(db: Database, env: Env, row: sqlite3.Row, stems: list[tuple[str, int]],
-                context: int) -> dict[str, Any]:
-    """The matching lines of a chunk plus ``context`` lines on each side.
-
-    Lines are scored by the query stems they contain, each weighed by how rare
-    it is among the chunk's lines (a word on every line tells nothing); a line
-    the summary found decisive scores more, since answers are usually there.
-    """
-    import math
-    lines = output_lines(db, row["output_id"], row["line_start"], row["line_end"])
-    decisive = _decisive_lines(db, row["output_id"])
-    lows = [(number, text.lower()) for number, _, text in lines]
-    rarity = {stem: weight * math.log((len(lows) + 1) / (0.5 + sum(stem in low for _, low in lows)))
-              for stem, weight in stems}
-    scored = []
-    for number, low in lows:
-        score = sum(value for stem, value in rarity.items() if stem in low)
-        if score > 0:
-            scored.append((score + (1.0 if number in decisive else 0.0), number))
-    best = max(s for s, _ in scored) if scored else 0
-    matched = sorted(n for s, n in scored if s >= best * 0.9) or [row["line_start"]]
-    cluster = [matched[0]]   # the first best line and the best lines right after it
-    for number in matched[1:]:
-        if number - cluster[-1] > 2 * context + 1 or len(cluster) >= 3:
-            break
-        cluster.append(number)
-    first = max(1, cluster[0] - context)
-    last = cluster[-1] + context
-    window = output_lines(db, row["output_id"], first, last)
-    text = "\n".join(_clip_around(t, [s for s, _ in stems]) for _, _, t in window)
-    refs = [r for r in (_first_ref(t) for _, _, t in window) if r]
-    symbols = []
-    for ref in refs[:10]:
-        symbol = _link_refs(db, env, [ref])
-        if symbol and symbol not in symbols:
-            symbols.append(symbol)
-    return {"handle": row["handle"], "line_start": window[0][0] if window else first,
-            "line_end": window[-1][0] if window else last, "text": text,
-            "title": row["title"], "symbols": symbols}
-
-
-def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
-    """A long line cut to ``width`` characters around its first match."""
-    if len(text) <= width:
-        return text
-    low = text.lower()
-    at = min([low.find(s) for s in stems if s in low] or [0])
-    start = max(0, at - width // 3)
-    return ("…" if start else "") + text[start:start + width] + "…"
+    """Search this project's outputs (output_search() in the Fast path section)."""
+    return output_search(db, env.project, str(env.root), str(env.cwd), query, handle=handle,
+                         limit=limit, context=context)
 
 
 def cmd_search(args: argparse.Namespace, env: Env) -> int:
@@ -8830,33 +10220,16 @@ def cmd_search(args: argparse.Namespace, env: Env) -> int:
         db = open_db(env)
         result = search_outputs(db, env, args.query, handle=args.handle, limit=args.limit,
                                 context=args.context)
-    except NotFound:
-        raise
-    except CtxkitError as exc:
+    except CtxkitError as exc:   # an unknown handle, a database that cannot be read
         if env.json:
             emit(env, {"query": args.query, "queries_tried": [], "status": "error",
                        "error": str(exc), "hits": []})
-            return EXIT_ERROR
+            warn(f"error: {exc}")
+            return exc.exit_code
         raise
-    returned = len(json.dumps(result["hits"], ensure_ascii=False).encode())
-    _bump_stats(db, env.project, searches=1, searches_with_hits=int(bool(result["hits"])),
-                searches_without_hits=int(not result["hits"]), bytes_returned=returned)
-    emit(env, result, lambda: _render_hits(result))
+    _bump_stats(db, env.project, **search_stat_counts(result))
+    emit(env, result, lambda: render_hits(result))
     return EXIT_OK
-
-
-def _render_hits(result: dict[str, Any]) -> str:
-    tried = ", ".join(f"{t['strategy']}({t['hits']})" for t in result["queries_tried"])
-    if not result["hits"]:
-        return f"no hits for {result['query']!r} (tried: {tried})"
-    out = [f"{len(result['hits'])} hits for {result['query']!r} (tried: {tried})"]
-    for hit in result["hits"]:
-        where = f"{hit['handle']}:{hit['line_start']}-{hit['line_end']}"
-        extra = f"  [{', '.join(hit['symbols'])}]" if hit.get("symbols") else ""
-        out.append(f"== {where}  score {hit['score']}{extra}")
-        for offset, text in enumerate(hit["text"].split("\n")):
-            out.append(f"{hit['line_start'] + offset:>7}  {text}")
-    return "\n".join(out)
 
 
 # --- expand, outputs, purge, stats --------------------------------------------
@@ -8906,7 +10279,7 @@ def _expand_lines(db: Database, output_id: int, first: int, last: int,
                   pattern: re.Pattern[str] | None) -> list[tuple[int, int, str]]:
     result = []
     rows = db.execute(SQL_CHUNKS_FROM, (output_id, first))
-    for number, stream, text in _iter_rows_lines(rows):
+    for number, stream, text in iter_chunk_lines(rows):
         if number > last:
             break
         if number >= first and (pattern is None or pattern.search(text)):
@@ -9014,8 +10387,10 @@ def register_output_commands(sub: argparse._SubParsersAction,
     store.add_argument("--exit-code", type=int, help="the command's exit status")
 
     search = add_command(sub, common, "search", cmd_search,
-                         "search stored outputs (BM25, with query expansion)",
-                         "ctxkit search 'AssertionError' --handle o12 --limit 5")
+                         "search stored outputs in your own words or by test id: rare "
+                         "words weigh most, word families and errno/signal/HTTP tables, "
+                         "severity, negation",
+                         "ctxkit search 'why did the worker crash' --handle o12 --limit 5")
     search.add_argument("query", metavar="QUERY")
     search.add_argument("--handle", metavar="H", help="only this output")
     search.add_argument("--limit", type=int, default=5, metavar="K")
@@ -9624,7 +10999,8 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
 # Snapshots and hooks
 # =============================================================================
 # Regular expressions here are kept as strings and compiled on first use (re
-# caches them): a hook process pays only for the ones its path needs.
+# caches them): a hook process pays only for the ones its path needs (see
+# lazy_re for the rule).
 
 SNAPSHOT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (

@@ -32,11 +32,25 @@ CASES = [
     # Cls(...) runs Cls.__init__, or the one a base defines.
     (PY, "shop/models.py:Base.__init__", {"shop/build.py:make_base", "shop/build.py:make_child"}),
     (PY, "shop/models.py:Child", {"shop/build.py:make_child"}),
+    # super() alone is Python's builtin, not a call of the base's constructor.
+    (PY, "shop/models.py:Base.describe", {"shop/models.py:Child.describe"}),
+    # A decorated name holds what its decorator returns: @group() makes a Group.
+    (PY, "shop/cli.py:Group.command", {"shop/cli.py:setup"}),
+    (PY, "shop/cli.py:Registry.command", set()),
+    # Calling an attribute annotated type[X] constructs X.
+    (PY, "shop/responses.py:Response.__init__", {"shop/responses.py:App.make_response"}),
+    # self.x = param takes the parameter's annotation.
+    (PY, "shop/tags.py:Serializer.tag", {"shop/tags.py:Tagger.to_json"}),
+    (PY, "shop/tags.py:Other.tag", set()),
+    # Inside a package, `import json` is the standard library, not shop/json.py.
+    (PY, "shop/json.py:dumps", {"shop/encode.py:encode_own"}),
     # A function-local import binds only inside its function; a module-level
     # variable imported from another module keeps its constructed type.
     (PY, "shop/web.py:App.route", {"tests/test_views.py:test_index",
                                    "tests/test_views.py:test_about",
-                                   "tests/test_other.py:test_other"}),
+                                   "tests/test_other.py:test_other",
+                                   "tests/test_other.py:test_module_variable",
+                                   "tests/test_other.py:test_reexport"}),
     (PY, "shop/web.py:Router.route", set()),
     # TypeScript narrowing: instanceof, a type guard, `as`, `!`, `?.`, `in`.
     (TS, "src/nodes.ts:Alias.resolve", {"src/narrow.ts:byInstanceof", "src/narrow.ts:byGuard",
@@ -51,12 +65,19 @@ CASES = [
     (TS, "src/store.ts:Store.onError", {"src/store.ts:Store.handle"}),
     (TS, "src/store.ts:Store.constructor", {"src/store.ts:CachedStore.constructor",
                                             "src/store.ts:openStore"}),
+    # `export * as ns from` is a namespace, not a star export; "./m.js" names m.ts.
+    (TS, "src/lib/schemas.ts:pattern", {"src/useLib.ts:build"}),
+    (TS, "src/lib/regexes.ts:pattern", {"src/useLib.ts:raw", "src/useLib.ts:rawThroughStar"}),
+    # A declared field type wins over the type of what is assigned to it.
+    (TS, "src/shapes.ts:Shape.area", {"src/shapes.ts:Canvas.measure"}),
+    (TS, "src/shapes.ts:Circle.area", set()),
     # An object literal's method is the object's, never a module-level function.
     (TS, "src/traps.ts:traps.defineProperty", set()),
     # Go: methods on a named slice type, through a field and a chained call.
     (GO, "key.go:Key.String", {"key.go:MetaData.Describe", "key.go:Describe"}),
     (GO, "key.go:Key.add", {"key.go:MetaData.Describe"}),
     (GO, "key.go:Path.String", set()),
+    (GO, "key.go:Key", set()),  # Key(parts) is a conversion
     # Type switches and type assertions give the interface's method.
     (GO, "flags.go:Marshaler.MarshalTOML", {"flags.go:Encode"}),
     (GO, "flags.go:textValue.MarshalTOML", set()),
@@ -87,6 +108,14 @@ def test_construction_counts_in_impact_and_risk(cli):
     data = result.json()
     assert set(data["direct"]) == {"shop/build.py:make_base", "shop/build.py:make_child"}
     assert data["fan_in"] == 2 and data["risk_score"] > 0
+
+
+def test_a_call_never_runs_an_interface(cli):
+    """`interface Point` and `const Point = (...) => ...`: Point(0) runs the value."""
+    index(cli, TS)
+    callees = cli("callees", "src/point.ts:origin", "--json").json()["results"]
+    assert [r["id"] for r in callees] == ["src/point.ts:Point#2"]
+    assert callers(cli, "src/point.ts:Point") == set()
 
 
 def test_object_literal_method_is_not_a_module_level_symbol(cli):

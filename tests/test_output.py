@@ -278,12 +278,10 @@ def test_fallbacks_are_listed_and_merged(cli):
     cli("store", "-", stdin="worker 3 raised ConnectionRefusedError on port 5432\n"
                            "parseConfigFile could not open settings.yaml\n" + "filler\n" * 80)
     result = cli("search", "connection exception", "--json").json()
-    strategies = [t["strategy"] for t in result["queries_tried"]]
-    assert strategies[:4] == ["literal", "identifiers", "near", "synonyms"]
-    assert result["status"] == "ok"
+    assert [t["strategy"] for t in result["queries_tried"]] == ["scan"]
+    assert result["status"] == "ok" and "ConnectionRefusedError" in result["hits"][0]["text"]
     substring = cli("search", "ConfigFile", "--json").json()
     assert substring["status"] == "ok"
-    assert "trigram" in [t["strategy"] for t in substring["queries_tried"]]
     assert "parseConfigFile" in substring["hits"][0]["text"]
     none = cli("search", "zebra", "--json").json()
     assert none["status"] == "no_hits" and none["hits"] == []

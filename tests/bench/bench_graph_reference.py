@@ -66,6 +66,9 @@ CTXKIT = HERE.parent.parent / "ctxkit.py"
 HELD_OUT_FILE = HERE / "graph_reference_held_out.txt"
 TYPESCRIPT = "typescript@5.9.3"
 MIN_CONFIDENCE = 0.5          # ctxkit's default for callers
+# ctxkit adds the constructor a class call runs as a second edge `Cls.__init__`; the
+# naive matcher takes the call sites as extracted, without those.
+CONSTRUCTORS = ("__init__", "constructor")
 TARGETS = {"python": (0.98, 0.95), "typescript": (0.98, 0.95), "go": (0.98, 0.95)}
 
 # Same line format as graph_reference_held_out.txt:
@@ -255,14 +258,16 @@ def read_graph(db: Path, project: Project) -> Graph:
             graph.nodes.setdefault((path, name), []).append((line, end, uid))
             graph.names.setdefault(name, set()).add(uid)
     wanted = set(files)
-    for src, dst, callee, line, path, conf in con.execute(
-            "SELECT s.uid, d.uid, e.callee, e.line, f.path, e.confidence FROM edges e "
+    for src, dst, callee, recv, written, line, path, conf in con.execute(
+            "SELECT s.uid, d.uid, e.callee, e.recv, e.dst_name, e.line, f.path, e.confidence "
+            "FROM edges e "
             "JOIN nodes s ON s.id = e.src_id JOIN files f ON f.id = e.file_id "
             "LEFT JOIN nodes d ON d.id = e.dst_id WHERE e.project = ? AND e.kind = 'calls'",
             (project.name,)):
         if path not in wanted:
             continue
-        graph.sites.append((src, callee or "", line, path))
+        if not (recv and callee in CONSTRUCTORS and written == f"{recv}.{callee}"):
+            graph.sites.append((src, callee or "", line, path))  # as extracted
         if dst is not None and conf >= MIN_CONFIDENCE:
             graph.edges.append((src, dst, callee or "", line, path))
     con.close()
@@ -328,6 +333,12 @@ def node_id(graph: Graph, where: dict | None, site_file: str) -> str:
              if line <= where["line"] <= end]
     if spans:
         return max(spans)[1]
+    # A name the reader sees differently (C's TEST(Strtod) that a macro makes into
+    # TestStrtod): the definition that starts on that line.
+    starts = [uid for (path, _), found in graph.nodes.items() if path == where["file"]
+              for line, _, uid in found if line == where["line"]]
+    if len(starts) == 1:
+        return starts[0]
     return f"?{where['file']}:{where['name']}@{where['line']}"
 
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Latency of ``ctxkit search QUERY`` on one stored output, against ``python -c "import sqlite3"``.
 
-search has no fast path: this shows what the general import-cost work gives
-every command. A fresh database gets one stored log of 5,000 lines (a few
-errors among them), then both commands run interleaved, 20 times each, on the
-pip-installed console script (see installed.py) and the same venv's python.
+search is answered on the fast path (before the heavy imports), as
+``query --inject`` is: this shows what that gives. A fresh database gets one
+stored log of 5,000 lines (a few errors among them), then both commands run
+interleaved, 20 times each, on the pip-installed console script (see installed.py)
+and the same venv's python.
 
     python tests/bench/bench_search_startup.py [--runs 20]
 """

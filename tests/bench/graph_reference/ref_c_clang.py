@@ -11,7 +11,9 @@ USR, so a function declared in a header and defined in another file is
 found); [] when no definition of it is in the project (libc, the STL, a
 function pointer), null when clang could not resolve the callee at all.
 An explicit construction (``Foo(...)``, ``new Foo(...)``, ``Foo x(...)``)
-is a call of the class and of the constructor.
+is a call of the class and of the constructor. Calls written as operators
+(``v[i]``) are not counted, and a call made by a macro expansion (the callee's
+name is not in the text) is nobody's answer (null).
 Prints {"tool", "sites"} in the harness's common format (see ref_python_jedi.py).
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import json
 import sys
+import sysconfig
 from pathlib import Path
 
 import clang.cindex as ci
@@ -40,7 +43,10 @@ class Reference:
         self.sites: dict[tuple, dict] = {}    # (file, line, col, name) -> site
         self.pending: list[tuple[tuple, list[str]]] = []
         dirs = {str((self.root / f).parent) for f in files if f.endswith(HEADERS)}
-        self.includes = [f"-I{d}" for d in sorted(dirs)] + [f"-I{self.root}"]
+        # Python's headers too: C extensions in sdists include Python.h, and a unit
+        # that cannot see it loses its function bodies to error recovery.
+        python = sysconfig.get_paths()["include"]
+        self.includes = [f"-I{d}" for d in sorted(dirs)] + [f"-I{self.root}", f"-I{python}"]
 
     def rel(self, cursor) -> str | None:
         loc = cursor.location
@@ -112,6 +118,8 @@ class Reference:
         if target.kind not in FUNCTIONS:
             self.add(node, node.spelling or target.spelling, caller, [])  # a pointer, a value
             return
+        if target.spelling.startswith("operator"):
+            return  # written as an operator (v[i], a + b), not as a call
         usrs = [target.get_usr()]
         primary = ci.conf.lib.clang_getSpecializedCursorTemplate(target)
         if primary is not None and not primary.kind.is_invalid():
@@ -128,7 +136,10 @@ class Reference:
             return
         site = {"file": rel, "line": line, "name": name, "caller": caller, "targets": None}
         self.sites[key] = site
-        if usrs is not None:
+        # A call a macro makes (CHECK_EQ(a, b) calling CheckEqualsHelper) is not in the
+        # text a reader, or ctxkit, sees: nobody's answer, left out of both sides.
+        visible = any(t.spelling == name for t in node.get_tokens())
+        if usrs is not None and visible:
             self.pending.append((key, usrs))
 
     @staticmethod

@@ -1,0 +1,437 @@
+"""Output search: each ranking mechanism on its own, through the real CLI on real output.
+
+Most outputs here are made by real programs (python, sh, make, gcc, pytest); a few
+lines are written in a tool's format where the tool itself is not at hand (node's
+ECONNREFUSED). Tests that must go through the FTS strategies rather than the
+whole-output scan set SEARCH_SCAN_BYTES to 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import ctxkit
+
+PY = sys.executable
+
+
+def store(cli, text: str) -> str:
+    result = cli("store", "-", "--json", stdin=text)
+    assert result.code == 0, result.err
+    return result.json()["handle"]
+
+
+def run_stored(cli, *argv: str) -> str:
+    """Run a real command under `ctxkit run`; its handle."""
+    result = cli("run", "--json", "--direct-max", "0", "--", *argv)
+    return result.json()["handle"]
+
+
+def search(cli, query: str, handle: str | None = None, limit: int = 5) -> dict:
+    args = ["search", query, "--json", "--limit", str(limit)]
+    if handle:
+        args += ["--handle", handle]
+    result = cli(*args)
+    assert result.code == 0, result.err
+    return result.json()
+
+
+def top_line(result: dict) -> int:
+    assert result["hits"], result
+    return result["hits"][0]["line"]
+
+
+def covers(hit: dict, line: int) -> bool:
+    return hit["line_start"] <= line <= hit["line_end"]
+
+
+@pytest.fixture(params=["scan", "fts"])
+def path(request, monkeypatch):
+    """Run a test once on the whole-output scan and once on the FTS strategies."""
+    if request.param == "fts":
+        monkeypatch.setattr(ctxkit, "SEARCH_SCAN_BYTES", 0)
+    return request.param
+
+
+def service_log(rare: str, at: int = 14321, lines: int = 20000) -> str:
+    """A busy service log: every tenth line an ordinary ERROR, one rare line inside."""
+    out = []
+    for i in range(lines):
+        if i == at:
+            out.append(rare)
+        elif i % 10 == 3:
+            out.append(f"2026-12-01 10:{i // 600 % 60:02d}:{i % 60:02d} ERROR [api-{i % 7}] "
+                       f"request {i} to upstream returned an error, retrying")
+        else:
+            out.append(f"2026-12-01 10:{i // 600 % 60:02d}:{i % 60:02d} INFO [api-{i % 7}] "
+                       f"GET /orders/{i} 200 in {i % 90}ms")
+    return "\n".join(out) + "\n"
+
+
+# --- severity -------------------------------------------------------------------------
+
+
+def test_a_rare_term_outweighs_error_on_thousands_of_lines(cli, path):
+    rare = "2026-12-01 10:23:41 FATAL [ledger] journal replay aborted at segment 0x7f3a9c"
+    handle = store(cli, service_log(rare))
+    result = search(cli, "error in segment 0x7f3a9c", handle)
+    assert top_line(result) == 14322
+
+
+def test_a_problem_word_matches_a_severe_line_whatever_word_it_uses(cli, path):
+    rare = "2026-12-01 10:23:41 CRITICAL [ledger] journal replay stopped, disk image unreadable"
+    handle = store(cli, service_log(rare).replace(" ERROR ", " INFO  "))
+    result = search(cli, "ledger crash", handle)
+    assert top_line(result) == 14322
+
+
+def test_a_real_traceback_answers_why_it_crashed(cli):
+    script = ("import time\n"
+              "for i in range(300):\n"
+              "    print(f'step {i}: worker handled batch {i * 3}')\n"
+              "raise RuntimeError('journal checksum does not match the header')\n")
+    handle = run_stored(cli, PY, "-c", script)
+    result = search(cli, "why did the worker die", handle)
+    lines = cli("expand", handle, "--json").json()["lines"]
+    error = next(item["line"] for item in lines if item["text"].startswith("RuntimeError"))
+    assert covers(result["hits"][0], error)
+
+
+# --- negation ---------------------------------------------------------------------------
+
+
+def test_a_line_that_negates_the_problem_ranks_below_the_one_that_reports_it(cli, path):
+    text = "\n".join(["setup step"] * 30 + [
+        "billing: no errors found in module billing",
+        "billing: 0 errors, 0 warnings in 14 files",
+        "billing: errors: 0",
+        "ERROR billing: migration 42 failed: duplicate column 'total'",
+    ] + ["teardown step"] * 30) + "\n"
+    handle = store(cli, text)
+    assert top_line(search(cli, "billing errors", handle)) == 34
+
+
+def test_passed_tests_rank_below_the_failed_one(cli, path):
+    lines = [f"test ledger::tests::balance_{i} ... ok" for i in range(60)]
+    lines[41] = "test ledger::tests::balance_41 ... FAILED"
+    handle = store(cli, "\n".join(lines) + "\ntest result: FAILED. 59 passed; 1 failed\n")
+    result = search(cli, "which balance test failed", handle)
+    assert top_line(result) in (42, 61)
+
+
+# --- vocabulary from Python's tables --------------------------------------------------
+
+
+def test_errno_names_and_their_messages(cli, tmp_path):
+    handle = run_stored(cli, PY, "-c", "open('/nonexistent/settings.json')")
+    assert "No such file or directory" in search(cli, "ENOENT", handle)["hits"][0]["text"]
+    port = _closed_port()
+    handle = run_stored(cli, PY, "-c",
+                        f"import socket; socket.create_connection(('127.0.0.1', {port}))")
+    assert "Connection refused" in search(cli, "ECONNREFUSED", handle)["hits"][0]["text"]
+    node = "\n".join(["[client] connecting to billing"] + ["[client] waiting"] * 30 + [
+        "Error: connect ECONNREFUSED 127.0.0.1:9",
+        "    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1611:16)"]) + "\n"
+    handle = store(cli, node)
+    assert top_line(search(cli, "connection refused", handle)) == 32
+
+
+def _closed_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_signals_and_exit_statuses(cli):
+    script = 'sh -c "kill -9 \\$\\$"; echo "worker exited with status $?"'
+    handle = run_stored(cli, "sh", "-c", "for i in $(seq 40); do echo tick $i; done; " + script)
+    result = search(cli, "was the worker killed", handle)
+    assert "status 137" in result["hits"][0]["text"]
+    assert "status 137" in search(cli, "SIGKILL", handle)["hits"][0]["text"]
+    script = 'timeout 0.2 sleep 5; echo "step finished with exit code $?"'
+    handle = run_stored(cli, "sh", "-c", "for i in $(seq 40); do echo tick $i; done; " + script)
+    assert "exit code 124" in search(cli, "step timed out", handle)["hits"][0]["text"]
+
+
+def test_http_status_codes_and_reason_phrases(cli, path):
+    text = "\n".join([f"GET /api/items/{i} status=200" for i in range(50)] +
+                     ["GET /api/orders status=503 upstream pool exhausted"] +
+                     [f"GET /api/items/{i} status=200" for i in range(50)]) + "\n"
+    handle = store(cli, text)
+    assert top_line(search(cli, "orders service unavailable", handle)) == 51
+    text = "\n".join(["fetching"] * 40 + ["proxy said: 503 Service Unavailable"] +
+                     ["fetching"] * 40) + "\n"
+    handle = store(cli, text)
+    assert top_line(search(cli, "status 503", handle)) == 41
+
+
+# --- the word-family table --------------------------------------------------------------
+
+
+def test_word_family_table_is_well_formed():
+    names = [name for name, _, _ in ctxkit.WORD_FAMILIES]
+    assert len(names) == len(set(names))
+    for name, kind, members in ctxkit.WORD_FAMILIES:
+        words = members.split("|")
+        assert kind in ("", "problem", "severity"), name
+        assert words == [w.lower().strip() for w in words] and len(words) == len(set(words))
+    for name, _, _ in ctxkit.LINE_KINDS:
+        assert name not in names
+
+
+@pytest.mark.parametrize("word, expected", [
+    ("undeclared", ["cannot find", "not defined", "undefined", "unresolved"]),
+    ("traceback", ["backtrace", "stack trace", "goroutine"]),
+    ("failing", ["error", "failure", "not ok"]),
+    ("timeout", ["deadline", "timed out", "hung"]),
+])
+def test_a_family_word_brings_the_other_members(word, expected):
+    query = ctxkit.SearchQuery(f"which {word}")
+    texts = {v.spec[1] for v in query.variants}
+    stems = {ctxkit.word_spec(w)[1] for w in expected}
+    assert stems <= texts, (stems - texts)
+
+
+def test_families_of_compiler_and_runtime_wording(cli):
+    gcc = shutil.which("gcc")
+    if gcc:
+        source = cli.root / "bank.c"
+        source.write_text("double interest(double b) {\n    return b * rate;\n}\n")
+        handle = run_stored(cli, gcc, "-c", str(source), "-o", os.devnull)
+        assert "undeclared" in search(cli, "unknown identifier", handle)["hits"][0]["text"]
+    handle = run_stored(cli, PY, "-c", "print('start')\ntotal = reslt + 1")
+    assert "is not defined" in search(cli, "undefined variable", handle)["hits"][0]["text"]
+    assert "Traceback" in search(cli, "stack dump", handle)["hits"][0]["text"]
+
+
+# --- rarity and BM25 over OR-matches ------------------------------------------------------
+
+
+def test_no_line_holds_every_word_the_best_partial_match_wins(cli, path):
+    text = "\n".join(["sync ok"] * 40 + ["tenant acme is over its storage quota (103%)"] +
+                     ["sync ok"] * 40) + "\n"
+    handle = store(cli, text)
+    assert top_line(search(cli, "disk quota exceeded for tenant acme", handle)) == 41
+
+
+# --- hit windows that explain ----------------------------------------------------------
+
+
+def test_an_error_code_hit_shows_the_block_that_ends_in_it(cli):
+    make = shutil.which("make")
+    if not make:
+        pytest.skip("make is not installed")
+    (cli.root / "Makefile").write_text(
+        "all:\n\t@for i in $$(seq 60); do echo compiling unit $$i; done\n"
+        "\t@echo\n\t@echo 'linking libledger.so'\n"
+        "\t@echo 'ld: cannot find -lcrypto'\n\t@echo 'collect2: error: ld returned 1'\n"
+        "\t@exit 1\n")
+    # One pipe for both streams, so make's own "Error 1" line comes after the recipe's.
+    handle = run_stored(cli, "sh", "-c", f"{make} -C {cli.root} 2>&1")
+    lines = cli("expand", handle, "--json").json()["lines"]
+    code = next(i["line"] for i in lines if "Error 1" in i["text"])
+    cause = next(i["line"] for i in lines if "cannot find -lcrypto" in i["text"])
+    hit = next(h for h in search(cli, "Error 1", handle)["hits"] if covers(h, code))
+    assert covers(hit, cause)
+
+
+def test_a_test_id_lands_on_its_failure_section(cli):
+    (cli.root / "tests").mkdir()
+    (cli.root / "tests" / "test_cart.py").write_text(textwrap.dedent("""\
+        import pytest
+
+        @pytest.mark.parametrize("n", range(30))
+        def test_add(n):
+            assert n >= 0
+
+        def test_total():
+            prices = {"pear": 1}
+            assert sum(prices[k] for k in ["apple"]) == 2
+        """))
+    handle = run_stored(cli, PY, "-m", "pytest", "-v", "-p", "no:cacheprovider", "tests")
+    lines = cli("expand", handle, "--json").json()["lines"]
+    error = next(i["line"] for i in lines if i["text"].startswith("E ") and "KeyError" in
+                 i["text"])
+    result = search(cli, "tests/test_cart.py::test_total", handle)
+    assert covers(result["hits"][0], error)
+
+
+# --- the strategy table -----------------------------------------------------------------
+
+
+def _run(cli, query: str) -> ctxkit.SearchRun:
+    env = ctxkit.make_env(cwd=cli.root)
+    db = ctxkit.open_db(env)
+    run = ctxkit.SearchRun(db, env.project, ctxkit.SearchQuery(query), None, 5)
+    run.weigh_by_fts()
+    return run
+
+
+def _found(run: ctxkit.SearchRun) -> list[str]:
+    return [item.text for item in run.lines.values() if item.exact and item.score > 0]
+
+
+def test_the_strategy_table_is_ordered_and_named():
+    names = [name for name, _ in ctxkit.SEARCH_STRATEGIES]
+    assert names[0] == "scan" and len(names) == len(set(names))
+    assert names.index("literal") < names.index("rare_terms") < names.index("trigram")
+
+
+@pytest.mark.parametrize("name, stored, query", [
+    ("literal", "worker 3 raised ConnectionRefusedError on port 5432", "port 5432"),
+    ("identifiers", "loading parse_config_file from /etc/app", "parse config file"),
+    ("rare_terms", "tenant acme is over its quota", "acme quota exceeded tenant overflow"),
+    ("vocabulary", "worker 7: Segmentation fault (core dumped)", "segfault"),
+    ("severity", "FATAL journal replay stopped", "why did it stop working"),
+    ("prefixes", "authentication failed for user deploy", "authentica"),
+    ("trigram", "parseConfigFile could not open settings.yaml", "ConfigFile"),
+])
+def test_each_strategy_finds_its_kind_of_match(cli, monkeypatch, name, stored, query):
+    monkeypatch.setattr(ctxkit, "SEARCH_SCAN_BYTES", 0)
+    store(cli, "\n".join(["filler line"] * 50 + [stored] + ["filler line"] * 50) + "\n")
+    run = _run(cli, query)
+    strategy = dict(ctxkit.SEARCH_STRATEGIES)[name]
+    assert strategy(run) is not None
+    assert any(stored in text for text in _found(run)), name
+
+
+def test_the_scan_strategy_reads_a_small_output_whole(cli):
+    store(cli, "\n".join(["filler"] * 20 + ["OOMKilled after 3 restarts"]) + "\n")
+    result = search(cli, "killed")
+    assert [t["strategy"] for t in result["queries_tried"]] == ["scan"]
+    assert "OOMKilled" in result["hits"][0]["text"]
+
+
+def test_strategies_stop_once_the_limit_holds_good_hits(cli, monkeypatch):
+    monkeypatch.setattr(ctxkit, "SEARCH_SCAN_BYTES", 0)
+    lines = [f"job {i}: upload to bucket media-eu failed" if i % 20 == 0 else f"job {i} ok"
+             for i in range(400)]
+    store(cli, "\n".join(lines) + "\n")
+    result = search(cli, "upload bucket media-eu failed", limit=3)
+    tried = [t["strategy"] for t in result["queries_tried"]]
+    assert tried == ["literal"], tried
+    assert all(isinstance(t["ms"], float) for t in result["queries_tried"])
+    assert len(result["hits"]) == 3
+
+
+# --- the run summary names every failing test --------------------------------------------
+
+
+def _pytest_project(cli, failing: int) -> None:
+    (cli.root / "tests").mkdir(exist_ok=True)
+    (cli.root / "tests" / "test_many.py").write_text(textwrap.dedent(f"""\
+        import pytest
+
+        @pytest.mark.parametrize("key", ["alpha", "beta", "gamma"])
+        def test_lookup(key):
+            assert {{}}[key]
+
+        def test_a(): assert 1 == 2
+        def test_b(): assert "x" == "y"
+        def test_c(): assert [1] == [2]
+        def test_d(): assert None
+        def test_e(): raise ValueError("boom")
+
+        @pytest.mark.parametrize("n", range({failing}))
+        def test_more(n): assert n < 0
+
+        @pytest.mark.parametrize("n", range(40))
+        def test_ok(n): pass
+        """))
+
+
+def test_the_summary_names_every_failing_test(cli):
+    _pytest_project(cli, 0)
+    result = cli("run", "--json", "--", PY, "-m", "pytest", "-v", "-p", "no:cacheprovider",
+                 "tests")
+    summary = result.json()
+    assert summary["failed_tests"] == [
+        "tests/test_many.py::test_lookup[alpha]", "tests/test_many.py::test_lookup[beta]",
+        "tests/test_many.py::test_lookup[gamma]", "tests/test_many.py::test_a",
+        "tests/test_many.py::test_b", "tests/test_many.py::test_c", "tests/test_many.py::test_d",
+        "tests/test_many.py::test_e"]
+    assert summary["failed_tests_omitted"] == 0
+    assert len(result.out.encode()) <= 2048
+
+
+def test_the_summary_counts_the_failing_tests_it_leaves_out(cli):
+    _pytest_project(cli, 300)
+    result = cli("run", "--", PY, "-m", "pytest", "-p", "no:cacheprovider", "tests")
+    assert result.code == 1
+    line = next(x for x in result.out.splitlines() if x.startswith("failed tests (308): "))
+    shown = line.split(": ", 1)[1].split(" (and ")[0].split(", ")
+    left = int(line.rsplit("(and ", 1)[1].split(" ")[0])
+    assert len(shown) + left == 308 and len(shown) >= 10
+    summary = cli("run", "--json", "--", PY, "-m", "pytest", "-p", "no:cacheprovider",
+                  "tests").json()
+    assert len(summary["failed_tests"]) + summary["failed_tests_omitted"] == 308
+    assert len(json.dumps(summary, ensure_ascii=False).encode()) <= 2000
+
+
+# --- bad input -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", [
+    '"', '"unclosed', "*", "fail*", "NEAR(a b)", "-x", "a:b", "(", ")", "col:value AND (x OR",
+    "^start", "a - b + c", "'", "{}", "", "   ", "x" * 10240, "error " * 2000, "a\x00b",
+    "🔥 deploy 🚀 failed", "ünïcödé İstanbul", "\\", "%_", "AND OR NOT", "'; DROP TABLE x;--"])
+def test_any_query_text_is_safe(cli, path, query):
+    store(cli, "alpha beta NEAR gamma a:b (x) fail* deploy failed 🚀\n" * 3)
+    result = cli("search", "--json", "--", query)
+    assert result.code == 0, result.err
+    assert result.json()["status"] in ("ok", "no_hits")
+
+
+def test_an_unknown_handle_is_one_line_naming_ctxkit_outputs(cli):
+    store(cli, "something\n")
+    result = cli("search", "x", "--handle", "o999")
+    assert result.code == 1 and result.out == ""
+    assert result.err.count("\n") == 1 and "`ctxkit outputs`" in result.err
+    result = cli("search", "x", "--handle", "o999", "--json")
+    assert result.code == 1 and result.json()["status"] == "error"
+    assert "`ctxkit outputs`" in result.json()["error"]
+
+
+# --- the fast path ----------------------------------------------------------------------
+
+
+def _without_times(out: bytes) -> object:
+    try:
+        data = json.loads(out)
+    except ValueError:
+        return out
+    for tried in data.get("queries_tried", []):
+        tried.pop("ms", None)
+    return data
+
+
+def test_search_is_answered_on_the_fast_path_as_the_full_cli_answers(cli):
+    store(cli, service_log("2026-12-01 10:23:41 FATAL [ledger] replay aborted", lines=3000))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    env["PYTHONPATH"] = str(ctxkit.Path(ctxkit.__file__).parent)
+    full = "import sys, ctxkit; sys.exit(ctxkit.main(sys.argv[1:]))"
+    fast = ("import sys\nsys.argv = ['ctxkit', *sys.argv[1:]]\nimport ctxkit\n"
+            "sys.stderr.write('FELL_THROUGH')\n")
+    for args in (["search", "ledger crash", "--json"], ["search", "replay", "--limit", "2"],
+                 ["search", "nothing-here-zzz", "--json", "--context", "0"]):
+        ran = {}
+        for name, code in (("full", full), ("fast", fast)):
+            proc = subprocess.run([PY, "-X", "importtime", "-c", code, *args], cwd=cli.root,
+                                  env=env, capture_output=True, timeout=120, check=False)
+            ran[name] = proc
+        assert b"FELL_THROUGH" not in ran["fast"].stderr, args
+        assert ran["fast"].returncode == ran["full"].returncode == 0
+        assert _without_times(ran["fast"].stdout) == _without_times(ran["full"].stdout)
+        modules = {line.split("|")[-1].strip() for line in
+                   ran["fast"].stderr.decode().splitlines() if line.startswith("import time:")}
+        assert not modules & {"argparse", "dataclasses", "tiktoken", "tree_sitter"}
+    stats = cli("stats", "--outputs", "--json").json()
+    assert stats["searches"] >= 6
