@@ -3682,10 +3682,7 @@ FLOAT_OPTION_MAX = 1e15
 
 def checked_int(text: str) -> int:
     """A whole number an option can take: within ±INT_OPTION_MAX, else a usage error."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = int(text)  # ValueError: argparse says "invalid int value: 'x'"
     if not -INT_OPTION_MAX <= value <= INT_OPTION_MAX:
         raise argparse.ArgumentTypeError(f"{text} is out of range (at most {INT_OPTION_MAX:,})")
     return value
@@ -3693,10 +3690,7 @@ def checked_int(text: str) -> int:
 
 def checked_float(text: str) -> float:
     """A finite number an option can take: within ±FLOAT_OPTION_MAX, else a usage error."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    value = float(text)  # ValueError: argparse says "invalid float value: 'x'"
     if not -FLOAT_OPTION_MAX <= value <= FLOAT_OPTION_MAX:  # also rejects nan and inf
         raise argparse.ArgumentTypeError(f"{text} is out of range (at most {FLOAT_OPTION_MAX:g})")
     return value
@@ -8712,7 +8706,10 @@ def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
 
 def _count_argument(minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
-        value = checked_int(text)
+        try:
+            value = checked_int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
         return value
