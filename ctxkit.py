@@ -4623,12 +4623,46 @@ def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
     except Exception as exc:  # a grammar bug must not abort the whole run
         return rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang, None
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    _mask_stored_code(facts)
     facts["bound"] = list(facts["context"]["imports"])
     facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
     # Call sites wait in the parent until resolution: as one bytes object per file
     # (about 40 bytes a call) rather than tuples of strings (about 250).
     facts["calls"] = marshal.dumps(facts["calls"])
     return rel, "parsed", size, mtime_ns, sha, lang, facts
+
+
+# The text of a definition record that is stored: signature, params JSON, docstring.
+_STORED_CODE_FIELDS = (5, 6, 10)
+
+
+def _mask_stored_code(facts: dict[str, Any]) -> None:
+    """Mask secrets in the code text the graph stores (a default argument
+    ``password="..."`` in a signature, a token in a docstring): the database
+    holds no secret, whatever the source does."""
+    if isinstance(facts.get("docstring"), str) and may_hold_secret(facts["docstring"].lower()):
+        facts["docstring"] = redact(facts["docstring"])[0]
+    for index, record in enumerate(facts["defs"]):
+        texts = [record[i] for i in _STORED_CODE_FIELDS if isinstance(record[i], str)]
+        if not any(may_hold_secret(text.lower()) for text in texts):
+            continue
+        fields = list(record)
+        fields[5], fields[10] = redact_text(fields[5]), redact_text(fields[10])
+        fields[6] = _masked_params(fields[6])
+        facts["defs"][index] = tuple(fields)
+
+
+def _masked_params(params_json: str) -> str:
+    """The params JSON with a default value masked when its parameter names a
+    secret (``password="hunter2"``: the default is seen with its name)."""
+    params = json.loads(params_json)
+    for param in params:
+        default = param.get("default")
+        if isinstance(default, str) and isinstance(param.get("name"), str):
+            masked = redact(f"{param['name']}={default}")[0]
+            if masked != f"{param['name']}={default}":
+                param["default"] = masked.split("=", 1)[1]
+    return json.dumps(params, ensure_ascii=False)
 
 
 def _read_source(absolute: str, limit: int) -> tuple[bytes, int, int] | str:

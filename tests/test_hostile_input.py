@@ -39,8 +39,11 @@ def _gone(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    with open(f"/proc/{pid}/stat") as handle:  # a zombie waiting for init counts as gone
-        return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    try:  # a zombie waiting for init to reap it counts as gone
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
 
 
 # --- SIGHUP ------------------------------------------------------------------------
@@ -85,14 +88,6 @@ def test_small_output_is_printed_byte_for_byte_to_its_stream(cli, script, out, e
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == out
     assert proc.stderr == err
-
-
-def test_small_output_keeps_the_order_of_its_streams(cli):
-    proc = subprocess.run([sys.executable, ctxkit.__file__, "-q", "run", "--", "sh", "-c",
-                           "printf a; sleep 0.1; printf b >&2; sleep 0.1; printf c"],
-                          cwd=cli.root, env=_env(), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT)
-    assert proc.stdout == b"abc"
 
 
 # --- non-UTF-8 arguments ------------------------------------------------------------
