@@ -6,9 +6,9 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
 
     Constants          schema version, limits, file names
     Errors             CtxkitError and its exit codes
-    Fast path          `query SYMBOL --inject` and the pre-edit hook answered
-                       before the other imports, by the read functions the
-                       Lessons and hooks sections call too
+    Read path          the import-light reads (`query SYMBOL --inject`, the
+                       pre-edit hook, `search`) answered before the other
+                       imports, by the functions their sections call too
     Core               paths and root discovery, config, redaction, the
                        database (WAL, busy_timeout, user_version migrations),
                        JSON/human output, add_command() for every section
@@ -87,17 +87,18 @@ class Ambiguous(CtxkitError):
 
 
 # =============================================================================
-# Fast path: `query SYMBOL --inject` and the pre-edit hook
+# Read path: the import-light reads of `query --inject`, the pre-edit hook, `search`
 # =============================================================================
-# Agents run these two before every edit, so Python's start-up is most of
-# what they cost. When ctxkit is the program being run, run_fast_path() below
-# answers exactly these calls before the rest of the module (argparse,
-# pathlib, contextlib, the sections' own set-up) is even executed, and
-# anything else returns to the full CLI. The functions in this section are THE
-# implementations of the read path (lesson counters and risk, recency, inject
-# text fitting, symbol-at-lines lookup, edit-span mapping): the Lessons and
-# Snapshots-and-hooks sections call them too. They need only os, sys, sqlite3
-# and datetime (which sqlite3 imports anyway); see DESIGN.md "Start-up and the fast path".
+# Agents run these before every edit or after every loud command, so Python's
+# start-up is most of what they cost. When ctxkit is the program being run,
+# run_fast_path() at the end of this section answers exactly these calls
+# before the rest of the module (argparse, pathlib, contextlib, the sections'
+# own set-up) is even executed, and anything else returns to the full CLI.
+# The functions here are THE implementations of these reads, each under a
+# sub-banner naming the section that owns it (Core, Graph, Lessons, Output
+# store, Snapshots and hooks); those sections call them too. They need only
+# os, sys, sqlite3 and datetime (which sqlite3 imports anyway); see DESIGN.md
+# "Start-up and the fast path".
 
 RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
 INJECT_MIN_RISK = 10.0
@@ -109,22 +110,43 @@ _SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{
               r":(?P<name>[^:\s].*)$")
 # Claude Code turns hook output over 10,000 characters into a preview.
 RESTORE_LIMIT = 9800
-HOOK_EVENTS = {
-    "pre-tool-use": "pre-tool-use", "pretooluse": "pre-tool-use", "beforetool": "pre-tool-use",
-    "post-tool-use": "post-tool-use", "posttooluse": "post-tool-use", "aftertool": "post-tool-use",
-    "pre-compact": "pre-compact", "precompact": "pre-compact", "precompress": "pre-compact",
-    "session-start": "session-start", "sessionstart": "session-start",
-}
-# Each agent's name for the events ctxkit answers (what goes in hookEventName).
-AGENT_EVENT_NAMES = {
-    "claude": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
-               "pre-compact": "PreCompact", "session-start": "SessionStart"},
-    "codex": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
-              "pre-compact": "PreCompact", "session-start": "SessionStart"},
-    "gemini": {"pre-tool-use": "BeforeTool", "post-tool-use": "AfterTool",
-               "pre-compact": "PreCompress", "session-start": "SessionStart"},
-}
+# One record per hook event ctxkit answers; every other list of events (the
+# names accepted by `ctxkit hook`, each agent's hookEventName, the handlers,
+# the settings entries install-hooks writes, the help) is derived from it.
+#   agent_names  each agent's name for the event (settings key, hookEventName)
+#   handler      the Snapshots section's function answering it
+#   matchers     the tool matcher of the settings entry per agent (None: all)
+#   timeout      seconds the agent waits for the hook
+HookEvent = collections.namedtuple("HookEvent", "name agent_names handler matchers timeout help")
 HOOK_AGENTS = ("claude", "codex", "gemini")
+_GEMINI_TOOLS = "replace|write_file|run_shell_command"
+HOOK_EVENT_TABLE = (
+    HookEvent("pre-tool-use",
+              {"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"},
+              "hook_pre_tool_use",
+              {"claude": "Edit|Write|MultiEdit|Bash", "codex": "Bash|apply_patch",
+               "gemini": _GEMINI_TOOLS}, 10,
+              "before a tool runs: the lessons at risk for an edit, a loud command "
+              "routed through ctxkit run"),
+    HookEvent("post-tool-use",
+              {"claude": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"},
+              "hook_post_tool_use",
+              {"claude": "Bash", "codex": "Bash", "gemini": _GEMINI_TOOLS}, 30,
+              "after a tool ran: a loud command's output stored, its summary returned"),
+    HookEvent("pre-compact",
+              {"claude": "PreCompact", "codex": "PreCompact", "gemini": "PreCompress"},
+              "hook_pre_compact", dict.fromkeys(HOOK_AGENTS), 60,
+              "before a compaction: a snapshot saved"),
+    HookEvent("session-start", dict.fromkeys(HOOK_AGENTS, "SessionStart"),
+              "hook_session_start", dict.fromkeys(HOOK_AGENTS), 30,
+              "at a session's start: the snapshot restored after a compaction or a resume"),
+)
+# Every spelling `ctxkit hook EVENT` accepts, lower-cased with "_" as "-".
+HOOK_EVENTS = {spelling: event.name for event in HOOK_EVENT_TABLE
+               for spelling in (event.name, *(n.lower() for n in event.agent_names.values()))}
+# Each agent's name for the events ctxkit answers (what goes in hookEventName).
+AGENT_EVENT_NAMES = {agent: {event.name: event.agent_names[agent] for event in HOOK_EVENT_TABLE}
+                     for agent in HOOK_AGENTS}
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "apply_patch", "replace", "edit", "write_file"}
 _PATCH_FILE = (r"^\*\*\* (Update|Delete) File: (.+?)\s*$")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -139,7 +161,7 @@ SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
                          f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 
 
-# --- paths: root, database, --file identity ------------------------------------
+# --- Core: root, database and project discovery, --file identity, file checks --
 
 
 def root_of(start: str) -> str:
@@ -154,9 +176,15 @@ def root_of(start: str) -> str:
         candidate = parent
 
 
-def env_paths(db: str | None, project: str | None,
-              cwd: str | None) -> tuple[str, str, str, str]:
-    """(root, cwd, database path, project) for the global options, as make_env takes them."""
+class Place(collections.namedtuple("Place", "root cwd db_path project")):
+    """Where a command runs, as strings: the root, the working folder, the database
+    file and the project. The read path takes it; every Env carries one."""
+
+    __slots__ = ()
+
+
+def env_paths(db: str | None, project: str | None, cwd: str | None) -> Place:
+    """The Place for the global options (--db, -p) and a working folder."""
     cwd = os.path.realpath(cwd or os.getcwd())
     root = root_of(cwd)
     db_text = db or os.environ.get("CTXKIT_DB")
@@ -164,7 +192,7 @@ def env_paths(db: str | None, project: str | None,
     if not os.path.isabs(db_path):
         db_path = os.path.join(cwd, db_path)
     name = project or os.environ.get("CTXKIT_PROJECT") or os.path.basename(root) or "default"
-    return root, cwd, db_path, name
+    return Place(root, cwd, db_path, name)
 
 
 def _relative_to(path: str, base: str) -> str | None:
@@ -175,7 +203,7 @@ def _relative_to(path: str, base: str) -> str | None:
     return path[len(prefix):] if path.startswith(prefix) else None
 
 
-def normalize_path(path: str | None, root: str, cwd: str) -> str:
+def normalize_path(path: str | None, place: Place) -> str:
     """Normalize a ``--file`` argument to one file identity, as code memory does.
 
     None and "" give ""; backslashes become slashes; ``./`` and ``../`` are
@@ -186,6 +214,7 @@ def normalize_path(path: str | None, root: str, cwd: str) -> str:
     """
     if not path:
         return ""
+    root, cwd = place.root, place.cwd
     text = path.replace("\\", "/")
     if os.path.isabs(text):
         absolute = os.path.normpath(text)
@@ -230,7 +259,61 @@ def one_line(text: str, limit: int | None = None) -> str:
     return line
 
 
-# --- graph rows: symbols by name and at lines ---------------------------------------
+_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file; None for anything else or on any error.
+
+    Hooks read paths an agent names. A named pipe, a device or a socket would
+    block a plain open() or read(), so the file is opened non-blocking (an
+    open of a FIFO returns at once) and checked on the open descriptor, which
+    no rename can swap afterwards.
+    """
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    try:
+        if os.fstat(fd).st_mode & _S_IFMT != _S_IFREG:
+            return None
+        parts, left = [], limit
+        while left > 0:
+            data = os.read(fd, min(left, 1 << 20))
+            if not data:
+                break
+            parts.append(data)
+            left -= len(data)
+        return b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def db_file_state(path: str | os.PathLike[str]) -> tuple[str, int, str]:
+    """(state, permission bits, reason) of a database file, the one check both
+    openers make: state is "missing", "unreadable" (reason says why), "special"
+    (not a regular file: a named pipe would block the open), "empty", "foreign"
+    (not SQLite) or "sqlite"."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "missing", 0, ""
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        return "unreadable", 0, f": {getattr(exc, 'strerror', None) or exc}"
+    if info.st_mode & _S_IFMT != _S_IFREG:
+        return "special", 0, ""
+    head = read_regular(path, len(_SQLITE_MAGIC))
+    if head is None:
+        return "unreadable", 0, "; check its permissions"
+    state = "empty" if not head else "sqlite" if head == _SQLITE_MAGIC else "foreign"
+    return state, info.st_mode & 0o777, ""
+
+
+# --- Graph: node rows by name and at lines -----------------------------------
 
 
 def graph_find_rows(db: Database, project: str, symbol: str,
@@ -265,7 +348,7 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
 
 
-# --- lessons: counters, risk, SYMBOL_OBJs, the inject block -------------------------------
+# --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
 
 
 def risk_level(score: float) -> str:
@@ -521,18 +604,18 @@ def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -
     return text if len(text) < limit else ""  # a limit too small for even one lesson
 
 
-def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symbol: str,
-                    file: str | None) -> tuple[str, str | None]:
+def split_symbol(db: Database | None, place: Place, symbol: str,
+                 file: str | None) -> tuple[str, str | None]:
     """(name, normalized file or None) from SYMBOL and ``--file``.
 
     SYMBOL may be a graph id ``path:Qual.name``: it is split when the graph
     knows that id or when the part before the colon looks like a path.
     """
     symbol = symbol.strip()
-    given = normalize_path(file, root, cwd) if file else None
+    given = normalize_path(file, place) if file else None
     path = name = None
     if db is not None and ":" in symbol:
-        rows = graph_find_rows(db, project, symbol)
+        rows = graph_find_rows(db, place.project, symbol)
         if rows and rows[0]["uid"] == symbol:
             path, name = rows[0]["path"], rows[0]["qualname"]
     match = None
@@ -540,7 +623,7 @@ def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symb
         import re
         match = re.match(_SYMBOL_ID, symbol)
     if match:
-        path, name = normalize_path(match["path"], root, cwd), match["name"]
+        path, name = normalize_path(match["path"], place), match["name"]
     if path is None:
         return symbol, given
     if given is not None and given != path:
@@ -549,47 +632,13 @@ def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symb
     return name, path
 
 
-# --- edits: which lines an agent's edit touches, and the lessons at risk ---------------
+# --- Snapshots and hooks: the lines an edit touches, the lessons at risk -----
 
 
 class EditSpan(collections.namedtuple("EditSpan", "path first last")):
     """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
 
     __slots__ = ()
-
-
-_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
-_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-               | getattr(os, "O_BINARY", 0))
-
-
-def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
-    """Up to ``limit`` bytes of a regular file; None for anything else or on any error.
-
-    Hooks read paths an agent names. A named pipe, a device or a socket would
-    block a plain open() or read(), so the file is opened non-blocking (an
-    open of a FIFO returns at once) and checked on the open descriptor, which
-    no rename can swap afterwards.
-    """
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except (OSError, ValueError):  # ValueError: a NUL in the path
-        return None
-    try:
-        if os.fstat(fd).st_mode & _S_IFMT != _S_IFREG:
-            return None
-        parts, left = [], limit
-        while left > 0:
-            data = os.read(fd, min(left, 1 << 20))
-            if not data:
-                break
-            parts.append(data)
-            left -= len(data)
-        return b"".join(parts)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _read_text(path: str) -> str | None:
@@ -675,16 +724,17 @@ def patch_spans_at(cwd: str, patch: str) -> list[EditSpan]:
     return spans
 
 
-def risk_objects_at(db: Database, project: str, root: str, cwd: str,
-                    spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
+def risk_objects(db: Database, place: Place,
+                 spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
     """SYMBOL_OBJs of the lessons on the symbols those spans touch.
 
     Lines map to symbols through the stored graph only (no parsing here). A
     file the graph does not know falls back to every lesson recorded for it.
     """
     objs: dict[tuple[str, str], dict[str, Any]] = {}
+    project = place.project
     for span in spans:
-        path = normalize_path(absolute_path(cwd, span.path), root, cwd)
+        path = normalize_path(absolute_path(place.cwd, span.path), place)
         nodes = graph_rows_at(db, project, path, span.first, span.last)
         for node in nodes:
             obj = node_symbol_obj(db, project, node)
@@ -710,14 +760,13 @@ def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> 
     return (inject_text(at_risk, limit=limit - len(tail)) + tail).strip()
 
 
-def pre_edit_context(db: Database, project: str, root: str, cwd: str, tool: str,
+def pre_edit_context(db: Database, place: Place, tool: str,
                      tool_input: dict[str, Any]) -> str:
     """What the pre-edit hook tells the agent: the lessons at risk on the edited lines."""
-    return risk_context(risk_objects_at(db, project, root, cwd,
-                                        edit_spans_at(cwd, tool, tool_input)))
+    return risk_context(risk_objects(db, place, edit_spans_at(place.cwd, tool, tool_input)))
 
 
-# --- hook plumbing shared with the full CLI ----------------------------------------------
+# --- Snapshots and hooks: hook plumbing shared with the full CLI -------------
 
 
 class HookInputError(Exception):
@@ -805,9 +854,21 @@ def read_hook_payload(stream: Any) -> dict[str, Any]:
     return payload
 
 
+def hook_event(spelling: str) -> str | None:
+    """ctxkit's name of a hook event however it is spelled (pre-tool-use, pre_tool_use,
+    PreToolUse, BeforeTool); None for an event ctxkit does not answer."""
+    return HOOK_EVENTS.get(spelling.replace("_", "-").lower())
+
+
+# The event names only Gemini uses: a payload naming one comes from Gemini.
+_GEMINI_EVENTS = frozenset(event.agent_names["gemini"] for event in HOOK_EVENT_TABLE) - {
+    name for event in HOOK_EVENT_TABLE for agent, name in event.agent_names.items()
+    if agent != "gemini"}
+
+
 def detect_agent(payload: dict[str, Any]) -> str:
     event = str(payload.get("hook_event_name", ""))
-    if event in ("BeforeTool", "AfterTool", "PreCompress") or \
+    if event in _GEMINI_EVENTS or \
             payload.get("tool_name") in ("replace", "write_file", "run_shell_command"):
         return "gemini"
     if payload.get("tool_name") == "apply_patch" or "turn_id" in payload:
@@ -830,7 +891,7 @@ def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dic
     return {"hookSpecificOutput": specific}
 
 
-# --- output search: the Output store's `search`, answered before the heavy imports ------
+# --- Output store: `search`, answered before the heavy imports ---------------
 # A search is an ordered table of strategies (SEARCH_STRATEGIES) that bring candidate
 # lines, and one scorer that ranks every candidate line: each query word weighed by how
 # rare it is in the searched outputs; word families (WORD_FAMILIES) and the tables Python
@@ -843,9 +904,14 @@ def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dic
 STDOUT, STDERR = 1, 2          # the stream of a stored line
 SEARCH_SCAN_BYTES = 1 << 21    # outputs up to this size together are read whole, every line
 SEARCH_DF_CAP = 400            # counting a term's chunks stops here: so many is "common"
-SEARCH_POOL = 40               # chunks one FTS strategy brings at most
+SEARCH_POOL = 24               # chunks one FTS strategy brings at most
 SEARCH_GOOD = 0.6              # a hit with this share of the best possible score is good
 SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
+SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
+SEARCH_TITLE_FACTOR = 0.4      # a line's share of what its chunk's title holds
+SEARCH_SEVERITY_STEP = 0.05    # each severity level adds this share: decisive lines first
+SEARCH_CUT_FACTOR = 0.85       # a line the tool cut short ("... - KeyError: 'pea..."); the
+                               # whole line is elsewhere, pytest's short summary for one
 SEARCH_WINDOW_MAX = 14         # lines of an explaining window (an error's block, a section)
 SEARCH_QUERY_MAX = 2000        # characters of a query looked at (any text is safe)
 SEARCH_LONG_LINE = 400         # longer lines score less, as BM25 normalizes by length
@@ -865,6 +931,9 @@ SEARCH_STOP_WORDS = frozenset(
     "these they this those through to too under until up very was we were what when "
     "where which while who whom why will with would you your yours show find line lines "
     "log logs output tell give please anything something".split())
+# Words that negate the next word of a query.
+QUERY_NEGATORS = frozenset("not never no without isn't wasn't doesn't didn't don't can't "
+                           "cannot couldn't won't".split())
 # Words that make a query ask for a problem even when no failure word is used.
 PROBLEM_WORDS = frozenset("why wrong broke broken bug bugs issue issues problem problems "
                           "cause causes caused reason".split())
@@ -929,7 +998,7 @@ WORD_FAMILIES = (
 LINE_KINDS = (
     ("count", "many|count|number|total|tally",
      r"(?:\b\d+\s+(?:to\s+)?[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b)(?:.*?(?:\b\d+\s+(?:to\s+)?"
-     r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))"),
+     r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))|^\W*\d+ [A-Za-z]+(?: [A-Za-z]+)?\W*$"),
     ("frame", "stack|frame|frames|trace|traceback|backtrace|stacktrace|called|caller",
      r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
      r"|^\s+at \S+:\d+"),
@@ -963,6 +1032,18 @@ _NEGATION = (r"\b(?:no|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|f
              r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
              r"defects?|violations?)\b|\b0\s+[a-z]\w*|\b[a-z]\w*\s*[:=]\s*(?:0|none|"
              r"false|nil|\[\])(?![\w.])|\bnothing to \w+")
+# Lines that speak less than the message near them: the source a compiler or test runner
+# echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
+# `>       code`, the code under Python's `File "x", line N`), and the tools' standard
+# advice (Maven's "re-run with -e", Gradle's "Run with --stacktrace", rustc's "For more
+# information", pip's "likely not a problem with pip", npm's "A complete log").
+LESSER_LINES = (
+    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75),
+    ("advice", r"\bre-?run\b|\brun with --|\bfor more information\b|"
+               r"\bfor (?:further|more) details\b|\bsee above\b|\bto see the full\b|"
+               r"\bplease refer to\b|\ba complete log\b|\blikely not a problem\b|"
+               r"\bget more help\b", 0.6),
+)
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
 _SECTION_START = (r"^_{3,} .+ _{3,}$|^---- \S+ stdout ----$|^\s*● |^=== RUN\s|"
@@ -1081,7 +1162,18 @@ _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "ed"
              "ly", "s")
 
 
+_STEMS: dict[str, str] = {}
+
+
 def search_stem(word: str) -> str:
+    """search_stem_of(), remembered (families and tables ask for the same words)."""
+    stem = _STEMS.get(word)
+    if stem is None:
+        stem = _STEMS[word] = search_stem_of(word)
+    return stem
+
+
+def search_stem_of(word: str) -> str:
     """A crude English stem: "restarting" -> "restart", "failures" -> "failur"."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -1103,12 +1195,13 @@ class Variant:
     a lowercase literal, or a regex), its FTS5 form, the factor its rarity is multiplied
     by, and the query word (source) it stands for."""
 
-    __slots__ = ("source", "spec", "fts", "factor", "key", "df", "weight")
+    __slots__ = ("source", "spec", "fts", "factor", "key", "origin", "df", "weight")
 
     def __init__(self, source: int, spec: tuple[str, str], fts: str | None, factor: float,
-                 key: str):
+                 key: str, origin: str = "word"):
         self.source, self.spec, self.fts, self.factor, self.key = (
             source, spec, fts, factor, key)
+        self.origin = origin     # word (as asked), family, table, kind
         self.df = 0
         self.weight = 0.0
 
@@ -1131,6 +1224,9 @@ class SearchQuery:
         words = [w for t in self.tokens for w in _rx(r"[^\W_]+(?:[_'][^\W_]+)*").findall(t)]
         low = [w.lower() for w in words]
         self.problem = any(w in PROBLEM_WORDS for w in low)
+        # "never declared", "not defined": the asker means the negative form the tools
+        # print (undeclared, undefined), which the word's family holds.
+        self.negated = {low[i + 1] for i, w in enumerate(low[:-1]) if w in QUERY_NEGATORS}
         for token in self.tokens:
             self._add_token(token)
         self._add_families(" ".join(low))
@@ -1148,10 +1244,10 @@ class SearchQuery:
         return known
 
     def _variant(self, source: int, spec: tuple[str, str], fts: str | None, factor: float,
-                 key: str) -> None:
+                 key: str, origin: str = "word") -> None:
         known = self._seen.get((source, spec))
         if known is None:
-            self._seen[source, spec] = known = Variant(source, spec, fts, factor, key)
+            self._seen[source, spec] = known = Variant(source, spec, fts, factor, key, origin)
             self.variants.append(known)
         known.factor = max(known.factor, factor)
 
@@ -1179,13 +1275,14 @@ class SearchQuery:
                 self._add_word(part, own)
 
     def _add_word(self, word: str, factor: float) -> None:
-        if word in SEARCH_STOP_WORDS or len(word) < 2:
+        if word in SEARCH_STOP_WORDS or word in QUERY_NEGATORS or len(word) < 2:
             return
         self._variant(self._source(word), word_spec(word), word_fts(word), factor,
                       search_stem(word))
 
     def _add_families(self, low_text: str) -> None:
-        words = {v.source for v in self.variants if v.factor == 1.0 and v.spec[0] != "phrase"}
+        words = {v.source for v in self.variants
+                 if v.origin == "word" and v.factor == 1.0 and v.spec[0] != "phrase"}
         stems = {search_stem(self.sources[i]): i for i in sorted(words, reverse=True)}
         for _name, problem, members in WORD_FAMILIES:
             words = members.split("|")
@@ -1196,13 +1293,18 @@ class SearchQuery:
                            None)
             if hit is None:
                 continue
-            if problem:
+            negated = self.sources[hit] in self.negated
+            if problem or negated:
                 self.problem = True
             if problem == "severity":
                 self.problem_sources.add(hit)
             for member in words:
-                self._variant(hit, word_spec(member), word_fts(member), FAMILY_FACTOR,
-                              search_stem(member))
+                self._variant(hit, word_spec(member), word_fts(member),
+                              1.0 if negated else FAMILY_FACTOR, search_stem(member), "family")
+            if negated:   # the word as asked is what the line must not say
+                for variant in self.variants:
+                    if variant.source == hit and variant.key == search_stem(self.sources[hit]):
+                        variant.factor = PART_FACTOR
 
     def _add_tables(self, words: list[str]) -> None:
         stems = {search_stem(w.lower()) for w in words}
@@ -1211,14 +1313,19 @@ class SearchQuery:
                 source = self._source(word.lower())
                 if is_problem:
                     self.problem = True
-                self._variant(source, spec, fts, TABLE_FACTOR, key)
+                self._variant(source, spec, fts, TABLE_FACTOR, key, "table")
 
     def _add_kinds(self, low: list[str]) -> None:
+        """A line kind answers the query words that ask for it ("stack" and "trace" are
+        both answered by a frame line), or a source of its own for a question word."""
         for name, triggers, _ in LINE_KINDS:
-            if any(w in triggers.split("|") for w in low):
-                source = self._source(f"({name})")
+            asking = [w for w in low if w in triggers.split("|")]
+            if not asking:
+                continue
+            sources = [self._by_name[w] for w in asking if w in self._by_name]
+            for source in sources or [self._source(f"({name})")]:
                 self.kind_sources[source] = name
-                self._variant(source, ("kind", name), None, 1.0, name)
+                self._variant(source, ("kind", name), None, 1.0, name, "kind")
 
 
 def word_spec(word: str) -> tuple[str, str]:
@@ -1237,14 +1344,11 @@ def word_spec(word: str) -> tuple[str, str]:
 
 
 def word_fts(word: str) -> str:
-    """A query word as an FTS5 expression: the word (stemmed by porter) or its stem's
-    prefix; a phrase as a phrase."""
-    if " " in word or "-" in word or word.isdigit():
-        return fts_term(word)
-    stem = search_stem(word)
-    if len(stem) < 4 or stem == word:
-        return fts_term(word)
-    return f"({fts_term(word)} OR {fts_term(stem)}*)"
+    """A query word as an FTS5 expression: the word itself, which the porter tokenizer
+    stems as it stemmed the index (a stem's prefix would merge the doclists of every
+    word it starts, 0.1 s for "test*" over 1 GB; the prefixes strategy does that only
+    for words the index lacks); a phrase as a phrase."""
+    return fts_term(word)
 
 
 _TABLES: dict[str, Any] = {}
@@ -1410,6 +1514,7 @@ class LineMatcher:
     then, line by line, every variant of every source."""
 
     def __init__(self, query: SearchQuery):
+        import re
         self.query = query
         self.literals: dict[str, tuple[list[int], list[int]]] = {}
         self.kinds: list[tuple[int, Any]] = []
@@ -1417,7 +1522,7 @@ class LineMatcher:
             mode, text = variant.spec
             if mode == "kind":
                 self.kinds.append((index, _rx(dict((k, r) for k, _, r in LINE_KINDS)[text],
-                                              )))
+                                              re.MULTILINE)))
             elif mode == "code":
                 for trigger in CODE_TRIGGERS[text.split(":")[0]]:
                     self.literals.setdefault(trigger, ([], []))[0].append(index)
@@ -1442,40 +1547,69 @@ class LineMatcher:
         """line offset -> (variants found, [(marker, column)]) for every line holding one.
         A literal found more than ``cap`` times is only counted (``self.counts``): its
         lines are found through the others, unless nothing else is there."""
-        import bisect
-        self.counts = {}
         low = text.lower()
         if len(low) != len(text):   # a character whose lowercase is longer: match as is
             low = text
-        newlines = []
-        at = low.find("\n")
-        while at >= 0:
-            newlines.append(at)
-            at = low.find("\n", at + 1)
         found: dict[int, tuple[set[int], list[tuple[int, int]]]] = {}
-        # Markers alone make a line a candidate only for a query that asks for a problem.
-        wanted = [lit for lit, (variants, _) in self.literals.items()
-                  if variants or self.query.problem]
-        counted = {literal: low.count(literal) for literal in wanted}
-        listed = [lit for lit, n in counted.items() if 0 < n <= cap and self.literals[lit][0]]
-        if not listed and any(counted.values()):   # only common words: list the rarest
-            listed = [min((n, lit) for lit, n in counted.items() if n)[1]]
-        listed += [lit for lit, n in counted.items() if 0 < n <= cap and lit not in listed]
-        self.counts = {lit: n for lit, n in counted.items() if lit not in listed}
-        for literal in listed:
-            at = low.find(literal)
-            while at >= 0:
-                if literal[0] == "\n":
-                    at += 1
+        line, last = 0, 0
+        hits = self._literal_hits(low, cap) + self._kind_hits(text, cap)
+        for at, literal in sorted(hits, key=lambda hit: hit[0]):
+            if isinstance(literal, int):   # a line of a kind the query asks for
+                variants, markers = [literal], []
+            else:
                 variants, markers = self._at(literal, text, low, at)
-                if variants or markers:
-                    line = bisect.bisect_left(newlines, at)
-                    entry = found.setdefault(line, (set(), []))
-                    entry[0].update(variants)
-                    if markers:
-                        column = at - (newlines[line - 1] + 1 if line else 0)
-                        entry[1].extend((m, column) for m in markers)
-                at = low.find(literal, at + 1)
+                if not (variants or markers):
+                    continue
+            line += low.count("\n", last, at)
+            last = at
+            entry = found.setdefault(line, (set(), []))
+            entry[0].update(variants)
+            if markers:
+                column = at - (low.rfind("\n", 0, at) + 1)
+                entry[1].extend((m, column) for m in markers)
+        return found
+
+    def _literal_hits(self, low: str, cap: int) -> list[tuple[int, Any]]:
+        """(position, literal) of every literal found at most ``cap`` times; markers alone
+        only for a query that asks for a problem."""
+        hits: list[tuple[int, Any]] = []
+        common: list[str] = []
+        for literal, (variants, _) in self.literals.items():
+            if not (variants or self.query.problem):
+                continue
+            mine = self._positions(low, literal, cap)
+            if mine is None:
+                common.append(literal)
+            else:
+                hits.extend((at, literal) for at in mine)
+        self.counts = {literal: low.count(literal) for literal in common}
+        if common and not any(self.literals[lit][0] for _, lit in hits):
+            rarest = min(common, key=lambda lit: self.counts[lit])   # only common words
+            hits.extend((at, rarest) for at in self._positions(low, rarest, len(low)) or [])
+            del self.counts[rarest]
+        return hits
+
+    def _kind_hits(self, text: str, cap: int) -> list[tuple[int, Any]]:
+        """(position, variant) of the lines of each kind the query asks for."""
+        import itertools
+        hits: list[tuple[int, Any]] = []
+        for index, rx in self.kinds:
+            found = [m.start() for m in itertools.islice(rx.finditer(text), cap + 1)]
+            if len(found) <= cap:
+                hits.extend((at, index) for at in found)
+        return hits
+
+    @staticmethod
+    def _positions(low: str, literal: str, cap: int) -> list[int] | None:
+        """Where ``literal`` is in ``low`` (a line-start marker: where its line starts);
+        None once it is found more than ``cap`` times."""
+        found = []
+        at = low.find(literal)
+        while at >= 0:
+            if len(found) >= cap:
+                return None
+            found.append(at + 1 if literal[0] == "\n" else at)
+            at = low.find(literal, at + 1)
         return found
 
     def exact(self, text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -1526,8 +1660,8 @@ class LineScorer:
         self.matcher = matcher or LineMatcher(query)
         self.caps: dict[int, float] = {}
         for variant in query.variants:
-            if variant.source in query.problem_sources and variant.df and variant.factor in (
-                    1.0, PART_FACTOR):
+            if variant.source in query.problem_sources and variant.df and (
+                    variant.origin == "word"):
                 cap = PROBLEM_LEVEL[3] * variant.weight * variant.factor
                 self.caps[variant.source] = max(self.caps.get(variant.source, 0.0), cap)
         synthetic = [s for s in query.problem_sources if query.sources[s] == "(problem)"]
@@ -1597,22 +1731,26 @@ class LineScorer:
             score *= 0.4
         if len(text) > SEARCH_LONG_LINE:   # a long line holds many words by chance
             score /= 1 + 0.5 * (len(text) / SEARCH_LONG_LINE - 1)
-        item.base = item.score = score + 0.01 * item.severity
+        if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
+            score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
+        score *= lesser_factor(text)
+        item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.section = bool(_rx(_SECTION_START).search(text[:400]))
         item.code = bool(_rx(_ERROR_CODE).search(text))
         item.exact = True
 
     def _proximity(self, found: list[tuple[int, int]]) -> float:
-        """Two query words written next to each other ("pip version" in pip_version)."""
+        """Two query words written next to each other, in either order ("pip version" in
+        pip_version, "value moved" in "moved value")."""
         variants = self.query.variants
         at: dict[int, list[int]] = {}
         for index, column in found:
-            if variants[index].factor >= PART_FACTOR:
+            if variants[index].origin == "word":
                 at.setdefault(variants[index].source, []).append(column)
         bonus = 0.0
         sources = sorted(at)
         for a, b in zip(sources, sources[1:], strict=False):
-            if any(0 < y - x <= 24 for x in at[a] for y in at[b]):
+            if any(0 < abs(y - x) <= 24 for x in at[a] for y in at[b]):
                 bonus += 0.3 * min(self._best(a), self._best(b))
         return bonus
 
@@ -1636,7 +1774,7 @@ class LineScorer:
                     value = variant.weight * variant.factor
                     held[variant.source] = max(held.get(variant.source, 0.0), value)
             self.titles[chunk["id"]] = held
-        return 0.4 * sum(v for s, v in held.items() if s not in item.sources)
+        return SEARCH_TITLE_FACTOR * sum(v for s, v in held.items() if s not in item.sources)
 
     def near(self, items: Iterable[ScoredLine]) -> None:
         """A line also earns part of what the lines just around it hold that it does not
@@ -1798,7 +1936,7 @@ class SearchRun:
         """A line kind the query asks for ("how many", "where") weighs as much as the
         query's average word found in the scope."""
         words = [v.weight for v in self.query.variants
-                 if v.df and v.factor == 1.0 and v.spec[0] not in ("kind", "code")]
+                 if v.df and v.origin == "word" and v.factor == 1.0]
         mean = sum(words) / len(words) if words else 1.0
         for variant in self.query.variants:
             if variant.spec[0] == "kind":
@@ -1895,9 +2033,8 @@ def _strategy_literal(run: SearchRun) -> str | None:
 
 def _strategy_identifiers(run: SearchRun) -> str | None:
     """Every query word, identifiers cut into their parts, all of them."""
-    terms = [v.fts for v in run.query.variants if v.factor >= PART_FACTOR and v.fts
-             and v.source not in run.query.kind_sources and v.factor != FAMILY_FACTOR
-             and v.factor != TABLE_FACTOR]
+    terms = [v.fts for v in run.query.variants
+             if v.origin == "word" and v.fts and v.spec[0] != "phrase"]
     terms = list(dict.fromkeys(terms))
     return _run_fts(run, " AND ".join(terms)) if len(terms) > 1 else None
 
@@ -1905,14 +2042,13 @@ def _strategy_identifiers(run: SearchRun) -> str | None:
 def _strategy_rare_terms(run: SearchRun) -> str | None:
     """Any query word, BM25 over all of them; words in more than SEARCH_DF_CAP chunks of
     the scope are left to the line scorer when rarer ones exist."""
-    own = [v for v in run.query.variants if v.fts and v.factor in (1.0, PART_FACTOR)]
+    own = [v for v in run.query.variants if v.fts and v.origin == "word"]
     return _run_fts(run, _or_rare(own)) if own else None
 
 
 def _strategy_vocabulary(run: SearchRun) -> str | None:
     """The word families and the tables' names and messages for the query's words."""
-    other = [v for v in run.query.variants if v.fts and v.factor in (FAMILY_FACTOR,
-                                                                      TABLE_FACTOR)]
+    other = [v for v in run.query.variants if v.fts and v.origin in ("family", "table")]
     return _run_fts(run, _or_rare(other)) if other else None
 
 
@@ -1921,7 +2057,8 @@ def _strategy_severity(run: SearchRun) -> str | None:
     and the chunks with the scope's rarest severity words."""
     if not run.query.problem:
         return None
-    ids = sorted(run.handles)[:200]
+    # The summaries' decisive lines of a few outputs (with many, their rare words below).
+    ids = sorted(run.handles)[-SEARCH_SUMMARIES:]
     chunks: list[int] = []
     rows = run.db.query(SQL_SUMMARY_OF.format(ids=",".join("?" * len(ids))),
                         [run.project, *ids]) if ids else []
@@ -1945,7 +2082,7 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
     prefix ("compil*" for "compilation"; the index holds porter stems, which a prefix
     must not pass)."""
     words = {run.query.sources[v.source] for v in run.query.variants
-             if v.factor == 1.0 and v.fts and v.spec[0] == "stem" and not v.df}
+             if v.origin == "word" and v.fts and v.spec[0] == "stem" and not v.df}
     terms = {fts_term(w[:max(4, (len(w) + 1) // 2)]) + "*" for w in words if len(w) >= 6}
     return _run_fts(run, " OR ".join(sorted(terms))) if terms else None
 
@@ -1953,8 +2090,16 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
 def _strategy_trigram(run: SearchRun) -> str | None:
     """For query tokens the index does not hold: the outputs' identifiers that contain
     them (the trigram index of each output's vocabulary), searched as words."""
+    import re
     held = {run.query.sources[v.source] for v in run.query.variants if v.df}
-    subs = [t.lower() for t in run.query.tokens if len(t) >= 3 and t.lower() not in held][:6]
+    subs = []
+    for token in run.query.tokens:
+        token = token.lower().strip("'\"`()[]{}<>,;:!?")
+        words = [w for w in _rx(r"[^\W_]+").findall(token) if w not in SEARCH_STOP_WORDS]
+        if len(token) >= 3 and words and token not in held and not any(
+                w in held for w in words):
+            subs.append(token)
+    subs = subs[:6]
     terms: list[str] = []
     clause = "AND o.id = ?" if run.output is not None else ""
     for sub in subs:
@@ -1963,8 +2108,9 @@ def _strategy_trigram(run: SearchRun) -> str | None:
             rows = run.db.query(SQL_VOCAB_OF.format(handle=clause), params)
         except (sqlite3.Error, DatabaseError):  # FTS5 refused the substring
             continue
+        pattern = _rx(r"[^ ]*" + re.escape(sub) + r"[^ ]*")
         for _, vocab in rows:
-            terms.extend(t for t in vocab.split() if sub in t and t not in terms)
+            terms.extend(t for t in pattern.findall(vocab)[:40] if t not in terms)
     terms = terms[:40]
     if not terms:
         return None
@@ -2056,6 +2202,17 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
     return first, last, severe
 
 
+def lesser_factor(text: str) -> float:
+    """The share of its score a line keeps when it only echoes source code or gives the
+    tool's standard advice (LESSER_LINES): the finding is the message, not those."""
+    import re
+    factor = 1.0
+    for _, pattern, share in LESSER_LINES:
+        if _rx(pattern, re.ASCII | re.IGNORECASE).search(text[:400]):
+            factor = min(factor, share)
+    return factor
+
+
 def negated_spans(text: str) -> list[tuple[int, int]]:
     """The spans of a line that negate what they name ("0 errors", "no issues found")."""
     import re
@@ -2086,13 +2243,12 @@ def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
     return ("…" if start else "") + text[start:start + width] + "…"
 
 
-def _hit_symbols(db: Any, project: str, root: str, cwd: str,
-                 window: list[tuple[int, int, str]]) -> list[str]:
+def _hit_symbols(db: Any, place: Place, window: list[tuple[int, int, str]]) -> list[str]:
     symbols: list[str] = []
     refs = [r for r in (first_file_ref(t) for _, _, t in window) if r]
     for path, line in refs[:10]:
         try:
-            rows = graph_rows_at(db, project, normalize_path(path, root, cwd), line)
+            rows = graph_rows_at(db, place.project, normalize_path(path, place), line)
         except (sqlite3.Error, DatabaseError):  # no graph tables here: no symbols
             return symbols
         if rows and rows[0]["uid"] not in symbols:
@@ -2126,7 +2282,7 @@ def _escape(text: str) -> str:
     return re.escape(text)
 
 
-def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[str, Any]]:
+def build_hits(run: SearchRun, place: Place, context: int) -> list[dict[str, Any]]:
     """The best lines as non-overlapping windows, best first."""
     _land_on_sections(run)
     ranked = sorted((s for s in run.lines.values() if s.exact and s.score > 0.05),
@@ -2156,7 +2312,7 @@ def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[s
                "text": "\n".join(_clip_around(t, stems) for _, _, t in window)}
         if item.chunk["title"]:
             hit["title"] = item.chunk["title"]
-        symbols = _hit_symbols(run.db, run.project, root, cwd, window)
+        symbols = _hit_symbols(run.db, place, window)
         if symbols:
             hit["symbols"] = symbols
         hits.append(hit)
@@ -2171,11 +2327,12 @@ def find_output(db: Any, project: str, handle: str) -> Any:
     return rows[0]
 
 
-def output_search(db: Any, project: str, root: str, cwd: str, query: str, *,
+def output_search(db: Any, place: Place, query: str, *,
                   handle: str | None = None, limit: int = 5,
                   context: int = 2) -> dict[str, Any]:
     """Search this project's outputs: ``{"query", "queries_tried", "status", "hits"}``."""
     import time
+    project = place.project
     output = find_output(db, project, handle) if handle else None
     parsed = SearchQuery(query)
     run = SearchRun(db, project, parsed, output, limit)
@@ -2194,7 +2351,7 @@ def output_search(db: Any, project: str, root: str, cwd: str, query: str, *,
             run.tried.append({"strategy": name, "query": described,
                               "hits": len(run.chunk_ids) - before,
                               "ms": round((time.perf_counter() - started) * 1000, 2)})
-    hits = build_hits(run, root, cwd, context) if run.lines else []
+    hits = build_hits(run, place, context) if run.lines else []
     return {"query": query, "queries_tried": run.tried,
             "status": "ok" if hits else "no_hits", "hits": hits}
 
@@ -2223,7 +2380,7 @@ def search_stat_counts(result: dict[str, Any]) -> dict[str, int]:
 
 
 
-# --- the fast path itself -------------------------------------------------------------
+# --- Read path: the fast path itself (argv, the read-only opener, dispatch) --
 
 _FAST_GLOBAL_VALUES = {"--db": "db", "-p": "project", "--project": "project"}
 _FAST_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet"}
@@ -2237,58 +2394,53 @@ class _SlowPath(Exception):
     """The call is not one the fast path answers: the full CLI runs it instead."""
 
 
-def command_in(argv: Sequence[str]) -> str | None:
-    """The command word of ``argv`` (global options may come first), else None."""
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-        elif token in _FAST_GLOBAL_VALUES:
-            skip = True
-        elif token in ("-h", "--help", "--version", "--"):
-            return None
-        elif not token.startswith("-"):
-            return token
-    return None
+ArgvScan = collections.namedtuple("ArgvScan", "command words options")
 
 
-def fast_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
-    """(words, options) of a `query` or `hook` call using only options the fast path knows.
+def scan_argv(argv: Sequence[str]) -> ArgvScan:
+    """One pass over argv for both entries: main() builds only the parser of
+    ``command``, and run_fast_path() answers from ``words`` and ``options``.
 
-    Raises _SlowPath for anything else: another command, an unknown, repeated,
-    abbreviated or attached option (-pNAME), a value that looks like an
-    option, ``--``, help or version. argparse then handles it.
+    ``command`` is the command word (global options may come first), None
+    before any -h, --help, --version or --. ``words`` is None when the call
+    uses anything the fast path leaves to argparse: another command, an
+    unknown, repeated, abbreviated or attached option (-pNAME), a value that
+    looks like an option, ``--``, help or version.
     """
-    words: list[str] = []
-    options: dict[str, Any] = {}
+    command, words, options, fast = None, [], {}, True
     tokens = list(argv)
-    while tokens:
+    while tokens and (fast or command is None):
         token = tokens.pop(0)
-        command = words[0] if words else None
         values = {**_FAST_GLOBAL_VALUES, **_FAST_COMMAND_VALUES.get(command, {})}
         flags = {**_FAST_GLOBAL_FLAGS, **_FAST_COMMAND_FLAGS.get(command, {})}
         option, value = token, None
         if token.startswith("--") and "=" in token:
             option, value = token.split("=", 1)
             if option not in values:
-                raise _SlowPath(token)
+                fast = False
+                continue
         if option in values:
             if value is None:
                 if not tokens:
-                    raise _SlowPath(token)
+                    fast = False
+                    continue
                 value = tokens.pop(0)
             if value.startswith("-") or values[option] in options:
-                raise _SlowPath(token)
+                fast = False
             options[values[option]] = value
         elif token in flags:
-            if flags[token] in options:
-                raise _SlowPath(token)
+            fast = fast and flags[token] not in options
             options[flags[token]] = True
-        elif token.startswith("-") or (not words and token not in _FAST_COMMAND_VALUES):
-            raise _SlowPath(token)
+        elif token.startswith("-"):
+            fast = False
+            if command is None and token in ("-h", "--help", "--version", "--"):
+                break
         else:
+            if command is None:
+                command = token
+                fast = fast and token in _FAST_COMMAND_VALUES
             words.append(token)
-    return words, options
+    return ArgvScan(command, words if fast else None, options)
 
 
 class _ReadDb:
@@ -2307,15 +2459,15 @@ def _fast_db(path: str) -> _ReadDb:
     A missing, foreign, not-private, not-WAL or other-version file goes to the
     full CLI, which creates nothing, explains, tightens or migrates as it does.
     """
-    if read_regular(path, len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+    state, mode, _ = db_file_state(path)
+    if state != "sqlite" or mode & 0o077:
         raise _SlowPath(path)
-    for suffix in ("", "-wal", "-shm"):  # any of them loose: the full CLI tightens them
+    for suffix in ("-wal", "-shm"):  # a loose companion: the full CLI tightens it
         try:
             if os.stat(path + suffix).st_mode & 0o077:
                 raise _SlowPath(path)
         except FileNotFoundError:
-            if not suffix:
-                raise _SlowPath(path) from None
+            pass
         except OSError:
             raise _SlowPath(path) from None
     old_umask = os.umask(0o077)  # the -shm file stays private, as open_db makes it
@@ -2340,18 +2492,18 @@ def _fast_query(options: dict[str, Any], symbol: str) -> str:
     """`query SYMBOL [--file F] --inject`: the inject text, as cmd_query prints it."""
     if not options.get("inject") or not symbol.strip():
         raise _SlowPath("query")
-    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(db_path)
+    place = env_paths(options.get("db"), options.get("project"), None)
+    db = _fast_db(place.db_path)
     try:
-        name, file = split_symbol_at(db, project, root, cwd, symbol, options.get("file"))
-        return inject_text(lesson_symbols(db, project, name, file))
+        name, file = split_symbol(db, place, symbol, options.get("file"))
+        return inject_text(lesson_symbols(db, place.project, name, file))
     finally:
         db.conn.close()
 
 
 def _fast_hook(options: dict[str, Any], event: str) -> str:
     """`hook [--agent A] pre-tool-use` for an edit tool: the JSON answer, or ""."""
-    if HOOK_EVENTS.get(event.replace("_", "-").lower()) != "pre-tool-use" or \
+    if hook_event(event) != "pre-tool-use" or \
             options.get("agent", "claude") not in HOOK_AGENTS or sys.stdin is None or \
             sys.stdin.isatty():
         raise _SlowPath("hook")
@@ -2373,11 +2525,10 @@ def _fast_hook(options: dict[str, Any], event: str) -> str:
     if tool not in EDIT_TOOLS or not isinstance(tool_input, dict):
         raise _SlowPath("hook")
     agent = options.get("agent") or detect_agent(payload)
-    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"),
-                                            hook_cwd(payload))
-    db = _fast_db(db_path)
+    place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
+    db = _fast_db(place.db_path)
     try:
-        context = pre_edit_context(db, project, root, cwd, tool, tool_input)
+        context = pre_edit_context(db, place, tool, tool_input)
     finally:
         db.conn.close()
     if not context:
@@ -2392,10 +2543,11 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
     limit, context = int(options.get("limit", 5)), int(options.get("context", 2))
     if limit < 1 or context < 0:
         raise _SlowPath("search")   # the full CLI explains the usage error
-    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(db_path)
+    place = env_paths(options.get("db"), options.get("project"), None)
+    project = place.project
+    db = _fast_db(place.db_path)
     try:
-        result = output_search(db, project, root, cwd, query, handle=options.get("handle"),
+        result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
         try:
             db.conn.execute("BEGIN IMMEDIATE")
@@ -2425,14 +2577,14 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     """
     if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
         return None
-    hook = command_in(argv) == "hook"
+    scan = scan_argv(argv)
+    hook = scan.command == "hook"
     if hook:
         start_hook_deadline()  # also over the full CLI, should this call fall back to it
     try:
-        words, options = fast_arguments(argv)
-        if len(words) != 2:
-            raise _SlowPath(" ".join(words))
-        text = _FAST_COMMANDS[words[0]](options, words[1])
+        if scan.words is None or len(scan.words) != 2:
+            raise _SlowPath(str(scan.command))
+        text = _FAST_COMMANDS[scan.command](scan.options, scan.words[1])
     except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
         return None
     try:
@@ -2546,11 +2698,13 @@ class Record:
 
 
 class Env(Record):
-    """Where a command runs: the root, the database, the project and output mode."""
+    """Where a command runs (``place``, and the same as Paths: root, cwd, db_path;
+    the project) and its output mode."""
 
-    __slots__ = ("root", "cwd", "db_path", "project", "json", "quiet")
+    __slots__ = ("place", "root", "cwd", "db_path", "project", "json", "quiet")
     DEFAULTS: ClassVar[dict[str, Any]] = {"json": False, "quiet": False}
     FROZEN = True
+    place: Place
     root: Path
     cwd: Path
     db_path: Path
@@ -2562,14 +2716,10 @@ class Env(Record):
 def make_env(db: str | None = None, project: str | None = None,
              as_json: bool = False, quiet: bool = False,
              cwd: Path | None = None) -> Env:
-    root, folder, db_path, name = env_paths(db, project, str(cwd) if cwd else None)
-    return Env(root=Path(root), cwd=Path(folder), db_path=Path(db_path), project=name,
+    place = env_paths(db, project, str(cwd) if cwd else None)
+    return Env(place=place, root=Path(place.root), cwd=Path(place.cwd),
+               db_path=Path(place.db_path), project=place.project,
                json=as_json, quiet=quiet)
-
-
-def normalize_file(path: str | None, env: Env) -> str:
-    """normalize_path() (the fast-path section) for an Env."""
-    return normalize_path(path, str(env.root), str(env.cwd))
 
 
 def utc_stamp(when: _dt.datetime) -> str:
@@ -3221,20 +3371,14 @@ def _prepare_state_dir(path: Path) -> None:
 
 def _check_sqlite_file(path: Path) -> bool:
     """True when the file exists with content; raises when it is not SQLite."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return False
-    except OSError as exc:
-        raise DatabaseError(f"cannot read database {path}: {exc.strerror}") from None
-    if info.st_mode & _S_IFMT != _S_IFREG:  # a named pipe would block the open
+    state, _, reason = db_file_state(path)
+    if state == "unreadable":
+        raise DatabaseError(f"cannot read database {path}{reason}")
+    if state == "special":
         raise DatabaseError(f"{path} is not a regular file; move it away or pass --db")
-    head = read_regular(path, len(_SQLITE_MAGIC))
-    if head is None:
-        raise DatabaseError(f"cannot read database {path}; check its permissions")
-    if head and head != _SQLITE_MAGIC:
+    if state == "foreign":
         raise DatabaseError(f"{path} is not a SQLite database; move it away or pass --db")
-    return bool(head)
+    return state == "sqlite"
 
 
 def open_db(env: Env, *, create: bool = True) -> Database:
@@ -3320,7 +3464,7 @@ def _set_wal(db: Database) -> None:
 
 def open_existing_db(env: Env) -> Database | None:
     """The database for reading; None when none exists yet, so reads create nothing."""
-    return open_db(env, create=False) if env.db_path.exists() else None
+    return None if db_file_state(env.db_path)[0] == "missing" else open_db(env, create=False)
 
 
 # =============================================================================
@@ -3529,6 +3673,7 @@ CREATE TABLE IF NOT EXISTS graph_pending (
     name TEXT NOT NULL,            -- the file's path, or the name
     PRIMARY KEY (project, kind, name)
 ) WITHOUT ROWID;
+ALTER TABLE nodes ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
 """
 
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
@@ -3776,6 +3921,7 @@ CREATE TABLE IF NOT EXISTS nodes (
     complexity INTEGER NOT NULL DEFAULT 1,
     body_hash TEXT,
     parent_id INTEGER REFERENCES nodes(id) ON DELETE CASCADE,
+    recovered INTEGER NOT NULL DEFAULT 0,
     UNIQUE(project, uid)
 );
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
@@ -3913,35 +4059,41 @@ class Language(Record):
     """
 
     __slots__ = (
-        "name", "extensions", "fence", "query", "full", "family", "self_names",
-        "class_scope", "methods_outside", "named_receivers", "unprefixed_fields",
-        "capitalized_outside", "builtins", "skeleton", "return_fields", "async_before",
-        "parameter_children", "constructor", "conversions",
+        "name", "extensions", "fence", "grammar", "query", "full", "family", "self_names",
+        "super_names", "class_scope", "methods_outside", "named_receivers",
+        "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
+        "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
+        "constructor", "reparse", "conversions", "dialect",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
-        "resolve_binding", "resolve_local", "submodule", "method_fallback", "path_call",
-        "package_files")
+        "resolve_binding", "resolve_local", "resolve_qualified", "receiver_call", "submodule",
+        "method_fallback", "path_call", "package_files")
     DEFAULTS: ClassVar[dict[str, Any]] = {
-        "query": None, "full": False, "family": "", "self_names": (), "class_scope": False,
-        "methods_outside": False, "named_receivers": False, "unprefixed_fields": False,
-        "capitalized_outside": False, "builtins": frozenset(), "skeleton": None,
-        "return_fields": ("return_type",), "async_before": b"(", "parameter_children": False,
-        "constructor": None, "conversions": False,
+        "grammar": None, "query": None, "full": False, "family": "", "self_names": (),
+        "super_names": ("super()", "super"), "class_scope": False, "methods_outside": False,
+        "named_receivers": False, "unprefixed_fields": False, "capitalized_outside": False,
+        "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
+        "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
+        "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
+        "dialect": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
-                         "resolve_local", "submodule", "method_fallback", "path_call",
-                         "package_files"))}
+                         "resolve_local", "resolve_qualified", "receiver_call", "submodule",
+                         "method_fallback", "path_call", "package_files"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
     fence: str                  # the info string of a Markdown code fence
+    grammar: str | None         # a grammar wheel's module (its language()) used instead of
+    #                             tree-sitter-language-pack's grammar of that name
     query: str | None           # the tree-sitter query (captures: see _collect_match); None:
     #                             not indexed, known for code fences only
     full: bool                  # calls, imports and bases resolved; else definitions only
     family: str                 # languages whose definitions a unique-name guess may reach
     self_names: tuple[str, ...]  # receivers that mean the enclosing class's instance
+    super_names: tuple[str, ...]  # receivers that mean the enclosing class's bases
     class_scope: bool           # a bare name inside a class body is looked up on the class
     methods_outside: bool       # methods are declared outside their type (Go, Rust impl)
     named_receivers: bool       # a method names its receiver (Go): that name is self
@@ -3952,8 +4104,16 @@ class Language(Record):
     return_fields: tuple[str, ...]  # the fields holding a function's return type, in order
     async_before: bytes         # `async` counts when it comes before this in the header
     parameter_children: bool    # parameters are the children typed `parameter` (Kotlin, Swift)
+    sigils: str                 # leading characters of variable names, dropped ($x, @x)
+    return_after: str | None    # the return type is the node after this token (-> or :)
+    bare_outside: bool          # a bare call of a name no definition of the family bears is
+    #                             outside the index (else: left unresolved)
     constructor: str | None     # the method a call of the class runs (__init__); None: none
+    reparse: Callable | None    # (src) -> bytes of the same length to parse again when the
+    #                             tree has errors; the tree with fewer error bytes wins
     conversions: bool           # T(x) of a type is a conversion, not a call (Go)
+    dialect: Callable | None    # (path, src) -> the language the content is in, or None
+    #                             (.h holding C++)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -3964,7 +4124,8 @@ class Language(Record):
     exported: Callable | None         # (s, defs, d, names) -> bool [not private/protected]
     docstring: Callable | None        # (s, d) -> str [the comment block just above]
     module_docstring: Callable | None  # (s, first node) -> str [the file's opening comment]
-    bases: Callable | None            # (s, d, add(node, "extends"|"implements")) [none]
+    bases: Callable | None            # (s, d, add(node, "extends"|"implements"[, text]))
+    #                                   [none]
     def_extra: Callable | None        # (s, d, ctx, bases) for every def and scope [nothing]
     method_types: Callable | None     # (s, d, types, ctx) for methods [nothing]
     call_written: Callable | None     # (s, recv, callee, name, recv_text) -> (written,
@@ -3972,8 +4133,12 @@ class Language(Record):
     import_handler: Callable | None   # (s, node, ctx) for every @import capture [no imports]
     # resolution hooks
     resolve_binding: Callable | None  # (r, path, module, name, depth) -> target [None]
-    resolve_local: Callable | None    # (r, path, name, ctx) -> target: a bare name not in
-    #                                   the file's scopes or imports [None]
+    resolve_local: Callable | None    # (r, path, scope, name, ctx) -> target: a bare name
+    #                                   not in the file's scopes or imports [None]
+    resolve_qualified: Callable | None  # (r, path, scope, "a.b.C") -> target: a dotted name
+    #                                   read as one qualified name first [part by part]
+    receiver_call: Callable | None    # (r, path, scope, recv, callee) -> (id, confidence)
+    #                                   or None: tried before the generic receiver steps
     submodule: Callable | None        # (r, module path, part) -> path of module.part [None]
     method_fallback: Callable | None  # (r, class path, Class.name, name) -> node id [None]
     path_call: Callable | None        # (r, path, recv, callee) -> (id, confidence) for a
@@ -3983,18 +4148,42 @@ class Language(Record):
 
 
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
+_GRAMMARS: dict[str, Any] = {}
+
+
+def graph_grammar(lang: str) -> Any:
+    """The tree-sitter Language of a language (compiled in a wheel: nothing is fetched)."""
+    if lang not in _GRAMMARS:
+        module = LANGUAGES[lang].grammar or "tree_sitter_language_pack"
+        try:
+            import importlib
+
+            from tree_sitter import Language as Grammar
+            if LANGUAGES[lang].grammar:
+                grammar = Grammar(importlib.import_module(module).language())
+            else:
+                from tree_sitter_language_pack import get_language
+                grammar = get_language(lang)
+        except ImportError as exc:
+            package = module.replace("_", "-")
+            raise CtxkitError(f"tree-sitter or the {lang} grammar is not installed ({exc}); "
+                              f"pip install tree-sitter {package}") from None
+        _GRAMMARS[lang] = grammar
+    return _GRAMMARS[lang]
+
+
+def graph_parser(lang: str) -> Any:
+    """A new tree-sitter parser for a language."""
+    from tree_sitter import Parser
+    return Parser(graph_grammar(lang))
 
 
 def graph_language(lang: str) -> tuple[Any, Any]:
     """(parser, query) for a language, built once per process."""
     if lang not in _LANG_CACHE:
-        try:
-            from tree_sitter import Query
-            from tree_sitter_language_pack import get_language, get_parser
-        except ImportError as exc:
-            raise CtxkitError(f"tree-sitter is not installed ({exc}); "
-                              f"pip install 'tree-sitter-language-pack>=0.13,<1'") from None
-        _LANG_CACHE[lang] = (get_parser(lang), Query(get_language(lang), LANGUAGES[lang].query))
+        from tree_sitter import Query
+        _LANG_CACHE[lang] = (graph_parser(lang), Query(graph_grammar(lang),
+                                                        LANGUAGES[lang].query))
     return _LANG_CACHE[lang]
 
 
@@ -4002,8 +4191,10 @@ def graph_language(lang: str) -> tuple[Any, Any]:
 
 
 class _Def(Record):
-    __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"parent": -1, "qualname": "", "branches": 0}
+    __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches",
+                 "recovered")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"parent": -1, "qualname": "", "branches": 0,
+                                          "recovered": False}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"params": list}
     node: Any
     kind: str              # class kinds, function, method, or scope (impl, mod, namespace)
@@ -4013,6 +4204,7 @@ class _Def(Record):
     params: list[dict[str, Any]]
     qualname: str
     branches: int
+    recovered: bool        # made by tree-sitter's error recovery: marked, never a caller
 
 
 class _Source:
@@ -4032,15 +4224,22 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     """Definitions, calls, imports, bases and resolution context of one file."""
     parser, query = graph_language(lang)
     from tree_sitter import QueryCursor
-    tree = parser.parse(src)
+    tree = graph_parse(lang, src, parser)
     s = _Source(lang, src)
     defs: list[_Def] = []
     calls, imports, vartypes, branches, extra = [], [], [], [], {}
     for _, caps in QueryCursor(query).matches(tree.root_node):
         _collect_match(s, caps, defs, calls, imports, vartypes, branches, extra)
     defs.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    if tree.root_node.has_error:
+        first_error: dict[int, int] = {}
+        for d in defs:
+            d.recovered = _made_by_recovery(d.node, first_error)
     _link_parents(s, defs)
     starts = [d.node.start_byte for d in defs]
+    if extra.get("maybe_local"):
+        calls = _drop_variables(defs, starts, calls, extra.pop("maybe_local"),
+                                extra.pop("locals", []))
     for pos in branches:
         index = _enclosing(defs, starts, pos)
         if index >= 0:
@@ -4060,6 +4259,86 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
             "docstring": _module_docstring(s, tree.root_node), "defs": records,
             "bases": bases, "calls": _call_records(defs, calls, call_scopes, emitted),
             "imports": ctx.pop("import_lines", []), "context": ctx}
+
+
+def graph_dialect(lang: str, path: str, src: bytes) -> str:
+    """The language a file's content is written in when its ending is shared
+    (a C++ header named .h)."""
+    dialect = LANGUAGES[lang].dialect
+    return (dialect(path, src) or lang) if dialect is not None else lang
+
+
+def graph_parse(lang: str, src: bytes, parser: Any = None) -> Any:
+    """The tree of ``src``. When it has errors and the language knows a rewrite of
+    the same length that its grammar reads better (TypeScript's automatic
+    semicolons), the tree with fewer bytes in error nodes wins; text is always
+    read from ``src`` itself, so byte offsets and lines are unchanged."""
+    parser = parser or graph_parser(lang)
+    tree = parser.parse(src)
+    rewrite = LANGUAGES[lang].reparse
+    if tree.root_node.has_error and rewrite is not None:
+        other = rewrite(src)
+        if other != src and len(other) == len(src):
+            second = parser.parse(other)
+            if _error_bytes(second.root_node) < _error_bytes(tree.root_node):
+                return second
+    return tree
+
+
+def _error_bytes(node: Any) -> int:
+    """Source bytes inside ERROR nodes (and one per MISSING node)."""
+    if node.type == "ERROR" or node.is_missing:
+        return max(node.end_byte - node.start_byte, 1)
+    return sum(_error_bytes(c) for c in node.children) if node.has_error else 0
+
+
+def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
+    """A definition tree-sitter's error recovery guessed: inside an ERROR node, with
+    a MISSING piece of its own (a name or brace recovery invented), or placed in a
+    block that recovery closed (a MISSING `}`) after the first error in that block.
+    Skipped tokens in its header (an ERROR child: C's unknown macros such as
+    `SPDLOG_INLINE void f()`) leave a real definition real."""
+    if any(c.is_missing for c in node.children):
+        return True
+    up = node.parent
+    while up is not None:
+        if up.type == "ERROR":
+            return True
+        last = up.children[-1] if up.child_count else None
+        if last is not None and last.is_missing and up.parent is not None:
+            if up.id not in first_error:
+                first_error[up.id] = _first_error_byte(up)
+            if first_error[up.id] <= node.start_byte:
+                return True
+        up = up.parent
+    return False
+
+
+def _first_error_byte(node: Any) -> int:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "ERROR" or current.is_missing:
+            return current.start_byte
+        stack.extend(reversed([c for c in current.children if c.has_error or c.is_missing]))
+    return node.end_byte
+
+
+def _drop_variables(defs: list[_Def], starts: list[int], calls: list[tuple],
+                    maybe: set[int], local_names: list[tuple[int, str]]) -> list[tuple]:
+    """Bare identifiers (Ruby's `validate`) are calls unless a parameter or an
+    assignment of the enclosing definitions names a variable so."""
+    scopes: dict[int, set[str]] = {}
+    for pos, name in local_names:
+        scopes.setdefault(_enclosing(defs, starts, pos), set()).add(name)
+    kept = []
+    for index, call in enumerate(calls):
+        scope = _enclosing(defs, starts, call[0]) if index in maybe else None
+        while scope is not None and call[2] not in scopes.get(scope, ()):
+            scope = defs[scope].parent if scope >= 0 else None
+        if scope is None:
+            kept.append(call)
+    return kept
 
 
 def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
@@ -4158,8 +4437,8 @@ def _call_records(defs: list[_Def], calls: list[tuple], call_scopes: list[int],
     """(caller record index or -1 for the file, callee, receiver, written, line)."""
     records = []
     for (_, line, callee, recv, written), index in zip(calls, call_scopes, strict=True):
-        while index >= 0 and defs[index].kind.startswith("scope"):
-            index = defs[index].parent
+        while index >= 0 and (defs[index].kind.startswith("scope") or defs[index].recovered):
+            index = defs[index].parent  # a recovered definition never calls: its parent does
         records.append((emitted.get(index, -1), callee, recv, written, line))
     return records
 
@@ -4209,6 +4488,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             written, recv_text = special
         else:
             written = f"{recv_text}.{name}"
+        if "maybe_local" in caps:  # a bare identifier: a call unless it names a variable
+            extra.setdefault("maybe_local", set()).add(len(calls))
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
     elif "import" in caps:
         imports.append(caps["import"][0])
@@ -4227,7 +4508,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
                          "=" + s.text(caps["value"][0]), False))
     elif "vartype" in caps:
-        var = s.text(caps["var"][0])
+        var = s.text(caps["var"][0]).lstrip(s.language.sigils)
         if "self" in caps:  # an attribute of the instance: self.x, this.x, a class field
             var = "self." + var
         type_node = caps["type"][0]
@@ -4236,8 +4517,11 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         is_declared = up is not None and (up.type == "type_annotation" or (
             field is not None and field.id == type_node.id))
         vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
-    elif "package" in caps:
-        extra["package"] = s.text(caps["package"][0])
+    elif "local" in caps:
+        extra.setdefault("locals", []).append((caps["local"][0].start_byte,
+                                               s.text(caps["local"][0])))
+    elif "package" in caps:  # PHP writes App\Models: the index's separator is the dot
+        extra["package"] = s.text(caps["package"][0]).replace("\\", ".").strip(".")
     elif "modname" in caps:
         extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
     elif "defaultname" in caps:
@@ -4346,7 +4630,8 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
             json.dumps(params, ensure_ascii=False), _return_type(s, d),
             is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
             end_line - line + 1, 1 + d.branches,
-            _hash_bytes(s.src[node.start_byte:node.end_byte]), emitted.get(parent, -1))
+            _hash_bytes(s.src[node.start_byte:node.end_byte]), emitted.get(parent, -1),
+            d.recovered)
 
 
 _BODY_TYPES = frozenset({"function_body", "class_body", "block", "compound_statement",
@@ -4385,7 +4670,8 @@ def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
             c.type == "parameter" for c in items):
         items = [c for c in items if c.type == "parameter"]
     if s.language.param is not None:
-        return [s.language.param(s, p) for p in items if p.type not in _PARAM_SKIP]
+        found = (s.language.param(s, p) for p in items if p.type not in _PARAM_SKIP)
+        return [param for param in found if param is not None]
     result = []
     for p in items:
         if p.type in _PARAM_SKIP or p.type == "self_parameter" or s.text(p) == "void":
@@ -4425,8 +4711,20 @@ def _return_type(s: _Source, d: _Def) -> str | None:
         node = d.fn.child_by_field_name(field)
         if node is not None:
             break
+    if s.language.return_after is not None:
+        node = _node_after(d.fn, s.language.return_after)
     text = one_line(s.text(node)).lstrip(":").strip()
     return text.removeprefix("->").strip() or None
+
+
+def _node_after(node: Any, token: str) -> Any:
+    """The first named child after the anonymous child ``token`` (None without one)."""
+    seen = False
+    for child in node.children:
+        if seen and child.is_named:
+            return child
+        seen = seen or (child.type == token and not child.is_named)
+    return None
 
 
 def _is_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
@@ -4485,8 +4783,9 @@ def _def_bases(s: _Source, d: _Def) -> list[tuple[str, str, str, int]]:
         return []
     found = []
 
-    def add(base: Any, kind: str) -> None:
-        text = re.sub(r"<.*|\[.*|\(.*", "", one_line(s.text(base))).strip().lstrip("*")
+    def add(base: Any, kind: str, written: str | None = None) -> None:
+        text = written if written is not None else s.text(base)
+        text = re.sub(r"<.*|\[.*|\(.*", "", one_line(text)).strip().lstrip("*")
         if text and text not in ("object",):
             found.append((d.qualname, text, kind, base.start_point[0] + 1))
 
@@ -4616,6 +4915,7 @@ def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
     sha = _hash_bytes(data)
     if sha == old_sha:
         return rel, "same", size, mtime_ns, sha, lang, None
+    lang = graph_dialect(lang, rel, data)
     try:
         facts = graph_extract(lang, data)
     except CtxkitError:  # tree-sitter missing: stop, rather than drop every file's nodes
@@ -4725,7 +5025,7 @@ def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str
     """(root-relative candidate files, normalized scope prefixes; [] means everything)."""
     scopes = []
     for path in paths:
-        rel = normalize_file(path, env)
+        rel = normalize_path(path, env.place)
         if rel.startswith("../") or rel == ".." or os.path.isabs(rel):
             raise UsageError(f"{path} is outside the root {env.root}; run ctxkit from that tree")
         if strict and rel and not (env.root / rel).exists():
@@ -4775,22 +5075,20 @@ def _git_files(root: Path, scopes: Sequence[str] = ()) -> list[str] | None:
 
 def _walk_files(root: Path) -> list[str]:
     """Every file below root, honouring .gitignore files, without following directory links."""
-    import fnmatch
     found: list[str] = []
-    ignores: dict[str, list[str]] = {}
+    rules: dict[str, list[GitignoreRule]] = {}
     for folder, dirs, files in os.walk(root, followlinks=False):
         rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
         rel_dir = "" if rel_dir == "." else rel_dir
-        patterns = list(ignores.get(posix_parent(rel_dir), [])) if rel_dir else []
-        patterns += _read_gitignore(Path(folder) / ".gitignore", rel_dir)
-        ignores[rel_dir] = patterns
+        inherited = rules.get(posix_parent(rel_dir), []) if rel_dir else []
+        here = rules[rel_dir] = inherited + _read_gitignore(Path(folder) / ".gitignore",
+                                                            rel_dir)
 
-        def ignored(name: str, rel_dir: str = rel_dir, patterns: list[str] = patterns) -> bool:
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p)
-                       for p in patterns)
-        dirs[:] = sorted(d for d in dirs if d not in GRAPH_SKIP_DIRS and not ignored(d))
-        found.extend(f"{rel_dir}/{f}" if rel_dir else f for f in sorted(files) if not ignored(f))
+        def keep(name: str, is_dir: bool, rel_dir: str = rel_dir,
+                 here: list[GitignoreRule] = here) -> bool:
+            return not gitignored(here, f"{rel_dir}/{name}" if rel_dir else name, is_dir)
+        dirs[:] = sorted(d for d in dirs if d not in GRAPH_SKIP_DIRS and keep(d, True))
+        found.extend(f"{rel_dir}/{f}" if rel_dir else f for f in sorted(files) if keep(f, False))
     return found
 
 
@@ -4798,22 +5096,97 @@ def posix_parent(rel: str) -> str:
     return rel.rsplit("/", 1)[0] if "/" in rel else ""
 
 
-def _read_gitignore(path: Path, rel_dir: str) -> list[str]:
+class GitignoreRule(Record):
+    """One .gitignore line: a pattern read relative to the folder holding the file."""
+
+    __slots__ = ("base", "regex", "negate", "dir_only")
+    FROZEN = True
+    base: str         # the folder of the .gitignore, root-relative ("" for the root)
+    regex: Any        # compiled; matched against the path relative to ``base``
+    negate: bool      # `!pattern`: re-include
+    dir_only: bool    # `pattern/`: directories only
+
+
+def _read_gitignore(path: Path, rel_dir: str) -> list[GitignoreRule]:
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
-    patterns = []
+    rules = []
     for line in lines:
-        line = line.strip()
-        if not line or line.startswith(("#", "!")):
-            continue
-        line = line.rstrip("/")
-        if line.startswith("/"):
-            patterns.append(f"{rel_dir}/{line[1:]}" if rel_dir else line[1:])
+        rule = _gitignore_rule(line, rel_dir)
+        if rule is not None:
+            rules.append(rule)
+    return rules
+
+
+def _gitignore_rule(line: str, base: str) -> GitignoreRule | None:
+    """gitignore(5): `#` comments, `!` negation, `\\` escapes, a trailing `/` for
+    directories, a `/` elsewhere anchors the pattern to its .gitignore's folder
+    (otherwise it matches at any depth), `*`/`?`/`[...]` within one segment, `**`
+    across segments."""
+    if line.startswith("#"):
+        return None
+    line = re.sub(r"(?<!\\)\s+$", "", line)  # trailing spaces, unless escaped
+    negate = line.startswith("!")
+    if negate or line.startswith("\\"):
+        line = line[1:] if negate or line[1:2] in ("!", "#") else line
+    dir_only = line.endswith("/")
+    line = line.rstrip("/")
+    if not line:
+        return None
+    anchored = "/" in line
+    body = _gitignore_regex(line.lstrip("/"))
+    prefix = "" if anchored else "(?:.*/)?"
+    return GitignoreRule(base=base, regex=re.compile(f"{prefix}{body}", re.S),
+                         negate=negate, dir_only=dir_only)
+
+
+def _gitignore_regex(pattern: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i) and (i == 0 or pattern[i - 1] == "/"):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i) and (i == 0 or pattern[i - 1] == "/") and \
+                i + 2 == len(pattern):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and "]" in pattern[i + 2:]:
+            end = pattern.index("]", i + 2)
+            inner = pattern[i + 1:end]
+            negated = inner[:1] in ("!", "^")
+            inner = inner[1:] if negated else inner
+            out.append(f"[{'^' if negated else ''}{inner.replace(chr(92), chr(92) * 2)}]")
+            i = end + 1
+        elif c == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
         else:
-            patterns.append(line)
-    return patterns
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def gitignored(rules: Sequence[GitignoreRule], rel: str, is_dir: bool) -> bool:
+    """Whether root-relative ``rel`` is ignored: the last matching rule decides.
+
+    The walk never enters an ignored folder, so (as in git) nothing inside one
+    can be re-included."""
+    ignored = False
+    for rule in rules:
+        if (rule.dir_only and not is_dir) or (rule.base and not rel.startswith(rule.base + "/")):
+            continue
+        if rule.regex.fullmatch(rel[len(rule.base) + 1:] if rule.base else rel):
+            ignored = not rule.negate
+    return ignored
 
 
 # --- Graph: writing an index run ---------------------------------------------
@@ -4835,8 +5208,8 @@ SQL_FILE_CLEAR_NODES = "DELETE FROM nodes WHERE file_id = ?"
 SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qualname, path, "
                    "line, end_line, signature, params, return_type, is_async, exported, "
                    "docstring, loc, "
-                   "complexity, body_hash, parent_id) VALUES "
-                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                   "complexity, body_hash, parent_id, recovered) VALUES "
+                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, "
                    "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
@@ -4846,6 +5219,8 @@ SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
 GRAPH_INDEXES = tuple(line for line in GRAPH_SCHEMA.splitlines()
                       if line.startswith("CREATE INDEX") and " ON nodes(" in line
                       or line.startswith("CREATE INDEX") and " ON edges(" in line)
+SQL_DROP_GRAPH_INDEXES = tuple(f"DROP INDEX IF EXISTS {line.split()[5]}" for line in GRAPH_INDEXES)
+SQL_ANY_FILE = "SELECT 1 FROM files LIMIT 1"
 SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
 SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
 SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
@@ -4855,9 +5230,11 @@ class _IndexRun(Record):
     """What one ``index`` run has seen and what is left to resolve."""
 
     __slots__ = ("project", "limit", "indexed", "unchanged", "removed", "skipped", "errors",
-                 "skips", "affected", "calls", "bases", "imports", "changed", "cleared")
+                 "skips", "affected", "calls", "bases", "imports", "changed", "cleared",
+                 "workers", "recovered")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
-                                          "skipped": 0, "errors": 0, "changed": False}
+                                          "skipped": 0, "errors": 0, "changed": False,
+                                          "workers": 1, "recovered": 0}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
                                                         "bases": list, "imports": list,
                                                         "skips": dict, "cleared": set}
@@ -4875,6 +5252,8 @@ class _IndexRun(Record):
     imports: list[tuple]
     changed: bool
     cleared: set[str]       # names of forgotten nodes not yet in graph_pending
+    workers: int           # processes for parsing and for resolving calls
+    recovered: int          # definitions of this run's files made by error recovery
 
     def skip(self, reason: str) -> None:
         self.skipped += 1
@@ -4922,13 +5301,13 @@ def _bulk_load(db: Database) -> Iterator[None]:
     without them (slower reads, the same answers); every run starts by
     creating any that are missing.
     """
-    if db.one("SELECT 1 FROM files LIMIT 1") is not None:
+    if db.one(SQL_ANY_FILE) is not None:
         _create_graph_indexes(db)  # a killed bulk load may have left them out
         yield
         return
     with db.atomic():
-        for statement in GRAPH_INDEXES:
-            db.execute(f"DROP INDEX IF EXISTS {statement.split()[5]}")
+        for statement in SQL_DROP_GRAPH_INDEXES:
+            db.execute(statement)
     try:
         yield
     except Exception:
@@ -4999,6 +5378,7 @@ def usable_cpus() -> int:
 def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
                  started: float, run: _IndexRun, meter: _Progress, workers: int) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
+    run.workers = workers
     pending = _pending_work(db, run)
     listed = set(files)
     # A file a killed run stored but did not resolve is parsed again, in any scope.
@@ -5124,8 +5504,15 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
     jobs = sorted(jobs, key=lambda j: -j[5])
-    with context.Pool(processes=workers) as pool:
+    with context.Pool(processes=workers, initializer=_ignore_interrupts) as pool:
         yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
+
+
+def _ignore_interrupts() -> None:
+    """In a worker: Ctrl-C goes to the whole process group, and the parent alone
+    handles it (it ends the pool), so no worker prints a traceback."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _Progress:
@@ -5242,7 +5629,7 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     file_node = next_id
     rows = [(file_node, project, file_id, rel, "file", rel.rsplit("/", 1)[-1], rel, rel, 1,
              max(facts["lines"], 1), "", "[]", None, 0, 0, facts["docstring"], facts["lines"], 1,
-             sha, None)]
+             sha, None, 0)]
     ids, uids, edges = [], set(), []
     for index, d in enumerate(facts["defs"]):
         node_id = next_id + 1 + index
@@ -5255,7 +5642,9 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
             uid = f"{rel}:{d[2]}#{count}"
         uids.add(uid)
         rows.append((node_id, project, file_id, uid, d[0], d[1], d[2], rel, d[3], d[4], d[5],
-                     d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent))
+                     d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent,
+                     int(d[15])))
+        run.recovered += d[15]
         edges.append((project, "contains", parent, node_id, d[1], None, None, d[3], 1.0, file_id))
         if d[9] and parent == file_node and LANGUAGES[lang].full:
             edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
@@ -5279,6 +5668,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
     return {"files": {"indexed": run.indexed, "unchanged": run.unchanged,
                       "removed": run.removed, "skipped": run.skipped, "errors": run.errors},
             "skip_reasons": {k: run.skips[k] for k in GRAPH_SKIP_REASONS if k in run.skips},
+            "recovered": run.recovered,
             "nodes": db.one("SELECT count(*) FROM nodes WHERE project = ?", (project,))[0],
             "edges": db.one("SELECT count(*) FROM edges WHERE project = ?", (project,))[0],
             "seconds": round(seconds, 3), "languages": languages}
@@ -5291,7 +5681,7 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 # name defined exactly once in the index. A target is ("node", id),
 # ("module", [paths]), ("external", None) or None when nothing is known.
 
-SUPER_NAMES = frozenset({"super()", "super"})
+SUPER_NAMES = frozenset({"super()", "super"})  # the default Language.super_names
 OUTSIDE = "outside"  # expr_type: a type known to be outside the index
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
@@ -5302,9 +5692,12 @@ COMMON_METHOD_NAMES = frozenset(
     "lower upper find index count add discard sort reverse send push shift unshift map "
     "filter reduce forEach slice splice then catch toString equals hashCode length size "
     "next iter match search sub group start end set has delete apply call bind".split())
-SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type FROM nodes "
-                      "WHERE project = ?")
-SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ?"
+# In a stated order: where two candidates tie, the resolver takes the first it
+# loaded, and without ORDER BY the order would be the query plan's (an index
+# present or not, as during a bulk load). This is the order the indexes gave.
+SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type, exported FROM nodes "
+                      "WHERE project = ? ORDER BY qualname, id")
+SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ? ORDER BY path"
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
              "('extends', 'implements') AND dst_id IS NOT NULL ORDER BY id")
@@ -5323,10 +5716,13 @@ class _Resolver:
         self.by_name: dict[str, list[int]] = {}
         self.by_dir: dict[tuple[str, str], int] = {}
         self.returns: dict[int, str] = {}
+        self.private: set[int] = set()  # not exported: C's static, Go's lower case, ...
         for row in db.query(SQL_RESOLVER_NODES, (env.project,)):
-            node_id, kind, name, qualname, path, returns = tuple(row)
+            node_id, kind, name, qualname, path, returns, exported = tuple(row)
             if returns:
                 self.returns[node_id] = returns
+            if not exported:
+                self.private.add(node_id)
             self.nodes[node_id] = (kind, name, qualname, path)
             self.by_pq.setdefault((path, qualname), node_id)
             if kind != "file":
@@ -5418,7 +5814,7 @@ class _Resolver:
             if owner is None:
                 continue
             if self.nodes[owner][0] in CLASS_KINDS:
-                if language.class_scope:
+                if language.class_scope and name != self.nodes[owner][1]:  # not its constructor
                     found = self.method_lookup(owner, name)
                     if found is not None:
                         return ("node", found)
@@ -5434,7 +5830,7 @@ class _Resolver:
         if node is not None and self.nodes[node][0] != "file":
             return ("node", node)
         if language.resolve_local is not None:
-            found = language.resolve_local(self, path, name, ctx)
+            found = language.resolve_local(self, path, scope, name, ctx)
             if found is not None:
                 return found
         for star in ctx.get("stars", ()):
@@ -5452,6 +5848,11 @@ class _Resolver:
         target = (self.resolve_binding(path, binding) or ("external", None)) if binding else None
         if target is not None:
             return target
+        qualified = self.language(path).resolve_qualified
+        if qualified is not None and len(parts) > 1:
+            target = qualified(self, path, scope, text)
+            if target is not None:
+                return target
         target = self.resolve_name(path, scope, parts[0])
         for part in parts[1:]:
             if target is None or target[0] == "external":
@@ -5463,6 +5864,9 @@ class _Resolver:
             else:
                 kind, _, qualname, npath = self.nodes[target[1]]
                 node = self.by_pq.get((npath, f"{qualname}.{part}"))
+                if node is None and kind in CLASS_KINDS:  # Store.shared: a typed class field
+                    field = self.ctx(npath).get("types", {}).get(qualname, {}).get(part)
+                    return self.resolve_dotted(npath, qualname, field) if field else None
                 target = ("node", node) if node is not None else None
         return target
 
@@ -5531,14 +5935,18 @@ class _Resolver:
         if recv is None:
             if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
                 # super(...) in a JS/TS constructor; Python's super() is a builtin
-                return self._resolve_self(path, scope, language.constructor, "super", lang)
+                return self._resolve_self(path, scope, language.constructor, "super", language)
             return self._resolve_bare(path, scope, callee, language)
         if "::" in recv and language.path_call is not None:
             return language.path_call(self, path, recv, callee)
         is_receiver = language.named_receivers and \
             self.ctx(path).get("receivers", {}).get(scope) == recv
-        if recv in language.self_names or recv in SUPER_NAMES or is_receiver:
-            return self._resolve_self(path, scope, callee, recv, lang)
+        if recv in language.self_names or recv in language.super_names or is_receiver:
+            return self._resolve_self(path, scope, callee, recv, language)
+        if language.receiver_call is not None:
+            found = language.receiver_call(self, path, scope, recv, callee)
+            if found is not None:
+                return found
         if callee == language.constructor:  # Cls(...) runs Cls.__init__: see _resolve_calls
             head, _, name = recv.rpartition(".")
             cls, confidence = self.resolve_call(path, scope, name, head or None, line)
@@ -5570,19 +5978,22 @@ class _Resolver:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
         if callee in language.builtins:
             return None, 1.0
+        if language.bare_outside and _absent(self, path, callee):
+            return None, 1.0
         return self.guess(callee, language.name)
 
     def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
-                      lang: str) -> tuple[int | None, float]:
+                      language: Language) -> tuple[int | None, float]:
         cls = self.enclosing_class(path, scope)
         if cls is None:  # `this` in a plain function
-            return self.guess(callee, lang, attr=True)
-        owners = self.bases.get(cls, []) if recv in SUPER_NAMES else [cls]
+            return self.guess(callee, language.name, attr=True)
+        is_super = recv in language.super_names
+        owners = self.bases.get(cls, []) if is_super else [cls]
         for owner in owners:
             found = self.method_lookup(owner, callee)
             if found is not None:
                 return found, CONF_EXACT
-        if recv in SUPER_NAMES:
+        if is_super:
             return None, 0.0
         made = self._class_attribute(cls, callee)
         if made is not None:
@@ -5662,6 +6073,10 @@ class _Resolver:
         if not re.fullmatch(r"[\w$]+", text):
             return None
         found = self.variable_type(path, scope, text, line)
+        if found is None and language.unprefixed_fields and "." in scope:
+            cls = self.enclosing_class(path, scope)  # a bare field name means this.name,
+            if cls is not None:  # also in a method defined away from its class
+                return self.field_type(cls, text, depth)
         if found is None:
             return self._decorated_value(path, scope, text)
         type_text, type_path, type_scope = found
@@ -5928,7 +6343,12 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     resolver = _Resolver(db, env)
     _resolve_bases(db, resolver, run, [tuple(r) for r in old_bases])
     resolver.load_bases()
-    _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls])
+    # A forked worker shares the parent's pages only until it touches them (reading
+    # an object writes its reference count): at worst each holds a copy of the
+    # parent. Workers are forked only while those copies fit the budget.
+    size = _resident_bytes()
+    workers = min(run.workers, GRAPH_RESOLVE_BUDGET // size if size > 0 else 0)
+    _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls], workers)
     _resolve_imports(db, resolver, run, [tuple(r) for r in old_imports])
     db.execute(SQL_AFFECTED_CLEAR)
 
@@ -5954,64 +6374,161 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     db.executemany(SQL_EDGE_UPDATE, updates)
 
 
-def _call_sites(resolver: _Resolver, run: _IndexRun) -> Iterator[tuple]:
-    """This run's call sites, one file at a time, each file's record freed once read.
+def _call_sites(resolver: _Resolver, run: _IndexRun,
+                files: Iterable[int] | None = None) -> Iterator[tuple]:
+    """This run's call sites (of the files at those positions of ``run.calls``), a file
+    at a time.
 
     A node's id is its file node's id + 1 + its index among the file's records
     (_store_file), so a record's scope index (-1 for the file) gives the caller.
     """
-    for index, (file_id, path, file_node, blob) in enumerate(run.calls):
-        run.calls[index] = None
+    for index in range(len(run.calls)) if files is None else files:
+        file_id, path, file_node, blob = run.calls[index]
         resolver.next_file()
         for scope, callee, recv, written, line in marshal.loads(blob):
             yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line
-    run.calls.clear()
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
+# Memory that forked resolving workers may take together, each counted as a copy
+# of the parent: a bigger project means fewer workers and, past about half a
+# million lines, resolution in the parent alone, so that peak memory grows no
+# faster than the project.
+GRAPH_RESOLVE_BUDGET = 160 * 2**20
 
 
-def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
+def _resident_bytes() -> int:
+    """This process's resident memory (Linux /proc), 0 where it cannot be read."""
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
+
+
+# Call resolution forks workers when this many files have new call sites; below
+# that, forking costs more than it saves.
+GRAPH_PARALLEL_RESOLVE_FILES = 200
+
+
+def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple],
+                   workers: int = 1) -> None:
     """Resolve call sites; a call of a class also calls the constructor that runs.
 
     The constructor is a second edge of the same site, written ``Cls.__init__``
     (callee ``__init__``, receiver ``Cls``), so that re-resolving it later finds
     the constructor the same way, inherited or not.
+
+    This run's new call sites are resolved by forked workers when there are
+    enough of them (_parallel_call_rows): every table the resolver needs is in
+    memory by then, and the rows come back in file order, so the edges and
+    their ids are the same as one process gives.
     """
-    inserts, updates = [], []
     present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
-    for edge_id, file_id, path, src, callee, recv, written, line in itertools.chain(
-            _call_sites(resolver, run), old):
+    if workers > 1 and len(run.calls) >= GRAPH_PARALLEL_RESOLVE_FILES:
+        for rows in _parallel_call_rows(db, resolver, run, present, workers):
+            db.executemany(SQL_EDGE_INSERT, rows)
+        sites: Iterable[tuple] = old
+    else:
+        sites = itertools.chain(_call_sites(resolver, run), old)
+    inserts, updates = [], []
+    for site in sites:
+        _resolve_site(resolver, run, present, site, inserts, updates)
         if len(inserts) >= GRAPH_WRITE_CHUNK:
             db.executemany(SQL_EDGE_INSERT, inserts)
             inserts = []
-        if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
-            continue
-        scope = resolver.nodes[src]
-        scope_qual = "" if scope[0] == "file" else scope[2]
-        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
-        if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
-            dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
-        if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
-                resolver.language(path).conversions:
-            dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
-        if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
-            dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
-        if edge_id is None:
-            inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
-                            confidence, file_id))
-        else:
-            updates.append((dst, confidence, edge_id))
-        init = resolver.language(path).constructor
-        if dst is not None and init and callee != init and \
-                resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
-            cls_text = f"{recv}.{callee}" if recv else callee
-            ctor = resolver.method_lookup(dst, init)
-            if ctor is not None and (src, line, cls_text, init) not in present:
-                inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
-                                cls_text, line, confidence, file_id))
     db.executemany(SQL_EDGE_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
+    run.calls.clear()
+
+
+def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site: tuple,
+                  inserts: list[tuple], updates: list[tuple]) -> None:
+    """One call site: its edge (a new row, or an update of an old edge) and its constructor."""
+    edge_id, file_id, path, src, callee, recv, written, line = site
+    if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
+        return
+    scope = resolver.nodes[src]
+    scope_qual = "" if scope[0] == "file" else scope[2]
+    dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
+    if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
+        dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
+    if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
+            resolver.language(path).conversions:
+        dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
+    if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
+        dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
+    if edge_id is None:
+        inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
+                        confidence, file_id))
+    else:
+        updates.append((dst, confidence, edge_id))
+    init = resolver.language(path).constructor
+    if dst is not None and init and callee != init and \
+            resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
+        cls_text = f"{recv}.{callee}" if recv else callee
+        ctor = resolver.method_lookup(dst, init)
+        if ctor is not None and (src, line, cls_text, init) not in present:
+            inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
+                            cls_text, line, confidence, file_id))
+
+
+# What a forked resolution worker inherits: (resolver, run, present, database path).
+_RESOLVE_STATE: tuple | None = None
+
+
+def _parallel_call_rows(db: Database, resolver: _Resolver, run: _IndexRun,
+                        present: set[tuple], workers: int) -> Iterator[list[tuple]]:
+    """Edge rows of this run's call sites, resolved by forked workers, in file order.
+
+    The workers inherit the resolver by fork (its tables are read-only from
+    here on) and each opens its own connection for the file contexts it reads:
+    a SQLite connection must not cross a fork. What they read was committed by
+    the store batches; the inheritance edges this transaction added are in the
+    resolver's memory already.
+    """
+    import gc
+    import multiprocessing
+    global _RESOLVE_STATE
+    if "fork" not in multiprocessing.get_all_start_methods():
+        yield from _serial_call_rows(resolver, run, present)
+        return
+    _RESOLVE_STATE = (resolver, run, present, str(db.path))
+    count = len(run.calls)
+    size = max(8, min(64, count // (workers * 8)))
+    chunks = [range(start, min(start + size, count)) for start in range(0, count, size)]
+    gc.freeze()  # keep the collector from writing to (and so copying) inherited pages
+    try:
+        with multiprocessing.get_context("fork").Pool(
+                processes=workers, initializer=_resolve_worker_start) as pool:
+            yield from pool.imap(_resolve_chunk, chunks)
+    finally:
+        gc.unfreeze()
+        _RESOLVE_STATE = None
+
+
+def _serial_call_rows(resolver: _Resolver, run: _IndexRun,
+                      present: set[tuple]) -> Iterator[list[tuple]]:
+    inserts: list[tuple] = []
+    for site in _call_sites(resolver, run):
+        _resolve_site(resolver, run, present, site, inserts, [])
+    yield inserts
+
+
+def _resolve_worker_start() -> None:
+    _ignore_interrupts()
+    resolver = _RESOLVE_STATE[0]
+    conn = sqlite3.connect(_RESOLVE_STATE[3], timeout=BUSY_TIMEOUT_MS / 1000)
+    conn.row_factory = sqlite3.Row
+    resolver.db = Database(Path(_RESOLVE_STATE[3]), conn)
+
+
+def _resolve_chunk(files: range) -> list[tuple]:
+    resolver, run, present, _ = _RESOLVE_STATE
+    rows: list[tuple] = []
+    for site in _call_sites(resolver, run, files):
+        _resolve_site(resolver, run, present, site, rows, [])
+    return rows
 
 
 def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
@@ -6509,9 +7026,25 @@ _TS_DEFS = """
     @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
 """
+_TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
+
+
+def _ts_semicolons(src: bytes) -> bytes:
+    """The grammar reads `T\n  <U>(x: U): U` (an interface's consecutive generic call
+    signatures) as one type `T<U>...`; TypeScript ends the first member at the
+    newline. Write the `;` it implies in place of the indentation byte before `<`,
+    so the bytes keep their offsets (graph_parse keeps the better tree)."""
+    out = bytearray(src)
+    for match in _TS_LINE_OPENS_GENERIC.finditer(src):
+        before = src[:match.start()].rstrip()
+        if before and before[-1:] not in b";,{([|&=<>:?+-*/!~.":
+            out[match.end(1) - 1] = ord(";")
+    return bytes(out)
+
+
 TYPESCRIPT = Language(
     name="typescript", extensions=(".ts", ".mts", ".cts"), fence="typescript",
-    query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS, **_JS_HOOKS)
+    query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS, reparse=_ts_semicolons, **_JS_HOOKS)
 
 
 # --- Graph language: TSX --------------------------------------------------------
@@ -6625,7 +7158,8 @@ def _go_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
     return ("module", files) if files else ("external", None)
 
 
-def _go_same_package(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+def _go_same_package(r: _Resolver, path: str, scope: str, name: str,
+                     ctx: dict[str, Any]) -> tuple | None:
     """A package's files share one scope: the folder is the package."""
     node = r.by_dir.get((posix_parent(path), name))
     return ("node", node) if node is not None else None
@@ -6832,7 +7366,8 @@ def _rust_resolve_binding(r: _Resolver, path: str, module: str, name: str | None
     return _rust_path(r, path, module)
 
 
-def _rust_local_module(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+def _rust_local_module(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
     """`mod x;` declares the module x next to this file."""
     return _rust_path(r, path, f"self::{name}") if name in ctx.get("mods", ()) else None
 
@@ -6954,7 +7489,8 @@ def _java_resolve_binding(r: _Resolver, path: str, module: str, name: str | None
     return ("external", None)
 
 
-def _java_same_package(r: _Resolver, path: str, name: str, ctx: dict[str, Any]) -> tuple | None:
+def _java_same_package(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
     node = _java_class(r, f"{r.package.get(path, '')}.{name}".lstrip("."))
     return ("node", node) if node is not None else None
 
@@ -6982,8 +7518,95 @@ JAVA = Language(
     resolve_binding=_java_resolve_binding, resolve_local=_java_same_package)
 
 
-# --- Graph language: C ----------------------------------------------------------
+# --- Graph: qualified names (shared by the languages with namespaces) -----------
+# C++, C#, PHP, Kotlin, Swift and Ruby name a definition by a namespace,
+# package or module path that spans files. The table below maps every full
+# name (the file's package, then the qualname: "App.Models.User.save") to the
+# nodes carrying it; a language resolves a written name by trying the prefixes
+# its reader would (enclosing namespaces, using/import directives, the global
+# namespace), and the first prefix with a match decides.
 
+
+def _fq_table(r: _Resolver, family: str) -> dict[str, list[int]]:
+    table = r.memo.get(("fq", family))
+    if table is None:
+        table = r.memo[("fq", family)] = {}
+        for node_id, (kind, _, qualname, path) in r.nodes.items():
+            if kind != "file" and r.language(path).family == family:
+                package = r.package.get(path)
+                full = f"{package}.{qualname}" if package else qualname
+                table.setdefault(full, []).append(node_id)
+    return table
+
+
+def _fq_pick(r: _Resolver, path: str, ids: list[int], hidden: bool) -> int | None:
+    """The file's own definition, else the one candidate another file may see."""
+    own = [n for n in ids if r.nodes[n][3] == path]
+    if own:
+        return own[0]
+    visible = [n for n in ids if n not in r.private] if hidden else ids
+    return visible[0] if len(visible) == 1 else None
+
+
+def _fq_lookup(r: _Resolver, path: str, prefixes: Iterable[str], name: str,
+               hidden: bool = False) -> tuple | None:
+    """("node", id) for the first prefix naming ``name``; None when none does or the
+    first one that does is ambiguous (an outer prefix never hides an inner one)."""
+    table = _fq_table(r, r.language(path).family)
+    for prefix in prefixes:
+        ids = table.get(f"{prefix}.{name}" if prefix else name)
+        if ids:
+            found = _fq_pick(r, path, ids, hidden)
+            return ("node", found) if found is not None else None
+    return None
+
+
+def _fq_package_files(r: _Resolver, package: str) -> list[str]:
+    """The files declaring a package or namespace (Kotlin `import a.b.*`, C# `using`)."""
+    files = r.memo.get("package.files")
+    if files is None:
+        files = r.memo["package.files"] = {}
+        for path, name in r.package.items():
+            files.setdefault(name, []).append(path)
+    return files.get(package, [])
+
+
+def _fq_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    """import a.b.C / using A.B / use App\\C: a definition, a package's files, or outside."""
+    full = f"{module}.{name}" if name else module
+    found = _fq_lookup(r, path, ("",), full)
+    if found is not None:
+        return found
+    files = _fq_package_files(r, full)
+    return ("module", files) if files else ("external", None)
+
+
+def _absent(r: _Resolver, path: str, name: str) -> bool:
+    """No definition of the language family bears the name: it is outside the index."""
+    family = r.language(path).family
+    return not any(r.language(r.nodes[n][3]).family == family
+                   for n in r.by_name.get(name.rsplit(".", 1)[-1], ()))
+
+
+def _package_chain(package: str) -> list[str]:
+    """a.b.c -> a.b.c, a.b, a: a namespace sees its enclosing namespaces."""
+    parts = package.split(".") if package else []
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+# --- Graph language: C ----------------------------------------------------------
+# A call f() means the definition in this file (static or not), else the one
+# visible through the headers this file includes, else the one function with
+# external linkage of that name in the project; other files' static
+# functions are never candidates. A call through a struct field (ops->run())
+# goes through a function pointer: never resolved.
+
+_C_BRANCHES = """
+[(if_statement) (for_statement) (while_statement) (do_statement) (case_statement)
+ (conditional_expression)] @branch
+(binary_expression operator: ["&&" "||"]) @branch
+"""
 _C_QUERY = """
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
 (function_definition declarator: (pointer_declarator declarator: (function_declarator
@@ -6993,7 +7616,29 @@ _C_QUERY = """
 (enum_specifier name: (type_identifier) @name body: (_)) @def.enum
 (type_definition type: (struct_specifier !name body: (_)) declarator: (type_identifier) @name)
     @def.struct
-"""
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (field_expression argument: (_) @recv
+    field: (field_identifier) @callee)) @call
+(preproc_include) @import
+""" + _C_BRANCHES
+_C_SKELETON = SkeletonRules(
+    containers=frozenset({"translation_unit", "compound_statement", "case_statement",
+                          "declaration_list", "field_declaration_list"}),
+    keep=frozenset({"if_statement", "for_statement", "for_range_loop", "while_statement",
+                    "do_statement", "switch_statement", "case_statement", "return_statement",
+                    "goto_statement", "labeled_statement", "try_statement", "throw_statement",
+                    "function_definition", "class_specifier", "struct_specifier",
+                    "namespace_definition", "preproc_if", "preproc_ifdef"}),
+    class_bodies=frozenset({"field_declaration_list"}))
+
+
+_CPP_ONLY_SYNTAX = lazy_re(rb"(?m)^[ \t]*(?:namespace\b|template[ \t]*<|class[ \t]+\w+"
+                           rb"|(?:public|private|protected)[ \t]*:)|\w::~?\w")
+
+
+def _c_or_cpp(path: str, src: bytes) -> str | None:
+    """A .h with namespaces, templates, classes, access labels or `::` is C++."""
+    return "cpp" if path.endswith(".h") and _CPP_ONLY_SYNTAX.search(src) else None
 
 
 def _c_params_holder(s: _Source, d: _Def) -> Any:
@@ -7004,19 +7649,142 @@ def _c_params_holder(s: _Source, d: _Def) -> Any:
     return declarator.child_by_field_name("parameters") if declarator else None
 
 
+def _c_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    """``const Circle &c = x`` -> name c, type ``const Circle &``, default x."""
+    if s.text(p) == "void":
+        return None
+    name = p.child_by_field_name("declarator")
+    while name is not None and name.type not in ("identifier", "field_identifier"):
+        name = name.child_by_field_name("declarator") or next(
+            (c for c in name.named_children if c.type.endswith(("declarator", "identifier"))),
+            None)
+    default = p.child_by_field_name("default_value")
+    end = name.start_byte if name is not None else (
+        default.start_byte if default is not None else p.end_byte)
+    written = one_line(s.src[p.start_byte:end].decode("utf-8", "replace")).rstrip("= ")
+    return {"name": s.text(name) if name is not None else "", "type": written or None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
 def _c_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
     """Everything but `static` (file-local) definitions."""
     return "static" not in s.text(d.node).split("(")[0].split()
 
 
+def _c_include(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """#include "x.h" / <x.h>: an import edge, and the header read for visible names."""
+    path = node.child_by_field_name("path")
+    spec = s.text(path).strip('"<>') if path is not None else ""
+    if spec:
+        ctx["import_lines"].append((spec, node.start_point[0] + 1))
+        ctx.setdefault("includes", []).append(spec)
+
+
+def _c_header(r: _Resolver, importer: str, spec: str) -> str | None:
+    """The project file an #include names: next to the includer, from the root, or
+    the file ending in that path closest to the includer (an include directory)."""
+    key = ("c.header", posix_parent(importer), spec)
+    if key in r.memo:
+        return r.memo[key]
+    found = None
+    here = os.path.normpath(posixpath_join(posix_parent(importer), spec)).replace("\\", "/")
+    if here in r.lang:
+        found = here
+    elif spec in r.lang:
+        found = spec
+    else:
+        by_base = r.memo.get("c.by_base")
+        if by_base is None:
+            by_base = r.memo["c.by_base"] = {}
+            for path in r.lang:
+                if r.language(path).family == "cpp":
+                    by_base.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        matches = [p for p in by_base.get(spec.rsplit("/", 1)[-1], ()) if p.endswith("/" + spec)]
+        if matches:
+            found = max(matches, key=lambda p: (len(os.path.commonprefix([p, importer])),
+                                                -len(p)))
+    r.memo[key] = found
+    return found
+
+
+def _c_closure(r: _Resolver, path: str) -> set[str]:
+    """Every project header ``path`` includes, directly or through other headers."""
+    key = ("c.closure", path)
+    if key not in r.memo:
+        seen: set[str] = set()
+        stack = [path]
+        while stack and len(seen) < 1000:
+            current = stack.pop()
+            for spec in r.ctx(current).get("includes", ()):
+                header = _c_header(r, current, spec)
+                if header is not None and header not in seen and header != path:
+                    seen.add(header)
+                    stack.append(header)
+        r.memo[key] = seen
+    return r.memo[key]
+
+
+def _c_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                       depth: int) -> tuple | None:
+    header = _c_header(r, path, module)
+    return ("module", [header]) if header else ("external", None)
+
+
+def _file_stem(path: str) -> str:
+    return os.path.splitext(path.rsplit("/", 1)[-1])[0]
+
+
+def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                     ctx: dict[str, Any]) -> tuple | None:
+    """A global name by C's linkage rules (see the banner); outside when no file has it."""
+    ids = [n for n in _fq_table(r, "cpp").get(name, ())
+           if r.nodes[n][0] == "function" or r.nodes[n][0] in CLASS_KINDS]
+    closure = _c_closure(r, path)
+    in_headers = [n for n in ids if r.nodes[n][3] in closure]
+    if len(in_headers) == 1:
+        return ("node", in_headers[0])
+    visible = [n for n in ids if n not in r.private]
+    if len(visible) == 1:
+        return ("node", visible[0])
+    if not visible:
+        return ("external", None) if not ids or r.language(path).name == "c" else None
+    # Several definitions with external linkage (one per program): the one whose
+    # file pairs with an included header (util.h / util.c), else one next to us.
+    stems = {_file_stem(h) for h in closure}
+    for pick in ([n for n in visible if _file_stem(r.nodes[n][3]) in stems],
+                 [n for n in visible if posix_parent(r.nodes[n][3]) == posix_parent(path)]):
+        if len(pick) == 1:
+            return ("node", pick[0])
+    return None
+
+
+def _c_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                     callee: str) -> tuple[int | None, float]:
+    """s.f() / s->f() in C calls through a function pointer held in a struct."""
+    return None, 0.0
+
+
 C = Language(
-    name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, family="cpp",
-    return_fields=("type",), params_holder=_c_params_holder, exported=_c_exported)
+    name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, full=True, family="cpp",
+    return_fields=("type",), skeleton=_C_SKELETON, dialect=_c_or_cpp,
+    params_holder=_c_params_holder,
+    param=_c_param, exported=_c_exported, import_handler=_c_include,
+    resolve_binding=_c_resolve_binding, resolve_local=_c_resolve_local,
+    receiver_call=_c_receiver_call)
 
 
 # --- Graph language: C++ --------------------------------------------------------
+# Names are qualified by namespaces and classes (geo::Circle::area is the node
+# geo.Circle.area, wherever it is defined). A bare name inside a member
+# function is looked up in its class and bases (also when the class is
+# declared in a header and the function defined out of line), then in the
+# enclosing namespaces, the `using namespace` directives, and last in the
+# global namespace by C's rules. `a::b::f()` is read as one qualified name.
+# Member calls through `this`, typed variables, parameters and fields resolve
+# through the class and its bases.
 
-_CPP_QUERY = """
+_CPP_TYPES = "[(type_identifier) (qualified_identifier) (template_type)]"
+_CPP_QUERY = f"""
 (function_definition declarator: (function_declarator
     declarator: [(identifier) (field_identifier) (qualified_identifier)
                  (destructor_name) (operator_name)] @name)) @def.function
@@ -7029,35 +7797,161 @@ _CPP_QUERY = """
 (union_specifier name: (_) @name body: (_)) @def.struct
 (enum_specifier name: (_) @name body: (_)) @def.enum
 (namespace_definition name: (_) @name) @scope.namespace
-"""
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (template_function name: (identifier) @callee)) @call
+(call_expression function: (qualified_identifier scope: (_) @recv
+    name: [(identifier) (template_function name: (identifier))] @callee)) @call
+(call_expression function: (field_expression argument: (_) @recv
+    field: [(field_identifier) (template_method name: (field_identifier))] @callee)) @call
+(new_expression type: (type_identifier) @callee) @call
+(new_expression type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee))
+    @call
+[(preproc_include) (using_declaration)] @import
+(declaration type: {_CPP_TYPES} @type declarator: [
+    (identifier) @var
+    (init_declarator declarator: (identifier) @var)
+    (pointer_declarator declarator: (identifier) @var)
+    (reference_declarator (identifier) @var)
+    (init_declarator declarator: (pointer_declarator declarator: (identifier) @var))
+    (init_declarator declarator: (reference_declarator (identifier) @var))]) @vartype
+(declaration type: (placeholder_type_specifier) declarator: (init_declarator
+    declarator: (identifier) @var value: [(new_expression type: (_) @type)
+                                          (call_expression function: (_) @type)])) @vartype
+(field_declaration type: {_CPP_TYPES} @type declarator: [
+    (field_identifier) @var
+    (pointer_declarator declarator: (field_identifier) @var)
+    (reference_declarator (field_identifier) @var)]) @vartype
+(for_range_loop type: {_CPP_TYPES} @type declarator: [
+    (identifier) @var
+    (pointer_declarator declarator: (identifier) @var)
+    (reference_declarator (identifier) @var)]) @vartype
+[(for_range_loop) (catch_clause)] @branch
+""" + _C_BRANCHES
 
 
 def _cpp_def_name(text: str, kind: str) -> str:
-    return text.split("::")[-1]
+    return re.sub(r"<.*", "", text).split("::")[-1]
 
 
 def _cpp_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
-    """A function defined as Outer::Class::name is a method of Outer.Class."""
+    """A function defined as Outer::Class::name is a method of Outer.Class (inside
+    the namespaces around the definition)."""
     if d.kind != "function":
         return False
     scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
     if "::" not in scope:
         return False
-    d.qualname = ".".join(p.strip() for p in scope.split("::") if p.strip())
+    path = ".".join(re.sub(r"<.*?>", "", p).strip() for p in scope.split("::") if p.strip())
+    d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
     d.kind = "method"
     return True
 
 
+def _cpp_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
+    """Members are reachable through their class; other definitions unless `static`
+    or inside an anonymous namespace (both file-local)."""
+    parent = defs[d.parent] if d.parent >= 0 else None
+    if parent is not None and parent.kind in CLASS_KINDS:
+        return True
+    up = d.node.parent
+    while up is not None:
+        if up.type == "namespace_definition" and up.child_by_field_name("name") is None:
+            return False
+        up = up.parent
+    return _c_exported(s, defs, d, names)
+
+
+def _cpp_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    clause = next((c for c in d.node.named_children if c.type == "base_class_clause"), None)
+    for base in clause.named_children if clause is not None else ():
+        if base.type in ("type_identifier", "qualified_identifier", "template_type"):
+            add(base, "extends", s.text(base).replace("::", "."))
+
+
+def _cpp_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """#include, `using namespace a::b;` and `using a::b::f;`."""
+    if node.type == "preproc_include":
+        _c_include(s, node, ctx)
+        return
+    target = node.named_children[-1] if node.named_children else None
+    name = s.text(target).replace("::", ".").strip(".") if target is not None else ""
+    if not name:
+        return
+    if any(c.type == "namespace" for c in node.children):
+        ctx.setdefault("using", []).append(name)
+    elif "." in name:
+        namespace, _, member = name.rpartition(".")
+        ctx["imports"][member] = [namespace, member]
+
+
+def _cpp_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                         depth: int) -> tuple | None:
+    if name is None:  # an #include
+        return _c_resolve_binding(r, path, module, name, depth)
+    return _fq_lookup(r, path, ("",), f"{module}.{name}", hidden=True) or ("external", None)
+
+
+def _cpp_prefixes(r: _Resolver, path: str, scope: str) -> list[str]:
+    """Enclosing scopes innermost first, then `using namespace` directives."""
+    return [*r.scope_chain(scope), *r.ctx(path).get("using", ())]
+
+
+def _cpp_lookup(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    return _fq_lookup(r, path, _cpp_prefixes(r, path, scope), name, hidden=True)
+
+
+def _cpp_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
+    cls = r.enclosing_class(path, scope)
+    if cls is not None and r.nodes[cls][3] != path:  # out of line: the class is elsewhere
+        found = r.method_lookup(cls, name)
+        if found is not None:
+            return ("node", found)
+    return _cpp_lookup(r, path, scope, name) or _c_resolve_local(r, path, scope, name, ctx)
+
+
+def _cpp_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _cpp_lookup(r, path, scope, dotted) or _fq_lookup(r, path, ("",), dotted, True)
+
+
+def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                       callee: str) -> tuple[int | None, float] | None:
+    """ns::f(), Class::static_f(), Base::method(): one qualified name."""
+    if not re.fullmatch(r"[A-Za-z_][\w.]*", recv):
+        return None
+    found = _cpp_qualified(r, path, scope, f"{recv}.{callee}")
+    return (found[1], CONF_EXACT) if found is not None else None
+
+
+def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
+    """A method defined away from its class: any file of the same language family."""
+    family = r.language(path).family
+    return next((n for n in r.by_name.get(name, ()) if r.nodes[n][2] == wanted
+                 and r.language(r.nodes[n][3]).family == family), None)
+
+
 CPP = Language(
+    bare_outside=True,
     name="cpp", extensions=(".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), fence="cpp",
-    query=_CPP_QUERY, family="cpp", class_scope=True, return_fields=("type",),
-    def_name=_cpp_def_name, qualname=_cpp_qualname, params_holder=_c_params_holder,
-    exported=_c_exported)
+    query=_CPP_QUERY, full=True, family="cpp", self_names=("this",), class_scope=True,
+    methods_outside=True, unprefixed_fields=True, return_fields=("type",),
+    skeleton=_C_SKELETON, def_name=_cpp_def_name, qualname=_cpp_qualname,
+    params_holder=_c_params_holder, param=_c_param, exported=_cpp_exported, bases=_cpp_bases,
+    import_handler=_cpp_import, resolve_binding=_cpp_resolve_binding,
+    resolve_local=_cpp_resolve_local, resolve_qualified=_cpp_qualified,
+    receiver_call=_cpp_receiver_call, method_fallback=_method_anywhere)
 
 
 # --- Graph language: C# ---------------------------------------------------------
+# A type name is looked up in the file's namespace and the namespaces around
+# it, then in the namespaces of its `using` directives (aliases bind one
+# name, `using static` brings a class's members), then in the global
+# namespace. Partial classes and members resolve across files. Calls through
+# `this`, `base`, typed locals, fields, properties and parameters resolve
+# through the class and its bases.
 
-_CSHARP_QUERY = """
+_CS_TYPES = "[(identifier) (qualified_name) (generic_name)]"
+_CSHARP_QUERY = f"""
 (class_declaration name: (identifier) @name) @def.class
 (record_declaration name: (identifier) @name) @def.class
 (struct_declaration name: (identifier) @name) @def.struct
@@ -7065,26 +7959,284 @@ _CSHARP_QUERY = """
 (enum_declaration name: (identifier) @name) @def.enum
 (method_declaration name: (identifier) @name) @def.method
 (constructor_declaration name: (identifier) @name) @def.method
-(namespace_declaration name: (_) @name) @scope.namespace
+(local_function_statement name: (identifier) @name) @def.function
+(namespace_declaration name: (_) @package)
+(file_scoped_namespace_declaration name: (_) @package)
+(using_directive) @import
+(invocation_expression function: (identifier) @callee) @call
+(invocation_expression function: (generic_name (identifier) @callee)) @call
+(invocation_expression function: (member_access_expression expression: _ @recv
+    name: (identifier) @callee)) @call
+(invocation_expression function: (member_access_expression expression: _ @recv
+    name: (generic_name (identifier) @callee))) @call
+(invocation_expression function: (conditional_access_expression condition: (_) @recv
+    (member_binding_expression name: (identifier) @callee))) @call
+(object_creation_expression type: (identifier) @callee) @call
+(object_creation_expression type: (generic_name (identifier) @callee)) @call
+(object_creation_expression type: (qualified_name qualifier: (_) @recv
+    name: (identifier) @callee)) @call
+(variable_declaration type: {_CS_TYPES} @type (variable_declarator name: (identifier) @var))
+    @vartype
+(variable_declaration type: (implicit_type) (variable_declarator name: (identifier) @var
+    [(object_creation_expression type: (_) @type)
+     (invocation_expression function: (_) @type)])) @vartype
+(property_declaration type: {_CS_TYPES} @type name: (identifier) @var) @vartype
+(foreach_statement type: {_CS_TYPES} @type left: (identifier) @var) @vartype
+[(if_statement) (for_statement) (foreach_statement) (while_statement) (do_statement)
+ (catch_clause) (conditional_expression) (switch_section)] @branch
+(binary_expression operator: ["&&" "||" "??"]) @branch
 """
+
+
+def _cs_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """`class A : Base, IFoo`: the grammar cannot tell a base class from an
+    interface; C#'s naming rule (interfaces are I + a capital) does."""
+    bases = next((c for c in d.node.named_children if c.type == "base_list"), None)
+    for index, base in enumerate(bases.named_children if bases is not None else ()):
+        if base.type not in ("identifier", "qualified_name", "generic_name"):
+            continue
+        name = re.sub(r"<.*", "", s.text(base)).rsplit(".", 1)[-1]
+        interface = d.kind == "interface" or index > 0 or re.match(r"I[A-Z]", name)
+        add(base, "implements" if interface and d.kind != "interface" else "extends")
+
+
+def _cs_using(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """using A.B; using static A.B.C; using X = A.B.C;"""
+    line = node.start_point[0] + 1
+    alias = node.child_by_field_name("name")
+    target = next((c for c in node.named_children if c != alias and c.type in (
+        "identifier", "qualified_name", "generic_name")), None)
+    text = re.sub(r"<.*", "", s.text(target)) if target is not None else ""
+    if not text:
+        return
+    if alias is not None:
+        _bind(ctx, s.text(alias), text, None, line)
+    elif any(c.type == "static" for c in node.children):
+        ctx.setdefault("static_using", []).append(text)
+        ctx["import_lines"].append((text, line))
+    else:
+        ctx.setdefault("using", []).append(text)
+        ctx["import_lines"].append((text, line))
+
+
+def _cs_prefixes(r: _Resolver, path: str) -> list[str]:
+    ctx = r.ctx(path)
+    return [*_package_chain(r.package.get(path, "")), *ctx.get("using", ()), ""]
+
+
+def _cs_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                      ctx: dict[str, Any]) -> tuple | None:
+    found = _fq_lookup(r, path, _cs_prefixes(r, path), name)
+    if found is None and ctx.get("static_using"):
+        found = _fq_lookup(r, path, ctx["static_using"], name)
+    cls = r.enclosing_class(path, scope) if found is None and "." in scope else None
+    if cls is not None and r.nodes[cls][3] != path:  # a partial class's other file
+        member = r.method_lookup(cls, name)
+        found = ("node", member) if member is not None else None
+    return found
+
+
+def _cs_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _fq_lookup(r, path, _cs_prefixes(r, path), dotted)
+
+
 CSHARP = Language(
-    name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, family="csharp",
-    class_scope=True, return_fields=("returns", "type"), exported=_public_exported)
+    bare_outside=True,
+    name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, full=True,
+    family="csharp", self_names=("this",), super_names=("base",), class_scope=True,
+    methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
+    return_fields=("returns", "type"),
+    skeleton=SkeletonRules(
+        containers=frozenset({"compilation_unit", "declaration_list", "block",
+                              "switch_section", "switch_body"}),
+        keep=frozenset({"if_statement", "for_statement", "foreach_statement",
+                        "while_statement", "do_statement", "try_statement",
+                        "switch_statement", "switch_section", "return_statement",
+                        "throw_statement", "yield_statement", "using_statement",
+                        "lock_statement", "method_declaration", "constructor_declaration",
+                        "class_declaration", "interface_declaration", "struct_declaration",
+                        "record_declaration", "enum_declaration", "namespace_declaration",
+                        "local_function_statement", "labeled_statement"}),
+        class_bodies=frozenset({"declaration_list"})),
+    exported=_public_exported, bases=_cs_bases, import_handler=_cs_using,
+    resolve_binding=_fq_resolve_binding, resolve_local=_cs_resolve_local,
+    resolve_qualified=_cs_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: Ruby -------------------------------------------------------
+# Constants (classes, modules) are looked up through the lexical nesting of
+# modules, then at the top level; a class may be reopened in several files
+# and is one class. A bare call `log("x")` or `helper` inside a method is a
+# call on self: the class, its superclass and the modules it includes. `require`
+# and `require_relative` are the file's imports; `Foo.new` constructs Foo.
 
 _RUBY_QUERY = """
 (class name: (_) @name) @def.class
 (module name: (_) @name) @def.class
 (method name: (_) @name) @def.function
 (singleton_method name: (_) @name) @def.function
+(call method: (identifier) @req arguments: (argument_list . (string))
+    (#match? @req "^require(_relative)?$")) @import
+(call receiver: (_) @recv method: (identifier) @callee) @call
+(call !receiver method: (identifier) @callee) @call
+(body_statement (identifier) @callee @call @maybe_local)
+(assignment left: (identifier) @local)
+(operator_assignment left: (identifier) @local)
+(method_parameters [(identifier) (optional_parameter name: (identifier))
+                    (keyword_parameter name: (identifier))] @local)
+(block_parameters (identifier) @local)
+(assignment left: (identifier) @var right: (call receiver: [(constant) (scope_resolution)] @type
+    method: (identifier) @new (#eq? @new "new"))) @vartype
+(assignment left: (instance_variable) @var right: (call
+    receiver: [(constant) (scope_resolution)] @type method: (identifier) @new
+    (#eq? @new "new"))) @vartype @self
+[(if) (unless) (while) (until) (for) (when) (rescue) (conditional) (if_modifier)
+ (unless_modifier) (while_modifier) (until_modifier) (elsif)] @branch
+(binary operator: ["&&" "||" "and" "or"]) @branch
 """
-RUBY = Language(name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY,
-                family="ruby")
+# Kernel's and Module's methods, called without a receiver everywhere.
+RUBY_BUILTINS = frozenset(
+    "require require_relative load autoload puts print p pp raise fail loop lambda proc format "
+    "sprintf printf gets sleep rand srand exit exit! abort at_exit catch throw binding "
+    "block_given? caller attr_reader attr_writer attr_accessor include extend prepend private "
+    "protected public module_function private_constant define_method alias_method freeze "
+    "frozen? dup clone send public_send respond_to? is_a? kind_of? instance_of? "
+    "instance_variable_get instance_variable_set new super yield warn Integer Float String "
+    "Array Hash Rational Complex".split())
+
+
+def _rb_def_name(text: str, kind: str) -> str:
+    return text.rsplit("::", 1)[-1]
+
+
+def _rb_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """class Admin::User inside module App is App.Admin.User."""
+    written = s.text(d.node.child_by_field_name("name"))
+    if "::" not in written or d.kind.startswith("function"):
+        return False
+    path = ".".join(p for p in written.split("::") if p)
+    d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
+    return True
+
+
+def _rb_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """The superclass, and the modules the class body includes (mixins)."""
+    superclass = d.node.child_by_field_name("superclass")
+    for base in superclass.named_children if superclass is not None else ():
+        add(base, "extends", s.text(base).replace("::", "."))
+    body = d.node.child_by_field_name("body")
+    for call in body.named_children if body is not None else ():
+        method = call.child_by_field_name("method") if call.type == "call" else None
+        if method is None or s.text(method) not in ("include", "prepend", "extend"):
+            continue
+        args = call.child_by_field_name("arguments")
+        for module in args.named_children if args is not None else ():
+            if module.type in ("constant", "scope_resolution"):
+                add(module, "implements", s.text(module).replace("::", "."))
+
+
+def _rb_call_written(s: _Source, recv: Any, callee: Any, name: str,
+                     recv_text: str) -> tuple[str, str] | None:
+    """@cache.put: an instance variable is an attribute of self."""
+    if recv.type == "instance_variable":
+        return f"{recv_text}.{name}", "self." + recv_text.lstrip("@")
+    return None
+
+
+def _rb_require(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    method = s.text(node.child_by_field_name("method"))
+    args = node.child_by_field_name("arguments")
+    spec = _quoted_text(s, args.named_children[0]) if args is not None else ""
+    if spec:
+        if method == "require_relative" and not spec.startswith("."):
+            spec = "./" + spec
+        ctx["import_lines"].append((spec, node.start_point[0] + 1))
+
+
+def _rb_file(r: _Resolver, importer: str, spec: str) -> str | None:
+    """require_relative: next to the file; require: a file of the load path (lib/,
+    or any folder holding that path)."""
+    name = spec if spec.endswith(".rb") else spec + ".rb"
+    if spec.startswith("."):
+        here = os.path.normpath(posixpath_join(posix_parent(importer), name)).replace("\\", "/")
+        return here if here in r.lang else None
+    matches = [p for p in r.lang if (p == name or p.endswith("/" + name))
+               and r.language(p).family == "ruby"]
+    return min(matches, key=lambda p: (not p.startswith("lib/"), p.count("/"))) if matches \
+        else None
+
+
+def _rb_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                        depth: int) -> tuple | None:
+    found = _rb_file(r, path, module)
+    return ("module", [found]) if found else ("external", None)
+
+
+def _rb_constant(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    """A class or module through the lexical nesting; a reopened class is one class,
+    its node is the definition in the file named after it, else in this file."""
+    table = _fq_table(r, "ruby")
+    for prefix in [*r.scope_chain(scope), ""]:
+        ids = [n for n in table.get(f"{prefix}.{name}" if prefix else name, ())
+               if r.nodes[n][0] in CLASS_KINDS]
+        if ids:
+            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name.rsplit(".", 1)[-1]).lower()
+            return ("node", min(ids, key=lambda n: (_file_stem(r.nodes[n][3]) != snake,
+                                                      r.nodes[n][3] != path,
+                                                      r.nodes[n][3])))
+    return None
+
+
+def _rb_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                      ctx: dict[str, Any]) -> tuple | None:
+    if name[:1].isupper():
+        found = _rb_constant(r, path, scope, name)
+    else:
+        found = _member_elsewhere(r, path, scope, name) or _fq_lookup(r, path, ("",), name)
+    return found
+
+
+def _rb_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _rb_constant(r, path, scope, dotted) if dotted[:1].isupper() else None
+
+
+def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                      callee: str) -> tuple[int | None, float] | None:
+    """Foo.new(...) constructs Foo."""
+    if callee != "new" or not recv[:1].isupper():
+        return None
+    target = _rb_constant(r, path, scope, recv) or r.resolve_dotted(path, scope, recv)
+    if target is not None and target[0] == "node":
+        return target[1], CONF_EXACT
+    return (None, 1.0) if target is not None else None
+
+
+RUBY = Language(
+    bare_outside=True,
+    name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY, full=True,
+    family="ruby", self_names=("self",), class_scope=True, methods_outside=True,
+    builtins=RUBY_BUILTINS, sigils="@",
+    skeleton=SkeletonRules(
+        containers=frozenset({"program", "body_statement", "then", "else", "do", "block_body",
+                              "ensure", "rescue", "when", "begin"}),
+        keep=frozenset({"if", "unless", "while", "until", "for", "case", "when", "begin",
+                        "rescue", "ensure", "return", "yield", "method", "singleton_method",
+                        "class", "module", "if_modifier", "unless_modifier", "elsif", "next",
+                        "break", "redo", "retry", "else"}),
+        class_parents=frozenset({"class", "module"})),
+    def_name=_rb_def_name, qualname=_rb_qualname, bases=_rb_bases,
+    call_written=_rb_call_written, import_handler=_rb_require,
+    resolve_binding=_rb_resolve_binding, resolve_local=_rb_resolve_local,
+    resolve_qualified=_rb_qualified, receiver_call=_rb_receiver_call,
+    method_fallback=_method_anywhere)
 
 
 # --- Graph language: PHP --------------------------------------------------------
+# A name is read through the file's `use` imports (aliases, `use function`,
+# group uses), then the file's namespace; a function falls back to the global
+# namespace as PHP's does. Methods are only ever called through $this, self::,
+# static::, parent::, a class name or a typed variable (a bare f() is a
+# function, never a method). require/include of a literal path are imports.
 
 _PHP_QUERY = """
 (class_declaration name: (name) @name) @def.class
@@ -7093,33 +8245,390 @@ _PHP_QUERY = """
 (enum_declaration name: (name) @name) @def.enum
 (function_definition name: (name) @name) @def.function
 (method_declaration name: (name) @name) @def.method
+(namespace_definition name: (namespace_name) @package)
+[(namespace_use_declaration) (require_expression) (require_once_expression)
+ (include_expression) (include_once_expression)] @import
+(function_call_expression function: (name) @callee) @call
+(function_call_expression function: (qualified_name prefix: (_) @recv (name) @callee .)) @call
+(function_call_expression function: (qualified_name !prefix (name) @callee .)) @call
+(member_call_expression object: (_) @recv name: (name) @callee) @call
+(nullsafe_member_call_expression object: (_) @recv name: (name) @callee) @call
+(scoped_call_expression scope: (_) @recv name: (name) @callee) @call
+(object_creation_expression (name) @callee) @call
+(object_creation_expression (qualified_name prefix: (_) @recv (name) @callee .)) @call
+(assignment_expression left: (variable_name) @var
+    right: (object_creation_expression [(name) (qualified_name)] @type)) @vartype
+(property_declaration type: (_) @type (property_element name: (variable_name) @var)) @vartype
+[(if_statement) (else_if_clause) (for_statement) (foreach_statement) (while_statement)
+ (do_statement) (catch_clause) (conditional_expression) (case_statement)] @branch
+(binary_expression operator: ["&&" "||" "and" "or" "??"]) @branch
 """
-PHP = Language(name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, family="php",
-               class_scope=True)
+
+
+def _php_name(text: str) -> str:
+    """App\\Models\\User -> App.Models.User (the index's separator)."""
+    return text.strip().lstrip("\\").replace("\\", ".")
+
+
+def _php_call_written(s: _Source, recv: Any, callee: Any, name: str,
+                      recv_text: str) -> tuple[str, str]:
+    """$this->repo->find(): written as is, read as this.repo."""
+    sep = "::" if s.src[recv.end_byte:callee.start_byte].strip() == b"::" else "->"
+    written = f"{one_line(s.text(recv))}{sep}{name}" if recv.type != "namespace_name" else \
+        f"{one_line(s.text(recv))}\\{name}"
+    read = re.sub(r"\s+", "", s.text(recv)).replace("?->", ".").replace("->", ".")
+    return written, _php_name(read.replace("::", ".")).replace("$", "")
+
+
+def _php_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """extends, implements, and the traits a class body uses."""
+    for clause in d.node.named_children:
+        kind = {"base_clause": "extends", "class_interface_clause": "implements"}.get(
+            clause.type)
+        for base in clause.named_children if kind else ():
+            add(base, kind, _php_name(s.text(base)))
+    body = d.node.child_by_field_name("body")
+    for use in (c for c in (body.named_children if body is not None else ())
+                if c.type == "use_declaration"):
+        for trait in use.named_children:
+            if trait.type in ("name", "qualified_name"):
+                add(trait, "implements", _php_name(s.text(trait)))
+
+
+def _php_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    line = node.start_point[0] + 1
+    if node.type != "namespace_use_declaration":  # require / include of a literal path
+        strings = [_quoted_text(s, c) for c in _descendants(node, ("string",
+                                                                   "encapsed_string"))]
+        spec = "".join(strings)
+        if spec.endswith(".php"):
+            ctx["import_lines"].append(("./" + spec.lstrip("/") if "__DIR__" in s.text(node)
+                                        else spec, line))
+        return
+    group = next((c for c in node.named_children if c.type == "namespace_use_group"), None)
+    prefix = next((_php_name(s.text(c)) + "." for c in node.named_children
+                   if c.type in ("namespace_name", "qualified_name")), "") if group else ""
+    for clause in _descendants(node, ("namespace_use_clause",)):
+        target = next((c for c in clause.named_children if c.type in ("qualified_name",
+                                                                      "name")), None)
+        alias = clause.child_by_field_name("alias")
+        full = prefix + _php_name(s.text(target))
+        local = s.text(alias) if alias is not None else full.rsplit(".", 1)[-1]
+        _bind(ctx, local, full, None, line)
+
+
+def _php_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                         depth: int) -> tuple | None:
+    if module.endswith(".php"):  # require 'x.php'
+        base = posix_parent(path) if module.startswith(".") else ""
+        found = os.path.normpath(posixpath_join(base, module)).replace("\\", "/")
+        return ("module", [found]) if found in r.lang else ("external", None)
+    return _fq_resolve_binding(r, path, module, name, depth)
+
+
+def _php_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                       ctx: dict[str, Any]) -> tuple | None:
+    package = r.package.get(path, "")
+    found = _fq_lookup(r, path, (package, "") if package else ("",), name)
+    return found
+
+
+def _php_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    head, _, rest = dotted.partition(".")
+    binding = r.ctx(path).get("imports", {}).get(head)
+    if binding is not None:  # use App\\Models; Models\\User::create()
+        dotted = f"{binding[0]}.{rest}"
+    package = r.package.get(path, "")
+    return _fq_lookup(r, path, (package, "") if package else ("",), dotted) or (
+        ("external", None) if _absent(r, path, dotted) else None)
+
+
+PHP = Language(
+    bare_outside=True,
+    name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, full=True, family="php",
+    self_names=("this", "self", "static"), super_names=("parent",), unprefixed_fields=True,
+    sigils="$",
+    skeleton=SkeletonRules(
+        containers=frozenset({"program", "compound_statement", "declaration_list",
+                              "switch_block", "case_statement", "default_statement"}),
+        keep=frozenset({"if_statement", "else_clause", "else_if_clause", "for_statement",
+                        "foreach_statement", "while_statement", "do_statement",
+                        "try_statement", "switch_statement", "case_statement",
+                        "default_statement", "return_statement", "function_definition",
+                        "method_declaration", "class_declaration", "interface_declaration",
+                        "trait_declaration", "enum_declaration", "namespace_definition",
+                        "php_tag"}),
+        class_bodies=frozenset({"declaration_list"})),
+    bases=_php_bases, call_written=_php_call_written, import_handler=_php_import,
+    resolve_binding=_php_resolve_binding, resolve_local=_php_resolve_local,
+    resolve_qualified=_php_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: Kotlin -----------------------------------------------------
+# Grammar: the tree-sitter-kotlin wheel (fewer parse failures on real code than
+# the language pack's; DESIGN.md "Grammars"). A name is looked up in the
+# file's package (every file of a package shares it), its imports (aliases
+# too) and star imports, then Kotlin's own library. `fun User.display()` is
+# an extension: a method of User wherever it is written. Constructors are
+# called by the class name: `User(id)` is a call of the class.
 
 _KOTLIN_QUERY = """
-(class_declaration (type_identifier) @name) @def.class
-(object_declaration (type_identifier) @name) @def.class
-(function_declaration (simple_identifier) @name) @def.function
+(class_declaration "interface" name: (identifier) @name) @def.interface
+(class_declaration "class" name: (identifier) @name) @def.class
+(object_declaration name: (identifier) @name) @def.class
+(function_declaration name: (identifier) @name) @def.function
+(package_header (qualified_identifier) @package)
+(import) @import
+(call_expression . (identifier) @callee) @call
+(call_expression . (navigation_expression (_) @recv . (identifier) @callee .)) @call
+(property_declaration (variable_declaration (identifier) @var (_) @type)) @vartype
+(property_declaration (variable_declaration (identifier) @var .)
+    (call_expression . (identifier) @type)) @vartype
+(class_parameter (identifier) @var [(user_type) (nullable_type)] @type) @vartype
+[(if_expression) (for_statement) (while_statement) (do_while_statement) (catch_block)
+ (when_entry)] @branch
+[(binary_expression "&&") (binary_expression "||") (binary_expression "?:")] @branch
 """
-KOTLIN = Language(name="kotlin", extensions=(".kt", ".kts"), fence="kotlin",
-                  query=_KOTLIN_QUERY, family="kotlin", class_scope=True,
-                  parameter_children=True)
+
+
+def _kt_type_before_name(s: _Source, d: _Def) -> Any:
+    """The receiver type of an extension function: the type written before the name."""
+    name = d.node.child_by_field_name("name")
+    return next((c for c in d.node.named_children if name is not None
+                 and c.end_byte <= name.start_byte and c.type in (
+                     "user_type", "nullable_type", "parenthesized_type")), None)
+
+
+def _kt_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """fun User.display() is the method User.display."""
+    receiver = _kt_type_before_name(s, d) if d.kind == "function" else None
+    if receiver is None:
+        return False
+    owner = _clean_type(s.text(receiver))
+    d.qualname, d.kind = f"{owner}.{d.name}", "method"
+    return True
+
+
+def _kt_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    if p.type != "parameter":
+        return None
+    name = next((c for c in p.named_children if c.type == "identifier"), None)
+    type_node = next((c for c in p.named_children if c is not name), None)
+    after = p.next_sibling
+    default = after.next_named_sibling if after is not None and after.type == "=" else None
+    return {"name": s.text(name), "type": one_line(s.text(type_node)) or None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
+def _kt_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    """class A : Base(), Iface: a constructor call names the class, a bare type an
+    interface."""
+    for holder in (c for c in d.node.named_children if c.type == "delegation_specifiers"):
+        for spec in holder.named_children:
+            call = next((c for c in spec.named_children if c.type == "constructor_invocation"),
+                        None)
+            base = (call.named_children[0] if call is not None and call.named_children
+                    else next((c for c in spec.named_children if c.type == "user_type"), None))
+            if base is not None:
+                add(base, "extends" if call is not None or d.kind == "interface"
+                    else "implements")
+
+
+def _kt_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    """import a.b.C, import a.b.C as D, import a.b.*"""
+    target = next((c for c in node.named_children if c.type == "qualified_identifier"), None)
+    alias = next((c for c in node.named_children if c.type == "identifier"), None)
+    full, line = s.text(target), node.start_point[0] + 1
+    if not full:
+        return
+    if any(c.type == "*" for c in node.children):
+        ctx["stars"].append(full)
+        ctx["import_lines"].append((full, line))
+    else:
+        _bind(ctx, s.text(alias) if alias is not None else full.rsplit(".", 1)[-1], full,
+              None, line)
+
+
+def _member_elsewhere(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    """A member of the enclosing class whose class is in another file (an extension,
+    a partial class, an out-of-line definition)."""
+    cls = r.enclosing_class(path, scope) if "." in scope else None
+    if cls is None or r.nodes[cls][3] == path:
+        return None
+    member = r.method_lookup(cls, name)
+    return ("node", member) if member is not None else None
+
+
+def _kt_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                      ctx: dict[str, Any]) -> tuple | None:
+    package = r.package.get(path, "")
+    found = _member_elsewhere(r, path, scope, name) or _fq_lookup(
+        r, path, (package, "") if package else ("",), name)
+    return found
+
+
+def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    package = r.package.get(path, "")
+    return _fq_lookup(r, path, (package, "") if package else ("",), dotted)
+
+
+KOTLIN = Language(
+    bare_outside=True,
+    name="kotlin", extensions=(".kt", ".kts"), fence="kotlin", grammar="tree_sitter_kotlin",
+    query=_KOTLIN_QUERY, full=True, family="kotlin", self_names=("this",), class_scope=True,
+    methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
+    parameter_children=True, return_after=":",
+    skeleton=SkeletonRules(
+        containers=frozenset({"source_file", "class_body", "block",
+                              "control_structure_body"}),
+        keep=frozenset({"if_expression", "when_expression", "when_entry", "for_statement",
+                        "while_statement", "do_while_statement", "try_expression",
+                        "return_expression", "throw_expression", "jump_expression",
+                        "function_declaration", "class_declaration", "object_declaration",
+                        "companion_object"}),
+        class_bodies=frozenset({"class_body"})),
+    qualname=_kt_qualname, param=_kt_param, bases=_kt_bases, import_handler=_kt_import,
+    resolve_binding=_fq_resolve_binding, resolve_local=_kt_resolve_local,
+    resolve_qualified=_kt_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: Swift ------------------------------------------------------
+# Grammar: the tree-sitter-swift wheel (a newer build of the language pack's
+# grammar: fewer parse failures on real code). Every file of a module (a
+# target folder such as Sources/App) sees every other's declarations without
+# an import, so a name is looked up module-wide, then in the modules the file
+# imports. `extension User: Printable { func display() }` adds methods to User
+# (wherever User is declared) and makes it implement Printable. `User(...)` is
+# a call of the class (its init).
 
 _SWIFT_QUERY = """
-(class_declaration name: (type_identifier) @name) @def.class
+(class_declaration declaration_kind: "class" name: (type_identifier) @name) @def.class
+(class_declaration declaration_kind: "actor" name: (type_identifier) @name) @def.class
+(class_declaration declaration_kind: "struct" name: (type_identifier) @name) @def.struct
+(class_declaration declaration_kind: "enum" name: (type_identifier) @name) @def.enum
+(class_declaration declaration_kind: "extension" name: (_) @name) @scope.impl
 (protocol_declaration name: (type_identifier) @name) @def.interface
 (function_declaration name: (simple_identifier) @name) @def.function
+(protocol_function_declaration name: (simple_identifier) @name) @def.function
+(init_declaration "init" @name) @def.function
+(import_declaration) @import
+(call_expression . (simple_identifier) @callee) @call
+(call_expression . (navigation_expression target: (_) @recv
+    suffix: (navigation_suffix suffix: (simple_identifier) @callee))) @call
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @var)
+    (type_annotation (_) @type)) @vartype
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @var)
+    value: (call_expression . (simple_identifier) @type)) @vartype
+[(if_statement) (guard_statement) (for_statement) (while_statement) (repeat_while_statement)
+ (catch_block) (switch_entry) (ternary_expression)] @branch
+(conjunction_expression) @branch
+(disjunction_expression) @branch
 """
-SWIFT = Language(name="swift", extensions=(".swift",), fence="swift", query=_SWIFT_QUERY,
-                 family="swift", class_scope=True, parameter_children=True,
-                 exported=_public_exported)
+
+
+def _swift_def_name(text: str, kind: str) -> str:
+    return re.sub(r"<.*", "", text).rsplit(".", 1)[-1] if kind == "scope.impl" else text
+
+
+def _swift_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    """(with id: Int = 0): the name is the internal one, the label only in the signature."""
+    if p.type != "parameter":
+        return None
+    name = p.child_by_field_name("name")
+    type_node = next((c for c in p.named_children if c.type.endswith("type")), None)
+    after = p.next_named_sibling
+    default = after if after is not None and after.type != "parameter" and \
+        p.parent.field_name_for_named_child(
+            list(p.parent.named_children).index(after)) == "default_value" else None
+    return {"name": s.text(name), "type": one_line(s.text(type_node)) or None,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
+
+
+def _swift_inherits(s: _Source, d: _Def, add: Callable[..., None]) -> None:
+    for spec in (c for c in d.node.named_children if c.type == "inheritance_specifier"):
+        base = spec.child_by_field_name("inherits_from")
+        if base is not None:
+            add(base, "extends" if d.kind == "class" else "implements")
+
+
+def _swift_extension(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) -> None:
+    """extension User: Printable makes User implement Printable."""
+    if d.kind != "scope.impl":
+        return
+    for spec in (c for c in d.node.named_children if c.type == "inheritance_specifier"):
+        base = spec.child_by_field_name("inherits_from")
+        if base is not None:
+            bases.append((d.qualname, _clean_type(s.text(base)), "implements",
+                          base.start_point[0] + 1))
+
+
+def _swift_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
+    module = s.text(node.named_children[0]) if node.named_children else ""
+    if module:
+        ctx["import_lines"].append((module, node.start_point[0] + 1))
+        ctx.setdefault("modules", []).append(module)
+
+
+def _swift_module(path: str) -> str:
+    """A file's module: the target folder under Sources/ (SwiftPM), else the top folder."""
+    parts = path.split("/")
+    if "Sources" in parts[:-1]:
+        index = parts.index("Sources")
+        return "/".join(parts[:index + 2])
+    return parts[0] if len(parts) > 1 else ""
+
+
+def _swift_module_files(r: _Resolver, module: str) -> list[str]:
+    return [p for p in r.lang if r.language(p).family == "swift" and (
+        _swift_module(p).rsplit("/", 1)[-1] == module)]
+
+
+def _swift_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
+                           depth: int) -> tuple | None:
+    files = _swift_module_files(r, module)
+    return ("module", files) if files else ("external", None)
+
+
+def _swift_resolve_local(r: _Resolver, path: str, scope: str, name: str,
+                         ctx: dict[str, Any]) -> tuple | None:
+    found = _member_elsewhere(r, path, scope, name)
+    if found is not None:
+        return found
+    ids = _fq_table(r, "swift").get(name, [])
+    module = _swift_module(path)
+    imported = set(ctx.get("modules", ()))
+    for pick in ([n for n in ids if _swift_module(r.nodes[n][3]) == module],
+                 [n for n in ids if _swift_module(r.nodes[n][3]).rsplit("/", 1)[-1]
+                  in imported]):
+        if pick:
+            found_id = _fq_pick(r, path, pick, hidden=False)
+            return ("node", found_id) if found_id is not None else None
+    return None
+
+
+def _swift_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
+    return _fq_lookup(r, path, ("",), dotted)
+
+
+SWIFT = Language(
+    bare_outside=True,
+    name="swift", extensions=(".swift",), fence="swift", grammar="tree_sitter_swift",
+    query=_SWIFT_QUERY, full=True, family="swift", self_names=("self", "Self"),
+    class_scope=True, methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
+    parameter_children=True, return_after="->",
+    skeleton=SkeletonRules(
+        containers=frozenset({"source_file", "class_body", "statements", "protocol_body",
+                              "enum_class_body"}),
+        keep=frozenset({"if_statement", "guard_statement", "for_statement", "while_statement",
+                        "repeat_while_statement", "do_statement", "switch_statement",
+                        "switch_entry", "control_transfer_statement", "function_declaration",
+                        "init_declaration", "class_declaration", "protocol_declaration",
+                        "defer_statement"}),
+        class_bodies=frozenset({"class_body", "protocol_body", "enum_class_body"})),
+    def_name=_swift_def_name, param=_swift_param, exported=_public_exported,
+    bases=_swift_inherits, def_extra=_swift_extension, import_handler=_swift_import,
+    resolve_binding=_swift_resolve_binding, resolve_local=_swift_resolve_local,
+    resolve_qualified=_swift_qualified, method_fallback=_method_anywhere)
 
 
 # --- Graph language: code fences only -------------------------------------------
@@ -7197,20 +8706,42 @@ def graph_relations(db: Database, project: str, node: Node, relation: str,
             for r in rows]
 
 
-def _rank_key(node: Node) -> tuple:
-    testish = is_test_path(node.path)
-    kind_rank = 0 if node.kind in CLASS_KINDS or node.kind == "function" else 1
-    return (testish, kind_rank, node.path.count("/"), len(node.path), node.line)
+SQL_FAN_IN = ("SELECT dst_id, count(*) FROM edges WHERE project = ? AND kind = 'calls' "
+              "AND confidence >= ? AND dst_id IN ({marks}) GROUP BY dst_id")
+SQL_NODE_BY_UID = f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND uid = ?"
+
+
+def _ranked(db: Database, project: str, nodes: list[Node]) -> list[Node]:
+    """Best candidate first: not a test, a definition rather than a method, more
+    callers (fan-in), then the shorter path and the earlier line."""
+    fan_in: dict[int, int] = {}
+    for start in range(0, len(nodes), 500):
+        chunk = [n.rowid for n in nodes[start:start + 500]]
+        marks = ", ".join("?" * len(chunk))
+        fan_in.update(db.query(SQL_FAN_IN.format(marks=marks),
+                               (project, DEFAULT_MIN_CONFIDENCE, *chunk)))
+
+    def key(node: Node) -> tuple:
+        kind_rank = 0 if node.kind in CLASS_KINDS or node.kind == "function" else 1
+        return (is_test_path(node.path), kind_rank, -fan_in.get(node.rowid, 0),
+                node.path.count("/"), len(node.path), node.line)
+    return sorted(nodes, key=key)
 
 
 def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
                   first: bool = False) -> Node:
-    """The node named by TARGET: an id, a qualname, a bare name or FILE:LINE."""
+    """The node named by TARGET: an id, a qualname, a bare name or FILE:LINE.
+
+    An exact id always wins over reading the text as FILE:LINE (``errors.ts:33``
+    may be the object key 33 of errors.ts)."""
     text = text.strip()
     project = env.project
+    exact = db.one(SQL_NODE_BY_UID, (project, text)) if not file else None
+    if exact is not None and exact["kind"] != "file":
+        return _node_from_row(exact)
     place = re.fullmatch(r"(.+?):(\d+)", text)
     if place:
-        path = normalize_file(place.group(1), env)
+        path = normalize_path(place.group(1), env.place)
         check_line_in_file(env, path, int(place.group(2)))
         found = graph_nodes_at(db, project, path, int(place.group(2)))
         if found:
@@ -7220,14 +8751,14 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
             return _node_from_row(row)
         raise NotFound(f"{path} is not in the index of project {project!r}; "
                        f"run `ctxkit index` (or check the path)")
-    normalized = normalize_file(file, env) if file else None
+    normalized = normalize_path(file, env.place) if file else None
     nodes = graph_find_nodes(db, project, text, normalized)
     if not nodes:
-        row = db.one(SQL_FILE_NODE, (project, normalize_file(text, env)))
+        row = db.one(SQL_FILE_NODE, (project, normalize_path(text, env.place)))
         if row is not None and not normalized:
             return _node_from_row(row)
         raise NotFound(_not_found_message(db, project, text, normalized))
-    nodes.sort(key=_rank_key)
+    nodes = _ranked(db, project, nodes)
     if len(nodes) > 1 and not first:
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
         more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""
@@ -7395,6 +8926,9 @@ def _index_text(summary: dict[str, Any], flagged: list[str], quiet: bool) -> str
             f"{files['removed']} removed, {skipped}; {files['errors']} with "
             f"syntax errors) in {summary['seconds']:.2f}s: {summary['nodes']} nodes, "
             f"{summary['edges']} edges; files by language: {languages}")
+    if summary.get("recovered"):
+        text += (f"\n{summary['recovered']} definitions made by tree-sitter's error recovery: "
+                 f"marked, never counted as callers")
     if flagged and not quiet:
         shown = "\n".join(f"  {p}" for p in flagged[:10])
         more = f"\n  ... and {len(flagged) - 10} more" if len(flagged) > 10 else ""
@@ -7410,22 +8944,24 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
         where, params = ["project = ?", "kind != 'file'"], [env.project]
         if args.file:
             where.append("path = ?")
-            params.append(normalize_file(args.file, env))
+            params.append(normalize_path(args.file, env.place))
         if args.kind:
             where.append("kind = ?")
             params.append(args.kind)
-        rows = db.query(f"SELECT uid, kind, path, line, qualname FROM nodes WHERE "
+        rows = db.query(f"SELECT uid, kind, path, line, qualname, recovered FROM nodes WHERE "
                         f"{' AND '.join(where)} ORDER BY path, line", params)
         empty = db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None
     finally:
         db.close()
-    results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"]}
+    results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"],
+                **({"recovered": True} if r["recovered"] else {})}
                for r in rows if _symbol_matches(args.pattern, r["uid"], r["qualname"])]
     results = results[:args.limit]
     none = ("nothing is indexed yet: run `ctxkit index` where the source files are" if empty
             else "no symbols match")
-    emit(env, {"results": results},
-         lambda: "\n".join(f"{r['id']} ({r['kind']})" for r in results) or none)
+    emit(env, {"results": results}, lambda: "\n".join(
+        f"{r['id']} ({r['kind']}{', made by error recovery' if r.get('recovered') else ''})"
+        for r in results) or none)
     return EXIT_OK
 
 
@@ -7684,9 +9220,11 @@ def count_tokens(text: str) -> int:
 # -- source ------------------------------------------------------------------
 
 
-def source_language(path: str) -> str | None:
-    """The tree-sitter language whose skeleton rules apply to ``path``."""
-    return SKELETON_LANGUAGES.get(os.path.splitext(path)[1].lower())
+def source_language(path: str, data: bytes | None = None) -> str | None:
+    """The tree-sitter language whose skeleton rules apply to ``path`` (its content
+    decides where an ending is shared: a C++ header named .h)."""
+    language = SKELETON_LANGUAGES.get(os.path.splitext(path)[1].lower())
+    return graph_dialect(language, path, data) if language and data is not None else language
 
 
 def fence_language(path: str) -> str:
@@ -7737,7 +9275,10 @@ def _inline_code(text: str) -> str:
 
 
 _CALL_TYPES = frozenset({"call", "call_expression", "method_invocation", "macro_invocation",
-                         "new_expression", "object_creation_expression"})
+                         "new_expression", "object_creation_expression",
+                         "invocation_expression", "function_call_expression",
+                         "member_call_expression", "nullsafe_member_call_expression",
+                         "scoped_call_expression"})
 # await and yield are kept whatever they wrap: they are suspension points.
 _SUSPEND_TYPES = frozenset({"await", "await_expression", "yield", "yield_expression"})
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function",
@@ -7750,7 +9291,8 @@ _WRAPPER_TYPES = frozenset({"expression_statement", "parenthesized_expression",
                             "try_expression", "expression_list", "as_expression",
                             "non_null_expression", "satisfies_expression"})
 _DECLARATOR_TYPES = frozenset({"variable_declarator", "var_spec", "const_spec",
-                               "assignment", "assignment_expression"})
+                               "assignment", "assignment_expression", "init_declarator",
+                               "variable_declaration"})
 
 _PARSERS: dict[str, Any] = {}
 
@@ -7759,9 +9301,8 @@ def parse_source(data: bytes, language: str) -> Any:
     """The tree-sitter tree of ``data`` (grammars are bundled, nothing is fetched)."""
     parser = _PARSERS.get(language)
     if parser is None:
-        from tree_sitter_language_pack import get_parser
-        parser = _PARSERS[language] = get_parser(language)
-    return parser.parse(data)
+        parser = _PARSERS[language] = graph_parser(language)
+    return graph_parse(language, data, parser)
 
 
 def _node_rows(node: Any) -> tuple[int, int]:
@@ -7797,6 +9338,11 @@ def _assigned_value(node: Any) -> Any:
         value = node.child_by_field_name(field)
         if value is not None:
             return value
+    after_equals = False  # grammars without a value field: what follows the `=`
+    for child in node.children:
+        if after_equals and child.is_named:
+            return child
+        after_equals = after_equals or child.type == "="
     for child in node.named_children:
         if child.type in _DECLARATOR_TYPES:
             return _assigned_value(child)
@@ -7928,7 +9474,7 @@ def skeleton_text(data: bytes, path: str, first: int, last: int) -> str:
     first, last = max(first - 1, 0), min(last - 1, len(lines) - 1)
     if last < first:
         return ""
-    language = source_language(path)
+    language = source_language(path, data)
     if language is None:
         return _line_skeleton(lines, first, last)
     rules = LANGUAGES[language].skeleton
@@ -8348,7 +9894,7 @@ _ASYNC_WORDS = lazy_re(r"\b(await|yield|go|spawn)\b|\.await\b")
 
 def control_points(data: bytes, path: str, first: int, last: int) -> tuple[list[str], list[str]]:
     """("raise at 20", ...) and ("await at 31", ...) within lines first..last."""
-    language = source_language(path)
+    language = source_language(path, data)
     if language is None:
         return _control_points_by_line(data, first, last)
     root = parse_source(data, language).root_node
@@ -8725,10 +10271,10 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
 def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
     db = open_db(env)
     try:
-        file = normalize_file(args.file, env) if args.file else None
+        file = normalize_path(args.file, env.place) if args.file else None
         place = _CONTEXT_FILE_LINE.match(args.target)
         if place:  # the line must point into the file as it is now
-            graph_refresh(env, db, [normalize_file(place.group("path"), env)])
+            graph_refresh(env, db, [normalize_path(place.group("path"), env.place)])
         node = graph_resolve(db, env, args.target, file=file, first=args.first)
         result = render_context(env, db, node, args.purpose, args.budget, args.depth,
                                 args.include_tests)
@@ -8867,21 +10413,9 @@ SELECT id, handle, label, command, source, status, exit_code, created_at, second
 SQL_OUTPUTS_SINCE = """
 SELECT handle, command, label, exit_code, created_at, summary FROM outputs
 WHERE project = ? AND created_at >= ? AND status != 'running' ORDER BY id"""
-SQL_CHUNKS_IN_RANGE = """
-SELECT line_start, line_end, cont, stderr, text FROM output_chunks
-WHERE output_id = ? AND line_end >= ? AND line_start <= ? ORDER BY id"""
 SQL_CHUNKS_FROM = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_end >= ? ORDER BY id"""
-SQL_SEARCH_FTS = """
-SELECT c.id, c.output_id, c.line_start, c.line_end, c.title, o.handle, bm25(output_fts, 2.0, 1.0)
-FROM output_fts JOIN output_chunks c ON c.id = output_fts.rowid
-JOIN outputs o ON o.id = c.output_id
-WHERE output_fts MATCH ? AND c.project = ? {handle}
-ORDER BY rank LIMIT ?"""
-SQL_VOCAB_MATCH = """
-SELECT o.id, o.vocab FROM output_vocab_fts JOIN outputs o ON o.id = output_vocab_fts.rowid
-WHERE output_vocab_fts MATCH ? AND o.project = ? {handle} LIMIT 50"""
 SQL_EXPIRED = "SELECT id FROM outputs WHERE project = ? AND created_at < ?"
 SQL_PURGE_SIZES = """
 SELECT COUNT(DISTINCT o.id), COALESCE(SUM(LENGTH(CAST(c.text AS BLOB))), 0)
@@ -8945,35 +10479,11 @@ _NEGATED = lazy_re(
     r"|\b(?:error|fail)(?:s|ed)?\s*:\s*none\b")
 _TRACE_START = lazy_re(r"^\s*Traceback \(most recent call last\):")
 _PY_FRAME = lazy_re(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
-_FILE_LINE = lazy_re(r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
-                        r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
-                        r":(?P<line2>\d+)")
-_WORD = lazy_re(r"\w+", re.UNICODE)
-_IDENT_SPLIT = lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _STOP_WORDS = frozenset(
     "a an and are as at be by did do does for from had has have how i in is it its me my "
     "no not of on or our so than that the their them then there these this those to was "
     "we were what when where which who whom why will with you your show find line log "
     "output".split())
-_SYNONYMS = (
-    ("error", "errors", "exception", "exceptions", "fail", "failed", "failure", "failing",
-     "traceback", "panic", "panicked", "fatal", "crash", "crashed", "raise", "raised"),
-    ("warn", "warning", "warnings", "deprecated", "deprecation"),
-    ("timeout", "timed", "deadline", "expired", "hang", "hung"),
-    ("refused", "refuse", "denied", "reject", "rejected", "forbidden", "unauthorized"),
-    ("missing", "notfound", "absent", "unknown", "undefined", "unresolved"),
-    ("memory", "oom", "heap", "alloc", "allocation"),
-    ("disk", "storage", "space", "quota", "full", "volume"),
-    ("connect", "connection", "socket", "network", "unreachable"),
-    ("slow", "latency", "duration", "elapsed", "took"),
-    ("install", "installed", "installing", "download", "collected", "requirement"),
-    ("test", "tests", "case", "spec", "assert", "assertion", "expected"),
-    ("compile", "compiler", "build", "syntax", "mismatched", "type"),
-    ("permission", "access", "eacces", "eperm"),
-    ("null", "none", "nil", "nullpointerexception", "nonetype"),
-    ("kill", "killed", "signal", "sigkill", "sigterm", "terminated", "abort", "aborted"),
-)
-_SYNONYM_OF = {word: group for group in _SYNONYMS for word in group}
 _SCRUB_NAME = lazy_re(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
                          r"|^(?:AWS|GITHUB|GH|OPENAI|ANTHROPIC|AZURE|GOOGLE|GCP|HF|HUGGINGFACE"
                          r"|NPM|PYPI|DOCKER|SLACK|STRIPE)_", re.IGNORECASE)
@@ -9778,7 +11288,7 @@ def _error_item(ingest: OutputIngest, item: dict[str, Any]) -> dict[str, Any]:
         refs.insert(0, item["ref"])
     if refs:
         path, line = refs[0]
-        result["ref"] = f"{normalize_file(path, ingest.env)}:{line}"
+        result["ref"] = f"{normalize_path(path, ingest.env.place)}:{line}"
     symbol = None
     if ingest.write_error is None:
         symbol = (_link_test_id(ingest.db, ingest.env, item["text"]) if item["kind"] == "test"
@@ -9796,7 +11306,7 @@ def _link_test_id(db: Database | None, env: Env, text: str) -> str | None:
     match = _TEST_ID.search(text)
     if db is None or not match:
         return None
-    path = normalize_file(match.group("path"), env)
+    path = normalize_path(match.group("path"), env.place)
     name = match.group("name").replace("::", ".")
     with contextlib.suppress(CtxkitError):
         for symbol in (name, name.rsplit(".", 1)[-1]):
@@ -9811,7 +11321,7 @@ def _link_refs(db: Database | None, env: Env, refs: list[tuple[str, int]]) -> st
     if db is None:
         return None
     for path, line in refs[:20]:
-        rel = normalize_file(path, env)
+        rel = normalize_path(path, env.place)
         with contextlib.suppress(CtxkitError):
             nodes = graph_nodes_at(db, env.project, rel, line)
             if nodes:
@@ -10240,8 +11750,8 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
 
 def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = None,
                    limit: int = 5, context: int = 2) -> dict[str, Any]:
-    """Search this project's outputs (output_search() in the Fast path section)."""
-    return output_search(db, env.project, str(env.root), str(env.cwd), query, handle=handle,
+    """Search this project's outputs (output_search() in the Read path section)."""
+    return output_search(db, env.place, query, handle=handle,
                          limit=limit, context=context)
 
 
@@ -10518,17 +12028,11 @@ class LessonError(CtxkitError):
     """A lesson command that cannot run as asked (bad id, empty lesson, bad import)."""
 
 
-# The read path (risk_level, symbol_counters, lesson_symbols, lessons_for_symbol,
-# inject_text, split_symbol_at) is in the Fast path section at the top of the
+# The read side (risk_level, symbol_counters, lesson_symbols, lessons_for_node,
+# inject_text, split_symbol) is in the Read path section at the top of the
 # file: `query SYMBOL --inject` runs it before the rest of the module is loaded.
 
 # --- recording ---------------------------------------------------------------
-
-
-def split_symbol(db: Database | None, env: Env, symbol: str,
-                 file: str | None) -> tuple[str, str | None]:
-    """split_symbol_at() (the fast-path section) for an Env."""
-    return split_symbol_at(db, env.project, str(env.root), str(env.cwd), symbol, file)
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -10549,7 +12053,7 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
     with open_db(env) as db:
-        name, path = split_symbol(db, env, symbol, file)
+        name, path = split_symbol(db, env.place, symbol, file)
         path, name, node = bind_to_code_on_disk(env, db, name, path or "")
         code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
@@ -10878,8 +12382,8 @@ def cmd_query(args: argparse.Namespace, env: Env) -> int:
     objs: list[dict[str, Any]] = []
     if db is not None:
         try:
-            name, file = (split_symbol(db, env, args.symbol, args.file) if args.symbol
-                          else (None, normalize_file(args.file, env) if args.file else None))
+            name, file = (split_symbol(db, env.place, args.symbol, args.file) if args.symbol
+                          else (None, normalize_path(args.file, env.place) if args.file else None))
             objs = lesson_symbols(db, env.project, name, file, include_all=args.all)
         finally:
             db.close()
@@ -10946,7 +12450,8 @@ def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
                  "last_lesson_at": None, "last_lesson": None, "riskiest": []}
     else:
         try:
-            name, file = split_symbol(db, env, args.symbol, None) if args.symbol else (None, None)
+            name, file = (split_symbol(db, env.place, args.symbol, None) if args.symbol
+                          else (None, None))
             stats = lesson_stats(db, env.project, name, file)
         finally:
             db.close()
@@ -11808,15 +13313,10 @@ def _int_id(text: str) -> int:
 
 
 # --- edits and the lessons at risk for them -------------------------------------------
-# EditSpan, edit_spans_at, patch_spans_at, risk_objects_at, risk_context and
-# pre_edit_context are in the Fast path section at the top of the file (the
-# pre-edit hook runs them before the rest of the module is loaded); these take
-# an Env.
-
-
-def risk_objects(db: Database, env: Env, spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
-    """risk_objects_at() (the fast-path section) for an Env."""
-    return risk_objects_at(db, env.project, str(env.root), str(env.cwd), spans)
+# EditSpan, edit_spans_at, patch_spans_at, risk_objects, risk_context and
+# pre_edit_context are in the Read path section at the top of the file (the
+# pre-edit hook runs them before the rest of the module is loaded); they take
+# the Env's place.
 
 
 def hook_env(args: argparse.Namespace, payload: dict[str, Any]) -> Env:
@@ -11830,12 +13330,12 @@ def hook_env(args: argparse.Namespace, payload: dict[str, Any]) -> Env:
 
 def cmd_hook(args: argparse.Namespace, env: Env) -> int:
     """Answer one hook call; never blocks the agent, whatever happens."""
-    event = HOOK_EVENTS.get(args.event.replace("_", "-").lower())
+    event = hook_event(args.event)
     try:
         payload = read_hook_payload(sys.stdin)
         if event is None:
             raise HookInputError(f"unknown hook event {args.event!r}; expected one of "
-                                 f"pre-tool-use, post-tool-use, pre-compact, session-start")
+                                 f"{', '.join(e.name for e in HOOK_EVENT_TABLE)}")
         agent = args.agent or detect_agent(payload)
         answer = HOOK_HANDLERS[event](args, hook_env(args, payload), payload, agent)
     except HookInputError as exc:
@@ -11873,8 +13373,7 @@ def pre_edit_answer(env: Env, tool: str, tool_input: dict[str, Any],
     if db is None:
         return None
     try:
-        context = pre_edit_context(db, env.project, str(env.root), str(env.cwd), tool,
-                                   tool_input)
+        context = pre_edit_context(db, env.place, tool, tool_input)
     finally:
         db.close()
     return hook_answer(agent, "pre-tool-use", context) if context else None
@@ -12668,7 +14167,8 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
     if agent == "gemini" and tool in EDIT_TOOLS:
         answer = pre_edit_answer(env, tool, tool_input, agent)   # BeforeTool cannot add context
         if answer:
-            answer["hookSpecificOutput"]["hookEventName"] = "AfterTool"
+            answer["hookSpecificOutput"]["hookEventName"] = \
+                AGENT_EVENT_NAMES[agent]["post-tool-use"]
         return answer
     command = command_text(tool_input.get("command")) or ""
     if tool not in SHELL_TOOLS or runs_ctxkit(command):
@@ -12726,28 +14226,18 @@ def hook_session_start(args: argparse.Namespace, env: Env, payload: dict[str, An
 
 
 HOOK_HANDLERS: dict[str, Callable[..., dict[str, Any] | None]] = {
-    "pre-tool-use": hook_pre_tool_use, "post-tool-use": hook_post_tool_use,
-    "pre-compact": hook_pre_compact, "session-start": hook_session_start,
-}
+    event.name: globals()[event.handler] for event in HOOK_EVENT_TABLE}
 
 
 # --- install-hooks ----------------------------------------------------------------------
 
-# (event, matcher, ctxkit event, timeout) per agent; Gemini counts timeouts in ms.
-HOOK_ENTRIES = {
-    "claude": (("PreToolUse", "Edit|Write|MultiEdit|Bash", "pre-tool-use", 10),
-               ("PostToolUse", "Bash", "post-tool-use", 30),
-               ("PreCompact", None, "pre-compact", 60),
-               ("SessionStart", None, "session-start", 30)),
-    "codex": (("PreToolUse", "Bash|apply_patch", "pre-tool-use", 10),
-              ("PostToolUse", "Bash", "post-tool-use", 30),
-              ("PreCompact", None, "pre-compact", 60),
-              ("SessionStart", None, "session-start", 30)),
-    "gemini": (("BeforeTool", "replace|write_file|run_shell_command", "pre-tool-use", 10000),
-               ("AfterTool", "replace|write_file|run_shell_command", "post-tool-use", 30000),
-               ("PreCompress", None, "pre-compact", 60000),
-               ("SessionStart", None, "session-start", 30000)),
-}
+# Gemini counts hook timeouts in milliseconds, the others in seconds.
+_TIMEOUT_UNIT = {"claude": 1, "codex": 1, "gemini": 1000}
+# (the agent's event, matcher, ctxkit event, timeout) per agent, in table order.
+HOOK_ENTRIES = {agent: tuple((event.agent_names[agent], event.matchers[agent], event.name,
+                              event.timeout * _TIMEOUT_UNIT[agent])
+                             for event in HOOK_EVENT_TABLE)
+                for agent in HOOK_AGENTS}
 SETTINGS_PATHS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
                   "gemini": ".gemini/settings.json"}
 _OURS = (r"(?:^|[\s/'\"])ctxkit(?:\.py)?['\"]?\s+hook\b")
@@ -12895,7 +14385,7 @@ def cmd_uninstall_hooks(args: argparse.Namespace, env: Env) -> None:
 
 def cmd_risk(args: argparse.Namespace, env: Env) -> int:
     """Risk of the symbols at a place, for git hooks and editors; exit 0 always."""
-    path = normalize_file(args.file, env)
+    path = normalize_path(args.file, env.place)
     objs: list[dict[str, Any]] = []
     note = ""
     if not env.db_path.exists():
@@ -12933,7 +14423,7 @@ def risk_at(db: Database, env: Env, path: str, line: int | None,
             objs = lesson_symbols(db, env.project, name=symbol, file=path)
         return objs
     spans = [EditSpan(path, line, line)] if line else [EditSpan(path, 1, 10**9)]
-    return risk_objects(db, env, spans)
+    return risk_objects(db, env.place, spans)
 
 
 def _risk_text(data: dict[str, Any]) -> str:
@@ -12992,19 +14482,21 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
                             "print one kept snapshot", "ctxkit snapshot show 3")
     show.add_argument("id", help="snapshot id, or 'last'")
 
+    names = ", ".join(event.name for event in HOOK_EVENT_TABLE)
     p = add_command(sub, common, "hook", cmd_hook, "answer an agent hook: reads its JSON on "
-                    "stdin (pre-tool-use, post-tool-use, pre-compact, session-start)",
-                    "ctxkit hook pre-tool-use < payload.json")
+                    f"stdin ({names})", "ctxkit hook pre-tool-use < payload.json")
     p.add_argument("--agent", choices=HOOK_AGENTS,
                    help="the agent's protocol (default: recognized from the payload)")
-    p.add_argument("event", help="pre-tool-use, post-tool-use, pre-compact or session-start")
+    p.add_argument("event", help="; ".join(f"{event.name} ({event.help})"
+                                         for event in HOOK_EVENT_TABLE)
+                   + "; or each agent's own name for these (PreToolUse, BeforeTool, ...)")
 
     for name, func, text in (("install-hooks", cmd_install_hooks,
                               "merge ctxkit's hooks into the agent's settings, keeping the rest"),
                              ("uninstall-hooks", cmd_uninstall_hooks,
                               "remove ctxkit's hooks (only those) from the agent's settings")):
         p = add_command(sub, common, name, func, text, f"ctxkit {name} --agent claude --dry-run")
-        p.add_argument("--agent", choices=("claude", "codex", "gemini"), default="claude",
+        p.add_argument("--agent", choices=HOOK_AGENTS, default="claude",
                        help="whose settings (default claude)")
         p.add_argument("--settings", metavar="PATH", help="settings file (default: "
                        ".claude/settings.json, .codex/hooks.json or .gemini/settings.json)")
@@ -13051,8 +14543,9 @@ SUSPECT_TEST_OFF_LINE = 0.5      # a direct callee on another line of the test
 SUSPECT_TEST_DECAY = 0.5         # each call further from the test
 SUSPECT_TEST_MAX_DEPTH = 3
 SUSPECT_CHANGE_TIERS = {"worktree": 1.0, "commits": 0.6}
-SUSPECT_CHANGE_FAR = 0.15        # a change more than SUSPECT_NEAR_DEPTH steps away
-SUSPECT_NEAR_DEPTH = 3
+SUSPECT_CHANGE_FAR = 0.1         # a change the failure's call closure does not reach
+SUSPECT_REACH_DEPTH = 6          # calls followed from the frames and the test
+SUSPECT_REACH_NODES = 400        # nodes expanded per step
 SUSPECT_SIGNAL_CAP = 1.5
 SUSPECT_TEST_FACTOR = 0.3        # symbols in test files
 SUSPECT_RECENT_COMMITS = 5
@@ -13060,6 +14553,7 @@ SUSPECT_DEFAULT_LIMIT = 10
 SUSPECT_MAX_FRAMES = 400         # frames read from one output
 SUSPECT_MAX_CHANGED = 400        # changed symbols considered
 SUSPECT_CALLABLE_KINDS = frozenset({"function", "method"})
+SUSPECT_STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
 # Path parts that mark installed or vendored code inside a root.
 SUSPECT_LIBRARY_PARTS = frozenset({"site-packages", "dist-packages", "node_modules", ".venv",
                                    "venv", ".tox", ".nox", "__pypackages__", ".cargo",
@@ -13309,6 +14803,9 @@ class _Ranking:
         self.notes: list[str] = []
 
     def suspect(self, node: Node) -> Suspect:
+        if not _may_hold_fault(node):
+            return Suspect(key=node.id, node=node, path=node.path, line=node.line,
+                           end_line=node.end_line, name=node.qualname)  # counted nowhere
         if node.id not in self.suspects:
             self.suspects[node.id] = Suspect(key=node.id, node=node, path=node.path,
                                              line=node.line, end_line=node.end_line,
@@ -13387,7 +14884,7 @@ class _Ranking:
         if not name:
             path, name = "", test_id
         name = name.split("[", 1)[0].replace("::", ".").replace("/", ".")
-        rel = normalize_file(path, self.env) if path else None
+        rel = normalize_path(path, self.env.place) if path else None
         for candidate in dict.fromkeys((name, name.rsplit(".", 1)[-1])):
             with contextlib.suppress(CtxkitError):
                 nodes = graph_find_nodes(self.db, self.env.project, candidate, file=rel)
@@ -13444,14 +14941,18 @@ class _Ranking:
                 count += 1
                 continue
             for node in graph_nodes_at(self.db, self.env.project, path, first, last):
-                if node.kind not in SUSPECT_CALLABLE_KINDS and node.rowid not in self.seeds:
-                    continue
+                if node.kind not in SUSPECT_CALLABLE_KINDS or is_test_path(node.path):
+                    continue   # a changed test is the reproduction, not the fault
                 count += 1
                 steps = distance.get(node.rowid)
-                near = 1.0 / (1 + steps) if steps is not None else SUSPECT_CHANGE_FAR
-                where = ("a frame or the test" if steps == 0 else
-                         f"{steps} call{'s' if steps != 1 else ''} from the failure"
-                         if steps is not None else "far from the failure")
+                if steps is None:
+                    near, where = SUSPECT_CHANGE_FAR, "not reached from the failure"
+                elif steps[1] == "calledBy":
+                    near, where = 1.0 / (1 + steps[0]), "it calls a frame or the test"
+                else:
+                    near = 1.0 / (1 + steps[0] / 2)
+                    where = ("a frame" if steps[0] == 0 else
+                             f"{steps[0]} call{'s' if steps[0] != 1 else ''} from the failure")
                 self.suspect(node).add("change", SUSPECT_CHANGE_TIERS[tier] * near,
                                        f"changed in {what}, {where}")
 
@@ -13462,18 +14963,24 @@ class _Ranking:
         for suspect in hit:   # near a frame: the frame's location takes the evidence
             suspect.add("change", SUSPECT_CHANGE_TIERS[tier], f"changed in {what} nearby")
 
-    def seed_distances(self) -> dict[int, int]:
-        """Call-graph steps (either direction) from the frames and tests, up to a few."""
-        distance = {rowid: 0 for rowid in self.seeds}
+    def seed_distances(self) -> dict[int, tuple[int, str]]:
+        """(steps, direction) from the frames and tests: the code they call, breadth
+        first up to SUSPECT_REACH_DEPTH (what the failure may have run), and their
+        direct callers."""
+        distance: dict[int, tuple[int, str]] = {rowid: (0, "calls") for rowid in self.seeds}
+        for node in self.seeds.values():
+            for rel in graph_relations(self.db, self.env.project, node, "calledBy"):
+                if rel.node is not None and rel.node.rowid not in distance:
+                    distance[rel.node.rowid] = (1, "calledBy")
         frontier = list(self.seeds.values())
-        for step in range(1, SUSPECT_NEAR_DEPTH + 1):
+        for step in range(1, SUSPECT_REACH_DEPTH + 1):
             following = []
-            for node in frontier[:300]:
-                for relation in ("calls", "calledBy"):
-                    for rel in graph_relations(self.db, self.env.project, node, relation):
-                        if rel.node is not None and rel.node.rowid not in distance:
-                            distance[rel.node.rowid] = step
-                            following.append(rel.node)
+            for node in frontier[:SUSPECT_REACH_NODES]:
+                for rel in graph_relations(self.db, self.env.project, node, "calls"):
+                    known = distance.get(rel.node.rowid) if rel.node is not None else (0, "")
+                    if rel.node is not None and (known is None or known[1] == "calledBy"):
+                        distance[rel.node.rowid] = (step, "calls")
+                        following.append(rel.node)
             frontier = following
         return distance
 
@@ -13498,11 +15005,12 @@ class _Ranking:
             with contextlib.suppress(CtxkitError):
                 nodes = [n for n in graph_find_nodes(self.db, self.env.project, word)
                          if n.kind in SUSPECT_CALLABLE_KINDS]
-                if not nodes or len(nodes) > 20:
+                symbols = {(n.path, n.qualname) for n in nodes}  # overloads are one symbol
+                if not nodes or len(symbols) > 20:
                     continue
                 for node in nodes:
                     suspect = self.suspect(node)
-                    value = suspect.signals.get("name", 0.0) + 1.0 / len(nodes)
+                    value = suspect.signals.get("name", 0.0) + 1.0 / len(symbols)
                     shown = word if len(word) < 60 else word[:57] + "..."
                     suspect.add("name", value, f"the failure message names {shown!r}")
 
@@ -13513,6 +15021,12 @@ class _Ranking:
 
 def _is_test_function(node: Node) -> bool:
     return is_test_path(node.path) and node.name.startswith(("test", "Test"))
+
+
+def _may_hold_fault(node: Node) -> bool:
+    """Tests are the reproduction and type stubs have no body: neither is ranked."""
+    return not (_is_test_function(node) or node.path.endswith(SUSPECT_STUB_SUFFIXES)
+                or node.kind == "file")
 
 
 def failure_identifiers(failure: Failure) -> list[str]:
@@ -13817,7 +15331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     try:
-        args = build_parser(command_in(argv)).parse_args(argv)
+        args = build_parser(scan_argv(argv).command).parse_args(argv)
         if not getattr(args, "func", None):
             build_parser().print_help(sys.stderr)
             return EXIT_USAGE

@@ -202,7 +202,7 @@ def test_with_yield_and_one_liners_stay():
         "    if p: y = 2\n")
 
 
-def test_other_languages_get_a_line_skeleton_with_real_lines():
+def test_languages_without_rules_get_a_line_skeleton_with_real_lines():
     data = b"""int place(int n) {
     int a = 0;
     int b = 1;
@@ -213,7 +213,7 @@ def test_other_languages_get_a_line_skeleton_with_real_lines():
     return a + b;
 }
 """
-    assert ctxkit.skeleton_text(data, "shop.c", 1, 9) == """int place(int n) {
+    assert ctxkit.skeleton_text(data, "shop.pseudo", 1, 9) == """int place(int n) {
     ... (2 lines)
     if (n > 0) {
         ... (1 line)
@@ -228,7 +228,7 @@ def test_line_skeleton_keeps_definition_headers():
     data = (b"public class A {\n  void m() {\n    int a = 1;\n    foo();\n  }\n"
             b"  public static int Sum(int[] xs) {\n    var t = 0;\n"
             b"    foreach (var x in xs) { t += x; }\n    return t;\n  }\n}\n")
-    assert ctxkit.skeleton_text(data, "A.cs", 1, 11) == """public class A {
+    assert ctxkit.skeleton_text(data, "A.pseudo", 1, 11) == """public class A {
   void m() {
     ... (1 line)
     foo();
@@ -240,6 +240,276 @@ def test_line_skeleton_keeps_definition_headers():
   }
 }
 """
+
+
+# The seven languages that became full languages: tree-sitter skeletons.
+NEW_LANGUAGE_SKELETONS = {
+    "c": ("""\
+int place(int n) {
+    int a = 0;
+    int b = 1;
+    if (n > 0) {
+        a = n;
+    }
+    switch (n) {
+    case 1:
+        b = 2;
+        save(b);
+        break;
+    default:
+        b = 3;
+    }
+    int c = compute(a);
+    return a + b + c;
+}
+""", """\
+int place(int n) {
+    ... (2 lines)
+    if (n > 0) {
+        ... (1 line)
+    }
+    switch (n) {
+    case 1:
+        ... (1 line)
+        save(b);
+        break;
+    default:
+        ... (1 line)
+    }
+    int c = compute(a);
+    return a + b + c;
+}
+"""),
+    "cpp": ("""\
+double Shop::place(const Order& order) {
+    double total = 0;
+    int count = 0;
+    for (const auto& line : order.lines) {
+        total += line.price;
+        log(line);
+    }
+    try {
+        auto saved = store_->save(order);
+    } catch (const std::exception& e) {
+        count = -1;
+        throw;
+    }
+    return total;
+}
+""", """\
+double Shop::place(const Order& order) {
+    ... (2 lines)
+    for (const auto& line : order.lines) {
+        ... (1 line)
+        log(line);
+    }
+    try {
+        auto saved = store_->save(order);
+    } catch (const std::exception& e) {
+        ... (1 line)
+        throw;
+    }
+    return total;
+}
+"""),
+    "cs": ("""\
+public class Shop {
+    public int Place(Order order) {
+        var total = 0;
+        var count = 1;
+        foreach (var line in order.Lines) {
+            total += line.Price;
+            Log(line);
+        }
+        using (var tx = db.Begin()) {
+            count = 2;
+            tx.Commit();
+        }
+        return total;
+    }
+}
+""", """\
+public class Shop {
+    public int Place(Order order) {
+        ... (2 lines)
+        foreach (var line in order.Lines) {
+            ... (1 line)
+            Log(line);
+        }
+        using (var tx = db.Begin()) {
+            ... (1 line)
+            tx.Commit();
+        }
+        return total;
+    }
+}
+"""),
+    "rb": ("""\
+class Shop
+  def place(order)
+    total = 0
+    count = 1
+    order.lines.each do |line|
+      total += line.price
+      log(line)
+    end
+    if total > 100
+      count = 2
+      notify(order)
+    end
+    total
+  end
+end
+""", """\
+class Shop
+  def place(order)
+    ... (2 lines)
+    order.lines.each do |line|
+      total += line.price
+      log(line)
+    end
+    if total > 100
+      ... (1 line)
+      notify(order)
+    end
+    ... (1 line)
+  end
+end
+"""),
+    "php": ("""\
+<?php
+class Shop {
+    public function place($order) {
+        $total = 0;
+        $count = 1;
+        foreach ($order->lines as $line) {
+            $total += $line->price;
+            $this->log($line);
+        }
+        if ($total > 100) {
+            $count = 2;
+        }
+        return $total;
+    }
+}
+""", """\
+<?php
+class Shop {
+    public function place($order) {
+        ... (2 lines)
+        foreach ($order->lines as $line) {
+            ... (1 line)
+            $this->log($line);
+        }
+        if ($total > 100) {
+            ... (1 line)
+        }
+        return $total;
+    }
+}
+"""),
+    "kt": ("""\
+class A {
+    fun f(x: Int): Int {
+        val a = 1
+        val b = 2
+        if (x > 0) {
+            val c = 3
+            log(c)
+        } else {
+            return 0
+        }
+        when (x) {
+            1 -> println("one")
+            else -> {
+                val d = 4
+            }
+        }
+        for (i in 0..x) {
+            total += i
+        }
+        return a + b
+    }
+}
+""", """\
+class A {
+    fun f(x: Int): Int {
+        ... (2 lines)
+        if (x > 0) {
+            ... (1 line)
+            log(c)
+        } else {
+            return 0
+        }
+        when (x) {
+            1 -> println("one")
+            else -> {
+                ... (1 line)
+            }
+        }
+        for (i in 0..x) {
+            ... (1 line)
+        }
+        return a + b
+    }
+}
+"""),
+    "swift": ("""\
+class A {
+    func f(x: Int) -> Int {
+        let a = 1
+        let b = 2
+        guard x > 0 else {
+            return 0
+        }
+        if x > 1 {
+            let c = 3
+            log(c)
+        }
+        switch x {
+        case 1:
+            print("one")
+        default:
+            let d = 4
+        }
+        for i in 0..<x {
+            total += i
+        }
+        return a + b
+    }
+}
+""", """\
+class A {
+    func f(x: Int) -> Int {
+        ... (2 lines)
+        guard x > 0 else {
+            return 0
+        }
+        if x > 1 {
+            ... (1 line)
+            log(c)
+        }
+        switch x {
+        case 1:
+            print("one")
+        default:
+            ... (1 line)
+        }
+        for i in 0..<x {
+            ... (1 line)
+        }
+        return a + b
+    }
+}
+"""),
+}
+
+
+@pytest.mark.parametrize("ext", sorted(NEW_LANGUAGE_SKELETONS))
+def test_new_languages_skeletons_keep_control_flow_and_calls(ext):
+    source, expected = NEW_LANGUAGE_SKELETONS[ext]
+    assert ctxkit.source_language(f"shop.{ext}") is not None
+    assert ctxkit.skeleton_text(source.encode(), f"shop.{ext}", 1, source.count("\n")) == expected
 
 
 @pytest.mark.parametrize("rel,first,last", [

@@ -72,7 +72,8 @@ def bump(path: Path) -> None:
 def test_index_summary_shape(cli):
     copy_fixture("graph_python", cli.root)
     data = index(cli)
-    assert set(data) == {"files", "skip_reasons", "nodes", "edges", "seconds", "languages"}
+    assert set(data) == {"files", "skip_reasons", "recovered", "nodes", "edges", "seconds",
+                         "languages"}
     assert data["files"] == {"indexed": 5, "unchanged": 0, "removed": 0, "skipped": 0,
                              "errors": 0}
     assert data["languages"] == {"python": 5}
@@ -531,7 +532,7 @@ def test_untracked_and_gitignored_files(cli):
     assert paths == {"tracked.py", "untracked.py"}
 
 
-# --- definitions-only languages ----------------------------------------------------
+# --- definitions of the languages added later ----------------------------------------------------
 
 DEFINITION_SAMPLES = {
     "c": ("lib.c", "struct point { int x; };\nstatic int add(int a, int b) { return a + b; }\n"
@@ -545,8 +546,9 @@ DEFINITION_SAMPLES = {
     "csharp": ("Lib.cs", "namespace App {\npublic class Repo : Base {\n"
                          "  public int Count(string key) { return 0; }\n}\n"
                          "public interface IRepo {}\n}\n",
-               {"Lib.cs:App.Repo": "class", "Lib.cs:App.Repo.Count": "method",
-                "Lib.cs:App.IRepo": "interface"}),
+               # the namespace is the file's package (as Java's), not part of the name
+               {"Lib.cs:Repo": "class", "Lib.cs:Repo.Count": "method",
+                "Lib.cs:IRepo": "interface"}),
     "ruby": ("lib.rb", "module Shop\n  class Cart < Base\n    def total(tax = 0)\n"
                        "      1\n    end\n  end\nend\n",
              {"lib.rb:Shop": "class", "lib.rb:Shop.Cart": "class",

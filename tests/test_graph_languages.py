@@ -1,0 +1,138 @@
+"""Graph: the seven languages that became full languages, through the real CLI.
+
+Each fixture is a small multi-file project written the way the language is
+written; the cases pin who calls whom the way a reader of that language (and
+its compiler) would say, including the calls that must stay unresolved.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import copy_fixture
+
+
+def index(cli, fixture: str) -> dict:
+    copy_fixture(fixture, cli.root)
+    result = cli("index", "--json")
+    assert result.code == 0, result.err
+    return result.json()
+
+
+def related(cli, command: str, symbol: str) -> set[str]:
+    result = cli(command, symbol, "--json")
+    assert result.code == 0, result.err
+    return {r["id"] or r["name"] for r in result.json()["results"]}
+
+
+KT = "src/main/kotlin/shop/"
+
+# (fixture, symbol, relation, exactly these)
+CASES = [
+    # C: file-local static functions, #include'd inline helpers, external linkage
+    ("graph_c", "src/util.c:util_add", "callers",
+     {"src/main.c:main", "src/parser.c:parse_line", "src/util.c:util_scale"}),
+    ("graph_c", "tools/fake_util.c:util_add", "callers", {"tools/fake_util.c:bench_main"}),
+    ("graph_c", "src/util.c:normalize", "callers", {"src/util.c:util_add"}),
+    ("graph_c", "src/parser.c:normalize", "callers", {"src/parser.c:parse_line"}),
+    ("graph_c", "include/util.h:clamp", "callers", {"src/main.c:main", "src/util.c:normalize"}),
+    ("graph_c", "src/parser.c:parse_line", "callees",
+     {"src/parser.c:normalize", "atoi", "src/util.c:util_add", "out.emit", "printf"}),
+    # C++: namespaces, out-of-line members, this->, typed receivers, Base::f()
+    ("graph_cpp", "src/main.cpp:main", "callees",
+     {"src/shape.cpp:geo.Shape.describe", "include/circle.hpp:geo.Circle",
+      "src/circle.cpp:geo.Circle.draw", "src/circle.cpp:geo.make_circle",
+      "src/circle.cpp:geo.Circle.area", "src/circle.cpp:geo.Circle.unit",
+      "shapes.push_back", "src/shape.cpp:geo.total_area", "src/main.cpp:other.area"}),
+    ("graph_cpp", "src/circle.cpp:geo.Circle.draw", "callees",
+     {"include/render.hpp:geo.Renderer.render", "src/circle.cpp:geo.Circle.area",
+      "src/shape.cpp:geo.Shape.describe"}),
+    ("graph_cpp", "src/circle.cpp:geo.Circle.area", "callees",
+     {"src/circle.cpp:helper", "include/shape.hpp:geo.Shape.scale"}),
+    ("graph_cpp", "src/shape.cpp:helper", "callers", {"src/shape.cpp:geo.Shape.area"}),
+    ("graph_cpp", "src/shape.cpp:geo.Shape.area", "callers",
+     {"src/shape.cpp:geo.Shape.describe", "src/shape.cpp:geo.total_area"}),
+    ("graph_cpp", "src/main.cpp:other.area", "callers", {"src/main.cpp:main"}),
+    # C#: namespaces and using (aliases too), partial classes, this/base, typed members
+    ("graph_csharp", "src/Services/UserService.cs:UserService.Create", "callees",
+     {"src/Models/User.cs:User", "src/Models/User.cs:User.Save", "src/Services/Repo.cs:Repo.Add",
+      "Console.WriteLine", "src/Util/Formatter.cs:Formatter.Format",
+      "src/Services/UserService.Helpers.cs:UserService.Helper"}),
+    ("graph_csharp", "src/Services/UserService.Helpers.cs:UserService.Audit", "callees",
+     {"src/Util/Formatter.cs:Formatter.Trace"}),
+    ("graph_csharp", "src/Models/User.cs:User.Save", "callees",
+     {"src/Models/User.cs:User.Validate", "src/Data/Store.cs:Store.Write"}),
+    ("graph_csharp", "src/Models/Entity.cs:Entity.Touch", "callers",
+     {"src/Data/Store.cs:Store.Write", "src/Models/User.cs:AdminUser.Touch"}),
+    ("graph_csharp", "src/Data/Store.cs:Store.Write", "callers",
+     {"src/Models/User.cs:User.Save", "src/Services/Repo.cs:Repo.Add"}),
+    # Kotlin: packages, imports (alias, star), extension functions, super, typed members
+    ("graph_kotlin", f"{KT}service/UserService.kt:UserService.create", "callees",
+     {f"{KT}model/User.kt:User", f"{KT}model/User.kt:User.save", f"{KT}service/Repo.kt:Repo.add",
+      "println", f"{KT}util/Format.kt:format", f"{KT}util/Format.kt:User.display",
+      f"{KT}data/Store.kt:Store.write"}),
+    ("graph_kotlin", f"{KT}util/Format.kt:User.display", "callees",
+     {"println", f"{KT}util/Format.kt:format", f"{KT}model/User.kt:User.touch"}),
+    ("graph_kotlin", f"{KT}service/Repo.kt:Repo.add", "callees",
+     {"users.add", f"{KT}service/Audit.kt:audit"}),
+    ("graph_kotlin", f"{KT}model/User.kt:Entity.touch", "callers",
+     {f"{KT}data/Store.kt:Store.write", f"{KT}model/User.kt:User.touch"}),
+    # Swift: one module sees all its files, extensions add methods, self/super, typed fields
+    ("graph_swift", "Sources/Shop/Services/UserService.swift:UserService.create", "callees",
+     {"Sources/Shop/Models/User.swift:User", "Sources/Shop/Models/User.swift:User.save",
+      "Sources/Shop/Services/Repo.swift:Repo.add",
+      "Sources/Shop/Util/User+Display.swift:User.display", "print",
+      "Sources/Shop/Util/User+Display.swift:format"}),
+    ("graph_swift", "Sources/Shop/Util/User+Display.swift:User.display", "callees",
+     {"print", "Sources/Shop/Util/User+Display.swift:format",
+      "Sources/Shop/Models/User.swift:User.touch"}),
+    ("graph_swift", "Sources/Shop/Models/User.swift:User.save", "callees",
+     {"Sources/Shop/Models/User.swift:User.validate",
+      "Sources/Shop/Data/Store.swift:Store.write"}),
+    ("graph_swift", "Sources/Shop/Models/Entity.swift:Entity.touch", "callers",
+     {"Sources/Shop/Data/Store.swift:Store.write", "Sources/Shop/Models/User.swift:User.touch"}),
+    ("graph_swift", "Sources/CLI/main.swift:run", "callees",
+     {"Sources/Shop/Services/UserService.swift:UserService",
+      "Sources/Shop/Services/Repo.swift:Repo",
+      "Sources/Shop/Services/UserService.swift:UserService.create", "print"}),
+    # Ruby: nesting of modules, reopened classes, mixins, implicit self, Foo.new, locals
+    ("graph_ruby", "lib/shop/services/user_service.rb:Shop.Services.UserService.create",
+     "callees",
+     {"lib/shop/models/user.rb:Shop.User", "lib/shop/models/user.rb:Shop.User.save",
+      "@repo.add", "lib/shop/services/user_service.rb:Shop.Services.Formatter.render"}),
+    ("graph_ruby", "lib/shop/models/user.rb:Shop.User.save", "callees",
+     {"lib/shop/models/user.rb:Shop.User.validate", "lib/shop/store.rb:Shop.Store.write"}),
+    ("graph_ruby", "lib/shop/models/user.rb:Shop.User.touch", "callees",
+     {"lib/shop/services/user_service.rb:Shop.User.audit"}),
+    ("graph_ruby", "lib/shop/models/entity.rb:Shop.Loggable.log", "callers",
+     {"lib/shop/models/entity.rb:Shop.Entity.touch"}),
+    ("graph_ruby", "lib/shop.rb:Shop.start", "callers", {"bin/run.rb"}),
+    # PHP: namespaces, use (alias, function), traits, $this/self::/parent::, typed members
+    ("graph_php", "src/Services/UserService.php:UserService.create", "callees",
+     {"src/Models/User.php:User", "src/Models/User.php:User.save",
+      "src/Services/Repo.php:Repo.add", "src/Support/Formatter.php:Formatter.format",
+      "src/Support/helpers.php:slugify", "src/Services/Repo.php:audit"}),
+    ("graph_php", "src/Data/Store.php:Store.write", "callers",
+     {"src/Models/User.php:User.save", "src/Services/Repo.php:Repo.add"}),
+    ("graph_php", "src/Data/Store.php:Store.write", "callees",
+     {"src/Models/Entity.php:Entity.touch", "src/Data/Store.php:Store.flush"}),
+    ("graph_php", "src/Models/Loggable.php:Loggable.log", "callers",
+     {"src/Models/Entity.php:Entity.touch"}),
+    ("graph_php", "src/Models/Entity.php:Entity.touch", "callers",
+     {"src/Models/User.php:User.touch", "src/Data/Store.php:Store.write"}),
+]
+
+
+@pytest.mark.parametrize("fixture,symbol,relation,expected", CASES,
+                         ids=[f"{c[0]}:{c[1]}:{c[2]}" for c in CASES])
+def test_calls_resolve_as_a_reader_would(cli, fixture, symbol, relation, expected):
+    index(cli, fixture)
+    assert related(cli, relation, symbol) == expected
+
+
+def test_c_includes_are_import_edges(cli):
+    """Project headers are the file's imports; <stdio.h> stays a name outside."""
+    index(cli, "graph_c")
+    result = cli("context", "src/parser.c", "--purpose", "refactor", "--json")
+    assert result.code == 0, result.err
+    imports = {i["id"] for i in result.json()["items"] if i["section"] == "imports"}
+    assert imports == {"include/parser.h"}
