@@ -6,9 +6,9 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
 
     Constants          schema version, limits, file names
     Errors             CtxkitError and its exit codes
-    Fast path          `query SYMBOL --inject` and the pre-edit hook answered
-                       before the other imports, by the read functions the
-                       Lessons and hooks sections call too
+    Read path          the import-light reads (`query SYMBOL --inject`, the
+                       pre-edit hook, `search`) answered before the other
+                       imports, by the functions their sections call too
     Core               paths and root discovery, config, redaction, the
                        database (WAL, busy_timeout, user_version migrations),
                        JSON/human output, add_command() for every section
@@ -86,17 +86,18 @@ class Ambiguous(CtxkitError):
 
 
 # =============================================================================
-# Fast path: `query SYMBOL --inject` and the pre-edit hook
+# Read path: the import-light reads of `query --inject`, the pre-edit hook, `search`
 # =============================================================================
-# Agents run these two before every edit, so Python's start-up is most of
-# what they cost. When ctxkit is the program being run, run_fast_path() below
-# answers exactly these calls before the rest of the module (argparse,
-# pathlib, contextlib, the sections' own set-up) is even executed, and
-# anything else returns to the full CLI. The functions in this section are THE
-# implementations of the read path (lesson counters and risk, recency, inject
-# text fitting, symbol-at-lines lookup, edit-span mapping): the Lessons and
-# Snapshots-and-hooks sections call them too. They need only os, sys, sqlite3
-# and datetime (which sqlite3 imports anyway); see DESIGN.md "Start-up and the fast path".
+# Agents run these before every edit or after every loud command, so Python's
+# start-up is most of what they cost. When ctxkit is the program being run,
+# run_fast_path() at the end of this section answers exactly these calls
+# before the rest of the module (argparse, pathlib, contextlib, the sections'
+# own set-up) is even executed, and anything else returns to the full CLI.
+# The functions here are THE implementations of these reads, each under a
+# sub-banner naming the section that owns it (Core, Graph, Lessons, Output
+# store, Snapshots and hooks); those sections call them too. They need only
+# os, sys, sqlite3 and datetime (which sqlite3 imports anyway); see DESIGN.md
+# "Start-up and the fast path".
 
 RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
 INJECT_MIN_RISK = 10.0
@@ -108,22 +109,43 @@ _SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{
               r":(?P<name>[^:\s].*)$")
 # Claude Code turns hook output over 10,000 characters into a preview.
 RESTORE_LIMIT = 9800
-HOOK_EVENTS = {
-    "pre-tool-use": "pre-tool-use", "pretooluse": "pre-tool-use", "beforetool": "pre-tool-use",
-    "post-tool-use": "post-tool-use", "posttooluse": "post-tool-use", "aftertool": "post-tool-use",
-    "pre-compact": "pre-compact", "precompact": "pre-compact", "precompress": "pre-compact",
-    "session-start": "session-start", "sessionstart": "session-start",
-}
-# Each agent's name for the events ctxkit answers (what goes in hookEventName).
-AGENT_EVENT_NAMES = {
-    "claude": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
-               "pre-compact": "PreCompact", "session-start": "SessionStart"},
-    "codex": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
-              "pre-compact": "PreCompact", "session-start": "SessionStart"},
-    "gemini": {"pre-tool-use": "BeforeTool", "post-tool-use": "AfterTool",
-               "pre-compact": "PreCompress", "session-start": "SessionStart"},
-}
+# One record per hook event ctxkit answers; every other list of events (the
+# names accepted by `ctxkit hook`, each agent's hookEventName, the handlers,
+# the settings entries install-hooks writes, the help) is derived from it.
+#   agent_names  each agent's name for the event (settings key, hookEventName)
+#   handler      the Snapshots section's function answering it
+#   matchers     the tool matcher of the settings entry per agent (None: all)
+#   timeout      seconds the agent waits for the hook
+HookEvent = collections.namedtuple("HookEvent", "name agent_names handler matchers timeout help")
 HOOK_AGENTS = ("claude", "codex", "gemini")
+_GEMINI_TOOLS = "replace|write_file|run_shell_command"
+HOOK_EVENT_TABLE = (
+    HookEvent("pre-tool-use",
+              {"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"},
+              "hook_pre_tool_use",
+              {"claude": "Edit|Write|MultiEdit|Bash", "codex": "Bash|apply_patch",
+               "gemini": _GEMINI_TOOLS}, 10,
+              "before a tool runs: the lessons at risk for an edit, a loud command "
+              "routed through ctxkit run"),
+    HookEvent("post-tool-use",
+              {"claude": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"},
+              "hook_post_tool_use",
+              {"claude": "Bash", "codex": "Bash", "gemini": _GEMINI_TOOLS}, 30,
+              "after a tool ran: a loud command's output stored, its summary returned"),
+    HookEvent("pre-compact",
+              {"claude": "PreCompact", "codex": "PreCompact", "gemini": "PreCompress"},
+              "hook_pre_compact", dict.fromkeys(HOOK_AGENTS), 60,
+              "before a compaction: a snapshot saved"),
+    HookEvent("session-start", dict.fromkeys(HOOK_AGENTS, "SessionStart"),
+              "hook_session_start", dict.fromkeys(HOOK_AGENTS), 30,
+              "at a session's start: the snapshot restored after a compaction or a resume"),
+)
+# Every spelling `ctxkit hook EVENT` accepts, lower-cased with "_" as "-".
+HOOK_EVENTS = {spelling: event.name for event in HOOK_EVENT_TABLE
+               for spelling in (event.name, *(n.lower() for n in event.agent_names.values()))}
+# Each agent's name for the events ctxkit answers (what goes in hookEventName).
+AGENT_EVENT_NAMES = {agent: {event.name: event.agent_names[agent] for event in HOOK_EVENT_TABLE}
+                     for agent in HOOK_AGENTS}
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "apply_patch", "replace", "edit", "write_file"}
 _PATCH_FILE = (r"^\*\*\* (Update|Delete) File: (.+?)\s*$")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -138,7 +160,7 @@ SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
                          f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 
 
-# --- paths: root, database, --file identity ------------------------------------
+# --- Core: root, database and project discovery, --file identity, file checks --
 
 
 def root_of(start: str) -> str:
@@ -153,9 +175,15 @@ def root_of(start: str) -> str:
         candidate = parent
 
 
-def env_paths(db: str | None, project: str | None,
-              cwd: str | None) -> tuple[str, str, str, str]:
-    """(root, cwd, database path, project) for the global options, as make_env takes them."""
+class Place(collections.namedtuple("Place", "root cwd db_path project")):
+    """Where a command runs, as strings: the root, the working folder, the database
+    file and the project. The read path takes it; every Env carries one."""
+
+    __slots__ = ()
+
+
+def env_paths(db: str | None, project: str | None, cwd: str | None) -> Place:
+    """The Place for the global options (--db, -p) and a working folder."""
     cwd = os.path.realpath(cwd or os.getcwd())
     root = root_of(cwd)
     db_text = db or os.environ.get("CTXKIT_DB")
@@ -163,7 +191,7 @@ def env_paths(db: str | None, project: str | None,
     if not os.path.isabs(db_path):
         db_path = os.path.join(cwd, db_path)
     name = project or os.environ.get("CTXKIT_PROJECT") or os.path.basename(root) or "default"
-    return root, cwd, db_path, name
+    return Place(root, cwd, db_path, name)
 
 
 def _relative_to(path: str, base: str) -> str | None:
@@ -174,7 +202,7 @@ def _relative_to(path: str, base: str) -> str | None:
     return path[len(prefix):] if path.startswith(prefix) else None
 
 
-def normalize_path(path: str | None, root: str, cwd: str) -> str:
+def normalize_path(path: str | None, place: Place) -> str:
     """Normalize a ``--file`` argument to one file identity, as code memory does.
 
     None and "" give ""; backslashes become slashes; ``./`` and ``../`` are
@@ -185,6 +213,7 @@ def normalize_path(path: str | None, root: str, cwd: str) -> str:
     """
     if not path:
         return ""
+    root, cwd = place.root, place.cwd
     text = path.replace("\\", "/")
     if os.path.isabs(text):
         absolute = os.path.normpath(text)
@@ -229,7 +258,61 @@ def one_line(text: str, limit: int | None = None) -> str:
     return line
 
 
-# --- graph rows: symbols by name and at lines ---------------------------------------
+_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file; None for anything else or on any error.
+
+    Hooks read paths an agent names. A named pipe, a device or a socket would
+    block a plain open() or read(), so the file is opened non-blocking (an
+    open of a FIFO returns at once) and checked on the open descriptor, which
+    no rename can swap afterwards.
+    """
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    try:
+        if os.fstat(fd).st_mode & _S_IFMT != _S_IFREG:
+            return None
+        parts, left = [], limit
+        while left > 0:
+            data = os.read(fd, min(left, 1 << 20))
+            if not data:
+                break
+            parts.append(data)
+            left -= len(data)
+        return b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def db_file_state(path: str | os.PathLike[str]) -> tuple[str, int, str]:
+    """(state, permission bits, reason) of a database file, the one check both
+    openers make: state is "missing", "unreadable" (reason says why), "special"
+    (not a regular file: a named pipe would block the open), "empty", "foreign"
+    (not SQLite) or "sqlite"."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "missing", 0, ""
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        return "unreadable", 0, f": {getattr(exc, 'strerror', None) or exc}"
+    if info.st_mode & _S_IFMT != _S_IFREG:
+        return "special", 0, ""
+    head = read_regular(path, len(_SQLITE_MAGIC))
+    if head is None:
+        return "unreadable", 0, "; check its permissions"
+    state = "empty" if not head else "sqlite" if head == _SQLITE_MAGIC else "foreign"
+    return state, info.st_mode & 0o777, ""
+
+
+# --- Graph: node rows by name and at lines -----------------------------------
 
 
 def graph_find_rows(db: Database, project: str, symbol: str,
@@ -264,7 +347,7 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
 
 
-# --- lessons: counters, risk, SYMBOL_OBJs, the inject block -------------------------------
+# --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
 
 
 def risk_level(score: float) -> str:
@@ -520,18 +603,18 @@ def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -
     return text if len(text) < limit else ""  # a limit too small for even one lesson
 
 
-def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symbol: str,
-                    file: str | None) -> tuple[str, str | None]:
+def split_symbol(db: Database | None, place: Place, symbol: str,
+                 file: str | None) -> tuple[str, str | None]:
     """(name, normalized file or None) from SYMBOL and ``--file``.
 
     SYMBOL may be a graph id ``path:Qual.name``: it is split when the graph
     knows that id or when the part before the colon looks like a path.
     """
     symbol = symbol.strip()
-    given = normalize_path(file, root, cwd) if file else None
+    given = normalize_path(file, place) if file else None
     path = name = None
     if db is not None and ":" in symbol:
-        rows = graph_find_rows(db, project, symbol)
+        rows = graph_find_rows(db, place.project, symbol)
         if rows and rows[0]["uid"] == symbol:
             path, name = rows[0]["path"], rows[0]["qualname"]
     match = None
@@ -539,7 +622,7 @@ def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symb
         import re
         match = re.match(_SYMBOL_ID, symbol)
     if match:
-        path, name = normalize_path(match["path"], root, cwd), match["name"]
+        path, name = normalize_path(match["path"], place), match["name"]
     if path is None:
         return symbol, given
     if given is not None and given != path:
@@ -548,47 +631,13 @@ def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symb
     return name, path
 
 
-# --- edits: which lines an agent's edit touches, and the lessons at risk ---------------
+# --- Snapshots and hooks: the lines an edit touches, the lessons at risk -----
 
 
 class EditSpan(collections.namedtuple("EditSpan", "path first last")):
     """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
 
     __slots__ = ()
-
-
-_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
-_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-               | getattr(os, "O_BINARY", 0))
-
-
-def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
-    """Up to ``limit`` bytes of a regular file; None for anything else or on any error.
-
-    Hooks read paths an agent names. A named pipe, a device or a socket would
-    block a plain open() or read(), so the file is opened non-blocking (an
-    open of a FIFO returns at once) and checked on the open descriptor, which
-    no rename can swap afterwards.
-    """
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except (OSError, ValueError):  # ValueError: a NUL in the path
-        return None
-    try:
-        if os.fstat(fd).st_mode & _S_IFMT != _S_IFREG:
-            return None
-        parts, left = [], limit
-        while left > 0:
-            data = os.read(fd, min(left, 1 << 20))
-            if not data:
-                break
-            parts.append(data)
-            left -= len(data)
-        return b"".join(parts)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _read_text(path: str) -> str | None:
@@ -674,16 +723,17 @@ def patch_spans_at(cwd: str, patch: str) -> list[EditSpan]:
     return spans
 
 
-def risk_objects_at(db: Database, project: str, root: str, cwd: str,
-                    spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
+def risk_objects(db: Database, place: Place,
+                 spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
     """SYMBOL_OBJs of the lessons on the symbols those spans touch.
 
     Lines map to symbols through the stored graph only (no parsing here). A
     file the graph does not know falls back to every lesson recorded for it.
     """
     objs: dict[tuple[str, str], dict[str, Any]] = {}
+    project = place.project
     for span in spans:
-        path = normalize_path(absolute_path(cwd, span.path), root, cwd)
+        path = normalize_path(absolute_path(place.cwd, span.path), place)
         nodes = graph_rows_at(db, project, path, span.first, span.last)
         for node in nodes:
             obj = node_symbol_obj(db, project, node)
@@ -709,14 +759,13 @@ def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> 
     return (inject_text(at_risk, limit=limit - len(tail)) + tail).strip()
 
 
-def pre_edit_context(db: Database, project: str, root: str, cwd: str, tool: str,
+def pre_edit_context(db: Database, place: Place, tool: str,
                      tool_input: dict[str, Any]) -> str:
     """What the pre-edit hook tells the agent: the lessons at risk on the edited lines."""
-    return risk_context(risk_objects_at(db, project, root, cwd,
-                                        edit_spans_at(cwd, tool, tool_input)))
+    return risk_context(risk_objects(db, place, edit_spans_at(place.cwd, tool, tool_input)))
 
 
-# --- hook plumbing shared with the full CLI ----------------------------------------------
+# --- Snapshots and hooks: hook plumbing shared with the full CLI -------------
 
 
 class HookInputError(Exception):
@@ -804,9 +853,21 @@ def read_hook_payload(stream: Any) -> dict[str, Any]:
     return payload
 
 
+def hook_event(spelling: str) -> str | None:
+    """ctxkit's name of a hook event however it is spelled (pre-tool-use, pre_tool_use,
+    PreToolUse, BeforeTool); None for an event ctxkit does not answer."""
+    return HOOK_EVENTS.get(spelling.replace("_", "-").lower())
+
+
+# The event names only Gemini uses: a payload naming one comes from Gemini.
+_GEMINI_EVENTS = frozenset(event.agent_names["gemini"] for event in HOOK_EVENT_TABLE) - {
+    name for event in HOOK_EVENT_TABLE for agent, name in event.agent_names.items()
+    if agent != "gemini"}
+
+
 def detect_agent(payload: dict[str, Any]) -> str:
     event = str(payload.get("hook_event_name", ""))
-    if event in ("BeforeTool", "AfterTool", "PreCompress") or \
+    if event in _GEMINI_EVENTS or \
             payload.get("tool_name") in ("replace", "write_file", "run_shell_command"):
         return "gemini"
     if payload.get("tool_name") == "apply_patch" or "turn_id" in payload:
@@ -829,7 +890,7 @@ def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dic
     return {"hookSpecificOutput": specific}
 
 
-# --- output search: the Output store's `search`, answered before the heavy imports ------
+# --- Output store: `search`, answered before the heavy imports ---------------
 # A search is an ordered table of strategies (SEARCH_STRATEGIES) that bring candidate
 # lines, and one scorer that ranks every candidate line: each query word weighed by how
 # rare it is in the searched outputs; word families (WORD_FAMILIES) and the tables Python
@@ -842,9 +903,14 @@ def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dic
 STDOUT, STDERR = 1, 2          # the stream of a stored line
 SEARCH_SCAN_BYTES = 1 << 21    # outputs up to this size together are read whole, every line
 SEARCH_DF_CAP = 400            # counting a term's chunks stops here: so many is "common"
-SEARCH_POOL = 40               # chunks one FTS strategy brings at most
+SEARCH_POOL = 24               # chunks one FTS strategy brings at most
 SEARCH_GOOD = 0.6              # a hit with this share of the best possible score is good
 SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
+SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
+SEARCH_TITLE_FACTOR = 0.4      # a line's share of what its chunk's title holds
+SEARCH_SEVERITY_STEP = 0.05    # each severity level adds this share: decisive lines first
+SEARCH_CUT_FACTOR = 0.85       # a line the tool cut short ("... - KeyError: 'pea..."); the
+                               # whole line is elsewhere, pytest's short summary for one
 SEARCH_WINDOW_MAX = 14         # lines of an explaining window (an error's block, a section)
 SEARCH_QUERY_MAX = 2000        # characters of a query looked at (any text is safe)
 SEARCH_LONG_LINE = 400         # longer lines score less, as BM25 normalizes by length
@@ -864,6 +930,9 @@ SEARCH_STOP_WORDS = frozenset(
     "these they this those through to too under until up very was we were what when "
     "where which while who whom why will with would you your yours show find line lines "
     "log logs output tell give please anything something".split())
+# Words that negate the next word of a query.
+QUERY_NEGATORS = frozenset("not never no without isn't wasn't doesn't didn't don't can't "
+                           "cannot couldn't won't".split())
 # Words that make a query ask for a problem even when no failure word is used.
 PROBLEM_WORDS = frozenset("why wrong broke broken bug bugs issue issues problem problems "
                           "cause causes caused reason".split())
@@ -928,7 +997,7 @@ WORD_FAMILIES = (
 LINE_KINDS = (
     ("count", "many|count|number|total|tally",
      r"(?:\b\d+\s+(?:to\s+)?[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b)(?:.*?(?:\b\d+\s+(?:to\s+)?"
-     r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))"),
+     r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))|^\W*\d+ [A-Za-z]+(?: [A-Za-z]+)?\W*$"),
     ("frame", "stack|frame|frames|trace|traceback|backtrace|stacktrace|called|caller",
      r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
      r"|^\s+at \S+:\d+"),
@@ -962,6 +1031,18 @@ _NEGATION = (r"\b(?:no|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|f
              r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
              r"defects?|violations?)\b|\b0\s+[a-z]\w*|\b[a-z]\w*\s*[:=]\s*(?:0|none|"
              r"false|nil|\[\])(?![\w.])|\bnothing to \w+")
+# Lines that speak less than the message near them: the source a compiler or test runner
+# echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
+# `>       code`, the code under Python's `File "x", line N`), and the tools' standard
+# advice (Maven's "re-run with -e", Gradle's "Run with --stacktrace", rustc's "For more
+# information", pip's "likely not a problem with pip", npm's "A complete log").
+LESSER_LINES = (
+    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75),
+    ("advice", r"\bre-?run\b|\brun with --|\bfor more information\b|"
+               r"\bfor (?:further|more) details\b|\bsee above\b|\bto see the full\b|"
+               r"\bplease refer to\b|\ba complete log\b|\blikely not a problem\b|"
+               r"\bget more help\b", 0.6),
+)
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
 _SECTION_START = (r"^_{3,} .+ _{3,}$|^---- \S+ stdout ----$|^\s*● |^=== RUN\s|"
@@ -1080,7 +1161,18 @@ _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "ed"
              "ly", "s")
 
 
+_STEMS: dict[str, str] = {}
+
+
 def search_stem(word: str) -> str:
+    """search_stem_of(), remembered (families and tables ask for the same words)."""
+    stem = _STEMS.get(word)
+    if stem is None:
+        stem = _STEMS[word] = search_stem_of(word)
+    return stem
+
+
+def search_stem_of(word: str) -> str:
     """A crude English stem: "restarting" -> "restart", "failures" -> "failur"."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -1102,12 +1194,13 @@ class Variant:
     a lowercase literal, or a regex), its FTS5 form, the factor its rarity is multiplied
     by, and the query word (source) it stands for."""
 
-    __slots__ = ("source", "spec", "fts", "factor", "key", "df", "weight")
+    __slots__ = ("source", "spec", "fts", "factor", "key", "origin", "df", "weight")
 
     def __init__(self, source: int, spec: tuple[str, str], fts: str | None, factor: float,
-                 key: str):
+                 key: str, origin: str = "word"):
         self.source, self.spec, self.fts, self.factor, self.key = (
             source, spec, fts, factor, key)
+        self.origin = origin     # word (as asked), family, table, kind
         self.df = 0
         self.weight = 0.0
 
@@ -1130,6 +1223,9 @@ class SearchQuery:
         words = [w for t in self.tokens for w in _rx(r"[^\W_]+(?:[_'][^\W_]+)*").findall(t)]
         low = [w.lower() for w in words]
         self.problem = any(w in PROBLEM_WORDS for w in low)
+        # "never declared", "not defined": the asker means the negative form the tools
+        # print (undeclared, undefined), which the word's family holds.
+        self.negated = {low[i + 1] for i, w in enumerate(low[:-1]) if w in QUERY_NEGATORS}
         for token in self.tokens:
             self._add_token(token)
         self._add_families(" ".join(low))
@@ -1147,10 +1243,10 @@ class SearchQuery:
         return known
 
     def _variant(self, source: int, spec: tuple[str, str], fts: str | None, factor: float,
-                 key: str) -> None:
+                 key: str, origin: str = "word") -> None:
         known = self._seen.get((source, spec))
         if known is None:
-            self._seen[source, spec] = known = Variant(source, spec, fts, factor, key)
+            self._seen[source, spec] = known = Variant(source, spec, fts, factor, key, origin)
             self.variants.append(known)
         known.factor = max(known.factor, factor)
 
@@ -1178,13 +1274,14 @@ class SearchQuery:
                 self._add_word(part, own)
 
     def _add_word(self, word: str, factor: float) -> None:
-        if word in SEARCH_STOP_WORDS or len(word) < 2:
+        if word in SEARCH_STOP_WORDS or word in QUERY_NEGATORS or len(word) < 2:
             return
         self._variant(self._source(word), word_spec(word), word_fts(word), factor,
                       search_stem(word))
 
     def _add_families(self, low_text: str) -> None:
-        words = {v.source for v in self.variants if v.factor == 1.0 and v.spec[0] != "phrase"}
+        words = {v.source for v in self.variants
+                 if v.origin == "word" and v.factor == 1.0 and v.spec[0] != "phrase"}
         stems = {search_stem(self.sources[i]): i for i in sorted(words, reverse=True)}
         for _name, problem, members in WORD_FAMILIES:
             words = members.split("|")
@@ -1195,13 +1292,18 @@ class SearchQuery:
                            None)
             if hit is None:
                 continue
-            if problem:
+            negated = self.sources[hit] in self.negated
+            if problem or negated:
                 self.problem = True
             if problem == "severity":
                 self.problem_sources.add(hit)
             for member in words:
-                self._variant(hit, word_spec(member), word_fts(member), FAMILY_FACTOR,
-                              search_stem(member))
+                self._variant(hit, word_spec(member), word_fts(member),
+                              1.0 if negated else FAMILY_FACTOR, search_stem(member), "family")
+            if negated:   # the word as asked is what the line must not say
+                for variant in self.variants:
+                    if variant.source == hit and variant.key == search_stem(self.sources[hit]):
+                        variant.factor = PART_FACTOR
 
     def _add_tables(self, words: list[str]) -> None:
         stems = {search_stem(w.lower()) for w in words}
@@ -1210,14 +1312,19 @@ class SearchQuery:
                 source = self._source(word.lower())
                 if is_problem:
                     self.problem = True
-                self._variant(source, spec, fts, TABLE_FACTOR, key)
+                self._variant(source, spec, fts, TABLE_FACTOR, key, "table")
 
     def _add_kinds(self, low: list[str]) -> None:
+        """A line kind answers the query words that ask for it ("stack" and "trace" are
+        both answered by a frame line), or a source of its own for a question word."""
         for name, triggers, _ in LINE_KINDS:
-            if any(w in triggers.split("|") for w in low):
-                source = self._source(f"({name})")
+            asking = [w for w in low if w in triggers.split("|")]
+            if not asking:
+                continue
+            sources = [self._by_name[w] for w in asking if w in self._by_name]
+            for source in sources or [self._source(f"({name})")]:
                 self.kind_sources[source] = name
-                self._variant(source, ("kind", name), None, 1.0, name)
+                self._variant(source, ("kind", name), None, 1.0, name, "kind")
 
 
 def word_spec(word: str) -> tuple[str, str]:
@@ -1236,14 +1343,11 @@ def word_spec(word: str) -> tuple[str, str]:
 
 
 def word_fts(word: str) -> str:
-    """A query word as an FTS5 expression: the word (stemmed by porter) or its stem's
-    prefix; a phrase as a phrase."""
-    if " " in word or "-" in word or word.isdigit():
-        return fts_term(word)
-    stem = search_stem(word)
-    if len(stem) < 4 or stem == word:
-        return fts_term(word)
-    return f"({fts_term(word)} OR {fts_term(stem)}*)"
+    """A query word as an FTS5 expression: the word itself, which the porter tokenizer
+    stems as it stemmed the index (a stem's prefix would merge the doclists of every
+    word it starts, 0.1 s for "test*" over 1 GB; the prefixes strategy does that only
+    for words the index lacks); a phrase as a phrase."""
+    return fts_term(word)
 
 
 _TABLES: dict[str, Any] = {}
@@ -1409,6 +1513,7 @@ class LineMatcher:
     then, line by line, every variant of every source."""
 
     def __init__(self, query: SearchQuery):
+        import re
         self.query = query
         self.literals: dict[str, tuple[list[int], list[int]]] = {}
         self.kinds: list[tuple[int, Any]] = []
@@ -1416,7 +1521,7 @@ class LineMatcher:
             mode, text = variant.spec
             if mode == "kind":
                 self.kinds.append((index, _rx(dict((k, r) for k, _, r in LINE_KINDS)[text],
-                                              )))
+                                              re.MULTILINE)))
             elif mode == "code":
                 for trigger in CODE_TRIGGERS[text.split(":")[0]]:
                     self.literals.setdefault(trigger, ([], []))[0].append(index)
@@ -1441,40 +1546,69 @@ class LineMatcher:
         """line offset -> (variants found, [(marker, column)]) for every line holding one.
         A literal found more than ``cap`` times is only counted (``self.counts``): its
         lines are found through the others, unless nothing else is there."""
-        import bisect
-        self.counts = {}
         low = text.lower()
         if len(low) != len(text):   # a character whose lowercase is longer: match as is
             low = text
-        newlines = []
-        at = low.find("\n")
-        while at >= 0:
-            newlines.append(at)
-            at = low.find("\n", at + 1)
         found: dict[int, tuple[set[int], list[tuple[int, int]]]] = {}
-        # Markers alone make a line a candidate only for a query that asks for a problem.
-        wanted = [lit for lit, (variants, _) in self.literals.items()
-                  if variants or self.query.problem]
-        counted = {literal: low.count(literal) for literal in wanted}
-        listed = [lit for lit, n in counted.items() if 0 < n <= cap and self.literals[lit][0]]
-        if not listed and any(counted.values()):   # only common words: list the rarest
-            listed = [min((n, lit) for lit, n in counted.items() if n)[1]]
-        listed += [lit for lit, n in counted.items() if 0 < n <= cap and lit not in listed]
-        self.counts = {lit: n for lit, n in counted.items() if lit not in listed}
-        for literal in listed:
-            at = low.find(literal)
-            while at >= 0:
-                if literal[0] == "\n":
-                    at += 1
+        line, last = 0, 0
+        hits = self._literal_hits(low, cap) + self._kind_hits(text, cap)
+        for at, literal in sorted(hits, key=lambda hit: hit[0]):
+            if isinstance(literal, int):   # a line of a kind the query asks for
+                variants, markers = [literal], []
+            else:
                 variants, markers = self._at(literal, text, low, at)
-                if variants or markers:
-                    line = bisect.bisect_left(newlines, at)
-                    entry = found.setdefault(line, (set(), []))
-                    entry[0].update(variants)
-                    if markers:
-                        column = at - (newlines[line - 1] + 1 if line else 0)
-                        entry[1].extend((m, column) for m in markers)
-                at = low.find(literal, at + 1)
+                if not (variants or markers):
+                    continue
+            line += low.count("\n", last, at)
+            last = at
+            entry = found.setdefault(line, (set(), []))
+            entry[0].update(variants)
+            if markers:
+                column = at - (low.rfind("\n", 0, at) + 1)
+                entry[1].extend((m, column) for m in markers)
+        return found
+
+    def _literal_hits(self, low: str, cap: int) -> list[tuple[int, Any]]:
+        """(position, literal) of every literal found at most ``cap`` times; markers alone
+        only for a query that asks for a problem."""
+        hits: list[tuple[int, Any]] = []
+        common: list[str] = []
+        for literal, (variants, _) in self.literals.items():
+            if not (variants or self.query.problem):
+                continue
+            mine = self._positions(low, literal, cap)
+            if mine is None:
+                common.append(literal)
+            else:
+                hits.extend((at, literal) for at in mine)
+        self.counts = {literal: low.count(literal) for literal in common}
+        if common and not any(self.literals[lit][0] for _, lit in hits):
+            rarest = min(common, key=lambda lit: self.counts[lit])   # only common words
+            hits.extend((at, rarest) for at in self._positions(low, rarest, len(low)) or [])
+            del self.counts[rarest]
+        return hits
+
+    def _kind_hits(self, text: str, cap: int) -> list[tuple[int, Any]]:
+        """(position, variant) of the lines of each kind the query asks for."""
+        import itertools
+        hits: list[tuple[int, Any]] = []
+        for index, rx in self.kinds:
+            found = [m.start() for m in itertools.islice(rx.finditer(text), cap + 1)]
+            if len(found) <= cap:
+                hits.extend((at, index) for at in found)
+        return hits
+
+    @staticmethod
+    def _positions(low: str, literal: str, cap: int) -> list[int] | None:
+        """Where ``literal`` is in ``low`` (a line-start marker: where its line starts);
+        None once it is found more than ``cap`` times."""
+        found = []
+        at = low.find(literal)
+        while at >= 0:
+            if len(found) >= cap:
+                return None
+            found.append(at + 1 if literal[0] == "\n" else at)
+            at = low.find(literal, at + 1)
         return found
 
     def exact(self, text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -1525,8 +1659,8 @@ class LineScorer:
         self.matcher = matcher or LineMatcher(query)
         self.caps: dict[int, float] = {}
         for variant in query.variants:
-            if variant.source in query.problem_sources and variant.df and variant.factor in (
-                    1.0, PART_FACTOR):
+            if variant.source in query.problem_sources and variant.df and (
+                    variant.origin == "word"):
                 cap = PROBLEM_LEVEL[3] * variant.weight * variant.factor
                 self.caps[variant.source] = max(self.caps.get(variant.source, 0.0), cap)
         synthetic = [s for s in query.problem_sources if query.sources[s] == "(problem)"]
@@ -1596,22 +1730,26 @@ class LineScorer:
             score *= 0.4
         if len(text) > SEARCH_LONG_LINE:   # a long line holds many words by chance
             score /= 1 + 0.5 * (len(text) / SEARCH_LONG_LINE - 1)
-        item.base = item.score = score + 0.01 * item.severity
+        if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
+            score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
+        score *= lesser_factor(text)
+        item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.section = bool(_rx(_SECTION_START).search(text[:400]))
         item.code = bool(_rx(_ERROR_CODE).search(text))
         item.exact = True
 
     def _proximity(self, found: list[tuple[int, int]]) -> float:
-        """Two query words written next to each other ("pip version" in pip_version)."""
+        """Two query words written next to each other, in either order ("pip version" in
+        pip_version, "value moved" in "moved value")."""
         variants = self.query.variants
         at: dict[int, list[int]] = {}
         for index, column in found:
-            if variants[index].factor >= PART_FACTOR:
+            if variants[index].origin == "word":
                 at.setdefault(variants[index].source, []).append(column)
         bonus = 0.0
         sources = sorted(at)
         for a, b in zip(sources, sources[1:], strict=False):
-            if any(0 < y - x <= 24 for x in at[a] for y in at[b]):
+            if any(0 < abs(y - x) <= 24 for x in at[a] for y in at[b]):
                 bonus += 0.3 * min(self._best(a), self._best(b))
         return bonus
 
@@ -1635,7 +1773,7 @@ class LineScorer:
                     value = variant.weight * variant.factor
                     held[variant.source] = max(held.get(variant.source, 0.0), value)
             self.titles[chunk["id"]] = held
-        return 0.4 * sum(v for s, v in held.items() if s not in item.sources)
+        return SEARCH_TITLE_FACTOR * sum(v for s, v in held.items() if s not in item.sources)
 
     def near(self, items: Iterable[ScoredLine]) -> None:
         """A line also earns part of what the lines just around it hold that it does not
@@ -1797,7 +1935,7 @@ class SearchRun:
         """A line kind the query asks for ("how many", "where") weighs as much as the
         query's average word found in the scope."""
         words = [v.weight for v in self.query.variants
-                 if v.df and v.factor == 1.0 and v.spec[0] not in ("kind", "code")]
+                 if v.df and v.origin == "word" and v.factor == 1.0]
         mean = sum(words) / len(words) if words else 1.0
         for variant in self.query.variants:
             if variant.spec[0] == "kind":
@@ -1894,9 +2032,8 @@ def _strategy_literal(run: SearchRun) -> str | None:
 
 def _strategy_identifiers(run: SearchRun) -> str | None:
     """Every query word, identifiers cut into their parts, all of them."""
-    terms = [v.fts for v in run.query.variants if v.factor >= PART_FACTOR and v.fts
-             and v.source not in run.query.kind_sources and v.factor != FAMILY_FACTOR
-             and v.factor != TABLE_FACTOR]
+    terms = [v.fts for v in run.query.variants
+             if v.origin == "word" and v.fts and v.spec[0] != "phrase"]
     terms = list(dict.fromkeys(terms))
     return _run_fts(run, " AND ".join(terms)) if len(terms) > 1 else None
 
@@ -1904,14 +2041,13 @@ def _strategy_identifiers(run: SearchRun) -> str | None:
 def _strategy_rare_terms(run: SearchRun) -> str | None:
     """Any query word, BM25 over all of them; words in more than SEARCH_DF_CAP chunks of
     the scope are left to the line scorer when rarer ones exist."""
-    own = [v for v in run.query.variants if v.fts and v.factor in (1.0, PART_FACTOR)]
+    own = [v for v in run.query.variants if v.fts and v.origin == "word"]
     return _run_fts(run, _or_rare(own)) if own else None
 
 
 def _strategy_vocabulary(run: SearchRun) -> str | None:
     """The word families and the tables' names and messages for the query's words."""
-    other = [v for v in run.query.variants if v.fts and v.factor in (FAMILY_FACTOR,
-                                                                      TABLE_FACTOR)]
+    other = [v for v in run.query.variants if v.fts and v.origin in ("family", "table")]
     return _run_fts(run, _or_rare(other)) if other else None
 
 
@@ -1920,7 +2056,8 @@ def _strategy_severity(run: SearchRun) -> str | None:
     and the chunks with the scope's rarest severity words."""
     if not run.query.problem:
         return None
-    ids = sorted(run.handles)[:200]
+    # The summaries' decisive lines of a few outputs (with many, their rare words below).
+    ids = sorted(run.handles)[-SEARCH_SUMMARIES:]
     chunks: list[int] = []
     rows = run.db.query(SQL_SUMMARY_OF.format(ids=",".join("?" * len(ids))),
                         [run.project, *ids]) if ids else []
@@ -1944,7 +2081,7 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
     prefix ("compil*" for "compilation"; the index holds porter stems, which a prefix
     must not pass)."""
     words = {run.query.sources[v.source] for v in run.query.variants
-             if v.factor == 1.0 and v.fts and v.spec[0] == "stem" and not v.df}
+             if v.origin == "word" and v.fts and v.spec[0] == "stem" and not v.df}
     terms = {fts_term(w[:max(4, (len(w) + 1) // 2)]) + "*" for w in words if len(w) >= 6}
     return _run_fts(run, " OR ".join(sorted(terms))) if terms else None
 
@@ -1952,8 +2089,16 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
 def _strategy_trigram(run: SearchRun) -> str | None:
     """For query tokens the index does not hold: the outputs' identifiers that contain
     them (the trigram index of each output's vocabulary), searched as words."""
+    import re
     held = {run.query.sources[v.source] for v in run.query.variants if v.df}
-    subs = [t.lower() for t in run.query.tokens if len(t) >= 3 and t.lower() not in held][:6]
+    subs = []
+    for token in run.query.tokens:
+        token = token.lower().strip("'\"`()[]{}<>,;:!?")
+        words = [w for w in _rx(r"[^\W_]+").findall(token) if w not in SEARCH_STOP_WORDS]
+        if len(token) >= 3 and words and token not in held and not any(
+                w in held for w in words):
+            subs.append(token)
+    subs = subs[:6]
     terms: list[str] = []
     clause = "AND o.id = ?" if run.output is not None else ""
     for sub in subs:
@@ -1962,8 +2107,9 @@ def _strategy_trigram(run: SearchRun) -> str | None:
             rows = run.db.query(SQL_VOCAB_OF.format(handle=clause), params)
         except (sqlite3.Error, DatabaseError):  # FTS5 refused the substring
             continue
+        pattern = _rx(r"[^ ]*" + re.escape(sub) + r"[^ ]*")
         for _, vocab in rows:
-            terms.extend(t for t in vocab.split() if sub in t and t not in terms)
+            terms.extend(t for t in pattern.findall(vocab)[:40] if t not in terms)
     terms = terms[:40]
     if not terms:
         return None
@@ -2055,6 +2201,17 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
     return first, last, severe
 
 
+def lesser_factor(text: str) -> float:
+    """The share of its score a line keeps when it only echoes source code or gives the
+    tool's standard advice (LESSER_LINES): the finding is the message, not those."""
+    import re
+    factor = 1.0
+    for _, pattern, share in LESSER_LINES:
+        if _rx(pattern, re.ASCII | re.IGNORECASE).search(text[:400]):
+            factor = min(factor, share)
+    return factor
+
+
 def negated_spans(text: str) -> list[tuple[int, int]]:
     """The spans of a line that negate what they name ("0 errors", "no issues found")."""
     import re
@@ -2085,13 +2242,12 @@ def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
     return ("…" if start else "") + text[start:start + width] + "…"
 
 
-def _hit_symbols(db: Any, project: str, root: str, cwd: str,
-                 window: list[tuple[int, int, str]]) -> list[str]:
+def _hit_symbols(db: Any, place: Place, window: list[tuple[int, int, str]]) -> list[str]:
     symbols: list[str] = []
     refs = [r for r in (first_file_ref(t) for _, _, t in window) if r]
     for path, line in refs[:10]:
         try:
-            rows = graph_rows_at(db, project, normalize_path(path, root, cwd), line)
+            rows = graph_rows_at(db, place.project, normalize_path(path, place), line)
         except (sqlite3.Error, DatabaseError):  # no graph tables here: no symbols
             return symbols
         if rows and rows[0]["uid"] not in symbols:
@@ -2125,7 +2281,7 @@ def _escape(text: str) -> str:
     return re.escape(text)
 
 
-def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[str, Any]]:
+def build_hits(run: SearchRun, place: Place, context: int) -> list[dict[str, Any]]:
     """The best lines as non-overlapping windows, best first."""
     _land_on_sections(run)
     ranked = sorted((s for s in run.lines.values() if s.exact and s.score > 0.05),
@@ -2155,7 +2311,7 @@ def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[s
                "text": "\n".join(_clip_around(t, stems) for _, _, t in window)}
         if item.chunk["title"]:
             hit["title"] = item.chunk["title"]
-        symbols = _hit_symbols(run.db, run.project, root, cwd, window)
+        symbols = _hit_symbols(run.db, place, window)
         if symbols:
             hit["symbols"] = symbols
         hits.append(hit)
@@ -2170,11 +2326,12 @@ def find_output(db: Any, project: str, handle: str) -> Any:
     return rows[0]
 
 
-def output_search(db: Any, project: str, root: str, cwd: str, query: str, *,
+def output_search(db: Any, place: Place, query: str, *,
                   handle: str | None = None, limit: int = 5,
                   context: int = 2) -> dict[str, Any]:
     """Search this project's outputs: ``{"query", "queries_tried", "status", "hits"}``."""
     import time
+    project = place.project
     output = find_output(db, project, handle) if handle else None
     parsed = SearchQuery(query)
     run = SearchRun(db, project, parsed, output, limit)
@@ -2193,7 +2350,7 @@ def output_search(db: Any, project: str, root: str, cwd: str, query: str, *,
             run.tried.append({"strategy": name, "query": described,
                               "hits": len(run.chunk_ids) - before,
                               "ms": round((time.perf_counter() - started) * 1000, 2)})
-    hits = build_hits(run, root, cwd, context) if run.lines else []
+    hits = build_hits(run, place, context) if run.lines else []
     return {"query": query, "queries_tried": run.tried,
             "status": "ok" if hits else "no_hits", "hits": hits}
 
@@ -2222,7 +2379,7 @@ def search_stat_counts(result: dict[str, Any]) -> dict[str, int]:
 
 
 
-# --- the fast path itself -------------------------------------------------------------
+# --- Read path: the fast path itself (argv, the read-only opener, dispatch) --
 
 _FAST_GLOBAL_VALUES = {"--db": "db", "-p": "project", "--project": "project"}
 _FAST_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet"}
@@ -2236,58 +2393,53 @@ class _SlowPath(Exception):
     """The call is not one the fast path answers: the full CLI runs it instead."""
 
 
-def command_in(argv: Sequence[str]) -> str | None:
-    """The command word of ``argv`` (global options may come first), else None."""
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-        elif token in _FAST_GLOBAL_VALUES:
-            skip = True
-        elif token in ("-h", "--help", "--version", "--"):
-            return None
-        elif not token.startswith("-"):
-            return token
-    return None
+ArgvScan = collections.namedtuple("ArgvScan", "command words options")
 
 
-def fast_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
-    """(words, options) of a `query` or `hook` call using only options the fast path knows.
+def scan_argv(argv: Sequence[str]) -> ArgvScan:
+    """One pass over argv for both entries: main() builds only the parser of
+    ``command``, and run_fast_path() answers from ``words`` and ``options``.
 
-    Raises _SlowPath for anything else: another command, an unknown, repeated,
-    abbreviated or attached option (-pNAME), a value that looks like an
-    option, ``--``, help or version. argparse then handles it.
+    ``command`` is the command word (global options may come first), None
+    before any -h, --help, --version or --. ``words`` is None when the call
+    uses anything the fast path leaves to argparse: another command, an
+    unknown, repeated, abbreviated or attached option (-pNAME), a value that
+    looks like an option, ``--``, help or version.
     """
-    words: list[str] = []
-    options: dict[str, Any] = {}
+    command, words, options, fast = None, [], {}, True
     tokens = list(argv)
-    while tokens:
+    while tokens and (fast or command is None):
         token = tokens.pop(0)
-        command = words[0] if words else None
         values = {**_FAST_GLOBAL_VALUES, **_FAST_COMMAND_VALUES.get(command, {})}
         flags = {**_FAST_GLOBAL_FLAGS, **_FAST_COMMAND_FLAGS.get(command, {})}
         option, value = token, None
         if token.startswith("--") and "=" in token:
             option, value = token.split("=", 1)
             if option not in values:
-                raise _SlowPath(token)
+                fast = False
+                continue
         if option in values:
             if value is None:
                 if not tokens:
-                    raise _SlowPath(token)
+                    fast = False
+                    continue
                 value = tokens.pop(0)
             if value.startswith("-") or values[option] in options:
-                raise _SlowPath(token)
+                fast = False
             options[values[option]] = value
         elif token in flags:
-            if flags[token] in options:
-                raise _SlowPath(token)
+            fast = fast and flags[token] not in options
             options[flags[token]] = True
-        elif token.startswith("-") or (not words and token not in _FAST_COMMAND_VALUES):
-            raise _SlowPath(token)
+        elif token.startswith("-"):
+            fast = False
+            if command is None and token in ("-h", "--help", "--version", "--"):
+                break
         else:
+            if command is None:
+                command = token
+                fast = fast and token in _FAST_COMMAND_VALUES
             words.append(token)
-    return words, options
+    return ArgvScan(command, words if fast else None, options)
 
 
 class _ReadDb:
@@ -2306,13 +2458,9 @@ def _fast_db(path: str) -> _ReadDb:
     A missing, foreign, not-private, not-WAL or other-version file goes to the
     full CLI, which creates nothing, explains, tightens or migrates as it does.
     """
-    if read_regular(path, len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+    state, mode, _ = db_file_state(path)
+    if state != "sqlite" or mode & 0o077:
         raise _SlowPath(path)
-    try:
-        if os.stat(path).st_mode & 0o077:
-            raise _SlowPath(path)
-    except OSError:
-        raise _SlowPath(path) from None
     old_umask = os.umask(0o077)  # the -shm file stays private, as open_db makes it
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -2335,18 +2483,18 @@ def _fast_query(options: dict[str, Any], symbol: str) -> str:
     """`query SYMBOL [--file F] --inject`: the inject text, as cmd_query prints it."""
     if not options.get("inject") or not symbol.strip():
         raise _SlowPath("query")
-    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(db_path)
+    place = env_paths(options.get("db"), options.get("project"), None)
+    db = _fast_db(place.db_path)
     try:
-        name, file = split_symbol_at(db, project, root, cwd, symbol, options.get("file"))
-        return inject_text(lesson_symbols(db, project, name, file))
+        name, file = split_symbol(db, place, symbol, options.get("file"))
+        return inject_text(lesson_symbols(db, place.project, name, file))
     finally:
         db.conn.close()
 
 
 def _fast_hook(options: dict[str, Any], event: str) -> str:
     """`hook [--agent A] pre-tool-use` for an edit tool: the JSON answer, or ""."""
-    if HOOK_EVENTS.get(event.replace("_", "-").lower()) != "pre-tool-use" or \
+    if hook_event(event) != "pre-tool-use" or \
             options.get("agent", "claude") not in HOOK_AGENTS or sys.stdin is None or \
             sys.stdin.isatty():
         raise _SlowPath("hook")
@@ -2368,11 +2516,10 @@ def _fast_hook(options: dict[str, Any], event: str) -> str:
     if tool not in EDIT_TOOLS or not isinstance(tool_input, dict):
         raise _SlowPath("hook")
     agent = options.get("agent") or detect_agent(payload)
-    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"),
-                                            hook_cwd(payload))
-    db = _fast_db(db_path)
+    place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
+    db = _fast_db(place.db_path)
     try:
-        context = pre_edit_context(db, project, root, cwd, tool, tool_input)
+        context = pre_edit_context(db, place, tool, tool_input)
     finally:
         db.conn.close()
     if not context:
@@ -2387,10 +2534,11 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
     limit, context = int(options.get("limit", 5)), int(options.get("context", 2))
     if limit < 1 or context < 0:
         raise _SlowPath("search")   # the full CLI explains the usage error
-    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(db_path)
+    place = env_paths(options.get("db"), options.get("project"), None)
+    project = place.project
+    db = _fast_db(place.db_path)
     try:
-        result = output_search(db, project, root, cwd, query, handle=options.get("handle"),
+        result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
         try:
             db.conn.execute("BEGIN IMMEDIATE")
@@ -2420,14 +2568,14 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     """
     if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
         return None
-    hook = command_in(argv) == "hook"
+    scan = scan_argv(argv)
+    hook = scan.command == "hook"
     if hook:
         start_hook_deadline()  # also over the full CLI, should this call fall back to it
     try:
-        words, options = fast_arguments(argv)
-        if len(words) != 2:
-            raise _SlowPath(" ".join(words))
-        text = _FAST_COMMANDS[words[0]](options, words[1])
+        if scan.words is None or len(scan.words) != 2:
+            raise _SlowPath(str(scan.command))
+        text = _FAST_COMMANDS[scan.command](scan.options, scan.words[1])
     except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
         return None
     try:
@@ -2541,11 +2689,13 @@ class Record:
 
 
 class Env(Record):
-    """Where a command runs: the root, the database, the project and output mode."""
+    """Where a command runs (``place``, and the same as Paths: root, cwd, db_path;
+    the project) and its output mode."""
 
-    __slots__ = ("root", "cwd", "db_path", "project", "json", "quiet")
+    __slots__ = ("place", "root", "cwd", "db_path", "project", "json", "quiet")
     DEFAULTS: ClassVar[dict[str, Any]] = {"json": False, "quiet": False}
     FROZEN = True
+    place: Place
     root: Path
     cwd: Path
     db_path: Path
@@ -2557,14 +2707,10 @@ class Env(Record):
 def make_env(db: str | None = None, project: str | None = None,
              as_json: bool = False, quiet: bool = False,
              cwd: Path | None = None) -> Env:
-    root, folder, db_path, name = env_paths(db, project, str(cwd) if cwd else None)
-    return Env(root=Path(root), cwd=Path(folder), db_path=Path(db_path), project=name,
+    place = env_paths(db, project, str(cwd) if cwd else None)
+    return Env(place=place, root=Path(place.root), cwd=Path(place.cwd),
+               db_path=Path(place.db_path), project=place.project,
                json=as_json, quiet=quiet)
-
-
-def normalize_file(path: str | None, env: Env) -> str:
-    """normalize_path() (the fast-path section) for an Env."""
-    return normalize_path(path, str(env.root), str(env.cwd))
 
 
 def utc_stamp(when: _dt.datetime) -> str:
@@ -3216,20 +3362,14 @@ def _prepare_state_dir(path: Path) -> None:
 
 def _check_sqlite_file(path: Path) -> bool:
     """True when the file exists with content; raises when it is not SQLite."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return False
-    except OSError as exc:
-        raise DatabaseError(f"cannot read database {path}: {exc.strerror}") from None
-    if info.st_mode & _S_IFMT != _S_IFREG:  # a named pipe would block the open
+    state, _, reason = db_file_state(path)
+    if state == "unreadable":
+        raise DatabaseError(f"cannot read database {path}{reason}")
+    if state == "special":
         raise DatabaseError(f"{path} is not a regular file; move it away or pass --db")
-    head = read_regular(path, len(_SQLITE_MAGIC))
-    if head is None:
-        raise DatabaseError(f"cannot read database {path}; check its permissions")
-    if head and head != _SQLITE_MAGIC:
+    if state == "foreign":
         raise DatabaseError(f"{path} is not a SQLite database; move it away or pass --db")
-    return bool(head)
+    return state == "sqlite"
 
 
 def open_db(env: Env, *, create: bool = True) -> Database:
@@ -3296,7 +3436,7 @@ def _set_wal(db: Database) -> None:
 
 def open_existing_db(env: Env) -> Database | None:
     """The database for reading; None when none exists yet, so reads create nothing."""
-    return open_db(env, create=False) if env.db_path.exists() else None
+    return None if db_file_state(env.db_path)[0] == "missing" else open_db(env, create=False)
 
 
 # =============================================================================
@@ -4792,7 +4932,7 @@ def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str
     """(root-relative candidate files, normalized scope prefixes; [] means everything)."""
     scopes = []
     for path in paths:
-        rel = normalize_file(path, env)
+        rel = normalize_path(path, env.place)
         if rel.startswith("../") or rel == ".." or os.path.isabs(rel):
             raise UsageError(f"{path} is outside the root {env.root}; run ctxkit from that tree")
         if strict and rel and not (env.root / rel).exists():
@@ -8592,7 +8732,7 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         return _node_from_row(exact)
     place = re.fullmatch(r"(.+?):(\d+)", text)
     if place:
-        path = normalize_file(place.group(1), env)
+        path = normalize_path(place.group(1), env.place)
         check_line_in_file(env, path, int(place.group(2)))
         found = graph_nodes_at(db, project, path, int(place.group(2)))
         if found:
@@ -8602,10 +8742,10 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
             return _node_from_row(row)
         raise NotFound(f"{path} is not in the index of project {project!r}; "
                        f"run `ctxkit index` (or check the path)")
-    normalized = normalize_file(file, env) if file else None
+    normalized = normalize_path(file, env.place) if file else None
     nodes = graph_find_nodes(db, project, text, normalized)
     if not nodes:
-        row = db.one(SQL_FILE_NODE, (project, normalize_file(text, env)))
+        row = db.one(SQL_FILE_NODE, (project, normalize_path(text, env.place)))
         if row is not None and not normalized:
             return _node_from_row(row)
         raise NotFound(_not_found_message(db, project, text, normalized))
@@ -8795,7 +8935,7 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
         where, params = ["project = ?", "kind != 'file'"], [env.project]
         if args.file:
             where.append("path = ?")
-            params.append(normalize_file(args.file, env))
+            params.append(normalize_path(args.file, env.place))
         if args.kind:
             where.append("kind = ?")
             params.append(args.kind)
@@ -10122,10 +10262,10 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
 def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
     db = open_db(env)
     try:
-        file = normalize_file(args.file, env) if args.file else None
+        file = normalize_path(args.file, env.place) if args.file else None
         place = _CONTEXT_FILE_LINE.match(args.target)
         if place:  # the line must point into the file as it is now
-            graph_refresh(env, db, [normalize_file(place.group("path"), env)])
+            graph_refresh(env, db, [normalize_path(place.group("path"), env.place)])
         node = graph_resolve(db, env, args.target, file=file, first=args.first)
         result = render_context(env, db, node, args.purpose, args.budget, args.depth,
                                 args.include_tests)
@@ -10264,21 +10404,9 @@ SELECT id, handle, label, command, source, status, exit_code, created_at, second
 SQL_OUTPUTS_SINCE = """
 SELECT handle, command, label, exit_code, created_at, summary FROM outputs
 WHERE project = ? AND created_at >= ? AND status != 'running' ORDER BY id"""
-SQL_CHUNKS_IN_RANGE = """
-SELECT line_start, line_end, cont, stderr, text FROM output_chunks
-WHERE output_id = ? AND line_end >= ? AND line_start <= ? ORDER BY id"""
 SQL_CHUNKS_FROM = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_end >= ? ORDER BY id"""
-SQL_SEARCH_FTS = """
-SELECT c.id, c.output_id, c.line_start, c.line_end, c.title, o.handle, bm25(output_fts, 2.0, 1.0)
-FROM output_fts JOIN output_chunks c ON c.id = output_fts.rowid
-JOIN outputs o ON o.id = c.output_id
-WHERE output_fts MATCH ? AND c.project = ? {handle}
-ORDER BY rank LIMIT ?"""
-SQL_VOCAB_MATCH = """
-SELECT o.id, o.vocab FROM output_vocab_fts JOIN outputs o ON o.id = output_vocab_fts.rowid
-WHERE output_vocab_fts MATCH ? AND o.project = ? {handle} LIMIT 50"""
 SQL_EXPIRED = "SELECT id FROM outputs WHERE project = ? AND created_at < ?"
 SQL_PURGE_SIZES = """
 SELECT COUNT(DISTINCT o.id), COALESCE(SUM(LENGTH(CAST(c.text AS BLOB))), 0)
@@ -10342,35 +10470,11 @@ _NEGATED = lazy_re(
     r"|\b(?:error|fail)(?:s|ed)?\s*:\s*none\b")
 _TRACE_START = lazy_re(r"^\s*Traceback \(most recent call last\):")
 _PY_FRAME = lazy_re(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
-_FILE_LINE = lazy_re(r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
-                        r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
-                        r":(?P<line2>\d+)")
-_WORD = lazy_re(r"\w+", re.UNICODE)
-_IDENT_SPLIT = lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _STOP_WORDS = frozenset(
     "a an and are as at be by did do does for from had has have how i in is it its me my "
     "no not of on or our so than that the their them then there these this those to was "
     "we were what when where which who whom why will with you your show find line log "
     "output".split())
-_SYNONYMS = (
-    ("error", "errors", "exception", "exceptions", "fail", "failed", "failure", "failing",
-     "traceback", "panic", "panicked", "fatal", "crash", "crashed", "raise", "raised"),
-    ("warn", "warning", "warnings", "deprecated", "deprecation"),
-    ("timeout", "timed", "deadline", "expired", "hang", "hung"),
-    ("refused", "refuse", "denied", "reject", "rejected", "forbidden", "unauthorized"),
-    ("missing", "notfound", "absent", "unknown", "undefined", "unresolved"),
-    ("memory", "oom", "heap", "alloc", "allocation"),
-    ("disk", "storage", "space", "quota", "full", "volume"),
-    ("connect", "connection", "socket", "network", "unreachable"),
-    ("slow", "latency", "duration", "elapsed", "took"),
-    ("install", "installed", "installing", "download", "collected", "requirement"),
-    ("test", "tests", "case", "spec", "assert", "assertion", "expected"),
-    ("compile", "compiler", "build", "syntax", "mismatched", "type"),
-    ("permission", "access", "eacces", "eperm"),
-    ("null", "none", "nil", "nullpointerexception", "nonetype"),
-    ("kill", "killed", "signal", "sigkill", "sigterm", "terminated", "abort", "aborted"),
-)
-_SYNONYM_OF = {word: group for group in _SYNONYMS for word in group}
 _SCRUB_NAME = lazy_re(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
                          r"|^(?:AWS|GITHUB|GH|OPENAI|ANTHROPIC|AZURE|GOOGLE|GCP|HF|HUGGINGFACE"
                          r"|NPM|PYPI|DOCKER|SLACK|STRIPE)_", re.IGNORECASE)
@@ -11175,7 +11279,7 @@ def _error_item(ingest: OutputIngest, item: dict[str, Any]) -> dict[str, Any]:
         refs.insert(0, item["ref"])
     if refs:
         path, line = refs[0]
-        result["ref"] = f"{normalize_file(path, ingest.env)}:{line}"
+        result["ref"] = f"{normalize_path(path, ingest.env.place)}:{line}"
     symbol = None
     if ingest.write_error is None:
         symbol = (_link_test_id(ingest.db, ingest.env, item["text"]) if item["kind"] == "test"
@@ -11193,7 +11297,7 @@ def _link_test_id(db: Database | None, env: Env, text: str) -> str | None:
     match = _TEST_ID.search(text)
     if db is None or not match:
         return None
-    path = normalize_file(match.group("path"), env)
+    path = normalize_path(match.group("path"), env.place)
     name = match.group("name").replace("::", ".")
     with contextlib.suppress(CtxkitError):
         for symbol in (name, name.rsplit(".", 1)[-1]):
@@ -11208,7 +11312,7 @@ def _link_refs(db: Database | None, env: Env, refs: list[tuple[str, int]]) -> st
     if db is None:
         return None
     for path, line in refs[:20]:
-        rel = normalize_file(path, env)
+        rel = normalize_path(path, env.place)
         with contextlib.suppress(CtxkitError):
             nodes = graph_nodes_at(db, env.project, rel, line)
             if nodes:
@@ -11617,8 +11721,8 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
 
 def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = None,
                    limit: int = 5, context: int = 2) -> dict[str, Any]:
-    """Search this project's outputs (output_search() in the Fast path section)."""
-    return output_search(db, env.project, str(env.root), str(env.cwd), query, handle=handle,
+    """Search this project's outputs (output_search() in the Read path section)."""
+    return output_search(db, env.place, query, handle=handle,
                          limit=limit, context=context)
 
 
@@ -11893,17 +11997,11 @@ class LessonError(CtxkitError):
     """A lesson command that cannot run as asked (bad id, empty lesson, bad import)."""
 
 
-# The read path (risk_level, symbol_counters, lesson_symbols, lessons_for_symbol,
-# inject_text, split_symbol_at) is in the Fast path section at the top of the
+# The read side (risk_level, symbol_counters, lesson_symbols, lessons_for_node,
+# inject_text, split_symbol) is in the Read path section at the top of the
 # file: `query SYMBOL --inject` runs it before the rest of the module is loaded.
 
 # --- recording ---------------------------------------------------------------
-
-
-def split_symbol(db: Database | None, env: Env, symbol: str,
-                 file: str | None) -> tuple[str, str | None]:
-    """split_symbol_at() (the fast-path section) for an Env."""
-    return split_symbol_at(db, env.project, str(env.root), str(env.cwd), symbol, file)
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -11924,7 +12022,7 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
     with open_db(env) as db:
-        name, path = split_symbol(db, env, symbol, file)
+        name, path = split_symbol(db, env.place, symbol, file)
         path, name, node = bind_to_code_on_disk(env, db, name, path or "")
         code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
@@ -12253,8 +12351,8 @@ def cmd_query(args: argparse.Namespace, env: Env) -> int:
     objs: list[dict[str, Any]] = []
     if db is not None:
         try:
-            name, file = (split_symbol(db, env, args.symbol, args.file) if args.symbol
-                          else (None, normalize_file(args.file, env) if args.file else None))
+            name, file = (split_symbol(db, env.place, args.symbol, args.file) if args.symbol
+                          else (None, normalize_path(args.file, env.place) if args.file else None))
             objs = lesson_symbols(db, env.project, name, file, include_all=args.all)
         finally:
             db.close()
@@ -12321,7 +12419,8 @@ def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
                  "last_lesson_at": None, "last_lesson": None, "riskiest": []}
     else:
         try:
-            name, file = split_symbol(db, env, args.symbol, None) if args.symbol else (None, None)
+            name, file = (split_symbol(db, env.place, args.symbol, None) if args.symbol
+                          else (None, None))
             stats = lesson_stats(db, env.project, name, file)
         finally:
             db.close()
@@ -13157,15 +13256,10 @@ def _int_id(text: str) -> int:
 
 
 # --- edits and the lessons at risk for them -------------------------------------------
-# EditSpan, edit_spans_at, patch_spans_at, risk_objects_at, risk_context and
-# pre_edit_context are in the Fast path section at the top of the file (the
-# pre-edit hook runs them before the rest of the module is loaded); these take
-# an Env.
-
-
-def risk_objects(db: Database, env: Env, spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
-    """risk_objects_at() (the fast-path section) for an Env."""
-    return risk_objects_at(db, env.project, str(env.root), str(env.cwd), spans)
+# EditSpan, edit_spans_at, patch_spans_at, risk_objects, risk_context and
+# pre_edit_context are in the Read path section at the top of the file (the
+# pre-edit hook runs them before the rest of the module is loaded); they take
+# the Env's place.
 
 
 def hook_env(args: argparse.Namespace, payload: dict[str, Any]) -> Env:
@@ -13179,12 +13273,12 @@ def hook_env(args: argparse.Namespace, payload: dict[str, Any]) -> Env:
 
 def cmd_hook(args: argparse.Namespace, env: Env) -> int:
     """Answer one hook call; never blocks the agent, whatever happens."""
-    event = HOOK_EVENTS.get(args.event.replace("_", "-").lower())
+    event = hook_event(args.event)
     try:
         payload = read_hook_payload(sys.stdin)
         if event is None:
             raise HookInputError(f"unknown hook event {args.event!r}; expected one of "
-                                 f"pre-tool-use, post-tool-use, pre-compact, session-start")
+                                 f"{', '.join(e.name for e in HOOK_EVENT_TABLE)}")
         agent = args.agent or detect_agent(payload)
         answer = HOOK_HANDLERS[event](args, hook_env(args, payload), payload, agent)
     except HookInputError as exc:
@@ -13222,8 +13316,7 @@ def pre_edit_answer(env: Env, tool: str, tool_input: dict[str, Any],
     if db is None:
         return None
     try:
-        context = pre_edit_context(db, env.project, str(env.root), str(env.cwd), tool,
-                                   tool_input)
+        context = pre_edit_context(db, env.place, tool, tool_input)
     finally:
         db.close()
     return hook_answer(agent, "pre-tool-use", context) if context else None
@@ -14017,7 +14110,8 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
     if agent == "gemini" and tool in EDIT_TOOLS:
         answer = pre_edit_answer(env, tool, tool_input, agent)   # BeforeTool cannot add context
         if answer:
-            answer["hookSpecificOutput"]["hookEventName"] = "AfterTool"
+            answer["hookSpecificOutput"]["hookEventName"] = \
+                AGENT_EVENT_NAMES[agent]["post-tool-use"]
         return answer
     command = command_text(tool_input.get("command")) or ""
     if tool not in SHELL_TOOLS or runs_ctxkit(command):
@@ -14075,28 +14169,18 @@ def hook_session_start(args: argparse.Namespace, env: Env, payload: dict[str, An
 
 
 HOOK_HANDLERS: dict[str, Callable[..., dict[str, Any] | None]] = {
-    "pre-tool-use": hook_pre_tool_use, "post-tool-use": hook_post_tool_use,
-    "pre-compact": hook_pre_compact, "session-start": hook_session_start,
-}
+    event.name: globals()[event.handler] for event in HOOK_EVENT_TABLE}
 
 
 # --- install-hooks ----------------------------------------------------------------------
 
-# (event, matcher, ctxkit event, timeout) per agent; Gemini counts timeouts in ms.
-HOOK_ENTRIES = {
-    "claude": (("PreToolUse", "Edit|Write|MultiEdit|Bash", "pre-tool-use", 10),
-               ("PostToolUse", "Bash", "post-tool-use", 30),
-               ("PreCompact", None, "pre-compact", 60),
-               ("SessionStart", None, "session-start", 30)),
-    "codex": (("PreToolUse", "Bash|apply_patch", "pre-tool-use", 10),
-              ("PostToolUse", "Bash", "post-tool-use", 30),
-              ("PreCompact", None, "pre-compact", 60),
-              ("SessionStart", None, "session-start", 30)),
-    "gemini": (("BeforeTool", "replace|write_file|run_shell_command", "pre-tool-use", 10000),
-               ("AfterTool", "replace|write_file|run_shell_command", "post-tool-use", 30000),
-               ("PreCompress", None, "pre-compact", 60000),
-               ("SessionStart", None, "session-start", 30000)),
-}
+# Gemini counts hook timeouts in milliseconds, the others in seconds.
+_TIMEOUT_UNIT = {"claude": 1, "codex": 1, "gemini": 1000}
+# (the agent's event, matcher, ctxkit event, timeout) per agent, in table order.
+HOOK_ENTRIES = {agent: tuple((event.agent_names[agent], event.matchers[agent], event.name,
+                              event.timeout * _TIMEOUT_UNIT[agent])
+                             for event in HOOK_EVENT_TABLE)
+                for agent in HOOK_AGENTS}
 SETTINGS_PATHS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
                   "gemini": ".gemini/settings.json"}
 _OURS = (r"(?:^|[\s/'\"])ctxkit(?:\.py)?['\"]?\s+hook\b")
@@ -14232,7 +14316,7 @@ def cmd_uninstall_hooks(args: argparse.Namespace, env: Env) -> None:
 
 def cmd_risk(args: argparse.Namespace, env: Env) -> int:
     """Risk of the symbols at a place, for git hooks and editors; exit 0 always."""
-    path = normalize_file(args.file, env)
+    path = normalize_path(args.file, env.place)
     objs: list[dict[str, Any]] = []
     note = ""
     if not env.db_path.exists():
@@ -14270,7 +14354,7 @@ def risk_at(db: Database, env: Env, path: str, line: int | None,
             objs = lesson_symbols(db, env.project, name=symbol, file=path)
         return objs
     spans = [EditSpan(path, line, line)] if line else [EditSpan(path, 1, 10**9)]
-    return risk_objects(db, env, spans)
+    return risk_objects(db, env.place, spans)
 
 
 def _risk_text(data: dict[str, Any]) -> str:
@@ -14329,19 +14413,21 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
                             "print one kept snapshot", "ctxkit snapshot show 3")
     show.add_argument("id", help="snapshot id, or 'last'")
 
+    names = ", ".join(event.name for event in HOOK_EVENT_TABLE)
     p = add_command(sub, common, "hook", cmd_hook, "answer an agent hook: reads its JSON on "
-                    "stdin (pre-tool-use, post-tool-use, pre-compact, session-start)",
-                    "ctxkit hook pre-tool-use < payload.json")
+                    f"stdin ({names})", "ctxkit hook pre-tool-use < payload.json")
     p.add_argument("--agent", choices=HOOK_AGENTS,
                    help="the agent's protocol (default: recognized from the payload)")
-    p.add_argument("event", help="pre-tool-use, post-tool-use, pre-compact or session-start")
+    p.add_argument("event", help="; ".join(f"{event.name} ({event.help})"
+                                         for event in HOOK_EVENT_TABLE)
+                   + "; or each agent's own name for these (PreToolUse, BeforeTool, ...)")
 
     for name, func, text in (("install-hooks", cmd_install_hooks,
                               "merge ctxkit's hooks into the agent's settings, keeping the rest"),
                              ("uninstall-hooks", cmd_uninstall_hooks,
                               "remove ctxkit's hooks (only those) from the agent's settings")):
         p = add_command(sub, common, name, func, text, f"ctxkit {name} --agent claude --dry-run")
-        p.add_argument("--agent", choices=("claude", "codex", "gemini"), default="claude",
+        p.add_argument("--agent", choices=HOOK_AGENTS, default="claude",
                        help="whose settings (default claude)")
         p.add_argument("--settings", metavar="PATH", help="settings file (default: "
                        ".claude/settings.json, .codex/hooks.json or .gemini/settings.json)")
@@ -14388,8 +14474,9 @@ SUSPECT_TEST_OFF_LINE = 0.5      # a direct callee on another line of the test
 SUSPECT_TEST_DECAY = 0.5         # each call further from the test
 SUSPECT_TEST_MAX_DEPTH = 3
 SUSPECT_CHANGE_TIERS = {"worktree": 1.0, "commits": 0.6}
-SUSPECT_CHANGE_FAR = 0.15        # a change more than SUSPECT_NEAR_DEPTH steps away
-SUSPECT_NEAR_DEPTH = 3
+SUSPECT_CHANGE_FAR = 0.1         # a change the failure's call closure does not reach
+SUSPECT_REACH_DEPTH = 6          # calls followed from the frames and the test
+SUSPECT_REACH_NODES = 400        # nodes expanded per step
 SUSPECT_SIGNAL_CAP = 1.5
 SUSPECT_TEST_FACTOR = 0.3        # symbols in test files
 SUSPECT_RECENT_COMMITS = 5
@@ -14397,6 +14484,7 @@ SUSPECT_DEFAULT_LIMIT = 10
 SUSPECT_MAX_FRAMES = 400         # frames read from one output
 SUSPECT_MAX_CHANGED = 400        # changed symbols considered
 SUSPECT_CALLABLE_KINDS = frozenset({"function", "method"})
+SUSPECT_STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
 # Path parts that mark installed or vendored code inside a root.
 SUSPECT_LIBRARY_PARTS = frozenset({"site-packages", "dist-packages", "node_modules", ".venv",
                                    "venv", ".tox", ".nox", "__pypackages__", ".cargo",
@@ -14646,6 +14734,9 @@ class _Ranking:
         self.notes: list[str] = []
 
     def suspect(self, node: Node) -> Suspect:
+        if not _may_hold_fault(node):
+            return Suspect(key=node.id, node=node, path=node.path, line=node.line,
+                           end_line=node.end_line, name=node.qualname)  # counted nowhere
         if node.id not in self.suspects:
             self.suspects[node.id] = Suspect(key=node.id, node=node, path=node.path,
                                              line=node.line, end_line=node.end_line,
@@ -14724,7 +14815,7 @@ class _Ranking:
         if not name:
             path, name = "", test_id
         name = name.split("[", 1)[0].replace("::", ".").replace("/", ".")
-        rel = normalize_file(path, self.env) if path else None
+        rel = normalize_path(path, self.env.place) if path else None
         for candidate in dict.fromkeys((name, name.rsplit(".", 1)[-1])):
             with contextlib.suppress(CtxkitError):
                 nodes = graph_find_nodes(self.db, self.env.project, candidate, file=rel)
@@ -14781,14 +14872,18 @@ class _Ranking:
                 count += 1
                 continue
             for node in graph_nodes_at(self.db, self.env.project, path, first, last):
-                if node.kind not in SUSPECT_CALLABLE_KINDS and node.rowid not in self.seeds:
-                    continue
+                if node.kind not in SUSPECT_CALLABLE_KINDS or is_test_path(node.path):
+                    continue   # a changed test is the reproduction, not the fault
                 count += 1
                 steps = distance.get(node.rowid)
-                near = 1.0 / (1 + steps) if steps is not None else SUSPECT_CHANGE_FAR
-                where = ("a frame or the test" if steps == 0 else
-                         f"{steps} call{'s' if steps != 1 else ''} from the failure"
-                         if steps is not None else "far from the failure")
+                if steps is None:
+                    near, where = SUSPECT_CHANGE_FAR, "not reached from the failure"
+                elif steps[1] == "calledBy":
+                    near, where = 1.0 / (1 + steps[0]), "it calls a frame or the test"
+                else:
+                    near = 1.0 / (1 + steps[0] / 2)
+                    where = ("a frame" if steps[0] == 0 else
+                             f"{steps[0]} call{'s' if steps[0] != 1 else ''} from the failure")
                 self.suspect(node).add("change", SUSPECT_CHANGE_TIERS[tier] * near,
                                        f"changed in {what}, {where}")
 
@@ -14799,18 +14894,24 @@ class _Ranking:
         for suspect in hit:   # near a frame: the frame's location takes the evidence
             suspect.add("change", SUSPECT_CHANGE_TIERS[tier], f"changed in {what} nearby")
 
-    def seed_distances(self) -> dict[int, int]:
-        """Call-graph steps (either direction) from the frames and tests, up to a few."""
-        distance = {rowid: 0 for rowid in self.seeds}
+    def seed_distances(self) -> dict[int, tuple[int, str]]:
+        """(steps, direction) from the frames and tests: the code they call, breadth
+        first up to SUSPECT_REACH_DEPTH (what the failure may have run), and their
+        direct callers."""
+        distance: dict[int, tuple[int, str]] = {rowid: (0, "calls") for rowid in self.seeds}
+        for node in self.seeds.values():
+            for rel in graph_relations(self.db, self.env.project, node, "calledBy"):
+                if rel.node is not None and rel.node.rowid not in distance:
+                    distance[rel.node.rowid] = (1, "calledBy")
         frontier = list(self.seeds.values())
-        for step in range(1, SUSPECT_NEAR_DEPTH + 1):
+        for step in range(1, SUSPECT_REACH_DEPTH + 1):
             following = []
-            for node in frontier[:300]:
-                for relation in ("calls", "calledBy"):
-                    for rel in graph_relations(self.db, self.env.project, node, relation):
-                        if rel.node is not None and rel.node.rowid not in distance:
-                            distance[rel.node.rowid] = step
-                            following.append(rel.node)
+            for node in frontier[:SUSPECT_REACH_NODES]:
+                for rel in graph_relations(self.db, self.env.project, node, "calls"):
+                    known = distance.get(rel.node.rowid) if rel.node is not None else (0, "")
+                    if rel.node is not None and (known is None or known[1] == "calledBy"):
+                        distance[rel.node.rowid] = (step, "calls")
+                        following.append(rel.node)
             frontier = following
         return distance
 
@@ -14835,11 +14936,12 @@ class _Ranking:
             with contextlib.suppress(CtxkitError):
                 nodes = [n for n in graph_find_nodes(self.db, self.env.project, word)
                          if n.kind in SUSPECT_CALLABLE_KINDS]
-                if not nodes or len(nodes) > 20:
+                symbols = {(n.path, n.qualname) for n in nodes}  # overloads are one symbol
+                if not nodes or len(symbols) > 20:
                     continue
                 for node in nodes:
                     suspect = self.suspect(node)
-                    value = suspect.signals.get("name", 0.0) + 1.0 / len(nodes)
+                    value = suspect.signals.get("name", 0.0) + 1.0 / len(symbols)
                     shown = word if len(word) < 60 else word[:57] + "..."
                     suspect.add("name", value, f"the failure message names {shown!r}")
 
@@ -14850,6 +14952,12 @@ class _Ranking:
 
 def _is_test_function(node: Node) -> bool:
     return is_test_path(node.path) and node.name.startswith(("test", "Test"))
+
+
+def _may_hold_fault(node: Node) -> bool:
+    """Tests are the reproduction and type stubs have no body: neither is ranked."""
+    return not (_is_test_function(node) or node.path.endswith(SUSPECT_STUB_SUFFIXES)
+                or node.kind == "file")
 
 
 def failure_identifiers(failure: Failure) -> list[str]:
@@ -15154,7 +15262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     try:
-        args = build_parser(command_in(argv)).parse_args(argv)
+        args = build_parser(scan_argv(argv).command).parse_args(argv)
         if not getattr(args, "func", None):
             build_parser().print_help(sys.stderr)
             return EXIT_USAGE
