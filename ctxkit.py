@@ -4064,6 +4064,7 @@ class Language(Record):
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
+        "file_level_calls",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -4076,7 +4077,7 @@ class Language(Record):
         "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
-        "dialect": None, "macro_calls": None,
+        "dialect": None, "macro_calls": None, "file_level_calls": True,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -4113,6 +4114,8 @@ class Language(Record):
     reparse: Callable | None    # (src) -> bytes of the same length to parse again when the
     #                             tree has errors; the tree with fewer error bytes wins
     conversions: bool           # T(x) of a type is a conversion, not a call (Go)
+    file_level_calls: bool      # code runs outside functions (False for C: a call there is
+    #                             in a definition the grammar lost, and is left out)
     macro_calls: Callable | None  # (r, path, name) -> [(called name, node id, confidence)]
     #                             when `name(...)` is a macro: the calls its body makes
     dialect: Callable | None    # (path, src) -> the language the content is in, or None
@@ -4259,9 +4262,12 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         ctx["decorated"] = decorated
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
+    call_records = _call_records(defs, calls, call_scopes, emitted)
+    if not s.language.file_level_calls:  # C runs nothing outside functions: such a site
+        call_records = [c for c in call_records if c[0] >= 0]  # is a lost definition's
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
             "docstring": _module_docstring(s, tree.root_node), "defs": records,
-            "bases": bases, "calls": _call_records(defs, calls, call_scopes, emitted),
+            "bases": bases, "calls": call_records,
             "imports": ctx.pop("import_lines", []), "context": ctx}
 
 
@@ -7847,7 +7853,7 @@ def _c_macro_calls(r: _Resolver, path: str, name: str,
 
 
 C = Language(
-    macro_calls=_c_macro_calls,
+    macro_calls=_c_macro_calls, file_level_calls=False,
     name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, full=True, family="cpp",
     return_fields=("type",), skeleton=_C_SKELETON, dialect=_c_or_cpp,
     skip_def=_c_not_a_definition, params_holder=_c_params_holder,

@@ -146,3 +146,18 @@ def test_c_includes_are_import_edges(cli):
     assert result.code == 0, result.err
     imports = {i["id"] for i in result.json()["items"] if i["section"] == "imports"}
     assert imports == {"include/parser.h"}
+
+
+def test_c_calls_outside_functions_are_not_callers(cli):
+    """C runs no code outside functions: `LIBAPI T* lib_create(void);` (a prototype
+    behind an unknown macro) parses as a call at file level; it is no call."""
+    (cli.root / "lib.h").write_text("LIBAPI LIB_stream_t* lib_create(void);\n"
+                                    "LIBAPI int lib_free(LIB_stream_t* s);\n", encoding="utf-8")
+    (cli.root / "lib.c").write_text(
+        '#include "lib.h"\nLIB_stream_t* lib_create(void) { return 0; }\n'
+        "int lib_free(LIB_stream_t* s) { return s != 0; }\n"
+        "int use(void) { return lib_free(lib_create()); }\n", encoding="utf-8")
+    result = cli("index", "--json")
+    assert result.code == 0, result.err
+    assert related(cli, "callers", "lib.c:lib_create") == {"lib.c:use"}
+    assert related(cli, "callers", "lib.c:lib_free") == {"lib.c:use"}
