@@ -993,6 +993,16 @@ _FILE_REF = (r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
              r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
              r":(?P<line2>\d+)")
 _TEST_ID_SHAPE = r"::|/|›|\.|^[Tt]est|_test\b|[a-z][A-Z]|_"
+# A test runner's verdict on one failing test (progress line or summary list): pytest,
+# go test, cargo test, jest/vitest, surefire (new and old), Playwright/mocha's ✘. The
+# summary's failing test ids come from it too.
+TEST_VERDICT = (
+    r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
+    r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
+    r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$"
+    r"|^\[ERROR\] (?P<junit>[\w.$]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
+    r"|^(?P<junit_old>\w+\([\w.$]+\))\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
+    r"|^\s*✘\s+(?:\d+\s+)?(?P<mark>.+?)(?: \(retry #\d+\))?(?: \([\d.]+m?s\))?$")
 
 SQL_SCOPE_OUTPUTS = """
 SELECT id, handle, bytes FROM outputs WHERE project = ? AND status != 'running'"""
@@ -2126,7 +2136,8 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
         if _rx(_SECTION_START).search(text[:400]):
             break
         section.append((n, text))
-    severe = next((n for n, text in section if line_severity(run.matcher, text) >= 2), None)
+    severe = next((n for n, text in section if line_severity(run.matcher, text) >= 2
+                   and lesser_factor(text) == 1.0), None)
     if severe is None:
         last = max([n for n, text in section[:SEARCH_WINDOW_MAX - 1] if text.strip()] or [head])
         return head, last, head
@@ -2216,6 +2227,36 @@ def _land_on_sections(run: SearchRun) -> None:
             item.score = max(item.score, max(best[i] for i in item.ids)) * 1.1
 
 
+def _verdicts_to_sections(run: SearchRun) -> None:
+    """A runner's verdict on a failing test (its progress line, its summary list) names
+    the test, but the finding is in the test's failure section: when the section's first
+    line is among the candidates, it takes the verdict's rank and shows the section."""
+    import re
+    heads = None
+    ranked = sorted((s for s in run.lines.values() if s.exact), key=lambda s: -s.score)
+    for item in ranked[:run.limit * 3]:
+        verdict = _rx(TEST_VERDICT).match(item.text[:400])
+        if not verdict or item.section:
+            continue
+        name = test_name(next(g for g in verdict.groups() if g))
+        if heads is None:
+            heads = [s for s in run.lines.values() if _rx(_SECTION_START).search(s.text[:400])]
+        bounded = _rx(r"(?<![\w])" + re.escape(name) + r"(?![\w])", re.IGNORECASE)
+        for head in heads:
+            if head is not item and bounded.search(head.text[:400]):
+                if not head.exact:
+                    run.scorer.refine(head)   # type: ignore[union-attr]
+                head.ids, head.section = [name.lower()], True
+                head.score = max(head.score, item.score * 1.02)
+                break
+
+
+def test_name(test_id: str) -> str:
+    """The last part of a test id, as a failure section's first line names it:
+    ``tests/x.py::TestA::test_b[1]`` -> ``test_b[1]``, ``a › b`` -> ``b``."""
+    return _rx(r"[^:/›]+$").search(test_id.strip().rstrip(" ─")).group(0).strip()
+
+
 def _escape(text: str) -> str:
     import re
     return re.escape(text)
@@ -2224,6 +2265,7 @@ def _escape(text: str) -> str:
 def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[str, Any]]:
     """The best lines as non-overlapping windows, best first."""
     _land_on_sections(run)
+    _verdicts_to_sections(run)
     ranked = sorted((s for s in run.lines.values() if s.exact and s.score > 0.05),
                     key=lambda s: (-s.score, s.chunk["output_id"], s.number))
     stems = [search_stem(v.key) for v in run.query.variants if v.fts][:20]
@@ -10182,12 +10224,7 @@ _COMPILER_ERROR = lazy_re(
     r"|^(?P<path2>[^\s(]+\.\w+)\((?P<line2>\d+),\d+\):\s*error\b")
 _RUST_ERROR = lazy_re(r"^error(?:\[E\d+\])?: ")
 _RUST_ARROW = lazy_re(r"^\s*--> (?P<path>[^\s:]+):(?P<line>\d+)")
-_TEST_FAILED = lazy_re(
-    r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
-    r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
-    r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$"
-    r"|^\[ERROR\] (?P<junit>[\w.$]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
-    r"|^(?P<junit_old>\w+\([\w.$]+\))\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$")
+_TEST_FAILED = lazy_re(TEST_VERDICT)   # (the Fast path section: search uses it too)
 FAILED_TESTS_MAX = 5000              # failing test ids kept per output (the rest counted)
 # pytest's short form of a traceback's last line: "src/calc.py:3: ZeroDivisionError"
 _PYTEST_LOCATION = lazy_re(r"^(?P<path>[^\s:]+\.\w+):(?P<line>\d+): (?P<exc>[A-Za-z_][\w.]*)$")
