@@ -6,9 +6,9 @@ dependency order; ``grep -n '^# ===' ctxkit.py`` is the table of contents.
 
     Constants          schema version, limits, file names
     Errors             CtxkitError and its exit codes
-    Fast path          `query SYMBOL --inject` and the pre-edit hook answered
-                       before the other imports, by the read functions the
-                       Lessons and hooks sections call too
+    Read path          the import-light reads (`query SYMBOL --inject`, the
+                       pre-edit hook, `search`) answered before the other
+                       imports, by the functions their sections call too
     Core               paths and root discovery, config, redaction, the
                        database (WAL, busy_timeout, user_version migrations),
                        JSON/human output, add_command() for every section
@@ -86,17 +86,18 @@ class Ambiguous(CtxkitError):
 
 
 # =============================================================================
-# Fast path: `query SYMBOL --inject` and the pre-edit hook
+# Read path: the import-light reads of `query --inject`, the pre-edit hook, `search`
 # =============================================================================
-# Agents run these two before every edit, so Python's start-up is most of
-# what they cost. When ctxkit is the program being run, run_fast_path() below
-# answers exactly these calls before the rest of the module (argparse,
-# pathlib, contextlib, the sections' own set-up) is even executed, and
-# anything else returns to the full CLI. The functions in this section are THE
-# implementations of the read path (lesson counters and risk, recency, inject
-# text fitting, symbol-at-lines lookup, edit-span mapping): the Lessons and
-# Snapshots-and-hooks sections call them too. They need only os, sys, sqlite3
-# and datetime (which sqlite3 imports anyway); see DESIGN.md "Start-up and the fast path".
+# Agents run these before every edit or after every loud command, so Python's
+# start-up is most of what they cost. When ctxkit is the program being run,
+# run_fast_path() at the end of this section answers exactly these calls
+# before the rest of the module (argparse, pathlib, contextlib, the sections'
+# own set-up) is even executed, and anything else returns to the full CLI.
+# The functions here are THE implementations of these reads, each under a
+# sub-banner naming the section that owns it (Core, Graph, Lessons, Output
+# store, Snapshots and hooks); those sections call them too. They need only
+# os, sys, sqlite3 and datetime (which sqlite3 imports anyway); see DESIGN.md
+# "Start-up and the fast path".
 
 RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
 INJECT_MIN_RISK = 10.0
@@ -108,22 +109,43 @@ _SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{
               r":(?P<name>[^:\s].*)$")
 # Claude Code turns hook output over 10,000 characters into a preview.
 RESTORE_LIMIT = 9800
-HOOK_EVENTS = {
-    "pre-tool-use": "pre-tool-use", "pretooluse": "pre-tool-use", "beforetool": "pre-tool-use",
-    "post-tool-use": "post-tool-use", "posttooluse": "post-tool-use", "aftertool": "post-tool-use",
-    "pre-compact": "pre-compact", "precompact": "pre-compact", "precompress": "pre-compact",
-    "session-start": "session-start", "sessionstart": "session-start",
-}
-# Each agent's name for the events ctxkit answers (what goes in hookEventName).
-AGENT_EVENT_NAMES = {
-    "claude": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
-               "pre-compact": "PreCompact", "session-start": "SessionStart"},
-    "codex": {"pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
-              "pre-compact": "PreCompact", "session-start": "SessionStart"},
-    "gemini": {"pre-tool-use": "BeforeTool", "post-tool-use": "AfterTool",
-               "pre-compact": "PreCompress", "session-start": "SessionStart"},
-}
+# One record per hook event ctxkit answers; every other list of events (the
+# names accepted by `ctxkit hook`, each agent's hookEventName, the handlers,
+# the settings entries install-hooks writes, the help) is derived from it.
+#   agent_names  each agent's name for the event (settings key, hookEventName)
+#   handler      the Snapshots section's function answering it
+#   matchers     the tool matcher of the settings entry per agent (None: all)
+#   timeout      seconds the agent waits for the hook
+HookEvent = collections.namedtuple("HookEvent", "name agent_names handler matchers timeout help")
 HOOK_AGENTS = ("claude", "codex", "gemini")
+_GEMINI_TOOLS = "replace|write_file|run_shell_command"
+HOOK_EVENT_TABLE = (
+    HookEvent("pre-tool-use",
+              {"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"},
+              "hook_pre_tool_use",
+              {"claude": "Edit|Write|MultiEdit|Bash", "codex": "Bash|apply_patch",
+               "gemini": _GEMINI_TOOLS}, 10,
+              "before a tool runs: the lessons at risk for an edit, a loud command "
+              "routed through ctxkit run"),
+    HookEvent("post-tool-use",
+              {"claude": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"},
+              "hook_post_tool_use",
+              {"claude": "Bash", "codex": "Bash", "gemini": _GEMINI_TOOLS}, 30,
+              "after a tool ran: a loud command's output stored, its summary returned"),
+    HookEvent("pre-compact",
+              {"claude": "PreCompact", "codex": "PreCompact", "gemini": "PreCompress"},
+              "hook_pre_compact", dict.fromkeys(HOOK_AGENTS), 60,
+              "before a compaction: a snapshot saved"),
+    HookEvent("session-start", dict.fromkeys(HOOK_AGENTS, "SessionStart"),
+              "hook_session_start", dict.fromkeys(HOOK_AGENTS), 30,
+              "at a session's start: the snapshot restored after a compaction or a resume"),
+)
+# Every spelling `ctxkit hook EVENT` accepts, lower-cased with "_" as "-".
+HOOK_EVENTS = {spelling: event.name for event in HOOK_EVENT_TABLE
+               for spelling in (event.name, *(n.lower() for n in event.agent_names.values()))}
+# Each agent's name for the events ctxkit answers (what goes in hookEventName).
+AGENT_EVENT_NAMES = {agent: {event.name: event.agent_names[agent] for event in HOOK_EVENT_TABLE}
+                     for agent in HOOK_AGENTS}
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "apply_patch", "replace", "edit", "write_file"}
 _PATCH_FILE = (r"^\*\*\* (Update|Delete) File: (.+?)\s*$")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -138,7 +160,7 @@ SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
                          f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 
 
-# --- paths: root, database, --file identity ------------------------------------
+# --- Core: root, database and project discovery, --file identity, file checks --
 
 
 def root_of(start: str) -> str:
@@ -153,9 +175,15 @@ def root_of(start: str) -> str:
         candidate = parent
 
 
-def env_paths(db: str | None, project: str | None,
-              cwd: str | None) -> tuple[str, str, str, str]:
-    """(root, cwd, database path, project) for the global options, as make_env takes them."""
+class Place(collections.namedtuple("Place", "root cwd db_path project")):
+    """Where a command runs, as strings: the root, the working folder, the database
+    file and the project. The read path takes it; every Env carries one."""
+
+    __slots__ = ()
+
+
+def env_paths(db: str | None, project: str | None, cwd: str | None) -> Place:
+    """The Place for the global options (--db, -p) and a working folder."""
     cwd = os.path.realpath(cwd or os.getcwd())
     root = root_of(cwd)
     db_text = db or os.environ.get("CTXKIT_DB")
@@ -163,7 +191,7 @@ def env_paths(db: str | None, project: str | None,
     if not os.path.isabs(db_path):
         db_path = os.path.join(cwd, db_path)
     name = project or os.environ.get("CTXKIT_PROJECT") or os.path.basename(root) or "default"
-    return root, cwd, db_path, name
+    return Place(root, cwd, db_path, name)
 
 
 def _relative_to(path: str, base: str) -> str | None:
@@ -174,7 +202,7 @@ def _relative_to(path: str, base: str) -> str | None:
     return path[len(prefix):] if path.startswith(prefix) else None
 
 
-def normalize_path(path: str | None, root: str, cwd: str) -> str:
+def normalize_path(path: str | None, place: Place) -> str:
     """Normalize a ``--file`` argument to one file identity, as code memory does.
 
     None and "" give ""; backslashes become slashes; ``./`` and ``../`` are
@@ -185,6 +213,7 @@ def normalize_path(path: str | None, root: str, cwd: str) -> str:
     """
     if not path:
         return ""
+    root, cwd = place.root, place.cwd
     text = path.replace("\\", "/")
     if os.path.isabs(text):
         absolute = os.path.normpath(text)
@@ -229,7 +258,61 @@ def one_line(text: str, limit: int | None = None) -> str:
     return line
 
 
-# --- graph rows: symbols by name and at lines ---------------------------------------
+_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_BINARY", 0))
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file; None for anything else or on any error.
+
+    Hooks read paths an agent names. A named pipe, a device or a socket would
+    block a plain open() or read(), so the file is opened non-blocking (an
+    open of a FIFO returns at once) and checked on the open descriptor, which
+    no rename can swap afterwards.
+    """
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    try:
+        if os.fstat(fd).st_mode & _S_IFMT != _S_IFREG:
+            return None
+        parts, left = [], limit
+        while left > 0:
+            data = os.read(fd, min(left, 1 << 20))
+            if not data:
+                break
+            parts.append(data)
+            left -= len(data)
+        return b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def db_file_state(path: str | os.PathLike[str]) -> tuple[str, int, str]:
+    """(state, permission bits, reason) of a database file, the one check both
+    openers make: state is "missing", "unreadable" (reason says why), "special"
+    (not a regular file: a named pipe would block the open), "empty", "foreign"
+    (not SQLite) or "sqlite"."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "missing", 0, ""
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        return "unreadable", 0, f": {getattr(exc, 'strerror', None) or exc}"
+    if info.st_mode & _S_IFMT != _S_IFREG:
+        return "special", 0, ""
+    head = read_regular(path, len(_SQLITE_MAGIC))
+    if head is None:
+        return "unreadable", 0, "; check its permissions"
+    state = "empty" if not head else "sqlite" if head == _SQLITE_MAGIC else "foreign"
+    return state, info.st_mode & 0o777, ""
+
+
+# --- Graph: node rows by name and at lines -----------------------------------
 
 
 def graph_find_rows(db: Database, project: str, symbol: str,
@@ -264,7 +347,7 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
 
 
-# --- lessons: counters, risk, SYMBOL_OBJs, the inject block -------------------------------
+# --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
 
 
 def risk_level(score: float) -> str:
@@ -520,18 +603,18 @@ def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -
     return text if len(text) < limit else ""  # a limit too small for even one lesson
 
 
-def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symbol: str,
-                    file: str | None) -> tuple[str, str | None]:
+def split_symbol(db: Database | None, place: Place, symbol: str,
+                 file: str | None) -> tuple[str, str | None]:
     """(name, normalized file or None) from SYMBOL and ``--file``.
 
     SYMBOL may be a graph id ``path:Qual.name``: it is split when the graph
     knows that id or when the part before the colon looks like a path.
     """
     symbol = symbol.strip()
-    given = normalize_path(file, root, cwd) if file else None
+    given = normalize_path(file, place) if file else None
     path = name = None
     if db is not None and ":" in symbol:
-        rows = graph_find_rows(db, project, symbol)
+        rows = graph_find_rows(db, place.project, symbol)
         if rows and rows[0]["uid"] == symbol:
             path, name = rows[0]["path"], rows[0]["qualname"]
     match = None
@@ -539,7 +622,7 @@ def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symb
         import re
         match = re.match(_SYMBOL_ID, symbol)
     if match:
-        path, name = normalize_path(match["path"], root, cwd), match["name"]
+        path, name = normalize_path(match["path"], place), match["name"]
     if path is None:
         return symbol, given
     if given is not None and given != path:
@@ -548,47 +631,13 @@ def split_symbol_at(db: Database | None, project: str, root: str, cwd: str, symb
     return name, path
 
 
-# --- edits: which lines an agent's edit touches, and the lessons at risk ---------------
+# --- Snapshots and hooks: the lines an edit touches, the lessons at risk -----
 
 
 class EditSpan(collections.namedtuple("EditSpan", "path first last")):
     """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
 
     __slots__ = ()
-
-
-_S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
-_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-               | getattr(os, "O_BINARY", 0))
-
-
-def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
-    """Up to ``limit`` bytes of a regular file; None for anything else or on any error.
-
-    Hooks read paths an agent names. A named pipe, a device or a socket would
-    block a plain open() or read(), so the file is opened non-blocking (an
-    open of a FIFO returns at once) and checked on the open descriptor, which
-    no rename can swap afterwards.
-    """
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except (OSError, ValueError):  # ValueError: a NUL in the path
-        return None
-    try:
-        if os.fstat(fd).st_mode & _S_IFMT != _S_IFREG:
-            return None
-        parts, left = [], limit
-        while left > 0:
-            data = os.read(fd, min(left, 1 << 20))
-            if not data:
-                break
-            parts.append(data)
-            left -= len(data)
-        return b"".join(parts)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _read_text(path: str) -> str | None:
@@ -674,16 +723,17 @@ def patch_spans_at(cwd: str, patch: str) -> list[EditSpan]:
     return spans
 
 
-def risk_objects_at(db: Database, project: str, root: str, cwd: str,
-                    spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
+def risk_objects(db: Database, place: Place,
+                 spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
     """SYMBOL_OBJs of the lessons on the symbols those spans touch.
 
     Lines map to symbols through the stored graph only (no parsing here). A
     file the graph does not know falls back to every lesson recorded for it.
     """
     objs: dict[tuple[str, str], dict[str, Any]] = {}
+    project = place.project
     for span in spans:
-        path = normalize_path(absolute_path(cwd, span.path), root, cwd)
+        path = normalize_path(absolute_path(place.cwd, span.path), place)
         nodes = graph_rows_at(db, project, path, span.first, span.last)
         for node in nodes:
             obj = node_symbol_obj(db, project, node)
@@ -709,14 +759,13 @@ def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> 
     return (inject_text(at_risk, limit=limit - len(tail)) + tail).strip()
 
 
-def pre_edit_context(db: Database, project: str, root: str, cwd: str, tool: str,
+def pre_edit_context(db: Database, place: Place, tool: str,
                      tool_input: dict[str, Any]) -> str:
     """What the pre-edit hook tells the agent: the lessons at risk on the edited lines."""
-    return risk_context(risk_objects_at(db, project, root, cwd,
-                                        edit_spans_at(cwd, tool, tool_input)))
+    return risk_context(risk_objects(db, place, edit_spans_at(place.cwd, tool, tool_input)))
 
 
-# --- hook plumbing shared with the full CLI ----------------------------------------------
+# --- Snapshots and hooks: hook plumbing shared with the full CLI -------------
 
 
 class HookInputError(Exception):
@@ -804,9 +853,21 @@ def read_hook_payload(stream: Any) -> dict[str, Any]:
     return payload
 
 
+def hook_event(spelling: str) -> str | None:
+    """ctxkit's name of a hook event however it is spelled (pre-tool-use, pre_tool_use,
+    PreToolUse, BeforeTool); None for an event ctxkit does not answer."""
+    return HOOK_EVENTS.get(spelling.replace("_", "-").lower())
+
+
+# The event names only Gemini uses: a payload naming one comes from Gemini.
+_GEMINI_EVENTS = frozenset(event.agent_names["gemini"] for event in HOOK_EVENT_TABLE) - {
+    name for event in HOOK_EVENT_TABLE for agent, name in event.agent_names.items()
+    if agent != "gemini"}
+
+
 def detect_agent(payload: dict[str, Any]) -> str:
     event = str(payload.get("hook_event_name", ""))
-    if event in ("BeforeTool", "AfterTool", "PreCompress") or \
+    if event in _GEMINI_EVENTS or \
             payload.get("tool_name") in ("replace", "write_file", "run_shell_command"):
         return "gemini"
     if payload.get("tool_name") == "apply_patch" or "turn_id" in payload:
@@ -829,7 +890,7 @@ def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dic
     return {"hookSpecificOutput": specific}
 
 
-# --- output search: the Output store's `search`, answered before the heavy imports ------
+# --- Output store: `search`, answered before the heavy imports ---------------
 # A search is an ordered table of strategies (SEARCH_STRATEGIES) that bring candidate
 # lines, and one scorer that ranks every candidate line: each query word weighed by how
 # rare it is in the searched outputs; word families (WORD_FAMILIES) and the tables Python
@@ -2192,13 +2253,12 @@ def _clip_around(text: str, stems: list[str], width: int = 400) -> str:
     return ("…" if start else "") + text[start:start + width] + "…"
 
 
-def _hit_symbols(db: Any, project: str, root: str, cwd: str,
-                 window: list[tuple[int, int, str]]) -> list[str]:
+def _hit_symbols(db: Any, place: Place, window: list[tuple[int, int, str]]) -> list[str]:
     symbols: list[str] = []
     refs = [r for r in (first_file_ref(t) for _, _, t in window) if r]
     for path, line in refs[:10]:
         try:
-            rows = graph_rows_at(db, project, normalize_path(path, root, cwd), line)
+            rows = graph_rows_at(db, place.project, normalize_path(path, place), line)
         except (sqlite3.Error, DatabaseError):  # no graph tables here: no symbols
             return symbols
         if rows and rows[0]["uid"] not in symbols:
@@ -2262,7 +2322,7 @@ def _escape(text: str) -> str:
     return re.escape(text)
 
 
-def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[str, Any]]:
+def build_hits(run: SearchRun, place: Place, context: int) -> list[dict[str, Any]]:
     """The best lines as non-overlapping windows, best first."""
     _land_on_sections(run)
     _verdicts_to_sections(run)
@@ -2293,7 +2353,7 @@ def build_hits(run: SearchRun, root: str, cwd: str, context: int) -> list[dict[s
                "text": "\n".join(_clip_around(t, stems) for _, _, t in window)}
         if item.chunk["title"]:
             hit["title"] = item.chunk["title"]
-        symbols = _hit_symbols(run.db, run.project, root, cwd, window)
+        symbols = _hit_symbols(run.db, place, window)
         if symbols:
             hit["symbols"] = symbols
         hits.append(hit)
@@ -2308,11 +2368,12 @@ def find_output(db: Any, project: str, handle: str) -> Any:
     return rows[0]
 
 
-def output_search(db: Any, project: str, root: str, cwd: str, query: str, *,
+def output_search(db: Any, place: Place, query: str, *,
                   handle: str | None = None, limit: int = 5,
                   context: int = 2) -> dict[str, Any]:
     """Search this project's outputs: ``{"query", "queries_tried", "status", "hits"}``."""
     import time
+    project = place.project
     output = find_output(db, project, handle) if handle else None
     parsed = SearchQuery(query)
     run = SearchRun(db, project, parsed, output, limit)
@@ -2331,7 +2392,7 @@ def output_search(db: Any, project: str, root: str, cwd: str, query: str, *,
             run.tried.append({"strategy": name, "query": described,
                               "hits": len(run.chunk_ids) - before,
                               "ms": round((time.perf_counter() - started) * 1000, 2)})
-    hits = build_hits(run, root, cwd, context) if run.lines else []
+    hits = build_hits(run, place, context) if run.lines else []
     return {"query": query, "queries_tried": run.tried,
             "status": "ok" if hits else "no_hits", "hits": hits}
 
@@ -2360,7 +2421,7 @@ def search_stat_counts(result: dict[str, Any]) -> dict[str, int]:
 
 
 
-# --- the fast path itself -------------------------------------------------------------
+# --- Read path: the fast path itself (argv, the read-only opener, dispatch) --
 
 _FAST_GLOBAL_VALUES = {"--db": "db", "-p": "project", "--project": "project"}
 _FAST_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet"}
@@ -2374,58 +2435,53 @@ class _SlowPath(Exception):
     """The call is not one the fast path answers: the full CLI runs it instead."""
 
 
-def command_in(argv: Sequence[str]) -> str | None:
-    """The command word of ``argv`` (global options may come first), else None."""
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-        elif token in _FAST_GLOBAL_VALUES:
-            skip = True
-        elif token in ("-h", "--help", "--version", "--"):
-            return None
-        elif not token.startswith("-"):
-            return token
-    return None
+ArgvScan = collections.namedtuple("ArgvScan", "command words options")
 
 
-def fast_arguments(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
-    """(words, options) of a `query` or `hook` call using only options the fast path knows.
+def scan_argv(argv: Sequence[str]) -> ArgvScan:
+    """One pass over argv for both entries: main() builds only the parser of
+    ``command``, and run_fast_path() answers from ``words`` and ``options``.
 
-    Raises _SlowPath for anything else: another command, an unknown, repeated,
-    abbreviated or attached option (-pNAME), a value that looks like an
-    option, ``--``, help or version. argparse then handles it.
+    ``command`` is the command word (global options may come first), None
+    before any -h, --help, --version or --. ``words`` is None when the call
+    uses anything the fast path leaves to argparse: another command, an
+    unknown, repeated, abbreviated or attached option (-pNAME), a value that
+    looks like an option, ``--``, help or version.
     """
-    words: list[str] = []
-    options: dict[str, Any] = {}
+    command, words, options, fast = None, [], {}, True
     tokens = list(argv)
-    while tokens:
+    while tokens and (fast or command is None):
         token = tokens.pop(0)
-        command = words[0] if words else None
         values = {**_FAST_GLOBAL_VALUES, **_FAST_COMMAND_VALUES.get(command, {})}
         flags = {**_FAST_GLOBAL_FLAGS, **_FAST_COMMAND_FLAGS.get(command, {})}
         option, value = token, None
         if token.startswith("--") and "=" in token:
             option, value = token.split("=", 1)
             if option not in values:
-                raise _SlowPath(token)
+                fast = False
+                continue
         if option in values:
             if value is None:
                 if not tokens:
-                    raise _SlowPath(token)
+                    fast = False
+                    continue
                 value = tokens.pop(0)
             if value.startswith("-") or values[option] in options:
-                raise _SlowPath(token)
+                fast = False
             options[values[option]] = value
         elif token in flags:
-            if flags[token] in options:
-                raise _SlowPath(token)
+            fast = fast and flags[token] not in options
             options[flags[token]] = True
-        elif token.startswith("-") or (not words and token not in _FAST_COMMAND_VALUES):
-            raise _SlowPath(token)
+        elif token.startswith("-"):
+            fast = False
+            if command is None and token in ("-h", "--help", "--version", "--"):
+                break
         else:
+            if command is None:
+                command = token
+                fast = fast and token in _FAST_COMMAND_VALUES
             words.append(token)
-    return words, options
+    return ArgvScan(command, words if fast else None, options)
 
 
 class _ReadDb:
@@ -2444,13 +2500,9 @@ def _fast_db(path: str) -> _ReadDb:
     A missing, foreign, not-private, not-WAL or other-version file goes to the
     full CLI, which creates nothing, explains, tightens or migrates as it does.
     """
-    if read_regular(path, len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+    state, mode, _ = db_file_state(path)
+    if state != "sqlite" or mode & 0o077:
         raise _SlowPath(path)
-    try:
-        if os.stat(path).st_mode & 0o077:
-            raise _SlowPath(path)
-    except OSError:
-        raise _SlowPath(path) from None
     old_umask = os.umask(0o077)  # the -shm file stays private, as open_db makes it
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -2473,18 +2525,18 @@ def _fast_query(options: dict[str, Any], symbol: str) -> str:
     """`query SYMBOL [--file F] --inject`: the inject text, as cmd_query prints it."""
     if not options.get("inject") or not symbol.strip():
         raise _SlowPath("query")
-    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(db_path)
+    place = env_paths(options.get("db"), options.get("project"), None)
+    db = _fast_db(place.db_path)
     try:
-        name, file = split_symbol_at(db, project, root, cwd, symbol, options.get("file"))
-        return inject_text(lesson_symbols(db, project, name, file))
+        name, file = split_symbol(db, place, symbol, options.get("file"))
+        return inject_text(lesson_symbols(db, place.project, name, file))
     finally:
         db.conn.close()
 
 
 def _fast_hook(options: dict[str, Any], event: str) -> str:
     """`hook [--agent A] pre-tool-use` for an edit tool: the JSON answer, or ""."""
-    if HOOK_EVENTS.get(event.replace("_", "-").lower()) != "pre-tool-use" or \
+    if hook_event(event) != "pre-tool-use" or \
             options.get("agent", "claude") not in HOOK_AGENTS or sys.stdin is None or \
             sys.stdin.isatty():
         raise _SlowPath("hook")
@@ -2506,11 +2558,10 @@ def _fast_hook(options: dict[str, Any], event: str) -> str:
     if tool not in EDIT_TOOLS or not isinstance(tool_input, dict):
         raise _SlowPath("hook")
     agent = options.get("agent") or detect_agent(payload)
-    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"),
-                                            hook_cwd(payload))
-    db = _fast_db(db_path)
+    place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
+    db = _fast_db(place.db_path)
     try:
-        context = pre_edit_context(db, project, root, cwd, tool, tool_input)
+        context = pre_edit_context(db, place, tool, tool_input)
     finally:
         db.conn.close()
     if not context:
@@ -2525,10 +2576,11 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
     limit, context = int(options.get("limit", 5)), int(options.get("context", 2))
     if limit < 1 or context < 0:
         raise _SlowPath("search")   # the full CLI explains the usage error
-    root, cwd, db_path, project = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(db_path)
+    place = env_paths(options.get("db"), options.get("project"), None)
+    project = place.project
+    db = _fast_db(place.db_path)
     try:
-        result = output_search(db, project, root, cwd, query, handle=options.get("handle"),
+        result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
         try:
             db.conn.execute("BEGIN IMMEDIATE")
@@ -2558,14 +2610,14 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     """
     if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
         return None
-    hook = command_in(argv) == "hook"
+    scan = scan_argv(argv)
+    hook = scan.command == "hook"
     if hook:
         start_hook_deadline()  # also over the full CLI, should this call fall back to it
     try:
-        words, options = fast_arguments(argv)
-        if len(words) != 2:
-            raise _SlowPath(" ".join(words))
-        text = _FAST_COMMANDS[words[0]](options, words[1])
+        if scan.words is None or len(scan.words) != 2:
+            raise _SlowPath(str(scan.command))
+        text = _FAST_COMMANDS[scan.command](scan.options, scan.words[1])
     except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
         return None
     try:
@@ -2679,11 +2731,13 @@ class Record:
 
 
 class Env(Record):
-    """Where a command runs: the root, the database, the project and output mode."""
+    """Where a command runs (``place``, and the same as Paths: root, cwd, db_path;
+    the project) and its output mode."""
 
-    __slots__ = ("root", "cwd", "db_path", "project", "json", "quiet")
+    __slots__ = ("place", "root", "cwd", "db_path", "project", "json", "quiet")
     DEFAULTS: ClassVar[dict[str, Any]] = {"json": False, "quiet": False}
     FROZEN = True
+    place: Place
     root: Path
     cwd: Path
     db_path: Path
@@ -2695,14 +2749,10 @@ class Env(Record):
 def make_env(db: str | None = None, project: str | None = None,
              as_json: bool = False, quiet: bool = False,
              cwd: Path | None = None) -> Env:
-    root, folder, db_path, name = env_paths(db, project, str(cwd) if cwd else None)
-    return Env(root=Path(root), cwd=Path(folder), db_path=Path(db_path), project=name,
+    place = env_paths(db, project, str(cwd) if cwd else None)
+    return Env(place=place, root=Path(place.root), cwd=Path(place.cwd),
+               db_path=Path(place.db_path), project=place.project,
                json=as_json, quiet=quiet)
-
-
-def normalize_file(path: str | None, env: Env) -> str:
-    """normalize_path() (the fast-path section) for an Env."""
-    return normalize_path(path, str(env.root), str(env.cwd))
 
 
 def utc_stamp(when: _dt.datetime) -> str:
@@ -3354,20 +3404,14 @@ def _prepare_state_dir(path: Path) -> None:
 
 def _check_sqlite_file(path: Path) -> bool:
     """True when the file exists with content; raises when it is not SQLite."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return False
-    except OSError as exc:
-        raise DatabaseError(f"cannot read database {path}: {exc.strerror}") from None
-    if info.st_mode & _S_IFMT != _S_IFREG:  # a named pipe would block the open
+    state, _, reason = db_file_state(path)
+    if state == "unreadable":
+        raise DatabaseError(f"cannot read database {path}{reason}")
+    if state == "special":
         raise DatabaseError(f"{path} is not a regular file; move it away or pass --db")
-    head = read_regular(path, len(_SQLITE_MAGIC))
-    if head is None:
-        raise DatabaseError(f"cannot read database {path}; check its permissions")
-    if head and head != _SQLITE_MAGIC:
+    if state == "foreign":
         raise DatabaseError(f"{path} is not a SQLite database; move it away or pass --db")
-    return bool(head)
+    return state == "sqlite"
 
 
 def open_db(env: Env, *, create: bool = True) -> Database:
@@ -3434,7 +3478,7 @@ def _set_wal(db: Database) -> None:
 
 def open_existing_db(env: Env) -> Database | None:
     """The database for reading; None when none exists yet, so reads create nothing."""
-    return open_db(env, create=False) if env.db_path.exists() else None
+    return None if db_file_state(env.db_path)[0] == "missing" else open_db(env, create=False)
 
 
 # =============================================================================
@@ -3987,7 +4031,7 @@ class Language(Record):
         "super_names", "class_scope", "methods_outside", "named_receivers",
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
-        "constructor", "reparse", "conversions", "dialect",
+        "constructor", "reparse", "conversions", "dialect", "macro_calls",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -4000,7 +4044,7 @@ class Language(Record):
         "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
-        "dialect": None,
+        "dialect": None, "macro_calls": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -4032,10 +4076,13 @@ class Language(Record):
     return_after: str | None    # the return type is the node after this token (-> or :)
     bare_outside: bool          # a bare call of a name no definition of the family bears is
     #                             outside the index (else: left unresolved)
-    constructor: str | None     # the method a call of the class runs (__init__); None: none
+    constructor: str | None     # the method a call of the class runs (__init__); None: none;
+    #                             CONSTRUCTOR_IS_CLASS_NAME: the method named as the class
     reparse: Callable | None    # (src) -> bytes of the same length to parse again when the
     #                             tree has errors; the tree with fewer error bytes wins
     conversions: bool           # T(x) of a type is a conversion, not a call (Go)
+    macro_calls: Callable | None  # (r, path, name) -> [(called name, node id, confidence)]
+    #                             when `name(...)` is a macro: the calls its body makes
     dialect: Callable | None    # (path, src) -> the language the content is in, or None
     #                             (.h holding C++)
     # extraction hooks, generic behaviour in brackets
@@ -4071,6 +4118,7 @@ class Language(Record):
     #                                   variables path sees (a Go package) [none]
 
 
+CONSTRUCTOR_IS_CLASS_NAME = "<class name>"
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
 _GRAMMARS: dict[str, Any] = {}
 
@@ -4158,7 +4206,7 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     if tree.root_node.has_error:
         first_error: dict[int, int] = {}
         for d in defs:
-            d.recovered = _made_by_recovery(d.node, first_error)
+            d.recovered = _made_by_recovery(d, first_error)
     _link_parents(s, defs)
     starts = [d.node.start_byte for d in defs]
     if extra.get("maybe_local"):
@@ -4216,18 +4264,18 @@ def _error_bytes(node: Any) -> int:
     return sum(_error_bytes(c) for c in node.children) if node.has_error else 0
 
 
-def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
-    """A definition tree-sitter's error recovery guessed: inside an ERROR node, with
-    a MISSING piece of its own (a name or brace recovery invented), or placed in a
-    block that recovery closed (a MISSING `}`) after the first error in that block.
-    Skipped tokens in its header (an ERROR child: C's unknown macros such as
-    `SPDLOG_INLINE void f()`) leave a real definition real."""
+def _made_by_recovery(d: _Def, first_error: dict[int, int]) -> bool:
+    """A definition tree-sitter's error recovery guessed: a MISSING piece of its own
+    (a name or brace recovery invented), a bodiless one inside an ERROR node (a
+    header recovery cut out of broken code), or one placed in a block that recovery
+    closed (a MISSING `}`) after the first error in that block. A whole definition
+    inside an ERROR node (C behind an unknown macro) stays real: its calls are its."""
+    node = d.node
     if any(c.is_missing for c in node.children):
         return True
-    up = node.parent
+    up, inside_error = node.parent, False
     while up is not None:
-        if up.type == "ERROR":
-            return True
+        inside_error = inside_error or up.type == "ERROR"
         last = up.children[-1] if up.child_count else None
         if last is not None and last.is_missing and up.parent is not None:
             if up.id not in first_error:
@@ -4235,7 +4283,7 @@ def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
             if first_error[up.id] <= node.start_byte:
                 return True
         up = up.parent
-    return False
+    return inside_error and d.kind not in CLASS_KINDS and _body_of(d.fn) is None
 
 
 def _first_error_byte(node: Any) -> int:
@@ -4446,6 +4494,11 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                                                s.text(caps["local"][0])))
     elif "package" in caps:  # PHP writes App\Models: the index's separator is the dot
         extra["package"] = s.text(caps["package"][0]).replace("\\", ".").strip(".")
+    elif "macro" in caps:  # C's #define NAME(params) body: the functions the body calls
+        params = set(re.findall(r"\w+", s.text(caps.get("macroparams", [None])[0])))
+        called = re.findall(r"\b([A-Za-z_]\w*)\s*\(", s.text(caps["macrobody"][0]))
+        extra.setdefault("macros", {})[s.text(caps["macro"][0])] = sorted(
+            set(called) - params - C_KEYWORDS)
     elif "modname" in caps:
         extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
     elif "defaultname" in caps:
@@ -4803,7 +4856,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         handler(s, node, local)
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
-    for key in ("package", "mods", "default"):
+    for key in ("package", "mods", "default", "macros"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("all"):
@@ -4915,7 +4968,7 @@ def graph_list_files(env: Env, paths: Sequence[str] = (), excludes: Sequence[str
     """(root-relative candidate files, normalized scope prefixes; [] means everything)."""
     scopes = []
     for path in paths:
-        rel = normalize_file(path, env)
+        rel = normalize_path(path, env.place)
         if rel.startswith("../") or rel == ".." or os.path.isabs(rel):
             raise UsageError(f"{path} is outside the root {env.root}; run ctxkit from that tree")
         if strict and rel and not (env.root / rel).exists():
@@ -5109,6 +5162,8 @@ SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
 GRAPH_INDEXES = tuple(line for line in GRAPH_SCHEMA.splitlines()
                       if line.startswith("CREATE INDEX") and " ON nodes(" in line
                       or line.startswith("CREATE INDEX") and " ON edges(" in line)
+SQL_DROP_GRAPH_INDEXES = tuple(f"DROP INDEX IF EXISTS {line.split()[5]}" for line in GRAPH_INDEXES)
+SQL_ANY_FILE = "SELECT 1 FROM files LIMIT 1"
 SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
 SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
 SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
@@ -5120,10 +5175,10 @@ class _IndexRun(Record):
 
     __slots__ = ("project", "limit", "indexed", "unchanged", "removed", "skipped", "errors",
                  "skips", "affected", "calls", "bases", "imports", "changed", "cleared",
-                 "recovered")
+                 "workers", "recovered")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
                                           "skipped": 0, "errors": 0, "changed": False,
-                                          "recovered": 0}
+                                          "workers": 1, "recovered": 0}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
                                                         "bases": list, "imports": list,
                                                         "skips": dict, "cleared": set}
@@ -5141,6 +5196,7 @@ class _IndexRun(Record):
     imports: list[tuple]
     changed: bool
     cleared: set[str]       # names of forgotten nodes not yet in graph_pending
+    workers: int           # processes for parsing and for resolving calls
     recovered: int          # definitions of this run's files made by error recovery
 
     def skip(self, reason: str) -> None:
@@ -5189,13 +5245,13 @@ def _bulk_load(db: Database) -> Iterator[None]:
     without them (slower reads, the same answers); every run starts by
     creating any that are missing.
     """
-    if db.one("SELECT 1 FROM files LIMIT 1") is not None:
+    if db.one(SQL_ANY_FILE) is not None:
         _create_graph_indexes(db)  # a killed bulk load may have left them out
         yield
         return
     with db.atomic():
-        for statement in GRAPH_INDEXES:
-            db.execute(f"DROP INDEX IF EXISTS {statement.split()[5]}")
+        for statement in SQL_DROP_GRAPH_INDEXES:
+            db.execute(statement)
     try:
         yield
     except Exception:
@@ -5266,6 +5322,7 @@ def usable_cpus() -> int:
 def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
                  started: float, run: _IndexRun, meter: _Progress, workers: int) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
+    run.workers = workers
     pending = _pending_work(db, run)
     listed = set(files)
     # A file a killed run stored but did not resolve is parsed again, in any scope.
@@ -5385,8 +5442,15 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
     jobs = sorted(jobs, key=lambda j: -j[5])
-    with context.Pool(processes=workers) as pool:
+    with context.Pool(processes=workers, initializer=_ignore_interrupts) as pool:
         yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
+
+
+def _ignore_interrupts() -> None:
+    """In a worker: Ctrl-C goes to the whole process group, and the parent alone
+    handles it (it ends the pool), so no worker prints a traceback."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _Progress:
@@ -5566,9 +5630,12 @@ COMMON_METHOD_NAMES = frozenset(
     "lower upper find index count add discard sort reverse send push shift unshift map "
     "filter reduce forEach slice splice then catch toString equals hashCode length size "
     "next iter match search sub group start end set has delete apply call bind".split())
+# In a stated order: where two candidates tie, the resolver takes the first it
+# loaded, and without ORDER BY the order would be the query plan's (an index
+# present or not, as during a bulk load). This is the order the indexes gave.
 SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type, exported FROM nodes "
-                      "WHERE project = ?")
-SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ?"
+                      "WHERE project = ? ORDER BY qualname, id")
+SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ? ORDER BY path"
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
              "('extends', 'implements') AND dst_id IS NOT NULL ORDER BY id")
@@ -5617,6 +5684,15 @@ class _Resolver:
 
     def language(self, path: str) -> Language:
         return self.languages.get(path, _UNKNOWN_LANGUAGE)
+
+    def overloaded(self, node: int) -> bool:
+        """Whether the node's file defines its qualname more than once (C++ overloads)."""
+        counts = self.memo.get("qualname counts")
+        if counts is None:
+            counts = self.memo["qualname counts"] = collections.Counter(
+                (path, qualname) for kind, _, qualname, path in self.nodes.values())
+        _, _, qualname, path = self.nodes[node]
+        return counts[(path, qualname)] > 1
 
     def load_bases(self) -> None:
         self.bases, self.subclasses = {}, {}
@@ -6214,7 +6290,12 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     resolver = _Resolver(db, env)
     _resolve_bases(db, resolver, run, [tuple(r) for r in old_bases])
     resolver.load_bases()
-    _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls])
+    # A forked worker shares the parent's pages only until it touches them (reading
+    # an object writes its reference count): at worst each holds a copy of the
+    # parent. Workers are forked only while those copies fit the budget.
+    size = _resident_bytes()
+    workers = min(run.workers, GRAPH_RESOLVE_BUDGET // size if size > 0 else 0)
+    _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls], workers)
     _resolve_imports(db, resolver, run, [tuple(r) for r in old_imports])
     db.execute(SQL_AFFECTED_CLEAR)
 
@@ -6240,64 +6321,172 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     db.executemany(SQL_EDGE_UPDATE, updates)
 
 
-def _call_sites(resolver: _Resolver, run: _IndexRun) -> Iterator[tuple]:
-    """This run's call sites, one file at a time, each file's record freed once read.
+def _call_sites(resolver: _Resolver, run: _IndexRun,
+                files: Iterable[int] | None = None) -> Iterator[tuple]:
+    """This run's call sites (of the files at those positions of ``run.calls``), a file
+    at a time.
 
     A node's id is its file node's id + 1 + its index among the file's records
     (_store_file), so a record's scope index (-1 for the file) gives the caller.
     """
-    for index, (file_id, path, file_node, blob) in enumerate(run.calls):
-        run.calls[index] = None
+    for index in range(len(run.calls)) if files is None else files:
+        file_id, path, file_node, blob = run.calls[index]
         resolver.next_file()
         for scope, callee, recv, written, line in marshal.loads(blob):
             yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line
-    run.calls.clear()
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
+# Memory that forked resolving workers may take together, each counted as a copy
+# of the parent: a bigger project means fewer workers and, past about half a
+# million lines, resolution in the parent alone, so that peak memory grows no
+# faster than the project.
+GRAPH_RESOLVE_BUDGET = 160 * 2**20
 
 
-def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
+def _resident_bytes() -> int:
+    """This process's resident memory (Linux /proc), 0 where it cannot be read."""
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
+
+
+# Call resolution forks workers when this many files have new call sites; below
+# that, forking costs more than it saves.
+GRAPH_PARALLEL_RESOLVE_FILES = 200
+
+
+def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple],
+                   workers: int = 1) -> None:
     """Resolve call sites; a call of a class also calls the constructor that runs.
 
     The constructor is a second edge of the same site, written ``Cls.__init__``
     (callee ``__init__``, receiver ``Cls``), so that re-resolving it later finds
     the constructor the same way, inherited or not.
+
+    This run's new call sites are resolved by forked workers when there are
+    enough of them (_parallel_call_rows): every table the resolver needs is in
+    memory by then, and the rows come back in file order, so the edges and
+    their ids are the same as one process gives.
     """
-    inserts, updates = [], []
     present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
-    for edge_id, file_id, path, src, callee, recv, written, line in itertools.chain(
-            _call_sites(resolver, run), old):
+    if workers > 1 and len(run.calls) >= GRAPH_PARALLEL_RESOLVE_FILES:
+        for rows in _parallel_call_rows(db, resolver, run, present, workers):
+            db.executemany(SQL_EDGE_INSERT, rows)
+        sites: Iterable[tuple] = old
+    else:
+        sites = itertools.chain(_call_sites(resolver, run), old)
+    inserts, updates = [], []
+    for site in sites:
+        _resolve_site(resolver, run, present, site, inserts, updates)
         if len(inserts) >= GRAPH_WRITE_CHUNK:
             db.executemany(SQL_EDGE_INSERT, inserts)
             inserts = []
-        if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
-            continue
-        scope = resolver.nodes[src]
-        scope_qual = "" if scope[0] == "file" else scope[2]
-        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
-        if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
-            dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
-        if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
-                resolver.language(path).conversions:
-            dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
-        if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
-            dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
-        if edge_id is None:
-            inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
-                            confidence, file_id))
-        else:
-            updates.append((dst, confidence, edge_id))
-        init = resolver.language(path).constructor
-        if dst is not None and init and callee != init and \
-                resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
-            cls_text = f"{recv}.{callee}" if recv else callee
-            ctor = resolver.method_lookup(dst, init)
-            if ctor is not None and (src, line, cls_text, init) not in present:
-                inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
-                                cls_text, line, confidence, file_id))
     db.executemany(SQL_EDGE_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
+    run.calls.clear()
+
+
+def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site: tuple,
+                  inserts: list[tuple], updates: list[tuple]) -> None:
+    """One call site: its edge (a new row, or an update of an old edge) and its constructor."""
+    edge_id, file_id, path, src, callee, recv, written, line = site
+    if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
+        return
+    scope = resolver.nodes[src]
+    scope_qual = "" if scope[0] == "file" else scope[2]
+    dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
+    if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
+        dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
+    if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
+            resolver.language(path).conversions:
+        dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
+    if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
+        dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
+    if edge_id is None:
+        inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
+                        confidence, file_id))
+    else:
+        updates.append((dst, confidence, edge_id))
+    expand = resolver.language(path).macro_calls
+    if dst is None and expand is not None and recv is None:
+        for name, target, conf in expand(resolver, path, callee):
+            if (src, line, f"#{callee}", name) not in present:
+                inserts.append((run.project, "calls", src, target, name, name,
+                                f"#{callee}", line, conf, file_id))
+    init = resolver.language(path).constructor
+    named_as_class = init == CONSTRUCTOR_IS_CLASS_NAME
+    if named_as_class and dst is not None:
+        init = resolver.nodes[dst][1]  # C++, C#, Java: the constructor is named as the class
+    if dst is not None and init and (callee != init or named_as_class) and \
+            resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
+        cls_text = f"{recv}.{callee}" if recv else callee
+        ctor = resolver.method_lookup(dst, init)
+        if named_as_class and ctor is not None and resolver.overloaded(ctor):
+            ctor = None  # which of Cls(int) / Cls(double) runs is the types' call
+        if ctor is not None and (src, line, cls_text, init) not in present:
+            inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
+                            cls_text, line, confidence, file_id))
+
+
+# What a forked resolution worker inherits: (resolver, run, present, database path).
+_RESOLVE_STATE: tuple | None = None
+
+
+def _parallel_call_rows(db: Database, resolver: _Resolver, run: _IndexRun,
+                        present: set[tuple], workers: int) -> Iterator[list[tuple]]:
+    """Edge rows of this run's call sites, resolved by forked workers, in file order.
+
+    The workers inherit the resolver by fork (its tables are read-only from
+    here on) and each opens its own connection for the file contexts it reads:
+    a SQLite connection must not cross a fork. What they read was committed by
+    the store batches; the inheritance edges this transaction added are in the
+    resolver's memory already.
+    """
+    import gc
+    import multiprocessing
+    global _RESOLVE_STATE
+    if "fork" not in multiprocessing.get_all_start_methods():
+        yield from _serial_call_rows(resolver, run, present)
+        return
+    _RESOLVE_STATE = (resolver, run, present, str(db.path))
+    count = len(run.calls)
+    size = max(8, min(64, count // (workers * 8)))
+    chunks = [range(start, min(start + size, count)) for start in range(0, count, size)]
+    gc.freeze()  # keep the collector from writing to (and so copying) inherited pages
+    try:
+        with multiprocessing.get_context("fork").Pool(
+                processes=workers, initializer=_resolve_worker_start) as pool:
+            yield from pool.imap(_resolve_chunk, chunks)
+    finally:
+        gc.unfreeze()
+        _RESOLVE_STATE = None
+
+
+def _serial_call_rows(resolver: _Resolver, run: _IndexRun,
+                      present: set[tuple]) -> Iterator[list[tuple]]:
+    inserts: list[tuple] = []
+    for site in _call_sites(resolver, run):
+        _resolve_site(resolver, run, present, site, inserts, [])
+    yield inserts
+
+
+def _resolve_worker_start() -> None:
+    _ignore_interrupts()
+    resolver = _RESOLVE_STATE[0]
+    conn = sqlite3.connect(_RESOLVE_STATE[3], timeout=BUSY_TIMEOUT_MS / 1000)
+    conn.row_factory = sqlite3.Row
+    resolver.db = Database(Path(_RESOLVE_STATE[3]), conn)
+
+
+def _resolve_chunk(files: range) -> list[tuple]:
+    resolver, run, present, _ = _RESOLVE_STATE
+    rows: list[tuple] = []
+    for site in _call_sites(resolver, run, files):
+        _resolve_site(resolver, run, present, site, rows, [])
+    return rows
 
 
 def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
@@ -7265,6 +7454,7 @@ def _java_same_package(r: _Resolver, path: str, scope: str, name: str,
 
 
 JAVA = Language(
+    constructor=CONSTRUCTOR_IS_CLASS_NAME,
     name="java", extensions=(".java",), fence="java", query=_JAVA_QUERY, full=True,
     family="java", self_names=("this",), class_scope=True, unprefixed_fields=True,
     capitalized_outside=True, return_fields=("type",),
@@ -7376,6 +7566,14 @@ _C_BRANCHES = """
  (conditional_expression)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """
+# Words of C that look like calls in a macro body: `sizeof(x)`, `if (x)`.
+C_KEYWORDS = frozenset("if while for switch return sizeof do else case defined typeof "
+                       "__typeof__ _Generic _Alignof alignof offsetof decltype static_assert "
+                       "_Static_assert __builtin_expect".split())
+_C_MACROS = """
+(preproc_function_def name: (identifier) @macro parameters: (preproc_params) @macroparams
+    value: (preproc_arg) @macrobody)
+"""
 _C_QUERY = """
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
 (function_definition declarator: (pointer_declarator declarator: (function_declarator
@@ -7389,7 +7587,7 @@ _C_QUERY = """
 (call_expression function: (field_expression argument: (_) @recv
     field: (field_identifier) @callee)) @call
 (preproc_include) @import
-""" + _C_BRANCHES
+""" + _C_BRANCHES + _C_MACROS
 _C_SKELETON = SkeletonRules(
     containers=frozenset({"translation_unit", "compound_statement", "case_statement",
                           "declaration_list", "field_declaration_list"}),
@@ -7408,6 +7606,13 @@ _CPP_ONLY_SYNTAX = lazy_re(rb"(?m)^[ \t]*(?:namespace\b|template[ \t]*<|class[ \
 def _c_or_cpp(path: str, src: bytes) -> str | None:
     """A .h with namespaces, templates, classes, access labels or `::` is C++."""
     return "cpp" if path.endswith(".h") and _CPP_ONLY_SYNTAX.search(src) else None
+
+
+def _c_not_a_definition(s: _Source, node: Any) -> bool:
+    """`MACRO\n if (x) {...}` inside a body parses as a function named `if`: C and C++
+    have no function definitions among a block's statements."""
+    return node.type == "function_definition" and node.parent is not None and \
+        node.parent.type == "compound_statement"
 
 
 def _c_params_holder(s: _Source, d: _Def) -> Any:
@@ -7436,8 +7641,12 @@ def _c_param(s: _Source, p: Any) -> dict[str, Any] | None:
 
 
 def _c_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
-    """Everything but `static` (file-local) definitions."""
-    return "static" not in s.text(d.node).split("(")[0].split()
+    """Everything but `static` (file-local) functions; types have no linkage."""
+    if d.kind in CLASS_KINDS:
+        return True
+    body = _body_of(d.fn)
+    head = s.src[d.node.start_byte:body.start_byte if body is not None else d.node.end_byte]
+    return b"static" not in head.split(b"(")[0].split()
 
 
 def _c_include(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
@@ -7529,14 +7738,48 @@ def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
 
 def _c_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
                      callee: str) -> tuple[int | None, float]:
-    """s.f() / s->f() in C calls through a function pointer held in a struct."""
+    """s.f() / s->f() in C calls through a function pointer held in a struct; a
+    receiver `#M` is a call the expansion of macro M makes (see _c_macro_calls)."""
+    if recv.startswith("#"):
+        return next(((t, c) for n, t, c in _c_macro_calls(r, path, recv[1:]) if n == callee),
+                    (None, 0.0))
     return None, 0.0
 
 
+def _c_macro(r: _Resolver, path: str, name: str) -> tuple[str, list[str]] | None:
+    """(file, names its body calls) of the function-like macro ``name`` this file sees:
+    its own #define, else one in the headers it includes."""
+    for where in (path, *sorted(_c_closure(r, path))):
+        called = r.ctx(where).get("macros", {}).get(name)
+        if called is not None:
+            return where, called
+    return None
+
+
+def _c_macro_calls(r: _Resolver, path: str, name: str,
+                   depth: int = 0) -> list[tuple[str, int | None, float]]:
+    """The calls `name(...)` makes once the preprocessor expands it: each function
+    its body calls, read where the macro is defined, through nested macros."""
+    found = _c_macro(r, path, name) if depth < 4 else None
+    if found is None:
+        return []
+    where, called = found
+    result = []
+    for inner in called:
+        if _c_macro(r, where, inner) is not None and inner != name:
+            result.extend(_c_macro_calls(r, where, inner, depth + 1))
+            continue
+        target = r.resolve_name(where, "", inner)
+        if target is not None and target[0] == "node":
+            result.append((inner, target[1], CONF_EXACT))
+    return result
+
+
 C = Language(
+    macro_calls=_c_macro_calls,
     name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, full=True, family="cpp",
     return_fields=("type",), skeleton=_C_SKELETON, dialect=_c_or_cpp,
-    params_holder=_c_params_holder,
+    skip_def=_c_not_a_definition, params_holder=_c_params_holder,
     param=_c_param, exported=_c_exported, import_handler=_c_include,
     resolve_binding=_c_resolve_binding, resolve_local=_c_resolve_local,
     receiver_call=_c_receiver_call)
@@ -7575,6 +7818,10 @@ _CPP_QUERY = f"""
 (new_expression type: (type_identifier) @callee) @call
 (new_expression type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee))
     @call
+(declaration type: (type_identifier) @callee declarator: (init_declarator
+    value: [(argument_list) (initializer_list)])) @call
+(declaration type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee)
+    declarator: (init_declarator value: [(argument_list) (initializer_list)])) @call
 [(preproc_include) (using_declaration)] @import
 (declaration type: {_CPP_TYPES} @type declarator: [
     (identifier) @var
@@ -7595,7 +7842,7 @@ _CPP_QUERY = f"""
     (pointer_declarator declarator: (identifier) @var)
     (reference_declarator (identifier) @var)]) @vartype
 [(for_range_loop) (catch_clause)] @branch
-""" + _C_BRANCHES
+""" + _C_BRANCHES + _C_MACROS
 
 
 def _cpp_def_name(text: str, kind: str) -> str:
@@ -7610,7 +7857,8 @@ def _cpp_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
     if "::" not in scope:
         return False
-    path = ".".join(re.sub(r"<.*?>", "", p).strip() for p in scope.split("::") if p.strip())
+    path = ".".join(re.sub(r"<.*?>", "", p).strip().lstrip("*&").strip()
+                    for p in scope.split("::") if p.strip().lstrip("*&").strip())
     d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
     d.kind = "method"
     return True
@@ -7685,7 +7933,10 @@ def _cpp_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | 
 
 def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
                        callee: str) -> tuple[int | None, float] | None:
-    """ns::f(), Class::static_f(), Base::method(): one qualified name."""
+    """ns::f(), Class::static_f(), Base::method(): one qualified name; `#M`: a call
+    the expansion of macro M makes."""
+    if recv.startswith("#"):
+        return _c_receiver_call(r, path, scope, recv, callee)
     if not re.fullmatch(r"[A-Za-z_][\w.]*", recv):
         return None
     found = _cpp_qualified(r, path, scope, f"{recv}.{callee}")
@@ -7700,11 +7951,14 @@ def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | N
 
 
 CPP = Language(
+    macro_calls=_c_macro_calls,
+    constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
     name="cpp", extensions=(".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), fence="cpp",
     query=_CPP_QUERY, full=True, family="cpp", self_names=("this",), class_scope=True,
     methods_outside=True, unprefixed_fields=True, return_fields=("type",),
-    skeleton=_C_SKELETON, def_name=_cpp_def_name, qualname=_cpp_qualname,
+    skeleton=_C_SKELETON, skip_def=_c_not_a_definition, def_name=_cpp_def_name,
+    qualname=_cpp_qualname,
     params_holder=_c_params_holder, param=_c_param, exported=_cpp_exported, bases=_cpp_bases,
     import_handler=_cpp_import, resolve_binding=_cpp_resolve_binding,
     resolve_local=_cpp_resolve_local, resolve_qualified=_cpp_qualified,
@@ -7810,6 +8064,7 @@ def _cs_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 
 CSHARP = Language(
+    constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
     name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, full=True,
     family="csharp", self_names=("this",), super_names=("base",), class_scope=True,
@@ -7981,6 +8236,7 @@ def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 
 
 RUBY = Language(
+    constructor="initialize",
     bare_outside=True,
     name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY, full=True,
     family="ruby", self_names=("self",), class_scope=True, methods_outside=True,
@@ -8113,6 +8369,7 @@ def _php_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | 
 
 
 PHP = Language(
+    constructor="__construct",
     bare_outside=True,
     name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, full=True, family="php",
     self_names=("this", "self", "static"), super_names=("parent",), unprefixed_fields=True,
@@ -8380,6 +8637,7 @@ def _swift_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple 
 
 
 SWIFT = Language(
+    constructor="init",
     bare_outside=True,
     name="swift", extensions=(".swift",), fence="swift", grammar="tree_sitter_swift",
     query=_SWIFT_QUERY, full=True, family="swift", self_names=("self", "Self"),
@@ -8510,7 +8768,7 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         return _node_from_row(exact)
     place = re.fullmatch(r"(.+?):(\d+)", text)
     if place:
-        path = normalize_file(place.group(1), env)
+        path = normalize_path(place.group(1), env.place)
         check_line_in_file(env, path, int(place.group(2)))
         found = graph_nodes_at(db, project, path, int(place.group(2)))
         if found:
@@ -8520,10 +8778,10 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
             return _node_from_row(row)
         raise NotFound(f"{path} is not in the index of project {project!r}; "
                        f"run `ctxkit index` (or check the path)")
-    normalized = normalize_file(file, env) if file else None
+    normalized = normalize_path(file, env.place) if file else None
     nodes = graph_find_nodes(db, project, text, normalized)
     if not nodes:
-        row = db.one(SQL_FILE_NODE, (project, normalize_file(text, env)))
+        row = db.one(SQL_FILE_NODE, (project, normalize_path(text, env.place)))
         if row is not None and not normalized:
             return _node_from_row(row)
         raise NotFound(_not_found_message(db, project, text, normalized))
@@ -8713,7 +8971,7 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
         where, params = ["project = ?", "kind != 'file'"], [env.project]
         if args.file:
             where.append("path = ?")
-            params.append(normalize_file(args.file, env))
+            params.append(normalize_path(args.file, env.place))
         if args.kind:
             where.append("kind = ?")
             params.append(args.kind)
@@ -10040,10 +10298,10 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
 def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
     db = open_db(env)
     try:
-        file = normalize_file(args.file, env) if args.file else None
+        file = normalize_path(args.file, env.place) if args.file else None
         place = _CONTEXT_FILE_LINE.match(args.target)
         if place:  # the line must point into the file as it is now
-            graph_refresh(env, db, [normalize_file(place.group("path"), env)])
+            graph_refresh(env, db, [normalize_path(place.group("path"), env.place)])
         node = graph_resolve(db, env, args.target, file=file, first=args.first)
         result = render_context(env, db, node, args.purpose, args.budget, args.depth,
                                 args.include_tests)
@@ -11052,7 +11310,7 @@ def _error_item(ingest: OutputIngest, item: dict[str, Any]) -> dict[str, Any]:
         refs.insert(0, item["ref"])
     if refs:
         path, line = refs[0]
-        result["ref"] = f"{normalize_file(path, ingest.env)}:{line}"
+        result["ref"] = f"{normalize_path(path, ingest.env.place)}:{line}"
     symbol = None
     if ingest.write_error is None:
         symbol = (_link_test_id(ingest.db, ingest.env, item["text"]) if item["kind"] == "test"
@@ -11070,7 +11328,7 @@ def _link_test_id(db: Database | None, env: Env, text: str) -> str | None:
     match = _TEST_ID.search(text)
     if db is None or not match:
         return None
-    path = normalize_file(match.group("path"), env)
+    path = normalize_path(match.group("path"), env.place)
     name = match.group("name").replace("::", ".")
     with contextlib.suppress(CtxkitError):
         for symbol in (name, name.rsplit(".", 1)[-1]):
@@ -11085,7 +11343,7 @@ def _link_refs(db: Database | None, env: Env, refs: list[tuple[str, int]]) -> st
     if db is None:
         return None
     for path, line in refs[:20]:
-        rel = normalize_file(path, env)
+        rel = normalize_path(path, env.place)
         with contextlib.suppress(CtxkitError):
             nodes = graph_nodes_at(db, env.project, rel, line)
             if nodes:
@@ -11494,8 +11752,8 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
 
 def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = None,
                    limit: int = 5, context: int = 2) -> dict[str, Any]:
-    """Search this project's outputs (output_search() in the Fast path section)."""
-    return output_search(db, env.project, str(env.root), str(env.cwd), query, handle=handle,
+    """Search this project's outputs (output_search() in the Read path section)."""
+    return output_search(db, env.place, query, handle=handle,
                          limit=limit, context=context)
 
 
@@ -11770,17 +12028,11 @@ class LessonError(CtxkitError):
     """A lesson command that cannot run as asked (bad id, empty lesson, bad import)."""
 
 
-# The read path (risk_level, symbol_counters, lesson_symbols, lessons_for_symbol,
-# inject_text, split_symbol_at) is in the Fast path section at the top of the
+# The read side (risk_level, symbol_counters, lesson_symbols, lessons_for_node,
+# inject_text, split_symbol) is in the Read path section at the top of the
 # file: `query SYMBOL --inject` runs it before the rest of the module is loaded.
 
 # --- recording ---------------------------------------------------------------
-
-
-def split_symbol(db: Database | None, env: Env, symbol: str,
-                 file: str | None) -> tuple[str, str | None]:
-    """split_symbol_at() (the fast-path section) for an Env."""
-    return split_symbol_at(db, env.project, str(env.root), str(env.cwd), symbol, file)
 
 
 def _require_text(value: str | None, what: str, example: str) -> str:
@@ -11801,7 +12053,7 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
     with open_db(env) as db:
-        name, path = split_symbol(db, env, symbol, file)
+        name, path = split_symbol(db, env.place, symbol, file)
         path, name, node = bind_to_code_on_disk(env, db, name, path or "")
         code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
@@ -12130,8 +12382,8 @@ def cmd_query(args: argparse.Namespace, env: Env) -> int:
     objs: list[dict[str, Any]] = []
     if db is not None:
         try:
-            name, file = (split_symbol(db, env, args.symbol, args.file) if args.symbol
-                          else (None, normalize_file(args.file, env) if args.file else None))
+            name, file = (split_symbol(db, env.place, args.symbol, args.file) if args.symbol
+                          else (None, normalize_path(args.file, env.place) if args.file else None))
             objs = lesson_symbols(db, env.project, name, file, include_all=args.all)
         finally:
             db.close()
@@ -12198,7 +12450,8 @@ def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
                  "last_lesson_at": None, "last_lesson": None, "riskiest": []}
     else:
         try:
-            name, file = split_symbol(db, env, args.symbol, None) if args.symbol else (None, None)
+            name, file = (split_symbol(db, env.place, args.symbol, None) if args.symbol
+                          else (None, None))
             stats = lesson_stats(db, env.project, name, file)
         finally:
             db.close()
@@ -13034,15 +13287,10 @@ def _int_id(text: str) -> int:
 
 
 # --- edits and the lessons at risk for them -------------------------------------------
-# EditSpan, edit_spans_at, patch_spans_at, risk_objects_at, risk_context and
-# pre_edit_context are in the Fast path section at the top of the file (the
-# pre-edit hook runs them before the rest of the module is loaded); these take
-# an Env.
-
-
-def risk_objects(db: Database, env: Env, spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
-    """risk_objects_at() (the fast-path section) for an Env."""
-    return risk_objects_at(db, env.project, str(env.root), str(env.cwd), spans)
+# EditSpan, edit_spans_at, patch_spans_at, risk_objects, risk_context and
+# pre_edit_context are in the Read path section at the top of the file (the
+# pre-edit hook runs them before the rest of the module is loaded); they take
+# the Env's place.
 
 
 def hook_env(args: argparse.Namespace, payload: dict[str, Any]) -> Env:
@@ -13056,12 +13304,12 @@ def hook_env(args: argparse.Namespace, payload: dict[str, Any]) -> Env:
 
 def cmd_hook(args: argparse.Namespace, env: Env) -> int:
     """Answer one hook call; never blocks the agent, whatever happens."""
-    event = HOOK_EVENTS.get(args.event.replace("_", "-").lower())
+    event = hook_event(args.event)
     try:
         payload = read_hook_payload(sys.stdin)
         if event is None:
             raise HookInputError(f"unknown hook event {args.event!r}; expected one of "
-                                 f"pre-tool-use, post-tool-use, pre-compact, session-start")
+                                 f"{', '.join(e.name for e in HOOK_EVENT_TABLE)}")
         agent = args.agent or detect_agent(payload)
         answer = HOOK_HANDLERS[event](args, hook_env(args, payload), payload, agent)
     except HookInputError as exc:
@@ -13099,8 +13347,7 @@ def pre_edit_answer(env: Env, tool: str, tool_input: dict[str, Any],
     if db is None:
         return None
     try:
-        context = pre_edit_context(db, env.project, str(env.root), str(env.cwd), tool,
-                                   tool_input)
+        context = pre_edit_context(db, env.place, tool, tool_input)
     finally:
         db.close()
     return hook_answer(agent, "pre-tool-use", context) if context else None
@@ -13894,7 +14141,8 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
     if agent == "gemini" and tool in EDIT_TOOLS:
         answer = pre_edit_answer(env, tool, tool_input, agent)   # BeforeTool cannot add context
         if answer:
-            answer["hookSpecificOutput"]["hookEventName"] = "AfterTool"
+            answer["hookSpecificOutput"]["hookEventName"] = \
+                AGENT_EVENT_NAMES[agent]["post-tool-use"]
         return answer
     command = command_text(tool_input.get("command")) or ""
     if tool not in SHELL_TOOLS or runs_ctxkit(command):
@@ -13952,28 +14200,18 @@ def hook_session_start(args: argparse.Namespace, env: Env, payload: dict[str, An
 
 
 HOOK_HANDLERS: dict[str, Callable[..., dict[str, Any] | None]] = {
-    "pre-tool-use": hook_pre_tool_use, "post-tool-use": hook_post_tool_use,
-    "pre-compact": hook_pre_compact, "session-start": hook_session_start,
-}
+    event.name: globals()[event.handler] for event in HOOK_EVENT_TABLE}
 
 
 # --- install-hooks ----------------------------------------------------------------------
 
-# (event, matcher, ctxkit event, timeout) per agent; Gemini counts timeouts in ms.
-HOOK_ENTRIES = {
-    "claude": (("PreToolUse", "Edit|Write|MultiEdit|Bash", "pre-tool-use", 10),
-               ("PostToolUse", "Bash", "post-tool-use", 30),
-               ("PreCompact", None, "pre-compact", 60),
-               ("SessionStart", None, "session-start", 30)),
-    "codex": (("PreToolUse", "Bash|apply_patch", "pre-tool-use", 10),
-              ("PostToolUse", "Bash", "post-tool-use", 30),
-              ("PreCompact", None, "pre-compact", 60),
-              ("SessionStart", None, "session-start", 30)),
-    "gemini": (("BeforeTool", "replace|write_file|run_shell_command", "pre-tool-use", 10000),
-               ("AfterTool", "replace|write_file|run_shell_command", "post-tool-use", 30000),
-               ("PreCompress", None, "pre-compact", 60000),
-               ("SessionStart", None, "session-start", 30000)),
-}
+# Gemini counts hook timeouts in milliseconds, the others in seconds.
+_TIMEOUT_UNIT = {"claude": 1, "codex": 1, "gemini": 1000}
+# (the agent's event, matcher, ctxkit event, timeout) per agent, in table order.
+HOOK_ENTRIES = {agent: tuple((event.agent_names[agent], event.matchers[agent], event.name,
+                              event.timeout * _TIMEOUT_UNIT[agent])
+                             for event in HOOK_EVENT_TABLE)
+                for agent in HOOK_AGENTS}
 SETTINGS_PATHS = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json",
                   "gemini": ".gemini/settings.json"}
 _OURS = (r"(?:^|[\s/'\"])ctxkit(?:\.py)?['\"]?\s+hook\b")
@@ -14109,7 +14347,7 @@ def cmd_uninstall_hooks(args: argparse.Namespace, env: Env) -> None:
 
 def cmd_risk(args: argparse.Namespace, env: Env) -> int:
     """Risk of the symbols at a place, for git hooks and editors; exit 0 always."""
-    path = normalize_file(args.file, env)
+    path = normalize_path(args.file, env.place)
     objs: list[dict[str, Any]] = []
     note = ""
     if not env.db_path.exists():
@@ -14147,7 +14385,7 @@ def risk_at(db: Database, env: Env, path: str, line: int | None,
             objs = lesson_symbols(db, env.project, name=symbol, file=path)
         return objs
     spans = [EditSpan(path, line, line)] if line else [EditSpan(path, 1, 10**9)]
-    return risk_objects(db, env, spans)
+    return risk_objects(db, env.place, spans)
 
 
 def _risk_text(data: dict[str, Any]) -> str:
@@ -14206,19 +14444,21 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
                             "print one kept snapshot", "ctxkit snapshot show 3")
     show.add_argument("id", help="snapshot id, or 'last'")
 
+    names = ", ".join(event.name for event in HOOK_EVENT_TABLE)
     p = add_command(sub, common, "hook", cmd_hook, "answer an agent hook: reads its JSON on "
-                    "stdin (pre-tool-use, post-tool-use, pre-compact, session-start)",
-                    "ctxkit hook pre-tool-use < payload.json")
+                    f"stdin ({names})", "ctxkit hook pre-tool-use < payload.json")
     p.add_argument("--agent", choices=HOOK_AGENTS,
                    help="the agent's protocol (default: recognized from the payload)")
-    p.add_argument("event", help="pre-tool-use, post-tool-use, pre-compact or session-start")
+    p.add_argument("event", help="; ".join(f"{event.name} ({event.help})"
+                                         for event in HOOK_EVENT_TABLE)
+                   + "; or each agent's own name for these (PreToolUse, BeforeTool, ...)")
 
     for name, func, text in (("install-hooks", cmd_install_hooks,
                               "merge ctxkit's hooks into the agent's settings, keeping the rest"),
                              ("uninstall-hooks", cmd_uninstall_hooks,
                               "remove ctxkit's hooks (only those) from the agent's settings")):
         p = add_command(sub, common, name, func, text, f"ctxkit {name} --agent claude --dry-run")
-        p.add_argument("--agent", choices=("claude", "codex", "gemini"), default="claude",
+        p.add_argument("--agent", choices=HOOK_AGENTS, default="claude",
                        help="whose settings (default claude)")
         p.add_argument("--settings", metavar="PATH", help="settings file (default: "
                        ".claude/settings.json, .codex/hooks.json or .gemini/settings.json)")
@@ -14265,8 +14505,9 @@ SUSPECT_TEST_OFF_LINE = 0.5      # a direct callee on another line of the test
 SUSPECT_TEST_DECAY = 0.5         # each call further from the test
 SUSPECT_TEST_MAX_DEPTH = 3
 SUSPECT_CHANGE_TIERS = {"worktree": 1.0, "commits": 0.6}
-SUSPECT_CHANGE_FAR = 0.15        # a change more than SUSPECT_NEAR_DEPTH steps away
-SUSPECT_NEAR_DEPTH = 3
+SUSPECT_CHANGE_FAR = 0.1         # a change the failure's call closure does not reach
+SUSPECT_REACH_DEPTH = 6          # calls followed from the frames and the test
+SUSPECT_REACH_NODES = 400        # nodes expanded per step
 SUSPECT_SIGNAL_CAP = 1.5
 SUSPECT_TEST_FACTOR = 0.3        # symbols in test files
 SUSPECT_RECENT_COMMITS = 5
@@ -14274,6 +14515,7 @@ SUSPECT_DEFAULT_LIMIT = 10
 SUSPECT_MAX_FRAMES = 400         # frames read from one output
 SUSPECT_MAX_CHANGED = 400        # changed symbols considered
 SUSPECT_CALLABLE_KINDS = frozenset({"function", "method"})
+SUSPECT_STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
 # Path parts that mark installed or vendored code inside a root.
 SUSPECT_LIBRARY_PARTS = frozenset({"site-packages", "dist-packages", "node_modules", ".venv",
                                    "venv", ".tox", ".nox", "__pypackages__", ".cargo",
@@ -14523,6 +14765,9 @@ class _Ranking:
         self.notes: list[str] = []
 
     def suspect(self, node: Node) -> Suspect:
+        if not _may_hold_fault(node):
+            return Suspect(key=node.id, node=node, path=node.path, line=node.line,
+                           end_line=node.end_line, name=node.qualname)  # counted nowhere
         if node.id not in self.suspects:
             self.suspects[node.id] = Suspect(key=node.id, node=node, path=node.path,
                                              line=node.line, end_line=node.end_line,
@@ -14601,7 +14846,7 @@ class _Ranking:
         if not name:
             path, name = "", test_id
         name = name.split("[", 1)[0].replace("::", ".").replace("/", ".")
-        rel = normalize_file(path, self.env) if path else None
+        rel = normalize_path(path, self.env.place) if path else None
         for candidate in dict.fromkeys((name, name.rsplit(".", 1)[-1])):
             with contextlib.suppress(CtxkitError):
                 nodes = graph_find_nodes(self.db, self.env.project, candidate, file=rel)
@@ -14658,14 +14903,18 @@ class _Ranking:
                 count += 1
                 continue
             for node in graph_nodes_at(self.db, self.env.project, path, first, last):
-                if node.kind not in SUSPECT_CALLABLE_KINDS and node.rowid not in self.seeds:
-                    continue
+                if node.kind not in SUSPECT_CALLABLE_KINDS or is_test_path(node.path):
+                    continue   # a changed test is the reproduction, not the fault
                 count += 1
                 steps = distance.get(node.rowid)
-                near = 1.0 / (1 + steps) if steps is not None else SUSPECT_CHANGE_FAR
-                where = ("a frame or the test" if steps == 0 else
-                         f"{steps} call{'s' if steps != 1 else ''} from the failure"
-                         if steps is not None else "far from the failure")
+                if steps is None:
+                    near, where = SUSPECT_CHANGE_FAR, "not reached from the failure"
+                elif steps[1] == "calledBy":
+                    near, where = 1.0 / (1 + steps[0]), "it calls a frame or the test"
+                else:
+                    near = 1.0 / (1 + steps[0] / 2)
+                    where = ("a frame" if steps[0] == 0 else
+                             f"{steps[0]} call{'s' if steps[0] != 1 else ''} from the failure")
                 self.suspect(node).add("change", SUSPECT_CHANGE_TIERS[tier] * near,
                                        f"changed in {what}, {where}")
 
@@ -14676,18 +14925,24 @@ class _Ranking:
         for suspect in hit:   # near a frame: the frame's location takes the evidence
             suspect.add("change", SUSPECT_CHANGE_TIERS[tier], f"changed in {what} nearby")
 
-    def seed_distances(self) -> dict[int, int]:
-        """Call-graph steps (either direction) from the frames and tests, up to a few."""
-        distance = {rowid: 0 for rowid in self.seeds}
+    def seed_distances(self) -> dict[int, tuple[int, str]]:
+        """(steps, direction) from the frames and tests: the code they call, breadth
+        first up to SUSPECT_REACH_DEPTH (what the failure may have run), and their
+        direct callers."""
+        distance: dict[int, tuple[int, str]] = {rowid: (0, "calls") for rowid in self.seeds}
+        for node in self.seeds.values():
+            for rel in graph_relations(self.db, self.env.project, node, "calledBy"):
+                if rel.node is not None and rel.node.rowid not in distance:
+                    distance[rel.node.rowid] = (1, "calledBy")
         frontier = list(self.seeds.values())
-        for step in range(1, SUSPECT_NEAR_DEPTH + 1):
+        for step in range(1, SUSPECT_REACH_DEPTH + 1):
             following = []
-            for node in frontier[:300]:
-                for relation in ("calls", "calledBy"):
-                    for rel in graph_relations(self.db, self.env.project, node, relation):
-                        if rel.node is not None and rel.node.rowid not in distance:
-                            distance[rel.node.rowid] = step
-                            following.append(rel.node)
+            for node in frontier[:SUSPECT_REACH_NODES]:
+                for rel in graph_relations(self.db, self.env.project, node, "calls"):
+                    known = distance.get(rel.node.rowid) if rel.node is not None else (0, "")
+                    if rel.node is not None and (known is None or known[1] == "calledBy"):
+                        distance[rel.node.rowid] = (step, "calls")
+                        following.append(rel.node)
             frontier = following
         return distance
 
@@ -14712,11 +14967,12 @@ class _Ranking:
             with contextlib.suppress(CtxkitError):
                 nodes = [n for n in graph_find_nodes(self.db, self.env.project, word)
                          if n.kind in SUSPECT_CALLABLE_KINDS]
-                if not nodes or len(nodes) > 20:
+                symbols = {(n.path, n.qualname) for n in nodes}  # overloads are one symbol
+                if not nodes or len(symbols) > 20:
                     continue
                 for node in nodes:
                     suspect = self.suspect(node)
-                    value = suspect.signals.get("name", 0.0) + 1.0 / len(nodes)
+                    value = suspect.signals.get("name", 0.0) + 1.0 / len(symbols)
                     shown = word if len(word) < 60 else word[:57] + "..."
                     suspect.add("name", value, f"the failure message names {shown!r}")
 
@@ -14727,6 +14983,12 @@ class _Ranking:
 
 def _is_test_function(node: Node) -> bool:
     return is_test_path(node.path) and node.name.startswith(("test", "Test"))
+
+
+def _may_hold_fault(node: Node) -> bool:
+    """Tests are the reproduction and type stubs have no body: neither is ranked."""
+    return not (_is_test_function(node) or node.path.endswith(SUSPECT_STUB_SUFFIXES)
+                or node.kind == "file")
 
 
 def failure_identifiers(failure: Failure) -> list[str]:
@@ -15031,7 +15293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     try:
-        args = build_parser(command_in(argv)).parse_args(argv)
+        args = build_parser(scan_argv(argv).command).parse_args(argv)
         if not getattr(args, "func", None):
             build_parser().print_help(sys.stderr)
             return EXIT_USAGE

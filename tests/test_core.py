@@ -6,6 +6,8 @@ import os
 import sqlite3
 import stat
 
+import pytest
+
 import ctxkit
 
 
@@ -69,9 +71,9 @@ def test_normalize_file_spellings(cli):
     env = ctxkit.make_env(cwd=cli.root)
     spellings = ["src/auth.py", "./src/auth.py", "src\\auth.py", ".\\src\\auth.py",
                  "src/x/../auth.py", str(cli.root / "src" / "auth.py")]
-    assert {ctxkit.normalize_file(s, env) for s in spellings} == {"src/auth.py"}
-    assert ctxkit.normalize_file(None, env) == ""
-    assert ctxkit.normalize_file("", env) == ""
+    assert {ctxkit.normalize_path(s, env.place) for s in spellings} == {"src/auth.py"}
+    assert ctxkit.normalize_path(None, env.place) == ""
+    assert ctxkit.normalize_path("", env.place) == ""
 
 
 def test_redact_patterns_and_non_secrets():
@@ -146,7 +148,7 @@ def _names_run(node):
 def test_sections_call_only_what_comes_before_them():
     import ast
     tree, order, section, owner = _sections_and_names()
-    assert order[:4] == ["Constants", "Errors", "Fast path", "Core"] and order[-1] == "CLI"
+    assert order[:4] == ["Constants", "Errors", "Read path", "Core"] and order[-1] == "CLI"
     later = []
     for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
@@ -163,3 +165,11 @@ def test_sections_call_only_what_comes_before_them():
                 continue  # migrations give a fresh database every section's schema
             later.append(f"{node.name} ({section(node.lineno)}) uses {name} ({theirs})")
     assert not later, "\n".join(sorted(later))
+
+
+@pytest.mark.parametrize("argv", [
+    ["-p", "x", "query", "A"], ["--db=a.db", "-q", "note", "task", "t"], ["--json", "stats"],
+    ["-p", "query", "snapshot", "list"], ["--db", "x", "fail", "A", "b", "-p", "y"],
+    ["query", "A", "--inject", "--file", "a.py"], ["search", "boom", "--limit", "3"]])
+def test_the_argv_scan_finds_the_command_argparse_runs(argv):
+    assert ctxkit.scan_argv(argv).command == ctxkit.build_parser().parse_args(argv).command

@@ -132,7 +132,7 @@ def test_skill_and_readme_section_show_their_own_commands(skill, section, comman
              readme.split(f"## {section}", 1)[1].split("\n## ", 1)[0]]
     found = [argv for text in texts for _, argv in ctxkit_commands(text)]
     assert len(found) >= at_least
-    assert {ctxkit.command_in(argv) for argv in found} <= commands, found
+    assert {ctxkit.scan_argv(argv).command for argv in found} <= commands, found
 
 
 def test_snapshot_skill_commands_are_all_seen():

@@ -473,3 +473,13 @@ def test_compound_command_with_allowed_prefix_still_asks(cli, project, monkeypat
     body = payload("claude_pre_tool_use_bash", project,
                    tool_input={"command": "pytest -q; rm -rf build"})
     assert answer_of(hook(cli, "pre-tool-use", body))["permissionDecision"] == "ask"
+
+
+@pytest.mark.parametrize("agent, spelling", sorted(
+    {(agent, name) for event in ctxkit.HOOK_EVENT_TABLE
+     for agent, name in event.agent_names.items()}
+    | {("claude", event.name.replace("-", "_")) for event in ctxkit.HOOK_EVENT_TABLE}))
+def test_every_spelling_of_every_event_is_answered(cli, agent, spelling):
+    result = cli("hook", "--agent", agent, spelling, stdin="{not json")
+    assert result.code == 0 and result.out == ""
+    assert "ignored: malformed JSON" in result.err and "unknown hook event" not in result.err
