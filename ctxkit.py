@@ -1002,7 +1002,7 @@ LINE_KINDS = (
      r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
      r"|^\s+at \S+:\d+"),
     ("location", "where|location|source|file|place",
-     r"[\w./-]+\.[A-Za-z]\w{0,5}[:(]\d+|line \d+"),
+     r"\.[A-Za-z]\w{0,5}[:(]\d+|line \d+"),
 )
 
 # Severity markers: (key, level, the words that show it, at the start of a word, any case;
@@ -1020,9 +1020,10 @@ SEVERITY_MARKERS = (
 )
 # A line that says something went well.
 # FTS5 words that count each marker's chunks, for its rarity.
-MARKER_FTS = ('"fatal" OR "panic"* OR "critical" OR "killed" OR "abort"*', '"fail"*',
-              '"exception"* OR "traceback"', '"error"*', '"exit" OR "exited"',
-              '"cannot" OR "refused" OR "denied" OR "unable"', '"warn"* OR "deprecat"*')
+MARKER_FTS = ('"fatal" OR "panic" OR "panicked" OR "critical" OR "killed" OR "abort"',
+              '"fail" OR "failure"', '"exception" OR "traceback"', '"error"',
+              '"exit" OR "exited"', '"cannot" OR "refused" OR "denied" OR "unable"',
+              '"warn" OR "deprecated"')   # plain words: a prefix query merges every doclist
 _OK_LINE = r"(?i:\b(?:pass|passed|passing|ok|success|successful|successfully|succeeded)\b)|[✓✔]"
 # Negation, in a lowercased line: a problem word after no/zero/without/never, a count of
 # 0, a field set to 0/none, "nothing to ...". (ASCII: compiling \w for all of Unicode
@@ -1654,7 +1655,9 @@ class ScoredLine:
         self.severity = 0
         self.sources: dict[int, float] = {}
         self.negated = False
-        self.section = self.code = self.exact = False
+        self.exact = False
+        self.section: bool | None = None   # what the line is, looked at when it matters:
+        self.code: bool | None = None      # see is_section() and ends_in_code()
         self.ids: list[str] = []
 
 
@@ -1744,8 +1747,6 @@ class LineScorer:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
         score *= lesser_factor(text)
         item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
-        item.section = bool(_rx(_SECTION_START).search(text[:400]))
-        item.code = bool(_rx(_ERROR_CODE).search(text))
         item.exact = True
 
     def _proximity(self, found: list[tuple[int, int]]) -> float:
@@ -1972,9 +1973,9 @@ class SearchRun:
         assert self.scorer is not None
         rough = sorted((s for s in self.lines.values() if not s.exact),
                        key=lambda s: -s.score)
-        best_exact = sorted((s.score for s in self.lines.values() if s.exact), reverse=True)
-        room = SEARCH_REFINE - len(best_exact)
-        for item in rough[:max(room, self.limit * 4)]:
+        exact = sum(1 for s in self.lines.values() if s.exact)
+        step = max(self.limit * 6, 30)   # each strategy's best; SEARCH_REFINE in all
+        for item in rough[:max(min(step, SEARCH_REFINE - exact), self.limit * 2)]:
             self.scorer.refine(item)
         self.scorer.near([s for s in self.lines.values() if s.exact])
 
@@ -2077,8 +2078,8 @@ def _strategy_severity(run: SearchRun) -> str | None:
             line = error["line"]
             chunks.extend(r[0] for r in run.db.query(SQL_CHUNK_HOLDING, (
                 oid, line - UNIT_MAX_LINES, line, line)))
-    words = ['"fatal"', '"panic"', '"panicked"', '"critical"', '"killed"', '"fail"*',
-             '"exception"*', '"error"*', '"denied"', '"refused"']
+    words = ['"fatal"', '"panic"', '"panicked"', '"critical"', '"killed"', '"fail"',
+             '"failure"', '"exception"', '"error"', '"denied"', '"refused"']
     rare = [w for w in words if run.fts_count(w) < SEARCH_DF_CAP]
     if rare:
         chunks.extend(run.fts(" OR ".join(rare)))
@@ -2170,9 +2171,9 @@ def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, i
     """(first, last, line) a hit shows: a test's failure section, the block an error code
     ends, or the best line with the good lines right after it; ``context`` around."""
     oid, number = item.chunk["output_id"], item.number
-    if item.section and item.ids:
+    if is_section(item) and item.ids:
         return _section_window(run, oid, number, context)
-    if item.code:
+    if ends_in_code(item):
         before = output_lines(run.db, oid, max(1, number - SEARCH_WINDOW_MAX + 1), number - 1)
         first = number
         for n, _, text in reversed(before):
@@ -2278,13 +2279,27 @@ def _land_on_sections(run: SearchRun) -> None:
     best = {i: max((s.score for s in run.lines.values() if s.exact and i in s.text.lower()),
                    default=0.0) for i in ids}
     for item in run.lines.values():
-        if not (item.exact and item.section):
+        if not (item.exact and is_section(item)):
             continue
         low = item.text.lower()
         item.ids = [i for i in ids if i in low or _rx(
             r"(?<![\w])" + _escape(names[i]) + r"(?![\w])").search(low)]
         if item.ids:
             item.score = max(item.score, max(best[i] for i in item.ids)) * 1.1
+
+
+def is_section(item: ScoredLine) -> bool:
+    """Whether the line starts a test runner's failure section (_SECTION_START)."""
+    if item.section is None:
+        item.section = bool(_rx(_SECTION_START).search(item.text[:400]))
+    return item.section
+
+
+def ends_in_code(item: ScoredLine) -> bool:
+    """Whether the line ends in an exit status or an error code (_ERROR_CODE)."""
+    if item.code is None:
+        item.code = bool(_rx(_ERROR_CODE).search(item.text[:4000]))
+    return item.code
 
 
 def _verdicts_to_sections(run: SearchRun) -> None:
@@ -2296,11 +2311,11 @@ def _verdicts_to_sections(run: SearchRun) -> None:
     ranked = sorted((s for s in run.lines.values() if s.exact), key=lambda s: -s.score)
     for item in ranked[:run.limit * 3]:
         verdict = _rx(TEST_VERDICT).match(item.text[:400])
-        if not verdict or item.section:
+        if not verdict or is_section(item):
             continue
         name = test_name(next(g for g in verdict.groups() if g))
         if heads is None:
-            heads = [s for s in run.lines.values() if _rx(_SECTION_START).search(s.text[:400])]
+            heads = [s for s in run.lines.values() if is_section(s)]
         bounded = _rx(r"(?<![\w])" + re.escape(name) + r"(?![\w])", re.IGNORECASE)
         for head in heads:
             if head is not item and bounded.search(head.text[:400]):
