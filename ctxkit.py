@@ -1003,7 +1003,7 @@ LINE_KINDS = (
      r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
      r"|^\s+at \S+:\d+"),
     ("location", "where|location|source|file|place",
-     r"[\w./-]+\.[A-Za-z]\w{0,5}[:(]\d+|line \d+"),
+     r"\.[A-Za-z]\w{0,5}[:(]\d+|line \d+"),
 )
 
 # Severity markers: (key, level, the words that show it, at the start of a word, any case;
@@ -1021,9 +1021,10 @@ SEVERITY_MARKERS = (
 )
 # A line that says something went well.
 # FTS5 words that count each marker's chunks, for its rarity.
-MARKER_FTS = ('"fatal" OR "panic"* OR "critical" OR "killed" OR "abort"*', '"fail"*',
-              '"exception"* OR "traceback"', '"error"*', '"exit" OR "exited"',
-              '"cannot" OR "refused" OR "denied" OR "unable"', '"warn"* OR "deprecat"*')
+MARKER_FTS = ('"fatal" OR "panic" OR "panicked" OR "critical" OR "killed" OR "abort"',
+              '"fail" OR "failure"', '"exception" OR "traceback"', '"error"',
+              '"exit" OR "exited"', '"cannot" OR "refused" OR "denied" OR "unable"',
+              '"warn" OR "deprecated"')   # plain words: a prefix query merges every doclist
 _OK_LINE = r"(?i:\b(?:pass|passed|passing|ok|success|successful|successfully|succeeded)\b)|[✓✔]"
 # Negation, in a lowercased line: a problem word after no/zero/without/never, a count of
 # 0, a field set to 0/none, "nothing to ...". (ASCII: compiling \w for all of Unicode
@@ -1055,6 +1056,16 @@ _FILE_REF = (r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
              r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
              r":(?P<line2>\d+)")
 _TEST_ID_SHAPE = r"::|/|›|\.|^[Tt]est|_test\b|[a-z][A-Z]|_"
+# A test runner's verdict on one failing test (progress line or summary list): pytest,
+# go test, cargo test, jest/vitest, surefire (new and old), Playwright/mocha's ✘. The
+# summary's failing test ids come from it too.
+TEST_VERDICT = (
+    r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
+    r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
+    r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$"
+    r"|^\[ERROR\] (?P<junit>[\w.$]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
+    r"|^(?P<junit_old>\w+\([\w.$]+\))\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
+    r"|^\s*✘\s+(?:\d+\s+)?(?P<mark>.+?)(?: \(retry #\d+\))?(?: \([\d.]+m?s\))?$")
 
 SQL_SCOPE_OUTPUTS = """
 SELECT id, handle, bytes FROM outputs WHERE project = ? AND status != 'running'"""
@@ -1645,7 +1656,9 @@ class ScoredLine:
         self.severity = 0
         self.sources: dict[int, float] = {}
         self.negated = False
-        self.section = self.code = self.exact = False
+        self.exact = False
+        self.section: bool | None = None   # what the line is, looked at when it matters:
+        self.code: bool | None = None      # see is_section() and ends_in_code()
         self.ids: list[str] = []
 
 
@@ -1735,8 +1748,6 @@ class LineScorer:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
         score *= lesser_factor(text)
         item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
-        item.section = bool(_rx(_SECTION_START).search(text[:400]))
-        item.code = bool(_rx(_ERROR_CODE).search(text))
         item.exact = True
 
     def _proximity(self, found: list[tuple[int, int]]) -> float:
@@ -1963,9 +1974,9 @@ class SearchRun:
         assert self.scorer is not None
         rough = sorted((s for s in self.lines.values() if not s.exact),
                        key=lambda s: -s.score)
-        best_exact = sorted((s.score for s in self.lines.values() if s.exact), reverse=True)
-        room = SEARCH_REFINE - len(best_exact)
-        for item in rough[:max(room, self.limit * 4)]:
+        exact = sum(1 for s in self.lines.values() if s.exact)
+        step = max(self.limit * 6, 30)   # each strategy's best; SEARCH_REFINE in all
+        for item in rough[:max(min(step, SEARCH_REFINE - exact), self.limit * 2)]:
             self.scorer.refine(item)
         self.scorer.near([s for s in self.lines.values() if s.exact])
 
@@ -2068,8 +2079,8 @@ def _strategy_severity(run: SearchRun) -> str | None:
             line = error["line"]
             chunks.extend(r[0] for r in run.db.query(SQL_CHUNK_HOLDING, (
                 oid, line - UNIT_MAX_LINES, line, line)))
-    words = ['"fatal"', '"panic"', '"panicked"', '"critical"', '"killed"', '"fail"*',
-             '"exception"*', '"error"*', '"denied"', '"refused"']
+    words = ['"fatal"', '"panic"', '"panicked"', '"critical"', '"killed"', '"fail"',
+             '"failure"', '"exception"', '"error"', '"denied"', '"refused"']
     rare = [w for w in words if run.fts_count(w) < SEARCH_DF_CAP]
     if rare:
         chunks.extend(run.fts(" OR ".join(rare)))
@@ -2161,9 +2172,9 @@ def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, i
     """(first, last, line) a hit shows: a test's failure section, the block an error code
     ends, or the best line with the good lines right after it; ``context`` around."""
     oid, number = item.chunk["output_id"], item.number
-    if item.section and item.ids:
+    if is_section(item) and item.ids:
         return _section_window(run, oid, number, context)
-    if item.code:
+    if ends_in_code(item):
         before = output_lines(run.db, oid, max(1, number - SEARCH_WINDOW_MAX + 1), number - 1)
         first = number
         for n, _, text in reversed(before):
@@ -2188,7 +2199,8 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
         if _rx(_SECTION_START).search(text[:400]):
             break
         section.append((n, text))
-    severe = next((n for n, text in section if line_severity(run.matcher, text) >= 2), None)
+    severe = next((n for n, text in section if line_severity(run.matcher, text) >= 2
+                   and lesser_factor(text) == 1.0), None)
     if severe is None:
         last = max([n for n, text in section[:SEARCH_WINDOW_MAX - 1] if text.strip()] or [head])
         return head, last, head
@@ -2268,13 +2280,57 @@ def _land_on_sections(run: SearchRun) -> None:
     best = {i: max((s.score for s in run.lines.values() if s.exact and i in s.text.lower()),
                    default=0.0) for i in ids}
     for item in run.lines.values():
-        if not (item.exact and item.section):
+        if not (item.exact and is_section(item)):
             continue
         low = item.text.lower()
         item.ids = [i for i in ids if i in low or _rx(
             r"(?<![\w])" + _escape(names[i]) + r"(?![\w])").search(low)]
         if item.ids:
             item.score = max(item.score, max(best[i] for i in item.ids)) * 1.1
+
+
+def is_section(item: ScoredLine) -> bool:
+    """Whether the line starts a test runner's failure section (_SECTION_START)."""
+    if item.section is None:
+        item.section = bool(_rx(_SECTION_START).search(item.text[:400]))
+    return item.section
+
+
+def ends_in_code(item: ScoredLine) -> bool:
+    """Whether the line ends in an exit status or an error code (_ERROR_CODE)."""
+    if item.code is None:
+        item.code = bool(_rx(_ERROR_CODE).search(item.text[:4000]))
+    return item.code
+
+
+def _verdicts_to_sections(run: SearchRun) -> None:
+    """A runner's verdict on a failing test (its progress line, its summary list) names
+    the test, but the finding is in the test's failure section: when the section's first
+    line is among the candidates, it takes the verdict's rank and shows the section."""
+    import re
+    heads = None
+    ranked = sorted((s for s in run.lines.values() if s.exact), key=lambda s: -s.score)
+    for item in ranked[:run.limit * 3]:
+        verdict = _rx(TEST_VERDICT).match(item.text[:400])
+        if not verdict or is_section(item):
+            continue
+        name = test_name(next(g for g in verdict.groups() if g))
+        if heads is None:
+            heads = [s for s in run.lines.values() if is_section(s)]
+        bounded = _rx(r"(?<![\w])" + re.escape(name) + r"(?![\w])", re.IGNORECASE)
+        for head in heads:
+            if head is not item and bounded.search(head.text[:400]):
+                if not head.exact:
+                    run.scorer.refine(head)   # type: ignore[union-attr]
+                head.ids, head.section = [name.lower()], True
+                head.score = max(head.score, item.score * 1.02)
+                break
+
+
+def test_name(test_id: str) -> str:
+    """The last part of a test id, as a failure section's first line names it:
+    ``tests/x.py::TestA::test_b[1]`` -> ``test_b[1]``, ``a › b`` -> ``b``."""
+    return _rx(r"[^:/›]+$").search(test_id.strip().rstrip(" ─")).group(0).strip()
 
 
 def _escape(text: str) -> str:
@@ -2285,6 +2341,7 @@ def _escape(text: str) -> str:
 def build_hits(run: SearchRun, place: Place, context: int) -> list[dict[str, Any]]:
     """The best lines as non-overlapping windows, best first."""
     _land_on_sections(run)
+    _verdicts_to_sections(run)
     ranked = sorted((s for s in run.lines.values() if s.exact and s.score > 0.05),
                     key=lambda s: (-s.score, s.chunk["output_id"], s.number))
     stems = [search_stem(v.key) for v in run.query.variants if v.fts][:20]
@@ -10559,12 +10616,7 @@ _COMPILER_ERROR = lazy_re(
     r"|^(?P<path2>[^\s(]+\.\w+)\((?P<line2>\d+),\d+\):\s*error\b")
 _RUST_ERROR = lazy_re(r"^error(?:\[E\d+\])?: ")
 _RUST_ARROW = lazy_re(r"^\s*--> (?P<path>[^\s:]+):(?P<line>\d+)")
-_TEST_FAILED = lazy_re(
-    r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
-    r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
-    r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$"
-    r"|^\[ERROR\] (?P<junit>[\w.$]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
-    r"|^(?P<junit_old>\w+\([\w.$]+\))\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$")
+_TEST_FAILED = lazy_re(TEST_VERDICT)   # (the Fast path section: search uses it too)
 FAILED_TESTS_MAX = 5000              # failing test ids kept per output (the rest counted)
 # pytest's short form of a traceback's last line: "src/calc.py:3: ZeroDivisionError"
 _PYTEST_LOCATION = lazy_re(r"^(?P<path>[^\s:]+\.\w+):(?P<line>\d+): (?P<exc>[A-Za-z_][\w.]*)$")
