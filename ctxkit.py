@@ -53,7 +53,8 @@ SCHEMA_VERSION = 2
 STATE_DIR = ".ctxkit"
 DB_NAME = "ctxkit.db"
 CONFIG_NAME = "config.toml"
-SNAPSHOT_FILE = ".context-snapshot.md"
+SNAPSHOT_FILE = ".context-snapshot.md"   # the default project's; others: snapshot_name()
+INDEX_LOCK_SUFFIX = "-index.lock"  # beside the database, as SQLite's -wal and -shm are
 BUSY_TIMEOUT_MS = 15000
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_STALE = 0, 1, 2, 3
@@ -1015,7 +1016,7 @@ LINE_KINDS = (
      r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
      r"|^\s+at \S+:\d+"),
     ("location", "where|location|source|file|place",
-     r"[\w./-]+\.[A-Za-z]\w{0,5}[:(]\d+|line \d+"),
+     r"\.[A-Za-z]\w{0,5}[:(]\d+|line \d+"),
 )
 
 # Severity markers: (key, level, the words that show it, at the start of a word, any case;
@@ -1033,9 +1034,10 @@ SEVERITY_MARKERS = (
 )
 # A line that says something went well.
 # FTS5 words that count each marker's chunks, for its rarity.
-MARKER_FTS = ('"fatal" OR "panic"* OR "critical" OR "killed" OR "abort"*', '"fail"*',
-              '"exception"* OR "traceback"', '"error"*', '"exit" OR "exited"',
-              '"cannot" OR "refused" OR "denied" OR "unable"', '"warn"* OR "deprecat"*')
+MARKER_FTS = ('"fatal" OR "panic" OR "panicked" OR "critical" OR "killed" OR "abort"',
+              '"fail" OR "failure"', '"exception" OR "traceback"', '"error"',
+              '"exit" OR "exited"', '"cannot" OR "refused" OR "denied" OR "unable"',
+              '"warn" OR "deprecated"')   # plain words: a prefix query merges every doclist
 _OK_LINE = r"(?i:\b(?:pass|passed|passing|ok|success|successful|successfully|succeeded)\b)|[✓✔]"
 # Negation, in a lowercased line: a problem word after no/zero/without/never, a count of
 # 0, a field set to 0/none, "nothing to ...". (ASCII: compiling \w for all of Unicode
@@ -1067,6 +1069,16 @@ _FILE_REF = (r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
              r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
              r":(?P<line2>\d+)")
 _TEST_ID_SHAPE = r"::|/|›|\.|^[Tt]est|_test\b|[a-z][A-Z]|_"
+# A test runner's verdict on one failing test (progress line or summary list): pytest,
+# go test, cargo test, jest/vitest, surefire (new and old), Playwright/mocha's ✘. The
+# summary's failing test ids come from it too.
+TEST_VERDICT = (
+    r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
+    r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
+    r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$"
+    r"|^\[ERROR\] (?P<junit>[\w.$]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
+    r"|^(?P<junit_old>\w+\([\w.$]+\))\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
+    r"|^\s*✘\s+(?:\d+\s+)?(?P<mark>.+?)(?: \(retry #\d+\))?(?: \([\d.]+m?s\))?$")
 
 SQL_SCOPE_OUTPUTS = """
 SELECT id, handle, bytes FROM outputs WHERE project = ? AND status != 'running'"""
@@ -1657,7 +1669,9 @@ class ScoredLine:
         self.severity = 0
         self.sources: dict[int, float] = {}
         self.negated = False
-        self.section = self.code = self.exact = False
+        self.exact = False
+        self.section: bool | None = None   # what the line is, looked at when it matters:
+        self.code: bool | None = None      # see is_section() and ends_in_code()
         self.ids: list[str] = []
 
 
@@ -1747,8 +1761,6 @@ class LineScorer:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
         score *= lesser_factor(text)
         item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
-        item.section = bool(_rx(_SECTION_START).search(text[:400]))
-        item.code = bool(_rx(_ERROR_CODE).search(text))
         item.exact = True
 
     def _proximity(self, found: list[tuple[int, int]]) -> float:
@@ -1975,9 +1987,9 @@ class SearchRun:
         assert self.scorer is not None
         rough = sorted((s for s in self.lines.values() if not s.exact),
                        key=lambda s: -s.score)
-        best_exact = sorted((s.score for s in self.lines.values() if s.exact), reverse=True)
-        room = SEARCH_REFINE - len(best_exact)
-        for item in rough[:max(room, self.limit * 4)]:
+        exact = sum(1 for s in self.lines.values() if s.exact)
+        step = max(self.limit * 6, 30)   # each strategy's best; SEARCH_REFINE in all
+        for item in rough[:max(min(step, SEARCH_REFINE - exact), self.limit * 2)]:
             self.scorer.refine(item)
         self.scorer.near([s for s in self.lines.values() if s.exact])
 
@@ -2080,8 +2092,8 @@ def _strategy_severity(run: SearchRun) -> str | None:
             line = error["line"]
             chunks.extend(r[0] for r in run.db.query(SQL_CHUNK_HOLDING, (
                 oid, line - UNIT_MAX_LINES, line, line)))
-    words = ['"fatal"', '"panic"', '"panicked"', '"critical"', '"killed"', '"fail"*',
-             '"exception"*', '"error"*', '"denied"', '"refused"']
+    words = ['"fatal"', '"panic"', '"panicked"', '"critical"', '"killed"', '"fail"',
+             '"failure"', '"exception"', '"error"', '"denied"', '"refused"']
     rare = [w for w in words if run.fts_count(w) < SEARCH_DF_CAP]
     if rare:
         chunks.extend(run.fts(" OR ".join(rare)))
@@ -2173,9 +2185,9 @@ def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, i
     """(first, last, line) a hit shows: a test's failure section, the block an error code
     ends, or the best line with the good lines right after it; ``context`` around."""
     oid, number = item.chunk["output_id"], item.number
-    if item.section and item.ids:
+    if is_section(item) and item.ids:
         return _section_window(run, oid, number, context)
-    if item.code:
+    if ends_in_code(item):
         before = output_lines(run.db, oid, max(1, number - SEARCH_WINDOW_MAX + 1), number - 1)
         first = number
         for n, _, text in reversed(before):
@@ -2200,7 +2212,8 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
         if _rx(_SECTION_START).search(text[:400]):
             break
         section.append((n, text))
-    severe = next((n for n, text in section if line_severity(run.matcher, text) >= 2), None)
+    severe = next((n for n, text in section if line_severity(run.matcher, text) >= 2
+                   and lesser_factor(text) == 1.0), None)
     if severe is None:
         last = max([n for n, text in section[:SEARCH_WINDOW_MAX - 1] if text.strip()] or [head])
         return head, last, head
@@ -2280,13 +2293,57 @@ def _land_on_sections(run: SearchRun) -> None:
     best = {i: max((s.score for s in run.lines.values() if s.exact and i in s.text.lower()),
                    default=0.0) for i in ids}
     for item in run.lines.values():
-        if not (item.exact and item.section):
+        if not (item.exact and is_section(item)):
             continue
         low = item.text.lower()
         item.ids = [i for i in ids if i in low or _rx(
             r"(?<![\w])" + _escape(names[i]) + r"(?![\w])").search(low)]
         if item.ids:
             item.score = max(item.score, max(best[i] for i in item.ids)) * 1.1
+
+
+def is_section(item: ScoredLine) -> bool:
+    """Whether the line starts a test runner's failure section (_SECTION_START)."""
+    if item.section is None:
+        item.section = bool(_rx(_SECTION_START).search(item.text[:400]))
+    return item.section
+
+
+def ends_in_code(item: ScoredLine) -> bool:
+    """Whether the line ends in an exit status or an error code (_ERROR_CODE)."""
+    if item.code is None:
+        item.code = bool(_rx(_ERROR_CODE).search(item.text[:4000]))
+    return item.code
+
+
+def _verdicts_to_sections(run: SearchRun) -> None:
+    """A runner's verdict on a failing test (its progress line, its summary list) names
+    the test, but the finding is in the test's failure section: when the section's first
+    line is among the candidates, it takes the verdict's rank and shows the section."""
+    import re
+    heads = None
+    ranked = sorted((s for s in run.lines.values() if s.exact), key=lambda s: -s.score)
+    for item in ranked[:run.limit * 3]:
+        verdict = _rx(TEST_VERDICT).match(item.text[:400])
+        if not verdict or is_section(item):
+            continue
+        name = test_name(next(g for g in verdict.groups() if g))
+        if heads is None:
+            heads = [s for s in run.lines.values() if is_section(s)]
+        bounded = _rx(r"(?<![\w])" + re.escape(name) + r"(?![\w])", re.IGNORECASE)
+        for head in heads:
+            if head is not item and bounded.search(head.text[:400]):
+                if not head.exact:
+                    run.scorer.refine(head)   # type: ignore[union-attr]
+                head.ids, head.section = [name.lower()], True
+                head.score = max(head.score, item.score * 1.02)
+                break
+
+
+def test_name(test_id: str) -> str:
+    """The last part of a test id, as a failure section's first line names it:
+    ``tests/x.py::TestA::test_b[1]`` -> ``test_b[1]``, ``a › b`` -> ``b``."""
+    return _rx(r"[^:/›]+$").search(test_id.strip().rstrip(" ─")).group(0).strip()
 
 
 def _escape(text: str) -> str:
@@ -2297,6 +2354,7 @@ def _escape(text: str) -> str:
 def build_hits(run: SearchRun, place: Place, context: int) -> list[dict[str, Any]]:
     """The best lines as non-overlapping windows, best first."""
     _land_on_sections(run)
+    _verdicts_to_sections(run)
     ranked = sorted((s for s in run.lines.values() if s.exact and s.score > 0.05),
                     key=lambda s: (-s.score, s.chunk["output_id"], s.number))
     stems = [search_stem(v.key) for v in run.query.variants if v.fts][:20]
@@ -2474,6 +2532,14 @@ def _fast_db(path: str) -> _ReadDb:
     state, mode, _ = db_file_state(path)
     if state != "sqlite" or mode & 0o077:
         raise _SlowPath(path)
+    for suffix in ("-wal", "-shm"):  # a loose companion: the full CLI tightens it
+        try:
+            if os.stat(path + suffix).st_mode & 0o077:
+                raise _SlowPath(path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            raise _SlowPath(path) from None
     old_umask = os.umask(0o077)  # the -shm file stays private, as open_db makes it
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -3292,7 +3358,7 @@ class Database:
         try:
             try:
                 return self.conn.execute(sql, params)
-            except UnicodeEncodeError:  # nothing ran: the text could not be bound
+            except (UnicodeEncodeError, OverflowError):  # nothing ran: a value did not bind
                 return self.conn.execute(sql, _bindable(params))
         except sqlite3.Error as exc:
             raise wrap_sqlite_error(exc, self.path) from exc
@@ -3426,10 +3492,7 @@ def open_db(env: Env, *, create: bool = True) -> Database:
         raise
     finally:
         os.umask(old_umask)
-    with contextlib.suppress(OSError):
-        mode = os.stat(path).st_mode
-        if mode & 0o077:  # private, but a file the owner made read-only stays read-only
-            os.chmod(path, mode & 0o700)
+    _make_private(path)
     return db
 
 
@@ -3442,6 +3505,28 @@ def _note_root_outside_git(env: Env) -> None:
     warn(f"note: {env.root} is not in a git repository, so it is ctxkit's root: its state "
          f"goes to {env.db_path}. Run ctxkit from the project's top folder (or pass --db) "
          f"to share one database across its folders")
+
+
+DB_COMPANIONS = ("", "-wal", "-shm", INDEX_LOCK_SUFFIX)  # the database and SQLite's files
+
+
+def _make_private(path: Path) -> None:
+    """Tighten the database, its -wal and -shm and the index lock to the owner alone.
+
+    A database copied in or made by an older tool may be 0644 in a folder
+    others can enter; SQLite gives its -wal and -shm the database's mode. A
+    file the owner made read-only stays read-only. Says so on stderr.
+    """
+    tightened = []
+    for suffix in DB_COMPANIONS:
+        name = f"{path}{suffix}"
+        with contextlib.suppress(OSError):
+            mode = os.stat(name).st_mode
+            if mode & 0o077:
+                os.chmod(name, mode & 0o700)
+                tightened.append(f"{os.path.basename(name)} {mode & 0o777:o}->{mode & 0o700:o}")
+    if tightened:
+        warn(f"made the database private to you: {', '.join(tightened)}")
 
 
 def _set_wal(db: Database) -> None:
@@ -3733,17 +3818,39 @@ def printable(text: str) -> str:
                       text)
 
 
+def _printable_data(data: Any) -> Any:
+    """``data`` (JSON-like) with every string printable()."""
+    if isinstance(data, str):
+        return printable(data)
+    if isinstance(data, dict):
+        return {_printable_data(k): _printable_data(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_printable_data(item) for item in data]
+    return data
+
+
 def _bindable(params: Sequence[Any] | dict[str, Any]) -> Sequence[Any] | dict[str, Any]:
-    """Statement parameters with every text printable(), for SQLite's UTF-8."""
+    """Statement parameters SQLite can take: every text printable() (UTF-8), every
+    integer within 64 bits (a line number from a hostile log matches no row
+    either way). Options are range-checked before they get here."""
+    def value(item: Any) -> Any:
+        if isinstance(item, str):
+            return printable(item)
+        if isinstance(item, int) and not -2**63 <= item < 2**63:
+            return 2**63 - 1 if item > 0 else -2**63
+        return item
     if isinstance(params, dict):
-        return {k: printable(v) if isinstance(v, str) else v for k, v in params.items()}
-    return [printable(v) if isinstance(v, str) else v for v in params]
+        return {k: value(v) for k, v in params.items()}
+    return [value(v) for v in params]
 
 
 def emit(env: Env, data: Any, human: str | Callable[[], str] | None = None) -> None:
     """Print one JSON document (``--json``) or the human text."""
     if env.json:
-        sys.stdout.write(printable(json.dumps(data, ensure_ascii=False, indent=None)) + "\n")
+        text = json.dumps(data, ensure_ascii=False, indent=None)
+        if printable(text) != text:  # escape inside the strings, so the JSON stays valid
+            text = json.dumps(_printable_data(data), ensure_ascii=False, indent=None)
+        sys.stdout.write(text + "\n")
         return
     text = human() if callable(human) else human
     if text:
@@ -3834,12 +3941,35 @@ def parser_classes() -> tuple[type, type]:
             def __init__(self, *args: Any, **kwargs: Any) -> None:
                 kwargs.setdefault("formatter_class", _HelpFormatter)
                 super().__init__(*args, **kwargs)
+                # Every type=int and type=float option of every command, checked once here.
+                self.register("type", int, checked_int)
+                self.register("type", float, checked_float)
 
             def error(self, message: str) -> None:  # type: ignore[override]
                 raise UsageError(f"{self.prog}: {message} (see --help)")
 
         _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
     return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
+
+
+INT_OPTION_MAX = 2**53  # any count, line, id or size; far inside SQLite's 64-bit integers
+FLOAT_OPTION_MAX = 1e15
+
+
+def checked_int(text: str) -> int:
+    """A whole number an option can take: within ±INT_OPTION_MAX, else a usage error."""
+    value = int(text)  # ValueError: argparse says "invalid int value: 'x'"
+    if not -INT_OPTION_MAX <= value <= INT_OPTION_MAX:
+        raise argparse.ArgumentTypeError(f"{text} is out of range (at most {INT_OPTION_MAX:,})")
+    return value
+
+
+def checked_float(text: str) -> float:
+    """A finite number an option can take: within ±FLOAT_OPTION_MAX, else a usage error."""
+    value = float(text)  # ValueError: argparse says "invalid float value: 'x'"
+    if not -FLOAT_OPTION_MAX <= value <= FLOAT_OPTION_MAX:  # also rejects nan and inf
+        raise argparse.ArgumentTypeError(f"{text} is out of range (at most {FLOAT_OPTION_MAX:g})")
+    return value
 
 
 def terminal_columns() -> int:
@@ -4023,6 +4153,7 @@ GRAPH_SKIP_REASONS = {
     "minified": "minified or data on one line: lines average over 1,000 bytes",
     "unreadable": "could not be read (permissions, a symlink loop)",
     "name": "a file name that is not UTF-8",
+    "outside_root": "a symlink to a file outside the root",
     "changing": "kept changing while it was read; left for the next run",
     "vanished": "deleted while the run was reading it",
     "failed": "the parser failed on it",
@@ -4063,7 +4194,8 @@ class Language(Record):
         "super_names", "class_scope", "methods_outside", "named_receivers",
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
-        "constructor", "reparse", "conversions", "dialect",
+        "constructor", "reparse", "conversions", "dialect", "macro_calls",
+        "file_level_calls",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -4076,7 +4208,7 @@ class Language(Record):
         "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
-        "dialect": None,
+        "dialect": None, "macro_calls": None, "file_level_calls": True,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -4108,10 +4240,15 @@ class Language(Record):
     return_after: str | None    # the return type is the node after this token (-> or :)
     bare_outside: bool          # a bare call of a name no definition of the family bears is
     #                             outside the index (else: left unresolved)
-    constructor: str | None     # the method a call of the class runs (__init__); None: none
+    constructor: str | None     # the method a call of the class runs (__init__); None: none;
+    #                             CONSTRUCTOR_IS_CLASS_NAME: the method named as the class
     reparse: Callable | None    # (src) -> bytes of the same length to parse again when the
     #                             tree has errors; the tree with fewer error bytes wins
     conversions: bool           # T(x) of a type is a conversion, not a call (Go)
+    file_level_calls: bool      # code runs outside functions (False for C: a call there is
+    #                             in a definition the grammar lost, and is left out)
+    macro_calls: Callable | None  # (r, path, name) -> [(called name, node id, confidence)]
+    #                             when `name(...)` is a macro: the calls its body makes
     dialect: Callable | None    # (path, src) -> the language the content is in, or None
     #                             (.h holding C++)
     # extraction hooks, generic behaviour in brackets
@@ -4147,6 +4284,7 @@ class Language(Record):
     #                                   variables path sees (a Go package) [none]
 
 
+CONSTRUCTOR_IS_CLASS_NAME = "<class name>"
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
 _GRAMMARS: dict[str, Any] = {}
 
@@ -4234,7 +4372,7 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     if tree.root_node.has_error:
         first_error: dict[int, int] = {}
         for d in defs:
-            d.recovered = _made_by_recovery(d.node, first_error)
+            d.recovered = _made_by_recovery(d, first_error)
     _link_parents(s, defs)
     starts = [d.node.start_byte for d in defs]
     if extra.get("maybe_local"):
@@ -4255,9 +4393,12 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         ctx["decorated"] = decorated
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
+    call_records = _call_records(defs, calls, call_scopes, emitted)
+    if not s.language.file_level_calls:  # C runs nothing outside functions: such a site
+        call_records = [c for c in call_records if c[0] >= 0]  # is a lost definition's
     return {"errors": bool(tree.root_node.has_error), "package": ctx.pop("package", None),
             "docstring": _module_docstring(s, tree.root_node), "defs": records,
-            "bases": bases, "calls": _call_records(defs, calls, call_scopes, emitted),
+            "bases": bases, "calls": call_records,
             "imports": ctx.pop("import_lines", []), "context": ctx}
 
 
@@ -4292,18 +4433,18 @@ def _error_bytes(node: Any) -> int:
     return sum(_error_bytes(c) for c in node.children) if node.has_error else 0
 
 
-def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
-    """A definition tree-sitter's error recovery guessed: inside an ERROR node, with
-    a MISSING piece of its own (a name or brace recovery invented), or placed in a
-    block that recovery closed (a MISSING `}`) after the first error in that block.
-    Skipped tokens in its header (an ERROR child: C's unknown macros such as
-    `SPDLOG_INLINE void f()`) leave a real definition real."""
+def _made_by_recovery(d: _Def, first_error: dict[int, int]) -> bool:
+    """A definition tree-sitter's error recovery guessed: a MISSING piece of its own
+    (a name or brace recovery invented), a bodiless one inside an ERROR node (a
+    header recovery cut out of broken code), or one placed in a block that recovery
+    closed (a MISSING `}`) after the first error in that block. A whole definition
+    inside an ERROR node (C behind an unknown macro) stays real: its calls are its."""
+    node = d.node
     if any(c.is_missing for c in node.children):
         return True
-    up = node.parent
+    up, inside_error = node.parent, False
     while up is not None:
-        if up.type == "ERROR":
-            return True
+        inside_error = inside_error or up.type == "ERROR"
         last = up.children[-1] if up.child_count else None
         if last is not None and last.is_missing and up.parent is not None:
             if up.id not in first_error:
@@ -4311,7 +4452,7 @@ def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
             if first_error[up.id] <= node.start_byte:
                 return True
         up = up.parent
-    return False
+    return inside_error and d.kind not in CLASS_KINDS and _body_of(d.fn) is None
 
 
 def _first_error_byte(node: Any) -> int:
@@ -4522,6 +4663,11 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                                                s.text(caps["local"][0])))
     elif "package" in caps:  # PHP writes App\Models: the index's separator is the dot
         extra["package"] = s.text(caps["package"][0]).replace("\\", ".").strip(".")
+    elif "macro" in caps:  # C's #define NAME(params) body: the functions the body calls
+        params = set(re.findall(r"\w+", s.text(caps.get("macroparams", [None])[0])))
+        called = re.findall(r"\b([A-Za-z_]\w*)\s*\(", s.text(caps["macrobody"][0]))
+        extra.setdefault("macros", {})[s.text(caps["macro"][0])] = sorted(
+            set(called) - params - C_KEYWORDS)
     elif "modname" in caps:
         extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
     elif "defaultname" in caps:
@@ -4879,7 +5025,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         handler(s, node, local)
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
-    for key in ("package", "mods", "default"):
+    for key in ("package", "mods", "default", "macros"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("all"):
@@ -4923,12 +5069,46 @@ def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
     except Exception as exc:  # a grammar bug must not abort the whole run
         return rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang, None
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    _mask_stored_code(facts)
     facts["bound"] = list(facts["context"]["imports"])
     facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
     # Call sites wait in the parent until resolution: as one bytes object per file
     # (about 40 bytes a call) rather than tuples of strings (about 250).
     facts["calls"] = marshal.dumps(facts["calls"])
     return rel, "parsed", size, mtime_ns, sha, lang, facts
+
+
+# The text of a definition record that is stored: signature, params JSON, docstring.
+_STORED_CODE_FIELDS = (5, 6, 10)
+
+
+def _mask_stored_code(facts: dict[str, Any]) -> None:
+    """Mask secrets in the code text the graph stores (a default argument
+    ``password="..."`` in a signature, a token in a docstring): the database
+    holds no secret, whatever the source does."""
+    if isinstance(facts.get("docstring"), str) and may_hold_secret(facts["docstring"].lower()):
+        facts["docstring"] = redact(facts["docstring"])[0]
+    for index, record in enumerate(facts["defs"]):
+        texts = [record[i] for i in _STORED_CODE_FIELDS if isinstance(record[i], str)]
+        if not any(may_hold_secret(text.lower()) for text in texts):
+            continue
+        fields = list(record)
+        fields[5], fields[10] = redact_text(fields[5]), redact_text(fields[10])
+        fields[6] = _masked_params(fields[6])
+        facts["defs"][index] = tuple(fields)
+
+
+def _masked_params(params_json: str) -> str:
+    """The params JSON with a default value masked when its parameter names a
+    secret (``password="hunter2"``: the default is seen with its name)."""
+    params = json.loads(params_json)
+    for param in params:
+        default = param.get("default")
+        if isinstance(default, str) and isinstance(param.get("name"), str):
+            masked = redact(f"{param['name']}={default}")[0]
+            if masked != f"{param['name']}={default}":
+                param["default"] = masked.split("=", 1)[1]
+    return json.dumps(params, ensure_ascii=False)
 
 
 def _read_source(absolute: str, limit: int) -> tuple[bytes, int, int] | str:
@@ -5190,7 +5370,6 @@ SQL_ANY_FILE = "SELECT 1 FROM files LIMIT 1"
 SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
 SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
 SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
-INDEX_LOCK_SUFFIX = "-index.lock"  # beside the database, as SQLite's -wal and -shm are
 
 
 class _IndexRun(Record):
@@ -5414,14 +5593,20 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
         run.skip("name")
         return None
     absolute = str(env.root / rel)
+    import stat
     try:
-        info = os.stat(absolute)
+        info = os.lstat(absolute)
+        if stat.S_ISLNK(info.st_mode):
+            # A link is followed only inside the root, as `index PATH` is refused outside it.
+            if _relative_to(os.path.realpath(absolute), str(env.root)) is None:
+                run.skip("outside_root")
+                return None
+            info = os.stat(absolute)
     except FileNotFoundError:
         return None
     except OSError:  # symlink loop, permission denied, name too long
         run.skip("unreadable")
         return None
-    import stat
     if not stat.S_ISREG(info.st_mode):  # a directory link or a device: not source
         return None
     if lang is None:
@@ -5744,6 +5929,15 @@ class _Resolver:
 
     def language(self, path: str) -> Language:
         return self.languages.get(path, _UNKNOWN_LANGUAGE)
+
+    def overloaded(self, node: int) -> bool:
+        """Whether the node's file defines its qualname more than once (C++ overloads)."""
+        counts = self.memo.get("qualname counts")
+        if counts is None:
+            counts = self.memo["qualname counts"] = collections.Counter(
+                (path, qualname) for kind, _, qualname, path in self.nodes.values())
+        _, _, qualname, path = self.nodes[node]
+        return counts[(path, qualname)] > 1
 
     def load_bases(self) -> None:
         self.bases, self.subclasses = {}, {}
@@ -6461,11 +6655,22 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
                         confidence, file_id))
     else:
         updates.append((dst, confidence, edge_id))
+    expand = resolver.language(path).macro_calls
+    if dst is None and expand is not None and recv is None:
+        for name, target, conf in expand(resolver, path, callee):
+            if (src, line, f"#{callee}", name) not in present:
+                inserts.append((run.project, "calls", src, target, name, name,
+                                f"#{callee}", line, conf, file_id))
     init = resolver.language(path).constructor
-    if dst is not None and init and callee != init and \
+    named_as_class = init == CONSTRUCTOR_IS_CLASS_NAME
+    if named_as_class and dst is not None:
+        init = resolver.nodes[dst][1]  # C++, C#, Java: the constructor is named as the class
+    if dst is not None and init and (callee != init or named_as_class) and \
             resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
         cls_text = f"{recv}.{callee}" if recv else callee
         ctor = resolver.method_lookup(dst, init)
+        if named_as_class and ctor is not None and resolver.overloaded(ctor):
+            ctor = None  # which of Cls(int) / Cls(double) runs is the types' call
         if ctor is not None and (src, line, cls_text, init) not in present:
             inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
                             cls_text, line, confidence, file_id))
@@ -7494,6 +7699,7 @@ def _java_same_package(r: _Resolver, path: str, scope: str, name: str,
 
 
 JAVA = Language(
+    constructor=CONSTRUCTOR_IS_CLASS_NAME,
     name="java", extensions=(".java",), fence="java", query=_JAVA_QUERY, full=True,
     family="java", self_names=("this",), class_scope=True, unprefixed_fields=True,
     capitalized_outside=True, return_fields=("type",),
@@ -7605,6 +7811,14 @@ _C_BRANCHES = """
  (conditional_expression)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """
+# Words of C that look like calls in a macro body: `sizeof(x)`, `if (x)`.
+C_KEYWORDS = frozenset("if while for switch return sizeof do else case defined typeof "
+                       "__typeof__ _Generic _Alignof alignof offsetof decltype static_assert "
+                       "_Static_assert __builtin_expect".split())
+_C_MACROS = """
+(preproc_function_def name: (identifier) @macro parameters: (preproc_params) @macroparams
+    value: (preproc_arg) @macrobody)
+"""
 _C_QUERY = """
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
 (function_definition declarator: (pointer_declarator declarator: (function_declarator
@@ -7618,7 +7832,7 @@ _C_QUERY = """
 (call_expression function: (field_expression argument: (_) @recv
     field: (field_identifier) @callee)) @call
 (preproc_include) @import
-""" + _C_BRANCHES
+""" + _C_BRANCHES + _C_MACROS
 _C_SKELETON = SkeletonRules(
     containers=frozenset({"translation_unit", "compound_statement", "case_statement",
                           "declaration_list", "field_declaration_list"}),
@@ -7637,6 +7851,13 @@ _CPP_ONLY_SYNTAX = lazy_re(rb"(?m)^[ \t]*(?:namespace\b|template[ \t]*<|class[ \
 def _c_or_cpp(path: str, src: bytes) -> str | None:
     """A .h with namespaces, templates, classes, access labels or `::` is C++."""
     return "cpp" if path.endswith(".h") and _CPP_ONLY_SYNTAX.search(src) else None
+
+
+def _c_not_a_definition(s: _Source, node: Any) -> bool:
+    """`MACRO\n if (x) {...}` inside a body parses as a function named `if`: C and C++
+    have no function definitions among a block's statements."""
+    return node.type == "function_definition" and node.parent is not None and \
+        node.parent.type == "compound_statement"
 
 
 def _c_params_holder(s: _Source, d: _Def) -> Any:
@@ -7665,8 +7886,12 @@ def _c_param(s: _Source, p: Any) -> dict[str, Any] | None:
 
 
 def _c_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
-    """Everything but `static` (file-local) definitions."""
-    return "static" not in s.text(d.node).split("(")[0].split()
+    """Everything but `static` (file-local) functions; types have no linkage."""
+    if d.kind in CLASS_KINDS:
+        return True
+    body = _body_of(d.fn)
+    head = s.src[d.node.start_byte:body.start_byte if body is not None else d.node.end_byte]
+    return b"static" not in head.split(b"(")[0].split()
 
 
 def _c_include(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
@@ -7758,14 +7983,48 @@ def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
 
 def _c_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
                      callee: str) -> tuple[int | None, float]:
-    """s.f() / s->f() in C calls through a function pointer held in a struct."""
+    """s.f() / s->f() in C calls through a function pointer held in a struct; a
+    receiver `#M` is a call the expansion of macro M makes (see _c_macro_calls)."""
+    if recv.startswith("#"):
+        return next(((t, c) for n, t, c in _c_macro_calls(r, path, recv[1:]) if n == callee),
+                    (None, 0.0))
     return None, 0.0
 
 
+def _c_macro(r: _Resolver, path: str, name: str) -> tuple[str, list[str]] | None:
+    """(file, names its body calls) of the function-like macro ``name`` this file sees:
+    its own #define, else one in the headers it includes."""
+    for where in (path, *sorted(_c_closure(r, path))):
+        called = r.ctx(where).get("macros", {}).get(name)
+        if called is not None:
+            return where, called
+    return None
+
+
+def _c_macro_calls(r: _Resolver, path: str, name: str,
+                   depth: int = 0) -> list[tuple[str, int | None, float]]:
+    """The calls `name(...)` makes once the preprocessor expands it: each function
+    its body calls, read where the macro is defined, through nested macros."""
+    found = _c_macro(r, path, name) if depth < 4 else None
+    if found is None:
+        return []
+    where, called = found
+    result = []
+    for inner in called:
+        if _c_macro(r, where, inner) is not None and inner != name:
+            result.extend(_c_macro_calls(r, where, inner, depth + 1))
+            continue
+        target = r.resolve_name(where, "", inner)
+        if target is not None and target[0] == "node":
+            result.append((inner, target[1], CONF_EXACT))
+    return result
+
+
 C = Language(
+    macro_calls=_c_macro_calls, file_level_calls=False,
     name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, full=True, family="cpp",
     return_fields=("type",), skeleton=_C_SKELETON, dialect=_c_or_cpp,
-    params_holder=_c_params_holder,
+    skip_def=_c_not_a_definition, params_holder=_c_params_holder,
     param=_c_param, exported=_c_exported, import_handler=_c_include,
     resolve_binding=_c_resolve_binding, resolve_local=_c_resolve_local,
     receiver_call=_c_receiver_call)
@@ -7804,6 +8063,10 @@ _CPP_QUERY = f"""
 (new_expression type: (type_identifier) @callee) @call
 (new_expression type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee))
     @call
+(declaration type: (type_identifier) @callee declarator: (init_declarator
+    value: [(argument_list) (initializer_list)])) @call
+(declaration type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee)
+    declarator: (init_declarator value: [(argument_list) (initializer_list)])) @call
 [(preproc_include) (using_declaration)] @import
 (declaration type: {_CPP_TYPES} @type declarator: [
     (identifier) @var
@@ -7824,7 +8087,7 @@ _CPP_QUERY = f"""
     (pointer_declarator declarator: (identifier) @var)
     (reference_declarator (identifier) @var)]) @vartype
 [(for_range_loop) (catch_clause)] @branch
-""" + _C_BRANCHES
+""" + _C_BRANCHES + _C_MACROS
 
 
 def _cpp_def_name(text: str, kind: str) -> str:
@@ -7839,7 +8102,8 @@ def _cpp_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
     if "::" not in scope:
         return False
-    path = ".".join(re.sub(r"<.*?>", "", p).strip() for p in scope.split("::") if p.strip())
+    path = ".".join(re.sub(r"<.*?>", "", p).strip().lstrip("*&").strip()
+                    for p in scope.split("::") if p.strip().lstrip("*&").strip())
     d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
     d.kind = "method"
     return True
@@ -7914,7 +8178,10 @@ def _cpp_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | 
 
 def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
                        callee: str) -> tuple[int | None, float] | None:
-    """ns::f(), Class::static_f(), Base::method(): one qualified name."""
+    """ns::f(), Class::static_f(), Base::method(): one qualified name; `#M`: a call
+    the expansion of macro M makes."""
+    if recv.startswith("#"):
+        return _c_receiver_call(r, path, scope, recv, callee)
     if not re.fullmatch(r"[A-Za-z_][\w.]*", recv):
         return None
     found = _cpp_qualified(r, path, scope, f"{recv}.{callee}")
@@ -7929,11 +8196,14 @@ def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | N
 
 
 CPP = Language(
+    macro_calls=_c_macro_calls,
+    constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
     name="cpp", extensions=(".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), fence="cpp",
     query=_CPP_QUERY, full=True, family="cpp", self_names=("this",), class_scope=True,
     methods_outside=True, unprefixed_fields=True, return_fields=("type",),
-    skeleton=_C_SKELETON, def_name=_cpp_def_name, qualname=_cpp_qualname,
+    skeleton=_C_SKELETON, skip_def=_c_not_a_definition, def_name=_cpp_def_name,
+    qualname=_cpp_qualname,
     params_holder=_c_params_holder, param=_c_param, exported=_cpp_exported, bases=_cpp_bases,
     import_handler=_cpp_import, resolve_binding=_cpp_resolve_binding,
     resolve_local=_cpp_resolve_local, resolve_qualified=_cpp_qualified,
@@ -8039,6 +8309,7 @@ def _cs_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 
 CSHARP = Language(
+    constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
     name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, full=True,
     family="csharp", self_names=("this",), super_names=("base",), class_scope=True,
@@ -8210,6 +8481,7 @@ def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 
 
 RUBY = Language(
+    constructor="initialize",
     bare_outside=True,
     name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY, full=True,
     family="ruby", self_names=("self",), class_scope=True, methods_outside=True,
@@ -8342,6 +8614,7 @@ def _php_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | 
 
 
 PHP = Language(
+    constructor="__construct",
     bare_outside=True,
     name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, full=True, family="php",
     self_names=("this", "self", "static"), super_names=("parent",), unprefixed_fields=True,
@@ -8609,6 +8882,7 @@ def _swift_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple 
 
 
 SWIFT = Language(
+    constructor="init",
     bare_outside=True,
     name="swift", extensions=(".swift",), fence="swift", grammar="tree_sitter_swift",
     query=_SWIFT_QUERY, full=True, family="swift", self_names=("self", "Self"),
@@ -10317,7 +10591,7 @@ def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
 def _count_argument(minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = checked_int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < minimum:
@@ -10485,12 +10759,7 @@ _COMPILER_ERROR = lazy_re(
     r"|^(?P<path2>[^\s(]+\.\w+)\((?P<line2>\d+),\d+\):\s*error\b")
 _RUST_ERROR = lazy_re(r"^error(?:\[E\d+\])?: ")
 _RUST_ARROW = lazy_re(r"^\s*--> (?P<path>[^\s:]+):(?P<line>\d+)")
-_TEST_FAILED = lazy_re(
-    r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
-    r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
-    r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$"
-    r"|^\[ERROR\] (?P<junit>[\w.$]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
-    r"|^(?P<junit_old>\w+\([\w.$]+\))\s+Time elapsed: .*<<< (?:FAILURE|ERROR)!$")
+_TEST_FAILED = lazy_re(TEST_VERDICT)   # (the Fast path section: search uses it too)
 FAILED_TESTS_MAX = 5000              # failing test ids kept per output (the rest counted)
 # pytest's short form of a traceback's last line: "src/calc.py:3: ZeroDivisionError"
 _PYTEST_LOCATION = lazy_re(r"^(?P<path>[^\s:]+\.\w+):(?P<line>\d+): (?P<exc>[A-Za-z_][\w.]*)$")
@@ -11559,8 +11828,11 @@ class CommandRunner:
         except OSError as exc:
             raise CtxkitError(f"cannot run {self.argv[0]!r}: {exc.strerror or exc}") from None
         previous = {}
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(ValueError):   # not the main thread
+        # A closed terminal (SIGHUP) ends the command as SIGTERM does: the group is
+        # ended, what it wrote is kept, and ctxkit exits 128 + 1. The command's own
+        # group is not the terminal's, so without this it would be left running.
+        for signum in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            with contextlib.suppress(ValueError, TypeError):   # not the main thread; no SIGHUP
                 previous[signum] = signal.signal(signum, self._on_signal)
         try:
             self._pump(ingest)
@@ -11674,7 +11946,24 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
     finally:
         if db is not None:
             db.close()
+    import signal
+    if runner.signal_received == getattr(signal, "SIGHUP", None):
+        return _report_after_hangup(env, summary, ingest, code)
     return _report_run(env, summary, ingest, code)
+
+
+def _report_after_hangup(env: Env, summary: dict[str, Any], ingest: OutputIngest,
+                         code: int) -> int:
+    """Report as usual if the terminal is still there; its loss must not change the
+    status (129) or lose what was stored."""
+    try:
+        _report_run(env, summary, ingest, code)
+        sys.stdout.flush()
+    except OSError:
+        with contextlib.suppress(OSError):  # silence the flush at exit as well
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+    return code
 
 
 def _returned_size(summary: dict[str, Any], ingest: OutputIngest) -> int:
@@ -11797,6 +12086,8 @@ def _parse_range(text: str) -> tuple[int, int]:
     match = re.fullmatch(r"\s*(\d+)\s*(?:[-:]\s*(\d+)?)?\s*", text)
     if not match:
         raise UsageError(f"expand: --lines wants A-B (e.g. 120-160), not {text!r}")
+    if any(len(number) > 15 for number in match.groups() if number):
+        raise UsageError(f"expand: --lines {text!r} is out of range; lines are counted from 1")
     first = int(match.group(1))
     last = int(match.group(2)) if match.group(2) else (
         first if "-" not in text and ":" not in text else 1 << 62)
@@ -12759,7 +13050,31 @@ def git_output(env: Env, *args: str, timeout: float = 20) -> str | None:
 
 
 def _ignored_path(path: str) -> bool:
-    return path == SNAPSHOT_FILE or path.startswith(STATE_DIR + "/")
+    return is_snapshot_file(path) or path.startswith(STATE_DIR + "/")
+
+
+def snapshot_name(env: Env) -> str:
+    """The snapshot file of this project, relative to the root.
+
+    The default project (the root folder's name) keeps ``.context-snapshot.md``;
+    any other project sharing the root gets its own file,
+    ``.context-snapshot.<project>.md`` (characters a file name should not
+    hold become ``_``, plus a short hash when that changed the name), so one
+    project never reads another's snapshot.
+    """
+    if env.project == (env.root.name or "default"):
+        return SNAPSHOT_FILE
+    slug = re.sub(r"[^A-Za-z0-9._-]", "_", env.project).strip(".") or "_"
+    if slug != env.project:
+        import hashlib
+        slug += "-" + hashlib.sha1(env.project.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{SNAPSHOT_FILE[:-3]}.{slug}.md"
+
+
+def is_snapshot_file(path: str) -> bool:
+    """A snapshot file of any project (root-relative path)."""
+    return path == SNAPSHOT_FILE or (path.startswith(SNAPSHOT_FILE[:-3] + ".")
+                                     and path.endswith(".md") and "/" not in path)
 
 
 def keep_out_of_git(env: Env, name: str) -> None:
@@ -13071,11 +13386,11 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
     previous = db.one(SQL_SNAPSHOT_LAST, (env.project,))
     if not agent_text.strip() and previous is not None:
         agent_text = previous["agent_text"]
-    agent_text = redact(agent_text)[0]  # masked before the file or the database sees it
+    agent_text = printable(redact(agent_text)[0])  # masked before a file or the database
     body, state = build_snapshot(db, env, agent_text, source, previous)
-    body = redact(body)[0]  # branch names, paths, notes: nothing on disk holds a secret
-    path = env.root / SNAPSHOT_FILE
-    temp = path.with_name(f".{SNAPSHOT_FILE}.{os.getpid()}.tmp")
+    body = printable(redact(body)[0])  # branch names, paths, notes: no secret on disk
+    path = env.root / snapshot_name(env)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         temp.write_text(body, encoding="utf-8")
         os.replace(temp, path)
@@ -13094,7 +13409,8 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
                                                  body)).lastrowid
     _, sections = split_sections(body)
     counts = {title: sum(1 for line in lines if line.startswith("- ")) for title, lines in sections}
-    return {"id": rowid, "path": SNAPSHOT_FILE, "created_at": created, "branch": state.branch,
+    return {"id": rowid, "path": snapshot_name(env), "created_at": created,
+            "branch": state.branch,
             "head": state.head, "files": len(files),
             "failing_outputs": counts.get("Failing outputs", 0),
             "lessons": counts.get("Active lessons", 0), "chars": len(body)}
@@ -13110,8 +13426,8 @@ def cmd_snapshot_save(args: argparse.Namespace, env: Env) -> None:
 
 
 def snapshot_age(env: Env) -> float | None:
-    """Seconds since ``.context-snapshot.md`` was written; None when missing or empty."""
-    path = env.root / SNAPSHOT_FILE
+    """Seconds since this project's snapshot file was written; None when missing or empty."""
+    path = env.root / snapshot_name(env)
     try:
         info = path.stat()
     except OSError:
@@ -13122,13 +13438,13 @@ def snapshot_age(env: Env) -> float | None:
 def cmd_snapshot_check(args: argparse.Namespace, env: Env) -> int:
     age = snapshot_age(env)
     fresh = age is not None and age <= args.max_age
-    data = {"path": SNAPSHOT_FILE, "exists": age is not None,
+    data = {"path": snapshot_name(env), "exists": age is not None,
             "age_seconds": None if age is None else round(age, 1),
             "max_age": args.max_age, "fresh": fresh}
     if env.json:
         emit(env, data)
     elif age is None:
-        warn(f"no snapshot at {env.root / SNAPSHOT_FILE}; "
+        warn(f"no snapshot at {env.root / snapshot_name(env)}; "
              "save one with: ctxkit snapshot save -m TEXT")
     elif not fresh:
         warn(f"snapshot is stale: {age:.0f}s old (max {args.max_age}s); save a new one with: "
@@ -13250,8 +13566,8 @@ def _age_text(seconds: float) -> str:
 
 
 def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
-    """The snapshot text (file first, else the newest kept in the database)."""
-    path = env.root / SNAPSHOT_FILE
+    """This project's snapshot text (its file first, else its newest in the database)."""
+    path = env.root / snapshot_name(env)
     age = snapshot_age(env)
     if age is not None:
         data = read_regular(path, 1 << 24)
@@ -13276,7 +13592,7 @@ def render_restore(env: Env, occasion: str = "cli",
     checklist, diff = restore_checklist(env, body, age)
     budget = limit - len(header) - len(checklist) - 4
     hint = (f"ctxkit snapshot show {snapshot_id}" if snapshot_id
-            else f"all of it in {SNAPSHOT_FILE}")
+            else f"all of it in {snapshot_name(env)}")
     snapshot = fit_sections(body, budget, hint)
     text = f"{header}\n\n{snapshot}\n\n{checklist}\n"
     return text, diff
@@ -13314,8 +13630,9 @@ def cmd_snapshot_show(args: argparse.Namespace, env: Env) -> None:
 
 
 def _int_id(text: str) -> int:
-    if not text.isdigit():
-        raise UsageError(f"snapshot id must be a number or 'last', not {text!r}")
+    if not text.isdigit() or int(text) > INT_OPTION_MAX:
+        raise UsageError(f"snapshot id must be a number up to {INT_OPTION_MAX:,} or 'last', "
+                         f"not {text!r}")
     return int(text)
 
 
@@ -14301,11 +14618,23 @@ def _settings_path(args: argparse.Namespace, env: Env) -> Path:
 
 def _load_settings(path: Path) -> tuple[dict[str, Any], str]:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         return {}, ""
     except OSError as exc:
         raise CtxkitError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        encoding = ("UTF-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else
+                    "UTF-32" if data[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff") else
+                    "not UTF-8")
+        raise CtxkitError(f"{path} is {encoding} text (byte {exc.start}), but agent settings "
+                          f"are UTF-8 JSON; save it as UTF-8 first, ctxkit will not change "
+                          f"it") from None
+    if text.startswith("\ufeff"):
+        raise CtxkitError(f"{path} starts with a byte-order mark, which JSON does not allow; "
+                          f"save it as UTF-8 without one first, ctxkit will not change it")
     if not text.strip():
         return {}, text
     try:

@@ -34,13 +34,18 @@ CASES = [
     ("graph_c", "tools/fake_util.c:util_add", "callers", {"tools/fake_util.c:bench_main"}),
     ("graph_c", "src/util.c:normalize", "callers", {"src/util.c:util_add"}),
     ("graph_c", "src/parser.c:normalize", "callers", {"src/parser.c:parse_line"}),
-    ("graph_c", "include/util.h:clamp", "callers", {"src/main.c:main", "src/util.c:normalize"}),
     ("graph_c", "src/parser.c:parse_line", "callees",
-     {"src/parser.c:normalize", "atoi", "src/util.c:util_add", "out.emit", "printf"}),
+     {"src/parser.c:normalize", "atoi", "src/util.c:util_add", "out.emit", "printf",
+      "CHECK_POSITIVE", "src/util.c:util_check"}),
+    # a call made by a macro's expansion (CHECK_POSITIVE -> CHECK -> util_check)
+    ("graph_c", "src/util.c:util_check", "callers", {"src/parser.c:parse_line"}),
+    ("graph_c", "include/util.h:clamp", "callers",
+     {"src/main.c:main", "src/util.c:normalize", "src/util.c:util_check"}),
     # C++: namespaces, out-of-line members, this->, typed receivers, Base::f()
     ("graph_cpp", "src/main.cpp:main", "callees",
      {"src/shape.cpp:geo.Shape.describe", "include/circle.hpp:geo.Circle",
       "src/circle.cpp:geo.Circle.draw", "src/circle.cpp:geo.make_circle",
+      "src/circle.cpp:geo.Circle.Circle",
       "src/circle.cpp:geo.Circle.area", "src/circle.cpp:geo.Circle.unit",
       "shapes.push_back", "src/shape.cpp:geo.total_area", "src/main.cpp:other.area"}),
     ("graph_cpp", "src/circle.cpp:geo.Circle.draw", "callees",
@@ -54,7 +59,8 @@ CASES = [
     ("graph_cpp", "src/main.cpp:other.area", "callers", {"src/main.cpp:main"}),
     # C#: namespaces and using (aliases too), partial classes, this/base, typed members
     ("graph_csharp", "src/Services/UserService.cs:UserService.Create", "callees",
-     {"src/Models/User.cs:User", "src/Models/User.cs:User.Save", "src/Services/Repo.cs:Repo.Add",
+     {"src/Models/User.cs:User", "src/Models/User.cs:User.User",
+      "src/Models/User.cs:User.Save", "src/Services/Repo.cs:Repo.Add",
       "Console.WriteLine", "src/Util/Formatter.cs:Formatter.Format",
       "src/Services/UserService.Helpers.cs:UserService.Helper"}),
     ("graph_csharp", "src/Services/UserService.Helpers.cs:UserService.Audit", "callees",
@@ -78,7 +84,8 @@ CASES = [
      {f"{KT}data/Store.kt:Store.write", f"{KT}model/User.kt:User.touch"}),
     # Swift: one module sees all its files, extensions add methods, self/super, typed fields
     ("graph_swift", "Sources/Shop/Services/UserService.swift:UserService.create", "callees",
-     {"Sources/Shop/Models/User.swift:User", "Sources/Shop/Models/User.swift:User.save",
+     {"Sources/Shop/Models/User.swift:User", "Sources/Shop/Models/User.swift:User.init",
+      "Sources/Shop/Models/User.swift:User.save",
       "Sources/Shop/Services/Repo.swift:Repo.add",
       "Sources/Shop/Util/User+Display.swift:User.display", "print",
       "Sources/Shop/Util/User+Display.swift:format"}),
@@ -92,12 +99,14 @@ CASES = [
      {"Sources/Shop/Data/Store.swift:Store.write", "Sources/Shop/Models/User.swift:User.touch"}),
     ("graph_swift", "Sources/CLI/main.swift:run", "callees",
      {"Sources/Shop/Services/UserService.swift:UserService",
-      "Sources/Shop/Services/Repo.swift:Repo",
+      "Sources/Shop/Services/UserService.swift:UserService.init",
+      "Sources/Shop/Services/Repo.swift:Repo", "Sources/Shop/Services/Repo.swift:Repo.init",
       "Sources/Shop/Services/UserService.swift:UserService.create", "print"}),
     # Ruby: nesting of modules, reopened classes, mixins, implicit self, Foo.new, locals
     ("graph_ruby", "lib/shop/services/user_service.rb:Shop.Services.UserService.create",
      "callees",
-     {"lib/shop/models/user.rb:Shop.User", "lib/shop/models/user.rb:Shop.User.save",
+     {"lib/shop/models/user.rb:Shop.User", "lib/shop/models/user.rb:Shop.User.initialize",
+      "lib/shop/models/user.rb:Shop.User.save",
       "@repo.add", "lib/shop/services/user_service.rb:Shop.Services.Formatter.render"}),
     ("graph_ruby", "lib/shop/models/user.rb:Shop.User.save", "callees",
      {"lib/shop/models/user.rb:Shop.User.validate", "lib/shop/store.rb:Shop.Store.write"}),
@@ -108,7 +117,8 @@ CASES = [
     ("graph_ruby", "lib/shop.rb:Shop.start", "callers", {"bin/run.rb"}),
     # PHP: namespaces, use (alias, function), traits, $this/self::/parent::, typed members
     ("graph_php", "src/Services/UserService.php:UserService.create", "callees",
-     {"src/Models/User.php:User", "src/Models/User.php:User.save",
+     {"src/Models/User.php:User", "src/Models/User.php:User.__construct",
+      "src/Models/User.php:User.save",
       "src/Services/Repo.php:Repo.add", "src/Support/Formatter.php:Formatter.format",
       "src/Support/helpers.php:slugify", "src/Services/Repo.php:audit"}),
     ("graph_php", "src/Data/Store.php:Store.write", "callers",
@@ -136,3 +146,18 @@ def test_c_includes_are_import_edges(cli):
     assert result.code == 0, result.err
     imports = {i["id"] for i in result.json()["items"] if i["section"] == "imports"}
     assert imports == {"include/parser.h"}
+
+
+def test_c_calls_outside_functions_are_not_callers(cli):
+    """C runs no code outside functions: `LIBAPI T* lib_create(void);` (a prototype
+    behind an unknown macro) parses as a call at file level; it is no call."""
+    (cli.root / "lib.h").write_text("LIBAPI LIB_stream_t* lib_create(void);\n"
+                                    "LIBAPI int lib_free(LIB_stream_t* s);\n", encoding="utf-8")
+    (cli.root / "lib.c").write_text(
+        '#include "lib.h"\nLIB_stream_t* lib_create(void) { return 0; }\n'
+        "int lib_free(LIB_stream_t* s) { return s != 0; }\n"
+        "int use(void) { return lib_free(lib_create()); }\n", encoding="utf-8")
+    result = cli("index", "--json")
+    assert result.code == 0, result.err
+    assert related(cli, "callers", "lib.c:lib_create") == {"lib.c:use"}
+    assert related(cli, "callers", "lib.c:lib_free") == {"lib.c:use"}

@@ -322,6 +322,31 @@ def test_a_test_id_lands_on_its_failure_section(cli):
     assert covers(result["hits"][0], error)
 
 
+def test_a_verdict_line_gives_way_to_the_failure_section_it_names(cli):
+    (cli.root / "tests").mkdir()
+    (cli.root / "tests" / "test_cart.py").write_text(textwrap.dedent("""\
+        import pytest
+
+        @pytest.mark.parametrize("n", range(30))
+        def test_add(n):
+            assert n >= 0
+
+        def add(qty):
+            if qty <= 0:
+                raise ValueError(f"quantity must be positive, got {qty}")
+
+        def test_negative_quantity():
+            add(-1)
+        """))
+    handle = run_stored(cli, PY, "-m", "pytest", "-v", "-p", "no:cacheprovider", "tests")
+    lines = cli("expand", handle, "--json").json()["lines"]
+    error = next(i["line"] for i in lines if i["text"].startswith("E ") and "ValueError" in
+                 i["text"])
+    verdict = next(i["line"] for i in lines if i["text"].startswith("FAILED "))
+    top = search(cli, "error for a negative quantity", handle)["hits"][0]
+    assert covers(top, error) and not covers(top, verdict)
+
+
 # --- the strategy table -----------------------------------------------------------------
 
 
