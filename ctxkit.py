@@ -903,9 +903,14 @@ def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dic
 STDOUT, STDERR = 1, 2          # the stream of a stored line
 SEARCH_SCAN_BYTES = 1 << 21    # outputs up to this size together are read whole, every line
 SEARCH_DF_CAP = 400            # counting a term's chunks stops here: so many is "common"
-SEARCH_POOL = 40               # chunks one FTS strategy brings at most
+SEARCH_POOL = 24               # chunks one FTS strategy brings at most
 SEARCH_GOOD = 0.6              # a hit with this share of the best possible score is good
 SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
+SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
+SEARCH_TITLE_FACTOR = 0.4      # a line's share of what its chunk's title holds
+SEARCH_SEVERITY_STEP = 0.05    # each severity level adds this share: decisive lines first
+SEARCH_CUT_FACTOR = 0.85       # a line the tool cut short ("... - KeyError: 'pea..."); the
+                               # whole line is elsewhere, pytest's short summary for one
 SEARCH_WINDOW_MAX = 14         # lines of an explaining window (an error's block, a section)
 SEARCH_QUERY_MAX = 2000        # characters of a query looked at (any text is safe)
 SEARCH_LONG_LINE = 400         # longer lines score less, as BM25 normalizes by length
@@ -925,6 +930,9 @@ SEARCH_STOP_WORDS = frozenset(
     "these they this those through to too under until up very was we were what when "
     "where which while who whom why will with would you your yours show find line lines "
     "log logs output tell give please anything something".split())
+# Words that negate the next word of a query.
+QUERY_NEGATORS = frozenset("not never no without isn't wasn't doesn't didn't don't can't "
+                           "cannot couldn't won't".split())
 # Words that make a query ask for a problem even when no failure word is used.
 PROBLEM_WORDS = frozenset("why wrong broke broken bug bugs issue issues problem problems "
                           "cause causes caused reason".split())
@@ -989,7 +997,7 @@ WORD_FAMILIES = (
 LINE_KINDS = (
     ("count", "many|count|number|total|tally",
      r"(?:\b\d+\s+(?:to\s+)?[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b)(?:.*?(?:\b\d+\s+(?:to\s+)?"
-     r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))"),
+     r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))|^\W*\d+ [A-Za-z]+(?: [A-Za-z]+)?\W*$"),
     ("frame", "stack|frame|frames|trace|traceback|backtrace|stacktrace|called|caller",
      r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
      r"|^\s+at \S+:\d+"),
@@ -1023,6 +1031,18 @@ _NEGATION = (r"\b(?:no|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|f
              r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
              r"defects?|violations?)\b|\b0\s+[a-z]\w*|\b[a-z]\w*\s*[:=]\s*(?:0|none|"
              r"false|nil|\[\])(?![\w.])|\bnothing to \w+")
+# Lines that speak less than the message near them: the source a compiler or test runner
+# echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
+# `>       code`, the code under Python's `File "x", line N`), and the tools' standard
+# advice (Maven's "re-run with -e", Gradle's "Run with --stacktrace", rustc's "For more
+# information", pip's "likely not a problem with pip", npm's "A complete log").
+LESSER_LINES = (
+    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75),
+    ("advice", r"\bre-?run\b|\brun with --|\bfor more information\b|"
+               r"\bfor (?:further|more) details\b|\bsee above\b|\bto see the full\b|"
+               r"\bplease refer to\b|\ba complete log\b|\blikely not a problem\b|"
+               r"\bget more help\b", 0.6),
+)
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
 _SECTION_START = (r"^_{3,} .+ _{3,}$|^---- \S+ stdout ----$|^\s*● |^=== RUN\s|"
@@ -1141,7 +1161,18 @@ _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "ed"
              "ly", "s")
 
 
+_STEMS: dict[str, str] = {}
+
+
 def search_stem(word: str) -> str:
+    """search_stem_of(), remembered (families and tables ask for the same words)."""
+    stem = _STEMS.get(word)
+    if stem is None:
+        stem = _STEMS[word] = search_stem_of(word)
+    return stem
+
+
+def search_stem_of(word: str) -> str:
     """A crude English stem: "restarting" -> "restart", "failures" -> "failur"."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -1163,12 +1194,13 @@ class Variant:
     a lowercase literal, or a regex), its FTS5 form, the factor its rarity is multiplied
     by, and the query word (source) it stands for."""
 
-    __slots__ = ("source", "spec", "fts", "factor", "key", "df", "weight")
+    __slots__ = ("source", "spec", "fts", "factor", "key", "origin", "df", "weight")
 
     def __init__(self, source: int, spec: tuple[str, str], fts: str | None, factor: float,
-                 key: str):
+                 key: str, origin: str = "word"):
         self.source, self.spec, self.fts, self.factor, self.key = (
             source, spec, fts, factor, key)
+        self.origin = origin     # word (as asked), family, table, kind
         self.df = 0
         self.weight = 0.0
 
@@ -1191,6 +1223,9 @@ class SearchQuery:
         words = [w for t in self.tokens for w in _rx(r"[^\W_]+(?:[_'][^\W_]+)*").findall(t)]
         low = [w.lower() for w in words]
         self.problem = any(w in PROBLEM_WORDS for w in low)
+        # "never declared", "not defined": the asker means the negative form the tools
+        # print (undeclared, undefined), which the word's family holds.
+        self.negated = {low[i + 1] for i, w in enumerate(low[:-1]) if w in QUERY_NEGATORS}
         for token in self.tokens:
             self._add_token(token)
         self._add_families(" ".join(low))
@@ -1208,10 +1243,10 @@ class SearchQuery:
         return known
 
     def _variant(self, source: int, spec: tuple[str, str], fts: str | None, factor: float,
-                 key: str) -> None:
+                 key: str, origin: str = "word") -> None:
         known = self._seen.get((source, spec))
         if known is None:
-            self._seen[source, spec] = known = Variant(source, spec, fts, factor, key)
+            self._seen[source, spec] = known = Variant(source, spec, fts, factor, key, origin)
             self.variants.append(known)
         known.factor = max(known.factor, factor)
 
@@ -1239,13 +1274,14 @@ class SearchQuery:
                 self._add_word(part, own)
 
     def _add_word(self, word: str, factor: float) -> None:
-        if word in SEARCH_STOP_WORDS or len(word) < 2:
+        if word in SEARCH_STOP_WORDS or word in QUERY_NEGATORS or len(word) < 2:
             return
         self._variant(self._source(word), word_spec(word), word_fts(word), factor,
                       search_stem(word))
 
     def _add_families(self, low_text: str) -> None:
-        words = {v.source for v in self.variants if v.factor == 1.0 and v.spec[0] != "phrase"}
+        words = {v.source for v in self.variants
+                 if v.origin == "word" and v.factor == 1.0 and v.spec[0] != "phrase"}
         stems = {search_stem(self.sources[i]): i for i in sorted(words, reverse=True)}
         for _name, problem, members in WORD_FAMILIES:
             words = members.split("|")
@@ -1256,13 +1292,18 @@ class SearchQuery:
                            None)
             if hit is None:
                 continue
-            if problem:
+            negated = self.sources[hit] in self.negated
+            if problem or negated:
                 self.problem = True
             if problem == "severity":
                 self.problem_sources.add(hit)
             for member in words:
-                self._variant(hit, word_spec(member), word_fts(member), FAMILY_FACTOR,
-                              search_stem(member))
+                self._variant(hit, word_spec(member), word_fts(member),
+                              1.0 if negated else FAMILY_FACTOR, search_stem(member), "family")
+            if negated:   # the word as asked is what the line must not say
+                for variant in self.variants:
+                    if variant.source == hit and variant.key == search_stem(self.sources[hit]):
+                        variant.factor = PART_FACTOR
 
     def _add_tables(self, words: list[str]) -> None:
         stems = {search_stem(w.lower()) for w in words}
@@ -1271,14 +1312,19 @@ class SearchQuery:
                 source = self._source(word.lower())
                 if is_problem:
                     self.problem = True
-                self._variant(source, spec, fts, TABLE_FACTOR, key)
+                self._variant(source, spec, fts, TABLE_FACTOR, key, "table")
 
     def _add_kinds(self, low: list[str]) -> None:
+        """A line kind answers the query words that ask for it ("stack" and "trace" are
+        both answered by a frame line), or a source of its own for a question word."""
         for name, triggers, _ in LINE_KINDS:
-            if any(w in triggers.split("|") for w in low):
-                source = self._source(f"({name})")
+            asking = [w for w in low if w in triggers.split("|")]
+            if not asking:
+                continue
+            sources = [self._by_name[w] for w in asking if w in self._by_name]
+            for source in sources or [self._source(f"({name})")]:
                 self.kind_sources[source] = name
-                self._variant(source, ("kind", name), None, 1.0, name)
+                self._variant(source, ("kind", name), None, 1.0, name, "kind")
 
 
 def word_spec(word: str) -> tuple[str, str]:
@@ -1297,14 +1343,11 @@ def word_spec(word: str) -> tuple[str, str]:
 
 
 def word_fts(word: str) -> str:
-    """A query word as an FTS5 expression: the word (stemmed by porter) or its stem's
-    prefix; a phrase as a phrase."""
-    if " " in word or "-" in word or word.isdigit():
-        return fts_term(word)
-    stem = search_stem(word)
-    if len(stem) < 4 or stem == word:
-        return fts_term(word)
-    return f"({fts_term(word)} OR {fts_term(stem)}*)"
+    """A query word as an FTS5 expression: the word itself, which the porter tokenizer
+    stems as it stemmed the index (a stem's prefix would merge the doclists of every
+    word it starts, 0.1 s for "test*" over 1 GB; the prefixes strategy does that only
+    for words the index lacks); a phrase as a phrase."""
+    return fts_term(word)
 
 
 _TABLES: dict[str, Any] = {}
@@ -1470,6 +1513,7 @@ class LineMatcher:
     then, line by line, every variant of every source."""
 
     def __init__(self, query: SearchQuery):
+        import re
         self.query = query
         self.literals: dict[str, tuple[list[int], list[int]]] = {}
         self.kinds: list[tuple[int, Any]] = []
@@ -1477,7 +1521,7 @@ class LineMatcher:
             mode, text = variant.spec
             if mode == "kind":
                 self.kinds.append((index, _rx(dict((k, r) for k, _, r in LINE_KINDS)[text],
-                                              )))
+                                              re.MULTILINE)))
             elif mode == "code":
                 for trigger in CODE_TRIGGERS[text.split(":")[0]]:
                     self.literals.setdefault(trigger, ([], []))[0].append(index)
@@ -1502,40 +1546,69 @@ class LineMatcher:
         """line offset -> (variants found, [(marker, column)]) for every line holding one.
         A literal found more than ``cap`` times is only counted (``self.counts``): its
         lines are found through the others, unless nothing else is there."""
-        import bisect
-        self.counts = {}
         low = text.lower()
         if len(low) != len(text):   # a character whose lowercase is longer: match as is
             low = text
-        newlines = []
-        at = low.find("\n")
-        while at >= 0:
-            newlines.append(at)
-            at = low.find("\n", at + 1)
         found: dict[int, tuple[set[int], list[tuple[int, int]]]] = {}
-        # Markers alone make a line a candidate only for a query that asks for a problem.
-        wanted = [lit for lit, (variants, _) in self.literals.items()
-                  if variants or self.query.problem]
-        counted = {literal: low.count(literal) for literal in wanted}
-        listed = [lit for lit, n in counted.items() if 0 < n <= cap and self.literals[lit][0]]
-        if not listed and any(counted.values()):   # only common words: list the rarest
-            listed = [min((n, lit) for lit, n in counted.items() if n)[1]]
-        listed += [lit for lit, n in counted.items() if 0 < n <= cap and lit not in listed]
-        self.counts = {lit: n for lit, n in counted.items() if lit not in listed}
-        for literal in listed:
-            at = low.find(literal)
-            while at >= 0:
-                if literal[0] == "\n":
-                    at += 1
+        line, last = 0, 0
+        hits = self._literal_hits(low, cap) + self._kind_hits(text, cap)
+        for at, literal in sorted(hits, key=lambda hit: hit[0]):
+            if isinstance(literal, int):   # a line of a kind the query asks for
+                variants, markers = [literal], []
+            else:
                 variants, markers = self._at(literal, text, low, at)
-                if variants or markers:
-                    line = bisect.bisect_left(newlines, at)
-                    entry = found.setdefault(line, (set(), []))
-                    entry[0].update(variants)
-                    if markers:
-                        column = at - (newlines[line - 1] + 1 if line else 0)
-                        entry[1].extend((m, column) for m in markers)
-                at = low.find(literal, at + 1)
+                if not (variants or markers):
+                    continue
+            line += low.count("\n", last, at)
+            last = at
+            entry = found.setdefault(line, (set(), []))
+            entry[0].update(variants)
+            if markers:
+                column = at - (low.rfind("\n", 0, at) + 1)
+                entry[1].extend((m, column) for m in markers)
+        return found
+
+    def _literal_hits(self, low: str, cap: int) -> list[tuple[int, Any]]:
+        """(position, literal) of every literal found at most ``cap`` times; markers alone
+        only for a query that asks for a problem."""
+        hits: list[tuple[int, Any]] = []
+        common: list[str] = []
+        for literal, (variants, _) in self.literals.items():
+            if not (variants or self.query.problem):
+                continue
+            mine = self._positions(low, literal, cap)
+            if mine is None:
+                common.append(literal)
+            else:
+                hits.extend((at, literal) for at in mine)
+        self.counts = {literal: low.count(literal) for literal in common}
+        if common and not any(self.literals[lit][0] for _, lit in hits):
+            rarest = min(common, key=lambda lit: self.counts[lit])   # only common words
+            hits.extend((at, rarest) for at in self._positions(low, rarest, len(low)) or [])
+            del self.counts[rarest]
+        return hits
+
+    def _kind_hits(self, text: str, cap: int) -> list[tuple[int, Any]]:
+        """(position, variant) of the lines of each kind the query asks for."""
+        import itertools
+        hits: list[tuple[int, Any]] = []
+        for index, rx in self.kinds:
+            found = [m.start() for m in itertools.islice(rx.finditer(text), cap + 1)]
+            if len(found) <= cap:
+                hits.extend((at, index) for at in found)
+        return hits
+
+    @staticmethod
+    def _positions(low: str, literal: str, cap: int) -> list[int] | None:
+        """Where ``literal`` is in ``low`` (a line-start marker: where its line starts);
+        None once it is found more than ``cap`` times."""
+        found = []
+        at = low.find(literal)
+        while at >= 0:
+            if len(found) >= cap:
+                return None
+            found.append(at + 1 if literal[0] == "\n" else at)
+            at = low.find(literal, at + 1)
         return found
 
     def exact(self, text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -1586,8 +1659,8 @@ class LineScorer:
         self.matcher = matcher or LineMatcher(query)
         self.caps: dict[int, float] = {}
         for variant in query.variants:
-            if variant.source in query.problem_sources and variant.df and variant.factor in (
-                    1.0, PART_FACTOR):
+            if variant.source in query.problem_sources and variant.df and (
+                    variant.origin == "word"):
                 cap = PROBLEM_LEVEL[3] * variant.weight * variant.factor
                 self.caps[variant.source] = max(self.caps.get(variant.source, 0.0), cap)
         synthetic = [s for s in query.problem_sources if query.sources[s] == "(problem)"]
@@ -1657,22 +1730,26 @@ class LineScorer:
             score *= 0.4
         if len(text) > SEARCH_LONG_LINE:   # a long line holds many words by chance
             score /= 1 + 0.5 * (len(text) / SEARCH_LONG_LINE - 1)
-        item.base = item.score = score + 0.01 * item.severity
+        if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
+            score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
+        score *= lesser_factor(text)
+        item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.section = bool(_rx(_SECTION_START).search(text[:400]))
         item.code = bool(_rx(_ERROR_CODE).search(text))
         item.exact = True
 
     def _proximity(self, found: list[tuple[int, int]]) -> float:
-        """Two query words written next to each other ("pip version" in pip_version)."""
+        """Two query words written next to each other, in either order ("pip version" in
+        pip_version, "value moved" in "moved value")."""
         variants = self.query.variants
         at: dict[int, list[int]] = {}
         for index, column in found:
-            if variants[index].factor >= PART_FACTOR:
+            if variants[index].origin == "word":
                 at.setdefault(variants[index].source, []).append(column)
         bonus = 0.0
         sources = sorted(at)
         for a, b in zip(sources, sources[1:], strict=False):
-            if any(0 < y - x <= 24 for x in at[a] for y in at[b]):
+            if any(0 < abs(y - x) <= 24 for x in at[a] for y in at[b]):
                 bonus += 0.3 * min(self._best(a), self._best(b))
         return bonus
 
@@ -1696,7 +1773,7 @@ class LineScorer:
                     value = variant.weight * variant.factor
                     held[variant.source] = max(held.get(variant.source, 0.0), value)
             self.titles[chunk["id"]] = held
-        return 0.4 * sum(v for s, v in held.items() if s not in item.sources)
+        return SEARCH_TITLE_FACTOR * sum(v for s, v in held.items() if s not in item.sources)
 
     def near(self, items: Iterable[ScoredLine]) -> None:
         """A line also earns part of what the lines just around it hold that it does not
@@ -1858,7 +1935,7 @@ class SearchRun:
         """A line kind the query asks for ("how many", "where") weighs as much as the
         query's average word found in the scope."""
         words = [v.weight for v in self.query.variants
-                 if v.df and v.factor == 1.0 and v.spec[0] not in ("kind", "code")]
+                 if v.df and v.origin == "word" and v.factor == 1.0]
         mean = sum(words) / len(words) if words else 1.0
         for variant in self.query.variants:
             if variant.spec[0] == "kind":
@@ -1955,9 +2032,8 @@ def _strategy_literal(run: SearchRun) -> str | None:
 
 def _strategy_identifiers(run: SearchRun) -> str | None:
     """Every query word, identifiers cut into their parts, all of them."""
-    terms = [v.fts for v in run.query.variants if v.factor >= PART_FACTOR and v.fts
-             and v.source not in run.query.kind_sources and v.factor != FAMILY_FACTOR
-             and v.factor != TABLE_FACTOR]
+    terms = [v.fts for v in run.query.variants
+             if v.origin == "word" and v.fts and v.spec[0] != "phrase"]
     terms = list(dict.fromkeys(terms))
     return _run_fts(run, " AND ".join(terms)) if len(terms) > 1 else None
 
@@ -1965,14 +2041,13 @@ def _strategy_identifiers(run: SearchRun) -> str | None:
 def _strategy_rare_terms(run: SearchRun) -> str | None:
     """Any query word, BM25 over all of them; words in more than SEARCH_DF_CAP chunks of
     the scope are left to the line scorer when rarer ones exist."""
-    own = [v for v in run.query.variants if v.fts and v.factor in (1.0, PART_FACTOR)]
+    own = [v for v in run.query.variants if v.fts and v.origin == "word"]
     return _run_fts(run, _or_rare(own)) if own else None
 
 
 def _strategy_vocabulary(run: SearchRun) -> str | None:
     """The word families and the tables' names and messages for the query's words."""
-    other = [v for v in run.query.variants if v.fts and v.factor in (FAMILY_FACTOR,
-                                                                      TABLE_FACTOR)]
+    other = [v for v in run.query.variants if v.fts and v.origin in ("family", "table")]
     return _run_fts(run, _or_rare(other)) if other else None
 
 
@@ -1981,7 +2056,8 @@ def _strategy_severity(run: SearchRun) -> str | None:
     and the chunks with the scope's rarest severity words."""
     if not run.query.problem:
         return None
-    ids = sorted(run.handles)[:200]
+    # The summaries' decisive lines of a few outputs (with many, their rare words below).
+    ids = sorted(run.handles)[-SEARCH_SUMMARIES:]
     chunks: list[int] = []
     rows = run.db.query(SQL_SUMMARY_OF.format(ids=",".join("?" * len(ids))),
                         [run.project, *ids]) if ids else []
@@ -2005,7 +2081,7 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
     prefix ("compil*" for "compilation"; the index holds porter stems, which a prefix
     must not pass)."""
     words = {run.query.sources[v.source] for v in run.query.variants
-             if v.factor == 1.0 and v.fts and v.spec[0] == "stem" and not v.df}
+             if v.origin == "word" and v.fts and v.spec[0] == "stem" and not v.df}
     terms = {fts_term(w[:max(4, (len(w) + 1) // 2)]) + "*" for w in words if len(w) >= 6}
     return _run_fts(run, " OR ".join(sorted(terms))) if terms else None
 
@@ -2013,8 +2089,16 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
 def _strategy_trigram(run: SearchRun) -> str | None:
     """For query tokens the index does not hold: the outputs' identifiers that contain
     them (the trigram index of each output's vocabulary), searched as words."""
+    import re
     held = {run.query.sources[v.source] for v in run.query.variants if v.df}
-    subs = [t.lower() for t in run.query.tokens if len(t) >= 3 and t.lower() not in held][:6]
+    subs = []
+    for token in run.query.tokens:
+        token = token.lower().strip("'\"`()[]{}<>,;:!?")
+        words = [w for w in _rx(r"[^\W_]+").findall(token) if w not in SEARCH_STOP_WORDS]
+        if len(token) >= 3 and words and token not in held and not any(
+                w in held for w in words):
+            subs.append(token)
+    subs = subs[:6]
     terms: list[str] = []
     clause = "AND o.id = ?" if run.output is not None else ""
     for sub in subs:
@@ -2023,8 +2107,9 @@ def _strategy_trigram(run: SearchRun) -> str | None:
             rows = run.db.query(SQL_VOCAB_OF.format(handle=clause), params)
         except (sqlite3.Error, DatabaseError):  # FTS5 refused the substring
             continue
+        pattern = _rx(r"[^ ]*" + re.escape(sub) + r"[^ ]*")
         for _, vocab in rows:
-            terms.extend(t for t in vocab.split() if sub in t and t not in terms)
+            terms.extend(t for t in pattern.findall(vocab)[:40] if t not in terms)
     terms = terms[:40]
     if not terms:
         return None
@@ -2114,6 +2199,17 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
             break
     first = head if last - head < SEARCH_WINDOW_MAX else max(head, severe - context)
     return first, last, severe
+
+
+def lesser_factor(text: str) -> float:
+    """The share of its score a line keeps when it only echoes source code or gives the
+    tool's standard advice (LESSER_LINES): the finding is the message, not those."""
+    import re
+    factor = 1.0
+    for _, pattern, share in LESSER_LINES:
+        if _rx(pattern, re.ASCII | re.IGNORECASE).search(text[:400]):
+            factor = min(factor, share)
+    return factor
 
 
 def negated_spans(text: str) -> list[tuple[int, int]]:
@@ -3893,7 +3989,7 @@ class Language(Record):
         "super_names", "class_scope", "methods_outside", "named_receivers",
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
-        "constructor", "reparse", "conversions", "dialect",
+        "constructor", "reparse", "conversions", "dialect", "macro_calls",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -3906,7 +4002,7 @@ class Language(Record):
         "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
-        "dialect": None,
+        "dialect": None, "macro_calls": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -3938,10 +4034,13 @@ class Language(Record):
     return_after: str | None    # the return type is the node after this token (-> or :)
     bare_outside: bool          # a bare call of a name no definition of the family bears is
     #                             outside the index (else: left unresolved)
-    constructor: str | None     # the method a call of the class runs (__init__); None: none
+    constructor: str | None     # the method a call of the class runs (__init__); None: none;
+    #                             CONSTRUCTOR_IS_CLASS_NAME: the method named as the class
     reparse: Callable | None    # (src) -> bytes of the same length to parse again when the
     #                             tree has errors; the tree with fewer error bytes wins
     conversions: bool           # T(x) of a type is a conversion, not a call (Go)
+    macro_calls: Callable | None  # (r, path, name) -> [(called name, node id, confidence)]
+    #                             when `name(...)` is a macro: the calls its body makes
     dialect: Callable | None    # (path, src) -> the language the content is in, or None
     #                             (.h holding C++)
     # extraction hooks, generic behaviour in brackets
@@ -3977,6 +4076,7 @@ class Language(Record):
     #                                   variables path sees (a Go package) [none]
 
 
+CONSTRUCTOR_IS_CLASS_NAME = "<class name>"
 _LANG_CACHE: dict[str, tuple[Any, Any]] = {}
 _GRAMMARS: dict[str, Any] = {}
 
@@ -4064,7 +4164,7 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     if tree.root_node.has_error:
         first_error: dict[int, int] = {}
         for d in defs:
-            d.recovered = _made_by_recovery(d.node, first_error)
+            d.recovered = _made_by_recovery(d, first_error)
     _link_parents(s, defs)
     starts = [d.node.start_byte for d in defs]
     if extra.get("maybe_local"):
@@ -4122,18 +4222,18 @@ def _error_bytes(node: Any) -> int:
     return sum(_error_bytes(c) for c in node.children) if node.has_error else 0
 
 
-def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
-    """A definition tree-sitter's error recovery guessed: inside an ERROR node, with
-    a MISSING piece of its own (a name or brace recovery invented), or placed in a
-    block that recovery closed (a MISSING `}`) after the first error in that block.
-    Skipped tokens in its header (an ERROR child: C's unknown macros such as
-    `SPDLOG_INLINE void f()`) leave a real definition real."""
+def _made_by_recovery(d: _Def, first_error: dict[int, int]) -> bool:
+    """A definition tree-sitter's error recovery guessed: a MISSING piece of its own
+    (a name or brace recovery invented), a bodiless one inside an ERROR node (a
+    header recovery cut out of broken code), or one placed in a block that recovery
+    closed (a MISSING `}`) after the first error in that block. A whole definition
+    inside an ERROR node (C behind an unknown macro) stays real: its calls are its."""
+    node = d.node
     if any(c.is_missing for c in node.children):
         return True
-    up = node.parent
+    up, inside_error = node.parent, False
     while up is not None:
-        if up.type == "ERROR":
-            return True
+        inside_error = inside_error or up.type == "ERROR"
         last = up.children[-1] if up.child_count else None
         if last is not None and last.is_missing and up.parent is not None:
             if up.id not in first_error:
@@ -4141,7 +4241,7 @@ def _made_by_recovery(node: Any, first_error: dict[int, int]) -> bool:
             if first_error[up.id] <= node.start_byte:
                 return True
         up = up.parent
-    return False
+    return inside_error and d.kind not in CLASS_KINDS and _body_of(d.fn) is None
 
 
 def _first_error_byte(node: Any) -> int:
@@ -4352,6 +4452,11 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                                                s.text(caps["local"][0])))
     elif "package" in caps:  # PHP writes App\Models: the index's separator is the dot
         extra["package"] = s.text(caps["package"][0]).replace("\\", ".").strip(".")
+    elif "macro" in caps:  # C's #define NAME(params) body: the functions the body calls
+        params = set(re.findall(r"\w+", s.text(caps.get("macroparams", [None])[0])))
+        called = re.findall(r"\b([A-Za-z_]\w*)\s*\(", s.text(caps["macrobody"][0]))
+        extra.setdefault("macros", {})[s.text(caps["macro"][0])] = sorted(
+            set(called) - params - C_KEYWORDS)
     elif "modname" in caps:
         extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
     elif "defaultname" in caps:
@@ -4709,7 +4814,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         handler(s, node, local)
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
-    for key in ("package", "mods", "default"):
+    for key in ("package", "mods", "default", "macros"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("all"):
@@ -5015,6 +5120,8 @@ SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
 GRAPH_INDEXES = tuple(line for line in GRAPH_SCHEMA.splitlines()
                       if line.startswith("CREATE INDEX") and " ON nodes(" in line
                       or line.startswith("CREATE INDEX") and " ON edges(" in line)
+SQL_DROP_GRAPH_INDEXES = tuple(f"DROP INDEX IF EXISTS {line.split()[5]}" for line in GRAPH_INDEXES)
+SQL_ANY_FILE = "SELECT 1 FROM files LIMIT 1"
 SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
 SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
 SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
@@ -5026,10 +5133,10 @@ class _IndexRun(Record):
 
     __slots__ = ("project", "limit", "indexed", "unchanged", "removed", "skipped", "errors",
                  "skips", "affected", "calls", "bases", "imports", "changed", "cleared",
-                 "recovered")
+                 "workers", "recovered")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
                                           "skipped": 0, "errors": 0, "changed": False,
-                                          "recovered": 0}
+                                          "workers": 1, "recovered": 0}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
                                                         "bases": list, "imports": list,
                                                         "skips": dict, "cleared": set}
@@ -5047,6 +5154,7 @@ class _IndexRun(Record):
     imports: list[tuple]
     changed: bool
     cleared: set[str]       # names of forgotten nodes not yet in graph_pending
+    workers: int           # processes for parsing and for resolving calls
     recovered: int          # definitions of this run's files made by error recovery
 
     def skip(self, reason: str) -> None:
@@ -5095,13 +5203,13 @@ def _bulk_load(db: Database) -> Iterator[None]:
     without them (slower reads, the same answers); every run starts by
     creating any that are missing.
     """
-    if db.one("SELECT 1 FROM files LIMIT 1") is not None:
+    if db.one(SQL_ANY_FILE) is not None:
         _create_graph_indexes(db)  # a killed bulk load may have left them out
         yield
         return
     with db.atomic():
-        for statement in GRAPH_INDEXES:
-            db.execute(f"DROP INDEX IF EXISTS {statement.split()[5]}")
+        for statement in SQL_DROP_GRAPH_INDEXES:
+            db.execute(statement)
     try:
         yield
     except Exception:
@@ -5172,6 +5280,7 @@ def usable_cpus() -> int:
 def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
                  started: float, run: _IndexRun, meter: _Progress, workers: int) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
+    run.workers = workers
     pending = _pending_work(db, run)
     listed = set(files)
     # A file a killed run stored but did not resolve is parsed again, in any scope.
@@ -5291,8 +5400,15 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
     jobs = sorted(jobs, key=lambda j: -j[5])
-    with context.Pool(processes=workers) as pool:
+    with context.Pool(processes=workers, initializer=_ignore_interrupts) as pool:
         yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
+
+
+def _ignore_interrupts() -> None:
+    """In a worker: Ctrl-C goes to the whole process group, and the parent alone
+    handles it (it ends the pool), so no worker prints a traceback."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _Progress:
@@ -5472,9 +5588,12 @@ COMMON_METHOD_NAMES = frozenset(
     "lower upper find index count add discard sort reverse send push shift unshift map "
     "filter reduce forEach slice splice then catch toString equals hashCode length size "
     "next iter match search sub group start end set has delete apply call bind".split())
+# In a stated order: where two candidates tie, the resolver takes the first it
+# loaded, and without ORDER BY the order would be the query plan's (an index
+# present or not, as during a bulk load). This is the order the indexes gave.
 SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type, exported FROM nodes "
-                      "WHERE project = ?")
-SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ?"
+                      "WHERE project = ? ORDER BY qualname, id")
+SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ? ORDER BY path"
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
              "('extends', 'implements') AND dst_id IS NOT NULL ORDER BY id")
@@ -5523,6 +5642,15 @@ class _Resolver:
 
     def language(self, path: str) -> Language:
         return self.languages.get(path, _UNKNOWN_LANGUAGE)
+
+    def overloaded(self, node: int) -> bool:
+        """Whether the node's file defines its qualname more than once (C++ overloads)."""
+        counts = self.memo.get("qualname counts")
+        if counts is None:
+            counts = self.memo["qualname counts"] = collections.Counter(
+                (path, qualname) for kind, _, qualname, path in self.nodes.values())
+        _, _, qualname, path = self.nodes[node]
+        return counts[(path, qualname)] > 1
 
     def load_bases(self) -> None:
         self.bases, self.subclasses = {}, {}
@@ -6120,7 +6248,12 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     resolver = _Resolver(db, env)
     _resolve_bases(db, resolver, run, [tuple(r) for r in old_bases])
     resolver.load_bases()
-    _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls])
+    # A forked worker shares the parent's pages only until it touches them (reading
+    # an object writes its reference count): at worst each holds a copy of the
+    # parent. Workers are forked only while those copies fit the budget.
+    size = _resident_bytes()
+    workers = min(run.workers, GRAPH_RESOLVE_BUDGET // size if size > 0 else 0)
+    _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls], workers)
     _resolve_imports(db, resolver, run, [tuple(r) for r in old_imports])
     db.execute(SQL_AFFECTED_CLEAR)
 
@@ -6146,64 +6279,172 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     db.executemany(SQL_EDGE_UPDATE, updates)
 
 
-def _call_sites(resolver: _Resolver, run: _IndexRun) -> Iterator[tuple]:
-    """This run's call sites, one file at a time, each file's record freed once read.
+def _call_sites(resolver: _Resolver, run: _IndexRun,
+                files: Iterable[int] | None = None) -> Iterator[tuple]:
+    """This run's call sites (of the files at those positions of ``run.calls``), a file
+    at a time.
 
     A node's id is its file node's id + 1 + its index among the file's records
     (_store_file), so a record's scope index (-1 for the file) gives the caller.
     """
-    for index, (file_id, path, file_node, blob) in enumerate(run.calls):
-        run.calls[index] = None
+    for index in range(len(run.calls)) if files is None else files:
+        file_id, path, file_node, blob = run.calls[index]
         resolver.next_file()
         for scope, callee, recv, written, line in marshal.loads(blob):
             yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line
-    run.calls.clear()
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
+# Memory that forked resolving workers may take together, each counted as a copy
+# of the parent: a bigger project means fewer workers and, past about half a
+# million lines, resolution in the parent alone, so that peak memory grows no
+# faster than the project.
+GRAPH_RESOLVE_BUDGET = 160 * 2**20
 
 
-def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
+def _resident_bytes() -> int:
+    """This process's resident memory (Linux /proc), 0 where it cannot be read."""
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
+
+
+# Call resolution forks workers when this many files have new call sites; below
+# that, forking costs more than it saves.
+GRAPH_PARALLEL_RESOLVE_FILES = 200
+
+
+def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple],
+                   workers: int = 1) -> None:
     """Resolve call sites; a call of a class also calls the constructor that runs.
 
     The constructor is a second edge of the same site, written ``Cls.__init__``
     (callee ``__init__``, receiver ``Cls``), so that re-resolving it later finds
     the constructor the same way, inherited or not.
+
+    This run's new call sites are resolved by forked workers when there are
+    enough of them (_parallel_call_rows): every table the resolver needs is in
+    memory by then, and the rows come back in file order, so the edges and
+    their ids are the same as one process gives.
     """
-    inserts, updates = [], []
     present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
-    for edge_id, file_id, path, src, callee, recv, written, line in itertools.chain(
-            _call_sites(resolver, run), old):
+    if workers > 1 and len(run.calls) >= GRAPH_PARALLEL_RESOLVE_FILES:
+        for rows in _parallel_call_rows(db, resolver, run, present, workers):
+            db.executemany(SQL_EDGE_INSERT, rows)
+        sites: Iterable[tuple] = old
+    else:
+        sites = itertools.chain(_call_sites(resolver, run), old)
+    inserts, updates = [], []
+    for site in sites:
+        _resolve_site(resolver, run, present, site, inserts, updates)
         if len(inserts) >= GRAPH_WRITE_CHUNK:
             db.executemany(SQL_EDGE_INSERT, inserts)
             inserts = []
-        if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
-            continue
-        scope = resolver.nodes[src]
-        scope_qual = "" if scope[0] == "file" else scope[2]
-        dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
-        if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
-            dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
-        if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
-                resolver.language(path).conversions:
-            dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
-        if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
-            dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
-        if edge_id is None:
-            inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
-                            confidence, file_id))
-        else:
-            updates.append((dst, confidence, edge_id))
-        init = resolver.language(path).constructor
-        if dst is not None and init and callee != init and \
-                resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
-            cls_text = f"{recv}.{callee}" if recv else callee
-            ctor = resolver.method_lookup(dst, init)
-            if ctor is not None and (src, line, cls_text, init) not in present:
-                inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
-                                cls_text, line, confidence, file_id))
     db.executemany(SQL_EDGE_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
+    run.calls.clear()
+
+
+def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site: tuple,
+                  inserts: list[tuple], updates: list[tuple]) -> None:
+    """One call site: its edge (a new row, or an update of an old edge) and its constructor."""
+    edge_id, file_id, path, src, callee, recv, written, line = site
+    if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
+        return
+    scope = resolver.nodes[src]
+    scope_qual = "" if scope[0] == "file" else scope[2]
+    dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
+    if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
+        dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
+    if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
+            resolver.language(path).conversions:
+        dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
+    if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
+        dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
+    if edge_id is None:
+        inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
+                        confidence, file_id))
+    else:
+        updates.append((dst, confidence, edge_id))
+    expand = resolver.language(path).macro_calls
+    if dst is None and expand is not None and recv is None:
+        for name, target, conf in expand(resolver, path, callee):
+            if (src, line, f"#{callee}", name) not in present:
+                inserts.append((run.project, "calls", src, target, name, name,
+                                f"#{callee}", line, conf, file_id))
+    init = resolver.language(path).constructor
+    named_as_class = init == CONSTRUCTOR_IS_CLASS_NAME
+    if named_as_class and dst is not None:
+        init = resolver.nodes[dst][1]  # C++, C#, Java: the constructor is named as the class
+    if dst is not None and init and (callee != init or named_as_class) and \
+            resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
+        cls_text = f"{recv}.{callee}" if recv else callee
+        ctor = resolver.method_lookup(dst, init)
+        if named_as_class and ctor is not None and resolver.overloaded(ctor):
+            ctor = None  # which of Cls(int) / Cls(double) runs is the types' call
+        if ctor is not None and (src, line, cls_text, init) not in present:
+            inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
+                            cls_text, line, confidence, file_id))
+
+
+# What a forked resolution worker inherits: (resolver, run, present, database path).
+_RESOLVE_STATE: tuple | None = None
+
+
+def _parallel_call_rows(db: Database, resolver: _Resolver, run: _IndexRun,
+                        present: set[tuple], workers: int) -> Iterator[list[tuple]]:
+    """Edge rows of this run's call sites, resolved by forked workers, in file order.
+
+    The workers inherit the resolver by fork (its tables are read-only from
+    here on) and each opens its own connection for the file contexts it reads:
+    a SQLite connection must not cross a fork. What they read was committed by
+    the store batches; the inheritance edges this transaction added are in the
+    resolver's memory already.
+    """
+    import gc
+    import multiprocessing
+    global _RESOLVE_STATE
+    if "fork" not in multiprocessing.get_all_start_methods():
+        yield from _serial_call_rows(resolver, run, present)
+        return
+    _RESOLVE_STATE = (resolver, run, present, str(db.path))
+    count = len(run.calls)
+    size = max(8, min(64, count // (workers * 8)))
+    chunks = [range(start, min(start + size, count)) for start in range(0, count, size)]
+    gc.freeze()  # keep the collector from writing to (and so copying) inherited pages
+    try:
+        with multiprocessing.get_context("fork").Pool(
+                processes=workers, initializer=_resolve_worker_start) as pool:
+            yield from pool.imap(_resolve_chunk, chunks)
+    finally:
+        gc.unfreeze()
+        _RESOLVE_STATE = None
+
+
+def _serial_call_rows(resolver: _Resolver, run: _IndexRun,
+                      present: set[tuple]) -> Iterator[list[tuple]]:
+    inserts: list[tuple] = []
+    for site in _call_sites(resolver, run):
+        _resolve_site(resolver, run, present, site, inserts, [])
+    yield inserts
+
+
+def _resolve_worker_start() -> None:
+    _ignore_interrupts()
+    resolver = _RESOLVE_STATE[0]
+    conn = sqlite3.connect(_RESOLVE_STATE[3], timeout=BUSY_TIMEOUT_MS / 1000)
+    conn.row_factory = sqlite3.Row
+    resolver.db = Database(Path(_RESOLVE_STATE[3]), conn)
+
+
+def _resolve_chunk(files: range) -> list[tuple]:
+    resolver, run, present, _ = _RESOLVE_STATE
+    rows: list[tuple] = []
+    for site in _call_sites(resolver, run, files):
+        _resolve_site(resolver, run, present, site, rows, [])
+    return rows
 
 
 def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: list[tuple]) -> None:
@@ -7171,6 +7412,7 @@ def _java_same_package(r: _Resolver, path: str, scope: str, name: str,
 
 
 JAVA = Language(
+    constructor=CONSTRUCTOR_IS_CLASS_NAME,
     name="java", extensions=(".java",), fence="java", query=_JAVA_QUERY, full=True,
     family="java", self_names=("this",), class_scope=True, unprefixed_fields=True,
     capitalized_outside=True, return_fields=("type",),
@@ -7282,6 +7524,14 @@ _C_BRANCHES = """
  (conditional_expression)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """
+# Words of C that look like calls in a macro body: `sizeof(x)`, `if (x)`.
+C_KEYWORDS = frozenset("if while for switch return sizeof do else case defined typeof "
+                       "__typeof__ _Generic _Alignof alignof offsetof decltype static_assert "
+                       "_Static_assert __builtin_expect".split())
+_C_MACROS = """
+(preproc_function_def name: (identifier) @macro parameters: (preproc_params) @macroparams
+    value: (preproc_arg) @macrobody)
+"""
 _C_QUERY = """
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
 (function_definition declarator: (pointer_declarator declarator: (function_declarator
@@ -7295,7 +7545,7 @@ _C_QUERY = """
 (call_expression function: (field_expression argument: (_) @recv
     field: (field_identifier) @callee)) @call
 (preproc_include) @import
-""" + _C_BRANCHES
+""" + _C_BRANCHES + _C_MACROS
 _C_SKELETON = SkeletonRules(
     containers=frozenset({"translation_unit", "compound_statement", "case_statement",
                           "declaration_list", "field_declaration_list"}),
@@ -7314,6 +7564,13 @@ _CPP_ONLY_SYNTAX = lazy_re(rb"(?m)^[ \t]*(?:namespace\b|template[ \t]*<|class[ \
 def _c_or_cpp(path: str, src: bytes) -> str | None:
     """A .h with namespaces, templates, classes, access labels or `::` is C++."""
     return "cpp" if path.endswith(".h") and _CPP_ONLY_SYNTAX.search(src) else None
+
+
+def _c_not_a_definition(s: _Source, node: Any) -> bool:
+    """`MACRO\n if (x) {...}` inside a body parses as a function named `if`: C and C++
+    have no function definitions among a block's statements."""
+    return node.type == "function_definition" and node.parent is not None and \
+        node.parent.type == "compound_statement"
 
 
 def _c_params_holder(s: _Source, d: _Def) -> Any:
@@ -7342,8 +7599,12 @@ def _c_param(s: _Source, p: Any) -> dict[str, Any] | None:
 
 
 def _c_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
-    """Everything but `static` (file-local) definitions."""
-    return "static" not in s.text(d.node).split("(")[0].split()
+    """Everything but `static` (file-local) functions; types have no linkage."""
+    if d.kind in CLASS_KINDS:
+        return True
+    body = _body_of(d.fn)
+    head = s.src[d.node.start_byte:body.start_byte if body is not None else d.node.end_byte]
+    return b"static" not in head.split(b"(")[0].split()
 
 
 def _c_include(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
@@ -7435,14 +7696,48 @@ def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
 
 def _c_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
                      callee: str) -> tuple[int | None, float]:
-    """s.f() / s->f() in C calls through a function pointer held in a struct."""
+    """s.f() / s->f() in C calls through a function pointer held in a struct; a
+    receiver `#M` is a call the expansion of macro M makes (see _c_macro_calls)."""
+    if recv.startswith("#"):
+        return next(((t, c) for n, t, c in _c_macro_calls(r, path, recv[1:]) if n == callee),
+                    (None, 0.0))
     return None, 0.0
 
 
+def _c_macro(r: _Resolver, path: str, name: str) -> tuple[str, list[str]] | None:
+    """(file, names its body calls) of the function-like macro ``name`` this file sees:
+    its own #define, else one in the headers it includes."""
+    for where in (path, *sorted(_c_closure(r, path))):
+        called = r.ctx(where).get("macros", {}).get(name)
+        if called is not None:
+            return where, called
+    return None
+
+
+def _c_macro_calls(r: _Resolver, path: str, name: str,
+                   depth: int = 0) -> list[tuple[str, int | None, float]]:
+    """The calls `name(...)` makes once the preprocessor expands it: each function
+    its body calls, read where the macro is defined, through nested macros."""
+    found = _c_macro(r, path, name) if depth < 4 else None
+    if found is None:
+        return []
+    where, called = found
+    result = []
+    for inner in called:
+        if _c_macro(r, where, inner) is not None and inner != name:
+            result.extend(_c_macro_calls(r, where, inner, depth + 1))
+            continue
+        target = r.resolve_name(where, "", inner)
+        if target is not None and target[0] == "node":
+            result.append((inner, target[1], CONF_EXACT))
+    return result
+
+
 C = Language(
+    macro_calls=_c_macro_calls,
     name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, full=True, family="cpp",
     return_fields=("type",), skeleton=_C_SKELETON, dialect=_c_or_cpp,
-    params_holder=_c_params_holder,
+    skip_def=_c_not_a_definition, params_holder=_c_params_holder,
     param=_c_param, exported=_c_exported, import_handler=_c_include,
     resolve_binding=_c_resolve_binding, resolve_local=_c_resolve_local,
     receiver_call=_c_receiver_call)
@@ -7481,6 +7776,10 @@ _CPP_QUERY = f"""
 (new_expression type: (type_identifier) @callee) @call
 (new_expression type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee))
     @call
+(declaration type: (type_identifier) @callee declarator: (init_declarator
+    value: [(argument_list) (initializer_list)])) @call
+(declaration type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee)
+    declarator: (init_declarator value: [(argument_list) (initializer_list)])) @call
 [(preproc_include) (using_declaration)] @import
 (declaration type: {_CPP_TYPES} @type declarator: [
     (identifier) @var
@@ -7501,7 +7800,7 @@ _CPP_QUERY = f"""
     (pointer_declarator declarator: (identifier) @var)
     (reference_declarator (identifier) @var)]) @vartype
 [(for_range_loop) (catch_clause)] @branch
-""" + _C_BRANCHES
+""" + _C_BRANCHES + _C_MACROS
 
 
 def _cpp_def_name(text: str, kind: str) -> str:
@@ -7516,7 +7815,8 @@ def _cpp_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
     if "::" not in scope:
         return False
-    path = ".".join(re.sub(r"<.*?>", "", p).strip() for p in scope.split("::") if p.strip())
+    path = ".".join(re.sub(r"<.*?>", "", p).strip().lstrip("*&").strip()
+                    for p in scope.split("::") if p.strip().lstrip("*&").strip())
     d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
     d.kind = "method"
     return True
@@ -7591,7 +7891,10 @@ def _cpp_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | 
 
 def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
                        callee: str) -> tuple[int | None, float] | None:
-    """ns::f(), Class::static_f(), Base::method(): one qualified name."""
+    """ns::f(), Class::static_f(), Base::method(): one qualified name; `#M`: a call
+    the expansion of macro M makes."""
+    if recv.startswith("#"):
+        return _c_receiver_call(r, path, scope, recv, callee)
     if not re.fullmatch(r"[A-Za-z_][\w.]*", recv):
         return None
     found = _cpp_qualified(r, path, scope, f"{recv}.{callee}")
@@ -7606,11 +7909,14 @@ def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | N
 
 
 CPP = Language(
+    macro_calls=_c_macro_calls,
+    constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
     name="cpp", extensions=(".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), fence="cpp",
     query=_CPP_QUERY, full=True, family="cpp", self_names=("this",), class_scope=True,
     methods_outside=True, unprefixed_fields=True, return_fields=("type",),
-    skeleton=_C_SKELETON, def_name=_cpp_def_name, qualname=_cpp_qualname,
+    skeleton=_C_SKELETON, skip_def=_c_not_a_definition, def_name=_cpp_def_name,
+    qualname=_cpp_qualname,
     params_holder=_c_params_holder, param=_c_param, exported=_cpp_exported, bases=_cpp_bases,
     import_handler=_cpp_import, resolve_binding=_cpp_resolve_binding,
     resolve_local=_cpp_resolve_local, resolve_qualified=_cpp_qualified,
@@ -7716,6 +8022,7 @@ def _cs_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 
 CSHARP = Language(
+    constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
     name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, full=True,
     family="csharp", self_names=("this",), super_names=("base",), class_scope=True,
@@ -7887,6 +8194,7 @@ def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 
 
 RUBY = Language(
+    constructor="initialize",
     bare_outside=True,
     name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY, full=True,
     family="ruby", self_names=("self",), class_scope=True, methods_outside=True,
@@ -8019,6 +8327,7 @@ def _php_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | 
 
 
 PHP = Language(
+    constructor="__construct",
     bare_outside=True,
     name="php", extensions=(".php",), fence="php", query=_PHP_QUERY, full=True, family="php",
     self_names=("this", "self", "static"), super_names=("parent",), unprefixed_fields=True,
@@ -8286,6 +8595,7 @@ def _swift_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple 
 
 
 SWIFT = Language(
+    constructor="init",
     bare_outside=True,
     name="swift", extensions=(".swift",), fence="swift", grammar="tree_sitter_swift",
     query=_SWIFT_QUERY, full=True, family="swift", self_names=("self", "Self"),
@@ -10088,21 +10398,9 @@ SELECT id, handle, label, command, source, status, exit_code, created_at, second
 SQL_OUTPUTS_SINCE = """
 SELECT handle, command, label, exit_code, created_at, summary FROM outputs
 WHERE project = ? AND created_at >= ? AND status != 'running' ORDER BY id"""
-SQL_CHUNKS_IN_RANGE = """
-SELECT line_start, line_end, cont, stderr, text FROM output_chunks
-WHERE output_id = ? AND line_end >= ? AND line_start <= ? ORDER BY id"""
 SQL_CHUNKS_FROM = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_end >= ? ORDER BY id"""
-SQL_SEARCH_FTS = """
-SELECT c.id, c.output_id, c.line_start, c.line_end, c.title, o.handle, bm25(output_fts, 2.0, 1.0)
-FROM output_fts JOIN output_chunks c ON c.id = output_fts.rowid
-JOIN outputs o ON o.id = c.output_id
-WHERE output_fts MATCH ? AND c.project = ? {handle}
-ORDER BY rank LIMIT ?"""
-SQL_VOCAB_MATCH = """
-SELECT o.id, o.vocab FROM output_vocab_fts JOIN outputs o ON o.id = output_vocab_fts.rowid
-WHERE output_vocab_fts MATCH ? AND o.project = ? {handle} LIMIT 50"""
 SQL_EXPIRED = "SELECT id FROM outputs WHERE project = ? AND created_at < ?"
 SQL_PURGE_SIZES = """
 SELECT COUNT(DISTINCT o.id), COALESCE(SUM(LENGTH(CAST(c.text AS BLOB))), 0)
@@ -10166,35 +10464,11 @@ _NEGATED = lazy_re(
     r"|\b(?:error|fail)(?:s|ed)?\s*:\s*none\b")
 _TRACE_START = lazy_re(r"^\s*Traceback \(most recent call last\):")
 _PY_FRAME = lazy_re(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
-_FILE_LINE = lazy_re(r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
-                        r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
-                        r":(?P<line2>\d+)")
-_WORD = lazy_re(r"\w+", re.UNICODE)
-_IDENT_SPLIT = lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _STOP_WORDS = frozenset(
     "a an and are as at be by did do does for from had has have how i in is it its me my "
     "no not of on or our so than that the their them then there these this those to was "
     "we were what when where which who whom why will with you your show find line log "
     "output".split())
-_SYNONYMS = (
-    ("error", "errors", "exception", "exceptions", "fail", "failed", "failure", "failing",
-     "traceback", "panic", "panicked", "fatal", "crash", "crashed", "raise", "raised"),
-    ("warn", "warning", "warnings", "deprecated", "deprecation"),
-    ("timeout", "timed", "deadline", "expired", "hang", "hung"),
-    ("refused", "refuse", "denied", "reject", "rejected", "forbidden", "unauthorized"),
-    ("missing", "notfound", "absent", "unknown", "undefined", "unresolved"),
-    ("memory", "oom", "heap", "alloc", "allocation"),
-    ("disk", "storage", "space", "quota", "full", "volume"),
-    ("connect", "connection", "socket", "network", "unreachable"),
-    ("slow", "latency", "duration", "elapsed", "took"),
-    ("install", "installed", "installing", "download", "collected", "requirement"),
-    ("test", "tests", "case", "spec", "assert", "assertion", "expected"),
-    ("compile", "compiler", "build", "syntax", "mismatched", "type"),
-    ("permission", "access", "eacces", "eperm"),
-    ("null", "none", "nil", "nullpointerexception", "nonetype"),
-    ("kill", "killed", "signal", "sigkill", "sigterm", "terminated", "abort", "aborted"),
-)
-_SYNONYM_OF = {word: group for group in _SYNONYMS for word in group}
 _SCRUB_NAME = lazy_re(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION"
                          r"|^(?:AWS|GITHUB|GH|OPENAI|ANTHROPIC|AZURE|GOOGLE|GCP|HF|HUGGINGFACE"
                          r"|NPM|PYPI|DOCKER|SLACK|STRIPE)_", re.IGNORECASE)
@@ -14194,8 +14468,9 @@ SUSPECT_TEST_OFF_LINE = 0.5      # a direct callee on another line of the test
 SUSPECT_TEST_DECAY = 0.5         # each call further from the test
 SUSPECT_TEST_MAX_DEPTH = 3
 SUSPECT_CHANGE_TIERS = {"worktree": 1.0, "commits": 0.6}
-SUSPECT_CHANGE_FAR = 0.15        # a change more than SUSPECT_NEAR_DEPTH steps away
-SUSPECT_NEAR_DEPTH = 3
+SUSPECT_CHANGE_FAR = 0.1         # a change the failure's call closure does not reach
+SUSPECT_REACH_DEPTH = 6          # calls followed from the frames and the test
+SUSPECT_REACH_NODES = 400        # nodes expanded per step
 SUSPECT_SIGNAL_CAP = 1.5
 SUSPECT_TEST_FACTOR = 0.3        # symbols in test files
 SUSPECT_RECENT_COMMITS = 5
@@ -14203,6 +14478,7 @@ SUSPECT_DEFAULT_LIMIT = 10
 SUSPECT_MAX_FRAMES = 400         # frames read from one output
 SUSPECT_MAX_CHANGED = 400        # changed symbols considered
 SUSPECT_CALLABLE_KINDS = frozenset({"function", "method"})
+SUSPECT_STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
 # Path parts that mark installed or vendored code inside a root.
 SUSPECT_LIBRARY_PARTS = frozenset({"site-packages", "dist-packages", "node_modules", ".venv",
                                    "venv", ".tox", ".nox", "__pypackages__", ".cargo",
@@ -14452,6 +14728,9 @@ class _Ranking:
         self.notes: list[str] = []
 
     def suspect(self, node: Node) -> Suspect:
+        if not _may_hold_fault(node):
+            return Suspect(key=node.id, node=node, path=node.path, line=node.line,
+                           end_line=node.end_line, name=node.qualname)  # counted nowhere
         if node.id not in self.suspects:
             self.suspects[node.id] = Suspect(key=node.id, node=node, path=node.path,
                                              line=node.line, end_line=node.end_line,
@@ -14587,14 +14866,18 @@ class _Ranking:
                 count += 1
                 continue
             for node in graph_nodes_at(self.db, self.env.project, path, first, last):
-                if node.kind not in SUSPECT_CALLABLE_KINDS and node.rowid not in self.seeds:
-                    continue
+                if node.kind not in SUSPECT_CALLABLE_KINDS or is_test_path(node.path):
+                    continue   # a changed test is the reproduction, not the fault
                 count += 1
                 steps = distance.get(node.rowid)
-                near = 1.0 / (1 + steps) if steps is not None else SUSPECT_CHANGE_FAR
-                where = ("a frame or the test" if steps == 0 else
-                         f"{steps} call{'s' if steps != 1 else ''} from the failure"
-                         if steps is not None else "far from the failure")
+                if steps is None:
+                    near, where = SUSPECT_CHANGE_FAR, "not reached from the failure"
+                elif steps[1] == "calledBy":
+                    near, where = 1.0 / (1 + steps[0]), "it calls a frame or the test"
+                else:
+                    near = 1.0 / (1 + steps[0] / 2)
+                    where = ("a frame" if steps[0] == 0 else
+                             f"{steps[0]} call{'s' if steps[0] != 1 else ''} from the failure")
                 self.suspect(node).add("change", SUSPECT_CHANGE_TIERS[tier] * near,
                                        f"changed in {what}, {where}")
 
@@ -14605,18 +14888,24 @@ class _Ranking:
         for suspect in hit:   # near a frame: the frame's location takes the evidence
             suspect.add("change", SUSPECT_CHANGE_TIERS[tier], f"changed in {what} nearby")
 
-    def seed_distances(self) -> dict[int, int]:
-        """Call-graph steps (either direction) from the frames and tests, up to a few."""
-        distance = {rowid: 0 for rowid in self.seeds}
+    def seed_distances(self) -> dict[int, tuple[int, str]]:
+        """(steps, direction) from the frames and tests: the code they call, breadth
+        first up to SUSPECT_REACH_DEPTH (what the failure may have run), and their
+        direct callers."""
+        distance: dict[int, tuple[int, str]] = {rowid: (0, "calls") for rowid in self.seeds}
+        for node in self.seeds.values():
+            for rel in graph_relations(self.db, self.env.project, node, "calledBy"):
+                if rel.node is not None and rel.node.rowid not in distance:
+                    distance[rel.node.rowid] = (1, "calledBy")
         frontier = list(self.seeds.values())
-        for step in range(1, SUSPECT_NEAR_DEPTH + 1):
+        for step in range(1, SUSPECT_REACH_DEPTH + 1):
             following = []
-            for node in frontier[:300]:
-                for relation in ("calls", "calledBy"):
-                    for rel in graph_relations(self.db, self.env.project, node, relation):
-                        if rel.node is not None and rel.node.rowid not in distance:
-                            distance[rel.node.rowid] = step
-                            following.append(rel.node)
+            for node in frontier[:SUSPECT_REACH_NODES]:
+                for rel in graph_relations(self.db, self.env.project, node, "calls"):
+                    known = distance.get(rel.node.rowid) if rel.node is not None else (0, "")
+                    if rel.node is not None and (known is None or known[1] == "calledBy"):
+                        distance[rel.node.rowid] = (step, "calls")
+                        following.append(rel.node)
             frontier = following
         return distance
 
@@ -14641,11 +14930,12 @@ class _Ranking:
             with contextlib.suppress(CtxkitError):
                 nodes = [n for n in graph_find_nodes(self.db, self.env.project, word)
                          if n.kind in SUSPECT_CALLABLE_KINDS]
-                if not nodes or len(nodes) > 20:
+                symbols = {(n.path, n.qualname) for n in nodes}  # overloads are one symbol
+                if not nodes or len(symbols) > 20:
                     continue
                 for node in nodes:
                     suspect = self.suspect(node)
-                    value = suspect.signals.get("name", 0.0) + 1.0 / len(nodes)
+                    value = suspect.signals.get("name", 0.0) + 1.0 / len(symbols)
                     shown = word if len(word) < 60 else word[:57] + "..."
                     suspect.add("name", value, f"the failure message names {shown!r}")
 
@@ -14656,6 +14946,12 @@ class _Ranking:
 
 def _is_test_function(node: Node) -> bool:
     return is_test_path(node.path) and node.name.startswith(("test", "Test"))
+
+
+def _may_hold_fault(node: Node) -> bool:
+    """Tests are the reproduction and type stubs have no body: neither is ranked."""
+    return not (_is_test_function(node) or node.path.endswith(SUSPECT_STUB_SUFFIXES)
+                or node.kind == "file")
 
 
 def failure_identifiers(failure: Failure) -> list[str]:

@@ -36,12 +36,12 @@ def rows(cli, sql: str, params=()) -> list[tuple]:
         conn.close()
 
 
-def generated_module(functions: int, pad: int = 0) -> str:
+def generated_module(functions: int, pad: int = 0, prefix: str = "f") -> str:
     """Real code with ordinary lines, as a generator writes it: a chain of functions."""
     comment = "    # " + "generated table entry; " * (pad // 23) + "\n" if pad else ""
-    parts = ["def f0():\n    return 0\n"]
-    parts += [f"\n\ndef f{i}(value=None):\n    # step {i} of the generated chain\n"
-              f"{comment}    return f{i - 1}() + {i}\n" for i in range(1, functions)]
+    parts = [f"def {prefix}0():\n    return 0\n"]
+    parts += [f"\n\ndef {prefix}{i}(value=None):\n    # step {i} of the generated chain\n"
+              f"{comment}    return {prefix}{i - 1}() + {i}\n" for i in range(1, functions)]
     return "".join(parts)
 
 
@@ -207,14 +207,14 @@ def test_old_file_is_trusted_by_size_and_mtime(cli, monkeypatch):
 
 def many_files(root: Path, count: int) -> None:
     for i in range(count):
-        write(root, f"pkg/m{i}.py", generated_module(40).replace("f", f"m{i}_f"))
+        write(root, f"pkg/m{i}.py", generated_module(40, prefix=f"m{i}_f"))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs a pty")
 def test_progress_on_a_terminal_only(cli):
     import pty
     import subprocess
-    many_files(cli.root, 250)
+    many_files(cli.root, 150)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
 
     def run_on_pty(*args: str) -> tuple[int, bytes]:
@@ -250,11 +250,76 @@ def test_worker_count_follows_the_affinity_mask(cli, monkeypatch):
     assert ctxkit.usable_cpus() == 3
 
 
+EDGES = ("SELECT e.kind, s.uid, d.uid, e.dst_name, e.line, e.confidence FROM edges e "
+         "JOIN nodes s ON s.id = e.src_id LEFT JOIN nodes d ON d.id = e.dst_id "
+         "ORDER BY 2, 5, 1, 4, 3")
+
+
 def test_one_worker_and_many_give_the_same_graph(cli):
-    many_files(cli.root, 60)
+    """Parsing and call resolution in 3 workers (enough files to fork for both) give
+    the rows of one process."""
+    count = ctxkit.GRAPH_PARALLEL_RESOLVE_FILES + 10
+    for i in range(count):
+        write(cli.root, f"pkg/m{i}.py", f"from pkg.m{(i + 1) % count} import f{(i + 1) % count}\n"
+              f"\n\nclass C{i}:\n    def run(self):\n        return self.step() + f{i}()\n\n"
+              f"    def step(self):\n        return C{i}()\n\n\ndef f{i}():\n"
+              f"    return f{(i + 1) % count}() + len([])\n")
+    write(cli.root, "pkg/__init__.py", "")
     index(cli, "--jobs", "1")
-    one = rows(cli, "SELECT uid, kind, line FROM nodes ORDER BY uid")
-    one_edges = rows(cli, "SELECT kind, dst_name, line FROM edges ORDER BY 1, 2, 3")
-    index(cli, "--full", "--jobs", "3")
-    assert rows(cli, "SELECT uid, kind, line FROM nodes ORDER BY uid") == one
-    assert rows(cli, "SELECT kind, dst_name, line FROM edges ORDER BY 1, 2, 3") == one_edges
+    nodes = rows(cli, "SELECT uid, kind, line, signature FROM nodes ORDER BY uid")
+    edges = rows(cli, EDGES)
+    assert {r[2] for r in edges if r[0] == "calls"} >= {"pkg/m1.py:f1", "pkg/m5.py:C5.step"}
+    (cli.root / ".ctxkit" / "ctxkit.db").unlink()
+    # A process of its own: small enough for resolving workers to fit the budget.
+    result = cli.sub("index", "--jobs", "3")
+    assert result.code == 0, result.err
+    assert rows(cli, "SELECT uid, kind, line, signature FROM nodes ORDER BY uid") == nodes
+    assert rows(cli, EDGES) == edges
+
+
+# --- interrupted runs ---------------------------------------------------------------
+
+
+def index_names(cli) -> set[str]:
+    return {r[0] for r in rows(cli, "SELECT name FROM sqlite_master WHERE type = 'index' "
+                                    "AND name NOT LIKE 'sqlite_%'")}
+
+
+def test_interrupted_bulk_load_is_completed_by_the_next_run(cli, monkeypatch):
+    """Ctrl-C while a first full index resolves: its indexes were dropped for the load;
+    the next run builds them and finishes the resolution."""
+    many_files(cli.root, 5)
+    write(cli.root, "pkg/use.py", "from pkg.m1 import m1_f3\n\n\ndef caller():\n"
+                                  "    return m1_f3()\n")
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+    with monkeypatch.context() as patch:
+        patch.setattr(ctxkit, "_resolve_run", interrupted)
+        result = cli("index")
+    assert result.code == 130
+    assert not {"nodes_name", "edges_dst"} & index_names(cli)  # left for the next run
+    assert rows(cli, "SELECT count(*) FROM edges WHERE kind = 'calls'") == [(0,)]
+    data = index(cli)
+    assert {"nodes_name", "nodes_qualname", "nodes_file", "edges_src", "edges_dst"} <= \
+        index_names(cli)
+    assert data["files"]["indexed"] == 6  # stored but unresolved: done again
+    result = cli("callers", "pkg/m1.py:m1_f3", "--json")
+    assert {r["id"] for r in result.json()["results"]} >= {"pkg/use.py:caller"}
+
+
+def test_bulk_load_only_into_empty_tables(cli):
+    write(cli.root, "a.py", "def a():\n    return b()\n\n\ndef b():\n    pass\n")
+    index(cli)
+    assert "edges_dst" in index_names(cli)
+    write(cli.root, "c.py", "def c():\n    return a()\n")
+    env = ctxkit.make_env(cwd=cli.root)
+    db = ctxkit.open_db(env)
+    try:
+        seen = []
+        with ctxkit._bulk_load(db):
+            seen = {r[0] for r in db.query("SELECT name FROM sqlite_master WHERE type = "
+                                           "'index'")}
+    finally:
+        db.close()
+    assert "edges_dst" in seen  # another project's reads keep their indexes

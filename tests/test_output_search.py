@@ -212,6 +212,64 @@ def test_families_of_compiler_and_runtime_wording(cli):
     assert "Traceback" in search(cli, "stack dump", handle)["hits"][0]["text"]
 
 
+def test_a_negated_query_word_means_its_negative_form(cli):
+    gcc = shutil.which("gcc")
+    if not gcc:
+        pytest.skip("gcc is not installed")
+    source = cli.root / "bank.c"
+    source.write_text("#include <string.h>\n"
+                      "double interest(double b) { return b * rate; }\n"
+                      "void copy(char *name) { strcpy(name); }\n")
+    handle = run_stored(cli, gcc, "-c", str(source), "-o", os.devnull)
+    top = search(cli, "which variable was never declared", handle)["hits"][0]
+    assert "undeclared" in top["text"] and "declared here" not in top["text"].split("\n")[0]
+
+
+GRADLE = """\
+> Task :app:compileJava UP-TO-DATE
+> Task :app:run FAILED
+Exception in thread "main" java.lang.IllegalStateException: ledger closed
+\tat com.example.ledger.Ledger.post(Ledger.java:41)
+\tat com.example.ledger.Main.run(Main.java:12)
+\tat com.example.ledger.Main.main(Main.java:7)
+
+FAILURE: Build failed with an exception.
+
+* What went wrong:
+Execution failed for task ':app:run'.
+> Process 'command '/usr/lib/jvm/java-17-openjdk-amd64/bin/java'' finished with non-zero exit \
+value 1
+
+* Try:
+> Run with --stacktrace option to get the stack trace.
+> Run with --info or --debug option to get more log output.
+> Get more help at https://help.gradle.org.
+
+BUILD FAILED in 2s
+"""
+
+
+def test_the_stack_asked_for_outranks_the_advice_that_names_it(cli):
+    handle = store(cli, GRADLE)
+    top = search(cli, "stack trace", handle)["hits"][0]
+    assert covers(top, 4) and not covers(top, 16)
+
+
+@pytest.mark.parametrize("line, lesser", [
+    ("24 |     let label: String = account.id;", True),           # rustc's source echo
+    ("    7 |     return a->balance * rate;", True),              # gcc
+    ("    > 11 |     expect(priceWithTax(1000, 'mars')).toBe(1000);", True),   # jest
+    (">       assert c.total({'pear': 1}) == 2", True),            # pytest
+    ("[ERROR] Re-run Maven using the -X switch to enable full debug logging.", True),
+    ("For more information about this error, try `rustc --explain E0308`.", True),
+    ("error[E0308]: mismatched types", False),
+    ("E       KeyError: 'pear'", False),
+    ("   |                ------   ^^^^^^^^^^ expected `String`, found `u32`", False),
+])
+def test_echoed_source_and_tool_advice_speak_less(line, lesser):
+    assert (ctxkit.lesser_factor(line) < 1.0) is lesser
+
+
 # --- rarity and BM25 over OR-matches ------------------------------------------------------
 
 
@@ -420,8 +478,12 @@ def test_search_is_answered_on_the_fast_path_as_the_full_cli_answers(cli):
     full = "import sys, ctxkit; sys.exit(ctxkit.main(sys.argv[1:]))"
     fast = ("import sys\nsys.argv = ['ctxkit', *sys.argv[1:]]\nimport ctxkit\n"
             "sys.stderr.write('FELL_THROUGH')\n")
-    for args in (["search", "ledger crash", "--json"], ["search", "replay", "--limit", "2"],
-                 ["search", "nothing-here-zzz", "--json", "--context", "0"]):
+    queries = ("ledger crash", "how many requests failed", "stack trace of the replay",
+               "where is ENOENT", "which api was never started", "status 503", "GET/orders",
+               "api-3 replay 0x7f", "'; DROP TABLE outputs;--")
+    for args in ([*(["search", q, "--json"] for q in queries)] +
+                 [["search", "replay", "--limit", "2"],
+                  ["search", "nothing-here-zzz", "--json", "--context", "0"]]):
         ran = {}
         for name, code in (("full", full), ("fast", fast)):
             proc = subprocess.run([PY, "-X", "importtime", "-c", code, *args], cwd=cli.root,
@@ -434,4 +496,4 @@ def test_search_is_answered_on_the_fast_path_as_the_full_cli_answers(cli):
                    ran["fast"].stderr.decode().splitlines() if line.startswith("import time:")}
         assert not modules & {"argparse", "dataclasses", "tiktoken", "tree_sitter"}
     stats = cli("stats", "--outputs", "--json").json()
-    assert stats["searches"] >= 6
+    assert stats["searches"] >= 2 * (len(queries) + 2)

@@ -9,16 +9,18 @@ ratios, peak memory, database size. Targets: full <= 8x ctags, peak <= 400 MB.
 Part 2, growth: the stdlib and sympy corpora copied under prefixes and cut at
 0.5M, 1M, 2M and 5M lines. Per size: a full index (lines/s, seconds per
 million lines, peak memory, database size), ctags over the same files for
-reference, an unchanged re-index, and the latency of three queries, each the
-median of 5 runs of the real command after one warm-up:
+reference, an unchanged re-index; then, with every size's tree kept, the
+latency of three queries, each the median of 7 runs of the real command after
+one warm-up, the sizes taken in turn within each round:
 
   callers  c00/stdlib/json/decoder.py:JSONDecoder.raw_decode
   context  c00/stdlib/json/decoder.py:JSONDecoder.decode
   impact   c00/stdlib/email/_header_value_parser.py:get_value
 
 Targets: time grows linearly (seconds per million lines at 5M within 1.3x of
-0.5M), peak memory <= 1 GB at 5M, each query at 5M <= 2x its time at 0.5M,
-unchanged re-index <= 0.1x the full one.
+0.5M; CPU seconds per million lines are printed beside, for a loaded
+machine), peak memory <= 1 GB at 5M, each query at 5M <= 2x its time at
+0.5M, unchanged re-index <= 0.1x the full one.
 
 Run:  python tests/bench/bench_graph_scale.py [--rounds N] [--sizes 0.5,1,2,5]
       [--no-sympy] [--no-growth]
@@ -72,9 +74,19 @@ def sympy_part(rounds: int) -> bool:
     return ratio <= 8 and peak <= 400 * 2**20
 
 
-def latency(root: Path, args: list[str]) -> float:
-    ib.ctxkit(args, root, sample=False)
-    return ib.median([ib.ctxkit(args, root, sample=False).seconds for _ in range(5)])
+def latencies(rows: list[dict], rounds: int = 7) -> None:
+    """Each query's median time at every size, the sizes taken in turn within each
+    round so that a load that comes and goes hits them alike; one warm-up first."""
+    times: dict[tuple, list[float]] = {}
+    for round_number in range(rounds + 1):
+        for row in rows:
+            for name, argv in QUERIES:
+                seconds = ib.ctxkit(argv, row["root"], sample=False).seconds
+                if round_number:
+                    times.setdefault((row["size"], name), []).append(seconds)
+    for row in rows:
+        for name, _ in QUERIES:
+            row[name] = ib.median(times[(row["size"], name)])
 
 
 def growth_part(sizes: list[float]) -> bool:
@@ -90,12 +102,11 @@ def growth_part(sizes: list[float]) -> bool:
         ctags = ib.ctags(root, files, repeats=1)
         full = ib.fresh_index(root)
         again = ib.ctxkit(["index", "--json"], root)
-        times = {name: latency(root, argv) for name, argv in QUERIES}
         summary = full.json()
         row = {"size": size, "lines": lines, "seconds": full.seconds, "cpu": full.cpu,
                "per_million": full.seconds / lines * 1e6, "peak": full.peak_tree,
                "single": full.peak_single, "db": db_size(root), "ctags": ctags.seconds,
-               "unchanged": again.seconds, **times}
+               "unchanged": again.seconds, "root": root}
         rows.append(row)
         print(f"  full {full.seconds:.1f}s ({full.cpu:.1f}s CPU) = {lines / full.seconds:,.0f} "
               f"lines/s, {row['per_million']:.1f}s per million lines, "
@@ -105,15 +116,20 @@ def growth_part(sizes: list[float]) -> bool:
               f"process; database "
               f"{ib.mb(row['db'])}; unchanged {again.seconds:.2f}s = "
               f"{again.seconds / full.seconds:.3f}x full")
-        print("  latency: " + ", ".join(f"{name} {times[name] * 1000:.0f} ms"
-                                        for name, _ in QUERIES))
-        shutil_rm(root)
+    latencies(rows)
+    for row in rows:
+        print(f"{row['size']}M latency: " + ", ".join(f"{name} {row[name] * 1000:.0f} ms"
+                                                     for name, _ in QUERIES))
+        shutil_rm(row["root"])
     first, last = rows[0], rows[-1]
     growth = last["per_million"] / first["per_million"]
+    cpu_growth = (last["cpu"] / last["lines"]) / (first["cpu"] / first["lines"])
     slowest = max(last[name] / first[name] for name, _ in QUERIES)
     print(f"growth {first['size']}M -> {last['size']}M: seconds per million lines "
           f"{first['per_million']:.1f} -> {last['per_million']:.1f} = {growth:.2f}x (linear: "
-          f"<= 1.3x); peak at {last['size']}M {ib.mb(last['peak'])} (target <= 1 GB); query "
+          f"<= 1.3x), CPU seconds per million lines {first['cpu'] / first['lines'] * 1e6:.1f} "
+          f"-> {last['cpu'] / last['lines'] * 1e6:.1f} = {cpu_growth:.2f}x; peak at "
+          f"{last['size']}M {ib.mb(last['peak'])} (target <= 1 GB); query "
           f"latency at {last['size']}M / {first['size']}M: " + ", ".join(
               f"{name} {last[name] / first[name]:.2f}x" for name, _ in QUERIES) +
           " (target <= 2x); unchanged / full at "

@@ -17,9 +17,9 @@ ctags gets exactly the files ctxkit indexes (``-L`` with the list from the
 same ``git ls-files`` ctxkit runs, filtered by ctxkit's own extension table)
 and the options this benchmark has always used (``--extras=+r``).
 
-ctxkit runs from this worktree's ctxkit.py with PYTHONDONTWRITEBYTECODE unset
-and a bytecode cache under .work/, so it starts from a .pyc as an installed
-ctxkit does. Peak memory is sampled from /proc every 20 ms as the sum of
+ctxkit runs from a copy of this worktree's ctxkit.py taken at the start, with
+PYTHONDONTWRITEBYTECODE unset and a bytecode cache under .work/, so it starts
+from a .pyc as an installed ctxkit does. Peak memory is sampled from /proc every 20 ms as the sum of
 resident memory over the process tree (the parent and its workers; pages a
 forked worker shares with its parent count twice, so this over-states), with
 the sum of PSS beside it (shared pages split between their sharers: the
@@ -29,6 +29,7 @@ wait4's rusage. The targets are checked on the RSS sum.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -233,8 +234,19 @@ def ctxkit_env() -> dict[str, str]:
     return env
 
 
+def _snapshot() -> Path:
+    """A copy of ctxkit.py taken when the benchmark starts: editing the worktree
+    during a long run changes nothing the run measures."""
+    folder = WORK / f"snapshot-{os.getpid()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(ROOT / "ctxkit.py", folder / "ctxkit.py")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+SNAPSHOT = _snapshot()
 CTXKIT_COMMAND = [sys.executable, "-c",
-                  f"import sys; sys.path.insert(0, {str(ROOT)!r}); import ctxkit; "
+                  f"import sys; sys.path.insert(0, {str(SNAPSHOT)!r}); import ctxkit; "
                   f"ctxkit.entry_point()"]
 
 

@@ -454,10 +454,10 @@ def main(argv: list[str] | None = None) -> int:
     names = {p.name for p in chosen}
     kept = [c for c in existing if c["package"] not in names]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for cases in pool.map(build_package, chosen):
+        for cases in pool.map(build_package, chosen):   # written as each package ends
             kept += cases
-    kept.sort(key=lambda c: (c["package"], c["id"]))
-    CASES_FILE.write_text(json.dumps(kept, indent=1) + "\n")
+            kept.sort(key=lambda c: (c["package"], c["id"]))
+            CASES_FILE.write_text(json.dumps(kept, indent=1) + "\n")
     pairs = {(c["package"], c["old"]) for c in kept}
     print(f"{len(kept)} cases from {len(pairs)} release pairs -> {CASES_FILE}")
     return 0
