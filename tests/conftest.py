@@ -96,6 +96,14 @@ def git(root: Path, *args: str) -> str:
                           text=True, env=env).stdout
 
 
+def pytest_xdist_auto_num_workers(config) -> int | None:
+    """`-n auto` (pyproject): a worker per core for a whole-suite run, none when the
+    command names tests (files, ::ids, -k), where starting workers costs more."""
+    if config.option.file_or_dir or config.option.keyword:
+        return 0
+    return None
+
+
 @pytest.fixture(scope="session", autouse=True)
 def compiled_module():
     """ctxkit.py's bytecode cache, written once as an install writes it (Python reads it
