@@ -53,7 +53,8 @@ SCHEMA_VERSION = 2
 STATE_DIR = ".ctxkit"
 DB_NAME = "ctxkit.db"
 CONFIG_NAME = "config.toml"
-SNAPSHOT_FILE = ".context-snapshot.md"
+SNAPSHOT_FILE = ".context-snapshot.md"   # the default project's; others: snapshot_name()
+INDEX_LOCK_SUFFIX = "-index.lock"  # beside the database, as SQLite's -wal and -shm are
 BUSY_TIMEOUT_MS = 15000
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_STALE = 0, 1, 2, 3
@@ -2461,6 +2462,14 @@ def _fast_db(path: str) -> _ReadDb:
     state, mode, _ = db_file_state(path)
     if state != "sqlite" or mode & 0o077:
         raise _SlowPath(path)
+    for suffix in ("-wal", "-shm"):  # a loose companion: the full CLI tightens it
+        try:
+            if os.stat(path + suffix).st_mode & 0o077:
+                raise _SlowPath(path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            raise _SlowPath(path) from None
     old_umask = os.umask(0o077)  # the -shm file stays private, as open_db makes it
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -3279,7 +3288,7 @@ class Database:
         try:
             try:
                 return self.conn.execute(sql, params)
-            except UnicodeEncodeError:  # nothing ran: the text could not be bound
+            except (UnicodeEncodeError, OverflowError):  # nothing ran: a value did not bind
                 return self.conn.execute(sql, _bindable(params))
         except sqlite3.Error as exc:
             raise wrap_sqlite_error(exc, self.path) from exc
@@ -3412,11 +3421,30 @@ def open_db(env: Env, *, create: bool = True) -> Database:
         raise
     finally:
         os.umask(old_umask)
-    with contextlib.suppress(OSError):
-        mode = os.stat(path).st_mode
-        if mode & 0o077:  # private, but a file the owner made read-only stays read-only
-            os.chmod(path, mode & 0o700)
+    _make_private(path)
     return db
+
+
+DB_COMPANIONS = ("", "-wal", "-shm", INDEX_LOCK_SUFFIX)  # the database and SQLite's files
+
+
+def _make_private(path: Path) -> None:
+    """Tighten the database, its -wal and -shm and the index lock to the owner alone.
+
+    A database copied in or made by an older tool may be 0644 in a folder
+    others can enter; SQLite gives its -wal and -shm the database's mode. A
+    file the owner made read-only stays read-only. Says so on stderr.
+    """
+    tightened = []
+    for suffix in DB_COMPANIONS:
+        name = f"{path}{suffix}"
+        with contextlib.suppress(OSError):
+            mode = os.stat(name).st_mode
+            if mode & 0o077:
+                os.chmod(name, mode & 0o700)
+                tightened.append(f"{os.path.basename(name)} {mode & 0o777:o}->{mode & 0o700:o}")
+    if tightened:
+        warn(f"made the database private to you: {', '.join(tightened)}")
 
 
 def _set_wal(db: Database) -> None:
@@ -3697,17 +3725,39 @@ def printable(text: str) -> str:
                       text)
 
 
+def _printable_data(data: Any) -> Any:
+    """``data`` (JSON-like) with every string printable()."""
+    if isinstance(data, str):
+        return printable(data)
+    if isinstance(data, dict):
+        return {_printable_data(k): _printable_data(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_printable_data(item) for item in data]
+    return data
+
+
 def _bindable(params: Sequence[Any] | dict[str, Any]) -> Sequence[Any] | dict[str, Any]:
-    """Statement parameters with every text printable(), for SQLite's UTF-8."""
+    """Statement parameters SQLite can take: every text printable() (UTF-8), every
+    integer within 64 bits (a line number from a hostile log matches no row
+    either way). Options are range-checked before they get here."""
+    def value(item: Any) -> Any:
+        if isinstance(item, str):
+            return printable(item)
+        if isinstance(item, int) and not -2**63 <= item < 2**63:
+            return 2**63 - 1 if item > 0 else -2**63
+        return item
     if isinstance(params, dict):
-        return {k: printable(v) if isinstance(v, str) else v for k, v in params.items()}
-    return [printable(v) if isinstance(v, str) else v for v in params]
+        return {k: value(v) for k, v in params.items()}
+    return [value(v) for v in params]
 
 
 def emit(env: Env, data: Any, human: str | Callable[[], str] | None = None) -> None:
     """Print one JSON document (``--json``) or the human text."""
     if env.json:
-        sys.stdout.write(printable(json.dumps(data, ensure_ascii=False, indent=None)) + "\n")
+        text = json.dumps(data, ensure_ascii=False, indent=None)
+        if printable(text) != text:  # escape inside the strings, so the JSON stays valid
+            text = json.dumps(_printable_data(data), ensure_ascii=False, indent=None)
+        sys.stdout.write(text + "\n")
         return
     text = human() if callable(human) else human
     if text:
@@ -3760,12 +3810,35 @@ def parser_classes() -> tuple[type, type]:
             def __init__(self, *args: Any, **kwargs: Any) -> None:
                 kwargs.setdefault("formatter_class", _HelpFormatter)
                 super().__init__(*args, **kwargs)
+                # Every type=int and type=float option of every command, checked once here.
+                self.register("type", int, checked_int)
+                self.register("type", float, checked_float)
 
             def error(self, message: str) -> None:  # type: ignore[override]
                 raise UsageError(f"{self.prog}: {message} (see --help)")
 
         _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
     return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
+
+
+INT_OPTION_MAX = 2**53  # any count, line, id or size; far inside SQLite's 64-bit integers
+FLOAT_OPTION_MAX = 1e15
+
+
+def checked_int(text: str) -> int:
+    """A whole number an option can take: within ±INT_OPTION_MAX, else a usage error."""
+    value = int(text)  # ValueError: argparse says "invalid int value: 'x'"
+    if not -INT_OPTION_MAX <= value <= INT_OPTION_MAX:
+        raise argparse.ArgumentTypeError(f"{text} is out of range (at most {INT_OPTION_MAX:,})")
+    return value
+
+
+def checked_float(text: str) -> float:
+    """A finite number an option can take: within ±FLOAT_OPTION_MAX, else a usage error."""
+    value = float(text)  # ValueError: argparse says "invalid float value: 'x'"
+    if not -FLOAT_OPTION_MAX <= value <= FLOAT_OPTION_MAX:  # also rejects nan and inf
+        raise argparse.ArgumentTypeError(f"{text} is out of range (at most {FLOAT_OPTION_MAX:g})")
+    return value
 
 
 def terminal_columns() -> int:
@@ -3949,6 +4022,7 @@ GRAPH_SKIP_REASONS = {
     "minified": "minified or data on one line: lines average over 1,000 bytes",
     "unreadable": "could not be read (permissions, a symlink loop)",
     "name": "a file name that is not UTF-8",
+    "outside_root": "a symlink to a file outside the root",
     "changing": "kept changing while it was read; left for the next run",
     "vanished": "deleted while the run was reading it",
     "failed": "the parser failed on it",
@@ -4858,12 +4932,46 @@ def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
     except Exception as exc:  # a grammar bug must not abort the whole run
         return rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang, None
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    _mask_stored_code(facts)
     facts["bound"] = list(facts["context"]["imports"])
     facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
     # Call sites wait in the parent until resolution: as one bytes object per file
     # (about 40 bytes a call) rather than tuples of strings (about 250).
     facts["calls"] = marshal.dumps(facts["calls"])
     return rel, "parsed", size, mtime_ns, sha, lang, facts
+
+
+# The text of a definition record that is stored: signature, params JSON, docstring.
+_STORED_CODE_FIELDS = (5, 6, 10)
+
+
+def _mask_stored_code(facts: dict[str, Any]) -> None:
+    """Mask secrets in the code text the graph stores (a default argument
+    ``password="..."`` in a signature, a token in a docstring): the database
+    holds no secret, whatever the source does."""
+    if isinstance(facts.get("docstring"), str) and may_hold_secret(facts["docstring"].lower()):
+        facts["docstring"] = redact(facts["docstring"])[0]
+    for index, record in enumerate(facts["defs"]):
+        texts = [record[i] for i in _STORED_CODE_FIELDS if isinstance(record[i], str)]
+        if not any(may_hold_secret(text.lower()) for text in texts):
+            continue
+        fields = list(record)
+        fields[5], fields[10] = redact_text(fields[5]), redact_text(fields[10])
+        fields[6] = _masked_params(fields[6])
+        facts["defs"][index] = tuple(fields)
+
+
+def _masked_params(params_json: str) -> str:
+    """The params JSON with a default value masked when its parameter names a
+    secret (``password="hunter2"``: the default is seen with its name)."""
+    params = json.loads(params_json)
+    for param in params:
+        default = param.get("default")
+        if isinstance(default, str) and isinstance(param.get("name"), str):
+            masked = redact(f"{param['name']}={default}")[0]
+            if masked != f"{param['name']}={default}":
+                param["default"] = masked.split("=", 1)[1]
+    return json.dumps(params, ensure_ascii=False)
 
 
 def _read_source(absolute: str, limit: int) -> tuple[bytes, int, int] | str:
@@ -5125,7 +5233,6 @@ SQL_ANY_FILE = "SELECT 1 FROM files LIMIT 1"
 SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
 SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
 SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
-INDEX_LOCK_SUFFIX = "-index.lock"  # beside the database, as SQLite's -wal and -shm are
 
 
 class _IndexRun(Record):
@@ -5349,14 +5456,20 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
         run.skip("name")
         return None
     absolute = str(env.root / rel)
+    import stat
     try:
-        info = os.stat(absolute)
+        info = os.lstat(absolute)
+        if stat.S_ISLNK(info.st_mode):
+            # A link is followed only inside the root, as `index PATH` is refused outside it.
+            if _relative_to(os.path.realpath(absolute), str(env.root)) is None:
+                run.skip("outside_root")
+                return None
+            info = os.stat(absolute)
     except FileNotFoundError:
         return None
     except OSError:  # symlink loop, permission denied, name too long
         run.skip("unreadable")
         return None
-    import stat
     if not stat.S_ISREG(info.st_mode):  # a directory link or a device: not source
         return None
     if lang is None:
@@ -10272,7 +10385,7 @@ def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
 def _count_argument(minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = checked_int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < minimum:
@@ -11514,8 +11627,11 @@ class CommandRunner:
         except OSError as exc:
             raise CtxkitError(f"cannot run {self.argv[0]!r}: {exc.strerror or exc}") from None
         previous = {}
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(ValueError):   # not the main thread
+        # A closed terminal (SIGHUP) ends the command as SIGTERM does: the group is
+        # ended, what it wrote is kept, and ctxkit exits 128 + 1. The command's own
+        # group is not the terminal's, so without this it would be left running.
+        for signum in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            with contextlib.suppress(ValueError, TypeError):   # not the main thread; no SIGHUP
                 previous[signum] = signal.signal(signum, self._on_signal)
         try:
             self._pump(ingest)
@@ -11629,7 +11745,24 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
     finally:
         if db is not None:
             db.close()
+    import signal
+    if runner.signal_received == getattr(signal, "SIGHUP", None):
+        return _report_after_hangup(env, summary, ingest, code)
     return _report_run(env, summary, ingest, code)
+
+
+def _report_after_hangup(env: Env, summary: dict[str, Any], ingest: OutputIngest,
+                         code: int) -> int:
+    """Report as usual if the terminal is still there; its loss must not change the
+    status (129) or lose what was stored."""
+    try:
+        _report_run(env, summary, ingest, code)
+        sys.stdout.flush()
+    except OSError:
+        with contextlib.suppress(OSError):  # silence the flush at exit as well
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+    return code
 
 
 def _returned_size(summary: dict[str, Any], ingest: OutputIngest) -> int:
@@ -11745,6 +11878,8 @@ def _parse_range(text: str) -> tuple[int, int]:
     match = re.fullmatch(r"\s*(\d+)\s*(?:[-:]\s*(\d+)?)?\s*", text)
     if not match:
         raise UsageError(f"expand: --lines wants A-B (e.g. 120-160), not {text!r}")
+    if any(len(number) > 15 for number in match.groups() if number):
+        raise UsageError(f"expand: --lines {text!r} is out of range; lines are counted from 1")
     first = int(match.group(1))
     last = int(match.group(2)) if match.group(2) else (
         first if "-" not in text and ":" not in text else 1 << 62)
@@ -12704,7 +12839,31 @@ def git_output(env: Env, *args: str, timeout: float = 20) -> str | None:
 
 
 def _ignored_path(path: str) -> bool:
-    return path == SNAPSHOT_FILE or path.startswith(STATE_DIR + "/")
+    return is_snapshot_file(path) or path.startswith(STATE_DIR + "/")
+
+
+def snapshot_name(env: Env) -> str:
+    """The snapshot file of this project, relative to the root.
+
+    The default project (the root folder's name) keeps ``.context-snapshot.md``;
+    any other project sharing the root gets its own file,
+    ``.context-snapshot.<project>.md`` (characters a file name should not
+    hold become ``_``, plus a short hash when that changed the name), so one
+    project never reads another's snapshot.
+    """
+    if env.project == (env.root.name or "default"):
+        return SNAPSHOT_FILE
+    slug = re.sub(r"[^A-Za-z0-9._-]", "_", env.project).strip(".") or "_"
+    if slug != env.project:
+        import hashlib
+        slug += "-" + hashlib.sha1(env.project.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{SNAPSHOT_FILE[:-3]}.{slug}.md"
+
+
+def is_snapshot_file(path: str) -> bool:
+    """A snapshot file of any project (root-relative path)."""
+    return path == SNAPSHOT_FILE or (path.startswith(SNAPSHOT_FILE[:-3] + ".")
+                                     and path.endswith(".md") and "/" not in path)
 
 
 def git_state(env: Env) -> GitState:
@@ -12991,11 +13150,11 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
     previous = db.one(SQL_SNAPSHOT_LAST, (env.project,))
     if not agent_text.strip() and previous is not None:
         agent_text = previous["agent_text"]
-    agent_text = redact(agent_text)[0]  # masked before the file or the database sees it
+    agent_text = printable(redact(agent_text)[0])  # masked before a file or the database
     body, state = build_snapshot(db, env, agent_text, source, previous)
-    body = redact(body)[0]  # branch names, paths, notes: nothing on disk holds a secret
-    path = env.root / SNAPSHOT_FILE
-    temp = path.with_name(f".{SNAPSHOT_FILE}.{os.getpid()}.tmp")
+    body = printable(redact(body)[0])  # branch names, paths, notes: no secret on disk
+    path = env.root / snapshot_name(env)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         temp.write_text(body, encoding="utf-8")
         os.replace(temp, path)
@@ -13013,7 +13172,8 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
                                                  body)).lastrowid
     _, sections = split_sections(body)
     counts = {title: sum(1 for line in lines if line.startswith("- ")) for title, lines in sections}
-    return {"id": rowid, "path": SNAPSHOT_FILE, "created_at": created, "branch": state.branch,
+    return {"id": rowid, "path": snapshot_name(env), "created_at": created,
+            "branch": state.branch,
             "head": state.head, "files": len(files),
             "failing_outputs": counts.get("Failing outputs", 0),
             "lessons": counts.get("Active lessons", 0), "chars": len(body)}
@@ -13032,8 +13192,8 @@ def cmd_snapshot_save(args: argparse.Namespace, env: Env) -> None:
 
 
 def snapshot_age(env: Env) -> float | None:
-    """Seconds since ``.context-snapshot.md`` was written; None when missing or empty."""
-    path = env.root / SNAPSHOT_FILE
+    """Seconds since this project's snapshot file was written; None when missing or empty."""
+    path = env.root / snapshot_name(env)
     try:
         info = path.stat()
     except OSError:
@@ -13044,13 +13204,13 @@ def snapshot_age(env: Env) -> float | None:
 def cmd_snapshot_check(args: argparse.Namespace, env: Env) -> int:
     age = snapshot_age(env)
     fresh = age is not None and age <= args.max_age
-    data = {"path": SNAPSHOT_FILE, "exists": age is not None,
+    data = {"path": snapshot_name(env), "exists": age is not None,
             "age_seconds": None if age is None else round(age, 1),
             "max_age": args.max_age, "fresh": fresh}
     if env.json:
         emit(env, data)
     elif age is None:
-        warn(f"no snapshot at {env.root / SNAPSHOT_FILE}; "
+        warn(f"no snapshot at {env.root / snapshot_name(env)}; "
              "save one with: ctxkit snapshot save -m TEXT")
     elif not fresh:
         warn(f"snapshot is stale: {age:.0f}s old (max {args.max_age}s); save a new one with: "
@@ -13172,8 +13332,8 @@ def _age_text(seconds: float) -> str:
 
 
 def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
-    """The snapshot text (file first, else the newest kept in the database)."""
-    path = env.root / SNAPSHOT_FILE
+    """This project's snapshot text (its file first, else its newest in the database)."""
+    path = env.root / snapshot_name(env)
     age = snapshot_age(env)
     if age is not None:
         data = read_regular(path, 1 << 24)
@@ -13198,7 +13358,7 @@ def render_restore(env: Env, limit: int = RESTORE_LIMIT) -> tuple[str, dict[str,
     checklist, diff = restore_checklist(env, body, age)
     budget = limit - len(RESTORE_HEADER) - len(checklist) - 4
     hint = (f"ctxkit snapshot show {snapshot_id}" if snapshot_id
-            else f"all of it in {SNAPSHOT_FILE}")
+            else f"all of it in {snapshot_name(env)}")
     snapshot = fit_sections(body, budget, hint)
     text = f"{RESTORE_HEADER}\n\n{snapshot}\n\n{checklist}\n"
     return text, diff
@@ -13244,8 +13404,9 @@ def cmd_snapshot_show(args: argparse.Namespace, env: Env) -> None:
 
 
 def _int_id(text: str) -> int:
-    if not text.isdigit():
-        raise UsageError(f"snapshot id must be a number or 'last', not {text!r}")
+    if not text.isdigit() or int(text) > INT_OPTION_MAX:
+        raise UsageError(f"snapshot id must be a number up to {INT_OPTION_MAX:,} or 'last', "
+                         f"not {text!r}")
     return int(text)
 
 
@@ -14233,11 +14394,23 @@ def _settings_path(args: argparse.Namespace, env: Env) -> Path:
 
 def _load_settings(path: Path) -> tuple[dict[str, Any], str]:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         return {}, ""
     except OSError as exc:
         raise CtxkitError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        encoding = ("UTF-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else
+                    "UTF-32" if data[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff") else
+                    "not UTF-8")
+        raise CtxkitError(f"{path} is {encoding} text (byte {exc.start}), but agent settings "
+                          f"are UTF-8 JSON; save it as UTF-8 first, ctxkit will not change "
+                          f"it") from None
+    if text.startswith("\ufeff"):
+        raise CtxkitError(f"{path} starts with a byte-order mark, which JSON does not allow; "
+                          f"save it as UTF-8 without one first, ctxkit will not change it")
     if not text.strip():
         return {}, text
     try:

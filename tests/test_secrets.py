@@ -240,3 +240,18 @@ def test_secret_in_a_real_subprocess_argv_reaches_the_command_unmasked(cli, tmp_
     assert secret.encode() not in _disk_bytes(cli)
     assert json.loads(cli("outputs", "--json").out)["outputs"][0]["command"].endswith(
         "'***REDACTED***'")
+
+
+def test_the_graph_stores_no_secret_from_signatures_or_docstrings(cli):
+    secret, token = "hunter2-Gr4ph", "ghp_" + "Gq7" * 12
+    (cli.root / "db.py").write_text(
+        f'"""Connects with {token}."""\n\n\n'
+        f'def connect(host, password="{secret}", retries=3):\n'
+        f'    """Log in; the test account uses token {token}."""\n    return host\n')
+    assert cli("index").code == 0
+    data = _disk_bytes(cli)
+    assert secret.encode() not in data and token.encode() not in data
+    conn = sqlite3.connect(cli.db)
+    signature, = conn.execute("SELECT signature FROM nodes WHERE name = 'connect'").fetchone()
+    conn.close()
+    assert signature == 'def connect(host, password="***REDACTED***", retries=3)'
