@@ -294,8 +294,6 @@ def test_small_bash_output_is_not_stored(cli, project):
     ("gemini_after_tool_shell", lambda t: {"llmContent": t, "returnDisplay": t}),
 ])
 def test_large_bash_output_is_stored_with_a_handle(cli, project, fixture, response):
-    if not hasattr(ctxkit, "store_output_text"):
-        pytest.skip("the output store arrives with the output branch")
     body = payload(fixture, project, tool_response=response(big_output()))
     event = "AfterTool" if fixture.startswith("gemini") else "PostToolUse"
     line = context_of(hook(cli, "post-tool-use", body), event)
