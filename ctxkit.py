@@ -5655,47 +5655,126 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
     # Biggest files first so that no worker is left with a long file at the end.
     jobs = sorted(jobs, key=lambda j: -j[5])
     with quiet_pool(context, workers) as pool:
-        yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
+        yield from pool.map(_graph_parse_job, jobs, chunksize=4, ordered=False)
 
 
 @contextlib.contextmanager
 def quiet_pool(context: Any, workers: int,
-               initializer: Callable[[], None] | None = None) -> Iterator[Any]:
-    """A worker pool that Ctrl-C and SIGTERM end cleanly, ended and reaped on exit.
+               initializer: Callable[[], None] | None = None) -> Iterator[_Workers]:
+    """Worker processes that Ctrl-C and SIGTERM end cleanly, killed and reaped on exit.
 
-    Workers are forked with both signals blocked, so neither reaches a worker
-    before its initializer (which starts with _ignore_interrupts) has set it
-    up; the pool's threads, made meanwhile, keep the mask for the workers they
-    fork later. Whatever ends the block (the last result, Ctrl-C, SIGTERM, an
-    error), the pool is terminated and joined: no worker outlives the run.
+    Each worker has a pipe of its own, and no lock is shared: a worker that dies
+    at any moment (a signal to the whole process group, the OOM killer) leaves
+    nothing that the parent or another worker then waits on for ever, which is
+    how multiprocessing.Pool hangs when a worker dies holding its queue's lock.
+    Workers ignore SIGINT and SIGTERM (the parent alone handles them and kills
+    the workers), and are forked with both blocked, so that neither arrives
+    before the worker has set that up. Whatever ends the block (the last
+    result, Ctrl-C, SIGTERM, an error), every worker is killed and reaped.
     """
     import signal
     masking = hasattr(signal, "pthread_sigmask")   # POSIX; Windows spawns fresh workers
     if masking:
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM))
-    pool = None
+    pool = _Workers()
     try:
-        pool = context.Pool(processes=workers, initializer=initializer or _ignore_interrupts)
-        if masking:  # a signal that came meanwhile is raised here, with the pool in hand
+        for _ in range(workers):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=_worker_loop, daemon=True,
+                                      args=(theirs, [end for _, end in pool.members] + [ours],
+                                            initializer))
+            process.start()
+            theirs.close()
+            pool.members.append((process, ours))
+        if masking:  # a signal that came meanwhile is raised here, with the workers in hand
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         yield pool
     finally:
         if masking:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        for process, ours in pool.members:
+            if process.exitcode is None:
+                process.kill()
+            process.join()
+            ours.close()
 
 
-def _ignore_interrupts() -> None:
-    """In a worker: Ctrl-C goes to the whole process group, and the parent alone
-    handles it (it ends the pool), so no worker prints a traceback; SIGTERM ends
-    the worker without a word."""
+class _Workers:
+    """quiet_pool's workers: chunks of items out, lists of results back, two in flight each."""
+
+    def __init__(self) -> None:
+        self.members: list[tuple[Any, Any]] = []
+
+    def map(self, func: Callable[[Any], Any], items: Sequence[Any], chunksize: int = 1,
+            ordered: bool = True) -> Iterator[Any]:
+        """func over items in the workers: in items' order, or as chunks finish."""
+        from multiprocessing.connection import wait
+        chunks = [items[at:at + chunksize] for at in range(0, len(items), chunksize)]
+        waiting: dict[Any, list[int]] = {ours: [] for _, ours in self.members}
+        process_of = {ours: process for process, ours in self.members}
+        sent = 0
+        done: dict[int, list[Any]] = {}
+        emitted = 0
+
+        def send(ours: Any) -> None:
+            nonlocal sent
+            if sent < len(chunks):
+                ours.send((func, chunks[sent]))
+                waiting[ours].append(sent)
+                sent += 1
+
+        for _ in range(2):
+            for ours in waiting:
+                send(ours)
+        while emitted < len(chunks):
+            for ours in wait([end for end, queue in waiting.items() if queue]):
+                try:
+                    failed, result = ours.recv()
+                except EOFError:
+                    code = process_of[ours].exitcode
+                    raise CtxkitError(f"a worker process ended without its result "
+                                      f"(exit status {code})") from None
+                if failed:
+                    raise result
+                index = waiting[ours].pop(0)
+                send(ours)
+                if not ordered:
+                    emitted += 1
+                    yield from result
+                    continue
+                done[index] = result
+                while emitted in done:
+                    yield from done.pop(emitted)
+                    emitted += 1
+
+
+def _worker_loop(theirs: Any, parents_ends: list[Any],
+                 initializer: Callable[[], None] | None) -> None:
+    """A quiet_pool worker: (func, chunk) in, (failed, results or the exception) out,
+    until the parent's end closes."""
+    import pickle
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
+    for end in parents_ends:  # so that the parent's exit alone closes this pipe
+        end.close()
+    if initializer is not None:
+        initializer()
+    while True:
+        try:
+            func, chunk = theirs.recv()
+        except EOFError:
+            return
+        try:
+            reply: tuple[bool, Any] = (False, [func(item) for item in chunk])
+        except Exception as exc:
+            reply = (True, exc)
+        try:
+            theirs.send(reply)
+        except (pickle.PicklingError, TypeError, AttributeError):  # it will not pickle
+            theirs.send((True, RuntimeError(repr(reply[1]))))
 
 
 class _Progress:
@@ -6704,7 +6783,7 @@ def _parallel_call_rows(db: Database, resolver: _Resolver, run: _IndexRun,
     try:
         with quiet_pool(multiprocessing.get_context("fork"), workers,
                         _resolve_worker_start) as pool:
-            yield from pool.imap(_resolve_chunk, chunks)
+            yield from pool.map(_resolve_chunk, chunks)
     finally:
         gc.unfreeze()
         _RESOLVE_STATE = None
@@ -6719,7 +6798,6 @@ def _serial_call_rows(resolver: _Resolver, run: _IndexRun,
 
 
 def _resolve_worker_start() -> None:
-    _ignore_interrupts()
     resolver = _RESOLVE_STATE[0]
     conn = sqlite3.connect(_RESOLVE_STATE[3], timeout=BUSY_TIMEOUT_MS / 1000)
     conn.row_factory = sqlite3.Row
