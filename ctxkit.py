@@ -1092,11 +1092,18 @@ _FILE_REF = (r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
              r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
              r":(?P<line2>\d+)")
 _TEST_ID_SHAPE = r"::|/|›|\.|^[Tt]est|_test\b|[a-z][A-Z]|_"
-# A test runner's verdict on one failing test (progress line or summary list): pytest,
-# go test, cargo test, jest/vitest, surefire (new and old), Playwright/mocha's ✘. The
-# summary's failing test ids come from it too.
+# A pytest node id: a path, `::` parts, and the parameters' id in brackets, which may hold
+# spaces, brackets and ` - ` (`t.py::test_x[a - b]`, `t.py::test_x[x[1] y]`): the brackets
+# end at the first `]` the runner's own separator follows (` - ` before the message, the
+# end of the line, ` FAILED` on a progress line).
+PYTEST_ID = r"[^\s:]+::[^\[\s]+(?:\[.*?\])?"
+# A test runner's verdict on one failing test (progress line or summary list): pytest
+# (short summary `FAILED <id> - <message>`, -v progress `<id> FAILED [ 7%]`, xdist's
+# `[gw0] [ 7%] FAILED <id>`), go test, cargo test, jest/vitest, surefire (new and old),
+# Playwright/mocha's ✘. The summary's failing test ids come from it too.
 TEST_VERDICT = (
-    r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
+    r"^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) (?P<pytest>" + PYTEST_ID + r")(?= - |\s*$)"
+    r"|^(?P<pytest2>" + PYTEST_ID + r") (?:FAILED|ERROR)\b"
     r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
     r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$"
     r"|^\[ERROR\] (?P<junit>[\w.$]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
@@ -2365,8 +2372,14 @@ def _verdicts_to_sections(run: SearchRun) -> None:
 
 def test_name(test_id: str) -> str:
     """The last part of a test id, as a failure section's first line names it:
-    ``tests/x.py::TestA::test_b[1]`` -> ``test_b[1]``, ``a › b`` -> ``b``."""
-    return _rx(r"[^:/›]+$").search(test_id.strip().rstrip(" ─")).group(0).strip()
+    ``tests/x.py::TestA::test_b[1]`` -> ``test_b[1]``, ``a › b`` -> ``b``. A pytest id's
+    parameters are kept whole, whatever they hold (``t.py::test_b[a/b c]``)."""
+    test_id = test_id.strip().rstrip(" ─")
+    params = ""
+    cut = test_id.find("[", test_id.find("::")) if "::" in test_id else -1
+    if cut > 0 and test_id.endswith("]"):
+        test_id, params = test_id[:cut], test_id[cut:]
+    return _rx(r"[^:/›]+$").search(test_id).group(0).strip() + params
 
 
 def _escape(text: str) -> str:
@@ -6049,6 +6062,14 @@ class _Resolver:
             if kind != "file":
                 self.by_name.setdefault(name, []).append(node_id)
                 self.by_dir.setdefault((posix_parent(path), qualname), node_id)
+        # Functions that own methods (JavaScript's ES5 classes: `X.prototype.m = function`
+        # makes X.m): `new X()` makes an X, and `this` in X's methods is one.
+        self.constructors: set[int] = set()
+        for kind, _, qualname, path in self.nodes.values():
+            owner = self.by_pq.get((path, qualname.rpartition(".")[0])) \
+                if kind == "method" else None
+            if owner is not None and self.nodes[owner][0] == "function":
+                self.constructors.add(owner)
         self.lang: dict[str, str] = {}
         self.languages: dict[str, Language] = {}
         self.package: dict[str, str] = {}
@@ -6067,6 +6088,10 @@ class _Resolver:
 
     def language(self, path: str) -> Language:
         return self.languages.get(path, _UNKNOWN_LANGUAGE)
+
+    def class_like(self, node: int) -> bool:
+        """A class, or a function used as one (see ``constructors``)."""
+        return self.nodes[node][0] in CLASS_KINDS or node in self.constructors
 
     def overloaded(self, node: int) -> bool:
         """Whether the node's file defines its qualname more than once (C++ overloads)."""
@@ -6231,7 +6256,7 @@ class _Resolver:
     def enclosing_class(self, path: str, scope: str) -> int | None:
         for qual in self.scope_chain(scope):
             node = self.by_pq.get((path, qual))
-            if node is not None and self.nodes[node][0] in CLASS_KINDS:
+            if node is not None and self.class_like(node):
                 return node
         if "." in scope and self.language(path).methods_outside:
             owner = scope.rsplit(".", 1)[0]
@@ -6329,8 +6354,12 @@ class _Resolver:
         if made is not None:
             return made, CONF_TYPED  # self.response_class(): a `type[Response]` attribute
         # A mixin or abstract base calling what its subclasses define: linked only
-        # when exactly one subclass in the index has it.
-        found = {self.method_lookup(sub, callee) for sub in self._all_subclasses(cls)} - {None}
+        # when exactly one subclass in the index has it. Outside tests, a subclass a
+        # test file defines (a stand-in) is not what the library's own call runs.
+        subs = self._all_subclasses(cls)
+        if not is_test_path(path):
+            subs = [sub for sub in subs if not is_test_path(self.nodes[sub][3])] or subs
+        found = {self.method_lookup(sub, callee) for sub in subs} - {None}
         return (found.pop(), CONF_UNIQUE) if len(found) == 1 else (None, 0.0)
 
     def _all_subclasses(self, cls: int) -> list[int]:
@@ -6385,7 +6414,7 @@ class _Resolver:
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
-            if self.nodes[dst][0] in CLASS_KINDS:
+            if self.class_like(dst):
                 return dst  # a construction
             return self.returned_type(dst)
         language = self.language(path)
@@ -6524,12 +6553,12 @@ class _Resolver:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
         target = self.resolve_dotted(path, scope, type_text)
-        if target is None and "." in type_text:  # x = self.make(...): a method's result
-            found = self.expr_type(path, scope, type_text + "(...)")
-            return OUTSIDE if found is None else found
+        if target is None and "." in type_text:  # x = self.make(...): a method's result,
+            # unknown (None) when that call is unresolved or its result undeclared
+            return self.expr_type(path, scope, type_text + "(...)")
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
-        if self.nodes[target[1]][0] in CLASS_KINDS:
+        if self.class_like(target[1]):
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
 
@@ -7148,6 +7177,11 @@ _JS_DEFS = """
         property: (property_identifier) @name)
     right: [(arrow_function) (function_expression)] @fn
     (#match? @owner "^(module\\.)?exports$"))) @def.function
+(expression_statement (assignment_expression
+    left: (member_expression object: (member_expression object: (identifier) @owner
+        property: (property_identifier) @proto (#eq? @proto "prototype"))
+        property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)] @fn)) @def.function
 """
 _JS_SKELETON = SkeletonRules(
     containers=frozenset({"program", "statement_block", "switch_body", "switch_case",
@@ -7181,9 +7215,53 @@ def _js_skip_def(s: _Source, node: Any) -> bool:
     return node.type == "method_signature" and up is not None and up.type == "class_body"
 
 
+def _js_prototype_of(s: _Source, node: Any) -> str:
+    """X for an expression ``X.prototype``, else ""."""
+    if node is None or node.type != "member_expression" or \
+            s.text(node.child_by_field_name("property")) != "prototype":
+        return ""
+    owner = node.child_by_field_name("object")
+    return s.text(owner) if owner is not None and owner.type == "identifier" else ""
+
+
+def _js_prototype_member(s: _Source, d: _Def) -> tuple[str, str] | None:
+    """(X, member name) for a method of X written the ES5 way, on its prototype:
+    ``X.prototype.m = function () {}``, ``X.prototype = {m() {}}``, and the accessors
+    of ``Object.defineProperty(X.prototype, "m", {get() {}, set(v) {}})``."""
+    node = d.node
+    if node.type == "expression_statement":  # the def query's X.prototype.m = function
+        assign = node.named_children[0] if node.named_children else None
+        left = assign.child_by_field_name("left") if assign is not None else None
+        owner = _js_prototype_of(s, left.child_by_field_name("object")) if left else ""
+        return (owner, d.name) if owner else None
+    holder = node.parent
+    if node.type != "method_definition" or holder is None or holder.type != "object":
+        return None
+    up = holder.parent
+    if up is not None and up.type == "assignment_expression":
+        owner = _js_prototype_of(s, up.child_by_field_name("left"))
+        return (owner, d.name) if owner else None
+    call = up.parent if up is not None and up.type == "arguments" else None
+    if call is None or s.text(call.child_by_field_name("function")).replace(" ", "") != \
+            "Object.defineProperty":
+        return None
+    args = up.named_children
+    if len(args) != 3 or args[2].id != holder.id or args[1].type != "string":
+        return None
+    owner = _js_prototype_of(s, args[0])
+    return (owner, _quoted_text(s, args[1])) if owner and _quoted_text(s, args[1]) else None
+
+
 def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     """An object literal's method belongs to the object: ``const traps = {get() {}}`` ->
-    ``traps.get``, never a module-level ``get``."""
+    ``traps.get``, never a module-level ``get``. A method written on a prototype
+    (see _js_prototype_member) belongs to its class or constructor function: X.m."""
+    member = _js_prototype_member(s, d)
+    if member is not None:
+        owner, d.name = member
+        d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
+        d.kind = "method"
+        return True
     holder = d.node.parent
     if d.node.type != "method_definition" or holder is None or holder.type != "object":
         return False
@@ -7208,6 +7286,8 @@ def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
 def _js_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
     """Members of classes unless #private or `private`; top level when under `export`."""
     parent = defs[d.parent] if d.parent >= 0 else None
+    if _js_prototype_member(s, d) is not None:
+        return True  # a prototype's members are public, as a class's are
     if parent is not None:
         return parent.kind in CLASS_KINDS and not d.name.startswith("#") and \
             "private" not in s.text(d.node).split("(")[0].split()
@@ -7337,12 +7417,50 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
     return r.lookup_in_modules([mpath], name, depth + 1)
 
 
+def _js_constructor_function(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
+    """What ``new X()`` runs when class X has no constructor of its own: a function of
+    the same name in the same file (TypeScript's ``declare class X`` merged with the
+    ES5 ``function X() {}`` that implements it)."""
+    if name != "constructor":
+        return None
+    qualname = wanted.rpartition(".")[0]
+    return next((n for n in r.by_name.get(qualname.rpartition(".")[2], ())
+                 if r.nodes[n][0] == "function" and r.nodes[n][2] == qualname
+                 and r.nodes[n][3] == path), None)
+
+
+def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                      callee: str) -> tuple[int | None, float] | None:
+    """``X.prototype.m()`` is X's method m; ``f.call(...)`` / ``f.apply(...)`` run f
+    (a class's: its constructor, ``Base.call(this)`` in an ES5 subclass). Only a
+    function the code names exactly; anything else is left to the generic rules."""
+    if callee in ("call", "apply"):
+        head, _, name = recv.rpartition(".")
+        if not re.fullmatch(r"[\w$#]+", name) or recv in r.language(path).self_names:
+            return None
+        dst, confidence = r.resolve_call(path, scope, name, head or None)
+        if dst is not None and confidence >= CONF_EXACT and r.nodes[dst][0] in CLASS_KINDS:
+            ctor = r.method_lookup(dst, "constructor")
+            return (ctor, confidence) if ctor is not None else (None, 0.0)
+        if dst is not None and confidence >= CONF_TYPED or dst is None and confidence:
+            return dst, confidence
+        return None
+    owner = recv.removesuffix(".prototype")
+    if owner != recv and re.fullmatch(r"[\w$.]+", owner):
+        target = r.resolve_dotted(path, scope, owner)
+        if target is not None and target[0] == "node" and r.class_like(target[1]):
+            found = r.method_lookup(target[1], callee)
+            return (found, CONF_EXACT) if found is not None else (None, 0.0)
+    return None
+
+
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
-    import_handler=_js_import, resolve_binding=_js_resolve_binding)
+    import_handler=_js_import, resolve_binding=_js_resolve_binding,
+    receiver_call=_js_receiver_call, method_fallback=_js_constructor_function)
 JAVASCRIPT = Language(
     name="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"), fence="javascript",
     query=_JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
@@ -9172,10 +9290,31 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
         more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""
         raise Ambiguous(f"{text!r} matches {len(nodes)} symbols: {listing}{more}; "
-                        f"pass a full id, --file FILE or --first",
+                        f"{_ambiguity_hint(db, project, text, nodes, normalized)}",
                         [{"id": n.id, "kind": n.kind, "path": n.path, "line": n.line}
                          for n in nodes])
     return nodes[0]
+
+
+def _ambiguity_hint(db: Database, project: str, text: str, nodes: list[Node],
+                    file: str | None) -> str:
+    """What to pass instead of an ambiguous TEXT: only what picks one candidate.
+
+    An id always does. A qualified name does when it names that candidate alone
+    (two classes of one file with a method ``read`` differ by ``Cls.read``, never by
+    --file); --file does for a candidate alone in its file, when none was given.
+    """
+    ways = [f"its id (e.g. {nodes[0].id})"]
+    for node in nodes:
+        rows = graph_find_rows(db, project, node.qualname, file)
+        if node.qualname != text and len(rows) == 1 and rows[0]["uid"] == node.id:
+            ways.append(f"a qualified name (e.g. {node.qualname})")
+            break
+    paths = collections.Counter(n.path for n in nodes)
+    alone = next((n for n in nodes if paths[n.path] == 1), None)
+    if file is None and len(paths) > 1 and alone is not None:
+        ways.append(f"--file with its file (e.g. {text} --file {alone.path})")
+    return f"to pick one pass {', '.join(ways)}, or --first for the best"
 
 
 def check_line_in_file(env: Env, path: str, line: int) -> None:
@@ -11032,7 +11171,7 @@ class DecisiveLines:
         test = _TEST_FAILED.match(line)
         if test:
             self._keep("test", number, line, first_file_ref(line))
-            self._add_failed_test(next(g for g in test.groups() if g))
+            self._add_failed_test(test.group(test.lastgroup), test.lastgroup)
             return
         if _PANIC.match(line):
             self._keep("panic", number, line, first_file_ref(line))
@@ -11048,11 +11187,12 @@ class DecisiveLines:
                 self.seen_generic.add(key)
                 self._keep("error", number, line, first_file_ref(line))
 
-    def _add_failed_test(self, test_id: str) -> None:
+    def _add_failed_test(self, test_id: str, runner: str) -> None:
         """Remember a failing test once, however often the runner names it (pytest's
-        progress line and short summary; jest's ✕ line and its ● section)."""
+        progress line and short summary; jest's ✕ line, which names the test alone, and
+        its ● section, which adds the describe blocks)."""
         test_id = test_id.strip()
-        key = test_id.rsplit(" › ", 1)[-1]
+        key = test_id.rsplit(" › ", 1)[-1] if runner.startswith("jest") else test_id
         known = self.failed_tests.get(key)
         if known is not None:
             if len(test_id) > len(known):
@@ -15084,9 +15224,9 @@ _NOT_FRAME_SECTIONS = ("warnings summary", "short test summary info", "slowest",
 
 # Failing test ids, one record per runner: (pattern, what the name is).
 TEST_ID_FORMATS = (
-    lazy_re(r"^(?:FAILED|ERROR) (?P<id>\S+::\S+?)(?: - |$)"),          # pytest summary
-    lazy_re(r"^(?P<id>\S+\.py::\S+) (?:FAILED|ERROR)\b"),               # pytest -v
-    lazy_re(r"^_{3,} (?:ERROR (?:at setup of|collecting) )?(?P<name>[\w.\[\]-]+) _{3,}$"),
+    lazy_re(r"^(?:FAILED|ERROR) (?P<id>" + PYTEST_ID + r")(?= - |\s*$)"),  # pytest summary
+    lazy_re(r"^(?P<id>" + PYTEST_ID + r") (?:FAILED|ERROR)\b"),            # pytest -v
+    lazy_re(r"^_{3,} (?:ERROR (?:at setup of|collecting) )?(?P<name>[\w.]+(?:\[.*\])?) _{3,}$"),
     lazy_re(r"^\s*--- FAIL: (?P<name>\S+)"),                            # go test
     lazy_re(r"^test (?P<name>\S+) \.\.\. FAILED"),                      # cargo test
     lazy_re(r"^not ok \d+ - (?P<name>.+)$"),                            # node --test, TAP
