@@ -13008,9 +13008,11 @@ LOUD_COMMAND = (r"""(?x)(?:^\s*|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\s+)(?:
     | git\s+(?:log|diff|blame|show)\b
     | find\s | curl\s | wget\s | docker\s+(?:build|logs)\b
     )""")
-# Shell syntax `sh` (dash) may not understand, or commands that change the
-# shell's own state (cd, export): wrapping those would change what they do.
-NOT_WRAPPABLE = (r"\[\[|<\(|>\(|\$'|\bsource\s|(?:^|[;&|]\s*)(?:cd|export|alias|unset|set|\.)\s")
+# Commands that change the shell's own state (cd, export, source) at its top level,
+# not in a subshell: the agent's shell keeps that state for its next command, and
+# `ctxkit run` would change it only in a child shell that ends with the command.
+NOT_WRAPPABLE = (r"(?:^|[;&|\n{]\s*)(?:cd|pushd|popd|export|unset|set|shopt|alias|unalias"
+                 r"|source|\.|umask|ulimit|declare|typeset|readonly)(?:\s|$)")
 
 
 class SnapshotMissing(CtxkitError):
@@ -13878,10 +13880,24 @@ def slow_start_reasons(command: str) -> list[str]:
     return reasons
 
 
-def wrap_command(command: str) -> str:
-    """``command`` as ``ctxkit run --label bash -- sh -c '<command>'``, quoted for any shell."""
+def wrap_shell() -> str | None:
+    """The shell a wrapped command runs in: bash, found on PATH; None when there is none.
+
+    The agents' shell tools (Claude Code's Bash, Codex, Gemini's run_shell_command)
+    run a command in bash, so its syntax (``&>``, ``{a,b}``, arrays, ``[[ ]]``,
+    ``|&``, ``$PIPESTATUS``, ``<(...)``) must reach bash again: ``sh`` is dash
+    on Debian and would read it otherwise.
+    """
+    import shutil
+    return shutil.which("bash")
+
+
+def wrap_command(command: str, shell: str) -> str:
+    """``command`` as ``ctxkit run --label bash -- SHELL -c '<command>'``, quoted for any
+    shell."""
     import shlex
-    return f"{ctxkit_command()} run --label bash -- sh -c {shlex.quote(command)}"
+    return (f"{ctxkit_command()} run --label bash -- {shlex.quote(shell)} -c "
+            f"{shlex.quote(command)}")
 
 
 def command_text(value: Any) -> str | None:
@@ -13904,8 +13920,10 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
         # The user's own rules decide this command. A rewrite would hide it from
         # them, and a nudge toward `ctxkit run` would help the agent get around them.
         return None
-    if mode == "wrap" and not re.search(NOT_WRAPPABLE, command):
-        answer = wrap_answer(payload, command, agent, verdict)
+    shell = wrap_shell() if mode == "wrap" else None
+    if shell and isinstance(tool_input.get("command"), str) and \
+            not re.search(NOT_WRAPPABLE, command):
+        answer = wrap_answer(payload, command, shell, agent, verdict)
         if answer is not None:
             return answer
     if not first_time(env, payload, "bash-nudge"):
@@ -13946,14 +13964,14 @@ def wrap_decision(agent: str, mode: str, verdict: str | None) -> str | None:
     return "ask" if mode in PROMPTING_MODES else None
 
 
-def wrap_answer(payload: dict[str, Any], command: str, agent: str,
+def wrap_answer(payload: dict[str, Any], command: str, shell: str, agent: str,
                 verdict: str | None) -> dict[str, Any] | None:
     """The rewrite, granting nothing the user's own rules would not grant."""
     mode = str(payload.get("permission_mode") or "")
     decision = wrap_decision(agent, mode, verdict)
     if decision is None:
         return None
-    new_input = {**payload["tool_input"], "command": wrap_command(command)}
+    new_input = {**payload["tool_input"], "command": wrap_command(command, shell)}
     if decision == "input":
         return hook_answer(agent, "pre-tool-use", tool_input=new_input)
     reason = ("ctxkit: output goes to the output store" if decision == "allow" else
