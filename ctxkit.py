@@ -378,16 +378,17 @@ class CodeOnDisk:
 
     A file whose size and mtime, else whose content hash, match the index gives
     the indexed hash. A file changed since it was indexed is parsed again in
-    memory (nothing is written) by ``parse``, the Graph section's
-    graph_file_hashes(), and the node looked up by its id. Without ``parse``
-    (the fast path runs before the parser is even defined) such a file raises
-    _SlowPath, and the full CLI answers. A file or symbol gone from disk gives
-    None: its lessons are stale too.
+    memory (nothing is written) by ``parse``, which the Graph section sets to
+    its graph_file_hashes(), and the node looked up by its id. On the fast
+    path, which runs before the Graph section is even defined, ``parse`` is
+    None: such a file raises _SlowPath, and the full CLI answers. A file or
+    symbol gone from disk gives None: its lessons are stale too.
     """
 
-    def __init__(self, root: str,
-                 parse: Callable[[str, str, bytes], dict[str, str] | None] | None):
-        self.root, self.parse = root, parse
+    parse: ClassVar[Callable[[str, str, bytes], dict[str, str] | None] | None] = None
+
+    def __init__(self, root: str):
+        self.root = root
         self._parsed: dict[tuple[str, int, int], dict[str, str] | None] = {}
 
     def body_hash(self, db: Database, project: str,
@@ -2599,7 +2600,7 @@ class _ReadDb:
 
     def __init__(self, conn: sqlite3.Connection, root: str):
         self.conn = conn
-        self.code = CodeOnDisk(root, None)
+        self.code = CodeOnDisk(root)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
@@ -3556,7 +3557,7 @@ def open_db(env: Env, *, create: bool = True) -> Database:
     except sqlite3.Error as exc:
         os.umask(old_umask)
         raise wrap_sqlite_error(exc, path) from exc
-    db = Database(path, conn, CodeOnDisk(str(env.root), graph_file_hashes))
+    db = Database(path, conn, CodeOnDisk(str(env.root)))
     try:
         conn.row_factory = sqlite3.Row
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -9241,6 +9242,9 @@ def graph_file_hashes(lang: str, rel: str, data: bytes) -> dict[str, str] | None
         return None
     uids = def_uids(rel, facts["defs"])
     return {uid: d[13] for d, uid in zip(facts["defs"], uids, strict=True)}
+
+
+CodeOnDisk.parse = staticmethod(graph_file_hashes)
 
 
 def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
