@@ -222,7 +222,11 @@ class Place(collections.namedtuple("Place", "root cwd db_path project")):
 
 def env_paths(db: str | None, project: str | None, cwd: str | None) -> Place:
     """The Place for the global options (--db, -p) and a working folder."""
-    cwd = os.path.realpath(cwd or os.getcwd())
+    try:
+        cwd = os.path.realpath(cwd or os.getcwd())
+    except FileNotFoundError:
+        raise CtxkitError("the current folder no longer exists (deleted or moved); cd into "
+                          "the project and run ctxkit again") from None
     root = root_of(cwd)
     db_text = db or os.environ.get("CTXKIT_DB")
     db_path = os.path.expanduser(db_text) if db_text else os.path.join(root, STATE_DIR, DB_NAME)
@@ -4146,6 +4150,21 @@ def checked_float(text: str) -> float:
     if not -FLOAT_OPTION_MAX <= value <= FLOAT_OPTION_MAX:  # also rejects nan and inf
         raise argparse.ArgumentTypeError(f"{text} is out of range (at most {FLOAT_OPTION_MAX:g})")
     return value
+
+
+def count_argument(minimum: int) -> Callable[[str], int]:
+    """The type of an option that counts (a limit, a line, lines): a whole number of
+    at least ``minimum``, else a usage error. An option taking 0 where 0 means
+    nothing (``--limit 0``) would print "none stored" about what is stored."""
+    def parse(text: str) -> int:
+        try:
+            value = checked_int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+        return value
+    return parse
 
 
 def terminal_columns() -> int:
@@ -10997,18 +11016,6 @@ def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
     return None
 
 
-def _count_argument(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = checked_int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
-        return value
-    return parse
-
-
 def register_context_commands(sub: argparse._SubParsersAction,
                           common: argparse.ArgumentParser) -> None:
     """context."""
@@ -11021,9 +11028,9 @@ def register_context_commands(sub: argparse._SubParsersAction,
     parser.add_argument("--purpose", choices=CONTEXT_PURPOSES, default=CONTEXT_DEFAULT_PURPOSE,
                         help="what the context is for; sets levels and relations "
                              "(default: review)")
-    parser.add_argument("--budget", type=_count_argument(1), default=CONTEXT_DEFAULT_BUDGET,
+    parser.add_argument("--budget", type=count_argument(1), default=CONTEXT_DEFAULT_BUDGET,
                         metavar="TOKENS", help="most cl100k tokens to print (default: 2000)")
-    parser.add_argument("--depth", type=_count_argument(0), default=None, metavar="N",
+    parser.add_argument("--depth", type=count_argument(0), default=None, metavar="N",
                         help="relation steps to follow (default: 1; impact: 3)")
     parser.add_argument("--include-tests", action="store_true",
                         help="also show related code in test files")
@@ -12444,27 +12451,31 @@ def _print_direct(raw: list[tuple[int, bytes]]) -> None:
     sys.stderr.flush()
 
 
+def _store_source(name: str) -> Any:
+    """The file `store` reads, opened before anything is recorded."""
+    if os.path.isdir(name):
+        raise OutputStoreError(f"store: {name!r} is a directory; give a file, or - for stdin")
+    try:
+        return open(name, "rb")  # noqa: SIM115 - closed by cmd_store's with block
+    except FileNotFoundError:
+        raise NotFound(f"store: no file {name!r}") from None
+    except OSError as exc:
+        raise OutputStoreError(f"store: cannot read {name!r}: {exc.strerror}") from None
+
+
 def cmd_store(args: argparse.Namespace, env: Env) -> int:
     if args.file in (None, "-"):
-        source, name = sys.stdin.buffer, "stdin"
+        source, name = contextlib.nullcontext(sys.stdin.buffer), "stdin"
     else:
-        path = Path(args.file)
-        if not path.is_file():
-            raise NotFound(f"store: no file {args.file!r}")
-        source, name = None, args.file
-    with open_db(env) as db:
+        source, name = _store_source(args.file), args.file
+    with source as stream, open_db(env) as db:
         ingest = OutputIngest(env, db, label=args.label or ("hook" if name == "stdin" else name),
                               command=args.command or "", source="store",
                               direct_max=DIRECT_MAX_DEFAULT)
         if ingest.write_error:
             raise OutputStoreError(f"cannot store output: {ingest.write_error}")
-        with (contextlib.nullcontext(source) if source is not None
-              else Path(args.file).open("rb")) as stream:
-            while True:
-                block = stream.read(1 << 20)
-                if not block:
-                    break
-                ingest.feed(STDOUT, block)
+        while block := stream.read(1 << 20):
+            ingest.feed(STDOUT, block)
         summary = ingest.finish(args.exit_code)
         if not summary["stored"]:
             raise OutputStoreError(f"cannot store output: {ingest.write_error}")
@@ -12696,15 +12707,15 @@ def register_output_commands(sub: argparse._SubParsersAction,
                         help="the stored output, e.g. o12 (`ctxkit outputs` lists them)")
     expand.add_argument("--lines", metavar="A-B",
                         help="only lines A to B (A-: from A to the end; A: that line)")
-    expand.add_argument("--head", type=int, metavar="N",
+    expand.add_argument("--head", type=count_argument(1), metavar="N",
                         help="only the first N lines of the range")
-    expand.add_argument("--tail", type=int, metavar="N",
+    expand.add_argument("--tail", type=count_argument(1), metavar="N",
                         help="only the last N lines of the range")
     expand.add_argument("--grep", metavar="REGEX", help="only lines matching REGEX")
 
     outputs = add_command(sub, common, "outputs", cmd_outputs, "list the stored outputs",
                           "ctxkit outputs --limit 20")
-    outputs.add_argument("--limit", type=int, default=50, metavar="N",
+    outputs.add_argument("--limit", type=count_argument(1), default=50, metavar="N",
                          help="at most N outputs, newest first (default 50)")
 
     purge = add_command(sub, common, "purge", cmd_purge,
@@ -15241,14 +15252,16 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
     check = add_command(actions, common, "check", cmd_snapshot_check,
                              "exit 3 when the snapshot is missing or older than --max-age",
                              "ctxkit snapshot check --max-age 900")
-    check.add_argument("--max-age", type=int, default=SNAPSHOT_MAX_AGE, metavar="SECONDS",
+    check.add_argument("--max-age", type=count_argument(0), default=SNAPSHOT_MAX_AGE,
+                       metavar="SECONDS",
                        help=f"oldest acceptable snapshot (default {SNAPSHOT_MAX_AGE})")
     add_command(actions, common, "restore", cmd_snapshot_restore,
                      "print the snapshot and the restore checklist (under 10,000 characters)",
                      "ctxkit snapshot restore")
     listing = add_command(actions, common, "list", cmd_snapshot_list,
                                "list the snapshots kept in the database", "ctxkit snapshot list")
-    listing.add_argument("--limit", type=int, default=20, metavar="N", help="how many (default 20)")
+    listing.add_argument("--limit", type=count_argument(1), default=20, metavar="N",
+                         help="how many (default 20)")
     show = add_command(actions, common, "show", cmd_snapshot_show,
                             "print one kept snapshot", "ctxkit snapshot show 3")
     show.add_argument("id", help="snapshot id, or 'last'")
@@ -15278,7 +15291,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
                     "ctxkit risk src/auth/service.py --line 42")
     where = p.add_mutually_exclusive_group()
     p.add_argument("file", help="the file")
-    where.add_argument("--line", type=int, metavar="N", help="the line")
+    where.add_argument("--line", type=count_argument(1), metavar="N", help="the line")
     where.add_argument("--symbol", metavar="S", help="a symbol in that file")
 
 
@@ -16033,9 +16046,9 @@ def register_suspect_commands(sub: argparse._SubParsersAction,
         example="ctxkit suspects --budget 3000   # after a failing `ctxkit run -- pytest`")
     parser.add_argument("handle", metavar="HANDLE", nargs="?",
                         help="a stored output (default: the latest with a non-zero exit)")
-    parser.add_argument("--limit", type=_count_argument(1), default=SUSPECT_DEFAULT_LIMIT,
+    parser.add_argument("--limit", type=count_argument(1), default=SUSPECT_DEFAULT_LIMIT,
                         metavar="N", help=f"suspects listed (default {SUSPECT_DEFAULT_LIMIT})")
-    parser.add_argument("--budget", type=_count_argument(1), metavar="TOKENS",
+    parser.add_argument("--budget", type=count_argument(1), metavar="TOKENS",
                         help="also render the top suspects as debug context (the first at "
                              "L5, the next at L4, ...) within this exact cl100k budget")
 
@@ -16161,8 +16174,27 @@ def report_error(message: str, status: int, as_json: bool,
     return status
 
 
+def _closed_streams() -> int | None:
+    """A stream closed at start (``>&-``, ``<&-``): stdin reads as empty, as from
+    /dev/null; without stderr errors go unseen but keep their status; without
+    stdout there is nowhere for the answer, which is an error."""
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull)  # noqa: SIM115 - for the life of the process
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return report_error("error: stdout is closed, and ctxkit prints its answer there; "
+                            "run it with stdout open (> FILE, or > /dev/null to drop it)",
+                            EXIT_ERROR, False)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    closed = _closed_streams()
+    if closed is not None:
+        return closed
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     as_json = wants_json(argv)
     QUIET["on"] = "-q" in argv or "--quiet" in argv   # until the parser says

@@ -231,3 +231,64 @@ def test_a_read_only_database_folder_is_read_and_says_why_it_cannot_be_written(
         assert "read-only" in line and str(cli.db.parent) in line and "--db" in line
         one_error_document(cli("--json", *argv), 1)
     assert cli("query", "f", "--json").json()["symbols"][0]["fail_count"] == 1
+
+
+# Options that count something: below their least value they are a usage error,
+# never an empty answer ("no stored outputs" about a store that has some).
+COUNTS = [
+    (["outputs", "--limit"], 1), (["symbols", "--limit"], 1), (["search", "x", "--limit"], 1),
+    (["snapshot", "list", "--limit"], 1), (["expand", "o1", "--head"], 1),
+    (["expand", "o1", "--tail"], 1), (["risk", "a.py", "--line"], 1),
+    (["context", "f", "--budget"], 1), (["suspects", "--limit"], 1), (["query", "--top"], 1),
+    (["callers", "f", "--depth"], 1), (["snapshot", "check", "--max-age"], 0),
+    (["search", "x", "--context"], 0),
+]
+
+
+@pytest.mark.parametrize("argv, least", COUNTS, ids=lambda v: " ".join(v) if
+                         isinstance(v, list) else str(v))
+def test_a_count_below_its_least_value_is_a_usage_error(cli, argv, least):
+    cli("store", "-", stdin="one line\n")
+    cli("snapshot", "save")
+    for value in (least - 1, -5):
+        result = cli(*argv, str(value))
+        assert result.code == 2 and result.out == "", (argv, value, result)
+        one_error_line(result)
+    assert cli(*argv, str(least)).code != 2   # the least value itself is taken
+
+
+def _shell(cli, script: str, cwd=None) -> subprocess.CompletedProcess:
+    """ctxkit.py run from a shell line (``$CTXKIT`` in it), for redirections."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    env["CTXKIT"] = f"{sys.executable} {CTXKIT}"
+    return subprocess.run(["sh", "-c", script], cwd=cwd or cli.root, capture_output=True,
+                          text=True, env=env, timeout=60)
+
+
+def test_closed_streams_are_one_line_or_read_as_empty(cli):
+    assert cli("fail", "f", "kept").code == 0
+    for script in ("$CTXKIT query f >&-", "$CTXKIT --json query f >&-"):
+        proc = _shell(cli, script)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr
+        assert proc.stderr.count("\n") == 1 and "stdout is closed" in proc.stderr
+    stored = _shell(cli, "$CTXKIT store - --json <&-")        # stdin closed: read as empty
+    assert stored.returncode == 0 and json.loads(stored.stdout)["lines"] == 0, stored.stderr
+    quiet = _shell(cli, "$CTXKIT resolve 999 2>&-")            # stderr closed: the status stays
+    assert quiet.returncode == 1 and quiet.stdout == ""
+
+
+def test_a_deleted_working_folder_is_one_line(cli, tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    proc = _shell(cli, f"cd {gone} && rmdir {gone} && $CTXKIT stats", cwd=tmp_path)
+    result = type("R", (), {"code": proc.returncode, "out": proc.stdout, "err": proc.stderr})
+    assert "current folder no longer exists" in one_error_line(result)
+
+
+def test_store_names_what_is_wrong_with_its_file(cli):
+    (cli.root / "folder").mkdir()
+    assert "is a directory" in one_error_line(cli("store", "folder"))
+    assert "no file" in one_error_line(cli("store", "missing.log"))
+    assert cli("outputs", "--json").json()["outputs"] == []
+    piped = _shell(cli, "printf 'from a pipe\\n' | $CTXKIT store /dev/stdin --json")
+    assert piped.returncode == 0 and json.loads(piped.stdout)["lines"] == 1, piped.stderr
