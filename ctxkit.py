@@ -4482,8 +4482,18 @@ def _drop_variables(defs: list[_Def], starts: list[int], calls: list[tuple],
     return kept
 
 
+# One definition as the parse worker sends it to the parent (a named tuple: it
+# pickles as compactly as a tuple and costs nothing at start-up). ``params`` is
+# JSON; ``parent`` is the index in the file's records of the enclosing
+# definition, -1 for the file itself.
+DefRecord = collections.namedtuple(
+    "DefRecord", "kind name qualname line end_line signature params return_type is_async "
+    "exported docstring loc complexity body_hash parent recovered")
+
+
 def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
-                 exported_names: set[str]) -> tuple[list[tuple], list[tuple], dict[int, int]]:
+                 exported_names: set[str]
+                 ) -> tuple[list[DefRecord], list[tuple], dict[int, int]]:
     """One record per definition (scopes such as Rust impl blocks are not nodes)."""
     records, bases, emitted = [], [], {}
     def_extra = s.language.def_extra
@@ -4757,7 +4767,7 @@ def _enclosing(defs: list[_Def], starts: list[int], pos: int) -> int:
 
 
 def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
-                exported_names: set[str]) -> tuple:
+                exported_names: set[str]) -> DefRecord:
     node = d.node
     body = _body_of(d.fn)
     sig_end = body.start_byte if body is not None else node.end_byte
@@ -4772,12 +4782,12 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
     head = s.src[node.start_byte:d.fn.start_byte + 200 if body is None else body.start_byte]
     is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
     line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
-    return (d.kind, d.name, d.qualname, line, end_line, signature,
-            json.dumps(params, ensure_ascii=False), _return_type(s, d),
-            is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
-            end_line - line + 1, 1 + d.branches,
-            _hash_bytes(s.src[node.start_byte:node.end_byte]), emitted.get(parent, -1),
-            d.recovered)
+    return DefRecord(d.kind, d.name, d.qualname, line, end_line, signature,
+                     json.dumps(params, ensure_ascii=False), _return_type(s, d),
+                     is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
+                     end_line - line + 1, 1 + d.branches,
+                     _hash_bytes(s.src[node.start_byte:node.end_byte]),
+                     emitted.get(parent, -1), d.recovered)
 
 
 _BODY_TYPES = frozenset({"function_body", "class_body", "block", "compound_statement",
@@ -5044,30 +5054,36 @@ def _quoted_text(s: _Source, node: Any) -> str:
     return s.text(node).strip("'\"`") if node is not None else ""
 
 
-def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
-    """Read, hash and (when the content changed) parse one file; runs in a worker.
+# One file to read and parse: ``old_sha`` is the stored hash (None: parse whatever
+# it holds), ``size`` the size when the run was planned (biggest files go first).
+ParseJob = collections.namedtuple("ParseJob", "rel absolute lang old_sha limit size")
+# What a worker sends back for one file. The status is parsed, same (content
+# unchanged), gone, failed, changing, or a skip reason (GRAPH_SKIP_REASONS);
+# ``detail`` is the hash, or what went wrong; ``facts`` only when parsed.
+ParseResult = collections.namedtuple("ParseResult", "rel status size mtime_ns detail lang facts")
 
-    The status is parsed, same (content unchanged), gone, failed, or a skip
-    reason (GRAPH_SKIP_REASONS); ``detail`` is the hash, or what went wrong.
-    """
-    rel, absolute, lang, old_sha, limit, _ = job  # the last: the size when planned
-    read = _read_source(absolute, limit)
+
+def _graph_parse_job(job: ParseJob) -> ParseResult:
+    """Read, hash and (when the content changed) parse one file; runs in a worker."""
+    rel, lang = job.rel, job.lang
+    read = _read_source(job.absolute, job.limit)
     if isinstance(read, str):
-        return rel, read, 0, 0, None, lang, None
+        return ParseResult(rel, read, 0, 0, None, lang, None)
     data, size, mtime_ns = read
     reason = _shape_skip(data)
     if reason is not None:
-        return rel, reason, size, mtime_ns, None, lang, None
+        return ParseResult(rel, reason, size, mtime_ns, None, lang, None)
     sha = _hash_bytes(data)
-    if sha == old_sha:
-        return rel, "same", size, mtime_ns, sha, lang, None
+    if sha == job.old_sha:
+        return ParseResult(rel, "same", size, mtime_ns, sha, lang, None)
     lang = graph_dialect(lang, rel, data)
     try:
         facts = graph_extract(lang, data)
     except CtxkitError:  # tree-sitter missing: stop, rather than drop every file's nodes
         raise
     except Exception as exc:  # a grammar bug must not abort the whole run
-        return rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang, None
+        return ParseResult(rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang,
+                           None)
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     _mask_stored_code(facts)
     facts["bound"] = list(facts["context"]["imports"])
@@ -5075,11 +5091,7 @@ def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
     # Call sites wait in the parent until resolution: as one bytes object per file
     # (about 40 bytes a call) rather than tuples of strings (about 250).
     facts["calls"] = marshal.dumps(facts["calls"])
-    return rel, "parsed", size, mtime_ns, sha, lang, facts
-
-
-# The text of a definition record that is stored: signature, params JSON, docstring.
-_STORED_CODE_FIELDS = (5, 6, 10)
+    return ParseResult(rel, "parsed", size, mtime_ns, sha, lang, facts)
 
 
 def _mask_stored_code(facts: dict[str, Any]) -> None:
@@ -5089,13 +5101,12 @@ def _mask_stored_code(facts: dict[str, Any]) -> None:
     if isinstance(facts.get("docstring"), str) and may_hold_secret(facts["docstring"].lower()):
         facts["docstring"] = redact(facts["docstring"])[0]
     for index, record in enumerate(facts["defs"]):
-        texts = [record[i] for i in _STORED_CODE_FIELDS if isinstance(record[i], str)]
-        if not any(may_hold_secret(text.lower()) for text in texts):
+        texts = (record.signature, record.params, record.docstring)   # the stored code text
+        if not any(isinstance(text, str) and may_hold_secret(text.lower()) for text in texts):
             continue
-        fields = list(record)
-        fields[5], fields[10] = redact_text(fields[5]), redact_text(fields[10])
-        fields[6] = _masked_params(fields[6])
-        facts["defs"][index] = tuple(fields)
+        facts["defs"][index] = record._replace(
+            signature=redact_text(record.signature), docstring=redact_text(record.docstring),
+            params=_masked_params(record.params))
 
 
 def _masked_params(params_json: str) -> str:
@@ -5584,7 +5595,7 @@ def _note_pending(db: Database, run: _IndexRun, paths: Iterable[str]) -> None:
 
 
 def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
-               run: _IndexRun) -> tuple | str | None:
+               run: _IndexRun) -> ParseJob | str | None:
     """A parse job, "seen" for an unchanged file, None when skipped or absent."""
     lang = GRAPH_EXTENSIONS.get(os.path.splitext(rel)[1].lower())
     try:
@@ -5619,22 +5630,22 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
             old["mtime_ns"] == info.st_mtime_ns:
         run.unchanged += 1
         return "seen"
-    return (rel, absolute, lang, None if full or old is None else old["sha1"], run.limit,
-            info.st_size)
+    return ParseJob(rel, absolute, lang, None if full or old is None else old["sha1"],
+                    run.limit, info.st_size)
 
 
-def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
+def _parse_and_store(db: Database, jobs: list[ParseJob], known: dict[str, sqlite3.Row],
                      run: _IndexRun, meter: _Progress, workers: int) -> None:
     """Parse in the workers; write each batch of results in one transaction."""
-    batch: list[tuple] = []
+    batch: list[ParseResult] = []
     total, lines = len(jobs), 0
     meter.show("parse", 0, total)
     results = _run_jobs(jobs, workers)
     try:
         for done, result in enumerate(results, 1):
             batch.append(result)
-            if result[6] is not None:
-                lines += result[6]["lines"]
+            if result.facts is not None:
+                lines += result.facts["lines"]
             if len(batch) >= 250:
                 _store_batch(db, batch, known, run)
                 batch = []
@@ -5645,7 +5656,7 @@ def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.R
         _store_batch(db, batch, known, run)
 
 
-def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
+def _run_jobs(jobs: list[ParseJob], workers: int) -> Iterator[ParseResult]:
     if len(jobs) < 40 or workers < 2:
         yield from map(_graph_parse_job, jobs)
         return
@@ -5653,7 +5664,7 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
-    jobs = sorted(jobs, key=lambda j: -j[5])
+    jobs = sorted(jobs, key=lambda job: -job.size)
     with quiet_pool(context, workers) as pool:
         yield from pool.map(_graph_parse_job, jobs, chunksize=4, ordered=False)
 
@@ -5816,11 +5827,11 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row],
+def _store_batch(db: Database, batch: list[ParseResult], known: dict[str, sqlite3.Row],
                  run: _IndexRun) -> None:
     with db.atomic():
         next_id = db.one(SQL_MAX_NODE)[0] + 1
-        _note_pending(db, run, (item[0] for item in batch if item[1] == "parsed"))
+        _note_pending(db, run, (item.rel for item in batch if item.status == "parsed"))
         for rel, status, size, mtime_ns, detail, lang, facts in batch:
             old = known.get(rel)
             if status == "same":
@@ -5896,22 +5907,24 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     for index, d in enumerate(facts["defs"]):
         node_id = next_id + 1 + index
         ids.append(node_id)
-        parent = ids[d[14]] if d[14] >= 0 else file_node
-        uid = f"{rel}:{d[2]}"
+        parent = ids[d.parent] if d.parent >= 0 else file_node
+        uid = f"{rel}:{d.qualname}"
         count = 1
         while uid in uids:
             count += 1
-            uid = f"{rel}:{d[2]}#{count}"
+            uid = f"{rel}:{d.qualname}#{count}"
         uids.add(uid)
-        rows.append((node_id, project, file_id, uid, d[0], d[1], d[2], rel, d[3], d[4], d[5],
-                     d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent,
-                     int(d[15])))
-        run.recovered += d[15]
-        edges.append((project, "contains", parent, node_id, d[1], None, None, d[3], 1.0, file_id))
-        if d[9] and parent == file_node and LANGUAGES[lang].full:
-            edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
-                          file_id))
-        run.affected.add(d[1])
+        rows.append((node_id, project, file_id, uid, d.kind, d.name, d.qualname, rel, d.line,
+                     d.end_line, d.signature, d.params, d.return_type, int(d.is_async),
+                     int(d.exported), d.docstring, d.loc, d.complexity, d.body_hash, parent,
+                     int(d.recovered)))
+        run.recovered += d.recovered
+        edges.append((project, "contains", parent, node_id, d.name, None, None, d.line, 1.0,
+                      file_id))
+        if d.exported and parent == file_node and LANGUAGES[lang].full:
+            edges.append((project, "exports", file_node, node_id, d.name, None, None, d.line,
+                          1.0, file_id))
+        run.affected.add(d.name)
     run.affected.update(facts["bound"])
     db.executemany(SQL_NODE_INSERT, rows)
     db.executemany(SQL_EDGE_INSERT, edges)
@@ -5968,12 +5981,17 @@ SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
 RESOLVER_CONTEXTS = 4096  # parsed file contexts kept while resolving (first in, first out)
 
 
+# What the resolver keeps of each node (the tuple's memory, with names).
+ResolverNode = collections.namedtuple("ResolverNode", "kind name qualname path")
+_NO_NODE = ResolverNode("", "", "", "")
+
+
 class _Resolver:
     """In-memory lookup tables over the whole project's nodes."""
 
     def __init__(self, db: Database, env: Env):
         self.db, self.project, self.root = db, env.project, env.root
-        self.nodes: dict[int, tuple[str, str, str, str]] = {}
+        self.nodes: dict[int, ResolverNode] = {}
         self.by_pq: dict[tuple[str, str], int] = {}
         self.by_name: dict[str, list[int]] = {}
         self.by_dir: dict[tuple[str, str], int] = {}
@@ -5985,7 +6003,7 @@ class _Resolver:
                 self.returns[node_id] = returns
             if not exported:
                 self.private.add(node_id)
-            self.nodes[node_id] = (kind, name, qualname, path)
+            self.nodes[node_id] = ResolverNode(kind, name, qualname, path)
             self.by_pq.setdefault((path, qualname), node_id)
             if kind != "file":
                 self.by_name.setdefault(name, []).append(node_id)
@@ -6084,8 +6102,8 @@ class _Resolver:
             owner = self.by_pq.get((path, qual))
             if owner is None:
                 continue
-            if self.nodes[owner][0] in CLASS_KINDS:
-                if language.class_scope and name != self.nodes[owner][1]:  # not its constructor
+            if self.nodes[owner].kind in CLASS_KINDS:
+                if language.class_scope and name != self.nodes[owner].name:  # not its constructor
                     found = self.method_lookup(owner, name)
                     if found is not None:
                         return ("node", found)
@@ -6098,7 +6116,7 @@ class _Resolver:
         if binding is not None:
             return self.resolve_binding(path, binding) or ("external", None)
         node = self.by_pq.get((path, name))
-        if node is not None and self.nodes[node][0] != "file":
+        if node is not None and self.nodes[node].kind != "file":
             return ("node", node)
         if language.resolve_local is not None:
             found = language.resolve_local(self, path, scope, name, ctx)
@@ -6154,7 +6172,7 @@ class _Resolver:
         if found is not None:
             return found
         for base in self.bases.get(cls, ()):
-            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+            if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self.method_lookup(base, name, seen)
                 if found is not None:
                     return found
@@ -6165,19 +6183,19 @@ class _Resolver:
         ``interface Foo`` with ``const Foo = ...`` / ``function Foo``)."""
         _, name, qualname, path = self.nodes[node]
         return next((other for other in self.by_name.get(name, ())
-                     if other != node and self.nodes[other][2] == qualname
-                     and self.nodes[other][3] == path
-                     and self.nodes[other][0] not in ("interface", "trait")), None)
+                     if other != node and self.nodes[other].qualname == qualname
+                     and self.nodes[other].path == path
+                     and self.nodes[other].kind not in ("interface", "trait")), None)
 
     def enclosing_class(self, path: str, scope: str) -> int | None:
         for qual in self.scope_chain(scope):
             node = self.by_pq.get((path, qual))
-            if node is not None and self.nodes[node][0] in CLASS_KINDS:
+            if node is not None and self.nodes[node].kind in CLASS_KINDS:
                 return node
         if "." in scope and self.language(path).methods_outside:
             owner = scope.rsplit(".", 1)[0]
             target = self.resolve_name(path, "", owner)
-            if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
+            if target and target[0] == "node" and self.nodes[target[1]].kind in CLASS_KINDS:
                 return target[1]
         return None
 
@@ -6221,7 +6239,7 @@ class _Resolver:
         if callee == language.constructor:  # Cls(...) runs Cls.__init__: see _resolve_calls
             head, _, name = recv.rpartition(".")
             cls, confidence = self.resolve_call(path, scope, name, head or None, line)
-            if cls is not None and self.nodes[cls][0] in CLASS_KINDS:
+            if cls is not None and self.nodes[cls].kind in CLASS_KINDS:
                 found = self.method_lookup(cls, callee)
                 return (found, confidence) if found is not None else (None, 0.0)
         if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
@@ -6297,7 +6315,7 @@ class _Resolver:
         if target[0] == "module":
             found = self.lookup_in_modules(target[1], callee)
             return (found[1], CONF_EXACT) if found and found[0] == "node" else (None, 0.0)
-        if self.nodes[target[1]][0] in CLASS_KINDS:
+        if self.nodes[target[1]].kind in CLASS_KINDS:
             found = self.method_lookup(target[1], callee)
             return (found, CONF_EXACT) if found is not None else (None, 0.0)
         return None, 0.0
@@ -6326,7 +6344,7 @@ class _Resolver:
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
-            if self.nodes[dst][0] in CLASS_KINDS:
+            if self.nodes[dst].kind in CLASS_KINDS:
                 return dst  # a construction
             return self.returned_type(dst)
         language = self.language(path)
@@ -6370,7 +6388,7 @@ class _Resolver:
             found = self.type_named(path, qualname, written[5:])
             return found if isinstance(found, int) else None
         for base in self.bases.get(cls, ()):
-            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+            if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self._class_attribute(base, name, seen)
                 if found is not None:
                     return found
@@ -6421,7 +6439,7 @@ class _Resolver:
         dst, confidence = self.resolve_call(def_path, def_scope, called, head or None)
         if dst is None:
             return OUTSIDE if confidence >= CONF_EXACT else None
-        if self.nodes[dst][0] in CLASS_KINDS:
+        if self.nodes[dst].kind in CLASS_KINDS:
             return dst  # @Cls: an instance of Cls
         members = []
         for member in _type_members(self.returns.get(dst, "")):
@@ -6444,7 +6462,7 @@ class _Resolver:
             if not target or target[0] != "node":
                 return None
             written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
-            return self.type_named(self.nodes[target[1]][3], "", _clean_type(
+            return self.type_named(self.nodes[target[1]].path, "", _clean_type(
                 written.group(1))) if written else None
         if "#" in type_text:  # the index-th result of a call of f
             function, _, index = type_text.partition("#")
@@ -6454,7 +6472,7 @@ class _Resolver:
                                                     function.rpartition(".")[0] or None)
                 if dst is None:
                     return OUTSIDE if confidence >= CONF_EXACT else None
-                if self.nodes[dst][0] in CLASS_KINDS:
+                if self.nodes[dst].kind in CLASS_KINDS:
                     return None
                 return self.returned_type(dst, int(index))
             return found
@@ -6470,7 +6488,7 @@ class _Resolver:
             return OUTSIDE if found is None else found
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
-        if self.nodes[target[1]][0] in CLASS_KINDS:
+        if self.nodes[target[1]].kind in CLASS_KINDS:
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
 
@@ -6509,7 +6527,7 @@ class _Resolver:
         if written:
             return self.type_named(path, qualname, written)
         for base in self.bases.get(cls, ()):
-            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+            if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self.field_type(base, attr, depth, seen)
                 if found is not None:
                     return found
@@ -6720,14 +6738,14 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
     if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
         return
     scope = resolver.nodes[src]
-    scope_qual = "" if scope[0] == "file" else scope[2]
+    scope_qual = "" if scope.kind == "file" else scope.qualname
     dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
-    if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
+    if dst == src and (recv is None and scope.kind in CLASS_KINDS or confidence < CONF_TYPED):
         dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
-    if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
+    if dst is not None and resolver.nodes[dst].kind in CLASS_KINDS and \
             resolver.language(path).conversions:
         dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
-    if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
+    if dst is not None and resolver.nodes[dst].kind in ("interface", "trait"):
         dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
     if edge_id is None:
         inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
@@ -6743,9 +6761,9 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
     init = resolver.language(path).constructor
     named_as_class = init == CONSTRUCTOR_IS_CLASS_NAME
     if named_as_class and dst is not None:
-        init = resolver.nodes[dst][1]  # C++, C#, Java: the constructor is named as the class
+        init = resolver.nodes[dst].name  # C++, C#, Java: the constructor is named as the class
     if dst is not None and init and (callee != init or named_as_class) and \
-            resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
+            resolver.nodes[dst].kind in CLASS_KINDS and recv not in SUPER_NAMES:
         cls_text = f"{recv}.{callee}" if recv else callee
         ctor = resolver.method_lookup(dst, init)
         if named_as_class and ctor is not None and resolver.overloaded(ctor):
@@ -6822,7 +6840,7 @@ def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: lis
         if target and target[0] == "module" and target[1]:
             dst = resolver.by_pq.get((target[1][0], target[1][0]))
         elif target and target[0] == "node":
-            dst = resolver.by_pq.get((resolver.nodes[target[1]][3],) * 2)
+            dst = resolver.by_pq.get((resolver.nodes[target[1]].path,) * 2)
         if edge_id is None:
             inserts.append((run.project, "imports", src, dst, spec, None, None, line, 1.0,
                             file_id))
@@ -7655,8 +7673,8 @@ def _rust_local_module(r: _Resolver, path: str, scope: str, name: str,
 
 def _rust_method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
     """impl blocks may sit in any file of the crate."""
-    return next((n for n in r.by_name.get(name, ()) if r.nodes[n][2] == wanted
-                 and r.lang.get(r.nodes[n][3]) == "rust"), None)
+    return next((n for n in r.by_name.get(name, ()) if r.nodes[n].qualname == wanted
+                 and r.lang.get(r.nodes[n].path) == "rust"), None)
 
 
 def _rust_path_call(r: _Resolver, path: str, recv: str,
@@ -7823,7 +7841,7 @@ def _fq_table(r: _Resolver, family: str) -> dict[str, list[int]]:
 
 def _fq_pick(r: _Resolver, path: str, ids: list[int], hidden: bool) -> int | None:
     """The file's own definition, else the one candidate another file may see."""
-    own = [n for n in ids if r.nodes[n][3] == path]
+    own = [n for n in ids if r.nodes[n].path == path]
     if own:
         return own[0]
     visible = [n for n in ids if n not in r.private] if hidden else ids
@@ -7867,7 +7885,7 @@ def _fq_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
 def _absent(r: _Resolver, path: str, name: str) -> bool:
     """No definition of the language family bears the name: it is outside the index."""
     family = r.language(path).family
-    return not any(r.language(r.nodes[n][3]).family == family
+    return not any(r.language(r.nodes[n].path).family == family
                    for n in r.by_name.get(name.rsplit(".", 1)[-1], ()))
 
 
@@ -8039,9 +8057,9 @@ def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
                      ctx: dict[str, Any]) -> tuple | None:
     """A global name by C's linkage rules (see the banner); outside when no file has it."""
     ids = [n for n in _fq_table(r, "cpp").get(name, ())
-           if r.nodes[n][0] == "function" or r.nodes[n][0] in CLASS_KINDS]
+           if r.nodes[n].kind == "function" or r.nodes[n].kind in CLASS_KINDS]
     closure = _c_closure(r, path)
-    in_headers = [n for n in ids if r.nodes[n][3] in closure]
+    in_headers = [n for n in ids if r.nodes[n].path in closure]
     if len(in_headers) == 1:
         return ("node", in_headers[0])
     visible = [n for n in ids if n not in r.private]
@@ -8052,8 +8070,8 @@ def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
     # Several definitions with external linkage (one per program): the one whose
     # file pairs with an included header (util.h / util.c), else one next to us.
     stems = {_file_stem(h) for h in closure}
-    for pick in ([n for n in visible if _file_stem(r.nodes[n][3]) in stems],
-                 [n for n in visible if posix_parent(r.nodes[n][3]) == posix_parent(path)]):
+    for pick in ([n for n in visible if _file_stem(r.nodes[n].path) in stems],
+                 [n for n in visible if posix_parent(r.nodes[n].path) == posix_parent(path)]):
         if len(pick) == 1:
             return ("node", pick[0])
     return None
@@ -8243,7 +8261,7 @@ def _cpp_lookup(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
 def _cpp_resolve_local(r: _Resolver, path: str, scope: str, name: str,
                        ctx: dict[str, Any]) -> tuple | None:
     cls = r.enclosing_class(path, scope)
-    if cls is not None and r.nodes[cls][3] != path:  # out of line: the class is elsewhere
+    if cls is not None and r.nodes[cls].path != path:  # out of line: the class is elsewhere
         found = r.method_lookup(cls, name)
         if found is not None:
             return ("node", found)
@@ -8269,8 +8287,8 @@ def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
     """A method defined away from its class: any file of the same language family."""
     family = r.language(path).family
-    return next((n for n in r.by_name.get(name, ()) if r.nodes[n][2] == wanted
-                 and r.language(r.nodes[n][3]).family == family), None)
+    return next((n for n in r.by_name.get(name, ()) if r.nodes[n].qualname == wanted
+                 and r.language(r.nodes[n].path).family == family), None)
 
 
 CPP = Language(
@@ -8376,7 +8394,7 @@ def _cs_resolve_local(r: _Resolver, path: str, scope: str, name: str,
     if found is None and ctx.get("static_using"):
         found = _fq_lookup(r, path, ctx["static_using"], name)
     cls = r.enclosing_class(path, scope) if found is None and "." in scope else None
-    if cls is not None and r.nodes[cls][3] != path:  # a partial class's other file
+    if cls is not None and r.nodes[cls].path != path:  # a partial class's other file
         member = r.method_lookup(cls, name)
         found = ("node", member) if member is not None else None
     return found
@@ -8525,12 +8543,12 @@ def _rb_constant(r: _Resolver, path: str, scope: str, name: str) -> tuple | None
     table = _fq_table(r, "ruby")
     for prefix in [*r.scope_chain(scope), ""]:
         ids = [n for n in table.get(f"{prefix}.{name}" if prefix else name, ())
-               if r.nodes[n][0] in CLASS_KINDS]
+               if r.nodes[n].kind in CLASS_KINDS]
         if ids:
             snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name.rsplit(".", 1)[-1]).lower()
-            return ("node", min(ids, key=lambda n: (_file_stem(r.nodes[n][3]) != snake,
-                                                      r.nodes[n][3] != path,
-                                                      r.nodes[n][3])))
+            return ("node", min(ids, key=lambda n: (_file_stem(r.nodes[n].path) != snake,
+                                                      r.nodes[n].path != path,
+                                                      r.nodes[n].path)))
     return None
 
 
@@ -8802,7 +8820,7 @@ def _member_elsewhere(r: _Resolver, path: str, scope: str, name: str) -> tuple |
     """A member of the enclosing class whose class is in another file (an extension,
     a partial class, an out-of-line definition)."""
     cls = r.enclosing_class(path, scope) if "." in scope else None
-    if cls is None or r.nodes[cls][3] == path:
+    if cls is None or r.nodes[cls].path == path:
         return None
     member = r.method_lookup(cls, name)
     return ("node", member) if member is not None else None
@@ -8946,8 +8964,8 @@ def _swift_resolve_local(r: _Resolver, path: str, scope: str, name: str,
     ids = _fq_table(r, "swift").get(name, [])
     module = _swift_module(path)
     imported = set(ctx.get("modules", ()))
-    for pick in ([n for n in ids if _swift_module(r.nodes[n][3]) == module],
-                 [n for n in ids if _swift_module(r.nodes[n][3]).rsplit("/", 1)[-1]
+    for pick in ([n for n in ids if _swift_module(r.nodes[n].path) == module],
+                 [n for n in ids if _swift_module(r.nodes[n].path).rsplit("/", 1)[-1]
                   in imported]):
         if pick:
             found_id = _fq_pick(r, path, pick, hidden=False)
