@@ -132,7 +132,7 @@ RESTORE_LIMIT = 9800
 #   timeout      seconds the agent waits for the hook
 HookEvent = collections.namedtuple("HookEvent", "name agent_names handler matchers timeout help")
 HOOK_AGENTS = ("claude", "codex", "gemini")
-_GEMINI_TOOLS = "replace|write_file|run_shell_command"
+_GEMINI_TOOLS = "replace|write_file|run_shell_command"   # its matcher; names only Gemini uses
 HOOK_EVENT_TABLE = (
     HookEvent("pre-tool-use",
               {"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"},
@@ -174,7 +174,7 @@ SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
                          f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 
 
-# --- Core: root, database and project discovery, --file identity, file checks --
+# --- Core: root, database and project discovery, --file identity, file state -
 
 
 def root_of(start: str) -> str:
@@ -881,8 +881,7 @@ _GEMINI_EVENTS = frozenset(event.agent_names["gemini"] for event in HOOK_EVENT_T
 
 def detect_agent(payload: dict[str, Any]) -> str:
     event = str(payload.get("hook_event_name", ""))
-    if event in _GEMINI_EVENTS or \
-            payload.get("tool_name") in ("replace", "write_file", "run_shell_command"):
+    if event in _GEMINI_EVENTS or payload.get("tool_name") in _GEMINI_TOOLS.split("|"):
         return "gemini"
     if payload.get("tool_name") == "apply_patch" or "turn_id" in payload:
         return "codex"
@@ -1125,7 +1124,7 @@ def _rx(pattern: str, flags: int = 0) -> Any:
     return compiled
 
 
-# --- stored lines --------------------------------------------------------------------
+# --- Output store: search's stored lines -------------------------------------
 
 
 def _stderr_offsets(spec: str) -> set[int]:
@@ -1179,7 +1178,7 @@ def fts_term(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-# --- the query: words, their variants, their weights ---------------------------------
+# --- Output store: the query's words, their variants, their weights ----------
 
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "ed", "es", "er",
@@ -1470,7 +1469,7 @@ def _said_in(query_stems: set[str]) -> Callable[[str, str], bool]:
     return said
 
 
-# --- scoring lines ---------------------------------------------------------------------
+# --- Output store: scoring lines ---------------------------------------------
 
 
 def idf(df: int, total: int) -> float:
@@ -1853,7 +1852,7 @@ def enrichment(line: str) -> str:
     return (" \n " + " ; ".join(words)) if words else ""
 
 
-# --- scope, rarity, strategies ---------------------------------------------------------
+# --- Output store: scope, rarity, strategies ---------------------------------
 
 
 class SearchRun:
@@ -2178,7 +2177,7 @@ SEARCH_STRATEGIES = (
 )
 
 
-# --- hits -------------------------------------------------------------------------------
+# --- Output store: hits ------------------------------------------------------
 
 
 def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, int]:
