@@ -1068,11 +1068,18 @@ _FILE_REF = (r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
              r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
              r":(?P<line2>\d+)")
 _TEST_ID_SHAPE = r"::|/|›|\.|^[Tt]est|_test\b|[a-z][A-Z]|_"
-# A test runner's verdict on one failing test (progress line or summary list): pytest,
-# go test, cargo test, jest/vitest, surefire (new and old), Playwright/mocha's ✘. The
-# summary's failing test ids come from it too.
+# A pytest node id: a path, `::` parts, and the parameters' id in brackets, which may hold
+# spaces, brackets and ` - ` (`t.py::test_x[a - b]`, `t.py::test_x[x[1] y]`): the brackets
+# end at the first `]` the runner's own separator follows (` - ` before the message, the
+# end of the line, ` FAILED` on a progress line).
+PYTEST_ID = r"[^\s:]+::[^\[\s]+(?:\[.*?\])?"
+# A test runner's verdict on one failing test (progress line or summary list): pytest
+# (short summary `FAILED <id> - <message>`, -v progress `<id> FAILED [ 7%]`, xdist's
+# `[gw0] [ 7%] FAILED <id>`), go test, cargo test, jest/vitest, surefire (new and old),
+# Playwright/mocha's ✘. The summary's failing test ids come from it too.
 TEST_VERDICT = (
-    r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
+    r"^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) (?P<pytest>" + PYTEST_ID + r")(?= - |\s*$)"
+    r"|^(?P<pytest2>" + PYTEST_ID + r") (?:FAILED|ERROR)\b"
     r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
     r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$"
     r"|^\[ERROR\] (?P<junit>[\w.$]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
@@ -2341,8 +2348,14 @@ def _verdicts_to_sections(run: SearchRun) -> None:
 
 def test_name(test_id: str) -> str:
     """The last part of a test id, as a failure section's first line names it:
-    ``tests/x.py::TestA::test_b[1]`` -> ``test_b[1]``, ``a › b`` -> ``b``."""
-    return _rx(r"[^:/›]+$").search(test_id.strip().rstrip(" ─")).group(0).strip()
+    ``tests/x.py::TestA::test_b[1]`` -> ``test_b[1]``, ``a › b`` -> ``b``. A pytest id's
+    parameters are kept whole, whatever they hold (``t.py::test_b[a/b c]``)."""
+    test_id = test_id.strip().rstrip(" ─")
+    params = ""
+    cut = test_id.find("[", test_id.find("::")) if "::" in test_id else -1
+    if cut > 0 and test_id.endswith("]"):
+        test_id, params = test_id[:cut], test_id[cut:]
+    return _rx(r"[^:/›]+$").search(test_id).group(0).strip() + params
 
 
 def _escape(text: str) -> str:
@@ -10990,7 +11003,7 @@ class DecisiveLines:
         test = _TEST_FAILED.match(line)
         if test:
             self._keep("test", number, line, first_file_ref(line))
-            self._add_failed_test(next(g for g in test.groups() if g))
+            self._add_failed_test(test.group(test.lastgroup), test.lastgroup)
             return
         if _PANIC.match(line):
             self._keep("panic", number, line, first_file_ref(line))
@@ -11006,11 +11019,12 @@ class DecisiveLines:
                 self.seen_generic.add(key)
                 self._keep("error", number, line, first_file_ref(line))
 
-    def _add_failed_test(self, test_id: str) -> None:
+    def _add_failed_test(self, test_id: str, runner: str) -> None:
         """Remember a failing test once, however often the runner names it (pytest's
-        progress line and short summary; jest's ✕ line and its ● section)."""
+        progress line and short summary; jest's ✕ line, which names the test alone, and
+        its ● section, which adds the describe blocks)."""
         test_id = test_id.strip()
-        key = test_id.rsplit(" › ", 1)[-1]
+        key = test_id.rsplit(" › ", 1)[-1] if runner.startswith("jest") else test_id
         known = self.failed_tests.get(key)
         if known is not None:
             if len(test_id) > len(known):
@@ -15020,9 +15034,9 @@ _NOT_FRAME_SECTIONS = ("warnings summary", "short test summary info", "slowest",
 
 # Failing test ids, one record per runner: (pattern, what the name is).
 TEST_ID_FORMATS = (
-    lazy_re(r"^(?:FAILED|ERROR) (?P<id>\S+::\S+?)(?: - |$)"),          # pytest summary
-    lazy_re(r"^(?P<id>\S+\.py::\S+) (?:FAILED|ERROR)\b"),               # pytest -v
-    lazy_re(r"^_{3,} (?:ERROR (?:at setup of|collecting) )?(?P<name>[\w.\[\]-]+) _{3,}$"),
+    lazy_re(r"^(?:FAILED|ERROR) (?P<id>" + PYTEST_ID + r")(?= - |\s*$)"),  # pytest summary
+    lazy_re(r"^(?P<id>" + PYTEST_ID + r") (?:FAILED|ERROR)\b"),            # pytest -v
+    lazy_re(r"^_{3,} (?:ERROR (?:at setup of|collecting) )?(?P<name>[\w.]+(?:\[.*\])?) _{3,}$"),
     lazy_re(r"^\s*--- FAIL: (?P<name>\S+)"),                            # go test
     lazy_re(r"^test (?P<name>\S+) \.\.\. FAILED"),                      # cargo test
     lazy_re(r"^not ok \d+ - (?P<name>.+)$"),                            # node --test, TAP
