@@ -117,6 +117,7 @@ RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
 INJECT_MIN_RISK = 10.0
 INJECT_LIMIT = 10000
 INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
+STALE_MARK = " (stale: code changed since)"  # after a lesson whose code changed since
 _INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
 # A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
 _SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
@@ -361,6 +362,61 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
 
 
+def _hash_bytes(data: bytes) -> str:
+    """The graph's content and body hash (files.sha1, nodes.body_hash, lessons.code_hash)."""
+    import hashlib
+    return hashlib.sha1(data).hexdigest()[:16]
+
+
+SQL_FILE_STATE = "SELECT size, mtime_ns, sha1, language FROM files WHERE project = ? AND path = ?"
+_CODE_READ_LIMIT = 64 * 1024 * 1024
+
+
+class CodeOnDisk:
+    """THE staleness rule's source: a graph node's body hash as the code on disk has
+    it now, whether or not the file was indexed since it changed.
+
+    A file whose size and mtime, else whose content hash, match the index gives
+    the indexed hash. A file changed since it was indexed is parsed again in
+    memory (nothing is written) by ``parse``, the Graph section's
+    graph_file_hashes(), and the node looked up by its id. Without ``parse``
+    (the fast path runs before the parser is even defined) such a file raises
+    _SlowPath, and the full CLI answers. A file or symbol gone from disk gives
+    None: its lessons are stale too.
+    """
+
+    def __init__(self, root: str,
+                 parse: Callable[[str, str, bytes], dict[str, str] | None] | None):
+        self.root, self.parse = root, parse
+        self._parsed: dict[tuple[str, int, int], dict[str, str] | None] = {}
+
+    def body_hash(self, db: Database, project: str,
+                  node: sqlite3.Row | dict[str, Any]) -> str | None:
+        path = node["path"]
+        row = next(iter(db.query(SQL_FILE_STATE, (project, path))), None)
+        if row is None:
+            return node["body_hash"]
+        try:
+            info = os.stat(os.path.join(self.root, path))
+        except (OSError, ValueError):
+            return None
+        if (info.st_size, info.st_mtime_ns) == (row["size"], row["mtime_ns"]):
+            return node["body_hash"]
+        key = (path, info.st_size, info.st_mtime_ns)
+        if key not in self._parsed:
+            data = read_regular(os.path.join(self.root, path), _CODE_READ_LIMIT)
+            if data is None:
+                return None
+            if _hash_bytes(data) == row["sha1"]:  # touched, not changed: the index holds
+                self._parsed[key] = None
+            elif self.parse is None:
+                raise _SlowPath(path)
+            else:
+                self._parsed[key] = self.parse(row["language"], path, data)
+        hashes = self._parsed[key]
+        return node["body_hash"] if hashes is None else hashes.get(node["uid"])
+
+
 # --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
 
 
@@ -459,16 +515,20 @@ def bind_symbol(db: Database, project: str, name: str,
 def group_symbol_obj(db: Database, project: str, file: str, name: str,
                      rows: Sequence[sqlite3.Row], node: sqlite3.Row | None,
                      include_all: bool) -> dict[str, Any]:
-    """THE risk of one symbol: a SYMBOL_OBJ over the lessons of every lesson_symbols
-    row bound to it, counters and risk computed now. A lesson is stale when it kept
-    a code hash and the graph node's body hash differs."""
+    """THE risk and THE staleness of one symbol: a SYMBOL_OBJ over the lessons of every
+    lesson_symbols row bound to it, counters and risk computed now. A lesson is stale
+    when it kept a code hash and the symbol's code on disk now (CodeOnDisk) differs:
+    edited, or gone."""
     lessons = sorted((lesson for row in rows
                       for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))),
                      key=lambda item: (item["created_at"], item["id"]))
     counters = symbol_counters(lessons)
-    node_hash = node["body_hash"] if node is not None else None
-    shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
-             for r in lessons if include_all or r["status"] == "active"]
+    shown = [r for r in lessons if include_all or r["status"] == "active"]
+    current = None
+    if node is not None and any(r["code_hash"] for r in shown):
+        current = db.code.body_hash(db, project, node) if db.code else node["body_hash"]
+    shown = [_lesson_json(r, node is not None and bool(r["code_hash"])
+                          and r["code_hash"] != current) for r in shown]
     return {"project": project, "name": name, "file": file, **counters,
             "lessons": _inject_order(shown)}
 
@@ -565,9 +625,10 @@ def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT
     recent first. When everything does not fit, long lessons are shortened,
     the oldest lessons dropped, and a last line says how many were left out.
     """
-    blocks = [(obj, [one_line(item["lesson"]) for item in _inject_order(
-        item for item in obj["lessons"] if item["status"] == "active")])
-        for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
+    blocks = [(obj, [one_line(item["lesson"]) + (STALE_MARK if item["stale"] else "")
+                     for item in _inject_order(item for item in obj["lessons"]
+                                               if item["status"] == "active")])
+              for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
     blocks.sort(key=lambda block: -block[0]["risk_score"])
     if not blocks:
         return ""
@@ -579,6 +640,12 @@ def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT
 
 def _inject_block(header: str, lines: Sequence[str]) -> str:
     return "\n".join([header, *(f"- {line}" for line in lines), INJECT_FOOTER])
+
+
+def _shortened(line: str) -> str:
+    """A lesson line cut to _INJECT_LINE_MAX, its stale mark kept whole."""
+    mark = STALE_MARK if line.endswith(STALE_MARK) else ""
+    return one_line(line[:len(line) - len(mark)], _INJECT_LINE_MAX - len(mark)) + mark
 
 
 def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -> str:
@@ -597,7 +664,7 @@ def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -
         base = len(header) + len(INJECT_FOOTER) + 2 + (2 if parts else 0)
         chosen: list[str] = []
         for line in lines:
-            line = one_line(line, _INJECT_LINE_MAX)
+            line = _shortened(line)
             if used + base + len(line) + 3 > budget:
                 break
             chosen.append(line)
@@ -2527,16 +2594,18 @@ def scan_argv(argv: Sequence[str]) -> ArgvScan:
 
 
 class _ReadDb:
-    """Just enough of Database for the read functions above: ``query`` on a connection."""
+    """Just enough of Database for the read functions above: ``query`` on a connection,
+    and the code on disk without a parser (a changed file sends the call to the full CLI)."""
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, root: str):
         self.conn = conn
+        self.code = CodeOnDisk(root, None)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
 
 
-def _fast_db(path: str) -> _ReadDb:
+def _fast_db(path: str, root: str) -> _ReadDb:
     """The database, only when open_db(create=False) would open it with nothing to do.
 
     A missing, foreign, not-private, not-WAL or other-version file goes to the
@@ -2568,7 +2637,7 @@ def _fast_db(path: str) -> _ReadDb:
     if version != SCHEMA_VERSION or str(mode).lower() != "wal":
         conn.close()
         raise _SlowPath(path)
-    return _ReadDb(conn)
+    return _ReadDb(conn, root)
 
 
 def _fast_query(options: dict[str, Any], symbol: str) -> str:
@@ -2576,7 +2645,7 @@ def _fast_query(options: dict[str, Any], symbol: str) -> str:
     if not options.get("inject") or not symbol.strip():
         raise _SlowPath("query")
     place = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(place.db_path)
+    db = _fast_db(place.db_path, place.root)
     try:
         name, file = split_symbol(db, place, symbol, options.get("file"))
         return inject_text(lesson_symbols(db, place.project, name, file))
@@ -2609,7 +2678,7 @@ def _fast_hook(options: dict[str, Any], event: str) -> str:
         raise _SlowPath("hook")
     agent = options.get("agent") or detect_agent(payload)
     place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
-    db = _fast_db(place.db_path)
+    db = _fast_db(place.db_path, place.root)
     try:
         context = pre_edit_context(db, place, tool, tool_input)
     finally:
@@ -2628,7 +2697,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
         raise _SlowPath("search")   # the full CLI explains the usage error
     place = env_paths(options.get("db"), options.get("project"), None)
     project = place.project
-    db = _fast_db(place.db_path)
+    db = _fast_db(place.db_path, place.root)
     try:
         result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
@@ -3362,9 +3431,10 @@ class Database:
     writers wait on busy_timeout instead of failing on lock upgrade.
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection):
+    def __init__(self, path: Path, conn: sqlite3.Connection, code: CodeOnDisk | None = None):
         self.path = path
         self.conn = conn
+        self.code = code  # the project's code on disk, for lesson staleness
         self._depth = 0
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
@@ -3486,7 +3556,7 @@ def open_db(env: Env, *, create: bool = True) -> Database:
     except sqlite3.Error as exc:
         os.umask(old_umask)
         raise wrap_sqlite_error(exc, path) from exc
-    db = Database(path, conn)
+    db = Database(path, conn, CodeOnDisk(str(env.root), graph_file_hashes))
     try:
         conn.row_factory = sqlite3.Row
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -4805,11 +4875,6 @@ def _body_of(node: Any) -> Any:
     return body
 
 
-def _hash_bytes(data: bytes) -> str:
-    import hashlib
-    return hashlib.sha1(data).hexdigest()[:16]
-
-
 _PARAM_SKIP = frozenset({"comment", "keyword_separator", "positional_separator", "self",
                          "line_comment", "block_comment", "attribute_item", "decorator"})
 _IDENTIFIERS = frozenset({"identifier", "simple_identifier", "variable_name", "name",
@@ -5905,17 +5970,12 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     rows = [(file_node, project, file_id, rel, "file", rel.rsplit("/", 1)[-1], rel, rel, 1,
              max(facts["lines"], 1), "", "[]", None, 0, 0, facts["docstring"], facts["lines"], 1,
              sha, None, 0)]
-    ids, uids, edges = [], set(), []
-    for index, d in enumerate(facts["defs"]):
+    ids, edges = [], []
+    uids = def_uids(rel, facts["defs"])
+    for index, (d, uid) in enumerate(zip(facts["defs"], uids, strict=True)):
         node_id = next_id + 1 + index
         ids.append(node_id)
         parent = ids[d[14]] if d[14] >= 0 else file_node
-        uid = f"{rel}:{d[2]}"
-        count = 1
-        while uid in uids:
-            count += 1
-            uid = f"{rel}:{d[2]}#{count}"
-        uids.add(uid)
         rows.append((node_id, project, file_id, uid, d[0], d[1], d[2], rel, d[3], d[4], d[5],
                      d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent,
                      int(d[15])))
@@ -5934,6 +5994,21 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     for spec, line in facts["imports"]:
         run.imports.append((None, file_id, rel, file_node, spec, line))
     return next_id + 1 + len(facts["defs"])
+
+
+def def_uids(rel: str, defs: Sequence[tuple]) -> list[str]:
+    """The node ids of a file's definition records: PATH:QUALNAME, and PATH:QUALNAME#2,
+    #3, ... for the second and later definitions of one qualname (redefinitions)."""
+    uids: list[str] = []
+    seen: set[str] = set()
+    for d in defs:
+        uid, count = f"{rel}:{d[2]}", 1
+        while uid in seen:
+            count += 1
+            uid = f"{rel}:{d[2]}#{count}"
+        seen.add(uid)
+        uids.append(uid)
+    return uids
 
 
 def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -> dict[str, Any]:
@@ -9281,6 +9356,19 @@ def _not_found_message(db: Database, project: str, text: str, file: str | None) 
             f"`ctxkit index`")
 
 
+def graph_file_hashes(lang: str, rel: str, data: bytes) -> dict[str, str] | None:
+    """{node id: body hash} of the definitions in ``data``, the content of file ``rel``,
+    exactly as an index run would store them; parsed in memory, nothing written.
+    CodeOnDisk calls it for a file changed since it was indexed. None when it
+    cannot be parsed (no parser, a grammar bug): the index stays the answer."""
+    try:
+        facts = graph_extract(graph_dialect(lang, rel, data), data)
+    except Exception:  # noqa: BLE001 - whatever the parser raises, a read goes on
+        return None
+    uids = def_uids(rel, facts["defs"])
+    return {uid: d[13] for d, uid in zip(facts["defs"], uids, strict=True)}
+
+
 def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
     """Re-index the given root-relative paths that changed on disk; how many were."""
     stale = []
@@ -9357,6 +9445,12 @@ def _lesson_risk(db: Database, project: str, node: Node) -> float:
     return float(found.get("risk_score") or 0.0) if found else 0.0
 
 
+def _stale_lessons(db: Database, project: str, node: Node) -> int:
+    """How many of a symbol's active lessons are stale (its code changed since)."""
+    found = lessons_for_node(db, project, node)
+    return sum(1 for lesson in found["lessons"] if lesson["stale"]) if found else 0
+
+
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
                  min_confidence: float) -> dict[str, Any]:
     """The reverse call closure of ``node`` with a risk level weighing fan-in and lessons."""
@@ -9370,7 +9464,7 @@ def graph_impact(db: Database, project: str, node: Node, depth: int | None,
     score = round(fan_in + lesson, 1)
     return {"target": node.id, "results": results, "direct": direct, "indirect": indirect,
             "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
-            "risk_level": risk_level(score)}
+            "risk_level": risk_level(score), "stale_lessons": _stale_lessons(db, project, node)}
 
 
 def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
@@ -9539,6 +9633,8 @@ def _impact_text(data: dict[str, Any]) -> str:
              f"{data['risk_score']:.1f}: {len(data['direct'])} direct and "
              f"{len(data['indirect'])} indirect callers, lesson risk "
              f"{data['lesson_risk']:.1f})"]
+    if data["stale_lessons"]:
+        lines.append(f"  {data['stale_lessons']} of its lessons stale: code changed since")
     for r in data["results"]:
         lines.append(f"{'  ' * r['depth']}{r['id']}  {r['path']}:{r['line']}")
     if not data["results"]:
@@ -10117,7 +10213,7 @@ class ContextRenderer:
         lines = [f"- risk: {obj['risk_score']:.1f} ({obj['level']}) · "
                  f"{obj['fail_count']} fail, {obj['success_count']} ok"]
         for lesson in active[:ITEM_LESSONS]:
-            stale = " (stale: code changed since)" if lesson.get("stale") else ""
+            stale = STALE_MARK if lesson.get("stale") else ""
             lines.append(f"  - [{lesson['type']}] {' '.join(lesson['lesson'].split())}{stale}")
         if len(active) > ITEM_LESSONS:
             lines.append(f"  - (+{len(active) - ITEM_LESSONS} more lessons)")
@@ -13148,9 +13244,11 @@ LOUD_COMMAND = (r"""(?x)(?:^\s*|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\s+)(?:
     | git\s+(?:log|diff|blame|show)\b
     | find\s | curl\s | wget\s | docker\s+(?:build|logs)\b
     )""")
-# Shell syntax `sh` (dash) may not understand, or commands that change the
-# shell's own state (cd, export): wrapping those would change what they do.
-NOT_WRAPPABLE = (r"\[\[|<\(|>\(|\$'|\bsource\s|(?:^|[;&|]\s*)(?:cd|export|alias|unset|set|\.)\s")
+# Commands that change the shell's own state (cd, export, source) at its top level,
+# not in a subshell: the agent's shell keeps that state for its next command, and
+# `ctxkit run` would change it only in a child shell that ends with the command.
+NOT_WRAPPABLE = (r"(?:^|[;&|\n{]\s*)(?:cd|pushd|popd|export|unset|set|shopt|alias|unalias"
+                 r"|source|\.|umask|ulimit|declare|typeset|readonly)(?:\s|$)")
 
 
 class SnapshotMissing(CtxkitError):
@@ -13526,7 +13624,7 @@ def lesson_lines(db: Database, project: str, state: GitState,
             objs.setdefault((obj["file"], obj["name"]), obj)
     lines = []
     for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
-        active = [les["lesson"] for les in obj["lessons"]
+        active = [les["lesson"] + (STALE_MARK if les["stale"] else "") for les in obj["lessons"]
                   if les.get("status", "active") == "active"]
         if active:
             lines.append(f"- {symbol_label(obj)} (risk {float(obj.get('risk_score') or 0):.1f}, "
@@ -14018,10 +14116,24 @@ def slow_start_reasons(command: str) -> list[str]:
     return reasons
 
 
-def wrap_command(command: str) -> str:
-    """``command`` as ``ctxkit run --label bash -- sh -c '<command>'``, quoted for any shell."""
+def wrap_shell() -> str | None:
+    """The shell a wrapped command runs in: bash, found on PATH; None when there is none.
+
+    The agents' shell tools (Claude Code's Bash, Codex, Gemini's run_shell_command)
+    run a command in bash, so its syntax (``&>``, ``{a,b}``, arrays, ``[[ ]]``,
+    ``|&``, ``$PIPESTATUS``, ``<(...)``) must reach bash again: ``sh`` is dash
+    on Debian and would read it otherwise.
+    """
+    import shutil
+    return shutil.which("bash")
+
+
+def wrap_command(command: str, shell: str) -> str:
+    """``command`` as ``ctxkit run --label bash -- SHELL -c '<command>'``, quoted for any
+    shell."""
     import shlex
-    return f"{ctxkit_command()} run --label bash -- sh -c {shlex.quote(command)}"
+    return (f"{ctxkit_command()} run --label bash -- {shlex.quote(shell)} -c "
+            f"{shlex.quote(command)}")
 
 
 def command_text(value: Any) -> str | None:
@@ -14044,8 +14156,10 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
         # The user's own rules decide this command. A rewrite would hide it from
         # them, and a nudge toward `ctxkit run` would help the agent get around them.
         return None
-    if mode == "wrap" and not re.search(NOT_WRAPPABLE, command):
-        answer = wrap_answer(payload, command, agent, verdict)
+    shell = wrap_shell() if mode == "wrap" else None
+    if shell and isinstance(tool_input.get("command"), str) and \
+            not re.search(NOT_WRAPPABLE, command):
+        answer = wrap_answer(payload, command, shell, agent, verdict)
         if answer is not None:
             return answer
     if not first_time(env, payload, "bash-nudge"):
@@ -14086,14 +14200,14 @@ def wrap_decision(agent: str, mode: str, verdict: str | None) -> str | None:
     return "ask" if mode in PROMPTING_MODES else None
 
 
-def wrap_answer(payload: dict[str, Any], command: str, agent: str,
+def wrap_answer(payload: dict[str, Any], command: str, shell: str, agent: str,
                 verdict: str | None) -> dict[str, Any] | None:
     """The rewrite, granting nothing the user's own rules would not grant."""
     mode = str(payload.get("permission_mode") or "")
     decision = wrap_decision(agent, mode, verdict)
     if decision is None:
         return None
-    new_input = {**payload["tool_input"], "command": wrap_command(command)}
+    new_input = {**payload["tool_input"], "command": wrap_command(command, shell)}
     if decision == "input":
         return hook_answer(agent, "pre-tool-use", tool_input=new_input)
     reason = ("ctxkit: output goes to the output store" if decision == "allow" else
@@ -14942,8 +15056,8 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
             "level": level, "symbols": [
                 {"name": o["name"], "file": o.get("file", ""),
                  "risk_score": round(float(o.get("risk_score") or 0), 1), "level": o.get("level"),
-                 "active_lessons": sum(1 for les in o.get("lessons", [])
-                                       if les.get("status", "active") == "active")}
+                 "active_lessons": len(_active_lessons(o)),
+                 "stale_lessons": sum(1 for les in _active_lessons(o) if les["stale"])}
                 for o in objs]}
     if note:
         data["note"] = note
@@ -14970,7 +15084,9 @@ def _risk_text(data: dict[str, Any]) -> str:
         return f"{where}: no lessons, risk 0.0 (low){extra}"
     lines = [f"{where}: risk {data['risk_score']:.1f} ({data['level']})"]
     lines += [f"  {s['name']}: {s['risk_score']:.1f} {s['level']}, "
-              f"{s['active_lessons']} active lessons" for s in data["symbols"]]
+              f"{s['active_lessons']} active lessons"
+              + (f" ({s['stale_lessons']} stale: code changed since)" if s["stale_lessons"]
+                 else "") for s in data["symbols"]]
     return "\n".join(lines)
 
 
