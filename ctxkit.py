@@ -117,6 +117,7 @@ RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
 INJECT_MIN_RISK = 10.0
 INJECT_LIMIT = 10000
 INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
+STALE_MARK = " (stale: code changed since)"  # after a lesson whose code changed since
 _INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
 # A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
 _SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
@@ -361,6 +362,61 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
 
 
+def _hash_bytes(data: bytes) -> str:
+    """The graph's content and body hash (files.sha1, nodes.body_hash, lessons.code_hash)."""
+    import hashlib
+    return hashlib.sha1(data).hexdigest()[:16]
+
+
+SQL_FILE_STATE = "SELECT size, mtime_ns, sha1, language FROM files WHERE project = ? AND path = ?"
+_CODE_READ_LIMIT = 64 * 1024 * 1024
+
+
+class CodeOnDisk:
+    """THE staleness rule's source: a graph node's body hash as the code on disk has
+    it now, whether or not the file was indexed since it changed.
+
+    A file whose size and mtime, else whose content hash, match the index gives
+    the indexed hash. A file changed since it was indexed is parsed again in
+    memory (nothing is written) by ``parse``, the Graph section's
+    graph_file_hashes(), and the node looked up by its id. Without ``parse``
+    (the fast path runs before the parser is even defined) such a file raises
+    _SlowPath, and the full CLI answers. A file or symbol gone from disk gives
+    None: its lessons are stale too.
+    """
+
+    def __init__(self, root: str,
+                 parse: Callable[[str, str, bytes], dict[str, str] | None] | None):
+        self.root, self.parse = root, parse
+        self._parsed: dict[tuple[str, int, int], dict[str, str] | None] = {}
+
+    def body_hash(self, db: Database, project: str,
+                  node: sqlite3.Row | dict[str, Any]) -> str | None:
+        path = node["path"]
+        row = next(iter(db.query(SQL_FILE_STATE, (project, path))), None)
+        if row is None:
+            return node["body_hash"]
+        try:
+            info = os.stat(os.path.join(self.root, path))
+        except (OSError, ValueError):
+            return None
+        if (info.st_size, info.st_mtime_ns) == (row["size"], row["mtime_ns"]):
+            return node["body_hash"]
+        key = (path, info.st_size, info.st_mtime_ns)
+        if key not in self._parsed:
+            data = read_regular(os.path.join(self.root, path), _CODE_READ_LIMIT)
+            if data is None:
+                return None
+            if _hash_bytes(data) == row["sha1"]:  # touched, not changed: the index holds
+                self._parsed[key] = None
+            elif self.parse is None:
+                raise _SlowPath(path)
+            else:
+                self._parsed[key] = self.parse(row["language"], path, data)
+        hashes = self._parsed[key]
+        return node["body_hash"] if hashes is None else hashes.get(node["uid"])
+
+
 # --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
 
 
@@ -459,16 +515,20 @@ def bind_symbol(db: Database, project: str, name: str,
 def group_symbol_obj(db: Database, project: str, file: str, name: str,
                      rows: Sequence[sqlite3.Row], node: sqlite3.Row | None,
                      include_all: bool) -> dict[str, Any]:
-    """THE risk of one symbol: a SYMBOL_OBJ over the lessons of every lesson_symbols
-    row bound to it, counters and risk computed now. A lesson is stale when it kept
-    a code hash and the graph node's body hash differs."""
+    """THE risk and THE staleness of one symbol: a SYMBOL_OBJ over the lessons of every
+    lesson_symbols row bound to it, counters and risk computed now. A lesson is stale
+    when it kept a code hash and the symbol's code on disk now (CodeOnDisk) differs:
+    edited, or gone."""
     lessons = sorted((lesson for row in rows
                       for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))),
                      key=lambda item: (item["created_at"], item["id"]))
     counters = symbol_counters(lessons)
-    node_hash = node["body_hash"] if node is not None else None
-    shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
-             for r in lessons if include_all or r["status"] == "active"]
+    shown = [r for r in lessons if include_all or r["status"] == "active"]
+    current = None
+    if node is not None and any(r["code_hash"] for r in shown):
+        current = db.code.body_hash(db, project, node) if db.code else node["body_hash"]
+    shown = [_lesson_json(r, node is not None and bool(r["code_hash"])
+                          and r["code_hash"] != current) for r in shown]
     return {"project": project, "name": name, "file": file, **counters,
             "lessons": _inject_order(shown)}
 
@@ -565,9 +625,10 @@ def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT
     recent first. When everything does not fit, long lessons are shortened,
     the oldest lessons dropped, and a last line says how many were left out.
     """
-    blocks = [(obj, [one_line(item["lesson"]) for item in _inject_order(
-        item for item in obj["lessons"] if item["status"] == "active")])
-        for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
+    blocks = [(obj, [one_line(item["lesson"]) + (STALE_MARK if item["stale"] else "")
+                     for item in _inject_order(item for item in obj["lessons"]
+                                               if item["status"] == "active")])
+              for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
     blocks.sort(key=lambda block: -block[0]["risk_score"])
     if not blocks:
         return ""
@@ -579,6 +640,12 @@ def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT
 
 def _inject_block(header: str, lines: Sequence[str]) -> str:
     return "\n".join([header, *(f"- {line}" for line in lines), INJECT_FOOTER])
+
+
+def _shortened(line: str) -> str:
+    """A lesson line cut to _INJECT_LINE_MAX, its stale mark kept whole."""
+    mark = STALE_MARK if line.endswith(STALE_MARK) else ""
+    return one_line(line[:len(line) - len(mark)], _INJECT_LINE_MAX - len(mark)) + mark
 
 
 def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -> str:
@@ -597,7 +664,7 @@ def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -
         base = len(header) + len(INJECT_FOOTER) + 2 + (2 if parts else 0)
         chosen: list[str] = []
         for line in lines:
-            line = one_line(line, _INJECT_LINE_MAX)
+            line = _shortened(line)
             if used + base + len(line) + 3 > budget:
                 break
             chosen.append(line)
@@ -2526,16 +2593,18 @@ def scan_argv(argv: Sequence[str]) -> ArgvScan:
 
 
 class _ReadDb:
-    """Just enough of Database for the read functions above: ``query`` on a connection."""
+    """Just enough of Database for the read functions above: ``query`` on a connection,
+    and the code on disk without a parser (a changed file sends the call to the full CLI)."""
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, root: str):
         self.conn = conn
+        self.code = CodeOnDisk(root, None)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
 
 
-def _fast_db(path: str) -> _ReadDb:
+def _fast_db(path: str, root: str) -> _ReadDb:
     """The database, only when open_db(create=False) would open it with nothing to do.
 
     A missing, foreign, not-private, not-WAL or other-version file goes to the
@@ -2567,7 +2636,7 @@ def _fast_db(path: str) -> _ReadDb:
     if version != SCHEMA_VERSION or str(mode).lower() != "wal":
         conn.close()
         raise _SlowPath(path)
-    return _ReadDb(conn)
+    return _ReadDb(conn, root)
 
 
 def _fast_query(options: dict[str, Any], symbol: str) -> str:
@@ -2575,7 +2644,7 @@ def _fast_query(options: dict[str, Any], symbol: str) -> str:
     if not options.get("inject") or not symbol.strip():
         raise _SlowPath("query")
     place = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(place.db_path)
+    db = _fast_db(place.db_path, place.root)
     try:
         name, file = split_symbol(db, place, symbol, options.get("file"))
         return inject_text(lesson_symbols(db, place.project, name, file))
@@ -2608,7 +2677,7 @@ def _fast_hook(options: dict[str, Any], event: str) -> str:
         raise _SlowPath("hook")
     agent = options.get("agent") or detect_agent(payload)
     place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
-    db = _fast_db(place.db_path)
+    db = _fast_db(place.db_path, place.root)
     try:
         context = pre_edit_context(db, place, tool, tool_input)
     finally:
@@ -2627,7 +2696,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
         raise _SlowPath("search")   # the full CLI explains the usage error
     place = env_paths(options.get("db"), options.get("project"), None)
     project = place.project
-    db = _fast_db(place.db_path)
+    db = _fast_db(place.db_path, place.root)
     try:
         result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
@@ -3361,9 +3430,10 @@ class Database:
     writers wait on busy_timeout instead of failing on lock upgrade.
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection):
+    def __init__(self, path: Path, conn: sqlite3.Connection, code: CodeOnDisk | None = None):
         self.path = path
         self.conn = conn
+        self.code = code  # the project's code on disk, for lesson staleness
         self._depth = 0
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
@@ -3485,7 +3555,7 @@ def open_db(env: Env, *, create: bool = True) -> Database:
     except sqlite3.Error as exc:
         os.umask(old_umask)
         raise wrap_sqlite_error(exc, path) from exc
-    db = Database(path, conn)
+    db = Database(path, conn, CodeOnDisk(str(env.root), graph_file_hashes))
     try:
         conn.row_factory = sqlite3.Row
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -4814,11 +4884,6 @@ def _body_of(node: Any) -> Any:
     return body
 
 
-def _hash_bytes(data: bytes) -> str:
-    import hashlib
-    return hashlib.sha1(data).hexdigest()[:16]
-
-
 _PARAM_SKIP = frozenset({"comment", "keyword_separator", "positional_separator", "self",
                          "line_comment", "block_comment", "attribute_item", "decorator"})
 _IDENTIFIERS = frozenset({"identifier", "simple_identifier", "variable_name", "name",
@@ -5915,17 +5980,12 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     rows = [(file_node, project, file_id, rel, "file", rel.rsplit("/", 1)[-1], rel, rel, 1,
              max(facts["lines"], 1), "", "[]", None, 0, 0, facts["docstring"], facts["lines"], 1,
              sha, None, 0)]
-    ids, uids, edges = [], set(), []
-    for index, d in enumerate(facts["defs"]):
+    ids, edges = [], []
+    uids = def_uids(rel, facts["defs"])
+    for index, (d, uid) in enumerate(zip(facts["defs"], uids, strict=True)):
         node_id = next_id + 1 + index
         ids.append(node_id)
         parent = ids[d.parent] if d.parent >= 0 else file_node
-        uid = f"{rel}:{d.qualname}"
-        count = 1
-        while uid in uids:
-            count += 1
-            uid = f"{rel}:{d.qualname}#{count}"
-        uids.add(uid)
         rows.append((node_id, project, file_id, uid, d.kind, d.name, d.qualname, rel, d.line,
                      d.end_line, d.signature, d.params, d.return_type, int(d.is_async),
                      int(d.exported), d.docstring, d.loc, d.complexity, d.body_hash, parent,
@@ -5946,6 +6006,21 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     for spec, line in facts["imports"]:
         run.imports.append((None, file_id, rel, file_node, spec, line))
     return next_id + 1 + len(facts["defs"])
+
+
+def def_uids(rel: str, defs: Sequence[DefRecord]) -> list[str]:
+    """The node ids of a file's definition records: PATH:QUALNAME, and PATH:QUALNAME#2,
+    #3, ... for the second and later definitions of one qualname (redefinitions)."""
+    uids: list[str] = []
+    seen: set[str] = set()
+    for d in defs:
+        uid, count = f"{rel}:{d.qualname}", 1
+        while uid in seen:
+            count += 1
+            uid = f"{rel}:{d.qualname}#{count}"
+        seen.add(uid)
+        uids.append(uid)
+    return uids
 
 
 def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -> dict[str, Any]:
@@ -6020,6 +6095,14 @@ class _Resolver:
             if kind != "file":
                 self.by_name.setdefault(name, []).append(node_id)
                 self.by_dir.setdefault((posix_parent(path), qualname), node_id)
+        # Functions that own methods (JavaScript's ES5 classes: `X.prototype.m = function`
+        # makes X.m): `new X()` makes an X, and `this` in X's methods is one.
+        self.constructors: set[int] = set()
+        for kind, _, qualname, path in self.nodes.values():
+            owner = self.by_pq.get((path, qualname.rpartition(".")[0])) \
+                if kind == "method" else None
+            if owner is not None and self.nodes[owner].kind == "function":
+                self.constructors.add(owner)
         self.lang: dict[str, str] = {}
         self.languages: dict[str, Language] = {}
         self.package: dict[str, str] = {}
@@ -6038,6 +6121,10 @@ class _Resolver:
 
     def language(self, path: str) -> Language:
         return self.languages.get(path, _UNKNOWN_LANGUAGE)
+
+    def class_like(self, node: int) -> bool:
+        """A class, or a function used as one (see ``constructors``)."""
+        return self.nodes[node].kind in CLASS_KINDS or node in self.constructors
 
     def overloaded(self, node: int) -> bool:
         """Whether the node's file defines its qualname more than once (C++ overloads)."""
@@ -6202,7 +6289,7 @@ class _Resolver:
     def enclosing_class(self, path: str, scope: str) -> int | None:
         for qual in self.scope_chain(scope):
             node = self.by_pq.get((path, qual))
-            if node is not None and self.nodes[node].kind in CLASS_KINDS:
+            if node is not None and self.class_like(node):
                 return node
         if "." in scope and self.language(path).methods_outside:
             owner = scope.rsplit(".", 1)[0]
@@ -6300,8 +6387,12 @@ class _Resolver:
         if made is not None:
             return made, CONF_TYPED  # self.response_class(): a `type[Response]` attribute
         # A mixin or abstract base calling what its subclasses define: linked only
-        # when exactly one subclass in the index has it.
-        found = {self.method_lookup(sub, callee) for sub in self._all_subclasses(cls)} - {None}
+        # when exactly one subclass in the index has it. Outside tests, a subclass a
+        # test file defines (a stand-in) is not what the library's own call runs.
+        subs = self._all_subclasses(cls)
+        if not is_test_path(path):
+            subs = [sub for sub in subs if not is_test_path(self.nodes[sub].path)] or subs
+        found = {self.method_lookup(sub, callee) for sub in subs} - {None}
         return (found.pop(), CONF_UNIQUE) if len(found) == 1 else (None, 0.0)
 
     def _all_subclasses(self, cls: int) -> list[int]:
@@ -6356,7 +6447,7 @@ class _Resolver:
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
-            if self.nodes[dst].kind in CLASS_KINDS:
+            if self.class_like(dst):
                 return dst  # a construction
             return self.returned_type(dst)
         language = self.language(path)
@@ -6495,12 +6586,12 @@ class _Resolver:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
         target = self.resolve_dotted(path, scope, type_text)
-        if target is None and "." in type_text:  # x = self.make(...): a method's result
-            found = self.expr_type(path, scope, type_text + "(...)")
-            return OUTSIDE if found is None else found
+        if target is None and "." in type_text:  # x = self.make(...): a method's result,
+            # unknown (None) when that call is unresolved or its result undeclared
+            return self.expr_type(path, scope, type_text + "(...)")
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
-        if self.nodes[target[1]].kind in CLASS_KINDS:
+        if self.class_like(target[1]):
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
 
@@ -7119,6 +7210,11 @@ _JS_DEFS = """
         property: (property_identifier) @name)
     right: [(arrow_function) (function_expression)] @fn
     (#match? @owner "^(module\\.)?exports$"))) @def.function
+(expression_statement (assignment_expression
+    left: (member_expression object: (member_expression object: (identifier) @owner
+        property: (property_identifier) @proto (#eq? @proto "prototype"))
+        property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)] @fn)) @def.function
 """
 _JS_SKELETON = SkeletonRules(
     containers=frozenset({"program", "statement_block", "switch_body", "switch_case",
@@ -7152,9 +7248,53 @@ def _js_skip_def(s: _Source, node: Any) -> bool:
     return node.type == "method_signature" and up is not None and up.type == "class_body"
 
 
+def _js_prototype_of(s: _Source, node: Any) -> str:
+    """X for an expression ``X.prototype``, else ""."""
+    if node is None or node.type != "member_expression" or \
+            s.text(node.child_by_field_name("property")) != "prototype":
+        return ""
+    owner = node.child_by_field_name("object")
+    return s.text(owner) if owner is not None and owner.type == "identifier" else ""
+
+
+def _js_prototype_member(s: _Source, d: _Def) -> tuple[str, str] | None:
+    """(X, member name) for a method of X written the ES5 way, on its prototype:
+    ``X.prototype.m = function () {}``, ``X.prototype = {m() {}}``, and the accessors
+    of ``Object.defineProperty(X.prototype, "m", {get() {}, set(v) {}})``."""
+    node = d.node
+    if node.type == "expression_statement":  # the def query's X.prototype.m = function
+        assign = node.named_children[0] if node.named_children else None
+        left = assign.child_by_field_name("left") if assign is not None else None
+        owner = _js_prototype_of(s, left.child_by_field_name("object")) if left else ""
+        return (owner, d.name) if owner else None
+    holder = node.parent
+    if node.type != "method_definition" or holder is None or holder.type != "object":
+        return None
+    up = holder.parent
+    if up is not None and up.type == "assignment_expression":
+        owner = _js_prototype_of(s, up.child_by_field_name("left"))
+        return (owner, d.name) if owner else None
+    call = up.parent if up is not None and up.type == "arguments" else None
+    if call is None or s.text(call.child_by_field_name("function")).replace(" ", "") != \
+            "Object.defineProperty":
+        return None
+    args = up.named_children
+    if len(args) != 3 or args[2].id != holder.id or args[1].type != "string":
+        return None
+    owner = _js_prototype_of(s, args[0])
+    return (owner, _quoted_text(s, args[1])) if owner and _quoted_text(s, args[1]) else None
+
+
 def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     """An object literal's method belongs to the object: ``const traps = {get() {}}`` ->
-    ``traps.get``, never a module-level ``get``."""
+    ``traps.get``, never a module-level ``get``. A method written on a prototype
+    (see _js_prototype_member) belongs to its class or constructor function: X.m."""
+    member = _js_prototype_member(s, d)
+    if member is not None:
+        owner, d.name = member
+        d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
+        d.kind = "method"
+        return True
     holder = d.node.parent
     if d.node.type != "method_definition" or holder is None or holder.type != "object":
         return False
@@ -7179,6 +7319,8 @@ def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
 def _js_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
     """Members of classes unless #private or `private`; top level when under `export`."""
     parent = defs[d.parent] if d.parent >= 0 else None
+    if _js_prototype_member(s, d) is not None:
+        return True  # a prototype's members are public, as a class's are
     if parent is not None:
         return parent.kind in CLASS_KINDS and not d.name.startswith("#") and \
             "private" not in s.text(d.node).split("(")[0].split()
@@ -7308,12 +7450,50 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
     return r.lookup_in_modules([mpath], name, depth + 1)
 
 
+def _js_constructor_function(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
+    """What ``new X()`` runs when class X has no constructor of its own: a function of
+    the same name in the same file (TypeScript's ``declare class X`` merged with the
+    ES5 ``function X() {}`` that implements it)."""
+    if name != "constructor":
+        return None
+    qualname = wanted.rpartition(".")[0]
+    return next((n for n in r.by_name.get(qualname.rpartition(".")[2], ())
+                 if r.nodes[n].kind == "function" and r.nodes[n].qualname == qualname
+                 and r.nodes[n].path == path), None)
+
+
+def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                      callee: str) -> tuple[int | None, float] | None:
+    """``X.prototype.m()`` is X's method m; ``f.call(...)`` / ``f.apply(...)`` run f
+    (a class's: its constructor, ``Base.call(this)`` in an ES5 subclass). Only a
+    function the code names exactly; anything else is left to the generic rules."""
+    if callee in ("call", "apply"):
+        head, _, name = recv.rpartition(".")
+        if not re.fullmatch(r"[\w$#]+", name) or recv in r.language(path).self_names:
+            return None
+        dst, confidence = r.resolve_call(path, scope, name, head or None)
+        if dst is not None and confidence >= CONF_EXACT and r.nodes[dst].kind in CLASS_KINDS:
+            ctor = r.method_lookup(dst, "constructor")
+            return (ctor, confidence) if ctor is not None else (None, 0.0)
+        if dst is not None and confidence >= CONF_TYPED or dst is None and confidence:
+            return dst, confidence
+        return None
+    owner = recv.removesuffix(".prototype")
+    if owner != recv and re.fullmatch(r"[\w$.]+", owner):
+        target = r.resolve_dotted(path, scope, owner)
+        if target is not None and target[0] == "node" and r.class_like(target[1]):
+            found = r.method_lookup(target[1], callee)
+            return (found, CONF_EXACT) if found is not None else (None, 0.0)
+    return None
+
+
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
-    import_handler=_js_import, resolve_binding=_js_resolve_binding)
+    import_handler=_js_import, resolve_binding=_js_resolve_binding,
+    receiver_call=_js_receiver_call, method_fallback=_js_constructor_function)
 JAVASCRIPT = Language(
     name="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"), fence="javascript",
     query=_JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
@@ -9143,10 +9323,31 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
         more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""
         raise Ambiguous(f"{text!r} matches {len(nodes)} symbols: {listing}{more}; "
-                        f"pass a full id, --file FILE or --first",
+                        f"{_ambiguity_hint(db, project, text, nodes, normalized)}",
                         [{"id": n.id, "kind": n.kind, "path": n.path, "line": n.line}
                          for n in nodes])
     return nodes[0]
+
+
+def _ambiguity_hint(db: Database, project: str, text: str, nodes: list[Node],
+                    file: str | None) -> str:
+    """What to pass instead of an ambiguous TEXT: only what picks one candidate.
+
+    An id always does. A qualified name does when it names that candidate alone
+    (two classes of one file with a method ``read`` differ by ``Cls.read``, never by
+    --file); --file does for a candidate alone in its file, when none was given.
+    """
+    ways = [f"its id (e.g. {nodes[0].id})"]
+    for node in nodes:
+        rows = graph_find_rows(db, project, node.qualname, file)
+        if node.qualname != text and len(rows) == 1 and rows[0]["uid"] == node.id:
+            ways.append(f"a qualified name (e.g. {node.qualname})")
+            break
+    paths = collections.Counter(n.path for n in nodes)
+    alone = next((n for n in nodes if paths[n.path] == 1), None)
+    if file is None and len(paths) > 1 and alone is not None:
+        ways.append(f"--file with its file (e.g. {text} --file {alone.path})")
+    return f"to pick one pass {', '.join(ways)}, or --first for the best"
 
 
 def check_line_in_file(env: Env, path: str, line: int) -> None:
@@ -9170,6 +9371,19 @@ def _not_found_message(db: Database, project: str, text: str, file: str | None) 
     return (f"symbol {text!r}{where} is not in the index of project {project!r}; "
             f"list known names with `ctxkit symbols {text.rsplit('.', 1)[-1]}` or re-run "
             f"`ctxkit index`")
+
+
+def graph_file_hashes(lang: str, rel: str, data: bytes) -> dict[str, str] | None:
+    """{node id: body hash} of the definitions in ``data``, the content of file ``rel``,
+    exactly as an index run would store them; parsed in memory, nothing written.
+    CodeOnDisk calls it for a file changed since it was indexed. None when it
+    cannot be parsed (no parser, a grammar bug): the index stays the answer."""
+    try:
+        facts = graph_extract(graph_dialect(lang, rel, data), data)
+    except Exception:  # noqa: BLE001 - whatever the parser raises, a read goes on
+        return None
+    uids = def_uids(rel, facts["defs"])
+    return {uid: d.body_hash for d, uid in zip(facts["defs"], uids, strict=True)}
 
 
 def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
@@ -9248,6 +9462,12 @@ def _lesson_risk(db: Database, project: str, node: Node) -> float:
     return float(found.get("risk_score") or 0.0) if found else 0.0
 
 
+def _stale_lessons(db: Database, project: str, node: Node) -> int:
+    """How many of a symbol's active lessons are stale (its code changed since)."""
+    found = lessons_for_node(db, project, node)
+    return sum(1 for lesson in found["lessons"] if lesson["stale"]) if found else 0
+
+
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
                  min_confidence: float) -> dict[str, Any]:
     """The reverse call closure of ``node`` with a risk level weighing fan-in and lessons."""
@@ -9261,7 +9481,7 @@ def graph_impact(db: Database, project: str, node: Node, depth: int | None,
     score = round(fan_in + lesson, 1)
     return {"target": node.id, "results": results, "direct": direct, "indirect": indirect,
             "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
-            "risk_level": risk_level(score)}
+            "risk_level": risk_level(score), "stale_lessons": _stale_lessons(db, project, node)}
 
 
 def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
@@ -9430,6 +9650,8 @@ def _impact_text(data: dict[str, Any]) -> str:
              f"{data['risk_score']:.1f}: {len(data['direct'])} direct and "
              f"{len(data['indirect'])} indirect callers, lesson risk "
              f"{data['lesson_risk']:.1f})"]
+    if data["stale_lessons"]:
+        lines.append(f"  {data['stale_lessons']} of its lessons stale: code changed since")
     for r in data["results"]:
         lines.append(f"{'  ' * r['depth']}{r['id']}  {r['path']}:{r['line']}")
     if not data["results"]:
@@ -10008,7 +10230,7 @@ class ContextRenderer:
         lines = [f"- risk: {obj['risk_score']:.1f} ({obj['level']}) · "
                  f"{obj['fail_count']} fail, {obj['success_count']} ok"]
         for lesson in active[:ITEM_LESSONS]:
-            stale = " (stale: code changed since)" if lesson.get("stale") else ""
+            stale = STALE_MARK if lesson.get("stale") else ""
             lines.append(f"  - [{lesson['type']}] {' '.join(lesson['lesson'].split())}{stale}")
         if len(active) > ITEM_LESSONS:
             lines.append(f"  - (+{len(active) - ITEM_LESSONS} more lessons)")
@@ -13039,9 +13261,11 @@ LOUD_COMMAND = (r"""(?x)(?:^\s*|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\s+)(?:
     | git\s+(?:log|diff|blame|show)\b
     | find\s | curl\s | wget\s | docker\s+(?:build|logs)\b
     )""")
-# Shell syntax `sh` (dash) may not understand, or commands that change the
-# shell's own state (cd, export): wrapping those would change what they do.
-NOT_WRAPPABLE = (r"\[\[|<\(|>\(|\$'|\bsource\s|(?:^|[;&|]\s*)(?:cd|export|alias|unset|set|\.)\s")
+# Commands that change the shell's own state (cd, export, source) at its top level,
+# not in a subshell: the agent's shell keeps that state for its next command, and
+# `ctxkit run` would change it only in a child shell that ends with the command.
+NOT_WRAPPABLE = (r"(?:^|[;&|\n{]\s*)(?:cd|pushd|popd|export|unset|set|shopt|alias|unalias"
+                 r"|source|\.|umask|ulimit|declare|typeset|readonly)(?:\s|$)")
 
 
 class SnapshotMissing(CtxkitError):
@@ -13417,7 +13641,7 @@ def lesson_lines(db: Database, project: str, state: GitState,
             objs.setdefault((obj["file"], obj["name"]), obj)
     lines = []
     for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
-        active = [les["lesson"] for les in obj["lessons"]
+        active = [les["lesson"] + (STALE_MARK if les["stale"] else "") for les in obj["lessons"]
                   if les.get("status", "active") == "active"]
         if active:
             lines.append(f"- {symbol_label(obj)} (risk {float(obj.get('risk_score') or 0):.1f}, "
@@ -13909,10 +14133,24 @@ def slow_start_reasons(command: str) -> list[str]:
     return reasons
 
 
-def wrap_command(command: str) -> str:
-    """``command`` as ``ctxkit run --label bash -- sh -c '<command>'``, quoted for any shell."""
+def wrap_shell() -> str | None:
+    """The shell a wrapped command runs in: bash, found on PATH; None when there is none.
+
+    The agents' shell tools (Claude Code's Bash, Codex, Gemini's run_shell_command)
+    run a command in bash, so its syntax (``&>``, ``{a,b}``, arrays, ``[[ ]]``,
+    ``|&``, ``$PIPESTATUS``, ``<(...)``) must reach bash again: ``sh`` is dash
+    on Debian and would read it otherwise.
+    """
+    import shutil
+    return shutil.which("bash")
+
+
+def wrap_command(command: str, shell: str) -> str:
+    """``command`` as ``ctxkit run --label bash -- SHELL -c '<command>'``, quoted for any
+    shell."""
     import shlex
-    return f"{ctxkit_command()} run --label bash -- sh -c {shlex.quote(command)}"
+    return (f"{ctxkit_command()} run --label bash -- {shlex.quote(shell)} -c "
+            f"{shlex.quote(command)}")
 
 
 def command_text(value: Any) -> str | None:
@@ -13935,8 +14173,10 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
         # The user's own rules decide this command. A rewrite would hide it from
         # them, and a nudge toward `ctxkit run` would help the agent get around them.
         return None
-    if mode == "wrap" and not re.search(NOT_WRAPPABLE, command):
-        answer = wrap_answer(payload, command, agent, verdict)
+    shell = wrap_shell() if mode == "wrap" else None
+    if shell and isinstance(tool_input.get("command"), str) and \
+            not re.search(NOT_WRAPPABLE, command):
+        answer = wrap_answer(payload, command, shell, agent, verdict)
         if answer is not None:
             return answer
     if not first_time(env, payload, "bash-nudge"):
@@ -13977,14 +14217,14 @@ def wrap_decision(agent: str, mode: str, verdict: str | None) -> str | None:
     return "ask" if mode in PROMPTING_MODES else None
 
 
-def wrap_answer(payload: dict[str, Any], command: str, agent: str,
+def wrap_answer(payload: dict[str, Any], command: str, shell: str, agent: str,
                 verdict: str | None) -> dict[str, Any] | None:
     """The rewrite, granting nothing the user's own rules would not grant."""
     mode = str(payload.get("permission_mode") or "")
     decision = wrap_decision(agent, mode, verdict)
     if decision is None:
         return None
-    new_input = {**payload["tool_input"], "command": wrap_command(command)}
+    new_input = {**payload["tool_input"], "command": wrap_command(command, shell)}
     if decision == "input":
         return hook_answer(agent, "pre-tool-use", tool_input=new_input)
     reason = ("ctxkit: output goes to the output store" if decision == "allow" else
@@ -14833,8 +15073,8 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
             "level": level, "symbols": [
                 {"name": o["name"], "file": o.get("file", ""),
                  "risk_score": round(float(o.get("risk_score") or 0), 1), "level": o.get("level"),
-                 "active_lessons": sum(1 for les in o.get("lessons", [])
-                                       if les.get("status", "active") == "active")}
+                 "active_lessons": len(_active_lessons(o)),
+                 "stale_lessons": sum(1 for les in _active_lessons(o) if les["stale"])}
                 for o in objs]}
     if note:
         data["note"] = note
@@ -14861,7 +15101,9 @@ def _risk_text(data: dict[str, Any]) -> str:
         return f"{where}: no lessons, risk 0.0 (low){extra}"
     lines = [f"{where}: risk {data['risk_score']:.1f} ({data['level']})"]
     lines += [f"  {s['name']}: {s['risk_score']:.1f} {s['level']}, "
-              f"{s['active_lessons']} active lessons" for s in data["symbols"]]
+              f"{s['active_lessons']} active lessons"
+              + (f" ({s['stale_lessons']} stale: code changed since)" if s["stale_lessons"]
+                 else "") for s in data["symbols"]]
     return "\n".join(lines)
 
 
