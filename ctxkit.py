@@ -1199,6 +1199,8 @@ UNIT_MAX_LINES = 400
 SQL_RANGE_LINES = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_start BETWEEN ? AND ? AND line_end >= ? ORDER BY id"""
+SQL_LAST_LINE = """
+SELECT line_end FROM output_chunks WHERE output_id = ? ORDER BY line_start DESC LIMIT 1"""
 SQL_CHUNK_HOLDING = """
 SELECT id FROM output_chunks WHERE output_id = ? AND line_start BETWEEN ? AND ?
 AND line_end >= ? ORDER BY line_start DESC LIMIT 1"""
@@ -2280,8 +2282,13 @@ SEARCH_STRATEGIES = (
 
 def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, int]:
     """(first, last, line) a hit shows: a test's failure section, the block an error code
-    ends, or the best line with the good lines right after it; ``context`` around."""
+    ends, or the best line with the good lines right after it; ``context`` around.
+
+    ``context`` is cut to the output's length first, so what a window costs is bounded by
+    the output, whatever number was asked (``--context 100000000`` on a one-line output
+    walked 200 M line numbers)."""
     oid, number = item.chunk["output_id"], item.number
+    context = min(context, last_line(run.db, oid))
     if is_section(item) and item.ids:
         return _section_window(run, oid, number, context)
     if ends_in_code(item):
@@ -2294,10 +2301,18 @@ def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, i
         return first, number + context, number
     last = number
     for offset in range(1, 2 * context + 2):
+        if last - number >= 4:
+            break   # at most four good lines join the best one
         other = run.lines.get((oid, number + offset))
-        if other is not None and other.score >= 0.9 * item.score and last - number < 4:
+        if other is not None and other.score >= 0.9 * item.score:
             last = number + offset
     return max(1, number - context), last + context, number
+
+
+def last_line(db: Any, output_id: int) -> int:
+    """The number of an output's last stored line (0 when none is stored yet)."""
+    rows = db.query(SQL_LAST_LINE, (output_id,))
+    return rows[0][0] if rows else 0
 
 
 def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[int, int, int]:
