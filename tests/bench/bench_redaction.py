@@ -4,7 +4,7 @@
     python tests/bench/bench_redaction.py            # rates, then ~20 MB per store, 3 rounds
     python tests/bench/bench_redaction.py --mb 100   # bigger logs
 
-Rates: for tests/fixtures/redaction's tuned and held-out corpora, the false
+Rates: for tests/fixtures/redaction's tuned and two held-out corpora, the false
 negatives (a secret left in the line), the inexact cases (the secret gone but
 something else changed too) and the false positives (a clean line changed),
 with the failing lines.
@@ -46,10 +46,10 @@ KEYWORD = ["2024-03-01 12:00:{s:02d} DEBUG token refresh for user {n} took {ms} 
 
 def report_rates() -> None:
     redact = lambda text: ctxkit.redact(text)[0]  # noqa: E731
-    for name, prefix in (("tuned", ""), ("held-out", "held_out_")):
+    for name, prefix in (("tuned", ""), ("held-out", "held_out_"), ("held-out 2", "held_out_2_")):
         result = rates(redact, must_redact(f"{prefix}must_redact.txt"),
                        must_not_redact(f"{prefix}must_not_redact.txt"))
-        print(f"{name:>9}: {result['secrets']} secrets, {result['clean']} clean lines; "
+        print(f"{name:>10}: {result['secrets']} secrets, {result['clean']} clean lines; "
               f"false negatives {result['false_negatives']} "
               f"({result['false_negatives'] / result['secrets']:.1%}), inexact "
               f"{result['over_redacted']}, false positives {result['false_positives']} "
