@@ -82,8 +82,21 @@ class NotFound(CtxkitError):
     """A symbol, handle or id that does not exist."""
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived during a long command: unwound like Ctrl-C (open transactions
+    roll back, parse workers end), then main() exits 143, its conventional status."""
+
+
 class Ambiguous(CtxkitError):
-    """Several nodes match a name; the message lists the candidates."""
+    """Several nodes match a name; the message lists the candidates.
+
+    ``candidates`` ({"id", "kind", "path", "line"} each, best first) goes into
+    the JSON error document, so an agent can pick one.
+    """
+
+    def __init__(self, message: str, candidates: Sequence[dict[str, Any]] = ()):
+        super().__init__(message)
+        self.candidates = list(candidates)
 
 
 # =============================================================================
@@ -3452,6 +3465,7 @@ def open_db(env: Env, *, create: bool = True) -> Database:
             os.close(fd)
         except OSError as exc:
             raise DatabaseError(f"cannot create database {path}: {exc.strerror}") from None
+        _note_root_outside_git(env)
     old_umask = os.umask(0o077)  # the -wal and -shm files stay private too
     try:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
@@ -3480,6 +3494,17 @@ def open_db(env: Env, *, create: bool = True) -> Database:
         os.umask(old_umask)
     _make_private(path)
     return db
+
+
+def _note_root_outside_git(env: Env) -> None:
+    """Said once, when the database is made: outside git the root is the folder
+    ctxkit runs in, so another folder of the same project gets its own database."""
+    if env.quiet or (env.root / ".git").exists() or \
+            env.db_path != env.root / STATE_DIR / DB_NAME:
+        return
+    warn(f"note: {env.root} is not in a git repository, so it is ctxkit's root: its state "
+         f"goes to {env.db_path}. Run ctxkit from the project's top folder (or pass --db) "
+         f"to share one database across its folders")
 
 
 DB_COMPANIONS = ("", "-wal", "-shm", INDEX_LOCK_SUFFIX)  # the database and SQLite's files
@@ -3522,6 +3547,17 @@ def _set_wal(db: Database) -> None:
 def open_existing_db(env: Env) -> Database | None:
     """The database for reading; None when none exists yet, so reads create nothing."""
     return None if db_file_state(env.db_path)[0] == "missing" else open_db(env, create=False)
+
+
+@contextlib.contextmanager
+def existing_db(env: Env) -> Iterator[Database | None]:
+    """open_existing_db() for a ``with`` block, closed at its end."""
+    db = open_existing_db(env)
+    try:
+        yield db
+    finally:
+        if db is not None:
+            db.close()
 
 
 # =============================================================================
@@ -3822,19 +3858,57 @@ def emit(env: Env, data: Any, human: str | Callable[[], str] | None = None) -> N
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+def confirm(env: Env, data: Any, human: str | Callable[[], str]) -> None:
+    """emit() for what a command did (``indexed ...``, ``noted ...``): -q leaves the
+    human line out; --json prints the document all the same."""
+    emit(env, data, None if env.quiet else human)
+
+
+# -q of the command being run (main() sets it): notes and progress lines are left
+# out. Module state because they come from deep inside (an index batch, a
+# worker's parse failure) where no Env is passed.
+QUIET = {"on": False}
+
+
+def note(message: str) -> None:
+    """A remark on stderr that -q silences (errors go through main(), never here)."""
+    if not QUIET["on"]:
+        warn(message)
+
+
+@contextlib.contextmanager
+def sigterm_unwinds() -> Iterator[None]:
+    """Turn SIGTERM into Terminated for the duration of the block."""
+    import signal
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def exit_text(code: int | None) -> str:
+    """``exit 1``, or ``exit ?`` when the status is not known (stored, not run)."""
+    return f"exit {code}" if code is not None else "exit ?"
+
+
 def warn(message: str) -> None:
     sys.stderr.write(f"ctxkit: {printable(message)}\n")
 
 
 def progress(message: str) -> None:
-    """A transient progress line, only when stderr is a terminal."""
-    if sys.stderr.isatty():
+    """A transient progress line, only when stderr is a terminal and without -q."""
+    if sys.stderr.isatty() and not QUIET["on"]:
         sys.stderr.write(f"\r\033[K{message}")
         sys.stderr.flush()
 
 
 def done_progress() -> None:
-    if sys.stderr.isatty():
+    if sys.stderr.isatty() and not QUIET["on"]:
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
 
@@ -5555,14 +5629,18 @@ def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.R
     batch: list[tuple] = []
     total, lines = len(jobs), 0
     meter.show("parse", 0, total)
-    for done, result in enumerate(_run_jobs(jobs, workers), 1):
-        batch.append(result)
-        if result[6] is not None:
-            lines += result[6]["lines"]
-        if len(batch) >= 250:
-            _store_batch(db, batch, known, run)
-            batch = []
-        meter.show("parse", done, total, lines)
+    results = _run_jobs(jobs, workers)
+    try:
+        for done, result in enumerate(results, 1):
+            batch.append(result)
+            if result[6] is not None:
+                lines += result[6]["lines"]
+            if len(batch) >= 250:
+                _store_batch(db, batch, known, run)
+                batch = []
+            meter.show("parse", done, total, lines)
+    finally:  # Ctrl-C, SIGTERM or an error here: the workers end now, not at exit
+        results.close()
     if batch:
         _store_batch(db, batch, known, run)
 
@@ -5576,15 +5654,127 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
     jobs = sorted(jobs, key=lambda j: -j[5])
-    with context.Pool(processes=workers, initializer=_ignore_interrupts) as pool:
-        yield from pool.imap_unordered(_graph_parse_job, jobs, chunksize=4)
+    with quiet_pool(context, workers) as pool:
+        yield from pool.map(_graph_parse_job, jobs, chunksize=4, ordered=False)
 
 
-def _ignore_interrupts() -> None:
-    """In a worker: Ctrl-C goes to the whole process group, and the parent alone
-    handles it (it ends the pool), so no worker prints a traceback."""
+@contextlib.contextmanager
+def quiet_pool(context: Any, workers: int,
+               initializer: Callable[[], None] | None = None) -> Iterator[_Workers]:
+    """Worker processes that Ctrl-C and SIGTERM end cleanly, killed and reaped on exit.
+
+    Each worker has a pipe of its own, and no lock is shared: a worker that dies
+    at any moment (a signal to the whole process group, the OOM killer) leaves
+    nothing that the parent or another worker then waits on for ever, which is
+    how multiprocessing.Pool hangs when a worker dies holding its queue's lock.
+    Workers ignore SIGINT and SIGTERM (the parent alone handles them and kills
+    the workers), and are forked with both blocked, so that neither arrives
+    before the worker has set that up. Whatever ends the block (the last
+    result, Ctrl-C, SIGTERM, an error), every worker is killed and reaped.
+    """
+    import signal
+    masking = hasattr(signal, "pthread_sigmask")   # POSIX; Windows spawns fresh workers
+    if masking:
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM))
+    pool = _Workers()
+    try:
+        for _ in range(workers):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=_worker_loop, daemon=True,
+                                      args=(theirs, [end for _, end in pool.members] + [ours],
+                                            initializer))
+            process.start()
+            theirs.close()
+            pool.members.append((process, ours))
+        if masking:  # a signal that came meanwhile is raised here, with the workers in hand
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        yield pool
+    finally:
+        if masking:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        for process, ours in pool.members:
+            if process.exitcode is None:
+                process.kill()
+            process.join()
+            ours.close()
+
+
+class _Workers:
+    """quiet_pool's workers: chunks of items out, lists of results back, two in flight each."""
+
+    def __init__(self) -> None:
+        self.members: list[tuple[Any, Any]] = []
+
+    def map(self, func: Callable[[Any], Any], items: Sequence[Any], chunksize: int = 1,
+            ordered: bool = True) -> Iterator[Any]:
+        """func over items in the workers: in items' order, or as chunks finish."""
+        from multiprocessing.connection import wait
+        chunks = [items[at:at + chunksize] for at in range(0, len(items), chunksize)]
+        waiting: dict[Any, list[int]] = {ours: [] for _, ours in self.members}
+        process_of = {ours: process for process, ours in self.members}
+        sent = 0
+        done: dict[int, list[Any]] = {}
+        emitted = 0
+
+        def send(ours: Any) -> None:
+            nonlocal sent
+            if sent < len(chunks):
+                ours.send((func, chunks[sent]))
+                waiting[ours].append(sent)
+                sent += 1
+
+        for _ in range(2):
+            for ours in waiting:
+                send(ours)
+        while emitted < len(chunks):
+            for ours in wait([end for end, queue in waiting.items() if queue]):
+                try:
+                    failed, result = ours.recv()
+                except EOFError:
+                    code = process_of[ours].exitcode
+                    raise CtxkitError(f"a worker process ended without its result "
+                                      f"(exit status {code})") from None
+                if failed:
+                    raise result
+                index = waiting[ours].pop(0)
+                send(ours)
+                if not ordered:
+                    emitted += 1
+                    yield from result
+                    continue
+                done[index] = result
+                while emitted in done:
+                    yield from done.pop(emitted)
+                    emitted += 1
+
+
+def _worker_loop(theirs: Any, parents_ends: list[Any],
+                 initializer: Callable[[], None] | None) -> None:
+    """A quiet_pool worker: (func, chunk) in, (failed, results or the exception) out,
+    until the parent's end closes."""
+    import pickle
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
+    for end in parents_ends:  # so that the parent's exit alone closes this pipe
+        end.close()
+    if initializer is not None:
+        initializer()
+    while True:
+        try:
+            func, chunk = theirs.recv()
+        except EOFError:
+            return
+        try:
+            reply: tuple[bool, Any] = (False, [func(item) for item in chunk])
+        except Exception as exc:
+            reply = (True, exc)
+        try:
+            theirs.send(reply)
+        except (pickle.PicklingError, TypeError, AttributeError):  # it will not pickle
+            theirs.send((True, RuntimeError(repr(reply[1]))))
 
 
 class _Progress:
@@ -5648,9 +5838,9 @@ def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row]
                 else:
                     run.skip(status)
                     if status == "failed":
-                        warn(f"could not parse {rel}: {detail}; skipped")
+                        note(f"could not parse {rel}: {detail}; skipped")
                     elif status == "changing":
-                        warn(f"{rel} kept changing while it was read; left for the next run")
+                        note(f"{rel} kept changing while it was read; left for the next run")
                 continue
             next_id = _store_file(db, run, rel, lang, size, mtime_ns, detail, facts, old, next_id)
         _note_pending(db, run, ())
@@ -6591,9 +6781,9 @@ def _parallel_call_rows(db: Database, resolver: _Resolver, run: _IndexRun,
     chunks = [range(start, min(start + size, count)) for start in range(0, count, size)]
     gc.freeze()  # keep the collector from writing to (and so copying) inherited pages
     try:
-        with multiprocessing.get_context("fork").Pool(
-                processes=workers, initializer=_resolve_worker_start) as pool:
-            yield from pool.imap(_resolve_chunk, chunks)
+        with quiet_pool(multiprocessing.get_context("fork"), workers,
+                        _resolve_worker_start) as pool:
+            yield from pool.map(_resolve_chunk, chunks)
     finally:
         gc.unfreeze()
         _RESOLVE_STATE = None
@@ -6608,7 +6798,6 @@ def _serial_call_rows(resolver: _Resolver, run: _IndexRun,
 
 
 def _resolve_worker_start() -> None:
-    _ignore_interrupts()
     resolver = _RESOLVE_STATE[0]
     conn = sqlite3.connect(_RESOLVE_STATE[3], timeout=BUSY_TIMEOUT_MS / 1000)
     conn.row_factory = sqlite3.Row
@@ -8924,7 +9113,9 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
         more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""
         raise Ambiguous(f"{text!r} matches {len(nodes)} symbols: {listing}{more}; "
-                        f"pass a full id, --file FILE or --first")
+                        f"pass a full id, --file FILE or --first",
+                        [{"id": n.id, "kind": n.kind, "path": n.path, "line": n.line}
+                         for n in nodes])
     return nodes[0]
 
 
@@ -9062,19 +9253,16 @@ def graph_indexed(db: Database, project: str) -> bool:
 
 
 def cmd_index(args: argparse.Namespace, env: Env) -> int:
-    db = open_db(env)
-    try:
-        if args.jobs is not None and not 1 <= args.jobs <= 256:
-            raise UsageError("--jobs must be from 1 to 256")
+    if args.jobs is not None and not 1 <= args.jobs <= 256:
+        raise UsageError("--jobs must be from 1 to 256")
+    with sigterm_unwinds(), open_db(env) as db:
         summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude,
                               max_file_mib=args.max_file_mib, jobs=args.jobs,
                               show_progress=True)
         flagged = [r[0] for r in db.query(
             "SELECT path FROM files WHERE project = ? AND parse_errors > 0 ORDER BY path",
             (env.project,))]
-    finally:
-        db.close()
-    emit(env, summary, lambda: _index_text(summary, flagged, env.quiet))
+    confirm(env, summary, lambda: _index_text(summary, flagged, env.quiet))
     return EXIT_OK
 
 
@@ -9097,11 +9285,24 @@ def _index_text(summary: dict[str, Any], flagged: list[str], quiet: bool) -> str
     return text
 
 
+def open_graph_db(env: Env) -> Database:
+    """The database for a read of the graph; a read creates nothing, so none yet is
+    NotFound."""
+    db = open_existing_db(env)
+    if db is None:
+        raise NotFound(f"nothing is indexed for project {env.project!r} yet (no database at "
+                       f"{env.db_path}); run `ctxkit index` first")
+    return db
+
+
 def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
-    db = open_db(env)
-    try:
+    if not env.db_path.exists():
+        emit(env, {"results": []}, "nothing is indexed yet: run `ctxkit index` where the "
+                                   "source files are")
+        return EXIT_OK
+    with open_graph_db(env) as db:
         where, params = ["project = ?", "kind != 'file'"], [env.project]
         if args.file:
             where.append("path = ?")
@@ -9112,8 +9313,6 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
         rows = db.query(f"SELECT uid, kind, path, line, qualname, recovered FROM nodes WHERE "
                         f"{' AND '.join(where)} ORDER BY path, line", params)
         empty = db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None
-    finally:
-        db.close()
     results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"],
                 **({"recovered": True} if r["recovered"] else {})}
                for r in rows if _symbol_matches(args.pattern, r["uid"], r["qualname"])]
@@ -9139,12 +9338,9 @@ def _symbol_matches(pattern: str | None, uid: str, qualname: str) -> bool:
 def _walk_command(args: argparse.Namespace, env: Env, relation: str) -> int:
     depth = _depth_option(args.depth, default=1)
     _check_confidence(args.min_confidence)
-    db = open_db(env)
-    try:
+    with open_graph_db(env) as db:
         node = graph_resolve(db, env, args.symbol, args.file, args.first)
         results = graph_walk(db, env.project, node, relation, depth, args.min_confidence)
-    finally:
-        db.close()
     data = {"target": node.id, "results": results}
     emit(env, data, lambda: _walk_text(node, results, relation))
     return EXIT_OK
@@ -9192,12 +9388,9 @@ def cmd_callees(args: argparse.Namespace, env: Env) -> int:
 def cmd_impact(args: argparse.Namespace, env: Env) -> int:
     depth = _depth_option(args.depth, default=None)
     _check_confidence(args.min_confidence)
-    db = open_db(env)
-    try:
+    with open_graph_db(env) as db:
         node = graph_resolve(db, env, args.symbol, args.file, args.first)
         data = graph_impact(db, env.project, node, depth, args.min_confidence)
-    finally:
-        db.close()
     emit(env, data, lambda: _impact_text(data))
     return EXIT_OK
 
@@ -10143,15 +10336,23 @@ def _context_frame(renderer: ContextRenderer, purpose: str, candidates: list[Con
 
 
 def _context_stats_text(nodes: int, dropped: int, tokens: int, budget: int,
-                levels: dict[int, int], separator: bool, compact: bool = False) -> str:
+                        levels: dict[int, int], separator: bool, compact: bool = False,
+                        higher: tuple[int, int, int] | None = None) -> str:
+    """The stats block; ``higher`` (shown, next level, budget it needs) says how to
+    get the target one level higher when the budget held it below its level."""
     shown = ", ".join(f"L{level}: {n}" for level, n in sorted(levels.items()) if n)
     gone = f" (dropped {dropped})" if dropped else ""
     head = "---\n" if separator else ""
     if compact:
+        more = (f"; target at L{higher[0]}, L{higher[1]} needs --budget {higher[2]}"
+                if higher else "")
         return (f"{head}Context Stats: {nodes} node{'s' if nodes != 1 else ''}{gone}, "
-                f"{tokens}/{budget} tokens, {shown}\n")
+                f"{tokens}/{budget} tokens, {shown}{more}\n")
+    more = (f"- Target: L{higher[0]}; L{higher[1]} needs --budget {higher[2]}\n"
+            if higher else "")
     return (f"{head}Context Stats:\n- Nodes: {nodes}{gone}\n"
-            f"- Tokens: {tokens} / budget {budget} (cl100k_base, exact)\n- Levels: {shown}\n")
+            f"- Tokens: {tokens} / budget {budget} (cl100k_base, exact)\n- Levels: {shown}\n"
+            f"{more}")
 
 
 def _dropped_line(count: int, total: int) -> str:
@@ -10218,7 +10419,21 @@ class _ContextAssembly:
     def stats(self, nodes: int, dropped: int, tokens: int, levels: dict[int, int],
               compact: bool) -> str:
         separator = compact or not self.frame.summary
-        return _context_stats_text(nodes, dropped, tokens, self.budget, levels, separator, compact)
+        higher = self.next_level()
+        target = self.candidates[0].level
+        return _context_stats_text(nodes, dropped, tokens, self.budget, levels, separator,
+                                   compact, (target, *higher) if higher else None)
+
+    def next_level(self) -> tuple[int, int] | None:
+        """(level, budget) that would show the target one level higher, while the
+        budget holds it below its wanted level.
+
+        The budget is that of the leanest layout, the target's piece alone: with
+        it the fit shows that level (the title and stats come back as the budget
+        grows).
+        """
+        higher = _next_level(self.renderer, self.candidates[0])
+        return (higher["level"], higher["budget"]) if higher else None
 
     def text(self, compact: int, exact: bool = False) -> tuple[str, int]:
         """The whole text and its token count (the stats line states that count).
@@ -10418,7 +10633,8 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
         "target": target.id, "purpose": purpose, "budget": budget, "context": text,
         "stats": {"nodes": len(shown), "tokens": tokens, "levels": levels,
                   "dropped": len(candidates) - len(shown), "candidates": len(candidates),
-                  "depth": depth, "compact": compact},
+                  "depth": depth, "compact": compact, "next_level": _next_level(
+                      renderer, candidates[0])},
         "items": [{"id": c.node.id, "kind": c.node.kind, "level": c.level,
                    "section": c.section, "depth": c.depth,
                    "tokens": min(renderer.piece(c.node, c.level, c.via)[1], tokens)}
@@ -10429,9 +10645,16 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
     return result
 
 
+def _next_level(renderer: ContextRenderer, target: ContextCandidate) -> dict[str, int] | None:
+    """{"level", "budget"}: the budget that would show the target one level higher."""
+    if target.level is None or target.level >= target.want:
+        return None
+    return {"level": target.level + 1,
+            "budget": renderer.piece(target.node, target.level + 1)[1]}
+
+
 def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
-    db = open_db(env)
-    try:
+    with open_graph_db(env) as db:
         file = normalize_path(args.file, env.place) if args.file else None
         place = _CONTEXT_FILE_LINE.match(args.target)
         if place:  # the line must point into the file as it is now
@@ -10439,8 +10662,6 @@ def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
         node = graph_resolve(db, env, args.target, file=file, first=args.first)
         result = render_context(env, db, node, args.purpose, args.budget, args.depth,
                                 args.include_tests)
-    finally:
-        db.close()
     emit(env, result, result["context"])
     return None
 
@@ -11569,7 +11790,7 @@ def _fit_failed_tests(summary: dict[str, Any], ids: list[str]) -> None:
 
 def render_summary(summary: dict[str, Any]) -> str:
     """The human form of a summary."""
-    facts = [f"exit {summary['exit_code']}" if summary["exit_code"] is not None else "exit ?",
+    facts = [exit_text(summary["exit_code"]),
              f"{summary['seconds']}s", f"{summary['bytes']:,} bytes",
              f"{summary['lines']:,} lines",
              "stored" if summary["stored"] else "NOT stored",
@@ -11877,8 +12098,7 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
         if not path.is_file():
             raise NotFound(f"store: no file {args.file!r}")
         source, name = None, args.file
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         ingest = OutputIngest(env, db, label=args.label or ("hook" if name == "stdin" else name),
                               command=args.command or "", source="store",
                               direct_max=DIRECT_MAX_DEFAULT)
@@ -11895,8 +12115,6 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
         if not summary["stored"]:
             raise OutputStoreError(f"cannot store output: {ingest.write_error}")
         _bump_stats(db, env.project, bytes_returned=_returned_size(summary, ingest))
-    finally:
-        db.close()
     emit(env, summary, lambda: render_summary(summary))
     return EXIT_OK
 
@@ -11913,19 +12131,29 @@ def search_outputs(db: Database, env: Env, query: str, *, handle: str | None = N
 
 def cmd_search(args: argparse.Namespace, env: Env) -> int:
     """`search QUERY` over the stored outputs (cmd_search_any checked the limits)."""
-    try:
-        db = open_db(env)
-        result = search_outputs(db, env, args.query, handle=args.handle, limit=args.limit,
-                                context=args.context)
-    except CtxkitError as exc:   # an unknown handle, a database that cannot be read
-        if env.json:
-            emit(env, {"query": args.query, "queries_tried": [], "status": "error",
-                       "error": str(exc), "hits": []})
-            warn(f"error: {exc}")
-            return exc.exit_code
-        raise
-    _bump_stats(db, env.project, **search_stat_counts(result))
+    with existing_db(env) as db:               # a search creates nothing
+        if db is None:
+            return _nothing_stored(env, {"query": args.query, "queries_tried": [],
+                                         "status": "no_hits", "hits": []})
+        try:
+            result = search_outputs(db, env, args.query, handle=args.handle,
+                                    limit=args.limit, context=args.context)
+        except CtxkitError as exc:   # an unknown handle, a database that cannot be read
+            if env.json:
+                emit(env, {"query": args.query, "queries_tried": [], "status": "error",
+                           "error": str(exc), "hits": []})
+                warn(f"error: {exc}")
+                return exc.exit_code
+            raise
+        _bump_stats(db, env.project, **search_stat_counts(result))
     emit(env, result, lambda: render_hits(result))
+    return EXIT_OK
+
+
+def _nothing_stored(env: Env, data: dict[str, Any]) -> int:
+    """A read of the output store before anything was stored: an empty answer, no file."""
+    emit(env, data, f"nothing is stored yet in project {env.project!r}: "
+                    f"`ctxkit run -- CMD` stores a command's output")
     return EXIT_OK
 
 
@@ -11953,17 +12181,20 @@ def cmd_expand(args: argparse.Namespace, env: Env) -> int:
             pattern = re.compile(args.grep)
         except re.error as exc:
             raise UsageError(f"expand: --grep {args.grep!r} is not a valid regex: {exc}") from None
-    db = open_db(env, create=False)
-    output = _find_output(db, env, args.handle)
-    total = output["lines"]
-    first, last = _parse_range(args.lines) if args.lines else (1, max(total, 1))
-    if args.head is not None:
-        last = min(last, first + args.head - 1)
-    if args.tail is not None:
-        first = max(first, min(last, total) - args.tail + 1)
-    lines = _expand_lines(db, output["id"], first, last, pattern)
-    returned = sum(len(t) + 1 for _, _, t in lines)
-    _bump_stats(db, env.project, expansions=1, bytes_returned=returned)
+    with existing_db(env) as db:
+        if db is None:
+            raise NotFound(f"no stored output {args.handle!r}: nothing is stored yet in "
+                           f"project {env.project!r} (`ctxkit run -- CMD` stores one)")
+        output = _find_output(db, env, args.handle)
+        total = output["lines"]
+        first, last = _parse_range(args.lines) if args.lines else (1, max(total, 1))
+        if args.head is not None:
+            last = min(last, first + args.head - 1)
+        if args.tail is not None:
+            first = max(first, min(last, total) - args.tail + 1)
+        lines = _expand_lines(db, output["id"], first, last, pattern)
+        returned = sum(len(t) + 1 for _, _, t in lines)
+        _bump_stats(db, env.project, expansions=1, bytes_returned=returned)
     data = {"handle": output["handle"], "total_lines": total,
             "lines": [{"line": n, "stream": "stderr" if s == STDERR else "stdout", "text": t}
                       for n, s, t in lines]}
@@ -11987,8 +12218,10 @@ def _expand_lines(db: Database, output_id: int, first: int, last: int,
 
 
 def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
-    db = open_db(env)
-    rows = db.query(SQL_OUTPUTS_LIST, (env.project, args.limit))
+    with existing_db(env) as db:
+        if db is None:
+            return _nothing_stored(env, {"outputs": []})
+        rows = db.query(SQL_OUTPUTS_LIST, (env.project, args.limit))
     data = [{k: row[k] for k in row.keys() if k != "id"} for row in rows]
     human = "\n".join(
         f"{r['handle']:>7}  {r['created_at'][:19]}  "
@@ -12010,30 +12243,31 @@ def _parse_age(text: str) -> _dt.timedelta:
 
 
 def cmd_purge(args: argparse.Namespace, env: Env) -> int:
-    db = open_db(env)
-    if args.handle:
-        ids = [_find_output(db, env, args.handle)["id"]]
-    elif args.older_than:
-        try:
-            ids = _outputs_older_than(db, env, _parse_age(args.older_than))
-        except OverflowError:
-            db.close()
-            raise UsageError(f"purge: --older-than {args.older_than!r} reaches before year 1; "
-                             f"use --all to delete everything") from None
-    else:
-        ids = [row[0] for row in db.query("SELECT id FROM outputs WHERE project = ?",
-                                          (env.project,))]
-    count, freed = _purge_ids(db, ids)
-    with contextlib.suppress(DatabaseError):
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the old pages leave the WAL too
-    emit(env, {"purged": count, "bytes_freed": freed},
+    with open_db(env) as db:
+        if args.handle:
+            ids = [_find_output(db, env, args.handle)["id"]]
+        elif args.older_than:
+            try:
+                ids = _outputs_older_than(db, env, _parse_age(args.older_than))
+            except OverflowError:
+                raise UsageError(f"purge: --older-than {args.older_than!r} reaches before "
+                                 f"year 1; use --all to delete everything") from None
+        else:
+            ids = [row[0] for row in db.query("SELECT id FROM outputs WHERE project = ?",
+                                              (env.project,))]
+        count, freed = _purge_ids(db, ids)
+        with contextlib.suppress(DatabaseError):
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the old pages leave the WAL too
+    confirm(env, {"purged": count, "bytes_freed": freed},
          f"purged {count} output(s), {freed:,} bytes freed (secure_delete on)")
     return EXIT_OK
 
 
-def output_stats(db: Database, project: str) -> dict[str, Any]:
-    counters = {row["key"]: row["value"] for row in db.query(SQL_STATS_ALL, (project,))}
-    count, size = db.one(SQL_OUTPUT_TOTALS, (project,))
+def output_stats(db: Database | None, project: str) -> dict[str, Any]:
+    """The output store's counters; all zero when there is no database yet (None)."""
+    counters = ({row["key"]: row["value"] for row in db.query(SQL_STATS_ALL, (project,))}
+                if db is not None else {})
+    count, size = db.one(SQL_OUTPUT_TOTALS, (project,)) if db is not None else (0, 0)
     stored = counters.get("bytes_stored", 0)
     returned = counters.get("bytes_returned", 0)
     direct, virtual = counters.get("direct", 0), counters.get("virtualized", 0)
@@ -12052,7 +12286,8 @@ def output_stats(db: Database, project: str) -> dict[str, Any]:
 
 
 def cmd_output_stats(args: argparse.Namespace, env: Env) -> int:
-    stats = output_stats(open_db(env), env.project)
+    with existing_db(env) as db:            # statistics create nothing
+        stats = output_stats(db, env.project)
     emit(env, stats, lambda: "\n".join(f"{k:<22} {v}" for k, v in stats.items()))
     return EXIT_OK
 
@@ -12073,12 +12308,14 @@ def register_output_commands(sub: argparse._SubParsersAction,
                           "command's environment")
     run.add_argument("--keep-env", action="append", default=[], metavar="NAME",
                      help="keep this variable despite --scrub-env (repeatable)")
-    run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARG...]")
+    run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARG...]",
+                     help="the command and its arguments, after --")
 
     store = add_command(sub, common, "store", cmd_store,
                         "store output that already exists (a file or stdin)",
                         "make 2>&1 | ctxkit store - --label make --exit-code $?")
-    store.add_argument("file", nargs="?", default="-", metavar="FILE|-")
+    store.add_argument("file", nargs="?", default="-", metavar="FILE|-",
+                       help="the file holding the output, or - (default) for stdin")
     store.add_argument("--label", help="a name for this output")
     store.add_argument("--command", help="the command that produced it")
     store.add_argument("--exit-code", type=int, help="the command's exit status")
@@ -12088,9 +12325,11 @@ def register_output_commands(sub: argparse._SubParsersAction,
                          "words weigh most, word families and errno/signal/HTTP tables, "
                          "severity, negation",
                          "ctxkit search 'why did the worker crash' --handle o12 --limit 5")
-    search.add_argument("query", metavar="QUERY")
+    search.add_argument("query", metavar="QUERY",
+                        help="any text (quote it; put -- before a query starting with -)")
     search.add_argument("--handle", metavar="H", help="only this output")
-    search.add_argument("--limit", type=int, default=5, metavar="K")
+    search.add_argument("--limit", type=int, default=5, metavar="K",
+                        help="at most K hits (default 5)")
     search.add_argument("--context", type=int, default=2, metavar="N",
                         help="lines of context on each side of a hit (default 2)")
     search.add_argument("--events", action="store_true",
@@ -12099,20 +12338,25 @@ def register_output_commands(sub: argparse._SubParsersAction,
     expand = add_command(sub, common, "expand", cmd_expand,
                          "print stored lines with their numbers",
                          "ctxkit expand o12 --lines 120-160")
-    expand.add_argument("handle", metavar="HANDLE")
-    expand.add_argument("--lines", metavar="A-B")
-    expand.add_argument("--head", type=int, metavar="N")
-    expand.add_argument("--tail", type=int, metavar="N")
+    expand.add_argument("handle", metavar="HANDLE",
+                        help="the stored output, e.g. o12 (`ctxkit outputs` lists them)")
+    expand.add_argument("--lines", metavar="A-B",
+                        help="only lines A to B (A-: from A to the end; A: that line)")
+    expand.add_argument("--head", type=int, metavar="N",
+                        help="only the first N lines of the range")
+    expand.add_argument("--tail", type=int, metavar="N",
+                        help="only the last N lines of the range")
     expand.add_argument("--grep", metavar="REGEX", help="only lines matching REGEX")
 
     outputs = add_command(sub, common, "outputs", cmd_outputs, "list the stored outputs",
                           "ctxkit outputs --limit 20")
-    outputs.add_argument("--limit", type=int, default=50, metavar="N")
+    outputs.add_argument("--limit", type=int, default=50, metavar="N",
+                         help="at most N outputs, newest first (default 50)")
 
     purge = add_command(sub, common, "purge", cmd_purge,
                         "delete stored outputs (secure_delete on)", "ctxkit purge --older-than 7d")
     which = purge.add_mutually_exclusive_group(required=True)
-    which.add_argument("--handle", metavar="H")
+    which.add_argument("--handle", metavar="H", help="delete this one output")
     which.add_argument("--older-than", metavar="AGE", help="e.g. 7d, 12h, 30m, 2w")
     which.add_argument("--all", action="store_true", help="every output of this project")
 
@@ -12243,8 +12487,7 @@ def bind_to_code_on_disk(env: Env, db: Database, name: str,
     try:
         changed = graph_refresh(env, db, [path])
     except CtxkitError as exc:  # the lesson matters more than its hash
-        if not env.quiet:
-            warn(f"lesson recorded without a code hash: {exc}")
+        note(f"lesson recorded without a code hash: {exc}")
         return bound[0], bound[1], None
     return bind_symbol(db, env.project, name, file) if changed else bound
 
@@ -12270,7 +12513,7 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
     if db is None:
         raise NotFound(f"no lesson #{lesson_id} in project {env.project}: there is no "
                        f"database yet at {env.db_path}")
-    try:
+    with db:
         with db.atomic():
             row = db.one(SQL_LESSON_BY_ID, (env.project, lesson_id))
             if row is None:
@@ -12281,8 +12524,6 @@ def set_lesson_status(env: Env, lesson_id: int, status: str) -> dict[str, Any]:
         symbol = db.one(SQL_SYMBOL_BY_ID, (env.project, row["symbol_id"]))
         return {"id": lesson_id, "status": status, "previous": row["status"],
                 "symbol": row_symbol_obj(db, env.project, symbol, True)}
-    finally:
-        db.close()
 
 
 # --- import from code memory -------------------------------------------------
@@ -12386,12 +12627,9 @@ def import_code_memory(env: Env, source: Path, from_project: str | None = None) 
     report = {"source": str(source), "version": version, "project": env.project,
               "symbols": 0, "imported": 0, "duplicates": 0, "orphans": 0, "invalid": 0,
               "redactions": 0}
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         with db.atomic():
             _cm_store(db, env.project, symbols, excluded, experiences, columns, report)
-    finally:
-        db.close()
     return report
 
 
@@ -12537,12 +12775,10 @@ def cmd_query(args: argparse.Namespace, env: Env) -> int:
     db = open_existing_db(env)
     objs: list[dict[str, Any]] = []
     if db is not None:
-        try:
+        with db:
             name, file = (split_symbol(db, env.place, args.symbol, args.file) if args.symbol
                           else (None, normalize_path(args.file, env.place) if args.file else None))
             objs = lesson_symbols(db, env.project, name, file, include_all=args.all)
-        finally:
-            db.close()
     objs = objs[:1] if args.first else objs[:args.top or (None if args.symbol else 10)]
     if args.inject:
         text = inject_text(objs)
@@ -12569,7 +12805,7 @@ def _record_command(args: argparse.Namespace, env: Env, kind: str) -> int:
     obj = result["symbol"]
     masked = result.pop("redactions")
     if masked:
-        warn(f"{masked} secret{'s' if masked != 1 else ''} masked before saving")
+        note(f"{masked} secret{'s' if masked != 1 else ''} masked before saving")
     emit(env, result, None if env.quiet else
          f"recorded {'fail' if kind == 'fail' else 'ok'} #{result['id']} for "
          f"{symbol_label(obj)} — risk {obj['risk_score']:.1f} ({obj['level']}), "
@@ -12605,12 +12841,10 @@ def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
                  "stale": 0, "levels": {k: 0 for k in ("low", "medium", "high", "critical")},
                  "last_lesson_at": None, "last_lesson": None, "riskiest": []}
     else:
-        try:
+        with db:
             name, file = (split_symbol(db, env.place, args.symbol, None) if args.symbol
                           else (None, None))
             stats = lesson_stats(db, env.project, name, file)
-        finally:
-            db.close()
     emit(env, stats, lambda: _stats_text(stats))
     return EXIT_OK
 
@@ -12620,7 +12854,7 @@ def cmd_import_cm(args: argparse.Namespace, env: Env) -> int:
     if not source.is_absolute():
         source = env.cwd / source
     report = import_code_memory(env, source, args.from_project)
-    emit(env, report, f"imported {report['imported']} lessons on {report['symbols']} symbols "
+    confirm(env, report, f"imported {report['imported']} lessons on {report['symbols']} symbols "
                       f"from {source} (code memory {report['version']}) into project "
                       f"{env.project}; {report['duplicates']} already there, "
                       f"{report['orphans']} without a symbol, {report['invalid']} unusable, "
@@ -12751,7 +12985,11 @@ SQL_MARK_INSERT = ("INSERT OR IGNORE INTO hook_marks (project, session_id, mark,
 
 # Seconds: the context-manage skill's compact script refuses older snapshots.
 SNAPSHOT_MAX_AGE = 900
-RESTORE_HEADER = "CONTEXT SNAPSHOT restored after compact"
+# The restore's first line says what brought the snapshot back.
+RESTORE_HEADERS = {"compact": "CONTEXT SNAPSHOT restored after compact",
+                   "resume": "CONTEXT SNAPSHOT restored on resume",
+                   "startup": "CONTEXT SNAPSHOT restored at startup",
+                   "cli": "CONTEXT SNAPSHOT restored by `ctxkit snapshot restore`"}
 BASH_MODES = ("off", "nudge", "wrap")
 # Each agent's name for the events ctxkit answers (what goes in hookEventName).
 SHELL_TOOLS = {"Bash", "run_shell_command", "shell", "local_shell", "exec_command"}
@@ -12845,25 +13083,18 @@ def cmd_note(args: argparse.Namespace, env: Env) -> None:
     if not text:
         raise UsageError("note text is empty; say what to remember, e.g. "
                          "ctxkit note decision \"keep the v1 API\"")
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         event = record_event(db, env.project, kind, text, args.session)
-    finally:
-        db.close()
-    emit(env, event, f"noted {kind} #{event['id']}: {event['text']}")
+    confirm(env, event, f"noted {kind} #{event['id']}: {event['text']}")
 
 
 def cmd_search_events(args: argparse.Namespace, env: Env) -> None:
     """`ctxkit search --events QUERY`: the notes matching QUERY, best first."""
     query = args.query if isinstance(args.query, str) else " ".join(args.query or [])
     limit = args.limit
-    db = open_existing_db(env)            # a search creates nothing
-    try:
+    with existing_db(env) as db:            # a search creates nothing
         result = (search_events(db, env.project, query, limit) if db
                   else _event_hits(query, [], []))
-    finally:
-        if db:
-            db.close()
 
     def human() -> str:
         if not result["hits"]:
@@ -12922,6 +13153,31 @@ def is_snapshot_file(path: str) -> bool:
     """A snapshot file of any project (root-relative path)."""
     return path == SNAPSHOT_FILE or (path.startswith(SNAPSHOT_FILE[:-3] + ".")
                                      and path.endswith(".md") and "/" not in path)
+
+
+def keep_out_of_git(env: Env, name: str) -> None:
+    """Keep ctxkit's file ``name`` (relative to the root) out of ``git status``.
+
+    It is listed in the repository's own ``info/exclude`` (``.git/info/exclude``,
+    shared by its worktrees), never in the user's ``.gitignore``, and only when
+    git does not ignore it already. Outside git, or when the file cannot be
+    written, nothing happens: the snapshot matters more.
+    """
+    if git_output(env, "check-ignore", "-q", "--", name) is not None:
+        return                                  # ignored already (exit 0)
+    where = (git_output(env, "rev-parse", "--git-path", "info/exclude") or "").strip()
+    if not where:
+        return                                  # not a git repository
+    exclude = Path(where) if os.path.isabs(where) else env.root / where
+    entry = "/" + name.replace("\\", "/")
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        if entry in text.splitlines():
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with open(exclude, "a", encoding="utf-8") as handle:
+            handle.write(("" if not text or text.endswith("\n") else "\n")
+                         + f"# ctxkit: its snapshot file, kept out of git status\n{entry}\n")
 
 
 def git_state(env: Env) -> GitState:
@@ -13110,7 +13366,7 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
     lines = []
     for out in outputs_since(db, project, since, failing_only=True):
         command = " ".join(str(out.get("command") or out.get("label") or "").split())[:120]
-        lines.append(f"- {out['handle']} `{command}` exit {out.get('exit_code')} "
+        lines.append(f"- {out['handle']} `{command}` {exit_text(out.get('exit_code'))} "
                      f"({str(out.get('created_at', ''))[:16].replace('T', ' ')})")
         for error in (out.get("errors") or [])[:3]:
             text = " ".join(str(error.get("text", "")).split())[:160]
@@ -13221,6 +13477,7 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
             temp.unlink()
         raise CtxkitError(f"cannot write {path}: {exc.strerror}; check the folder's "
                           f"permissions") from None
+    keep_out_of_git(env, path.relative_to(env.root).as_posix())
     files = [{"status": s, "path": redact(p)[0]} for s, p in state.files]
     created = utc_now()
     with db.atomic():
@@ -13239,12 +13496,9 @@ def save_snapshot(env: Env, db: Database, agent_text: str, source: str) -> dict[
 
 def cmd_snapshot_save(args: argparse.Namespace, env: Env) -> None:
     text = read_agent_text(args)
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         result = save_snapshot(env, db, text, "cli")
-    finally:
-        db.close()
-    emit(env, result, f"snapshot {result['id']} saved to {result['path']} ({result['files']} "
+    confirm(env, result, f"snapshot {result['id']} saved to {result['path']} ({result['files']} "
                       f"changed files, {result['failing_outputs']} failing outputs, "
                       f"{result['lessons']} lessons at risk)")
 
@@ -13398,11 +13652,8 @@ def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
         if data is not None:
             return data.decode("utf-8", "replace"), age, None
     if env.db_path.exists():
-        db = open_db(env, create=False)
-        try:
+        with open_db(env, create=False) as db:
             row = db.one(SQL_SNAPSHOT_LAST, (env.project,))
-        finally:
-            db.close()
         if row:
             then = parse_time(row["created_at"])
             age = (_dt.datetime.now(_dt.timezone.utc) - then).total_seconds() if then else None
@@ -13410,15 +13661,18 @@ def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
     raise SnapshotMissing(f"no snapshot at {path}; save one with: ctxkit snapshot save -m TEXT")
 
 
-def render_restore(env: Env, limit: int = RESTORE_LIMIT) -> tuple[str, dict[str, Any]]:
-    """First line, the snapshot (cut to fit), then the checklist: under ``limit`` chars."""
+def render_restore(env: Env, occasion: str = "cli",
+                   limit: int = RESTORE_LIMIT) -> tuple[str, dict[str, Any]]:
+    """First line (what ``occasion`` brought it back: compact, resume, startup, cli),
+    the snapshot (cut to fit), then the checklist: under ``limit`` chars."""
+    header = RESTORE_HEADERS[occasion]
     body, age, snapshot_id = latest_snapshot(env)
     checklist, diff = restore_checklist(env, body, age)
-    budget = limit - len(RESTORE_HEADER) - len(checklist) - 4
+    budget = limit - len(header) - len(checklist) - 4
     hint = (f"ctxkit snapshot show {snapshot_id}" if snapshot_id
             else f"all of it in {snapshot_name(env)}")
     snapshot = fit_sections(body, budget, hint)
-    text = f"{RESTORE_HEADER}\n\n{snapshot}\n\n{checklist}\n"
+    text = f"{header}\n\n{snapshot}\n\n{checklist}\n"
     return text, diff
 
 
@@ -13433,12 +13687,8 @@ def _snapshot_row(row: sqlite3.Row) -> dict[str, Any]:
 
 
 def cmd_snapshot_list(args: argparse.Namespace, env: Env) -> None:
-    db = open_existing_db(env)
-    try:
+    with existing_db(env) as db:
         rows = db.query(SQL_SNAPSHOT_LIST, (env.project, args.limit)) if db else []
-    finally:
-        if db:
-            db.close()
     items = [{**_snapshot_row(r), "chars": r["chars"]} for r in rows]
     emit(env, {"snapshots": items}, lambda: "\n".join(
         f"{s['id']:>4}  {s['created_at'][:19].replace('T', ' ')}  {s['source']:<11} "
@@ -13448,14 +13698,10 @@ def cmd_snapshot_list(args: argparse.Namespace, env: Env) -> None:
 
 def cmd_snapshot_show(args: argparse.Namespace, env: Env) -> None:
     snapshot_id = None if args.id == "last" else _int_id(args.id)
-    db = open_existing_db(env)
-    try:
+    with existing_db(env) as db:
         row = None if db is None else (
             db.one(SQL_SNAPSHOT_LAST, (env.project,)) if snapshot_id is None
             else db.one(SQL_SNAPSHOT_BY_ID, (env.project, snapshot_id)))
-    finally:
-        if db:
-            db.close()
     if row is None:
         raise NotFound(f"no snapshot {args.id} in project {env.project}; see: ctxkit snapshot list")
     emit(env, {**_snapshot_row(row), "body": row["body"]}, row["body"])
@@ -13528,10 +13774,8 @@ def pre_edit_answer(env: Env, tool: str, tool_input: dict[str, Any],
     db = open_existing_db(env)
     if db is None:
         return None
-    try:
+    with db:
         context = pre_edit_context(db, env.place, tool, tool_input)
-    finally:
-        db.close()
     return hook_answer(agent, "pre-tool-use", context) if context else None
 
 
@@ -14333,13 +14577,10 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
     limit = int(load_config(env).get("direct_max", 4096))
     if len(text.encode("utf-8", "replace")) <= limit:
         return None
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         label = " ".join(command.split())[:80] or "bash"     # labelled with the command
         summary = store_output_text(env, db, text, label=label, command=command,
                                     exit_code=_exit_code_of(payload.get("tool_response")))
-    finally:
-        db.close()
     return hook_answer(agent, "post-tool-use", stored_output_line(summary))
 
 
@@ -14356,11 +14597,8 @@ def stored_output_line(summary: dict[str, Any]) -> str:
 
 def hook_pre_compact(args: argparse.Namespace, env: Env, payload: dict[str, Any],
                      agent: str) -> None:
-    db = open_db(env)
-    try:
+    with open_db(env) as db:
         result = save_snapshot(env, db, "", "pre-compact")
-    finally:
-        db.close()
     warn(f"snapshot {result['id']} saved to {result['path']} before compaction")
 
 
@@ -14375,7 +14613,7 @@ def hook_session_start(args: argparse.Namespace, env: Env, payload: dict[str, An
         if age is None or age > max_age:
             return None
     try:
-        text, _ = render_restore(env)
+        text, _ = render_restore(env, source)
     except SnapshotMissing:
         return None
     return hook_answer(agent, "session-start", text)
@@ -14444,9 +14682,15 @@ def with_ctxkit(hooks: dict[str, Any], agent: str) -> dict[str, Any]:
 
 
 def _settings_path(args: argparse.Namespace, env: Env) -> Path:
+    """The settings file; a --settings file's folder must exist (a typo in the path
+    must not leave a settings file no agent reads in a folder made for it)."""
     if args.settings:
         path = Path(args.settings).expanduser()
-        return path if path.is_absolute() else env.cwd / path
+        path = path if path.is_absolute() else env.cwd / path
+        if not path.parent.is_dir():
+            raise CtxkitError(f"--settings {args.settings}: the folder {path.parent} does not "
+                              f"exist; check the path, or create the folder first")
+        return path
     return env.root / SETTINGS_PATHS[args.agent]
 
 
@@ -14504,14 +14748,14 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     if install:
         data_out["slow_start"] = slow_start_reasons(ctxkit_command())
         if data_out["slow_start"]:
-            warn("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
+            note("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
                  + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
                  "or 'pip install .' (not -e), then run install-hooks again")
     if args.dry_run:
         emit(env, data_out, diff or f"{path}: already up to date, nothing to {verb}")
     else:
-        emit(env, data_out, f"{path}: ctxkit hooks {verb}ed for {args.agent}" if changed
-             else f"{path}: already up to date, nothing to {verb}")
+        confirm(env, data_out, f"{path}: ctxkit hooks {verb}ed for {args.agent}" if changed
+                else f"{path}: already up to date, nothing to {verb}")
 
 
 def _write_settings(path: Path, text: str) -> None:
@@ -14548,11 +14792,8 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
         note = "no ctxkit database yet"
     else:
         try:
-            db = open_db(env, create=False)
-            try:
+            with open_db(env, create=False) as db:
                 objs = risk_at(db, env, path, args.line, args.symbol)
-            finally:
-                db.close()
         except CtxkitError as exc:      # git hooks and editors read the figures, not a status
             note = str(exc)
     top = max((float(o.get("risk_score") or 0) for o in objs), default=0.0)
@@ -15283,7 +15524,7 @@ def _frame_json(frame: Frame) -> dict[str, Any]:
 
 def suspects_text(result: dict[str, Any]) -> str:
     head = result["output"]
-    lines = [f"suspects for {head['handle']} (exit {head['exit_code']}): "
+    lines = [f"suspects for {head['handle']} ({exit_text(head['exit_code'])}): "
              f"{one_line(head['command'], 120)}"]
     lines += [f"note: {note}" for note in result["notes"]]
     if result.get("missing"):
@@ -15446,7 +15687,8 @@ def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
                        help="print exactly one JSON document on stdout")
     group.add_argument("-q", "--quiet", action="store_true",
                        default=argparse.SUPPRESS if suppress else False,
-                       help="print less")
+                       help="no progress, notes or confirmations (results and errors "
+                            "still print)")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -15483,25 +15725,57 @@ def env_from_args(args: argparse.Namespace) -> Env:
     return make_env(db=args.db, project=args.project, as_json=args.json, quiet=args.quiet)
 
 
+def wants_json(argv: Sequence[str]) -> bool:
+    """``--json`` among the options (not after ``--``), for errors argparse raises."""
+    for token in argv:
+        if token == "--":
+            return False
+        if token == "--json":
+            return True
+    return False
+
+
+def report_error(message: str, status: int, as_json: bool,
+                 candidates: Sequence[dict[str, Any]] | None = None) -> int:
+    """The one line on stderr and, with --json, the one JSON document on stdout."""
+    message = printable(message)     # a non-UTF-8 argument in the message stays writable
+    sys.stderr.write(f"ctxkit: {message}\n")
+    if as_json:
+        document: dict[str, Any] = {"status": "error", "error": message.removeprefix("error: "),
+                                    "exit_code": status}
+        if candidates:
+            document["candidates"] = list(candidates)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
+    as_json = wants_json(argv)
+    QUIET["on"] = "-q" in argv or "--quiet" in argv   # until the parser says
     try:
         args = build_parser(scan_argv(argv).command).parse_args(argv)
+        as_json = bool(getattr(args, "json", as_json))
+        QUIET["on"] = bool(getattr(args, "quiet", False))
         if not getattr(args, "func", None):
             build_parser().print_help(sys.stderr)
-            return EXIT_USAGE
+            return report_error("error: give a command (see the list above)", EXIT_USAGE,
+                                as_json) if as_json else EXIT_USAGE
         status = args.func(args, env_from_args(args))
         return EXIT_OK if status is None else int(status)
     except CtxkitError as exc:
         if debug:
             import traceback
             traceback.print_exc()
-        sys.stderr.write(f"ctxkit: error: {printable(str(exc))}\n")
-        return exc.exit_code
+        return report_error(f"error: {exc}", exc.exit_code, as_json,
+                            getattr(exc, "candidates", None))
     except KeyboardInterrupt:
-        sys.stderr.write("ctxkit: interrupted\n")
-        return 130
+        return report_error("interrupted", 130, as_json)
+    except Terminated:
+        return report_error("terminated", 143, as_json)
     except BrokenPipeError:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
@@ -15509,9 +15783,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: still one line unless debugging
         if debug:
             raise
-        sys.stderr.write(f"ctxkit: error: internal error: {type(exc).__name__}: "
-                         f"{printable(str(exc))} (rerun with CTXKIT_DEBUG=1 for the traceback)\n")
-        return EXIT_ERROR
+        return report_error(f"error: internal error: {type(exc).__name__}: {exc} (rerun "
+                            f"with CTXKIT_DEBUG=1 for the traceback)", EXIT_ERROR, as_json)
 
 
 def entry_point() -> None:

@@ -1,8 +1,12 @@
 """Shared test fixtures: every test gets its own root, database and CLI runner.
 
 ``cli(...)`` runs ``ctxkit.main(argv)`` in-process (fast); ``cli.sub(...)``
-runs ``python ctxkit.py ...`` as a real subprocess (exit codes, stdout purity,
-start-up imports, concurrency).
+runs ctxkit as a real subprocess (exit codes, stdout purity, start-up
+imports, concurrency) the way the installed console script does: ``import
+ctxkit`` with argv[0] ``ctxkit`` (the fast path first), then ``main()``.
+The module's bytecode is compiled once per session, as an install compiles
+it, so a subprocess does not compile 15,000 lines again; the script form
+``python ctxkit.py`` (never cached) is run by tests/test_fast_path.py.
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 sys.path.insert(0, str(ROOT))
 
 import ctxkit  # noqa: E402
+
+# What the console script pip writes does, for this checkout's ctxkit.py.
+CONSOLE_SCRIPT = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.argv[0] = 'ctxkit'; "
+                  "import ctxkit; sys.exit(ctxkit.main())")
 
 # Fixture projects hold their own tests (some fail on purpose); they are run
 # through `ctxkit run` by the tests that use them, never collected here.
@@ -70,11 +78,11 @@ class Cli:
 
     def sub(self, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None,
             env: dict | None = None, timeout: float = 120) -> Result:
-        """Run ``python ctxkit.py ARGS`` as a subprocess."""
+        """Run ``ctxkit ARGS`` as a subprocess, as the installed console script runs."""
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
         full_env.update(env or {})
         data = stdin.encode() if isinstance(stdin, str) else stdin
-        proc = subprocess.run([sys.executable, str(CTXKIT), *map(str, args)],
+        proc = subprocess.run([sys.executable, "-c", CONSOLE_SCRIPT, *map(str, args)],
                               cwd=cwd or self.root, input=data, capture_output=True,
                               env=full_env, timeout=timeout)
         return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"),
@@ -86,6 +94,22 @@ def git(root: Path, *args: str) -> str:
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
     return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
                           text=True, env=env).stdout
+
+
+def pytest_xdist_auto_num_workers(config) -> int | None:
+    """`-n auto` (pyproject): a worker per core for a whole-suite run, none when the
+    command names tests (files, ::ids, -k), where starting workers costs more."""
+    if config.option.file_or_dir or config.option.keyword:
+        return 0
+    return None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_module():
+    """ctxkit.py's bytecode cache, written once as an install writes it (Python reads it
+    even under PYTHONDONTWRITEBYTECODE, which only stops Python writing one)."""
+    import py_compile
+    py_compile.compile(str(CTXKIT), doraise=True)
 
 
 @pytest.fixture

@@ -118,3 +118,25 @@ def test_depth_0_says_relations_were_not_asked_for(shop):
                                 "risk_score": None}
     assert "Direct Impact: not asked (--depth 0)" in impact["context"]
     assert "- none" not in impact["context"]
+
+
+def test_a_target_held_below_its_level_says_the_budget_that_shows_more(shop):
+    seen = set()
+    for budget in range(40, 700, 23):
+        data = context(shop, PLACE, "--purpose", "debug", "--budget", str(budget))
+        higher, level = data["stats"]["next_level"], data["items"][0]["level"]
+        if level == 5:
+            assert higher is None
+            continue
+        assert higher["level"] == level + 1 and higher["budget"] > budget
+        if data["context"].rstrip().splitlines()[-1].startswith(("- Target", "Context Stats")):
+            assert f"L{level + 1} needs --budget {higher['budget']}" in data["context"]
+        if higher["budget"] in seen:
+            continue
+        seen.add(higher["budget"])
+        exact = context(shop, PLACE, "--purpose", "debug", "--budget", str(higher["budget"]))
+        assert exact["items"][0]["level"] == level + 1             # that budget is enough
+        short = context(shop, PLACE, "--purpose", "debug", "--budget",
+                        str(higher["budget"] - 1))
+        assert short["items"][0]["level"] <= level               # and just enough
+    assert len(seen) >= 3

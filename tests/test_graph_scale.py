@@ -214,7 +214,7 @@ def many_files(root: Path, count: int) -> None:
 def test_progress_on_a_terminal_only(cli):
     import pty
     import subprocess
-    many_files(cli.root, 150)
+    many_files(cli.root, 400)  # one worker, so that the parse lasts past the meter's 0.5 s
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
 
     def run_on_pty(*args: str) -> tuple[int, bytes]:
@@ -234,7 +234,7 @@ def test_progress_on_a_terminal_only(cli):
         os.close(leader)
         return proc.wait(timeout=300), seen
 
-    code, seen = run_on_pty("index", "--full")
+    code, seen = run_on_pty("index", "--full", "--jobs", "1")
     assert code == 0
     assert b"index: parse" in seen and b"files" in seen and b"lines/s" in seen
     assert seen.endswith(b"\r\x1b[K")  # the line is cleared at the end

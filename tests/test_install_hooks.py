@@ -130,9 +130,20 @@ def test_codex_and_gemini_settings(cli, root):
 
 def test_settings_path_option(cli, root, tmp_path):
     custom = tmp_path / "elsewhere" / "settings.local.json"
+    custom.parent.mkdir()
     assert cli("install-hooks", "--settings", str(custom)).code == 0
     assert ours(json.loads(custom.read_text()), "SessionStart")
     assert not (root / ".claude").exists()
+
+
+@pytest.mark.parametrize("command", ["install-hooks", "uninstall-hooks"])
+def test_settings_path_in_a_missing_folder_is_refused(cli, root, tmp_path, command):
+    custom = tmp_path / "nonexistent" / "dir" / "s.json"
+    for extra in ([], ["--dry-run"]):
+        result = cli(command, "--settings", str(custom), *extra)
+        assert (result.code, result.out) == (1, "")
+        assert result.err.count("\n") == 1 and "does not exist" in result.err
+    assert not (tmp_path / "nonexistent").exists()
 
 
 @pytest.mark.parametrize("agent, fixture", [("claude", "claude_session_start_compact"),

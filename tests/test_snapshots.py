@@ -214,7 +214,8 @@ def test_restore_reports_the_differences_with_git_now(cli, project):
     result = cli("snapshot", "restore")
     assert result.code == 0
     text = result.out
-    assert text.startswith("CONTEXT SNAPSHOT restored after compact\n\n# Context Snapshot")
+    assert text.startswith("CONTEXT SNAPSHOT restored by `ctxkit snapshot restore`\n\n"
+                           "# Context Snapshot")
     checklist = text[text.index("## Restore checklist"):]
     assert "- [ ] git status differs from the snapshot:" in checklist
     assert "in the snapshot, no longer changed (1): src/__init__.py" in checklist
@@ -254,7 +255,7 @@ def test_restore_of_a_huge_session_stays_under_10000_characters(cli, root):
     assert len(snapshot_text(root)) > 10000
     text = cli("snapshot", "restore").out
     assert len(text) < 10000
-    assert text.startswith("CONTEXT SNAPSHOT restored after compact\n")
+    assert text.startswith("CONTEXT SNAPSHOT restored by `ctxkit snapshot restore`\n")
     assert "- T-77: migrate the session store to Redis, keep the API" in text
     assert "## Restore checklist" in text and "- [ ] Work resumed from Current task" in text
     assert "more lines left out (all of it in .context-snapshot.md)" in text
@@ -319,3 +320,51 @@ def test_agent_text_is_masked_before_it_is_written(cli):
     assert secret not in (cli.root / ".context-snapshot.md").read_text()
     stored = b"".join(p.read_bytes() for p in (cli.root / ".ctxkit").glob("ctxkit.db*"))
     assert secret.encode() not in stored
+
+
+# --- the snapshot file and git; what the restore says -------------------------------------------
+
+
+def test_the_snapshot_file_stays_out_of_git_status(cli, project):
+    (project / ".gitignore").write_text("*.log\n")
+    git(project, "add", ".gitignore")
+    git(project, "commit", "-q", "-m", "ignore logs")
+    for _ in range(2):
+        assert cli("snapshot", "save", "-m", "task").code == 0
+        assert git(project, "status", "--porcelain") == ""
+    assert (project / ".gitignore").read_text() == "*.log\n"          # the user's file
+    exclude = (project / ".git" / "info" / "exclude").read_text()
+    assert exclude.splitlines().count("/.context-snapshot.md") == 1
+    assert hook_pre_compact(cli, project) == 0
+    assert git(project, "status", "--porcelain") == ""
+
+
+def test_an_ignored_snapshot_file_is_not_listed_again(cli, project):
+    (project / ".gitignore").write_text(".context-snapshot.md\n")
+    before = (project / ".git" / "info" / "exclude").read_text()
+    assert cli("snapshot", "save", "-m", "task").code == 0
+    assert (project / ".git" / "info" / "exclude").read_text() == before
+
+
+def test_a_worktree_shares_the_repositorys_exclude(cli, project, tmp_path):
+    tree = tmp_path / "tree"
+    git(project, "worktree", "add", "-q", str(tree))
+    result = cli("snapshot", "save", "-m", "in a worktree", cwd=tree)
+    assert result.code == 0, result.err
+    assert git(tree, "status", "--porcelain") == ""
+    assert "/.context-snapshot.md" in (project / ".git" / "info" / "exclude").read_text()
+
+
+def hook_pre_compact(cli, project):
+    from hookkit import hook, payload
+    return hook(cli, "pre-compact", payload("claude_pre_compact", project)).code
+
+
+def test_an_unknown_exit_status_reads_exit_question_mark(cli, project):
+    log = "\n".join(f"collected line {i}" for i in range(600)) + "\nFAILED test_x - boom\n"
+    stored = cli("store", "-", "--label", "ci log", stdin=log)
+    assert stored.code == 0, stored.err
+    cli("snapshot", "save")
+    failing = "\n".join(section(snapshot_text(project), "Failing outputs"))
+    assert "`ci log` exit ? (" in failing or "exit ? (" in failing, failing
+    assert "exit None" not in failing

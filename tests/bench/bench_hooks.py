@@ -195,7 +195,8 @@ def bench_restore() -> bool:
     text = ctxkit(repo, "snapshot", "restore").stdout
     full = (repo / ".context-snapshot.md").read_text()
     intact = all(part in text for part in (
-        "CONTEXT SNAPSHOT restored after compact", "- T-77: move the session store to Redis",
+        "CONTEXT SNAPSHOT restored by `ctxkit snapshot restore`",
+        "- T-77: move the session store to Redis",
         "- [ ] Redis adapter", "## Modified files", "## Restore checklist",
         "- [ ] Work resumed from Current task"))
     files_kept = sum(1 for line in text.splitlines() if line.startswith("- services/"))
