@@ -3043,16 +3043,143 @@ class RedactionRule(Record):
     ``keywords`` are lowercase substrings at least one of which every match
     contains; text holding none of them skips the rule's regex. ``check``
     names a function of REDACTION_CHECKS that decides whether a matched value
-    is a secret (a literal) rather than code, a placeholder or prose.
+    is a secret (a literal) rather than code, a placeholder or prose. ``spans``
+    names a function of REDACTION_SPANS that finds the secrets inside a match
+    by the grammar of what matched, where a regex cannot follow it: the lines
+    of a key block, the values of a cookie header, the password arguments of
+    a command.
     """
 
-    __slots__ = ("family", "pattern", "keywords", "check")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"check": None}
+    __slots__ = ("family", "pattern", "keywords", "check", "spans")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"check": None, "spans": None}
     FROZEN = True
     family: str
     pattern: str
     keywords: tuple[str, ...]
     check: str | None
+    spans: str | None
+
+
+class ClientPassword(Record):
+    """Where well-known clients take a password on their command line, as their manuals say.
+
+    ``programs`` are command names, with the subcommand that must come before
+    the flag after a space (``docker login``: there ``-p`` is a password, in
+    ``docker run -p`` a port). ``form`` says where the value is (_client_value):
+
+    - ``argument``: the flag's required argument: ``-p X`` or ``-pX`` for a
+      one-letter flag (getopt), ``-flag X`` or ``-flag=X`` for a word; a next
+      word starting with ``-`` is another option (``mongosh -u root -p`` prompts);
+    - ``attached``: an optional argument, which can only be attached: ``-pX``,
+      ``--password=X``, ``/p:X`` (``mysql -p shop`` prompts, shop is the database);
+    - ``pass-phrase``: OpenSSL's pass phrase argument ``pass:X`` (``env:NAME``,
+      ``file:PATH``, ``fd:N`` and ``stdin`` say where the secret is instead);
+    - ``user%password``, ``user,password``, ``user:password``: the argument
+      holds the user, then the password after that separator;
+    - ``user/password``: the connect string ``user/X@db`` among the arguments;
+    - ``environment``: ``flags`` are the variables the client reads a password
+      from (``SSHPASS=X sshpass -e``).
+    """
+
+    __slots__ = ("programs", "flags", "form")
+    FROZEN = True
+    programs: tuple[str, ...]
+    flags: tuple[str, ...]
+    form: str
+
+
+CLIENT_PASSWORDS: tuple[ClientPassword, ...] = (
+    ClientPassword(("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck",
+                    "mysqlpump", "mysqlsh", "mariadb", "mariadb-dump", "mariadb-admin",
+                    "mariadb-import", "mariadb-check"), ("-p", "--password"), "attached"),
+    ClientPassword(("docker login", "podman login", "buildah login", "skopeo login",
+                    "nerdctl login", "oras login", "helm registry login", "crane auth login"),
+                   ("-p", "--password"), "argument"),
+    ClientPassword(("sshpass",), ("-p",), "argument"),
+    ClientPassword(("sshpass",), ("SSHPASS",), "environment"),
+    ClientPassword(("redis-cli", "valkey-cli", "keydb-cli"), ("-a", "--pass"), "argument"),
+    ClientPassword(("redis-cli", "valkey-cli"), ("REDISCLI_AUTH",), "environment"),
+    ClientPassword(("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapmodrdn",
+                    "ldappasswd", "ldapwhoami", "ldapcompare", "ldapexop"), ("-w",), "argument"),
+    ClientPassword(("ldappasswd",), ("-a", "-s"), "argument"),
+    ClientPassword(("sqlcmd", "bcp", "osql", "mssql-cli"), ("-P",), "argument"),
+    ClientPassword(("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport",
+                    "mongoimport", "mongostat", "mongotop", "mongofiles", "cqlsh"),
+                   ("-p", "--password"), "argument"),
+    ClientPassword(("7z", "7za", "7zr", "rar", "unrar"), ("-p",), "attached"),
+    ClientPassword(("zip", "unzip"), ("-P", "--password"), "argument"),
+    ClientPassword(("openssl",), ("-passin", "-passout", "-pass", "-password"), "pass-phrase"),
+    ClientPassword(("apksigner",), ("--ks-pass", "--key-pass"), "pass-phrase"),
+    ClientPassword(("keytool", "jarsigner"), ("-storepass", "-keypass", "-srcstorepass",
+                                              "-deststorepass", "-srckeypass", "-destkeypass",
+                                              "-new"), "argument"),
+    ClientPassword(("smbclient", "rpcclient", "smbcacls", "smbcquotas", "smbget", "smbtree",
+                    "winexe"), ("-U", "--user"), "user%password"),
+    ClientPassword(("lftp",), ("-u", "--user"), "user,password"),
+    ClientPassword(("curl",), ("-u", "--user", "-U", "--proxy-user"), "user:password"),
+    ClientPassword(("ssh-keygen",), ("-N", "-P"), "argument"),
+    ClientPassword(("sqlplus",), ("",), "user/password"),
+    ClientPassword(("xfreerdp", "xfreerdp3", "wlfreerdp", "sdl-freerdp"), ("/p:",), "attached"),
+    ClientPassword(("rdesktop",), ("-p",), "argument"),
+    ClientPassword(("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), ("-P", "--pw"),
+                   "argument"),
+    ClientPassword(("ipmitool",), ("-P",), "argument"),
+    ClientPassword(("snmpwalk", "snmpget", "snmpgetnext", "snmpset", "snmpbulkwalk",
+                    "snmpbulkget", "snmptable", "snmptrap"), ("-A", "-X"), "argument"),
+    ClientPassword(("influx",), ("-password",), "argument"),
+)
+
+# A command's words up to where the shell ends it (|, ;, &, a line break), quotes kept
+# whole so a quoted password may hold those; a quote never closed ends it too (the
+# command was itself inside quotes: sh -c 'mysql -pX db'). One shell word.
+_COMMAND_REST = r"(?:'[^'\n]*'|\"(?:\\.|[^\"\\\n])*\"|\\.|[^\n|;&'\"])*"
+_SHELL_WORD = r"(?:'[^'\n]*'|\"(?:\\.|[^\"\\\n])*\"|\\.|[^\s|;&<>'\"])*"
+
+
+def _names_pattern(words: Iterable[str]) -> str:
+    """A regex matching exactly one of ``words``, as a trie (``m(?:ysql(?:dump)?|ongo)``):
+    a flat alternation of some 80 names tries each at every position of a line."""
+    trie: dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict[str, dict]) -> str:
+        alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items())
+                        if char]
+        if not alternatives:
+            return ""
+        body = alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+        if "" in node:
+            return f"(?:{body})?"
+        return body if len(alternatives) == 1 else body
+
+    return branch(trie)
+
+
+def _client_pattern() -> str:
+    """A client of CLIENT_PASSWORDS as a command (its name, a space) and its command's
+    words; a password on a command line always follows the program and a space."""
+    names = {p.split()[0] for c in CLIENT_PASSWORDS if c.form != "environment"
+             for p in c.programs}
+    return (r"(?:(?<=/)|(?<![\w.~/$-]))(?P<program>" + _names_pattern(names) + r") "
+            + _COMMAND_REST)
+
+
+def _client_env_pattern() -> str:
+    """A variable a client of CLIENT_PASSWORDS reads its password from, and its value."""
+    names = [f for c in CLIENT_PASSWORDS if c.form == "environment" for f in c.flags]
+    return r"(?<![\w$])(?P<env>" + _names_pattern(names) + r")=(?P<word>" + _SHELL_WORD + ")"
+
+
+def _client_keywords(environment: bool) -> tuple[str, ...]:
+    """What every match of the client patterns holds: a program's name and a space,
+    or a variable's name."""
+    return tuple(dict.fromkeys(
+        word.lower() for c in CLIENT_PASSWORDS if (c.form == "environment") == environment
+        for word in (c.flags if environment else [p.split()[0] + " " for p in c.programs])))
 
 
 # Words that make a name hold a secret when the name ends with them; the long
@@ -3068,9 +3195,11 @@ _TOKEN_END = r"(?![A-Za-z0-9_])"  # a token ends where letters, digits and _ end
 # Prefixes and shapes follow the public rule sets of gitleaks, detect-secrets and
 # trufflehog (DESIGN.md "Redaction" lists them and why); the patterns are ctxkit's.
 REDACTION_RULES: tuple[RedactionRule, ...] = (
+    # A key block to its END (or the end of the text); _key_spans keeps each line's
+    # prefix (a line number, a log timestamp, a diff's +, indentation) and masks the rest.
     RedactionRule("private-key", r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
                   r"[\s\S]*?(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\Z)",
-                  ("private key",)),
+                  ("private key",), spans="key"),
     RedactionRule("aws-access-key-id",
                   r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
                   ("akia", "asia", "abia", "acca", "a3t")),
@@ -3145,15 +3274,27 @@ REDACTION_RULES: tuple[RedactionRule, ...] = (
                   ("bearer",), "credential"),
     # user:password@host in URLs and connection strings.
     RedactionRule("url-password", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]*:"
-                  r"(?P<value>[^\s@/'\"]+)@", ("://",), "literal"),
+                  r"(?P<value>[^\s@/'\"]+)@", ("://",), "userinfo"),
     # .NET and NuGet settings: <add key="ApiPassword" value="..." />
     RedactionRule("settings-pair", r"(?i)\bkey\s*=\s*[\"'][\w.:-]*(?:" + _SECRET_NAME_LONG
                   + r"|" + _SECRET_NAME_SHORT + r")\d*[\"']\s+value\s*=\s*(?P<q>[\"'])"
                   r"(?P<value>[^\"'\n]{1,500})(?P=q)", ("key",), "literal"),
     RedactionRule("dsn", r"(?<![\w/:@.-])[A-Za-z0-9_.-]+:(?P<value>[^\s@/'\":]+)@"
-                  r"(?:tcp|unix|udp)\(", ("@tcp(", "@unix(", "@udp("), "literal"),
-    RedactionRule("curl-user", r"\bcurl\b[^\n]*?\s(?:-u|--user)[\s=]+['\"]?[^\s:'\"]+:"
-                  r"(?P<value>[^\s'\"]+)", ("curl",), "literal"),
+                  r"(?:tcp|unix|udp)\(", ("@tcp(", "@unix(", "@udp("), "userinfo"),
+    # Cookie and Set-Cookie headers (RFC 6265: a Set-Cookie's first pair is the cookie,
+    # the rest attributes), curl's -b/--cookie when its argument is a cookie (it has =;
+    # without one it names a file), and the lines of a Netscape cookies.txt file.
+    RedactionRule("cookie", r"(?i)\b(?P<set>set-)?cookie\b['\"]?[ \t]*:[ \t]*['\"]?"
+                  r"(?P<pairs>[^\r\n'\"]*)|\bcurl\b[^\n]*?[ \t](?-i:-b|--cookie)(?:[ \t]+|=)"
+                  r"(?P<word>" + _SHELL_WORD + ")", ("cookie", "curl"), spans="cookie"),
+    RedactionRule("cookie-file", r"(?m)^(?:#HttpOnly_)?[^\t\n#][^\t\n]*\t(?i:TRUE|FALSE)\t"
+                  r"[^\t\n]*\t(?i:TRUE|FALSE)\t-?\d+\t[^\t\n]*\t(?P<value>[^\t\r\n]+)",
+                  ("\ttrue\t", "\tfalse\t"), "cookie"),
+    # The password flags of well-known clients (CLIENT_PASSWORDS), curl -u included.
+    RedactionRule("client-password", _client_pattern(), _client_keywords(False),
+                  spans="client"),
+    RedactionRule("client-password-env", _client_env_pattern(), _client_keywords(True),
+                  spans="client"),
     # password = "...", SECRET_KEY: ..., --token xyz, "SecretAccessKey": "...": a name
     # ending in a secret word, an assignment (never a comparison), and its value.
     RedactionRule("assignment",
@@ -3246,10 +3387,11 @@ _CODE_VALUE = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\s*(?:\.|::|->)\s*[A-Za-z_][A-Z
 # The conventional stand-ins for a secret (gitleaks allows them too): not secrets.
 _STAND_IN = ("changeme", "changeit", "password", "passwd", "secret", "token", "example",
              "test", "dummy", "placeholder", "redacted")
-# ${X}, $X, $(...), %X%, {{ x }}, {x}, <x>, %s, ***, xxxx, ..., and the masked text.
-_PLACEHOLDER = lazy_re(r"\$\{[^}]*\}?|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|\$[@*#?!$-]"
+# ${X}, $X, $(...), `...`, %X%, {{ x }}, {x}, <x>, %s, ***, xxxx, ..., env:X, and the masked text.
+_PLACEHOLDER = lazy_re(r"\$\{[^}]*\}?|\$\(.*|`.*|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|\$[@*#?!$-]"
                        r"|%[A-Za-z_]+%|\{\{.*|\{[^}]*\}|<[^>]*>?|%[-+#0 ]?[sdr]|%\([^)]*\)[sdr]"
-                       r"|[:@][A-Za-z_]\w*|\?|\*+|[xX]{3,}|\.{3,}|…|(?i:none|null|nil|true|false"
+                       r"|[:@][A-Za-z_]\w*|(?:env|file|fd):\S+|\?|\*+|[xX]{3,}|\.{3,}|…"
+                       r"|(?i:none|null|nil|true|false"
                        r"|undefined)|[A-Z]+(?:_[A-Z0-9]+)*")
 _PATH_VALUE = lazy_re(r"(?:/|~/|\./|\.\./|[A-Za-z]:\\)[^+=]*")
 _LETTERS_ONLY = lazy_re(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*[.:!?]?")
@@ -3352,36 +3494,378 @@ def _bare_literal(match: re.Match[str], value: str) -> bool:
     return True
 
 
+# A pytest node id, up to the [ of its parameters: path.py::[Class::]name, or a test
+# function's name alone (pytest collects test* functions in Test* classes). A [ and
+# then a quote is a subscript in code (cases["..."]), never an id.
+_TEST_ID_OPEN = lazy_re(r"(?:(?<![\w/.-])[\w./-]*\.py::(?:\w+::)*\w+"
+                        r"|(?<![\w.])(?:Test\w*::)*test\w*)\[(?!['\"])")
+_TEST_ID_CLOSE = lazy_re(r"\](?=[\s>'\",):]|$)")
+
+
+def _in_test_id(match: re.Match[str]) -> bool:
+    """True when the match lies inside the parameters of a pytest node id.
+
+    pytest names each case of a parametrized test by its parameters
+    (``test_auth[http://user:pass@host-expected0]``): that is test data in a
+    name, which the node id must keep whole to be found, run or read again.
+    """
+    text, start = match.string, match.start()
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    line_end = len(text) if line_end < 0 else line_end
+    for opened in _TEST_ID_OPEN.finditer(text, line_start, start):
+        closed = _TEST_ID_CLOSE.search(text, opened.end(), line_end)
+        if closed is not None and closed.start() >= match.end():
+            return True
+    return False
+
+
+def _check_userinfo(match: re.Match[str], value: str) -> bool:
+    """The password of ``scheme://user:password@host``, unless a test's name holds it."""
+    return not _is_placeholder(value) and not _in_test_id(match)
+
+
+def _check_cookie(match: re.Match[str], value: str) -> bool:
+    """A cookie's value is a secret when it can carry a session id: OWASP asks 64 bits
+    of entropy of one, which 16 hex characters hold; a shorter one is a token when it
+    has a token's shape. Words (``dark``, ``en-US``, ``Europe/Berlin``, ``deleted``)
+    are preferences."""
+    value = value.strip()
+    if _is_placeholder(value) or any(c.isspace() for c in value) or \
+            re.fullmatch(r"[A-Za-z]+(?:[-_./][A-Za-z]+)+", value):
+        return False
+    return len(value) >= 16 or _looks_like_credential(value)
+
+
 REDACTION_CHECKS: dict[str, Callable[[re.Match[str], str], bool]] = {
     "literal": _check_literal, "credential": _check_credential, "header": _check_header,
-    "assignment": _check_assignment,
+    "assignment": _check_assignment, "userinfo": _check_userinfo, "cookie": _check_cookie,
 }
 _VALUE_GROUPS = ("value", "sig", "rest", "bare", "bv")
 
 
-def _secret_span(match: re.Match[str], rule: RedactionRule) -> tuple[int, int] | None:
-    """Where the secret of a match is, or None when the match holds none.
+# --- secrets found by the grammar of what matched: key blocks, cookies, commands ----------
 
-    A match without a value group is a secret whole (a token with a prefix).
+_KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = lazy_re(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+# After BEGIN on its own line: the key when it is written on that line too, with spaces
+# or escaped line breaks (a key flattened into one variable).
+_KEY_TAIL = lazy_re(r"(?:[ \t]*(?:\\[rn])*[ \t]*[A-Za-z0-9+/=]+)*")
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+# What may end a key's line after its base64: escaped line breaks, a quote, a comma or
+# a concatenation (keys pasted into code), spaces, a carriage return.
+_KEY_SUFFIX = r"(?:\\[rn])*[\"'`]?[ \t]*[,;+\\)]*[ \t]*\r?$"
+# A body line whatever its prefix: a base64 run as long as half of a PEM line (64
+# characters, RFC 7468) after a space or punctuation (interleaved or unforeseen prefixes).
+_KEY_ANY_PREFIX = lazy_re(r"(?:.*[^A-Za-z0-9+/=])?(?P<body>[A-Za-z0-9+/]{32,}={0,2})"
+                          + _KEY_SUFFIX)
+
+
+def _prefix_pattern(prefix: str) -> str:
+    """A BEGIN line's prefix as the pattern of its block's other prefixes: the same
+    text up to its numbers (line numbers, timestamps) and its spacing."""
+    return "".join(r"\d+" if part.isdigit() else r"[ \t]*" if part.isspace() else re.escape(part)
+                   for part in re.split(r"(\d+|\s+)", prefix) if part)
+
+
+class KeyBlock:
+    """An open private key block: the pattern of its lines' prefixes, and whether PEM
+    headers (``Proc-Type: 4,ENCRYPTED``, ``DEK-Info: ...``) may still come."""
+
+    __slots__ = ("lead", "line", "header", "headers")
+
+    def __init__(self, prefix: str):
+        lead = f"(?:{_prefix_pattern(prefix)})?[ \\t]*" if prefix.strip() else "[ \\t]*"
+        self.lead = re.compile(lead)
+        self.line = re.compile(lead + r"(?P<body>=?[A-Za-z0-9+/]+={0,2}|)" + _KEY_SUFFIX)
+        self.header = re.compile(lead + r"(?P<body>[A-Za-z][A-Za-z0-9-]*:[ \t][^\r\n]*)$")
+        self.headers = True
+
+    def body(self, line: str) -> tuple[int, int] | None:
+        """Where the key material of a line inside the block is; None when the line is
+        not one of the block's (the key was cut short: the block has ended)."""
+        found = self.line.match(line)
+        if found is None and self.headers:
+            header = self.header.match(line)
+            if header is not None:
+                return header.span("body")
+        found = found or _KEY_ANY_PREFIX.match(line)
+        if found is None:
+            return None
+        if found.group("body"):
+            self.headers = False
+        return found.span("body")
+
+    def end_start(self, line: str, end: int) -> int:
+        """Where the material of the END line starts: base64 glued to the marker
+        belongs to the key, the line's prefix does not."""
+        lead = self.lead.match(line).end()
+        while end > lead and line[end - 1] in _KEY_CHARS:
+            end -= 1
+        return end
+
+
+def key_line_spans(line: str, block: KeyBlock | None
+                   ) -> tuple[list[tuple[int, int]], KeyBlock | None, int]:
+    """The key material in one line, the block still open after it, and how many
+    blocks begin in it.
+
+    Only the key is material: the markers, its base64 and PEM headers. A line's
+    prefix (a line number, a log timestamp, a diff's ``+``, indentation, pytest's
+    ``E   ``) and what follows END stay as they were, and so do the line breaks.
     """
+    spans: list[tuple[int, int]] = []
+    position = begun = 0
+    if block is not None:
+        end = _KEY_END.search(line)
+        if end is None:
+            body = block.body(line)
+            if body is not None:
+                return ([body] if body[0] < body[1] else []), block, 0
+        else:
+            spans.append((block.end_start(line, end.start()), end.end()))
+            position = end.end()
+        block = None
+    while (begin := _KEY_BEGIN.search(line, position)) is not None:
+        begun += 1
+        end = _KEY_END.search(line, begin.end())
+        if end is not None:
+            spans.append((begin.start(), end.end()))
+            position = end.end()
+            continue
+        tail = _KEY_TAIL.match(line, begin.end())
+        stop = tail.end() if tail is not None else begin.end()
+        spans.append((begin.start(), stop))
+        return spans, KeyBlock(line[:begin.start()]), begun
+    return spans, None, begun
+
+
+def _key_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The material of the key block(s) a private-key match covers, line by line."""
+    text, block = match.string, None
+    position, spans = text.rfind("\n", 0, match.start()) + 1, []
+    while True:
+        newline = text.find("\n", position, match.end())
+        stop = match.end() if newline < 0 else newline
+        found, block, _ = key_line_spans(text[position:stop], block)
+        spans += [(position + a, position + b) for a, b in found if position + a >= match.start()]
+        if newline < 0:
+            return spans
+        position = newline + 1
+
+
+Chars = list[tuple[str, int]]  # a word's characters, each with its offset in the text
+
+
+def shell_words(text: str, start: int = 0, end: int | None = None) -> list[Chars]:
+    """The words of a command in ``text[start:end]`` as a POSIX shell splits them,
+    each as its characters with their offsets: quotes and escapes removed
+    (``-p'a b'`` is the word ``-pa b``), ``""`` an empty word, ``<`` and ``>``
+    apart. Where a value lies in the text is then where its characters are.
+    """
+    end = len(text) if end is None else end
+    words: list[Chars] = []
+    word: Chars | None = None
+    quote, index = "", start
+    while index < end:
+        char = text[index]
+        if quote == "'" and char != "'" or quote == '"' and char not in '"\\':
+            word.append((char, index))  # type: ignore[union-attr]
+        elif quote and char == quote:
+            quote = ""
+        elif char == "\\" and index + 1 < end and (not quote or text[index + 1] in '"\\$`'):
+            index += 1
+            word = (word or []) + [(text[index], index)]
+        elif quote:
+            word.append((char, index))  # type: ignore[union-attr]
+        elif char.isspace() or char in "<>":
+            if word is not None:
+                words.append(word)
+            word = None
+        else:
+            word = word if word is not None else []
+            if char in "'\"":
+                quote = char
+            else:
+                word.append((char, index))
+        index += 1
+    if word is not None:
+        words.append(word)
+    return words
+
+
+def _word(chars: Chars) -> str:
+    return "".join(char for char, _ in chars)
+
+
+def _chars_span(chars: Chars) -> tuple[int, int] | None:
+    """Where a value's characters lie, else None: a placeholder, or punctuation alone
+    (``-p:`` in prose), is no password."""
+    word = _word(chars)
+    if _is_placeholder(word) or not any(char.isalnum() for char in word):
+        return None
+    return chars[0][1], chars[-1][1] + 1
+
+
+def _cookie_pairs(chars: Chars, first_only: bool) -> list[tuple[int, int]]:
+    """The secret values among ``name=value; name=value``: every pair of a Cookie
+    header, the first only of a Set-Cookie (the rest are its attributes)."""
+    spans, pair = [], []
+    for char in [*chars, (";", -1)]:
+        if char[0] != ";":
+            pair.append(char)
+            continue
+        word = _word(pair)
+        if "=" in word:
+            value = pair[word.index("=") + 1:]
+            while value and value[0][0].isspace():
+                value = value[1:]
+            while value and value[-1][0].isspace():
+                value = value[:-1]
+            if len(value) >= 2 and value[0][0] == value[-1][0] == '"':
+                value = value[1:-1]
+            if value and _check_cookie_value(_word(value)):
+                spans.append((value[0][1], value[-1][1] + 1))
+        if first_only:
+            break
+        pair = []
+    return spans
+
+
+def _check_cookie_value(value: str) -> bool:
+    return _check_cookie(None, value)  # type: ignore[arg-type]
+
+
+def _cookie_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The secret values of a Cookie/Set-Cookie header, or of curl's cookie argument."""
+    if match.group("pairs") is not None:
+        start, end = match.span("pairs")
+        chars = [(match.string[i], i) for i in range(start, end)]
+        return _cookie_pairs(chars, first_only=match.group("set") is not None)
+    words = shell_words(match.string, *match.span("word"))
+    if not words or "=" not in _word(words[0]):
+        return []  # curl -b FILE: a cookie file's name
+    return _cookie_pairs(words[0], first_only=False)
+
+
+def _client_value(words: list[Chars], texts: list[str], index: int, flag: str,
+                  form: str) -> Chars | None:
+    """The value ``flag`` has at ``words[index]`` (whose text is ``texts[index]``) in a
+    command, or None (CLIENT_PASSWORDS says what each form means)."""
+    word = texts[index]
+    if not word.startswith(flag[:2]):
+        return None
+    short = len(flag) == 2 and flag[0] == "-"
+    nxt = words[index + 1] if index + 1 < len(words) else None
+    if form == "attached":
+        if not word.startswith(flag) or len(word) == len(flag):
+            return None
+        value = words[index][len(flag):]
+        if not short and flag[-1] != ":":
+            return value[1:] if value[0][0] == "=" else None
+        return value
+    if word == flag:
+        value = nxt
+    elif word.startswith(flag + "="):
+        value = words[index][len(flag) + 1:]
+    elif short and word.startswith(flag) and form != "pass-phrase":
+        value = words[index][2:]
+    else:
+        return None
+    if value is None or value and value[0][0] == "-" and word == flag:
+        return None  # no argument, or another option: the client prompts
+    text = _word(value)
+    if form == "pass-phrase":
+        return value[5:] if text.startswith("pass:") else None
+    separator = {"user%password": "%", "user,password": ",", "user:password": ":"}.get(form)
+    if separator is not None:
+        return value[text.index(separator) + 1:] if separator in text else None
+    return value
+
+
+_CLIENTS_BY_NAME: dict[str, list[tuple[ClientPassword, list[list[str]]]]] = {}
+
+
+def _clients_named(name: str) -> list[tuple[ClientPassword, list[list[str]]]]:
+    """The records of CLIENT_PASSWORDS for a program, each with the subcommands it needs."""
+    if not _CLIENTS_BY_NAME:
+        for client in CLIENT_PASSWORDS:
+            if client.form == "environment":
+                continue
+            for program in client.programs:
+                first, *subcommand = program.split()
+                entries = _CLIENTS_BY_NAME.setdefault(first, [])
+                for entry in entries:
+                    if entry[0] is client:
+                        entry[1].append(subcommand)
+                        break
+                else:
+                    entries.append((client, [subcommand]))
+    return _CLIENTS_BY_NAME.get(name, [])
+
+
+def _client_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The passwords a client's command line holds, by that client's documented flags."""
+    if "env" in match.re.groupindex:
+        words = shell_words(match.string, *match.span("word"))
+        span = _chars_span(words[0]) if words else None
+        return [span] if span else []
+    words = shell_words(match.string, match.end("program"), match.end())
+    texts = [_word(chars) for chars in words]
+    clients, spans = _clients_named(match.group("program")), []
+    for index, chars in enumerate(words):
+        for client, commands in clients:
+            if not any(all(sub in texts[:index] for sub in command) for command in commands):
+                continue  # docker run -p: a port; docker login -p: a password
+            for flag in client.flags:
+                value = _connect_string(chars) if client.form == "user/password" \
+                    else _client_value(words, texts, index, flag, client.form)
+                span = _chars_span(value) if value else None
+                if span is not None:
+                    spans.append(span)
+    return spans
+
+
+def _connect_string(chars: Chars) -> Chars | None:
+    """The password of an Oracle connect string ``user/password[@database]``."""
+    word = _word(chars)
+    found = re.fullmatch(r"([^\s/@-][^\s/@]*)/([^\s/@]+)(?:@\S*)?", word)
+    return chars[found.start(2):found.end(2)] if found else None
+
+
+REDACTION_SPANS: dict[str, Callable[[re.Match[str]], list[tuple[int, int]]]] = {
+    "key": _key_spans, "cookie": _cookie_spans, "client": _client_spans,
+}
+
+
+def _secret_spans(match: re.Match[str], rule: RedactionRule) -> list[tuple[int, int]]:
+    """Where the secrets of a match are (none when it holds none).
+
+    A rule with ``spans`` finds them by the grammar of what matched; else a
+    match without a value group is a secret whole (a token with a prefix), and
+    one with a value group holds its value when the rule's check says so.
+    """
+    if rule.spans is not None:
+        return [span for span in REDACTION_SPANS[rule.spans](match)
+                if REDACTED not in match.string[span[0]:span[1]]]
     group = next((g for g in _VALUE_GROUPS if g in match.re.groupindex
                   and match.group(g) is not None), None)
     if group is None:
-        return match.span()
+        return [match.span()]
     value = match.group(group)
     if not value or REDACTED in value or \
             (rule.check and not REDACTION_CHECKS[rule.check](match, value)):
-        return None
-    return match.span(group)
+        return []
+    return [match.span(group)]
 
 
 def _masked(match: re.Match[str], rule: RedactionRule) -> str | None:
-    """The match with its secret replaced, or None when the match holds none."""
-    span = _secret_span(match, rule)
-    if span is None:
+    """The match with its secrets replaced, or None when the match holds none."""
+    spans = _secret_spans(match, rule)
+    if not spans:
         return None
-    whole, base = match.group(0), match.start()
-    return whole[:span[0] - base] + REDACTED + whole[span[1] - base:]
+    base = match.start()
+    return _mask_spans(match.group(0), [(a - base, b - base) for a, b in spans])
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -3411,9 +3895,9 @@ def secret_spans(text: str, whole: bool = True) -> list[tuple[int, int]]:
     spans = []
     for rule, pattern in _rules_for(text.lower()):
         for match in pattern.finditer(text):
-            span = _secret_span(match, rule)
-            if span is not None:
-                spans.append(match.span() if whole else span)
+            found = _secret_spans(match, rule)
+            if found:
+                spans += [match.span()] if whole else found
     return spans
 
 
@@ -3422,13 +3906,19 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
 
     A secret's context may lie in the argument before it (``--password X``,
     ``curl -u user:X``), so the secrets are found in the arguments joined by
-    spaces, and each is masked inside the arguments it overlaps; quoting the
-    result (shlex.join) then cannot hide a secret from the patterns.
+    spaces, an argument holding a space in quotes as a shell would show it
+    (``-p'a b'``: the word stays one), and each is masked inside the arguments
+    it overlaps; quoting the result (shlex.join) then cannot hide a secret
+    from the patterns.
     """
-    joined, starts, position = " ".join(argv), [], 0
+    parts, starts, position = [], [], 0
     for arg in argv:
-        starts.append(position)
-        position += len(arg) + 1
+        quote = next((q for q in "'\"" if q not in arg and (q == "'" or "\\" not in arg)), "") \
+            if any(c.isspace() for c in arg) else ""
+        parts.append(quote + arg + quote)
+        starts.append(position + len(quote))
+        position += len(arg) + 2 * len(quote) + 1
+    joined = " ".join(parts)
     local: list[list[tuple[int, int]]] = [[] for _ in argv]
     for start, end in secret_spans(joined, whole=False):
         for index, arg in enumerate(argv):
@@ -11185,9 +11675,6 @@ MAX_DECISIVE = 10
 TIMEOUT_EXIT, KILL_GRACE = 124, 2.0
 
 PIECE_MARGIN = 1 << 16  # a long line is cut only this far ahead of its end: no secret is longer
-_KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_END = lazy_re(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-
 # Keywords that make a line a candidate for the decisive lines (lowercase).
 _DECISIVE_KEYS = ("error", "exception", "fail", "fatal", "panic", "traceback", "✕", "●",
                   "file \"")
@@ -11689,7 +12176,7 @@ class OutputIngest:
         self.open_piece: int | None = None   # stream whose last line is still open
         self.bytes = 0
         self.redactions = 0
-        self.in_key = False
+        self.key_block: KeyBlock | None = None  # a private key block still open
         self.head: list[tuple[int, str]] = []
         import collections
         self.tail: collections.deque[tuple[int, str]] = collections.deque(maxlen=TAIL_LINES)
@@ -11765,7 +12252,7 @@ class OutputIngest:
         """
         space = text.rfind(" ", LINE_PIECE - 4096, LINE_PIECE)
         cut = space + 1 if space >= 0 else LINE_PIECE
-        if self.in_key:
+        if self.key_block is not None:
             return cut
         window = text[:LINE_PIECE + PIECE_MARGIN]
         if not may_hold_secret(window.lower()):
@@ -11783,7 +12270,7 @@ class OutputIngest:
         self.line_no = first_no + len(lines) - 1
         block = "\n".join(lines)
         low = block.lower()
-        if self.in_key or may_hold_secret(low):
+        if self.key_block is not None or may_hold_secret(low):
             lines = self._redact_lines(lines)
             block = "\n".join(lines)
             low = block.lower()
@@ -11795,12 +12282,11 @@ class OutputIngest:
     def _redact_lines(self, lines: list[str]) -> list[str]:
         result = []
         for line in lines:
-            if self.in_key or _KEY_BEGIN.search(line):
-                if not self.in_key:
-                    self.redactions += 1
-                self.in_key = not _KEY_END.search(line)
-                result.append(REDACTED)
-                continue
+            if self.key_block is not None or "-----BEGIN" in line:
+                # A key spans lines: only its material goes, the lines' prefixes stay.
+                spans, self.key_block, begun = key_line_spans(line, self.key_block)
+                self.redactions += begun
+                line = _mask_spans(line, spans)
             if may_hold_secret(line.lower()):
                 line, count = redact(line)
                 self.redactions += count
