@@ -4174,7 +4174,7 @@ def _make_private(path: Path) -> None:
                 os.chmod(name, mode & 0o700)
                 tightened.append(f"{os.path.basename(name)} {mode & 0o777:o}->{mode & 0o700:o}")
     if tightened:
-        warn(f"made the database private to you: {', '.join(tightened)}")
+        note(f"made the database private to you: {', '.join(tightened)}")
 
 
 def _set_wal(db: Database) -> None:

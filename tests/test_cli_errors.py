@@ -292,3 +292,13 @@ def test_store_names_what_is_wrong_with_its_file(cli):
     assert cli("outputs", "--json").json()["outputs"] == []
     piped = _shell(cli, "printf 'from a pipe\\n' | $CTXKIT store /dev/stdin --json")
     assert piped.returncode == 0 and json.loads(piped.stdout)["lines"] == 1, piped.stderr
+
+
+def test_quiet_leaves_out_the_note_about_tightening_the_database(cli):
+    assert cli("fail", "f", "first").code == 0
+    cli.db.chmod(0o644)
+    quiet = cli.sub("-q", "fail", "f", "second")
+    assert (quiet.code, quiet.out, quiet.err) == (0, "", "")
+    assert cli.db.stat().st_mode & 0o777 == 0o600       # tightened all the same
+    cli.db.chmod(0o644)
+    assert "private to you" in cli.sub("fail", "f", "third").err
