@@ -16716,12 +16716,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     as_json = wants_json(argv)
     QUIET["on"] = "-q" in argv or "--quiet" in argv   # until the parser says
-    parser = None
     try:
         command = scan_argv(argv).command
         parser = build_parser(command)
-        as_json = wants_json(argv, parser, command)
-        args = _parse(parser, argv, command)
+        try:
+            args = _parse(parser, argv, command)
+        except UsageError:  # --json may be there abbreviated, as argparse reads it
+            as_json = wants_json(argv, parser, command)
+            raise
         as_json = bool(getattr(args, "json", as_json))
         QUIET["on"] = bool(getattr(args, "quiet", False))
         if not getattr(args, "func", None):
