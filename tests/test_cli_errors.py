@@ -302,3 +302,17 @@ def test_quiet_leaves_out_the_note_about_tightening_the_database(cli):
     assert cli.db.stat().st_mode & 0o777 == 0o600       # tightened all the same
     cli.db.chmod(0o644)
     assert "private to you" in cli.sub("fail", "f", "third").err
+
+
+def test_an_unknown_exit_status_reads_exit_question_mark_everywhere(cli):
+    (cli.root / "a.py").write_text("def f(x):\n    return g(x)\n\n"
+                                   "def g(y):\n    raise ValueError(y)\n")
+    assert cli("index").code == 0
+    trace = ('Traceback (most recent call last):\n  File "a.py", line 2, in f\n    return g(x)\n'
+             '  File "a.py", line 5, in g\n    raise ValueError(y)\nValueError: 3\n')
+    handle = cli("store", "-", "--json", stdin=trace).json()["handle"]   # no --exit-code
+    cli("snapshot", "save")
+    texts = [cli("suspects", handle).out, cli("snapshot", "show", "last").out,
+             cli("outputs").out]
+    for text in texts:
+        assert "None" not in text and "exit ?" in text, text
