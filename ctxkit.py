@@ -13192,7 +13192,8 @@ def register_output_commands(sub: argparse._SubParsersAction,
     run.add_argument("--keep-env", action="append", default=[], metavar="NAME",
                      help="keep this variable despite --scrub-env (repeatable)")
     run.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARG...]",
-                     help="the command and its arguments, after --")
+                     help="the command and its arguments, after --; ctxkit exits with its "
+                          "status (127: no such command, 126: cannot be executed)")
 
     store = add_command(sub, common, "store", cmd_store,
                         "store output that already exists (a file or stdin)",
