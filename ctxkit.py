@@ -3569,6 +3569,11 @@ class Database:
 
 def wrap_sqlite_error(exc: sqlite3.Error, path: Path) -> DatabaseError:
     text = str(exc)
+    if ("readonly" in text or "read-only" in text or "unable to open" in text) and \
+            not _writable_folder(path):
+        return DatabaseError(f"database {path} cannot be written: its folder {path.parent} "
+                             f"is read-only (SQLite keeps the -wal and -shm files beside the "
+                             f"database); make the folder writable or pass --db")
     if "readonly" in text or "read-only" in text:
         return DatabaseError(f"database {path} is read-only: check its permissions "
                              f"or pass --db to use another file")
@@ -3579,6 +3584,25 @@ def wrap_sqlite_error(exc: sqlite3.Error, path: Path) -> DatabaseError:
         return DatabaseError(f"database {path} stayed locked for "
                              f"{BUSY_TIMEOUT_MS // 1000}s by another process; try again")
     return DatabaseError(f"database {path}: {text}")
+
+
+def _writable_folder(path: Path) -> bool:
+    return os.access(path.parent, os.W_OK)
+
+
+def _read_only_uri(path: Path) -> str | None:
+    """The URI that opens an existing database whose folder cannot be written.
+
+    SQLite reads a WAL database only by creating its -shm file, which a
+    read-only folder refuses; opened ``immutable`` it reads without one. That
+    is safe only because nobody can write it either: every writer needs a -wal
+    (or journal) file in that folder. None when the folder can be written or a
+    -wal file is there (a writer may be at work: SQLite must see it).
+    """
+    from urllib.parse import quote
+    if _writable_folder(path) or os.path.exists(f"{path}-wal"):
+        return None
+    return f"file:{quote(str(path))}?immutable=1"
 
 
 def _prepare_state_dir(path: Path) -> None:
@@ -3621,12 +3645,15 @@ def open_db(env: Env, *, create: bool = True) -> Database:
             fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
             os.close(fd)
         except OSError as exc:
-            raise DatabaseError(f"cannot create database {path}: {exc.strerror}") from None
+            raise DatabaseError(f"cannot create database {path}: {exc.strerror}; make "
+                                f"{path.parent} writable or pass --db PATH") from None
         _note_root_outside_git(env)
+    read_only = _read_only_uri(path) if existed else None
     old_umask = os.umask(0o077)  # the -wal and -shm files stay private too
     try:
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
-                               isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(read_only or str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+                               isolation_level=None, check_same_thread=False,
+                               uri=read_only is not None)
     except sqlite3.Error as exc:
         os.umask(old_umask)
         raise wrap_sqlite_error(exc, path) from exc
@@ -3639,6 +3666,12 @@ def open_db(env: Env, *, create: bool = True) -> Database:
             raise DatabaseError(
                 f"{path} was written by a newer ctxkit (schema {version}, this one "
                 f"knows {SCHEMA_VERSION}); upgrade ctxkit — the file was not modified")
+        if read_only:   # read as it is; a write fails with wrap_sqlite_error's reason
+            if version < SCHEMA_VERSION:
+                raise DatabaseError(f"{path} needs its schema upgraded to version "
+                                    f"{SCHEMA_VERSION}, but its folder {path.parent} is "
+                                    f"read-only; make the folder writable or pass --db")
+            return db
         _set_wal(db)
         db.execute("PRAGMA foreign_keys = ON")
         db.execute("PRAGMA synchronous = NORMAL")  # safe with WAL, far fewer fsyncs
