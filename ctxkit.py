@@ -14864,6 +14864,15 @@ def ctxkit_command() -> str:
     return shlex.quote(script) if script else source_command()
 
 
+def other_install(command: str) -> str | None:
+    """The PATH's ``ctxkit`` that ``command`` runs when this process is ctxkit.py run
+    from source, which may be another copy than this file; None otherwise."""
+    import shutil
+    if command != "ctxkit" or console_script() is not None:
+        return None
+    return shutil.which("ctxkit")
+
+
 def bytecode_is_current(source: str) -> bool:
     """True when Python's cached bytecode of ``source`` matches it (no compile at import)."""
     import importlib.util
@@ -15788,7 +15797,13 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     data_out = {"agent": args.agent, "settings": str(path), "changed": changed,
                 "dry_run": args.dry_run, "diff": diff}
     if install:
-        data_out["slow_start"] = slow_start_reasons(ctxkit_command())
+        data_out["command"] = command = ctxkit_command()
+        other = other_install(command)
+        if other:
+            note(f"note: the hooks run the 'ctxkit' found on PATH ({other}), not this file "
+                 f"({Path(__file__).resolve()}); install this copy ('pip install .') for them "
+                 "to run it")
+        data_out["slow_start"] = slow_start_reasons(command)
         if data_out["slow_start"]:
             note("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
                  + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
