@@ -1048,6 +1048,8 @@ SEARCH_GOOD = 0.6              # a hit with this share of the best possible scor
 SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
 SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
 SEARCH_TITLE_FACTOR = 0.4      # a line's share of what its chunk's title holds
+SEARCH_FRAME_FACTOR = 0.75     # a frame says where, not what: its share for a problem query
+SEARCH_UNIT_FACTOR = 0.5       # a section's finding's share of what the section's lines hold
 SEARCH_SEVERITY_STEP = 0.05    # each severity level adds this share: decisive lines first
 SEARCH_CUT_FACTOR = 0.85       # a line the tool cut short ("... - KeyError: 'pea..."); the
                                # whole line is elsewhere, pytest's short summary for one
@@ -1140,10 +1142,19 @@ LINE_KINDS = (
      r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))|^\W*\d+ [A-Za-z]+(?: [A-Za-z]+)?\W*$"),
     ("frame", "stack|frame|frames|trace|traceback|backtrace|stacktrace|called|caller",
      r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
-     r"|^\s+at \S+:\d+"),
+     r"|^\s+at \S+:\d+|^\S+:\d+: in \S+$"),
     ("location", "where|location|source|file|place",
      r"\.[A-Za-z]\w{0,5}[:(]\d+|line \d+"),
 )
+
+LINE_KIND_PATTERNS = {name: pattern for name, _, pattern in LINE_KINDS}
+# The lines of a stack trace: frames, indented lines (the code under a frame, Java's `\tat`,
+# Go's `\t/path/x.go:12 +0x1d`, Rust's `   0: fn`), and a trace's own headers; Go's function
+# lines (`main.(*Cache).Put(...)`) stand at column 0.
+_TRACE_HEADER = r"^\s*Traceback \(most recent call last\):"
+_TRACE_LINE = (LINE_KIND_PATTERNS["frame"] + r"|^\s+\S|" + _TRACE_HEADER
+               + r"|^stack backtrace:|^goroutine \d+ \[|^Caused by: |^[\w./]+(?:\.\(?\*?\w+\)?)+"
+               r"\(.*\)$")
 
 # Severity markers: (key, level, the words that show it, at the start of a word, any case;
 # pytest's "E   " lines; an exit status only when it is not 0). A marker inside a negated
@@ -1828,6 +1839,12 @@ class LineScorer:
         synthetic = [s for s in query.problem_sources if query.sources[s] == "(problem)"]
         self.synthetic = set(synthetic)
         self.titles: dict[int, dict[int, float]] = {}
+        self.sections: dict[int, bool] = {}   # chunk id -> it starts a failure section
+        # A stack frame (`src/x.py:4: in load`, `at f (x.js:3)`) says where a problem went,
+        # the exception or assertion says what it was: for a query asking for a problem,
+        # and not for frames or places, a frame keeps SEARCH_FRAME_FACTOR of its score.
+        self.frames_speak_less = query.problem and not {
+            "frame", "location"} & set(query.kind_sources.values())
 
     def rough(self, chunk: Any, number: int, text: str, indexes: set[int],
               markers: list[tuple[int, int]]) -> ScoredLine:
@@ -1895,6 +1912,8 @@ class LineScorer:
         if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
         score *= lesser_factor(text)
+        if self.frames_speak_less and _rx(LINE_KIND_PATTERNS["frame"]).search(text[:400]):
+            score *= SEARCH_FRAME_FACTOR
         item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.exact = True
 
@@ -1937,21 +1956,104 @@ class LineScorer:
 
     def near(self, items: Iterable[ScoredLine]) -> None:
         """A line also earns part of what the lines just around it hold that it does not
-        (the test name two lines up, the value on the next line)."""
+        (the test name two lines up, the value on the next line), and the finding of a
+        test's failure section part of what the whole section holds (``_unit_credit``)."""
         by_key = {(s.chunk["output_id"], s.number): s for s in items}
-        bonus = {}
+        found = self._unit_credit(by_key)
         for key, item in by_key.items():
-            extra: dict[int, float] = {}
-            for offset in (-2, -1, 1, 2):
-                other = by_key.get((key[0], key[1] + offset))
-                if other is None:
-                    continue
-                for source, value in other.sources.items():
-                    if source not in item.sources and source not in self.query.problem_sources:
-                        extra[source] = max(extra.get(source, 0.0), value)
-            bonus[key] = 0.3 * sum(extra.values())
-        for key, item in by_key.items():
-            item.score = item.base + bonus[key]
+            extra = {source: 0.3 * value for source, value in self._held(
+                item, (by_key.get((key[0], key[1] + o)) for o in (-2, -1, 1, 2))).items()}
+            for source, value in found.get(key, {}).items():
+                extra[source] = max(extra.get(source, 0.0), SEARCH_UNIT_FACTOR * value)
+            item.score = item.base + sum(extra.values())
+
+    def _held(self, item: ScoredLine, others: Iterable[ScoredLine | None]) -> dict[int, float]:
+        """The best value of each query source some other line holds and ``item`` does not
+        (problem sources left out: severity is the line's own)."""
+        extra: dict[int, float] = {}
+        for other in others:
+            if other is None or other is item:
+                continue
+            for source, value in other.sources.items():
+                if source not in item.sources and source not in self.query.problem_sources:
+                    extra[source] = max(extra.get(source, 0.0), value)
+        return extra
+
+    def _unit_credit(self, by_key: dict[tuple[int, int], ScoredLine]
+                     ) -> dict[tuple[int, int], dict[int, float]]:
+        """A test's failure section is one unit: its header names the test, its frames name
+        the code the test went through (`src/shop/config.py:4: in load`), its source lines
+        the call, and its first severe line (the assertion, the exception, the panic) is
+        what happened. That line, the unit's finding, earns SEARCH_UNIT_FACTOR of every
+        query word the unit's other lines hold and it does not, so "invalid json in config
+        load" lands on `E  JSONDecodeError`, not on the frame naming `load`. A stack trace
+        outside a section is a unit too (``_trace_unit``). Sections are the chunks that
+        start at a section header (_SECTION_START); their finding is chosen as the section
+        window chooses it (severe, not an echo of the source)."""
+        units: dict[Any, tuple[ScoredLine | None, list[ScoredLine]]] = {}
+        sections: dict[int, list[ScoredLine]] = {}
+        for item in by_key.values():
+            if self._starts_section(item.chunk):
+                sections.setdefault(item.chunk["id"], []).append(item)
+            elif _rx(LINE_KIND_PATTERNS["frame"]).search(item.text[:400]):
+                finding, span = self._trace_unit(item, by_key)
+                if finding is not None:
+                    units.setdefault(span, (finding, []))[1].append(item)
+        for chunk_id, members in sections.items():
+            members.sort(key=lambda s: s.number)
+            finding = next((s for s in members if s.severity >= 2 and not s.negated
+                            and lesser_factor(s.text) == 1.0), None)
+            units[chunk_id] = (finding, members)
+        credit: dict[tuple[int, int], dict[int, float]] = {}
+        for finding, members in units.values():
+            if finding is not None:
+                key = (finding.chunk["output_id"], finding.number)
+                held = credit.setdefault(key, {})
+                for source, value in self._held(finding, members).items():
+                    held[source] = max(held.get(source, 0.0), value)
+        return credit
+
+    def _trace_unit(self, frame: ScoredLine, by_key: dict[tuple[int, int], ScoredLine]
+                    ) -> tuple[ScoredLine | None, Any]:
+        """The finding of the stack trace a frame line belongs to, and the trace's span.
+        The trace is the run of lines around the frame that are frames, indented, or a
+        trace's own header (`Traceback (most recent call last):`, `stack backtrace:`,
+        `goroutine 1 [running]:`, `Caused by:`), within its chunk. Python prints the
+        exception after the frames: the finding is the line after the run; Java, Node,
+        Go and Rust print it before: the finding is the nearest severe line of the two
+        non-blank lines above the run. Only a candidate line with severity 2 or more is a
+        finding."""
+        chunk = frame.chunk
+        lines = chunk["text"].split("\n")
+        at = frame.number - chunk["line_start"]
+        if not 0 <= at < len(lines):
+            return None, None
+        first = last = at
+        while first > 0 and at - first < 200 and _rx(_TRACE_LINE).search(lines[first - 1][:400]):
+            first -= 1
+        while (last + 1 < len(lines) and last - at < 200
+               and _rx(_TRACE_LINE).search(lines[last + 1][:400])):
+            last += 1
+        oid, base = chunk["output_id"], chunk["line_start"]
+        python = any(_rx(_TRACE_HEADER).search(lines[i][:200]) for i in range(first, last + 1))
+        if python:
+            places = [last + 1]
+        else:
+            places = [i for i in range(first - 1, max(first - 4, -1), -1) if lines[i].strip()]
+        for index in places[:2]:
+            if not 0 <= index < len(lines):
+                continue
+            finding = by_key.get((oid, base + index))
+            if finding is not None and finding.severity >= 2 and not finding.negated:
+                return finding, (oid, base + first)
+        return None, None
+
+    def _starts_section(self, chunk: Any) -> bool:
+        known = self.sections.get(chunk["id"])
+        if known is None:
+            first = chunk["text"][:400].split("\n", 1)[0]
+            known = self.sections[chunk["id"]] = bool(_rx(_SECTION_START).search(first))
+        return known
 
 
 _ENRICH_NAMES = r"\b(?P<errno>E[A-Z0-9]{2,15})\b|\b(?P<sig>SIG[A-Z0-9]{2,8})\b"
