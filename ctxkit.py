@@ -13624,6 +13624,8 @@ def bind_to_code_on_disk(env: Env, db: Database, name: str,
         return bound
     try:
         changed = graph_refresh(env, db, [path])
+    except DatabaseError:   # what cannot write the graph cannot write the lesson either
+        raise
     except CtxkitError as exc:  # the lesson matters more than its hash
         note(f"lesson recorded without a code hash: {exc}")
         return bound[0], bound[1], None
