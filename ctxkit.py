@@ -379,10 +379,51 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
     rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_id = (SELECT id FROM files "
                     f"WHERE project = ? AND path = ?) AND kind != 'file' AND line <= ? "
                     f"AND end_line >= ? ORDER BY line", (project, path, last, first))
-    # Keep a node only when no other match lies strictly inside it.
+    return _innermost(rows)
+
+
+def _innermost(rows: Sequence[Any]) -> list[Any]:
+    """The rows no other row lies strictly inside (the innermost definitions at a line)."""
     return [n for n in rows if not any(
         o is not n and n["line"] <= o["line"] and o["end_line"] <= n["end_line"]
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
+
+
+def rows_at_now(db: Database, project: str, path: str, first: int,
+                last: int | None = None, indexed_only: bool = False) -> list[Any]:
+    """graph_rows_at over ``path`` as it is on disk now: the index's rows when the file
+    is unchanged since indexing, else the definitions parsed from the file (CodeOnDisk),
+    each the stored row with its lines and hash as they are now, or, for a definition
+    the index does not have yet (left out when ``indexed_only``), its parsed fields
+    with ``id`` None."""
+    code = getattr(db, "code", None)
+    defs = code.defs_now(db, project, path) if code is not None else None
+    if defs is None:
+        return graph_rows_at(db, project, path, first, last)
+    last = first if last is None else last
+    hits = [d for d in defs.values() if d["line"] <= last and d["end_line"] >= first]
+    marks = ", ".join("?" * len(hits))
+    stored = {r["uid"]: r for r in db.query(
+        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND uid IN ({marks})",
+        (project, *(d["uid"] for d in hits)))} if hits else {}
+    rows = [{**dict(stored[d["uid"]]), **d} if d["uid"] in stored else {**d, "id": None}
+            for d in hits if d["uid"] in stored or not indexed_only]
+    return sorted(_innermost(rows), key=lambda row: row["line"])
+
+
+SQL_FILE_HAS_LESSONS = (
+    "SELECT 1 FROM lesson_symbols s WHERE s.project = ? AND (s.file = ? OR s.file = '' AND "
+    "s.name IN (SELECT uid FROM nodes WHERE project = ? AND path = ? UNION SELECT qualname "
+    "FROM nodes WHERE project = ? AND path = ? UNION SELECT name FROM nodes WHERE project = ? "
+    "AND path = ?)) AND EXISTS (SELECT 1 FROM lessons l WHERE l.symbol_id = s.id AND "
+    "l.status = 'active') LIMIT 1")
+
+
+def file_has_lessons(db: Database, project: str, path: str) -> bool:
+    """Whether an active lesson may belong to a symbol of ``path`` (recorded with that
+    file, or by a name one of its indexed symbols has): else an edit there needs no
+    parse to tell which symbol it touches."""
+    return bool(db.query(SQL_FILE_HAS_LESSONS, (project, path, *(project, path) * 3)))
 
 
 def _hash_bytes(data: bytes) -> str:
@@ -402,43 +443,52 @@ class CodeOnDisk:
     A file whose size and mtime, else whose content hash, match the index gives
     the indexed hash. A file changed since it was indexed is parsed again in
     memory (nothing is written) by ``parse``, which the Graph section sets to
-    its graph_file_hashes(), and the node looked up by its id. On the fast
+    its graph_file_defs(), and the node looked up by its id (``defs_now``: the
+    definitions' current lines too, so a line maps to the symbol there now). On the fast
     path, which runs before the Graph section is even defined, ``parse`` is
     None: such a file raises _SlowPath, and the full CLI answers. A file or
     symbol gone from disk gives None: its lessons are stale too.
     """
 
-    parse: ClassVar[Callable[[str, str, bytes], dict[str, str] | None] | None] = None
+    parse: ClassVar[Callable[[str, str, bytes], dict[str, dict[str, Any]] | None] | None] = None
 
     def __init__(self, root: str):
         self.root = root
-        self._parsed: dict[tuple[str, int, int], dict[str, str] | None] = {}
+        self._parsed: dict[tuple[str, int, int], dict[str, dict[str, Any]] | None] = {}
 
-    def body_hash(self, db: Database, project: str,
-                  node: sqlite3.Row | dict[str, Any]) -> str | None:
-        path = node["path"]
+    def defs_now(self, db: Database, project: str, path: str) -> dict[str, dict[str, Any]] | None:
+        """{node id: its uid, kind, name, qualname, line, end_line and body_hash} of the
+        definitions of indexed file ``path`` as it is on disk, when it changed since it
+        was indexed ({} when it is gone). None when the index holds: the file unchanged
+        or only touched, not indexed, or not parsable."""
         row = next(iter(db.query(SQL_FILE_STATE, (project, path))), None)
         if row is None:
-            return node["body_hash"]
+            return None
         try:
             info = os.stat(os.path.join(self.root, path))
         except (OSError, ValueError):
-            return None
+            return {}
         if (info.st_size, info.st_mtime_ns) == (row["size"], row["mtime_ns"]):
-            return node["body_hash"]
+            return None
         key = (path, info.st_size, info.st_mtime_ns)
         if key not in self._parsed:
             data = read_regular(os.path.join(self.root, path), _CODE_READ_LIMIT)
             if data is None:
-                return None
+                return {}
             if _hash_bytes(data) == row["sha1"]:  # touched, not changed: the index holds
                 self._parsed[key] = None
             elif self.parse is None:
                 raise _SlowPath(path)
             else:
                 self._parsed[key] = self.parse(row["language"], path, data)
-        hashes = self._parsed[key]
-        return node["body_hash"] if hashes is None else hashes.get(node["uid"])
+        return self._parsed[key]
+
+    def body_hash(self, db: Database, project: str,
+                  node: sqlite3.Row | dict[str, Any]) -> str | None:
+        defs = self.defs_now(db, project, node["path"])
+        if defs is None:
+            return node["body_hash"]
+        return defs[node["uid"]]["body_hash"] if node["uid"] in defs else None
 
 
 # --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
@@ -832,14 +882,18 @@ def risk_objects(db: Database, place: Place,
                  spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
     """SYMBOL_OBJs of the lessons on the symbols those spans touch.
 
-    Lines map to symbols through the stored graph only (no parsing here). A
-    file the graph does not know falls back to every lesson recorded for it.
+    Lines map to symbols as the file is on disk (rows_at_now): a file with
+    lessons that changed since it was indexed is parsed in memory; a file
+    without lessons is not looked at. A file the graph does not know falls
+    back to every lesson recorded for it.
     """
     objs: dict[tuple[str, str], dict[str, Any]] = {}
     project = place.project
     for span in spans:
         path = normalize_path(absolute_path(place.cwd, span.path), place)
-        nodes = graph_rows_at(db, project, path, span.first, span.last)
+        if not file_has_lessons(db, project, path):
+            continue
+        nodes = rows_at_now(db, project, path, span.first, span.last)
         for node in nodes:
             obj = node_symbol_obj(db, project, node)
             if obj["lessons"]:
@@ -4811,8 +4865,9 @@ def graph_find_nodes(db: Database, project: str, symbol: str,
 
 def graph_nodes_at(db: Database, project: str, path: str, first: int,
                    last: int | None = None) -> list[Node]:
-    """The innermost non-file nodes overlapping lines ``first..last`` of ``path``."""
-    return [_node_from_row(r) for r in graph_rows_at(db, project, path, first, last)]
+    """The innermost indexed non-file nodes overlapping lines ``first..last`` of ``path``
+    as it is on disk (rows_at_now: a file changed since it was indexed is parsed)."""
+    return [_node_from_row(r) for r in rows_at_now(db, project, path, first, last, True)]
 
 
 # --- Graph: the Language record ----------------------------------------------
@@ -9971,20 +10026,24 @@ def _not_found_message(db: Database, project: str, text: str, file: str | None) 
             f"`ctxkit index`")
 
 
-def graph_file_hashes(lang: str, rel: str, data: bytes) -> dict[str, str] | None:
-    """{node id: body hash} of the definitions in ``data``, the content of file ``rel``,
-    exactly as an index run would store them; parsed in memory, nothing written.
-    CodeOnDisk calls it for a file changed since it was indexed. None when it
-    cannot be parsed (no parser, a grammar bug): the index stays the answer."""
+def graph_file_defs(lang: str, rel: str, data: bytes) -> dict[str, dict[str, Any]] | None:
+    """{node id: {uid, kind, name, qualname, path, line, end_line, body_hash}} of the
+    definitions in ``data``, the content of file ``rel``, exactly as an index run
+    would store them; parsed in memory, nothing written. CodeOnDisk calls it for a
+    file changed since it was indexed. None when it cannot be parsed (no parser, a
+    grammar bug): the index stays the answer."""
     try:
         facts = graph_extract(graph_dialect(lang, rel, data), data)
     except Exception:  # noqa: BLE001 - whatever the parser raises, a read goes on
         return None
     uids = def_uids(rel, facts["defs"])
-    return {uid: d.body_hash for d, uid in zip(facts["defs"], uids, strict=True)}
+    return {uid: {"uid": uid, "kind": d.kind, "name": d.name, "qualname": d.qualname,
+                  "path": rel, "line": d.line, "end_line": d.end_line,
+                  "body_hash": d.body_hash}
+            for d, uid in zip(facts["defs"], uids, strict=True)}
 
 
-CodeOnDisk.parse = staticmethod(graph_file_hashes)
+CodeOnDisk.parse = staticmethod(graph_file_defs)
 
 
 def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:

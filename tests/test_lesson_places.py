@@ -1,0 +1,107 @@
+"""A line or an edit span maps to the symbol that is there now, on every surface.
+
+A file edited since it was indexed has moved its definitions: the pre-edit
+hook, `risk FILE --line N`, and FILE:LINE targets (context, callers) must read
+the definitions' lines from the file as it is on disk, not from the index. The
+fast path must stay free of the parser unless a changed file with lessons has
+to be parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+TWO_FUNCTIONS = "def a():\n    x = 1\n    return x\n\n\ndef b():\n    y = 2\n    return y\n"
+HEADER = "".join(f"# c{i}\n" for i in range(1, 6))    # five lines pushed above both
+
+FAST_ONLY = ("import sys\n"
+             "sys.argv = ['ctxkit', *sys.argv[1:]]\n"
+             "import ctxkit\n"
+             "sys.stderr.write('\\nFELL_THROUGH\\n')\n")
+
+
+def edit(root, path: str, old: str) -> str:
+    return json.dumps({"session_id": "s1", "hook_event_name": "PreToolUse", "cwd": str(root),
+                       "tool_name": "Edit", "tool_input": {
+                           "file_path": str(root / path), "old_string": old,
+                           "new_string": old + "  # edited"}})
+
+
+def fast_run(root, *args: str, stdin: str) -> tuple[bool, set[str], str]:
+    """(fell through to the full CLI, modules imported, stdout) of the fast path alone."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", FAST_ONLY, *args],
+                          cwd=root, env=env, input=stdin.encode(), capture_output=True,
+                          timeout=120, check=False)
+    err = proc.stderr.decode()
+    modules = {line.split("|")[-1].strip().split(".")[0] for line in err.splitlines()
+               if line.startswith("import time:")}
+    return "\nFELL_THROUGH\n" in err, modules, proc.stdout.decode()
+
+
+@pytest.fixture
+def moved(cli, root):
+    """m.py indexed with a() and b(), four fails on b (risk 11.5), then five lines
+    inserted at the top: b is now lines 11-13, a lines 6-8."""
+    (root / "m.py").write_text(TWO_FUNCTIONS)
+    assert cli("-q", "index").code == 0
+    for i in range(4):
+        assert cli("-q", "fail", "b", f"b broke {i}").code == 0
+    (root / "m.py").write_text(HEADER + TWO_FUNCTIONS)
+    return root
+
+
+def test_edit_hook_maps_the_edit_to_the_function_there_now(cli, moved):
+    for run in (cli, cli.sub):   # in-process and the real script (its fast path first)
+        out = run("hook", "pre-tool-use", stdin=edit(moved, "m.py", "    y = 2")).out
+        assert "m.py:b (risk: 11.5, high)" in out and "b broke 3" in out
+        assert run("hook", "pre-tool-use", stdin=edit(moved, "m.py", "    x = 1")).out == ""
+
+
+def test_risk_line_names_the_function_there_now(cli, moved):
+    data = cli("--json", "risk", "m.py", "--line", "12").json()
+    assert [s["name"] for s in data["symbols"]] == ["b"] and data["risk_score"] == 11.5
+    assert cli("--json", "risk", "m.py", "--line", "7").json()["symbols"] == []
+    assert cli("--json", "risk", "m.py", "--line", "3").json()["symbols"] == []  # a comment
+
+
+def test_file_line_targets_name_the_function_there_now(cli, moved):
+    assert cli("--json", "callers", "m.py:12").json()["target"] == "m.py:b"
+    assert cli("--json", "callees", "m.py:7").json()["target"] == "m.py:a"
+    assert cli("--json", "context", "m.py:12", "--budget", "300").json()["target"] == "m.py:b"
+
+
+def test_a_function_added_since_the_index_is_not_another_ones(cli, moved):
+    # c() inserted above b: its lines were b's in the index; b's lessons are not c's.
+    (moved / "m.py").write_text(TWO_FUNCTIONS.replace("def b", "def c():\n    z = 3\n\n\ndef b"))
+    assert cli("hook", "pre-tool-use", stdin=edit(moved, "m.py", "    z = 3")).out == ""
+    assert "b broke" in cli("hook", "pre-tool-use", stdin=edit(moved, "m.py", "    y = 2")).out
+    assert cli("--json", "risk", "m.py", "--line", "7").json()["symbols"] == []
+
+
+def test_the_fast_path_parses_only_a_changed_file_with_lessons(cli, moved):
+    (moved / "n.py").write_text(TWO_FUNCTIONS.replace("def ", "def n_"))
+    assert cli("-q", "index").code == 0               # indexes n.py; m.py as it is now
+    # Unchanged since indexing: answered without a parser.
+    fell, modules, out = fast_run(moved, "hook", "pre-tool-use",
+                                  stdin=edit(moved, "m.py", "    y = 2"))
+    assert not fell and "tree_sitter" not in modules and "b broke" in out
+    # Changed, but no lessons in it: nothing to tell, and no parse to tell it.
+    (moved / "n.py").write_text(HEADER + TWO_FUNCTIONS.replace("def ", "def n_"))
+    fell, modules, out = fast_run(moved, "hook", "pre-tool-use",
+                                  stdin=edit(moved, "n.py", "    y = 2"))
+    assert not fell and "tree_sitter" not in modules and out == ""
+    # Changed, with lessons: the full CLI parses it and names b.
+    (moved / "m.py").write_text("# one more\n" + HEADER + TWO_FUNCTIONS)
+    fell, _, out = fast_run(moved, "hook", "pre-tool-use",
+                            stdin=edit(moved, "m.py", "    y = 2"))
+    assert fell and out == ""
+    out = cli.sub("hook", "pre-tool-use", stdin=edit(moved, "m.py", "    y = 2")).out
+    assert "b broke" in out
