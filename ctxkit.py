@@ -15733,7 +15733,11 @@ def cmd_uninstall_hooks(args: argparse.Namespace, env: Env) -> None:
 
 
 def cmd_risk(args: argparse.Namespace, env: Env) -> int:
-    """Risk of the symbols at a place, for git hooks and editors; exit 0 always."""
+    """Risk of the symbols at a place, for git hooks and editors; exit 0 but for a
+    malformed call."""
+    if args.line is not None and args.line < 1:
+        raise UsageError(f"--line must be at least 1 (lines are numbered from 1), "
+                         f"not {args.line}")
     path = normalize_path(args.file, env.place)
     objs: list[dict[str, Any]] = []
     note = ""
@@ -15851,7 +15855,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
         p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
 
     p = add_command(sub, common, "risk", cmd_risk, "risk of the symbols at a place in a file "
-                    "(for git hooks and editors; exit 0 always)",
+                    "(for git hooks and editors; exit 0 whatever the risk)",
                     "ctxkit risk src/auth/service.py --line 42")
     where = p.add_mutually_exclusive_group()
     p.add_argument("file", help="the file")

@@ -105,3 +105,12 @@ def test_the_fast_path_parses_only_a_changed_file_with_lessons(cli, moved):
     assert fell and out == ""
     out = cli.sub("hook", "pre-tool-use", stdin=edit(moved, "m.py", "    y = 2")).out
     assert "b broke" in out
+
+
+@pytest.mark.parametrize("line", ["-5", "0"])
+def test_risk_line_below_one_is_a_usage_error(cli, moved, line):
+    result = cli("risk", "m.py", "--line", line)
+    assert result.code == 2 and result.out == ""
+    assert len(result.err.strip().splitlines()) == 1 and "--line must be at least 1" in result.err
+    result = cli("--json", "risk", "m.py", f"--line={line}")
+    assert result.code == 2 and "--line must be at least 1" in result.json()["error"]
