@@ -47,7 +47,8 @@ __version__ = "0.1.0"
 
 # History of the schema (PRAGMA user_version):
 #   1  every section's first tables (graph, output store, lessons, snapshots)
-#   2  graph_pending: index work a killed run left to finish
+#   2  graph_pending: index work a killed run left to finish; nodes.recovered;
+#      every file parsed again (definitions' lines include their decorators)
 SCHEMA_VERSION = 2
 
 STATE_DIR = ".ctxkit"
@@ -4465,6 +4466,9 @@ CREATE TABLE IF NOT EXISTS graph_pending (
     PRIMARY KEY (project, kind, name)
 ) WITHOUT ROWID;
 ALTER TABLE nodes ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
+-- A definition's first line now includes its decorators (Python) and attributes
+-- (Rust): no file is taken as unchanged, so the next index parses each again.
+UPDATE files SET sha1 = '', mtime_ns = -1;
 """
 
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
@@ -5499,6 +5503,27 @@ def _link_parents(s: _Source, defs: list[_Def]) -> None:
             d.kind = "method"
 
 
+# What a grammar puts beside a definition rather than inside it, but belongs to it:
+# Python's decorators (a decorated_definition wraps the definition), Rust's
+# attributes (siblings on the lines above). Java annotations, C# attributes and
+# TypeScript decorators are inside the definition's node already.
+_WRAPPING_TYPES = frozenset({"decorated_definition"})
+_ATTACHED_BEFORE_TYPES = frozenset({"attribute_item"})
+
+
+def _head_row(node: Any) -> int:
+    """The 0-based first row of a definition with its decorators or attributes, so a
+    line holding ``@property`` belongs to the method it decorates, as it does in
+    languages whose grammar puts annotations inside the definition."""
+    while node.parent is not None and node.parent.type in _WRAPPING_TYPES:
+        node = node.parent
+    prev = node.prev_named_sibling
+    while prev is not None and prev.type in _ATTACHED_BEFORE_TYPES and \
+            prev.end_point[0] >= node.start_point[0] - 1:
+        node, prev = prev, prev.prev_named_sibling
+    return node.start_point[0]
+
+
 def _enclosing(defs: list[_Def], starts: list[int], pos: int) -> int:
     """Index of the innermost definition containing byte ``pos``, -1 for none."""
     index = bisect_right(starts, pos) - 1
@@ -5522,7 +5547,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
         parent = defs[parent].parent
     head = s.src[node.start_byte:d.fn.start_byte + 200 if body is None else body.start_byte]
     is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
-    line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
+    line, end_line = _head_row(node) + 1, node.end_point[0] + 1
     return DefRecord(d.kind, d.name, d.qualname, line, end_line, signature,
                      json.dumps(params, ensure_ascii=False), _return_type(s, d),
                      is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),

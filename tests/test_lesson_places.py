@@ -114,3 +114,84 @@ def test_risk_line_below_one_is_a_usage_error(cli, moved, line):
     assert len(result.err.strip().splitlines()) == 1 and "--line must be at least 1" in result.err
     result = cli("--json", "risk", "m.py", f"--line={line}")
     assert result.code == 2 and "--line must be at least 1" in result.json()["error"]
+
+
+DECORATED = '''class Command:
+    name = "cmd"
+
+    @property
+    @functools.cache
+    def meta(self):
+        return {}
+
+    def invoke(self):
+        return self.meta
+
+
+@click.command(
+    name="run",
+)
+def run():
+    pass
+'''
+
+
+@pytest.fixture
+def decorated(cli, root):
+    (root / "core.py").write_text(DECORATED)
+    assert cli("-q", "index").code == 0
+    for i in range(4):
+        assert cli("-q", "fail", "Command.meta", f"meta broke {i}").code == 0
+    return root
+
+
+@pytest.mark.parametrize("line, target", [(4, "core.py:Command.meta"),
+                                          (5, "core.py:Command.meta"),
+                                          (13, "core.py:run"), (14, "core.py:run"),
+                                          (2, "core.py:Command")])
+def test_a_decorator_line_belongs_to_the_definition_it_decorates(cli, decorated, line, target):
+    assert cli("--json", "context", f"core.py:{line}", "--budget", "300").json()["target"] == target
+    assert cli("--json", "callers", f"core.py:{line}").json()["target"] == target
+    names = [s["name"] for s in cli("--json", "risk", "core.py", "--line", str(line)).json()[
+        "symbols"]]
+    assert names == (["Command.meta"] if target.endswith("meta") else [])
+
+
+def test_an_edit_of_a_decorator_gets_the_decorated_methods_lessons(cli, decorated):
+    out = cli.sub("hook", "pre-tool-use", stdin=edit(decorated, "core.py", "    @property")).out
+    assert "core.py:Command.meta (risk: 11.5, high)" in out
+    assert cli.sub("hook", "pre-tool-use",
+                   stdin=edit(decorated, "core.py", '    name = "cmd"')).out == ""
+
+
+def test_a_rust_attribute_line_belongs_to_its_function(cli, root):
+    (root / "lib.rs").write_text("mod m {\n    #[test]\n    #[ignore]\n    fn t() {\n"
+                                 "        let a = 1;\n    }\n}\n")
+    assert cli("-q", "index").code == 0
+    for line in (2, 3, 4):
+        assert cli("--json", "callers", f"lib.rs:{line}").json()["target"] == "lib.rs:m.t"
+
+
+def test_a_database_indexed_before_decorator_spans_parses_every_file_again(cli, root):
+    import sqlite3
+
+    import ctxkit
+    path = root / "core.py"
+    path.write_text(DECORATED)
+    data, info = path.read_bytes(), path.stat()
+    cli.db.parent.mkdir(exist_ok=True)
+    conn = sqlite3.connect(cli.db)
+    for statement in ctxkit.split_sql(ctxkit.MIGRATIONS[0]):
+        conn.execute(statement)
+    # As version 1 indexed it: meta starting at its `def` line, below its decorators.
+    conn.execute("INSERT INTO files (id, project, path, language, size, mtime_ns, sha1) "
+                 "VALUES (1, ?, 'core.py', 'python', ?, ?, ?)",
+                 (root.name, info.st_size, info.st_mtime_ns, ctxkit._hash_bytes(data)))
+    conn.execute("INSERT INTO nodes (project, file_id, uid, kind, name, qualname, path, line, "
+                 "end_line) VALUES (?, 1, 'core.py:Command.meta', 'method', 'meta', "
+                 "'Command.meta', 'core.py', 6, 7)", (root.name,))
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    assert cli("--json", "index").json()["files"]["indexed"] == 1
+    assert cli("--json", "callers", "core.py:4").json()["target"] == "core.py:Command.meta"
