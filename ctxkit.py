@@ -13525,7 +13525,8 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
     with open_db(env) as db:
-        name, path = split_symbol(db, env.place, symbol, file)
+        name, path = symbol_at_line(env, db, symbol, file) or \
+            split_symbol(db, env.place, symbol, file)
         path, name, node = bind_to_code_on_disk(env, db, name, path or "")
         code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
@@ -13540,6 +13541,36 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
                 "redactions": masked + masked_detail}
+
+
+def symbol_at_line(env: Env, db: Database, symbol: str,
+                   file: str | None) -> tuple[str, str] | None:
+    """(node id, path) of the innermost symbol at SYMBOL when it is FILE:LINE and no
+    graph id, read as `context FILE:LINE` reads it (the file as it is on disk).
+
+    A lesson belongs to a symbol, never to a line: a line no indexed function or
+    class holds is a usage error, not a symbol named after the line number.
+    """
+    symbol = symbol.strip()
+    place = re.fullmatch(r"(.+?):(\d+)", symbol)
+    if place is None or db.one(SQL_NODE_BY_UID, (env.project, symbol)) is not None:
+        return None
+    path, line = normalize_path(place.group(1), env.place), int(place.group(2))
+    if file and normalize_path(file, env.place) != path:
+        raise UsageError(f"SYMBOL {symbol!r} names file {path} but --file says "
+                         f"{normalize_path(file, env.place)}; give only one of them")
+    check_line_in_file(env, path, line)
+    with contextlib.suppress(CtxkitError):   # a function added since the index is one
+        graph_refresh(env, db, [path])
+    nodes = graph_nodes_at(db, env.project, path, line)
+    if nodes:
+        node = sorted(nodes, key=lambda n: n.line)[-1]
+        return node.id, node.path
+    known = db.one(SQL_FILE_NODE, (env.project, path)) is not None
+    why = (f"line {line} of {path} is outside every function and class" if known else
+           f"{path} is not in the index of project {env.project!r} (run `ctxkit index`)")
+    raise UsageError(f"{symbol}: no symbol to record the lesson on: {why}; name the "
+                     f"function or class instead, e.g. NAME --file {path}")
 
 
 def bind_to_code_on_disk(env: Env, db: Database, name: str,
@@ -13934,10 +13965,13 @@ def cmd_import_cm(args: argparse.Namespace, env: Env) -> int:
     return EXIT_OK
 
 
-def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False) -> None:
+def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False,
+                      at_line: bool = False) -> None:
     parser.add_argument("symbol", nargs="?" if optional else None, metavar="SYMBOL",
                         help="name as you call it (AuthService.validate), or a graph id "
-                             "(src/auth/service.py:AuthService.validate)")
+                             "(src/auth/service.py:AuthService.validate)"
+                             + (", or FILE:LINE for the symbol on that line" if at_line
+                                else ""))
     parser.add_argument("--file", metavar="FILE",
                         help="the symbol's file; ./x, x\\y and absolute paths are normalized")
 
@@ -13968,7 +14002,7 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
         parser = add_command(sub, common, name, func,
                              f"record a {what} lesson for a symbol (secrets are masked)",
                              record_examples[name])
-        _symbol_arguments(parser)
+        _symbol_arguments(parser, at_line=True)
         parser.add_argument("lesson", metavar="LESSON", help="the lesson, one line")
         parser.add_argument("-d", "--detail", metavar="TEXT", help="more context (optional)")
         parser.add_argument("--session", metavar="ID", help="the agent session it came from")

@@ -195,3 +195,24 @@ def test_a_database_indexed_before_decorator_spans_parses_every_file_again(cli, 
     conn.close()
     assert cli("--json", "index").json()["files"]["indexed"] == 1
     assert cli("--json", "callers", "core.py:4").json()["target"] == "core.py:Command.meta"
+
+
+def test_fail_and_ok_at_file_line_go_on_the_symbol_there(cli, moved):
+    data = cli("--json", "fail", "m.py:12", "b again").json()   # b's line 12 as it is now
+    assert (data["symbol"]["file"], data["symbol"]["name"]) == ("m.py", "b")
+    assert data["symbol"]["fail_count"] == 5
+    data = cli("--json", "ok", "./m.py:7", "a fine", "--file", "m.py").json()
+    assert (data["symbol"]["file"], data["symbol"]["name"]) == ("m.py", "a")
+    names = {(o["file"], o["name"]) for o in cli("--json", "query").json()["symbols"]}
+    assert names == {("m.py", "a"), ("m.py", "b")}   # and no symbol named "12" or "7"
+    assert cli("--json", "query", "a").json()["symbols"][0]["success_count"] == 1
+
+
+@pytest.mark.parametrize("place, why", [("m.py:2", "outside every function and class"),
+                                        ("gone.py:3", "not in the index")])
+def test_fail_at_a_line_without_a_symbol_is_a_usage_error(cli, moved, place, why):
+    before = cli("--json", "stats").json()["lessons"]
+    result = cli("fail", place, "nothing here")
+    assert result.code == 2 and why in result.err and len(result.err.strip().splitlines()) == 1
+    assert cli("--json", "stats").json()["lessons"] == before
+    assert "m.py:" not in cli("query").out.replace("m.py:b", "")    # no symbol named "2"
