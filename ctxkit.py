@@ -639,14 +639,25 @@ def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] |
 
 
 def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
-    """Exact name, else a qualified name ending in it, else (stats) a substring."""
-    exact = [n for n in names if n == name]
-    if exact:
-        return exact
-    tails = [n for n in names if any(n.endswith(sep + name) for sep in (".", "::", "#"))]
-    if tails or not substring:
-        return tails
+    """The name itself and every qualified name ending in it, else (stats) a substring."""
+    found = [n for n in names if n == name or any(n.endswith(sep + name)
+                                                  for sep in (".", "::", "#"))]
+    if found or not substring:
+        return found
     return [n for n in names if name.lower() in n.lower()]
+
+
+def _names_several(db: Database, project: str, name: str, file: str | None,
+                   node: sqlite3.Row) -> bool:
+    """Whether ``name``, which binds to ``node``, is a bare name other symbols have too
+    (``prepare_url``: a test helper by its qualname, ``PreparedRequest.prepare_url``
+    by its bare name): a read must then show them all, not pick the one it binds to."""
+    if name != node["name"] or name == node["uid"]:
+        return False
+    where = "project = ? AND name = ? AND kind != 'file'" + (" AND path = ?" if file else "")
+    rows = db.query(f"SELECT uid FROM nodes WHERE {where} LIMIT 2",
+                    (project, name, *((file,) if file else ())))
+    return len(rows) > 1
 
 
 def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -659,15 +670,16 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
     """SYMBOL_OBJs by risk, highest first, one per symbol under the identity rule.
 
     ``name`` None lists every symbol. A name that binds to a graph symbol gives
-    that symbol; otherwise it matches symbol names exactly, else as the tail of
-    a qualified name (``validate`` finds ``AuthService.validate``). ``file``
-    None means every file; "" means symbols without a file. Symbols with no
-    active lesson are left out unless ``include_all``.
+    that symbol, unless it is a bare name several graph symbols have; otherwise
+    it matches symbol names exactly and as the tail of a qualified name
+    (``validate`` finds ``validate`` and ``AuthService.validate``), each a
+    symbol of its own. ``file`` None means every file; "" means symbols without
+    a file. Symbols with no active lesson are left out unless ``include_all``.
     """
     binder = SymbolBinder(db, project)
     if name is not None:
         node = binder(name, file or "")[2]
-        if node is not None:
+        if node is not None and not _names_several(db, project, name, file, node):
             obj = node_symbol_obj(db, project, node, include_all, binder)
             return [obj] if include_all or obj["lessons"] else []
     groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}

@@ -216,3 +216,41 @@ def test_fail_at_a_line_without_a_symbol_is_a_usage_error(cli, moved, place, why
     assert result.code == 2 and why in result.err and len(result.err.strip().splitlines()) == 1
     assert cli("--json", "stats").json()["lessons"] == before
     assert "m.py:" not in cli("query").out.replace("m.py:b", "")    # no symbol named "2"
+
+
+@pytest.fixture
+def two_prepare_urls(cli, root):
+    """A method PreparedRequest.prepare_url and a test helper prepare_url: the bare
+    name is the helper's qualname, and the method's bare name."""
+    (root / "src").mkdir()
+    (root / "tests").mkdir()
+    (root / "src" / "models.py").write_text(
+        "class PreparedRequest:\n    def prepare_url(self, url):\n        self.url = url\n")
+    (root / "tests" / "conftest.py").write_text("def prepare_url(value):\n    return value\n")
+    assert cli("-q", "index").code == 0
+    for i in range(3):
+        assert cli("-q", "fail", "PreparedRequest.prepare_url", f"idna {i}").code == 0
+    return root
+
+
+def test_query_and_stats_of_a_bare_name_several_symbols_have_show_them_all(
+        cli, two_prepare_urls):
+    symbols = cli("--json", "query", "prepare_url").json()["symbols"]
+    assert [(o["file"], o["name"], len(o["lessons"])) for o in symbols] == [
+        ("src/models.py", "PreparedRequest.prepare_url", 3)]
+    assert "idna 2" in cli("query", "prepare_url").out
+    stats = cli("--json", "stats", "prepare_url").json()
+    assert (stats["symbols"], stats["lessons"], stats["fail"]) == (1, 3, 3)
+    # A lesson on the helper too: both symbols, each with its own lessons.
+    assert cli("-q", "fail", "prepare_url", "helper lesson", "--file", "tests/conftest.py"
+               ).code == 0
+    symbols = cli("--json", "query", "prepare_url").json()["symbols"]
+    assert sorted((o["file"], len(o["lessons"])) for o in symbols) == [
+        ("src/models.py", 3), ("tests/conftest.py", 1)]
+    assert cli("--json", "stats", "prepare_url").json()["lessons"] == 4
+    # A name that picks one still gives that one alone.
+    for name, file in (("prepare_url", "tests/conftest.py"),
+                       ("PreparedRequest.prepare_url", None)):
+        args = ("--file", file) if file else ()
+        symbols = cli("--json", "query", name, *args).json()["symbols"]
+        assert len(symbols) == 1 and symbols[0]["file"] == (file or "src/models.py")
