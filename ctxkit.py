@@ -4662,6 +4662,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         is_declared = up is not None and (up.type == "type_annotation" or (
             field is not None and field.id == type_node.id))
         vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
+    elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
+        extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
         if caps["aliasvalue"][0].type != "object_type":  # type T = {...}: an interface
             extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = _clean_type(
@@ -5058,7 +5060,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         handler(s, node, local)
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
-    for key in ("package", "mods", "default", "macros", "aliases"):
+    for key in ("package", "mods", "default", "macros", "aliases", "namespaces"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("all"):
@@ -6105,6 +6107,8 @@ class _Resolver:
             node = self.by_pq.get((path, name))
             if node is not None:
                 return ("node", node)
+            if name in self.ctx(path).get("namespaces", ()):  # its members are the file's
+                return ("module", [path])
         if depth > 6:
             return None
         for path in paths:
@@ -6153,6 +6157,8 @@ class _Resolver:
         node = self.by_pq.get((path, name))
         if node is not None and self.nodes[node][0] != "file":
             return ("node", node)
+        if name in ctx.get("namespaces", ()):
+            return ("module", [path])
         if language.resolve_local is not None:
             found = language.resolve_local(self, path, scope, name, ctx)
             if found is not None:
@@ -7526,6 +7532,7 @@ _TS_DEFS = """
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
 (type_alias_declaration name: (_) @name value: (object_type)) @def.interface
 (type_alias_declaration name: (_) @alias value: (_) @aliasvalue)
+(internal_module name: (identifier) @namespace)
 """
 _TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
 

@@ -68,6 +68,8 @@ CASES = [
     # What a container outside the index gives back, and an `any`, are unknown, not
     # outside: the one `renew` is a guess; a string[]'s element is outside.
     (TS, "src/kinds.ts:Lease.renew", {"src/kinds.ts:inContainers", "src/kinds.ts:onAny"}),
+    # A TypeScript namespace's members: helpers.tidy() through the import of `helpers`.
+    (TS, "src/kinds_lib.ts:tidy", {"src/kinds.ts:onAny"}),
     # this.#private(), class-property arrow functions, super(...), new C().
     (TS, "src/store.ts:Store.#flush", {"src/store.ts:Store.save", "src/store.ts:Store.onError"}),
     (TS, "src/store.ts:Store.onError", {"src/store.ts:Store.handle"}),
