@@ -6294,7 +6294,8 @@ class _Resolver:
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
-            if language.capitalized_outside and recv[:1].isupper():
+            if language.capitalized_outside and recv[:1].isupper() and \
+                    _absent(self, path, recv.split(".")[0]):
                 return None, 1.0  # a class outside the index (System.out, Math)
         return self.guess(callee, lang, attr=True)
 

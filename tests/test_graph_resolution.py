@@ -68,6 +68,9 @@ CASES = [
     # What a container outside the index gives back, and an `any`, are unknown, not
     # outside: the one `renew` is a guess; a string[]'s element is outside.
     (TS, "src/kinds.ts:Lease.renew", {"src/kinds.ts:inContainers", "src/kinds.ts:onAny"}),
+    # An unresolved capitalized receiver is outside (Math) only when no definition of
+    # the index bears its name: script-style JavaScript shares globals between files.
+    (TS, "src/globals.js:Formatter.shout", {"src/page.js:title"}),
     # A TypeScript namespace's members: helpers.tidy() through the import of `helpers`.
     (TS, "src/kinds_lib.ts:tidy", {"src/kinds.ts:onAny"}),
     # this.#private(), class-property arrow functions, super(...), new C().
@@ -177,6 +180,7 @@ def test_object_literal_method_is_not_a_module_level_symbol(cli):
                                        "names.at(...)!.renew"}),
     (TS, "src/kinds.ts:onAny", set()),  # helpers.tidy: a namespace's member, not outside
     (TS, "src/kinds.ts:viaVisitor", set()),
+    (TS, "src/page.js:title", {"Math.round"}),
 ])
 def test_outside_the_index_only_when_known(cli, fixture, symbol, expected):
     """`callees` says "outside the index" only for a call known to run code outside
