@@ -5104,6 +5104,10 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
+    for pos, name, bound in extra.pop("typeparams", ()):
+        index = _enclosing(defs, starts, pos)
+        scope = defs[index].qualname if index >= 0 else ""
+        ctx.setdefault("type_params", {}).setdefault(scope, {})[name] = bound
     by_start = {d.node.start_byte: d.qualname for d in defs}
     decorated = {by_start[pos]: text for pos, text in extra.pop("decorated", ())
                  if pos in by_start}
@@ -5386,6 +5390,13 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         is_declared = up is not None and (up.type == "type_annotation" or (
             field is not None and field.id == type_node.id))
         vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
+    elif "typeparam" in caps:  # <T extends Bound>: a T has Bound's members
+        constraint = caps["typeparam"][0].parent.child_by_field_name("constraint")
+        bound = constraint.named_children[0] if constraint is not None and \
+            constraint.named_children else None
+        extra.setdefault("typeparams", []).append(
+            (caps["typeparam"][0].start_byte, s.text(caps["typeparam"][0]),
+             _clean_type(s.text(bound), generic=True) if bound is not None else ""))
     elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
@@ -7281,6 +7292,18 @@ class _Resolver:
             if not classes:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
+        params = self.ctx(path).get("type_params")
+        if params and re.fullmatch(r"[\w$]+", type_text):
+            for qual in self.scope_chain(scope):
+                bound = params.get(qual, {}).get(type_text)
+                if bound is not None:  # a type parameter: its constraint's members, if any
+                    key = ("type parameter", path, qual, type_text)
+                    if not bound or key in self.memo:
+                        return None
+                    self.memo[key] = None
+                    found = self.type_named(path, qual, bound)
+                    del self.memo[key]
+                    return found
         target = self.resolve_dotted(path, scope, type_text)
         alias = self._type_alias(path, type_text) if target is None else None
         if alias is not None:  # type T = A | B, here or imported: what it stands for
@@ -8273,6 +8296,7 @@ _TS_DEFS = """
 (type_alias_declaration name: (_) @name value: (object_type)) @def.interface
 (type_alias_declaration name: (_) @alias value: (_) @aliasvalue)
 (internal_module name: (identifier) @namespace)
+(type_parameter name: (_) @typeparam)
 """
 _TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
 

@@ -67,7 +67,11 @@ CASES = [
     (TS, "src/kinds_lib.ts:Registry.find", {"src/kinds.ts:viaImportedAlias"}),
     # What a container outside the index gives back, and an `any`, are unknown, not
     # outside: the one `renew` is a guess; a string[]'s element is outside.
-    (TS, "src/kinds.ts:Lease.renew", {"src/kinds.ts:inContainers", "src/kinds.ts:onAny"}),
+    (TS, "src/kinds.ts:Lease.renew", {"src/kinds.ts:inContainers", "src/kinds.ts:onAny",
+                                      "src/kinds.ts:Holder.refresh"}),
+    # A type parameter has its constraint's members (T extends Lease); without one it
+    # is unknown (U), so the one `expire` is a guess.
+    (TS, "src/kinds.ts:Lease.expire", {"src/kinds.ts:Holder.refresh"}),
     # An unresolved capitalized receiver is outside (Math) only when no definition of
     # the index bears its name: script-style JavaScript shares globals between files.
     (TS, "src/globals.js:Formatter.shout", {"src/page.js:title"}),
@@ -181,6 +185,7 @@ def test_object_literal_method_is_not_a_module_level_symbol(cli):
     (TS, "src/kinds.ts:onAny", set()),  # helpers.tidy: a namespace's member, not outside
     (TS, "src/kinds.ts:viaVisitor", set()),
     (TS, "src/page.js:title", {"Math.round"}),
+    (TS, "src/kinds.ts:Holder.refresh", set()),
 ])
 def test_outside_the_index_only_when_known(cli, fixture, symbol, expected):
     """`callees` says "outside the index" only for a call known to run code outside
