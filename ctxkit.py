@@ -5261,14 +5261,16 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
         scope = defs[index].qualname if index >= 0 else ""
-        if (scope, var) in declared:
-            continue
+        if (scope, var) in declared or (
+                type_text.startswith("iter:") and var in types.get(scope, {})):
+            continue  # a loop rebinding a name keeps the type the scope gave it first
         if is_declared:
             declared.add((scope, var))
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text else _clean_type(text, generic=True)  # f#1: 2nd
+        cleaned = {var: text if "#" in text or text.startswith("iter:")  # f#1: f's 2nd
+                   else _clean_type(text, generic=True)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
@@ -5377,6 +5379,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             if item.type == "identifier" and s.text(item) != "_":
                 vartypes.append((caps["vartype"][0].start_byte, s.text(item),
                                  f"{s.text(caps['type'][0])}#{index}", False))
+    elif "vartype" in caps and "iterated" in caps:  # for x in xs: what xs holds
+        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "iter:" +
+                         _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200],
+                         False))
     elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
         vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
                          "=" + s.text(caps["value"][0]), False))
@@ -6727,7 +6733,17 @@ SUPER_NAMES = frozenset({"super()", "super"})  # the default Language.super_name
 OUTSIDE = "outside"  # expr_type: a type known to be outside the index
 # ... and one whose type arguments are not all outside it (Map<K, Node>, list[Foo]): its
 # methods are outside the index, what they give back is unknown (Map.get gives a Node).
-OUTSIDE_GENERIC = "outside generic"
+
+
+class OutsideGeneric:
+    """What expr_type gives for such a container: the types it holds, each as expr_type
+    would give it (iterating a list[Page] gives a Page)."""
+
+    __slots__ = ("held",)
+
+    def __init__(self, held: tuple[Any, ...]):
+        self.held = held
+
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -7036,7 +7052,7 @@ class _Resolver:
         if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
         owner = self.expr_type(path, scope, recv, line)
-        if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
+        if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
             return None, 1.0  # a receiver of a known type outside the index: no guess
         if owner is not None:
             return self._method_of(owner, callee)
@@ -7144,7 +7160,7 @@ class _Resolver:
             head, _, name = text[:-5].rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
             if dst is None and confidence >= CONF_EXACT and head and \
-                    self.expr_type(path, scope, head, line, depth + 1) is OUTSIDE_GENERIC:
+                    isinstance(self.expr_type(path, scope, head, line, depth + 1), OutsideGeneric):
                 return None  # map.get(k): the container's method, giving what it holds
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
@@ -7158,7 +7174,7 @@ class _Resolver:
         head, _, attr = text.rpartition(".")
         if head:
             owner = self.expr_type(path, scope, head, line, depth + 1)
-            if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
+            if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
                 return OUTSIDE if owner is OUTSIDE else None
             if owner is None and re.fullmatch(r"[\w.$]+", head):
                 return self._module_variable(path, scope, head, attr)
@@ -7259,6 +7275,16 @@ class _Resolver:
 
     def type_named(self, path: str, scope: str, type_text: str) -> Any:
         """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("iter:"):  # for x in EXPR: what EXPR's container holds
+            key = ("iterated", path, scope, type_text)
+            if key in self.memo:
+                return None  # for x in x.children: x is what it is read from
+            self.memo[key] = None
+            container = self.expr_type(path, scope, type_text[5:])
+            del self.memo[key]
+            if isinstance(container, OutsideGeneric):  # one type argument: its elements
+                return container.held[0] if len(container.held) == 1 else None
+            return OUTSIDE if container is OUTSIDE else None
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
@@ -7283,9 +7309,10 @@ class _Resolver:
         generic = re.fullmatch(r"([^<|]+)<(.*)>", type_text)
         if generic:  # Map<K,Node>: a class of the index, else outside or outside generic
             found = self.type_named(path, scope, generic.group(1))
-            held = (self.type_named(path, scope, t) for t in generic.group(2).split(","))
-            return OUTSIDE_GENERIC if found is OUTSIDE and any(
-                t is not OUTSIDE for t in held) else found
+            if found is not OUTSIDE:
+                return found
+            held = tuple(self.type_named(path, scope, t) for t in generic.group(2).split(","))
+            return OutsideGeneric(held) if any(t is not OUTSIDE for t in held) else OUTSIDE
         if "|" in type_text:
             members = [self.type_named(path, scope, t) for t in type_text.split("|")]
             classes = tuple(m for m in members if isinstance(m, int))
@@ -7746,6 +7773,7 @@ _PY_QUERY = f"""
     attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
     @vartype
 (assignment left: (identifier) @var type: (type) @type) @vartype
+(for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) type: (type) @type) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
@@ -8293,6 +8321,7 @@ _TS_DEFS = """
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
     @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
+(for_in_statement left: (identifier) @var operator: "of" right: (_) @iterated) @vartype
 (type_alias_declaration name: (_) @name value: (object_type)) @def.interface
 (type_alias_declaration name: (_) @alias value: (_) @aliasvalue)
 (internal_module name: (identifier) @namespace)

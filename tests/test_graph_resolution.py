@@ -108,6 +108,11 @@ CASES = [
     (PY, "shop/complete.py:ShellComplete", {"shop/complete.py:complete"}),
     (PY, "shop/complete.py:ShellComplete.source", {"shop/complete.py:complete"}),
     (PY, "shop/complete.py:Other.source", set()),
+    # A loop variable holds what the iterated container's one type argument names.
+    (PY, "shop/complete.py:Section.lay_out", {"shop/complete.py:layout"}),
+    (PY, "shop/complete.py:Column.lay_out", set()),
+    (TS, "src/kinds.ts:Walker.leave", {"src/kinds.ts:leaveAll"}),
+    (TS, "src/kinds.ts:Visitor.leave", {"src/kinds.ts:viaVisitor"}),
     # A parameter's result, an Any, a list[Page]'s element: unknown, so the guess stands.
     (PY, "shop/complete.py:Page.render_page", {"shop/complete.py:complete",
                                                "shop/complete.py:render"}),
@@ -179,6 +184,7 @@ def test_object_literal_method_is_not_a_module_level_symbol(cli):
 @pytest.mark.parametrize("fixture,symbol,expected", [
     (PY, "shop/redirects.py:RedirectMixin.follow", {"kind.fold", "urlparse", "parsed.geturl"}),
     (PY, "shop/complete.py:complete", set()),
+    (PY, "shop/complete.py:layout", {"label.lay_out"}),
     (PY, "shop/complete.py:render", {"pages.pop", "names.pop", "names.pop(...).render_page"}),
     (TS, "src/kinds.ts:inContainers", {"leases.get", "list.at", "names.at",
                                        "names.at(...)!.renew"}),
