@@ -5261,9 +5261,9 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
         scope = defs[index].qualname if index >= 0 else ""
-        if (scope, var) in declared or (
-                type_text.startswith("iter:") and var in types.get(scope, {})):
-            continue  # a loop rebinding a name keeps the type the scope gave it first
+        rebinding = type_text.startswith(("iter:", var + ".")) or type_text == var
+        if (scope, var) in declared or (rebinding and var in types.get(scope, {})):
+            continue  # `for x in`, `x = x.m(...)`: the name keeps the type it was given first
         if is_declared:
             declared.add((scope, var))
         types.setdefault(scope, {})[var] = type_text

@@ -98,7 +98,7 @@ CASES = [
     # A receiver known to be outside (declared `-> str`, the standard library's result)
     # gets no guess.
     (PY, "shop/redirects.py:Link.fold", set()),
-    (PY, "shop/redirects.py:Link.geturl", set()),
+    (PY, "shop/redirects.py:Link.geturl", set()),  # also after `parsed = parsed._replace()`
     # A mixin's self.send is its one subclass's in the library; a test's stand-in
     # subclass is not what the library's call runs.
     (PY, "shop/redirects.py:Session.send", {"shop/redirects.py:RedirectMixin.follow"}),
@@ -185,6 +185,7 @@ def test_object_literal_method_is_not_a_module_level_symbol(cli):
     (PY, "shop/redirects.py:RedirectMixin.follow", {"kind.fold", "urlparse", "parsed.geturl"}),
     (PY, "shop/complete.py:complete", set()),
     (PY, "shop/complete.py:layout", {"label.lay_out"}),
+    (PY, "shop/complete.py:normalize", {"urlparse", "parsed._replace", "parsed.geturl"}),
     (PY, "shop/complete.py:render", {"pages.pop", "names.pop", "names.pop(...).render_page"}),
     (TS, "src/kinds.ts:inContainers", {"leases.get", "list.at", "names.at",
                                        "names.at(...)!.renew"}),
