@@ -12402,6 +12402,8 @@ def output_stats(db: Database | None, project: str) -> dict[str, Any]:
 def cmd_output_stats(args: argparse.Namespace, env: Env) -> int:
     with existing_db(env) as db:            # statistics create nothing
         stats = output_stats(db, env.project)
+    if not any(stats.values()):
+        return _nothing_stored(env, stats)
     emit(env, stats, lambda: "\n".join(f"{k:<22} {v}" for k, v in stats.items()))
     return EXIT_OK
 
