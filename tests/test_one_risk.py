@@ -167,6 +167,9 @@ def stale_everywhere(cli, project):
     said["risk --line"] = cli("risk", "src/auth.py", "--line", "9", "--json").json()[
         "symbols"][0]["stale_lessons"]
     said["impact"] = cli("impact", "AuthService.validate", "--json").json()["stale_lessons"]
+    assert cli("snapshot", "save", "-q").code == 0
+    snapshot = (project / ".context-snapshot.md").read_text()
+    said["snapshot"] = "lesson 3 (stale: code changed since)" in snapshot
     said["context"] = "(stale: code changed since)" in cli("context",
                                                            "AuthService.validate").out
     return said
