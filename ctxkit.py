@@ -3043,16 +3043,143 @@ class RedactionRule(Record):
     ``keywords`` are lowercase substrings at least one of which every match
     contains; text holding none of them skips the rule's regex. ``check``
     names a function of REDACTION_CHECKS that decides whether a matched value
-    is a secret (a literal) rather than code, a placeholder or prose.
+    is a secret (a literal) rather than code, a placeholder or prose. ``spans``
+    names a function of REDACTION_SPANS that finds the secrets inside a match
+    by the grammar of what matched, where a regex cannot follow it: the lines
+    of a key block, the values of a cookie header, the password arguments of
+    a command.
     """
 
-    __slots__ = ("family", "pattern", "keywords", "check")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"check": None}
+    __slots__ = ("family", "pattern", "keywords", "check", "spans")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"check": None, "spans": None}
     FROZEN = True
     family: str
     pattern: str
     keywords: tuple[str, ...]
     check: str | None
+    spans: str | None
+
+
+class ClientPassword(Record):
+    """Where well-known clients take a password on their command line, as their manuals say.
+
+    ``programs`` are command names, with the subcommand that must come before
+    the flag after a space (``docker login``: there ``-p`` is a password, in
+    ``docker run -p`` a port). ``form`` says where the value is (_client_value):
+
+    - ``argument``: the flag's required argument: ``-p X`` or ``-pX`` for a
+      one-letter flag (getopt), ``-flag X`` or ``-flag=X`` for a word; a next
+      word starting with ``-`` is another option (``mongosh -u root -p`` prompts);
+    - ``attached``: an optional argument, which can only be attached: ``-pX``,
+      ``--password=X``, ``/p:X`` (``mysql -p shop`` prompts, shop is the database);
+    - ``pass-phrase``: OpenSSL's pass phrase argument ``pass:X`` (``env:NAME``,
+      ``file:PATH``, ``fd:N`` and ``stdin`` say where the secret is instead);
+    - ``user%password``, ``user,password``, ``user:password``: the argument
+      holds the user, then the password after that separator;
+    - ``user/password``: the connect string ``user/X@db`` among the arguments;
+    - ``environment``: ``flags`` are the variables the client reads a password
+      from (``SSHPASS=X sshpass -e``).
+    """
+
+    __slots__ = ("programs", "flags", "form")
+    FROZEN = True
+    programs: tuple[str, ...]
+    flags: tuple[str, ...]
+    form: str
+
+
+CLIENT_PASSWORDS: tuple[ClientPassword, ...] = (
+    ClientPassword(("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck",
+                    "mysqlpump", "mysqlsh", "mariadb", "mariadb-dump", "mariadb-admin",
+                    "mariadb-import", "mariadb-check"), ("-p", "--password"), "attached"),
+    ClientPassword(("docker login", "podman login", "buildah login", "skopeo login",
+                    "nerdctl login", "oras login", "helm registry login", "crane auth login"),
+                   ("-p", "--password"), "argument"),
+    ClientPassword(("sshpass",), ("-p",), "argument"),
+    ClientPassword(("sshpass",), ("SSHPASS",), "environment"),
+    ClientPassword(("redis-cli", "valkey-cli", "keydb-cli"), ("-a", "--pass"), "argument"),
+    ClientPassword(("redis-cli", "valkey-cli"), ("REDISCLI_AUTH",), "environment"),
+    ClientPassword(("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapmodrdn",
+                    "ldappasswd", "ldapwhoami", "ldapcompare", "ldapexop"), ("-w",), "argument"),
+    ClientPassword(("ldappasswd",), ("-a", "-s"), "argument"),
+    ClientPassword(("sqlcmd", "bcp", "osql", "mssql-cli"), ("-P",), "argument"),
+    ClientPassword(("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport",
+                    "mongoimport", "mongostat", "mongotop", "mongofiles", "cqlsh"),
+                   ("-p", "--password"), "argument"),
+    ClientPassword(("7z", "7za", "7zr", "rar", "unrar"), ("-p",), "attached"),
+    ClientPassword(("zip", "unzip"), ("-P", "--password"), "argument"),
+    ClientPassword(("openssl",), ("-passin", "-passout", "-pass", "-password"), "pass-phrase"),
+    ClientPassword(("apksigner",), ("--ks-pass", "--key-pass"), "pass-phrase"),
+    ClientPassword(("keytool", "jarsigner"), ("-storepass", "-keypass", "-srcstorepass",
+                                              "-deststorepass", "-srckeypass", "-destkeypass",
+                                              "-new"), "argument"),
+    ClientPassword(("smbclient", "rpcclient", "smbcacls", "smbcquotas", "smbget", "smbtree",
+                    "winexe"), ("-U", "--user"), "user%password"),
+    ClientPassword(("lftp",), ("-u", "--user"), "user,password"),
+    ClientPassword(("curl",), ("-u", "--user", "-U", "--proxy-user"), "user:password"),
+    ClientPassword(("ssh-keygen",), ("-N", "-P"), "argument"),
+    ClientPassword(("sqlplus",), ("",), "user/password"),
+    ClientPassword(("xfreerdp", "xfreerdp3", "wlfreerdp", "sdl-freerdp"), ("/p:",), "attached"),
+    ClientPassword(("rdesktop",), ("-p",), "argument"),
+    ClientPassword(("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), ("-P", "--pw"),
+                   "argument"),
+    ClientPassword(("ipmitool",), ("-P",), "argument"),
+    ClientPassword(("snmpwalk", "snmpget", "snmpgetnext", "snmpset", "snmpbulkwalk",
+                    "snmpbulkget", "snmptable", "snmptrap"), ("-A", "-X"), "argument"),
+    ClientPassword(("influx",), ("-password",), "argument"),
+)
+
+# A command's words up to where the shell ends it (|, ;, &, a line break), quotes kept
+# whole so a quoted password may hold those; a quote never closed ends it too (the
+# command was itself inside quotes: sh -c 'mysql -pX db'). One shell word.
+_COMMAND_REST = r"(?:'[^'\n]*'|\"(?:\\.|[^\"\\\n])*\"|\\.|[^\n|;&'\"])*"
+_SHELL_WORD = r"(?:'[^'\n]*'|\"(?:\\.|[^\"\\\n])*\"|\\.|[^\s|;&<>'\"])*"
+
+
+def _names_pattern(words: Iterable[str]) -> str:
+    """A regex matching exactly one of ``words``, as a trie (``m(?:ysql(?:dump)?|ongo)``):
+    a flat alternation of some 80 names tries each at every position of a line."""
+    trie: dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict[str, dict]) -> str:
+        alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items())
+                        if char]
+        if not alternatives:
+            return ""
+        body = alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+        if "" in node:
+            return f"(?:{body})?"
+        return body if len(alternatives) == 1 else body
+
+    return branch(trie)
+
+
+def _client_pattern() -> str:
+    """A client of CLIENT_PASSWORDS as a command (its name, a space) and its command's
+    words; a password on a command line always follows the program and a space."""
+    names = {p.split()[0] for c in CLIENT_PASSWORDS if c.form != "environment"
+             for p in c.programs}
+    return (r"(?:(?<=/)|(?<![\w.~/$-]))(?P<program>" + _names_pattern(names) + r") "
+            + _COMMAND_REST)
+
+
+def _client_env_pattern() -> str:
+    """A variable a client of CLIENT_PASSWORDS reads its password from, and its value."""
+    names = [f for c in CLIENT_PASSWORDS if c.form == "environment" for f in c.flags]
+    return r"(?<![\w$])(?P<env>" + _names_pattern(names) + r")=(?P<word>" + _SHELL_WORD + ")"
+
+
+def _client_keywords(environment: bool) -> tuple[str, ...]:
+    """What every match of the client patterns holds: a program's name and a space,
+    or a variable's name."""
+    return tuple(dict.fromkeys(
+        word.lower() for c in CLIENT_PASSWORDS if (c.form == "environment") == environment
+        for word in (c.flags if environment else [p.split()[0] + " " for p in c.programs])))
 
 
 # Words that make a name hold a secret when the name ends with them; the long
@@ -3068,9 +3195,11 @@ _TOKEN_END = r"(?![A-Za-z0-9_])"  # a token ends where letters, digits and _ end
 # Prefixes and shapes follow the public rule sets of gitleaks, detect-secrets and
 # trufflehog (DESIGN.md "Redaction" lists them and why); the patterns are ctxkit's.
 REDACTION_RULES: tuple[RedactionRule, ...] = (
+    # A key block to its END (or the end of the text); _key_spans keeps each line's
+    # prefix (a line number, a log timestamp, a diff's +, indentation) and masks the rest.
     RedactionRule("private-key", r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
                   r"[\s\S]*?(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\Z)",
-                  ("private key",)),
+                  ("private key",), spans="key"),
     RedactionRule("aws-access-key-id",
                   r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
                   ("akia", "asia", "abia", "acca", "a3t")),
@@ -3145,15 +3274,27 @@ REDACTION_RULES: tuple[RedactionRule, ...] = (
                   ("bearer",), "credential"),
     # user:password@host in URLs and connection strings.
     RedactionRule("url-password", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]*:"
-                  r"(?P<value>[^\s@/'\"]+)@", ("://",), "literal"),
+                  r"(?P<value>[^\s@/'\"]+)@", ("://",), "userinfo"),
     # .NET and NuGet settings: <add key="ApiPassword" value="..." />
     RedactionRule("settings-pair", r"(?i)\bkey\s*=\s*[\"'][\w.:-]*(?:" + _SECRET_NAME_LONG
                   + r"|" + _SECRET_NAME_SHORT + r")\d*[\"']\s+value\s*=\s*(?P<q>[\"'])"
                   r"(?P<value>[^\"'\n]{1,500})(?P=q)", ("key",), "literal"),
     RedactionRule("dsn", r"(?<![\w/:@.-])[A-Za-z0-9_.-]+:(?P<value>[^\s@/'\":]+)@"
-                  r"(?:tcp|unix|udp)\(", ("@tcp(", "@unix(", "@udp("), "literal"),
-    RedactionRule("curl-user", r"\bcurl\b[^\n]*?\s(?:-u|--user)[\s=]+['\"]?[^\s:'\"]+:"
-                  r"(?P<value>[^\s'\"]+)", ("curl",), "literal"),
+                  r"(?:tcp|unix|udp)\(", ("@tcp(", "@unix(", "@udp("), "userinfo"),
+    # Cookie and Set-Cookie headers (RFC 6265: a Set-Cookie's first pair is the cookie,
+    # the rest attributes), curl's -b/--cookie when its argument is a cookie (it has =;
+    # without one it names a file), and the lines of a Netscape cookies.txt file.
+    RedactionRule("cookie", r"(?i)\b(?P<set>set-)?cookie\b['\"]?[ \t]*:[ \t]*['\"]?"
+                  r"(?P<pairs>[^\r\n'\"]*)|\bcurl\b[^\n]*?[ \t](?-i:-b|--cookie)(?:[ \t]+|=)"
+                  r"(?P<word>" + _SHELL_WORD + ")", ("cookie", "curl"), spans="cookie"),
+    RedactionRule("cookie-file", r"(?m)^(?:#HttpOnly_)?[^\t\n#][^\t\n]*\t(?i:TRUE|FALSE)\t"
+                  r"[^\t\n]*\t(?i:TRUE|FALSE)\t-?\d+\t[^\t\n]*\t(?P<value>[^\t\r\n]+)",
+                  ("\ttrue\t", "\tfalse\t"), "cookie"),
+    # The password flags of well-known clients (CLIENT_PASSWORDS), curl -u included.
+    RedactionRule("client-password", _client_pattern(), _client_keywords(False),
+                  spans="client"),
+    RedactionRule("client-password-env", _client_env_pattern(), _client_keywords(True),
+                  spans="client"),
     # password = "...", SECRET_KEY: ..., --token xyz, "SecretAccessKey": "...": a name
     # ending in a secret word, an assignment (never a comparison), and its value.
     RedactionRule("assignment",
@@ -3246,10 +3387,11 @@ _CODE_VALUE = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\s*(?:\.|::|->)\s*[A-Za-z_][A-Z
 # The conventional stand-ins for a secret (gitleaks allows them too): not secrets.
 _STAND_IN = ("changeme", "changeit", "password", "passwd", "secret", "token", "example",
              "test", "dummy", "placeholder", "redacted")
-# ${X}, $X, $(...), %X%, {{ x }}, {x}, <x>, %s, ***, xxxx, ..., and the masked text.
-_PLACEHOLDER = lazy_re(r"\$\{[^}]*\}?|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|\$[@*#?!$-]"
+# ${X}, $X, $(...), `...`, %X%, {{ x }}, {x}, <x>, %s, ***, xxxx, ..., env:X, and the masked text.
+_PLACEHOLDER = lazy_re(r"\$\{[^}]*\}?|\$\(.*|`.*|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|\$[@*#?!$-]"
                        r"|%[A-Za-z_]+%|\{\{.*|\{[^}]*\}|<[^>]*>?|%[-+#0 ]?[sdr]|%\([^)]*\)[sdr]"
-                       r"|[:@][A-Za-z_]\w*|\?|\*+|[xX]{3,}|\.{3,}|…|(?i:none|null|nil|true|false"
+                       r"|[:@][A-Za-z_]\w*|(?:env|file|fd):\S+|\?|\*+|[xX]{3,}|\.{3,}|…"
+                       r"|(?i:none|null|nil|true|false"
                        r"|undefined)|[A-Z]+(?:_[A-Z0-9]+)*")
 _PATH_VALUE = lazy_re(r"(?:/|~/|\./|\.\./|[A-Za-z]:\\)[^+=]*")
 _LETTERS_ONLY = lazy_re(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*[.:!?]?")
@@ -3352,36 +3494,378 @@ def _bare_literal(match: re.Match[str], value: str) -> bool:
     return True
 
 
+# A pytest node id, up to the [ of its parameters: path.py::[Class::]name, or a test
+# function's name alone (pytest collects test* functions in Test* classes). A [ and
+# then a quote is a subscript in code (cases["..."]), never an id.
+_TEST_ID_OPEN = lazy_re(r"(?:(?<![\w/.-])[\w./-]*\.py::(?:\w+::)*\w+"
+                        r"|(?<![\w.])(?:Test\w*::)*test\w*)\[(?!['\"])")
+_TEST_ID_CLOSE = lazy_re(r"\](?=[\s>'\",):]|$)")
+
+
+def _in_test_id(match: re.Match[str]) -> bool:
+    """True when the match lies inside the parameters of a pytest node id.
+
+    pytest names each case of a parametrized test by its parameters
+    (``test_auth[http://user:pass@host-expected0]``): that is test data in a
+    name, which the node id must keep whole to be found, run or read again.
+    """
+    text, start = match.string, match.start()
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    line_end = len(text) if line_end < 0 else line_end
+    for opened in _TEST_ID_OPEN.finditer(text, line_start, start):
+        closed = _TEST_ID_CLOSE.search(text, opened.end(), line_end)
+        if closed is not None and closed.start() >= match.end():
+            return True
+    return False
+
+
+def _check_userinfo(match: re.Match[str], value: str) -> bool:
+    """The password of ``scheme://user:password@host``, unless a test's name holds it."""
+    return not _is_placeholder(value) and not _in_test_id(match)
+
+
+def _check_cookie(match: re.Match[str], value: str) -> bool:
+    """A cookie's value is a secret when it can carry a session id: OWASP asks 64 bits
+    of entropy of one, which 16 hex characters hold; a shorter one is a token when it
+    has a token's shape. Words (``dark``, ``en-US``, ``Europe/Berlin``, ``deleted``)
+    are preferences."""
+    value = value.strip()
+    if _is_placeholder(value) or any(c.isspace() for c in value) or \
+            re.fullmatch(r"[A-Za-z]+(?:[-_./][A-Za-z]+)+", value):
+        return False
+    return len(value) >= 16 or _looks_like_credential(value)
+
+
 REDACTION_CHECKS: dict[str, Callable[[re.Match[str], str], bool]] = {
     "literal": _check_literal, "credential": _check_credential, "header": _check_header,
-    "assignment": _check_assignment,
+    "assignment": _check_assignment, "userinfo": _check_userinfo, "cookie": _check_cookie,
 }
 _VALUE_GROUPS = ("value", "sig", "rest", "bare", "bv")
 
 
-def _secret_span(match: re.Match[str], rule: RedactionRule) -> tuple[int, int] | None:
-    """Where the secret of a match is, or None when the match holds none.
+# --- secrets found by the grammar of what matched: key blocks, cookies, commands ----------
 
-    A match without a value group is a secret whole (a token with a prefix).
+_KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = lazy_re(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+# After BEGIN on its own line: the key when it is written on that line too, with spaces
+# or escaped line breaks (a key flattened into one variable).
+_KEY_TAIL = lazy_re(r"(?:[ \t]*(?:\\[rn])*[ \t]*[A-Za-z0-9+/=]+)*")
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+# What may end a key's line after its base64: escaped line breaks, a quote, a comma or
+# a concatenation (keys pasted into code), spaces, a carriage return.
+_KEY_SUFFIX = r"(?:\\[rn])*[\"'`]?[ \t]*[,;+\\)]*[ \t]*\r?$"
+# A body line whatever its prefix: a base64 run as long as half of a PEM line (64
+# characters, RFC 7468) after a space or punctuation (interleaved or unforeseen prefixes).
+_KEY_ANY_PREFIX = lazy_re(r"(?:.*[^A-Za-z0-9+/=])?(?P<body>[A-Za-z0-9+/]{32,}={0,2})"
+                          + _KEY_SUFFIX)
+
+
+def _prefix_pattern(prefix: str) -> str:
+    """A BEGIN line's prefix as the pattern of its block's other prefixes: the same
+    text up to its numbers (line numbers, timestamps) and its spacing."""
+    return "".join(r"\d+" if part.isdigit() else r"[ \t]*" if part.isspace() else re.escape(part)
+                   for part in re.split(r"(\d+|\s+)", prefix) if part)
+
+
+class KeyBlock:
+    """An open private key block: the pattern of its lines' prefixes, and whether PEM
+    headers (``Proc-Type: 4,ENCRYPTED``, ``DEK-Info: ...``) may still come."""
+
+    __slots__ = ("lead", "line", "header", "headers")
+
+    def __init__(self, prefix: str):
+        lead = f"(?:{_prefix_pattern(prefix)})?[ \\t]*" if prefix.strip() else "[ \\t]*"
+        self.lead = re.compile(lead)
+        self.line = re.compile(lead + r"(?P<body>=?[A-Za-z0-9+/]+={0,2}|)" + _KEY_SUFFIX)
+        self.header = re.compile(lead + r"(?P<body>[A-Za-z][A-Za-z0-9-]*:[ \t][^\r\n]*)$")
+        self.headers = True
+
+    def body(self, line: str) -> tuple[int, int] | None:
+        """Where the key material of a line inside the block is; None when the line is
+        not one of the block's (the key was cut short: the block has ended)."""
+        found = self.line.match(line)
+        if found is None and self.headers:
+            header = self.header.match(line)
+            if header is not None:
+                return header.span("body")
+        found = found or _KEY_ANY_PREFIX.match(line)
+        if found is None:
+            return None
+        if found.group("body"):
+            self.headers = False
+        return found.span("body")
+
+    def end_start(self, line: str, end: int) -> int:
+        """Where the material of the END line starts: base64 glued to the marker
+        belongs to the key, the line's prefix does not."""
+        lead = self.lead.match(line).end()
+        while end > lead and line[end - 1] in _KEY_CHARS:
+            end -= 1
+        return end
+
+
+def key_line_spans(line: str, block: KeyBlock | None
+                   ) -> tuple[list[tuple[int, int]], KeyBlock | None, int]:
+    """The key material in one line, the block still open after it, and how many
+    blocks begin in it.
+
+    Only the key is material: the markers, its base64 and PEM headers. A line's
+    prefix (a line number, a log timestamp, a diff's ``+``, indentation, pytest's
+    ``E   ``) and what follows END stay as they were, and so do the line breaks.
     """
+    spans: list[tuple[int, int]] = []
+    position = begun = 0
+    if block is not None:
+        end = _KEY_END.search(line)
+        if end is None:
+            body = block.body(line)
+            if body is not None:
+                return ([body] if body[0] < body[1] else []), block, 0
+        else:
+            spans.append((block.end_start(line, end.start()), end.end()))
+            position = end.end()
+        block = None
+    while (begin := _KEY_BEGIN.search(line, position)) is not None:
+        begun += 1
+        end = _KEY_END.search(line, begin.end())
+        if end is not None:
+            spans.append((begin.start(), end.end()))
+            position = end.end()
+            continue
+        tail = _KEY_TAIL.match(line, begin.end())
+        stop = tail.end() if tail is not None else begin.end()
+        spans.append((begin.start(), stop))
+        return spans, KeyBlock(line[:begin.start()]), begun
+    return spans, None, begun
+
+
+def _key_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The material of the key block(s) a private-key match covers, line by line."""
+    text, block = match.string, None
+    position, spans = text.rfind("\n", 0, match.start()) + 1, []
+    while True:
+        newline = text.find("\n", position, match.end())
+        stop = match.end() if newline < 0 else newline
+        found, block, _ = key_line_spans(text[position:stop], block)
+        spans += [(position + a, position + b) for a, b in found if position + a >= match.start()]
+        if newline < 0:
+            return spans
+        position = newline + 1
+
+
+Chars = list[tuple[str, int]]  # a word's characters, each with its offset in the text
+
+
+def shell_words(text: str, start: int = 0, end: int | None = None) -> list[Chars]:
+    """The words of a command in ``text[start:end]`` as a POSIX shell splits them,
+    each as its characters with their offsets: quotes and escapes removed
+    (``-p'a b'`` is the word ``-pa b``), ``""`` an empty word, ``<`` and ``>``
+    apart. Where a value lies in the text is then where its characters are.
+    """
+    end = len(text) if end is None else end
+    words: list[Chars] = []
+    word: Chars | None = None
+    quote, index = "", start
+    while index < end:
+        char = text[index]
+        if quote == "'" and char != "'" or quote == '"' and char not in '"\\':
+            word.append((char, index))  # type: ignore[union-attr]
+        elif quote and char == quote:
+            quote = ""
+        elif char == "\\" and index + 1 < end and (not quote or text[index + 1] in '"\\$`'):
+            index += 1
+            word = (word or []) + [(text[index], index)]
+        elif quote:
+            word.append((char, index))  # type: ignore[union-attr]
+        elif char.isspace() or char in "<>":
+            if word is not None:
+                words.append(word)
+            word = None
+        else:
+            word = word if word is not None else []
+            if char in "'\"":
+                quote = char
+            else:
+                word.append((char, index))
+        index += 1
+    if word is not None:
+        words.append(word)
+    return words
+
+
+def _word(chars: Chars) -> str:
+    return "".join(char for char, _ in chars)
+
+
+def _chars_span(chars: Chars) -> tuple[int, int] | None:
+    """Where a value's characters lie, else None: a placeholder, or punctuation alone
+    (``-p:`` in prose), is no password."""
+    word = _word(chars)
+    if _is_placeholder(word) or not any(char.isalnum() for char in word):
+        return None
+    return chars[0][1], chars[-1][1] + 1
+
+
+def _cookie_pairs(chars: Chars, first_only: bool) -> list[tuple[int, int]]:
+    """The secret values among ``name=value; name=value``: every pair of a Cookie
+    header, the first only of a Set-Cookie (the rest are its attributes)."""
+    spans, pair = [], []
+    for char in [*chars, (";", -1)]:
+        if char[0] != ";":
+            pair.append(char)
+            continue
+        word = _word(pair)
+        if "=" in word:
+            value = pair[word.index("=") + 1:]
+            while value and value[0][0].isspace():
+                value = value[1:]
+            while value and value[-1][0].isspace():
+                value = value[:-1]
+            if len(value) >= 2 and value[0][0] == value[-1][0] == '"':
+                value = value[1:-1]
+            if value and _check_cookie_value(_word(value)):
+                spans.append((value[0][1], value[-1][1] + 1))
+        if first_only:
+            break
+        pair = []
+    return spans
+
+
+def _check_cookie_value(value: str) -> bool:
+    return _check_cookie(None, value)  # type: ignore[arg-type]
+
+
+def _cookie_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The secret values of a Cookie/Set-Cookie header, or of curl's cookie argument."""
+    if match.group("pairs") is not None:
+        start, end = match.span("pairs")
+        chars = [(match.string[i], i) for i in range(start, end)]
+        return _cookie_pairs(chars, first_only=match.group("set") is not None)
+    words = shell_words(match.string, *match.span("word"))
+    if not words or "=" not in _word(words[0]):
+        return []  # curl -b FILE: a cookie file's name
+    return _cookie_pairs(words[0], first_only=False)
+
+
+def _client_value(words: list[Chars], texts: list[str], index: int, flag: str,
+                  form: str) -> Chars | None:
+    """The value ``flag`` has at ``words[index]`` (whose text is ``texts[index]``) in a
+    command, or None (CLIENT_PASSWORDS says what each form means)."""
+    word = texts[index]
+    if not word.startswith(flag[:2]):
+        return None
+    short = len(flag) == 2 and flag[0] == "-"
+    nxt = words[index + 1] if index + 1 < len(words) else None
+    if form == "attached":
+        if not word.startswith(flag) or len(word) == len(flag):
+            return None
+        value = words[index][len(flag):]
+        if not short and flag[-1] != ":":
+            return value[1:] if value[0][0] == "=" else None
+        return value
+    if word == flag:
+        value = nxt
+    elif word.startswith(flag + "="):
+        value = words[index][len(flag) + 1:]
+    elif short and word.startswith(flag) and form != "pass-phrase":
+        value = words[index][2:]
+    else:
+        return None
+    if value is None or value and value[0][0] == "-" and word == flag:
+        return None  # no argument, or another option: the client prompts
+    text = _word(value)
+    if form == "pass-phrase":
+        return value[5:] if text.startswith("pass:") else None
+    separator = {"user%password": "%", "user,password": ",", "user:password": ":"}.get(form)
+    if separator is not None:
+        return value[text.index(separator) + 1:] if separator in text else None
+    return value
+
+
+_CLIENTS_BY_NAME: dict[str, list[tuple[ClientPassword, list[list[str]]]]] = {}
+
+
+def _clients_named(name: str) -> list[tuple[ClientPassword, list[list[str]]]]:
+    """The records of CLIENT_PASSWORDS for a program, each with the subcommands it needs."""
+    if not _CLIENTS_BY_NAME:
+        for client in CLIENT_PASSWORDS:
+            if client.form == "environment":
+                continue
+            for program in client.programs:
+                first, *subcommand = program.split()
+                entries = _CLIENTS_BY_NAME.setdefault(first, [])
+                for entry in entries:
+                    if entry[0] is client:
+                        entry[1].append(subcommand)
+                        break
+                else:
+                    entries.append((client, [subcommand]))
+    return _CLIENTS_BY_NAME.get(name, [])
+
+
+def _client_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The passwords a client's command line holds, by that client's documented flags."""
+    if "env" in match.re.groupindex:
+        words = shell_words(match.string, *match.span("word"))
+        span = _chars_span(words[0]) if words else None
+        return [span] if span else []
+    words = shell_words(match.string, match.end("program"), match.end())
+    texts = [_word(chars) for chars in words]
+    clients, spans = _clients_named(match.group("program")), []
+    for index, chars in enumerate(words):
+        for client, commands in clients:
+            if not any(all(sub in texts[:index] for sub in command) for command in commands):
+                continue  # docker run -p: a port; docker login -p: a password
+            for flag in client.flags:
+                value = _connect_string(chars) if client.form == "user/password" \
+                    else _client_value(words, texts, index, flag, client.form)
+                span = _chars_span(value) if value else None
+                if span is not None:
+                    spans.append(span)
+    return spans
+
+
+def _connect_string(chars: Chars) -> Chars | None:
+    """The password of an Oracle connect string ``user/password[@database]``."""
+    word = _word(chars)
+    found = re.fullmatch(r"([^\s/@-][^\s/@]*)/([^\s/@]+)(?:@\S*)?", word)
+    return chars[found.start(2):found.end(2)] if found else None
+
+
+REDACTION_SPANS: dict[str, Callable[[re.Match[str]], list[tuple[int, int]]]] = {
+    "key": _key_spans, "cookie": _cookie_spans, "client": _client_spans,
+}
+
+
+def _secret_spans(match: re.Match[str], rule: RedactionRule) -> list[tuple[int, int]]:
+    """Where the secrets of a match are (none when it holds none).
+
+    A rule with ``spans`` finds them by the grammar of what matched; else a
+    match without a value group is a secret whole (a token with a prefix), and
+    one with a value group holds its value when the rule's check says so.
+    """
+    if rule.spans is not None:
+        return [span for span in REDACTION_SPANS[rule.spans](match)
+                if REDACTED not in match.string[span[0]:span[1]]]
     group = next((g for g in _VALUE_GROUPS if g in match.re.groupindex
                   and match.group(g) is not None), None)
     if group is None:
-        return match.span()
+        return [match.span()]
     value = match.group(group)
     if not value or REDACTED in value or \
             (rule.check and not REDACTION_CHECKS[rule.check](match, value)):
-        return None
-    return match.span(group)
+        return []
+    return [match.span(group)]
 
 
 def _masked(match: re.Match[str], rule: RedactionRule) -> str | None:
-    """The match with its secret replaced, or None when the match holds none."""
-    span = _secret_span(match, rule)
-    if span is None:
+    """The match with its secrets replaced, or None when the match holds none."""
+    spans = _secret_spans(match, rule)
+    if not spans:
         return None
-    whole, base = match.group(0), match.start()
-    return whole[:span[0] - base] + REDACTED + whole[span[1] - base:]
+    base = match.start()
+    return _mask_spans(match.group(0), [(a - base, b - base) for a, b in spans])
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -3411,9 +3895,9 @@ def secret_spans(text: str, whole: bool = True) -> list[tuple[int, int]]:
     spans = []
     for rule, pattern in _rules_for(text.lower()):
         for match in pattern.finditer(text):
-            span = _secret_span(match, rule)
-            if span is not None:
-                spans.append(match.span() if whole else span)
+            found = _secret_spans(match, rule)
+            if found:
+                spans += [match.span()] if whole else found
     return spans
 
 
@@ -3422,13 +3906,19 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
 
     A secret's context may lie in the argument before it (``--password X``,
     ``curl -u user:X``), so the secrets are found in the arguments joined by
-    spaces, and each is masked inside the arguments it overlaps; quoting the
-    result (shlex.join) then cannot hide a secret from the patterns.
+    spaces, an argument holding a space in quotes as a shell would show it
+    (``-p'a b'``: the word stays one), and each is masked inside the arguments
+    it overlaps; quoting the result (shlex.join) then cannot hide a secret
+    from the patterns.
     """
-    joined, starts, position = " ".join(argv), [], 0
+    parts, starts, position = [], [], 0
     for arg in argv:
-        starts.append(position)
-        position += len(arg) + 1
+        quote = next((q for q in "'\"" if q not in arg and (q == "'" or "\\" not in arg)), "") \
+            if any(c.isspace() for c in arg) else ""
+        parts.append(quote + arg + quote)
+        starts.append(position + len(quote))
+        position += len(arg) + 2 * len(quote) + 1
+    joined = " ".join(parts)
     local: list[list[tuple[int, int]]] = [[] for _ in argv]
     for start, end in secret_spans(joined, whole=False):
         for index, arg in enumerate(argv):
@@ -3533,6 +4023,11 @@ class Database:
 
 def wrap_sqlite_error(exc: sqlite3.Error, path: Path) -> DatabaseError:
     text = str(exc)
+    if ("readonly" in text or "read-only" in text or "unable to open" in text) and \
+            not _writable_folder(path):
+        return DatabaseError(f"database {path} cannot be written: its folder {path.parent} "
+                             f"is read-only (SQLite keeps the -wal and -shm files beside the "
+                             f"database); make the folder writable or pass --db")
     if "readonly" in text or "read-only" in text:
         return DatabaseError(f"database {path} is read-only: check its permissions "
                              f"or pass --db to use another file")
@@ -3543,6 +4038,25 @@ def wrap_sqlite_error(exc: sqlite3.Error, path: Path) -> DatabaseError:
         return DatabaseError(f"database {path} stayed locked for "
                              f"{BUSY_TIMEOUT_MS // 1000}s by another process; try again")
     return DatabaseError(f"database {path}: {text}")
+
+
+def _writable_folder(path: Path) -> bool:
+    return os.access(path.parent, os.W_OK)
+
+
+def _read_only_uri(path: Path) -> str | None:
+    """The URI that opens an existing database whose folder cannot be written.
+
+    SQLite reads a WAL database only by creating its -shm file, which a
+    read-only folder refuses; opened ``immutable`` it reads without one. That
+    is safe only because nobody can write it either: every writer needs a -wal
+    (or journal) file in that folder. None when the folder can be written or a
+    -wal file is there (a writer may be at work: SQLite must see it).
+    """
+    from urllib.parse import quote
+    if _writable_folder(path) or os.path.exists(f"{path}-wal"):
+        return None
+    return f"file:{quote(str(path))}?immutable=1"
 
 
 def _prepare_state_dir(path: Path) -> None:
@@ -3585,12 +4099,15 @@ def open_db(env: Env, *, create: bool = True) -> Database:
             fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
             os.close(fd)
         except OSError as exc:
-            raise DatabaseError(f"cannot create database {path}: {exc.strerror}") from None
+            raise DatabaseError(f"cannot create database {path}: {exc.strerror}; make "
+                                f"{path.parent} writable or pass --db PATH") from None
         _note_root_outside_git(env)
+    read_only = _read_only_uri(path) if existed else None
     old_umask = os.umask(0o077)  # the -wal and -shm files stay private too
     try:
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
-                               isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(read_only or str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+                               isolation_level=None, check_same_thread=False,
+                               uri=read_only is not None)
     except sqlite3.Error as exc:
         os.umask(old_umask)
         raise wrap_sqlite_error(exc, path) from exc
@@ -3603,6 +4120,12 @@ def open_db(env: Env, *, create: bool = True) -> Database:
             raise DatabaseError(
                 f"{path} was written by a newer ctxkit (schema {version}, this one "
                 f"knows {SCHEMA_VERSION}); upgrade ctxkit — the file was not modified")
+        if read_only:   # read as it is; a write fails with wrap_sqlite_error's reason
+            if version < SCHEMA_VERSION:
+                raise DatabaseError(f"{path} needs its schema upgraded to version "
+                                    f"{SCHEMA_VERSION}, but its folder {path.parent} is "
+                                    f"read-only; make the folder writable or pass --db")
+            return db
         _set_wal(db)
         db.execute("PRAGMA foreign_keys = ON")
         db.execute("PRAGMA synchronous = NORMAL")  # safe with WAL, far fewer fsyncs
@@ -4352,7 +4875,7 @@ class Language(Record):
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
-        "file_level_calls",
+        "file_level_calls", "dynamic_types",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -4366,6 +4889,7 @@ class Language(Record):
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
         "dialect": None, "macro_calls": None, "file_level_calls": True,
+        "dynamic_types": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -4408,6 +4932,8 @@ class Language(Record):
     #                             when `name(...)` is a macro: the calls its body makes
     dialect: Callable | None    # (path, src) -> the language the content is in, or None
     #                             (.h holding C++)
+    dynamic_types: frozenset[str]  # type names that mean "any type" (TS any, Python Any): a
+    #                             value declared so has an unknown type, never an outside one
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -4426,7 +4952,8 @@ class Language(Record):
     #                                   recv_text) or None [RECV.NAME]
     import_handler: Callable | None   # (s, node, ctx) for every @import capture [no imports]
     # resolution hooks
-    resolve_binding: Callable | None  # (r, path, module, name, depth) -> target [None]
+    resolve_binding: Callable | None  # (r, path, module, name, depth) -> target; None for
+    #                                   a name the index's module does not define [external]
     resolve_local: Callable | None    # (r, path, scope, name, ctx) -> target: a bare name
     #                                   not in the file's scopes or imports [None]
     resolve_qualified: Callable | None  # (r, path, scope, "a.b.C") -> target: a dotted name
@@ -4701,7 +5228,7 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text else _clean_type(text)  # f#1: f's 2nd result
+        cleaned = {var: text if "#" in text else _clean_type(text, generic=True)  # f#1: 2nd
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
@@ -4823,6 +5350,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         is_declared = up is not None and (up.type == "type_annotation" or (
             field is not None and field.id == type_node.id))
         vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
+    elif "alias" in caps:  # type T = A | B: a written type under another name
+        if caps["aliasvalue"][0].type != "object_type":  # type T = {...}: an interface
+            extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = _clean_type(
+                s.text(caps["aliasvalue"][0]), generic=True)
     elif "local" in caps:
         extra.setdefault("locals", []).append((caps["local"][0].start_byte,
                                                s.text(caps["local"][0])))
@@ -5111,27 +5642,52 @@ def _descendants(node: Any, types: tuple[str, ...], depth: int = 3) -> list[Any]
     return found
 
 
-def _clean_type(text: str) -> str:
+def _clean_type(text: str, generic: bool = False) -> str:
     """The class name inside a written type.
 
     ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``.
     A union keeps its members that name a type, ``A | B | null`` -> ``A|B``;
-    ``Optional[X]`` and ``X | None`` -> ``X``.
+    ``Optional[X]`` and ``X | None`` -> ``X``. With ``generic``, a member keeps the
+    names its type arguments hold, ``Map<K, Node<V>>`` -> ``Map<K,Node>``,
+    ``list[Foo]`` -> ``list<Foo>``, an array ``Foo[]`` -> ``Array<Foo>``: what a
+    container outside the index gives back may be a class of the index
+    (``_Resolver.type_named``).
     """
+    if generic:
+        return "|".join(_generic_member(m) for m in _clean_members(text) if m)
+    return "|".join(m[0] for m in _clean_members(text))
+
+
+def _generic_member(member: tuple[str, str]) -> str:
+    name, written = member
+    if written.endswith("[]"):  # Foo[]: an array of Foo
+        name, inner = "Array", written[:-2]
+    else:
+        arguments = re.fullmatch(r"[^<\[]*?(?:<(.*)>|\[(.*)\])", written, re.S)
+        if name.startswith("type:") or arguments is None:
+            return name
+        inner = arguments.group(1) if arguments.group(1) is not None else arguments.group(2)
+    held = [n for arg in _split_top_level(inner, ",") for n in _clean_type(arg).split("|") if n]
+    return f"{name}<{','.join(dict.fromkeys(held))}>" if held else name
+
+
+def _clean_members(text: str) -> list[tuple[str, str]]:
+    """(class name, the member as written) of each member of a written type's union."""
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
-    members = []
+    members: dict[str, str] = {}
     for member in _type_members(text):
-        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*([\w.]+)\s*\]", member.strip())
+        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*['\"]?([\w.]+)['\"]?\s*\]",
+                                member.strip())
         if of_class:  # type[X]: the class X itself, not an instance
-            members.append("type:" + of_class.group(1))
+            members.setdefault("type:" + of_class.group(1), member)
             continue
-        member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
-        match = re.search(r"[A-Za-z_$][\w.$]*", member)
+        bare = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
+        match = re.search(r"[A-Za-z_$][\w.$]*", bare)
         if match and match.group(0) not in ("null", "undefined", "None", "void"):
-            members.append(match.group(0))
-    return "|".join(dict.fromkeys(members))
+            members.setdefault(match.group(0), member.strip())
+    return list(members.items())
 
 
 def _type_members(text: str) -> list[str]:
@@ -5185,7 +5741,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         handler(s, node, local)
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
-    for key in ("package", "mods", "default", "macros"):
+    for key in ("package", "mods", "default", "macros", "aliases"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("all"):
@@ -6120,6 +6676,9 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 
 SUPER_NAMES = frozenset({"super()", "super"})  # the default Language.super_names
 OUTSIDE = "outside"  # expr_type: a type known to be outside the index
+# ... and one whose type arguments are not all outside it (Map<K, Node>, list[Foo]): its
+# methods are outside the index, what they give back is unknown (Map.get gives a Node).
+OUTSIDE_GENERIC = "outside generic"
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -6234,9 +6793,14 @@ class _Resolver:
     # -- names --------------------------------------------------------------
 
     def resolve_binding(self, path: str, binding: list[Any], depth: int = 0) -> tuple | None:
-        """What an import binding [module, name or None] of ``path`` points to."""
+        """What an import binding [module, name or None] of ``path`` points to.
+
+        ("external", None) for a module outside the index; None when the module is
+        the index's but the name is not a definition found there (a variable, a
+        member of a namespace): unknown, never outside."""
         resolve = self.language(path).resolve_binding
-        return resolve(self, path, binding[0], binding[1], depth) if resolve else None
+        return resolve(self, path, binding[0], binding[1], depth) if resolve \
+            else ("external", None)
 
     def lookup_in_modules(self, paths: list[str], name: str, depth: int = 0) -> tuple | None:
         """A module-level name of these files, following re-exports."""
@@ -6272,7 +6836,7 @@ class _Resolver:
         for qual in self.scope_chain(scope):
             binding = scoped.get(qual, {}).get(name)
             if binding is not None:  # imported inside this function
-                return self.resolve_binding(path, binding) or ("external", None)
+                return self.resolve_binding(path, binding)
             owner = self.by_pq.get((path, qual))
             if owner is None:
                 continue
@@ -6288,7 +6852,7 @@ class _Resolver:
         ctx = self.ctx(path)
         binding = ctx.get("imports", {}).get(name)
         if binding is not None:
-            return self.resolve_binding(path, binding) or ("external", None)
+            return self.resolve_binding(path, binding)
         node = self.by_pq.get((path, name))
         if node is not None and self.nodes[node].kind != "file":
             return ("node", node)
@@ -6308,9 +6872,8 @@ class _Resolver:
         """``a.b.C`` read from ``scope``: a module, a node, external, or None."""
         parts = text.split(".")
         binding = self.ctx(path).get("imports", {}).get(text)
-        target = (self.resolve_binding(path, binding) or ("external", None)) if binding else None
-        if target is not None:
-            return target
+        if binding:  # what the import names; None: a name of the index's module, unknown
+            return self.resolve_binding(path, binding)
         qualified = self.language(path).resolve_qualified
         if qualified is not None and len(parts) > 1:
             target = qualified(self, path, scope, text)
@@ -6329,6 +6892,7 @@ class _Resolver:
                 node = self.by_pq.get((npath, f"{qualname}.{part}"))
                 if node is None and kind in CLASS_KINDS:  # Store.shared: a typed class field
                     field = self.ctx(npath).get("types", {}).get(qualname, {}).get(part)
+                    field = field.split("<")[0] if field else None  # Store.shared: Store<T>
                     return self.resolve_dotted(npath, qualname, field) if field else None
                 target = ("node", node) if node is not None else None
         return target
@@ -6419,7 +6983,7 @@ class _Resolver:
         if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
         owner = self.expr_type(path, scope, recv, line)
-        if owner is OUTSIDE:
+        if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
             return None, 1.0  # a receiver of a known type outside the index: no guess
         if owner is not None:
             return self._method_of(owner, callee)
@@ -6439,6 +7003,11 @@ class _Resolver:
         target = self.resolve_name(path, scope, callee)
         if target is not None:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
+        if self._binding_of(path, scope, callee) is not None:
+            return None, 0.0  # imported from a module of the index that lacks it: unknown
+        if self.variable_type(path, scope, callee) is not None:  # comp = comp_cls(...)
+            made = self._called_variable(path, scope, callee)
+            return (made, CONF_TYPED) if made is not None else (None, 0.0)
         if callee in language.builtins:
             return None, 1.0
         if language.bare_outside and _absent(self, path, callee):
@@ -6512,7 +7081,7 @@ class _Resolver:
         text = text.strip().rstrip("!").removeprefix("new ")
         if depth > 6 or not text:
             return None
-        cast = re.fullmatch(r"\((.+?)\s+as\s+(.+)\)", text, re.S)
+        cast = re.fullmatch(r"\(\s*(.+)\s+as\s+([^()]+?)\s*\)", text, re.S)  # the last as
         if cast:
             return self.type_named(path, scope, _clean_type(cast.group(2)))
         if text.startswith("(") and text.endswith(")") and _collapse_arguments(text) == "(...)":
@@ -6520,6 +7089,9 @@ class _Resolver:
         if text.endswith("(...)"):
             head, _, name = text[:-5].rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
+            if dst is None and confidence >= CONF_EXACT and head and \
+                    self.expr_type(path, scope, head, line, depth + 1) is OUTSIDE_GENERIC:
+                return None  # map.get(k): the container's method, giving what it holds
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
             if self.class_like(dst):
@@ -6532,8 +7104,8 @@ class _Resolver:
         head, _, attr = text.rpartition(".")
         if head:
             owner = self.expr_type(path, scope, head, line, depth + 1)
-            if owner is OUTSIDE:
-                return OUTSIDE
+            if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
+                return OUTSIDE if owner is OUTSIDE else None
             if owner is None and re.fullmatch(r"[\w.$]+", head):
                 return self._module_variable(path, scope, head, attr)
             return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
@@ -6654,6 +7226,12 @@ class _Resolver:
                     return None
                 return self.returned_type(dst, int(index))
             return found
+        generic = re.fullmatch(r"([^<|]+)<(.*)>", type_text)
+        if generic:  # Map<K,Node>: a class of the index, else outside or outside generic
+            found = self.type_named(path, scope, generic.group(1))
+            held = (self.type_named(path, scope, t) for t in generic.group(2).split(","))
+            return OUTSIDE_GENERIC if found is OUTSIDE and any(
+                t is not OUTSIDE for t in held) else found
         if "|" in type_text:
             members = [self.type_named(path, scope, t) for t in type_text.split("|")]
             classes = tuple(m for m in members if isinstance(m, int))
@@ -6661,14 +7239,71 @@ class _Resolver:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
         target = self.resolve_dotted(path, scope, type_text)
+        alias = self._type_alias(path, type_text) if target is None else None
+        if alias is not None:  # type T = A | B, here or imported: what it stands for
+            key = ("alias", *alias)
+            if key in self.memo:
+                return None  # an alias that names itself
+            self.memo[key] = None
+            found = self.type_named(alias[0], "", alias[1]) if alias[1] else None
+            del self.memo[key]
+            return found
         if target is None and "." in type_text:  # x = self.make(...): a method's result,
             # unknown (None) when that call is unresolved or its result undeclared
             return self.expr_type(path, scope, type_text + "(...)")
+        if target is None and re.fullmatch(r"[\w$]+", type_text) and \
+                self._is_variable(path, scope, type_text):
+            return self._called_variable(path, scope, type_text)
+        if (target is None or target[0] != "node") and \
+                type_text.rpartition(".")[2] in self.language(path).dynamic_types:
+            return None  # x: any, x: t.Any: nothing is known, so nothing is outside either
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
         if self.class_like(target[1]):
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
+
+    def _type_alias(self, path: str, name: str, depth: int = 0) -> tuple[str, str] | None:
+        """(file, written type) of a type alias ``name`` read in ``path``: its own, or
+        one it imports, through re-exports."""
+        ctx = self.ctx(path)
+        if name in ctx.get("aliases", {}):
+            return path, ctx["aliases"][name]
+        if depth > 6:
+            return None
+        binding = ctx.get("imports", {}).get(name)
+        sources = [(binding[0], binding[1])] if binding and binding[1] else [] if binding \
+            else [(star, name) for star in ctx.get("stars", ())] if depth else []
+        for module, imported in sources:
+            target = self.resolve_binding(path, [module, None])
+            for other in target[1] if target and target[0] == "module" else ():
+                found = self._type_alias(other, imported, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _is_variable(self, path: str, scope: str, name: str) -> bool:
+        """A variable of these scopes with a type, or a parameter called by its name."""
+        called = self.ctx(path).get("called_params", {})
+        return self.variable_type(path, scope, name) is not None or any(
+            name in called.get(qual, ()) for qual in self.scope_chain(scope))
+
+    def _called_variable(self, path: str, scope: str, name: str) -> Any:
+        """What calling a variable gives (``comp = comp_cls(...)``): unknown, never a
+        type outside the index, unless the variable holds a class X of the index
+        (``type[X]``, or a class without ``__call__``, whose instances cannot be
+        called): then an X."""
+        written, type_path, type_scope = self.variable_type(path, scope, name) or ("", "", "")
+        key = ("called variable", type_path, type_scope, written)
+        if not written or written == name or key in self.memo:
+            return None  # `x = x()`, or a chain of such calls that leads back here
+        self.memo[key] = None
+        found = self.type_named(type_path, type_scope, written)
+        del self.memo[key]
+        callable_instance = isinstance(found, int) and not written.startswith("type:") and \
+            self.method_lookup(found, "__call__") is not None
+        return found if isinstance(found, int) and self.class_like(found) and \
+            not callable_instance else None
 
     def returned_type(self, function: int, index: int = 0) -> Any:
         """The class a function's declared return type names; None when undeclared.
@@ -6682,7 +7317,7 @@ class _Resolver:
             if index >= len(results):
                 return None
             returns = results[index].split()[-1] if results[index].split() else ""
-        written = _clean_type(returns)
+        written = _clean_type(returns, generic=True)
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
@@ -7281,6 +7916,7 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 PYTHON = Language(
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
     family="python", self_names=("self", "cls"), builtins=PY_BUILTINS, constructor="__init__",
+    dynamic_types=frozenset({"Any"}),
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -7633,7 +8269,7 @@ def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
-    capitalized_outside=True,
+    capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
     receiver_call=_js_receiver_call, method_fallback=_js_constructor_function)
@@ -7660,6 +8296,8 @@ _TS_DEFS = """
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
     @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
+(type_alias_declaration name: (_) @name value: (object_type)) @def.interface
+(type_alias_declaration name: (_) @alias value: (_) @aliasvalue)
 """
 _TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
 
@@ -7817,6 +8455,7 @@ def _go_package_files(r: _Resolver, path: str) -> list[str]:
 GO = Language(
     name="go", extensions=(".go",), fence="go", query=_GO_QUERY, full=True, family="go",
     methods_outside=True, named_receivers=True, return_fields=("result",),
+    dynamic_types=frozenset({"any", "interface"}),  # interface{} and `any` hold any type
     skeleton=SkeletonRules(
         containers=frozenset({"source_file", "statement_list"}),
         keep=frozenset({"if_statement", "for_statement", "expression_switch_statement",
@@ -11222,9 +11861,6 @@ MAX_DECISIVE = 10
 TIMEOUT_EXIT, KILL_GRACE = 124, 2.0
 
 PIECE_MARGIN = 1 << 16  # a long line is cut only this far ahead of its end: no secret is longer
-_KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_END = lazy_re(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-
 # Keywords that make a line a candidate for the decisive lines (lowercase).
 _DECISIVE_KEYS = ("error", "exception", "fail", "fatal", "panic", "traceback", "✕", "●",
                   "file \"")
@@ -11726,7 +12362,7 @@ class OutputIngest:
         self.open_piece: int | None = None   # stream whose last line is still open
         self.bytes = 0
         self.redactions = 0
-        self.in_key = False
+        self.key_block: KeyBlock | None = None  # a private key block still open
         self.head: list[tuple[int, str]] = []
         import collections
         self.tail: collections.deque[tuple[int, str]] = collections.deque(maxlen=TAIL_LINES)
@@ -11802,7 +12438,7 @@ class OutputIngest:
         """
         space = text.rfind(" ", LINE_PIECE - 4096, LINE_PIECE)
         cut = space + 1 if space >= 0 else LINE_PIECE
-        if self.in_key:
+        if self.key_block is not None:
             return cut
         window = text[:LINE_PIECE + PIECE_MARGIN]
         if not may_hold_secret(window.lower()):
@@ -11820,7 +12456,7 @@ class OutputIngest:
         self.line_no = first_no + len(lines) - 1
         block = "\n".join(lines)
         low = block.lower()
-        if self.in_key or may_hold_secret(low):
+        if self.key_block is not None or may_hold_secret(low):
             lines = self._redact_lines(lines)
             block = "\n".join(lines)
             low = block.lower()
@@ -11832,12 +12468,11 @@ class OutputIngest:
     def _redact_lines(self, lines: list[str]) -> list[str]:
         result = []
         for line in lines:
-            if self.in_key or _KEY_BEGIN.search(line):
-                if not self.in_key:
-                    self.redactions += 1
-                self.in_key = not _KEY_END.search(line)
-                result.append(REDACTED)
-                continue
+            if self.key_block is not None or "-----BEGIN" in line:
+                # A key spans lines: only its material goes, the lines' prefixes stay.
+                spans, self.key_block, begun = key_line_spans(line, self.key_block)
+                self.redactions += begun
+                line = _mask_spans(line, spans)
             if may_hold_secret(line.lower()):
                 line, count = redact(line)
                 self.redactions += count

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -192,3 +193,41 @@ def test_requirements_are_pyproject_dependencies():
     pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert sorted(ctxkit.REQUIREMENTS.values()) == sorted(pins)
     assert all(re.fullmatch(r"[a-z_.]+", module) for module in ctxkit.REQUIREMENTS)
+
+
+@pytest.fixture
+def read_only_folder(cli):
+    """The database's folder made read-only (root ignores modes: the immutable flag)."""
+    def lock():
+        subprocess.run([sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect("
+                        "sys.argv[1]); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.close()",
+                        str(cli.db)], check=True)
+        folder = cli.db.parent
+        if os.geteuid() != 0:
+            folder.chmod(0o500)
+            undo.append(lambda: folder.chmod(0o700))
+            return
+        if not shutil.which("chattr") or subprocess.run(
+                ["chattr", "+i", str(folder)], capture_output=True).returncode:
+            pytest.skip("running as root without chattr +i support")
+        undo.append(lambda: subprocess.run(["chattr", "-i", str(folder)], check=True))
+    undo = []
+    yield lock
+    for step in undo:
+        step()
+
+
+def test_a_read_only_database_folder_is_read_and_says_why_it_cannot_be_written(
+        cli, read_only_folder):
+    (cli.root / "a.py").write_text("def f():\n    return g()\n\ndef g():\n    return 1\n")
+    assert cli("index").code == 0 and cli("fail", "f", "kept").code == 0
+    cli("store", "-", stdin="ValueError: kept output\n")
+    read_only_folder()
+    assert cli("query", "f", "--json").json()["symbols"][0]["fail_count"] == 1
+    assert [c["id"] for c in cli("callees", "f", "--json").json()["results"]] == ["a.py:g"]
+    assert cli("search", "ValueError", "--json").json()["hits"]
+    for argv in (["fail", "f", "more"], ["note", "task", "x"], ["purge", "--all"]):
+        line = one_error_line(cli(*argv))
+        assert "read-only" in line and str(cli.db.parent) in line and "--db" in line
+        one_error_document(cli("--json", *argv), 1)
+    assert cli("query", "f", "--json").json()["symbols"][0]["fail_count"] == 1
