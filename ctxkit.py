@@ -7239,6 +7239,8 @@ class _Resolver:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
         target = self.resolve_dotted(path, scope, type_text)
+        if target is not None and target[0] == "node" and self.nodes[target[1]].kind == "type":
+            target = None  # an alias node: what it stands for is what counts
         alias = self._type_alias(path, type_text) if target is None else None
         if alias is not None:  # type T = A | B, here or imported: what it stands for
             key = ("alias", *alias)
@@ -8290,7 +8292,11 @@ _TS_DEFS = """
 (abstract_class_declaration name: (_) @name) @def.class
 (interface_declaration name: (_) @name) @def.interface
 (enum_declaration name: (_) @name) @def.enum
-(type_alias_declaration name: (type_identifier) @name) @def.type
+(type_alias_declaration name: (type_identifier) @name value: [
+    (union_type) (intersection_type) (generic_type) (type_identifier) (nested_type_identifier)
+    (predefined_type) (function_type) (constructor_type) (literal_type) (tuple_type)
+    (array_type) (conditional_type) (template_literal_type) (lookup_type) (index_type_query)
+    (type_query) (parenthesized_type) (readonly_type) (this_type)]) @def.type
 (method_signature name: (_) @name) @def.function
 (abstract_method_signature name: (_) @name) @def.function
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
