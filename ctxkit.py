@@ -13588,6 +13588,8 @@ def bind_to_code_on_disk(env: Env, db: Database, name: str,
         return bound
     try:
         changed = graph_refresh(env, db, [path])
+    except DatabaseError:
+        raise  # a database that cannot be written cannot take the lesson either
     except CtxkitError as exc:  # the lesson matters more than its hash
         note(f"lesson recorded without a code hash: {exc}")
         return bound[0], bound[1], None
