@@ -7526,6 +7526,8 @@ class _Resolver:
                     del self.memo[key]
                     return found
         target = self.resolve_dotted(path, scope, type_text)
+        if target is not None and target[0] == "node" and self.nodes[target[1]].kind == "type":
+            target = None  # an alias node: what it stands for is what counts
         alias = self._type_alias(path, type_text) if target is None else None
         if alias is not None:  # type T = A | B, here or imported: what it stands for
             key = ("alias", *alias)
@@ -7972,10 +7974,12 @@ _PY_QUERY = f"""
     attribute: (identifier) @var) type: (type) @type) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) right: (identifier) @value) @vartype
-(class_definition body: (block (expression_statement
-    (assignment left: (identifier) @var type: (type) @type) @vartype @self)))
-(module (expression_statement (assignment left: (identifier) @allname
-    right: [(list) (tuple)] @allvalue)))
+(class_definition body: (block
+    (assignment left: (identifier) @var type: (type) @type) @vartype @self))
+(module (assignment left: (identifier) @allname right: [(list) (tuple)] @allvalue))
+(module (assignment left: (identifier) @name) @def.type)
+(module (type_alias_statement left: (type [(identifier) @name (generic_type (identifier) @name)]))
+    @def.type)
 (decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
     definition: (function_definition) @decorated)
 [{_PY_BRANCHES}] @branch
@@ -7987,6 +7991,72 @@ PY_BUILTINS = frozenset(
     "locals map max memoryview min next object oct open ord pow print property range repr "
     "reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip "
     "__import__".split())
+
+
+def _py_not_a_definition(s: _Source, node: Any) -> bool:
+    """An ``@overload`` stub, or a module-level assignment that is not a type alias."""
+    if node.type == "assignment":
+        return not _py_type_alias(s, node)
+    return _is_overload_stub(s, node)
+
+
+# Calls whose result is a type by the typing module's own definition (PEP 484, 612, 646,
+# 695): a type variable, a distinct type, an alias object.
+_PY_TYPE_MAKERS = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "TypeAliasType"})
+_PY_GENERICS: list[frozenset[str]] = []
+
+
+def _py_generics() -> frozenset[str]:
+    """Names that make a type when subscripted: typing's and collections.abc's exports,
+    and the builtins that take type arguments (``list[int]``)."""
+    if not _PY_GENERICS:
+        import builtins
+        import collections.abc
+        import typing
+        _PY_GENERICS.append(frozenset(typing.__all__) | frozenset(collections.abc.__all__) | {
+            name for name, value in vars(builtins).items()
+            if isinstance(value, type) and hasattr(value, "__class_getitem__")})
+    return _PY_GENERICS[0]
+
+
+def _py_type_alias(s: _Source, node: Any) -> bool:
+    """A module-level ``X: TypeAlias = ...``, ``X = TypeVar(...)``, or an implicit alias
+    (PEP 484: "a simple variable assignment" of a type): ``X = Union[...]``,
+    ``X = dict[str, int] | None``."""
+    note, right = node.child_by_field_name("type"), node.child_by_field_name("right")
+    if note is not None:
+        return s.text(note).rsplit(".", 1)[-1].strip() == "TypeAlias"
+    if right is None:
+        return False
+    if right.type == "call":
+        return s.text(right.child_by_field_name("function")).rsplit(".", 1)[-1] in \
+            _PY_TYPE_MAKERS
+    return _py_type_expression(s, right)
+
+
+def _py_type_expression(s: _Source, node: Any) -> bool:
+    """A generic subscripted (``Callable[..., Any]``), or a ``|`` union of which one
+    member is such a type or None (``|`` with None is a type error for anything else)."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    if node.type == "subscript":
+        value = s.text(node.child_by_field_name("value"))
+        return value.rsplit(".", 1)[-1] in _py_generics()
+    members = _py_union_members(s, node)
+    return len(members) > 1 and all(
+        m.type in ("none", "identifier", "attribute", "string") or _py_type_expression(s, m)
+        for m in members) and any(m.type == "none" or _py_type_expression(s, m)
+                                  for m in members)
+
+
+def _py_union_members(s: _Source, node: Any) -> list[Any]:
+    """The operands of a chain of ``|`` (``a | b | None``: three), else [node]."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    if node.type != "binary_operator" or s.text(node.child_by_field_name("operator")) != "|":
+        return [node]
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    return [*_py_union_members(s, left), *_py_union_members(s, right)] if left and right else []
 
 
 def _is_overload_stub(s: _Source, node: Any) -> bool:
@@ -8144,7 +8214,7 @@ PYTHON = Language(
                         "return_statement", "raise_statement", "function_definition",
                         "class_definition", "decorated_definition"}),
         class_parents=frozenset({"class_definition"})),
-    skip_def=_is_overload_stub, param=_py_param, exported=_py_exported,
+    skip_def=_py_not_a_definition, param=_py_param, exported=_py_exported,
     docstring=_py_docstring, module_docstring=_py_module_docstring, bases=_py_bases,
     import_handler=_py_import, resolve_binding=_py_resolve_binding, submodule=_py_submodule)
 
@@ -8510,6 +8580,11 @@ _TS_DEFS = """
 (abstract_class_declaration name: (_) @name) @def.class
 (interface_declaration name: (_) @name) @def.interface
 (enum_declaration name: (_) @name) @def.enum
+(type_alias_declaration name: (type_identifier) @name value: [
+    (union_type) (intersection_type) (generic_type) (type_identifier) (nested_type_identifier)
+    (predefined_type) (function_type) (constructor_type) (literal_type) (tuple_type)
+    (array_type) (conditional_type) (template_literal_type) (lookup_type) (index_type_query)
+    (type_query) (parenthesized_type) (readonly_type) (this_type)]) @def.type
 (method_signature name: (_) @name) @def.function
 (abstract_method_signature name: (_) @name) @def.function
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
@@ -8698,6 +8773,7 @@ _RUST_QUERY = """
 (enum_item name: (type_identifier) @name) @def.enum
 (union_item name: (type_identifier) @name) @def.struct
 (trait_item name: (type_identifier) @name) @def.trait
+(type_item name: (type_identifier) @name) @def.type
 (function_item name: (identifier) @name) @def.function
 (function_signature_item name: (identifier) @name) @def.function
 (impl_item type: (_) @name) @scope.impl
@@ -10695,7 +10771,7 @@ def register_graph_commands(sub: argparse._SubParsersAction,
                         help="substring of the id, or a glob on the qualname")
     parser.add_argument("--file", metavar="F", help="only symbols of this file")
     parser.add_argument("--kind", metavar="K", choices=sorted(CLASS_KINDS | {"function",
-                                                                             "method"}),
+                                                                             "method", "type"}),
                         help="only this kind")
     parser.add_argument("--limit", type=int, default=200, metavar="N",
                         help="at most N results (default 200)")
@@ -13571,6 +13647,8 @@ def output_stats(db: Database | None, project: str) -> dict[str, Any]:
 def cmd_output_stats(args: argparse.Namespace, env: Env) -> int:
     with existing_db(env) as db:            # statistics create nothing
         stats = output_stats(db, env.project)
+    if not any(stats.values()):
+        return _nothing_stored(env, stats)
     emit(env, stats, lambda: "\n".join(f"{k:<22} {v}" for k, v in stats.items()))
     return EXIT_OK
 
@@ -13800,6 +13878,8 @@ def bind_to_code_on_disk(env: Env, db: Database, name: str,
         return bound
     try:
         changed = graph_refresh(env, db, [path])
+    except DatabaseError:
+        raise  # a database that cannot be written cannot take the lesson either
     except CtxkitError as exc:  # the lesson matters more than its hash
         note(f"lesson recorded without a code hash: {exc}")
         return bound[0], bound[1], None
