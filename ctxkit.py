@@ -14785,7 +14785,9 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
     if command is None or not is_loud(command):
         return None
     mode = bash_mode(env)
-    if mode == "off":
+    if mode == "off" or leaves_running(command):
+        # `ctxkit run` ends the command's whole process group when it returns, so a
+        # job meant to outlive the command would die: no rewrite, and no nudge to it.
         return None
     verdict = rules_verdict(env, agent, command, tool_input)
     if verdict in ("deny", "ask", "unreadable"):
@@ -14804,6 +14806,16 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
             "small output prints as is, large output becomes a summary with a handle you can "
             "`ctxkit search` and `ctxkit expand` (said once per session).")
     return hook_answer(agent, "pre-tool-use", hint)
+
+
+def leaves_running(command: str) -> bool:
+    """True when ``command`` detaches a process (shell_detaches), or cannot be read."""
+    if len(command) > SHELL_READ_MAX:
+        return True
+    try:
+        return shell_detaches(command)
+    except ShellSyntax:
+        return True
 
 
 def first_time(env: Env, payload: dict[str, Any], mark: str) -> bool:
@@ -14898,6 +14910,7 @@ class _ShellReader:
         self.nested: list[str] = []
         self.heredocs: list[tuple[str, bool]] = []   # (delimiter, strip leading tabs)
         self.target: str | None = None               # the redirection waiting for its word
+        self.background = False                      # an `&` operator: a job left running
 
     def read(self) -> tuple[list[list[str]], list[str]]:
         text = self.text
@@ -14925,6 +14938,7 @@ class _ShellReader:
             elif operator := next((op for op in _SHELL_OPERATORS
                                    if text.startswith(op, self.pos)), None):
                 self.pos += len(operator)
+                self.background |= operator == "&"
                 self._end_command()
             else:
                 self._word(self._read_word())
@@ -15071,6 +15085,49 @@ def shell_commands(text: str, depth: int = 0) -> list[tuple[str, ...]]:
         with contextlib.suppress(ShellSyntax):
             commands += shell_commands(part, depth + 1)
     return commands
+
+
+# Commands that exist to outlive the shell that starts them (POSIX nohup, util-linux
+# setsid, the shells' disown); with the `&` operator, what marks a detaching command.
+DETACHING_COMMANDS = frozenset({"nohup", "setsid", "disown"})
+# Shells whose -c argument is shell text, and eval, whose arguments are.
+SCRIPT_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+
+
+def shell_script_words(words: Sequence[str]) -> list[str]:
+    """The words of ``words`` that a shell runs as shell text: ``bash -c TEXT``, ``eval``."""
+    for start, word in enumerate(words):
+        name = os.path.basename(word)
+        if name == "eval":
+            return list(words[start + 1:])
+        if name in SCRIPT_SHELLS:
+            for index in range(start + 1, len(words) - 1):
+                option = words[index]
+                if not option.startswith("-") or option == "--":
+                    break
+                if not option.startswith("--") and "c" in option:
+                    return [words[index + 1]]
+    return []
+
+
+def shell_detaches(text: str, depth: int = 0) -> bool:
+    """True when ``text`` leaves a process running on purpose: an ``&`` job, nohup,
+    setsid or disown, at its top level, in a substitution or in ``bash -c`` text.
+
+    Raises ShellSyntax when the top level cannot be split.
+    """
+    reader = _ShellReader(text)
+    segments, nested = reader.read()
+    if reader.background or any(os.path.basename(word) in DETACHING_COMMANDS
+                                 for words in segments for word in words):
+        return True
+    if depth >= _SHELL_NESTING:
+        return False
+    for part in nested + [word for words in segments for word in shell_script_words(words)]:
+        with contextlib.suppress(ShellSyntax):
+            if shell_detaches(part, depth + 1):
+                return True
+    return False
 
 
 class ShellReading(Record):
