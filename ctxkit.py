@@ -1129,13 +1129,16 @@ MARKER_FTS = ('"fatal" OR "panic" OR "panicked" OR "critical" OR "killed" OR "ab
               '"exit" OR "exited"', '"cannot" OR "refused" OR "denied" OR "unable"',
               '"warn" OR "deprecated"')   # plain words: a prefix query merges every doclist
 _OK_LINE = r"(?i:\b(?:pass|passed|passing|ok|success|successful|successfully|succeeded)\b)|[✓✔]"
-# Negation, in a lowercased line: a problem word after no/zero/without/never, a count of
-# 0, a field set to 0/none, "nothing to ...". (ASCII: compiling \w for all of Unicode
-# would cost more than the search.)
-_NEGATION = (r"\b(?:no|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
+# Negation, in a lowercased line: a problem word after no/none/zero/without/never, a count
+# of 0, a field (a name of up to three words) set to 0/none/false, "nothing to ...".
+# negated_spans() then reads the field's name as written (see there). The one rule for
+# search's severity and the run summary's error lines. (ASCII: compiling \w for all of
+# Unicode would cost more than the search.)
+_NEGATION = (r"\b(?:no|none|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
              r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
-             r"defects?|violations?)\b|\b0\s+[a-z]\w*|\b[a-z]\w*\s*[:=]\s*(?:0|none|"
-             r"false|nil|\[\])(?![\w.])|\bnothing to \w+")
+             r"defects?|violations?)\b|\b0\s+[a-z]\w*"
+             r"|(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*[:=]\s*(?:0|none|false|nil|\[\])"
+             r"(?![\w.])|\bnothing to \w+")
 # Lines that speak less than the message near them: the source a compiler or test runner
 # echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
 # `>       code`, the code under Python's `File "x", line N`), and the tools' standard
@@ -1816,11 +1819,14 @@ class LineScorer:
             if value > item.sources.get(source, 0.0):
                 item.sources[source] = value
 
-    def _marker_value(self, item: ScoredLine, negated: list[tuple[int, int]]) -> float:
+    def _marker_value(self, item: ScoredLine, negated: list[tuple[int, int]],
+                      text: str | None = None) -> float:
         best = 0.0
         for index, column in item.markers:
             if any(a <= column < b for a, b in negated):
                 item.negated = True
+                continue
+            if text is not None and in_file_name(text, column):   # exact pass only
                 continue
             level = SEVERITY_MARKERS[index][1]
             item.severity = max(item.severity, level)
@@ -1835,7 +1841,7 @@ class LineScorer:
         item.severity, item.negated, item.sources = 0, False, {}
         enriched = text + enrichment(text)
         found, item.markers = self.matcher.exact(enriched)
-        best = self._marker_value(item, negated)
+        best = self._marker_value(item, negated, enriched)
         for index, column in found:
             variant = variants[index]
             value = variant.weight * variant.factor
@@ -2351,12 +2357,43 @@ def lesser_factor(text: str) -> float:
 
 
 def negated_spans(text: str) -> list[tuple[int, int]]:
-    """The spans of a line that negate what they name ("0 errors", "no issues found")."""
+    """The spans of a line that negate what they name ("0 errors", "no issues found",
+    "error count: 0", "Fatal: false")."""
     import re
     low = text.lower()
     if len(low) != len(text):
         return []
-    return [m.span() for m in _rx(_NEGATION, re.ASCII).finditer(low)]
+    spans = []
+    for match in _rx(_NEGATION, re.ASCII).finditer(low):
+        start = _field_start(text, match) if match.group("field") else match.start()
+        if start is not None:
+            spans.append((start, match.end()))
+    return spans
+
+
+def _field_start(text: str, match: Any) -> int | None:
+    """Where a field's name starts, read as written: a log level in capitals before it
+    (``ERROR pool size: 0``) is not part of it, and one CamelCase word is an exception's
+    type with its message (``KeyError: 0``), not a field: None."""
+    import re
+    words = list(re.finditer(r"\S+", text[match.start("field"):match.end("field")]))
+    while len(words) > 1 and len(words[0].group()) > 1 and words[0].group().isupper():
+        words.pop(0)
+    if len(words) == 1 and re.search(r"[a-z][A-Z]", words[0].group()):
+        return None
+    return match.start("field") + words[0].start()
+
+
+def in_file_name(text: str, start: int) -> bool:
+    """Whether the word at ``start`` is part of a file name (``exceptions.py``,
+    ``tests/test_errors.py::test_x``, ``fail.log``): it names a file, not a problem."""
+    import re
+    begin = start
+    while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "_./\\-"):
+        begin -= 1
+    name = _rx(r"[\w./\\-]*").match(text, start)
+    token = text[begin:name.end() if name else start]
+    return bool(_rx(r"[\w./\\-]*\w\.[A-Za-z]\w{0,9}", re.ASCII).fullmatch(token))
 
 
 def line_severity(matcher: LineMatcher, text: str) -> int:
@@ -2365,7 +2402,7 @@ def line_severity(matcher: LineMatcher, text: str) -> int:
     negated = negated_spans(text[:4000])
     level = 0
     for marker, column in matcher.exact(text[:4000])[1]:
-        if not any(a <= column < b for a, b in negated):
+        if not any(a <= column < b for a, b in negated) and not in_file_name(text, column):
             level = max(level, SEVERITY_MARKERS[marker][1])
     return level
 
@@ -11700,10 +11737,6 @@ _TEST_RESULT = lazy_re(
 _PANIC = lazy_re(r"^panic: |^thread '[^']*' panicked at|^fatal error: ")
 _GENERIC_BAD = lazy_re(r"(?i)\b(?:errors?|exceptions?|fail|failed|failures?|fatal|panic|"
                           r"panicked)\b")
-_NEGATED = lazy_re(
-    r"(?i)\b(?:no|0|zero|without|none|never)\s+(?:\w+\s+)?(?:errors?|exceptions?|failures?|"
-    r"failed|fatal|panics?)\b|\b(?:errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b"
-    r"|\b(?:error|fail)(?:s|ed)?\s*:\s*none\b")
 _TRACE_START = lazy_re(r"^\s*Traceback \(most recent call last\):")
 _PY_FRAME = lazy_re(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
 _STOP_WORDS = frozenset(
@@ -11856,9 +11889,14 @@ class DecisiveLines:
 
     @staticmethod
     def _is_generic_error(line: str) -> bool:
+        """A problem word that search would count too: not negated (negated_spans, the
+        one negation rule) and not part of a file name."""
         if not _GENERIC_BAD.search(line) or _BANNER.match(line.strip()):
             return False
-        return bool(_GENERIC_BAD.search(_NEGATED.sub(" ", line)))
+        negated = negated_spans(line)
+        return any(not any(a <= word.start() < b for a, b in negated)
+                   and not in_file_name(line, word.start())
+                   for word in _GENERIC_BAD.finditer(line))
 
     def _scan_trace(self, first_no: int, lines: list[str], start: int) -> None:
         """Follow a Python traceback to its last line (the exception)."""

@@ -261,6 +261,32 @@ def test_negation_next_to_the_real_error(cli):
     assert _errors(summary) == ["ERROR: database migration 42 failed: duplicate column"]
 
 
+NEGATED_LINES = ["exceptions.py: no exceptions", "error count: 0", "Fatal: false",
+                 "failures: none", "Tests run: 5, Failures: 0, Errors: 0, Skipped: 0",
+                 "tests/test_errors.py::test_parse PASSED"]
+REAL_ERRORS = ["ERROR pool size: 0", "Tests run: 5, Failures: 2, Errors: 0"]
+
+
+def test_a_passing_run_lists_no_errors_from_negations(cli):
+    text = "\n".join([str(i) for i in range(200)] + NEGATED_LINES) + "\n"
+    summary = cli("store", "-", "--json", "--exit-code", "0", "--command", "make",
+                  stdin=text).json()
+    assert _errors(summary) == []
+    # the search reads the same lines the same way: the one line it finds for "errors"
+    # is the test file's name, a query word and no problem
+    found = cli("search", "errors", "--json", "--handle", summary["handle"]).json()
+    assert [hit["line"] for hit in found["hits"]] == [206]
+
+
+def test_what_only_looks_like_a_negation_stays_an_error(cli):
+    text = "\n".join([str(i) for i in range(200)] + NEGATED_LINES + REAL_ERRORS) + "\n"
+    summary = cli("store", "-", "--json", stdin=text).json()
+    assert _errors(summary) == REAL_ERRORS
+    found = cli("search", "errors", "--json", "--handle", summary["handle"]).json()
+    lines = [hit["line"] for hit in found["hits"]]
+    assert lines[0] in (207, 208, 209) and not set(lines) & set(range(201, 206))
+
+
 # --- search ---------------------------------------------------------------------------
 
 
