@@ -359,17 +359,41 @@ def graph_find_rows(db: Database, project: str, symbol: str,
 
     ``file`` (already normalized) narrows the search to one path.
     """
-    where, params = ["project = ?"], [project]
-    if file:
-        where.append("path = ?")
-        params.append(file)
-    clause = " AND ".join(where)
+    return graph_find_rows_many(db, project, [(symbol, file or "")]).get((symbol, file or ""), [])
+
+
+def graph_find_rows_many(db: Database, project: str, wanted: Iterable[tuple[str, str]]
+                         ) -> dict[tuple[str, str], list[sqlite3.Row]]:
+    """graph_find_rows for many (symbol, file) pairs ("": any file), one query per
+    column for all of them; pairs that name no node are left out.
+
+    A symbol is looked up as a full id, else as a qualname, else as a bare name,
+    within its file when it has one: a pair stops at the first column that has
+    rows for it, and rows come by path and line.
+    """
+    found: dict[tuple[str, str], list[sqlite3.Row]] = {}
+    left = list(dict.fromkeys(wanted))
     for column in ("uid", "qualname", "name"):
-        rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {clause} AND {column} = ? "
-                        f"AND kind != 'file' ORDER BY path, line", (*params, symbol))
-        if rows:
-            return rows
-    return []
+        files = {file for _, file in left}
+        one_file = files.pop() if len(files) == 1 else ""   # then narrowed in SQL
+        scope = "project = ? AND path = ?" if one_file else "project = ?"
+        params = (project, one_file) if one_file else (project,)
+        symbols = list(dict.fromkeys(symbol for symbol, _ in left))
+        rows_of: dict[str, list[sqlite3.Row]] = {}
+        for start in range(0, len(symbols), 500):   # SQLite's bound-parameter limit
+            chunk = symbols[start:start + 500]
+            for row in db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {scope} AND {column} "
+                                f"IN ({', '.join('?' * len(chunk))}) AND kind != 'file' "
+                                f"ORDER BY path, line", (*params, *chunk)):
+                rows_of.setdefault(row[column], []).append(row)
+        for symbol, file in left:
+            rows = [row for row in rows_of.get(symbol, ()) if not file or row["path"] == file]
+            if rows:
+                found[(symbol, file)] = rows
+        left = [pair for pair in left if pair not in found]
+        if not left:
+            break
+    return found
 
 
 def graph_rows_at(db: Database, project: str, path: str, first: int,
@@ -526,11 +550,21 @@ class SymbolBinder:
             self._seen[key] = bind_symbol(self.db, self.project, name, file)
         return self._seen[key]
 
+    def bind_all(self, symbols: Iterable[tuple[str, str]]) -> None:
+        """Bind many (name, file) symbols at once: a few queries instead of a few each."""
+        symbols = [key for key in dict.fromkeys(symbols) if key not in self._seen]
+        rows_of = graph_find_rows_many(self.db, self.project, symbols)
+        for key in symbols:
+            self._seen[key] = _bound(*key, rows_of.get(key, []))
+
 
 def bind_symbol(db: Database, project: str, name: str,
                 file: str) -> tuple[str, str, sqlite3.Row | None]:
     """(file, name, graph node row or None) of a lesson symbol under the identity rule."""
-    rows = graph_find_rows(db, project, name, file or None)
+    return _bound(name, file, graph_find_rows(db, project, name, file or None))
+
+
+def _bound(name: str, file: str, rows: Sequence[sqlite3.Row]) -> tuple[str, str, Any]:
     if len(rows) == 1:
         return rows[0]["path"], rows[0]["qualname"], rows[0]
     return file, name, None
@@ -620,7 +654,9 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
             obj = node_symbol_obj(db, project, node, include_all, binder)
             return [obj] if include_all or obj["lessons"] else []
     groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
-    for row in db.query(SQL_SYMBOLS_OF_PROJECT, (project,)):
+    symbols = db.query(SQL_SYMBOLS_OF_PROJECT, (project,))
+    binder.bind_all((row["name"], row["file"]) for row in symbols)
+    for row in symbols:
         bound_file, bound_name, node = binder(row["name"], row["file"])
         groups.setdefault((bound_file, bound_name), (node, []))[1].append(row)
     keys = [key for key in groups if file is None or key[0] == file]
@@ -2044,7 +2080,7 @@ class SearchRun:
     def found_lines(self, chunks: list[Any]) -> tuple[list[Any], int]:
         """(chunk, line number, text, variants, markers) of the candidate lines of some
         chunks, from one pass over their joined text; and how many lines they have."""
-        import bisect
+        from bisect import bisect_right
         texts = [chunk["text"] for chunk in chunks]
         firsts, total = [], 0
         for text in texts:
@@ -2055,7 +2091,7 @@ class SearchRun:
         lines = joined.split("\n") if found else []
         out = []
         for offset, (indexes, markers) in sorted(found.items()):
-            at = bisect.bisect_right(firsts, offset) - 1
+            at = bisect_right(firsts, offset) - 1
             chunk = chunks[at]
             out.append((chunk, chunk["line_start"] + offset - firsts[at], lines[offset],
                         indexes, markers))
@@ -4912,7 +4948,7 @@ class Language(Record):
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
-        "file_level_calls",
+        "file_level_calls", "dynamic_types",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -4926,6 +4962,7 @@ class Language(Record):
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
         "dialect": None, "macro_calls": None, "file_level_calls": True,
+        "dynamic_types": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -4968,6 +5005,8 @@ class Language(Record):
     #                             when `name(...)` is a macro: the calls its body makes
     dialect: Callable | None    # (path, src) -> the language the content is in, or None
     #                             (.h holding C++)
+    dynamic_types: frozenset[str]  # type names that mean "any type" (TS any, Python Any): a
+    #                             value declared so has an unknown type, never an outside one
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -4986,7 +5025,8 @@ class Language(Record):
     #                                   recv_text) or None [RECV.NAME]
     import_handler: Callable | None   # (s, node, ctx) for every @import capture [no imports]
     # resolution hooks
-    resolve_binding: Callable | None  # (r, path, module, name, depth) -> target [None]
+    resolve_binding: Callable | None  # (r, path, module, name, depth) -> target; None for
+    #                                   a name the index's module does not define [external]
     resolve_local: Callable | None    # (r, path, scope, name, ctx) -> target: a bare name
     #                                   not in the file's scopes or imports [None]
     resolve_qualified: Callable | None  # (r, path, scope, "a.b.C") -> target: a dotted name
@@ -5261,7 +5301,7 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text else _clean_type(text)  # f#1: f's 2nd result
+        cleaned = {var: text if "#" in text else _clean_type(text, generic=True)  # f#1: 2nd
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
@@ -5383,6 +5423,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         is_declared = up is not None and (up.type == "type_annotation" or (
             field is not None and field.id == type_node.id))
         vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
+    elif "alias" in caps:  # type T = A | B: a written type under another name
+        if caps["aliasvalue"][0].type != "object_type":  # type T = {...}: an interface
+            extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = _clean_type(
+                s.text(caps["aliasvalue"][0]), generic=True)
     elif "local" in caps:
         extra.setdefault("locals", []).append((caps["local"][0].start_byte,
                                                s.text(caps["local"][0])))
@@ -5671,27 +5715,52 @@ def _descendants(node: Any, types: tuple[str, ...], depth: int = 3) -> list[Any]
     return found
 
 
-def _clean_type(text: str) -> str:
+def _clean_type(text: str, generic: bool = False) -> str:
     """The class name inside a written type.
 
     ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``.
     A union keeps its members that name a type, ``A | B | null`` -> ``A|B``;
-    ``Optional[X]`` and ``X | None`` -> ``X``.
+    ``Optional[X]`` and ``X | None`` -> ``X``. With ``generic``, a member keeps the
+    names its type arguments hold, ``Map<K, Node<V>>`` -> ``Map<K,Node>``,
+    ``list[Foo]`` -> ``list<Foo>``, an array ``Foo[]`` -> ``Array<Foo>``: what a
+    container outside the index gives back may be a class of the index
+    (``_Resolver.type_named``).
     """
+    if generic:
+        return "|".join(_generic_member(m) for m in _clean_members(text) if m)
+    return "|".join(m[0] for m in _clean_members(text))
+
+
+def _generic_member(member: tuple[str, str]) -> str:
+    name, written = member
+    if written.endswith("[]"):  # Foo[]: an array of Foo
+        name, inner = "Array", written[:-2]
+    else:
+        arguments = re.fullmatch(r"[^<\[]*?(?:<(.*)>|\[(.*)\])", written, re.S)
+        if name.startswith("type:") or arguments is None:
+            return name
+        inner = arguments.group(1) if arguments.group(1) is not None else arguments.group(2)
+    held = [n for arg in _split_top_level(inner, ",") for n in _clean_type(arg).split("|") if n]
+    return f"{name}<{','.join(dict.fromkeys(held))}>" if held else name
+
+
+def _clean_members(text: str) -> list[tuple[str, str]]:
+    """(class name, the member as written) of each member of a written type's union."""
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
-    members = []
+    members: dict[str, str] = {}
     for member in _type_members(text):
-        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*([\w.]+)\s*\]", member.strip())
+        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*['\"]?([\w.]+)['\"]?\s*\]",
+                                member.strip())
         if of_class:  # type[X]: the class X itself, not an instance
-            members.append("type:" + of_class.group(1))
+            members.setdefault("type:" + of_class.group(1), member)
             continue
-        member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
-        match = re.search(r"[A-Za-z_$][\w.$]*", member)
+        bare = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
+        match = re.search(r"[A-Za-z_$][\w.$]*", bare)
         if match and match.group(0) not in ("null", "undefined", "None", "void"):
-            members.append(match.group(0))
-    return "|".join(dict.fromkeys(members))
+            members.setdefault(match.group(0), member.strip())
+    return list(members.items())
 
 
 def _type_members(text: str) -> list[str]:
@@ -5745,7 +5814,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         handler(s, node, local)
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
-    for key in ("package", "mods", "default", "macros"):
+    for key in ("package", "mods", "default", "macros", "aliases"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("all"):
@@ -6680,6 +6749,9 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 
 SUPER_NAMES = frozenset({"super()", "super"})  # the default Language.super_names
 OUTSIDE = "outside"  # expr_type: a type known to be outside the index
+# ... and one whose type arguments are not all outside it (Map<K, Node>, list[Foo]): its
+# methods are outside the index, what they give back is unknown (Map.get gives a Node).
+OUTSIDE_GENERIC = "outside generic"
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -6794,9 +6866,14 @@ class _Resolver:
     # -- names --------------------------------------------------------------
 
     def resolve_binding(self, path: str, binding: list[Any], depth: int = 0) -> tuple | None:
-        """What an import binding [module, name or None] of ``path`` points to."""
+        """What an import binding [module, name or None] of ``path`` points to.
+
+        ("external", None) for a module outside the index; None when the module is
+        the index's but the name is not a definition found there (a variable, a
+        member of a namespace): unknown, never outside."""
         resolve = self.language(path).resolve_binding
-        return resolve(self, path, binding[0], binding[1], depth) if resolve else None
+        return resolve(self, path, binding[0], binding[1], depth) if resolve \
+            else ("external", None)
 
     def lookup_in_modules(self, paths: list[str], name: str, depth: int = 0) -> tuple | None:
         """A module-level name of these files, following re-exports."""
@@ -6832,7 +6909,7 @@ class _Resolver:
         for qual in self.scope_chain(scope):
             binding = scoped.get(qual, {}).get(name)
             if binding is not None:  # imported inside this function
-                return self.resolve_binding(path, binding) or ("external", None)
+                return self.resolve_binding(path, binding)
             owner = self.by_pq.get((path, qual))
             if owner is None:
                 continue
@@ -6848,7 +6925,7 @@ class _Resolver:
         ctx = self.ctx(path)
         binding = ctx.get("imports", {}).get(name)
         if binding is not None:
-            return self.resolve_binding(path, binding) or ("external", None)
+            return self.resolve_binding(path, binding)
         node = self.by_pq.get((path, name))
         if node is not None and self.nodes[node].kind != "file":
             return ("node", node)
@@ -6868,9 +6945,8 @@ class _Resolver:
         """``a.b.C`` read from ``scope``: a module, a node, external, or None."""
         parts = text.split(".")
         binding = self.ctx(path).get("imports", {}).get(text)
-        target = (self.resolve_binding(path, binding) or ("external", None)) if binding else None
-        if target is not None:
-            return target
+        if binding:  # what the import names; None: a name of the index's module, unknown
+            return self.resolve_binding(path, binding)
         qualified = self.language(path).resolve_qualified
         if qualified is not None and len(parts) > 1:
             target = qualified(self, path, scope, text)
@@ -6889,6 +6965,7 @@ class _Resolver:
                 node = self.by_pq.get((npath, f"{qualname}.{part}"))
                 if node is None and kind in CLASS_KINDS:  # Store.shared: a typed class field
                     field = self.ctx(npath).get("types", {}).get(qualname, {}).get(part)
+                    field = field.split("<")[0] if field else None  # Store.shared: Store<T>
                     return self.resolve_dotted(npath, qualname, field) if field else None
                 target = ("node", node) if node is not None else None
         return target
@@ -6979,7 +7056,7 @@ class _Resolver:
         if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
         owner = self.expr_type(path, scope, recv, line)
-        if owner is OUTSIDE:
+        if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
             return None, 1.0  # a receiver of a known type outside the index: no guess
         if owner is not None:
             return self._method_of(owner, callee)
@@ -6999,6 +7076,11 @@ class _Resolver:
         target = self.resolve_name(path, scope, callee)
         if target is not None:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
+        if self._binding_of(path, scope, callee) is not None:
+            return None, 0.0  # imported from a module of the index that lacks it: unknown
+        if self.variable_type(path, scope, callee) is not None:  # comp = comp_cls(...)
+            made = self._called_variable(path, scope, callee)
+            return (made, CONF_TYPED) if made is not None else (None, 0.0)
         if callee in language.builtins:
             return None, 1.0
         if language.bare_outside and _absent(self, path, callee):
@@ -7072,7 +7154,7 @@ class _Resolver:
         text = text.strip().rstrip("!").removeprefix("new ")
         if depth > 6 or not text:
             return None
-        cast = re.fullmatch(r"\((.+?)\s+as\s+(.+)\)", text, re.S)
+        cast = re.fullmatch(r"\(\s*(.+)\s+as\s+([^()]+?)\s*\)", text, re.S)  # the last as
         if cast:
             return self.type_named(path, scope, _clean_type(cast.group(2)))
         if text.startswith("(") and text.endswith(")") and _collapse_arguments(text) == "(...)":
@@ -7080,6 +7162,9 @@ class _Resolver:
         if text.endswith("(...)"):
             head, _, name = text[:-5].rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
+            if dst is None and confidence >= CONF_EXACT and head and \
+                    self.expr_type(path, scope, head, line, depth + 1) is OUTSIDE_GENERIC:
+                return None  # map.get(k): the container's method, giving what it holds
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
             if self.class_like(dst):
@@ -7092,8 +7177,8 @@ class _Resolver:
         head, _, attr = text.rpartition(".")
         if head:
             owner = self.expr_type(path, scope, head, line, depth + 1)
-            if owner is OUTSIDE:
-                return OUTSIDE
+            if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
+                return OUTSIDE if owner is OUTSIDE else None
             if owner is None and re.fullmatch(r"[\w.$]+", head):
                 return self._module_variable(path, scope, head, attr)
             return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
@@ -7214,6 +7299,12 @@ class _Resolver:
                     return None
                 return self.returned_type(dst, int(index))
             return found
+        generic = re.fullmatch(r"([^<|]+)<(.*)>", type_text)
+        if generic:  # Map<K,Node>: a class of the index, else outside or outside generic
+            found = self.type_named(path, scope, generic.group(1))
+            held = (self.type_named(path, scope, t) for t in generic.group(2).split(","))
+            return OUTSIDE_GENERIC if found is OUTSIDE and any(
+                t is not OUTSIDE for t in held) else found
         if "|" in type_text:
             members = [self.type_named(path, scope, t) for t in type_text.split("|")]
             classes = tuple(m for m in members if isinstance(m, int))
@@ -7221,14 +7312,71 @@ class _Resolver:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
         target = self.resolve_dotted(path, scope, type_text)
+        alias = self._type_alias(path, type_text) if target is None else None
+        if alias is not None:  # type T = A | B, here or imported: what it stands for
+            key = ("alias", *alias)
+            if key in self.memo:
+                return None  # an alias that names itself
+            self.memo[key] = None
+            found = self.type_named(alias[0], "", alias[1]) if alias[1] else None
+            del self.memo[key]
+            return found
         if target is None and "." in type_text:  # x = self.make(...): a method's result,
             # unknown (None) when that call is unresolved or its result undeclared
             return self.expr_type(path, scope, type_text + "(...)")
+        if target is None and re.fullmatch(r"[\w$]+", type_text) and \
+                self._is_variable(path, scope, type_text):
+            return self._called_variable(path, scope, type_text)
+        if (target is None or target[0] != "node") and \
+                type_text.rpartition(".")[2] in self.language(path).dynamic_types:
+            return None  # x: any, x: t.Any: nothing is known, so nothing is outside either
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
         if self.class_like(target[1]):
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
+
+    def _type_alias(self, path: str, name: str, depth: int = 0) -> tuple[str, str] | None:
+        """(file, written type) of a type alias ``name`` read in ``path``: its own, or
+        one it imports, through re-exports."""
+        ctx = self.ctx(path)
+        if name in ctx.get("aliases", {}):
+            return path, ctx["aliases"][name]
+        if depth > 6:
+            return None
+        binding = ctx.get("imports", {}).get(name)
+        sources = [(binding[0], binding[1])] if binding and binding[1] else [] if binding \
+            else [(star, name) for star in ctx.get("stars", ())] if depth else []
+        for module, imported in sources:
+            target = self.resolve_binding(path, [module, None])
+            for other in target[1] if target and target[0] == "module" else ():
+                found = self._type_alias(other, imported, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _is_variable(self, path: str, scope: str, name: str) -> bool:
+        """A variable of these scopes with a type, or a parameter called by its name."""
+        called = self.ctx(path).get("called_params", {})
+        return self.variable_type(path, scope, name) is not None or any(
+            name in called.get(qual, ()) for qual in self.scope_chain(scope))
+
+    def _called_variable(self, path: str, scope: str, name: str) -> Any:
+        """What calling a variable gives (``comp = comp_cls(...)``): unknown, never a
+        type outside the index, unless the variable holds a class X of the index
+        (``type[X]``, or a class without ``__call__``, whose instances cannot be
+        called): then an X."""
+        written, type_path, type_scope = self.variable_type(path, scope, name) or ("", "", "")
+        key = ("called variable", type_path, type_scope, written)
+        if not written or written == name or key in self.memo:
+            return None  # `x = x()`, or a chain of such calls that leads back here
+        self.memo[key] = None
+        found = self.type_named(type_path, type_scope, written)
+        del self.memo[key]
+        callable_instance = isinstance(found, int) and not written.startswith("type:") and \
+            self.method_lookup(found, "__call__") is not None
+        return found if isinstance(found, int) and self.class_like(found) and \
+            not callable_instance else None
 
     def returned_type(self, function: int, index: int = 0) -> Any:
         """The class a function's declared return type names; None when undeclared.
@@ -7242,7 +7390,7 @@ class _Resolver:
             if index >= len(results):
                 return None
             returns = results[index].split()[-1] if results[index].split() else ""
-        written = _clean_type(returns)
+        written = _clean_type(returns, generic=True)
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
@@ -7773,6 +7921,7 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 PYTHON = Language(
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
     family="python", self_names=("self", "cls"), builtins=PY_BUILTINS, constructor="__init__",
+    dynamic_types=frozenset({"Any"}),
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -8125,7 +8274,7 @@ def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
-    capitalized_outside=True,
+    capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
     receiver_call=_js_receiver_call, method_fallback=_js_constructor_function)
@@ -8151,6 +8300,8 @@ _TS_DEFS = """
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
     @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
+(type_alias_declaration name: (_) @name value: (object_type)) @def.interface
+(type_alias_declaration name: (_) @alias value: (_) @aliasvalue)
 """
 _TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
 
@@ -8308,6 +8459,7 @@ def _go_package_files(r: _Resolver, path: str) -> list[str]:
 GO = Language(
     name="go", extensions=(".go",), fence="go", query=_GO_QUERY, full=True, family="go",
     methods_outside=True, named_receivers=True, return_fields=("result",),
+    dynamic_types=frozenset({"any", "interface"}),  # interface{} and `any` hold any type
     skeleton=SkeletonRules(
         containers=frozenset({"source_file", "statement_list"}),
         keep=frozenset({"if_statement", "for_statement", "expression_switch_statement",
@@ -14750,6 +14902,15 @@ def ctxkit_command() -> str:
     return shlex.quote(script) if script else source_command()
 
 
+def other_install(command: str) -> str | None:
+    """The PATH's ``ctxkit`` that ``command`` runs when this process is ctxkit.py run
+    from source, which may be another copy than this file; None otherwise."""
+    import shutil
+    if command != "ctxkit" or console_script() is not None:
+        return None
+    return shutil.which("ctxkit")
+
+
 def bytecode_is_current(source: str) -> bool:
     """True when Python's cached bytecode of ``source`` matches it (no compile at import)."""
     import importlib.util
@@ -15731,7 +15892,13 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     data_out = {"agent": args.agent, "settings": str(path), "changed": changed,
                 "dry_run": args.dry_run, "diff": diff}
     if install:
-        data_out["slow_start"] = slow_start_reasons(ctxkit_command())
+        data_out["command"] = command = ctxkit_command()
+        other = other_install(command)
+        if other:
+            note(f"note: the hooks run the 'ctxkit' found on PATH ({other}), not this file "
+                 f"({Path(__file__).resolve()}); install this copy ('pip install .') for them "
+                 "to run it")
+        data_out["slow_start"] = slow_start_reasons(command)
         if data_out["slow_start"]:
             note("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
                  + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
