@@ -4725,6 +4725,64 @@ def checked_float(text: str) -> float:
     return value
 
 
+REGEX_SECONDS = 1.0  # how long one match of a user's regular expression may run
+
+
+class RegexTooSlow(UsageError):
+    """A user's regular expression ran past REGEX_SECONDS on one text."""
+
+
+class UserRegex:
+    """A regular expression the user wrote (``expand --grep``, a Gemini policy's
+    ``commandRegex``), matched under a clock, inside ``with``.
+
+    Python's ``re`` backtracks: ``(a+)+$`` on forty a's and a b would run for
+    ages. Each match may run ``seconds``; an interval timer (SIGALRM, which
+    ``re`` checks for while it matches) then ends it with RegexTooSlow, a
+    one-line error. Where signals cannot be set (not the main thread), matches
+    run without the clock.
+    """
+
+    def __init__(self, what: str, text: str, seconds: float = REGEX_SECONDS):
+        try:
+            self.pattern = re.compile(text)
+        except (re.error, OverflowError, RecursionError) as exc:
+            raise UsageError(f"{what} {text!r} is not a valid regex: {exc}") from None
+        self.what, self.text, self.seconds = what, text, seconds
+        self.started: float | None = None     # when the match in progress began
+        self.previous: Any = None
+
+    def __enter__(self) -> UserRegex:
+        import signal
+        try:
+            self.previous = signal.signal(signal.SIGALRM, self._on_alarm)
+        except (ValueError, AttributeError):   # not the main thread; no SIGALRM
+            return self
+        signal.setitimer(signal.ITIMER_REAL, self.seconds / 4, self.seconds / 4)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+        if self.previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+            self.previous = None
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        if self.started is not None and time.monotonic() - self.started > self.seconds:
+            self.started = None
+            raise RegexTooSlow(f"{self.what} {self.text!r} ran over {self.seconds:g} s on one "
+                               "line and was stopped: nested repetition such as (a+)+ "
+                               "backtracks without end; write it without one")
+
+    def search(self, text: str) -> re.Match[str] | None:
+        self.started = time.monotonic()
+        try:
+            return self.pattern.search(text)
+        finally:
+            self.started = None
+
+
 def terminal_columns() -> int:
     with contextlib.suppress(ValueError):
         if int(os.environ.get("COLUMNS", "0")) > 0:
@@ -13237,13 +13295,8 @@ def _parse_range(text: str) -> tuple[int, int]:
 
 
 def cmd_expand(args: argparse.Namespace, env: Env) -> int:
-    pattern = None
-    if args.grep:
-        try:
-            pattern = re.compile(args.grep)
-        except re.error as exc:
-            raise UsageError(f"expand: --grep {args.grep!r} is not a valid regex: {exc}") from None
-    with existing_db(env) as db:
+    pattern = UserRegex("expand: --grep", args.grep) if args.grep else None
+    with existing_db(env) as db, pattern or contextlib.nullcontext():
         if db is None:
             raise NotFound(f"no stored output {args.handle!r}: nothing is stored yet in "
                            f"project {env.project!r} (`ctxkit run -- CMD` stores one)")
@@ -13266,7 +13319,7 @@ def cmd_expand(args: argparse.Namespace, env: Env) -> int:
 
 
 def _expand_lines(db: Database, output_id: int, first: int, last: int,
-                  pattern: re.Pattern[str] | None) -> list[tuple[int, int, str]]:
+                  pattern: UserRegex | None) -> list[tuple[int, int, str]]:
     result = []
     rows = db.execute(SQL_CHUNKS_FROM, (output_id, first))
     for number, stream, text in iter_chunk_lines(rows):
@@ -13408,7 +13461,9 @@ def register_output_commands(sub: argparse._SubParsersAction,
                         help="only the first N lines of the range")
     expand.add_argument("--tail", type=int, metavar="N",
                         help="only the last N lines of the range")
-    expand.add_argument("--grep", metavar="REGEX", help="only lines matching REGEX")
+    expand.add_argument("--grep", metavar="REGEX",
+                        help="only lines matching REGEX (Python syntax; a match running "
+                             "over 1 s on one line is stopped with an error)")
 
     outputs = add_command(sub, common, "outputs", cmd_outputs, "list the stored outputs",
                           "ctxkit outputs --limit 20")
@@ -15663,9 +15718,10 @@ def gemini_rule_matches(rule: dict[str, Any], reading: ShellReading,
     subjects = texts + [json.dumps({"command": text}) for text in texts] + [json.dumps(tool_input)]
     for regex in regexes:
         try:
-            if any(re.search(str(regex), subject) for subject in subjects):
-                return True
-        except re.error:
+            with UserRegex("Gemini policy commandRegex", str(regex)) as pattern:
+                if any(pattern.search(subject) for subject in subjects):
+                    return True
+        except UsageError:       # does not compile, or ran too long: a deny or ask stays one
             return True
     return False
 

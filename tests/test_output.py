@@ -332,6 +332,20 @@ def test_search_failure_is_not_no_hits(cli, tmp_path):
 # --- expand, outputs, purge, retention, stats -----------------------------------------
 
 
+@pytest.mark.parametrize("pattern", [r"(a+)+$", r"(a|aa)+$", r"(\w+\s?)*!"])
+def test_a_regex_that_backtracks_without_end_is_stopped_with_one_line(cli, pattern):
+    text = "ok line\n" + "a" * 40 + "b\n" + "tail line\n"
+    handle = cli("store", "-", "--json", stdin=text).json()["handle"]
+    # a real process: the old code never returned (the timeout guards the suite)
+    result = cli.sub("expand", handle, "--grep", pattern, timeout=60)
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "--grep" in result.err and "ran over" in result.err
+    data = cli.sub("expand", handle, "--grep", pattern, "--json", timeout=60)
+    assert data.code == 2 and json.loads(data.out)["status"] == "error"
+    # the same database answers a sound pattern right after
+    assert cli("expand", handle, "--grep", "^a{40}b$", "--json").json()["lines"][0]["line"] == 2
+
+
 def test_expand_options(cli):
     text = "".join(f"row {i}\n" for i in range(1, 201))
     handle = cli("store", "-", "--json", stdin=text).json()["handle"]
