@@ -296,6 +296,14 @@ def one_line(text: str, limit: int | None = None) -> str:
     return line
 
 
+def capped_join(items: Sequence[str], limit: int, sep: str = ", ", omitted: int = 0) -> str:
+    """The first ``limit`` of ``items`` joined, saying how many are left out ("a, b, c
+    (+2 more)"); ``omitted`` counts items cut before they got here. Every list a text
+    output cuts says so this way."""
+    more = max(len(items) - limit, 0) + omitted
+    return sep.join(items[:limit]) + (f" (+{more} more)" if more else "")
+
+
 _S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
                | getattr(os, "O_BINARY", 0))
@@ -894,7 +902,7 @@ def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> 
     critical = [o for o in at_risk if risk_level(float(o.get("risk_score") or 0)) == "critical"]
     tail = ""
     if critical:
-        names = ", ".join(o["name"] for o in critical[:5])
+        names = capped_join([o["name"] for o in critical], 5)
         tail = (f"\nVERIFICATION REQUIRED: {names} at critical risk (>= 15). After this edit, run "
                 f"the tests that cover it and record the result with `ctxkit ok` or `ctxkit fail`.")
     return (inject_text(at_risk, limit=limit - len(tail)) + tail).strip()
@@ -11055,9 +11063,7 @@ class ContextRenderer:
         lines.append(f"- complexity: {node.complexity} · loc: {node.loc}")
         for relation, label in (("calls", "calls"), ("calledBy", "called by")):
             names = self.relation_names(node, relation)
-            shown = ", ".join(names[:L3_RELATION_NAMES]) or "none"
-            more = len(names) - L3_RELATION_NAMES
-            lines.append(f"- {label}: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+            lines.append(f"- {label}: {capped_join(names, L3_RELATION_NAMES) or 'none'}")
         return lines
 
     def _code(self, node: Node, level: int) -> str:
@@ -11321,8 +11327,7 @@ def _chain_text(candidates: list[ContextCandidate]) -> str:
     lines = []
     for depth in sorted(by_depth):
         names = by_depth[depth]
-        more = f" (+{len(names) - 10} more)" if len(names) > 10 else ""
-        lines.append(f"- depth {depth}: {', '.join(names[:10])}{more}")
+        lines.append(f"- depth {depth}: {capped_join(names, 10)}")
     return "\n".join(lines) + "\n"
 
 
@@ -11396,8 +11401,7 @@ def debug_hints(renderer: ContextRenderer, target: Node) -> str:
 
 
 def _capped_list(items: list[str], limit: int = 8) -> str:
-    text = ", ".join(items[:limit])
-    return text + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+    return capped_join(items, limit)
 
 
 def _impact_count(ids: list[str]) -> str:
@@ -14443,9 +14447,7 @@ def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
             count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
             parts.append(f"new file, {count} line{'s' if count != 1 else ''}")
     if symbols:
-        shown = ", ".join(symbols[:5])
-        more = f" (+{len(symbols) - 5} more)" if len(symbols) > 5 else ""
-        parts.append(f"symbols: {shown}{more}")
+        parts.append(f"symbols: {capped_join(symbols, 5)}")
     return f"- {path} — " + "; ".join(parts)
 
 
@@ -14487,9 +14489,12 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
         command = " ".join(str(out.get("command") or out.get("label") or "").split())[:120]
         lines.append(f"- {out['handle']} `{command}` {exit_text(out.get('exit_code'))} "
                      f"({str(out.get('created_at', ''))[:16].replace('T', ' ')})")
-        for error in (out.get("errors") or [])[:3]:
+        errors = out.get("errors") or []
+        for error in errors[:3]:
             text = " ".join(str(error.get("text", "")).split())[:160]
             lines.append(f"  - L{error.get('line')}: {text}")
+        if len(errors) > 3:
+            lines.append(f"  - (+{len(errors) - 3} more decisive lines in {out['handle']})")
     return lines
 
 
@@ -14509,7 +14514,7 @@ def lesson_lines(db: Database, project: str, state: GitState,
                   if les.get("status", "active") == "active"]
         if active:
             lines.append(f"- {symbol_label(obj)} (risk {float(obj.get('risk_score') or 0):.1f}, "
-                         f"{obj.get('level', '')}): " + "; ".join(active[:3]))
+                         f"{obj.get('level', '')}): " + capped_join(active, 3, "; "))
     return lines
 
 
@@ -14670,8 +14675,7 @@ def snapshot_paths(body: str) -> list[str]:
 
 
 def _summary_list(items: list[str], limit: int = 12) -> str:
-    shown = ", ".join(items[:limit])
-    return shown + (f", … {len(items) - limit} more" if len(items) > limit else "")
+    return capped_join(items, limit)
 
 
 def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str, dict[str, Any]]:
@@ -15789,8 +15793,8 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
 def stored_output_line(summary: dict[str, Any]) -> str:
     """One line: the handle, the size, the decisive lines and how to go further."""
     handle = summary.get("handle")
-    decisive = "; ".join(f"L{e.get('line')}: {' '.join(str(e.get('text', '')).split())[:100]}"
-                         for e in (summary.get("errors") or [])[:3])
+    decisive = capped_join([f"L{e.get('line')}: {' '.join(str(e.get('text', '')).split())[:100]}"
+                            for e in summary.get("errors") or []], 3, "; ")
     return (f"ctxkit stored this output as {handle} ({summary.get('lines')} lines)"
             + (f"; decisive: {decisive}" if decisive else "")
             + f"; search it with `ctxkit search QUERY --handle {handle}`, "
@@ -16309,9 +16313,22 @@ class _FrameScan:
             match = pattern.match(line)
             if match:
                 found = match.groupdict().get("id") or match.groupdict().get("name")
-                if found and found not in ids and len(ids) < 50:
-                    ids.append(found)
+                if found:
+                    self._add_test_id(ids, found)
                 return
+
+    @staticmethod
+    def _add_test_id(ids: list[str], found: str) -> None:
+        """One id per test: pytest names a test in its section banner (``test_x``) and
+        in its summary (``tests/t.py::test_x``); the fuller spelling is kept."""
+        name = found.rsplit("::", 1)[-1]
+        for index, known in enumerate(ids):
+            if known == found or known.rsplit("::", 1)[-1] == name and (
+                    known.endswith("::" + found) or found.endswith("::" + known)):
+                ids[index] = max(known, found, key=len)
+                return
+        if len(ids) < 50:
+            ids.append(found)
 
     def _message(self, line: str) -> None:
         messages = self.failure.messages
@@ -16740,7 +16757,8 @@ def suspects_text(result: dict[str, Any]) -> str:
     if result.get("missing"):
         return "\n".join(lines + [result["missing"]])
     if result["tests"]:
-        lines.append("failing test: " + ", ".join(result["tests"][:3]))
+        lines.append("failing test: " + capped_join(result["tests"], 3,
+                                                     omitted=result["tests_omitted"]))
     width = len(str(len(result["suspects"])))
     for item in result["suspects"]:
         where = f"{item['path']}:{item['line']}"
@@ -16748,9 +16766,9 @@ def suspects_text(result: dict[str, Any]) -> str:
         lines.append(f"{' ' * (width + 2)}{item['evidence']}")
     library = [f for f in result["frames"] if f["library"]]
     if library:
-        shown = ", ".join(f"{f['path']}:{f['line']}" for f in library[:3])
-        more = f" (+{len(library) - 3} more)" if len(library) > 3 else ""
-        lines.append(f"library frames (not read): {shown}{more}")
+        shown = capped_join([f"{f['path']}:{f['line']}" for f in library], 3,
+                            omitted=result["library_frames_omitted"])
+        lines.append(f"library frames (not read): {shown}")
     if result.get("context"):
         lines += ["", result["context"].rstrip("\n")]
     return "\n".join(lines)
@@ -16848,10 +16866,14 @@ def suspects_result(env: Env, db: Database, output: dict[str, Any], limit: int,
         return result
     ranking = rank_suspects(env, db, failure)
     ranked = ranking["suspects"][:limit]
-    result.update(graph=ranking["graph"], notes=ranking["notes"],
-                  tests=[n.id for n in ranking["tests"]] or failure.test_ids[:5],
+    tests = [n.id for n in ranking["tests"]] or failure.test_ids
+    result.update(graph=ranking["graph"], notes=ranking["notes"], tests=tests[:5],
                   frames=[_frame_json(f) for f in failure.frames[:50]],
                   suspects=[suspect_json(s, i + 1) for i, s in enumerate(ranked)])
+    # what the lists above leave out, so that no list is cut without saying so
+    result.update(tests_omitted=max(len(tests) - 5, 0),
+                  frames_omitted=max(len(failure.frames) - 50, 0),
+                  library_frames_omitted=sum(f.library for f in failure.frames[50:]))
     if budget is not None:
         rendered = render_suspects(env, db if ranking["graph"] else None, ranked, budget,
                                    f"Suspects for {head['handle']} (debug context)")

@@ -410,6 +410,16 @@ def test_large_bash_output_is_stored_with_a_handle(cli, project, fixture, respon
     assert found.code == 0 and found.json()["hits"]
 
 
+def test_stored_output_line_says_how_many_decisive_lines_it_left_out(cli, project):
+    rows = [f"step {i} fine" for i in range(400)]
+    for at, name in ((50, "alpha"), (100, "beta"), (150, "gamma"), (200, "delta"), (250, "eta")):
+        rows[at] = f"ERROR: shard {name} failed to replicate"
+    body = payload("claude_post_tool_use_bash", project, tool_response={
+        "stdout": "\n".join(rows) + "\n", "stderr": "", "interrupted": False})
+    line = context_of(hook(cli, "post-tool-use", body), "PostToolUse")
+    assert line.count("ERROR: shard") == 3 and "shard gamma failed to replicate (+2 more)" in line
+
+
 # --- compaction and session start ---------------------------------------------------------------
 
 
