@@ -14719,16 +14719,23 @@ def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str,
 
 
 def fit_sections(body: str, budget: int, hint: str) -> str:
-    """The snapshot cut to ``budget`` characters, whole lines only.
+    """The snapshot cut to ``budget`` characters.
 
-    Lower-priority sections give up lines first (down to a few, then all); each
-    cut section ends with a line counting what was left out.
+    When it does not fit, a line longer than an eighth of the budget is cut
+    first (it says how much it left out), so that one pasted log line cannot
+    push out the sections. Then lower-priority sections give up lines (down to
+    a few, then all), and what room is left goes back to the highest-priority
+    sections; each cut section ends with a line counting what was left out.
     """
     preamble, sections = split_sections(body)
     preamble = _trim_blank(preamble)
     rank = {t: i for i, t in enumerate(_RESTORE_PRIORITY)}
     order = sorted(range(len(sections)), key=lambda i: -rank.get(sections[i][0], len(rank)))
     lines = [_trim_blank(ls) for _, ls in sections]
+    if len(body) > budget:
+        line_max = max(budget // 8, 200)
+        preamble = [_clipped_line(line, line_max, hint) for line in preamble]
+        lines = [[_clipped_line(line, line_max, hint) for line in ls] for ls in lines]
     prefix = [[0] for _ in lines]           # prefix[i][k]: characters of the first k lines
     for i, section_lines in enumerate(lines):
         for line in section_lines:
@@ -14749,12 +14756,30 @@ def fit_sections(body: str, budget: int, hint: str) -> str:
                 total -= section_size(i)
                 kept[i] -= 1
                 total += section_size(i)
+    for i in reversed(order):               # room left: back to the first sections
+        while kept[i] < len(lines[i]):
+            before = section_size(i)
+            kept[i] += 1
+            if total - before + section_size(i) > budget:
+                kept[i] -= 1
+                break
+            total += section_size(i) - before
     out = list(preamble)
     for i, (title, _) in enumerate(sections):
         out += ["", f"## {title}"] + lines[i][:kept[i]]
         if kept[i] < len(lines[i]):
             out.append(marker(i))
     return "\n".join(_trim_blank(out))
+
+
+def _clipped_line(line: str, limit: int, hint: str) -> str:
+    """``line`` cut to ``limit`` characters, saying how many it left out and where."""
+    if len(line) <= limit:
+        return line
+    def tail(count: int) -> str:
+        return f" … ({count:,} more characters; {hint})"
+    keep = max(limit - len(tail(len(line))), 0)      # the count is at most that long
+    return line[:keep] + tail(len(line) - keep)
 
 
 def _age_text(seconds: float) -> str:
