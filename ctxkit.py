@@ -11903,9 +11903,10 @@ SQL_CHUNKS_FROM = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_end >= ? ORDER BY id"""
 SQL_EXPIRED = "SELECT id FROM outputs WHERE project = ? AND created_at < ?"
+# An output's size is one number everywhere: ``outputs.bytes``, the bytes the command
+# wrote (what `outputs` lists, `stats --outputs` sums as bytes_kept, purge frees).
 SQL_PURGE_SIZES = """
-SELECT COUNT(DISTINCT o.id), COALESCE(SUM(LENGTH(CAST(c.text AS BLOB))), 0)
-FROM outputs o LEFT JOIN output_chunks c ON c.output_id = o.id WHERE o.id IN ({ids})"""
+SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM outputs WHERE id IN ({ids})"""
 SQL_STAT_BUMP = """
 INSERT INTO output_stats(project, key, value) VALUES (?, ?, ?)
 ON CONFLICT(project, key) DO UPDATE SET value = value + excluded.value"""
@@ -13312,7 +13313,7 @@ def cmd_expand(args: argparse.Namespace, env: Env) -> int:
         if args.tail is not None:
             first = max(first, min(last, total) - args.tail + 1)
         lines = _expand_lines(db, output["id"], first, last, pattern)
-        returned = sum(len(t) + 1 for _, _, t in lines)
+        returned = sum(len(t.encode("utf-8", "replace")) + 1 for _, _, t in lines)
         _bump_stats(db, env.project, expansions=1, bytes_returned=returned)
     data = {"handle": output["handle"], "total_lines": total,
             "lines": [{"line": n, "stream": "stderr" if s == STDERR else "stdout", "text": t}

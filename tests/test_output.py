@@ -376,6 +376,22 @@ def test_purge_secure_delete_and_bytes_freed(cli):
     assert cli("purge").code == 2
 
 
+def test_an_outputs_size_is_one_number_in_outputs_stats_and_purge(cli):
+    # stored text differs from what the command wrote: a redacted secret, a Latin-1 byte
+    # kept as \\xNN, CRLF line ends, no final newline
+    script = ("import sys; out = sys.stdout.buffer\n"
+              "for i in range(600): out.write(b'row %d caf\\xe9 ok\\r\\n' % i)\n"
+              "out.write(b'token=ghp_' + b'a' * 36 + b'\\r\\nend')")
+    handle = cli("run", "--json", "--direct-max", "0", "--", PY, "-c", script).json()["handle"]
+    listed = next(o for o in cli("outputs", "--json").json()["outputs"]
+                  if o["handle"] == handle)
+    assert f"{listed['bytes']:>12,} B" in cli("outputs").out
+    kept = cli("stats", "--outputs", "--json").json()["bytes_kept"]
+    freed = cli("purge", "--handle", handle, "--json").json()["bytes_freed"]
+    after = cli("stats", "--outputs", "--json").json()["bytes_kept"]
+    assert freed == listed["bytes"] == kept - after > 0
+
+
 def test_retention_applies_when_new_outputs_arrive(cli):
     (cli.root / ".ctxkit").mkdir(exist_ok=True)
     (cli.root / ".ctxkit" / "config.toml").write_text("[output]\nretention_days = 2\n")
