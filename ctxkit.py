@@ -47,7 +47,8 @@ __version__ = "0.1.0"
 
 # History of the schema (PRAGMA user_version):
 #   1  every section's first tables (graph, output store, lessons, snapshots)
-#   2  graph_pending: index work a killed run left to finish
+#   2  graph_pending: index work a killed run left to finish; nodes.recovered;
+#      every file parsed again (definitions' lines include their decorators)
 SCHEMA_VERSION = 2
 
 STATE_DIR = ".ctxkit"
@@ -411,10 +412,51 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
     rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_id = (SELECT id FROM files "
                     f"WHERE project = ? AND path = ?) AND kind != 'file' AND line <= ? "
                     f"AND end_line >= ? ORDER BY line", (project, path, last, first))
-    # Keep a node only when no other match lies strictly inside it.
+    return _innermost(rows)
+
+
+def _innermost(rows: Sequence[Any]) -> list[Any]:
+    """The rows no other row lies strictly inside (the innermost definitions at a line)."""
     return [n for n in rows if not any(
         o is not n and n["line"] <= o["line"] and o["end_line"] <= n["end_line"]
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
+
+
+def rows_at_now(db: Database, project: str, path: str, first: int,
+                last: int | None = None, indexed_only: bool = False) -> list[Any]:
+    """graph_rows_at over ``path`` as it is on disk now: the index's rows when the file
+    is unchanged since indexing, else the definitions parsed from the file (CodeOnDisk),
+    each the stored row with its lines and hash as they are now, or, for a definition
+    the index does not have yet (left out when ``indexed_only``), its parsed fields
+    with ``id`` None."""
+    code = getattr(db, "code", None)
+    defs = code.defs_now(db, project, path) if code is not None else None
+    if defs is None:
+        return graph_rows_at(db, project, path, first, last)
+    last = first if last is None else last
+    hits = [d for d in defs.values() if d["line"] <= last and d["end_line"] >= first]
+    marks = ", ".join("?" * len(hits))
+    stored = {r["uid"]: r for r in db.query(
+        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND uid IN ({marks})",
+        (project, *(d["uid"] for d in hits)))} if hits else {}
+    rows = [{**dict(stored[d["uid"]]), **d} if d["uid"] in stored else {**d, "id": None}
+            for d in hits if d["uid"] in stored or not indexed_only]
+    return sorted(_innermost(rows), key=lambda row: row["line"])
+
+
+SQL_FILE_HAS_LESSONS = (
+    "SELECT 1 FROM lesson_symbols s WHERE s.project = ? AND (s.file = ? OR s.file = '' AND "
+    "s.name IN (SELECT uid FROM nodes WHERE project = ? AND path = ? UNION SELECT qualname "
+    "FROM nodes WHERE project = ? AND path = ? UNION SELECT name FROM nodes WHERE project = ? "
+    "AND path = ?)) AND EXISTS (SELECT 1 FROM lessons l WHERE l.symbol_id = s.id AND "
+    "l.status = 'active') LIMIT 1")
+
+
+def file_has_lessons(db: Database, project: str, path: str) -> bool:
+    """Whether an active lesson may belong to a symbol of ``path`` (recorded with that
+    file, or by a name one of its indexed symbols has): else an edit there needs no
+    parse to tell which symbol it touches."""
+    return bool(db.query(SQL_FILE_HAS_LESSONS, (project, path, *(project, path) * 3)))
 
 
 def _hash_bytes(data: bytes) -> str:
@@ -434,43 +476,52 @@ class CodeOnDisk:
     A file whose size and mtime, else whose content hash, match the index gives
     the indexed hash. A file changed since it was indexed is parsed again in
     memory (nothing is written) by ``parse``, which the Graph section sets to
-    its graph_file_hashes(), and the node looked up by its id. On the fast
+    its graph_file_defs(), and the node looked up by its id (``defs_now``: the
+    definitions' current lines too, so a line maps to the symbol there now). On the fast
     path, which runs before the Graph section is even defined, ``parse`` is
     None: such a file raises _SlowPath, and the full CLI answers. A file or
     symbol gone from disk gives None: its lessons are stale too.
     """
 
-    parse: ClassVar[Callable[[str, str, bytes], dict[str, str] | None] | None] = None
+    parse: ClassVar[Callable[[str, str, bytes], dict[str, dict[str, Any]] | None] | None] = None
 
     def __init__(self, root: str):
         self.root = root
-        self._parsed: dict[tuple[str, int, int], dict[str, str] | None] = {}
+        self._parsed: dict[tuple[str, int, int], dict[str, dict[str, Any]] | None] = {}
 
-    def body_hash(self, db: Database, project: str,
-                  node: sqlite3.Row | dict[str, Any]) -> str | None:
-        path = node["path"]
+    def defs_now(self, db: Database, project: str, path: str) -> dict[str, dict[str, Any]] | None:
+        """{node id: its uid, kind, name, qualname, line, end_line and body_hash} of the
+        definitions of indexed file ``path`` as it is on disk, when it changed since it
+        was indexed ({} when it is gone). None when the index holds: the file unchanged
+        or only touched, not indexed, or not parsable."""
         row = next(iter(db.query(SQL_FILE_STATE, (project, path))), None)
         if row is None:
-            return node["body_hash"]
+            return None
         try:
             info = os.stat(os.path.join(self.root, path))
         except (OSError, ValueError):
-            return None
+            return {}
         if (info.st_size, info.st_mtime_ns) == (row["size"], row["mtime_ns"]):
-            return node["body_hash"]
+            return None
         key = (path, info.st_size, info.st_mtime_ns)
         if key not in self._parsed:
             data = read_regular(os.path.join(self.root, path), _CODE_READ_LIMIT)
             if data is None:
-                return None
+                return {}
             if _hash_bytes(data) == row["sha1"]:  # touched, not changed: the index holds
                 self._parsed[key] = None
             elif self.parse is None:
                 raise _SlowPath(path)
             else:
                 self._parsed[key] = self.parse(row["language"], path, data)
-        hashes = self._parsed[key]
-        return node["body_hash"] if hashes is None else hashes.get(node["uid"])
+        return self._parsed[key]
+
+    def body_hash(self, db: Database, project: str,
+                  node: sqlite3.Row | dict[str, Any]) -> str | None:
+        defs = self.defs_now(db, project, node["path"])
+        if defs is None:
+            return node["body_hash"]
+        return defs[node["uid"]]["body_hash"] if node["uid"] in defs else None
 
 
 # --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
@@ -630,14 +681,25 @@ def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] |
 
 
 def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
-    """Exact name, else a qualified name ending in it, else (stats) a substring."""
-    exact = [n for n in names if n == name]
-    if exact:
-        return exact
-    tails = [n for n in names if any(n.endswith(sep + name) for sep in (".", "::", "#"))]
-    if tails or not substring:
-        return tails
+    """The name itself and every qualified name ending in it, else (stats) a substring."""
+    found = [n for n in names if n == name or any(n.endswith(sep + name)
+                                                  for sep in (".", "::", "#"))]
+    if found or not substring:
+        return found
     return [n for n in names if name.lower() in n.lower()]
+
+
+def _names_several(db: Database, project: str, name: str, file: str | None,
+                   node: sqlite3.Row) -> bool:
+    """Whether ``name``, which binds to ``node``, is a bare name other symbols have too
+    (``prepare_url``: a test helper by its qualname, ``PreparedRequest.prepare_url``
+    by its bare name): a read must then show them all, not pick the one it binds to."""
+    if name != node["name"] or name == node["uid"]:
+        return False
+    where = "project = ? AND name = ? AND kind != 'file'" + (" AND path = ?" if file else "")
+    rows = db.query(f"SELECT uid FROM nodes WHERE {where} LIMIT 2",
+                    (project, name, *((file,) if file else ())))
+    return len(rows) > 1
 
 
 def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -650,15 +712,16 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
     """SYMBOL_OBJs by risk, highest first, one per symbol under the identity rule.
 
     ``name`` None lists every symbol. A name that binds to a graph symbol gives
-    that symbol; otherwise it matches symbol names exactly, else as the tail of
-    a qualified name (``validate`` finds ``AuthService.validate``). ``file``
-    None means every file; "" means symbols without a file. Symbols with no
-    active lesson are left out unless ``include_all``.
+    that symbol, unless it is a bare name several graph symbols have; otherwise
+    it matches symbol names exactly and as the tail of a qualified name
+    (``validate`` finds ``validate`` and ``AuthService.validate``), each a
+    symbol of its own. ``file`` None means every file; "" means symbols without
+    a file. Symbols with no active lesson are left out unless ``include_all``.
     """
     binder = SymbolBinder(db, project)
     if name is not None:
         node = binder(name, file or "")[2]
-        if node is not None:
+        if node is not None and not _names_several(db, project, name, file, node):
             obj = node_symbol_obj(db, project, node, include_all, binder)
             return [obj] if include_all or obj["lessons"] else []
     groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
@@ -876,14 +939,18 @@ def risk_objects(db: Database, place: Place,
                  spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
     """SYMBOL_OBJs of the lessons on the symbols those spans touch.
 
-    Lines map to symbols through the stored graph only (no parsing here). A
-    file the graph does not know falls back to every lesson recorded for it.
+    Lines map to symbols as the file is on disk (rows_at_now): a file with
+    lessons that changed since it was indexed is parsed in memory; a file
+    without lessons is not looked at. A file the graph does not know falls
+    back to every lesson recorded for it.
     """
     objs: dict[tuple[str, str], dict[str, Any]] = {}
     project = place.project
     for span in spans:
         path = normalize_path(absolute_path(place.cwd, span.path), place)
-        nodes = graph_rows_at(db, project, path, span.first, span.last)
+        if not file_has_lessons(db, project, path):
+            continue
+        nodes = rows_at_now(db, project, path, span.first, span.last)
         for node in nodes:
             obj = node_symbol_obj(db, project, node)
             if obj["lessons"]:
@@ -1056,6 +1123,8 @@ SEARCH_GOOD = 0.6              # a hit with this share of the best possible scor
 SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
 SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
 SEARCH_TITLE_FACTOR = 0.4      # a line's share of what its chunk's title holds
+SEARCH_FRAME_FACTOR = 0.75     # a frame says where, not what: its share for a problem query
+SEARCH_UNIT_FACTOR = 0.5       # a section's finding's share of what the section's lines hold
 SEARCH_SEVERITY_STEP = 0.05    # each severity level adds this share: decisive lines first
 SEARCH_CUT_FACTOR = 0.85       # a line the tool cut short ("... - KeyError: 'pea..."); the
                                # whole line is elsewhere, pytest's short summary for one
@@ -1148,10 +1217,19 @@ LINE_KINDS = (
      r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))|^\W*\d+ [A-Za-z]+(?: [A-Za-z]+)?\W*$"),
     ("frame", "stack|frame|frames|trace|traceback|backtrace|stacktrace|called|caller",
      r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
-     r"|^\s+at \S+:\d+"),
+     r"|^\s+at \S+:\d+|^\S+:\d+: in \S+$"),
     ("location", "where|location|source|file|place",
      r"\.[A-Za-z]\w{0,5}[:(]\d+|line \d+"),
 )
+
+LINE_KIND_PATTERNS = {name: pattern for name, _, pattern in LINE_KINDS}
+# The lines of a stack trace: frames, indented lines (the code under a frame, Java's `\tat`,
+# Go's `\t/path/x.go:12 +0x1d`, Rust's `   0: fn`), and a trace's own headers; Go's function
+# lines (`main.(*Cache).Put(...)`) stand at column 0.
+_TRACE_HEADER = r"^\s*Traceback \(most recent call last\):"
+_TRACE_LINE = (LINE_KIND_PATTERNS["frame"] + r"|^\s+\S|" + _TRACE_HEADER
+               + r"|^stack backtrace:|^goroutine \d+ \[|^Caused by: |^[\w./]+(?:\.\(?\*?\w+\)?)+"
+               r"\(.*\)$")
 
 # Severity markers: (key, level, the words that show it, at the start of a word, any case;
 # pytest's "E   " lines; an exit status only when it is not 0). A marker inside a negated
@@ -1839,6 +1917,12 @@ class LineScorer:
         synthetic = [s for s in query.problem_sources if query.sources[s] == "(problem)"]
         self.synthetic = set(synthetic)
         self.titles: dict[int, dict[int, float]] = {}
+        self.sections: dict[int, bool] = {}   # chunk id -> it starts a failure section
+        # A stack frame (`src/x.py:4: in load`, `at f (x.js:3)`) says where a problem went,
+        # the exception or assertion says what it was: for a query asking for a problem,
+        # and not for frames or places, a frame keeps SEARCH_FRAME_FACTOR of its score.
+        self.frames_speak_less = query.problem and not {
+            "frame", "location"} & set(query.kind_sources.values())
 
     def rough(self, chunk: Any, number: int, text: str, indexes: set[int],
               markers: list[tuple[int, int]]) -> ScoredLine:
@@ -1909,6 +1993,8 @@ class LineScorer:
         if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
         score *= lesser_factor(text)
+        if self.frames_speak_less and _rx(LINE_KIND_PATTERNS["frame"]).search(text[:400]):
+            score *= SEARCH_FRAME_FACTOR
         item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.exact = True
 
@@ -1951,21 +2037,104 @@ class LineScorer:
 
     def near(self, items: Iterable[ScoredLine]) -> None:
         """A line also earns part of what the lines just around it hold that it does not
-        (the test name two lines up, the value on the next line)."""
+        (the test name two lines up, the value on the next line), and the finding of a
+        test's failure section part of what the whole section holds (``_unit_credit``)."""
         by_key = {(s.chunk["output_id"], s.number): s for s in items}
-        bonus = {}
+        found = self._unit_credit(by_key)
         for key, item in by_key.items():
-            extra: dict[int, float] = {}
-            for offset in (-2, -1, 1, 2):
-                other = by_key.get((key[0], key[1] + offset))
-                if other is None:
-                    continue
-                for source, value in other.sources.items():
-                    if source not in item.sources and source not in self.query.problem_sources:
-                        extra[source] = max(extra.get(source, 0.0), value)
-            bonus[key] = 0.3 * sum(extra.values())
-        for key, item in by_key.items():
-            item.score = item.base + bonus[key]
+            extra = {source: 0.3 * value for source, value in self._held(
+                item, (by_key.get((key[0], key[1] + o)) for o in (-2, -1, 1, 2))).items()}
+            for source, value in found.get(key, {}).items():
+                extra[source] = max(extra.get(source, 0.0), SEARCH_UNIT_FACTOR * value)
+            item.score = item.base + sum(extra.values())
+
+    def _held(self, item: ScoredLine, others: Iterable[ScoredLine | None]) -> dict[int, float]:
+        """The best value of each query source some other line holds and ``item`` does not
+        (problem sources left out: severity is the line's own)."""
+        extra: dict[int, float] = {}
+        for other in others:
+            if other is None or other is item:
+                continue
+            for source, value in other.sources.items():
+                if source not in item.sources and source not in self.query.problem_sources:
+                    extra[source] = max(extra.get(source, 0.0), value)
+        return extra
+
+    def _unit_credit(self, by_key: dict[tuple[int, int], ScoredLine]
+                     ) -> dict[tuple[int, int], dict[int, float]]:
+        """A test's failure section is one unit: its header names the test, its frames name
+        the code the test went through (`src/shop/config.py:4: in load`), its source lines
+        the call, and its first severe line (the assertion, the exception, the panic) is
+        what happened. That line, the unit's finding, earns SEARCH_UNIT_FACTOR of every
+        query word the unit's other lines hold and it does not, so "invalid json in config
+        load" lands on `E  JSONDecodeError`, not on the frame naming `load`. A stack trace
+        outside a section is a unit too (``_trace_unit``). Sections are the chunks that
+        start at a section header (_SECTION_START); their finding is chosen as the section
+        window chooses it (severe, not an echo of the source)."""
+        units: dict[Any, tuple[ScoredLine | None, list[ScoredLine]]] = {}
+        sections: dict[int, list[ScoredLine]] = {}
+        for item in by_key.values():
+            if self._starts_section(item.chunk):
+                sections.setdefault(item.chunk["id"], []).append(item)
+            elif _rx(LINE_KIND_PATTERNS["frame"]).search(item.text[:400]):
+                finding, span = self._trace_unit(item, by_key)
+                if finding is not None:
+                    units.setdefault(span, (finding, []))[1].append(item)
+        for chunk_id, members in sections.items():
+            members.sort(key=lambda s: s.number)
+            finding = next((s for s in members if s.severity >= 2 and not s.negated
+                            and lesser_factor(s.text) == 1.0), None)
+            units[chunk_id] = (finding, members)
+        credit: dict[tuple[int, int], dict[int, float]] = {}
+        for finding, members in units.values():
+            if finding is not None:
+                key = (finding.chunk["output_id"], finding.number)
+                held = credit.setdefault(key, {})
+                for source, value in self._held(finding, members).items():
+                    held[source] = max(held.get(source, 0.0), value)
+        return credit
+
+    def _trace_unit(self, frame: ScoredLine, by_key: dict[tuple[int, int], ScoredLine]
+                    ) -> tuple[ScoredLine | None, Any]:
+        """The finding of the stack trace a frame line belongs to, and the trace's span.
+        The trace is the run of lines around the frame that are frames, indented, or a
+        trace's own header (`Traceback (most recent call last):`, `stack backtrace:`,
+        `goroutine 1 [running]:`, `Caused by:`), within its chunk. Python prints the
+        exception after the frames: the finding is the line after the run; Java, Node,
+        Go and Rust print it before: the finding is the nearest severe line of the two
+        non-blank lines above the run. Only a candidate line with severity 2 or more is a
+        finding."""
+        chunk = frame.chunk
+        lines = chunk["text"].split("\n")
+        at = frame.number - chunk["line_start"]
+        if not 0 <= at < len(lines):
+            return None, None
+        first = last = at
+        while first > 0 and at - first < 200 and _rx(_TRACE_LINE).search(lines[first - 1][:400]):
+            first -= 1
+        while (last + 1 < len(lines) and last - at < 200
+               and _rx(_TRACE_LINE).search(lines[last + 1][:400])):
+            last += 1
+        oid, base = chunk["output_id"], chunk["line_start"]
+        python = any(_rx(_TRACE_HEADER).search(lines[i][:200]) for i in range(first, last + 1))
+        if python:
+            places = [last + 1]
+        else:
+            places = [i for i in range(first - 1, max(first - 4, -1), -1) if lines[i].strip()]
+        for index in places[:2]:
+            if not 0 <= index < len(lines):
+                continue
+            finding = by_key.get((oid, base + index))
+            if finding is not None and finding.severity >= 2 and not finding.negated:
+                return finding, (oid, base + first)
+        return None, None
+
+    def _starts_section(self, chunk: Any) -> bool:
+        known = self.sections.get(chunk["id"])
+        if known is None:
+            first = chunk["text"][:400].split("\n", 1)[0]
+            known = self.sections[chunk["id"]] = bool(_rx(_SECTION_START).search(first))
+        return known
 
 
 _ENRICH_NAMES = r"\b(?P<errno>E[A-Z0-9]{2,15})\b|\b(?P<sig>SIG[A-Z0-9]{2,8})\b"
@@ -4492,6 +4661,9 @@ CREATE TABLE IF NOT EXISTS graph_pending (
     PRIMARY KEY (project, kind, name)
 ) WITHOUT ROWID;
 ALTER TABLE nodes ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
+-- A definition's first line now includes its decorators (Python) and attributes
+-- (Rust): no file is taken as unchanged, so the next index parses each again.
+UPDATE files SET sha1 = '', mtime_ns = -1;
 """
 
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
@@ -4950,8 +5122,9 @@ def graph_find_nodes(db: Database, project: str, symbol: str,
 
 def graph_nodes_at(db: Database, project: str, path: str, first: int,
                    last: int | None = None) -> list[Node]:
-    """The innermost non-file nodes overlapping lines ``first..last`` of ``path``."""
-    return [_node_from_row(r) for r in graph_rows_at(db, project, path, first, last)]
+    """The innermost indexed non-file nodes overlapping lines ``first..last`` of ``path``
+    as it is on disk (rows_at_now: a file changed since it was indexed is parsed)."""
+    return [_node_from_row(r) for r in rows_at_now(db, project, path, first, last, True)]
 
 
 # --- Graph: the Language record ----------------------------------------------
@@ -5207,6 +5380,10 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
+    for pos, name, bound in extra.pop("typeparams", ()):
+        index = _enclosing(defs, starts, pos)
+        scope = defs[index].qualname if index >= 0 else ""
+        ctx.setdefault("type_params", {}).setdefault(scope, {})[name] = bound
     by_start = {d.node.start_byte: d.qualname for d in defs}
     decorated = {by_start[pos]: text for pos, text in extra.pop("decorated", ())
                  if pos in by_start}
@@ -5360,14 +5537,16 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
         scope = defs[index].qualname if index >= 0 else ""
-        if (scope, var) in declared:
-            continue
+        rebinding = type_text.startswith(("iter:", var + ".")) or type_text == var
+        if (scope, var) in declared or (rebinding and var in types.get(scope, {})):
+            continue  # `for x in`, `x = x.m(...)`: the name keeps the type it was given first
         if is_declared:
             declared.add((scope, var))
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text else _clean_type(text, generic=True)  # f#1: 2nd
+        cleaned = {var: text if "#" in text or text.startswith("iter:")  # f#1: f's 2nd
+                   else _clean_type(text, generic=True)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
@@ -5476,6 +5655,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             if item.type == "identifier" and s.text(item) != "_":
                 vartypes.append((caps["vartype"][0].start_byte, s.text(item),
                                  f"{s.text(caps['type'][0])}#{index}", False))
+    elif "vartype" in caps and "iterated" in caps:  # for x in xs: what xs holds
+        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "iter:" +
+                         _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200],
+                         False))
     elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
         vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
                          "=" + s.text(caps["value"][0]), False))
@@ -5489,6 +5672,15 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         is_declared = up is not None and (up.type == "type_annotation" or (
             field is not None and field.id == type_node.id))
         vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
+    elif "typeparam" in caps:  # <T extends Bound>: a T has Bound's members
+        constraint = caps["typeparam"][0].parent.child_by_field_name("constraint")
+        bound = constraint.named_children[0] if constraint is not None and \
+            constraint.named_children else None
+        extra.setdefault("typeparams", []).append(
+            (caps["typeparam"][0].start_byte, s.text(caps["typeparam"][0]),
+             _clean_type(s.text(bound), generic=True) if bound is not None else ""))
+    elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
+        extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
         if caps["aliasvalue"][0].type != "object_type":  # type T = {...}: an interface
             extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = _clean_type(
@@ -5583,6 +5775,27 @@ def _link_parents(s: _Source, defs: list[_Def]) -> None:
             d.kind = "method"
 
 
+# What a grammar puts beside a definition rather than inside it, but belongs to it:
+# Python's decorators (a decorated_definition wraps the definition), Rust's
+# attributes (siblings on the lines above). Java annotations, C# attributes and
+# TypeScript decorators are inside the definition's node already.
+_WRAPPING_TYPES = frozenset({"decorated_definition"})
+_ATTACHED_BEFORE_TYPES = frozenset({"attribute_item"})
+
+
+def _head_row(node: Any) -> int:
+    """The 0-based first row of a definition with its decorators or attributes, so a
+    line holding ``@property`` belongs to the method it decorates, as it does in
+    languages whose grammar puts annotations inside the definition."""
+    while node.parent is not None and node.parent.type in _WRAPPING_TYPES:
+        node = node.parent
+    prev = node.prev_named_sibling
+    while prev is not None and prev.type in _ATTACHED_BEFORE_TYPES and \
+            prev.end_point[0] >= node.start_point[0] - 1:
+        node, prev = prev, prev.prev_named_sibling
+    return node.start_point[0]
+
+
 def _enclosing(defs: list[_Def], starts: list[int], pos: int) -> int:
     """Index of the innermost definition containing byte ``pos``, -1 for none."""
     index = bisect_right(starts, pos) - 1
@@ -5606,7 +5819,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
         parent = defs[parent].parent
     head = s.src[node.start_byte:d.fn.start_byte + 200 if body is None else body.start_byte]
     is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
-    line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
+    line, end_line = _head_row(node) + 1, node.end_point[0] + 1
     return DefRecord(d.kind, d.name, d.qualname, line, end_line, signature,
                      json.dumps(params, ensure_ascii=False), _return_type(s, d),
                      is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
@@ -5880,7 +6093,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         handler(s, node, local)
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
-    for key in ("package", "mods", "default", "macros", "aliases"):
+    for key in ("package", "mods", "default", "macros", "aliases", "namespaces"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("all"):
@@ -6817,7 +7030,17 @@ SUPER_NAMES = frozenset({"super()", "super"})  # the default Language.super_name
 OUTSIDE = "outside"  # expr_type: a type known to be outside the index
 # ... and one whose type arguments are not all outside it (Map<K, Node>, list[Foo]): its
 # methods are outside the index, what they give back is unknown (Map.get gives a Node).
-OUTSIDE_GENERIC = "outside generic"
+
+
+class OutsideGeneric:
+    """What expr_type gives for such a container: the types it holds, each as expr_type
+    would give it (iterating a list[Page] gives a Page)."""
+
+    __slots__ = ("held",)
+
+    def __init__(self, held: tuple[Any, ...]):
+        self.held = held
+
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -6947,6 +7170,8 @@ class _Resolver:
             node = self.by_pq.get((path, name))
             if node is not None:
                 return ("node", node)
+            if name in self.ctx(path).get("namespaces", ()):  # its members are the file's
+                return ("module", [path])
         if depth > 6:
             return None
         for path in paths:
@@ -6995,6 +7220,8 @@ class _Resolver:
         node = self.by_pq.get((path, name))
         if node is not None and self.nodes[node].kind != "file":
             return ("node", node)
+        if name in ctx.get("namespaces", ()):
+            return ("module", [path])
         if language.resolve_local is not None:
             found = language.resolve_local(self, path, scope, name, ctx)
             if found is not None:
@@ -7122,7 +7349,7 @@ class _Resolver:
         if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
         owner = self.expr_type(path, scope, recv, line)
-        if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
+        if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
             return None, 1.0  # a receiver of a known type outside the index: no guess
         if owner is not None:
             return self._method_of(owner, callee)
@@ -7130,7 +7357,8 @@ class _Resolver:
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
-            if language.capitalized_outside and recv[:1].isupper():
+            if language.capitalized_outside and recv[:1].isupper() and \
+                    _absent(self, path, recv.split(".")[0]):
                 return None, 1.0  # a class outside the index (System.out, Math)
         return self.guess(callee, lang, attr=True)
 
@@ -7229,7 +7457,7 @@ class _Resolver:
             head, _, name = text[:-5].rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
             if dst is None and confidence >= CONF_EXACT and head and \
-                    self.expr_type(path, scope, head, line, depth + 1) is OUTSIDE_GENERIC:
+                    isinstance(self.expr_type(path, scope, head, line, depth + 1), OutsideGeneric):
                 return None  # map.get(k): the container's method, giving what it holds
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
@@ -7243,7 +7471,7 @@ class _Resolver:
         head, _, attr = text.rpartition(".")
         if head:
             owner = self.expr_type(path, scope, head, line, depth + 1)
-            if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
+            if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
                 return OUTSIDE if owner is OUTSIDE else None
             if owner is None and re.fullmatch(r"[\w.$]+", head):
                 return self._module_variable(path, scope, head, attr)
@@ -7344,6 +7572,16 @@ class _Resolver:
 
     def type_named(self, path: str, scope: str, type_text: str) -> Any:
         """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("iter:"):  # for x in EXPR: what EXPR's container holds
+            key = ("iterated", path, scope, type_text)
+            if key in self.memo:
+                return None  # for x in x.children: x is what it is read from
+            self.memo[key] = None
+            container = self.expr_type(path, scope, type_text[5:])
+            del self.memo[key]
+            if isinstance(container, OutsideGeneric):  # one type argument: its elements
+                return container.held[0] if len(container.held) == 1 else None
+            return OUTSIDE if container is OUTSIDE else None
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
@@ -7368,15 +7606,28 @@ class _Resolver:
         generic = re.fullmatch(r"([^<|]+)<(.*)>", type_text)
         if generic:  # Map<K,Node>: a class of the index, else outside or outside generic
             found = self.type_named(path, scope, generic.group(1))
-            held = (self.type_named(path, scope, t) for t in generic.group(2).split(","))
-            return OUTSIDE_GENERIC if found is OUTSIDE and any(
-                t is not OUTSIDE for t in held) else found
+            if found is not OUTSIDE:
+                return found
+            held = tuple(self.type_named(path, scope, t) for t in generic.group(2).split(","))
+            return OutsideGeneric(held) if any(t is not OUTSIDE for t in held) else OUTSIDE
         if "|" in type_text:
             members = [self.type_named(path, scope, t) for t in type_text.split("|")]
             classes = tuple(m for m in members if isinstance(m, int))
             if not classes:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
+        params = self.ctx(path).get("type_params")
+        if params and re.fullmatch(r"[\w$]+", type_text):
+            for qual in self.scope_chain(scope):
+                bound = params.get(qual, {}).get(type_text)
+                if bound is not None:  # a type parameter: its constraint's members, if any
+                    key = ("type parameter", path, qual, type_text)
+                    if not bound or key in self.memo:
+                        return None
+                    self.memo[key] = None
+                    found = self.type_named(path, qual, bound)
+                    del self.memo[key]
+                    return found
         target = self.resolve_dotted(path, scope, type_text)
         alias = self._type_alias(path, type_text) if target is None else None
         if alias is not None:  # type T = A | B, here or imported: what it stands for
@@ -7819,6 +8070,7 @@ _PY_QUERY = f"""
     attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
     @vartype
 (assignment left: (identifier) @var type: (type) @type) @vartype
+(for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) type: (type) @type) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
@@ -8366,8 +8618,11 @@ _TS_DEFS = """
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
     @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
+(for_in_statement left: (identifier) @var operator: "of" right: (_) @iterated) @vartype
 (type_alias_declaration name: (_) @name value: (object_type)) @def.interface
 (type_alias_declaration name: (_) @alias value: (_) @aliasvalue)
+(internal_module name: (identifier) @namespace)
+(type_parameter name: (_) @typeparam)
 """
 _TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
 
@@ -10226,20 +10481,24 @@ def _not_found_message(db: Database, project: str, text: str, file: str | None) 
             f"`ctxkit index`")
 
 
-def graph_file_hashes(lang: str, rel: str, data: bytes) -> dict[str, str] | None:
-    """{node id: body hash} of the definitions in ``data``, the content of file ``rel``,
-    exactly as an index run would store them; parsed in memory, nothing written.
-    CodeOnDisk calls it for a file changed since it was indexed. None when it
-    cannot be parsed (no parser, a grammar bug): the index stays the answer."""
+def graph_file_defs(lang: str, rel: str, data: bytes) -> dict[str, dict[str, Any]] | None:
+    """{node id: {uid, kind, name, qualname, path, line, end_line, body_hash}} of the
+    definitions in ``data``, the content of file ``rel``, exactly as an index run
+    would store them; parsed in memory, nothing written. CodeOnDisk calls it for a
+    file changed since it was indexed. None when it cannot be parsed (no parser, a
+    grammar bug): the index stays the answer."""
     try:
         facts = graph_extract(graph_dialect(lang, rel, data), data)
     except Exception:  # noqa: BLE001 - whatever the parser raises, a read goes on
         return None
     uids = def_uids(rel, facts["defs"])
-    return {uid: d.body_hash for d, uid in zip(facts["defs"], uids, strict=True)}
+    return {uid: {"uid": uid, "kind": d.kind, "name": d.name, "qualname": d.qualname,
+                  "path": rel, "line": d.line, "end_line": d.end_line,
+                  "body_hash": d.body_hash}
+            for d, uid in zip(facts["defs"], uids, strict=True)}
 
 
-CodeOnDisk.parse = staticmethod(graph_file_hashes)
+CodeOnDisk.parse = staticmethod(graph_file_defs)
 
 
 def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
@@ -13575,7 +13834,8 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
     with open_db(env) as db:
-        name, path = split_symbol(db, env.place, symbol, file)
+        name, path = symbol_at_line(env, db, symbol, file) or \
+            split_symbol(db, env.place, symbol, file)
         path, name, node = bind_to_code_on_disk(env, db, name, path or "")
         code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
@@ -13590,6 +13850,36 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
                 "redactions": masked + masked_detail}
+
+
+def symbol_at_line(env: Env, db: Database, symbol: str,
+                   file: str | None) -> tuple[str, str] | None:
+    """(node id, path) of the innermost symbol at SYMBOL when it is FILE:LINE and no
+    graph id, read as `context FILE:LINE` reads it (the file as it is on disk).
+
+    A lesson belongs to a symbol, never to a line: a line no indexed function or
+    class holds is a usage error, not a symbol named after the line number.
+    """
+    symbol = symbol.strip()
+    place = re.fullmatch(r"(.+?):(\d+)", symbol)
+    if place is None or db.one(SQL_NODE_BY_UID, (env.project, symbol)) is not None:
+        return None
+    path, line = normalize_path(place.group(1), env.place), int(place.group(2))
+    if file and normalize_path(file, env.place) != path:
+        raise UsageError(f"SYMBOL {symbol!r} names file {path} but --file says "
+                         f"{normalize_path(file, env.place)}; give only one of them")
+    check_line_in_file(env, path, line)
+    with contextlib.suppress(CtxkitError):   # a function added since the index is one
+        graph_refresh(env, db, [path])
+    nodes = graph_nodes_at(db, env.project, path, line)
+    if nodes:
+        node = sorted(nodes, key=lambda n: n.line)[-1]
+        return node.id, node.path
+    known = db.one(SQL_FILE_NODE, (env.project, path)) is not None
+    why = (f"line {line} of {path} is outside every function and class" if known else
+           f"{path} is not in the index of project {env.project!r} (run `ctxkit index`)")
+    raise UsageError(f"{symbol}: no symbol to record the lesson on: {why}; name the "
+                     f"function or class instead, e.g. NAME --file {path}")
 
 
 def bind_to_code_on_disk(env: Env, db: Database, name: str,
@@ -13984,10 +14274,13 @@ def cmd_import_cm(args: argparse.Namespace, env: Env) -> int:
     return EXIT_OK
 
 
-def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False) -> None:
+def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False,
+                      at_line: bool = False) -> None:
     parser.add_argument("symbol", nargs="?" if optional else None, metavar="SYMBOL",
                         help="name as you call it (AuthService.validate), or a graph id "
-                             "(src/auth/service.py:AuthService.validate)")
+                             "(src/auth/service.py:AuthService.validate)"
+                             + (", or FILE:LINE for the symbol on that line" if at_line
+                                else ""))
     parser.add_argument("--file", metavar="FILE",
                         help="the symbol's file; ./x, x\\y and absolute paths are normalized")
 
@@ -14018,7 +14311,7 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
         parser = add_command(sub, common, name, func,
                              f"record a {what} lesson for a symbol (secrets are masked)",
                              record_examples[name])
-        _symbol_arguments(parser)
+        _symbol_arguments(parser, at_line=True)
         parser.add_argument("lesson", metavar="LESSON", help="the lesson, one line")
         parser.add_argument("-d", "--detail", metavar="TEXT", help="more context (optional)")
         parser.add_argument("--session", metavar="ID", help="the agent session it came from")
@@ -16022,7 +16315,11 @@ def cmd_uninstall_hooks(args: argparse.Namespace, env: Env) -> None:
 
 
 def cmd_risk(args: argparse.Namespace, env: Env) -> int:
-    """Risk of the symbols at a place, for git hooks and editors; exit 0 always."""
+    """Risk of the symbols at a place, for git hooks and editors; exit 0 but for a
+    malformed call."""
+    if args.line is not None and args.line < 1:
+        raise UsageError(f"--line must be at least 1 (lines are numbered from 1), "
+                         f"not {args.line}")
     path = normalize_path(args.file, env.place)
     objs: list[dict[str, Any]] = []
     note = ""
@@ -16140,7 +16437,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
         p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
 
     p = add_command(sub, common, "risk", cmd_risk, "risk of the symbols at a place in a file "
-                    "(for git hooks and editors; exit 0 always)",
+                    "(for git hooks and editors; exit 0 whatever the risk)",
                     "ctxkit risk src/auth/service.py --line 42")
     where = p.add_mutually_exclusive_group()
     p.add_argument("file", help="the file")
