@@ -297,6 +297,14 @@ def one_line(text: str, limit: int | None = None) -> str:
     return line
 
 
+def capped_join(items: Sequence[str], limit: int, sep: str = ", ", omitted: int = 0) -> str:
+    """The first ``limit`` of ``items`` joined, saying how many are left out ("a, b, c
+    (+2 more)"); ``omitted`` counts items cut before they got here. Every list a text
+    output cuts says so this way."""
+    more = max(len(items) - limit, 0) + omitted
+    return sep.join(items[:limit]) + (f" (+{more} more)" if more else "")
+
+
 _S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
                | getattr(os, "O_BINARY", 0))
@@ -961,7 +969,7 @@ def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> 
     critical = [o for o in at_risk if risk_level(float(o.get("risk_score") or 0)) == "critical"]
     tail = ""
     if critical:
-        names = ", ".join(o["name"] for o in critical[:5])
+        names = capped_join([o["name"] for o in critical], 5)
         tail = (f"\nVERIFICATION REQUIRED: {names} at critical risk (>= 15). After this edit, run "
                 f"the tests that cover it and record the result with `ctxkit ok` or `ctxkit fail`.")
     return (inject_text(at_risk, limit=limit - len(tail)) + tail).strip()
@@ -1243,13 +1251,16 @@ MARKER_FTS = ('"fatal" OR "panic" OR "panicked" OR "critical" OR "killed" OR "ab
               '"exit" OR "exited"', '"cannot" OR "refused" OR "denied" OR "unable"',
               '"warn" OR "deprecated"')   # plain words: a prefix query merges every doclist
 _OK_LINE = r"(?i:\b(?:pass|passed|passing|ok|success|successful|successfully|succeeded)\b)|[✓✔]"
-# Negation, in a lowercased line: a problem word after no/zero/without/never, a count of
-# 0, a field set to 0/none, "nothing to ...". (ASCII: compiling \w for all of Unicode
-# would cost more than the search.)
-_NEGATION = (r"\b(?:no|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
+# Negation, in a lowercased line: a problem word after no/none/zero/without/never, a count
+# of 0, a field (a name of up to three words) set to 0/none/false, "nothing to ...".
+# negated_spans() then reads the field's name as written (see there). The one rule for
+# search's severity and the run summary's error lines. (ASCII: compiling \w for all of
+# Unicode would cost more than the search.)
+_NEGATION = (r"\b(?:no|none|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
              r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
-             r"defects?|violations?)\b|\b0\s+[a-z]\w*|\b[a-z]\w*\s*[:=]\s*(?:0|none|"
-             r"false|nil|\[\])(?![\w.])|\bnothing to \w+")
+             r"defects?|violations?)\b|\b0\s+[a-z]\w*"
+             r"|(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*[:=]\s*(?:0|none|false|nil|\[\])"
+             r"(?![\w.])|\bnothing to \w+")
 # Lines that speak less than the message near them: the source a compiler or test runner
 # echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
 # `>       code`, the code under Python's `File "x", line N`), and the tools' standard
@@ -1936,11 +1947,14 @@ class LineScorer:
             if value > item.sources.get(source, 0.0):
                 item.sources[source] = value
 
-    def _marker_value(self, item: ScoredLine, negated: list[tuple[int, int]]) -> float:
+    def _marker_value(self, item: ScoredLine, negated: list[tuple[int, int]],
+                      text: str | None = None) -> float:
         best = 0.0
         for index, column in item.markers:
             if any(a <= column < b for a, b in negated):
                 item.negated = True
+                continue
+            if text is not None and in_file_name(text, column):   # exact pass only
                 continue
             level = SEVERITY_MARKERS[index][1]
             item.severity = max(item.severity, level)
@@ -1955,7 +1969,7 @@ class LineScorer:
         item.severity, item.negated, item.sources = 0, False, {}
         enriched = text + enrichment(text)
         found, item.markers = self.matcher.exact(enriched)
-        best = self._marker_value(item, negated)
+        best = self._marker_value(item, negated, enriched)
         for index, column in found:
             variant = variants[index]
             value = variant.weight * variant.factor
@@ -2556,12 +2570,43 @@ def lesser_factor(text: str) -> float:
 
 
 def negated_spans(text: str) -> list[tuple[int, int]]:
-    """The spans of a line that negate what they name ("0 errors", "no issues found")."""
+    """The spans of a line that negate what they name ("0 errors", "no issues found",
+    "error count: 0", "Fatal: false")."""
     import re
     low = text.lower()
     if len(low) != len(text):
         return []
-    return [m.span() for m in _rx(_NEGATION, re.ASCII).finditer(low)]
+    spans = []
+    for match in _rx(_NEGATION, re.ASCII).finditer(low):
+        start = _field_start(text, match) if match.group("field") else match.start()
+        if start is not None:
+            spans.append((start, match.end()))
+    return spans
+
+
+def _field_start(text: str, match: Any) -> int | None:
+    """Where a field's name starts, read as written: a log level in capitals before it
+    (``ERROR pool size: 0``) is not part of it, and one CamelCase word is an exception's
+    type with its message (``KeyError: 0``), not a field: None."""
+    import re
+    words = list(re.finditer(r"\S+", text[match.start("field"):match.end("field")]))
+    while len(words) > 1 and len(words[0].group()) > 1 and words[0].group().isupper():
+        words.pop(0)
+    if len(words) == 1 and re.search(r"[a-z][A-Z]", words[0].group()):
+        return None
+    return match.start("field") + words[0].start()
+
+
+def in_file_name(text: str, start: int) -> bool:
+    """Whether the word at ``start`` is part of a file name (``exceptions.py``,
+    ``tests/test_errors.py::test_x``, ``fail.log``): it names a file, not a problem."""
+    import re
+    begin = start
+    while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "_./\\-"):
+        begin -= 1
+    name = _rx(r"[\w./\\-]*").match(text, start)
+    token = text[begin:name.end() if name else start]
+    return bool(_rx(r"[\w./\\-]*\w\.[A-Za-z]\w{0,9}", re.ASCII).fullmatch(token))
 
 
 def line_severity(matcher: LineMatcher, text: str) -> int:
@@ -2570,7 +2615,7 @@ def line_severity(matcher: LineMatcher, text: str) -> int:
     negated = negated_spans(text[:4000])
     level = 0
     for marker, column in matcher.exact(text[:4000])[1]:
-        if not any(a <= column < b for a, b in negated):
+        if not any(a <= column < b for a, b in negated) and not in_file_name(text, column):
             level = max(level, SEVERITY_MARKERS[marker][1])
     return level
 
@@ -4858,6 +4903,64 @@ def checked_float(text: str) -> float:
     if not -FLOAT_OPTION_MAX <= value <= FLOAT_OPTION_MAX:  # also rejects nan and inf
         raise argparse.ArgumentTypeError(f"{text} is out of range (at most {FLOAT_OPTION_MAX:g})")
     return value
+
+
+REGEX_SECONDS = 1.0  # how long one match of a user's regular expression may run
+
+
+class RegexTooSlow(UsageError):
+    """A user's regular expression ran past REGEX_SECONDS on one text."""
+
+
+class UserRegex:
+    """A regular expression the user wrote (``expand --grep``, a Gemini policy's
+    ``commandRegex``), matched under a clock, inside ``with``.
+
+    Python's ``re`` backtracks: ``(a+)+$`` on forty a's and a b would run for
+    ages. Each match may run ``seconds``; an interval timer (SIGALRM, which
+    ``re`` checks for while it matches) then ends it with RegexTooSlow, a
+    one-line error. Where signals cannot be set (not the main thread), matches
+    run without the clock.
+    """
+
+    def __init__(self, what: str, text: str, seconds: float = REGEX_SECONDS):
+        try:
+            self.pattern = re.compile(text)
+        except (re.error, OverflowError, RecursionError) as exc:
+            raise UsageError(f"{what} {text!r} is not a valid regex: {exc}") from None
+        self.what, self.text, self.seconds = what, text, seconds
+        self.started: float | None = None     # when the match in progress began
+        self.previous: Any = None
+
+    def __enter__(self) -> UserRegex:
+        import signal
+        try:
+            self.previous = signal.signal(signal.SIGALRM, self._on_alarm)
+        except (ValueError, AttributeError):   # not the main thread; no SIGALRM
+            return self
+        signal.setitimer(signal.ITIMER_REAL, self.seconds / 4, self.seconds / 4)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+        if self.previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+            self.previous = None
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        if self.started is not None and time.monotonic() - self.started > self.seconds:
+            self.started = None
+            raise RegexTooSlow(f"{self.what} {self.text!r} ran over {self.seconds:g} s on one "
+                               "line and was stopped: nested repetition such as (a+)+ "
+                               "backtracks without end; write it without one")
+
+    def search(self, text: str) -> re.Match[str] | None:
+        self.started = time.monotonic()
+        try:
+            return self.pattern.search(text)
+        finally:
+            self.started = None
 
 
 def terminal_columns() -> int:
@@ -11295,9 +11398,7 @@ class ContextRenderer:
         lines.append(f"- complexity: {node.complexity} · loc: {node.loc}")
         for relation, label in (("calls", "calls"), ("calledBy", "called by")):
             names = self.relation_names(node, relation)
-            shown = ", ".join(names[:L3_RELATION_NAMES]) or "none"
-            more = len(names) - L3_RELATION_NAMES
-            lines.append(f"- {label}: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+            lines.append(f"- {label}: {capped_join(names, L3_RELATION_NAMES) or 'none'}")
         return lines
 
     def _code(self, node: Node, level: int) -> str:
@@ -11561,8 +11662,7 @@ def _chain_text(candidates: list[ContextCandidate]) -> str:
     lines = []
     for depth in sorted(by_depth):
         names = by_depth[depth]
-        more = f" (+{len(names) - 10} more)" if len(names) > 10 else ""
-        lines.append(f"- depth {depth}: {', '.join(names[:10])}{more}")
+        lines.append(f"- depth {depth}: {capped_join(names, 10)}")
     return "\n".join(lines) + "\n"
 
 
@@ -11636,8 +11736,7 @@ def debug_hints(renderer: ContextRenderer, target: Node) -> str:
 
 
 def _capped_list(items: list[str], limit: int = 8) -> str:
-    text = ", ".join(items[:limit])
-    return text + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+    return capped_join(items, limit)
 
 
 def _impact_count(ids: list[str]) -> str:
@@ -12139,9 +12238,10 @@ SQL_CHUNKS_FROM = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_end >= ? ORDER BY id"""
 SQL_EXPIRED = "SELECT id FROM outputs WHERE project = ? AND created_at < ?"
+# An output's size is one number everywhere: ``outputs.bytes``, the bytes the command
+# wrote (what `outputs` lists, `stats --outputs` sums as bytes_kept, purge frees).
 SQL_PURGE_SIZES = """
-SELECT COUNT(DISTINCT o.id), COALESCE(SUM(LENGTH(CAST(c.text AS BLOB))), 0)
-FROM outputs o LEFT JOIN output_chunks c ON c.output_id = o.id WHERE o.id IN ({ids})"""
+SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM outputs WHERE id IN ({ids})"""
 SQL_STAT_BUMP = """
 INSERT INTO output_stats(project, key, value) VALUES (?, ?, ?)
 ON CONFLICT(project, key) DO UPDATE SET value = value + excluded.value"""
@@ -12187,10 +12287,6 @@ _TEST_RESULT = lazy_re(
 _PANIC = lazy_re(r"^panic: |^thread '[^']*' panicked at|^fatal error: ")
 _GENERIC_BAD = lazy_re(r"(?i)\b(?:errors?|exceptions?|fail|failed|failures?|fatal|panic|"
                           r"panicked)\b")
-_NEGATED = lazy_re(
-    r"(?i)\b(?:no|0|zero|without|none|never)\s+(?:\w+\s+)?(?:errors?|exceptions?|failures?|"
-    r"failed|fatal|panics?)\b|\b(?:errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b"
-    r"|\b(?:error|fail)(?:s|ed)?\s*:\s*none\b")
 _TRACE_START = lazy_re(r"^\s*Traceback \(most recent call last\):")
 _PY_FRAME = lazy_re(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
 _STOP_WORDS = frozenset(
@@ -12343,9 +12439,14 @@ class DecisiveLines:
 
     @staticmethod
     def _is_generic_error(line: str) -> bool:
+        """A problem word that search would count too: not negated (negated_spans, the
+        one negation rule) and not part of a file name."""
         if not _GENERIC_BAD.search(line) or _BANNER.match(line.strip()):
             return False
-        return bool(_GENERIC_BAD.search(_NEGATED.sub(" ", line)))
+        negated = negated_spans(line)
+        return any(not any(a <= word.start() < b for a, b in negated)
+                   and not in_file_name(line, word.start())
+                   for word in _GENERIC_BAD.finditer(line))
 
     def _scan_trace(self, first_no: int, lines: list[str], start: int) -> None:
         """Follow a Python traceback to its last line (the exception)."""
@@ -13534,13 +13635,8 @@ def _parse_range(text: str) -> tuple[int, int]:
 
 
 def cmd_expand(args: argparse.Namespace, env: Env) -> int:
-    pattern = None
-    if args.grep:
-        try:
-            pattern = re.compile(args.grep)
-        except re.error as exc:
-            raise UsageError(f"expand: --grep {args.grep!r} is not a valid regex: {exc}") from None
-    with existing_db(env) as db:
+    pattern = UserRegex("expand: --grep", args.grep) if args.grep else None
+    with existing_db(env) as db, pattern or contextlib.nullcontext():
         if db is None:
             raise NotFound(f"no stored output {args.handle!r}: nothing is stored yet in "
                            f"project {env.project!r} (`ctxkit run -- CMD` stores one)")
@@ -13552,7 +13648,7 @@ def cmd_expand(args: argparse.Namespace, env: Env) -> int:
         if args.tail is not None:
             first = max(first, min(last, total) - args.tail + 1)
         lines = _expand_lines(db, output["id"], first, last, pattern)
-        returned = sum(len(t) + 1 for _, _, t in lines)
+        returned = sum(len(t.encode("utf-8", "replace")) + 1 for _, _, t in lines)
         _bump_stats(db, env.project, expansions=1, bytes_returned=returned)
     data = {"handle": output["handle"], "total_lines": total,
             "lines": [{"line": n, "stream": "stderr" if s == STDERR else "stdout", "text": t}
@@ -13563,7 +13659,7 @@ def cmd_expand(args: argparse.Namespace, env: Env) -> int:
 
 
 def _expand_lines(db: Database, output_id: int, first: int, last: int,
-                  pattern: re.Pattern[str] | None) -> list[tuple[int, int, str]]:
+                  pattern: UserRegex | None) -> list[tuple[int, int, str]]:
     result = []
     rows = db.execute(SQL_CHUNKS_FROM, (output_id, first))
     for number, stream, text in iter_chunk_lines(rows):
@@ -13707,7 +13803,9 @@ def register_output_commands(sub: argparse._SubParsersAction,
                         help="only the first N lines of the range")
     expand.add_argument("--tail", type=int, metavar="N",
                         help="only the last N lines of the range")
-    expand.add_argument("--grep", metavar="REGEX", help="only lines matching REGEX")
+    expand.add_argument("--grep", metavar="REGEX",
+                        help="only lines matching REGEX (Python syntax; a match running "
+                             "over 1 s on one line is stopped with an error)")
 
     outputs = add_command(sub, common, "outputs", cmd_outputs, "list the stored outputs",
                           "ctxkit outputs --limit 20")
@@ -14723,9 +14821,7 @@ def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
             count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
             parts.append(f"new file, {count} line{'s' if count != 1 else ''}")
     if symbols:
-        shown = ", ".join(symbols[:5])
-        more = f" (+{len(symbols) - 5} more)" if len(symbols) > 5 else ""
-        parts.append(f"symbols: {shown}{more}")
+        parts.append(f"symbols: {capped_join(symbols, 5)}")
     return f"- {path} — " + "; ".join(parts)
 
 
@@ -14767,9 +14863,12 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
         command = " ".join(str(out.get("command") or out.get("label") or "").split())[:120]
         lines.append(f"- {out['handle']} `{command}` {exit_text(out.get('exit_code'))} "
                      f"({str(out.get('created_at', ''))[:16].replace('T', ' ')})")
-        for error in (out.get("errors") or [])[:3]:
+        errors = out.get("errors") or []
+        for error in errors[:3]:
             text = " ".join(str(error.get("text", "")).split())[:160]
             lines.append(f"  - L{error.get('line')}: {text}")
+        if len(errors) > 3:
+            lines.append(f"  - (+{len(errors) - 3} more decisive lines in {out['handle']})")
     return lines
 
 
@@ -14789,7 +14888,7 @@ def lesson_lines(db: Database, project: str, state: GitState,
                   if les.get("status", "active") == "active"]
         if active:
             lines.append(f"- {symbol_label(obj)} (risk {float(obj.get('risk_score') or 0):.1f}, "
-                         f"{obj.get('level', '')}): " + "; ".join(active[:3]))
+                         f"{obj.get('level', '')}): " + capped_join(active, 3, "; "))
     return lines
 
 
@@ -14950,8 +15049,7 @@ def snapshot_paths(body: str) -> list[str]:
 
 
 def _summary_list(items: list[str], limit: int = 12) -> str:
-    shown = ", ".join(items[:limit])
-    return shown + (f", … {len(items) - limit} more" if len(items) > limit else "")
+    return capped_join(items, limit)
 
 
 def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str, dict[str, Any]]:
@@ -14995,16 +15093,23 @@ def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str,
 
 
 def fit_sections(body: str, budget: int, hint: str) -> str:
-    """The snapshot cut to ``budget`` characters, whole lines only.
+    """The snapshot cut to ``budget`` characters.
 
-    Lower-priority sections give up lines first (down to a few, then all); each
-    cut section ends with a line counting what was left out.
+    When it does not fit, a line longer than an eighth of the budget is cut
+    first (it says how much it left out), so that one pasted log line cannot
+    push out the sections. Then lower-priority sections give up lines (down to
+    a few, then all), and what room is left goes back to the highest-priority
+    sections; each cut section ends with a line counting what was left out.
     """
     preamble, sections = split_sections(body)
     preamble = _trim_blank(preamble)
     rank = {t: i for i, t in enumerate(_RESTORE_PRIORITY)}
     order = sorted(range(len(sections)), key=lambda i: -rank.get(sections[i][0], len(rank)))
     lines = [_trim_blank(ls) for _, ls in sections]
+    if len(body) > budget:
+        line_max = max(budget // 8, 200)
+        preamble = [_clipped_line(line, line_max, hint) for line in preamble]
+        lines = [[_clipped_line(line, line_max, hint) for line in ls] for ls in lines]
     prefix = [[0] for _ in lines]           # prefix[i][k]: characters of the first k lines
     for i, section_lines in enumerate(lines):
         for line in section_lines:
@@ -15025,12 +15130,30 @@ def fit_sections(body: str, budget: int, hint: str) -> str:
                 total -= section_size(i)
                 kept[i] -= 1
                 total += section_size(i)
+    for i in reversed(order):               # room left: back to the first sections
+        while kept[i] < len(lines[i]):
+            before = section_size(i)
+            kept[i] += 1
+            if total - before + section_size(i) > budget:
+                kept[i] -= 1
+                break
+            total += section_size(i) - before
     out = list(preamble)
     for i, (title, _) in enumerate(sections):
         out += ["", f"## {title}"] + lines[i][:kept[i]]
         if kept[i] < len(lines[i]):
             out.append(marker(i))
     return "\n".join(_trim_blank(out))
+
+
+def _clipped_line(line: str, limit: int, hint: str) -> str:
+    """``line`` cut to ``limit`` characters, saying how many it left out and where."""
+    if len(line) <= limit:
+        return line
+    def tail(count: int) -> str:
+        return f" … ({count:,} more characters; {hint})"
+    keep = max(limit - len(tail(len(line))), 0)      # the count is at most that long
+    return line[:keep] + tail(len(line) - keep)
 
 
 def _age_text(seconds: float) -> str:
@@ -15319,7 +15442,9 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
     if command is None or not is_loud(command):
         return None
     mode = bash_mode(env)
-    if mode == "off":
+    if mode == "off" or leaves_running(command):
+        # `ctxkit run` ends the command's whole process group when it returns, so a
+        # job meant to outlive the command would die: no rewrite, and no nudge to it.
         return None
     verdict = rules_verdict(env, agent, command, tool_input)
     if verdict in ("deny", "ask", "unreadable"):
@@ -15338,6 +15463,16 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
             "small output prints as is, large output becomes a summary with a handle you can "
             "`ctxkit search` and `ctxkit expand` (said once per session).")
     return hook_answer(agent, "pre-tool-use", hint)
+
+
+def leaves_running(command: str) -> bool:
+    """True when ``command`` detaches a process (shell_detaches), or cannot be read."""
+    if len(command) > SHELL_READ_MAX:
+        return True
+    try:
+        return shell_detaches(command)
+    except ShellSyntax:
+        return True
 
 
 def first_time(env: Env, payload: dict[str, Any], mark: str) -> bool:
@@ -15432,6 +15567,7 @@ class _ShellReader:
         self.nested: list[str] = []
         self.heredocs: list[tuple[str, bool]] = []   # (delimiter, strip leading tabs)
         self.target: str | None = None               # the redirection waiting for its word
+        self.background = False                      # an `&` operator: a job left running
 
     def read(self) -> tuple[list[list[str]], list[str]]:
         text = self.text
@@ -15459,6 +15595,7 @@ class _ShellReader:
             elif operator := next((op for op in _SHELL_OPERATORS
                                    if text.startswith(op, self.pos)), None):
                 self.pos += len(operator)
+                self.background |= operator == "&"
                 self._end_command()
             else:
                 self._word(self._read_word())
@@ -15605,6 +15742,49 @@ def shell_commands(text: str, depth: int = 0) -> list[tuple[str, ...]]:
         with contextlib.suppress(ShellSyntax):
             commands += shell_commands(part, depth + 1)
     return commands
+
+
+# Commands that exist to outlive the shell that starts them (POSIX nohup, util-linux
+# setsid, the shells' disown); with the `&` operator, what marks a detaching command.
+DETACHING_COMMANDS = frozenset({"nohup", "setsid", "disown"})
+# Shells whose -c argument is shell text, and eval, whose arguments are.
+SCRIPT_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+
+
+def shell_script_words(words: Sequence[str]) -> list[str]:
+    """The words of ``words`` that a shell runs as shell text: ``bash -c TEXT``, ``eval``."""
+    for start, word in enumerate(words):
+        name = os.path.basename(word)
+        if name == "eval":
+            return list(words[start + 1:])
+        if name in SCRIPT_SHELLS:
+            for index in range(start + 1, len(words) - 1):
+                option = words[index]
+                if not option.startswith("-") or option == "--":
+                    break
+                if not option.startswith("--") and "c" in option:
+                    return [words[index + 1]]
+    return []
+
+
+def shell_detaches(text: str, depth: int = 0) -> bool:
+    """True when ``text`` leaves a process running on purpose: an ``&`` job, nohup,
+    setsid or disown, at its top level, in a substitution or in ``bash -c`` text.
+
+    Raises ShellSyntax when the top level cannot be split.
+    """
+    reader = _ShellReader(text)
+    segments, nested = reader.read()
+    if reader.background or any(os.path.basename(word) in DETACHING_COMMANDS
+                                 for words in segments for word in words):
+        return True
+    if depth >= _SHELL_NESTING:
+        return False
+    for part in nested + [word for words in segments for word in shell_script_words(words)]:
+        with contextlib.suppress(ShellSyntax):
+            if shell_detaches(part, depth + 1):
+                return True
+    return False
 
 
 class ShellReading(Record):
@@ -15941,9 +16121,10 @@ def gemini_rule_matches(rule: dict[str, Any], reading: ShellReading,
     subjects = texts + [json.dumps({"command": text}) for text in texts] + [json.dumps(tool_input)]
     for regex in regexes:
         try:
-            if any(re.search(str(regex), subject) for subject in subjects):
-                return True
-        except re.error:
+            with UserRegex("Gemini policy commandRegex", str(regex)) as pattern:
+                if any(pattern.search(subject) for subject in subjects):
+                    return True
+        except UsageError:       # does not compile, or ran too long: a deny or ask stays one
             return True
     return False
 
@@ -16011,8 +16192,8 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
 def stored_output_line(summary: dict[str, Any]) -> str:
     """One line: the handle, the size, the decisive lines and how to go further."""
     handle = summary.get("handle")
-    decisive = "; ".join(f"L{e.get('line')}: {' '.join(str(e.get('text', '')).split())[:100]}"
-                         for e in (summary.get("errors") or [])[:3])
+    decisive = capped_join([f"L{e.get('line')}: {' '.join(str(e.get('text', '')).split())[:100]}"
+                            for e in summary.get("errors") or []], 3, "; ")
     return (f"ctxkit stored this output as {handle} ({summary.get('lines')} lines)"
             + (f"; decisive: {decisive}" if decisive else "")
             + f"; search it with `ctxkit search QUERY --handle {handle}`, "
@@ -16535,9 +16716,22 @@ class _FrameScan:
             match = pattern.match(line)
             if match:
                 found = match.groupdict().get("id") or match.groupdict().get("name")
-                if found and found not in ids and len(ids) < 50:
-                    ids.append(found)
+                if found:
+                    self._add_test_id(ids, found)
                 return
+
+    @staticmethod
+    def _add_test_id(ids: list[str], found: str) -> None:
+        """One id per test: pytest names a test in its section banner (``test_x``) and
+        in its summary (``tests/t.py::test_x``); the fuller spelling is kept."""
+        name = found.rsplit("::", 1)[-1]
+        for index, known in enumerate(ids):
+            if known == found or known.rsplit("::", 1)[-1] == name and (
+                    known.endswith("::" + found) or found.endswith("::" + known)):
+                ids[index] = max(known, found, key=len)
+                return
+        if len(ids) < 50:
+            ids.append(found)
 
     def _message(self, line: str) -> None:
         messages = self.failure.messages
@@ -16966,7 +17160,8 @@ def suspects_text(result: dict[str, Any]) -> str:
     if result.get("missing"):
         return "\n".join(lines + [result["missing"]])
     if result["tests"]:
-        lines.append("failing test: " + ", ".join(result["tests"][:3]))
+        lines.append("failing test: " + capped_join(result["tests"], 3,
+                                                     omitted=result["tests_omitted"]))
     width = len(str(len(result["suspects"])))
     for item in result["suspects"]:
         where = f"{item['path']}:{item['line']}"
@@ -16974,9 +17169,9 @@ def suspects_text(result: dict[str, Any]) -> str:
         lines.append(f"{' ' * (width + 2)}{item['evidence']}")
     library = [f for f in result["frames"] if f["library"]]
     if library:
-        shown = ", ".join(f"{f['path']}:{f['line']}" for f in library[:3])
-        more = f" (+{len(library) - 3} more)" if len(library) > 3 else ""
-        lines.append(f"library frames (not read): {shown}{more}")
+        shown = capped_join([f"{f['path']}:{f['line']}" for f in library], 3,
+                            omitted=result["library_frames_omitted"])
+        lines.append(f"library frames (not read): {shown}")
     if result.get("context"):
         lines += ["", result["context"].rstrip("\n")]
     return "\n".join(lines)
@@ -17074,10 +17269,14 @@ def suspects_result(env: Env, db: Database, output: dict[str, Any], limit: int,
         return result
     ranking = rank_suspects(env, db, failure)
     ranked = ranking["suspects"][:limit]
-    result.update(graph=ranking["graph"], notes=ranking["notes"],
-                  tests=[n.id for n in ranking["tests"]] or failure.test_ids[:5],
+    tests = [n.id for n in ranking["tests"]] or failure.test_ids
+    result.update(graph=ranking["graph"], notes=ranking["notes"], tests=tests[:5],
                   frames=[_frame_json(f) for f in failure.frames[:50]],
                   suspects=[suspect_json(s, i + 1) for i, s in enumerate(ranked)])
+    # what the lists above leave out, so that no list is cut without saying so
+    result.update(tests_omitted=max(len(tests) - 5, 0),
+                  frames_omitted=max(len(failure.frames) - 50, 0),
+                  library_frames_omitted=sum(f.library for f in failure.frames[50:]))
     if budget is not None:
         rendered = render_suspects(env, db if ranking["graph"] else None, ranked, budget,
                                    f"Suspects for {head['handle']} (debug context)")
