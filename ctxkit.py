@@ -47,7 +47,8 @@ __version__ = "0.1.0"
 
 # History of the schema (PRAGMA user_version):
 #   1  every section's first tables (graph, output store, lessons, snapshots)
-#   2  graph_pending: index work a killed run left to finish
+#   2  graph_pending: index work a killed run left to finish; nodes.recovered;
+#      every file parsed again (definitions' lines include their decorators)
 SCHEMA_VERSION = 2
 
 STATE_DIR = ".ctxkit"
@@ -359,17 +360,41 @@ def graph_find_rows(db: Database, project: str, symbol: str,
 
     ``file`` (already normalized) narrows the search to one path.
     """
-    where, params = ["project = ?"], [project]
-    if file:
-        where.append("path = ?")
-        params.append(file)
-    clause = " AND ".join(where)
+    return graph_find_rows_many(db, project, [(symbol, file or "")]).get((symbol, file or ""), [])
+
+
+def graph_find_rows_many(db: Database, project: str, wanted: Iterable[tuple[str, str]]
+                         ) -> dict[tuple[str, str], list[sqlite3.Row]]:
+    """graph_find_rows for many (symbol, file) pairs ("": any file), one query per
+    column for all of them; pairs that name no node are left out.
+
+    A symbol is looked up as a full id, else as a qualname, else as a bare name,
+    within its file when it has one: a pair stops at the first column that has
+    rows for it, and rows come by path and line.
+    """
+    found: dict[tuple[str, str], list[sqlite3.Row]] = {}
+    left = list(dict.fromkeys(wanted))
     for column in ("uid", "qualname", "name"):
-        rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {clause} AND {column} = ? "
-                        f"AND kind != 'file' ORDER BY path, line", (*params, symbol))
-        if rows:
-            return rows
-    return []
+        files = {file for _, file in left}
+        one_file = files.pop() if len(files) == 1 else ""   # then narrowed in SQL
+        scope = "project = ? AND path = ?" if one_file else "project = ?"
+        params = (project, one_file) if one_file else (project,)
+        symbols = list(dict.fromkeys(symbol for symbol, _ in left))
+        rows_of: dict[str, list[sqlite3.Row]] = {}
+        for start in range(0, len(symbols), 500):   # SQLite's bound-parameter limit
+            chunk = symbols[start:start + 500]
+            for row in db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {scope} AND {column} "
+                                f"IN ({', '.join('?' * len(chunk))}) AND kind != 'file' "
+                                f"ORDER BY path, line", (*params, *chunk)):
+                rows_of.setdefault(row[column], []).append(row)
+        for symbol, file in left:
+            rows = [row for row in rows_of.get(symbol, ()) if not file or row["path"] == file]
+            if rows:
+                found[(symbol, file)] = rows
+        left = [pair for pair in left if pair not in found]
+        if not left:
+            break
+    return found
 
 
 def graph_rows_at(db: Database, project: str, path: str, first: int,
@@ -379,10 +404,51 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
     rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_id = (SELECT id FROM files "
                     f"WHERE project = ? AND path = ?) AND kind != 'file' AND line <= ? "
                     f"AND end_line >= ? ORDER BY line", (project, path, last, first))
-    # Keep a node only when no other match lies strictly inside it.
+    return _innermost(rows)
+
+
+def _innermost(rows: Sequence[Any]) -> list[Any]:
+    """The rows no other row lies strictly inside (the innermost definitions at a line)."""
     return [n for n in rows if not any(
         o is not n and n["line"] <= o["line"] and o["end_line"] <= n["end_line"]
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
+
+
+def rows_at_now(db: Database, project: str, path: str, first: int,
+                last: int | None = None, indexed_only: bool = False) -> list[Any]:
+    """graph_rows_at over ``path`` as it is on disk now: the index's rows when the file
+    is unchanged since indexing, else the definitions parsed from the file (CodeOnDisk),
+    each the stored row with its lines and hash as they are now, or, for a definition
+    the index does not have yet (left out when ``indexed_only``), its parsed fields
+    with ``id`` None."""
+    code = getattr(db, "code", None)
+    defs = code.defs_now(db, project, path) if code is not None else None
+    if defs is None:
+        return graph_rows_at(db, project, path, first, last)
+    last = first if last is None else last
+    hits = [d for d in defs.values() if d["line"] <= last and d["end_line"] >= first]
+    marks = ", ".join("?" * len(hits))
+    stored = {r["uid"]: r for r in db.query(
+        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND uid IN ({marks})",
+        (project, *(d["uid"] for d in hits)))} if hits else {}
+    rows = [{**dict(stored[d["uid"]]), **d} if d["uid"] in stored else {**d, "id": None}
+            for d in hits if d["uid"] in stored or not indexed_only]
+    return sorted(_innermost(rows), key=lambda row: row["line"])
+
+
+SQL_FILE_HAS_LESSONS = (
+    "SELECT 1 FROM lesson_symbols s WHERE s.project = ? AND (s.file = ? OR s.file = '' AND "
+    "s.name IN (SELECT uid FROM nodes WHERE project = ? AND path = ? UNION SELECT qualname "
+    "FROM nodes WHERE project = ? AND path = ? UNION SELECT name FROM nodes WHERE project = ? "
+    "AND path = ?)) AND EXISTS (SELECT 1 FROM lessons l WHERE l.symbol_id = s.id AND "
+    "l.status = 'active') LIMIT 1")
+
+
+def file_has_lessons(db: Database, project: str, path: str) -> bool:
+    """Whether an active lesson may belong to a symbol of ``path`` (recorded with that
+    file, or by a name one of its indexed symbols has): else an edit there needs no
+    parse to tell which symbol it touches."""
+    return bool(db.query(SQL_FILE_HAS_LESSONS, (project, path, *(project, path) * 3)))
 
 
 def _hash_bytes(data: bytes) -> str:
@@ -402,43 +468,52 @@ class CodeOnDisk:
     A file whose size and mtime, else whose content hash, match the index gives
     the indexed hash. A file changed since it was indexed is parsed again in
     memory (nothing is written) by ``parse``, which the Graph section sets to
-    its graph_file_hashes(), and the node looked up by its id. On the fast
+    its graph_file_defs(), and the node looked up by its id (``defs_now``: the
+    definitions' current lines too, so a line maps to the symbol there now). On the fast
     path, which runs before the Graph section is even defined, ``parse`` is
     None: such a file raises _SlowPath, and the full CLI answers. A file or
     symbol gone from disk gives None: its lessons are stale too.
     """
 
-    parse: ClassVar[Callable[[str, str, bytes], dict[str, str] | None] | None] = None
+    parse: ClassVar[Callable[[str, str, bytes], dict[str, dict[str, Any]] | None] | None] = None
 
     def __init__(self, root: str):
         self.root = root
-        self._parsed: dict[tuple[str, int, int], dict[str, str] | None] = {}
+        self._parsed: dict[tuple[str, int, int], dict[str, dict[str, Any]] | None] = {}
 
-    def body_hash(self, db: Database, project: str,
-                  node: sqlite3.Row | dict[str, Any]) -> str | None:
-        path = node["path"]
+    def defs_now(self, db: Database, project: str, path: str) -> dict[str, dict[str, Any]] | None:
+        """{node id: its uid, kind, name, qualname, line, end_line and body_hash} of the
+        definitions of indexed file ``path`` as it is on disk, when it changed since it
+        was indexed ({} when it is gone). None when the index holds: the file unchanged
+        or only touched, not indexed, or not parsable."""
         row = next(iter(db.query(SQL_FILE_STATE, (project, path))), None)
         if row is None:
-            return node["body_hash"]
+            return None
         try:
             info = os.stat(os.path.join(self.root, path))
         except (OSError, ValueError):
-            return None
+            return {}
         if (info.st_size, info.st_mtime_ns) == (row["size"], row["mtime_ns"]):
-            return node["body_hash"]
+            return None
         key = (path, info.st_size, info.st_mtime_ns)
         if key not in self._parsed:
             data = read_regular(os.path.join(self.root, path), _CODE_READ_LIMIT)
             if data is None:
-                return None
+                return {}
             if _hash_bytes(data) == row["sha1"]:  # touched, not changed: the index holds
                 self._parsed[key] = None
             elif self.parse is None:
                 raise _SlowPath(path)
             else:
                 self._parsed[key] = self.parse(row["language"], path, data)
-        hashes = self._parsed[key]
-        return node["body_hash"] if hashes is None else hashes.get(node["uid"])
+        return self._parsed[key]
+
+    def body_hash(self, db: Database, project: str,
+                  node: sqlite3.Row | dict[str, Any]) -> str | None:
+        defs = self.defs_now(db, project, node["path"])
+        if defs is None:
+            return node["body_hash"]
+        return defs[node["uid"]]["body_hash"] if node["uid"] in defs else None
 
 
 # --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
@@ -526,11 +601,21 @@ class SymbolBinder:
             self._seen[key] = bind_symbol(self.db, self.project, name, file)
         return self._seen[key]
 
+    def bind_all(self, symbols: Iterable[tuple[str, str]]) -> None:
+        """Bind many (name, file) symbols at once: a few queries instead of a few each."""
+        symbols = [key for key in dict.fromkeys(symbols) if key not in self._seen]
+        rows_of = graph_find_rows_many(self.db, self.project, symbols)
+        for key in symbols:
+            self._seen[key] = _bound(*key, rows_of.get(key, []))
+
 
 def bind_symbol(db: Database, project: str, name: str,
                 file: str) -> tuple[str, str, sqlite3.Row | None]:
     """(file, name, graph node row or None) of a lesson symbol under the identity rule."""
-    rows = graph_find_rows(db, project, name, file or None)
+    return _bound(name, file, graph_find_rows(db, project, name, file or None))
+
+
+def _bound(name: str, file: str, rows: Sequence[sqlite3.Row]) -> tuple[str, str, Any]:
     if len(rows) == 1:
         return rows[0]["path"], rows[0]["qualname"], rows[0]
     return file, name, None
@@ -588,14 +673,25 @@ def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] |
 
 
 def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
-    """Exact name, else a qualified name ending in it, else (stats) a substring."""
-    exact = [n for n in names if n == name]
-    if exact:
-        return exact
-    tails = [n for n in names if any(n.endswith(sep + name) for sep in (".", "::", "#"))]
-    if tails or not substring:
-        return tails
+    """The name itself and every qualified name ending in it, else (stats) a substring."""
+    found = [n for n in names if n == name or any(n.endswith(sep + name)
+                                                  for sep in (".", "::", "#"))]
+    if found or not substring:
+        return found
     return [n for n in names if name.lower() in n.lower()]
+
+
+def _names_several(db: Database, project: str, name: str, file: str | None,
+                   node: sqlite3.Row) -> bool:
+    """Whether ``name``, which binds to ``node``, is a bare name other symbols have too
+    (``prepare_url``: a test helper by its qualname, ``PreparedRequest.prepare_url``
+    by its bare name): a read must then show them all, not pick the one it binds to."""
+    if name != node["name"] or name == node["uid"]:
+        return False
+    where = "project = ? AND name = ? AND kind != 'file'" + (" AND path = ?" if file else "")
+    rows = db.query(f"SELECT uid FROM nodes WHERE {where} LIMIT 2",
+                    (project, name, *((file,) if file else ())))
+    return len(rows) > 1
 
 
 def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -608,19 +704,22 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
     """SYMBOL_OBJs by risk, highest first, one per symbol under the identity rule.
 
     ``name`` None lists every symbol. A name that binds to a graph symbol gives
-    that symbol; otherwise it matches symbol names exactly, else as the tail of
-    a qualified name (``validate`` finds ``AuthService.validate``). ``file``
-    None means every file; "" means symbols without a file. Symbols with no
-    active lesson are left out unless ``include_all``.
+    that symbol, unless it is a bare name several graph symbols have; otherwise
+    it matches symbol names exactly and as the tail of a qualified name
+    (``validate`` finds ``validate`` and ``AuthService.validate``), each a
+    symbol of its own. ``file`` None means every file; "" means symbols without
+    a file. Symbols with no active lesson are left out unless ``include_all``.
     """
     binder = SymbolBinder(db, project)
     if name is not None:
         node = binder(name, file or "")[2]
-        if node is not None:
+        if node is not None and not _names_several(db, project, name, file, node):
             obj = node_symbol_obj(db, project, node, include_all, binder)
             return [obj] if include_all or obj["lessons"] else []
     groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
-    for row in db.query(SQL_SYMBOLS_OF_PROJECT, (project,)):
+    symbols = db.query(SQL_SYMBOLS_OF_PROJECT, (project,))
+    binder.bind_all((row["name"], row["file"]) for row in symbols)
+    for row in symbols:
         bound_file, bound_name, node = binder(row["name"], row["file"])
         groups.setdefault((bound_file, bound_name), (node, []))[1].append(row)
     keys = [key for key in groups if file is None or key[0] == file]
@@ -832,14 +931,18 @@ def risk_objects(db: Database, place: Place,
                  spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
     """SYMBOL_OBJs of the lessons on the symbols those spans touch.
 
-    Lines map to symbols through the stored graph only (no parsing here). A
-    file the graph does not know falls back to every lesson recorded for it.
+    Lines map to symbols as the file is on disk (rows_at_now): a file with
+    lessons that changed since it was indexed is parsed in memory; a file
+    without lessons is not looked at. A file the graph does not know falls
+    back to every lesson recorded for it.
     """
     objs: dict[tuple[str, str], dict[str, Any]] = {}
     project = place.project
     for span in spans:
         path = normalize_path(absolute_path(place.cwd, span.path), place)
-        nodes = graph_rows_at(db, project, path, span.first, span.last)
+        if not file_has_lessons(db, project, path):
+            continue
+        nodes = rows_at_now(db, project, path, span.first, span.last)
         for node in nodes:
             obj = node_symbol_obj(db, project, node)
             if obj["lessons"]:
@@ -2140,7 +2243,7 @@ class SearchRun:
     def found_lines(self, chunks: list[Any]) -> tuple[list[Any], int]:
         """(chunk, line number, text, variants, markers) of the candidate lines of some
         chunks, from one pass over their joined text; and how many lines they have."""
-        import bisect
+        from bisect import bisect_right
         texts = [chunk["text"] for chunk in chunks]
         firsts, total = [], 0
         for text in texts:
@@ -2151,7 +2254,7 @@ class SearchRun:
         lines = joined.split("\n") if found else []
         out = []
         for offset, (indexes, markers) in sorted(found.items()):
-            at = bisect.bisect_right(firsts, offset) - 1
+            at = bisect_right(firsts, offset) - 1
             chunk = chunks[at]
             out.append((chunk, chunk["line_start"] + offset - firsts[at], lines[offset],
                         indexes, markers))
@@ -4513,6 +4616,9 @@ CREATE TABLE IF NOT EXISTS graph_pending (
     PRIMARY KEY (project, kind, name)
 ) WITHOUT ROWID;
 ALTER TABLE nodes ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
+-- A definition's first line now includes its decorators (Python) and attributes
+-- (Rust): no file is taken as unchanged, so the next index parses each again.
+UPDATE files SET sha1 = '', mtime_ns = -1;
 """
 
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
@@ -4913,8 +5019,9 @@ def graph_find_nodes(db: Database, project: str, symbol: str,
 
 def graph_nodes_at(db: Database, project: str, path: str, first: int,
                    last: int | None = None) -> list[Node]:
-    """The innermost non-file nodes overlapping lines ``first..last`` of ``path``."""
-    return [_node_from_row(r) for r in graph_rows_at(db, project, path, first, last)]
+    """The innermost indexed non-file nodes overlapping lines ``first..last`` of ``path``
+    as it is on disk (rows_at_now: a file changed since it was indexed is parsed)."""
+    return [_node_from_row(r) for r in rows_at_now(db, project, path, first, last, True)]
 
 
 # --- Graph: the Language record ----------------------------------------------
@@ -5546,6 +5653,27 @@ def _link_parents(s: _Source, defs: list[_Def]) -> None:
             d.kind = "method"
 
 
+# What a grammar puts beside a definition rather than inside it, but belongs to it:
+# Python's decorators (a decorated_definition wraps the definition), Rust's
+# attributes (siblings on the lines above). Java annotations, C# attributes and
+# TypeScript decorators are inside the definition's node already.
+_WRAPPING_TYPES = frozenset({"decorated_definition"})
+_ATTACHED_BEFORE_TYPES = frozenset({"attribute_item"})
+
+
+def _head_row(node: Any) -> int:
+    """The 0-based first row of a definition with its decorators or attributes, so a
+    line holding ``@property`` belongs to the method it decorates, as it does in
+    languages whose grammar puts annotations inside the definition."""
+    while node.parent is not None and node.parent.type in _WRAPPING_TYPES:
+        node = node.parent
+    prev = node.prev_named_sibling
+    while prev is not None and prev.type in _ATTACHED_BEFORE_TYPES and \
+            prev.end_point[0] >= node.start_point[0] - 1:
+        node, prev = prev, prev.prev_named_sibling
+    return node.start_point[0]
+
+
 def _enclosing(defs: list[_Def], starts: list[int], pos: int) -> int:
     """Index of the innermost definition containing byte ``pos``, -1 for none."""
     index = bisect_right(starts, pos) - 1
@@ -5569,7 +5697,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
         parent = defs[parent].parent
     head = s.src[node.start_byte:d.fn.start_byte + 200 if body is None else body.start_byte]
     is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
-    line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
+    line, end_line = _head_row(node) + 1, node.end_point[0] + 1
     return DefRecord(d.kind, d.name, d.qualname, line, end_line, signature,
                      json.dumps(params, ensure_ascii=False), _return_type(s, d),
                      is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
@@ -10189,20 +10317,24 @@ def _not_found_message(db: Database, project: str, text: str, file: str | None) 
             f"`ctxkit index`")
 
 
-def graph_file_hashes(lang: str, rel: str, data: bytes) -> dict[str, str] | None:
-    """{node id: body hash} of the definitions in ``data``, the content of file ``rel``,
-    exactly as an index run would store them; parsed in memory, nothing written.
-    CodeOnDisk calls it for a file changed since it was indexed. None when it
-    cannot be parsed (no parser, a grammar bug): the index stays the answer."""
+def graph_file_defs(lang: str, rel: str, data: bytes) -> dict[str, dict[str, Any]] | None:
+    """{node id: {uid, kind, name, qualname, path, line, end_line, body_hash}} of the
+    definitions in ``data``, the content of file ``rel``, exactly as an index run
+    would store them; parsed in memory, nothing written. CodeOnDisk calls it for a
+    file changed since it was indexed. None when it cannot be parsed (no parser, a
+    grammar bug): the index stays the answer."""
     try:
         facts = graph_extract(graph_dialect(lang, rel, data), data)
     except Exception:  # noqa: BLE001 - whatever the parser raises, a read goes on
         return None
     uids = def_uids(rel, facts["defs"])
-    return {uid: d.body_hash for d, uid in zip(facts["defs"], uids, strict=True)}
+    return {uid: {"uid": uid, "kind": d.kind, "name": d.name, "qualname": d.qualname,
+                  "path": rel, "line": d.line, "end_line": d.end_line,
+                  "body_hash": d.body_hash}
+            for d, uid in zip(facts["defs"], uids, strict=True)}
 
 
-CodeOnDisk.parse = staticmethod(graph_file_hashes)
+CodeOnDisk.parse = staticmethod(graph_file_defs)
 
 
 def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
@@ -13543,7 +13675,8 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
     with open_db(env) as db:
-        name, path = split_symbol(db, env.place, symbol, file)
+        name, path = symbol_at_line(env, db, symbol, file) or \
+            split_symbol(db, env.place, symbol, file)
         path, name, node = bind_to_code_on_disk(env, db, name, path or "")
         code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
@@ -13558,6 +13691,36 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
                 "redactions": masked + masked_detail}
+
+
+def symbol_at_line(env: Env, db: Database, symbol: str,
+                   file: str | None) -> tuple[str, str] | None:
+    """(node id, path) of the innermost symbol at SYMBOL when it is FILE:LINE and no
+    graph id, read as `context FILE:LINE` reads it (the file as it is on disk).
+
+    A lesson belongs to a symbol, never to a line: a line no indexed function or
+    class holds is a usage error, not a symbol named after the line number.
+    """
+    symbol = symbol.strip()
+    place = re.fullmatch(r"(.+?):(\d+)", symbol)
+    if place is None or db.one(SQL_NODE_BY_UID, (env.project, symbol)) is not None:
+        return None
+    path, line = normalize_path(place.group(1), env.place), int(place.group(2))
+    if file and normalize_path(file, env.place) != path:
+        raise UsageError(f"SYMBOL {symbol!r} names file {path} but --file says "
+                         f"{normalize_path(file, env.place)}; give only one of them")
+    check_line_in_file(env, path, line)
+    with contextlib.suppress(CtxkitError):   # a function added since the index is one
+        graph_refresh(env, db, [path])
+    nodes = graph_nodes_at(db, env.project, path, line)
+    if nodes:
+        node = sorted(nodes, key=lambda n: n.line)[-1]
+        return node.id, node.path
+    known = db.one(SQL_FILE_NODE, (env.project, path)) is not None
+    why = (f"line {line} of {path} is outside every function and class" if known else
+           f"{path} is not in the index of project {env.project!r} (run `ctxkit index`)")
+    raise UsageError(f"{symbol}: no symbol to record the lesson on: {why}; name the "
+                     f"function or class instead, e.g. NAME --file {path}")
 
 
 def bind_to_code_on_disk(env: Env, db: Database, name: str,
@@ -13952,10 +14115,13 @@ def cmd_import_cm(args: argparse.Namespace, env: Env) -> int:
     return EXIT_OK
 
 
-def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False) -> None:
+def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False,
+                      at_line: bool = False) -> None:
     parser.add_argument("symbol", nargs="?" if optional else None, metavar="SYMBOL",
                         help="name as you call it (AuthService.validate), or a graph id "
-                             "(src/auth/service.py:AuthService.validate)")
+                             "(src/auth/service.py:AuthService.validate)"
+                             + (", or FILE:LINE for the symbol on that line" if at_line
+                                else ""))
     parser.add_argument("--file", metavar="FILE",
                         help="the symbol's file; ./x, x\\y and absolute paths are normalized")
 
@@ -13986,7 +14152,7 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
         parser = add_command(sub, common, name, func,
                              f"record a {what} lesson for a symbol (secrets are masked)",
                              record_examples[name])
-        _symbol_arguments(parser)
+        _symbol_arguments(parser, at_line=True)
         parser.add_argument("lesson", metavar="LESSON", help="the lesson, one line")
         parser.add_argument("-d", "--detail", metavar="TEXT", help="more context (optional)")
         parser.add_argument("--session", metavar="ID", help="the agent session it came from")
@@ -14930,6 +15096,15 @@ def ctxkit_command() -> str:
     return shlex.quote(script) if script else source_command()
 
 
+def other_install(command: str) -> str | None:
+    """The PATH's ``ctxkit`` that ``command`` runs when this process is ctxkit.py run
+    from source, which may be another copy than this file; None otherwise."""
+    import shutil
+    if command != "ctxkit" or console_script() is not None:
+        return None
+    return shutil.which("ctxkit")
+
+
 def bytecode_is_current(source: str) -> bool:
     """True when Python's cached bytecode of ``source`` matches it (no compile at import)."""
     import importlib.util
@@ -15854,7 +16029,13 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     data_out = {"agent": args.agent, "settings": str(path), "changed": changed,
                 "dry_run": args.dry_run, "diff": diff}
     if install:
-        data_out["slow_start"] = slow_start_reasons(ctxkit_command())
+        data_out["command"] = command = ctxkit_command()
+        other = other_install(command)
+        if other:
+            note(f"note: the hooks run the 'ctxkit' found on PATH ({other}), not this file "
+                 f"({Path(__file__).resolve()}); install this copy ('pip install .') for them "
+                 "to run it")
+        data_out["slow_start"] = slow_start_reasons(command)
         if data_out["slow_start"]:
             note("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
                  + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
@@ -15892,7 +16073,11 @@ def cmd_uninstall_hooks(args: argparse.Namespace, env: Env) -> None:
 
 
 def cmd_risk(args: argparse.Namespace, env: Env) -> int:
-    """Risk of the symbols at a place, for git hooks and editors; exit 0 always."""
+    """Risk of the symbols at a place, for git hooks and editors; exit 0 but for a
+    malformed call."""
+    if args.line is not None and args.line < 1:
+        raise UsageError(f"--line must be at least 1 (lines are numbered from 1), "
+                         f"not {args.line}")
     path = normalize_path(args.file, env.place)
     objs: list[dict[str, Any]] = []
     note = ""
@@ -16010,7 +16195,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
         p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
 
     p = add_command(sub, common, "risk", cmd_risk, "risk of the symbols at a place in a file "
-                    "(for git hooks and editors; exit 0 always)",
+                    "(for git hooks and editors; exit 0 whatever the risk)",
                     "ctxkit risk src/auth/service.py --line 42")
     where = p.add_mutually_exclusive_group()
     p.add_argument("file", help="the file")
