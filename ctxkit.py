@@ -47,7 +47,8 @@ __version__ = "0.1.0"
 
 # History of the schema (PRAGMA user_version):
 #   1  every section's first tables (graph, output store, lessons, snapshots)
-#   2  graph_pending: index work a killed run left to finish
+#   2  graph_pending: index work a killed run left to finish; nodes.recovered;
+#      every file parsed again (definitions' lines include their decorators)
 SCHEMA_VERSION = 2
 
 STATE_DIR = ".ctxkit"
@@ -300,6 +301,14 @@ def one_line(text: str, limit: int | None = None) -> str:
     return line
 
 
+def capped_join(items: Sequence[str], limit: int, sep: str = ", ", omitted: int = 0) -> str:
+    """The first ``limit`` of ``items`` joined, saying how many are left out ("a, b, c
+    (+2 more)"); ``omitted`` counts items cut before they got here. Every list a text
+    output cuts says so this way."""
+    more = max(len(items) - limit, 0) + omitted
+    return sep.join(items[:limit]) + (f" (+{more} more)" if more else "")
+
+
 _S_IFMT, _S_IFREG = 0o170000, 0o100000  # stat's constants, without importing stat
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
                | getattr(os, "O_BINARY", 0))
@@ -407,10 +416,51 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
     rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_id = (SELECT id FROM files "
                     f"WHERE project = ? AND path = ?) AND kind != 'file' AND line <= ? "
                     f"AND end_line >= ? ORDER BY line", (project, path, last, first))
-    # Keep a node only when no other match lies strictly inside it.
+    return _innermost(rows)
+
+
+def _innermost(rows: Sequence[Any]) -> list[Any]:
+    """The rows no other row lies strictly inside (the innermost definitions at a line)."""
     return [n for n in rows if not any(
         o is not n and n["line"] <= o["line"] and o["end_line"] <= n["end_line"]
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
+
+
+def rows_at_now(db: Database, project: str, path: str, first: int,
+                last: int | None = None, indexed_only: bool = False) -> list[Any]:
+    """graph_rows_at over ``path`` as it is on disk now: the index's rows when the file
+    is unchanged since indexing, else the definitions parsed from the file (CodeOnDisk),
+    each the stored row with its lines and hash as they are now, or, for a definition
+    the index does not have yet (left out when ``indexed_only``), its parsed fields
+    with ``id`` None."""
+    code = getattr(db, "code", None)
+    defs = code.defs_now(db, project, path) if code is not None else None
+    if defs is None:
+        return graph_rows_at(db, project, path, first, last)
+    last = first if last is None else last
+    hits = [d for d in defs.values() if d["line"] <= last and d["end_line"] >= first]
+    marks = ", ".join("?" * len(hits))
+    stored = {r["uid"]: r for r in db.query(
+        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND uid IN ({marks})",
+        (project, *(d["uid"] for d in hits)))} if hits else {}
+    rows = [{**dict(stored[d["uid"]]), **d} if d["uid"] in stored else {**d, "id": None}
+            for d in hits if d["uid"] in stored or not indexed_only]
+    return sorted(_innermost(rows), key=lambda row: row["line"])
+
+
+SQL_FILE_HAS_LESSONS = (
+    "SELECT 1 FROM lesson_symbols s WHERE s.project = ? AND (s.file = ? OR s.file = '' AND "
+    "s.name IN (SELECT uid FROM nodes WHERE project = ? AND path = ? UNION SELECT qualname "
+    "FROM nodes WHERE project = ? AND path = ? UNION SELECT name FROM nodes WHERE project = ? "
+    "AND path = ?)) AND EXISTS (SELECT 1 FROM lessons l WHERE l.symbol_id = s.id AND "
+    "l.status = 'active') LIMIT 1")
+
+
+def file_has_lessons(db: Database, project: str, path: str) -> bool:
+    """Whether an active lesson may belong to a symbol of ``path`` (recorded with that
+    file, or by a name one of its indexed symbols has): else an edit there needs no
+    parse to tell which symbol it touches."""
+    return bool(db.query(SQL_FILE_HAS_LESSONS, (project, path, *(project, path) * 3)))
 
 
 def _hash_bytes(data: bytes) -> str:
@@ -430,43 +480,52 @@ class CodeOnDisk:
     A file whose size and mtime, else whose content hash, match the index gives
     the indexed hash. A file changed since it was indexed is parsed again in
     memory (nothing is written) by ``parse``, which the Graph section sets to
-    its graph_file_hashes(), and the node looked up by its id. On the fast
+    its graph_file_defs(), and the node looked up by its id (``defs_now``: the
+    definitions' current lines too, so a line maps to the symbol there now). On the fast
     path, which runs before the Graph section is even defined, ``parse`` is
     None: such a file raises _SlowPath, and the full CLI answers. A file or
     symbol gone from disk gives None: its lessons are stale too.
     """
 
-    parse: ClassVar[Callable[[str, str, bytes], dict[str, str] | None] | None] = None
+    parse: ClassVar[Callable[[str, str, bytes], dict[str, dict[str, Any]] | None] | None] = None
 
     def __init__(self, root: str):
         self.root = root
-        self._parsed: dict[tuple[str, int, int], dict[str, str] | None] = {}
+        self._parsed: dict[tuple[str, int, int], dict[str, dict[str, Any]] | None] = {}
 
-    def body_hash(self, db: Database, project: str,
-                  node: sqlite3.Row | dict[str, Any]) -> str | None:
-        path = node["path"]
+    def defs_now(self, db: Database, project: str, path: str) -> dict[str, dict[str, Any]] | None:
+        """{node id: its uid, kind, name, qualname, line, end_line and body_hash} of the
+        definitions of indexed file ``path`` as it is on disk, when it changed since it
+        was indexed ({} when it is gone). None when the index holds: the file unchanged
+        or only touched, not indexed, or not parsable."""
         row = next(iter(db.query(SQL_FILE_STATE, (project, path))), None)
         if row is None:
-            return node["body_hash"]
+            return None
         try:
             info = os.stat(os.path.join(self.root, path))
         except (OSError, ValueError):
-            return None
+            return {}
         if (info.st_size, info.st_mtime_ns) == (row["size"], row["mtime_ns"]):
-            return node["body_hash"]
+            return None
         key = (path, info.st_size, info.st_mtime_ns)
         if key not in self._parsed:
             data = read_regular(os.path.join(self.root, path), _CODE_READ_LIMIT)
             if data is None:
-                return None
+                return {}
             if _hash_bytes(data) == row["sha1"]:  # touched, not changed: the index holds
                 self._parsed[key] = None
             elif self.parse is None:
                 raise _SlowPath(path)
             else:
                 self._parsed[key] = self.parse(row["language"], path, data)
-        hashes = self._parsed[key]
-        return node["body_hash"] if hashes is None else hashes.get(node["uid"])
+        return self._parsed[key]
+
+    def body_hash(self, db: Database, project: str,
+                  node: sqlite3.Row | dict[str, Any]) -> str | None:
+        defs = self.defs_now(db, project, node["path"])
+        if defs is None:
+            return node["body_hash"]
+        return defs[node["uid"]]["body_hash"] if node["uid"] in defs else None
 
 
 # --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
@@ -626,14 +685,25 @@ def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] |
 
 
 def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
-    """Exact name, else a qualified name ending in it, else (stats) a substring."""
-    exact = [n for n in names if n == name]
-    if exact:
-        return exact
-    tails = [n for n in names if any(n.endswith(sep + name) for sep in (".", "::", "#"))]
-    if tails or not substring:
-        return tails
+    """The name itself and every qualified name ending in it, else (stats) a substring."""
+    found = [n for n in names if n == name or any(n.endswith(sep + name)
+                                                  for sep in (".", "::", "#"))]
+    if found or not substring:
+        return found
     return [n for n in names if name.lower() in n.lower()]
+
+
+def _names_several(db: Database, project: str, name: str, file: str | None,
+                   node: sqlite3.Row) -> bool:
+    """Whether ``name``, which binds to ``node``, is a bare name other symbols have too
+    (``prepare_url``: a test helper by its qualname, ``PreparedRequest.prepare_url``
+    by its bare name): a read must then show them all, not pick the one it binds to."""
+    if name != node["name"] or name == node["uid"]:
+        return False
+    where = "project = ? AND name = ? AND kind != 'file'" + (" AND path = ?" if file else "")
+    rows = db.query(f"SELECT uid FROM nodes WHERE {where} LIMIT 2",
+                    (project, name, *((file,) if file else ())))
+    return len(rows) > 1
 
 
 def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -646,15 +716,16 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
     """SYMBOL_OBJs by risk, highest first, one per symbol under the identity rule.
 
     ``name`` None lists every symbol. A name that binds to a graph symbol gives
-    that symbol; otherwise it matches symbol names exactly, else as the tail of
-    a qualified name (``validate`` finds ``AuthService.validate``). ``file``
-    None means every file; "" means symbols without a file. Symbols with no
-    active lesson are left out unless ``include_all``.
+    that symbol, unless it is a bare name several graph symbols have; otherwise
+    it matches symbol names exactly and as the tail of a qualified name
+    (``validate`` finds ``validate`` and ``AuthService.validate``), each a
+    symbol of its own. ``file`` None means every file; "" means symbols without
+    a file. Symbols with no active lesson are left out unless ``include_all``.
     """
     binder = SymbolBinder(db, project)
     if name is not None:
         node = binder(name, file or "")[2]
-        if node is not None:
+        if node is not None and not _names_several(db, project, name, file, node):
             obj = node_symbol_obj(db, project, node, include_all, binder)
             return [obj] if include_all or obj["lessons"] else []
     groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
@@ -872,14 +943,18 @@ def risk_objects(db: Database, place: Place,
                  spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
     """SYMBOL_OBJs of the lessons on the symbols those spans touch.
 
-    Lines map to symbols through the stored graph only (no parsing here). A
-    file the graph does not know falls back to every lesson recorded for it.
+    Lines map to symbols as the file is on disk (rows_at_now): a file with
+    lessons that changed since it was indexed is parsed in memory; a file
+    without lessons is not looked at. A file the graph does not know falls
+    back to every lesson recorded for it.
     """
     objs: dict[tuple[str, str], dict[str, Any]] = {}
     project = place.project
     for span in spans:
         path = normalize_path(absolute_path(place.cwd, span.path), place)
-        nodes = graph_rows_at(db, project, path, span.first, span.last)
+        if not file_has_lessons(db, project, path):
+            continue
+        nodes = rows_at_now(db, project, path, span.first, span.last)
         for node in nodes:
             obj = node_symbol_obj(db, project, node)
             if obj["lessons"]:
@@ -898,7 +973,7 @@ def risk_context(objs: Sequence[dict[str, Any]], limit: int = RESTORE_LIMIT) -> 
     critical = [o for o in at_risk if risk_level(float(o.get("risk_score") or 0)) == "critical"]
     tail = ""
     if critical:
-        names = ", ".join(o["name"] for o in critical[:5])
+        names = capped_join([o["name"] for o in critical], 5)
         tail = (f"\nVERIFICATION REQUIRED: {names} at critical risk (>= 15). After this edit, run "
                 f"the tests that cover it and record the result with `ctxkit ok` or `ctxkit fail`.")
     return (inject_text(at_risk, limit=limit - len(tail)) + tail).strip()
@@ -1180,13 +1255,16 @@ MARKER_FTS = ('"fatal" OR "panic" OR "panicked" OR "critical" OR "killed" OR "ab
               '"exit" OR "exited"', '"cannot" OR "refused" OR "denied" OR "unable"',
               '"warn" OR "deprecated"')   # plain words: a prefix query merges every doclist
 _OK_LINE = r"(?i:\b(?:pass|passed|passing|ok|success|successful|successfully|succeeded)\b)|[✓✔]"
-# Negation, in a lowercased line: a problem word after no/zero/without/never, a count of
-# 0, a field set to 0/none, "nothing to ...". (ASCII: compiling \w for all of Unicode
-# would cost more than the search.)
-_NEGATION = (r"\b(?:no|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
+# Negation, in a lowercased line: a problem word after no/none/zero/without/never, a count
+# of 0, a field (a name of up to three words) set to 0/none/false, "nothing to ...".
+# negated_spans() then reads the field's name as written (see there). The one rule for
+# search's severity and the run summary's error lines. (ASCII: compiling \w for all of
+# Unicode would cost more than the search.)
+_NEGATION = (r"\b(?:no|none|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
              r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
-             r"defects?|violations?)\b|\b0\s+[a-z]\w*|\b[a-z]\w*\s*[:=]\s*(?:0|none|"
-             r"false|nil|\[\])(?![\w.])|\bnothing to \w+")
+             r"defects?|violations?)\b|\b0\s+[a-z]\w*"
+             r"|(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*[:=]\s*(?:0|none|false|nil|\[\])"
+             r"(?![\w.])|\bnothing to \w+")
 # Lines that speak less than the message near them: the source a compiler or test runner
 # echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
 # `>       code`, the code under Python's `File "x", line N`), and the tools' standard
@@ -1873,11 +1951,14 @@ class LineScorer:
             if value > item.sources.get(source, 0.0):
                 item.sources[source] = value
 
-    def _marker_value(self, item: ScoredLine, negated: list[tuple[int, int]]) -> float:
+    def _marker_value(self, item: ScoredLine, negated: list[tuple[int, int]],
+                      text: str | None = None) -> float:
         best = 0.0
         for index, column in item.markers:
             if any(a <= column < b for a, b in negated):
                 item.negated = True
+                continue
+            if text is not None and in_file_name(text, column):   # exact pass only
                 continue
             level = SEVERITY_MARKERS[index][1]
             item.severity = max(item.severity, level)
@@ -1892,7 +1973,7 @@ class LineScorer:
         item.severity, item.negated, item.sources = 0, False, {}
         enriched = text + enrichment(text)
         found, item.markers = self.matcher.exact(enriched)
-        best = self._marker_value(item, negated)
+        best = self._marker_value(item, negated, enriched)
         for index, column in found:
             variant = variants[index]
             value = variant.weight * variant.factor
@@ -2493,12 +2574,43 @@ def lesser_factor(text: str) -> float:
 
 
 def negated_spans(text: str) -> list[tuple[int, int]]:
-    """The spans of a line that negate what they name ("0 errors", "no issues found")."""
+    """The spans of a line that negate what they name ("0 errors", "no issues found",
+    "error count: 0", "Fatal: false")."""
     import re
     low = text.lower()
     if len(low) != len(text):
         return []
-    return [m.span() for m in _rx(_NEGATION, re.ASCII).finditer(low)]
+    spans = []
+    for match in _rx(_NEGATION, re.ASCII).finditer(low):
+        start = _field_start(text, match) if match.group("field") else match.start()
+        if start is not None:
+            spans.append((start, match.end()))
+    return spans
+
+
+def _field_start(text: str, match: Any) -> int | None:
+    """Where a field's name starts, read as written: a log level in capitals before it
+    (``ERROR pool size: 0``) is not part of it, and one CamelCase word is an exception's
+    type with its message (``KeyError: 0``), not a field: None."""
+    import re
+    words = list(re.finditer(r"\S+", text[match.start("field"):match.end("field")]))
+    while len(words) > 1 and len(words[0].group()) > 1 and words[0].group().isupper():
+        words.pop(0)
+    if len(words) == 1 and re.search(r"[a-z][A-Z]", words[0].group()):
+        return None
+    return match.start("field") + words[0].start()
+
+
+def in_file_name(text: str, start: int) -> bool:
+    """Whether the word at ``start`` is part of a file name (``exceptions.py``,
+    ``tests/test_errors.py::test_x``, ``fail.log``): it names a file, not a problem."""
+    import re
+    begin = start
+    while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "_./\\-"):
+        begin -= 1
+    name = _rx(r"[\w./\\-]*").match(text, start)
+    token = text[begin:name.end() if name else start]
+    return bool(_rx(r"[\w./\\-]*\w\.[A-Za-z]\w{0,9}", re.ASCII).fullmatch(token))
 
 
 def line_severity(matcher: LineMatcher, text: str) -> int:
@@ -2507,7 +2619,7 @@ def line_severity(matcher: LineMatcher, text: str) -> int:
     negated = negated_spans(text[:4000])
     level = 0
     for marker, column in matcher.exact(text[:4000])[1]:
-        if not any(a <= column < b for a, b in negated):
+        if not any(a <= column < b for a, b in negated) and not in_file_name(text, column):
             level = max(level, SEVERITY_MARKERS[marker][1])
     return level
 
@@ -4553,6 +4665,9 @@ CREATE TABLE IF NOT EXISTS graph_pending (
     PRIMARY KEY (project, kind, name)
 ) WITHOUT ROWID;
 ALTER TABLE nodes ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
+-- A definition's first line now includes its decorators (Python) and attributes
+-- (Rust): no file is taken as unchanged, so the next index parses each again.
+UPDATE files SET sha1 = '', mtime_ns = -1;
 """
 
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
@@ -4809,6 +4924,64 @@ def count_argument(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+REGEX_SECONDS = 1.0  # how long one match of a user's regular expression may run
+
+
+class RegexTooSlow(UsageError):
+    """A user's regular expression ran past REGEX_SECONDS on one text."""
+
+
+class UserRegex:
+    """A regular expression the user wrote (``expand --grep``, a Gemini policy's
+    ``commandRegex``), matched under a clock, inside ``with``.
+
+    Python's ``re`` backtracks: ``(a+)+$`` on forty a's and a b would run for
+    ages. Each match may run ``seconds``; an interval timer (SIGALRM, which
+    ``re`` checks for while it matches) then ends it with RegexTooSlow, a
+    one-line error. Where signals cannot be set (not the main thread), matches
+    run without the clock.
+    """
+
+    def __init__(self, what: str, text: str, seconds: float = REGEX_SECONDS):
+        try:
+            self.pattern = re.compile(text)
+        except (re.error, OverflowError, RecursionError) as exc:
+            raise UsageError(f"{what} {text!r} is not a valid regex: {exc}") from None
+        self.what, self.text, self.seconds = what, text, seconds
+        self.started: float | None = None     # when the match in progress began
+        self.previous: Any = None
+
+    def __enter__(self) -> UserRegex:
+        import signal
+        try:
+            self.previous = signal.signal(signal.SIGALRM, self._on_alarm)
+        except (ValueError, AttributeError):   # not the main thread; no SIGALRM
+            return self
+        signal.setitimer(signal.ITIMER_REAL, self.seconds / 4, self.seconds / 4)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+        if self.previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+            self.previous = None
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        if self.started is not None and time.monotonic() - self.started > self.seconds:
+            self.started = None
+            raise RegexTooSlow(f"{self.what} {self.text!r} ran over {self.seconds:g} s on one "
+                               "line and was stopped: nested repetition such as (a+)+ "
+                               "backtracks without end; write it without one")
+
+    def search(self, text: str) -> re.Match[str] | None:
+        self.started = time.monotonic()
+        try:
+            return self.pattern.search(text)
+        finally:
+            self.started = None
+
+
 def terminal_columns() -> int:
     with contextlib.suppress(ValueError):
         if int(os.environ.get("COLUMNS", "0")) > 0:
@@ -4968,8 +5141,9 @@ def graph_find_nodes(db: Database, project: str, symbol: str,
 
 def graph_nodes_at(db: Database, project: str, path: str, first: int,
                    last: int | None = None) -> list[Node]:
-    """The innermost non-file nodes overlapping lines ``first..last`` of ``path``."""
-    return [_node_from_row(r) for r in graph_rows_at(db, project, path, first, last)]
+    """The innermost indexed non-file nodes overlapping lines ``first..last`` of ``path``
+    as it is on disk (rows_at_now: a file changed since it was indexed is parsed)."""
+    return [_node_from_row(r) for r in rows_at_now(db, project, path, first, last, True)]
 
 
 # --- Graph: the Language record ----------------------------------------------
@@ -5225,6 +5399,10 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
+    for pos, name, bound in extra.pop("typeparams", ()):
+        index = _enclosing(defs, starts, pos)
+        scope = defs[index].qualname if index >= 0 else ""
+        ctx.setdefault("type_params", {}).setdefault(scope, {})[name] = bound
     by_start = {d.node.start_byte: d.qualname for d in defs}
     decorated = {by_start[pos]: text for pos, text in extra.pop("decorated", ())
                  if pos in by_start}
@@ -5378,14 +5556,16 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
         scope = defs[index].qualname if index >= 0 else ""
-        if (scope, var) in declared:
-            continue
+        rebinding = type_text.startswith(("iter:", var + ".")) or type_text == var
+        if (scope, var) in declared or (rebinding and var in types.get(scope, {})):
+            continue  # `for x in`, `x = x.m(...)`: the name keeps the type it was given first
         if is_declared:
             declared.add((scope, var))
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text else _clean_type(text, generic=True)  # f#1: 2nd
+        cleaned = {var: text if "#" in text or text.startswith("iter:")  # f#1: f's 2nd
+                   else _clean_type(text, generic=True)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
@@ -5494,6 +5674,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             if item.type == "identifier" and s.text(item) != "_":
                 vartypes.append((caps["vartype"][0].start_byte, s.text(item),
                                  f"{s.text(caps['type'][0])}#{index}", False))
+    elif "vartype" in caps and "iterated" in caps:  # for x in xs: what xs holds
+        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "iter:" +
+                         _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200],
+                         False))
     elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
         vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
                          "=" + s.text(caps["value"][0]), False))
@@ -5507,6 +5691,15 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         is_declared = up is not None and (up.type == "type_annotation" or (
             field is not None and field.id == type_node.id))
         vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
+    elif "typeparam" in caps:  # <T extends Bound>: a T has Bound's members
+        constraint = caps["typeparam"][0].parent.child_by_field_name("constraint")
+        bound = constraint.named_children[0] if constraint is not None and \
+            constraint.named_children else None
+        extra.setdefault("typeparams", []).append(
+            (caps["typeparam"][0].start_byte, s.text(caps["typeparam"][0]),
+             _clean_type(s.text(bound), generic=True) if bound is not None else ""))
+    elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
+        extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
         if caps["aliasvalue"][0].type != "object_type":  # type T = {...}: an interface
             extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = _clean_type(
@@ -5601,6 +5794,27 @@ def _link_parents(s: _Source, defs: list[_Def]) -> None:
             d.kind = "method"
 
 
+# What a grammar puts beside a definition rather than inside it, but belongs to it:
+# Python's decorators (a decorated_definition wraps the definition), Rust's
+# attributes (siblings on the lines above). Java annotations, C# attributes and
+# TypeScript decorators are inside the definition's node already.
+_WRAPPING_TYPES = frozenset({"decorated_definition"})
+_ATTACHED_BEFORE_TYPES = frozenset({"attribute_item"})
+
+
+def _head_row(node: Any) -> int:
+    """The 0-based first row of a definition with its decorators or attributes, so a
+    line holding ``@property`` belongs to the method it decorates, as it does in
+    languages whose grammar puts annotations inside the definition."""
+    while node.parent is not None and node.parent.type in _WRAPPING_TYPES:
+        node = node.parent
+    prev = node.prev_named_sibling
+    while prev is not None and prev.type in _ATTACHED_BEFORE_TYPES and \
+            prev.end_point[0] >= node.start_point[0] - 1:
+        node, prev = prev, prev.prev_named_sibling
+    return node.start_point[0]
+
+
 def _enclosing(defs: list[_Def], starts: list[int], pos: int) -> int:
     """Index of the innermost definition containing byte ``pos``, -1 for none."""
     index = bisect_right(starts, pos) - 1
@@ -5624,7 +5838,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
         parent = defs[parent].parent
     head = s.src[node.start_byte:d.fn.start_byte + 200 if body is None else body.start_byte]
     is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
-    line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
+    line, end_line = _head_row(node) + 1, node.end_point[0] + 1
     return DefRecord(d.kind, d.name, d.qualname, line, end_line, signature,
                      json.dumps(params, ensure_ascii=False), _return_type(s, d),
                      is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
@@ -5898,7 +6112,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         handler(s, node, local)
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
-    for key in ("package", "mods", "default", "macros", "aliases"):
+    for key in ("package", "mods", "default", "macros", "aliases", "namespaces"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("all"):
@@ -6835,7 +7049,17 @@ SUPER_NAMES = frozenset({"super()", "super"})  # the default Language.super_name
 OUTSIDE = "outside"  # expr_type: a type known to be outside the index
 # ... and one whose type arguments are not all outside it (Map<K, Node>, list[Foo]): its
 # methods are outside the index, what they give back is unknown (Map.get gives a Node).
-OUTSIDE_GENERIC = "outside generic"
+
+
+class OutsideGeneric:
+    """What expr_type gives for such a container: the types it holds, each as expr_type
+    would give it (iterating a list[Page] gives a Page)."""
+
+    __slots__ = ("held",)
+
+    def __init__(self, held: tuple[Any, ...]):
+        self.held = held
+
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -6965,6 +7189,8 @@ class _Resolver:
             node = self.by_pq.get((path, name))
             if node is not None:
                 return ("node", node)
+            if name in self.ctx(path).get("namespaces", ()):  # its members are the file's
+                return ("module", [path])
         if depth > 6:
             return None
         for path in paths:
@@ -7013,6 +7239,8 @@ class _Resolver:
         node = self.by_pq.get((path, name))
         if node is not None and self.nodes[node].kind != "file":
             return ("node", node)
+        if name in ctx.get("namespaces", ()):
+            return ("module", [path])
         if language.resolve_local is not None:
             found = language.resolve_local(self, path, scope, name, ctx)
             if found is not None:
@@ -7140,7 +7368,7 @@ class _Resolver:
         if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
         owner = self.expr_type(path, scope, recv, line)
-        if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
+        if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
             return None, 1.0  # a receiver of a known type outside the index: no guess
         if owner is not None:
             return self._method_of(owner, callee)
@@ -7148,7 +7376,8 @@ class _Resolver:
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
-            if language.capitalized_outside and recv[:1].isupper():
+            if language.capitalized_outside and recv[:1].isupper() and \
+                    _absent(self, path, recv.split(".")[0]):
                 return None, 1.0  # a class outside the index (System.out, Math)
         return self.guess(callee, lang, attr=True)
 
@@ -7247,7 +7476,7 @@ class _Resolver:
             head, _, name = text[:-5].rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
             if dst is None and confidence >= CONF_EXACT and head and \
-                    self.expr_type(path, scope, head, line, depth + 1) is OUTSIDE_GENERIC:
+                    isinstance(self.expr_type(path, scope, head, line, depth + 1), OutsideGeneric):
                 return None  # map.get(k): the container's method, giving what it holds
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
@@ -7261,7 +7490,7 @@ class _Resolver:
         head, _, attr = text.rpartition(".")
         if head:
             owner = self.expr_type(path, scope, head, line, depth + 1)
-            if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
+            if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
                 return OUTSIDE if owner is OUTSIDE else None
             if owner is None and re.fullmatch(r"[\w.$]+", head):
                 return self._module_variable(path, scope, head, attr)
@@ -7362,6 +7591,16 @@ class _Resolver:
 
     def type_named(self, path: str, scope: str, type_text: str) -> Any:
         """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("iter:"):  # for x in EXPR: what EXPR's container holds
+            key = ("iterated", path, scope, type_text)
+            if key in self.memo:
+                return None  # for x in x.children: x is what it is read from
+            self.memo[key] = None
+            container = self.expr_type(path, scope, type_text[5:])
+            del self.memo[key]
+            if isinstance(container, OutsideGeneric):  # one type argument: its elements
+                return container.held[0] if len(container.held) == 1 else None
+            return OUTSIDE if container is OUTSIDE else None
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
@@ -7386,16 +7625,31 @@ class _Resolver:
         generic = re.fullmatch(r"([^<|]+)<(.*)>", type_text)
         if generic:  # Map<K,Node>: a class of the index, else outside or outside generic
             found = self.type_named(path, scope, generic.group(1))
-            held = (self.type_named(path, scope, t) for t in generic.group(2).split(","))
-            return OUTSIDE_GENERIC if found is OUTSIDE and any(
-                t is not OUTSIDE for t in held) else found
+            if found is not OUTSIDE:
+                return found
+            held = tuple(self.type_named(path, scope, t) for t in generic.group(2).split(","))
+            return OutsideGeneric(held) if any(t is not OUTSIDE for t in held) else OUTSIDE
         if "|" in type_text:
             members = [self.type_named(path, scope, t) for t in type_text.split("|")]
             classes = tuple(m for m in members if isinstance(m, int))
             if not classes:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
+        params = self.ctx(path).get("type_params")
+        if params and re.fullmatch(r"[\w$]+", type_text):
+            for qual in self.scope_chain(scope):
+                bound = params.get(qual, {}).get(type_text)
+                if bound is not None:  # a type parameter: its constraint's members, if any
+                    key = ("type parameter", path, qual, type_text)
+                    if not bound or key in self.memo:
+                        return None
+                    self.memo[key] = None
+                    found = self.type_named(path, qual, bound)
+                    del self.memo[key]
+                    return found
         target = self.resolve_dotted(path, scope, type_text)
+        if target is not None and target[0] == "node" and self.nodes[target[1]].kind == "type":
+            target = None  # an alias node: what it stands for is what counts
         alias = self._type_alias(path, type_text) if target is None else None
         if alias is not None:  # type T = A | B, here or imported: what it stands for
             key = ("alias", *alias)
@@ -7837,14 +8091,17 @@ _PY_QUERY = f"""
     attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
     @vartype
 (assignment left: (identifier) @var type: (type) @type) @vartype
+(for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) type: (type) @type) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) right: (identifier) @value) @vartype
-(class_definition body: (block (expression_statement
-    (assignment left: (identifier) @var type: (type) @type) @vartype @self)))
-(module (expression_statement (assignment left: (identifier) @allname
-    right: [(list) (tuple)] @allvalue)))
+(class_definition body: (block
+    (assignment left: (identifier) @var type: (type) @type) @vartype @self))
+(module (assignment left: (identifier) @allname right: [(list) (tuple)] @allvalue))
+(module (assignment left: (identifier) @name) @def.type)
+(module (type_alias_statement left: (type [(identifier) @name (generic_type (identifier) @name)]))
+    @def.type)
 (decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
     definition: (function_definition) @decorated)
 [{_PY_BRANCHES}] @branch
@@ -7856,6 +8113,72 @@ PY_BUILTINS = frozenset(
     "locals map max memoryview min next object oct open ord pow print property range repr "
     "reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip "
     "__import__".split())
+
+
+def _py_not_a_definition(s: _Source, node: Any) -> bool:
+    """An ``@overload`` stub, or a module-level assignment that is not a type alias."""
+    if node.type == "assignment":
+        return not _py_type_alias(s, node)
+    return _is_overload_stub(s, node)
+
+
+# Calls whose result is a type by the typing module's own definition (PEP 484, 612, 646,
+# 695): a type variable, a distinct type, an alias object.
+_PY_TYPE_MAKERS = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "TypeAliasType"})
+_PY_GENERICS: list[frozenset[str]] = []
+
+
+def _py_generics() -> frozenset[str]:
+    """Names that make a type when subscripted: typing's and collections.abc's exports,
+    and the builtins that take type arguments (``list[int]``)."""
+    if not _PY_GENERICS:
+        import builtins
+        import collections.abc
+        import typing
+        _PY_GENERICS.append(frozenset(typing.__all__) | frozenset(collections.abc.__all__) | {
+            name for name, value in vars(builtins).items()
+            if isinstance(value, type) and hasattr(value, "__class_getitem__")})
+    return _PY_GENERICS[0]
+
+
+def _py_type_alias(s: _Source, node: Any) -> bool:
+    """A module-level ``X: TypeAlias = ...``, ``X = TypeVar(...)``, or an implicit alias
+    (PEP 484: "a simple variable assignment" of a type): ``X = Union[...]``,
+    ``X = dict[str, int] | None``."""
+    note, right = node.child_by_field_name("type"), node.child_by_field_name("right")
+    if note is not None:
+        return s.text(note).rsplit(".", 1)[-1].strip() == "TypeAlias"
+    if right is None:
+        return False
+    if right.type == "call":
+        return s.text(right.child_by_field_name("function")).rsplit(".", 1)[-1] in \
+            _PY_TYPE_MAKERS
+    return _py_type_expression(s, right)
+
+
+def _py_type_expression(s: _Source, node: Any) -> bool:
+    """A generic subscripted (``Callable[..., Any]``), or a ``|`` union of which one
+    member is such a type or None (``|`` with None is a type error for anything else)."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    if node.type == "subscript":
+        value = s.text(node.child_by_field_name("value"))
+        return value.rsplit(".", 1)[-1] in _py_generics()
+    members = _py_union_members(s, node)
+    return len(members) > 1 and all(
+        m.type in ("none", "identifier", "attribute", "string") or _py_type_expression(s, m)
+        for m in members) and any(m.type == "none" or _py_type_expression(s, m)
+                                  for m in members)
+
+
+def _py_union_members(s: _Source, node: Any) -> list[Any]:
+    """The operands of a chain of ``|`` (``a | b | None``: three), else [node]."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    if node.type != "binary_operator" or s.text(node.child_by_field_name("operator")) != "|":
+        return [node]
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    return [*_py_union_members(s, left), *_py_union_members(s, right)] if left and right else []
 
 
 def _is_overload_stub(s: _Source, node: Any) -> bool:
@@ -8013,7 +8336,7 @@ PYTHON = Language(
                         "return_statement", "raise_statement", "function_definition",
                         "class_definition", "decorated_definition"}),
         class_parents=frozenset({"class_definition"})),
-    skip_def=_is_overload_stub, param=_py_param, exported=_py_exported,
+    skip_def=_py_not_a_definition, param=_py_param, exported=_py_exported,
     docstring=_py_docstring, module_docstring=_py_module_docstring, bases=_py_bases,
     import_handler=_py_import, resolve_binding=_py_resolve_binding, submodule=_py_submodule)
 
@@ -8379,13 +8702,21 @@ _TS_DEFS = """
 (abstract_class_declaration name: (_) @name) @def.class
 (interface_declaration name: (_) @name) @def.interface
 (enum_declaration name: (_) @name) @def.enum
+(type_alias_declaration name: (type_identifier) @name value: [
+    (union_type) (intersection_type) (generic_type) (type_identifier) (nested_type_identifier)
+    (predefined_type) (function_type) (constructor_type) (literal_type) (tuple_type)
+    (array_type) (conditional_type) (template_literal_type) (lookup_type) (index_type_query)
+    (type_query) (parenthesized_type) (readonly_type) (this_type)]) @def.type
 (method_signature name: (_) @name) @def.function
 (abstract_method_signature name: (_) @name) @def.function
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
     @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
+(for_in_statement left: (identifier) @var operator: "of" right: (_) @iterated) @vartype
 (type_alias_declaration name: (_) @name value: (object_type)) @def.interface
 (type_alias_declaration name: (_) @alias value: (_) @aliasvalue)
+(internal_module name: (identifier) @namespace)
+(type_parameter name: (_) @typeparam)
 """
 _TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
 
@@ -8564,6 +8895,7 @@ _RUST_QUERY = """
 (enum_item name: (type_identifier) @name) @def.enum
 (union_item name: (type_identifier) @name) @def.struct
 (trait_item name: (type_identifier) @name) @def.trait
+(type_item name: (type_identifier) @name) @def.type
 (function_item name: (identifier) @name) @def.function
 (function_signature_item name: (identifier) @name) @def.function
 (impl_item type: (_) @name) @scope.impl
@@ -10244,20 +10576,24 @@ def _not_found_message(db: Database, project: str, text: str, file: str | None) 
             f"`ctxkit index`")
 
 
-def graph_file_hashes(lang: str, rel: str, data: bytes) -> dict[str, str] | None:
-    """{node id: body hash} of the definitions in ``data``, the content of file ``rel``,
-    exactly as an index run would store them; parsed in memory, nothing written.
-    CodeOnDisk calls it for a file changed since it was indexed. None when it
-    cannot be parsed (no parser, a grammar bug): the index stays the answer."""
+def graph_file_defs(lang: str, rel: str, data: bytes) -> dict[str, dict[str, Any]] | None:
+    """{node id: {uid, kind, name, qualname, path, line, end_line, body_hash}} of the
+    definitions in ``data``, the content of file ``rel``, exactly as an index run
+    would store them; parsed in memory, nothing written. CodeOnDisk calls it for a
+    file changed since it was indexed. None when it cannot be parsed (no parser, a
+    grammar bug): the index stays the answer."""
     try:
         facts = graph_extract(graph_dialect(lang, rel, data), data)
     except Exception:  # noqa: BLE001 - whatever the parser raises, a read goes on
         return None
     uids = def_uids(rel, facts["defs"])
-    return {uid: d.body_hash for d, uid in zip(facts["defs"], uids, strict=True)}
+    return {uid: {"uid": uid, "kind": d.kind, "name": d.name, "qualname": d.qualname,
+                  "path": rel, "line": d.line, "end_line": d.end_line,
+                  "body_hash": d.body_hash}
+            for d, uid in zip(facts["defs"], uids, strict=True)}
 
 
-CodeOnDisk.parse = staticmethod(graph_file_hashes)
+CodeOnDisk.parse = staticmethod(graph_file_defs)
 
 
 def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
@@ -10557,7 +10893,7 @@ def register_graph_commands(sub: argparse._SubParsersAction,
                         help="substring of the id, or a glob on the qualname")
     parser.add_argument("--file", metavar="F", help="only symbols of this file")
     parser.add_argument("--kind", metavar="K", choices=sorted(CLASS_KINDS | {"function",
-                                                                             "method"}),
+                                                                             "method", "type"}),
                         help="only this kind")
     parser.add_argument("--limit", type=int, default=200, metavar="N",
                         help="at most N results (default 200)")
@@ -11081,9 +11417,7 @@ class ContextRenderer:
         lines.append(f"- complexity: {node.complexity} · loc: {node.loc}")
         for relation, label in (("calls", "calls"), ("calledBy", "called by")):
             names = self.relation_names(node, relation)
-            shown = ", ".join(names[:L3_RELATION_NAMES]) or "none"
-            more = len(names) - L3_RELATION_NAMES
-            lines.append(f"- {label}: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+            lines.append(f"- {label}: {capped_join(names, L3_RELATION_NAMES) or 'none'}")
         return lines
 
     def _code(self, node: Node, level: int) -> str:
@@ -11347,8 +11681,7 @@ def _chain_text(candidates: list[ContextCandidate]) -> str:
     lines = []
     for depth in sorted(by_depth):
         names = by_depth[depth]
-        more = f" (+{len(names) - 10} more)" if len(names) > 10 else ""
-        lines.append(f"- depth {depth}: {', '.join(names[:10])}{more}")
+        lines.append(f"- depth {depth}: {capped_join(names, 10)}")
     return "\n".join(lines) + "\n"
 
 
@@ -11422,8 +11755,7 @@ def debug_hints(renderer: ContextRenderer, target: Node) -> str:
 
 
 def _capped_list(items: list[str], limit: int = 8) -> str:
-    text = ", ".join(items[:limit])
-    return text + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+    return capped_join(items, limit)
 
 
 def _impact_count(ids: list[str]) -> str:
@@ -11913,9 +12245,10 @@ SQL_CHUNKS_FROM = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_end >= ? ORDER BY id"""
 SQL_EXPIRED = "SELECT id FROM outputs WHERE project = ? AND created_at < ?"
+# An output's size is one number everywhere: ``outputs.bytes``, the bytes the command
+# wrote (what `outputs` lists, `stats --outputs` sums as bytes_kept, purge frees).
 SQL_PURGE_SIZES = """
-SELECT COUNT(DISTINCT o.id), COALESCE(SUM(LENGTH(CAST(c.text AS BLOB))), 0)
-FROM outputs o LEFT JOIN output_chunks c ON c.output_id = o.id WHERE o.id IN ({ids})"""
+SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM outputs WHERE id IN ({ids})"""
 SQL_STAT_BUMP = """
 INSERT INTO output_stats(project, key, value) VALUES (?, ?, ?)
 ON CONFLICT(project, key) DO UPDATE SET value = value + excluded.value"""
@@ -11961,10 +12294,6 @@ _TEST_RESULT = lazy_re(
 _PANIC = lazy_re(r"^panic: |^thread '[^']*' panicked at|^fatal error: ")
 _GENERIC_BAD = lazy_re(r"(?i)\b(?:errors?|exceptions?|fail|failed|failures?|fatal|panic|"
                           r"panicked)\b")
-_NEGATED = lazy_re(
-    r"(?i)\b(?:no|0|zero|without|none|never)\s+(?:\w+\s+)?(?:errors?|exceptions?|failures?|"
-    r"failed|fatal|panics?)\b|\b(?:errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b"
-    r"|\b(?:error|fail)(?:s|ed)?\s*:\s*none\b")
 _TRACE_START = lazy_re(r"^\s*Traceback \(most recent call last\):")
 _PY_FRAME = lazy_re(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
 _STOP_WORDS = frozenset(
@@ -12117,9 +12446,14 @@ class DecisiveLines:
 
     @staticmethod
     def _is_generic_error(line: str) -> bool:
+        """A problem word that search would count too: not negated (negated_spans, the
+        one negation rule) and not part of a file name."""
         if not _GENERIC_BAD.search(line) or _BANNER.match(line.strip()):
             return False
-        return bool(_GENERIC_BAD.search(_NEGATED.sub(" ", line)))
+        negated = negated_spans(line)
+        return any(not any(a <= word.start() < b for a, b in negated)
+                   and not in_file_name(line, word.start())
+                   for word in _GENERIC_BAD.finditer(line))
 
     def _scan_trace(self, first_no: int, lines: list[str], start: int) -> None:
         """Follow a Python traceback to its last line (the exception)."""
@@ -13312,13 +13646,8 @@ def _parse_range(text: str) -> tuple[int, int]:
 
 
 def cmd_expand(args: argparse.Namespace, env: Env) -> int:
-    pattern = None
-    if args.grep:
-        try:
-            pattern = re.compile(args.grep)
-        except re.error as exc:
-            raise UsageError(f"expand: --grep {args.grep!r} is not a valid regex: {exc}") from None
-    with existing_db(env) as db:
+    pattern = UserRegex("expand: --grep", args.grep) if args.grep else None
+    with existing_db(env) as db, pattern or contextlib.nullcontext():
         if db is None:
             raise NotFound(f"no stored output {args.handle!r}: nothing is stored yet in "
                            f"project {env.project!r} (`ctxkit run -- CMD` stores one)")
@@ -13330,7 +13659,7 @@ def cmd_expand(args: argparse.Namespace, env: Env) -> int:
         if args.tail is not None:
             first = max(first, min(last, total) - args.tail + 1)
         lines = _expand_lines(db, output["id"], first, last, pattern)
-        returned = sum(len(t) + 1 for _, _, t in lines)
+        returned = sum(len(t.encode("utf-8", "replace")) + 1 for _, _, t in lines)
         _bump_stats(db, env.project, expansions=1, bytes_returned=returned)
     data = {"handle": output["handle"], "total_lines": total,
             "lines": [{"line": n, "stream": "stderr" if s == STDERR else "stdout", "text": t}
@@ -13341,7 +13670,7 @@ def cmd_expand(args: argparse.Namespace, env: Env) -> int:
 
 
 def _expand_lines(db: Database, output_id: int, first: int, last: int,
-                  pattern: re.Pattern[str] | None) -> list[tuple[int, int, str]]:
+                  pattern: UserRegex | None) -> list[tuple[int, int, str]]:
     result = []
     rows = db.execute(SQL_CHUNKS_FROM, (output_id, first))
     for number, stream, text in iter_chunk_lines(rows):
@@ -13425,6 +13754,8 @@ def output_stats(db: Database | None, project: str) -> dict[str, Any]:
 def cmd_output_stats(args: argparse.Namespace, env: Env) -> int:
     with existing_db(env) as db:            # statistics create nothing
         stats = output_stats(db, env.project)
+    if not any(stats.values()):
+        return _nothing_stored(env, stats)
     emit(env, stats, lambda: "\n".join(f"{k:<22} {v}" for k, v in stats.items()))
     return EXIT_OK
 
@@ -13484,7 +13815,9 @@ def register_output_commands(sub: argparse._SubParsersAction,
                         help="only the first N lines of the range")
     expand.add_argument("--tail", type=count_argument(1), metavar="N",
                         help="only the last N lines of the range")
-    expand.add_argument("--grep", metavar="REGEX", help="only lines matching REGEX")
+    expand.add_argument("--grep", metavar="REGEX",
+                        help="only lines matching REGEX (Python syntax; a match running "
+                             "over 1 s on one line is stopped with an error)")
 
     outputs = add_command(sub, common, "outputs", cmd_outputs, "list the stored outputs",
                           "ctxkit outputs --limit 20")
@@ -13591,7 +13924,8 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
     with open_db(env) as db:
-        name, path = split_symbol(db, env.place, symbol, file)
+        name, path = symbol_at_line(env, db, symbol, file) or \
+            split_symbol(db, env.place, symbol, file)
         path, name, node = bind_to_code_on_disk(env, db, name, path or "")
         code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
@@ -13606,6 +13940,36 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
                 "redactions": masked + masked_detail}
+
+
+def symbol_at_line(env: Env, db: Database, symbol: str,
+                   file: str | None) -> tuple[str, str] | None:
+    """(node id, path) of the innermost symbol at SYMBOL when it is FILE:LINE and no
+    graph id, read as `context FILE:LINE` reads it (the file as it is on disk).
+
+    A lesson belongs to a symbol, never to a line: a line no indexed function or
+    class holds is a usage error, not a symbol named after the line number.
+    """
+    symbol = symbol.strip()
+    place = re.fullmatch(r"(.+?):(\d+)", symbol)
+    if place is None or db.one(SQL_NODE_BY_UID, (env.project, symbol)) is not None:
+        return None
+    path, line = normalize_path(place.group(1), env.place), int(place.group(2))
+    if file and normalize_path(file, env.place) != path:
+        raise UsageError(f"SYMBOL {symbol!r} names file {path} but --file says "
+                         f"{normalize_path(file, env.place)}; give only one of them")
+    check_line_in_file(env, path, line)
+    with contextlib.suppress(CtxkitError):   # a function added since the index is one
+        graph_refresh(env, db, [path])
+    nodes = graph_nodes_at(db, env.project, path, line)
+    if nodes:
+        node = sorted(nodes, key=lambda n: n.line)[-1]
+        return node.id, node.path
+    known = db.one(SQL_FILE_NODE, (env.project, path)) is not None
+    why = (f"line {line} of {path} is outside every function and class" if known else
+           f"{path} is not in the index of project {env.project!r} (run `ctxkit index`)")
+    raise UsageError(f"{symbol}: no symbol to record the lesson on: {why}; name the "
+                     f"function or class instead, e.g. NAME --file {path}")
 
 
 def bind_to_code_on_disk(env: Env, db: Database, name: str,
@@ -13624,8 +13988,8 @@ def bind_to_code_on_disk(env: Env, db: Database, name: str,
         return bound
     try:
         changed = graph_refresh(env, db, [path])
-    except DatabaseError:   # what cannot write the graph cannot write the lesson either
-        raise
+    except DatabaseError:
+        raise  # a database that cannot be written cannot take the lesson either
     except CtxkitError as exc:  # the lesson matters more than its hash
         note(f"lesson recorded without a code hash: {exc}")
         return bound[0], bound[1], None
@@ -14002,10 +14366,13 @@ def cmd_import_cm(args: argparse.Namespace, env: Env) -> int:
     return EXIT_OK
 
 
-def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False) -> None:
+def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False,
+                      at_line: bool = False) -> None:
     parser.add_argument("symbol", nargs="?" if optional else None, metavar="SYMBOL",
                         help="name as you call it (AuthService.validate), or a graph id "
-                             "(src/auth/service.py:AuthService.validate)")
+                             "(src/auth/service.py:AuthService.validate)"
+                             + (", or FILE:LINE for the symbol on that line" if at_line
+                                else ""))
     parser.add_argument("--file", metavar="FILE",
                         help="the symbol's file; ./x, x\\y and absolute paths are normalized")
 
@@ -14036,7 +14403,7 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
         parser = add_command(sub, common, name, func,
                              f"record a {what} lesson for a symbol (secrets are masked)",
                              record_examples[name])
-        _symbol_arguments(parser)
+        _symbol_arguments(parser, at_line=True)
         parser.add_argument("lesson", metavar="LESSON", help="the lesson, one line")
         parser.add_argument("-d", "--detail", metavar="TEXT", help="more context (optional)")
         parser.add_argument("--session", metavar="ID", help="the agent session it came from")
@@ -14466,9 +14833,7 @@ def _file_line(env: Env, status: str, path: str, stat: tuple[int, int] | None,
             count = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
             parts.append(f"new file, {count} line{'s' if count != 1 else ''}")
     if symbols:
-        shown = ", ".join(symbols[:5])
-        more = f" (+{len(symbols) - 5} more)" if len(symbols) > 5 else ""
-        parts.append(f"symbols: {shown}{more}")
+        parts.append(f"symbols: {capped_join(symbols, 5)}")
     return f"- {path} — " + "; ".join(parts)
 
 
@@ -14510,9 +14875,12 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
         command = " ".join(str(out.get("command") or out.get("label") or "").split())[:120]
         lines.append(f"- {out['handle']} `{command}` {exit_text(out.get('exit_code'))} "
                      f"({str(out.get('created_at', ''))[:16].replace('T', ' ')})")
-        for error in (out.get("errors") or [])[:3]:
+        errors = out.get("errors") or []
+        for error in errors[:3]:
             text = " ".join(str(error.get("text", "")).split())[:160]
             lines.append(f"  - L{error.get('line')}: {text}")
+        if len(errors) > 3:
+            lines.append(f"  - (+{len(errors) - 3} more decisive lines in {out['handle']})")
     return lines
 
 
@@ -14532,7 +14900,7 @@ def lesson_lines(db: Database, project: str, state: GitState,
                   if les.get("status", "active") == "active"]
         if active:
             lines.append(f"- {symbol_label(obj)} (risk {float(obj.get('risk_score') or 0):.1f}, "
-                         f"{obj.get('level', '')}): " + "; ".join(active[:3]))
+                         f"{obj.get('level', '')}): " + capped_join(active, 3, "; "))
     return lines
 
 
@@ -14693,8 +15061,7 @@ def snapshot_paths(body: str) -> list[str]:
 
 
 def _summary_list(items: list[str], limit: int = 12) -> str:
-    shown = ", ".join(items[:limit])
-    return shown + (f", … {len(items) - limit} more" if len(items) > limit else "")
+    return capped_join(items, limit)
 
 
 def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str, dict[str, Any]]:
@@ -14738,16 +15105,23 @@ def restore_checklist(env: Env, body: str, saved_at: float | None) -> tuple[str,
 
 
 def fit_sections(body: str, budget: int, hint: str) -> str:
-    """The snapshot cut to ``budget`` characters, whole lines only.
+    """The snapshot cut to ``budget`` characters.
 
-    Lower-priority sections give up lines first (down to a few, then all); each
-    cut section ends with a line counting what was left out.
+    When it does not fit, a line longer than an eighth of the budget is cut
+    first (it says how much it left out), so that one pasted log line cannot
+    push out the sections. Then lower-priority sections give up lines (down to
+    a few, then all), and what room is left goes back to the highest-priority
+    sections; each cut section ends with a line counting what was left out.
     """
     preamble, sections = split_sections(body)
     preamble = _trim_blank(preamble)
     rank = {t: i for i, t in enumerate(_RESTORE_PRIORITY)}
     order = sorted(range(len(sections)), key=lambda i: -rank.get(sections[i][0], len(rank)))
     lines = [_trim_blank(ls) for _, ls in sections]
+    if len(body) > budget:
+        line_max = max(budget // 8, 200)
+        preamble = [_clipped_line(line, line_max, hint) for line in preamble]
+        lines = [[_clipped_line(line, line_max, hint) for line in ls] for ls in lines]
     prefix = [[0] for _ in lines]           # prefix[i][k]: characters of the first k lines
     for i, section_lines in enumerate(lines):
         for line in section_lines:
@@ -14768,12 +15142,30 @@ def fit_sections(body: str, budget: int, hint: str) -> str:
                 total -= section_size(i)
                 kept[i] -= 1
                 total += section_size(i)
+    for i in reversed(order):               # room left: back to the first sections
+        while kept[i] < len(lines[i]):
+            before = section_size(i)
+            kept[i] += 1
+            if total - before + section_size(i) > budget:
+                kept[i] -= 1
+                break
+            total += section_size(i) - before
     out = list(preamble)
     for i, (title, _) in enumerate(sections):
         out += ["", f"## {title}"] + lines[i][:kept[i]]
         if kept[i] < len(lines[i]):
             out.append(marker(i))
     return "\n".join(_trim_blank(out))
+
+
+def _clipped_line(line: str, limit: int, hint: str) -> str:
+    """``line`` cut to ``limit`` characters, saying how many it left out and where."""
+    if len(line) <= limit:
+        return line
+    def tail(count: int) -> str:
+        return f" … ({count:,} more characters; {hint})"
+    keep = max(limit - len(tail(len(line))), 0)      # the count is at most that long
+    return line[:keep] + tail(len(line) - keep)
 
 
 def _age_text(seconds: float) -> str:
@@ -15062,7 +15454,9 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
     if command is None or not is_loud(command):
         return None
     mode = bash_mode(env)
-    if mode == "off":
+    if mode == "off" or leaves_running(command):
+        # `ctxkit run` ends the command's whole process group when it returns, so a
+        # job meant to outlive the command would die: no rewrite, and no nudge to it.
         return None
     verdict = rules_verdict(env, agent, command, tool_input)
     if verdict in ("deny", "ask", "unreadable"):
@@ -15081,6 +15475,16 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
             "small output prints as is, large output becomes a summary with a handle you can "
             "`ctxkit search` and `ctxkit expand` (said once per session).")
     return hook_answer(agent, "pre-tool-use", hint)
+
+
+def leaves_running(command: str) -> bool:
+    """True when ``command`` detaches a process (shell_detaches), or cannot be read."""
+    if len(command) > SHELL_READ_MAX:
+        return True
+    try:
+        return shell_detaches(command)
+    except ShellSyntax:
+        return True
 
 
 def first_time(env: Env, payload: dict[str, Any], mark: str) -> bool:
@@ -15175,6 +15579,7 @@ class _ShellReader:
         self.nested: list[str] = []
         self.heredocs: list[tuple[str, bool]] = []   # (delimiter, strip leading tabs)
         self.target: str | None = None               # the redirection waiting for its word
+        self.background = False                      # an `&` operator: a job left running
 
     def read(self) -> tuple[list[list[str]], list[str]]:
         text = self.text
@@ -15202,6 +15607,7 @@ class _ShellReader:
             elif operator := next((op for op in _SHELL_OPERATORS
                                    if text.startswith(op, self.pos)), None):
                 self.pos += len(operator)
+                self.background |= operator == "&"
                 self._end_command()
             else:
                 self._word(self._read_word())
@@ -15348,6 +15754,49 @@ def shell_commands(text: str, depth: int = 0) -> list[tuple[str, ...]]:
         with contextlib.suppress(ShellSyntax):
             commands += shell_commands(part, depth + 1)
     return commands
+
+
+# Commands that exist to outlive the shell that starts them (POSIX nohup, util-linux
+# setsid, the shells' disown); with the `&` operator, what marks a detaching command.
+DETACHING_COMMANDS = frozenset({"nohup", "setsid", "disown"})
+# Shells whose -c argument is shell text, and eval, whose arguments are.
+SCRIPT_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+
+
+def shell_script_words(words: Sequence[str]) -> list[str]:
+    """The words of ``words`` that a shell runs as shell text: ``bash -c TEXT``, ``eval``."""
+    for start, word in enumerate(words):
+        name = os.path.basename(word)
+        if name == "eval":
+            return list(words[start + 1:])
+        if name in SCRIPT_SHELLS:
+            for index in range(start + 1, len(words) - 1):
+                option = words[index]
+                if not option.startswith("-") or option == "--":
+                    break
+                if not option.startswith("--") and "c" in option:
+                    return [words[index + 1]]
+    return []
+
+
+def shell_detaches(text: str, depth: int = 0) -> bool:
+    """True when ``text`` leaves a process running on purpose: an ``&`` job, nohup,
+    setsid or disown, at its top level, in a substitution or in ``bash -c`` text.
+
+    Raises ShellSyntax when the top level cannot be split.
+    """
+    reader = _ShellReader(text)
+    segments, nested = reader.read()
+    if reader.background or any(os.path.basename(word) in DETACHING_COMMANDS
+                                 for words in segments for word in words):
+        return True
+    if depth >= _SHELL_NESTING:
+        return False
+    for part in nested + [word for words in segments for word in shell_script_words(words)]:
+        with contextlib.suppress(ShellSyntax):
+            if shell_detaches(part, depth + 1):
+                return True
+    return False
 
 
 class ShellReading(Record):
@@ -15684,9 +16133,10 @@ def gemini_rule_matches(rule: dict[str, Any], reading: ShellReading,
     subjects = texts + [json.dumps({"command": text}) for text in texts] + [json.dumps(tool_input)]
     for regex in regexes:
         try:
-            if any(re.search(str(regex), subject) for subject in subjects):
-                return True
-        except re.error:
+            with UserRegex("Gemini policy commandRegex", str(regex)) as pattern:
+                if any(pattern.search(subject) for subject in subjects):
+                    return True
+        except UsageError:       # does not compile, or ran too long: a deny or ask stays one
             return True
     return False
 
@@ -15754,8 +16204,8 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
 def stored_output_line(summary: dict[str, Any]) -> str:
     """One line: the handle, the size, the decisive lines and how to go further."""
     handle = summary.get("handle")
-    decisive = "; ".join(f"L{e.get('line')}: {' '.join(str(e.get('text', '')).split())[:100]}"
-                         for e in (summary.get("errors") or [])[:3])
+    decisive = capped_join([f"L{e.get('line')}: {' '.join(str(e.get('text', '')).split())[:100]}"
+                            for e in summary.get("errors") or []], 3, "; ")
     return (f"ctxkit stored this output as {handle} ({summary.get('lines')} lines)"
             + (f"; decisive: {decisive}" if decisive else "")
             + f"; search it with `ctxkit search QUERY --handle {handle}`, "
@@ -15957,7 +16407,11 @@ def cmd_uninstall_hooks(args: argparse.Namespace, env: Env) -> None:
 
 
 def cmd_risk(args: argparse.Namespace, env: Env) -> int:
-    """Risk of the symbols at a place, for git hooks and editors; exit 0 always."""
+    """Risk of the symbols at a place, for git hooks and editors; exit 0 but for a
+    malformed call."""
+    if args.line is not None and args.line < 1:
+        raise UsageError(f"--line must be at least 1 (lines are numbered from 1), "
+                         f"not {args.line}")
     path = normalize_path(args.file, env.place)
     objs: list[dict[str, Any]] = []
     note = ""
@@ -16077,7 +16531,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
         p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
 
     p = add_command(sub, common, "risk", cmd_risk, "risk of the symbols at a place in a file "
-                    "(for git hooks and editors; exit 0 always)",
+                    "(for git hooks and editors; exit 0 whatever the risk)",
                     "ctxkit risk src/auth/service.py --line 42")
     where = p.add_mutually_exclusive_group()
     p.add_argument("file", help="the file")
@@ -16276,9 +16730,22 @@ class _FrameScan:
             match = pattern.match(line)
             if match:
                 found = match.groupdict().get("id") or match.groupdict().get("name")
-                if found and found not in ids and len(ids) < 50:
-                    ids.append(found)
+                if found:
+                    self._add_test_id(ids, found)
                 return
+
+    @staticmethod
+    def _add_test_id(ids: list[str], found: str) -> None:
+        """One id per test: pytest names a test in its section banner (``test_x``) and
+        in its summary (``tests/t.py::test_x``); the fuller spelling is kept."""
+        name = found.rsplit("::", 1)[-1]
+        for index, known in enumerate(ids):
+            if known == found or known.rsplit("::", 1)[-1] == name and (
+                    known.endswith("::" + found) or found.endswith("::" + known)):
+                ids[index] = max(known, found, key=len)
+                return
+        if len(ids) < 50:
+            ids.append(found)
 
     def _message(self, line: str) -> None:
         messages = self.failure.messages
@@ -16707,7 +17174,8 @@ def suspects_text(result: dict[str, Any]) -> str:
     if result.get("missing"):
         return "\n".join(lines + [result["missing"]])
     if result["tests"]:
-        lines.append("failing test: " + ", ".join(result["tests"][:3]))
+        lines.append("failing test: " + capped_join(result["tests"], 3,
+                                                     omitted=result["tests_omitted"]))
     width = len(str(len(result["suspects"])))
     for item in result["suspects"]:
         where = f"{item['path']}:{item['line']}"
@@ -16715,9 +17183,9 @@ def suspects_text(result: dict[str, Any]) -> str:
         lines.append(f"{' ' * (width + 2)}{item['evidence']}")
     library = [f for f in result["frames"] if f["library"]]
     if library:
-        shown = ", ".join(f"{f['path']}:{f['line']}" for f in library[:3])
-        more = f" (+{len(library) - 3} more)" if len(library) > 3 else ""
-        lines.append(f"library frames (not read): {shown}{more}")
+        shown = capped_join([f"{f['path']}:{f['line']}" for f in library], 3,
+                            omitted=result["library_frames_omitted"])
+        lines.append(f"library frames (not read): {shown}")
     if result.get("context"):
         lines += ["", result["context"].rstrip("\n")]
     return "\n".join(lines)
@@ -16815,10 +17283,14 @@ def suspects_result(env: Env, db: Database, output: dict[str, Any], limit: int,
         return result
     ranking = rank_suspects(env, db, failure)
     ranked = ranking["suspects"][:limit]
-    result.update(graph=ranking["graph"], notes=ranking["notes"],
-                  tests=[n.id for n in ranking["tests"]] or failure.test_ids[:5],
+    tests = [n.id for n in ranking["tests"]] or failure.test_ids
+    result.update(graph=ranking["graph"], notes=ranking["notes"], tests=tests[:5],
                   frames=[_frame_json(f) for f in failure.frames[:50]],
                   suspects=[suspect_json(s, i + 1) for i, s in enumerate(ranked)])
+    # what the lists above leave out, so that no list is cut without saying so
+    result.update(tests_omitted=max(len(tests) - 5, 0),
+                  frames_omitted=max(len(failure.frames) - 50, 0),
+                  library_frames_omitted=sum(f.library for f in failure.frames[50:]))
     if budget is not None:
         rendered = render_suspects(env, db if ranking["graph"] else None, ranked, budget,
                                    f"Suspects for {head['handle']} (debug context)")

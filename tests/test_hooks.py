@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from hookkit import fail, hook, make_project, payload, seed_graph
@@ -250,6 +253,54 @@ def test_commands_that_change_shell_state_are_not_wrapped(cli, project, monkeypa
     assert "updatedInput" in answer_of(hook(cli, "pre-tool-use", body))
 
 
+DETACHING = ["pytest -q &", "nohup pytest -q > x.log 2>&1 &", "setsid make test",
+             "npm test & disown", "(pytest -q &)", "bash -lc 'pytest -q &'",
+             "FOO=1 sudo nohup make > build.log"]
+
+
+@pytest.mark.parametrize("command", DETACHING)
+def test_commands_that_detach_are_neither_wrapped_nor_nudged(cli, project, monkeypatch,
+                                                             command):
+    # `ctxkit run` ends its process group when the command returns: a job meant to
+    # keep running must not go through it, and the nudge must not suggest it
+    monkeypatch.setenv("HOME", str(project / "home"))
+    wrap_config(project)
+    body = payload("claude_pre_tool_use_bash", project, tool_input={"command": command})
+    assert hook(cli, "pre-tool-use", body).out == ""
+
+
+def test_a_background_job_outlives_the_command_the_hook_passes_on(cli, project, monkeypatch):
+    monkeypatch.setenv("HOME", str(project / "home"))
+    wrap_config(project)
+    command = "nohup sleep 30 > /dev/null 2>&1 & echo $! > job.pid; find . -name '*.py'"
+    body = payload("claude_pre_tool_use_bash", project, tool_input={"command": command})
+    result = hook(cli, "pre-tool-use", body)
+    passed_on = json.loads(result.out)["hookSpecificOutput"]["updatedInput"]["command"] \
+        if result.out else command
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    subprocess.run(["bash", "-c", passed_on], cwd=project, env=env, capture_output=True,
+                   check=True)
+    pid = int((project / "job.pid").read_text())
+    time.sleep(0.2)
+    try:
+        stat = Path(f"/proc/{pid}/stat")
+        state = stat.read_text().rsplit(")", 1)[1].split()[0] if stat.exists() else "gone"
+        assert state not in ("Z", "X", "gone")            # running, not killed (a zombie)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("command", ["pytest -q 2>&1 | tee test.log", "pytest &> test.log",
+                                     "curl -s 'https://example.test/?a=1&b=2'",
+                                     "pytest -q && echo nohup-free"])
+def test_ampersands_that_do_not_detach_are_still_wrapped(cli, project, monkeypatch, command):
+    monkeypatch.setenv("HOME", str(project / "home"))
+    wrap_config(project)
+    body = payload("claude_pre_tool_use_bash", project, tool_input={"command": command})
+    assert "updatedInput" in answer_of(hook(cli, "pre-tool-use", body))
+
+
 TRICKY = [
     "find . -name '*.py' | sort",
     'find . -name "$(echo auth).py" -print | sed "s/^/[it\'s] /"',
@@ -357,6 +408,16 @@ def test_large_bash_output_is_stored_with_a_handle(cli, project, fixture, respon
     assert "test_validate FAILED" in line or "AssertionError" in line
     found = cli("search", "AssertionError", "--handle", handle, "--json")
     assert found.code == 0 and found.json()["hits"]
+
+
+def test_stored_output_line_says_how_many_decisive_lines_it_left_out(cli, project):
+    rows = [f"step {i} fine" for i in range(400)]
+    for at, name in ((50, "alpha"), (100, "beta"), (150, "gamma"), (200, "delta"), (250, "eta")):
+        rows[at] = f"ERROR: shard {name} failed to replicate"
+    body = payload("claude_post_tool_use_bash", project, tool_response={
+        "stdout": "\n".join(rows) + "\n", "stderr": "", "interrupted": False})
+    line = context_of(hook(cli, "post-tool-use", body), "PostToolUse")
+    assert line.count("ERROR: shard") == 3 and "shard gamma failed to replicate (+2 more)" in line
 
 
 # --- compaction and session start ---------------------------------------------------------------

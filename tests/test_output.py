@@ -261,6 +261,32 @@ def test_negation_next_to_the_real_error(cli):
     assert _errors(summary) == ["ERROR: database migration 42 failed: duplicate column"]
 
 
+NEGATED_LINES = ["exceptions.py: no exceptions", "error count: 0", "Fatal: false",
+                 "failures: none", "Tests run: 5, Failures: 0, Errors: 0, Skipped: 0",
+                 "tests/test_errors.py::test_parse PASSED"]
+REAL_ERRORS = ["ERROR pool size: 0", "Tests run: 5, Failures: 2, Errors: 0"]
+
+
+def test_a_passing_run_lists_no_errors_from_negations(cli):
+    text = "\n".join([str(i) for i in range(200)] + NEGATED_LINES) + "\n"
+    summary = cli("store", "-", "--json", "--exit-code", "0", "--command", "make",
+                  stdin=text).json()
+    assert _errors(summary) == []
+    # the search reads the same lines the same way: the one line it finds for "errors"
+    # is the test file's name, a query word and no problem
+    found = cli("search", "errors", "--json", "--handle", summary["handle"]).json()
+    assert [hit["line"] for hit in found["hits"]] == [206]
+
+
+def test_what_only_looks_like_a_negation_stays_an_error(cli):
+    text = "\n".join([str(i) for i in range(200)] + NEGATED_LINES + REAL_ERRORS) + "\n"
+    summary = cli("store", "-", "--json", stdin=text).json()
+    assert _errors(summary) == REAL_ERRORS
+    found = cli("search", "errors", "--json", "--handle", summary["handle"]).json()
+    lines = [hit["line"] for hit in found["hits"]]
+    assert lines[0] in (207, 208, 209) and not set(lines) & set(range(201, 206))
+
+
 # --- search ---------------------------------------------------------------------------
 
 
@@ -306,6 +332,20 @@ def test_search_failure_is_not_no_hits(cli, tmp_path):
 # --- expand, outputs, purge, retention, stats -----------------------------------------
 
 
+@pytest.mark.parametrize("pattern", [r"(a+)+$", r"(a|aa)+$", r"(\w+\s?)*!"])
+def test_a_regex_that_backtracks_without_end_is_stopped_with_one_line(cli, pattern):
+    text = "ok line\n" + "a" * 40 + "b\n" + "tail line\n"
+    handle = cli("store", "-", "--json", stdin=text).json()["handle"]
+    # a real process: the old code never returned (the timeout guards the suite)
+    result = cli.sub("expand", handle, "--grep", pattern, timeout=60)
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "--grep" in result.err and "ran over" in result.err
+    data = cli.sub("expand", handle, "--grep", pattern, "--json", timeout=60)
+    assert data.code == 2 and json.loads(data.out)["status"] == "error"
+    # the same database answers a sound pattern right after
+    assert cli("expand", handle, "--grep", "^a{40}b$", "--json").json()["lines"][0]["line"] == 2
+
+
 def test_expand_options(cli):
     text = "".join(f"row {i}\n" for i in range(1, 201))
     handle = cli("store", "-", "--json", stdin=text).json()["handle"]
@@ -334,6 +374,22 @@ def test_purge_secure_delete_and_bytes_freed(cli):
     assert cli("purge", "--all", "--json").json()["purged"] == 1
     assert cli("purge", "--older-than", "soon").code == 2
     assert cli("purge").code == 2
+
+
+def test_an_outputs_size_is_one_number_in_outputs_stats_and_purge(cli):
+    # stored text differs from what the command wrote: a redacted secret, a Latin-1 byte
+    # kept as \\xNN, CRLF line ends, no final newline
+    script = ("import sys; out = sys.stdout.buffer\n"
+              "for i in range(600): out.write(b'row %d caf\\xe9 ok\\r\\n' % i)\n"
+              "out.write(b'token=ghp_' + b'a' * 36 + b'\\r\\nend')")
+    handle = cli("run", "--json", "--direct-max", "0", "--", PY, "-c", script).json()["handle"]
+    listed = next(o for o in cli("outputs", "--json").json()["outputs"]
+                  if o["handle"] == handle)
+    assert f"{listed['bytes']:>12,} B" in cli("outputs").out
+    kept = cli("stats", "--outputs", "--json").json()["bytes_kept"]
+    freed = cli("purge", "--handle", handle, "--json").json()["bytes_freed"]
+    after = cli("stats", "--outputs", "--json").json()["bytes_kept"]
+    assert freed == listed["bytes"] == kept - after > 0
 
 
 def test_retention_applies_when_new_outputs_arrive(cli):

@@ -252,6 +252,19 @@ def test_gemini_policy_blocks_the_rewrite(cli, project, policy):
     assert bash_call(cli, project, "CI=1 npm test", agent="gemini", session_id="2") is None
 
 
+def test_gemini_policy_regex_that_backtracks_counts_as_matching(cli, project):
+    # a policy's regex that would backtrack for ages on the command neither hangs the
+    # hook nor lets the rewrite through: it counts as matching, as one that fails to compile
+    path = project / "home" / ".gemini" / "policies" / "mine.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('[[rule]]\ntoolName = "run_shell_command"\n'
+                    'commandRegex = "^(a|aa)+$"\ndecision = "ask_user"\npriority = 10\n')
+    command = "npm test " + "a" * 34 + "b"
+    result = hook(cli, "pre-tool-use", payload("gemini_before_tool_shell", project,
+                                                 tool_input={"command": command}))
+    assert (result.code, result.out) == (0, "")
+
+
 def test_gemini_excluded_shell_command_blocks_the_rewrite(cli, project):
     path = project / ".gemini" / "settings.json"
     path.parent.mkdir(parents=True)

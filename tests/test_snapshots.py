@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -265,6 +266,30 @@ def test_restore_of_a_huge_session_stays_under_10000_characters(cli, root):
     # the modified files (higher priority) keep more lines than the debugging notes
     files = section(text, "Modified files")
     assert len(files) > len(section(text, "Debugging context"))
+
+
+def test_one_huge_line_is_cut_not_the_sections_around_it(cli, root):
+    make_project(root)
+    progress = "## Progress\n" + "".join(f"- [ ] item {i} {'y' * 40}\n" for i in range(400))
+    plain = root / "plain.md"
+    plain.write_text("task\n" + progress)
+    assert cli("snapshot", "save", "--from", str(plain)).code == 0
+    without = cli("snapshot", "restore").out
+    (root / "big.md").write_text("task\n" + progress + "## Custom\n" + "a" * 20000 + "\n")
+    assert cli("snapshot", "save", "--from", str(root / "big.md")).code == 0
+    text = cli("snapshot", "restore").out
+    assert len(text) <= ctxkit.RESTORE_LIMIT and len(text) > 0.9 * len(without)
+    items = [line for line in section(text, "Progress") if line.startswith("- [ ] item")]
+    assert len(items) > 100            # of the 166 that fit without the long line
+    custom = section(text, "Custom")
+    assert len(custom) == 1 and custom[0].startswith("a" * 500)
+    assert "more characters; all of it in .context-snapshot.md)" in custom[0]
+    # the session-start hook restores the same text
+    hooked = cli("hook", "session-start", stdin=json.dumps(
+        {"session_id": "s", "hook_event_name": "SessionStart", "source": "compact",
+         "cwd": str(root)}))
+    context = json.loads(hooked.out)["hookSpecificOutput"]["additionalContext"]
+    assert "- [ ] item 100 " in context and "more characters" in context
 
 
 # --- list / show ----------------------------------------------------------------------------------

@@ -286,3 +286,17 @@ def test_fixture_pytest_run_is_real(project):
     assert os.path.exists(Path(project.root) / ".ctxkit" / "ctxkit.db")
     listed = project("outputs", "--json").json()["outputs"]
     assert listed[0]["exit_code"] == 1
+
+
+def test_the_text_header_says_how_many_failing_tests_it_left_out(cli):
+    # no graph: the failing ids come from pytest's own lines, six of them
+    (cli.root / "tests").mkdir()
+    (cli.root / "tests" / "test_many.py").write_text("".join(
+        f"def test_case_{i}():\n    assert {i} == -1\n\n" for i in range(6)))
+    run = cli.sub("run", "--", PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+    assert run.code == 1
+    text = cli("suspects").out
+    header = next(line for line in text.splitlines() if line.startswith("failing test: "))
+    assert header.count("test_case_") == 3 and header.endswith(" (+3 more)")
+    result = cli("suspects", "--json").json()
+    assert len(result["tests"]) + result["tests_omitted"] == 6
