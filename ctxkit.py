@@ -47,7 +47,8 @@ __version__ = "0.1.0"
 
 # History of the schema (PRAGMA user_version):
 #   1  every section's first tables (graph, output store, lessons, snapshots)
-#   2  graph_pending: index work a killed run left to finish
+#   2  graph_pending: index work a killed run left to finish; nodes.recovered;
+#      every file parsed again (definitions' lines include their decorators)
 SCHEMA_VERSION = 2
 
 STATE_DIR = ".ctxkit"
@@ -403,10 +404,51 @@ def graph_rows_at(db: Database, project: str, path: str, first: int,
     rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE file_id = (SELECT id FROM files "
                     f"WHERE project = ? AND path = ?) AND kind != 'file' AND line <= ? "
                     f"AND end_line >= ? ORDER BY line", (project, path, last, first))
-    # Keep a node only when no other match lies strictly inside it.
+    return _innermost(rows)
+
+
+def _innermost(rows: Sequence[Any]) -> list[Any]:
+    """The rows no other row lies strictly inside (the innermost definitions at a line)."""
     return [n for n in rows if not any(
         o is not n and n["line"] <= o["line"] and o["end_line"] <= n["end_line"]
         and (o["line"], o["end_line"]) != (n["line"], n["end_line"]) for o in rows)]
+
+
+def rows_at_now(db: Database, project: str, path: str, first: int,
+                last: int | None = None, indexed_only: bool = False) -> list[Any]:
+    """graph_rows_at over ``path`` as it is on disk now: the index's rows when the file
+    is unchanged since indexing, else the definitions parsed from the file (CodeOnDisk),
+    each the stored row with its lines and hash as they are now, or, for a definition
+    the index does not have yet (left out when ``indexed_only``), its parsed fields
+    with ``id`` None."""
+    code = getattr(db, "code", None)
+    defs = code.defs_now(db, project, path) if code is not None else None
+    if defs is None:
+        return graph_rows_at(db, project, path, first, last)
+    last = first if last is None else last
+    hits = [d for d in defs.values() if d["line"] <= last and d["end_line"] >= first]
+    marks = ", ".join("?" * len(hits))
+    stored = {r["uid"]: r for r in db.query(
+        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project = ? AND uid IN ({marks})",
+        (project, *(d["uid"] for d in hits)))} if hits else {}
+    rows = [{**dict(stored[d["uid"]]), **d} if d["uid"] in stored else {**d, "id": None}
+            for d in hits if d["uid"] in stored or not indexed_only]
+    return sorted(_innermost(rows), key=lambda row: row["line"])
+
+
+SQL_FILE_HAS_LESSONS = (
+    "SELECT 1 FROM lesson_symbols s WHERE s.project = ? AND (s.file = ? OR s.file = '' AND "
+    "s.name IN (SELECT uid FROM nodes WHERE project = ? AND path = ? UNION SELECT qualname "
+    "FROM nodes WHERE project = ? AND path = ? UNION SELECT name FROM nodes WHERE project = ? "
+    "AND path = ?)) AND EXISTS (SELECT 1 FROM lessons l WHERE l.symbol_id = s.id AND "
+    "l.status = 'active') LIMIT 1")
+
+
+def file_has_lessons(db: Database, project: str, path: str) -> bool:
+    """Whether an active lesson may belong to a symbol of ``path`` (recorded with that
+    file, or by a name one of its indexed symbols has): else an edit there needs no
+    parse to tell which symbol it touches."""
+    return bool(db.query(SQL_FILE_HAS_LESSONS, (project, path, *(project, path) * 3)))
 
 
 def _hash_bytes(data: bytes) -> str:
@@ -426,43 +468,52 @@ class CodeOnDisk:
     A file whose size and mtime, else whose content hash, match the index gives
     the indexed hash. A file changed since it was indexed is parsed again in
     memory (nothing is written) by ``parse``, which the Graph section sets to
-    its graph_file_hashes(), and the node looked up by its id. On the fast
+    its graph_file_defs(), and the node looked up by its id (``defs_now``: the
+    definitions' current lines too, so a line maps to the symbol there now). On the fast
     path, which runs before the Graph section is even defined, ``parse`` is
     None: such a file raises _SlowPath, and the full CLI answers. A file or
     symbol gone from disk gives None: its lessons are stale too.
     """
 
-    parse: ClassVar[Callable[[str, str, bytes], dict[str, str] | None] | None] = None
+    parse: ClassVar[Callable[[str, str, bytes], dict[str, dict[str, Any]] | None] | None] = None
 
     def __init__(self, root: str):
         self.root = root
-        self._parsed: dict[tuple[str, int, int], dict[str, str] | None] = {}
+        self._parsed: dict[tuple[str, int, int], dict[str, dict[str, Any]] | None] = {}
 
-    def body_hash(self, db: Database, project: str,
-                  node: sqlite3.Row | dict[str, Any]) -> str | None:
-        path = node["path"]
+    def defs_now(self, db: Database, project: str, path: str) -> dict[str, dict[str, Any]] | None:
+        """{node id: its uid, kind, name, qualname, line, end_line and body_hash} of the
+        definitions of indexed file ``path`` as it is on disk, when it changed since it
+        was indexed ({} when it is gone). None when the index holds: the file unchanged
+        or only touched, not indexed, or not parsable."""
         row = next(iter(db.query(SQL_FILE_STATE, (project, path))), None)
         if row is None:
-            return node["body_hash"]
+            return None
         try:
             info = os.stat(os.path.join(self.root, path))
         except (OSError, ValueError):
-            return None
+            return {}
         if (info.st_size, info.st_mtime_ns) == (row["size"], row["mtime_ns"]):
-            return node["body_hash"]
+            return None
         key = (path, info.st_size, info.st_mtime_ns)
         if key not in self._parsed:
             data = read_regular(os.path.join(self.root, path), _CODE_READ_LIMIT)
             if data is None:
-                return None
+                return {}
             if _hash_bytes(data) == row["sha1"]:  # touched, not changed: the index holds
                 self._parsed[key] = None
             elif self.parse is None:
                 raise _SlowPath(path)
             else:
                 self._parsed[key] = self.parse(row["language"], path, data)
-        hashes = self._parsed[key]
-        return node["body_hash"] if hashes is None else hashes.get(node["uid"])
+        return self._parsed[key]
+
+    def body_hash(self, db: Database, project: str,
+                  node: sqlite3.Row | dict[str, Any]) -> str | None:
+        defs = self.defs_now(db, project, node["path"])
+        if defs is None:
+            return node["body_hash"]
+        return defs[node["uid"]]["body_hash"] if node["uid"] in defs else None
 
 
 # --- Lessons: counters, risk, SYMBOL_OBJs, the inject block ------------------
@@ -622,14 +673,25 @@ def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] |
 
 
 def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
-    """Exact name, else a qualified name ending in it, else (stats) a substring."""
-    exact = [n for n in names if n == name]
-    if exact:
-        return exact
-    tails = [n for n in names if any(n.endswith(sep + name) for sep in (".", "::", "#"))]
-    if tails or not substring:
-        return tails
+    """The name itself and every qualified name ending in it, else (stats) a substring."""
+    found = [n for n in names if n == name or any(n.endswith(sep + name)
+                                                  for sep in (".", "::", "#"))]
+    if found or not substring:
+        return found
     return [n for n in names if name.lower() in n.lower()]
+
+
+def _names_several(db: Database, project: str, name: str, file: str | None,
+                   node: sqlite3.Row) -> bool:
+    """Whether ``name``, which binds to ``node``, is a bare name other symbols have too
+    (``prepare_url``: a test helper by its qualname, ``PreparedRequest.prepare_url``
+    by its bare name): a read must then show them all, not pick the one it binds to."""
+    if name != node["name"] or name == node["uid"]:
+        return False
+    where = "project = ? AND name = ? AND kind != 'file'" + (" AND path = ?" if file else "")
+    rows = db.query(f"SELECT uid FROM nodes WHERE {where} LIMIT 2",
+                    (project, name, *((file,) if file else ())))
+    return len(rows) > 1
 
 
 def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -642,15 +704,16 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
     """SYMBOL_OBJs by risk, highest first, one per symbol under the identity rule.
 
     ``name`` None lists every symbol. A name that binds to a graph symbol gives
-    that symbol; otherwise it matches symbol names exactly, else as the tail of
-    a qualified name (``validate`` finds ``AuthService.validate``). ``file``
-    None means every file; "" means symbols without a file. Symbols with no
-    active lesson are left out unless ``include_all``.
+    that symbol, unless it is a bare name several graph symbols have; otherwise
+    it matches symbol names exactly and as the tail of a qualified name
+    (``validate`` finds ``validate`` and ``AuthService.validate``), each a
+    symbol of its own. ``file`` None means every file; "" means symbols without
+    a file. Symbols with no active lesson are left out unless ``include_all``.
     """
     binder = SymbolBinder(db, project)
     if name is not None:
         node = binder(name, file or "")[2]
-        if node is not None:
+        if node is not None and not _names_several(db, project, name, file, node):
             obj = node_symbol_obj(db, project, node, include_all, binder)
             return [obj] if include_all or obj["lessons"] else []
     groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
@@ -868,14 +931,18 @@ def risk_objects(db: Database, place: Place,
                  spans: Sequence[EditSpan]) -> list[dict[str, Any]]:
     """SYMBOL_OBJs of the lessons on the symbols those spans touch.
 
-    Lines map to symbols through the stored graph only (no parsing here). A
-    file the graph does not know falls back to every lesson recorded for it.
+    Lines map to symbols as the file is on disk (rows_at_now): a file with
+    lessons that changed since it was indexed is parsed in memory; a file
+    without lessons is not looked at. A file the graph does not know falls
+    back to every lesson recorded for it.
     """
     objs: dict[tuple[str, str], dict[str, Any]] = {}
     project = place.project
     for span in spans:
         path = normalize_path(absolute_path(place.cwd, span.path), place)
-        nodes = graph_rows_at(db, project, path, span.first, span.last)
+        if not file_has_lessons(db, project, path):
+            continue
+        nodes = rows_at_now(db, project, path, span.first, span.last)
         for node in nodes:
             obj = node_symbol_obj(db, project, node)
             if obj["lessons"]:
@@ -1048,6 +1115,8 @@ SEARCH_GOOD = 0.6              # a hit with this share of the best possible scor
 SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
 SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
 SEARCH_TITLE_FACTOR = 0.4      # a line's share of what its chunk's title holds
+SEARCH_FRAME_FACTOR = 0.75     # a frame says where, not what: its share for a problem query
+SEARCH_UNIT_FACTOR = 0.5       # a section's finding's share of what the section's lines hold
 SEARCH_SEVERITY_STEP = 0.05    # each severity level adds this share: decisive lines first
 SEARCH_CUT_FACTOR = 0.85       # a line the tool cut short ("... - KeyError: 'pea..."); the
                                # whole line is elsewhere, pytest's short summary for one
@@ -1140,10 +1209,19 @@ LINE_KINDS = (
      r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))|^\W*\d+ [A-Za-z]+(?: [A-Za-z]+)?\W*$"),
     ("frame", "stack|frame|frames|trace|traceback|backtrace|stacktrace|called|caller",
      r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
-     r"|^\s+at \S+:\d+"),
+     r"|^\s+at \S+:\d+|^\S+:\d+: in \S+$"),
     ("location", "where|location|source|file|place",
      r"\.[A-Za-z]\w{0,5}[:(]\d+|line \d+"),
 )
+
+LINE_KIND_PATTERNS = {name: pattern for name, _, pattern in LINE_KINDS}
+# The lines of a stack trace: frames, indented lines (the code under a frame, Java's `\tat`,
+# Go's `\t/path/x.go:12 +0x1d`, Rust's `   0: fn`), and a trace's own headers; Go's function
+# lines (`main.(*Cache).Put(...)`) stand at column 0.
+_TRACE_HEADER = r"^\s*Traceback \(most recent call last\):"
+_TRACE_LINE = (LINE_KIND_PATTERNS["frame"] + r"|^\s+\S|" + _TRACE_HEADER
+               + r"|^stack backtrace:|^goroutine \d+ \[|^Caused by: |^[\w./]+(?:\.\(?\*?\w+\)?)+"
+               r"\(.*\)$")
 
 # Severity markers: (key, level, the words that show it, at the start of a word, any case;
 # pytest's "E   " lines; an exit status only when it is not 0). A marker inside a negated
@@ -1828,6 +1906,12 @@ class LineScorer:
         synthetic = [s for s in query.problem_sources if query.sources[s] == "(problem)"]
         self.synthetic = set(synthetic)
         self.titles: dict[int, dict[int, float]] = {}
+        self.sections: dict[int, bool] = {}   # chunk id -> it starts a failure section
+        # A stack frame (`src/x.py:4: in load`, `at f (x.js:3)`) says where a problem went,
+        # the exception or assertion says what it was: for a query asking for a problem,
+        # and not for frames or places, a frame keeps SEARCH_FRAME_FACTOR of its score.
+        self.frames_speak_less = query.problem and not {
+            "frame", "location"} & set(query.kind_sources.values())
 
     def rough(self, chunk: Any, number: int, text: str, indexes: set[int],
               markers: list[tuple[int, int]]) -> ScoredLine:
@@ -1895,6 +1979,8 @@ class LineScorer:
         if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
         score *= lesser_factor(text)
+        if self.frames_speak_less and _rx(LINE_KIND_PATTERNS["frame"]).search(text[:400]):
+            score *= SEARCH_FRAME_FACTOR
         item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.exact = True
 
@@ -1937,21 +2023,104 @@ class LineScorer:
 
     def near(self, items: Iterable[ScoredLine]) -> None:
         """A line also earns part of what the lines just around it hold that it does not
-        (the test name two lines up, the value on the next line)."""
+        (the test name two lines up, the value on the next line), and the finding of a
+        test's failure section part of what the whole section holds (``_unit_credit``)."""
         by_key = {(s.chunk["output_id"], s.number): s for s in items}
-        bonus = {}
+        found = self._unit_credit(by_key)
         for key, item in by_key.items():
-            extra: dict[int, float] = {}
-            for offset in (-2, -1, 1, 2):
-                other = by_key.get((key[0], key[1] + offset))
-                if other is None:
-                    continue
-                for source, value in other.sources.items():
-                    if source not in item.sources and source not in self.query.problem_sources:
-                        extra[source] = max(extra.get(source, 0.0), value)
-            bonus[key] = 0.3 * sum(extra.values())
-        for key, item in by_key.items():
-            item.score = item.base + bonus[key]
+            extra = {source: 0.3 * value for source, value in self._held(
+                item, (by_key.get((key[0], key[1] + o)) for o in (-2, -1, 1, 2))).items()}
+            for source, value in found.get(key, {}).items():
+                extra[source] = max(extra.get(source, 0.0), SEARCH_UNIT_FACTOR * value)
+            item.score = item.base + sum(extra.values())
+
+    def _held(self, item: ScoredLine, others: Iterable[ScoredLine | None]) -> dict[int, float]:
+        """The best value of each query source some other line holds and ``item`` does not
+        (problem sources left out: severity is the line's own)."""
+        extra: dict[int, float] = {}
+        for other in others:
+            if other is None or other is item:
+                continue
+            for source, value in other.sources.items():
+                if source not in item.sources and source not in self.query.problem_sources:
+                    extra[source] = max(extra.get(source, 0.0), value)
+        return extra
+
+    def _unit_credit(self, by_key: dict[tuple[int, int], ScoredLine]
+                     ) -> dict[tuple[int, int], dict[int, float]]:
+        """A test's failure section is one unit: its header names the test, its frames name
+        the code the test went through (`src/shop/config.py:4: in load`), its source lines
+        the call, and its first severe line (the assertion, the exception, the panic) is
+        what happened. That line, the unit's finding, earns SEARCH_UNIT_FACTOR of every
+        query word the unit's other lines hold and it does not, so "invalid json in config
+        load" lands on `E  JSONDecodeError`, not on the frame naming `load`. A stack trace
+        outside a section is a unit too (``_trace_unit``). Sections are the chunks that
+        start at a section header (_SECTION_START); their finding is chosen as the section
+        window chooses it (severe, not an echo of the source)."""
+        units: dict[Any, tuple[ScoredLine | None, list[ScoredLine]]] = {}
+        sections: dict[int, list[ScoredLine]] = {}
+        for item in by_key.values():
+            if self._starts_section(item.chunk):
+                sections.setdefault(item.chunk["id"], []).append(item)
+            elif _rx(LINE_KIND_PATTERNS["frame"]).search(item.text[:400]):
+                finding, span = self._trace_unit(item, by_key)
+                if finding is not None:
+                    units.setdefault(span, (finding, []))[1].append(item)
+        for chunk_id, members in sections.items():
+            members.sort(key=lambda s: s.number)
+            finding = next((s for s in members if s.severity >= 2 and not s.negated
+                            and lesser_factor(s.text) == 1.0), None)
+            units[chunk_id] = (finding, members)
+        credit: dict[tuple[int, int], dict[int, float]] = {}
+        for finding, members in units.values():
+            if finding is not None:
+                key = (finding.chunk["output_id"], finding.number)
+                held = credit.setdefault(key, {})
+                for source, value in self._held(finding, members).items():
+                    held[source] = max(held.get(source, 0.0), value)
+        return credit
+
+    def _trace_unit(self, frame: ScoredLine, by_key: dict[tuple[int, int], ScoredLine]
+                    ) -> tuple[ScoredLine | None, Any]:
+        """The finding of the stack trace a frame line belongs to, and the trace's span.
+        The trace is the run of lines around the frame that are frames, indented, or a
+        trace's own header (`Traceback (most recent call last):`, `stack backtrace:`,
+        `goroutine 1 [running]:`, `Caused by:`), within its chunk. Python prints the
+        exception after the frames: the finding is the line after the run; Java, Node,
+        Go and Rust print it before: the finding is the nearest severe line of the two
+        non-blank lines above the run. Only a candidate line with severity 2 or more is a
+        finding."""
+        chunk = frame.chunk
+        lines = chunk["text"].split("\n")
+        at = frame.number - chunk["line_start"]
+        if not 0 <= at < len(lines):
+            return None, None
+        first = last = at
+        while first > 0 and at - first < 200 and _rx(_TRACE_LINE).search(lines[first - 1][:400]):
+            first -= 1
+        while (last + 1 < len(lines) and last - at < 200
+               and _rx(_TRACE_LINE).search(lines[last + 1][:400])):
+            last += 1
+        oid, base = chunk["output_id"], chunk["line_start"]
+        python = any(_rx(_TRACE_HEADER).search(lines[i][:200]) for i in range(first, last + 1))
+        if python:
+            places = [last + 1]
+        else:
+            places = [i for i in range(first - 1, max(first - 4, -1), -1) if lines[i].strip()]
+        for index in places[:2]:
+            if not 0 <= index < len(lines):
+                continue
+            finding = by_key.get((oid, base + index))
+            if finding is not None and finding.severity >= 2 and not finding.negated:
+                return finding, (oid, base + first)
+        return None, None
+
+    def _starts_section(self, chunk: Any) -> bool:
+        known = self.sections.get(chunk["id"])
+        if known is None:
+            first = chunk["text"][:400].split("\n", 1)[0]
+            known = self.sections[chunk["id"]] = bool(_rx(_SECTION_START).search(first))
+        return known
 
 
 _ENRICH_NAMES = r"\b(?P<errno>E[A-Z0-9]{2,15})\b|\b(?P<sig>SIG[A-Z0-9]{2,8})\b"
@@ -3079,16 +3248,143 @@ class RedactionRule(Record):
     ``keywords`` are lowercase substrings at least one of which every match
     contains; text holding none of them skips the rule's regex. ``check``
     names a function of REDACTION_CHECKS that decides whether a matched value
-    is a secret (a literal) rather than code, a placeholder or prose.
+    is a secret (a literal) rather than code, a placeholder or prose. ``spans``
+    names a function of REDACTION_SPANS that finds the secrets inside a match
+    by the grammar of what matched, where a regex cannot follow it: the lines
+    of a key block, the values of a cookie header, the password arguments of
+    a command.
     """
 
-    __slots__ = ("family", "pattern", "keywords", "check")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"check": None}
+    __slots__ = ("family", "pattern", "keywords", "check", "spans")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"check": None, "spans": None}
     FROZEN = True
     family: str
     pattern: str
     keywords: tuple[str, ...]
     check: str | None
+    spans: str | None
+
+
+class ClientPassword(Record):
+    """Where well-known clients take a password on their command line, as their manuals say.
+
+    ``programs`` are command names, with the subcommand that must come before
+    the flag after a space (``docker login``: there ``-p`` is a password, in
+    ``docker run -p`` a port). ``form`` says where the value is (_client_value):
+
+    - ``argument``: the flag's required argument: ``-p X`` or ``-pX`` for a
+      one-letter flag (getopt), ``-flag X`` or ``-flag=X`` for a word; a next
+      word starting with ``-`` is another option (``mongosh -u root -p`` prompts);
+    - ``attached``: an optional argument, which can only be attached: ``-pX``,
+      ``--password=X``, ``/p:X`` (``mysql -p shop`` prompts, shop is the database);
+    - ``pass-phrase``: OpenSSL's pass phrase argument ``pass:X`` (``env:NAME``,
+      ``file:PATH``, ``fd:N`` and ``stdin`` say where the secret is instead);
+    - ``user%password``, ``user,password``, ``user:password``: the argument
+      holds the user, then the password after that separator;
+    - ``user/password``: the connect string ``user/X@db`` among the arguments;
+    - ``environment``: ``flags`` are the variables the client reads a password
+      from (``SSHPASS=X sshpass -e``).
+    """
+
+    __slots__ = ("programs", "flags", "form")
+    FROZEN = True
+    programs: tuple[str, ...]
+    flags: tuple[str, ...]
+    form: str
+
+
+CLIENT_PASSWORDS: tuple[ClientPassword, ...] = (
+    ClientPassword(("mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck",
+                    "mysqlpump", "mysqlsh", "mariadb", "mariadb-dump", "mariadb-admin",
+                    "mariadb-import", "mariadb-check"), ("-p", "--password"), "attached"),
+    ClientPassword(("docker login", "podman login", "buildah login", "skopeo login",
+                    "nerdctl login", "oras login", "helm registry login", "crane auth login"),
+                   ("-p", "--password"), "argument"),
+    ClientPassword(("sshpass",), ("-p",), "argument"),
+    ClientPassword(("sshpass",), ("SSHPASS",), "environment"),
+    ClientPassword(("redis-cli", "valkey-cli", "keydb-cli"), ("-a", "--pass"), "argument"),
+    ClientPassword(("redis-cli", "valkey-cli"), ("REDISCLI_AUTH",), "environment"),
+    ClientPassword(("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapmodrdn",
+                    "ldappasswd", "ldapwhoami", "ldapcompare", "ldapexop"), ("-w",), "argument"),
+    ClientPassword(("ldappasswd",), ("-a", "-s"), "argument"),
+    ClientPassword(("sqlcmd", "bcp", "osql", "mssql-cli"), ("-P",), "argument"),
+    ClientPassword(("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport",
+                    "mongoimport", "mongostat", "mongotop", "mongofiles", "cqlsh"),
+                   ("-p", "--password"), "argument"),
+    ClientPassword(("7z", "7za", "7zr", "rar", "unrar"), ("-p",), "attached"),
+    ClientPassword(("zip", "unzip"), ("-P", "--password"), "argument"),
+    ClientPassword(("openssl",), ("-passin", "-passout", "-pass", "-password"), "pass-phrase"),
+    ClientPassword(("apksigner",), ("--ks-pass", "--key-pass"), "pass-phrase"),
+    ClientPassword(("keytool", "jarsigner"), ("-storepass", "-keypass", "-srcstorepass",
+                                              "-deststorepass", "-srckeypass", "-destkeypass",
+                                              "-new"), "argument"),
+    ClientPassword(("smbclient", "rpcclient", "smbcacls", "smbcquotas", "smbget", "smbtree",
+                    "winexe"), ("-U", "--user"), "user%password"),
+    ClientPassword(("lftp",), ("-u", "--user"), "user,password"),
+    ClientPassword(("curl",), ("-u", "--user", "-U", "--proxy-user"), "user:password"),
+    ClientPassword(("ssh-keygen",), ("-N", "-P"), "argument"),
+    ClientPassword(("sqlplus",), ("",), "user/password"),
+    ClientPassword(("xfreerdp", "xfreerdp3", "wlfreerdp", "sdl-freerdp"), ("/p:",), "attached"),
+    ClientPassword(("rdesktop",), ("-p",), "argument"),
+    ClientPassword(("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), ("-P", "--pw"),
+                   "argument"),
+    ClientPassword(("ipmitool",), ("-P",), "argument"),
+    ClientPassword(("snmpwalk", "snmpget", "snmpgetnext", "snmpset", "snmpbulkwalk",
+                    "snmpbulkget", "snmptable", "snmptrap"), ("-A", "-X"), "argument"),
+    ClientPassword(("influx",), ("-password",), "argument"),
+)
+
+# A command's words up to where the shell ends it (|, ;, &, a line break), quotes kept
+# whole so a quoted password may hold those; a quote never closed ends it too (the
+# command was itself inside quotes: sh -c 'mysql -pX db'). One shell word.
+_COMMAND_REST = r"(?:'[^'\n]*'|\"(?:\\.|[^\"\\\n])*\"|\\.|[^\n|;&'\"])*"
+_SHELL_WORD = r"(?:'[^'\n]*'|\"(?:\\.|[^\"\\\n])*\"|\\.|[^\s|;&<>'\"])*"
+
+
+def _names_pattern(words: Iterable[str]) -> str:
+    """A regex matching exactly one of ``words``, as a trie (``m(?:ysql(?:dump)?|ongo)``):
+    a flat alternation of some 80 names tries each at every position of a line."""
+    trie: dict[str, dict] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: dict[str, dict]) -> str:
+        alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items())
+                        if char]
+        if not alternatives:
+            return ""
+        body = alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+        if "" in node:
+            return f"(?:{body})?"
+        return body if len(alternatives) == 1 else body
+
+    return branch(trie)
+
+
+def _client_pattern() -> str:
+    """A client of CLIENT_PASSWORDS as a command (its name, a space) and its command's
+    words; a password on a command line always follows the program and a space."""
+    names = {p.split()[0] for c in CLIENT_PASSWORDS if c.form != "environment"
+             for p in c.programs}
+    return (r"(?:(?<=/)|(?<![\w.~/$-]))(?P<program>" + _names_pattern(names) + r") "
+            + _COMMAND_REST)
+
+
+def _client_env_pattern() -> str:
+    """A variable a client of CLIENT_PASSWORDS reads its password from, and its value."""
+    names = [f for c in CLIENT_PASSWORDS if c.form == "environment" for f in c.flags]
+    return r"(?<![\w$])(?P<env>" + _names_pattern(names) + r")=(?P<word>" + _SHELL_WORD + ")"
+
+
+def _client_keywords(environment: bool) -> tuple[str, ...]:
+    """What every match of the client patterns holds: a program's name and a space,
+    or a variable's name."""
+    return tuple(dict.fromkeys(
+        word.lower() for c in CLIENT_PASSWORDS if (c.form == "environment") == environment
+        for word in (c.flags if environment else [p.split()[0] + " " for p in c.programs])))
 
 
 # Words that make a name hold a secret when the name ends with them; the long
@@ -3104,9 +3400,11 @@ _TOKEN_END = r"(?![A-Za-z0-9_])"  # a token ends where letters, digits and _ end
 # Prefixes and shapes follow the public rule sets of gitleaks, detect-secrets and
 # trufflehog (DESIGN.md "Redaction" lists them and why); the patterns are ctxkit's.
 REDACTION_RULES: tuple[RedactionRule, ...] = (
+    # A key block to its END (or the end of the text); _key_spans keeps each line's
+    # prefix (a line number, a log timestamp, a diff's +, indentation) and masks the rest.
     RedactionRule("private-key", r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
                   r"[\s\S]*?(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\Z)",
-                  ("private key",)),
+                  ("private key",), spans="key"),
     RedactionRule("aws-access-key-id",
                   r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
                   ("akia", "asia", "abia", "acca", "a3t")),
@@ -3181,15 +3479,27 @@ REDACTION_RULES: tuple[RedactionRule, ...] = (
                   ("bearer",), "credential"),
     # user:password@host in URLs and connection strings.
     RedactionRule("url-password", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]*:"
-                  r"(?P<value>[^\s@/'\"]+)@", ("://",), "literal"),
+                  r"(?P<value>[^\s@/'\"]+)@", ("://",), "userinfo"),
     # .NET and NuGet settings: <add key="ApiPassword" value="..." />
     RedactionRule("settings-pair", r"(?i)\bkey\s*=\s*[\"'][\w.:-]*(?:" + _SECRET_NAME_LONG
                   + r"|" + _SECRET_NAME_SHORT + r")\d*[\"']\s+value\s*=\s*(?P<q>[\"'])"
                   r"(?P<value>[^\"'\n]{1,500})(?P=q)", ("key",), "literal"),
     RedactionRule("dsn", r"(?<![\w/:@.-])[A-Za-z0-9_.-]+:(?P<value>[^\s@/'\":]+)@"
-                  r"(?:tcp|unix|udp)\(", ("@tcp(", "@unix(", "@udp("), "literal"),
-    RedactionRule("curl-user", r"\bcurl\b[^\n]*?\s(?:-u|--user)[\s=]+['\"]?[^\s:'\"]+:"
-                  r"(?P<value>[^\s'\"]+)", ("curl",), "literal"),
+                  r"(?:tcp|unix|udp)\(", ("@tcp(", "@unix(", "@udp("), "userinfo"),
+    # Cookie and Set-Cookie headers (RFC 6265: a Set-Cookie's first pair is the cookie,
+    # the rest attributes), curl's -b/--cookie when its argument is a cookie (it has =;
+    # without one it names a file), and the lines of a Netscape cookies.txt file.
+    RedactionRule("cookie", r"(?i)\b(?P<set>set-)?cookie\b['\"]?[ \t]*:[ \t]*['\"]?"
+                  r"(?P<pairs>[^\r\n'\"]*)|\bcurl\b[^\n]*?[ \t](?-i:-b|--cookie)(?:[ \t]+|=)"
+                  r"(?P<word>" + _SHELL_WORD + ")", ("cookie", "curl"), spans="cookie"),
+    RedactionRule("cookie-file", r"(?m)^(?:#HttpOnly_)?[^\t\n#][^\t\n]*\t(?i:TRUE|FALSE)\t"
+                  r"[^\t\n]*\t(?i:TRUE|FALSE)\t-?\d+\t[^\t\n]*\t(?P<value>[^\t\r\n]+)",
+                  ("\ttrue\t", "\tfalse\t"), "cookie"),
+    # The password flags of well-known clients (CLIENT_PASSWORDS), curl -u included.
+    RedactionRule("client-password", _client_pattern(), _client_keywords(False),
+                  spans="client"),
+    RedactionRule("client-password-env", _client_env_pattern(), _client_keywords(True),
+                  spans="client"),
     # password = "...", SECRET_KEY: ..., --token xyz, "SecretAccessKey": "...": a name
     # ending in a secret word, an assignment (never a comparison), and its value.
     RedactionRule("assignment",
@@ -3282,10 +3592,11 @@ _CODE_VALUE = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\s*(?:\.|::|->)\s*[A-Za-z_][A-Z
 # The conventional stand-ins for a secret (gitleaks allows them too): not secrets.
 _STAND_IN = ("changeme", "changeit", "password", "passwd", "secret", "token", "example",
              "test", "dummy", "placeholder", "redacted")
-# ${X}, $X, $(...), %X%, {{ x }}, {x}, <x>, %s, ***, xxxx, ..., and the masked text.
-_PLACEHOLDER = lazy_re(r"\$\{[^}]*\}?|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|\$[@*#?!$-]"
+# ${X}, $X, $(...), `...`, %X%, {{ x }}, {x}, <x>, %s, ***, xxxx, ..., env:X, and the masked text.
+_PLACEHOLDER = lazy_re(r"\$\{[^}]*\}?|\$\(.*|`.*|\$[A-Za-z_][A-Za-z0-9_]*|\$\d+|\$[@*#?!$-]"
                        r"|%[A-Za-z_]+%|\{\{.*|\{[^}]*\}|<[^>]*>?|%[-+#0 ]?[sdr]|%\([^)]*\)[sdr]"
-                       r"|[:@][A-Za-z_]\w*|\?|\*+|[xX]{3,}|\.{3,}|…|(?i:none|null|nil|true|false"
+                       r"|[:@][A-Za-z_]\w*|(?:env|file|fd):\S+|\?|\*+|[xX]{3,}|\.{3,}|…"
+                       r"|(?i:none|null|nil|true|false"
                        r"|undefined)|[A-Z]+(?:_[A-Z0-9]+)*")
 _PATH_VALUE = lazy_re(r"(?:/|~/|\./|\.\./|[A-Za-z]:\\)[^+=]*")
 _LETTERS_ONLY = lazy_re(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*[.:!?]?")
@@ -3388,36 +3699,378 @@ def _bare_literal(match: re.Match[str], value: str) -> bool:
     return True
 
 
+# A pytest node id, up to the [ of its parameters: path.py::[Class::]name, or a test
+# function's name alone (pytest collects test* functions in Test* classes). A [ and
+# then a quote is a subscript in code (cases["..."]), never an id.
+_TEST_ID_OPEN = lazy_re(r"(?:(?<![\w/.-])[\w./-]*\.py::(?:\w+::)*\w+"
+                        r"|(?<![\w.])(?:Test\w*::)*test\w*)\[(?!['\"])")
+_TEST_ID_CLOSE = lazy_re(r"\](?=[\s>'\",):]|$)")
+
+
+def _in_test_id(match: re.Match[str]) -> bool:
+    """True when the match lies inside the parameters of a pytest node id.
+
+    pytest names each case of a parametrized test by its parameters
+    (``test_auth[http://user:pass@host-expected0]``): that is test data in a
+    name, which the node id must keep whole to be found, run or read again.
+    """
+    text, start = match.string, match.start()
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    line_end = len(text) if line_end < 0 else line_end
+    for opened in _TEST_ID_OPEN.finditer(text, line_start, start):
+        closed = _TEST_ID_CLOSE.search(text, opened.end(), line_end)
+        if closed is not None and closed.start() >= match.end():
+            return True
+    return False
+
+
+def _check_userinfo(match: re.Match[str], value: str) -> bool:
+    """The password of ``scheme://user:password@host``, unless a test's name holds it."""
+    return not _is_placeholder(value) and not _in_test_id(match)
+
+
+def _check_cookie(match: re.Match[str], value: str) -> bool:
+    """A cookie's value is a secret when it can carry a session id: OWASP asks 64 bits
+    of entropy of one, which 16 hex characters hold; a shorter one is a token when it
+    has a token's shape. Words (``dark``, ``en-US``, ``Europe/Berlin``, ``deleted``)
+    are preferences."""
+    value = value.strip()
+    if _is_placeholder(value) or any(c.isspace() for c in value) or \
+            re.fullmatch(r"[A-Za-z]+(?:[-_./][A-Za-z]+)+", value):
+        return False
+    return len(value) >= 16 or _looks_like_credential(value)
+
+
 REDACTION_CHECKS: dict[str, Callable[[re.Match[str], str], bool]] = {
     "literal": _check_literal, "credential": _check_credential, "header": _check_header,
-    "assignment": _check_assignment,
+    "assignment": _check_assignment, "userinfo": _check_userinfo, "cookie": _check_cookie,
 }
 _VALUE_GROUPS = ("value", "sig", "rest", "bare", "bv")
 
 
-def _secret_span(match: re.Match[str], rule: RedactionRule) -> tuple[int, int] | None:
-    """Where the secret of a match is, or None when the match holds none.
+# --- secrets found by the grammar of what matched: key blocks, cookies, commands ----------
 
-    A match without a value group is a secret whole (a token with a prefix).
+_KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = lazy_re(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+# After BEGIN on its own line: the key when it is written on that line too, with spaces
+# or escaped line breaks (a key flattened into one variable).
+_KEY_TAIL = lazy_re(r"(?:[ \t]*(?:\\[rn])*[ \t]*[A-Za-z0-9+/=]+)*")
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+# What may end a key's line after its base64: escaped line breaks, a quote, a comma or
+# a concatenation (keys pasted into code), spaces, a carriage return.
+_KEY_SUFFIX = r"(?:\\[rn])*[\"'`]?[ \t]*[,;+\\)]*[ \t]*\r?$"
+# A body line whatever its prefix: a base64 run as long as half of a PEM line (64
+# characters, RFC 7468) after a space or punctuation (interleaved or unforeseen prefixes).
+_KEY_ANY_PREFIX = lazy_re(r"(?:.*[^A-Za-z0-9+/=])?(?P<body>[A-Za-z0-9+/]{32,}={0,2})"
+                          + _KEY_SUFFIX)
+
+
+def _prefix_pattern(prefix: str) -> str:
+    """A BEGIN line's prefix as the pattern of its block's other prefixes: the same
+    text up to its numbers (line numbers, timestamps) and its spacing."""
+    return "".join(r"\d+" if part.isdigit() else r"[ \t]*" if part.isspace() else re.escape(part)
+                   for part in re.split(r"(\d+|\s+)", prefix) if part)
+
+
+class KeyBlock:
+    """An open private key block: the pattern of its lines' prefixes, and whether PEM
+    headers (``Proc-Type: 4,ENCRYPTED``, ``DEK-Info: ...``) may still come."""
+
+    __slots__ = ("lead", "line", "header", "headers")
+
+    def __init__(self, prefix: str):
+        lead = f"(?:{_prefix_pattern(prefix)})?[ \\t]*" if prefix.strip() else "[ \\t]*"
+        self.lead = re.compile(lead)
+        self.line = re.compile(lead + r"(?P<body>=?[A-Za-z0-9+/]+={0,2}|)" + _KEY_SUFFIX)
+        self.header = re.compile(lead + r"(?P<body>[A-Za-z][A-Za-z0-9-]*:[ \t][^\r\n]*)$")
+        self.headers = True
+
+    def body(self, line: str) -> tuple[int, int] | None:
+        """Where the key material of a line inside the block is; None when the line is
+        not one of the block's (the key was cut short: the block has ended)."""
+        found = self.line.match(line)
+        if found is None and self.headers:
+            header = self.header.match(line)
+            if header is not None:
+                return header.span("body")
+        found = found or _KEY_ANY_PREFIX.match(line)
+        if found is None:
+            return None
+        if found.group("body"):
+            self.headers = False
+        return found.span("body")
+
+    def end_start(self, line: str, end: int) -> int:
+        """Where the material of the END line starts: base64 glued to the marker
+        belongs to the key, the line's prefix does not."""
+        lead = self.lead.match(line).end()
+        while end > lead and line[end - 1] in _KEY_CHARS:
+            end -= 1
+        return end
+
+
+def key_line_spans(line: str, block: KeyBlock | None
+                   ) -> tuple[list[tuple[int, int]], KeyBlock | None, int]:
+    """The key material in one line, the block still open after it, and how many
+    blocks begin in it.
+
+    Only the key is material: the markers, its base64 and PEM headers. A line's
+    prefix (a line number, a log timestamp, a diff's ``+``, indentation, pytest's
+    ``E   ``) and what follows END stay as they were, and so do the line breaks.
     """
+    spans: list[tuple[int, int]] = []
+    position = begun = 0
+    if block is not None:
+        end = _KEY_END.search(line)
+        if end is None:
+            body = block.body(line)
+            if body is not None:
+                return ([body] if body[0] < body[1] else []), block, 0
+        else:
+            spans.append((block.end_start(line, end.start()), end.end()))
+            position = end.end()
+        block = None
+    while (begin := _KEY_BEGIN.search(line, position)) is not None:
+        begun += 1
+        end = _KEY_END.search(line, begin.end())
+        if end is not None:
+            spans.append((begin.start(), end.end()))
+            position = end.end()
+            continue
+        tail = _KEY_TAIL.match(line, begin.end())
+        stop = tail.end() if tail is not None else begin.end()
+        spans.append((begin.start(), stop))
+        return spans, KeyBlock(line[:begin.start()]), begun
+    return spans, None, begun
+
+
+def _key_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The material of the key block(s) a private-key match covers, line by line."""
+    text, block = match.string, None
+    position, spans = text.rfind("\n", 0, match.start()) + 1, []
+    while True:
+        newline = text.find("\n", position, match.end())
+        stop = match.end() if newline < 0 else newline
+        found, block, _ = key_line_spans(text[position:stop], block)
+        spans += [(position + a, position + b) for a, b in found if position + a >= match.start()]
+        if newline < 0:
+            return spans
+        position = newline + 1
+
+
+Chars = list[tuple[str, int]]  # a word's characters, each with its offset in the text
+
+
+def shell_words(text: str, start: int = 0, end: int | None = None) -> list[Chars]:
+    """The words of a command in ``text[start:end]`` as a POSIX shell splits them,
+    each as its characters with their offsets: quotes and escapes removed
+    (``-p'a b'`` is the word ``-pa b``), ``""`` an empty word, ``<`` and ``>``
+    apart. Where a value lies in the text is then where its characters are.
+    """
+    end = len(text) if end is None else end
+    words: list[Chars] = []
+    word: Chars | None = None
+    quote, index = "", start
+    while index < end:
+        char = text[index]
+        if quote == "'" and char != "'" or quote == '"' and char not in '"\\':
+            word.append((char, index))  # type: ignore[union-attr]
+        elif quote and char == quote:
+            quote = ""
+        elif char == "\\" and index + 1 < end and (not quote or text[index + 1] in '"\\$`'):
+            index += 1
+            word = (word or []) + [(text[index], index)]
+        elif quote:
+            word.append((char, index))  # type: ignore[union-attr]
+        elif char.isspace() or char in "<>":
+            if word is not None:
+                words.append(word)
+            word = None
+        else:
+            word = word if word is not None else []
+            if char in "'\"":
+                quote = char
+            else:
+                word.append((char, index))
+        index += 1
+    if word is not None:
+        words.append(word)
+    return words
+
+
+def _word(chars: Chars) -> str:
+    return "".join(char for char, _ in chars)
+
+
+def _chars_span(chars: Chars) -> tuple[int, int] | None:
+    """Where a value's characters lie, else None: a placeholder, or punctuation alone
+    (``-p:`` in prose), is no password."""
+    word = _word(chars)
+    if _is_placeholder(word) or not any(char.isalnum() for char in word):
+        return None
+    return chars[0][1], chars[-1][1] + 1
+
+
+def _cookie_pairs(chars: Chars, first_only: bool) -> list[tuple[int, int]]:
+    """The secret values among ``name=value; name=value``: every pair of a Cookie
+    header, the first only of a Set-Cookie (the rest are its attributes)."""
+    spans, pair = [], []
+    for char in [*chars, (";", -1)]:
+        if char[0] != ";":
+            pair.append(char)
+            continue
+        word = _word(pair)
+        if "=" in word:
+            value = pair[word.index("=") + 1:]
+            while value and value[0][0].isspace():
+                value = value[1:]
+            while value and value[-1][0].isspace():
+                value = value[:-1]
+            if len(value) >= 2 and value[0][0] == value[-1][0] == '"':
+                value = value[1:-1]
+            if value and _check_cookie_value(_word(value)):
+                spans.append((value[0][1], value[-1][1] + 1))
+        if first_only:
+            break
+        pair = []
+    return spans
+
+
+def _check_cookie_value(value: str) -> bool:
+    return _check_cookie(None, value)  # type: ignore[arg-type]
+
+
+def _cookie_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The secret values of a Cookie/Set-Cookie header, or of curl's cookie argument."""
+    if match.group("pairs") is not None:
+        start, end = match.span("pairs")
+        chars = [(match.string[i], i) for i in range(start, end)]
+        return _cookie_pairs(chars, first_only=match.group("set") is not None)
+    words = shell_words(match.string, *match.span("word"))
+    if not words or "=" not in _word(words[0]):
+        return []  # curl -b FILE: a cookie file's name
+    return _cookie_pairs(words[0], first_only=False)
+
+
+def _client_value(words: list[Chars], texts: list[str], index: int, flag: str,
+                  form: str) -> Chars | None:
+    """The value ``flag`` has at ``words[index]`` (whose text is ``texts[index]``) in a
+    command, or None (CLIENT_PASSWORDS says what each form means)."""
+    word = texts[index]
+    if not word.startswith(flag[:2]):
+        return None
+    short = len(flag) == 2 and flag[0] == "-"
+    nxt = words[index + 1] if index + 1 < len(words) else None
+    if form == "attached":
+        if not word.startswith(flag) or len(word) == len(flag):
+            return None
+        value = words[index][len(flag):]
+        if not short and flag[-1] != ":":
+            return value[1:] if value[0][0] == "=" else None
+        return value
+    if word == flag:
+        value = nxt
+    elif word.startswith(flag + "="):
+        value = words[index][len(flag) + 1:]
+    elif short and word.startswith(flag) and form != "pass-phrase":
+        value = words[index][2:]
+    else:
+        return None
+    if value is None or value and value[0][0] == "-" and word == flag:
+        return None  # no argument, or another option: the client prompts
+    text = _word(value)
+    if form == "pass-phrase":
+        return value[5:] if text.startswith("pass:") else None
+    separator = {"user%password": "%", "user,password": ",", "user:password": ":"}.get(form)
+    if separator is not None:
+        return value[text.index(separator) + 1:] if separator in text else None
+    return value
+
+
+_CLIENTS_BY_NAME: dict[str, list[tuple[ClientPassword, list[list[str]]]]] = {}
+
+
+def _clients_named(name: str) -> list[tuple[ClientPassword, list[list[str]]]]:
+    """The records of CLIENT_PASSWORDS for a program, each with the subcommands it needs."""
+    if not _CLIENTS_BY_NAME:
+        for client in CLIENT_PASSWORDS:
+            if client.form == "environment":
+                continue
+            for program in client.programs:
+                first, *subcommand = program.split()
+                entries = _CLIENTS_BY_NAME.setdefault(first, [])
+                for entry in entries:
+                    if entry[0] is client:
+                        entry[1].append(subcommand)
+                        break
+                else:
+                    entries.append((client, [subcommand]))
+    return _CLIENTS_BY_NAME.get(name, [])
+
+
+def _client_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The passwords a client's command line holds, by that client's documented flags."""
+    if "env" in match.re.groupindex:
+        words = shell_words(match.string, *match.span("word"))
+        span = _chars_span(words[0]) if words else None
+        return [span] if span else []
+    words = shell_words(match.string, match.end("program"), match.end())
+    texts = [_word(chars) for chars in words]
+    clients, spans = _clients_named(match.group("program")), []
+    for index, chars in enumerate(words):
+        for client, commands in clients:
+            if not any(all(sub in texts[:index] for sub in command) for command in commands):
+                continue  # docker run -p: a port; docker login -p: a password
+            for flag in client.flags:
+                value = _connect_string(chars) if client.form == "user/password" \
+                    else _client_value(words, texts, index, flag, client.form)
+                span = _chars_span(value) if value else None
+                if span is not None:
+                    spans.append(span)
+    return spans
+
+
+def _connect_string(chars: Chars) -> Chars | None:
+    """The password of an Oracle connect string ``user/password[@database]``."""
+    word = _word(chars)
+    found = re.fullmatch(r"([^\s/@-][^\s/@]*)/([^\s/@]+)(?:@\S*)?", word)
+    return chars[found.start(2):found.end(2)] if found else None
+
+
+REDACTION_SPANS: dict[str, Callable[[re.Match[str]], list[tuple[int, int]]]] = {
+    "key": _key_spans, "cookie": _cookie_spans, "client": _client_spans,
+}
+
+
+def _secret_spans(match: re.Match[str], rule: RedactionRule) -> list[tuple[int, int]]:
+    """Where the secrets of a match are (none when it holds none).
+
+    A rule with ``spans`` finds them by the grammar of what matched; else a
+    match without a value group is a secret whole (a token with a prefix), and
+    one with a value group holds its value when the rule's check says so.
+    """
+    if rule.spans is not None:
+        return [span for span in REDACTION_SPANS[rule.spans](match)
+                if REDACTED not in match.string[span[0]:span[1]]]
     group = next((g for g in _VALUE_GROUPS if g in match.re.groupindex
                   and match.group(g) is not None), None)
     if group is None:
-        return match.span()
+        return [match.span()]
     value = match.group(group)
     if not value or REDACTED in value or \
             (rule.check and not REDACTION_CHECKS[rule.check](match, value)):
-        return None
-    return match.span(group)
+        return []
+    return [match.span(group)]
 
 
 def _masked(match: re.Match[str], rule: RedactionRule) -> str | None:
-    """The match with its secret replaced, or None when the match holds none."""
-    span = _secret_span(match, rule)
-    if span is None:
+    """The match with its secrets replaced, or None when the match holds none."""
+    spans = _secret_spans(match, rule)
+    if not spans:
         return None
-    whole, base = match.group(0), match.start()
-    return whole[:span[0] - base] + REDACTED + whole[span[1] - base:]
+    base = match.start()
+    return _mask_spans(match.group(0), [(a - base, b - base) for a, b in spans])
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -3447,9 +4100,9 @@ def secret_spans(text: str, whole: bool = True) -> list[tuple[int, int]]:
     spans = []
     for rule, pattern in _rules_for(text.lower()):
         for match in pattern.finditer(text):
-            span = _secret_span(match, rule)
-            if span is not None:
-                spans.append(match.span() if whole else span)
+            found = _secret_spans(match, rule)
+            if found:
+                spans += [match.span()] if whole else found
     return spans
 
 
@@ -3458,13 +4111,19 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
 
     A secret's context may lie in the argument before it (``--password X``,
     ``curl -u user:X``), so the secrets are found in the arguments joined by
-    spaces, and each is masked inside the arguments it overlaps; quoting the
-    result (shlex.join) then cannot hide a secret from the patterns.
+    spaces, an argument holding a space in quotes as a shell would show it
+    (``-p'a b'``: the word stays one), and each is masked inside the arguments
+    it overlaps; quoting the result (shlex.join) then cannot hide a secret
+    from the patterns.
     """
-    joined, starts, position = " ".join(argv), [], 0
+    parts, starts, position = [], [], 0
     for arg in argv:
-        starts.append(position)
-        position += len(arg) + 1
+        quote = next((q for q in "'\"" if q not in arg and (q == "'" or "\\" not in arg)), "") \
+            if any(c.isspace() for c in arg) else ""
+        parts.append(quote + arg + quote)
+        starts.append(position + len(quote))
+        position += len(arg) + 2 * len(quote) + 1
+    joined = " ".join(parts)
     local: list[list[tuple[int, int]]] = [[] for _ in argv]
     for start, end in secret_spans(joined, whole=False):
         for index, arg in enumerate(argv):
@@ -3957,6 +4616,9 @@ CREATE TABLE IF NOT EXISTS graph_pending (
     PRIMARY KEY (project, kind, name)
 ) WITHOUT ROWID;
 ALTER TABLE nodes ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
+-- A definition's first line now includes its decorators (Python) and attributes
+-- (Rust): no file is taken as unchanged, so the next index parses each again.
+UPDATE files SET sha1 = '', mtime_ns = -1;
 """
 
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
@@ -4357,8 +5019,9 @@ def graph_find_nodes(db: Database, project: str, symbol: str,
 
 def graph_nodes_at(db: Database, project: str, path: str, first: int,
                    last: int | None = None) -> list[Node]:
-    """The innermost non-file nodes overlapping lines ``first..last`` of ``path``."""
-    return [_node_from_row(r) for r in graph_rows_at(db, project, path, first, last)]
+    """The innermost indexed non-file nodes overlapping lines ``first..last`` of ``path``
+    as it is on disk (rows_at_now: a file changed since it was indexed is parsed)."""
+    return [_node_from_row(r) for r in rows_at_now(db, project, path, first, last, True)]
 
 
 # --- Graph: the Language record ----------------------------------------------
@@ -4421,7 +5084,7 @@ class Language(Record):
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
-        "file_level_calls",
+        "file_level_calls", "dynamic_types",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -4435,6 +5098,7 @@ class Language(Record):
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
         "dialect": None, "macro_calls": None, "file_level_calls": True,
+        "dynamic_types": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -4477,6 +5141,8 @@ class Language(Record):
     #                             when `name(...)` is a macro: the calls its body makes
     dialect: Callable | None    # (path, src) -> the language the content is in, or None
     #                             (.h holding C++)
+    dynamic_types: frozenset[str]  # type names that mean "any type" (TS any, Python Any): a
+    #                             value declared so has an unknown type, never an outside one
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -4495,7 +5161,8 @@ class Language(Record):
     #                                   recv_text) or None [RECV.NAME]
     import_handler: Callable | None   # (s, node, ctx) for every @import capture [no imports]
     # resolution hooks
-    resolve_binding: Callable | None  # (r, path, module, name, depth) -> target [None]
+    resolve_binding: Callable | None  # (r, path, module, name, depth) -> target; None for
+    #                                   a name the index's module does not define [external]
     resolve_local: Callable | None    # (r, path, scope, name, ctx) -> target: a bare name
     #                                   not in the file's scopes or imports [None]
     resolve_qualified: Callable | None  # (r, path, scope, "a.b.C") -> target: a dotted name
@@ -4770,7 +5437,7 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text else _clean_type(text)  # f#1: f's 2nd result
+        cleaned = {var: text if "#" in text else _clean_type(text, generic=True)  # f#1: 2nd
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
@@ -4892,6 +5559,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         is_declared = up is not None and (up.type == "type_annotation" or (
             field is not None and field.id == type_node.id))
         vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
+    elif "alias" in caps:  # type T = A | B: a written type under another name
+        if caps["aliasvalue"][0].type != "object_type":  # type T = {...}: an interface
+            extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = _clean_type(
+                s.text(caps["aliasvalue"][0]), generic=True)
     elif "local" in caps:
         extra.setdefault("locals", []).append((caps["local"][0].start_byte,
                                                s.text(caps["local"][0])))
@@ -4982,6 +5653,27 @@ def _link_parents(s: _Source, defs: list[_Def]) -> None:
             d.kind = "method"
 
 
+# What a grammar puts beside a definition rather than inside it, but belongs to it:
+# Python's decorators (a decorated_definition wraps the definition), Rust's
+# attributes (siblings on the lines above). Java annotations, C# attributes and
+# TypeScript decorators are inside the definition's node already.
+_WRAPPING_TYPES = frozenset({"decorated_definition"})
+_ATTACHED_BEFORE_TYPES = frozenset({"attribute_item"})
+
+
+def _head_row(node: Any) -> int:
+    """The 0-based first row of a definition with its decorators or attributes, so a
+    line holding ``@property`` belongs to the method it decorates, as it does in
+    languages whose grammar puts annotations inside the definition."""
+    while node.parent is not None and node.parent.type in _WRAPPING_TYPES:
+        node = node.parent
+    prev = node.prev_named_sibling
+    while prev is not None and prev.type in _ATTACHED_BEFORE_TYPES and \
+            prev.end_point[0] >= node.start_point[0] - 1:
+        node, prev = prev, prev.prev_named_sibling
+    return node.start_point[0]
+
+
 def _enclosing(defs: list[_Def], starts: list[int], pos: int) -> int:
     """Index of the innermost definition containing byte ``pos``, -1 for none."""
     index = bisect_right(starts, pos) - 1
@@ -5005,7 +5697,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
         parent = defs[parent].parent
     head = s.src[node.start_byte:d.fn.start_byte + 200 if body is None else body.start_byte]
     is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
-    line, end_line = node.start_point[0] + 1, node.end_point[0] + 1
+    line, end_line = _head_row(node) + 1, node.end_point[0] + 1
     return DefRecord(d.kind, d.name, d.qualname, line, end_line, signature,
                      json.dumps(params, ensure_ascii=False), _return_type(s, d),
                      is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
@@ -5180,27 +5872,52 @@ def _descendants(node: Any, types: tuple[str, ...], depth: int = 3) -> list[Any]
     return found
 
 
-def _clean_type(text: str) -> str:
+def _clean_type(text: str, generic: bool = False) -> str:
     """The class name inside a written type.
 
     ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``.
     A union keeps its members that name a type, ``A | B | null`` -> ``A|B``;
-    ``Optional[X]`` and ``X | None`` -> ``X``.
+    ``Optional[X]`` and ``X | None`` -> ``X``. With ``generic``, a member keeps the
+    names its type arguments hold, ``Map<K, Node<V>>`` -> ``Map<K,Node>``,
+    ``list[Foo]`` -> ``list<Foo>``, an array ``Foo[]`` -> ``Array<Foo>``: what a
+    container outside the index gives back may be a class of the index
+    (``_Resolver.type_named``).
     """
+    if generic:
+        return "|".join(_generic_member(m) for m in _clean_members(text) if m)
+    return "|".join(m[0] for m in _clean_members(text))
+
+
+def _generic_member(member: tuple[str, str]) -> str:
+    name, written = member
+    if written.endswith("[]"):  # Foo[]: an array of Foo
+        name, inner = "Array", written[:-2]
+    else:
+        arguments = re.fullmatch(r"[^<\[]*?(?:<(.*)>|\[(.*)\])", written, re.S)
+        if name.startswith("type:") or arguments is None:
+            return name
+        inner = arguments.group(1) if arguments.group(1) is not None else arguments.group(2)
+    held = [n for arg in _split_top_level(inner, ",") for n in _clean_type(arg).split("|") if n]
+    return f"{name}<{','.join(dict.fromkeys(held))}>" if held else name
+
+
+def _clean_members(text: str) -> list[tuple[str, str]]:
+    """(class name, the member as written) of each member of a written type's union."""
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
     if text.startswith("("):  # Go results (*User, error): the first one
         text = text[1:].split(",")[0]
-    members = []
+    members: dict[str, str] = {}
     for member in _type_members(text):
-        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*([\w.]+)\s*\]", member.strip())
+        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*['\"]?([\w.]+)['\"]?\s*\]",
+                                member.strip())
         if of_class:  # type[X]: the class X itself, not an instance
-            members.append("type:" + of_class.group(1))
+            members.setdefault("type:" + of_class.group(1), member)
             continue
-        member = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
-        match = re.search(r"[A-Za-z_$][\w.$]*", member)
+        bare = re.sub(r"<.*|\[.*|\(.*", "", member).replace("::", ".")
+        match = re.search(r"[A-Za-z_$][\w.$]*", bare)
         if match and match.group(0) not in ("null", "undefined", "None", "void"):
-            members.append(match.group(0))
-    return "|".join(dict.fromkeys(members))
+            members.setdefault(match.group(0), member.strip())
+    return list(members.items())
 
 
 def _type_members(text: str) -> list[str]:
@@ -5254,7 +5971,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         handler(s, node, local)
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
-    for key in ("package", "mods", "default", "macros"):
+    for key in ("package", "mods", "default", "macros", "aliases"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("all"):
@@ -6189,6 +6906,9 @@ def _index_summary(db: Database, project: str, run: _IndexRun, seconds: float) -
 
 SUPER_NAMES = frozenset({"super()", "super"})  # the default Language.super_names
 OUTSIDE = "outside"  # expr_type: a type known to be outside the index
+# ... and one whose type arguments are not all outside it (Map<K, Node>, list[Foo]): its
+# methods are outside the index, what they give back is unknown (Map.get gives a Node).
+OUTSIDE_GENERIC = "outside generic"
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -6303,9 +7023,14 @@ class _Resolver:
     # -- names --------------------------------------------------------------
 
     def resolve_binding(self, path: str, binding: list[Any], depth: int = 0) -> tuple | None:
-        """What an import binding [module, name or None] of ``path`` points to."""
+        """What an import binding [module, name or None] of ``path`` points to.
+
+        ("external", None) for a module outside the index; None when the module is
+        the index's but the name is not a definition found there (a variable, a
+        member of a namespace): unknown, never outside."""
         resolve = self.language(path).resolve_binding
-        return resolve(self, path, binding[0], binding[1], depth) if resolve else None
+        return resolve(self, path, binding[0], binding[1], depth) if resolve \
+            else ("external", None)
 
     def lookup_in_modules(self, paths: list[str], name: str, depth: int = 0) -> tuple | None:
         """A module-level name of these files, following re-exports."""
@@ -6341,7 +7066,7 @@ class _Resolver:
         for qual in self.scope_chain(scope):
             binding = scoped.get(qual, {}).get(name)
             if binding is not None:  # imported inside this function
-                return self.resolve_binding(path, binding) or ("external", None)
+                return self.resolve_binding(path, binding)
             owner = self.by_pq.get((path, qual))
             if owner is None:
                 continue
@@ -6357,7 +7082,7 @@ class _Resolver:
         ctx = self.ctx(path)
         binding = ctx.get("imports", {}).get(name)
         if binding is not None:
-            return self.resolve_binding(path, binding) or ("external", None)
+            return self.resolve_binding(path, binding)
         node = self.by_pq.get((path, name))
         if node is not None and self.nodes[node].kind != "file":
             return ("node", node)
@@ -6377,9 +7102,8 @@ class _Resolver:
         """``a.b.C`` read from ``scope``: a module, a node, external, or None."""
         parts = text.split(".")
         binding = self.ctx(path).get("imports", {}).get(text)
-        target = (self.resolve_binding(path, binding) or ("external", None)) if binding else None
-        if target is not None:
-            return target
+        if binding:  # what the import names; None: a name of the index's module, unknown
+            return self.resolve_binding(path, binding)
         qualified = self.language(path).resolve_qualified
         if qualified is not None and len(parts) > 1:
             target = qualified(self, path, scope, text)
@@ -6398,6 +7122,7 @@ class _Resolver:
                 node = self.by_pq.get((npath, f"{qualname}.{part}"))
                 if node is None and kind in CLASS_KINDS:  # Store.shared: a typed class field
                     field = self.ctx(npath).get("types", {}).get(qualname, {}).get(part)
+                    field = field.split("<")[0] if field else None  # Store.shared: Store<T>
                     return self.resolve_dotted(npath, qualname, field) if field else None
                 target = ("node", node) if node is not None else None
         return target
@@ -6488,7 +7213,7 @@ class _Resolver:
         if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
         owner = self.expr_type(path, scope, recv, line)
-        if owner is OUTSIDE:
+        if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
             return None, 1.0  # a receiver of a known type outside the index: no guess
         if owner is not None:
             return self._method_of(owner, callee)
@@ -6508,6 +7233,11 @@ class _Resolver:
         target = self.resolve_name(path, scope, callee)
         if target is not None:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
+        if self._binding_of(path, scope, callee) is not None:
+            return None, 0.0  # imported from a module of the index that lacks it: unknown
+        if self.variable_type(path, scope, callee) is not None:  # comp = comp_cls(...)
+            made = self._called_variable(path, scope, callee)
+            return (made, CONF_TYPED) if made is not None else (None, 0.0)
         if callee in language.builtins:
             return None, 1.0
         if language.bare_outside and _absent(self, path, callee):
@@ -6581,7 +7311,7 @@ class _Resolver:
         text = text.strip().rstrip("!").removeprefix("new ")
         if depth > 6 or not text:
             return None
-        cast = re.fullmatch(r"\((.+?)\s+as\s+(.+)\)", text, re.S)
+        cast = re.fullmatch(r"\(\s*(.+)\s+as\s+([^()]+?)\s*\)", text, re.S)  # the last as
         if cast:
             return self.type_named(path, scope, _clean_type(cast.group(2)))
         if text.startswith("(") and text.endswith(")") and _collapse_arguments(text) == "(...)":
@@ -6589,6 +7319,9 @@ class _Resolver:
         if text.endswith("(...)"):
             head, _, name = text[:-5].rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
+            if dst is None and confidence >= CONF_EXACT and head and \
+                    self.expr_type(path, scope, head, line, depth + 1) is OUTSIDE_GENERIC:
+                return None  # map.get(k): the container's method, giving what it holds
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
             if self.class_like(dst):
@@ -6601,8 +7334,8 @@ class _Resolver:
         head, _, attr = text.rpartition(".")
         if head:
             owner = self.expr_type(path, scope, head, line, depth + 1)
-            if owner is OUTSIDE:
-                return OUTSIDE
+            if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
+                return OUTSIDE if owner is OUTSIDE else None
             if owner is None and re.fullmatch(r"[\w.$]+", head):
                 return self._module_variable(path, scope, head, attr)
             return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
@@ -6723,6 +7456,12 @@ class _Resolver:
                     return None
                 return self.returned_type(dst, int(index))
             return found
+        generic = re.fullmatch(r"([^<|]+)<(.*)>", type_text)
+        if generic:  # Map<K,Node>: a class of the index, else outside or outside generic
+            found = self.type_named(path, scope, generic.group(1))
+            held = (self.type_named(path, scope, t) for t in generic.group(2).split(","))
+            return OUTSIDE_GENERIC if found is OUTSIDE and any(
+                t is not OUTSIDE for t in held) else found
         if "|" in type_text:
             members = [self.type_named(path, scope, t) for t in type_text.split("|")]
             classes = tuple(m for m in members if isinstance(m, int))
@@ -6730,14 +7469,71 @@ class _Resolver:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
         target = self.resolve_dotted(path, scope, type_text)
+        alias = self._type_alias(path, type_text) if target is None else None
+        if alias is not None:  # type T = A | B, here or imported: what it stands for
+            key = ("alias", *alias)
+            if key in self.memo:
+                return None  # an alias that names itself
+            self.memo[key] = None
+            found = self.type_named(alias[0], "", alias[1]) if alias[1] else None
+            del self.memo[key]
+            return found
         if target is None and "." in type_text:  # x = self.make(...): a method's result,
             # unknown (None) when that call is unresolved or its result undeclared
             return self.expr_type(path, scope, type_text + "(...)")
+        if target is None and re.fullmatch(r"[\w$]+", type_text) and \
+                self._is_variable(path, scope, type_text):
+            return self._called_variable(path, scope, type_text)
+        if (target is None or target[0] != "node") and \
+                type_text.rpartition(".")[2] in self.language(path).dynamic_types:
+            return None  # x: any, x: t.Any: nothing is known, so nothing is outside either
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
         if self.class_like(target[1]):
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
+
+    def _type_alias(self, path: str, name: str, depth: int = 0) -> tuple[str, str] | None:
+        """(file, written type) of a type alias ``name`` read in ``path``: its own, or
+        one it imports, through re-exports."""
+        ctx = self.ctx(path)
+        if name in ctx.get("aliases", {}):
+            return path, ctx["aliases"][name]
+        if depth > 6:
+            return None
+        binding = ctx.get("imports", {}).get(name)
+        sources = [(binding[0], binding[1])] if binding and binding[1] else [] if binding \
+            else [(star, name) for star in ctx.get("stars", ())] if depth else []
+        for module, imported in sources:
+            target = self.resolve_binding(path, [module, None])
+            for other in target[1] if target and target[0] == "module" else ():
+                found = self._type_alias(other, imported, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _is_variable(self, path: str, scope: str, name: str) -> bool:
+        """A variable of these scopes with a type, or a parameter called by its name."""
+        called = self.ctx(path).get("called_params", {})
+        return self.variable_type(path, scope, name) is not None or any(
+            name in called.get(qual, ()) for qual in self.scope_chain(scope))
+
+    def _called_variable(self, path: str, scope: str, name: str) -> Any:
+        """What calling a variable gives (``comp = comp_cls(...)``): unknown, never a
+        type outside the index, unless the variable holds a class X of the index
+        (``type[X]``, or a class without ``__call__``, whose instances cannot be
+        called): then an X."""
+        written, type_path, type_scope = self.variable_type(path, scope, name) or ("", "", "")
+        key = ("called variable", type_path, type_scope, written)
+        if not written or written == name or key in self.memo:
+            return None  # `x = x()`, or a chain of such calls that leads back here
+        self.memo[key] = None
+        found = self.type_named(type_path, type_scope, written)
+        del self.memo[key]
+        callable_instance = isinstance(found, int) and not written.startswith("type:") and \
+            self.method_lookup(found, "__call__") is not None
+        return found if isinstance(found, int) and self.class_like(found) and \
+            not callable_instance else None
 
     def returned_type(self, function: int, index: int = 0) -> Any:
         """The class a function's declared return type names; None when undeclared.
@@ -6751,7 +7547,7 @@ class _Resolver:
             if index >= len(results):
                 return None
             returns = results[index].split()[-1] if results[index].split() else ""
-        written = _clean_type(returns)
+        written = _clean_type(returns, generic=True)
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
@@ -7283,6 +8079,7 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 PYTHON = Language(
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
     family="python", self_names=("self", "cls"), builtins=PY_BUILTINS, constructor="__init__",
+    dynamic_types=frozenset({"Any"}),
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -7635,7 +8432,7 @@ def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
-    capitalized_outside=True,
+    capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
     receiver_call=_js_receiver_call, method_fallback=_js_constructor_function)
@@ -7661,6 +8458,8 @@ _TS_DEFS = """
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
     @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
+(type_alias_declaration name: (_) @name value: (object_type)) @def.interface
+(type_alias_declaration name: (_) @alias value: (_) @aliasvalue)
 """
 _TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
 
@@ -7818,6 +8617,7 @@ def _go_package_files(r: _Resolver, path: str) -> list[str]:
 GO = Language(
     name="go", extensions=(".go",), fence="go", query=_GO_QUERY, full=True, family="go",
     methods_outside=True, named_receivers=True, return_fields=("result",),
+    dynamic_types=frozenset({"any", "interface"}),  # interface{} and `any` hold any type
     skeleton=SkeletonRules(
         containers=frozenset({"source_file", "statement_list"}),
         keep=frozenset({"if_statement", "for_statement", "expression_switch_statement",
@@ -9518,20 +10318,24 @@ def _not_found_message(db: Database, project: str, text: str, file: str | None) 
             f"`ctxkit index`")
 
 
-def graph_file_hashes(lang: str, rel: str, data: bytes) -> dict[str, str] | None:
-    """{node id: body hash} of the definitions in ``data``, the content of file ``rel``,
-    exactly as an index run would store them; parsed in memory, nothing written.
-    CodeOnDisk calls it for a file changed since it was indexed. None when it
-    cannot be parsed (no parser, a grammar bug): the index stays the answer."""
+def graph_file_defs(lang: str, rel: str, data: bytes) -> dict[str, dict[str, Any]] | None:
+    """{node id: {uid, kind, name, qualname, path, line, end_line, body_hash}} of the
+    definitions in ``data``, the content of file ``rel``, exactly as an index run
+    would store them; parsed in memory, nothing written. CodeOnDisk calls it for a
+    file changed since it was indexed. None when it cannot be parsed (no parser, a
+    grammar bug): the index stays the answer."""
     try:
         facts = graph_extract(graph_dialect(lang, rel, data), data)
     except Exception:  # noqa: BLE001 - whatever the parser raises, a read goes on
         return None
     uids = def_uids(rel, facts["defs"])
-    return {uid: d.body_hash for d, uid in zip(facts["defs"], uids, strict=True)}
+    return {uid: {"uid": uid, "kind": d.kind, "name": d.name, "qualname": d.qualname,
+                  "path": rel, "line": d.line, "end_line": d.end_line,
+                  "body_hash": d.body_hash}
+            for d, uid in zip(facts["defs"], uids, strict=True)}
 
 
-CodeOnDisk.parse = staticmethod(graph_file_hashes)
+CodeOnDisk.parse = staticmethod(graph_file_defs)
 
 
 def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
@@ -11222,9 +12026,6 @@ MAX_DECISIVE = 10
 TIMEOUT_EXIT, KILL_GRACE = 124, 2.0
 
 PIECE_MARGIN = 1 << 16  # a long line is cut only this far ahead of its end: no secret is longer
-_KEY_BEGIN = lazy_re(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_END = lazy_re(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
-
 # Keywords that make a line a candidate for the decisive lines (lowercase).
 _DECISIVE_KEYS = ("error", "exception", "fail", "fatal", "panic", "traceback", "✕", "●",
                   "file \"")
@@ -11726,7 +12527,7 @@ class OutputIngest:
         self.open_piece: int | None = None   # stream whose last line is still open
         self.bytes = 0
         self.redactions = 0
-        self.in_key = False
+        self.key_block: KeyBlock | None = None  # a private key block still open
         self.head: list[tuple[int, str]] = []
         import collections
         self.tail: collections.deque[tuple[int, str]] = collections.deque(maxlen=TAIL_LINES)
@@ -11802,7 +12603,7 @@ class OutputIngest:
         """
         space = text.rfind(" ", LINE_PIECE - 4096, LINE_PIECE)
         cut = space + 1 if space >= 0 else LINE_PIECE
-        if self.in_key:
+        if self.key_block is not None:
             return cut
         window = text[:LINE_PIECE + PIECE_MARGIN]
         if not may_hold_secret(window.lower()):
@@ -11820,7 +12621,7 @@ class OutputIngest:
         self.line_no = first_no + len(lines) - 1
         block = "\n".join(lines)
         low = block.lower()
-        if self.in_key or may_hold_secret(low):
+        if self.key_block is not None or may_hold_secret(low):
             lines = self._redact_lines(lines)
             block = "\n".join(lines)
             low = block.lower()
@@ -11832,12 +12633,11 @@ class OutputIngest:
     def _redact_lines(self, lines: list[str]) -> list[str]:
         result = []
         for line in lines:
-            if self.in_key or _KEY_BEGIN.search(line):
-                if not self.in_key:
-                    self.redactions += 1
-                self.in_key = not _KEY_END.search(line)
-                result.append(REDACTED)
-                continue
+            if self.key_block is not None or "-----BEGIN" in line:
+                # A key spans lines: only its material goes, the lines' prefixes stay.
+                spans, self.key_block, begun = key_line_spans(line, self.key_block)
+                self.redactions += begun
+                line = _mask_spans(line, spans)
             if may_hold_secret(line.lower()):
                 line, count = redact(line)
                 self.redactions += count
@@ -12876,7 +13676,8 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     detail, masked_detail = redact(detail) if detail else (None, 0)
     session = redact(session)[0] if session else None
     with open_db(env) as db:
-        name, path = split_symbol(db, env.place, symbol, file)
+        name, path = symbol_at_line(env, db, symbol, file) or \
+            split_symbol(db, env.place, symbol, file)
         path, name, node = bind_to_code_on_disk(env, db, name, path or "")
         code_hash = node["body_hash"] if node is not None else None
         with db.atomic():
@@ -12891,6 +13692,36 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
                 "redactions": masked + masked_detail}
+
+
+def symbol_at_line(env: Env, db: Database, symbol: str,
+                   file: str | None) -> tuple[str, str] | None:
+    """(node id, path) of the innermost symbol at SYMBOL when it is FILE:LINE and no
+    graph id, read as `context FILE:LINE` reads it (the file as it is on disk).
+
+    A lesson belongs to a symbol, never to a line: a line no indexed function or
+    class holds is a usage error, not a symbol named after the line number.
+    """
+    symbol = symbol.strip()
+    place = re.fullmatch(r"(.+?):(\d+)", symbol)
+    if place is None or db.one(SQL_NODE_BY_UID, (env.project, symbol)) is not None:
+        return None
+    path, line = normalize_path(place.group(1), env.place), int(place.group(2))
+    if file and normalize_path(file, env.place) != path:
+        raise UsageError(f"SYMBOL {symbol!r} names file {path} but --file says "
+                         f"{normalize_path(file, env.place)}; give only one of them")
+    check_line_in_file(env, path, line)
+    with contextlib.suppress(CtxkitError):   # a function added since the index is one
+        graph_refresh(env, db, [path])
+    nodes = graph_nodes_at(db, env.project, path, line)
+    if nodes:
+        node = sorted(nodes, key=lambda n: n.line)[-1]
+        return node.id, node.path
+    known = db.one(SQL_FILE_NODE, (env.project, path)) is not None
+    why = (f"line {line} of {path} is outside every function and class" if known else
+           f"{path} is not in the index of project {env.project!r} (run `ctxkit index`)")
+    raise UsageError(f"{symbol}: no symbol to record the lesson on: {why}; name the "
+                     f"function or class instead, e.g. NAME --file {path}")
 
 
 def bind_to_code_on_disk(env: Env, db: Database, name: str,
@@ -13285,10 +14116,13 @@ def cmd_import_cm(args: argparse.Namespace, env: Env) -> int:
     return EXIT_OK
 
 
-def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False) -> None:
+def _symbol_arguments(parser: argparse.ArgumentParser, optional: bool = False,
+                      at_line: bool = False) -> None:
     parser.add_argument("symbol", nargs="?" if optional else None, metavar="SYMBOL",
                         help="name as you call it (AuthService.validate), or a graph id "
-                             "(src/auth/service.py:AuthService.validate)")
+                             "(src/auth/service.py:AuthService.validate)"
+                             + (", or FILE:LINE for the symbol on that line" if at_line
+                                else ""))
     parser.add_argument("--file", metavar="FILE",
                         help="the symbol's file; ./x, x\\y and absolute paths are normalized")
 
@@ -13319,7 +14153,7 @@ def register_lesson_commands(sub: argparse._SubParsersAction,
         parser = add_command(sub, common, name, func,
                              f"record a {what} lesson for a symbol (secrets are masked)",
                              record_examples[name])
-        _symbol_arguments(parser)
+        _symbol_arguments(parser, at_line=True)
         parser.add_argument("lesson", metavar="LESSON", help="the lesson, one line")
         parser.add_argument("-d", "--detail", metavar="TEXT", help="more context (optional)")
         parser.add_argument("--session", metavar="ID", help="the agent session it came from")
@@ -14263,6 +15097,15 @@ def ctxkit_command() -> str:
     return shlex.quote(script) if script else source_command()
 
 
+def other_install(command: str) -> str | None:
+    """The PATH's ``ctxkit`` that ``command`` runs when this process is ctxkit.py run
+    from source, which may be another copy than this file; None otherwise."""
+    import shutil
+    if command != "ctxkit" or console_script() is not None:
+        return None
+    return shutil.which("ctxkit")
+
+
 def bytecode_is_current(source: str) -> bool:
     """True when Python's cached bytecode of ``source`` matches it (no compile at import)."""
     import importlib.util
@@ -15187,7 +16030,13 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     data_out = {"agent": args.agent, "settings": str(path), "changed": changed,
                 "dry_run": args.dry_run, "diff": diff}
     if install:
-        data_out["slow_start"] = slow_start_reasons(ctxkit_command())
+        data_out["command"] = command = ctxkit_command()
+        other = other_install(command)
+        if other:
+            note(f"note: the hooks run the 'ctxkit' found on PATH ({other}), not this file "
+                 f"({Path(__file__).resolve()}); install this copy ('pip install .') for them "
+                 "to run it")
+        data_out["slow_start"] = slow_start_reasons(command)
         if data_out["slow_start"]:
             note("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
                  + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
@@ -15225,7 +16074,11 @@ def cmd_uninstall_hooks(args: argparse.Namespace, env: Env) -> None:
 
 
 def cmd_risk(args: argparse.Namespace, env: Env) -> int:
-    """Risk of the symbols at a place, for git hooks and editors; exit 0 always."""
+    """Risk of the symbols at a place, for git hooks and editors; exit 0 but for a
+    malformed call."""
+    if args.line is not None and args.line < 1:
+        raise UsageError(f"--line must be at least 1 (lines are numbered from 1), "
+                         f"not {args.line}")
     path = normalize_path(args.file, env.place)
     objs: list[dict[str, Any]] = []
     note = ""
@@ -15343,7 +16196,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
         p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
 
     p = add_command(sub, common, "risk", cmd_risk, "risk of the symbols at a place in a file "
-                    "(for git hooks and editors; exit 0 always)",
+                    "(for git hooks and editors; exit 0 whatever the risk)",
                     "ctxkit risk src/auth/service.py --line 42")
     where = p.add_mutually_exclusive_group()
     p.add_argument("file", help="the file")

@@ -348,6 +348,66 @@ def test_a_verdict_line_gives_way_to_the_failure_section_it_names(cli):
     assert covers(top, error) and not covers(top, verdict)
 
 
+# --- a unit's finding: a failure section, a stack trace ---------------------------------
+
+PY_CRASH = """\
+import logging
+logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s %(message)s")
+for i in range(30):
+    logging.getLogger("svc").info("request %d served in %d ms", i, 3 + i % 7)
+
+def parse_port(text):
+    return int(text)
+
+def load_settings(raw):
+    return {"port": parse_port(raw["port"])}
+
+load_settings({"port": "eighty"})
+"""
+NODE_CRASH = """\
+for (let i = 0; i < 20; i++) console.log(`GET /api/items/${i} 200 ${3 + i % 5}ms`);
+function readQuota(user) { return user.limits.quota; }
+function handleUpload(req) { return readQuota(req.user); }
+handleUpload({ user: {} });
+"""
+PYTEST_CRASH = """\
+import json
+
+def load_port(text):
+    data = json.loads(text)
+    return data["port"]
+
+def test_settings():
+    assert load_port("{port: 1}") == 1
+
+def test_other():
+    assert 1 + 1 == 3
+"""
+
+
+@pytest.mark.parametrize("runtime, source, query, finding", [
+    ("python", PY_CRASH, "why did parse_port crash", "ValueError: invalid literal"),
+    ("python", PY_CRASH, "load settings error", "ValueError: invalid literal"),
+    ("node", NODE_CRASH, "why did handleUpload crash", "TypeError: Cannot read properties"),
+    ("pytest", PYTEST_CRASH, "invalid json in load_port", "JSONDecodeError: Expecting"),
+], ids=["python-frames", "python-code", "node-frames", "pytest-section"])
+def test_a_unit_s_finding_takes_the_words_of_its_frames(cli, runtime, source, query, finding):
+    """The frames of a stack trace (and the lines of a failure section) name where a
+    problem went; the exception names what it was. Asked about the function the frames
+    name, the hit lands on the exception: it earns half of what its unit's lines hold,
+    and a frame keeps 0.75 of its score for a question about a problem."""
+    if runtime == "node" and not shutil.which("node"):
+        pytest.skip("node is not installed")
+    script = cli.root / ("app.js" if runtime == "node" else "test_app.py")
+    script.write_text(source)
+    argv = {"python": [PY, str(script)], "node": ["node", str(script)],
+            "pytest": [PY, "-m", "pytest", "-p", "no:cacheprovider", str(script)]}[runtime]
+    handle = run_stored(cli, *argv)
+    hit = search(cli, query, handle, limit=1)["hits"][0]
+    line = hit["text"].split("\n")[hit["line"] - hit["line_start"]]
+    assert finding in line, hit
+
+
 # --- the strategy table -----------------------------------------------------------------
 
 

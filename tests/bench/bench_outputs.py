@@ -264,7 +264,7 @@ def generate_service_log(path: Path, megabytes: int, seed: int, rare: bool) -> N
 GOLDEN = [
     # (log, question as an agent would ask it, regex of the answering line)
     ("pytest", "why did the cart total test fail",
-     r"KeyError: 'pear'|FAILED .*test_total_missing_price"),
+     r"KeyError: 'apple'|FAILED .*test_total_missing_price"),
     ("pytest", "error for negative quantity", r"ValueError: quantity must be positive"),
     ("pytest", "discount code error", r"KeyError: 'FREE'|FAILED .*test_discount_unknown_code"),
     ("pytest", "config port test failure", r"KeyError: 'port'|FAILED .*test_config_port"),

@@ -3,8 +3,10 @@
 
     python tests/bench/bench_redaction.py            # rates, then ~20 MB per store, 3 rounds
     python tests/bench/bench_redaction.py --mb 100   # bigger logs
+    git show main:ctxkit.py > /tmp/before.py
+    python tests/bench/bench_redaction.py --against /tmp/before.py   # before and after, one run
 
-Rates: for tests/fixtures/redaction's tuned and held-out corpora, the false
+Rates: for tests/fixtures/redaction's tuned and two held-out corpora, the false
 negatives (a secret left in the line), the inexact cases (the secret gone but
 something else changed too) and the false positives (a clean line changed),
 with the failing lines.
@@ -44,12 +46,22 @@ KEYWORD = ["2024-03-01 12:00:{s:02d} DEBUG token refresh for user {n} took {ms} 
            "validate_token(user={n}) -> ok; Authorization header present"]
 
 
-def report_rates() -> None:
-    redact = lambda text: ctxkit.redact(text)[0]  # noqa: E731
-    for name, prefix in (("tuned", ""), ("held-out", "held_out_")):
+def load(path: Path):
+    """Another ctxkit.py (an older version) as a module of its own."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"ctxkit_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def report_rates(module) -> None:
+    print(f"{module.__file__}:")
+    redact = lambda text: module.redact(text)[0]  # noqa: E731
+    for name, prefix in (("tuned", ""), ("held-out", "held_out_"), ("held-out 2", "held_out_2_")):
         result = rates(redact, must_redact(f"{prefix}must_redact.txt"),
                        must_not_redact(f"{prefix}must_not_redact.txt"))
-        print(f"{name:>9}: {result['secrets']} secrets, {result['clean']} clean lines; "
+        print(f"{name:>10}: {result['secrets']} secrets, {result['clean']} clean lines; "
               f"false negatives {result['false_negatives']} "
               f"({result['false_negatives'] / result['secrets']:.1%}), inexact "
               f"{result['over_redacted']}, false positives {result['false_positives']} "
@@ -75,11 +87,11 @@ def make_log(path: Path, templates: list[str], megabytes: int, secrets: bool) ->
             size += len(line) + 1
 
 
-def time_store(log: Path, work: Path) -> float:
+def time_store(script: str, log: Path, work: Path) -> float:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
     env["CTXKIT_DB"] = str(work / f"bench-{time.monotonic_ns()}.db")
     start = time.perf_counter()
-    subprocess.run([sys.executable, ctxkit.__file__, "store", str(log), "-q"], cwd=work,
+    subprocess.run([sys.executable, script, "store", str(log), "-q"], cwd=work,
                    env=env, check=True, capture_output=True)
     return time.perf_counter() - start
 
@@ -88,20 +100,27 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, default=20, help="size of each log (default 20)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--against", type=Path, metavar="CTXKIT_PY",
+                        help="another ctxkit.py (say, main's) measured in the same run")
     args = parser.parse_args()
-    report_rates()
+    modules = [ctxkit] + ([load(args.against.resolve())] if args.against else [])
+    for module in modules:
+        report_rates(module)
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         plain, heavy = work / "plain.log", work / "keywords.log"
         make_log(plain, PLAIN, args.mb, secrets=False)
         make_log(heavy, KEYWORD, args.mb, secrets=True)
-        base, cost = [], []
-        for _ in range(args.rounds):
-            base.append(time_store(plain, work))
-            cost.append(time_store(heavy, work))
-        b, c = statistics.median(base), statistics.median(cost)
-        print(f"store of {args.mb} MB: baseline (no keyword) {b:.2f}s, keyword-heavy with "
-              f"secrets {c:.2f}s; ratio {c / b:.2f}x (median of {args.rounds} rounds)")
+        times: dict[str, tuple[list[float], list[float]]] = {m.__file__: ([], []) for m in modules}
+        for _ in range(args.rounds):  # the versions take turns, so load hits both alike
+            for script, (base, cost) in times.items():
+                base.append(time_store(script, plain, work))
+                cost.append(time_store(script, heavy, work))
+        for script, (base, cost) in times.items():
+            b, c = statistics.median(base), statistics.median(cost)
+            print(f"{script}: store of {args.mb} MB: baseline (no keyword) {b:.2f}s, "
+                  f"keyword-heavy with secrets {c:.2f}s; ratio {c / b:.2f}x "
+                  f"(median of {args.rounds} rounds)")
     return 0
 
 
