@@ -5277,6 +5277,10 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
+    for pos, name, bound in extra.pop("typeparams", ()):
+        index = _enclosing(defs, starts, pos)
+        scope = defs[index].qualname if index >= 0 else ""
+        ctx.setdefault("type_params", {}).setdefault(scope, {})[name] = bound
     by_start = {d.node.start_byte: d.qualname for d in defs}
     decorated = {by_start[pos]: text for pos, text in extra.pop("decorated", ())
                  if pos in by_start}
@@ -5430,14 +5434,16 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
         scope = defs[index].qualname if index >= 0 else ""
-        if (scope, var) in declared:
-            continue
+        rebinding = type_text.startswith(("iter:", var + ".")) or type_text == var
+        if (scope, var) in declared or (rebinding and var in types.get(scope, {})):
+            continue  # `for x in`, `x = x.m(...)`: the name keeps the type it was given first
         if is_declared:
             declared.add((scope, var))
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text else _clean_type(text, generic=True)  # f#1: 2nd
+        cleaned = {var: text if "#" in text or text.startswith("iter:")  # f#1: f's 2nd
+                   else _clean_type(text, generic=True)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
@@ -5546,6 +5552,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             if item.type == "identifier" and s.text(item) != "_":
                 vartypes.append((caps["vartype"][0].start_byte, s.text(item),
                                  f"{s.text(caps['type'][0])}#{index}", False))
+    elif "vartype" in caps and "iterated" in caps:  # for x in xs: what xs holds
+        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "iter:" +
+                         _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200],
+                         False))
     elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
         vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
                          "=" + s.text(caps["value"][0]), False))
@@ -5559,6 +5569,15 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         is_declared = up is not None and (up.type == "type_annotation" or (
             field is not None and field.id == type_node.id))
         vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
+    elif "typeparam" in caps:  # <T extends Bound>: a T has Bound's members
+        constraint = caps["typeparam"][0].parent.child_by_field_name("constraint")
+        bound = constraint.named_children[0] if constraint is not None and \
+            constraint.named_children else None
+        extra.setdefault("typeparams", []).append(
+            (caps["typeparam"][0].start_byte, s.text(caps["typeparam"][0]),
+             _clean_type(s.text(bound), generic=True) if bound is not None else ""))
+    elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
+        extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
         if caps["aliasvalue"][0].type != "object_type":  # type T = {...}: an interface
             extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = _clean_type(
@@ -5971,7 +5990,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         handler(s, node, local)
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
-    for key in ("package", "mods", "default", "macros", "aliases"):
+    for key in ("package", "mods", "default", "macros", "aliases", "namespaces"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("all"):
@@ -6908,7 +6927,17 @@ SUPER_NAMES = frozenset({"super()", "super"})  # the default Language.super_name
 OUTSIDE = "outside"  # expr_type: a type known to be outside the index
 # ... and one whose type arguments are not all outside it (Map<K, Node>, list[Foo]): its
 # methods are outside the index, what they give back is unknown (Map.get gives a Node).
-OUTSIDE_GENERIC = "outside generic"
+
+
+class OutsideGeneric:
+    """What expr_type gives for such a container: the types it holds, each as expr_type
+    would give it (iterating a list[Page] gives a Page)."""
+
+    __slots__ = ("held",)
+
+    def __init__(self, held: tuple[Any, ...]):
+        self.held = held
+
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -7038,6 +7067,8 @@ class _Resolver:
             node = self.by_pq.get((path, name))
             if node is not None:
                 return ("node", node)
+            if name in self.ctx(path).get("namespaces", ()):  # its members are the file's
+                return ("module", [path])
         if depth > 6:
             return None
         for path in paths:
@@ -7086,6 +7117,8 @@ class _Resolver:
         node = self.by_pq.get((path, name))
         if node is not None and self.nodes[node].kind != "file":
             return ("node", node)
+        if name in ctx.get("namespaces", ()):
+            return ("module", [path])
         if language.resolve_local is not None:
             found = language.resolve_local(self, path, scope, name, ctx)
             if found is not None:
@@ -7213,7 +7246,7 @@ class _Resolver:
         if recv[:1] in "\"'[{0123456789`" or re.match(r"[rbfuRBFU]{1,2}['\"]", recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
         owner = self.expr_type(path, scope, recv, line)
-        if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
+        if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
             return None, 1.0  # a receiver of a known type outside the index: no guess
         if owner is not None:
             return self._method_of(owner, callee)
@@ -7221,7 +7254,8 @@ class _Resolver:
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
-            if language.capitalized_outside and recv[:1].isupper():
+            if language.capitalized_outside and recv[:1].isupper() and \
+                    _absent(self, path, recv.split(".")[0]):
                 return None, 1.0  # a class outside the index (System.out, Math)
         return self.guess(callee, lang, attr=True)
 
@@ -7320,7 +7354,7 @@ class _Resolver:
             head, _, name = text[:-5].rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
             if dst is None and confidence >= CONF_EXACT and head and \
-                    self.expr_type(path, scope, head, line, depth + 1) is OUTSIDE_GENERIC:
+                    isinstance(self.expr_type(path, scope, head, line, depth + 1), OutsideGeneric):
                 return None  # map.get(k): the container's method, giving what it holds
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
@@ -7334,7 +7368,7 @@ class _Resolver:
         head, _, attr = text.rpartition(".")
         if head:
             owner = self.expr_type(path, scope, head, line, depth + 1)
-            if owner is OUTSIDE or owner is OUTSIDE_GENERIC:
+            if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
                 return OUTSIDE if owner is OUTSIDE else None
             if owner is None and re.fullmatch(r"[\w.$]+", head):
                 return self._module_variable(path, scope, head, attr)
@@ -7435,6 +7469,16 @@ class _Resolver:
 
     def type_named(self, path: str, scope: str, type_text: str) -> Any:
         """The class a written type names (see expr_type for what comes back)."""
+        if type_text.startswith("iter:"):  # for x in EXPR: what EXPR's container holds
+            key = ("iterated", path, scope, type_text)
+            if key in self.memo:
+                return None  # for x in x.children: x is what it is read from
+            self.memo[key] = None
+            container = self.expr_type(path, scope, type_text[5:])
+            del self.memo[key]
+            if isinstance(container, OutsideGeneric):  # one type argument: its elements
+                return container.held[0] if len(container.held) == 1 else None
+            return OUTSIDE if container is OUTSIDE else None
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
@@ -7459,16 +7503,31 @@ class _Resolver:
         generic = re.fullmatch(r"([^<|]+)<(.*)>", type_text)
         if generic:  # Map<K,Node>: a class of the index, else outside or outside generic
             found = self.type_named(path, scope, generic.group(1))
-            held = (self.type_named(path, scope, t) for t in generic.group(2).split(","))
-            return OUTSIDE_GENERIC if found is OUTSIDE and any(
-                t is not OUTSIDE for t in held) else found
+            if found is not OUTSIDE:
+                return found
+            held = tuple(self.type_named(path, scope, t) for t in generic.group(2).split(","))
+            return OutsideGeneric(held) if any(t is not OUTSIDE for t in held) else OUTSIDE
         if "|" in type_text:
             members = [self.type_named(path, scope, t) for t in type_text.split("|")]
             classes = tuple(m for m in members if isinstance(m, int))
             if not classes:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
             return classes[0] if len(classes) == 1 else classes
+        params = self.ctx(path).get("type_params")
+        if params and re.fullmatch(r"[\w$]+", type_text):
+            for qual in self.scope_chain(scope):
+                bound = params.get(qual, {}).get(type_text)
+                if bound is not None:  # a type parameter: its constraint's members, if any
+                    key = ("type parameter", path, qual, type_text)
+                    if not bound or key in self.memo:
+                        return None
+                    self.memo[key] = None
+                    found = self.type_named(path, qual, bound)
+                    del self.memo[key]
+                    return found
         target = self.resolve_dotted(path, scope, type_text)
+        if target is not None and target[0] == "node" and self.nodes[target[1]].kind == "type":
+            target = None  # an alias node: what it stands for is what counts
         alias = self._type_alias(path, type_text) if target is None else None
         if alias is not None:  # type T = A | B, here or imported: what it stands for
             key = ("alias", *alias)
@@ -7911,14 +7970,17 @@ _PY_QUERY = f"""
     attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
     @vartype
 (assignment left: (identifier) @var type: (type) @type) @vartype
+(for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) type: (type) @type) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) right: (identifier) @value) @vartype
-(class_definition body: (block (expression_statement
-    (assignment left: (identifier) @var type: (type) @type) @vartype @self)))
-(module (expression_statement (assignment left: (identifier) @allname
-    right: [(list) (tuple)] @allvalue)))
+(class_definition body: (block
+    (assignment left: (identifier) @var type: (type) @type) @vartype @self))
+(module (assignment left: (identifier) @allname right: [(list) (tuple)] @allvalue))
+(module (assignment left: (identifier) @name) @def.type)
+(module (type_alias_statement left: (type [(identifier) @name (generic_type (identifier) @name)]))
+    @def.type)
 (decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
     definition: (function_definition) @decorated)
 [{_PY_BRANCHES}] @branch
@@ -7930,6 +7992,72 @@ PY_BUILTINS = frozenset(
     "locals map max memoryview min next object oct open ord pow print property range repr "
     "reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip "
     "__import__".split())
+
+
+def _py_not_a_definition(s: _Source, node: Any) -> bool:
+    """An ``@overload`` stub, or a module-level assignment that is not a type alias."""
+    if node.type == "assignment":
+        return not _py_type_alias(s, node)
+    return _is_overload_stub(s, node)
+
+
+# Calls whose result is a type by the typing module's own definition (PEP 484, 612, 646,
+# 695): a type variable, a distinct type, an alias object.
+_PY_TYPE_MAKERS = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "TypeAliasType"})
+_PY_GENERICS: list[frozenset[str]] = []
+
+
+def _py_generics() -> frozenset[str]:
+    """Names that make a type when subscripted: typing's and collections.abc's exports,
+    and the builtins that take type arguments (``list[int]``)."""
+    if not _PY_GENERICS:
+        import builtins
+        import collections.abc
+        import typing
+        _PY_GENERICS.append(frozenset(typing.__all__) | frozenset(collections.abc.__all__) | {
+            name for name, value in vars(builtins).items()
+            if isinstance(value, type) and hasattr(value, "__class_getitem__")})
+    return _PY_GENERICS[0]
+
+
+def _py_type_alias(s: _Source, node: Any) -> bool:
+    """A module-level ``X: TypeAlias = ...``, ``X = TypeVar(...)``, or an implicit alias
+    (PEP 484: "a simple variable assignment" of a type): ``X = Union[...]``,
+    ``X = dict[str, int] | None``."""
+    note, right = node.child_by_field_name("type"), node.child_by_field_name("right")
+    if note is not None:
+        return s.text(note).rsplit(".", 1)[-1].strip() == "TypeAlias"
+    if right is None:
+        return False
+    if right.type == "call":
+        return s.text(right.child_by_field_name("function")).rsplit(".", 1)[-1] in \
+            _PY_TYPE_MAKERS
+    return _py_type_expression(s, right)
+
+
+def _py_type_expression(s: _Source, node: Any) -> bool:
+    """A generic subscripted (``Callable[..., Any]``), or a ``|`` union of which one
+    member is such a type or None (``|`` with None is a type error for anything else)."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    if node.type == "subscript":
+        value = s.text(node.child_by_field_name("value"))
+        return value.rsplit(".", 1)[-1] in _py_generics()
+    members = _py_union_members(s, node)
+    return len(members) > 1 and all(
+        m.type in ("none", "identifier", "attribute", "string") or _py_type_expression(s, m)
+        for m in members) and any(m.type == "none" or _py_type_expression(s, m)
+                                  for m in members)
+
+
+def _py_union_members(s: _Source, node: Any) -> list[Any]:
+    """The operands of a chain of ``|`` (``a | b | None``: three), else [node]."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    if node.type != "binary_operator" or s.text(node.child_by_field_name("operator")) != "|":
+        return [node]
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    return [*_py_union_members(s, left), *_py_union_members(s, right)] if left and right else []
 
 
 def _is_overload_stub(s: _Source, node: Any) -> bool:
@@ -8087,7 +8215,7 @@ PYTHON = Language(
                         "return_statement", "raise_statement", "function_definition",
                         "class_definition", "decorated_definition"}),
         class_parents=frozenset({"class_definition"})),
-    skip_def=_is_overload_stub, param=_py_param, exported=_py_exported,
+    skip_def=_py_not_a_definition, param=_py_param, exported=_py_exported,
     docstring=_py_docstring, module_docstring=_py_module_docstring, bases=_py_bases,
     import_handler=_py_import, resolve_binding=_py_resolve_binding, submodule=_py_submodule)
 
@@ -8453,13 +8581,21 @@ _TS_DEFS = """
 (abstract_class_declaration name: (_) @name) @def.class
 (interface_declaration name: (_) @name) @def.interface
 (enum_declaration name: (_) @name) @def.enum
+(type_alias_declaration name: (type_identifier) @name value: [
+    (union_type) (intersection_type) (generic_type) (type_identifier) (nested_type_identifier)
+    (predefined_type) (function_type) (constructor_type) (literal_type) (tuple_type)
+    (array_type) (conditional_type) (template_literal_type) (lookup_type) (index_type_query)
+    (type_query) (parenthesized_type) (readonly_type) (this_type)]) @def.type
 (method_signature name: (_) @name) @def.function
 (abstract_method_signature name: (_) @name) @def.function
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
     @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
+(for_in_statement left: (identifier) @var operator: "of" right: (_) @iterated) @vartype
 (type_alias_declaration name: (_) @name value: (object_type)) @def.interface
 (type_alias_declaration name: (_) @alias value: (_) @aliasvalue)
+(internal_module name: (identifier) @namespace)
+(type_parameter name: (_) @typeparam)
 """
 _TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
 
@@ -8638,6 +8774,7 @@ _RUST_QUERY = """
 (enum_item name: (type_identifier) @name) @def.enum
 (union_item name: (type_identifier) @name) @def.struct
 (trait_item name: (type_identifier) @name) @def.trait
+(type_item name: (type_identifier) @name) @def.type
 (function_item name: (identifier) @name) @def.function
 (function_signature_item name: (identifier) @name) @def.function
 (impl_item type: (_) @name) @scope.impl
@@ -10635,7 +10772,7 @@ def register_graph_commands(sub: argparse._SubParsersAction,
                         help="substring of the id, or a glob on the qualname")
     parser.add_argument("--file", metavar="F", help="only symbols of this file")
     parser.add_argument("--kind", metavar="K", choices=sorted(CLASS_KINDS | {"function",
-                                                                             "method"}),
+                                                                             "method", "type"}),
                         help="only this kind")
     parser.add_argument("--limit", type=int, default=200, metavar="N",
                         help="at most N results (default 200)")
@@ -13511,6 +13648,8 @@ def output_stats(db: Database | None, project: str) -> dict[str, Any]:
 def cmd_output_stats(args: argparse.Namespace, env: Env) -> int:
     with existing_db(env) as db:            # statistics create nothing
         stats = output_stats(db, env.project)
+    if not any(stats.values()):
+        return _nothing_stored(env, stats)
     emit(env, stats, lambda: "\n".join(f"{k:<22} {v}" for k, v in stats.items()))
     return EXIT_OK
 
@@ -13740,6 +13879,8 @@ def bind_to_code_on_disk(env: Env, db: Database, name: str,
         return bound
     try:
         changed = graph_refresh(env, db, [path])
+    except DatabaseError:
+        raise  # a database that cannot be written cannot take the lesson either
     except CtxkitError as exc:  # the lesson matters more than its hash
         note(f"lesson recorded without a code hash: {exc}")
         return bound[0], bound[1], None

@@ -140,3 +140,74 @@ def test_a_target_held_below_its_level_says_the_budget_that_shows_more(shop):
                         str(higher["budget"] - 1))
         assert short["items"][0]["level"] <= level               # and just enough
     assert len(seen) >= 3
+
+
+# --- type aliases are types ------------------------------------------------------------------
+
+PY_ALIASES = '''import typing as t
+from typing import Optional, TypeAlias
+
+ResponseValue = t.Union["Response", str, bytes]
+HeadersValue = dict[str, str] | list[tuple[str, str]]
+Key = str | None
+Handler = (
+    t.Callable[[], None]
+    | t.Callable[[], t.Awaitable[None]]
+)
+Explicit: TypeAlias = "int"
+Maybe = Optional[int]
+T = t.TypeVar("T")
+type Pair[X] = tuple[X, X]
+
+settings = {"x": 1}
+CFG = settings["x"]
+FLAGS = 1 | 2
+handler = print
+__all__ = ["respond", "ResponseValue"]
+
+
+class Response:
+    pass
+
+
+def respond(rv: ResponseValue, headers: HeadersValue, key: Key, on: Handler,
+            n: Explicit, m: Maybe, item: T, pair: Pair[int]) -> Response:
+    return Response()
+
+
+def helper():
+    return respond
+'''
+
+
+def test_python_type_aliases_are_types_of_the_signature(cli, root):
+    (root / "web.py").write_text(PY_ALIASES)
+    assert cli("index").code == 0
+    kinds = cli("symbols", "--kind", "type", "--json").json()["results"]
+    assert sorted(i["id"].split(":")[1] for i in kinds) == sorted(
+        ["ResponseValue", "HeadersValue", "Key", "Handler", "Explicit", "Maybe", "T", "Pair"])
+    data = context(cli, "respond", "--purpose", "debug", "--budget", "20000")
+    types = {i["id"] for i in data["items"] if i["section"] == "types"}
+    assert types == {f"web.py:{name}" for name in ("ResponseValue", "HeadersValue", "Key",
+                                                   "Handler", "Explicit", "Maybe", "T", "Pair")}
+    section = data["context"].split("### Input Types", 1)[1]
+    assert "`HeadersValue = dict[str, str] | list[tuple[str, str]]`" in section
+    # __all__ decides what the module exports
+    review = cli("context", "helper", "--purpose", "review").out
+    assert "exported: no" in review
+    assert "exported: yes" in cli("context", "respond", "--purpose", "review").out
+
+
+def test_typescript_and_rust_type_aliases_are_types(cli, root):
+    (root / "api.ts").write_text(
+        "export type UserId = string | number;\n"
+        "export interface User { id: UserId }\n"
+        "export function load(id: UserId): User { return { id }; }\n")
+    (root / "lib.rs").write_text(
+        "pub type Result<T> = std::result::Result<T, Error>;\n"
+        "pub struct Error;\n"
+        "pub fn run(n: u32) -> Result<u32> { Ok(n) }\n")
+    assert cli("index").code == 0
+    for target, alias in (("load", "api.ts:UserId"), ("run", "lib.rs:Result")):
+        data = context(cli, target, "--purpose", "review", "--budget", "20000")
+        assert alias in {i["id"] for i in data["items"] if i["section"] == "types"}, target

@@ -14,6 +14,7 @@ import sqlite3
 
 import pytest
 from hookkit import hook, make_project, payload, seed_graph
+from test_cli_errors import read_only_folder  # noqa: F401 - a fixture
 
 
 @pytest.fixture
@@ -167,6 +168,9 @@ def stale_everywhere(cli, project):
     said["risk --line"] = cli("risk", "src/auth.py", "--line", "9", "--json").json()[
         "symbols"][0]["stale_lessons"]
     said["impact"] = cli("impact", "AuthService.validate", "--json").json()["stale_lessons"]
+    assert cli("snapshot", "save", "-q").code == 0
+    snapshot = (project / ".context-snapshot.md").read_text()
+    said["snapshot"] = "lesson 3 (stale: code changed since)" in snapshot
     said["context"] = "(stale: code changed since)" in cli("context",
                                                            "AuthService.validate").out
     return said
@@ -197,3 +201,14 @@ def test_a_symbol_gone_from_disk_makes_its_lessons_stale(cli, project):
     (project / "src" / "auth.py").unlink()
     lesson = cli("query", "AuthService.refresh", "--json").json()["symbols"][0]["lessons"][0]
     assert lesson["stale"] is True
+
+
+def test_a_lesson_after_an_edit_on_a_read_only_database_is_one_error(cli, root,
+                                                                      read_only_folder):  # noqa: F811
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    assert cli("index").code == 0
+    read_only_folder()
+    (root / "a.py").write_text("def f():\n    return 2\n")       # the re-index cannot be written
+    result = cli("fail", "f", "returning 2 breaks callers")
+    assert result.code == 1 and result.err.count("\n") == 1, result.err
+    assert "read-only" in result.err and "without a code hash" not in result.err
