@@ -6609,7 +6609,7 @@ def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], fu
             seen.add(rel)
         if count % 512 == 0:
             meter.show("scan", count, len(files))
-    for lang in sorted({job[2] for job in jobs}):  # a missing grammar stops the run here,
+    for lang in sorted({job.lang for job in jobs}):  # a missing grammar stops the run here,
         graph_grammar(lang)                           # not once per file in the workers
     gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
     with db.atomic():
@@ -7918,7 +7918,8 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     memory by then, and the rows come back in file order, so the edges and
     their ids are the same as one process gives.
     """
-    present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
+    present = {(src, line, recv, callee)     # old sites, as _call_sites yields new ones
+               for _, _, _, src, callee, recv, _, line in old}
     if workers > 1 and len(run.calls) >= GRAPH_PARALLEL_RESOLVE_FILES:
         for rows in _parallel_call_rows(db, resolver, run, present, workers):
             db.executemany(SQL_EDGE_INSERT, rows)
