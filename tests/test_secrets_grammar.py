@@ -292,3 +292,21 @@ def test_each_agents_shell_hook_stores_the_three_kinds_as_the_cli_does(
     data = _disk(cli)
     assert b"Dk8sLm3Qx7Rt2Vb9" not in data and b"Zx81mQ0pLk3vT7aB9cY2" not in data
     assert not any(line.encode() in data for line in BODY)
+
+
+def test_the_new_rules_keywords_are_in_every_match_they_make():
+    """The keyword scan may skip a rule only when it could not match; the client rules'
+    keywords are tails of the programs' names (``ysql ``), chosen to keep the scan fast."""
+    texts = [line for line, _, _ in COMMANDS] + CLEAN_COMMANDS + [
+        "sudo /usr/bin/mysqldump -pX1 db", "7z a -pAb1 x.7z", "mongosh -p Zz9 db",
+        "SSHPASS=Qq7 sshpass -e ssh h", ".x.org\tFALSE\t/\tFALSE\t0\tsid\tAbc123Def456Ghi7"]
+    families = ("client-password", "client-password-env", "cookie", "cookie-file", "private-key")
+    for text in texts:
+        low = text.lower()
+        for rule, pattern in ctxkit.redaction_rules():
+            if rule.family not in families:
+                continue
+            for match in pattern.finditer(text):
+                assert any(k in match.group(0).lower() for k in rule.keywords), \
+                    (rule.family, match.group(0))
+                assert rule in [r for r, _ in ctxkit._rules_for(low)]
