@@ -359,17 +359,41 @@ def graph_find_rows(db: Database, project: str, symbol: str,
 
     ``file`` (already normalized) narrows the search to one path.
     """
-    where, params = ["project = ?"], [project]
-    if file:
-        where.append("path = ?")
-        params.append(file)
-    clause = " AND ".join(where)
+    return graph_find_rows_many(db, project, [(symbol, file or "")]).get((symbol, file or ""), [])
+
+
+def graph_find_rows_many(db: Database, project: str, wanted: Iterable[tuple[str, str]]
+                         ) -> dict[tuple[str, str], list[sqlite3.Row]]:
+    """graph_find_rows for many (symbol, file) pairs ("": any file), one query per
+    column for all of them; pairs that name no node are left out.
+
+    A symbol is looked up as a full id, else as a qualname, else as a bare name,
+    within its file when it has one: a pair stops at the first column that has
+    rows for it, and rows come by path and line.
+    """
+    found: dict[tuple[str, str], list[sqlite3.Row]] = {}
+    left = list(dict.fromkeys(wanted))
     for column in ("uid", "qualname", "name"):
-        rows = db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {clause} AND {column} = ? "
-                        f"AND kind != 'file' ORDER BY path, line", (*params, symbol))
-        if rows:
-            return rows
-    return []
+        files = {file for _, file in left}
+        one_file = files.pop() if len(files) == 1 else ""   # then narrowed in SQL
+        scope = "project = ? AND path = ?" if one_file else "project = ?"
+        params = (project, one_file) if one_file else (project,)
+        symbols = list(dict.fromkeys(symbol for symbol, _ in left))
+        rows_of: dict[str, list[sqlite3.Row]] = {}
+        for start in range(0, len(symbols), 500):   # SQLite's bound-parameter limit
+            chunk = symbols[start:start + 500]
+            for row in db.query(f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {scope} AND {column} "
+                                f"IN ({', '.join('?' * len(chunk))}) AND kind != 'file' "
+                                f"ORDER BY path, line", (*params, *chunk)):
+                rows_of.setdefault(row[column], []).append(row)
+        for symbol, file in left:
+            rows = [row for row in rows_of.get(symbol, ()) if not file or row["path"] == file]
+            if rows:
+                found[(symbol, file)] = rows
+        left = [pair for pair in left if pair not in found]
+        if not left:
+            break
+    return found
 
 
 def graph_rows_at(db: Database, project: str, path: str, first: int,
@@ -526,11 +550,21 @@ class SymbolBinder:
             self._seen[key] = bind_symbol(self.db, self.project, name, file)
         return self._seen[key]
 
+    def bind_all(self, symbols: Iterable[tuple[str, str]]) -> None:
+        """Bind many (name, file) symbols at once: a few queries instead of a few each."""
+        symbols = [key for key in dict.fromkeys(symbols) if key not in self._seen]
+        rows_of = graph_find_rows_many(self.db, self.project, symbols)
+        for key in symbols:
+            self._seen[key] = _bound(*key, rows_of.get(key, []))
+
 
 def bind_symbol(db: Database, project: str, name: str,
                 file: str) -> tuple[str, str, sqlite3.Row | None]:
     """(file, name, graph node row or None) of a lesson symbol under the identity rule."""
-    rows = graph_find_rows(db, project, name, file or None)
+    return _bound(name, file, graph_find_rows(db, project, name, file or None))
+
+
+def _bound(name: str, file: str, rows: Sequence[sqlite3.Row]) -> tuple[str, str, Any]:
     if len(rows) == 1:
         return rows[0]["path"], rows[0]["qualname"], rows[0]
     return file, name, None
@@ -620,7 +654,9 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
             obj = node_symbol_obj(db, project, node, include_all, binder)
             return [obj] if include_all or obj["lessons"] else []
     groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
-    for row in db.query(SQL_SYMBOLS_OF_PROJECT, (project,)):
+    symbols = db.query(SQL_SYMBOLS_OF_PROJECT, (project,))
+    binder.bind_all((row["name"], row["file"]) for row in symbols)
+    for row in symbols:
         bound_file, bound_name, node = binder(row["name"], row["file"])
         groups.setdefault((bound_file, bound_name), (node, []))[1].append(row)
     keys = [key for key in groups if file is None or key[0] == file]
@@ -2038,7 +2074,7 @@ class SearchRun:
     def found_lines(self, chunks: list[Any]) -> tuple[list[Any], int]:
         """(chunk, line number, text, variants, markers) of the candidate lines of some
         chunks, from one pass over their joined text; and how many lines they have."""
-        import bisect
+        from bisect import bisect_right
         texts = [chunk["text"] for chunk in chunks]
         firsts, total = [], 0
         for text in texts:
@@ -2049,7 +2085,7 @@ class SearchRun:
         lines = joined.split("\n") if found else []
         out = []
         for offset, (indexes, markers) in sorted(found.items()):
-            at = bisect.bisect_right(firsts, offset) - 1
+            at = bisect_right(firsts, offset) - 1
             chunk = chunks[at]
             out.append((chunk, chunk["line_start"] + offset - firsts[at], lines[offset],
                         indexes, markers))
@@ -14855,6 +14891,15 @@ def ctxkit_command() -> str:
     return shlex.quote(script) if script else source_command()
 
 
+def other_install(command: str) -> str | None:
+    """The PATH's ``ctxkit`` that ``command`` runs when this process is ctxkit.py run
+    from source, which may be another copy than this file; None otherwise."""
+    import shutil
+    if command != "ctxkit" or console_script() is not None:
+        return None
+    return shutil.which("ctxkit")
+
+
 def bytecode_is_current(source: str) -> bool:
     """True when Python's cached bytecode of ``source`` matches it (no compile at import)."""
     import importlib.util
@@ -15779,7 +15824,13 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     data_out = {"agent": args.agent, "settings": str(path), "changed": changed,
                 "dry_run": args.dry_run, "diff": diff}
     if install:
-        data_out["slow_start"] = slow_start_reasons(ctxkit_command())
+        data_out["command"] = command = ctxkit_command()
+        other = other_install(command)
+        if other:
+            note(f"note: the hooks run the 'ctxkit' found on PATH ({other}), not this file "
+                 f"({Path(__file__).resolve()}); install this copy ('pip install .') for them "
+                 "to run it")
+        data_out["slow_start"] = slow_start_reasons(command)
         if data_out["slow_start"]:
             note("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
                  + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "

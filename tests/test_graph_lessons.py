@@ -54,3 +54,31 @@ def test_impact_risk_weighs_lessons_of_reached_symbols(cli):
     assert after["risk_score"] == round(before["risk_score"] + after["lesson_risk"], 1)
     assert after["risk_level"] != "low"
     assert after["direct"] == before["direct"]
+
+
+def test_binding_many_symbols_at_once_binds_each_as_one_lookup_does(cli):
+    """Every lesson symbol of a project is bound on each read: in a few queries for
+    all of them, which must give what one lookup per symbol gives (ids, qualnames,
+    bare names, names in several files, a file narrowing a name, unknown names)."""
+    import ctxkit
+    copy_fixture("graph_python", cli.root)
+    assert cli("index").code == 0
+    db = ctxkit.open_db(ctxkit.make_env(cwd=cli.root))
+    try:
+        rows = db.query("SELECT uid, qualname, name, path FROM nodes WHERE kind != 'file'")
+        files = sorted({row["path"] for row in rows}) + ["", "app/missing.py"]
+        names = sorted({row[column] for row in rows for column in ("uid", "qualname", "name")})
+        pairs = [(name, file) for name in names + ["nowhere", "Model.nowhere"]
+                 for file in files]
+        project = cli.root.name
+        many = ctxkit.graph_find_rows_many(db, project, pairs)
+        one = {pair: ctxkit.graph_find_rows(db, project, *pair) for pair in pairs}
+        assert {pair: [tuple(r) for r in found] for pair, found in many.items()} == \
+            {pair: [tuple(r) for r in found] for pair, found in one.items() if found}
+        assert any(len(found) > 1 for found in many.values())   # an ambiguous name is kept
+        binder = ctxkit.SymbolBinder(db, project)
+        binder.bind_all(pairs)
+        assert [binder(*pair) for pair in pairs] == \
+            [ctxkit.bind_symbol(db, project, *pair) for pair in pairs]
+    finally:
+        db.close()

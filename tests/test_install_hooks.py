@@ -235,3 +235,18 @@ def test_running_from_source_writes_the_script_form_and_warns(cli):
                                   "on every start"]
     assert result.err.startswith("ctxkit: warning: the hooks will start slowly: it runs")
     assert cli.sub("uninstall-hooks", "--dry-run", env={"PATH": "/usr/bin:/bin"}).err == ""
+
+
+def test_running_from_source_says_when_the_hooks_run_another_install(root, tmp_path):
+    other = console_install(tmp_path, compiled=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    env["PATH"] = f"{other.parent}:/usr/bin:/bin"
+    proc = subprocess.run([sys.executable, str(CTXKIT), "install-hooks", "--dry-run", "--json"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["command"] == "ctxkit" and '"ctxkit hook pre-tool-use"' in data["diff"]
+    assert proc.stderr == (f"ctxkit: note: the hooks run the 'ctxkit' found on PATH ({other}), "
+                           f"not this file ({CTXKIT.resolve()}); install this copy "
+                           "('pip install .') for them to run it\n")
