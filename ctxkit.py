@@ -3428,12 +3428,42 @@ def _client_env_pattern() -> str:
     return r"(?<![\w$])(?P<env>" + _names_pattern(names) + r")=(?P<word>" + _SHELL_WORD + ")"
 
 
-def _client_keywords(environment: bool) -> tuple[str, ...]:
-    """What every match of the client patterns holds: a program's name and a space,
-    or a variable's name."""
-    return tuple(dict.fromkeys(
-        word.lower() for c in CLIENT_PASSWORDS if (c.form == "environment") == environment
-        for word in (c.flags if environment else [p.split()[0] + " " for p in c.programs])))
+def _client_keywords(environment: bool, starts: set[str]) -> tuple[str, ...]:
+    """What every match of the client patterns holds: the end of a program's name and
+    a space (``sql ``, ``ngosh ``), or a variable's name.
+
+    The keyword scan tries its trie at every character that starts a keyword, so
+    a keyword starting with a letter no other family's keyword starts with (m, o,
+    u, i: frequent in any text) would slow the scan of every line; each name's
+    keyword is therefore its longest tail (the most selective) that starts with one
+    of ``starts``, the letters the other families' keywords start with, and holds
+    4 characters or more; failing that, its longest tail starting with a letter
+    (``zip ``, ``z `` for 7z: logs are full of digits, hardly of z).
+    """
+    if environment:
+        return tuple(f.lower() for c in CLIENT_PASSWORDS if c.form == "environment"
+                     for f in c.flags)
+    keywords = []
+    for name in sorted({p.split()[0] for c in CLIENT_PASSWORDS if c.form != "environment"
+                        for p in c.programs}):
+        word = name + " "
+        tails = [word[i:] for i in range(len(word) - 3) if word[i] in starts]
+        tails += [word[i:] for i in range(len(word) - 1) if word[i].isalpha()]  # not 7 of 7z
+        keywords.append(tails[0] if tails else word)
+    # A keyword holding another is found whenever that one is: one branch fewer.
+    return tuple(k for k in dict.fromkeys(keywords)
+                 if not any(other != k and other in k for other in keywords))
+
+
+def _with_client_rules(rules: tuple[RedactionRule, ...]) -> tuple[RedactionRule, ...]:
+    """REDACTION_RULES with the client-password rules before the generic assignment."""
+    starts = {keyword[0] for rule in rules for keyword in rule.keywords}
+    clients = (RedactionRule("client-password", _client_pattern(),
+                             _client_keywords(False, starts), spans="client"),
+               RedactionRule("client-password-env", _client_env_pattern(),
+                             _client_keywords(True, starts), spans="client"))
+    at = next(i for i, rule in enumerate(rules) if rule.family == "assignment")
+    return rules[:at] + clients + rules[at:]
 
 
 # Words that make a name hold a secret when the name ends with them; the long
@@ -3448,7 +3478,7 @@ _TOKEN_END = r"(?![A-Za-z0-9_])"  # a token ends where letters, digits and _ end
 # The secret families, most specific first (a later rule leaves masked text alone).
 # Prefixes and shapes follow the public rule sets of gitleaks, detect-secrets and
 # trufflehog (DESIGN.md "Redaction" lists them and why); the patterns are ctxkit's.
-REDACTION_RULES: tuple[RedactionRule, ...] = (
+REDACTION_RULES: tuple[RedactionRule, ...] = _with_client_rules((
     # A key block to its END (or the end of the text); _key_spans keeps each line's
     # prefix (a line number, a log timestamp, a diff's +, indentation) and masks the rest.
     RedactionRule("private-key", r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
@@ -3543,12 +3573,9 @@ REDACTION_RULES: tuple[RedactionRule, ...] = (
                   r"(?P<word>" + _SHELL_WORD + ")", ("cookie", "curl"), spans="cookie"),
     RedactionRule("cookie-file", r"(?m)^(?:#HttpOnly_)?[^\t\n#][^\t\n]*\t(?i:TRUE|FALSE)\t"
                   r"[^\t\n]*\t(?i:TRUE|FALSE)\t-?\d+\t[^\t\n]*\t(?P<value>[^\t\r\n]+)",
-                  ("\ttrue\t", "\tfalse\t"), "cookie"),
-    # The password flags of well-known clients (CLIENT_PASSWORDS), curl -u included.
-    RedactionRule("client-password", _client_pattern(), _client_keywords(False),
-                  spans="client"),
-    RedactionRule("client-password-env", _client_env_pattern(), _client_keywords(True),
-                  spans="client"),
+                  ("true\t", "false\t"), "cookie"),
+    # The password flags of well-known clients (CLIENT_PASSWORDS, curl -u included) go
+    # here, before the assignment rule: _with_client_rules puts them in.
     # password = "...", SECRET_KEY: ..., --token xyz, "SecretAccessKey": "...": a name
     # ending in a secret word, an assignment (never a comparison), and its value.
     RedactionRule("assignment",
@@ -3559,7 +3586,7 @@ REDACTION_RULES: tuple[RedactionRule, ...] = (
                   r"(?:(?P<q>['\"`])(?P<value>(?:\\.|(?!(?P=q))[^\\\n]){0,500})(?:(?P=q)|$)"
                   r"|(?P<bv>[^\s'\"`,;)}\]&<>|]{1,500}))",
                   ("pass", "pwd", "secret", "token", "key", "credential"), "assignment"),
-)
+))
 
 _compiled_redaction: list[tuple[RedactionRule, re.Pattern[str]]] = []
 
@@ -6628,7 +6655,7 @@ def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], fu
             seen.add(rel)
         if count % 512 == 0:
             meter.show("scan", count, len(files))
-    for lang in sorted({job[2] for job in jobs}):  # a missing grammar stops the run here,
+    for lang in sorted({job.lang for job in jobs}):  # a missing grammar stops the run here,
         graph_grammar(lang)                           # not once per file in the workers
     gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
     with db.atomic():
@@ -7937,7 +7964,8 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     memory by then, and the rows come back in file order, so the edges and
     their ids are the same as one process gives.
     """
-    present = {(r[3], r[7], r[5], r[4]) for r in old}  # (src, line, recv, callee)
+    present = {(src, line, recv, callee)     # old sites, as _call_sites yields new ones
+               for _, _, _, src, callee, recv, _, line in old}
     if workers > 1 and len(run.calls) >= GRAPH_PARALLEL_RESOLVE_FILES:
         for rows in _parallel_call_rows(db, resolver, run, present, workers):
             db.executemany(SQL_EDGE_INSERT, rows)

@@ -254,3 +254,13 @@ def test_query_and_stats_of_a_bare_name_several_symbols_have_show_them_all(
         args = ("--file", file) if file else ()
         symbols = cli("--json", "query", name, *args).json()["symbols"]
         assert len(symbols) == 1 and symbols[0]["file"] == (file or "src/models.py")
+
+
+def test_query_inject_of_a_bare_name_several_symbols_have_on_the_fast_path(
+        cli, two_prepare_urls):
+    assert cli("-q", "fail", "PreparedRequest.prepare_url", "idna 3").code == 0   # 11.5
+    full = cli("query", "prepare_url", "--inject").out
+    assert "src/models.py:PreparedRequest.prepare_url (risk: 11.5, high)" in full
+    fell, modules, out = fast_run(two_prepare_urls, "query", "prepare_url", "--inject",
+                                  stdin="")
+    assert not fell and "tree_sitter" not in modules and out == full

@@ -264,3 +264,49 @@ def test_a_key_split_across_reads_keeps_its_prefixes(cli):
     stored = "".join(row[0] for row in conn.execute("SELECT text FROM output_chunks"))
     conn.close()
     assert BODY[1] not in stored and "MHcCAQEEIB" not in stored
+
+
+# --- every agent's shell hook ------------------------------------------------------------
+
+AGENTS = [
+    ("claude_post_tool_use_bash", lambda t: {"stdout": t, "stderr": "", "interrupted": False}),
+    ("codex_post_tool_use_bash", lambda t: t),
+    ("gemini_after_tool_shell", lambda t: {"llmContent": t, "returnDisplay": t}),
+]
+
+
+@pytest.mark.parametrize(("fixture", "response"), AGENTS, ids=[a[0].split("_")[0] for a in AGENTS])
+def test_each_agents_shell_hook_stores_the_three_kinds_as_the_cli_does(
+        cli, root, fixture, response):
+    command = ("docker login -u ci -p Dk8sLm3Qx7Rt2Vb9 ghcr.io"
+               " && curl -b 'sid=Zx81mQ0pLk3vT7aB9cY2' x")
+    node = "tests/t.py::test_auth[http://user:pass@example.com-expected1] PASSED"
+    key = _key_lines(PREFIXES["log"])
+    stdout = "\n".join([node, *key]) + "\n" + "ok\n" * 2000
+    body = payload(fixture, root, tool_input={"command": command}, tool_response=response(stdout))
+    assert cli("hook", "post-tool-use", stdin=body).code == 0
+    listed = cli("outputs", "--json").json()["outputs"][0]
+    assert listed["command"] == f"docker login -u ci -p {R} ghcr.io && curl -b 'sid={R}' x"
+    lines = _lines(cli, listed["handle"])
+    assert lines[:len(key) + 1] == [node, *[PREFIXES["log"](n) + R for n in range(len(key))]]
+    data = _disk(cli)
+    assert b"Dk8sLm3Qx7Rt2Vb9" not in data and b"Zx81mQ0pLk3vT7aB9cY2" not in data
+    assert not any(line.encode() in data for line in BODY)
+
+
+def test_the_new_rules_keywords_are_in_every_match_they_make():
+    """The keyword scan may skip a rule only when it could not match; the client rules'
+    keywords are tails of the programs' names (``ysql ``), chosen to keep the scan fast."""
+    texts = [line for line, _, _ in COMMANDS] + CLEAN_COMMANDS + [
+        "sudo /usr/bin/mysqldump -pX1 db", "7z a -pAb1 x.7z", "mongosh -p Zz9 db",
+        "SSHPASS=Qq7 sshpass -e ssh h", ".x.org\tFALSE\t/\tFALSE\t0\tsid\tAbc123Def456Ghi7"]
+    families = ("client-password", "client-password-env", "cookie", "cookie-file", "private-key")
+    for text in texts:
+        low = text.lower()
+        for rule, pattern in ctxkit.redaction_rules():
+            if rule.family not in families:
+                continue
+            for match in pattern.finditer(text):
+                assert any(k in match.group(0).lower() for k in rule.keywords), \
+                    (rule.family, match.group(0))
+                assert rule in [r for r, _ in ctxkit._rules_for(low)]
