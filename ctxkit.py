@@ -16563,7 +16563,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
                     "ctxkit risk src/auth/service.py --line 42")
     where = p.add_mutually_exclusive_group()
     p.add_argument("file", help="the file")
-    where.add_argument("--line", type=count_argument(1), metavar="N", help="the line")
+    where.add_argument("--line", type=int, metavar="N", help="the line")
     where.add_argument("--symbol", metavar="S", help="a symbol in that file")
 
 

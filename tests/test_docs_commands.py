@@ -147,7 +147,7 @@ def test_snapshot_skill_commands_are_all_seen():
 @pytest.mark.parametrize("markdown, expected", [
     ("```sh\nctxkit snapshot frobnicate\n```\n", "invalid choice"),
     ("```\n$ ctxkit note\n```\n", "required"),
-    ("```\nmake 2>&1 | ctxkit risk --line x f.py\n```\n", "not a whole number"),
+    ("```\nmake 2>&1 | ctxkit risk --line x f.py\n```\n", "invalid int"),
     ('```\nctxkit snapshot save -m "multi\nline" --bogus\n```\n', "unrecognized"),
 ])
 def test_the_checker_catches_drift(markdown, expected):
