@@ -3390,9 +3390,16 @@ _COMMAND_REST = r"(?:'[^'\n]*'|\"(?:\\.|[^\"\\\n])*\"|\\.|[^\n|;&'\"])*"
 _SHELL_WORD = r"(?:'[^'\n]*'|\"(?:\\.|[^\"\\\n])*\"|\\.|[^\s|;&<>'\"])*"
 
 
-def _names_pattern(words: Iterable[str]) -> str:
-    """A regex matching exactly one of ``words``, as a trie (``m(?:ysql(?:dump)?|ongo)``):
-    a flat alternation of some 80 names tries each at every position of a line."""
+def keyword_pattern(words: Iterable[str], exact: bool = False) -> str:
+    """One regex finding any of ``words``, as a trie: ``g(?:h(?:o_|p_)|l...)``.
+
+    A flat alternation tries every word at every position; the trie tries
+    one branch per letter, which makes scanning a block for ~100 keywords
+    several times faster than ~100 ``in`` tests. A word that another word
+    starts with ends its branch: finding the shorter one is enough. With
+    ``exact`` the longer words stay, as optional endings
+    (``m(?:ysql(?:dump)?|ongo)``): the match is one whole word of the list.
+    """
     trie: dict[str, dict] = {}
     for word in words:
         node = trie
@@ -3401,14 +3408,14 @@ def _names_pattern(words: Iterable[str]) -> str:
         node[""] = {}
 
     def branch(node: dict[str, dict]) -> str:
+        if "" in node and not exact:
+            return ""
         alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items())
                         if char]
         if not alternatives:
             return ""
         body = alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
-        if "" in node:
-            return f"(?:{body})?"
-        return body if len(alternatives) == 1 else body
+        return f"(?:{body})?" if "" in node else body
 
     return branch(trie)
 
@@ -3418,14 +3425,15 @@ def _client_pattern() -> str:
     words; a password on a command line always follows the program and a space."""
     names = {p.split()[0] for c in CLIENT_PASSWORDS if c.form != "environment"
              for p in c.programs}
-    return (r"(?:(?<=/)|(?<![\w.~/$-]))(?P<program>" + _names_pattern(names) + r") "
+    return (r"(?:(?<=/)|(?<![\w.~/$-]))(?P<program>" + keyword_pattern(names, exact=True) + r") "
             + _COMMAND_REST)
 
 
 def _client_env_pattern() -> str:
     """A variable a client of CLIENT_PASSWORDS reads its password from, and its value."""
     names = [f for c in CLIENT_PASSWORDS if c.form == "environment" for f in c.flags]
-    return r"(?<![\w$])(?P<env>" + _names_pattern(names) + r")=(?P<word>" + _SHELL_WORD + ")"
+    return (r"(?<![\w$])(?P<env>" + keyword_pattern(names, exact=True) + r")=(?P<word>"
+            + _SHELL_WORD + ")")
 
 
 def _client_keywords(environment: bool, starts: set[str]) -> tuple[str, ...]:
@@ -3601,30 +3609,6 @@ def redaction_rules() -> list[tuple[RedactionRule, re.Pattern[str]]]:
 def redaction_keywords() -> tuple[str, ...]:
     """Every rule's keywords: text holding none of them holds no secret."""
     return tuple(dict.fromkeys(k for rule in REDACTION_RULES for k in rule.keywords))
-
-
-def keyword_pattern(words: Iterable[str]) -> str:
-    """One regex finding any of ``words``, as a trie: ``g(?:h(?:o_|p_)|l...)``.
-
-    A flat alternation tries every word at every position; the trie tries
-    one branch per letter, which makes scanning a block for ~100 keywords
-    several times faster than ~100 ``in`` tests. A word that another word
-    starts with ends its branch: finding the shorter one is enough.
-    """
-    trie: dict[str, dict] = {}
-    for word in words:
-        node = trie
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def branch(node: dict[str, dict]) -> str:
-        if "" in node:
-            return ""
-        alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items())]
-        return alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
-
-    return branch(trie)
 
 
 _KEYWORDS: list[tuple[re.Pattern[str], re.Pattern[str], dict[str, list[int]]]] = []
@@ -15418,7 +15402,9 @@ def bytecode_is_current(source: str) -> bool:
         with open(importlib.util.cache_from_source(source), "rb") as handle:
             head = handle.read(16)
         stat = os.stat(source)
-    except (OSError, ValueError, NotImplementedError):
+    except (OSError, ValueError):
+        return False
+    except NotImplementedError:  # cache_from_source: this Python keeps no bytecode cache
         return False
     if len(head) < 16 or head[:4] != importlib.util.MAGIC_NUMBER:
         return False
