@@ -7,23 +7,13 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from test_graph import ids, index
+
 
 def write(root: Path, rel: str, text: str) -> None:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-
-
-def index(cli, *args: str) -> dict:
-    result = cli("index", "--json", *args)
-    assert result.code == 0, result.err
-    return result.json()
-
-
-def ids(cli, command: str, symbol: str, *args: str) -> set[str]:
-    result = cli(command, symbol, "--json", *args)
-    assert result.code == 0, result.err
-    return {r["id"] or r["name"] for r in result.json()["results"]}
 
 
 # --- definitions made by error recovery ---------------------------------------------
