@@ -15398,13 +15398,13 @@ def bytecode_is_current(source: str) -> bool:
     import importlib.util
     if not source.endswith(".py"):
         return True                                   # imported from bytecode itself
+    if sys.implementation.cache_tag is None:          # this Python keeps no bytecode cache
+        return False
     try:
         with open(importlib.util.cache_from_source(source), "rb") as handle:
             head = handle.read(16)
         stat = os.stat(source)
     except (OSError, ValueError):
-        return False
-    except NotImplementedError:  # cache_from_source: this Python keeps no bytecode cache
         return False
     if len(head) < 16 or head[:4] != importlib.util.MAGIC_NUMBER:
         return False
