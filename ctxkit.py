@@ -8537,7 +8537,9 @@ def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     elif up is not None and up.type == "export_statement":
         owner = "default"
     elif up is not None and up.type == "arguments" and up.parent is not None:
-        owner = s.text(up.parent.child_by_field_name("function")).rsplit(".", 1)[-1] or owner
+        call = up.parent  # f({...}) or new X({...}): the object is the call's argument
+        called = call.child_by_field_name("function") or call.child_by_field_name("constructor")
+        owner = s.text(called).rsplit(".", 1)[-1] or owner
     d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
     d.kind = "method"
     return True
