@@ -351,6 +351,7 @@ def cmd_measure(half: str, only: list[str] | None, jobs: int, reuse: bool) -> in
 
 
 def main(argv: list[str] | None = None) -> int:
+    global CTXKIT, RESULTS_FILE
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("split", help="write the held-out and tuning halves (once)")
@@ -358,6 +359,11 @@ def main(argv: list[str] | None = None) -> int:
     measure.add_argument("--half", choices=("tuning", "held_out", "all"), default="all")
     measure.add_argument("--package", action="append")
     measure.add_argument("--jobs", type=int, default=2)
+    measure.add_argument("--ctxkit", type=Path, default=CTXKIT,
+                         help="the ctxkit.py to measure (default: this checkout's), e.g. a "
+                              "copy of an earlier version as the baseline of a change")
+    measure.add_argument("--results", type=Path, default=RESULTS_FILE,
+                         help=f"where the per-case results go (default {RESULTS_FILE})")
     measure.add_argument("--reuse-runs", action="store_true",
                          help="rank the failing output an earlier measure stored for each "
                               "case instead of running its test again (faster; the "
@@ -365,6 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.cmd == "split":
         return cmd_split()
+    CTXKIT, RESULTS_FILE = args.ctxkit.resolve(), args.results
     return cmd_measure(args.half, args.package, args.jobs, args.reuse_runs)
 
 
