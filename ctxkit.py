@@ -5410,6 +5410,8 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
+    _value_aliases(defs, starts, extra.pop("values", ()), ctx)
+    _inferred_returns(defs, records, extra.pop("returns", ()), ctx)
     for pos, name, bound in extra.pop("typeparams", ()):
         index = _enclosing(defs, starts, pos)
         scope = defs[index].qualname if index >= 0 else ""
@@ -5598,6 +5600,52 @@ def _narrowings(defs: list[_Def], starts: list[int], found: Iterable[tuple],
         ctx["narrow"] = narrow
 
 
+# The nodes a return statement returns from (the innermost one holding it).
+_RETURNING_TYPES = frozenset({"function_definition", "lambda", "function_declaration",
+                              "generator_function_declaration", "method_definition",
+                              "arrow_function", "function_expression", "function",
+                              "generator_function"})
+
+
+def _function_of(node: Any) -> Any:
+    """The function a ``return`` (or an arrow's expression body) gives the value of."""
+    up = node.parent
+    while up is not None and up.type not in _RETURNING_TYPES:
+        up = up.parent
+    return up
+
+
+def _inferred_returns(defs: list[_Def], records: list[DefRecord], found: Iterable[tuple],
+                      ctx: dict[str, Any]) -> None:
+    """{qualname: the expression it returns} for a function without a declared return
+    type whose returns all give one expression (``return Store()``, ``return new X()``,
+    ``=> this.make()``): the resolver reads its type as a type checker infers it."""
+    declared = {r.qualname for r in records if r.return_type}
+    by_fn = {(d.fn.start_byte, d.fn.end_byte): d.qualname for d in defs}
+    returns: dict[str, str] = {}
+    for start, end, text in found:
+        qualname = by_fn.get((start, end))
+        if qualname is not None and qualname not in declared:
+            returns[qualname] = text if returns.get(qualname, text) == text else ""
+    returns = {q: text for q, text in returns.items() if text}
+    if returns:
+        ctx["returns"] = returns
+
+
+def _value_aliases(defs: list[_Def], starts: list[int], found: Iterable[tuple],
+                   ctx: dict[str, Any]) -> None:
+    """{scope: {name: what it is bound to}} for ``alias = f`` written directly in a
+    module or a class body: calling ``alias`` (``self.alias``, ``mod.alias``) runs f.
+    A name bound to different things in one scope is ambiguous: "" (unknown)."""
+    values: dict[str, dict[str, str]] = {}
+    for pos, name, text in found:
+        index = _enclosing(defs, starts, pos)
+        scope = values.setdefault(defs[index].qualname if index >= 0 else "", {})
+        scope[name] = text if scope.get(name, text) == text else ""
+    if values:
+        ctx["values"] = values
+
+
 def _called_params(defs: list[_Def], calls: list[tuple],
                    call_scopes: list[int]) -> dict[str, list]:
     """Parameters called by their bare name (callbacks): never a definition of the index."""
@@ -5709,6 +5757,17 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         extra.setdefault("typeparams", []).append(
             (caps["typeparam"][0].start_byte, s.text(caps["typeparam"][0]),
              _clean_type(s.text(bound), generic=True) if bound is not None else ""))
+    elif "returned" in caps:  # return EXPR: what an undeclared result is
+        returned = caps["returned"][0]
+        function = _function_of(returned)
+        if function is not None:
+            extra.setdefault("returns", []).append(
+                (function.start_byte, function.end_byte,
+                 _collapse_arguments(one_line(s.text(returned)))[:200]))
+    elif "valueof" in caps:  # alias = f at module or class level: the name holds f
+        extra.setdefault("values", []).append(
+            (caps["valuename"][0].start_byte, s.text(caps["valuename"][0]),
+             s.text(caps["valueof"][0])))
     elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
@@ -7083,8 +7142,8 @@ COMMON_METHOD_NAMES = frozenset(
 # In a stated order: where two candidates tie, the resolver takes the first it
 # loaded, and without ORDER BY the order would be the query plan's (an index
 # present or not, as during a bulk load). This is the order the indexes gave.
-SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type, exported FROM nodes "
-                      "WHERE project = ? ORDER BY qualname, id")
+SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type, exported, recovered "
+                      "FROM nodes WHERE project = ? ORDER BY qualname, id")
 SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ? ORDER BY path"
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
@@ -7111,12 +7170,14 @@ class _Resolver:
         self.returns: dict[int, str] = {}
         self.private: set[int] = set()  # not exported: C's static, Go's lower case, ...
         for row in db.query(SQL_RESOLVER_NODES, (env.project,)):
-            node_id, kind, name, qualname, path, returns, exported = tuple(row)
+            node_id, kind, name, qualname, path, returns, exported, recovered = tuple(row)
             if returns:
                 self.returns[node_id] = returns
             if not exported:
                 self.private.add(node_id)
             self.nodes[node_id] = ResolverNode(kind, name, qualname, path)
+            if recovered:  # a phantom of error recovery: no call can run it
+                continue
             self.by_pq.setdefault((path, qualname), node_id)
             if kind != "file":
                 self.by_name.setdefault(name, []).append(node_id)
@@ -7202,6 +7263,9 @@ class _Resolver:
                 return ("node", node)
             if name in self.ctx(path).get("namespaces", ()):  # its members are the file's
                 return ("module", [path])
+            value = self.value_target(path, "", name)
+            if value is not None:
+                return value
         if depth > 6:
             return None
         for path in paths:
@@ -7216,6 +7280,22 @@ class _Resolver:
                     if found and found[0] in ("node", "module"):  # a function, `export * as`
                         return found
         return None
+
+    def value_target(self, path: str, scope: str, name: str) -> tuple | None:
+        """What ``name`` holds when ``name = f`` binds it directly in ``scope`` (the
+        module: "", or a class body): f read where the assignment stands, a sibling
+        in the class body first."""
+        text = self.ctx(path).get("values", {}).get(scope, {}).get(name)
+        key = ("value", path, scope, name)
+        if not text or key in self.memo:
+            return None  # unbound, ambiguous, or `a = b; b = a`
+        self.memo[key] = None
+        try:
+            sibling = self.by_pq.get((path, f"{scope}.{text}")) if scope else None
+            return ("node", sibling) if sibling is not None else \
+                self.resolve_dotted(path, scope.rpartition(".")[0], text)
+        finally:
+            del self.memo[key]
 
     def scope_chain(self, scope: str) -> list[str]:
         chain = self._chains.get(scope)
@@ -7250,6 +7330,9 @@ class _Resolver:
         node = self.by_pq.get((path, name))
         if node is not None and self.nodes[node].kind != "file":
             return ("node", node)
+        value = self.value_target(path, "", name)
+        if value is not None:
+            return value
         if name in ctx.get("namespaces", ()):
             return ("module", [path])
         if language.resolve_local is not None:
@@ -7303,6 +7386,9 @@ class _Resolver:
         fallback = self.language(path).method_fallback
         if found is None and fallback is not None:
             found = fallback(self, path, wanted, name)
+        if found is None:  # `get = _get`, `session_class = Session` in the class body
+            value = self.value_target(path, qualname, name)
+            found = value[1] if value is not None and value[0] == "node" else None
         if found is not None:
             return found
         for base in self.bases.get(cls, ()):
@@ -7743,12 +7829,28 @@ class _Resolver:
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
+        if not returns and not index:
+            return self._inferred_return(function)
         if not written:
             return None
         if re.search(r"\bis\s", self.returns.get(function, "")):
             return OUTSIDE  # a type guard returns a boolean
         scope = qualname.rsplit(".", 1)[0] if "." in qualname else ""
         return self.type_named(path, scope, written)
+
+    def _inferred_return(self, function: int) -> Any:
+        """What an undeclared function returns, read from the one expression all its
+        returns give (see _inferred_returns), in the function's own scope."""
+        _, _, qualname, path = self.nodes[function]
+        text = self.ctx(path).get("returns", {}).get(qualname)
+        key = ("returns", function)
+        if not text or key in self.memo:
+            return None  # nothing to read, or a recursion that leads back here
+        self.memo[key] = None
+        try:
+            return self.expr_type(path, qualname, text)
+        finally:
+            del self.memo[key]
 
     def field_type(self, cls: int, attr: str, depth: int = 0,
                    seen: set[int] | None = None) -> Any:
@@ -8111,11 +8213,16 @@ _PY_QUERY = f"""
 (class_definition body: (block
     (assignment left: (identifier) @var type: (type) @type) @vartype @self))
 (module (assignment left: (identifier) @allname right: [(list) (tuple)] @allvalue))
+(module (assignment left: (identifier) @valuename !type right: [(identifier) (attribute)]
+    @valueof))
+(class_definition body: (block (assignment left: (identifier) @valuename !type
+    right: [(identifier) (attribute)] @valueof)))
 (module (assignment left: (identifier) @name) @def.type)
 (module (type_alias_statement left: (type [(identifier) @name (generic_type (identifier) @name)]))
     @def.type)
 (decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
     definition: (function_definition) @decorated)
+(return_statement [(call) (identifier) (attribute)] @returned)
 [{_PY_BRANCHES}] @branch
 """
 PY_BUILTINS = frozenset(
@@ -8385,6 +8492,10 @@ _JS_CALLS = """
     arguments: (arguments . (identifier) @var))) consequence: (_) @narrow)
 (if_statement condition: (parenthesized_expression (binary_expression left: (string) @member
     operator: "in" right: (identifier) @var)) consequence: (_) @narrow)
+(return_statement [(call_expression) (new_expression) (identifier) (member_expression)
+    (this)] @returned)
+(arrow_function body: [(call_expression) (new_expression) (identifier) (member_expression)]
+    @returned)
 (export_specifier name: (_) @exportname)
 (export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)

@@ -37,6 +37,15 @@ CASES = [
     # A decorated name holds what its decorator returns: @group() makes a Group.
     (PY, "shop/cli.py:Group.command", {"shop/cli.py:setup"}),
     (PY, "shop/cli.py:Registry.command", set()),
+    # A name bound to a definition in a module or a class body (`build = make_store`,
+    # `session_class = Session`, `persist = _persist`) calls what it is bound to.
+    (PY, "shop/aliases.py:Session.__init__", {"shop/aliases.py:Store.open"}),
+    (PY, "shop/aliases.py:Session.close", {"shop/aliases.py:Store.open"}),
+    (PY, "shop/aliases.py:Cache.close", set()),
+    (PY, "shop/aliases.py:Store._persist", {"shop/aliases.py:Store.flush"}),
+    (PY, "shop/aliases.py:make_store", {"shop/use_aliases.py:direct",
+                                        "shop/use_aliases.py:through_module"}),
+    (PY, "shop/aliases.py:Store.flush", {"shop/use_aliases.py:through_module"}),
     # Calling an attribute annotated type[X] constructs X.
     (PY, "shop/responses.py:Response.__init__", {"shop/responses.py:App.make_response"}),
     # self.x = param takes the parameter's annotation.
