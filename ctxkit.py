@@ -5577,7 +5577,7 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text or text.startswith("iter:")  # f#1: f's 2nd
+        cleaned = {var: text if "#" in text or text.startswith(("iter:", "await:"))  # f#1
                    else _clean_type(text, generic=True)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
@@ -5749,7 +5749,12 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         field = up.child_by_field_name("type") if up is not None else None
         is_declared = up is not None and (up.type == "type_annotation" or (
             field is not None and field.id == type_node.id))
-        vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
+        written = s.text(type_node)
+        call = type_node.parent
+        if call is not None and call.parent is not None and \
+                call.parent.type == "await_expression":
+            written = "await:" + written  # x = await f(): what f's promise gives
+        vartypes.append((caps["vartype"][0].start_byte, var, written, is_declared))
     elif "typeparam" in caps:  # <T extends Bound>: a T has Bound's members
         constraint = caps["typeparam"][0].parent.child_by_field_name("constraint")
         bound = constraint.named_children[0] if constraint is not None and \
@@ -5796,6 +5801,16 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "allname" in caps and s.text(caps["allname"][0]) == "__all__":
         extra["all"] = re.findall(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]",
                                   s.text(caps["allvalue"][0]))
+
+
+def _one_group(text: str) -> bool:
+    """Whether the bracket that opens ``text`` closes at its end: ``(await f(...))``."""
+    depth = 0
+    for index, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if depth == 0:
+            return index == len(text) - 1
+    return False
 
 
 def _collapse_arguments(text: str) -> str:
@@ -7130,6 +7145,15 @@ class OutsideGeneric:
     def __init__(self, held: tuple[Any, ...]):
         self.held = held
 
+
+def _awaited(found: Any) -> Any:
+    """What ``await`` of a value gives: the one type a Promise<X> (a container outside
+    the index) holds; anything else as it is (an async function's inferred result)."""
+    if isinstance(found, OutsideGeneric):
+        return found.held[0] if len(found.held) == 1 else None
+    return found
+
+
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -7564,10 +7588,13 @@ class _Resolver:
         text = text.strip().rstrip("!").removeprefix("new ")
         if depth > 6 or not text:
             return None
+        if text.startswith("await "):
+            return _awaited(self.expr_type(path, scope, text[6:], line, depth + 1))
         cast = re.fullmatch(r"\(\s*(.+)\s+as\s+([^()]+?)\s*\)", text, re.S)  # the last as
         if cast:
             return self.type_named(path, scope, _clean_type(cast.group(2)))
-        if text.startswith("(") and text.endswith(")") and _collapse_arguments(text) == "(...)":
+        if text.startswith("(") and text.endswith(")") and (
+                _collapse_arguments(text) == "(...)" or _one_group(text)):
             return self.expr_type(path, scope, text[1:-1], line, depth + 1)
         if text.endswith("(...)"):
             head, _, name = text[:-5].rpartition(".")
@@ -7698,6 +7725,8 @@ class _Resolver:
             if isinstance(container, OutsideGeneric):  # one type argument: its elements
                 return container.held[0] if len(container.held) == 1 else None
             return OUTSIDE if container is OUTSIDE else None
+        if type_text.startswith("await:"):  # x = await f(): what f's Promise<X> holds
+            return _awaited(self.type_named(path, scope, _clean_type(type_text[6:])))
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
