@@ -5411,6 +5411,7 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
     _value_aliases(defs, starts, extra.pop("values", ()), ctx)
+    _object_literals(defs, starts, extra.pop("objects", ()), ctx)
     _inferred_returns(defs, records, extra.pop("returns", ()), ctx)
     for pos, name, bound in extra.pop("typeparams", ()):
         index = _enclosing(defs, starts, pos)
@@ -5632,6 +5633,38 @@ def _inferred_returns(defs: list[_Def], records: list[DefRecord], found: Iterabl
         ctx["returns"] = returns
 
 
+def _object_members(s: _Source, node: Any) -> dict[str, Any]:
+    """What an object literal's properties name: {"spreads": [...ns], "members": {key:
+    the name its value is}}; its methods and function values are nodes of their own."""
+    spreads, members = [], {}
+    for item in node.named_children:
+        value = item.named_children[0] if item.named_children else None
+        if item.type == "spread_element" and value is not None and \
+                value.type in ("identifier", "member_expression"):
+            spreads.append(s.text(value))
+        elif item.type == "shorthand_property_identifier":
+            members[s.text(item)] = s.text(item)
+        elif item.type == "pair":
+            key, value = item.child_by_field_name("key"), item.child_by_field_name("value")
+            if key is not None and key.type == "property_identifier" and value is not None \
+                    and value.type in ("identifier", "member_expression"):
+                members[s.text(key)] = s.text(value)
+    return {"spreads": spreads, "members": members}
+
+
+def _object_literals(defs: list[_Def], starts: list[int], found: Iterable[tuple],
+                     ctx: dict[str, Any]) -> None:
+    """{scope: {name: members}} of ``const name = {...}``; a name declared twice in one
+    scope is ambiguous ({})."""
+    objects: dict[str, dict[str, Any]] = {}
+    for pos, name, members in found:
+        index = _enclosing(defs, starts, pos)
+        scope = objects.setdefault(defs[index].qualname if index >= 0 else "", {})
+        scope[name] = {} if name in scope else members
+    if objects:
+        ctx["objects"] = objects
+
+
 def _value_aliases(defs: list[_Def], starts: list[int], found: Iterable[tuple],
                    ctx: dict[str, Any]) -> None:
     """{scope: {name: what it is bound to}} for ``alias = f`` written directly in a
@@ -5769,6 +5802,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             extra.setdefault("returns", []).append(
                 (function.start_byte, function.end_byte,
                  _collapse_arguments(one_line(s.text(returned)))[:200]))
+    elif "objvalue" in caps:  # const z = {...ns, f, g: h.g}: z.f() is the f it names
+        extra.setdefault("objects", []).append(
+            (caps["objname"][0].start_byte, s.text(caps["objname"][0]),
+             _object_members(s, caps["objvalue"][0])))
     elif "valueof" in caps:  # alias = f at module or class level: the name holds f
         extra.setdefault("values", []).append(
             (caps["valuename"][0].start_byte, s.text(caps["valuename"][0]),
@@ -7497,6 +7534,9 @@ class _Resolver:
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
+            found = self._call_on_object(path, scope, recv, callee)
+            if found is not None:
+                return found
             if language.capitalized_outside and recv[:1].isupper() and \
                     _absent(self, path, recv.split(".")[0]):
                 return None, 1.0  # a class outside the index (System.out, Math)
@@ -7562,6 +7602,47 @@ class _Resolver:
             return (found, CONF_TYPED) if found is not None else (None, 0.0)
         found = {self.method_lookup(cls, callee) for cls in owner} - {None}
         return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
+
+    def _call_on_object(self, path: str, scope: str, recv: str,
+                        callee: str) -> tuple[int | None, float] | None:
+        """``obj.f()`` / ``obj.ns.f()`` on an object literal ``obj`` of these scopes: its
+        method, the function a property names, or an export of a spread namespace."""
+        parts = recv.split(".")
+        if len(parts) > 2:
+            return None
+        target = self.object_member(path, scope, parts[0], parts[1] if len(parts) > 1
+                                    else callee)
+        if target is None:
+            return None
+        if len(parts) > 1:
+            return self._call_on(target, callee)
+        if target[0] == "node":
+            return target[1], CONF_EXACT
+        return (None, 1.0) if target[0] == "external" else (None, 0.0)
+
+    def object_member(self, path: str, scope: str, name: str, member: str) -> tuple | None:
+        """What ``name.member`` is when ``name`` is an object literal (see expr_type for
+        targets); None when ``name`` is none or the member is not known."""
+        objects = self.ctx(path).get("objects")
+        for qual in [*self.scope_chain(scope), ""] if objects else ():
+            members = objects.get(qual, {}).get(name)
+            if members is None:
+                continue
+            prefix = f"{qual}.{name}" if qual else name
+            node = self.by_pq.get((path, f"{prefix}.{member}"))
+            if node is not None:
+                return ("node", node)
+            value = members.get("members", {}).get(member)
+            if value:
+                return self.resolve_dotted(path, qual, value)
+            for spread in reversed(members.get("spreads", ())):  # a later spread wins
+                target = self.resolve_dotted(path, qual, spread)
+                found = self.lookup_in_modules(target[1], member) \
+                    if target and target[0] == "module" else None
+                if found is not None:
+                    return found
+            return None
+        return None
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
         if target[0] == "external":
@@ -8525,6 +8606,7 @@ _JS_CALLS = """
     (this)] @returned)
 (arrow_function body: [(call_expression) (new_expression) (identifier) (member_expression)]
     @returned)
+(variable_declarator name: (identifier) @objname value: (object) @objvalue)
 (export_specifier name: (_) @exportname)
 (export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)

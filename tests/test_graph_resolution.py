@@ -99,6 +99,14 @@ CASES = [
     (TS, "src/shapes.ts:Circle.area", set()),
     # An object literal's method is the object's, never a module-level function.
     (TS, "src/traps.ts:traps.defineProperty", set()),
+    # An object literal used as a namespace: a spread namespace's exports, the
+    # functions its properties name, its own methods.
+    (TS, "src/kit_parts.ts:alpha", {"src/kit.ts:useKit"}),
+    (TS, "src/kit_parts.ts:beta", {"src/kit.ts:useKit"}),
+    (TS, "src/kit.ts:gamma", {"src/kit.ts:useKit", "src/kit.ts:kit.twice"}),
+    (TS, "src/kit.ts:kit.twice", {"src/kit.ts:useKit"}),
+    (TS, "src/kit_parts.ts:Decoy.alpha", set()),
+    (TS, "src/kit_parts.ts:Decoy.gamma", set()),
     # `await` of a Promise<X> gives an X; an undeclared result is what the function
     # returns (`return new X()`, an arrow's `=> new X()`).
     (TS, "src/results.ts:Ledger.post", {"src/results.ts:viaAwait",
