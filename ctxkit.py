@@ -7206,6 +7206,12 @@ COMMON_METHOD_NAMES = frozenset(
 SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type, exported, recovered "
                       "FROM nodes WHERE project = ? ORDER BY qualname, id")
 SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ? ORDER BY path"
+# Definitions whose file defines their qualname more than once (`if WIN: def f()
+# ... else: def f()`, one `const f` in each test callback), in file order.
+SQL_RESOLVER_REDEFINED = (
+    "SELECT path, qualname, line, id FROM nodes WHERE project = ? AND kind != 'file' "
+    "AND recovered = 0 AND (path, qualname) IN (SELECT path, qualname FROM nodes "
+    "WHERE project = ? GROUP BY path, qualname HAVING count(*) > 1) ORDER BY path, line, id")
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
              "('extends', 'implements') AND dst_id IS NOT NULL ORDER BY id")
@@ -7259,6 +7265,12 @@ class _Resolver:
             self.languages[row["path"]] = LANGUAGES.get(row["language"], _UNKNOWN_LANGUAGE)
             if row["package"]:
                 self.package[row["path"]] = row["package"]
+        self.redefined: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        for path, qualname, line, node_id in db.query(SQL_RESOLVER_REDEFINED,
+                                                      (env.project, env.project)):
+            self.redefined.setdefault((path, qualname), []).append((line, node_id))
+        self.redefined_names = {(path, qualname.rpartition(".")[2])
+                                for path, qualname in self.redefined}
         self._contexts: dict[str, dict[str, Any]] = {}
         self.memo: dict[Any, Any] = {}  # the languages' module tables, built when first asked
         self.bases: dict[int, list[int]] = {}
@@ -7269,6 +7281,17 @@ class _Resolver:
 
     def language(self, path: str) -> Language:
         return self.languages.get(path, _UNKNOWN_LANGUAGE)
+
+    def binding_at(self, node: int, line: int) -> int:
+        """The definition of ``node``'s qualname in effect at ``line`` of its file: of
+        several, the last one written before the line (the one of the same branch or
+        block), else the first."""
+        _, _, qualname, path = self.nodes[node]
+        found = self.redefined.get((path, qualname)) if line else None
+        if not found:
+            return node
+        before = [other for start, other in found if start <= line]
+        return before[-1] if before else found[0][1]
 
     def class_like(self, node: int) -> bool:
         """A class, or a function used as one (see ``constructors``)."""
@@ -7365,7 +7388,9 @@ class _Resolver:
             chain = self._chains[scope] = [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
         return chain
 
-    def resolve_name(self, path: str, scope: str, name: str) -> tuple | None:
+    def resolve_name(self, path: str, scope: str, name: str, line: int = 0) -> tuple | None:
+        """What a bare ``name`` read in ``scope`` is; ``line``, where it is read, picks
+        among the file's definitions of one qualname (see binding_at)."""
         language = self.language(path)
         scoped = self.ctx(path).get("scoped", {})
         for qual in self.scope_chain(scope):
@@ -7383,14 +7408,14 @@ class _Resolver:
                 continue
             node = self.by_pq.get((path, f"{qual}.{name}"))
             if node is not None:
-                return ("node", node)
+                return ("node", self.binding_at(node, line))
         ctx = self.ctx(path)
         binding = ctx.get("imports", {}).get(name)
         if binding is not None:
             return self.resolve_binding(path, binding)
         node = self.by_pq.get((path, name))
         if node is not None and self.nodes[node].kind != "file":
-            return ("node", node)
+            return ("node", self.binding_at(node, line))
         value = self.value_target(path, "", name)
         if value is not None:
             return value
@@ -7490,7 +7515,8 @@ class _Resolver:
         index; with 0.0 that nothing is known. ``line`` matters only where a test
         narrows a variable's type in that scope.
         """
-        narrowed = line and scope in self.ctx(path).get("narrow", {})
+        narrowed = line and (scope in self.ctx(path).get("narrow", {}) or (
+            recv is None and (path, callee) in self.redefined_names))
         key = (path, scope, callee, recv, line if narrowed else 0)
         found = self._calls.get(key)
         if found is None:
@@ -7506,7 +7532,7 @@ class _Resolver:
             if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
                 # super(...) in a JS/TS constructor; Python's super() is a builtin
                 return self._resolve_self(path, scope, language.constructor, "super", language)
-            return self._resolve_bare(path, scope, callee, language)
+            return self._resolve_bare(path, scope, callee, language, line)
         if "::" in recv and language.path_call is not None:
             return language.path_call(self, path, recv, callee)
         is_receiver = language.named_receivers and \
@@ -7542,12 +7568,12 @@ class _Resolver:
                 return None, 1.0  # a class outside the index (System.out, Math)
         return self.guess(callee, lang, attr=True)
 
-    def _resolve_bare(self, path: str, scope: str, callee: str,
-                      language: Language) -> tuple[int | None, float]:
+    def _resolve_bare(self, path: str, scope: str, callee: str, language: Language,
+                      line: int = 0) -> tuple[int | None, float]:
         called = self.ctx(path).get("called_params", {})
         if any(callee in called.get(qual, ()) for qual in self.scope_chain(scope)):
             return None, 0.0  # a callable passed in as a parameter
-        target = self.resolve_name(path, scope, callee)
+        target = self.resolve_name(path, scope, callee, line)
         if target is not None:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
         if self._binding_of(path, scope, callee) is not None:

@@ -46,6 +46,9 @@ CASES = [
     (PY, "shop/aliases.py:make_store", {"shop/use_aliases.py:direct",
                                         "shop/use_aliases.py:through_module"}),
     (PY, "shop/aliases.py:Store.flush", {"shop/use_aliases.py:through_module"}),
+    # A name defined once per branch: a call reads its own branch's definition.
+    (PY, "shop/platforms.py:raw_mode", {"shop/platforms.py:read_key"}),
+    (PY, "shop/platforms.py:raw_mode#2", {"shop/platforms.py:read_key#2"}),
     # Calling an attribute annotated type[X] constructs X.
     (PY, "shop/responses.py:Response.__init__", {"shop/responses.py:App.make_response"}),
     # self.x = param takes the parameter's annotation.
