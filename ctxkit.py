@@ -2985,7 +2985,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
     """`search QUERY [--handle H] [--limit K] [--context N] [--json]`, as cmd_search
     prints it (and counts it in the output statistics)."""
     limit, context = int(options.get("limit", 5)), int(options.get("context", 2))
-    if limit < 1 or context < 0:
+    if limit < 1 or context < 0 or not query.strip():
         raise _SlowPath("search")   # the full CLI explains the usage error
     place = env_paths(options.get("db"), options.get("project"), None)
     project = place.project
@@ -13807,7 +13807,8 @@ def register_output_commands(sub: argparse._SubParsersAction,
                          "severity, negation",
                          "ctxkit search 'why did the worker crash' --handle o12 --limit 5")
     search.add_argument("query", metavar="QUERY",
-                        help="any text (quote it; put -- before a query starting with -)")
+                        help="any text but an empty one (quote it; put -- before a query "
+                             "starting with -)")
     search.add_argument("--handle", metavar="H", help="only this output")
     search.add_argument("--limit", type=int, default=5, metavar="K",
                         help="at most K hits (default 5)")
@@ -17381,6 +17382,9 @@ def cmd_search_any(args: argparse.Namespace, env: Env) -> int | None:
     (Snapshots and hooks)."""
     if args.limit < 1 or args.context < 0:
         raise UsageError("search: --limit must be at least 1 and --context 0 or more")
+    if not args.events and not str(args.query).strip():
+        raise UsageError("search: the query is empty; give the words to look for, "
+                         "e.g. `ctxkit search \"connection refused\"`")
     return (cmd_search_events if args.events else cmd_search)(args, env)
 
 
