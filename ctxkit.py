@@ -3633,6 +3633,18 @@ def may_hold_secret(low: str) -> bool:
     return _keyword_index()[0].search(low) is not None
 
 
+def keyword_lines(low: str) -> list[int]:
+    """The indexes of the lines of a lowercase block that hold a redaction keyword."""
+    indexes: list[int] = []
+    line = last = 0
+    for match in _keyword_index()[0].finditer(low):
+        line += low.count("\n", last, match.start())
+        last = match.start()
+        if not indexes or indexes[-1] != line:
+            indexes.append(line)
+    return indexes
+
+
 def _rules_for(low: str) -> list[tuple[RedactionRule, re.Pattern[str]]]:
     """The rules one of whose keywords ``low`` holds, in table order."""
     _, everywhere, rules = _keyword_index()
@@ -12878,7 +12890,7 @@ class OutputIngest:
         block = "\n".join(lines)
         low = block.lower()
         if self.key_block is not None or may_hold_secret(low):
-            lines = self._redact_lines(lines)
+            lines = self._redact_lines(lines, block, low)
             block = "\n".join(lines)
             low = block.lower()
         self._observe(first_no, stream, lines, low, joins)
@@ -12886,19 +12898,28 @@ class OutputIngest:
         self.open_piece = stream if open_last else None
         self._maybe_flush()
 
-    def _redact_lines(self, lines: list[str]) -> list[str]:
-        result = []
-        for line in lines:
-            if self.key_block is not None or "-----BEGIN" in line:
-                # A key spans lines: only its material goes, the lines' prefixes stay.
-                spans, self.key_block, begun = key_line_spans(line, self.key_block)
-                self.redactions += begun
-                line = _mask_spans(line, spans)
-            if may_hold_secret(line.lower()):
-                line, count = redact(line)
-                self.redactions += count
-            result.append(line)
+    def _redact_lines(self, lines: list[str], block: str, low: str) -> list[str]:
+        """The block's lines, redacted one by one. Outside a private key, only the lines
+        that hold a redaction keyword can hold a secret: one scan of the block finds them
+        (a keyword never spans lines), so a busy log with a keyword every few thousand
+        lines costs a regex per such line, not per line of its block."""
+        if self.key_block is not None or "-----begin" in low or len(low) != len(block):
+            return [self._redact_line(line) for line in lines]
+        result = list(lines)
+        for index in keyword_lines(low):
+            result[index] = self._redact_line(lines[index])
         return result
+
+    def _redact_line(self, line: str) -> str:
+        if self.key_block is not None or "-----BEGIN" in line:
+            # A key spans lines: only its material goes, the lines' prefixes stay.
+            spans, self.key_block, begun = key_line_spans(line, self.key_block)
+            self.redactions += begun
+            line = _mask_spans(line, spans)
+        if may_hold_secret(line.lower()):
+            line, count = redact(line)
+            self.redactions += count
+        return line
 
     def _observe(self, first_no: int, stream: int, lines: list[str], low: str,
                  joins: bool) -> None:
