@@ -2836,21 +2836,26 @@ class _SlowPath(Exception):
     """The call is not one the fast path answers: the full CLI runs it instead."""
 
 
-ArgvScan = collections.namedtuple("ArgvScan", "command words options")
+ArgvScan = collections.namedtuple("ArgvScan", "command words options json quiet")
 
 
 def scan_argv(argv: Sequence[str]) -> ArgvScan:
-    """One pass over argv for both entries: main() builds only the parser of
-    ``command``, and run_fast_path() answers from ``words`` and ``options``.
+    """THE reading of argv before argparse, for both entries: main() builds only the
+    parser of ``command`` and reports errors as ``json`` and ``quiet`` say until
+    the parser has read the options, and run_fast_path() answers from ``words``
+    and ``options``.
 
     ``command`` is the command word (global options may come first), None
     before any -h, --help, --version or --. ``words`` is None when the call
     uses anything the fast path leaves to argparse: another command, an
     unknown, repeated, abbreviated or attached option (-pNAME), a value that
-    looks like an option, ``--``, help or version.
+    looks like an option, ``--``, help or version. ``json``: ``--json`` spelled
+    out before any ``--``; ``quiet``: ``-q`` or ``--quiet`` anywhere.
     """
     command, words, options, fast = None, [], {}, True
     tokens = list(argv)
+    end = tokens.index("--") if "--" in tokens else len(tokens)
+    as_json, quiet = "--json" in tokens[:end], "-q" in tokens or "--quiet" in tokens
     while tokens and (fast or command is None):
         token = tokens.pop(0)
         values = {**_FAST_GLOBAL_VALUES, **_FAST_COMMAND_VALUES.get(command, {})}
@@ -2882,16 +2887,30 @@ def scan_argv(argv: Sequence[str]) -> ArgvScan:
                 command = token
                 fast = fast and token in _FAST_COMMAND_VALUES
             words.append(token)
-    return ArgvScan(command, words if fast else None, options)
+    return ArgvScan(command, words if fast else None, options, as_json, quiet)
 
 
 class _ReadDb:
     """Just enough of Database for the read functions above: ``query`` on a connection,
-    and the code on disk without a parser (a changed file sends the call to the full CLI)."""
+    and the code on disk without a parser (a changed file sends the call to the full CLI).
+
+    Used as ``with _fast_db(...) as db``: the connection is closed when the call
+    falls back, and left open when it is answered, for os._exit to drop. Closing
+    the last connection checkpoints the WAL and deletes the -wal and -shm files,
+    which the next call would create again, and that costs as much as the read
+    (DESIGN.md "Start-up and the fast path"); no transaction is open by then.
+    """
 
     def __init__(self, conn: sqlite3.Connection, root: str):
         self.conn = conn
         self.code = CodeOnDisk(root)
+
+    def __enter__(self) -> _ReadDb:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: Any) -> None:
+        if kind is not None:
+            self.conn.close()
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
@@ -2937,12 +2956,9 @@ def _fast_query(options: dict[str, Any], symbol: str) -> str:
     if not options.get("inject") or not symbol.strip():
         raise _SlowPath("query")
     place = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(place.db_path, place.root)
-    try:
+    with _fast_db(place.db_path, place.root) as db:
         name, file = split_symbol(db, place, symbol, options.get("file"))
         return inject_text(lesson_symbols(db, place.project, name, file))
-    finally:
-        db.conn.close()
 
 
 def _fast_hook(options: dict[str, Any], event: str) -> str:
@@ -2970,11 +2986,8 @@ def _fast_hook(options: dict[str, Any], event: str) -> str:
         raise _SlowPath("hook")
     agent = options.get("agent") or detect_agent(payload)
     place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
-    db = _fast_db(place.db_path, place.root)
-    try:
+    with _fast_db(place.db_path, place.root) as db:
         context = pre_edit_context(db, place, tool, tool_input)
-    finally:
-        db.conn.close()
     if not context:
         return ""
     import json  # ASCII JSON, as cmd_hook writes it
@@ -2989,8 +3002,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
         raise _SlowPath("search")   # the full CLI explains the usage error
     place = env_paths(options.get("db"), options.get("project"), None)
     project = place.project
-    db = _fast_db(place.db_path, place.root)
-    try:
+    with _fast_db(place.db_path, place.root) as db:
         result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
         try:
@@ -3001,8 +3013,6 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
         except sqlite3.Error:   # a read-only database only loses the count, as in the CLI
             if db.conn.in_transaction:
                 db.conn.execute("ROLLBACK")
-    finally:
-        db.conn.close()
     if options.get("json"):
         import json
         return json.dumps(result, ensure_ascii=False, indent=None) + "\n"
@@ -3047,9 +3057,11 @@ _PROGRAM = os.path.basename((getattr(sys, "argv", None) or [""])[0])
 if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the console script
     _FAST_STATUS = run_fast_path(sys.argv[1:])
     if _FAST_STATUS is not None:
-        # Exit without finalizing the interpreter: nothing of ours is left open
-        # (output flushed, database closed), and tearing down the whole
-        # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
+        # Exit without finalizing the interpreter: the output is flushed, the
+        # database connection has no transaction open (left open so that its
+        # -wal and -shm files stay for the next call: _ReadDb), and tearing down
+        # the whole unmarshalled module costs a tenth of the call (DESIGN.md
+        # "Start-up and the fast path").
         os._exit(_FAST_STATUS)
 
 
@@ -16822,7 +16834,9 @@ def classify_frame(env: Env, frame: Frame) -> Frame:
     """The frame with its root-relative path, or marked as a library frame.
 
     A path outside the root, one that names no file under it, or one inside an
-    installed-package folder is a library frame; its file is never opened.
+    installed-package folder is a library frame; its file is never opened. A
+    path through a symbolic link to the root (a linked checkout, macOS's /tmp)
+    is the root's own file.
     """
     path = frame.path
     if path.startswith("<") or not path:
@@ -16830,15 +16844,22 @@ def classify_frame(env: Env, frame: Frame) -> Frame:
     absolute = os.path.isabs(path)
     full = os.path.normpath(path if absolute else os.path.join(str(env.cwd), path))
     root = str(env.root)
-    inside = full == root or full.startswith(root.rstrip(os.sep) + os.sep)
+    inside = _path_under(full, root)
     if not inside and not absolute:  # printed relative to the root, not the cwd
         full = os.path.normpath(os.path.join(root, path))
-        inside = full.startswith(root.rstrip(os.sep) + os.sep)
+        inside = _path_under(full, root)
+    if not inside and os.path.realpath(full) != full:
+        full, root = os.path.realpath(full), os.path.realpath(root)
+        inside = _path_under(full, root)
     rel = os.path.relpath(full, root).replace(os.sep, "/") if inside else None
     library = (rel is None or any(part in SUSPECT_LIBRARY_PARTS for part in rel.split("/"))
                or not os.path.isfile(full))
     return Frame(**{**_record_fields(frame), "rel": None if library else rel,
                     "library": library})
+
+
+def _path_under(path: str, root: str) -> bool:
+    return path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _record_fields(record: Record) -> dict[str, Any]:
@@ -17413,13 +17434,11 @@ def env_from_args(args: argparse.Namespace) -> Env:
     return make_env(db=args.db, project=args.project, as_json=args.json, quiet=args.quiet)
 
 
-def wants_json(argv: Sequence[str], parser: argparse.ArgumentParser | None = None,
-               command: str | None = None) -> bool:
-    """``--json`` among the options (not after ``--``), for errors argparse raises:
-    spelled out, or (given the parser) abbreviated as argparse takes it (``--js``)."""
-    spellings = {"--json"}
-    if parser is not None:
-        spellings.update(_abbreviations(parser, command, "json"))
+def json_abbreviated(argv: Sequence[str], parser: argparse.ArgumentParser,
+                     command: str | None) -> bool:
+    """``--json`` abbreviated as argparse takes it (``--js``) before any ``--``, for the
+    usage errors argparse raises (scan_argv sees it only spelled out)."""
+    spellings = _abbreviations(parser, command, "json")
     for token in argv:
         if token == "--":
             return False
@@ -17497,15 +17516,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if closed is not None:
         return closed
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
-    as_json = wants_json(argv)
-    QUIET["on"] = "-q" in argv or "--quiet" in argv   # until the parser says
+    scan = scan_argv(argv)
+    command, as_json = scan.command, scan.json
+    QUIET["on"] = scan.quiet   # until the parser says
     try:
-        command = scan_argv(argv).command
         parser = build_parser(command)
         try:
             args = _parse(parser, argv, command)
         except UsageError:  # --json may be there abbreviated, as argparse reads it
-            as_json = wants_json(argv, parser, command)
+            as_json = as_json or json_abbreviated(argv, parser, command)
             raise
         as_json = bool(getattr(args, "json", as_json))
         QUIET["on"] = bool(getattr(args, "quiet", False))
