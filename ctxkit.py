@@ -2998,7 +2998,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
     """`search QUERY [--handle H] [--limit K] [--context N] [--json]`, as cmd_search
     prints it (and counts it in the output statistics)."""
     limit, context = int(options.get("limit", 5)), int(options.get("context", 2))
-    if limit < 1 or context < 0:
+    if limit < 1 or context < 0 or not query.strip():
         raise _SlowPath("search")   # the full CLI explains the usage error
     place = env_paths(options.get("db"), options.get("project"), None)
     project = place.project
@@ -3643,6 +3643,18 @@ def may_hold_secret(low: str) -> bool:
     """True when the lowercase text holds a keyword of some redaction rule; text
     without any cannot hold a secret and skips the regexes."""
     return _keyword_index()[0].search(low) is not None
+
+
+def keyword_lines(low: str) -> list[int]:
+    """The indexes of the lines of a lowercase block that hold a redaction keyword."""
+    indexes: list[int] = []
+    line = last = 0
+    for match in _keyword_index()[0].finditer(low):
+        line += low.count("\n", last, match.start())
+        last = match.start()
+        if not indexes or indexes[-1] != line:
+            indexes.append(line)
+    return indexes
 
 
 def _rules_for(low: str) -> list[tuple[RedactionRule, re.Pattern[str]]]:
@@ -12916,7 +12928,7 @@ class OutputIngest:
         block = "\n".join(lines)
         low = block.lower()
         if self.key_block is not None or may_hold_secret(low):
-            lines = self._redact_lines(lines)
+            lines = self._redact_lines(lines, block, low)
             block = "\n".join(lines)
             low = block.lower()
         self._observe(first_no, stream, lines, low, joins)
@@ -12924,19 +12936,28 @@ class OutputIngest:
         self.open_piece = stream if open_last else None
         self._maybe_flush()
 
-    def _redact_lines(self, lines: list[str]) -> list[str]:
-        result = []
-        for line in lines:
-            if self.key_block is not None or "-----BEGIN" in line:
-                # A key spans lines: only its material goes, the lines' prefixes stay.
-                spans, self.key_block, begun = key_line_spans(line, self.key_block)
-                self.redactions += begun
-                line = _mask_spans(line, spans)
-            if may_hold_secret(line.lower()):
-                line, count = redact(line)
-                self.redactions += count
-            result.append(line)
+    def _redact_lines(self, lines: list[str], block: str, low: str) -> list[str]:
+        """The block's lines, redacted one by one. Outside a private key, only the lines
+        that hold a redaction keyword can hold a secret: one scan of the block finds them
+        (a keyword never spans lines), so a busy log with a keyword every few thousand
+        lines costs a regex per such line, not per line of its block."""
+        if self.key_block is not None or "-----begin" in low or len(low) != len(block):
+            return [self._redact_line(line) for line in lines]
+        result = list(lines)
+        for index in keyword_lines(low):
+            result[index] = self._redact_line(lines[index])
         return result
+
+    def _redact_line(self, line: str) -> str:
+        if self.key_block is not None or "-----BEGIN" in line:
+            # A key spans lines: only its material goes, the lines' prefixes stay.
+            spans, self.key_block, begun = key_line_spans(line, self.key_block)
+            self.redactions += begun
+            line = _mask_spans(line, spans)
+        if may_hold_secret(line.lower()):
+            line, count = redact(line)
+            self.redactions += count
+        return line
 
     def _observe(self, first_no: int, stream: int, lines: list[str], low: str,
                  joins: bool) -> None:
@@ -13845,7 +13866,8 @@ def register_output_commands(sub: argparse._SubParsersAction,
                          "severity, negation",
                          "ctxkit search 'why did the worker crash' --handle o12 --limit 5")
     search.add_argument("query", metavar="QUERY",
-                        help="any text (quote it; put -- before a query starting with -)")
+                        help="any text but an empty one (quote it; put -- before a query "
+                             "starting with -)")
     search.add_argument("--handle", metavar="H", help="only this output")
     search.add_argument("--limit", type=int, default=5, metavar="K",
                         help="at most K hits (default 5)")
@@ -17428,6 +17450,9 @@ def cmd_search_any(args: argparse.Namespace, env: Env) -> int | None:
     (Snapshots and hooks)."""
     if args.limit < 1 or args.context < 0:
         raise UsageError("search: --limit must be at least 1 and --context 0 or more")
+    if not args.events and not str(args.query).strip():
+        raise UsageError("search: the query is empty; give the words to look for, "
+                         "e.g. `ctxkit search \"connection refused\"`")
     return (cmd_search_events if args.events else cmd_search)(args, env)
 
 
