@@ -5241,7 +5241,7 @@ class Language(Record):
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
-        "file_level_calls", "dynamic_types",
+        "file_level_calls", "dynamic_types", "overloads",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5255,7 +5255,7 @@ class Language(Record):
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
         "dialect": None, "macro_calls": None, "file_level_calls": True,
-        "dynamic_types": frozenset(),
+        "dynamic_types": frozenset(), "overloads": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5300,6 +5300,9 @@ class Language(Record):
     #                             (.h holding C++)
     dynamic_types: frozenset[str]  # type names that mean "any type" (TS any, Python Any): a
     #                             value declared so has an unknown type, never an outside one
+    overloads: bool             # one qualname defined twice is an overload, chosen by the
+    #                             arguments' types (C++, Java); else a redefinition, read at
+    #                             the call's line (Python's `if WIN: def f()` ... `else:`)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -7309,9 +7312,10 @@ class _Resolver:
     def binding_at(self, node: int, line: int) -> int:
         """The definition of ``node``'s qualname in effect at ``line`` of its file: of
         several, the last one written before the line (the one of the same branch or
-        block), else the first."""
+        block), else the first. Overloads (Language.overloads) are left as they are."""
         _, _, qualname, path = self.nodes[node]
-        found = self.redefined.get((path, qualname)) if line else None
+        found = self.redefined.get((path, qualname)) \
+            if line and not self.language(path).overloads else None
         if not found:
             return node
         before = [other for start, other in found if start <= line]
@@ -9500,6 +9504,7 @@ def _java_same_package(r: _Resolver, path: str, scope: str, name: str,
 
 
 JAVA = Language(
+    overloads=True,
     constructor=CONSTRUCTOR_IS_CLASS_NAME,
     name="java", extensions=(".java",), fence="java", query=_JAVA_QUERY, full=True,
     family="java", self_names=("this",), class_scope=True, unprefixed_fields=True,
@@ -9997,6 +10002,7 @@ def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | N
 
 
 CPP = Language(
+    overloads=True,
     macro_calls=_c_macro_calls,
     constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
@@ -10110,6 +10116,7 @@ def _cs_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 
 CSHARP = Language(
+    overloads=True,
     constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
     name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, full=True,
@@ -10545,6 +10552,7 @@ def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 
 KOTLIN = Language(
+    overloads=True,
     bare_outside=True,
     name="kotlin", extensions=(".kt", ".kts"), fence="kotlin", grammar="tree_sitter_kotlin",
     query=_KOTLIN_QUERY, full=True, family="kotlin", self_names=("this",), class_scope=True,
@@ -10683,6 +10691,7 @@ def _swift_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple 
 
 
 SWIFT = Language(
+    overloads=True,
     constructor="init",
     bare_outside=True,
     name="swift", extensions=(".swift",), fence="swift", grammar="tree_sitter_swift",
