@@ -5241,7 +5241,7 @@ class Language(Record):
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
-        "file_level_calls", "dynamic_types", "overloads",
+        "file_level_calls", "dynamic_types", "overloads", "class_names",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5255,7 +5255,7 @@ class Language(Record):
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
         "dialect": None, "macro_calls": None, "file_level_calls": True,
-        "dynamic_types": frozenset(), "overloads": False,
+        "dynamic_types": frozenset(), "overloads": False, "class_names": (),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5300,6 +5300,8 @@ class Language(Record):
     #                             (.h holding C++)
     dynamic_types: frozenset[str]  # type names that mean "any type" (TS any, Python Any): a
     #                             value declared so has an unknown type, never an outside one
+    class_names: tuple[str, ...]  # names that mean the enclosing class itself (Python's
+    #                             cls): calling one constructs it
     overloads: bool             # one qualname defined twice is an overload, chosen by the
     #                             arguments' types (C++, Java); else a redefinition, read at
     #                             the call's line (Python's `if WIN: def f()` ... `else:`)
@@ -5605,7 +5607,7 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text or text.startswith(("iter:", "await:"))  # f#1
+        cleaned = {var: text if "#" in text or text.startswith(("iter:", "await:", "enter:"))
                    else _clean_type(text, generic=True)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
@@ -5814,6 +5816,9 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         if call is not None and call.parent is not None and \
                 call.parent.type == "await_expression":
             written = "await:" + written  # x = await f(): what f's promise gives
+        elif call is not None and call.parent is not None and \
+                call.parent.type == "as_pattern":
+            written = "enter:" + written  # with f() as x: what its __enter__ gives
         vartypes.append((caps["vartype"][0].start_byte, var, written, is_declared))
     elif "typeparam" in caps:  # <T extends Bound>: a T has Bound's members
         constraint = caps["typeparam"][0].parent.child_by_field_name("constraint")
@@ -7557,6 +7562,9 @@ class _Resolver:
         language = self.language(path)
         lang = language.name
         if recv is None:
+            cls = self.enclosing_class(path, scope) if callee in language.class_names else None
+            if cls is not None:
+                return cls, CONF_EXACT  # cls(...) in a class method: a construction
             if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
                 # super(...) in a JS/TS constructor; Python's super() is a builtin
                 return self._resolve_self(path, scope, language.constructor, "super", language)
@@ -7862,6 +7870,13 @@ class _Resolver:
             return OUTSIDE if container is OUTSIDE else None
         if type_text.startswith("await:"):  # x = await f(): what f's Promise<X> holds
             return _awaited(self.type_named(path, scope, _clean_type(type_text[6:])))
+        if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
+            made = self.type_named(path, scope, _clean_type(type_text[6:]))
+            enter = self.method_lookup(made, "__enter__") if isinstance(made, int) else None
+            if enter is not None:
+                return self.returned_type(enter)
+            return _awaited(made) if isinstance(made, OutsideGeneric) else \
+                (made if made is OUTSIDE else None)  # ContextManager[X], Iterator[X]: an X
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
@@ -8370,6 +8385,8 @@ _PY_QUERY = f"""
     @vartype
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
+(with_item value: (as_pattern (call function: [(identifier) (attribute)] @type)
+    alias: (as_pattern_target (identifier) @var))) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) type: (type) @type) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
@@ -8610,7 +8627,8 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 
 PYTHON = Language(
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
-    family="python", self_names=("self", "cls"), builtins=PY_BUILTINS, constructor="__init__",
+    family="python", self_names=("self", "cls"), class_names=("cls",), builtins=PY_BUILTINS,
+    constructor="__init__",
     dynamic_types=frozenset({"Any"}),
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),

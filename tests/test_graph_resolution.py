@@ -46,6 +46,13 @@ CASES = [
     (PY, "shop/aliases.py:make_store", {"shop/use_aliases.py:direct",
                                         "shop/use_aliases.py:through_module"}),
     (PY, "shop/aliases.py:Store.flush", {"shop/use_aliases.py:through_module"}),
+    # `with f() as x`: x is what __enter__ returns (a ContextManager[X] or a
+    # @contextmanager's Iterator[X]: an X); cls(...) in a class method builds cls.
+    (PY, "shop/meters.py:Meter.tick", {"shop/meters.py:measure"}),
+    (PY, "shop/meters.py:Gauge.tick", {"shop/meters.py:watch"}),
+    (PY, "shop/meters.py:Factory", {"shop/meters.py:Factory.create"}),
+    (PY, "shop/meters.py:Factory.reset", {"shop/meters.py:build"}),
+    (PY, "shop/meters.py:Gauge.reset", set()),
     # A name defined once per branch: a call reads its own branch's definition.
     (PY, "shop/platforms.py:raw_mode", {"shop/platforms.py:read_key"}),
     (PY, "shop/platforms.py:raw_mode#2", {"shop/platforms.py:read_key#2"}),
