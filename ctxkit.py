@@ -8017,6 +8017,23 @@ class _Resolver:
         scope = qualname.rsplit(".", 1)[0] if "." in qualname else ""
         return self.type_named(path, scope, written)
 
+    def _base_binding(self, cls: int, base: int, bound: dict | None) -> dict | None:
+        """{base's type parameter: (file, scope, written type)} from the type arguments
+        cls's extends clause gives ``base``; an argument naming one of cls's own bound
+        parameters passes that binding on."""
+        _, _, qualname, path = self.nodes[cls]
+        _, base_name, base_qual, base_path = self.nodes[base]
+        arguments = self.ctx(path).get("base_args", {}).get(qualname, {}).get(base_name)
+        params = list(self.ctx(base_path).get("type_params", {}).get(base_qual, {}))
+        if not arguments or not params:
+            return None
+        binding = {}
+        for param, written in zip(params, arguments, strict=False):
+            cleaned = _clean_type(written, generic=True)
+            binding[param] = bound[cleaned] if bound and cleaned in bound else \
+                (path, qualname, cleaned)
+        return binding
+
     def _inferred_return(self, function: int) -> Any:
         """What an undeclared function returns, read from the one expression all its
         returns give (see _inferred_returns), in the function's own scope."""
@@ -8032,19 +8049,26 @@ class _Resolver:
             del self.memo[key]
 
     def field_type(self, cls: int, attr: str, depth: int = 0,
-                   seen: set[int] | None = None) -> Any:
-        """The declared or assigned type of ``x.attr`` for an x of class ``cls``."""
+                   seen: set[int] | None = None, bound: dict | None = None) -> Any:
+        """The declared or assigned type of ``x.attr`` for an x of class ``cls``.
+
+        ``bound`` maps cls's type parameters to what the subclass the lookup started
+        from gives them (see _base_binding): a field ``_def: Def`` is then the type
+        bound to Def, as the type checker substitutes it."""
         seen = seen if seen is not None else set()
         seen.add(cls)
         _, _, qualname, path = self.nodes[cls]
         types = self.ctx(path).get("types", {}).get(qualname, {})
         written = types.get("self." + attr) or (
             types.get(attr) if self.language(path).unprefixed_fields else None)
+        if written and bound and written in bound:
+            return self.type_named(*bound[written])
         if written:
             return self.type_named(path, qualname, written)
         for base in self.bases.get(cls, ()):
             if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
-                found = self.field_type(base, attr, depth, seen)
+                found = self.field_type(base, attr, depth, seen,
+                                        self._base_binding(cls, base, bound))
                 if found is not None:
                     return found
         return None
@@ -8731,6 +8755,16 @@ _JS_SKELETON = SkeletonRules(
 
 
 def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) -> None:
+    """The file's default export; and the type arguments a class gives its bases
+    (``extends ZodType<Out, ZodOptionalDef<T>>``: ``base_args``, which bind the base's
+    type parameters for its fields read on this class)."""
+    for heritage in (c for c in d.node.named_children if c.type == "class_heritage"):
+        for clause in (c for c in heritage.named_children if c.type == "extends_clause"):
+            arguments = clause.child_by_field_name("type_arguments")
+            base = s.text(clause.child_by_field_name("value")).rpartition(".")[2]
+            if arguments is not None and base:
+                ctx.setdefault("base_args", {}).setdefault(d.qualname, {})[base] = [
+                    one_line(s.text(a)) for a in arguments.named_children]
     up = d.node.parent
     if up is not None and up.type == "export_statement" and s.text(up).startswith(
             "export default"):
