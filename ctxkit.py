@@ -5835,6 +5835,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 (function.start_byte, function.end_byte,
                  _collapse_arguments(one_line(s.text(returned)))[:200]))
     elif "objvalue" in caps:  # const z = {...ns, f, g: h.g}: z.f() is the f it names
+        if caps["objvalue"][0].parent.child_by_field_name("type") is not None:
+            return  # const z: T = {...}: T is what z is
         extra.setdefault("objects", []).append(
             (caps["objname"][0].start_byte, s.text(caps["objname"][0]),
              _object_members(s, caps["objvalue"][0])))
@@ -7626,6 +7628,10 @@ class _Resolver:
     def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
                       language: Language) -> tuple[int | None, float]:
         cls = self.enclosing_class(path, scope)
+        if cls is None and recv not in language.super_names:
+            found = self._unbound_self(path, scope, callee)
+            if found is not None:
+                return found
         if cls is None:  # `this` in a plain function
             return self.guess(callee, language.name, attr=True)
         is_super = recv in language.super_names
@@ -7647,6 +7653,27 @@ class _Resolver:
             subs = [sub for sub in subs if not is_test_path(self.nodes[sub].path)] or subs
         found = {self.method_lookup(sub, callee) for sub in subs} - {None}
         return (found.pop(), CONF_UNIQUE) if len(found) == 1 else (None, 0.0)
+
+    def _unbound_self(self, path: str, scope: str,
+                      callee: str) -> tuple[int | None, float] | None:
+        """``this.f()`` outside a class: a function that declares ``this: T`` (TypeScript)
+        calls T's f; a method of an object literal bound to a name (``const o = {m() {
+        this.f() }}``, no declared type) calls the object's own f."""
+        for qual in self.scope_chain(scope):
+            declared = self.ctx(path).get("types", {}).get(qual, {}).get("this")
+            if declared:
+                owner = self.type_named(path, qual, declared)
+                if owner is OUTSIDE:
+                    return None, 1.0
+                return self._method_of(owner, callee) if owner is not None else None
+        owner, _, method = scope.rpartition(".")
+        holder, _, name = owner.rpartition(".")
+        if not method or not name:
+            return None
+        target = self.object_member(path, holder, name, callee)
+        if target is not None and target[0] == "node":
+            return target[1], CONF_EXACT
+        return None
 
     def _all_subclasses(self, cls: int) -> list[int]:
         found, stack = [], list(self.subclasses.get(cls, ()))
