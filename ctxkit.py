@@ -5442,6 +5442,10 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     _value_aliases(defs, starts, extra.pop("values", ()), ctx)
     _object_literals(defs, starts, extra.pop("objects", ()), ctx)
     _inferred_returns(defs, records, extra.pop("returns", ()), ctx)
+    class_methods = [d.qualname for d in defs if d.kind == "method" and d.params
+                     and d.params[0]["name"] in s.language.class_names]
+    if class_methods:  # def create(cls, ...): its cls is the class
+        ctx["class_methods"] = class_methods
     for pos, name, bound in extra.pop("typeparams", ()):
         index = _enclosing(defs, starts, pos)
         scope = defs[index].qualname if index >= 0 else ""
@@ -7564,7 +7568,7 @@ class _Resolver:
         language = self.language(path)
         lang = language.name
         if recv is None:
-            cls = self.enclosing_class(path, scope) if callee in language.class_names else None
+            cls = self._class_parameter(path, scope, callee, language)
             if cls is not None:
                 return cls, CONF_EXACT  # cls(...) in a class method: a construction
             if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
@@ -7653,6 +7657,17 @@ class _Resolver:
             subs = [sub for sub in subs if not is_test_path(self.nodes[sub].path)] or subs
         found = {self.method_lookup(sub, callee) for sub in subs} - {None}
         return (found.pop(), CONF_UNIQUE) if len(found) == 1 else (None, 0.0)
+
+    def _class_parameter(self, path: str, scope: str, name: str,
+                         language: Language) -> int | None:
+        """The enclosing class, when ``name`` is the first parameter of an enclosing
+        method and one of the names that mean the class (Python's ``cls``)."""
+        if name not in language.class_names:
+            return None
+        methods = self.ctx(path).get("class_methods", ())
+        if not any(qual in methods for qual in self.scope_chain(scope)):
+            return None
+        return self.enclosing_class(path, scope)
 
     def _unbound_self(self, path: str, scope: str,
                       callee: str) -> tuple[int | None, float] | None:
@@ -7900,8 +7915,11 @@ class _Resolver:
         if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
             made = self.type_named(path, scope, _clean_type(type_text[6:]))
             enter = self.method_lookup(made, "__enter__") if isinstance(made, int) else None
-            if enter is not None:
-                return self.returned_type(enter)
+            if enter is not None:  # `return self` in an inherited __enter__: the made one
+                entered = self.returned_type(enter)
+                owner = self.by_pq.get((self.nodes[enter].path,
+                                        self.nodes[enter].qualname.rpartition(".")[0]))
+                return made if entered == owner else entered
             return _awaited(made) if isinstance(made, OutsideGeneric) else \
                 (made if made is OUTSIDE else None)  # ContextManager[X], Iterator[X]: an X
         if type_text.startswith("type:"):  # type[X]: its methods are X's
