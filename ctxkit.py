@@ -9106,6 +9106,8 @@ JAVASCRIPT = Language(
 _TS_FIELDS = """
 (public_field_definition name: (property_identifier) @var type: (type_annotation (_) @type))
     @vartype @self
+(property_signature name: (property_identifier) @var type: (type_annotation (_) @type))
+    @vartype @self
 (public_field_definition name: (property_identifier) @var !type
     value: (new_expression constructor: (_) @type)) @vartype @self
 """
