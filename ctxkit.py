@@ -5870,7 +5870,14 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         extra["default"] = s.text(caps["defaultname"][0])
         extra.setdefault("exports", []).append(extra["default"])
     elif "exportname" in caps:
+        spec = caps["exportname"][0].parent
         extra.setdefault("exports", []).append(s.text(caps["exportname"][0]))
+        alias = spec.child_by_field_name("alias")
+        clause = spec.parent.parent if spec.parent is not None else None
+        if alias is not None and clause is not None and \
+                clause.child_by_field_name("source") is None:  # export { _null as null }
+            extra.setdefault("values", []).append(
+                (spec.start_byte, s.text(alias), s.text(caps["exportname"][0])))
     elif "exportlhs" in caps:
         _js_module_exports(s, caps["exportlhs"][0], caps["exportrhs"][0], extra)
     elif "allname" in caps and s.text(caps["allname"][0]) == "__all__":

@@ -125,6 +125,7 @@ CASES = [
     (TS, "src/kit_parts.ts:beta", {"src/kit.ts:useKit"}),
     (TS, "src/kit.ts:gamma", {"src/kit.ts:useKit", "src/kit.ts:kit.twice"}),
     (TS, "src/kit.ts:kit.twice", {"src/kit.ts:useKit"}),
+    (TS, "src/kit_parts.ts:epsilonImpl", {"src/kit.ts:useKit"}),  # export { f as g }
     (TS, "src/kit_parts.ts:Decoy.alpha", set()),
     (TS, "src/kit_parts.ts:Decoy.gamma", set()),
     # `await` of a Promise<X> gives an X; an undeclared result is what the function
