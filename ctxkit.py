@@ -5603,7 +5603,8 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
         scope = defs[index].qualname if index >= 0 else ""
-        rebinding = type_text.startswith(("iter:", var + ".")) or type_text == var
+        read = type_text.removeprefix("expr:")
+        rebinding = type_text.startswith("iter:") or read.startswith(var + ".") or read == var
         if (scope, var) in declared or (rebinding and var in types.get(scope, {})):
             continue  # `for x in`, `x = x.m(...)`: the name keeps the type it was given first
         if is_declared:
@@ -5611,7 +5612,8 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text or text.startswith(("iter:", "await:", "enter:"))
+        cleaned = {var: text if "#" in text or text.startswith(("iter:", "await:", "enter:",
+                                                                "expr:"))
                    else _clean_type(text, generic=True)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
@@ -5817,7 +5819,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             field is not None and field.id == type_node.id))
         written = s.text(type_node)
         call = type_node.parent
-        if call is not None and call.parent is not None and \
+        if call is not None and call.id == caps["vartype"][0].id and \
+                type_node.type in ("attribute", "member_expression"):
+            written = "expr:" + _collapse_arguments(one_line(written))[:200]  # x = a.b
+        elif call is not None and call.parent is not None and \
                 call.parent.type == "await_expression":
             written = "await:" + written  # x = await f(): what f's promise gives
         elif call is not None and call.parent is not None and \
@@ -7917,6 +7922,15 @@ class _Resolver:
             if isinstance(container, OutsideGeneric):  # one type argument: its elements
                 return container.held[0] if len(container.held) == 1 else None
             return OUTSIDE if container is OUTSIDE else None
+        if type_text.startswith("expr:"):  # x = a.b: what a.b is
+            key = ("expression", path, scope, type_text)
+            if key in self.memo:
+                return None  # x = y.a; y = x.b: a chain that leads back here
+            self.memo[key] = None
+            try:
+                return self.expr_type(path, scope, type_text[5:])
+            finally:
+                del self.memo[key]
         if type_text.startswith("await:"):  # x = await f(): what f's Promise<X> holds
             return _awaited(self.type_named(path, scope, _clean_type(type_text[6:])))
         if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
@@ -8461,6 +8475,7 @@ _PY_QUERY = f"""
     @vartype
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
+(assignment left: (identifier) @var right: (attribute) @type) @vartype
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @type)
     alias: (as_pattern_target (identifier) @var))) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
@@ -8739,6 +8754,7 @@ _JS_CALLS = """
     @vartype
 (variable_declarator name: (identifier) @var value: (call_expression
     function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
+(variable_declarator name: (identifier) @var value: (member_expression) @type) @vartype
 (variable_declarator name: (identifier) @var value: (await_expression (call_expression
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self

@@ -48,7 +48,8 @@ CASES = [
     (PY, "shop/aliases.py:Store.flush", {"shop/use_aliases.py:through_module"}),
     # `with f() as x`: x is what __enter__ returns (a ContextManager[X] or a
     # @contextmanager's Iterator[X]: an X); cls(...) in a class method builds cls.
-    (PY, "shop/meters.py:Meter.tick", {"shop/meters.py:measure"}),
+    (PY, "shop/meters.py:Meter.tick", {"shop/meters.py:measure",
+                                       "shop/meters.py:Panel.show"}),  # x = self.meter
     (PY, "shop/meters.py:Gauge.tick", {"shop/meters.py:watch"}),
     (PY, "shop/meters.py:Factory", {"shop/meters.py:Factory.create"}),
     (PY, "shop/meters.py:Factory.reset", {"shop/meters.py:build"}),
@@ -118,7 +119,8 @@ CASES = [
     (TS, "src/receivers.ts:Annotation.splice", set()),
     # A base's field typed by a type parameter has the type the subclass binds to it.
     (TS, "src/boxes.ts:Parser.parse", {"src/boxes.ts:ParserBox.run"}),
-    (TS, "src/boxes.ts:Printer.parse", {"src/boxes.ts:PrinterBox.run"}),
+    (TS, "src/boxes.ts:Printer.parse", {"src/boxes.ts:PrinterBox.run",
+                                        "src/boxes.ts:PrinterBox.again"}),  # x = a.b
     # An object literal used as a namespace: a spread namespace's exports, the
     # functions its properties name, its own methods.
     (TS, "src/kit_parts.ts:alpha", {"src/kit.ts:useKit"}),
