@@ -3154,28 +3154,38 @@ class Record:
 
 
 class Env(Record):
-    """Where a command runs (``place``, and the same as Paths: root, cwd, db_path;
-    the project) and its output mode."""
+    """Where a command runs, one Place (strings), and its output mode. ``root``,
+    ``cwd`` and ``db_path`` are the Place's folders and file as Paths."""
 
-    __slots__ = ("place", "root", "cwd", "db_path", "project", "json", "quiet")
+    __slots__ = ("place", "json", "quiet")
     DEFAULTS: ClassVar[dict[str, Any]] = {"json": False, "quiet": False}
     FROZEN = True
     place: Place
-    root: Path
-    cwd: Path
-    db_path: Path
-    project: str
     json: bool
     quiet: bool
+
+    @property
+    def project(self) -> str:
+        return self.place.project
+
+    @property
+    def root(self) -> Path:
+        return Path(self.place.root)
+
+    @property
+    def cwd(self) -> Path:
+        return Path(self.place.cwd)
+
+    @property
+    def db_path(self) -> Path:
+        return Path(self.place.db_path)
 
 
 def make_env(db: str | None = None, project: str | None = None,
              as_json: bool = False, quiet: bool = False,
              cwd: Path | None = None) -> Env:
-    place = env_paths(db, project, str(cwd) if cwd else None)
-    return Env(place=place, root=Path(place.root), cwd=Path(place.cwd),
-               db_path=Path(place.db_path), project=place.project,
-               json=as_json, quiet=quiet)
+    """The Env of the global options (--db, -p) and a working folder (env_paths)."""
+    return Env(env_paths(db, project, str(cwd) if cwd else None), as_json, quiet)
 
 
 def utc_stamp(when: _dt.datetime) -> str:
