@@ -8430,6 +8430,10 @@ _JS_DEFS = """
 (variable_declarator name: (identifier) @name
     value: [(arrow_function) (function_expression)] @fn) @def.function
 (function_expression name: (identifier) @name) @def.function
+(pair key: (property_identifier) @name value: [(arrow_function) (function_expression)] @fn)
+    @def.function
+(assignment_expression left: (member_expression property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)] @fn) @def.function
 (expression_statement (assignment_expression
     left: (member_expression object: [(identifier) (member_expression)] @owner
         property: (property_identifier) @name)
@@ -8463,14 +8467,26 @@ def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) ->
 
 def _js_skip_def(s: _Source, node: Any) -> bool:
     """Not a definition of its own: a named function expression that a declaration or an
-    assignment already names (``const f = function g() {}`` is f), and an overload
-    signature in a class body (its implementation follows and is the definition)."""
+    assignment already names (``const f = function g() {}`` is f), an assignment the
+    ``exports.f = ...`` and ``X.prototype.m = ...`` patterns define as a statement, and
+    an overload signature in a class body (its implementation follows and is the
+    definition)."""
     up = node.parent
     if node.type == "function_expression":
         return up is not None and up.type in ("variable_declarator", "assignment_expression",
                                               "pair", "public_field_definition",
                                               "field_definition")
+    if node.type == "assignment_expression":
+        owner = node.child_by_field_name("left").child_by_field_name("object")
+        return up is not None and up.type == "expression_statement" and owner.type in (
+            "identifier", "member_expression") and (
+            re.fullmatch(r"(module\.)?exports", s.text(owner)) is not None
+            or bool(_js_prototype_of(s, owner)))
     return node.type == "method_signature" and up is not None and up.type == "class_body"
+
+
+# An object literal's members that define functions: `m() {}` and `m: () => {}`.
+_JS_OBJECT_MEMBERS = ("method_definition", "pair")
 
 
 def _js_prototype_of(s: _Source, node: Any) -> str:
@@ -8493,7 +8509,7 @@ def _js_prototype_member(s: _Source, d: _Def) -> tuple[str, str] | None:
         owner = _js_prototype_of(s, left.child_by_field_name("object")) if left else ""
         return (owner, d.name) if owner else None
     holder = node.parent
-    if node.type != "method_definition" or holder is None or holder.type != "object":
+    if node.type not in _JS_OBJECT_MEMBERS or holder is None or holder.type != "object":
         return None
     up = holder.parent
     if up is not None and up.type == "assignment_expression":
@@ -8511,17 +8527,25 @@ def _js_prototype_member(s: _Source, d: _Def) -> tuple[str, str] | None:
 
 
 def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
-    """An object literal's method belongs to the object: ``const traps = {get() {}}`` ->
-    ``traps.get``, never a module-level ``get``. A method written on a prototype
-    (see _js_prototype_member) belongs to its class or constructor function: X.m."""
+    """An object literal's method belongs to the object: ``const traps = {get() {}}`` and
+    ``{get: () => {}}`` -> ``traps.get``, never a module-level ``get``; so does a function
+    assigned to a member, ``inst.ops.get = () => {}`` -> ``ops.get``. A method written on
+    a prototype (see _js_prototype_member) belongs to its class or constructor function:
+    X.m."""
     member = _js_prototype_member(s, d)
     if member is not None:
         owner, d.name = member
         d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
         d.kind = "method"
         return True
+    if d.node.type == "assignment_expression":  # obj.m = () => {}: a method of obj's
+        target = d.node.child_by_field_name("left").child_by_field_name("object")
+        owner = re.sub(r"\W+", ".", s.text(target)).strip(".").rpartition(".")[2] or "object"
+        d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
+        d.kind = "method"
+        return True
     holder = d.node.parent
-    if d.node.type != "method_definition" or holder is None or holder.type != "object":
+    if d.node.type not in _JS_OBJECT_MEMBERS or holder is None or holder.type != "object":
         return False
     owner, up = "object", holder.parent
     while up is not None and up.type in ("parenthesized_expression", "as_expression",
@@ -8535,7 +8559,9 @@ def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     elif up is not None and up.type == "export_statement":
         owner = "default"
     elif up is not None and up.type == "arguments" and up.parent is not None:
-        owner = s.text(up.parent.child_by_field_name("function")).rsplit(".", 1)[-1] or owner
+        call = up.parent  # f({...}) or new X({...}): the object is the call's argument
+        called = call.child_by_field_name("function") or call.child_by_field_name("constructor")
+        owner = s.text(called).rsplit(".", 1)[-1] or owner
     d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
     d.kind = "method"
     return True
