@@ -2894,11 +2894,7 @@ class _ReadDb:
     """Just enough of Database for the read functions above: ``query`` on a connection,
     and the code on disk without a parser (a changed file sends the call to the full CLI).
 
-    Used as ``with _fast_db(...) as db``: the connection is closed when the call
-    falls back, and left open when it is answered, for os._exit to drop. Closing
-    the last connection checkpoints the WAL and deletes the -wal and -shm files,
-    which the next call would create again, and that costs as much as the read
-    (DESIGN.md "Start-up and the fast path"); no transaction is open by then.
+    Used as ``with _fast_db(...) as db``, which closes the connection.
     """
 
     def __init__(self, conn: sqlite3.Connection, root: str):
@@ -2908,9 +2904,8 @@ class _ReadDb:
     def __enter__(self) -> _ReadDb:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, *_: Any) -> None:
-        if kind is not None:
-            self.conn.close()
+    def __exit__(self, *_: Any) -> None:
+        self.conn.close()
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
@@ -3057,11 +3052,9 @@ _PROGRAM = os.path.basename((getattr(sys, "argv", None) or [""])[0])
 if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the console script
     _FAST_STATUS = run_fast_path(sys.argv[1:])
     if _FAST_STATUS is not None:
-        # Exit without finalizing the interpreter: the output is flushed, the
-        # database connection has no transaction open (left open so that its
-        # -wal and -shm files stay for the next call: _ReadDb), and tearing down
-        # the whole unmarshalled module costs a tenth of the call (DESIGN.md
-        # "Start-up and the fast path").
+        # Exit without finalizing the interpreter: nothing of ours is left open
+        # (output flushed, database closed), and tearing down the whole
+        # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
         os._exit(_FAST_STATUS)
 
 
