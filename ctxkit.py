@@ -2894,11 +2894,7 @@ class _ReadDb:
     """Just enough of Database for the read functions above: ``query`` on a connection,
     and the code on disk without a parser (a changed file sends the call to the full CLI).
 
-    Used as ``with _fast_db(...) as db``: the connection is closed when the call
-    falls back, and left open when it is answered, for os._exit to drop. Closing
-    the last connection checkpoints the WAL and deletes the -wal and -shm files,
-    which the next call would create again, and that costs as much as the read
-    (DESIGN.md "Start-up and the fast path"); no transaction is open by then.
+    Used as ``with _fast_db(...) as db``, which closes the connection.
     """
 
     def __init__(self, conn: sqlite3.Connection, root: str):
@@ -2908,9 +2904,8 @@ class _ReadDb:
     def __enter__(self) -> _ReadDb:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, *_: Any) -> None:
-        if kind is not None:
-            self.conn.close()
+    def __exit__(self, *_: Any) -> None:
+        self.conn.close()
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
@@ -3057,11 +3052,9 @@ _PROGRAM = os.path.basename((getattr(sys, "argv", None) or [""])[0])
 if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the console script
     _FAST_STATUS = run_fast_path(sys.argv[1:])
     if _FAST_STATUS is not None:
-        # Exit without finalizing the interpreter: the output is flushed, the
-        # database connection has no transaction open (left open so that its
-        # -wal and -shm files stay for the next call: _ReadDb), and tearing down
-        # the whole unmarshalled module costs a tenth of the call (DESIGN.md
-        # "Start-up and the fast path").
+        # Exit without finalizing the interpreter: nothing of ours is left open
+        # (output flushed, database closed), and tearing down the whole
+        # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
         os._exit(_FAST_STATUS)
 
 
@@ -3154,28 +3147,38 @@ class Record:
 
 
 class Env(Record):
-    """Where a command runs (``place``, and the same as Paths: root, cwd, db_path;
-    the project) and its output mode."""
+    """Where a command runs, one Place (strings), and its output mode. ``root``,
+    ``cwd`` and ``db_path`` are the Place's folders and file as Paths."""
 
-    __slots__ = ("place", "root", "cwd", "db_path", "project", "json", "quiet")
+    __slots__ = ("place", "json", "quiet")
     DEFAULTS: ClassVar[dict[str, Any]] = {"json": False, "quiet": False}
     FROZEN = True
     place: Place
-    root: Path
-    cwd: Path
-    db_path: Path
-    project: str
     json: bool
     quiet: bool
+
+    @property
+    def project(self) -> str:
+        return self.place.project
+
+    @property
+    def root(self) -> Path:
+        return Path(self.place.root)
+
+    @property
+    def cwd(self) -> Path:
+        return Path(self.place.cwd)
+
+    @property
+    def db_path(self) -> Path:
+        return Path(self.place.db_path)
 
 
 def make_env(db: str | None = None, project: str | None = None,
              as_json: bool = False, quiet: bool = False,
              cwd: Path | None = None) -> Env:
-    place = env_paths(db, project, str(cwd) if cwd else None)
-    return Env(place=place, root=Path(place.root), cwd=Path(place.cwd),
-               db_path=Path(place.db_path), project=place.project,
-               json=as_json, quiet=quiet)
+    """The Env of the global options (--db, -p) and a working folder (env_paths)."""
+    return Env(env_paths(db, project, str(cwd) if cwd else None), as_json, quiet)
 
 
 def utc_stamp(when: _dt.datetime) -> str:
