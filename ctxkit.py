@@ -17294,7 +17294,7 @@ class _TestReach:
                     if value > values.get(node.rowid, 0.0):
                         values[node.rowid] = value
                         frontier.append((node, value))
-                        yield node, value, self._why(part, rel, on_line, share)
+                        yield node, value, self._why(part, rel, failing, share)
         for depth in range(2, SUSPECT_TEST_MAX_DEPTH + 1):
             following: list[tuple[Node, float]] = []
             frontier.sort(key=lambda item: -item[1])
@@ -17309,27 +17309,31 @@ class _TestReach:
                                                 f"{caller.qualname}")
             frontier = following
 
-    def _why(self, part: Node, rel: Relation, on_line: bool, share: float) -> str:
-        where = (f"called on the line the test failed at ({self.test.path}:{rel.line})"
-                 if on_line else f"called by the failing test {self.test.qualname}")
+    def _why(self, part: Node, rel: Relation, failing: dict[int, str], share: float) -> str:
+        at = f"{self.test.path}:{rel.line}"
+        where = {"frame": f"called on the line the test failed at ({at})",
+                 "read": f"its result is what the failing line checks ({at})",
+                 "block": f"called inside the failing with block ({at})"}.get(
+            failing.get(rel.line or 0, ""), f"called by the failing test {self.test.qualname}")
         if part.rowid != self.test.rowid:
             kind = "fixture" if _is_fixture_of(part, self.test) else "code defined in it"
             where = f"called by {part.qualname} ({kind} of the failing test)"
-        if share < 1.0 or rel.node is None:
-            where += f" as {rel.name}, its receiver's class inferred"
+        if rel.node is None:
+            where += f" ({rel.name}: the class of its receiver inferred)"
         return where
 
-    def failing_lines(self) -> set[int]:
-        """Lines of the test the failure points at, with the lines whose results they
-        read and the bodies of failing ``with`` blocks."""
+    def failing_lines(self) -> dict[int, str]:
+        """Lines of the test the failure points at ("frame"), with the lines whose
+        results they read ("read") and the bodies of failing ``with`` blocks ("block")."""
         test = self.test
-        lines = {f.line for f in self.ranking.failure.frames
+        lines = {f.line: "frame" for f in self.ranking.failure.frames
                  if f.rel == test.path and test.line <= f.line <= test.end_line}
         for line in sorted(lines):
             at = line - test.line
             if 0 <= at < len(self.text):
-                lines |= _read_from(self.text, at, test.line)
-                lines |= _block_under(self.text, at, test.line)
+                for found, why in ((_read_from(self.text, at, test.line), "read"),
+                                   (_block_under(self.text, at, test.line), "block")):
+                    lines.update((n, why) for n in found if n not in lines)
         return lines
 
 
