@@ -16588,6 +16588,8 @@ SUSPECT_TEST_MAX_DEPTH = 3
 SUSPECT_TEST_FIXTURE = 0.5       # a call in a fixture of the test, times its line's value
 SUSPECT_TEST_SHARED = 0.5        # an unresolved x.m(): what its candidates share
 SUSPECT_SHARED_MAX = 6           # more methods of that name than this: none is taken
+SUSPECT_SPREAD_DEPTH = 2         # calls up from a test suspect to the other tests reaching it
+SUSPECT_SPREAD_EXPONENT = 0.5      # test value times (1 + other tests reaching it) ** -this
 SUSPECT_PHRASE_WORDS = 3         # words of a message phrase looked up in the source
 SUSPECT_CHANGE_TIERS = {"worktree": 1.0, "commits": 0.6}
 SUSPECT_CHANGE_FAR = 0.1         # a change the failure's call closure does not reach
@@ -16669,6 +16671,9 @@ _MESSAGE_LINE = lazy_re(
     r"|^panic: (?P<panic>.+)$|^\s*error(?:\[E\d+\])?: (?P<err>.+)$"
     r"|(?:FAILED|ERROR) \S+ - (?P<s>.+)$")
 _FAILING_SOURCE = lazy_re(r"^>\s+(?P<code>\S.*)$")     # pytest's marker on the failing line
+# Python's default repr of an object followed by an attribute, as pytest's "where"
+# lines print a method's receiver: <shop.cart.Cart object at 0x7f...>.total
+_OBJECT_ATTRIBUTE = lazy_re(r"<(?P<cls>[A-Za-z_][\w.]*) object at 0x[0-9a-fA-F]+>\.(?P<attr>\w+)")
 _IDENTIFIER = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -16869,6 +16874,7 @@ class _Ranking:
         self.suspects: dict[str, Suspect] = {}
         self.seeds: dict[int, Node] = {}         # frame and test nodes, by rowid
         self.tests: list[Node] = []
+        self.checked: set[str] = set()           # ids a failing line of a test calls
         self.notes: list[str] = []
 
     def suspect(self, node: Node) -> Suspect:
@@ -16970,6 +16976,31 @@ class _Ranking:
         for node, value, why in reach.walk():
             if node.kind in SUSPECT_CALLABLE_KINDS:
                 self.suspect(node).add("test", value, why)
+        self.checked.update(reach.checked)
+
+    def spread_tests(self) -> None:
+        """Scale each test signal down by how many other tests reach the symbol too
+        (within SUSPECT_SPREAD_DEPTH calls): code every test runs is where a failure
+        passes through, code only the failing test runs is where it differs (the
+        Ochiai measure of fault localization, the other tests taken as passing and
+        the call graph as their coverage). What the failing line itself calls is
+        what the test checks, and keeps its value."""
+        if SUSPECT_SPREAD_EXPONENT <= 0:
+            return
+        failing = {n.id for n in self.tests}
+        for suspect in self.suspects.values():
+            if "test" not in suspect.signals or suspect.node is None \
+                    or suspect.key in self.checked:
+                continue
+            others = {item["id"] for item in graph_walk(
+                self.db, self.env.project, suspect.node, "calledBy", SUSPECT_SPREAD_DEPTH,
+                DEFAULT_MIN_CONFIDENCE) if item["id"] and item["id"] not in failing
+                and is_test_path(item["path"] or "")
+                and item["name"].rpartition(".")[2].startswith("test")}
+            if others:
+                suspect.signals["test"] = round(
+                    suspect.signals["test"] * (1 + len(others)) ** -SUSPECT_SPREAD_EXPONENT, 4)
+                suspect.evidence["test"] += f" (and by {len(others)} other tests)"
 
     def node_by_id(self, uid: str) -> Node | None:
         path, _, qualname = uid.rpartition(":")
@@ -17136,6 +17167,7 @@ class _TestReach:
         self.ranking, self.db, self.project = ranking, ranking.db, ranking.env.project
         self.test = test
         self.methods: dict[str, list[Node]] = {}
+        self.checked: set[str] = set()       # ids called on the failing lines
         self.text = self._source()
         self.scope = self._scope()
         self.held: list[list[str]] = []                # class ids, each with its bases
@@ -17291,6 +17323,8 @@ class _TestReach:
                 base = (SUSPECT_TEST_FAILING_LINE if on_line else SUSPECT_TEST_OFF_LINE) * factor
                 for node, share in self.targets(rel, part.rowid == self.test.rowid):
                     value = base * share
+                    if on_line:
+                        self.checked.add(node.id)
                     if value > values.get(node.rowid, 0.0):
                         values[node.rowid] = value
                         frontier.append((node, value))
@@ -17434,6 +17468,8 @@ def failure_identifiers(failure: Failure) -> list[str]:
     common = set(keyword.kwlist) | set(dir(builtins))
     words: dict[str, None] = {}
     for text in failure.messages + failure.failing_source:
+        for match in _OBJECT_ATTRIBUTE.finditer(text):   # the object's class names the method
+            words.setdefault(f"{match.group('cls').rpartition('.')[2]}.{match.group('attr')}")
         for match in _IDENTIFIER.finditer(text):
             token = match.group(0)
             parts = [token] + (token.split(".") if "." in token else [])
@@ -17499,6 +17535,8 @@ def rank_suspects(env: Env, db: Database | None, failure: Failure) -> dict[str, 
     ranking = _Ranking(env, db, failure, graph)
     ranking.add_frames()
     ranking.add_tests()
+    if graph:
+        ranking.spread_tests()
     ranking.add_changes()
     if graph:
         ranking.add_names()

@@ -51,7 +51,15 @@ def test_assertion_in_the_test_ranks_the_callee_that_computes_it(project):
     assert ids[0] == "src/invoice/lines.py:Line.total"   # called on the failing line
     assert result["tests"] == ["tests/test_invoice.py:test_line_total_with_discount"]
     top = result["suspects"][ids.index("src/invoice/discount.py:apply_discount")]
-    assert top["signals"]["test"]["why"] == "2 calls from the failing test, via Line.total"
+    assert top["signals"]["test"]["why"].startswith(
+        "2 calls from the failing test, via Line.total (and by ")
+    # the other tests reach apply_discount too (through Line.total): its test value is
+    # scaled down by them, while Line.total, which the failing line calls, keeps its own
+    others = int(top["signals"]["test"]["why"].rsplit("(and by ", 1)[1].split()[0])
+    assert others >= 1
+    assert top["signals"]["test"]["value"] == pytest.approx(0.5 * (1 + others) ** -0.5,
+                                                            abs=1e-3)
+    assert result["suspects"][0]["signals"]["test"]["value"] == 1.0
     for suspect in result["suspects"]:   # every contribution is shown and adds up
         total = sum(s["contribution"] for s in suspect["signals"].values())
         factor = ctxkit.SUSPECT_TEST_FACTOR if suspect["test_file"] else 1.0

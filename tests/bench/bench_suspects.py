@@ -264,7 +264,7 @@ def failing_run(pkg: corpus.Package, case: dict, root: Path, reuse: bool) -> tup
     venv = corpus.venv_for(pkg, case["old"])
     src = corpus.source_root(root, pkg)
     run = ctxkit(root, "run", "--json", "--", str(venv / "bin" / "python"), "-m", "pytest",
-                 "-p", "no:cacheprovider", "-o", "addopts=", "-q", case["test_id"],
+                 *corpus.pytest_isolation(root), "-q", case["test_id"],
                  env={"PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"})
     summary = json.loads(run.stdout.splitlines()[-1]) if run.stdout.strip() else {}
     handle = summary.get("handle")
