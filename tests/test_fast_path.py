@@ -207,3 +207,4 @@ def test_a_file_changed_since_the_index_goes_to_the_full_cli_which_says_stale(cl
     assert out.count(b"(stale: code changed since)") == 4
     out = compare(cli, "query", "AuthService.refresh", "--inject", fast=False)
     assert b"AuthService.refresh lesson" in out and b"stale" not in out   # refresh unchanged
+
