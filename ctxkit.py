@@ -17063,7 +17063,8 @@ class _Ranking:
             if others:
                 suspect.signals["test"] = round(
                     suspect.signals["test"] * (1 + len(others)) ** -SUSPECT_SPREAD_EXPONENT, 4)
-                suspect.evidence["test"] += f" (and by {len(others)} other tests)"
+                suspect.evidence["test"] += (f" (and by {len(others)} other "
+                                             f"test{'s' if len(others) != 1 else ''})")
 
     def node_by_id(self, uid: str) -> Node | None:
         path, _, qualname = uid.rpartition(":")
