@@ -210,6 +210,7 @@ def many_files(root: Path, count: int) -> None:
         write(root, f"pkg/m{i}.py", generated_module(40, prefix=f"m{i}_f"))
 
 
+@pytest.mark.slow                    # three full indexes of 400 files
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs a pty")
 def test_progress_on_a_terminal_only(cli):
     import pty

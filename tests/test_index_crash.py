@@ -109,6 +109,7 @@ def test_scoped_run_after_a_kill_resolves_the_other_files(cli, tmp_path):
     assert _edges(cli.db) == _reference(tmp_path, cli.root)
 
 
+@pytest.mark.slow                    # up to three 600-file indexes at once, and one more
 @pytest.mark.parametrize("runs", [2, 3])
 def test_concurrent_index_runs_equal_one_run(cli, tmp_path, runs):
     _write_project(cli.root, count=600)

@@ -67,6 +67,7 @@ def assert_sound(root, cli):
     assert again.json()["files"]["indexed"] + again.json()["files"]["unchanged"] == 320
 
 
+@pytest.mark.slow                    # a 320-file index, interrupted, then run whole
 @pytest.mark.parametrize("pause", [0.0, 0.4, 0.9])
 def test_ctrl_c_to_the_process_group(cli, root, pause):
     corpus(root)
@@ -76,6 +77,7 @@ def test_ctrl_c_to_the_process_group(cli, root, pause):
     assert_sound(root, cli)
 
 
+@pytest.mark.slow                    # a 320-file index, interrupted, then run whole
 @pytest.mark.parametrize("to_group", [True, False])
 def test_sigterm(cli, root, to_group):
     corpus(root)
