@@ -16800,7 +16800,9 @@ def classify_frame(env: Env, frame: Frame) -> Frame:
     """The frame with its root-relative path, or marked as a library frame.
 
     A path outside the root, one that names no file under it, or one inside an
-    installed-package folder is a library frame; its file is never opened.
+    installed-package folder is a library frame; its file is never opened. A
+    path through a symbolic link to the root (a linked checkout, macOS's /tmp)
+    is the root's own file.
     """
     path = frame.path
     if path.startswith("<") or not path:
@@ -16808,15 +16810,22 @@ def classify_frame(env: Env, frame: Frame) -> Frame:
     absolute = os.path.isabs(path)
     full = os.path.normpath(path if absolute else os.path.join(str(env.cwd), path))
     root = str(env.root)
-    inside = full == root or full.startswith(root.rstrip(os.sep) + os.sep)
+    inside = _path_under(full, root)
     if not inside and not absolute:  # printed relative to the root, not the cwd
         full = os.path.normpath(os.path.join(root, path))
-        inside = full.startswith(root.rstrip(os.sep) + os.sep)
+        inside = _path_under(full, root)
+    if not inside and os.path.realpath(full) != full:
+        full, root = os.path.realpath(full), os.path.realpath(root)
+        inside = _path_under(full, root)
     rel = os.path.relpath(full, root).replace(os.sep, "/") if inside else None
     library = (rel is None or any(part in SUSPECT_LIBRARY_PARTS for part in rel.split("/"))
                or not os.path.isfile(full))
     return Frame(**{**_record_fields(frame), "rel": None if library else rel,
                     "library": library})
+
+
+def _path_under(path: str, root: str) -> bool:
+    return path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _record_fields(record: Record) -> dict[str, Any]:

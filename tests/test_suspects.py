@@ -199,6 +199,23 @@ def test_library_frames_are_listed_and_never_read(project, tmp_path):
     assert "library frames (not read): " in project("suspects").out
 
 
+def test_a_frame_printed_through_a_link_to_the_root_is_a_project_frame(project, tmp_path):
+    link = tmp_path / "linked-checkout"
+    link.symlink_to(project.root, target_is_directory=True)
+    log = project.root / "trace.txt"
+    log.write_text(textwrap.dedent(f"""\
+        Traceback (most recent call last):
+          File "{link}/src/invoice/money.py", line 8, in parse_amount
+            raise ValueError(f"unknown currency {{currency!r}}")
+        ValueError: unknown currency 'XYZ'
+        """))
+    project.sub("run", "--", "sh", "-c", f"cat {log}; exit 1")
+    result = project("suspects", "--json").json()
+    assert [(f["path"], f["library"]) for f in result["frames"]] == [
+        ("src/invoice/money.py", False)]
+    assert result["suspects"][0]["id"] == "src/invoice/money.py:parse_amount"
+
+
 def test_node_frames_link_to_javascript_symbols(cli):
     (cli.root / "lib").mkdir()
     (cli.root / "lib" / "cart.js").write_text(textwrap.dedent("""\

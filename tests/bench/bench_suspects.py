@@ -132,7 +132,7 @@ def repository(pkg: corpus.Package, case: dict) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
     ctxkit(root, "index", "-q")
-    (root / ".git" / "info" / "exclude").write_text(".ready\n.ctxkit/\n")
+    (root / ".git" / "info" / "exclude").write_text(".ready\n.runs.json\n.ctxkit/\n")
     (root / ".ready").write_text("")
     return root
 
@@ -232,8 +232,14 @@ def grep_ranking(root: Path, pkg: corpus.Package, output: str) -> list[tuple[str
     return sorted(hits, key=lambda k: (-len(hits[k]), order[k]))
 
 
-def measure_case(pkg: corpus.Package, case: dict) -> dict:
-    root = repository(pkg, case)
+def failing_run(pkg: corpus.Package, case: dict, root: Path, reuse: bool) -> tuple[int, str,
+                                                                                   str | None]:
+    """(exit, stderr, handle) of the case's test run through `ctxkit run`; with ``reuse``
+    the handle stored by an earlier measurement of the same repository, when there is one."""
+    known = root / ".runs.json"
+    runs = json.loads(known.read_text()) if known.exists() else {}
+    if reuse and case["test_id"] in runs:
+        return 1, "", runs[case["test_id"]]
     venv = corpus.venv_for(pkg, case["old"])
     src = corpus.source_root(root, pkg)
     run = ctxkit(root, "run", "--json", "--", str(venv / "bin" / "python"), "-m", "pytest",
@@ -241,10 +247,19 @@ def measure_case(pkg: corpus.Package, case: dict) -> dict:
                  env={"PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"})
     summary = json.loads(run.stdout.splitlines()[-1]) if run.stdout.strip() else {}
     handle = summary.get("handle")
-    out = {"id": case["id"], "half": half_of(case), "exit": run.returncode,
-           "truth": len(case["truth"])}
-    if not handle or run.returncode != 1:
-        out["error"] = f"ctxkit run exited {run.returncode}: {run.stderr[-300:]}"
+    if handle and run.returncode == 1:
+        runs[case["test_id"]] = handle
+        known.write_text(json.dumps(runs, indent=1) + "\n")
+    return run.returncode, run.stderr, handle
+
+
+def measure_case(pkg: corpus.Package, case: dict, reuse: bool = False) -> dict:
+    root = repository(pkg, case)
+    code, stderr, handle = failing_run(pkg, case, root, reuse)
+    out = {"id": case["id"], "half": half_of(case), "exit": code,
+           "truth": len(case["truth"]), "root": str(root), "handle": handle}
+    if not handle or code != 1:
+        out["error"] = f"ctxkit run exited {code}: {stderr[-300:]}"
         return out
     started = time.perf_counter()
     done = ctxkit(root, "suspects", handle, "--json", "--limit", str(LIMIT),
@@ -299,7 +314,7 @@ def report(results: list[dict], label: str) -> None:
               f"{theirs:.0f} = {theirs / max(ours, 1):.1f}x fewer (total {ratio:.1f}x)")
 
 
-def cmd_measure(half: str, only: list[str] | None, jobs: int) -> int:
+def cmd_measure(half: str, only: list[str] | None, jobs: int, reuse: bool) -> int:
     cases = json.loads(CASES_FILE.read_text())
     if half != "all":
         chosen = set(json.loads((HELD_OUT_FILE if half == "held_out" else TUNING_FILE)
@@ -316,7 +331,7 @@ def cmd_measure(half: str, only: list[str] | None, jobs: int) -> int:
         done = []
         for case in group:
             try:
-                result = measure_case(packages[case["package"]], case)
+                result = measure_case(packages[case["package"]], case, reuse)
             except Exception as exc:   # one broken case must not stop the run
                 result = {"id": case["id"], "half": half_of(case), "error": repr(exc)[:300]}
             print(f"{result['id']}: rank {result.get('rank')} grep {result.get('grep_rank')} "
@@ -336,6 +351,7 @@ def cmd_measure(half: str, only: list[str] | None, jobs: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global CTXKIT, RESULTS_FILE
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("split", help="write the held-out and tuning halves (once)")
@@ -343,10 +359,20 @@ def main(argv: list[str] | None = None) -> int:
     measure.add_argument("--half", choices=("tuning", "held_out", "all"), default="all")
     measure.add_argument("--package", action="append")
     measure.add_argument("--jobs", type=int, default=2)
+    measure.add_argument("--ctxkit", type=Path, default=CTXKIT,
+                         help="the ctxkit.py to measure (default: this checkout's), e.g. a "
+                              "copy of an earlier version as the baseline of a change")
+    measure.add_argument("--results", type=Path, default=RESULTS_FILE,
+                         help=f"where the per-case results go (default {RESULTS_FILE})")
+    measure.add_argument("--reuse-runs", action="store_true",
+                         help="rank the failing output an earlier measure stored for each "
+                              "case instead of running its test again (faster; the "
+                              "repository and its index are reused either way)")
     args = parser.parse_args(argv)
     if args.cmd == "split":
         return cmd_split()
-    return cmd_measure(args.half, args.package, args.jobs)
+    CTXKIT, RESULTS_FILE = args.ctxkit.resolve(), args.results
+    return cmd_measure(args.half, args.package, args.jobs, args.reuse_runs)
 
 
 if __name__ == "__main__":
