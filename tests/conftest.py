@@ -49,10 +49,11 @@ class Result:
 
 
 class Cli:
-    def __init__(self, root: Path, monkeypatch, capsys):
+    def __init__(self, root: Path, monkeypatch, capsys, indexed: dict):
         self.root = root
         self._mp = monkeypatch
         self._capsys = capsys
+        self._indexed = indexed
 
     @property
     def db(self) -> Path:
@@ -75,6 +76,27 @@ class Cli:
             os.chdir(old)
         captured = self._capsys.readouterr()
         return Result(code, captured.out, captured.err)
+
+    def index_fixture(self, name: str, *args: str) -> Result:
+        """tests/fixtures/NAME in the root, indexed by ``index --json ARGS``: the real
+        index runs once per worker, in a fresh repository of the same name, and each
+        test gets a copy of its files and database (copy2 keeps the mtimes the index
+        recorded, so the copy is as current as the original). A root that already holds
+        anything but its .git is indexed in place, as the test set it up."""
+        if any(path.name != ".git" for path in self.root.iterdir()):
+            copy_fixture(name, self.root)
+            return self("index", "--json", *args)
+        key = (name, *args)
+        if key not in self._indexed:
+            built = self._indexed["base"] / str(len(self._indexed)) / self.root.name
+            built.mkdir(parents=True)
+            git(built, "init", "-q", "-b", "main")
+            copy_fixture(name, built)
+            self._indexed[key] = (built, self("index", "--json", *args, cwd=built))
+        built, result = self._indexed[key]
+        shutil.copytree(built, self.root, dirs_exist_ok=True,
+                        ignore=lambda folder, names: [".git"] if folder == str(built) else [])
+        return result
 
     def sub(self, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None,
             env: dict | None = None, timeout: float = 120) -> Result:
@@ -124,9 +146,15 @@ def root(tmp_path, monkeypatch) -> Path:
     return repo
 
 
+@pytest.fixture(scope="session")
+def indexed_fixtures(tmp_path_factory) -> dict:
+    """The fixture projects this worker has indexed (``Cli.index_fixture``)."""
+    return {"base": tmp_path_factory.mktemp("indexed")}
+
+
 @pytest.fixture
-def cli(root, monkeypatch, capsys) -> Cli:
-    return Cli(root, monkeypatch, capsys)
+def cli(root, monkeypatch, capsys, indexed_fixtures) -> Cli:
+    return Cli(root, monkeypatch, capsys, indexed_fixtures)
 
 
 def copy_fixture(name: str, dest: Path) -> Path:
