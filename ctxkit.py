@@ -2836,21 +2836,26 @@ class _SlowPath(Exception):
     """The call is not one the fast path answers: the full CLI runs it instead."""
 
 
-ArgvScan = collections.namedtuple("ArgvScan", "command words options")
+ArgvScan = collections.namedtuple("ArgvScan", "command words options json quiet")
 
 
 def scan_argv(argv: Sequence[str]) -> ArgvScan:
-    """One pass over argv for both entries: main() builds only the parser of
-    ``command``, and run_fast_path() answers from ``words`` and ``options``.
+    """THE reading of argv before argparse, for both entries: main() builds only the
+    parser of ``command`` and reports errors as ``json`` and ``quiet`` say until
+    the parser has read the options, and run_fast_path() answers from ``words``
+    and ``options``.
 
     ``command`` is the command word (global options may come first), None
     before any -h, --help, --version or --. ``words`` is None when the call
     uses anything the fast path leaves to argparse: another command, an
     unknown, repeated, abbreviated or attached option (-pNAME), a value that
-    looks like an option, ``--``, help or version.
+    looks like an option, ``--``, help or version. ``json``: ``--json`` spelled
+    out before any ``--``; ``quiet``: ``-q`` or ``--quiet`` anywhere.
     """
     command, words, options, fast = None, [], {}, True
     tokens = list(argv)
+    end = tokens.index("--") if "--" in tokens else len(tokens)
+    as_json, quiet = "--json" in tokens[:end], "-q" in tokens or "--quiet" in tokens
     while tokens and (fast or command is None):
         token = tokens.pop(0)
         values = {**_FAST_GLOBAL_VALUES, **_FAST_COMMAND_VALUES.get(command, {})}
@@ -2882,16 +2887,30 @@ def scan_argv(argv: Sequence[str]) -> ArgvScan:
                 command = token
                 fast = fast and token in _FAST_COMMAND_VALUES
             words.append(token)
-    return ArgvScan(command, words if fast else None, options)
+    return ArgvScan(command, words if fast else None, options, as_json, quiet)
 
 
 class _ReadDb:
     """Just enough of Database for the read functions above: ``query`` on a connection,
-    and the code on disk without a parser (a changed file sends the call to the full CLI)."""
+    and the code on disk without a parser (a changed file sends the call to the full CLI).
+
+    Used as ``with _fast_db(...) as db``: the connection is closed when the call
+    falls back, and left open when it is answered, for os._exit to drop. Closing
+    the last connection checkpoints the WAL and deletes the -wal and -shm files,
+    which the next call would create again, and that costs as much as the read
+    (DESIGN.md "Start-up and the fast path"); no transaction is open by then.
+    """
 
     def __init__(self, conn: sqlite3.Connection, root: str):
         self.conn = conn
         self.code = CodeOnDisk(root)
+
+    def __enter__(self) -> _ReadDb:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: Any) -> None:
+        if kind is not None:
+            self.conn.close()
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
@@ -2937,12 +2956,9 @@ def _fast_query(options: dict[str, Any], symbol: str) -> str:
     if not options.get("inject") or not symbol.strip():
         raise _SlowPath("query")
     place = env_paths(options.get("db"), options.get("project"), None)
-    db = _fast_db(place.db_path, place.root)
-    try:
+    with _fast_db(place.db_path, place.root) as db:
         name, file = split_symbol(db, place, symbol, options.get("file"))
         return inject_text(lesson_symbols(db, place.project, name, file))
-    finally:
-        db.conn.close()
 
 
 def _fast_hook(options: dict[str, Any], event: str) -> str:
@@ -2970,11 +2986,8 @@ def _fast_hook(options: dict[str, Any], event: str) -> str:
         raise _SlowPath("hook")
     agent = options.get("agent") or detect_agent(payload)
     place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
-    db = _fast_db(place.db_path, place.root)
-    try:
+    with _fast_db(place.db_path, place.root) as db:
         context = pre_edit_context(db, place, tool, tool_input)
-    finally:
-        db.conn.close()
     if not context:
         return ""
     import json  # ASCII JSON, as cmd_hook writes it
@@ -2985,12 +2998,11 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
     """`search QUERY [--handle H] [--limit K] [--context N] [--json]`, as cmd_search
     prints it (and counts it in the output statistics)."""
     limit, context = int(options.get("limit", 5)), int(options.get("context", 2))
-    if limit < 1 or context < 0:
+    if limit < 1 or context < 0 or not query.strip():
         raise _SlowPath("search")   # the full CLI explains the usage error
     place = env_paths(options.get("db"), options.get("project"), None)
     project = place.project
-    db = _fast_db(place.db_path, place.root)
-    try:
+    with _fast_db(place.db_path, place.root) as db:
         result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
         try:
@@ -3001,8 +3013,6 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
         except sqlite3.Error:   # a read-only database only loses the count, as in the CLI
             if db.conn.in_transaction:
                 db.conn.execute("ROLLBACK")
-    finally:
-        db.conn.close()
     if options.get("json"):
         import json
         return json.dumps(result, ensure_ascii=False, indent=None) + "\n"
@@ -3047,9 +3057,11 @@ _PROGRAM = os.path.basename((getattr(sys, "argv", None) or [""])[0])
 if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the console script
     _FAST_STATUS = run_fast_path(sys.argv[1:])
     if _FAST_STATUS is not None:
-        # Exit without finalizing the interpreter: nothing of ours is left open
-        # (output flushed, database closed), and tearing down the whole
-        # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
+        # Exit without finalizing the interpreter: the output is flushed, the
+        # database connection has no transaction open (left open so that its
+        # -wal and -shm files stay for the next call: _ReadDb), and tearing down
+        # the whole unmarshalled module costs a tenth of the call (DESIGN.md
+        # "Start-up and the fast path").
         os._exit(_FAST_STATUS)
 
 
@@ -3631,6 +3643,18 @@ def may_hold_secret(low: str) -> bool:
     """True when the lowercase text holds a keyword of some redaction rule; text
     without any cannot hold a secret and skips the regexes."""
     return _keyword_index()[0].search(low) is not None
+
+
+def keyword_lines(low: str) -> list[int]:
+    """The indexes of the lines of a lowercase block that hold a redaction keyword."""
+    indexes: list[int] = []
+    line = last = 0
+    for match in _keyword_index()[0].finditer(low):
+        line += low.count("\n", last, match.start())
+        last = match.start()
+        if not indexes or indexes[-1] != line:
+            indexes.append(line)
+    return indexes
 
 
 def _rules_for(low: str) -> list[tuple[RedactionRule, re.Pattern[str]]]:
@@ -8408,6 +8432,10 @@ _JS_DEFS = """
 (variable_declarator name: (identifier) @name
     value: [(arrow_function) (function_expression)] @fn) @def.function
 (function_expression name: (identifier) @name) @def.function
+(pair key: (property_identifier) @name value: [(arrow_function) (function_expression)] @fn)
+    @def.function
+(assignment_expression left: (member_expression property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression)] @fn) @def.function
 (expression_statement (assignment_expression
     left: (member_expression object: [(identifier) (member_expression)] @owner
         property: (property_identifier) @name)
@@ -8441,14 +8469,26 @@ def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) ->
 
 def _js_skip_def(s: _Source, node: Any) -> bool:
     """Not a definition of its own: a named function expression that a declaration or an
-    assignment already names (``const f = function g() {}`` is f), and an overload
-    signature in a class body (its implementation follows and is the definition)."""
+    assignment already names (``const f = function g() {}`` is f), an assignment the
+    ``exports.f = ...`` and ``X.prototype.m = ...`` patterns define as a statement, and
+    an overload signature in a class body (its implementation follows and is the
+    definition)."""
     up = node.parent
     if node.type == "function_expression":
         return up is not None and up.type in ("variable_declarator", "assignment_expression",
                                               "pair", "public_field_definition",
                                               "field_definition")
+    if node.type == "assignment_expression":
+        owner = node.child_by_field_name("left").child_by_field_name("object")
+        return up is not None and up.type == "expression_statement" and owner.type in (
+            "identifier", "member_expression") and (
+            re.fullmatch(r"(module\.)?exports", s.text(owner)) is not None
+            or bool(_js_prototype_of(s, owner)))
     return node.type == "method_signature" and up is not None and up.type == "class_body"
+
+
+# An object literal's members that define functions: `m() {}` and `m: () => {}`.
+_JS_OBJECT_MEMBERS = ("method_definition", "pair")
 
 
 def _js_prototype_of(s: _Source, node: Any) -> str:
@@ -8471,7 +8511,7 @@ def _js_prototype_member(s: _Source, d: _Def) -> tuple[str, str] | None:
         owner = _js_prototype_of(s, left.child_by_field_name("object")) if left else ""
         return (owner, d.name) if owner else None
     holder = node.parent
-    if node.type != "method_definition" or holder is None or holder.type != "object":
+    if node.type not in _JS_OBJECT_MEMBERS or holder is None or holder.type != "object":
         return None
     up = holder.parent
     if up is not None and up.type == "assignment_expression":
@@ -8489,17 +8529,25 @@ def _js_prototype_member(s: _Source, d: _Def) -> tuple[str, str] | None:
 
 
 def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
-    """An object literal's method belongs to the object: ``const traps = {get() {}}`` ->
-    ``traps.get``, never a module-level ``get``. A method written on a prototype
-    (see _js_prototype_member) belongs to its class or constructor function: X.m."""
+    """An object literal's method belongs to the object: ``const traps = {get() {}}`` and
+    ``{get: () => {}}`` -> ``traps.get``, never a module-level ``get``; so does a function
+    assigned to a member, ``inst.ops.get = () => {}`` -> ``ops.get``. A method written on
+    a prototype (see _js_prototype_member) belongs to its class or constructor function:
+    X.m."""
     member = _js_prototype_member(s, d)
     if member is not None:
         owner, d.name = member
         d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
         d.kind = "method"
         return True
+    if d.node.type == "assignment_expression":  # obj.m = () => {}: a method of obj's
+        target = d.node.child_by_field_name("left").child_by_field_name("object")
+        owner = re.sub(r"\W+", ".", s.text(target)).strip(".").rpartition(".")[2] or "object"
+        d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
+        d.kind = "method"
+        return True
     holder = d.node.parent
-    if d.node.type != "method_definition" or holder is None or holder.type != "object":
+    if d.node.type not in _JS_OBJECT_MEMBERS or holder is None or holder.type != "object":
         return False
     owner, up = "object", holder.parent
     while up is not None and up.type in ("parenthesized_expression", "as_expression",
@@ -8513,7 +8561,9 @@ def _js_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     elif up is not None and up.type == "export_statement":
         owner = "default"
     elif up is not None and up.type == "arguments" and up.parent is not None:
-        owner = s.text(up.parent.child_by_field_name("function")).rsplit(".", 1)[-1] or owner
+        call = up.parent  # f({...}) or new X({...}): the object is the call's argument
+        called = call.child_by_field_name("function") or call.child_by_field_name("constructor")
+        owner = s.text(called).rsplit(".", 1)[-1] or owner
     d.qualname = f"{parent.qualname}.{owner}.{d.name}" if parent else f"{owner}.{d.name}"
     d.kind = "method"
     return True
@@ -12878,7 +12928,7 @@ class OutputIngest:
         block = "\n".join(lines)
         low = block.lower()
         if self.key_block is not None or may_hold_secret(low):
-            lines = self._redact_lines(lines)
+            lines = self._redact_lines(lines, block, low)
             block = "\n".join(lines)
             low = block.lower()
         self._observe(first_no, stream, lines, low, joins)
@@ -12886,19 +12936,28 @@ class OutputIngest:
         self.open_piece = stream if open_last else None
         self._maybe_flush()
 
-    def _redact_lines(self, lines: list[str]) -> list[str]:
-        result = []
-        for line in lines:
-            if self.key_block is not None or "-----BEGIN" in line:
-                # A key spans lines: only its material goes, the lines' prefixes stay.
-                spans, self.key_block, begun = key_line_spans(line, self.key_block)
-                self.redactions += begun
-                line = _mask_spans(line, spans)
-            if may_hold_secret(line.lower()):
-                line, count = redact(line)
-                self.redactions += count
-            result.append(line)
+    def _redact_lines(self, lines: list[str], block: str, low: str) -> list[str]:
+        """The block's lines, redacted one by one. Outside a private key, only the lines
+        that hold a redaction keyword can hold a secret: one scan of the block finds them
+        (a keyword never spans lines), so a busy log with a keyword every few thousand
+        lines costs a regex per such line, not per line of its block."""
+        if self.key_block is not None or "-----begin" in low or len(low) != len(block):
+            return [self._redact_line(line) for line in lines]
+        result = list(lines)
+        for index in keyword_lines(low):
+            result[index] = self._redact_line(lines[index])
         return result
+
+    def _redact_line(self, line: str) -> str:
+        if self.key_block is not None or "-----BEGIN" in line:
+            # A key spans lines: only its material goes, the lines' prefixes stay.
+            spans, self.key_block, begun = key_line_spans(line, self.key_block)
+            self.redactions += begun
+            line = _mask_spans(line, spans)
+        if may_hold_secret(line.lower()):
+            line, count = redact(line)
+            self.redactions += count
+        return line
 
     def _observe(self, first_no: int, stream: int, lines: list[str], low: str,
                  joins: bool) -> None:
@@ -13807,7 +13866,8 @@ def register_output_commands(sub: argparse._SubParsersAction,
                          "severity, negation",
                          "ctxkit search 'why did the worker crash' --handle o12 --limit 5")
     search.add_argument("query", metavar="QUERY",
-                        help="any text (quote it; put -- before a query starting with -)")
+                        help="any text but an empty one (quote it; put -- before a query "
+                             "starting with -)")
     search.add_argument("--handle", metavar="H", help="only this output")
     search.add_argument("--limit", type=int, default=5, metavar="K",
                         help="at most K hits (default 5)")
@@ -17390,6 +17450,9 @@ def cmd_search_any(args: argparse.Namespace, env: Env) -> int | None:
     (Snapshots and hooks)."""
     if args.limit < 1 or args.context < 0:
         raise UsageError("search: --limit must be at least 1 and --context 0 or more")
+    if not args.events and not str(args.query).strip():
+        raise UsageError("search: the query is empty; give the words to look for, "
+                         "e.g. `ctxkit search \"connection refused\"`")
     return (cmd_search_events if args.events else cmd_search)(args, env)
 
 
@@ -17397,13 +17460,11 @@ def env_from_args(args: argparse.Namespace) -> Env:
     return make_env(db=args.db, project=args.project, as_json=args.json, quiet=args.quiet)
 
 
-def wants_json(argv: Sequence[str], parser: argparse.ArgumentParser | None = None,
-               command: str | None = None) -> bool:
-    """``--json`` among the options (not after ``--``), for errors argparse raises:
-    spelled out, or (given the parser) abbreviated as argparse takes it (``--js``)."""
-    spellings = {"--json"}
-    if parser is not None:
-        spellings.update(_abbreviations(parser, command, "json"))
+def json_abbreviated(argv: Sequence[str], parser: argparse.ArgumentParser,
+                     command: str | None) -> bool:
+    """``--json`` abbreviated as argparse takes it (``--js``) before any ``--``, for the
+    usage errors argparse raises (scan_argv sees it only spelled out)."""
+    spellings = _abbreviations(parser, command, "json")
     for token in argv:
         if token == "--":
             return False
@@ -17481,15 +17542,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if closed is not None:
         return closed
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
-    as_json = wants_json(argv)
-    QUIET["on"] = "-q" in argv or "--quiet" in argv   # until the parser says
+    scan = scan_argv(argv)
+    command, as_json = scan.command, scan.json
+    QUIET["on"] = scan.quiet   # until the parser says
     try:
-        command = scan_argv(argv).command
         parser = build_parser(command)
         try:
             args = _parse(parser, argv, command)
         except UsageError:  # --json may be there abbreviated, as argparse reads it
-            as_json = wants_json(argv, parser, command)
+            as_json = as_json or json_abbreviated(argv, parser, command)
             raise
         as_json = bool(getattr(args, "json", as_json))
         QUIET["on"] = bool(getattr(args, "quiet", False))

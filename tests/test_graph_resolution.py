@@ -88,6 +88,11 @@ CASES = [
     (TS, "src/shapes.ts:Circle.area", set()),
     # An object literal's method is the object's, never a module-level function.
     (TS, "src/traps.ts:traps.defineProperty", set()),
+    # So is a function given as a property's value, or assigned to a member: the
+    # calls in its body are its own, not the enclosing function's.
+    (TS, "src/handlers.ts:Journal.record", {"src/handlers.ts:wire.ops.flush",
+                                            "src/handlers.ts:wire.handlers.onSave",
+                                            "src/handlers.ts:wire.handlers.onLoad"}),
     # A receiver of unknown type is never "outside the index": an unresolved
     # method's result (req.copy()) leaves the unique method's guess standing.
     (PY, "shop/redirects.py:PreparedRequest.prepare_cookies",
