@@ -5,8 +5,11 @@ runs ctxkit as a real subprocess (exit codes, stdout purity, start-up
 imports, concurrency) the way the installed console script does: ``import
 ctxkit`` with argv[0] ``ctxkit`` (the fast path first), then ``main()``.
 The module's bytecode is compiled once per session, as an install compiles
-it, so a subprocess does not compile 15,000 lines again; the script form
-``python ctxkit.py`` (never cached) is run by tests/test_fast_path.py.
+it, so a subprocess does not compile 15,000 lines again. Tests that manage a
+process themselves (signals, a pty, several at once) start it from
+``CONSOLE_ARGV`` for the same reason; the script form ``python ctxkit.py``
+(never cached) is run where it is what is tested: tests/test_fast_path.py and
+the install-hooks tests of a checkout run from source.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ sys.path.insert(0, str(ROOT))
 
 import ctxkit  # noqa: E402
 
-# What the console script pip writes does, for this checkout's ctxkit.py.
+# What the console script pip writes does, for this checkout's ctxkit.py; CONSOLE_ARGV
+# starts it (subprocess.run(CONSOLE_ARGV + [ARGS...])) on the session's bytecode.
 CONSOLE_SCRIPT = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.argv[0] = 'ctxkit'; "
                   "import ctxkit; sys.exit(ctxkit.main())")
+CONSOLE_ARGV = [sys.executable, "-c", CONSOLE_SCRIPT]
 
 # Fixture projects hold their own tests (some fail on purpose); they are run
 # through `ctxkit run` by the tests that use them, never collected here.
@@ -104,7 +109,7 @@ class Cli:
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
         full_env.update(env or {})
         data = stdin.encode() if isinstance(stdin, str) else stdin
-        proc = subprocess.run([sys.executable, "-c", CONSOLE_SCRIPT, *map(str, args)],
+        proc = subprocess.run([*CONSOLE_ARGV, *map(str, args)],
                               cwd=cwd or self.root, input=data, capture_output=True,
                               env=full_env, timeout=timeout)
         return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"),

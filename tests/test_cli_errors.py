@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import CTXKIT, ROOT
+from conftest import CONSOLE_ARGV, CTXKIT, ROOT
 
 import ctxkit
 
@@ -160,9 +160,9 @@ def test_quiet_index_prints_nothing_wherever_q_is(cli, tmp_path):
 
 
 def _bare_python(cli, *args: str) -> subprocess.CompletedProcess:
-    """ctxkit.py run by a Python that has only the standard library (-S: no site-packages)."""
+    """ctxkit run by a Python that has only the standard library (-S: no site-packages)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
-    return subprocess.run([sys.executable, "-S", str(CTXKIT), *args], cwd=cli.root,
+    return subprocess.run([CONSOLE_ARGV[0], "-S", *CONSOLE_ARGV[1:], *args], cwd=cli.root,
                           capture_output=True, text=True, env=env, timeout=60)
 
 

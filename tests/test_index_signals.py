@@ -10,11 +10,10 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 
 import pytest
-from conftest import CTXKIT
+from conftest import CONSOLE_ARGV
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups and signals")
 
@@ -34,7 +33,7 @@ def group(pid):
 
 def interrupted_index(root, sig, to_group=True, pause=0.0):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
-    proc = subprocess.Popen([sys.executable, str(CTXKIT), "index", "--full", "--jobs", "2"],
+    proc = subprocess.Popen([*CONSOLE_ARGV, "index", "--full", "--jobs", "2"],
                             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     deadline = time.monotonic() + 60
@@ -90,7 +89,7 @@ def test_sigterm(cli, root, to_group):
 def test_ctrl_c_with_json_is_one_document(cli, root):
     corpus(root)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
-    proc = subprocess.Popen([sys.executable, str(CTXKIT), "index", "--full", "--json"],
+    proc = subprocess.Popen([*CONSOLE_ARGV, "index", "--full", "--json"],
                             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     deadline = time.monotonic() + 60

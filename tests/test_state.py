@@ -6,10 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 
 import pytest
-from conftest import CTXKIT, copy_fixture
+from conftest import CONSOLE_ARGV, copy_fixture
 
 import ctxkit
 
@@ -73,7 +72,7 @@ def test_outside_git_the_root_is_said_once(tmp_path):
 
     def run(*argv):
         env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-        return subprocess.run([sys.executable, str(CTXKIT), *argv], cwd=folder, env=env,
+        return subprocess.run([*CONSOLE_ARGV, *argv], cwd=folder, env=env,
                               capture_output=True, text=True, check=False)
     first = run("note", "task", "t")
     assert first.returncode == 0
@@ -84,7 +83,7 @@ def test_outside_git_the_root_is_said_once(tmp_path):
     assert again.returncode == 0 and again.stderr == ""                # once
     other = folder.parent / "other"
     other.mkdir()
-    quiet = subprocess.run([sys.executable, str(CTXKIT), "-q", "note", "task", "t"], cwd=other,
+    quiet = subprocess.run([*CONSOLE_ARGV, "-q", "note", "task", "t"], cwd=other,
                            env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
                            capture_output=True, text=True, check=False)
     assert quiet.returncode == 0 and quiet.stderr == ""
