@@ -229,18 +229,3 @@ def test_the_script_form_answers_as_the_full_cli(cli, project):
         outs.append(full)
     assert b"PAST EXPERIENCE" in outs[0][1] and b"PAST EXPERIENCE" in outs[1][1]
     assert outs[4][0] == 2 and outs[4][2].count(b"\n") == 1
-
-
-def test_an_answered_call_leaves_the_wal_files_private_for_the_next_one(cli, project):
-    """Closing the last connection checkpoints the WAL and deletes -wal and -shm, which
-    the next call would create again; an answered call leaves them (no transaction
-    is open), private, and the full CLI reads and writes the database after it."""
-    names = [f"{cli.db}{suffix}" for suffix in ("-wal", "-shm")]
-    assert not any(os.path.exists(name) for name in names)   # the full CLI closed it
-    for _ in range(2):
-        code, out, err = run(["-c", CONSOLE], ("query", "AuthService.validate", "--inject"),
-                             project, None)
-        assert (code, b"FELL_THROUGH" in err) == (0, False) and b"[PAST EXPERIENCE" in out
-        assert {os.stat(name).st_mode & 0o777 for name in names} == {0o600}
-    fail(cli, "AuthService.validate", 1)
-    assert compare(cli, "query", "AuthService.validate", "--inject").count(b"\n- ") == 5
