@@ -24,19 +24,19 @@ READ_ERRORS = [["expand", "o1"], ["callers", "x"], ["callees", "x"], ["impact", 
 @pytest.mark.parametrize("argv", READS)
 def test_a_read_creates_nothing_and_says_there_is_nothing_yet(cli, root, argv):
     for extra in ([], ["--json"]):
-        result = cli.sub(*argv, *extra)
+        result = cli(*argv, *extra)
         assert result.code == 0, result.err
         assert not (root / ".ctxkit").exists()
         if extra:
             json.loads(result.out)
     if argv[0] in ("outputs", "search", "symbols") and argv[1:2] != ["--events"] or \
             argv == ["stats", "--outputs"]:
-        assert "nothing is" in cli.sub(*argv).out
+        assert "nothing is" in cli(*argv).out
 
 
 @pytest.mark.parametrize("argv", READ_ERRORS)
 def test_a_read_of_something_named_fails_without_creating_anything(cli, root, argv):
-    result = cli.sub(*argv)
+    result = cli(*argv)
     assert result.code == 1 and result.err.count("\n") == 1
     assert not (root / ".ctxkit").exists()
 
@@ -56,10 +56,10 @@ def test_q_quiets_progress_and_notes(cli, root, argv):
     (root / "app" / "broken.py").write_text("def broken(:\n")          # a note from index
     if argv[0] != "index":
         assert cli("index").code == 0
-    result = cli.sub("-q", *argv)
+    result = cli("-q", *argv)
     assert result.code == 0, result.err
     assert (result.out, result.err) == ("", "")
-    loud = cli.sub(*argv)
+    loud = cli(*argv)
     assert loud.code == 0 and (loud.out or loud.err)
 
 
