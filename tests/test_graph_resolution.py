@@ -8,12 +8,10 @@ method names are shared between types, so that only the rule under test
 from __future__ import annotations
 
 import pytest
-from conftest import copy_fixture
 
 
 def index(cli, fixture: str) -> None:
-    copy_fixture(fixture, cli.root)
-    result = cli("index", "--json")
+    result = cli.index_fixture(fixture)
     assert result.code == 0, result.err
 
 
