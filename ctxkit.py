@@ -7629,7 +7629,10 @@ class _Resolver:
                       line: int = 0) -> tuple[int | None, float]:
         called = self.ctx(path).get("called_params", {})
         if any(callee in called.get(qual, ()) for qual in self.scope_chain(scope)):
-            return None, 0.0  # a callable passed in as a parameter
+            written = (self.variable_type(path, scope, callee) or ("",))[0]
+            made = self._called_variable(path, scope, callee) \
+                if written.startswith("type:") else None  # cls: type[X] builds an X
+            return (made, CONF_TYPED) if made is not None else (None, 0.0)
         target = self.resolve_name(path, scope, callee, line)
         if target is not None:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)

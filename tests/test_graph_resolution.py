@@ -53,6 +53,8 @@ CASES = [
     (PY, "shop/meters.py:Factory.reset", {"shop/meters.py:build"}),
     (PY, "shop/meters.py:Gauge.reset", set()),
     (PY, "shop/meters.py:Registry", set()),  # a parameter named cls, not the first
+    (PY, "shop/meters.py:Meter", {"shop/meters.py:meter", "shop/meters.py:Panel.__init__",
+                                  "shop/meters.py:make_meter"}),  # kind: type[Meter]
     # A name defined once per branch: a call reads its own branch's definition.
     (PY, "shop/platforms.py:raw_mode", {"shop/platforms.py:read_key"}),
     (PY, "shop/platforms.py:raw_mode#2", {"shop/platforms.py:read_key#2"}),
