@@ -2355,11 +2355,18 @@ class SearchRun:
                                       [self.project, *part]))
         return [r for r in rows if r["output_id"] in self.handles]
 
-    def fts(self, expression: str, pool: int = SEARCH_POOL) -> list[int]:
-        """Chunk ids of the scope matching an FTS5 expression, best BM25 first; when it
-        matches more than SEARCH_DF_CAP chunks, the latest (ranking them all would cost
-        more than the line scorer gains)."""
-        order = "rank" if self.fts_count(expression) < SEARCH_DF_CAP else "rowid DESC"
+    def fts(self, terms: Sequence[str], joiner: str = " OR ",
+            pool: int = SEARCH_POOL) -> list[int]:
+        """Chunk ids of the scope matching an FTS5 expression (``terms`` joined), best
+        BM25 first when more than ``pool`` match and every term is rare; otherwise the
+        latest. When all of them come back, their order does not matter; and BM25
+        counts every chunk of each term to weigh it (60 ms for "test" over 1 GB), more
+        than the line scorer gains from the order."""
+        expression = joiner.join(terms)
+        count = self.fts_count(expression)
+        rank = pool < count < SEARCH_DF_CAP and all(
+            self.fts_count(term) < SEARCH_DF_CAP for term in terms)
+        order = "rank" if rank else "rowid DESC"
         try:
             rows = self.db.query(SQL_FTS_CANDIDATES.format(span=self.span, order=order),
                                  [expression, self.project, *self.span_params, pool])
@@ -2405,7 +2412,7 @@ def _strategy_literal(run: SearchRun) -> str | None:
     tokens = [t for t in run.query.tokens if _rx(r"[^\W_]").search(t)]
     kept = [t for t in tokens if t.lower().strip("'\"`()[]{}<>,;:!?") not in
             SEARCH_STOP_WORDS] or tokens
-    return _run_fts(run, " AND ".join(map(fts_term, kept))) if kept else None
+    return _run_fts(run, [fts_term(t) for t in kept], " AND ") if kept else None
 
 
 def _strategy_identifiers(run: SearchRun) -> str | None:
@@ -2413,7 +2420,7 @@ def _strategy_identifiers(run: SearchRun) -> str | None:
     terms = [v.fts for v in run.query.variants
              if v.origin == "word" and v.fts and v.spec[0] != "phrase"]
     terms = list(dict.fromkeys(terms))
-    return _run_fts(run, " AND ".join(terms)) if len(terms) > 1 else None
+    return _run_fts(run, terms, " AND ") if len(terms) > 1 else None
 
 
 def _strategy_rare_terms(run: SearchRun) -> str | None:
@@ -2447,7 +2454,7 @@ def _strategy_severity(run: SearchRun) -> str | None:
                                                          line)):
                 wanted.setdefault(row[0], []).append(line)
     rare = [w for w in SEVERITY_FTS if run.fts_count(w) < SEARCH_DF_CAP]
-    found = run.fts(" OR ".join(rare)) if rare else []
+    found = run.fts(rare) if rare else []
     # Only the lines that hold the words the chunks were found by, and the summary's
     # lines: a chunk of a busy log holds hundreds of lines that no severity word is on.
     literals = [w.strip('"') for w in rare]
@@ -2503,7 +2510,7 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
     words = {run.query.sources[v.source] for v in run.query.variants
              if v.origin == "word" and v.fts and v.spec[0] == "stem" and not v.df}
     terms = {fts_term(w[:max(4, (len(w) + 1) // 2)]) + "*" for w in words if len(w) >= 6}
-    return _run_fts(run, " OR ".join(sorted(terms))) if terms else None
+    return _run_fts(run, sorted(terms)) if terms else None
 
 
 def _strategy_trigram(run: SearchRun) -> str | None:
@@ -2538,17 +2545,13 @@ def _strategy_trigram(run: SearchRun) -> str | None:
                            term)
     run.matcher = LineMatcher(run.query)
     run.weigh_by_fts()
-    return _run_fts(run, " OR ".join(fts_term(t) for t in terms))
-
-
-def _or_rare(variants: list[Variant]) -> str:
-    """The variants the scope holds in fewer than SEARCH_DF_CAP chunks, rarest first (at
-    most 12: BM25 over common words costs much and finds little); when every word is
-    common, the rarest of them."""
-    return " OR ".join(dict.fromkeys(v.fts for v in _rare(variants)))
+    return _run_fts(run, [fts_term(t) for t in terms])
 
 
 def _rare(variants: list[Variant]) -> list[Variant]:
+    """The variants the scope holds in fewer than SEARCH_DF_CAP chunks, rarest first (at
+    most 12: BM25 over common words costs much and finds little); when every word is
+    common, the rarest of them."""
     held = sorted((v for v in variants if v.df and v.fts), key=lambda v: v.df)
     return [v for v in held if v.df < SEARCH_DF_CAP][:12] or held[:1]
 
@@ -2560,15 +2563,16 @@ def _run_fts_lines(run: SearchRun, variants: list[Variant]) -> str | None:
     a line kind ("how many", "where") reads the chunks whole: a kind is found by its
     shape, not by a word."""
     chosen = _rare(variants)
-    expression = " OR ".join(dict.fromkeys(v.fts for v in chosen))
+    terms = list(dict.fromkeys(v.fts for v in chosen))
     if run.query.kind_sources:
-        return _run_fts(run, expression)
+        return _run_fts(run, terms)
+    expression = " OR ".join(terms)
     if not expression or expression in run.expressions:
         return None
     run.expressions.add(expression)
     literals = list(dict.fromkeys(lit for v in chosen for lit in variant_literals(v)))
     windows = []
-    for chunk in run.fetch_chunks(run.fts(expression)):
+    for chunk in run.fetch_chunks(run.fts(terms)):
         windows.append((chunk, lines_holding(chunk["text"].lower(), literals,
                                              SEARCH_ENUM_CAP)))
     run.add_windows(windows)
@@ -2585,13 +2589,14 @@ def variant_literals(variant: Variant) -> list[str]:
     return [text] if text else []
 
 
-def _run_fts(run: SearchRun, expression: str) -> str | None:
-    """Bring the chunks an FTS5 expression matches; None when it is empty or an earlier
-    strategy already ran it (the table then skips this one)."""
+def _run_fts(run: SearchRun, terms: Sequence[str], joiner: str = " OR ") -> str | None:
+    """Bring the chunks an FTS5 expression (``terms`` joined) matches; None when it is
+    empty or an earlier strategy already ran it (the table then skips this one)."""
+    expression = joiner.join(terms)
     if not expression or expression in run.expressions:
         return None
     run.expressions.add(expression)
-    run.add_chunks(run.fetch_chunks(run.fts(expression)))
+    run.add_chunks(run.fetch_chunks(run.fts(terms, joiner)))
     return expression
 
 
