@@ -208,17 +208,3 @@ def test_a_file_changed_since_the_index_goes_to_the_full_cli_which_says_stale(cl
     out = compare(cli, "query", "AuthService.refresh", "--inject", fast=False)
     assert b"AuthService.refresh lesson" in out and b"stale" not in out   # refresh unchanged
 
-
-def test_an_answered_call_leaves_the_wal_files_private_for_the_next_one(cli, project):
-    """Closing the last connection checkpoints the WAL and deletes -wal and -shm, which
-    the next call would create again; an answered call leaves them (no transaction
-    is open), private, and the full CLI reads and writes the database after it."""
-    names = [f"{cli.db}{suffix}" for suffix in ("-wal", "-shm")]
-    assert not any(os.path.exists(name) for name in names)   # the full CLI closed it
-    for _ in range(2):
-        code, out, err = run(["-c", FAST_ONLY], ("query", "AuthService.validate", "--inject"),
-                             project, None)
-        assert (code, b"FELL_THROUGH" in err) == (0, False) and b"[PAST EXPERIENCE" in out
-        assert {os.stat(name).st_mode & 0o777 for name in names} == {0o600}
-    fail(cli, "AuthService.validate", 1)
-    assert compare(cli, "query", "AuthService.validate", "--inject").count(b"\n- ") == 5

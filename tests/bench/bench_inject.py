@@ -15,12 +15,17 @@ removed from the environment; the baseline runs on the same venv's python.
 
 ``--breakdown`` also prints where one run spends its time: the top-level
 imports by cumulative ``-X importtime`` and the rest of main().
+``--instructions`` counts the instructions each part executes under valgrind
+(when installed), which the machine's load does not change as it changes
+times: the baseline, the baseline plus the ``re`` that pip's console script
+imports, unmarshalling the installed module's bytecode, and the whole call.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -77,12 +82,43 @@ def breakdown(cwd: Path, env: dict[str, str], argv: list[str]) -> str:
                      for us, name, depth in rows[:15])
 
 
+def instructions(cwd: Path, env: dict[str, str], argv: list[str]) -> int | None:
+    """Instructions one run of ``argv`` executes (valgrind's callgrind), None without it."""
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           *argv], cwd=cwd, env=env, capture_output=True, text=True)
+    found = [line.split("Collected :")[1] for line in proc.stderr.splitlines()
+             if "Collected :" in line]
+    return int(found[0]) if proc.returncode == 0 and found else None
+
+
+def instruction_parts(cwd: Path, env: dict[str, str], ctxkit_cmd: list[str]) -> str:
+    """Instructions of the baseline, of what the call adds on top of it, and the ratios."""
+    if shutil.which("valgrind") is None:
+        return "  (valgrind is not installed)"
+    pyc = subprocess.run([str(PYTHON), "-c", "import importlib.util as u; print(u.cache_from_"
+                          "source(u.find_spec('ctxkit').origin))"], cwd=cwd, env=env, text=True,
+                         capture_output=True, check=True).stdout.strip()
+    unmarshal = f"import sqlite3, re, marshal; marshal.loads(open({pyc!r}, 'rb').read()[16:])"
+    parts = {"python -c 'import sqlite3'": [str(PYTHON), "-c", "import sqlite3"],
+             "+ import re (pip's console script)": [str(PYTHON), "-c", "import sqlite3, re"],
+             "+ unmarshal ctxkit's bytecode": [str(PYTHON), "-c", unmarshal],
+             "query X --inject": ctxkit_cmd}
+    counts = {name: instructions(cwd, env, argv) for name, argv in parts.items()}
+    base = counts["python -c 'import sqlite3'"]
+    if not base or None in counts.values():
+        return "  (valgrind failed)"
+    return "\n".join(f"  {count / 1e6:7.1f} M  {count / base:.2f}x  {name}"
+                     for name, count in counts.items())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--breakdown", action="store_true",
                         help="print the slowest imports of one run (python -X importtime)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count the instructions of the call and its parts (valgrind)")
     args = parser.parse_args()
     global PYTHON
     PYTHON, script = installed.install()
@@ -105,6 +141,7 @@ def main() -> int:
             ours.append(time_once(ctxkit_cmd, root, env))
             base.append(time_once(baseline_cmd, root, env))
         imports = breakdown(root, env, ctxkit_cmd) if args.breakdown else ""
+        counted = instruction_parts(root, env, ctxkit_cmd) if args.instructions else ""
     result = {"runs": args.runs, "lessons": 1000, "inject_chars": len(out.stdout),
               "ctxkit_median_ms": round(statistics.median(ours) * 1000, 1),
               "baseline_median_ms": round(statistics.median(base) * 1000, 1)}
@@ -122,6 +159,9 @@ def main() -> int:
     if imports:
         print("slowest imports of one run (cumulative; indented: imported by the line above):")
         print(imports)
+    if counted:
+        print("instructions executed (valgrind; each line includes the ones above it):")
+        print(counted)
     return 0 if result["ok"] else 1
 
 
