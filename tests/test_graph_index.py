@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import copy_fixture, git
+from conftest import CONSOLE_ARGV, copy_fixture, git
 
 import ctxkit
 
@@ -618,11 +618,10 @@ def test_file_node_docstring_and_default_export(cli):
 
 def test_two_index_runs_at_once(cli):
     import subprocess
-    import sys
     for i in range(50):
         write(cli.root, f"pkg/m{i}.py", f"def f{i}():\n    return f{(i + 1) % 50}()\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
-    procs = [subprocess.Popen([sys.executable, str(ctxkit.__file__), "index", "--json"],
+    procs = [subprocess.Popen([*CONSOLE_ARGV, "index", "--json"],
                               cwd=cli.root, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=120) for p in procs]
@@ -673,16 +672,23 @@ def test_namespace_package_without_init(cli):
     assert callers(cli, "helper") == {"ns/main.py:run"}
 
 
-def test_value_returned_by_a_function_is_an_unknown_receiver(cli):
-    write(cli.root, "m.py", "class Store:\n    def persist_all(self):\n        pass\n\n\n"
+def test_value_returned_by_a_function_is_its_one_returned_expression_or_unknown(cli):
+    """An undeclared result is what all the function's returns give (`return Store()`);
+    one that cannot be read (`return source.build()` on an untyped source) is unknown,
+    so the unique-name guess stands."""
+    write(cli.root, "m.py", "class Store:\n    def persist_all(self):\n        pass\n\n"
+                            "    def archive(self):\n        pass\n\n\n"
                             "def make():\n    return Store()\n\n\n"
+                            "def derive(source):\n    return source.build()\n\n\n"
                             "def run():\n    store = make()\n    store.persist_all()\n"
-                            "    text = str(1)\n    return text.persist_all()\n")
+                            "    text = str(1)\n    text.persist_all()\n"
+                            "    other = derive(1)\n    return other.archive()\n")
     index(cli)
     results = cli("callees", "run", "--json").json()["results"]
-    found = {(r["id"] or r["name"], r["confidence"]) for r in results}
-    assert ("m.py:Store.persist_all", ctxkit.CONF_UNIQUE_ATTR) in found  # unique-name guess
-    assert ("text.persist_all", 1.0) in found  # str is outside the index: never guessed
+    found = {(r["id"] or r["name"], r["confidence"], r["call_line"]) for r in results}
+    assert ("m.py:Store.persist_all", ctxkit.CONF_TYPED, 19) in found  # make() gives a Store
+    assert ("text.persist_all", 1.0, 21) in found  # str is outside the index: never guessed
+    assert ("m.py:Store.archive", ctxkit.CONF_UNIQUE_ATTR, 23) in found  # unknown: guessed
 
 
 def test_declared_return_types_type_the_receiver(cli):

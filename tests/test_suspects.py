@@ -33,9 +33,9 @@ def project(cli, monkeypatch):
 
 
 def run_tests(cli, *ids: str):
+    """The fixture's tests through `ctxkit run` (PYTHONPATH set by the caller)."""
     args = ids or ("tests",)
-    return cli.sub("run", "--", PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args,
-                   env={"PYTHONPATH": str(cli.root / "src")})
+    return cli("run", "--", PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args)
 
 
 def ranked(result) -> list[str]:
@@ -147,7 +147,7 @@ def test_a_succeeded_output_has_nothing_to_rank(project):
 
 
 def test_an_output_without_frames_or_test_ids_says_what_is_missing(project):
-    project.sub("run", "--", "sh", "-c", "echo the deploy broke; exit 3")
+    project("run", "--", "sh", "-c", "echo the deploy broke; exit 3")
     result = project("suspects")
     assert result.code == 0
     assert "no stack frames and no failing test ids" in result.out
@@ -171,6 +171,7 @@ def test_without_a_graph_suspects_come_from_frames_and_git(cli, monkeypatch):
     copy_fixture("suspects_py", cli.root)
     git(cli.root, "add", "-A")
     git(cli.root, "commit", "-qm", "invoice")
+    monkeypatch.setenv("PYTHONPATH", str(cli.root / "src"))
     run_tests(cli, "tests/test_invoice.py::test_unknown_currency_is_reported")
     result = cli("suspects", "--json").json()
     assert result["graph"] is False
@@ -197,7 +198,7 @@ def test_library_frames_are_listed_and_never_read(project, tmp_path):
             raise KeyError('x')
         KeyError: 'x'
         """))
-    project.sub("run", "--", "sh", "-c", f"cat {log}; exit 1")
+    project("run", "--", "sh", "-c", f"cat {log}; exit 1")
     outside.unlink()  # a frame outside the root must not be opened: it is gone now
     result = project("suspects", "--budget", "2000", "--json").json()
     library = [f for f in result["frames"] if f["library"]]
@@ -217,7 +218,7 @@ def test_a_frame_printed_through_a_link_to_the_root_is_a_project_frame(project, 
             raise ValueError(f"unknown currency {{currency!r}}")
         ValueError: unknown currency 'XYZ'
         """))
-    project.sub("run", "--", "sh", "-c", f"cat {log}; exit 1")
+    project("run", "--", "sh", "-c", f"cat {log}; exit 1")
     result = project("suspects", "--json").json()
     assert [(f["path"], f["library"]) for f in result["frames"]] == [
         ("src/invoice/money.py", False)]
@@ -246,7 +247,7 @@ def test_node_frames_link_to_javascript_symbols(cli):
             at Object.<anonymous> ({cli.root}/node_modules/runner/index.js:10:3)
         """)
     (cli.root / "out.txt").write_text(trace)
-    cli.sub("run", "--", "sh", "-c", "cat out.txt; exit 1")
+    cli("run", "--", "sh", "-c", "cat out.txt; exit 1")
     result = cli("suspects", "--json").json()
     assert ranked(result)[:2] == ["lib/cart.js:price", "lib/cart.js:total"]
     assert any(f["library"] and "node_modules" in f["path"] for f in result["frames"])
@@ -285,7 +286,7 @@ def test_go_panic_frames_are_innermost_first(cli):
         \t/usr/local/go/src/testing/testing.go:1595 +0xff
         """)
     (cli.root / "panic.txt").write_text(panic)
-    cli.sub("run", "--", "sh", "-c", "cat panic.txt; exit 1")
+    cli("run", "--", "sh", "-c", "cat panic.txt; exit 1")
     result = cli("suspects", "--json").json()
     assert ranked(result)[:2] == ["calc.go:Div", "calc.go:Mean"]
     assert "TestMean" in result["tests"]
@@ -318,7 +319,7 @@ def test_the_text_header_says_how_many_failing_tests_it_left_out(cli):
     (cli.root / "tests").mkdir()
     (cli.root / "tests" / "test_many.py").write_text("".join(
         f"def test_case_{i}():\n    assert {i} == -1\n\n" for i in range(6)))
-    run = cli.sub("run", "--", PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+    run = cli("run", "--", PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
     assert run.code == 1
     text = cli("suspects").out
     header = next(line for line in text.splitlines() if line.startswith("failing test: "))
