@@ -18014,9 +18014,15 @@ def _is_test_function(node: Node) -> bool:
 
 
 def _may_hold_fault(node: Node) -> bool:
-    """Tests are the reproduction and type stubs have no body: neither is ranked."""
-    return not (_is_test_function(node) or node.path.endswith(SUSPECT_STUB_SUFFIXES)
-                or node.kind == "file")
+    """Tests are the reproduction (and so is what a test function defines inside it)
+    and type stubs have no body: neither is ranked."""
+    return not (_is_test_function(node) or _inside_test_function(node)
+                or node.path.endswith(SUSPECT_STUB_SUFFIXES) or node.kind == "file")
+
+
+def _inside_test_function(node: Node) -> bool:
+    return is_test_path(node.path) and any(
+        part.startswith("test") for part in node.qualname.split(".")[:-1])
 
 
 def failure_identifiers(failure: Failure) -> list[str]:
