@@ -729,7 +729,10 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
             obj = node_symbol_obj(db, project, node, include_all, binder)
             return [obj] if include_all or obj["lessons"] else []
     groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
-    symbols = db.query(SQL_SYMBOLS_OF_PROJECT, (project,))
+    if file is None:
+        symbols = db.query(SQL_SYMBOLS_OF_PROJECT, (project,))
+    else:   # a symbol of another file binds within that file only: it cannot end up in this one
+        symbols = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '')", (project, file))
     binder.bind_all((row["name"], row["file"]) for row in symbols)
     for row in symbols:
         bound_file, bound_name, node = binder(row["name"], row["file"])
