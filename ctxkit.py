@@ -16430,8 +16430,8 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
         data_out["slow_start"] = slow_start_reasons(command)
         if data_out["slow_start"]:
             note("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
-                 + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
-                 "or 'pip install .' (not -e), then run install-hooks again")
+                 + ". For fast hooks install ctxkit with 'uv tool install --compile-bytecode .',"
+                 " 'pipx install .' or 'pip install .' (not -e), then run install-hooks again")
     if args.dry_run:
         emit(env, data_out, diff or f"{path}: already up to date, nothing to {verb}")
     else:
