@@ -2996,7 +2996,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
     """`search QUERY [--handle H] [--limit K] [--context N] [--json]`, as cmd_search
     prints it (and counts it in the output statistics)."""
     limit, context = int(options.get("limit", 5)), int(options.get("context", 2))
-    if limit < 1 or context < 0:
+    if limit < 1 or context < 0 or not query.strip():
         raise _SlowPath("search")   # the full CLI explains the usage error
     place = env_paths(options.get("db"), options.get("project"), None)
     project = place.project
@@ -3649,6 +3649,18 @@ def may_hold_secret(low: str) -> bool:
     """True when the lowercase text holds a keyword of some redaction rule; text
     without any cannot hold a secret and skips the regexes."""
     return _keyword_index()[0].search(low) is not None
+
+
+def keyword_lines(low: str) -> list[int]:
+    """The indexes of the lines of a lowercase block that hold a redaction keyword."""
+    indexes: list[int] = []
+    line = last = 0
+    for match in _keyword_index()[0].finditer(low):
+        line += low.count("\n", last, match.start())
+        last = match.start()
+        if not indexes or indexes[-1] != line:
+            indexes.append(line)
+    return indexes
 
 
 def _rules_for(low: str) -> list[tuple[RedactionRule, re.Pattern[str]]]:
@@ -5235,7 +5247,7 @@ class Language(Record):
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
-        "file_level_calls", "dynamic_types",
+        "file_level_calls", "dynamic_types", "overloads", "class_names",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5249,7 +5261,7 @@ class Language(Record):
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
         "dialect": None, "macro_calls": None, "file_level_calls": True,
-        "dynamic_types": frozenset(),
+        "dynamic_types": frozenset(), "overloads": False, "class_names": (),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5294,6 +5306,11 @@ class Language(Record):
     #                             (.h holding C++)
     dynamic_types: frozenset[str]  # type names that mean "any type" (TS any, Python Any): a
     #                             value declared so has an unknown type, never an outside one
+    class_names: tuple[str, ...]  # names that mean the enclosing class itself (Python's
+    #                             cls): calling one constructs it
+    overloads: bool             # one qualname defined twice is an overload, chosen by the
+    #                             arguments' types (C++, Java); else a redefinition, read at
+    #                             the call's line (Python's `if WIN: def f()` ... `else:`)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -5428,6 +5445,13 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
+    _value_aliases(defs, starts, extra.pop("values", ()), ctx)
+    _object_literals(defs, starts, extra.pop("objects", ()), ctx)
+    _inferred_returns(defs, records, extra.pop("returns", ()), ctx)
+    class_methods = [d.qualname for d in defs if d.kind == "method" and d.params
+                     and d.params[0]["name"] in s.language.class_names]
+    if class_methods:  # def create(cls, ...): its cls is the class
+        ctx["class_methods"] = class_methods
     for pos, name, bound in extra.pop("typeparams", ()):
         index = _enclosing(defs, starts, pos)
         scope = defs[index].qualname if index >= 0 else ""
@@ -5593,7 +5617,7 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text or text.startswith("iter:")  # f#1: f's 2nd
+        cleaned = {var: text if "#" in text or text.startswith(("iter:", "await:", "enter:"))
                    else _clean_type(text, generic=True)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
@@ -5614,6 +5638,84 @@ def _narrowings(defs: list[_Def], starts: list[int], found: Iterable[tuple],
         narrow.setdefault(scope, []).append([var, first, last, type_text])
     if narrow:
         ctx["narrow"] = narrow
+
+
+# The nodes a return statement returns from (the innermost one holding it).
+_RETURNING_TYPES = frozenset({"function_definition", "lambda", "function_declaration",
+                              "generator_function_declaration", "method_definition",
+                              "arrow_function", "function_expression", "function",
+                              "generator_function"})
+
+
+def _function_of(node: Any) -> Any:
+    """The function a ``return`` (or an arrow's expression body) gives the value of."""
+    up = node.parent
+    while up is not None and up.type not in _RETURNING_TYPES:
+        up = up.parent
+    return up
+
+
+def _inferred_returns(defs: list[_Def], records: list[DefRecord], found: Iterable[tuple],
+                      ctx: dict[str, Any]) -> None:
+    """{qualname: the expression it returns} for a function without a declared return
+    type whose returns all give one expression (``return Store()``, ``return new X()``,
+    ``=> this.make()``): the resolver reads its type as a type checker infers it."""
+    declared = {r.qualname for r in records if r.return_type}
+    by_fn = {(d.fn.start_byte, d.fn.end_byte): d.qualname for d in defs}
+    returns: dict[str, str] = {}
+    for start, end, text in found:
+        qualname = by_fn.get((start, end))
+        if qualname is not None and qualname not in declared:
+            returns[qualname] = text if returns.get(qualname, text) == text else ""
+    returns = {q: text for q, text in returns.items() if text}
+    if returns:
+        ctx["returns"] = returns
+
+
+def _object_members(s: _Source, node: Any) -> dict[str, Any]:
+    """What an object literal's properties name: {"spreads": [...ns], "members": {key:
+    the name its value is}}; its methods and function values are nodes of their own."""
+    spreads, members = [], {}
+    for item in node.named_children:
+        value = item.named_children[0] if item.named_children else None
+        if item.type == "spread_element" and value is not None and \
+                value.type in ("identifier", "member_expression"):
+            spreads.append(s.text(value))
+        elif item.type == "shorthand_property_identifier":
+            members[s.text(item)] = s.text(item)
+        elif item.type == "pair":
+            key, value = item.child_by_field_name("key"), item.child_by_field_name("value")
+            if key is not None and key.type == "property_identifier" and value is not None \
+                    and value.type in ("identifier", "member_expression"):
+                members[s.text(key)] = s.text(value)
+    return {"spreads": spreads, "members": members}
+
+
+def _object_literals(defs: list[_Def], starts: list[int], found: Iterable[tuple],
+                     ctx: dict[str, Any]) -> None:
+    """{scope: {name: members}} of ``const name = {...}``; a name declared twice in one
+    scope is ambiguous ({})."""
+    objects: dict[str, dict[str, Any]] = {}
+    for pos, name, members in found:
+        index = _enclosing(defs, starts, pos)
+        scope = objects.setdefault(defs[index].qualname if index >= 0 else "", {})
+        scope[name] = {} if name in scope else members
+    if objects:
+        ctx["objects"] = objects
+
+
+def _value_aliases(defs: list[_Def], starts: list[int], found: Iterable[tuple],
+                   ctx: dict[str, Any]) -> None:
+    """{scope: {name: what it is bound to}} for ``alias = f`` written directly in a
+    module or a class body: calling ``alias`` (``self.alias``, ``mod.alias``) runs f.
+    A name bound to different things in one scope is ambiguous: "" (unknown)."""
+    values: dict[str, dict[str, str]] = {}
+    for pos, name, text in found:
+        index = _enclosing(defs, starts, pos)
+        scope = values.setdefault(defs[index].qualname if index >= 0 else "", {})
+        scope[name] = text if scope.get(name, text) == text else ""
+    if values:
+        ctx["values"] = values
 
 
 def _called_params(defs: list[_Def], calls: list[tuple],
@@ -5719,7 +5821,15 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         field = up.child_by_field_name("type") if up is not None else None
         is_declared = up is not None and (up.type == "type_annotation" or (
             field is not None and field.id == type_node.id))
-        vartypes.append((caps["vartype"][0].start_byte, var, s.text(type_node), is_declared))
+        written = s.text(type_node)
+        call = type_node.parent
+        if call is not None and call.parent is not None and \
+                call.parent.type == "await_expression":
+            written = "await:" + written  # x = await f(): what f's promise gives
+        elif call is not None and call.parent is not None and \
+                call.parent.type == "as_pattern":
+            written = "enter:" + written  # with f() as x: what its __enter__ gives
+        vartypes.append((caps["vartype"][0].start_byte, var, written, is_declared))
     elif "typeparam" in caps:  # <T extends Bound>: a T has Bound's members
         constraint = caps["typeparam"][0].parent.child_by_field_name("constraint")
         bound = constraint.named_children[0] if constraint is not None and \
@@ -5727,6 +5837,23 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         extra.setdefault("typeparams", []).append(
             (caps["typeparam"][0].start_byte, s.text(caps["typeparam"][0]),
              _clean_type(s.text(bound), generic=True) if bound is not None else ""))
+    elif "returned" in caps:  # return EXPR: what an undeclared result is
+        returned = caps["returned"][0]
+        function = _function_of(returned)
+        if function is not None:
+            extra.setdefault("returns", []).append(
+                (function.start_byte, function.end_byte,
+                 _collapse_arguments(one_line(s.text(returned)))[:200]))
+    elif "objvalue" in caps:  # const z = {...ns, f, g: h.g}: z.f() is the f it names
+        if caps["objvalue"][0].parent.child_by_field_name("type") is not None:
+            return  # const z: T = {...}: T is what z is
+        extra.setdefault("objects", []).append(
+            (caps["objname"][0].start_byte, s.text(caps["objname"][0]),
+             _object_members(s, caps["objvalue"][0])))
+    elif "valueof" in caps:  # alias = f at module or class level: the name holds f
+        extra.setdefault("values", []).append(
+            (caps["valuename"][0].start_byte, s.text(caps["valuename"][0]),
+             s.text(caps["valueof"][0])))
     elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
@@ -5755,6 +5882,16 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "allname" in caps and s.text(caps["allname"][0]) == "__all__":
         extra["all"] = re.findall(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]",
                                   s.text(caps["allvalue"][0]))
+
+
+def _one_group(text: str) -> bool:
+    """Whether the bracket that opens ``text`` closes at its end: ``(await f(...))``."""
+    depth = 0
+    for index, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if depth == 0:
+            return index == len(text) - 1
+    return False
 
 
 def _collapse_arguments(text: str) -> str:
@@ -7089,6 +7226,15 @@ class OutsideGeneric:
     def __init__(self, held: tuple[Any, ...]):
         self.held = held
 
+
+def _awaited(found: Any) -> Any:
+    """What ``await`` of a value gives: the one type a Promise<X> (a container outside
+    the index) holds; anything else as it is (an async function's inferred result)."""
+    if isinstance(found, OutsideGeneric):
+        return found.held[0] if len(found.held) == 1 else None
+    return found
+
+
 # Method names of the standard containers, strings and files: `x.update()` on an
 # unknown x is far more often a dict than the one `update` method of the index.
 COMMON_METHOD_NAMES = frozenset(
@@ -7101,9 +7247,15 @@ COMMON_METHOD_NAMES = frozenset(
 # In a stated order: where two candidates tie, the resolver takes the first it
 # loaded, and without ORDER BY the order would be the query plan's (an index
 # present or not, as during a bulk load). This is the order the indexes gave.
-SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type, exported FROM nodes "
-                      "WHERE project = ? ORDER BY qualname, id")
+SQL_RESOLVER_NODES = ("SELECT id, kind, name, qualname, path, return_type, exported, recovered "
+                      "FROM nodes WHERE project = ? ORDER BY qualname, id")
 SQL_RESOLVER_FILES = "SELECT path, language, package FROM files WHERE project = ? ORDER BY path"
+# Definitions whose file defines their qualname more than once (`if WIN: def f()
+# ... else: def f()`, one `const f` in each test callback), in file order.
+SQL_RESOLVER_REDEFINED = (
+    "SELECT path, qualname, line, id FROM nodes WHERE project = ? AND kind != 'file' "
+    "AND recovered = 0 AND (path, qualname) IN (SELECT path, qualname FROM nodes "
+    "WHERE project = ? GROUP BY path, qualname HAVING count(*) > 1) ORDER BY path, line, id")
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
              "('extends', 'implements') AND dst_id IS NOT NULL ORDER BY id")
@@ -7129,12 +7281,14 @@ class _Resolver:
         self.returns: dict[int, str] = {}
         self.private: set[int] = set()  # not exported: C's static, Go's lower case, ...
         for row in db.query(SQL_RESOLVER_NODES, (env.project,)):
-            node_id, kind, name, qualname, path, returns, exported = tuple(row)
+            node_id, kind, name, qualname, path, returns, exported, recovered = tuple(row)
             if returns:
                 self.returns[node_id] = returns
             if not exported:
                 self.private.add(node_id)
             self.nodes[node_id] = ResolverNode(kind, name, qualname, path)
+            if recovered:  # a phantom of error recovery: no call can run it
+                continue
             self.by_pq.setdefault((path, qualname), node_id)
             if kind != "file":
                 self.by_name.setdefault(name, []).append(node_id)
@@ -7155,6 +7309,12 @@ class _Resolver:
             self.languages[row["path"]] = LANGUAGES.get(row["language"], _UNKNOWN_LANGUAGE)
             if row["package"]:
                 self.package[row["path"]] = row["package"]
+        self.redefined: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        for path, qualname, line, node_id in db.query(SQL_RESOLVER_REDEFINED,
+                                                      (env.project, env.project)):
+            self.redefined.setdefault((path, qualname), []).append((line, node_id))
+        self.redefined_names = {(path, qualname.rpartition(".")[2])
+                                for path, qualname in self.redefined}
         self._contexts: dict[str, dict[str, Any]] = {}
         self.memo: dict[Any, Any] = {}  # the languages' module tables, built when first asked
         self.bases: dict[int, list[int]] = {}
@@ -7165,6 +7325,18 @@ class _Resolver:
 
     def language(self, path: str) -> Language:
         return self.languages.get(path, _UNKNOWN_LANGUAGE)
+
+    def binding_at(self, node: int, line: int) -> int:
+        """The definition of ``node``'s qualname in effect at ``line`` of its file: of
+        several, the last one written before the line (the one of the same branch or
+        block), else the first. Overloads (Language.overloads) are left as they are."""
+        _, _, qualname, path = self.nodes[node]
+        found = self.redefined.get((path, qualname)) \
+            if line and not self.language(path).overloads else None
+        if not found:
+            return node
+        before = [other for start, other in found if start <= line]
+        return before[-1] if before else found[0][1]
 
     def class_like(self, node: int) -> bool:
         """A class, or a function used as one (see ``constructors``)."""
@@ -7220,6 +7392,9 @@ class _Resolver:
                 return ("node", node)
             if name in self.ctx(path).get("namespaces", ()):  # its members are the file's
                 return ("module", [path])
+            value = self.value_target(path, "", name)
+            if value is not None:
+                return value
         if depth > 6:
             return None
         for path in paths:
@@ -7235,6 +7410,22 @@ class _Resolver:
                         return found
         return None
 
+    def value_target(self, path: str, scope: str, name: str) -> tuple | None:
+        """What ``name`` holds when ``name = f`` binds it directly in ``scope`` (the
+        module: "", or a class body): f read where the assignment stands, a sibling
+        in the class body first."""
+        text = self.ctx(path).get("values", {}).get(scope, {}).get(name)
+        key = ("value", path, scope, name)
+        if not text or key in self.memo:
+            return None  # unbound, ambiguous, or `a = b; b = a`
+        self.memo[key] = None
+        try:
+            sibling = self.by_pq.get((path, f"{scope}.{text}")) if scope else None
+            return ("node", sibling) if sibling is not None else \
+                self.resolve_dotted(path, scope.rpartition(".")[0], text)
+        finally:
+            del self.memo[key]
+
     def scope_chain(self, scope: str) -> list[str]:
         chain = self._chains.get(scope)
         if chain is None:
@@ -7242,7 +7433,9 @@ class _Resolver:
             chain = self._chains[scope] = [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
         return chain
 
-    def resolve_name(self, path: str, scope: str, name: str) -> tuple | None:
+    def resolve_name(self, path: str, scope: str, name: str, line: int = 0) -> tuple | None:
+        """What a bare ``name`` read in ``scope`` is; ``line``, where it is read, picks
+        among the file's definitions of one qualname (see binding_at)."""
         language = self.language(path)
         scoped = self.ctx(path).get("scoped", {})
         for qual in self.scope_chain(scope):
@@ -7260,14 +7453,17 @@ class _Resolver:
                 continue
             node = self.by_pq.get((path, f"{qual}.{name}"))
             if node is not None:
-                return ("node", node)
+                return ("node", self.binding_at(node, line))
         ctx = self.ctx(path)
         binding = ctx.get("imports", {}).get(name)
         if binding is not None:
             return self.resolve_binding(path, binding)
         node = self.by_pq.get((path, name))
         if node is not None and self.nodes[node].kind != "file":
-            return ("node", node)
+            return ("node", self.binding_at(node, line))
+        value = self.value_target(path, "", name)
+        if value is not None:
+            return value
         if name in ctx.get("namespaces", ()):
             return ("module", [path])
         if language.resolve_local is not None:
@@ -7321,6 +7517,9 @@ class _Resolver:
         fallback = self.language(path).method_fallback
         if found is None and fallback is not None:
             found = fallback(self, path, wanted, name)
+        if found is None:  # `get = _get`, `session_class = Session` in the class body
+            value = self.value_target(path, qualname, name)
+            found = value[1] if value is not None and value[0] == "node" else None
         if found is not None:
             return found
         for base in self.bases.get(cls, ()):
@@ -7361,7 +7560,8 @@ class _Resolver:
         index; with 0.0 that nothing is known. ``line`` matters only where a test
         narrows a variable's type in that scope.
         """
-        narrowed = line and scope in self.ctx(path).get("narrow", {})
+        narrowed = line and (scope in self.ctx(path).get("narrow", {}) or (
+            recv is None and (path, callee) in self.redefined_names))
         key = (path, scope, callee, recv, line if narrowed else 0)
         found = self._calls.get(key)
         if found is None:
@@ -7374,10 +7574,13 @@ class _Resolver:
         language = self.language(path)
         lang = language.name
         if recv is None:
+            cls = self._class_parameter(path, scope, callee, language)
+            if cls is not None:
+                return cls, CONF_EXACT  # cls(...) in a class method: a construction
             if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
                 # super(...) in a JS/TS constructor; Python's super() is a builtin
                 return self._resolve_self(path, scope, language.constructor, "super", language)
-            return self._resolve_bare(path, scope, callee, language)
+            return self._resolve_bare(path, scope, callee, language, line)
         if "::" in recv and language.path_call is not None:
             return language.path_call(self, path, recv, callee)
         is_receiver = language.named_receivers and \
@@ -7405,17 +7608,20 @@ class _Resolver:
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
                 return self._call_on(target, callee)
+            found = self._call_on_object(path, scope, recv, callee)
+            if found is not None:
+                return found
             if language.capitalized_outside and recv[:1].isupper() and \
                     _absent(self, path, recv.split(".")[0]):
                 return None, 1.0  # a class outside the index (System.out, Math)
         return self.guess(callee, lang, attr=True)
 
-    def _resolve_bare(self, path: str, scope: str, callee: str,
-                      language: Language) -> tuple[int | None, float]:
+    def _resolve_bare(self, path: str, scope: str, callee: str, language: Language,
+                      line: int = 0) -> tuple[int | None, float]:
         called = self.ctx(path).get("called_params", {})
         if any(callee in called.get(qual, ()) for qual in self.scope_chain(scope)):
             return None, 0.0  # a callable passed in as a parameter
-        target = self.resolve_name(path, scope, callee)
+        target = self.resolve_name(path, scope, callee, line)
         if target is not None:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
         if self._binding_of(path, scope, callee) is not None:
@@ -7432,6 +7638,10 @@ class _Resolver:
     def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
                       language: Language) -> tuple[int | None, float]:
         cls = self.enclosing_class(path, scope)
+        if cls is None and recv not in language.super_names:
+            found = self._unbound_self(path, scope, callee)
+            if found is not None:
+                return found
         if cls is None:  # `this` in a plain function
             return self.guess(callee, language.name, attr=True)
         is_super = recv in language.super_names
@@ -7454,6 +7664,38 @@ class _Resolver:
         found = {self.method_lookup(sub, callee) for sub in subs} - {None}
         return (found.pop(), CONF_UNIQUE) if len(found) == 1 else (None, 0.0)
 
+    def _class_parameter(self, path: str, scope: str, name: str,
+                         language: Language) -> int | None:
+        """The enclosing class, when ``name`` is the first parameter of an enclosing
+        method and one of the names that mean the class (Python's ``cls``)."""
+        if name not in language.class_names:
+            return None
+        methods = self.ctx(path).get("class_methods", ())
+        if not any(qual in methods for qual in self.scope_chain(scope)):
+            return None
+        return self.enclosing_class(path, scope)
+
+    def _unbound_self(self, path: str, scope: str,
+                      callee: str) -> tuple[int | None, float] | None:
+        """``this.f()`` outside a class: a function that declares ``this: T`` (TypeScript)
+        calls T's f; a method of an object literal bound to a name (``const o = {m() {
+        this.f() }}``, no declared type) calls the object's own f."""
+        for qual in self.scope_chain(scope):
+            declared = self.ctx(path).get("types", {}).get(qual, {}).get("this")
+            if declared:
+                owner = self.type_named(path, qual, declared)
+                if owner is OUTSIDE:
+                    return None, 1.0
+                return self._method_of(owner, callee) if owner is not None else None
+        owner, _, method = scope.rpartition(".")
+        holder, _, name = owner.rpartition(".")
+        if not method or not name:
+            return None
+        target = self.object_member(path, holder, name, callee)
+        if target is not None and target[0] == "node":
+            return target[1], CONF_EXACT
+        return None
+
     def _all_subclasses(self, cls: int) -> list[int]:
         found, stack = [], list(self.subclasses.get(cls, ()))
         while stack and len(found) < 200:
@@ -7470,6 +7712,47 @@ class _Resolver:
             return (found, CONF_TYPED) if found is not None else (None, 0.0)
         found = {self.method_lookup(cls, callee) for cls in owner} - {None}
         return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
+
+    def _call_on_object(self, path: str, scope: str, recv: str,
+                        callee: str) -> tuple[int | None, float] | None:
+        """``obj.f()`` / ``obj.ns.f()`` on an object literal ``obj`` of these scopes: its
+        method, the function a property names, or an export of a spread namespace."""
+        parts = recv.split(".")
+        if len(parts) > 2:
+            return None
+        target = self.object_member(path, scope, parts[0], parts[1] if len(parts) > 1
+                                    else callee)
+        if target is None:
+            return None
+        if len(parts) > 1:
+            return self._call_on(target, callee)
+        if target[0] == "node":
+            return target[1], CONF_EXACT
+        return (None, 1.0) if target[0] == "external" else (None, 0.0)
+
+    def object_member(self, path: str, scope: str, name: str, member: str) -> tuple | None:
+        """What ``name.member`` is when ``name`` is an object literal (see expr_type for
+        targets); None when ``name`` is none or the member is not known."""
+        objects = self.ctx(path).get("objects")
+        for qual in [*self.scope_chain(scope), ""] if objects else ():
+            members = objects.get(qual, {}).get(name)
+            if members is None:
+                continue
+            prefix = f"{qual}.{name}" if qual else name
+            node = self.by_pq.get((path, f"{prefix}.{member}"))
+            if node is not None:
+                return ("node", node)
+            value = members.get("members", {}).get(member)
+            if value:
+                return self.resolve_dotted(path, qual, value)
+            for spread in reversed(members.get("spreads", ())):  # a later spread wins
+                target = self.resolve_dotted(path, qual, spread)
+                found = self.lookup_in_modules(target[1], member) \
+                    if target and target[0] == "module" else None
+                if found is not None:
+                    return found
+            return None
+        return None
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
         if target[0] == "external":
@@ -7496,10 +7779,13 @@ class _Resolver:
         text = text.strip().rstrip("!").removeprefix("new ")
         if depth > 6 or not text:
             return None
+        if text.startswith("await "):
+            return _awaited(self.expr_type(path, scope, text[6:], line, depth + 1))
         cast = re.fullmatch(r"\(\s*(.+)\s+as\s+([^()]+?)\s*\)", text, re.S)  # the last as
         if cast:
             return self.type_named(path, scope, _clean_type(cast.group(2)))
-        if text.startswith("(") and text.endswith(")") and _collapse_arguments(text) == "(...)":
+        if text.startswith("(") and text.endswith(")") and (
+                _collapse_arguments(text) == "(...)" or _one_group(text)):
             return self.expr_type(path, scope, text[1:-1], line, depth + 1)
         if text.endswith("(...)"):
             head, _, name = text[:-5].rpartition(".")
@@ -7630,6 +7916,18 @@ class _Resolver:
             if isinstance(container, OutsideGeneric):  # one type argument: its elements
                 return container.held[0] if len(container.held) == 1 else None
             return OUTSIDE if container is OUTSIDE else None
+        if type_text.startswith("await:"):  # x = await f(): what f's Promise<X> holds
+            return _awaited(self.type_named(path, scope, _clean_type(type_text[6:])))
+        if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
+            made = self.type_named(path, scope, _clean_type(type_text[6:]))
+            enter = self.method_lookup(made, "__enter__") if isinstance(made, int) else None
+            if enter is not None:  # `return self` in an inherited __enter__: the made one
+                entered = self.returned_type(enter)
+                owner = self.by_pq.get((self.nodes[enter].path,
+                                        self.nodes[enter].qualname.rpartition(".")[0]))
+                return made if entered == owner else entered
+            return _awaited(made) if isinstance(made, OutsideGeneric) else \
+                (made if made is OUTSIDE else None)  # ContextManager[X], Iterator[X]: an X
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
@@ -7761,6 +8059,8 @@ class _Resolver:
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
+        if not returns and not index:
+            return self._inferred_return(function)
         if not written:
             return None
         if re.search(r"\bis\s", self.returns.get(function, "")):
@@ -7768,20 +8068,58 @@ class _Resolver:
         scope = qualname.rsplit(".", 1)[0] if "." in qualname else ""
         return self.type_named(path, scope, written)
 
+    def _base_binding(self, cls: int, base: int, bound: dict | None) -> dict | None:
+        """{base's type parameter: (file, scope, written type)} from the type arguments
+        cls's extends clause gives ``base``; an argument naming one of cls's own bound
+        parameters passes that binding on."""
+        _, _, qualname, path = self.nodes[cls]
+        _, base_name, base_qual, base_path = self.nodes[base]
+        arguments = self.ctx(path).get("base_args", {}).get(qualname, {}).get(base_name)
+        params = list(self.ctx(base_path).get("type_params", {}).get(base_qual, {}))
+        if not arguments or not params:
+            return None
+        binding = {}
+        for param, written in zip(params, arguments, strict=False):
+            cleaned = _clean_type(written, generic=True)
+            binding[param] = bound[cleaned] if bound and cleaned in bound else \
+                (path, qualname, cleaned)
+        return binding
+
+    def _inferred_return(self, function: int) -> Any:
+        """What an undeclared function returns, read from the one expression all its
+        returns give (see _inferred_returns), in the function's own scope."""
+        _, _, qualname, path = self.nodes[function]
+        text = self.ctx(path).get("returns", {}).get(qualname)
+        key = ("returns", function)
+        if not text or key in self.memo:
+            return None  # nothing to read, or a recursion that leads back here
+        self.memo[key] = None
+        try:
+            return self.expr_type(path, qualname, text)
+        finally:
+            del self.memo[key]
+
     def field_type(self, cls: int, attr: str, depth: int = 0,
-                   seen: set[int] | None = None) -> Any:
-        """The declared or assigned type of ``x.attr`` for an x of class ``cls``."""
+                   seen: set[int] | None = None, bound: dict | None = None) -> Any:
+        """The declared or assigned type of ``x.attr`` for an x of class ``cls``.
+
+        ``bound`` maps cls's type parameters to what the subclass the lookup started
+        from gives them (see _base_binding): a field ``_def: Def`` is then the type
+        bound to Def, as the type checker substitutes it."""
         seen = seen if seen is not None else set()
         seen.add(cls)
         _, _, qualname, path = self.nodes[cls]
         types = self.ctx(path).get("types", {}).get(qualname, {})
         written = types.get("self." + attr) or (
             types.get(attr) if self.language(path).unprefixed_fields else None)
+        if written and bound and written in bound:
+            return self.type_named(*bound[written])
         if written:
             return self.type_named(path, qualname, written)
         for base in self.bases.get(cls, ()):
             if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
-                found = self.field_type(base, attr, depth, seen)
+                found = self.field_type(base, attr, depth, seen,
+                                        self._base_binding(cls, base, bound))
                 if found is not None:
                     return found
         return None
@@ -8122,6 +8460,8 @@ _PY_QUERY = f"""
     @vartype
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
+(with_item value: (as_pattern (call function: [(identifier) (attribute)] @type)
+    alias: (as_pattern_target (identifier) @var))) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) type: (type) @type) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
@@ -8129,11 +8469,16 @@ _PY_QUERY = f"""
 (class_definition body: (block
     (assignment left: (identifier) @var type: (type) @type) @vartype @self))
 (module (assignment left: (identifier) @allname right: [(list) (tuple)] @allvalue))
+(module (assignment left: (identifier) @valuename !type right: [(identifier) (attribute)]
+    @valueof))
+(class_definition body: (block (assignment left: (identifier) @valuename !type
+    right: [(identifier) (attribute)] @valueof)))
 (module (assignment left: (identifier) @name) @def.type)
 (module (type_alias_statement left: (type [(identifier) @name (generic_type (identifier) @name)]))
     @def.type)
 (decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
     definition: (function_definition) @decorated)
+(return_statement [(call) (identifier) (attribute)] @returned)
 [{_PY_BRANCHES}] @branch
 """
 PY_BUILTINS = frozenset(
@@ -8357,7 +8702,8 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 
 PYTHON = Language(
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
-    family="python", self_names=("self", "cls"), builtins=PY_BUILTINS, constructor="__init__",
+    family="python", self_names=("self", "cls"), class_names=("cls",), builtins=PY_BUILTINS,
+    constructor="__init__",
     dynamic_types=frozenset({"Any"}),
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
@@ -8403,6 +8749,11 @@ _JS_CALLS = """
     arguments: (arguments . (identifier) @var))) consequence: (_) @narrow)
 (if_statement condition: (parenthesized_expression (binary_expression left: (string) @member
     operator: "in" right: (identifier) @var)) consequence: (_) @narrow)
+(return_statement [(call_expression) (new_expression) (identifier) (member_expression)
+    (this)] @returned)
+(arrow_function body: [(call_expression) (new_expression) (identifier) (member_expression)]
+    @returned)
+(variable_declarator name: (identifier) @objname value: (object) @objvalue)
 (export_specifier name: (_) @exportname)
 (export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
@@ -8455,6 +8806,16 @@ _JS_SKELETON = SkeletonRules(
 
 
 def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) -> None:
+    """The file's default export; and the type arguments a class gives its bases
+    (``extends ZodType<Out, ZodOptionalDef<T>>``: ``base_args``, which bind the base's
+    type parameters for its fields read on this class)."""
+    for heritage in (c for c in d.node.named_children if c.type == "class_heritage"):
+        for clause in (c for c in heritage.named_children if c.type == "extends_clause"):
+            arguments = clause.child_by_field_name("type_arguments")
+            base = s.text(clause.child_by_field_name("value")).rpartition(".")[2]
+            if arguments is not None and base:
+                ctx.setdefault("base_args", {}).setdefault(d.qualname, {})[base] = [
+                    one_line(s.text(a)) for a in arguments.named_children]
     up = d.node.parent
     if up is not None and up.type == "export_statement" and s.text(up).startswith(
             "export default"):
@@ -8750,6 +9111,8 @@ JAVASCRIPT = Language(
 
 _TS_FIELDS = """
 (public_field_definition name: (property_identifier) @var type: (type_annotation (_) @type))
+    @vartype @self
+(property_signature name: (property_identifier) @var type: (type_annotation (_) @type))
     @vartype @self
 (public_field_definition name: (property_identifier) @var !type
     value: (new_expression constructor: (_) @type)) @vartype @self
@@ -9246,6 +9609,7 @@ def _java_same_package(r: _Resolver, path: str, scope: str, name: str,
 
 
 JAVA = Language(
+    overloads=True,
     constructor=CONSTRUCTOR_IS_CLASS_NAME,
     name="java", extensions=(".java",), fence="java", query=_JAVA_QUERY, full=True,
     family="java", self_names=("this",), class_scope=True, unprefixed_fields=True,
@@ -9743,6 +10107,7 @@ def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | N
 
 
 CPP = Language(
+    overloads=True,
     macro_calls=_c_macro_calls,
     constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
@@ -9856,6 +10221,7 @@ def _cs_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 
 CSHARP = Language(
+    overloads=True,
     constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
     name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, full=True,
@@ -10291,6 +10657,7 @@ def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 
 KOTLIN = Language(
+    overloads=True,
     bare_outside=True,
     name="kotlin", extensions=(".kt", ".kts"), fence="kotlin", grammar="tree_sitter_kotlin",
     query=_KOTLIN_QUERY, full=True, family="kotlin", self_names=("this",), class_scope=True,
@@ -10429,6 +10796,7 @@ def _swift_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple 
 
 
 SWIFT = Language(
+    overloads=True,
     constructor="init",
     bare_outside=True,
     name="swift", extensions=(".swift",), fence="swift", grammar="tree_sitter_swift",
@@ -12922,7 +13290,7 @@ class OutputIngest:
         block = "\n".join(lines)
         low = block.lower()
         if self.key_block is not None or may_hold_secret(low):
-            lines = self._redact_lines(lines)
+            lines = self._redact_lines(lines, block, low)
             block = "\n".join(lines)
             low = block.lower()
         self._observe(first_no, stream, lines, low, joins)
@@ -12930,19 +13298,28 @@ class OutputIngest:
         self.open_piece = stream if open_last else None
         self._maybe_flush()
 
-    def _redact_lines(self, lines: list[str]) -> list[str]:
-        result = []
-        for line in lines:
-            if self.key_block is not None or "-----BEGIN" in line:
-                # A key spans lines: only its material goes, the lines' prefixes stay.
-                spans, self.key_block, begun = key_line_spans(line, self.key_block)
-                self.redactions += begun
-                line = _mask_spans(line, spans)
-            if may_hold_secret(line.lower()):
-                line, count = redact(line)
-                self.redactions += count
-            result.append(line)
+    def _redact_lines(self, lines: list[str], block: str, low: str) -> list[str]:
+        """The block's lines, redacted one by one. Outside a private key, only the lines
+        that hold a redaction keyword can hold a secret: one scan of the block finds them
+        (a keyword never spans lines), so a busy log with a keyword every few thousand
+        lines costs a regex per such line, not per line of its block."""
+        if self.key_block is not None or "-----begin" in low or len(low) != len(block):
+            return [self._redact_line(line) for line in lines]
+        result = list(lines)
+        for index in keyword_lines(low):
+            result[index] = self._redact_line(lines[index])
         return result
+
+    def _redact_line(self, line: str) -> str:
+        if self.key_block is not None or "-----BEGIN" in line:
+            # A key spans lines: only its material goes, the lines' prefixes stay.
+            spans, self.key_block, begun = key_line_spans(line, self.key_block)
+            self.redactions += begun
+            line = _mask_spans(line, spans)
+        if may_hold_secret(line.lower()):
+            line, count = redact(line)
+            self.redactions += count
+        return line
 
     def _observe(self, first_no: int, stream: int, lines: list[str], low: str,
                  joins: bool) -> None:
@@ -13851,7 +14228,8 @@ def register_output_commands(sub: argparse._SubParsersAction,
                          "severity, negation",
                          "ctxkit search 'why did the worker crash' --handle o12 --limit 5")
     search.add_argument("query", metavar="QUERY",
-                        help="any text (quote it; put -- before a query starting with -)")
+                        help="any text but an empty one (quote it; put -- before a query "
+                             "starting with -)")
     search.add_argument("--handle", metavar="H", help="only this output")
     search.add_argument("--limit", type=int, default=5, metavar="K",
                         help="at most K hits (default 5)")
@@ -17434,6 +17812,9 @@ def cmd_search_any(args: argparse.Namespace, env: Env) -> int | None:
     (Snapshots and hooks)."""
     if args.limit < 1 or args.context < 0:
         raise UsageError("search: --limit must be at least 1 and --context 0 or more")
+    if not args.events and not str(args.query).strip():
+        raise UsageError("search: the query is empty; give the words to look for, "
+                         "e.g. `ctxkit search \"connection refused\"`")
     return (cmd_search_events if args.events else cmd_search)(args, env)
 
 

@@ -673,16 +673,23 @@ def test_namespace_package_without_init(cli):
     assert callers(cli, "helper") == {"ns/main.py:run"}
 
 
-def test_value_returned_by_a_function_is_an_unknown_receiver(cli):
-    write(cli.root, "m.py", "class Store:\n    def persist_all(self):\n        pass\n\n\n"
+def test_value_returned_by_a_function_is_its_one_returned_expression_or_unknown(cli):
+    """An undeclared result is what all the function's returns give (`return Store()`);
+    one that cannot be read (`return source.build()` on an untyped source) is unknown,
+    so the unique-name guess stands."""
+    write(cli.root, "m.py", "class Store:\n    def persist_all(self):\n        pass\n\n"
+                            "    def archive(self):\n        pass\n\n\n"
                             "def make():\n    return Store()\n\n\n"
+                            "def derive(source):\n    return source.build()\n\n\n"
                             "def run():\n    store = make()\n    store.persist_all()\n"
-                            "    text = str(1)\n    return text.persist_all()\n")
+                            "    text = str(1)\n    text.persist_all()\n"
+                            "    other = derive(1)\n    return other.archive()\n")
     index(cli)
     results = cli("callees", "run", "--json").json()["results"]
-    found = {(r["id"] or r["name"], r["confidence"]) for r in results}
-    assert ("m.py:Store.persist_all", ctxkit.CONF_UNIQUE_ATTR) in found  # unique-name guess
-    assert ("text.persist_all", 1.0) in found  # str is outside the index: never guessed
+    found = {(r["id"] or r["name"], r["confidence"], r["call_line"]) for r in results}
+    assert ("m.py:Store.persist_all", ctxkit.CONF_TYPED, 19) in found  # make() gives a Store
+    assert ("text.persist_all", 1.0, 21) in found  # str is outside the index: never guessed
+    assert ("m.py:Store.archive", ctxkit.CONF_UNIQUE_ATTR, 23) in found  # unknown: guessed
 
 
 def test_declared_return_types_type_the_receiver(cli):

@@ -37,6 +37,26 @@ CASES = [
     # A decorated name holds what its decorator returns: @group() makes a Group.
     (PY, "shop/cli.py:Group.command", {"shop/cli.py:setup"}),
     (PY, "shop/cli.py:Registry.command", set()),
+    # A name bound to a definition in a module or a class body (`build = make_store`,
+    # `session_class = Session`, `persist = _persist`) calls what it is bound to.
+    (PY, "shop/aliases.py:Session.__init__", {"shop/aliases.py:Store.open"}),
+    (PY, "shop/aliases.py:Session.close", {"shop/aliases.py:Store.open"}),
+    (PY, "shop/aliases.py:Cache.close", set()),
+    (PY, "shop/aliases.py:Store._persist", {"shop/aliases.py:Store.flush"}),
+    (PY, "shop/aliases.py:make_store", {"shop/use_aliases.py:direct",
+                                        "shop/use_aliases.py:through_module"}),
+    (PY, "shop/aliases.py:Store.flush", {"shop/use_aliases.py:through_module"}),
+    # `with f() as x`: x is what __enter__ returns (a ContextManager[X] or a
+    # @contextmanager's Iterator[X]: an X); cls(...) in a class method builds cls.
+    (PY, "shop/meters.py:Meter.tick", {"shop/meters.py:measure"}),
+    (PY, "shop/meters.py:Gauge.tick", {"shop/meters.py:watch"}),
+    (PY, "shop/meters.py:Factory", {"shop/meters.py:Factory.create"}),
+    (PY, "shop/meters.py:Factory.reset", {"shop/meters.py:build"}),
+    (PY, "shop/meters.py:Gauge.reset", set()),
+    (PY, "shop/meters.py:Registry", set()),  # a parameter named cls, not the first
+    # A name defined once per branch: a call reads its own branch's definition.
+    (PY, "shop/platforms.py:raw_mode", {"shop/platforms.py:read_key"}),
+    (PY, "shop/platforms.py:raw_mode#2", {"shop/platforms.py:read_key#2"}),
     # Calling an attribute annotated type[X] constructs X.
     (PY, "shop/responses.py:Response.__init__", {"shop/responses.py:App.make_response"}),
     # self.x = param takes the parameter's annotation.
@@ -90,6 +110,29 @@ CASES = [
     (TS, "src/shapes.ts:Circle.area", set()),
     # An object literal's method is the object's, never a module-level function.
     (TS, "src/traps.ts:traps.defineProperty", set()),
+    # `this` outside a class: a declared `this: T` is a T; in an object literal bound
+    # to an untyped name it is that object (a declared type decides otherwise).
+    (TS, "src/receivers.ts:Annotation.extend", {"src/receivers.ts:make"}),
+    (TS, "src/receivers.ts:list.splice", {"src/receivers.ts:list.clear"}),
+    (TS, "src/receivers.ts:typed.splice", set()),
+    (TS, "src/receivers.ts:Annotation.splice", set()),
+    # A base's field typed by a type parameter has the type the subclass binds to it.
+    (TS, "src/boxes.ts:Parser.parse", {"src/boxes.ts:ParserBox.run"}),
+    (TS, "src/boxes.ts:Printer.parse", {"src/boxes.ts:PrinterBox.run"}),
+    # An object literal used as a namespace: a spread namespace's exports, the
+    # functions its properties name, its own methods.
+    (TS, "src/kit_parts.ts:alpha", {"src/kit.ts:useKit"}),
+    (TS, "src/kit_parts.ts:beta", {"src/kit.ts:useKit"}),
+    (TS, "src/kit.ts:gamma", {"src/kit.ts:useKit", "src/kit.ts:kit.twice"}),
+    (TS, "src/kit.ts:kit.twice", {"src/kit.ts:useKit"}),
+    (TS, "src/kit_parts.ts:Decoy.alpha", set()),
+    (TS, "src/kit_parts.ts:Decoy.gamma", set()),
+    # `await` of a Promise<X> gives an X; an undeclared result is what the function
+    # returns (`return new X()`, an arrow's `=> new X()`).
+    (TS, "src/results.ts:Ledger.post", {"src/results.ts:viaAwait",
+                                        "src/results.ts:viaAwaitInline",
+                                        "src/results.ts:viaInferred"}),
+    (TS, "src/results.ts:Draft.post", {"src/results.ts:viaArrow"}),
     # So is a function given as a property's value, or assigned to a member: the
     # calls in its body are its own, not the enclosing function's.
     (TS, "src/handlers.ts:Journal.record", {"src/handlers.ts:wire.ops.flush",

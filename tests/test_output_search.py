@@ -602,13 +602,29 @@ def test_a_huge_context_shows_the_whole_output_and_no_more(cli, context):
 
 @pytest.mark.parametrize("query", [
     '"', '"unclosed', "*", "fail*", "NEAR(a b)", "-x", "a:b", "(", ")", "col:value AND (x OR",
-    "^start", "a - b + c", "'", "{}", "", "   ", "x" * 10240, "error " * 2000, "a\x00b",
+    "^start", "a - b + c", "'", "{}", "x" * 10240, "error " * 2000, "a\x00b",
     "🔥 deploy 🚀 failed", "ünïcödé İstanbul", "\\", "%_", "AND OR NOT", "'; DROP TABLE x;--"])
 def test_any_query_text_is_safe(cli, path, query):
     store(cli, "alpha beta NEAR gamma a:b (x) fail* deploy failed 🚀\n" * 3)
     result = cli("search", "--json", "--", query)
     assert result.code == 0, result.err
     assert result.json()["status"] in ("ok", "no_hits")
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\t\n"])
+def test_an_empty_query_is_one_line_saying_so(cli, query):
+    """An empty query asks for nothing: one usage line (with --json one document), exit
+    2, on the fast path of the installed command as in-process; not an empty hit list
+    that says it tried nothing."""
+    store(cli, "alpha beta\n" * 3)
+    for run in (cli, cli.sub):
+        result = run("search", "--", query)
+        assert result.code == 2 and result.out == "", result
+        assert result.err.count("\n") == 1 and "query is empty" in result.err, result.err
+        result = run("--json", "search", "--", query)
+        assert result.code == 2 and result.out.count("\n") == 1, result
+        document = json.loads(result.out)
+        assert document["status"] == "error" and "query is empty" in document["error"]
 
 
 def test_an_unknown_handle_is_one_line_naming_ctxkit_outputs(cli):

@@ -216,6 +216,23 @@ def test_clean_corpus_comes_back_byte_for_byte(cli):
     assert "\n".join(item["text"] for item in lines) + "\n" == text
 
 
+def test_a_busy_block_is_masked_as_each_of_its_lines_alone(cli):
+    """Ingest redacts only the lines of a block that hold a keyword: the corpus's
+    secrets scattered through thousands of clean lines come back exactly as each line
+    redacted alone, and the clean lines byte for byte."""
+    secrets = [text for text, _, _ in TUNED if "\n" not in text and "-----" not in text]
+    lines = []
+    for i in range(3000):
+        lines.append(f"2026-12-01 10:00:{i % 60:02d} INFO step {i} done")
+        if i % 7 == 3 and secrets:
+            lines.append(secrets.pop())
+    summary = cli("store", "-", "--json", stdin="\n".join(lines) + "\n").json()
+    stored = [item["text"] for item in
+              cli("expand", summary["handle"], "--json").json()["lines"]]
+    assert stored == [_redact(line) for line in lines]
+    assert summary["redactions"] > 0
+
+
 def test_hook_bash_command_is_stored_masked(cli, root):
     command = "PGPASSWORD=Hk8-v2-pq9 psql -h db -c 'select 1'"
     body = payload("claude_post_tool_use_bash", root, tool_input={"command": command},
