@@ -295,7 +295,10 @@ def parse_time(text: str | None) -> _dt.datetime | None:
 def one_line(text: str, limit: int | None = None) -> str:
     """The text on one line (line breaks and their indentation folded to one space,
     other spacing kept as written), cut at ``limit``."""
-    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    if text.isprintable():   # no line break of any kind (all are unprintable): the common case
+        line = text.strip()
+    else:
+        line = " ".join(part.strip() for part in text.splitlines() if part.strip())
     if limit and len(line) > limit:
         line = line[:limit - 1] + "…"
     return line
