@@ -5612,7 +5612,8 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
         scope = defs[index].qualname if index >= 0 else ""
-        rebinding = type_text.startswith(("iter:", var + ".")) or type_text == var
+        read = type_text.removeprefix("expr:")
+        rebinding = type_text.startswith("iter:") or read.startswith(var + ".") or read == var
         if (scope, var) in declared or (rebinding and var in types.get(scope, {})):
             continue  # `for x in`, `x = x.m(...)`: the name keeps the type it was given first
         if is_declared:
@@ -5620,7 +5621,8 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text or text.startswith(("iter:", "await:", "enter:"))
+        cleaned = {var: text if "#" in text or text.startswith(("iter:", "await:", "enter:",
+                                                                "expr:"))
                    else _clean_type(text, generic=True)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
@@ -5826,7 +5828,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             field is not None and field.id == type_node.id))
         written = s.text(type_node)
         call = type_node.parent
-        if call is not None and call.parent is not None and \
+        if call is not None and call.id == caps["vartype"][0].id and \
+                type_node.type in ("attribute", "member_expression"):
+            written = "expr:" + _collapse_arguments(one_line(written))[:200]  # x = a.b
+        elif call is not None and call.parent is not None and \
                 call.parent.type == "await_expression":
             written = "await:" + written  # x = await f(): what f's promise gives
         elif call is not None and call.parent is not None and \
@@ -5879,7 +5884,14 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         extra["default"] = s.text(caps["defaultname"][0])
         extra.setdefault("exports", []).append(extra["default"])
     elif "exportname" in caps:
+        spec = caps["exportname"][0].parent
         extra.setdefault("exports", []).append(s.text(caps["exportname"][0]))
+        alias = spec.child_by_field_name("alias")
+        clause = spec.parent.parent if spec.parent is not None else None
+        if alias is not None and clause is not None and \
+                clause.child_by_field_name("source") is None:  # export { _null as null }
+            extra.setdefault("values", []).append(
+                (spec.start_byte, s.text(alias), s.text(caps["exportname"][0])))
     elif "exportlhs" in caps:
         _js_module_exports(s, caps["exportlhs"][0], caps["exportrhs"][0], extra)
     elif "allname" in caps and s.text(caps["allname"][0]) == "__all__":
@@ -7623,7 +7635,10 @@ class _Resolver:
                       line: int = 0) -> tuple[int | None, float]:
         called = self.ctx(path).get("called_params", {})
         if any(callee in called.get(qual, ()) for qual in self.scope_chain(scope)):
-            return None, 0.0  # a callable passed in as a parameter
+            written = (self.variable_type(path, scope, callee) or ("",))[0]
+            made = self._called_variable(path, scope, callee) \
+                if written.startswith("type:") else None  # cls: type[X] builds an X
+            return (made, CONF_TYPED) if made is not None else (None, 0.0)
         target = self.resolve_name(path, scope, callee, line)
         if target is not None:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
@@ -7919,6 +7934,15 @@ class _Resolver:
             if isinstance(container, OutsideGeneric):  # one type argument: its elements
                 return container.held[0] if len(container.held) == 1 else None
             return OUTSIDE if container is OUTSIDE else None
+        if type_text.startswith("expr:"):  # x = a.b: what a.b is
+            key = ("expression", path, scope, type_text)
+            if key in self.memo:
+                return None  # x = y.a; y = x.b: a chain that leads back here
+            self.memo[key] = None
+            try:
+                return self.expr_type(path, scope, type_text[5:])
+            finally:
+                del self.memo[key]
         if type_text.startswith("await:"):  # x = await f(): what f's Promise<X> holds
             return _awaited(self.type_named(path, scope, _clean_type(type_text[6:])))
         if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
@@ -8463,6 +8487,7 @@ _PY_QUERY = f"""
     @vartype
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
+(assignment left: (identifier) @var right: (attribute) @type) @vartype
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @type)
     alias: (as_pattern_target (identifier) @var))) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
@@ -8741,6 +8766,7 @@ _JS_CALLS = """
     @vartype
 (variable_declarator name: (identifier) @var value: (call_expression
     function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
+(variable_declarator name: (identifier) @var value: (member_expression) @type) @vartype
 (variable_declarator name: (identifier) @var value: (await_expression (call_expression
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
@@ -17001,7 +17027,8 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 # points at the code under test. Frames in files outside the root, or in
 # installed-package folders inside it, are library frames: listed, never read.
 
-SUSPECT_WEIGHTS = {"frame": 3.0, "test": 1.5, "change": 1.0, "lesson": 0.5, "name": 1.0}
+SUSPECT_WEIGHTS = {"frame": 3.0, "test": 1.5, "change": 1.0, "lesson": 0.5, "name": 1.0,
+                   "message": 2.0}
 SUSPECT_SIGNALS = tuple(SUSPECT_WEIGHTS)
 SUSPECT_FRAME_DECAY = 0.6        # each project frame further out of the innermost
 SUSPECT_FRAME_CALLEE = 0.3       # a callee of a frame (called on the frame's line: x2)
@@ -17009,6 +17036,12 @@ SUSPECT_TEST_FAILING_LINE = 1.0  # a direct callee on the line the test failed a
 SUSPECT_TEST_OFF_LINE = 0.5      # a direct callee on another line of the test
 SUSPECT_TEST_DECAY = 0.5         # each call further from the test
 SUSPECT_TEST_MAX_DEPTH = 3
+SUSPECT_TEST_FIXTURE = 0.5       # a call in a fixture of the test, times its line's value
+SUSPECT_TEST_SHARED = 0.5        # an unresolved x.m(): what its candidates share
+SUSPECT_SHARED_MAX = 6           # more methods of that name than this: none is taken
+SUSPECT_SPREAD_DEPTH = 2         # calls up from a test suspect to the other tests reaching it
+SUSPECT_SPREAD_EXPONENT = 0.5      # test value times (1 + other tests reaching it) ** -this
+SUSPECT_PHRASE_WORDS = 3         # words of a message phrase looked up in the source
 SUSPECT_CHANGE_TIERS = {"worktree": 1.0, "commits": 0.6}
 SUSPECT_CHANGE_FAR = 0.1         # a change the failure's call closure does not reach
 SUSPECT_REACH_DEPTH = 6          # calls followed from the frames and the test
@@ -17089,6 +17122,9 @@ _MESSAGE_LINE = lazy_re(
     r"|^panic: (?P<panic>.+)$|^\s*error(?:\[E\d+\])?: (?P<err>.+)$"
     r"|(?:FAILED|ERROR) \S+ - (?P<s>.+)$")
 _FAILING_SOURCE = lazy_re(r"^>\s+(?P<code>\S.*)$")     # pytest's marker on the failing line
+# Python's default repr of an object followed by an attribute, as pytest's "where"
+# lines print a method's receiver: <shop.cart.Cart object at 0x7f...>.total
+_OBJECT_ATTRIBUTE = lazy_re(r"<(?P<cls>[A-Za-z_][\w.]*) object at 0x[0-9a-fA-F]+>\.(?P<attr>\w+)")
 _IDENTIFIER = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -17289,6 +17325,7 @@ class _Ranking:
         self.suspects: dict[str, Suspect] = {}
         self.seeds: dict[int, Node] = {}         # frame and test nodes, by rowid
         self.tests: list[Node] = []
+        self.checked: set[str] = set()           # ids a failing line of a test calls
         self.notes: list[str] = []
 
     def suspect(self, node: Node) -> Suspect:
@@ -17383,26 +17420,39 @@ class _Ranking:
         return None
 
     def add_test_callees(self, test: Node) -> None:
-        """Callees of the test, breadth first: a callee's value is its caller's times
-        SUSPECT_TEST_DECAY, so what the failing line calls leads the deeper ones."""
-        failing_lines = {f.line for f in self.failure.frames if f.rel == test.path}
-        values = {test.id: SUSPECT_TEST_FAILING_LINE / SUSPECT_TEST_DECAY}
-        for item in graph_walk(self.db, self.env.project, test, "calls",
-                               SUSPECT_TEST_MAX_DEPTH, DEFAULT_MIN_CONFIDENCE):
-            if not item["id"] or item["kind"] not in SUSPECT_CALLABLE_KINDS | CLASS_KINDS:
-                continue
-            depth, via = item["depth"], item["via"]
-            value = values.get(via, 0.0) * SUSPECT_TEST_DECAY
-            why = (f"called by the failing test {test.qualname}" if depth == 1 else
-                   f"{depth} calls from the failing test, via {via.rsplit(':', 1)[-1]}")
-            if depth == 1 and item["call_line"] not in failing_lines:
-                value *= SUSPECT_TEST_OFF_LINE
-            elif depth == 1:
-                why = f"called on the line the test failed at ({test.path}:{item['call_line']})"
-            values[item["id"]] = max(values.get(item["id"], 0.0), value)
-            node = self.node_by_id(item["id"])
-            if node is not None and node.kind in SUSPECT_CALLABLE_KINDS:
+        """What the test runs, breadth first: its own calls (and those of the functions
+        and classes it defines, and of its fixtures) first, each call further away
+        SUSPECT_TEST_DECAY of its caller's value (see _TestReach)."""
+        reach = _TestReach(self, test)
+        for node, value, why in reach.walk():
+            if node.kind in SUSPECT_CALLABLE_KINDS:
                 self.suspect(node).add("test", value, why)
+        self.checked.update(reach.checked)
+
+    def spread_tests(self) -> None:
+        """Scale each test signal down by how many other tests reach the symbol too
+        (within SUSPECT_SPREAD_DEPTH calls): code every test runs is where a failure
+        passes through, code only the failing test runs is where it differs (the
+        Ochiai measure of fault localization, the other tests taken as passing and
+        the call graph as their coverage). What the failing line itself calls is
+        what the test checks, and keeps its value."""
+        if SUSPECT_SPREAD_EXPONENT <= 0:
+            return
+        failing = {n.id for n in self.tests}
+        for suspect in self.suspects.values():
+            if "test" not in suspect.signals or suspect.node is None \
+                    or suspect.key in self.checked:
+                continue
+            others = {item["id"] for item in graph_walk(
+                self.db, self.env.project, suspect.node, "calledBy", SUSPECT_SPREAD_DEPTH,
+                DEFAULT_MIN_CONFIDENCE) if item["id"] and item["id"] not in failing
+                and is_test_path(item["path"] or "")
+                and item["name"].rpartition(".")[2].startswith("test")}
+            if others:
+                suspect.signals["test"] = round(
+                    suspect.signals["test"] * (1 + len(others)) ** -SUSPECT_SPREAD_EXPONENT, 4)
+                suspect.evidence["test"] += (f" (and by {len(others)} other "
+                                             f"test{'s' if len(others) != 1 else ''})")
 
     def node_by_id(self, uid: str) -> Node | None:
         path, _, qualname = uid.rpartition(":")
@@ -17503,9 +17553,353 @@ class _Ranking:
                     shown = word if len(word) < 60 else word[:57] + "..."
                     suspect.add("name", value, f"the failure message names {shown!r}")
 
+    def add_message_text(self) -> None:
+        """Functions whose source holds a phrase the failure message prints: an error
+        message is usually a string literal of the function that raises it."""
+        phrases = message_phrases(self.failure)
+        if not phrases:
+            return
+        args = ["grep", "-n", "-I", "-F", "--untracked", "--no-color"]
+        found = git_output(self.env, *args, *(a for p in phrases for a in ("-e", p)), "--")
+        hits: dict[str, dict[int, Node]] = {}
+        for line in (found or "").splitlines()[:SUSPECT_MAX_FRAMES]:
+            path, _, rest = line.partition(":")
+            number, _, text = rest.partition(":")
+            if is_test_path(path) or not number.isdigit():
+                continue
+            nodes = [n for n in graph_nodes_at(self.db, self.env.project, path, int(number))
+                     if n.kind in SUSPECT_CALLABLE_KINDS]
+            for phrase in (p for p in phrases if p in text):
+                hits.setdefault(phrase, {}).update((n.rowid, n) for n in nodes[-1:])
+        for phrase, nodes in hits.items():
+            if len(nodes) > SUSPECT_SHARED_MAX:
+                continue
+            shown = phrase if len(phrase) < 60 else phrase[:57] + "..."
+            for node in nodes.values():
+                self.suspect(node).add("message", 1.0 / len(nodes),
+                                       f"its source holds the message text {shown!r}")
+
     def ranked(self) -> list[Suspect]:
-        return sorted(self.suspects.values(),
-                      key=lambda s: (-s.score(), -s.signals.get("frame", 0.0), s.key))
+        """Best first; one entry per name of a file (a property's getter and setter, or
+        overloads, are one place to read: the best-scored one stands for them)."""
+        order = sorted(self.suspects.values(),
+                       key=lambda s: (-s.score(), -s.signals.get("frame", 0.0), s.key))
+        seen: set[tuple[str, str]] = set()
+        kept = []
+        for suspect in order:
+            if (suspect.path, suspect.name) not in seen:
+                seen.add((suspect.path, suspect.name))
+                kept.append(suspect)
+        return kept
+
+
+class _TestReach:
+    """The code a failing test runs, as far as the graph tells.
+
+    The test's scope is the test, the functions and classes defined inside it
+    (callbacks and local classes the test hands to the code under test) and
+    its pytest fixtures (functions named by its parameters in a test file:
+    pytest calls them first). A call on a line the test failed at counts
+    SUSPECT_TEST_FAILING_LINE; so does the call whose result the failing line
+    reads (``result = f(x)`` before ``assert result == y``), and every call
+    inside a failing ``with`` block (``pytest.raises``: the block did not
+    raise). A call on another line of the test counts SUSPECT_TEST_OFF_LINE, a
+    fixture's SUSPECT_TEST_FIXTURE.
+
+    A method call the graph left unresolved (``x.m()``, or ``x()`` for
+    ``__call__``) goes to the methods named m of, in this order: the classes x
+    holds (the test assigned x from a constructor, or from a call declared to
+    return the class; or x is a fixture that builds one); the classes whose
+    name x abbreviates (``runner`` for CliRunner, ``ctx`` for Context); the
+    classes the test's scope constructs. All with their bases. Failing those,
+    at most SUSPECT_SHARED_MAX methods named m share SUSPECT_TEST_SHARED.
+    """
+
+    def __init__(self, ranking: _Ranking, test: Node):
+        self.ranking, self.db, self.project = ranking, ranking.db, ranking.env.project
+        self.test = test
+        self.methods: dict[str, list[Node]] = {}
+        self.checked: set[str] = set()       # ids called on the failing lines
+        self.text = self._source()
+        self.scope = self._scope()
+        self.held: list[list[str]] = []                # class ids, each with its bases
+        self.variables: dict[str, list[list[str]]] = {}
+        self._learn_classes()
+
+    def relations(self, node: Node, relation: str) -> list[Relation]:
+        return graph_relations(self.db, self.project, node, relation)
+
+    def _source(self) -> list[str]:
+        try:
+            data = (self.ranking.env.root / self.test.path).read_bytes()
+        except OSError:
+            return []
+        code = source_lines(data, self.test.line, self.test.end_line)
+        return code.decode("utf-8", "replace").splitlines()
+
+    def line_text(self, line: int | None) -> str:
+        at = (line or 0) - self.test.line
+        return self.text[at] if 0 <= at < len(self.text) else ""
+
+    # the scope and the classes it holds
+
+    def _scope(self) -> list[tuple[Node, float]]:
+        """(node, factor): the test and what it defines at 1, fixtures at
+        SUSPECT_TEST_FIXTURE."""
+        scope, seen = [(self.test, 1.0)], {self.test.rowid}
+        for node, _ in scope:
+            for rel in self.relations(node, "contains"):
+                if rel.node is not None and rel.node.rowid not in seen:
+                    seen.add(rel.node.rowid)
+                    scope.append((rel.node, 1.0))
+        for fixture in self._fixtures(self.test, seen):
+            scope.append((fixture, SUSPECT_TEST_FIXTURE))
+        return scope
+
+    def _fixtures(self, node: Node, seen: set[int], depth: int = 0) -> list[Node]:
+        """Functions of test files named by the node's parameters, nearest file first;
+        their own parameters are fixtures too (two levels)."""
+        found: list[Node] = []
+        for param in node.params:
+            name = str(param.get("name") or "").lstrip("*")
+            if not name or name in ("self", "cls", "request"):
+                continue
+            with contextlib.suppress(CtxkitError):
+                nodes = [n for n in graph_find_nodes(self.db, self.project, name)
+                         if n.kind == "function" and n.name == name and is_test_path(n.path)
+                         and n.rowid not in seen and not _is_test_function(n)]
+                nodes.sort(key=lambda n: (n.path != self.test.path,
+                                          not self.test.path.startswith(
+                                              n.path.rpartition("/")[0])))
+                for fixture in nodes[:1]:
+                    seen.add(fixture.rowid)
+                    found.append(fixture)
+                    if depth < 1:
+                        found += self._fixtures(fixture, seen, depth + 1)
+        return found
+
+    def _learn_classes(self) -> None:
+        """The classes the scope constructs (``held``), and those each variable of the
+        test and each fixture holds (``variables``)."""
+        for node, factor in self.scope:
+            in_test = node.rowid == self.test.rowid
+            for rel in self.relations(node, "calls"):
+                classes = self._made_by(rel.node) if rel.node is not None else []
+                self.held += [c for c in classes if c not in self.held]
+                assigned = _assigned_name(self.line_text(rel.line)) if in_test else (
+                    node.name if factor != 1.0 else None)
+                known = self.variables.setdefault(assigned, []) if assigned else []
+                known += [c for c in classes if c not in known]
+
+    def _made_by(self, target: Node) -> list[list[str]]:
+        """The classes a call to ``target`` gives an instance of, each as its id and
+        its bases' ids, nearest first (the order a method is looked up in)."""
+        found: list[Node] = []
+        if target.kind in CLASS_KINDS:
+            found.append(target)
+        elif target.name == "__init__":
+            owner = self._class_named(target.path, target.qualname.rpartition(".")[0])
+            found += [owner] if owner is not None else []
+        else:
+            found += self._returned_classes(target)
+        return [[cls.id] + [base.id for base in self._bases(cls)] for cls in found]
+
+    def _returned_classes(self, node: Node) -> list[Node]:
+        words = re.findall(r"[A-Za-z_]\w*", node.return_type or "")
+        out: list[Node] = []
+        for word in words[-1:]:
+            with contextlib.suppress(CtxkitError):
+                out += [n for n in graph_find_nodes(self.db, self.project, word)
+                        if n.kind in CLASS_KINDS and n.name == word][:3]
+        return out
+
+    def _class_named(self, path: str, qualname: str) -> Node | None:
+        with contextlib.suppress(CtxkitError):
+            for node in graph_find_nodes(self.db, self.project, qualname, file=path):
+                if node.kind in CLASS_KINDS and node.qualname == qualname:
+                    return node
+        return None
+
+    def _bases(self, cls: Node) -> list[Node]:
+        bases, frontier = [], [cls]
+        for _ in range(4):
+            frontier = [rel.node for node in frontier for rel in self.relations(node, "extends")
+                        if rel.node is not None and rel.node not in bases]
+            bases += frontier
+        return bases
+
+    # unresolved method calls
+
+    def targets(self, rel: Relation, in_test: bool) -> list[tuple[Node, float]]:
+        """(node, share) a call may run: its resolved node, or the candidates of an
+        unresolved ``x.m()`` / ``x()`` (the test's variables count only in the test)."""
+        if rel.node is not None:
+            return [(rel.node, 1.0)]
+        receiver, _, method = rel.name.rpartition(".")
+        if not receiver:
+            receiver, method = method, "__call__"
+        if not method.isidentifier():
+            return []
+        candidates = self._methods(method)
+        first = receiver.partition(".")[0] if in_test else ""
+        picked = _looked_up(candidates, self.variables.get(first, [])) or [
+            n for n in candidates if _abbreviates(receiver.rpartition(".")[2], _owner_name(n))
+        ] or (_looked_up(candidates, self.held) if method != "__call__" else [])
+        if picked:
+            return [(n, 1.0 / len(picked)) for n in picked]
+        if method != "__call__" and "." in rel.name and len(candidates) <= SUSPECT_SHARED_MAX:
+            return [(n, SUSPECT_TEST_SHARED / len(candidates)) for n in candidates]
+        return []
+
+    def _methods(self, name: str) -> list[Node]:
+        if name not in self.methods:
+            found: list[Node] = []
+            with contextlib.suppress(CtxkitError):
+                found = [n for n in graph_find_nodes(self.db, self.project, name)
+                         if n.kind == "method" and n.name == name and _may_hold_fault(n)
+                         and not is_test_path(n.path)]
+            self.methods[name] = found
+        return self.methods[name]
+
+    # the walk
+
+    def walk(self) -> Iterator[tuple[Node, float, str]]:
+        """(node, value, why) for everything reached; a node comes again when a later
+        path gives it more."""
+        failing = self.failing_lines()
+        values: dict[int, float] = {self.test.rowid: 0.0}
+        frontier: list[tuple[Node, float]] = []
+        for part, factor in self.scope:
+            for rel in self.relations(part, "calls"):
+                on_line = factor == 1.0 and rel.line in failing
+                base = (SUSPECT_TEST_FAILING_LINE if on_line else SUSPECT_TEST_OFF_LINE) * factor
+                for node, share in self.targets(rel, part.rowid == self.test.rowid):
+                    value = base * share
+                    if on_line:
+                        self.checked.add(node.id)
+                    if value > values.get(node.rowid, 0.0):
+                        values[node.rowid] = value
+                        frontier.append((node, value))
+                        yield node, value, self._why(part, rel, failing, share)
+        for depth in range(2, SUSPECT_TEST_MAX_DEPTH + 1):
+            following: list[tuple[Node, float]] = []
+            frontier.sort(key=lambda item: -item[1])
+            for caller, worth in frontier[:SUSPECT_REACH_NODES]:
+                for rel in self.relations(caller, "calls"):
+                    for node, share in self.targets(rel, False):
+                        value = worth * SUSPECT_TEST_DECAY * share
+                        if value > values.get(node.rowid, 0.0):
+                            values[node.rowid] = value
+                            following.append((node, value))
+                            yield node, value, (f"{depth} calls from the failing test, via "
+                                                f"{caller.qualname}")
+            frontier = following
+
+    def _why(self, part: Node, rel: Relation, failing: dict[int, str], share: float) -> str:
+        at = f"{self.test.path}:{rel.line}"
+        where = {"frame": f"called on the line the test failed at ({at})",
+                 "read": f"its result is what the failing line checks ({at})",
+                 "block": f"called inside the failing with block ({at})"}.get(
+            failing.get(rel.line or 0, ""), f"called by the failing test {self.test.qualname}")
+        if part.rowid != self.test.rowid:
+            kind = "fixture" if _is_fixture_of(part, self.test) else "code defined in it"
+            where = f"called by {part.qualname} ({kind} of the failing test)"
+        if rel.node is None:
+            where += f" ({rel.name}: the class of its receiver inferred)"
+        return where
+
+    def failing_lines(self) -> dict[int, str]:
+        """Lines of the test the failure points at ("frame"), with the lines whose
+        results they read ("read") and the bodies of failing ``with`` blocks ("block")."""
+        test = self.test
+        lines = {f.line: "frame" for f in self.ranking.failure.frames
+                 if f.rel == test.path and test.line <= f.line <= test.end_line}
+        for line in sorted(lines):
+            at = line - test.line
+            if 0 <= at < len(self.text):
+                for found, why in ((_read_from(self.text, at, test.line), "read"),
+                                   (_block_under(self.text, at, test.line), "block")):
+                    lines.update((n, why) for n in found if n not in lines)
+        return lines
+
+
+def _looked_up(methods: list[Node], classes: list[list[str]]) -> list[Node]:
+    """The methods an instance of each class finds: its own, else its nearest base's."""
+    owners: dict[str, list[Node]] = {}
+    for method in methods:
+        owners.setdefault(_owner_id(method), []).append(method)
+    found: dict[int, Node] = {}
+    for lookup in classes:
+        for owner in lookup:
+            if owner in owners:
+                found.update((m.rowid, m) for m in owners[owner])
+                break
+    return list(found.values())
+
+
+def _owner_id(method: Node) -> str:
+    return f"{method.path}:{method.qualname.rpartition('.')[0]}"
+
+
+def _owner_name(method: Node) -> str:
+    return method.qualname.rpartition(".")[0].rpartition(".")[2]
+
+
+def _assigned_name(line: str) -> str | None:
+    """The variable a line assigns (``x = ...``, ``x: T = ...``, ``with ... as x``)."""
+    match = re.match(r"\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)", line) or \
+        re.search(r"\bas\s+([A-Za-z_]\w*)\s*:?\s*$", line)
+    return match.group(1) if match else None
+
+
+def _is_fixture_of(node: Node, test: Node) -> bool:
+    return node.path != test.path or not (test.line <= node.line <= test.end_line)
+
+
+def _abbreviates(receiver: str, class_name: str) -> bool:
+    """A variable named after its class: a word of the class name (``runner``,
+    CliRunner), a prefix of one (``env``, Environment), or its letters in order
+    from the first (``ctx``, Context)."""
+    receiver = receiver.lower().lstrip("_")
+    if len(receiver) < 2 or receiver in ("self", "cls", "this"):
+        return False
+    words = [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", class_name)]
+    for word in words + ["".join(words)]:
+        if word.startswith(receiver):
+            return True
+        rest = iter(word)
+        if receiver[0] == word[:1] and all(ch in rest for ch in receiver):
+            return True
+    return False
+
+
+def _read_from(text: list[str], at: int, first: int) -> set[int]:
+    """Lines before ``at`` that last assigned a name the line at ``at`` reads."""
+    names = set(re.findall(r"(?<![.\w])([A-Za-z_]\w*)", text[at]))
+    found: set[int] = set()
+    for name in names:
+        assign = re.compile(rf"^\s*(?:[\w.]+\s*,\s*)*{re.escape(name)}(?:\s*,\s*[\w.]+)*"
+                            rf"\s*(?::[^=]+)?=(?!=)|\bas\s+{re.escape(name)}\b")
+        for index in range(at - 1, -1, -1):
+            if assign.search(text[index]):
+                found.add(first + index)
+                break
+    return found
+
+
+def _block_under(text: list[str], at: int, first: int) -> set[int]:
+    """The body of a ``with`` statement at ``at`` (the lines indented under it)."""
+    line = text[at]
+    if not line.lstrip().startswith(("with ", "async with ")):
+        return set()
+    indent = len(line) - len(line.lstrip())
+    found = set()
+    for index in range(at + 1, len(text)):
+        body = text[index]
+        if body.strip() and len(body) - len(body.lstrip()) <= indent:
+            break
+        found.add(first + index)
+    return found
 
 
 def _is_test_function(node: Node) -> bool:
@@ -17526,6 +17920,8 @@ def failure_identifiers(failure: Failure) -> list[str]:
     common = set(keyword.kwlist) | set(dir(builtins))
     words: dict[str, None] = {}
     for text in failure.messages + failure.failing_source:
+        for match in _OBJECT_ATTRIBUTE.finditer(text):   # the object's class names the method
+            words.setdefault(f"{match.group('cls').rpartition('.')[2]}.{match.group('attr')}")
         for match in _IDENTIFIER.finditer(text):
             token = match.group(0)
             parts = [token] + (token.split(".") if "." in token else [])
@@ -17535,6 +17931,24 @@ def failure_identifiers(failure: Failure) -> list[str]:
                 if len(part) >= 3 and part not in common:
                     words.setdefault(part, None)
     return list(words)[:200]
+
+
+def message_phrases(failure: Failure) -> list[str]:
+    """Literal phrases of the failure message: its text cut at quotes and at words
+    with digits (values, not wording), at least SUSPECT_PHRASE_WORDS words long
+    (pytest's own ``assert ...`` lines left out: they quote the test, not the code)."""
+    phrases: dict[str, None] = {}
+    for message in failure.messages:
+        text = re.sub(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit)?: ", "",
+                      message.strip())
+        if text.startswith(("assert ", "where ", "+", "-", "?")):
+            continue
+        text = re.sub(r"\S*\.\.\.$", "", text)     # a summary cut short
+        for piece in re.split(r"['\"`]|\S*\d\S*", text):
+            piece = piece.strip(" :,;.()[]{}")
+            if len(re.findall(r"[A-Za-z]{2,}", piece)) >= SUSPECT_PHRASE_WORDS:
+                phrases.setdefault(piece[:200], None)
+    return list(phrases)[:20]
 
 
 def changed_spans(env: Env) -> list[tuple[str, str, int, int]] | None:
@@ -17573,9 +17987,12 @@ def rank_suspects(env: Env, db: Database | None, failure: Failure) -> dict[str, 
     ranking = _Ranking(env, db, failure, graph)
     ranking.add_frames()
     ranking.add_tests()
+    if graph:
+        ranking.spread_tests()
     ranking.add_changes()
     if graph:
         ranking.add_names()
+        ranking.add_message_text()
         ranking.add_lessons()
     else:
         ranking.notes.insert(0, "no graph for this project: suspects come from frames and "

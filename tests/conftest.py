@@ -5,8 +5,11 @@ runs ctxkit as a real subprocess (exit codes, stdout purity, start-up
 imports, concurrency) the way the installed console script does: ``import
 ctxkit`` with argv[0] ``ctxkit`` (the fast path first), then ``main()``.
 The module's bytecode is compiled once per session, as an install compiles
-it, so a subprocess does not compile 15,000 lines again; the script form
-``python ctxkit.py`` (never cached) is run by tests/test_fast_path.py.
+it, so a subprocess does not compile 15,000 lines again. Tests that manage a
+process themselves (signals, a pty, several at once) start it from
+``CONSOLE_ARGV`` for the same reason; the script form ``python ctxkit.py``
+(never cached) is run where it is what is tested: tests/test_fast_path.py and
+the install-hooks tests of a checkout run from source.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ sys.path.insert(0, str(ROOT))
 
 import ctxkit  # noqa: E402
 
-# What the console script pip writes does, for this checkout's ctxkit.py.
+# What the console script pip writes does, for this checkout's ctxkit.py; CONSOLE_ARGV
+# starts it (subprocess.run(CONSOLE_ARGV + [ARGS...])) on the session's bytecode.
 CONSOLE_SCRIPT = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.argv[0] = 'ctxkit'; "
                   "import ctxkit; sys.exit(ctxkit.main())")
+CONSOLE_ARGV = [sys.executable, "-c", CONSOLE_SCRIPT]
 
 # Fixture projects hold their own tests (some fail on purpose); they are run
 # through `ctxkit run` by the tests that use them, never collected here.
@@ -49,10 +54,11 @@ class Result:
 
 
 class Cli:
-    def __init__(self, root: Path, monkeypatch, capsys):
+    def __init__(self, root: Path, monkeypatch, capsys, indexed: dict):
         self.root = root
         self._mp = monkeypatch
         self._capsys = capsys
+        self._indexed = indexed
 
     @property
     def db(self) -> Path:
@@ -76,13 +82,34 @@ class Cli:
         captured = self._capsys.readouterr()
         return Result(code, captured.out, captured.err)
 
+    def index_fixture(self, name: str, *args: str) -> Result:
+        """tests/fixtures/NAME in the root, indexed by ``index --json ARGS``: the real
+        index runs once per worker, in a fresh repository of the same name, and each
+        test gets a copy of its files and database (copy2 keeps the mtimes the index
+        recorded, so the copy is as current as the original). A root that already holds
+        anything but its .git is indexed in place, as the test set it up."""
+        if any(path.name != ".git" for path in self.root.iterdir()):
+            copy_fixture(name, self.root)
+            return self("index", "--json", *args)
+        key = (name, *args)
+        if key not in self._indexed:
+            built = self._indexed["base"] / str(len(self._indexed)) / self.root.name
+            built.mkdir(parents=True)
+            git(built, "init", "-q", "-b", "main")
+            copy_fixture(name, built)
+            self._indexed[key] = (built, self("index", "--json", *args, cwd=built))
+        built, result = self._indexed[key]
+        shutil.copytree(built, self.root, dirs_exist_ok=True,
+                        ignore=lambda folder, names: [".git"] if folder == str(built) else [])
+        return result
+
     def sub(self, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None,
             env: dict | None = None, timeout: float = 120) -> Result:
         """Run ``ctxkit ARGS`` as a subprocess, as the installed console script runs."""
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
         full_env.update(env or {})
         data = stdin.encode() if isinstance(stdin, str) else stdin
-        proc = subprocess.run([sys.executable, "-c", CONSOLE_SCRIPT, *map(str, args)],
+        proc = subprocess.run([*CONSOLE_ARGV, *map(str, args)],
                               cwd=cwd or self.root, input=data, capture_output=True,
                               env=full_env, timeout=timeout)
         return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"),
@@ -124,9 +151,15 @@ def root(tmp_path, monkeypatch) -> Path:
     return repo
 
 
+@pytest.fixture(scope="session")
+def indexed_fixtures(tmp_path_factory) -> dict:
+    """The fixture projects this worker has indexed (``Cli.index_fixture``)."""
+    return {"base": tmp_path_factory.mktemp("indexed")}
+
+
 @pytest.fixture
-def cli(root, monkeypatch, capsys) -> Cli:
-    return Cli(root, monkeypatch, capsys)
+def cli(root, monkeypatch, capsys, indexed_fixtures) -> Cli:
+    return Cli(root, monkeypatch, capsys, indexed_fixtures)
 
 
 def copy_fixture(name: str, dest: Path) -> Path:

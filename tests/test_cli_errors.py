@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import CTXKIT, ROOT
+from conftest import CONSOLE_ARGV, CONSOLE_SCRIPT, ROOT
 
 import ctxkit
 
@@ -160,9 +160,9 @@ def test_quiet_index_prints_nothing_wherever_q_is(cli, tmp_path):
 
 
 def _bare_python(cli, *args: str) -> subprocess.CompletedProcess:
-    """ctxkit.py run by a Python that has only the standard library (-S: no site-packages)."""
+    """ctxkit run by a Python that has only the standard library (-S: no site-packages)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
-    return subprocess.run([sys.executable, "-S", str(CTXKIT), *args], cwd=cli.root,
+    return subprocess.run([CONSOLE_ARGV[0], "-S", *CONSOLE_ARGV[1:], *args], cwd=cli.root,
                           capture_output=True, text=True, env=env, timeout=60)
 
 
@@ -258,11 +258,13 @@ def test_a_count_below_its_least_value_is_a_usage_error(cli, argv, least):
 
 
 def _shell(cli, script: str, cwd=None) -> subprocess.CompletedProcess:
-    """ctxkit.py run from a shell line (``$CTXKIT`` in it), for redirections."""
+    """ctxkit run from a shell line (``$CTXKIT`` in it), for redirections: a shell
+    function that starts it as the console script does."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
-    env["CTXKIT"] = f"{sys.executable} {CTXKIT}"
-    return subprocess.run(["sh", "-c", script], cwd=cwd or cli.root, capture_output=True,
-                          text=True, env=env, timeout=60)
+    env.update(PYTHON=sys.executable, CONSOLE_SCRIPT=CONSOLE_SCRIPT, CTXKIT="ctxkit")
+    prelude = 'ctxkit() { "$PYTHON" -c "$CONSOLE_SCRIPT" "$@"; }\n'
+    return subprocess.run(["sh", "-c", prelude + script], cwd=cwd or cli.root,
+                          capture_output=True, text=True, env=env, timeout=60)
 
 
 def test_closed_streams_are_one_line_or_read_as_empty(cli):

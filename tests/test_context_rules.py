@@ -9,15 +9,13 @@ that relations were not asked for.
 from __future__ import annotations
 
 import pytest
-from conftest import copy_fixture
 
 PLACE = "app/service.py:OrderService.place"
 
 
 @pytest.fixture
 def shop(cli, root):
-    copy_fixture("context_py", root)
-    assert cli("index").code == 0
+    assert cli.index_fixture("context_py").code == 0
     return cli
 
 

@@ -1,16 +1,17 @@
 """The fast path (`query SYMBOL --inject`, the pre-edit hook) against the full CLI.
 
-Three runs per case:
-- full:   ``ctxkit.main(argv)`` in-process (the ``cli`` fixture): the fast path
-          never runs and argparse parses everything;
-- script: ``python ctxkit.py ARGS`` in a subprocess: the fast path, falling back
-          to the full CLI;
-- fast:   ``import ctxkit`` with argv[0] "ctxkit" (as pip's console script),
-          main() never called: prints only what the fast path itself answered,
-          and reports the modules that were loaded and whether it fell through.
-Every case must give byte-identical stdout, stderr and exit code on full and
-script; the cases the fast path is meant for must be answered by it alone,
-without argparse, dataclasses or the heavy modules.
+Two runs per case:
+- full:    ``ctxkit.main(argv)`` in-process (the ``cli`` fixture): the fast path
+           never runs and argparse parses everything;
+- console: the installed console script's start in a subprocess (``import
+           ctxkit`` with argv[0] "ctxkit", then ``main()``), under ``-X
+           importtime``; a marker between the two says whether the import came
+           back, i.e. whether the fast path fell through to the full CLI.
+Every case must give byte-identical stdout, stderr and exit code on both; the
+cases the fast path is meant for must be answered by it alone (the import never
+comes back), without argparse, dataclasses or the heavy modules. The script form
+``python ctxkit.py`` (module ``__main__``, never cached) is compared with the
+full CLI on one case of each kind by test_the_script_form_answers_as_the_full_cli.
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ from hookkit import fail, make_project, payload, seed_graph
 import ctxkit
 
 # The fast path ends the process inside `import ctxkit`; the marker after it is
-# printed only when the import came back (fell through to the full CLI).
-FAST_ONLY = ("import sys\n"
-             "sys.argv = ['ctxkit', *sys.argv[1:]]\n"
-             "import ctxkit\n"
-             "sys.stderr.write('\\nFELL_THROUGH\\n')\n")
+# printed only when the import came back (fell through to the full CLI), which then
+# runs as the console script runs it.
+CONSOLE = ("import sys\n"
+           "sys.argv = ['ctxkit', *sys.argv[1:]]\n"
+           "import ctxkit\n"
+           "sys.stderr.write('FELL_THROUGH\\n')\n"
+           "sys.exit(ctxkit.main())\n")
 NOT_ON_FAST_PATH = {"argparse", "dataclasses", "tree_sitter", "tree_sitter_language_pack",
                     "tiktoken"}
 
@@ -45,23 +48,24 @@ def run(argv: list[str], args: tuple[str, ...], cwd, stdin: str | None):
 
 
 def compare(cli, *args: str, stdin: str | None = None, cwd=None, fast: bool = True) -> bytes:
-    """Run ARGS three ways; assert script == full, and (``fast``) that the fast path
-    alone gave the same answer without the forbidden modules. Returns stdout."""
+    """Run ARGS in-process and as the console script; assert both give the same code,
+    stdout and stderr, and that the fast path alone answered (``fast``) without the
+    forbidden modules, or fell through to main() (not ``fast``). Returns stdout."""
     cwd = cwd or cli.root
     result = cli(*args, stdin=stdin, cwd=cwd)
     full = (result.code, result.out.encode(), result.err.encode())
-    script = run([str(ROOT / "ctxkit.py")], args, cwd, stdin)
-    assert script == full, (args, full, script)
-    code, out, err = run(["-X", "importtime", "-c", FAST_ONLY], args, cwd, stdin)
-    modules = {line.split("|")[-1].strip().split(".")[0] for line in err.decode().splitlines()
-               if line.startswith("import time:")}
-    fell_through = "\nFELL_THROUGH\n" in err.decode()
+    code, out, err = run(["-X", "importtime", "-c", CONSOLE], args, cwd, stdin)
+    lines = err.splitlines(keepends=True)
+    timed = [line for line in lines if line.startswith(b"import time:")]
+    err = b"".join(line for line in lines if not line.startswith(b"import time:"))
+    fell_through = err.startswith(b"FELL_THROUGH\n")
+    assert (code, out, err.removeprefix(b"FELL_THROUGH\n")) == full, (args, full, err)
     if fast:
         assert not fell_through, (args, err)
-        assert (code, out) == (full[0], full[1]), (args, out, full)
+        modules = {line.split(b"|")[-1].strip().split(b".")[0].decode() for line in timed}
         assert not modules & NOT_ON_FAST_PATH, modules
     else:
-        assert fell_through and out == b"", (args, out)
+        assert fell_through, (args, err)
     return full[1]
 
 
@@ -208,3 +212,19 @@ def test_a_file_changed_since_the_index_goes_to_the_full_cli_which_says_stale(cl
     out = compare(cli, "query", "AuthService.refresh", "--inject", fast=False)
     assert b"AuthService.refresh lesson" in out and b"stale" not in out   # refresh unchanged
 
+
+def test_the_script_form_answers_as_the_full_cli(cli, project):
+    """`python ctxkit.py ARGS`: the fast path when the module is __main__ (compiled on
+    every start, never from a cache), and the fall-through to main() at the file's end."""
+    cases = [(("query", "AuthService.validate", "--inject"), None),                # fast
+             (("hook", "pre-tool-use"), payload("claude_pre_tool_use_edit", project)),
+             (("query", "AuthService.validate", "--inject", "--json"), None),      # full CLI
+             (("query", "AuthService.validate", "--inject", "--file"), None)]      # usage error
+    outs = []
+    for args, stdin in cases:
+        result = cli(*args, stdin=stdin)
+        full = (result.code, result.out.encode(), result.err.encode())
+        assert run([str(ROOT / "ctxkit.py")], args, project, stdin) == full, args
+        outs.append(full)
+    assert b"PAST EXPERIENCE" in outs[0][1] and b"PAST EXPERIENCE" in outs[1][1]
+    assert outs[3][0] == 2 and outs[3][2].count(b"\n") == 1

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from conftest import copy_fixture
 
 import ctxkit
 
 
 def index(cli, fixture: str | None = None, *args: str) -> dict:
-    if fixture:
-        copy_fixture(fixture, cli.root)
-    result = cli("index", "--json", *args)
+    result = cli.index_fixture(fixture, *args) if fixture else cli("index", "--json", *args)
     assert result.code == 0, result.err
     return result.json()
 

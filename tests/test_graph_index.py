@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import copy_fixture, git
+from conftest import CONSOLE_ARGV, copy_fixture, git
 
 import ctxkit
 
@@ -618,11 +618,10 @@ def test_file_node_docstring_and_default_export(cli):
 
 def test_two_index_runs_at_once(cli):
     import subprocess
-    import sys
     for i in range(50):
         write(cli.root, f"pkg/m{i}.py", f"def f{i}():\n    return f{(i + 1) % 50}()\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
-    procs = [subprocess.Popen([sys.executable, str(ctxkit.__file__), "index", "--json"],
+    procs = [subprocess.Popen([*CONSOLE_ARGV, "index", "--json"],
                               cwd=cli.root, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=120) for p in procs]

@@ -8,12 +8,10 @@ its compiler) would say, including the calls that must stay unresolved.
 from __future__ import annotations
 
 import pytest
-from conftest import copy_fixture
 
 
 def index(cli, fixture: str) -> dict:
-    copy_fixture(fixture, cli.root)
-    result = cli("index", "--json")
+    result = cli.index_fixture(fixture)
     assert result.code == 0, result.err
     return result.json()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-from conftest import copy_fixture
 
 
 def bump(path) -> None:
@@ -19,8 +18,7 @@ def lessons_of(cli, *args: str) -> list[dict]:
 
 
 def test_lesson_goes_stale_when_the_symbol_body_changes(cli):
-    copy_fixture("graph_python", cli.root)
-    assert cli("index").code == 0
+    assert cli.index_fixture("graph_python").code == 0
     assert cli("fail", "Model.save", "json.dumps fails on sets",
                "--file", "app/models.py").code == 0
     assert cli("fail", "validate", "returns its input unchanged",
@@ -42,8 +40,7 @@ def test_lesson_goes_stale_when_the_symbol_body_changes(cli):
 
 
 def test_impact_risk_weighs_lessons_of_reached_symbols(cli):
-    copy_fixture("graph_python", cli.root)
-    assert cli("index").code == 0
+    assert cli.index_fixture("graph_python").code == 0
     before = cli("impact", "app/models.py:User.rename", "--json").json()
     assert before["lesson_risk"] == 0 and before["risk_level"] == "low"
     # lessons on a caller reached by the closure raise the target's risk
@@ -61,8 +58,7 @@ def test_binding_many_symbols_at_once_binds_each_as_one_lookup_does(cli):
     all of them, which must give what one lookup per symbol gives (ids, qualnames,
     bare names, names in several files, a file narrowing a name, unknown names)."""
     import ctxkit
-    copy_fixture("graph_python", cli.root)
-    assert cli("index").code == 0
+    assert cli.index_fixture("graph_python").code == 0
     db = ctxkit.open_db(ctxkit.make_env(cwd=cli.root))
     try:
         rows = db.query("SELECT uid, qualname, name, path FROM nodes WHERE kind != 'file'")

@@ -8,12 +8,10 @@ method names are shared between types, so that only the rule under test
 from __future__ import annotations
 
 import pytest
-from conftest import copy_fixture
 
 
 def index(cli, fixture: str) -> None:
-    copy_fixture(fixture, cli.root)
-    result = cli("index", "--json")
+    result = cli.index_fixture(fixture)
     assert result.code == 0, result.err
 
 
@@ -48,12 +46,15 @@ CASES = [
     (PY, "shop/aliases.py:Store.flush", {"shop/use_aliases.py:through_module"}),
     # `with f() as x`: x is what __enter__ returns (a ContextManager[X] or a
     # @contextmanager's Iterator[X]: an X); cls(...) in a class method builds cls.
-    (PY, "shop/meters.py:Meter.tick", {"shop/meters.py:measure"}),
+    (PY, "shop/meters.py:Meter.tick", {"shop/meters.py:measure",
+                                       "shop/meters.py:Panel.show"}),  # x = self.meter
     (PY, "shop/meters.py:Gauge.tick", {"shop/meters.py:watch"}),
     (PY, "shop/meters.py:Factory", {"shop/meters.py:Factory.create"}),
     (PY, "shop/meters.py:Factory.reset", {"shop/meters.py:build"}),
     (PY, "shop/meters.py:Gauge.reset", set()),
     (PY, "shop/meters.py:Registry", set()),  # a parameter named cls, not the first
+    (PY, "shop/meters.py:Meter", {"shop/meters.py:meter", "shop/meters.py:Panel.__init__",
+                                  "shop/meters.py:make_meter"}),  # kind: type[Meter]
     # A name defined once per branch: a call reads its own branch's definition.
     (PY, "shop/platforms.py:raw_mode", {"shop/platforms.py:read_key"}),
     (PY, "shop/platforms.py:raw_mode#2", {"shop/platforms.py:read_key#2"}),
@@ -118,13 +119,15 @@ CASES = [
     (TS, "src/receivers.ts:Annotation.splice", set()),
     # A base's field typed by a type parameter has the type the subclass binds to it.
     (TS, "src/boxes.ts:Parser.parse", {"src/boxes.ts:ParserBox.run"}),
-    (TS, "src/boxes.ts:Printer.parse", {"src/boxes.ts:PrinterBox.run"}),
+    (TS, "src/boxes.ts:Printer.parse", {"src/boxes.ts:PrinterBox.run",
+                                        "src/boxes.ts:PrinterBox.again"}),  # x = a.b
     # An object literal used as a namespace: a spread namespace's exports, the
     # functions its properties name, its own methods.
     (TS, "src/kit_parts.ts:alpha", {"src/kit.ts:useKit"}),
     (TS, "src/kit_parts.ts:beta", {"src/kit.ts:useKit"}),
     (TS, "src/kit.ts:gamma", {"src/kit.ts:useKit", "src/kit.ts:kit.twice"}),
     (TS, "src/kit.ts:kit.twice", {"src/kit.ts:useKit"}),
+    (TS, "src/kit_parts.ts:epsilonImpl", {"src/kit.ts:useKit"}),  # export { f as g }
     (TS, "src/kit_parts.ts:Decoy.alpha", set()),
     (TS, "src/kit_parts.ts:Decoy.gamma", set()),
     # `await` of a Promise<X> gives an X; an undeclared result is what the function

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import CONSOLE_ARGV
 
 import ctxkit
 
@@ -210,6 +211,7 @@ def many_files(root: Path, count: int) -> None:
         write(root, f"pkg/m{i}.py", generated_module(40, prefix=f"m{i}_f"))
 
 
+@pytest.mark.slow                    # three full indexes of 400 files
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs a pty")
 def test_progress_on_a_terminal_only(cli):
     import pty
@@ -219,7 +221,7 @@ def test_progress_on_a_terminal_only(cli):
 
     def run_on_pty(*args: str) -> tuple[int, bytes]:
         leader, follower = pty.openpty()
-        proc = subprocess.Popen([sys.executable, str(ctxkit.__file__), *args], cwd=cli.root,
+        proc = subprocess.Popen([*CONSOLE_ARGV, *args], cwd=cli.root,
                                 env=env, stdout=subprocess.DEVNULL, stderr=follower)
         os.close(follower)
         seen = b""

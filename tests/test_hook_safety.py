@@ -1,8 +1,9 @@
 """Hooks never hang: only regular files are opened, and a hard deadline ends the rest.
 
-Every call is a real `python ctxkit.py hook ...` process, since the deadline
-belongs to the process. A hang shows as the test's own generous wait running
-out (subprocess.TimeoutExpired), never as a timed assertion.
+Every call is a real `ctxkit hook ...` process (started as the console script
+starts), since the deadline belongs to the process. A hang shows as the test's
+own generous wait running out (subprocess.TimeoutExpired), never as a timed
+assertion.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 
 import pytest
 from hookkit import fail, make_project, payload, seed_graph
+from conftest import CONSOLE_ARGV
 
-import ctxkit
 
 HANG = 30  # seconds: far past any deadline; reaching it means the hook hung
 
@@ -35,7 +35,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _hook(root, event: str, body: str, deadline: str = "60") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, ctxkit.__file__, "hook", event], cwd=root,
+    return subprocess.run([*CONSOLE_ARGV, "hook", event], cwd=root,
                           input=body.encode(), capture_output=True, timeout=HANG,
                           env=_env(CTXKIT_HOOK_DEADLINE=deadline))
 
@@ -99,7 +99,7 @@ def test_config_that_is_a_pipe_does_not_block(project):
 @pytest.mark.parametrize("event", ["pre-tool-use", "session-start", "post-tool-use"])
 def test_payload_that_never_ends_meets_the_deadline(project, event):
     """The agent keeps stdin open: past the deadline the hook exits 0 with nothing."""
-    proc = subprocess.Popen([sys.executable, ctxkit.__file__, "hook", event], cwd=project,
+    proc = subprocess.Popen([*CONSOLE_ARGV, "hook", event], cwd=project,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=_env(CTXKIT_HOOK_DEADLINE="1"))
     proc.stdin.write(b'{"session_id": "s", "tool_name": "Edit", ')  # and never more
@@ -123,7 +123,7 @@ def test_locked_database_meets_the_deadline(cli, project):
         big = "".join(f"collected test {i}\n" for i in range(2000))  # stored, not shown
         body = payload("claude_post_tool_use_bash", project,
                        tool_response={"stdout": big, "stderr": "", "interrupted": False})
-        proc = subprocess.run([sys.executable, ctxkit.__file__, "hook", "post-tool-use"],
+        proc = subprocess.run([*CONSOLE_ARGV, "hook", "post-tool-use"],
                               cwd=project, input=body.encode(), capture_output=True,
                               timeout=10, env=_env(CTXKIT_HOOK_DEADLINE="1"))
     finally:

@@ -1,7 +1,7 @@
 """Hostile input and process handling: SIGHUP, byte-exact small output, non-UTF-8
 arguments, out-of-range numbers and settings files that are not UTF-8.
 
-Processes are real: `python ctxkit.py run -- sh -c ...` in a subprocess, sent
+Processes are real: `ctxkit run -- sh -c ...` in a subprocess (as the console script starts), sent
 real signals; arguments are real bytes (os.fsencode), as a shell passes them.
 """
 
@@ -11,11 +11,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import CONSOLE_ARGV
 
 import ctxkit
 
@@ -28,7 +28,7 @@ def _env() -> dict[str, str]:
 
 def _ctxkit(root: Path, *args: str | bytes, stdin: bytes = b"",
             timeout: float = 60) -> subprocess.CompletedProcess:
-    argv = [sys.executable.encode(), os.fsencode(ctxkit.__file__)]
+    argv = [os.fsencode(a) for a in CONSOLE_ARGV]
     argv += [a if isinstance(a, bytes) else a.encode() for a in args]
     return subprocess.run(argv, cwd=root, input=stdin, capture_output=True, env=_env(),
                           timeout=timeout)
@@ -53,7 +53,7 @@ def test_sighup_ends_the_group_keeps_the_output_and_exits_129(cli, tmp_path):
     pids = tmp_path / "pids"
     script = (f"echo started; sleep 60 & echo $! > {pids}; sleep 61 & echo $! >> {pids}; "
               f"echo $$ >> {pids}; wait")
-    proc = subprocess.Popen([sys.executable, ctxkit.__file__, "run", "--", "sh", "-c", script],
+    proc = subprocess.Popen([*CONSOLE_ARGV, "run", "--", "sh", "-c", script],
                             cwd=cli.root, env=_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 30

@@ -17,6 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import CONSOLE_ARGV
 
 import ctxkit
 
@@ -71,7 +72,7 @@ def _reference(tmp_path: Path, root: Path) -> list[tuple]:
     """The edges of one uninterrupted `index` of a copy of ``root``."""
     copy = tmp_path / "reference"
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".ctxkit"))
-    subprocess.run([sys.executable, ctxkit.__file__, "index"], cwd=copy, env=_clean_env(),
+    subprocess.run([*CONSOLE_ARGV, "index"], cwd=copy, env=_clean_env(),
                    check=True, capture_output=True, timeout=120)
     return _edges(copy / ".ctxkit" / "ctxkit.db")
 
@@ -109,10 +110,11 @@ def test_scoped_run_after_a_kill_resolves_the_other_files(cli, tmp_path):
     assert _edges(cli.db) == _reference(tmp_path, cli.root)
 
 
+@pytest.mark.slow                    # up to three 600-file indexes at once, and one more
 @pytest.mark.parametrize("runs", [2, 3])
 def test_concurrent_index_runs_equal_one_run(cli, tmp_path, runs):
     _write_project(cli.root, count=600)
-    procs = [subprocess.Popen([sys.executable, ctxkit.__file__, "index", "--json"],
+    procs = [subprocess.Popen([*CONSOLE_ARGV, "index", "--json"],
                               cwd=cli.root, env=_clean_env(), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE) for _ in range(runs)]
     outs = [p.communicate(timeout=300) for p in procs]

@@ -10,11 +10,10 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 
 import pytest
-from conftest import CTXKIT
+from conftest import CONSOLE_ARGV
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups and signals")
 
@@ -34,7 +33,7 @@ def group(pid):
 
 def interrupted_index(root, sig, to_group=True, pause=0.0):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
-    proc = subprocess.Popen([sys.executable, str(CTXKIT), "index", "--full", "--jobs", "2"],
+    proc = subprocess.Popen([*CONSOLE_ARGV, "index", "--full", "--jobs", "2"],
                             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     deadline = time.monotonic() + 60
@@ -67,6 +66,7 @@ def assert_sound(root, cli):
     assert again.json()["files"]["indexed"] + again.json()["files"]["unchanged"] == 320
 
 
+@pytest.mark.slow                    # a 320-file index, interrupted, then run whole
 @pytest.mark.parametrize("pause", [0.0, 0.4, 0.9])
 def test_ctrl_c_to_the_process_group(cli, root, pause):
     corpus(root)
@@ -76,6 +76,7 @@ def test_ctrl_c_to_the_process_group(cli, root, pause):
     assert_sound(root, cli)
 
 
+@pytest.mark.slow                    # a 320-file index, interrupted, then run whole
 @pytest.mark.parametrize("to_group", [True, False])
 def test_sigterm(cli, root, to_group):
     corpus(root)
@@ -88,7 +89,7 @@ def test_sigterm(cli, root, to_group):
 def test_ctrl_c_with_json_is_one_document(cli, root):
     corpus(root)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
-    proc = subprocess.Popen([sys.executable, str(CTXKIT), "index", "--full", "--json"],
+    proc = subprocess.Popen([*CONSOLE_ARGV, "index", "--full", "--json"],
                             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     deadline = time.monotonic() + 60

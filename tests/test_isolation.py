@@ -8,11 +8,10 @@ import os
 import sqlite3
 import stat
 import subprocess
-import sys
 
 from hookkit import payload
+from conftest import CONSOLE_ARGV
 
-import ctxkit
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -32,7 +31,7 @@ def test_a_project_never_reads_another_projects_snapshot(cli, root):
     assert restored.code != 0 and "project a" not in restored.out
     assert cli("-p", "b", "snapshot", "check").code != 0
     assert cli("-p", "a", "snapshot", "check").code == 0
-    hook = subprocess.run([sys.executable, ctxkit.__file__, "hook", "session-start"],
+    hook = subprocess.run([*CONSOLE_ARGV, "hook", "session-start"],
                           cwd=root, input=payload("claude_session_start_compact", root).encode(),
                           capture_output=True, env=_env(CTXKIT_PROJECT="b"))
     assert hook.returncode == 0
@@ -82,7 +81,7 @@ def test_loose_database_wal_and_shm_are_tightened_and_it_says_so(cli, root):
         os.chmod(cli.db.parent, 0o755)
         for name in names:
             os.chmod(name, 0o644)
-        proc = subprocess.run([sys.executable, ctxkit.__file__, "fail", "Sym", "second"],
+        proc = subprocess.run([*CONSOLE_ARGV, "fail", "Sym", "second"],
                               cwd=root, capture_output=True, text=True, env=_env())
         assert proc.returncode == 0, proc.stderr
         modes = {os.path.basename(n): stat.S_IMODE(os.stat(n).st_mode) for n in names}

@@ -1,6 +1,7 @@
 """With --json every error is exactly one JSON document on stdout, same exit code.
 
-Real subprocesses: stdout is read as a whole, so nothing else may be on it.
+Real subprocesses for every --json call: stdout is read as a whole, so nothing else
+may be on it.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ ERRORS = [
 
 @pytest.mark.parametrize("argv, status, words", ERRORS)
 def test_errors_stay_json(shop, argv, status, words):
-    plain = shop.sub(*argv)
+    plain = shop(*argv)                                   # the status without --json
     for placed in (["--json", *argv], [*argv, "--json"] if argv else ["--json"]):
         result = shop.sub(*placed)
         assert result.code == plain.code == status, (placed, result.err)

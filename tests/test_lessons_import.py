@@ -7,11 +7,10 @@ import hashlib
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import CTXKIT
+from conftest import CONSOLE_ARGV
 
 # Code memory v0.1: file may be NULL, experiences have no status.
 CM_V01 = """
@@ -238,7 +237,7 @@ def test_import_reads_recent_commits_still_in_the_wal(cli, tmp_path):
 def test_eight_processes_record_fails_at_once(cli):
     """Real processes on a fresh database: nothing lost, no 'database is locked'."""
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("CTXKIT_")}
-    procs = [subprocess.Popen([sys.executable, str(CTXKIT), "fail", "Shared.symbol",
+    procs = [subprocess.Popen([*CONSOLE_ARGV, "fail", "Shared.symbol",
                                f"lesson from process {i}", "--file", "core.py", "--json"],
                               cwd=cli.root, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)

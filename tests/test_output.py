@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import CONSOLE_ARGV
 
 import ctxkit
 
@@ -539,7 +540,7 @@ def test_sigint_to_ctxkit_ends_the_group(cli, tmp_path):
     pidfile = tmp_path / "pids"
     script = f"echo working; sleep 300 & echo $! > {pidfile}; sleep 300"
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
-    proc = subprocess.Popen([PY, str(Path(ctxkit.__file__)), "run", "--json", "--", "sh", "-c",
+    proc = subprocess.Popen([*CONSOLE_ARGV, "run", "--json", "--", "sh", "-c",
                              script], cwd=cli.root, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + 20

@@ -506,6 +506,7 @@ def test_the_summary_names_every_failing_test(cli):
     assert len(result.out.encode()) <= 2048
 
 
+@pytest.mark.slow                    # two runs of a 348-test pytest session
 def test_the_summary_counts_the_failing_tests_it_leaves_out(cli):
     _pytest_project(cli, 300)
     result = cli("run", "--", PY, "-m", "pytest", "-p", "no:cacheprovider", "tests")
@@ -554,21 +555,22 @@ def _odd_ids(escaped: bool) -> list[str]:
     ((), True),                                             # short test summary only
     (("-v", "-o", "disable_test_id_escaping_and_forfeit_all_rights_to_community_support=true"),
      False),                                                # progress lines and summary
-    (("-v", "-n", "2"), True),                              # xdist's `[gw0] [ 7%] FAILED x`
+    pytest.param(("-v", "-n", "2"), True,                   # xdist's `[gw0] [ 7%] FAILED x`
+                 marks=pytest.mark.slow),                   # six pytest processes
 ], ids=["summary", "verbose-unescaped", "xdist"])
 def test_the_summary_names_failing_ids_as_pytest_writes_them(cli, flags, escaped):
     if "-n" in flags and not importlib.util.find_spec("xdist"):
         pytest.skip("pytest-xdist is not installed")
     (cli.root / "tests").mkdir(exist_ok=True)
     (cli.root / "tests" / "test_odd.py").write_text(ODD_IDS_TEST, encoding="utf-8")
-    result = cli.sub("run", "--json", "--", PY, "-m", "pytest", "-p", "no:cacheprovider",
-                     *flags, "tests")
+    result = cli("run", "--json", "--", PY, "-m", "pytest", "-p", "no:cacheprovider",
+                 *flags, "tests")
     summary = json.loads(result.out)
     assert summary["exit_code"] == 1
     assert sorted(summary["failed_tests"]) == sorted(_odd_ids(escaped))
     assert summary["failed_tests_omitted"] == 0
-    text = cli.sub("run", "--direct-max", "0", "--", PY, "-m", "pytest", "-p",
-                   "no:cacheprovider", *flags, "tests").out
+    text = cli("run", "--direct-max", "0", "--", PY, "-m", "pytest", "-p",
+               "no:cacheprovider", *flags, "tests").out
     line = next(x for x in text.splitlines() if x.startswith("failed tests ("))
     assert line.startswith("failed tests (8): ")
     assert all(test_id in line for test_id in _odd_ids(escaped))
@@ -654,7 +656,8 @@ def test_search_is_answered_on_the_fast_path_as_the_full_cli_answers(cli):
     store(cli, service_log("2026-12-01 10:23:41 FATAL [ledger] replay aborted", lines=3000))
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
     env["PYTHONPATH"] = str(ctxkit.Path(ctxkit.__file__).parent)
-    full = "import sys, ctxkit; sys.exit(ctxkit.main(sys.argv[1:]))"
+    # The full CLI in-process (main(argv): no fast path); the fast path in a process of
+    # its own, as the console script starts, which must end inside `import ctxkit`.
     fast = ("import sys\nsys.argv = ['ctxkit', *sys.argv[1:]]\nimport ctxkit\n"
             "sys.stderr.write('FELL_THROUGH')\n")
     queries = ("ledger crash", "how many requests failed", "stack trace of the replay",
@@ -663,16 +666,14 @@ def test_search_is_answered_on_the_fast_path_as_the_full_cli_answers(cli):
     for args in ([*(["search", q, "--json"] for q in queries)] +
                  [["search", "replay", "--limit", "2"],
                   ["search", "nothing-here-zzz", "--json", "--context", "0"]]):
-        ran = {}
-        for name, code in (("full", full), ("fast", fast)):
-            proc = subprocess.run([PY, "-X", "importtime", "-c", code, *args], cwd=cli.root,
+        full = cli(*args)
+        fast_run = subprocess.run([PY, "-X", "importtime", "-c", fast, *args], cwd=cli.root,
                                   env=env, capture_output=True, timeout=120, check=False)
-            ran[name] = proc
-        assert b"FELL_THROUGH" not in ran["fast"].stderr, args
-        assert ran["fast"].returncode == ran["full"].returncode == 0
-        assert _without_times(ran["fast"].stdout) == _without_times(ran["full"].stdout)
+        assert b"FELL_THROUGH" not in fast_run.stderr, args
+        assert fast_run.returncode == full.code == 0
+        assert _without_times(fast_run.stdout) == _without_times(full.out.encode())
         modules = {line.split("|")[-1].strip() for line in
-                   ran["fast"].stderr.decode().splitlines() if line.startswith("import time:")}
+                   fast_run.stderr.decode().splitlines() if line.startswith("import time:")}
         assert not modules & {"argparse", "dataclasses", "tiktoken", "tree_sitter"}
     stats = cli("stats", "--outputs", "--json").json()
     assert stats["searches"] >= 2 * (len(queries) + 2)

@@ -17,6 +17,7 @@ import sys
 import pytest
 from hookkit import payload
 from redactkit import must_not_redact, must_redact, rates
+from conftest import CONSOLE_ARGV
 
 import ctxkit
 
@@ -248,7 +249,7 @@ def test_secret_in_a_real_subprocess_argv_reaches_the_command_unmasked(cli, tmp_
     """Redaction is of what is stored; the command itself gets its real arguments."""
     secret = "sk-proj-" + "Rt5" * 10
     out = tmp_path / "seen"
-    proc = subprocess.run([sys.executable, ctxkit.__file__, "run", "--", "sh", "-c",
+    proc = subprocess.run([*CONSOLE_ARGV, "run", "--", "sh", "-c",
                            f'printf "%s" "$0" > {out}', secret], cwd=cli.root,
                           capture_output=True, env={k: v for k, v in os.environ.items()
                                                     if not k.startswith("CTXKIT_")})

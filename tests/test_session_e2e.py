@@ -1,5 +1,5 @@
 """One whole agent session in a temporary git repository, every step a real
-subprocess of `python ctxkit.py`, every hook fed the payload an agent sends."""
+subprocess of `ctxkit` (as the console script starts), every hook fed the payload an agent sends."""
 
 from __future__ import annotations
 

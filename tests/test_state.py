@@ -6,10 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 
 import pytest
-from conftest import CTXKIT, copy_fixture
+from conftest import CONSOLE_ARGV, copy_fixture
 
 import ctxkit
 
@@ -25,19 +24,19 @@ READ_ERRORS = [["expand", "o1"], ["callers", "x"], ["callees", "x"], ["impact", 
 @pytest.mark.parametrize("argv", READS)
 def test_a_read_creates_nothing_and_says_there_is_nothing_yet(cli, root, argv):
     for extra in ([], ["--json"]):
-        result = cli.sub(*argv, *extra)
+        result = cli(*argv, *extra)
         assert result.code == 0, result.err
         assert not (root / ".ctxkit").exists()
         if extra:
             json.loads(result.out)
     if argv[0] in ("outputs", "search", "symbols") and argv[1:2] != ["--events"] or \
             argv == ["stats", "--outputs"]:
-        assert "nothing is" in cli.sub(*argv).out
+        assert "nothing is" in cli(*argv).out
 
 
 @pytest.mark.parametrize("argv", READ_ERRORS)
 def test_a_read_of_something_named_fails_without_creating_anything(cli, root, argv):
-    result = cli.sub(*argv)
+    result = cli(*argv)
     assert result.code == 1 and result.err.count("\n") == 1
     assert not (root / ".ctxkit").exists()
 
@@ -57,10 +56,10 @@ def test_q_quiets_progress_and_notes(cli, root, argv):
     (root / "app" / "broken.py").write_text("def broken(:\n")          # a note from index
     if argv[0] != "index":
         assert cli("index").code == 0
-    result = cli.sub("-q", *argv)
+    result = cli("-q", *argv)
     assert result.code == 0, result.err
     assert (result.out, result.err) == ("", "")
-    loud = cli.sub(*argv)
+    loud = cli(*argv)
     assert loud.code == 0 and (loud.out or loud.err)
 
 
@@ -73,7 +72,7 @@ def test_outside_git_the_root_is_said_once(tmp_path):
 
     def run(*argv):
         env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-        return subprocess.run([sys.executable, str(CTXKIT), *argv], cwd=folder, env=env,
+        return subprocess.run([*CONSOLE_ARGV, *argv], cwd=folder, env=env,
                               capture_output=True, text=True, check=False)
     first = run("note", "task", "t")
     assert first.returncode == 0
@@ -84,7 +83,7 @@ def test_outside_git_the_root_is_said_once(tmp_path):
     assert again.returncode == 0 and again.stderr == ""                # once
     other = folder.parent / "other"
     other.mkdir()
-    quiet = subprocess.run([sys.executable, str(CTXKIT), "-q", "note", "task", "t"], cwd=other,
+    quiet = subprocess.run([*CONSOLE_ARGV, "-q", "note", "task", "t"], cwd=other,
                            env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
                            capture_output=True, text=True, check=False)
     assert quiet.returncode == 0 and quiet.stderr == ""

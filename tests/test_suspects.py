@@ -33,9 +33,9 @@ def project(cli, monkeypatch):
 
 
 def run_tests(cli, *ids: str):
+    """The fixture's tests through `ctxkit run` (PYTHONPATH set by the caller)."""
     args = ids or ("tests",)
-    return cli.sub("run", "--", PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args,
-                   env={"PYTHONPATH": str(cli.root / "src")})
+    return cli("run", "--", PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args)
 
 
 def ranked(result) -> list[str]:
@@ -51,7 +51,15 @@ def test_assertion_in_the_test_ranks_the_callee_that_computes_it(project):
     assert ids[0] == "src/invoice/lines.py:Line.total"   # called on the failing line
     assert result["tests"] == ["tests/test_invoice.py:test_line_total_with_discount"]
     top = result["suspects"][ids.index("src/invoice/discount.py:apply_discount")]
-    assert top["signals"]["test"]["why"] == "2 calls from the failing test, via Line.total"
+    assert top["signals"]["test"]["why"].startswith(
+        "2 calls from the failing test, via Line.total (and by ")
+    # the other tests reach apply_discount too (through Line.total): its test value is
+    # scaled down by them, while Line.total, which the failing line calls, keeps its own
+    others = int(top["signals"]["test"]["why"].rsplit("(and by ", 1)[1].split()[0])
+    assert others >= 1
+    assert top["signals"]["test"]["value"] == pytest.approx(0.5 * (1 + others) ** -0.5,
+                                                            abs=1e-3)
+    assert result["suspects"][0]["signals"]["test"]["value"] == 1.0
     for suspect in result["suspects"]:   # every contribution is shown and adds up
         total = sum(s["contribution"] for s in suspect["signals"].values())
         factor = ctxkit.SUSPECT_TEST_FACTOR if suspect["test_file"] else 1.0
@@ -139,7 +147,7 @@ def test_a_succeeded_output_has_nothing_to_rank(project):
 
 
 def test_an_output_without_frames_or_test_ids_says_what_is_missing(project):
-    project.sub("run", "--", "sh", "-c", "echo the deploy broke; exit 3")
+    project("run", "--", "sh", "-c", "echo the deploy broke; exit 3")
     result = project("suspects")
     assert result.code == 0
     assert "no stack frames and no failing test ids" in result.out
@@ -163,6 +171,7 @@ def test_without_a_graph_suspects_come_from_frames_and_git(cli, monkeypatch):
     copy_fixture("suspects_py", cli.root)
     git(cli.root, "add", "-A")
     git(cli.root, "commit", "-qm", "invoice")
+    monkeypatch.setenv("PYTHONPATH", str(cli.root / "src"))
     run_tests(cli, "tests/test_invoice.py::test_unknown_currency_is_reported")
     result = cli("suspects", "--json").json()
     assert result["graph"] is False
@@ -189,7 +198,7 @@ def test_library_frames_are_listed_and_never_read(project, tmp_path):
             raise KeyError('x')
         KeyError: 'x'
         """))
-    project.sub("run", "--", "sh", "-c", f"cat {log}; exit 1")
+    project("run", "--", "sh", "-c", f"cat {log}; exit 1")
     outside.unlink()  # a frame outside the root must not be opened: it is gone now
     result = project("suspects", "--budget", "2000", "--json").json()
     library = [f for f in result["frames"] if f["library"]]
@@ -209,7 +218,7 @@ def test_a_frame_printed_through_a_link_to_the_root_is_a_project_frame(project, 
             raise ValueError(f"unknown currency {{currency!r}}")
         ValueError: unknown currency 'XYZ'
         """))
-    project.sub("run", "--", "sh", "-c", f"cat {log}; exit 1")
+    project("run", "--", "sh", "-c", f"cat {log}; exit 1")
     result = project("suspects", "--json").json()
     assert [(f["path"], f["library"]) for f in result["frames"]] == [
         ("src/invoice/money.py", False)]
@@ -238,7 +247,7 @@ def test_node_frames_link_to_javascript_symbols(cli):
             at Object.<anonymous> ({cli.root}/node_modules/runner/index.js:10:3)
         """)
     (cli.root / "out.txt").write_text(trace)
-    cli.sub("run", "--", "sh", "-c", "cat out.txt; exit 1")
+    cli("run", "--", "sh", "-c", "cat out.txt; exit 1")
     result = cli("suspects", "--json").json()
     assert ranked(result)[:2] == ["lib/cart.js:price", "lib/cart.js:total"]
     assert any(f["library"] and "node_modules" in f["path"] for f in result["frames"])
@@ -277,7 +286,7 @@ def test_go_panic_frames_are_innermost_first(cli):
         \t/usr/local/go/src/testing/testing.go:1595 +0xff
         """)
     (cli.root / "panic.txt").write_text(panic)
-    cli.sub("run", "--", "sh", "-c", "cat panic.txt; exit 1")
+    cli("run", "--", "sh", "-c", "cat panic.txt; exit 1")
     result = cli("suspects", "--json").json()
     assert ranked(result)[:2] == ["calc.go:Div", "calc.go:Mean"]
     assert "TestMean" in result["tests"]
@@ -310,10 +319,66 @@ def test_the_text_header_says_how_many_failing_tests_it_left_out(cli):
     (cli.root / "tests").mkdir()
     (cli.root / "tests" / "test_many.py").write_text("".join(
         f"def test_case_{i}():\n    assert {i} == -1\n\n" for i in range(6)))
-    run = cli.sub("run", "--", PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+    run = cli("run", "--", PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
     assert run.code == 1
     text = cli("suspects").out
     header = next(line for line in text.splitlines() if line.startswith("failing test: "))
     assert header.count("test_case_") == 3 and header.endswith(" (+3 more)")
     result = cli("suspects", "--json").json()
     assert len(result["tests"]) + result["tests_omitted"] == 6
+
+
+@pytest.fixture
+def shop(cli, monkeypatch):
+    """A shop package whose tests fail the way tests usually do: on an assert in the
+    test, with no frame inside the code under test."""
+    copy_fixture("suspects_shop", cli.root)
+    git(cli.root, "add", "-A")
+    git(cli.root, "commit", "-qm", "shop")
+    monkeypatch.setenv("PYTHONPATH", str(cli.root / "src"))
+    assert cli("index", "-q").code == 0
+    return cli
+
+
+def shop_suspects(shop, test: str) -> dict:
+    run = run_tests(shop, f"tests/test_shop.py::{test}")
+    assert run.code == 1
+    return shop("suspects", "--json").json()
+
+
+def test_a_method_call_goes_to_the_class_the_fixture_builds(shop):
+    # cart.total(): two classes define total; the fixture `cart` returns a Cart
+    result = shop_suspects(shop, "test_total_counts_quantities")
+    ids = ranked(result)
+    assert ids[0] == "src/shop/cart.py:Cart.total"
+    assert "src/shop/cart.py:Order.total" not in ids[:3]
+    why = result["suspects"][0]["signals"]["test"]["why"]
+    assert why.startswith("called on the line the test failed at") and "inferred" in why
+    # item.cost() inside Cart.total: the receiver is named after its class
+    assert "src/shop/cart.py:Item.cost" in ids[:3]
+
+
+def test_the_call_whose_result_the_failing_line_checks_leads(shop):
+    # price = coupon(50); assert price == 45: coupon holds a Coupon, so Coupon.__call__
+    result = shop_suspects(shop, "test_a_coupon_takes_its_percent_off")
+    first = result["suspects"][0]
+    assert first["id"] == "src/shop/pricing.py:Coupon.__call__"
+    assert first["signals"]["test"]["why"].startswith("its result is what the failing line")
+    assert "src/shop/pricing.py:Voucher.__call__" not in ranked(result)
+
+
+def test_the_function_that_holds_the_message_text_leads(shop):
+    result = shop_suspects(shop, "test_checkout_of_an_empty_cart_is_refused")
+    first = result["suspects"][0]
+    assert first["id"] == "src/shop/cart.py:Cart._validate"
+    assert "the cart is empty" in first["signals"]["message"]["why"]
+    checkout = result["suspects"][ranked(result).index("src/shop/cart.py:Cart.checkout")]
+    assert checkout["signals"]["test"]["why"].startswith("called inside the failing with")
+
+
+def test_a_callback_the_test_defines_is_part_of_the_test(shop):
+    result = shop_suspects(shop, "test_each_name_is_priced_by_the_callback")
+    ids = ranked(result)
+    assert "src/shop/pricing.py:lookup_price" in ids[:2]
+    found = result["suspects"][ids.index("src/shop/pricing.py:lookup_price")]
+    assert "code defined in it" in found["signals"]["test"]["why"]

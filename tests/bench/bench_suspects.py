@@ -38,6 +38,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -54,6 +55,26 @@ RESULTS_FILE = corpus.WORK / "suspects_results.json"
 BUDGET = 200000     # render every listed suspect: tokens are counted up to the first true one
 LIMIT = 10
 KS = (1, 3, 5)
+
+
+_LOCKS: dict[tuple, threading.Lock] = {}
+_LOCKS_LOCK = threading.Lock()
+
+
+def once_at_a_time(build):
+    """``build(pkg, version)`` run by one worker at a time per release: two release
+    pairs share a release (N+1 of one is N of the next), and two workers unpacking
+    its sdist or making its venv at once would trip over each other."""
+    def locked(pkg: corpus.Package, version: str):
+        with _LOCKS_LOCK:
+            lock = _LOCKS.setdefault((build.__name__, pkg.name, version), threading.Lock())
+        with lock:
+            return build(pkg, version)
+    return locked
+
+
+corpus.sdist_tree = once_at_a_time(corpus.sdist_tree)
+corpus.venv_for = once_at_a_time(corpus.venv_for)
 
 
 def pair_key(case: dict) -> str:
@@ -243,7 +264,7 @@ def failing_run(pkg: corpus.Package, case: dict, root: Path, reuse: bool) -> tup
     venv = corpus.venv_for(pkg, case["old"])
     src = corpus.source_root(root, pkg)
     run = ctxkit(root, "run", "--json", "--", str(venv / "bin" / "python"), "-m", "pytest",
-                 "-p", "no:cacheprovider", "-o", "addopts=", "-q", case["test_id"],
+                 *corpus.pytest_isolation(root), "-q", case["test_id"],
                  env={"PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"})
     summary = json.loads(run.stdout.splitlines()[-1]) if run.stdout.strip() else {}
     handle = summary.get("handle")

@@ -333,12 +333,19 @@ def case_tree(pkg: Package, old: str, new: str, old_tree: Path, new_tree: Path,
     return dest
 
 
+def pytest_isolation(tree: Path) -> list[str]:
+    """pytest options that keep a release's tests to its own tree: the trees live
+    inside this repository, whose pyproject.toml and tests/conftest.py pytest would
+    otherwise take as the rootdir's (its addopts and xdist hooks break the run)."""
+    return ["-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", str(tree),
+            "--confcutdir", str(tree)]
+
+
 def run_pytest(venv: Path, tree: Path, src: Path, ids: list[str], xml: Path | None
                ) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(src), PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTEST_ADDOPTS", None)
-    cmd = [str(venv / "bin" / "python"), "-m", "pytest", "-p", "no:cacheprovider",
-           "-o", "addopts=", "-q"]
+    cmd = [str(venv / "bin" / "python"), "-m", "pytest", *pytest_isolation(tree), "-q"]
     if xml is not None:
         cmd += ["--junitxml", str(xml)]
     try:
