@@ -1132,6 +1132,7 @@ SEARCH_POOL = 24               # chunks one FTS strategy brings at most
 SEARCH_GOOD = 0.6              # a hit with this share of the best possible score is good
 SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
 SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
+SEARCH_NEAR = 2                # lines read around a line a strategy wants (add_windows)
 SEARCH_TITLE_FACTOR = 0.4      # a line's share of what its chunk's title holds
 SEARCH_FRAME_FACTOR = 0.75     # a frame says where, not what: its share for a problem query
 SEARCH_UNIT_FACTOR = 0.5       # a section's finding's share of what the section's lines hold
@@ -1256,6 +1257,10 @@ SEVERITY_MARKERS = (
 )
 # A line that says something went well.
 # FTS5 words that count each marker's chunks, for its rarity.
+# The severity words whose chunks the severity strategy brings (when the scope holds
+# them in fewer than SEARCH_DF_CAP chunks).
+SEVERITY_FTS = ('"fatal"', '"panic"', '"panicked"', '"critical"', '"killed"', '"fail"',
+                '"failure"', '"exception"', '"error"', '"denied"', '"refused"')
 MARKER_FTS = ('"fatal" OR "panic" OR "panicked" OR "critical" OR "killed" OR "abort"',
               '"fail" OR "failure"', '"exception" OR "traceback"', '"error"',
               '"exit" OR "exited"', '"cannot" OR "refused" OR "denied" OR "unable"',
@@ -2213,6 +2218,7 @@ class SearchRun:
         self.tried: list[dict[str, Any]] = []
         self.exhaustive = False
         self.scorer: LineScorer | None = None
+        self.windows_read = 0   # windows of chunks read (add_windows), besides whole chunks
 
     # rarity -----------------------------------------------------------------------
     def fts_count(self, expression: str) -> int:
@@ -2267,21 +2273,25 @@ class SearchRun:
     def found_lines(self, chunks: list[Any]) -> tuple[list[Any], int]:
         """(chunk, line number, text, variants, markers) of the candidate lines of some
         chunks, from one pass over their joined text; and how many lines they have."""
+        return self.found_in([(chunk, 0, chunk["text"]) for chunk in chunks])
+
+    def found_in(self, pieces: list[tuple[Any, int, str]]) -> tuple[list[Any], int]:
+        """found_lines() of pieces of chunks: (chunk, the offset of the piece's first line
+        in the chunk, the piece's text)."""
         from bisect import bisect_right
-        texts = [chunk["text"] for chunk in chunks]
         firsts, total = [], 0
-        for text in texts:
+        for _, _, text in pieces:
             firsts.append(total)
             total += text.count("\n") + 1
-        joined = "\n".join(texts)
+        joined = "\n".join(text for _, _, text in pieces)
         found = self.matcher.candidates(joined, max(SEARCH_ENUM_CAP, total // 8))
         lines = joined.split("\n") if found else []
         out = []
         for offset, (indexes, markers) in sorted(found.items()):
             at = bisect_right(firsts, offset) - 1
-            chunk = chunks[at]
-            out.append((chunk, chunk["line_start"] + offset - firsts[at], lines[offset],
-                        indexes, markers))
+            chunk, start, _ = pieces[at]
+            out.append((chunk, chunk["line_start"] + start + offset - firsts[at],
+                        lines[offset], indexes, markers))
         return out, total
 
     def _weigh_kinds(self) -> None:
@@ -2303,13 +2313,34 @@ class SearchRun:
         self.chunk_ids.update(chunk["id"] for chunk in chunks)
         if found is None:
             found = self.found_lines(chunks)[0] if chunks else []
+        self._add_found(found)
+        return len(chunks)
+
+    def add_windows(self, wanted: list[tuple[Any, list[int]]]) -> int:
+        """Score the candidate lines of windows of chunks: each (chunk, offsets of the
+        lines wanted in it) reads those lines and SEARCH_NEAR lines around each, so a
+        strategy that knows its lines costs what they are, however long their chunks.
+        The chunks stay unread for later strategies. Returns how many windows were read."""
+        pieces = []
+        for chunk, offsets in wanted:
+            if chunk["id"] in self.chunk_ids or not offsets:
+                continue
+            lines = chunk["text"].split("\n")
+            for first, last in merged_windows(offsets, SEARCH_NEAR, len(lines)):
+                pieces.append((chunk, first, "\n".join(lines[first:last + 1])))
+        if pieces:
+            self._add_found(self.found_in(pieces)[0])
+        self.windows_read += len(pieces)
+        return len(pieces)
+
+    def _add_found(self, found: list[Any]) -> None:
+        assert self.scorer is not None
         for entry in found:
             item = self.scorer.rough(*entry)
             key = (entry[0]["output_id"], item.number)
             if key not in self.lines:
                 self.lines[key] = item
         self._refine()
-        return len(chunks)
 
     def _refine(self) -> None:
         assert self.scorer is not None
@@ -2330,11 +2361,18 @@ class SearchRun:
                                       [self.project, *part]))
         return [r for r in rows if r["output_id"] in self.handles]
 
-    def fts(self, expression: str, pool: int = SEARCH_POOL) -> list[int]:
-        """Chunk ids of the scope matching an FTS5 expression, best BM25 first; when it
-        matches more than SEARCH_DF_CAP chunks, the latest (ranking them all would cost
-        more than the line scorer gains)."""
-        order = "rank" if self.fts_count(expression) < SEARCH_DF_CAP else "rowid DESC"
+    def fts(self, terms: Sequence[str], joiner: str = " OR ",
+            pool: int = SEARCH_POOL) -> list[int]:
+        """Chunk ids of the scope matching an FTS5 expression (``terms`` joined), best
+        BM25 first when more than ``pool`` match and every term is rare; otherwise the
+        latest. When all of them come back, their order does not matter; and BM25
+        counts every chunk of each term to weigh it (60 ms for "test" over 1 GB), more
+        than the line scorer gains from the order."""
+        expression = joiner.join(terms)
+        count = self.fts_count(expression)
+        rank = pool < count < SEARCH_DF_CAP and all(
+            self.fts_count(term) < SEARCH_DF_CAP for term in terms)
+        order = "rank" if rank else "rowid DESC"
         try:
             rows = self.db.query(SQL_FTS_CANDIDATES.format(span=self.span, order=order),
                                  [expression, self.project, *self.span_params, pool])
@@ -2380,7 +2418,7 @@ def _strategy_literal(run: SearchRun) -> str | None:
     tokens = [t for t in run.query.tokens if _rx(r"[^\W_]").search(t)]
     kept = [t for t in tokens if t.lower().strip("'\"`()[]{}<>,;:!?") not in
             SEARCH_STOP_WORDS] or tokens
-    return _run_fts(run, " AND ".join(map(fts_term, kept))) if kept else None
+    return _run_fts(run, [fts_term(t) for t in kept], " AND ") if kept else None
 
 
 def _strategy_identifiers(run: SearchRun) -> str | None:
@@ -2388,20 +2426,20 @@ def _strategy_identifiers(run: SearchRun) -> str | None:
     terms = [v.fts for v in run.query.variants
              if v.origin == "word" and v.fts and v.spec[0] != "phrase"]
     terms = list(dict.fromkeys(terms))
-    return _run_fts(run, " AND ".join(terms)) if len(terms) > 1 else None
+    return _run_fts(run, terms, " AND ") if len(terms) > 1 else None
 
 
 def _strategy_rare_terms(run: SearchRun) -> str | None:
     """Any query word, BM25 over all of them; words in more than SEARCH_DF_CAP chunks of
     the scope are left to the line scorer when rarer ones exist."""
     own = [v for v in run.query.variants if v.fts and v.origin == "word"]
-    return _run_fts(run, _or_rare(own)) if own else None
+    return _run_fts_lines(run, own) if own else None
 
 
 def _strategy_vocabulary(run: SearchRun) -> str | None:
     """The word families and the tables' names and messages for the query's words."""
     other = [v for v in run.query.variants if v.fts and v.origin in ("family", "table")]
-    return _run_fts(run, _or_rare(other)) if other else None
+    return _run_fts_lines(run, other) if other else None
 
 
 def _strategy_severity(run: SearchRun) -> str | None:
@@ -2411,22 +2449,64 @@ def _strategy_severity(run: SearchRun) -> str | None:
         return None
     # The summaries' decisive lines of a few outputs (with many, their rare words below).
     ids = sorted(run.handles)[-SEARCH_SUMMARIES:]
-    chunks: list[int] = []
+    wanted: dict[int, list[int]] = {}   # chunk id -> line numbers wanted in it
     rows = run.db.query(SQL_SUMMARY_OF.format(ids=",".join("?" * len(ids))),
                         [run.project, *ids]) if ids else []
     import json
     for oid, summary in rows:
         for error in json.loads(summary or "{}").get("errors", []):
             line = error["line"]
-            chunks.extend(r[0] for r in run.db.query(SQL_CHUNK_HOLDING, (
-                oid, line - UNIT_MAX_LINES, line, line)))
-    words = ['"fatal"', '"panic"', '"panicked"', '"critical"', '"killed"', '"fail"',
-             '"failure"', '"exception"', '"error"', '"denied"', '"refused"']
-    rare = [w for w in words if run.fts_count(w) < SEARCH_DF_CAP]
-    if rare:
-        chunks.extend(run.fts(" OR ".join(rare)))
-    run.add_chunks(run.fetch_chunks(chunks))
+            for row in run.db.query(SQL_CHUNK_HOLDING, (oid, line - UNIT_MAX_LINES, line,
+                                                         line)):
+                wanted.setdefault(row[0], []).append(line)
+    rare = [w for w in SEVERITY_FTS if run.fts_count(w) < SEARCH_DF_CAP]
+    found = run.fts(rare) if rare else []
+    # Only the lines that hold the words the chunks were found by, and the summary's
+    # lines: a chunk of a busy log holds hundreds of lines that no severity word is on.
+    literals = [w.strip('"') for w in rare]
+    windows = []
+    for chunk in run.fetch_chunks([*wanted, *found]):
+        offsets = [n - chunk["line_start"] for n in wanted.get(chunk["id"], [])]
+        if literals:
+            offsets += lines_holding(chunk["text"].lower(), literals, SEARCH_ENUM_CAP)
+        windows.append((chunk, offsets))
+    run.add_windows(windows)
     return "summary lines" + (" + " + " OR ".join(rare) if rare else "")
+
+
+def lines_holding(low: str, literals: Iterable[str], cap: int) -> list[int]:
+    """The offsets of the lines of a lowercase text that hold one of ``literals``, in
+    order (at most ``cap`` places of each literal are looked at)."""
+    places = []
+    for literal in literals:
+        at, seen = low.find(literal), 0
+        while at >= 0 and seen < cap:
+            places.append(at)
+            seen += 1
+            at = low.find(literal, at + len(literal))
+    offsets: list[int] = []
+    line = last = 0
+    for at in sorted(places):
+        line += low.count("\n", last, at)
+        last = at
+        if not offsets or offsets[-1] != line:
+            offsets.append(line)
+    return offsets
+
+
+def merged_windows(offsets: Iterable[int], context: int, size: int) -> list[tuple[int, int]]:
+    """(first, last) line offsets of ``context`` lines around each offset, overlapping
+    windows merged, within ``size`` lines."""
+    windows: list[tuple[int, int]] = []
+    for offset in sorted(set(offsets)):
+        first, last = max(0, offset - context), min(size - 1, offset + context)
+        if first > last:
+            continue
+        if windows and first <= windows[-1][1] + 1:
+            windows[-1] = (windows[-1][0], max(windows[-1][1], last))
+        else:
+            windows.append((first, last))
+    return windows
 
 
 def _strategy_prefixes(run: SearchRun) -> str | None:
@@ -2436,7 +2516,7 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
     words = {run.query.sources[v.source] for v in run.query.variants
              if v.origin == "word" and v.fts and v.spec[0] == "stem" and not v.df}
     terms = {fts_term(w[:max(4, (len(w) + 1) // 2)]) + "*" for w in words if len(w) >= 6}
-    return _run_fts(run, " OR ".join(sorted(terms))) if terms else None
+    return _run_fts(run, sorted(terms)) if terms else None
 
 
 def _strategy_trigram(run: SearchRun) -> str | None:
@@ -2471,25 +2551,58 @@ def _strategy_trigram(run: SearchRun) -> str | None:
                            term)
     run.matcher = LineMatcher(run.query)
     run.weigh_by_fts()
-    return _run_fts(run, " OR ".join(fts_term(t) for t in terms))
+    return _run_fts(run, [fts_term(t) for t in terms])
 
 
-def _or_rare(variants: list[Variant]) -> str:
+def _rare(variants: list[Variant]) -> list[Variant]:
     """The variants the scope holds in fewer than SEARCH_DF_CAP chunks, rarest first (at
     most 12: BM25 over common words costs much and finds little); when every word is
     common, the rarest of them."""
     held = sorted((v for v in variants if v.df and v.fts), key=lambda v: v.df)
-    rare = [v.fts for v in held if v.df < SEARCH_DF_CAP][:12] or [v.fts for v in held[:1]]
-    return " OR ".join(dict.fromkeys(rare))
+    return [v for v in held if v.df < SEARCH_DF_CAP][:12] or held[:1]
 
 
-def _run_fts(run: SearchRun, expression: str) -> str | None:
-    """Bring the chunks an FTS5 expression matches; None when it is empty or an earlier
-    strategy already ran it (the table then skips this one)."""
+def _run_fts_lines(run: SearchRun, variants: list[Variant]) -> str | None:
+    """_run_fts() of the rare variants' OR, reading only the lines of the chunks found
+    that hold one of those variants (and SEARCH_NEAR lines around each): the rest of a
+    chunk of a busy log holds none of the words it was found by. A query that asks for
+    a line kind ("how many", "where") reads the chunks whole: a kind is found by its
+    shape, not by a word."""
+    chosen = _rare(variants)
+    terms = list(dict.fromkeys(v.fts for v in chosen))
+    if run.query.kind_sources:
+        return _run_fts(run, terms)
+    expression = " OR ".join(terms)
     if not expression or expression in run.expressions:
         return None
     run.expressions.add(expression)
-    run.add_chunks(run.fetch_chunks(run.fts(expression)))
+    literals = list(dict.fromkeys(lit for v in chosen for lit in variant_literals(v)))
+    windows = []
+    for chunk in run.fetch_chunks(run.fts(terms)):
+        windows.append((chunk, lines_holding(chunk["text"].lower(), literals,
+                                             SEARCH_ENUM_CAP)))
+    run.add_windows(windows)
+    return expression
+
+
+def variant_literals(variant: Variant) -> list[str]:
+    """What LineMatcher looks for in a line's lowercase text to find a variant."""
+    mode, text = variant.spec
+    if mode == "kind":
+        return []
+    if mode == "code":
+        return list(CODE_TRIGGERS[text.split(":")[0]])
+    return [text] if text else []
+
+
+def _run_fts(run: SearchRun, terms: Sequence[str], joiner: str = " OR ") -> str | None:
+    """Bring the chunks an FTS5 expression (``terms`` joined) matches; None when it is
+    empty or an earlier strategy already ran it (the table then skips this one)."""
+    expression = joiner.join(terms)
+    if not expression or expression in run.expressions:
+        return None
+    run.expressions.add(expression)
+    run.add_chunks(run.fetch_chunks(run.fts(terms, joiner)))
     return expression
 
 
@@ -2792,12 +2905,12 @@ def output_search(db: Any, place: Place, query: str, *,
             started = time.perf_counter()
             if run.scorer is None and name != "scan":
                 run.weigh_by_fts()
-            before = len(run.chunk_ids)
+            before = len(run.chunk_ids) + run.windows_read
             described = strategy(run)
             if described is None:
                 continue
             run.tried.append({"strategy": name, "query": described,
-                              "hits": len(run.chunk_ids) - before,
+                              "hits": len(run.chunk_ids) + run.windows_read - before,
                               "ms": round((time.perf_counter() - started) * 1000, 2)})
     hits = build_hits(run, place, context) if run.lines else []
     return {"query": query, "queries_tried": run.tried,
@@ -17907,9 +18020,15 @@ def _is_test_function(node: Node) -> bool:
 
 
 def _may_hold_fault(node: Node) -> bool:
-    """Tests are the reproduction and type stubs have no body: neither is ranked."""
-    return not (_is_test_function(node) or node.path.endswith(SUSPECT_STUB_SUFFIXES)
-                or node.kind == "file")
+    """Tests are the reproduction (and so is what a test function defines inside it)
+    and type stubs have no body: neither is ranked."""
+    return not (_is_test_function(node) or _inside_test_function(node)
+                or node.path.endswith(SUSPECT_STUB_SUFFIXES) or node.kind == "file")
+
+
+def _inside_test_function(node: Node) -> bool:
+    return is_test_path(node.path) and any(
+        part.startswith("test") for part in node.qualname.split(".")[:-1])
 
 
 def failure_identifiers(failure: Failure) -> list[str]:

@@ -447,6 +447,54 @@ def test_each_strategy_finds_its_kind_of_match(cli, monkeypatch, name, stored, q
     assert any(stored in text for text in _found(run)), name
 
 
+def _busy_chunk_log(rare: str) -> str:
+    """One second of a busy log: 150 lines with one timestamp, which the chunker keeps
+    in one chunk; a query word ("upstream") on every tenth line, one rare line."""
+    lines = [f"2026-12-01 10:00:00 INFO [api] request {i} to upstream ok" if i % 10 == 0
+             else f"2026-12-01 10:00:00 DEBUG [api] GET /orders/{i} 200" for i in range(150)]
+    lines[77] = f"2026-12-01 10:00:00 {rare}"
+    return "\n".join(lines) + "\n"
+
+
+def test_the_severity_strategy_reads_the_lines_its_words_are_on_not_the_whole_chunk(
+        cli, monkeypatch):
+    """A chunk of a busy log holds a hundred lines of one second: the severity strategy
+    reads the lines holding the severity words the chunk was found by (and SEARCH_NEAR
+    around them), not the other lines of the chunk that hold a query word; the chunk
+    stays unread for a later strategy."""
+    monkeypatch.setattr(ctxkit, "SEARCH_SCAN_BYTES", 0)
+    store(cli, _busy_chunk_log("FATAL [api] upstream pool exhausted"))
+    run = _run(cli, "why did upstream break")
+    assert ctxkit._strategy_severity(run) is not None
+    assert any("upstream pool exhausted" in text for text in _found(run))
+    numbers = sorted(n for _, n in run.lines)
+    assert numbers and all(abs(n - 78) <= ctxkit.SEARCH_NEAR for n in numbers), numbers
+    assert not run.chunk_ids and run.windows_read == 1
+    ids = [row[0] for row in run.db.query("SELECT id FROM output_chunks")]
+    run.add_chunks(run.fetch_chunks(ids))
+    assert any("request 70 to upstream ok" in item.text for item in run.lines.values())
+
+
+def test_windows_of_lines_merge_and_stay_inside_the_chunk():
+    assert ctxkit.merged_windows([0, 3, 9], 2, 10) == [(0, 5), (7, 9)]
+    assert ctxkit.merged_windows([], 2, 10) == []
+    assert ctxkit.lines_holding("a\nfatal x\nb\nx FATAL".lower(), ["fatal"], 10) == [1, 3]
+
+
+def test_bm25_is_asked_only_when_it_chooses(cli, monkeypatch):
+    """BM25 counts every chunk of each term to weigh it: when every match comes back
+    (or a term is common) the chunks are taken without it."""
+    monkeypatch.setattr(ctxkit, "SEARCH_SCAN_BYTES", 0)
+    store(cli, "".join(f"step {i} ok\n" for i in range(20000)) + "step 9 cart total wrong\n")
+    run = _run(cli, "cart total")
+    asked = []
+    query = run.db.query
+    monkeypatch.setattr(run.db, "query", lambda sql, *a: asked.append(sql) or query(sql, *a))
+    assert run.fts(['"cart"', '"total"'], " AND ")
+    assert run.fts(['"step"', '"cart"'], " OR ", pool=2)   # "step" is in every chunk
+    assert not [sql for sql in asked if "ORDER BY rank" in sql]
+
+
 def test_the_scan_strategy_reads_a_small_output_whole(cli):
     store(cli, "\n".join(["filler"] * 20 + ["OOMKilled after 3 restarts"]) + "\n")
     result = search(cli, "killed")

@@ -382,3 +382,5 @@ def test_a_callback_the_test_defines_is_part_of_the_test(shop):
     assert "src/shop/pricing.py:lookup_price" in ids[:2]
     found = result["suspects"][ids.index("src/shop/pricing.py:lookup_price")]
     assert "code defined in it" in found["signals"]["test"]["why"]
+    # the callback itself is the test's own code: the reproduction, not a suspect
+    assert not any(".pricer" in i for i in ids)
