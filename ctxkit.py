@@ -295,7 +295,10 @@ def parse_time(text: str | None) -> _dt.datetime | None:
 def one_line(text: str, limit: int | None = None) -> str:
     """The text on one line (line breaks and their indentation folded to one space,
     other spacing kept as written), cut at ``limit``."""
-    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    if text.isprintable():   # no line break of any kind (all are unprintable): the common case
+        line = text.strip()
+    else:
+        line = " ".join(part.strip() for part in text.splitlines() if part.strip())
     if limit and len(line) > limit:
         line = line[:limit - 1] + "…"
     return line
@@ -729,7 +732,10 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
             obj = node_symbol_obj(db, project, node, include_all, binder)
             return [obj] if include_all or obj["lessons"] else []
     groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
-    symbols = db.query(SQL_SYMBOLS_OF_PROJECT, (project,))
+    if file is None:
+        symbols = db.query(SQL_SYMBOLS_OF_PROJECT, (project,))
+    else:   # a symbol of another file binds within that file only: it cannot end up in this one
+        symbols = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '')", (project, file))
     binder.bind_all((row["name"], row["file"]) for row in symbols)
     for row in symbols:
         bound_file, bound_name, node = binder(row["name"], row["file"])
@@ -16944,8 +16950,8 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
         data_out["slow_start"] = slow_start_reasons(command)
         if data_out["slow_start"]:
             note("warning: the hooks will start slowly: " + "; ".join(data_out["slow_start"])
-                 + ". For fast hooks install ctxkit with 'pipx install .', 'uv tool install .' "
-                 "or 'pip install .' (not -e), then run install-hooks again")
+                 + ". For fast hooks install ctxkit with 'uv tool install --compile-bytecode .',"
+                 " 'pipx install .' or 'pip install .' (not -e), then run install-hooks again")
     if args.dry_run:
         emit(env, data_out, diff or f"{path}: already up to date, nothing to {verb}")
     else:
