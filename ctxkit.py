@@ -13942,19 +13942,24 @@ class CommandRunner:
         # A background process group that reads the terminal would be stopped
         # (SIGTTIN); an interactive stdin is therefore replaced by /dev/null.
         stdin = subprocess.DEVNULL if _stdin_is_terminal() else None
-        try:
-            self.proc = subprocess.Popen(self.argv, stdin=stdin, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, env=self.env, **group)
-        except OSError as exc:
-            raise CommandNotRun(self.argv[0], exc) from None
         previous = {}
         # A closed terminal (SIGHUP) ends the command as SIGTERM does: the group is
         # ended, what it wrote is kept, and ctxkit exits 128 + 1. The command's own
         # group is not the terminal's, so without this it would be left running.
+        # The handlers are in place before the command starts: a signal that came
+        # between the start and their installation would end ctxkit and leave the
+        # command's group running.
         for signum in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
             with contextlib.suppress(ValueError, TypeError):   # not the main thread; no SIGHUP
                 previous[signum] = signal.signal(signum, self._on_signal)
         try:
+            try:
+                self.proc = subprocess.Popen(self.argv, stdin=stdin, stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE, env=self.env, **group)
+            except OSError as exc:
+                raise CommandNotRun(self.argv[0], exc) from None
+            if self.signal_received:      # it came while the command was starting
+                self._kill_group()
             self._pump(ingest)
         finally:
             for signum, handler in previous.items():

@@ -73,6 +73,25 @@ def test_sighup_ends_the_group_keeps_the_output_and_exits_129(cli, tmp_path):
     assert cli("expand", listed["handle"], "--json").json()["lines"][0]["text"] == "started"
 
 
+
+def test_a_signal_while_the_command_starts_still_ends_its_group(cli, monkeypatch):
+    """Ctrl-C that lands just after the command started (before ctxkit's run loop)
+    ends the command too: the handlers are in place before the start."""
+    started = []
+    real_popen = subprocess.Popen
+
+    def popen_then_interrupt(*args, **kwargs):
+        proc = real_popen(*args, **kwargs)
+        started.append(proc)
+        os.kill(os.getpid(), signal.SIGINT)
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", popen_then_interrupt)
+    result = cli("run", "--", "sleep", "30")
+    monkeypatch.undo()
+    assert result.code == 130, result.err
+    assert started[0].wait(timeout=10) is not None
+
 # --- byte-exact small output --------------------------------------------------------
 
 
