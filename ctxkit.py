@@ -12929,21 +12929,7 @@ class DecisiveLines:
 
     @staticmethod
     def _candidate_indexes(lines: list[str], low: str) -> list[int]:
-        offsets: set[int] = set()
-        for key in _DECISIVE_KEYS:
-            at = low.find(key)
-            while at >= 0:
-                offsets.add(at)
-                if len(offsets) > 20000:
-                    break
-                at = low.find(key, at + len(key))
-        indexes, line, last = [], 0, 0
-        for off in sorted(offsets):
-            line += low.count("\n", last, off)
-            last = off
-            if not indexes or indexes[-1] != line:
-                indexes.append(line)
-        return indexes
+        return lines_holding(low, _DECISIVE_KEYS, 20000)
 
     def _keep(self, kind: str, number: int, text: str, ref: tuple[str, int] | None = None,
               frames: list[tuple[str, int]] | None = None) -> None:

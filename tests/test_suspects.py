@@ -24,9 +24,13 @@ PY = sys.executable
 @pytest.fixture
 def project(cli, monkeypatch):
     """The fixture project committed in the test root, indexed, PYTHONPATH set."""
-    copy_fixture("suspects_py", cli.root)
+    return _committed_and_indexed(cli, monkeypatch, "suspects_py")
+
+
+def _committed_and_indexed(cli, monkeypatch, fixture: str):
+    copy_fixture(fixture, cli.root)
     git(cli.root, "add", "-A")
-    git(cli.root, "commit", "-qm", "invoice")
+    git(cli.root, "commit", "-qm", fixture)
     monkeypatch.setenv("PYTHONPATH", str(cli.root / "src"))
     assert cli("index", "-q").code == 0
     return cli
@@ -332,12 +336,7 @@ def test_the_text_header_says_how_many_failing_tests_it_left_out(cli):
 def shop(cli, monkeypatch):
     """A shop package whose tests fail the way tests usually do: on an assert in the
     test, with no frame inside the code under test."""
-    copy_fixture("suspects_shop", cli.root)
-    git(cli.root, "add", "-A")
-    git(cli.root, "commit", "-qm", "shop")
-    monkeypatch.setenv("PYTHONPATH", str(cli.root / "src"))
-    assert cli("index", "-q").code == 0
-    return cli
+    return _committed_and_indexed(cli, monkeypatch, "suspects_shop")
 
 
 def shop_suspects(shop, test: str) -> dict:
