@@ -2484,14 +2484,20 @@ def lines_holding(low: str, literals: Iterable[str], cap: int) -> list[int]:
             places.append(at)
             seen += 1
             at = low.find(literal, at + len(literal))
-    offsets: list[int] = []
+    return lines_at(low, sorted(places))
+
+
+def lines_at(text: str, places: Iterable[int]) -> list[int]:
+    """The offsets of the lines of ``text`` that ascending character ``places`` fall on,
+    each line once."""
+    lines: list[int] = []
     line = last = 0
-    for at in sorted(places):
-        line += low.count("\n", last, at)
+    for at in places:
+        line += text.count("\n", last, at)
         last = at
-        if not offsets or offsets[-1] != line:
-            offsets.append(line)
-    return offsets
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
 
 
 def merged_windows(offsets: Iterable[int], context: int, size: int) -> list[tuple[int, int]]:
@@ -3769,14 +3775,7 @@ def may_hold_secret(low: str) -> bool:
 
 def keyword_lines(low: str) -> list[int]:
     """The indexes of the lines of a lowercase block that hold a redaction keyword."""
-    indexes: list[int] = []
-    line = last = 0
-    for match in _keyword_index()[0].finditer(low):
-        line += low.count("\n", last, match.start())
-        last = match.start()
-        if not indexes or indexes[-1] != line:
-            indexes.append(line)
-    return indexes
+    return lines_at(low, (match.start() for match in _keyword_index()[0].finditer(low)))
 
 
 def _rules_for(low: str) -> list[tuple[RedactionRule, re.Pattern[str]]]:
