@@ -30,9 +30,16 @@ from __future__ import annotations
 
 import collections  # EditSpan; already loaded by `re`, which pip's script imports
 import datetime as _dt  # free: sqlite3 imports it
+import gc
 import os
 import sqlite3
 import sys
+
+# No cyclic garbage collection until the fast path has answered or handed over
+# (DESIGN.md "Start-up and the fast path"): a collection here would only walk
+# the objects just unmarshalled from this module, which all stay alive.
+_GC_WAS_ENABLED = gc.isenabled()
+gc.disable()
 
 TYPE_CHECKING = False  # typing costs start-up time; annotations are strings
 if TYPE_CHECKING:
@@ -3182,6 +3189,9 @@ if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the co
         # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
         os._exit(_FAST_STATUS)
 
+
+if _GC_WAS_ENABLED:  # the full CLI (or a program importing ctxkit) collects as usual
+    gc.enable()
 
 # The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
 import contextlib
