@@ -651,7 +651,8 @@ def group_symbol_obj(db: Database, project: str, file: str, name: str,
     lesson_symbols row bound to it, counters and risk computed now. A lesson is stale
     when it kept a code hash and the symbol's code on disk now (CodeOnDisk) differs:
     edited, or gone. Its lessons come in inject order (_inject_order)."""
-    lessons = [dict(zip(LESSON_KEYS, lesson)) for row in rows  # dicts: read many times
+    lessons = [dict(zip(LESSON_KEYS, lesson, strict=True))  # dicts: read many times
+               for row in rows
                for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))]
     if len(rows) > 1:  # each row's lessons come in recording order; merge them
         lessons.sort(key=lambda item: (item["created_at"], item["id"]))
