@@ -5376,7 +5376,7 @@ class Language(Record):
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
-        "class_fields",
+        "class_fields", "element_callbacks",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5391,7 +5391,7 @@ class Language(Record):
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
         "dialect": None, "macro_calls": None, "file_level_calls": True,
         "dynamic_types": frozenset(), "overloads": False, "class_names": (),
-        "accessors": frozenset(), "class_fields": False,
+        "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5440,6 +5440,8 @@ class Language(Record):
     #                             value declared so has an unknown type, never an outside one
     class_names: tuple[str, ...]  # names that mean the enclosing class itself (Python's
     #                             cls): calling one constructs it
+    element_callbacks: frozenset[str]  # methods of the standard containers whose callback
+    #                             gets an element first (xs.forEach((x) => ...): x is an X)
     accessors: frozenset[str]   # decorators that make a method read as an attribute
     #                             (Python's property): x.m is what m returns
     overloads: bool             # one qualname defined twice is an overload, chosen by the
@@ -6094,6 +6096,9 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
         type_text = _clean_type(s.text(caps["type"][0]))
     elif "guard" in caps:
         type_text = "guard:" + s.text(caps["guard"][0])
+    elif "each" in caps:  # xs.forEach((x) => ...): x is an element of xs
+        recv = _collapse_arguments(one_line(s.text(caps["elements"][0])))[:200]
+        type_text = f"each:{s.text(caps['each'][0])}:{recv}"
     else:
         type_text = "in:" + _quoted_text(s, caps["member"][0])
     first = block.start_point[0] + 1
@@ -8147,6 +8152,17 @@ class _Resolver:
                 (made if made is OUTSIDE else None)  # ContextManager[X], Iterator[X]: an X
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
+        if type_text.startswith("each:"):  # a callback's parameter: what the container holds
+            method, _, container = type_text[5:].partition(":")
+            key = ("elements", path, scope, container)
+            if method not in self.language(path).element_callbacks or key in self.memo:
+                return None
+            self.memo[key] = None
+            try:
+                held = self.expr_type(path, scope, container)
+            finally:
+                del self.memo[key]
+            return held.held[-1] if isinstance(held, OutsideGeneric) else None
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
             target = self.resolve_name(path, scope, type_text[6:])
             if not target or target[0] != "node":
@@ -8154,8 +8170,9 @@ class _Resolver:
             written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
             return self.type_named(self.nodes[target[1]].path, "", _clean_type(
                 written.group(1))) if written else None
-        if "#" in type_text:  # the index-th result of a call of f
-            function, _, index = type_text.partition("#")
+        result = re.fullmatch(r"(.+)#(\d+)", type_text)  # not this.#private's #
+        if result:  # the index-th result of a call of f
+            function, index = result.groups()
             found = self.expr_type(path, scope, function + "(...)") if index == "0" else None
             if index != "0":
                 dst, confidence = self.resolve_call(path, scope, function.rpartition(".")[2],
@@ -9342,10 +9359,17 @@ def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
     return None
 
 
+# The methods of Array, ReadonlyArray, Set and Map (TypeScript's lib.es5/es2015/es2023
+# declarations) whose callback's first parameter is an element (a Map's value): not
+# reduce, whose first parameter is the accumulator.
+_JS_ELEMENT_CALLBACKS = frozenset(
+    "forEach map filter find findIndex findLast findLastIndex some every flatMap sort "
+    "toSorted".split())
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
+    element_callbacks=_JS_ELEMENT_CALLBACKS,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
     receiver_call=_js_receiver_call, method_fallback=_js_constructor_function)
@@ -9361,6 +9385,11 @@ _TS_FIELDS = """
     type: (type_annotation (_) @type)) @vartype @self
 (property_signature name: (property_identifier) @var type: (type_annotation (_) @type))
     @vartype @self
+(call_expression function: (member_expression object: (_) @elements
+    property: (property_identifier) @each) arguments: (arguments . [
+    (arrow_function parameters: (formal_parameters . (required_parameter
+        pattern: (identifier) @var !type)))
+    (arrow_function parameter: (identifier) @var)] @narrow))
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @var !type
     value: (new_expression constructor: (_) @type)) @vartype @self
 """

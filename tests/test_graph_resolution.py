@@ -112,8 +112,13 @@ CASES = [
     # this.#private(), class-property arrow functions, super(...), new C().
     (TS, "src/store.ts:Store.#flush", {"src/store.ts:Store.save", "src/store.ts:Store.onError"}),
     (TS, "src/store.ts:Store.onError", {"src/store.ts:Store.handle"}),
-    (TS, "src/privates.ts:Cache.clear", {"src/privates.ts:Client.reset"}),  # #cache: Cache
-    (TS, "src/privates.ts:Journal.clear", {"src/privates.ts:Client.reset"}),  # = new Journal()
+    (TS, "src/privates.ts:Cache.clear", {"src/privates.ts:Client.reset",  # #cache: Cache
+                                          "src/privates.ts:Pool.resetAll"}),
+    (TS, "src/privates.ts:Journal.clear", {"src/privates.ts:Client.reset",  # = new Journal()
+                                           "src/privates.ts:Pool.flush"}),  # #first()'s
+    # A callback given to a standard container's method gets an element first.
+    (TS, "src/privates.ts:Client.reset", {"src/privates.ts:Pool.resetAll"}),
+    (TS, "src/privates.ts:Decoy.reset", set()),
     (TS, "src/store.ts:Store.constructor", {"src/store.ts:CachedStore.constructor",
                                             "src/store.ts:openStore"}),
     # `export * as ns from` is a namespace, not a star export; "./m.js" names m.ts.
