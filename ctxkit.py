@@ -5376,7 +5376,7 @@ class Language(Record):
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
-        "class_fields", "element_callbacks",
+        "class_fields", "element_callbacks", "same_container", "casts",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5392,6 +5392,7 @@ class Language(Record):
         "dialect": None, "macro_calls": None, "file_level_calls": True,
         "dynamic_types": frozenset(), "overloads": False, "class_names": (),
         "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
+        "same_container": frozenset(), "casts": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5442,6 +5443,10 @@ class Language(Record):
     #                             cls): calling one constructs it
     element_callbacks: frozenset[str]  # methods of the standard containers whose callback
     #                             gets an element first (xs.forEach((x) => ...): x is an X)
+    same_container: frozenset[str]  # methods of the standard containers that give a
+    #                             container of the same elements (xs.filter(f), d.copy())
+    casts: frozenset[str]       # functions whose result has the type their first argument
+    #                             names (Python's typing.cast)
     accessors: frozenset[str]   # decorators that make a method read as an attribute
     #                             (Python's property): x.m is what m returns
     overloads: bool             # one qualname defined twice is an overload, chosen by the
@@ -5967,7 +5972,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             field is not None and field.id == type_node.id))
         written = s.text(type_node)
         call = type_node.parent
-        if call is not None and call.id == caps["vartype"][0].id and \
+        cast = _cast_type(s, type_node)
+        if cast is not None:  # x = cast(T, v): a T
+            written = cast
+        elif call is not None and call.id == caps["vartype"][0].id and \
                 type_node.type in ("attribute", "member_expression"):
             written = "expr:" + _collapse_arguments(one_line(written))[:200]  # x = a.b
         elif call is not None and call.parent is not None and \
@@ -6087,8 +6095,23 @@ def _collapse_arguments(text: str) -> str:
     return "".join(out)
 
 
+def _cast_type(s: _Source, function: Any) -> str | None:
+    """The type a cast call (Python's ``typing.cast(T, v)``) states, when ``function`` is
+    the called name of one."""
+    call = function.parent
+    if not s.language.casts or call is None or call.type != "call" or \
+            s.text(function).rpartition(".")[2] not in s.language.casts:
+        return None
+    arguments = call.child_by_field_name("arguments")
+    first = arguments.named_children[0] if arguments is not None and \
+        arguments.named_children else None
+    return s.text(first) if first is not None and first.type in (
+        "identifier", "attribute", "string", "subscript") else None
+
+
 def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
-    """A test that narrows @var inside @narrow: to @type, a @guard's type or an @member's owner."""
+    """What @var is inside @narrow: @type, a @guard's type, an @member's owner, what
+    @iterated holds (a comprehension), an element of @elements (a callback)."""
     block = caps["narrow"][0]
     if "type" in caps:
         if len(caps["type"]) != 1 or len(block.children_by_field_name("type")) > 1:
@@ -6096,6 +6119,8 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
         type_text = _clean_type(s.text(caps["type"][0]))
     elif "guard" in caps:
         type_text = "guard:" + s.text(caps["guard"][0])
+    elif "iterated" in caps:  # [f(x) for x in xs]: x is what xs holds, inside only
+        type_text = "iter:" + _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200]
     elif "each" in caps:  # xs.forEach((x) => ...): x is an element of xs
         recv = _collapse_arguments(one_line(s.text(caps["elements"][0])))[:200]
         type_text = f"each:{s.text(caps['each'][0])}:{recv}"
@@ -7969,9 +7994,12 @@ class _Resolver:
         if text.endswith("(...)"):
             head, _, name = text[:-5].rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
-            if dst is None and confidence >= CONF_EXACT and head and \
-                    isinstance(self.expr_type(path, scope, head, line, depth + 1), OutsideGeneric):
-                return None  # map.get(k): the container's method, giving what it holds
+            held = self.expr_type(path, scope, head, line, depth + 1) \
+                if dst is None and confidence >= CONF_EXACT and head else None
+            # map.get(k) on a container outside the index: unknown (what it holds, or
+            # not); xs.filter(f): another container of the same elements
+            if isinstance(held, OutsideGeneric):
+                return held if name in self.language(path).same_container else None
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
             if self.class_like(dst):
@@ -8737,6 +8765,12 @@ _PY_QUERY = f"""
 (elif_clause condition: (call function: (identifier) @_test arguments: (argument_list
     . (identifier) @var . [(identifier) (attribute)] @type .)) consequence: (block) @narrow
     (#eq? @_test "isinstance"))
+(except_clause value: (as_pattern [(identifier) (attribute)] @type
+    alias: (as_pattern_target (identifier) @var)) (block) @narrow)
+(list_comprehension (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(set_comprehension (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(dictionary_comprehension (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(generator_expression (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
 (block (assert_statement . (call function: (identifier) @_test
     arguments: (argument_list . (identifier) @var . [(identifier) (attribute)] @type .)))
     @narrow (#eq? @_test "isinstance"))
@@ -8966,7 +9000,8 @@ PYTHON = Language(
     constructor="__init__",
     dynamic_types=frozenset({"Any"}),
     accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
-    class_fields=True,
+    class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
+    casts=frozenset({"cast"}),
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -9365,11 +9400,14 @@ def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 _JS_ELEMENT_CALLBACKS = frozenset(
     "forEach map filter find findIndex findLast findLastIndex some every flatMap sort "
     "toSorted".split())
+# ... and those that give an array of the same elements.
+_JS_SAME_CONTAINER = frozenset(
+    "filter slice concat sort reverse toSorted toReversed toSpliced".split())
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
-    element_callbacks=_JS_ELEMENT_CALLBACKS,
+    element_callbacks=_JS_ELEMENT_CALLBACKS, same_container=_JS_SAME_CONTAINER,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
     receiver_call=_js_receiver_call, method_fallback=_js_constructor_function)

@@ -81,7 +81,15 @@ CASES = [
                                            "shop/inference.py:check",
                                            "shop/inference.py:unpack"}),
     (PY, "shop/inference.py:Motor.stop", {"shop/inference.py:Car.drive",
-                                          "shop/inference.py:verify"}),
+                                          "shop/inference.py:verify",
+                                          "shop/inference.py:cast_down"}),
+    # `except E as e` makes an E inside its handler; a comprehension's variable holds
+    # what it iterates.
+    (PY, "shop/inference.py:Stalled.report", {"shop/inference.py:service"}),
+    (PY, "shop/inference.py:Flooded.report", {"shop/inference.py:service"}),
+    (PY, "shop/inference.py:Car.pair", {"shop/inference.py:unpack",
+                                        "shop/inference.py:service"}),
+    (PY, "shop/inference.py:Motor.pair", set()),
     (PY, "shop/inference.py:Engine.stop", {"shop/inference.py:check",
                                            "shop/inference.py:unpack"}),
     # TypeScript narrowing: instanceof, a type guard, `as`, `!`, `?.`, `in`.
@@ -117,7 +125,8 @@ CASES = [
     (TS, "src/privates.ts:Journal.clear", {"src/privates.ts:Client.reset",  # = new Journal()
                                            "src/privates.ts:Pool.flush"}),  # #first()'s
     # A callback given to a standard container's method gets an element first.
-    (TS, "src/privates.ts:Client.reset", {"src/privates.ts:Pool.resetAll"}),
+    (TS, "src/privates.ts:Client.reset", {"src/privates.ts:Pool.resetAll",
+                                          "src/privates.ts:resetSome"}),  # xs.filter(f)
     (TS, "src/privates.ts:Decoy.reset", set()),
     (TS, "src/store.ts:Store.constructor", {"src/store.ts:CachedStore.constructor",
                                             "src/store.ts:openStore"}),
