@@ -126,8 +126,16 @@ CASES = [
                                            "src/privates.ts:Pool.flush"}),  # #first()'s
     # A callback given to a standard container's method gets an element first.
     (TS, "src/privates.ts:Client.reset", {"src/privates.ts:Pool.resetAll",
-                                          "src/privates.ts:resetSome"}),  # xs.filter(f)
+                                          "src/privates.ts:resetSome",  # xs.filter(f)
+                                          "src/privates.ts:resetMaybe"}),  # xs?.forEach
     (TS, "src/privates.ts:Decoy.reset", set()),
+    # ... and a function given to a function of the index takes the types that the
+    # callee's parameter (a function type, or an alias of one) gives its parameters.
+    (TS, "src/callbacks.ts:Source.pull", {"src/callbacks.ts:pipeline",
+                                           "src/callbacks.ts:startup"}),
+    (TS, "src/callbacks.ts:Sink.next", {"src/callbacks.ts:pipeline"}),
+    (TS, "src/callbacks.ts:Tap.pull", set()),
+    (TS, "src/callbacks.ts:Tap.next", set()),
     (TS, "src/store.ts:Store.constructor", {"src/store.ts:CachedStore.constructor",
                                             "src/store.ts:openStore"}),
     # `export * as ns from` is a namespace, not a star export; "./m.js" names m.ts.
