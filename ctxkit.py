@@ -1271,22 +1271,30 @@ _OK_LINE = r"(?i:\b(?:pass|passed|passing|ok|success|successful|successfully|suc
 # negated_spans() then reads the field's name as written (see there). The one rule for
 # search's severity and the run summary's error lines. (ASCII: compiling \w for all of
 # Unicode would cost more than the search.)
-_NEGATION = (r"\b(?:no|none|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
-             r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
-             r"defects?|violations?)\b|\b0\s+[a-z]\w*"
-             r"|(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*[:=]\s*(?:0|none|false|nil|\[\])"
-             r"(?![\w.])|\bnothing to \w+")
+_NEGATED_WORD = (r"(?:no|none|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
+                 r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
+                 r"defects?|violations?)\b")
+_NEGATED_VALUE = r"[:=]\s*(?:0|none|false|nil|\[\])(?![\w.])"
+_NEGATION = (r"\b" + _NEGATED_WORD + r"|\b0\s+[a-z]\w*"
+             r"|(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*" + _NEGATED_VALUE +
+             r"|\bnothing to \w+")
+# _NEGATION without the field: what it finds in a line where no value is 0/none/false
+# (the field's part costs two thirds of the scan, at every word of the line).
+_NEGATION_NO_FIELD = r"\b(?:" + _NEGATED_WORD + r"|0\s+[a-z]\w*|nothing to \w+)"
 # Lines that speak less than the message near them: the source a compiler or test runner
 # echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
 # `>       code`, the code under Python's `File "x", line N`), and the tools' standard
 # advice (Maven's "re-run with -e", Gradle's "Run with --stacktrace", rustc's "For more
 # information", pip's "likely not a problem with pip", npm's "A complete log").
+# (name, pattern, share, literals one of which every match holds: see _rx_for)
 LESSER_LINES = (
-    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75),
+    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75, ("|", ">")),
     ("advice", r"\bre-?run\b|\brun with --|\bfor more information\b|"
                r"\bfor (?:further|more) details\b|\bsee above\b|\bto see the full\b|"
                r"\bplease refer to\b|\ba complete log\b|\blikely not a problem\b|"
-               r"\bget more help\b", 0.6),
+               r"\bget more help\b", 0.6,
+     ("run", "for more", "for further", "see above", "to see the full", "please refer",
+      "a complete log", "likely not a problem", "get more help")),
 )
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
@@ -1362,6 +1370,45 @@ def _rx(pattern: str, flags: int = 0) -> Any:
         import re
         compiled = _RX[pattern, flags] = re.compile(pattern, flags)
     return compiled
+
+
+# Literals one of which every match of a pattern holds; lowercase for a pattern that
+# ignores case. Compiling one of these costs 0.2-2.5 ms, more than scanning every line a
+# search looks at, and most searches meet no line that could match: _rx_for() compiles a
+# pattern only for a line that holds one of its literals.
+_RX_NEEDS: dict[str, tuple[str, ...]] = {
+    TEST_VERDICT: ("FAIL", "ERROR", "✕", "●", "✘"),
+    _SECTION_START: ("___", "----", "●", "=== RUN", "<<< ", ") "),
+    LINE_KIND_PATTERNS["frame"]: ("at ", 'File "', ": ", ".go:"),
+    _ERROR_CODE: ("exit", "error", "code", "did not complete"),
+    _OK_LINE: ("pass", "ok", "succe", "✓", "✔"),
+    **{pattern: needs for _, pattern, _, needs in LESSER_LINES},
+}
+_RX_CASELESS = {_ERROR_CODE, _OK_LINE, *(pattern for _, pattern, _, _ in LESSER_LINES)}
+
+
+class _NoMatch:
+    """What _rx_for() gives for a text no match can be in: it finds nothing."""
+
+    @staticmethod
+    def search(*_: Any) -> None:
+        return None
+
+    match = search
+
+
+def _rx_for(pattern: str, text: str, flags: int = 0) -> Any:
+    """``_rx(pattern, flags)``, or _NoMatch when ``text`` holds none of the literals every
+    match needs (_RX_NEEDS). A pattern that ignores case is checked on the lowercase text
+    of an ASCII line, where lowercasing maps each letter as the pattern does."""
+    needs = _RX_NEEDS.get(pattern)
+    if needs is not None:
+        if pattern in _RX_CASELESS:
+            if text.isascii() and not any(n in text.lower() for n in needs):
+                return _NoMatch
+        elif not any(n in text for n in needs):
+            return _NoMatch
+    return _rx(pattern, flags)
 
 
 # --- Output store: search's stored lines -------------------------------------
@@ -1699,6 +1746,8 @@ def _said_in(query_stems: set[str]) -> Callable[[str, str], bool]:
     stems_of = _TABLES.setdefault("stems", {})
 
     def said(message: str, word: str) -> bool:
+        if search_stem(word) not in message.lower():   # a stem of its words is in its text
+            return False
         words = stems_of.get(message)
         if words is None:
             words = stems_of[message] = {search_stem(w) for w in _rx(r"[a-z]{3,}").findall(
@@ -1995,7 +2044,8 @@ class LineScorer:
                 value *= 0.2
             if value > item.sources.get(variant.source, 0.0):
                 item.sources[variant.source] = value
-        if item.severity <= 0 and (item.negated or _rx(_OK_LINE).search(text[:2000])):
+        head = text[:2000]
+        if item.severity <= 0 and (item.negated or _rx_for(_OK_LINE, head).search(head)):
             item.severity = -1
         self._credit_problem(item, best)
         for source in self.synthetic:
@@ -2008,7 +2058,8 @@ class LineScorer:
         if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
         score *= lesser_factor(text)
-        if self.frames_speak_less and _rx(LINE_KIND_PATTERNS["frame"]).search(text[:400]):
+        frame = LINE_KIND_PATTERNS["frame"]
+        if self.frames_speak_less and _rx_for(frame, text[:400]).search(text[:400]):
             score *= SEARCH_FRAME_FACTOR
         item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.exact = True
@@ -2091,7 +2142,7 @@ class LineScorer:
         for item in by_key.values():
             if self._starts_section(item.chunk):
                 sections.setdefault(item.chunk["id"], []).append(item)
-            elif _rx(LINE_KIND_PATTERNS["frame"]).search(item.text[:400]):
+            elif _rx_for(LINE_KIND_PATTERNS["frame"], item.text[:400]).search(item.text[:400]):
                 finding, span = self._trace_unit(item, by_key)
                 if finding is not None:
                     units.setdefault(span, (finding, []))[1].append(item)
@@ -2148,7 +2199,7 @@ class LineScorer:
         known = self.sections.get(chunk["id"])
         if known is None:
             first = chunk["text"][:400].split("\n", 1)[0]
-            known = self.sections[chunk["id"]] = bool(_rx(_SECTION_START).search(first))
+            known = self.sections[chunk["id"]] = bool(_rx_for(_SECTION_START, first).search(first))
         return known
 
 
@@ -2643,7 +2694,7 @@ def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, i
         before = output_lines(run.db, oid, max(1, number - SEARCH_WINDOW_MAX + 1), number - 1)
         first = number
         for n, _, text in reversed(before):
-            if not text.strip() or _rx(_SECTION_START).search(text[:400]):
+            if not text.strip() or _rx_for(_SECTION_START, text[:400]).search(text[:400]):
                 break
             first = n
         return first, number + context, number
@@ -2669,7 +2720,7 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
     SEARCH_WINDOW_MAX lines; otherwise around the severe line."""
     section = []
     for n, _, text in output_lines(run.db, oid, head + 1, head + 300):
-        if _rx(_SECTION_START).search(text[:400]):
+        if _rx_for(_SECTION_START, text[:400]).search(text[:400]):
             break
         section.append((n, text))
     severe = next((n for n, text in section if line_severity(run.matcher, text) >= 2
@@ -2692,8 +2743,8 @@ def lesser_factor(text: str) -> float:
     tool's standard advice (LESSER_LINES): the finding is the message, not those."""
     import re
     factor = 1.0
-    for _, pattern, share in LESSER_LINES:
-        if _rx(pattern, re.ASCII | re.IGNORECASE).search(text[:400]):
+    for _, pattern, share, _ in LESSER_LINES:
+        if _rx_for(pattern, text[:400], re.ASCII | re.IGNORECASE).search(text[:400]):
             factor = min(factor, share)
     return factor
 
@@ -2705,9 +2756,16 @@ def negated_spans(text: str) -> list[tuple[int, int]]:
     low = text.lower()
     if len(low) != len(text):
         return []
+    if _rx(_NEGATED_VALUE, re.ASCII).search(low):
+        rule = _NEGATION
+    elif any(word in low for word in ("no", "zero", "without", "never", "0")):
+        rule = _NEGATION_NO_FIELD   # finds what _NEGATION finds in this line
+    else:
+        return []
     spans = []
-    for match in _rx(_NEGATION, re.ASCII).finditer(low):
-        start = _field_start(text, match) if match.group("field") else match.start()
+    for match in _rx(rule, re.ASCII).finditer(low):
+        field = rule is _NEGATION and match.group("field")
+        start = _field_start(text, match) if field else match.start()
         if start is not None:
             spans.append((start, match.end()))
     return spans
@@ -2796,14 +2854,16 @@ def _land_on_sections(run: SearchRun) -> None:
 def is_section(item: ScoredLine) -> bool:
     """Whether the line starts a test runner's failure section (_SECTION_START)."""
     if item.section is None:
-        item.section = bool(_rx(_SECTION_START).search(item.text[:400]))
+        head = item.text[:400]
+        item.section = bool(_rx_for(_SECTION_START, head).search(head))
     return item.section
 
 
 def ends_in_code(item: ScoredLine) -> bool:
     """Whether the line ends in an exit status or an error code (_ERROR_CODE)."""
     if item.code is None:
-        item.code = bool(_rx(_ERROR_CODE).search(item.text[:4000]))
+        text = item.text[:4000]
+        item.code = bool(_rx_for(_ERROR_CODE, text).search(text))
     return item.code
 
 
@@ -2815,7 +2875,8 @@ def _verdicts_to_sections(run: SearchRun) -> None:
     heads = None
     ranked = sorted((s for s in run.lines.values() if s.exact), key=lambda s: -s.score)
     for item in ranked[:run.limit * 3]:
-        verdict = _rx(TEST_VERDICT).match(item.text[:400])
+        head = item.text[:400]
+        verdict = _rx_for(TEST_VERDICT, head).match(head)
         if not verdict or is_section(item):
             continue
         name = test_name(next(g for g in verdict.groups() if g))
@@ -3126,6 +3187,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
         result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
         try:
+            db.conn.execute("PRAGMA synchronous = NORMAL")   # as open_db writes: no fsync
             db.conn.execute("BEGIN IMMEDIATE")
             db.conn.executemany(SQL_STAT_ADD, [(project, key, value) for key, value in
                                                search_stat_counts(result).items() if value])
@@ -3155,11 +3217,16 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     hook = scan.command == "hook"
     if hook:
         start_hook_deadline()  # also over the full CLI, should this call fall back to it
+    import gc
+    # A fast call is short and leaves with os._exit: the collector's passes over the
+    # unmarshalled module (2-5 ms of a search) would free nothing it needs to.
+    gc.disable()
     try:
         if scan.words is None or len(scan.words) != 2:
             raise _SlowPath(str(scan.command))
         text = _FAST_COMMANDS[scan.command](scan.options, scan.words[1])
     except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
+        gc.enable()   # the full CLI may run long (a store of gigabytes)
         return None
     try:
         if hook:
