@@ -30,9 +30,16 @@ from __future__ import annotations
 
 import collections  # EditSpan; already loaded by `re`, which pip's script imports
 import datetime as _dt  # free: sqlite3 imports it
+import gc
 import os
 import sqlite3
 import sys
+
+# No cyclic garbage collection until the fast path has answered or handed over
+# (DESIGN.md "Start-up and the fast path"): a collection here would only walk
+# the objects just unmarshalled from this module, which all stay alive.
+_GC_WAS_ENABLED = gc.isenabled()
+gc.disable()
 
 TYPE_CHECKING = False  # typing costs start-up time; annotations are strings
 if TYPE_CHECKING:
@@ -195,6 +202,7 @@ SQL_SYMBOL_COLUMNS = "id, project, name, file"
 SQL_SYMBOLS_OF_PROJECT = f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE project = ?"
 SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, created_at, "
                       "code_hash")
+LESSON_KEYS = tuple(SQL_LESSON_COLUMNS.split(", "))
 SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
                          f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 
@@ -586,10 +594,10 @@ def _lesson_json(row: sqlite3.Row | dict[str, Any], stale: bool) -> dict[str, An
             "created_at": row["created_at"], "stale": stale}
 
 
-def _inject_order(lessons: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Fails first, then successes; the most recently recorded first in each."""
-    ordered = sorted(lessons, key=lambda item: (item["created_at"], item["id"]), reverse=True)
-    return sorted(ordered, key=lambda item: item["type"] != "fail")
+def _inject_order(lessons: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Lessons given in recording order, (created_at, id), as fails first, then
+    successes, the most recently recorded first in each."""
+    return sorted(reversed(lessons), key=lambda item: item["type"] != "fail")
 
 
 # The identity rule. A lesson symbol is (project, file, name). A name that
@@ -642,10 +650,12 @@ def group_symbol_obj(db: Database, project: str, file: str, name: str,
     """THE risk and THE staleness of one symbol: a SYMBOL_OBJ over the lessons of every
     lesson_symbols row bound to it, counters and risk computed now. A lesson is stale
     when it kept a code hash and the symbol's code on disk now (CodeOnDisk) differs:
-    edited, or gone."""
-    lessons = sorted((lesson for row in rows
-                      for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))),
-                     key=lambda item: (item["created_at"], item["id"]))
+    edited, or gone. Its lessons come in inject order (_inject_order)."""
+    lessons = [dict(zip(LESSON_KEYS, lesson, strict=True))  # dicts: read many times
+               for row in rows
+               for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))]
+    if len(rows) > 1:  # each row's lessons come in recording order; merge them
+        lessons.sort(key=lambda item: (item["created_at"], item["id"]))
     counters = symbol_counters(lessons)
     shown = [r for r in lessons if include_all or r["status"] == "active"]
     current = None
@@ -762,13 +772,13 @@ def _inject_header(obj: dict[str, Any], label: str | None = None) -> str:
 def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT) -> str:
     """The inject blocks of the symbols at risk >= 10, shorter than ``limit`` characters.
 
-    Each block lists the symbol's active lessons, fails first and the most
-    recent first. When everything does not fit, long lessons are shortened,
+    Each block lists the symbol's active lessons in the order of its SYMBOL_OBJ
+    (group_symbol_obj's: fails first and the most recent first). When everything
+    does not fit, long lessons are shortened,
     the oldest lessons dropped, and a last line says how many were left out.
     """
     blocks = [(obj, [one_line(item["lesson"]) + (STALE_MARK if item["stale"] else "")
-                     for item in _inject_order(item for item in obj["lessons"]
-                                               if item["status"] == "active")])
+                     for item in obj["lessons"] if item["status"] == "active"])
               for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
     blocks.sort(key=lambda block: -block[0]["risk_score"])
     if not blocks:
@@ -3249,6 +3259,9 @@ if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the co
         # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
         os._exit(_FAST_STATUS)
 
+
+if _GC_WAS_ENABLED:  # the full CLI (or a program importing ctxkit) collects as usual
+    gc.enable()
 
 # The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
 import contextlib
