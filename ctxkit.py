@@ -3227,16 +3227,11 @@ def run_fast_path(argv: Sequence[str]) -> int | None:
     hook = scan.command == "hook"
     if hook:
         start_hook_deadline()  # also over the full CLI, should this call fall back to it
-    import gc
-    # A fast call is short and leaves with os._exit: the collector's passes over the
-    # unmarshalled module (2-5 ms of a search) would free nothing it needs to.
-    gc.disable()
     try:
         if scan.words is None or len(scan.words) != 2:
             raise _SlowPath(str(scan.command))
         text = _FAST_COMMANDS[scan.command](scan.options, scan.words[1])
     except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
-        gc.enable()   # the full CLI may run long (a store of gigabytes)
         return None
     try:
         if hook:
