@@ -1977,7 +1977,7 @@ class LineScorer:
     """Scores lines: the weight of every query source the line holds (its best variant),
     severity for a query that asks for a problem, negation, nearby lines' sources."""
 
-    def __init__(self, query: SearchQuery, marker_weight: list[float],
+    def __init__(self, query: SearchQuery, marker_weight: Sequence[float] | MarkerWeights,
                  matcher: LineMatcher | None = None):
         self.query = query
         self.marker_weight = marker_weight
@@ -2032,7 +2032,8 @@ class LineScorer:
                 continue
             level = SEVERITY_MARKERS[index][1]
             item.severity = max(item.severity, level)
-            best = max(best, PROBLEM_LEVEL.get(level, 0) * self.marker_weight[index])
+            if self.query.problem_sources:   # the value only answers those (_credit_problem)
+                best = max(best, PROBLEM_LEVEL.get(level, 0) * self.marker_weight[index])
         return best
 
     def refine(self, item: ScoredLine) -> None:
@@ -2250,6 +2251,22 @@ def enrichment(line: str) -> str:
 # --- Output store: scope, rarity, strategies ---------------------------------
 
 
+class MarkerWeights:
+    """The rarity weight of each severity marker (MARKER_FTS), counted in the index the
+    first time a scored line holds the marker: a search meets only some of them."""
+
+    def __init__(self, run: SearchRun):
+        self.run = run
+        self.known: dict[int, float] = {}
+
+    def __getitem__(self, index: int) -> float:
+        weight = self.known.get(index)
+        if weight is None:
+            count = self.run.fts_count(MARKER_FTS[index])
+            weight = self.known[index] = idf(max(count, 1), self.run.total_chunks)
+        return weight
+
+
 class SearchRun:
     """One search in progress: its scope, the candidate lines found so far, what was tried."""
 
@@ -2302,9 +2319,7 @@ class SearchRun:
             variant.df = self.fts_count(variant.fts) if variant.fts else SEARCH_DF_CAP // 8
             variant.weight = idf(max(variant.df, 1), self.total_chunks)
         self._weigh_kinds()
-        self.scorer = LineScorer(self.query, [
-            idf(max(self.fts_count(words), 1), self.total_chunks)
-            for words in MARKER_FTS], self.matcher)
+        self.scorer = LineScorer(self.query, MarkerWeights(self), self.matcher)
 
     def weigh_by_lines(self, chunks: list[Any]) -> list[Any]:
         """Rarity of every variant and marker from the lines themselves (a small scope);
@@ -2430,8 +2445,8 @@ class SearchRun:
         counts every chunk of each term to weigh it (60 ms for "test" over 1 GB), more
         than the line scorer gains from the order."""
         expression = joiner.join(terms)
-        count = self.fts_count(expression)
-        rank = pool < count < SEARCH_DF_CAP and all(
+        rank = not self._settled_unranked(terms, joiner, pool) and pool < self.fts_count(
+            expression) < SEARCH_DF_CAP and all(
             self.fts_count(term) < SEARCH_DF_CAP for term in terms)
         order = "rank" if rank else "rowid DESC"
         try:
@@ -2440,6 +2455,17 @@ class SearchRun:
         except (sqlite3.Error, DatabaseError):  # FTS5 refused the expression
             return []
         return [r[0] for r in rows]
+
+    def _settled_unranked(self, terms: Sequence[str], joiner: str, pool: int) -> bool:
+        """Whether the terms' counts already known say fts() will not rank, so the
+        expression need not be counted: a common term, or (ORed) at most ``pool`` chunks
+        in all, or (ANDed) a term in at most ``pool``."""
+        known = [self.counts.get(term) for term in terms]
+        if any(count is not None and count >= SEARCH_DF_CAP for count in known):
+            return True
+        if joiner == " AND ":
+            return any(count is not None and count <= pool for count in known)
+        return None not in known and sum(known) <= pool   # type: ignore[arg-type]
 
     def best_possible(self) -> float:
         best: dict[int, float] = {}
