@@ -1285,12 +1285,13 @@ _NEGATED_WORD = (r"(?:no|none|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:e
                  r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
                  r"defects?|violations?)\b")
 _NEGATED_VALUE = r"[:=]\s*(?:0|none|false|nil|\[\])(?![\w.])"
-_NEGATION = (r"\b" + _NEGATED_WORD + r"|\b0\s+[a-z]\w*"
-             r"|(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*" + _NEGATED_VALUE +
+_NEGATED_FIELD = r"(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*" + _NEGATED_VALUE
+_NEGATION = (r"\b" + _NEGATED_WORD + r"|\b0\s+[a-z]\w*|" + _NEGATED_FIELD +
              r"|\bnothing to \w+")
-# _NEGATION without the field: what it finds in a line where no value is 0/none/false
-# (the field's part costs two thirds of the scan, at every word of the line).
-_NEGATION_NO_FIELD = r"\b(?:" + _NEGATED_WORD + r"|0\s+[a-z]\w*|nothing to \w+)"
+# negated_spans() scans a line for _NEGATION in two parts: the field's (two thirds of
+# the scan, at every word of the line) only in a line where some value is 0/none/false,
+# and the rest (see _negations).
+_NEGATION_NO_FIELD = r"\b(?:" + _NEGATED_WORD + r"|0\s+[a-z]\w*|(?P<nothing>nothing to \w+))"
 # Lines that speak less than the message near them: the source a compiler or test runner
 # echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
 # `>       code`, the code under Python's `File "x", line N`), and the tools' standard
@@ -1382,13 +1383,14 @@ def _rx(pattern: str, flags: int = 0) -> Any:
     return compiled
 
 
-# Literals one of which every match of a pattern holds; lowercase for a pattern that
-# ignores case. Compiling one of these costs 0.2-2.5 ms, more than scanning every line a
-# search looks at, and most searches meet no line that could match: _rx_for() compiles a
-# pattern only for a line that holds one of its literals.
+# Literals one of which every match of a pattern holds ("^X": the text starts with X);
+# lowercase for a pattern that ignores case. Compiling one of these costs 0.2-1 ms, more
+# than scanning every line a search looks at, and most searches meet no line that could
+# match: _rx_for() compiles a pattern only for a line that holds one of its literals.
 _RX_NEEDS: dict[str, tuple[str, ...]] = {
-    TEST_VERDICT: ("FAIL", "ERROR", "✕", "●", "✘"),
-    _SECTION_START: ("___", "----", "●", "=== RUN", "<<< ", ") "),
+    TEST_VERDICT: ("^[gw", "^FAILED ", "^ERROR ", "::", "--- FAIL: ", "... FAILED", "✕ ",
+                   "● ", "<<< ", "✘"),
+    _SECTION_START: ("^___", "^---- ", "● ", "^=== RUN", "<<< ", ") "),
     LINE_KIND_PATTERNS["frame"]: ("at ", 'File "', ": ", ".go:"),
     _ERROR_CODE: ("exit", "error", "code", "did not complete"),
     _OK_LINE: ("pass", "ok", "succe", "✓", "✔"),
@@ -1414,11 +1416,15 @@ def _rx_for(pattern: str, text: str, flags: int = 0) -> Any:
     needs = _RX_NEEDS.get(pattern)
     if needs is not None:
         if pattern in _RX_CASELESS:
-            if text.isascii() and not any(n in text.lower() for n in needs):
+            if text.isascii() and not _holds_any(text.lower(), needs):
                 return _NoMatch
-        elif not any(n in text for n in needs):
+        elif not _holds_any(text, needs):
             return _NoMatch
     return _rx(pattern, flags)
+
+
+def _holds_any(text: str, needs: tuple[str, ...]) -> bool:
+    return any(text.startswith(n[1:]) if n[0] == "^" else n in text for n in needs)
 
 
 # --- Output store: search's stored lines -------------------------------------
@@ -2792,19 +2798,38 @@ def negated_spans(text: str) -> list[tuple[int, int]]:
     low = text.lower()
     if len(low) != len(text):
         return []
-    if _rx(_NEGATED_VALUE, re.ASCII).search(low):
-        rule = _NEGATION
-    elif any(word in low for word in ("no", "zero", "without", "never", "0")):
-        rule = _NEGATION_NO_FIELD   # finds what _NEGATION finds in this line
-    else:
+    fields = _rx(_NEGATED_FIELD, re.ASCII) if _rx(_NEGATED_VALUE, re.ASCII).search(low) \
+        else None
+    if fields is None and not any(w in low for w in ("no", "zero", "without", "never", "0")):
         return []
     spans = []
-    for match in _rx(rule, re.ASCII).finditer(low):
-        field = rule is _NEGATION and match.group("field")
+    for match, field in _negations(low, fields):
         start = _field_start(text, match) if field else match.start()
         if start is not None:
             spans.append((start, match.end()))
     return spans
+
+
+def _negations(low: str, fields: Any) -> Iterator[tuple[Any, bool]]:
+    """The matches of _NEGATION in a lowercase line, in order, and whether each is a
+    field's: from its rest (_NEGATION_NO_FIELD) and its field part (``fields``, None when
+    no value of the line can be one), as _NEGATION would try them at each place (a word
+    negation or a count of 0 before a field, a field before "nothing to")."""
+    import re
+    rest = _rx(_NEGATION_NO_FIELD, re.ASCII)
+    at = 0
+    while True:
+        plain = rest.search(low, at)
+        field = fields.search(low, at) if fields is not None else None
+        if field is not None and (plain is None or field.start() < plain.start() or (
+                field.start() == plain.start() and plain.lastgroup == "nothing")):
+            yield field, True
+            at = field.end()
+        elif plain is not None:
+            yield plain, False
+            at = plain.end()
+        else:
+            return
 
 
 def _field_start(text: str, match: Any) -> int | None:

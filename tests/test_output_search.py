@@ -325,19 +325,20 @@ def test_a_pattern_is_skipped_only_for_a_line_it_cannot_match():
                    for line in matched), pattern
 
 
-def test_negation_without_a_zero_value_needs_no_field_rule():
-    """A line where no value is 0/none/false/nil/[] is read by the shorter rule: it finds
-    exactly the spans the whole negation rule finds there."""
+def test_negation_is_scanned_in_two_parts_as_the_whole_rule_finds_it():
+    """negated_spans reads _NEGATION as its field part (only where some value is
+    0/none/false) and the rest: the same matches, in order, as the whole rule."""
     import re
     value = re.compile(ctxkit._NEGATED_VALUE, re.ASCII)
     whole = re.compile(ctxkit._NEGATION, re.ASCII)
-    short = re.compile(ctxkit._NEGATION_NO_FIELD, re.ASCII)
+    fields = re.compile(ctxkit._NEGATED_FIELD, re.ASCII)
     lines = [line.lower() for line in _real_and_shaped_lines()]
-    plain = [line for line in lines if not value.search(line)]
-    assert any(whole.search(line) for line in plain)
-    for line in plain:
-        assert [m.span() for m in short.finditer(line)] == \
-            [m.span() for m in whole.finditer(line)], line
+    lines += ["nothing to do: 0", "no errors: none", "0 failed, errors: 0, nothing to report"]
+    assert sum(1 for line in lines if value.search(line) and whole.search(line)) > 5
+    for line in lines:
+        parts = ctxkit._negations(line, fields if value.search(line) else None)
+        assert [(m.span(), field) for m, field in parts] == \
+            [(m.span(), bool(m.group("field"))) for m in whole.finditer(line)], line
     assert ctxkit.negated_spans("error count: 0") and ctxkit.negated_spans("0 errors")
 
 
