@@ -1281,22 +1281,31 @@ _OK_LINE = r"(?i:\b(?:pass|passed|passing|ok|success|successful|successfully|suc
 # negated_spans() then reads the field's name as written (see there). The one rule for
 # search's severity and the run summary's error lines. (ASCII: compiling \w for all of
 # Unicode would cost more than the search.)
-_NEGATION = (r"\b(?:no|none|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
-             r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
-             r"defects?|violations?)\b|\b0\s+[a-z]\w*"
-             r"|(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*[:=]\s*(?:0|none|false|nil|\[\])"
-             r"(?![\w.])|\bnothing to \w+")
+_NEGATED_WORD = (r"(?:no|none|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
+                 r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
+                 r"defects?|violations?)\b")
+_NEGATED_VALUE = r"[:=]\s*(?:0|none|false|nil|\[\])(?![\w.])"
+_NEGATED_FIELD = r"(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*" + _NEGATED_VALUE
+_NEGATION = (r"\b" + _NEGATED_WORD + r"|\b0\s+[a-z]\w*|" + _NEGATED_FIELD +
+             r"|\bnothing to \w+")
+# negated_spans() scans a line for _NEGATION in two parts: the field's (two thirds of
+# the scan, at every word of the line) only in a line where some value is 0/none/false,
+# and the rest (see _negations).
+_NEGATION_NO_FIELD = r"\b(?:" + _NEGATED_WORD + r"|0\s+[a-z]\w*|(?P<nothing>nothing to \w+))"
 # Lines that speak less than the message near them: the source a compiler or test runner
 # echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
 # `>       code`, the code under Python's `File "x", line N`), and the tools' standard
 # advice (Maven's "re-run with -e", Gradle's "Run with --stacktrace", rustc's "For more
 # information", pip's "likely not a problem with pip", npm's "A complete log").
+# (name, pattern, share, literals one of which every match holds: see _rx_for)
 LESSER_LINES = (
-    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75),
+    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75, ("|", ">")),
     ("advice", r"\bre-?run\b|\brun with --|\bfor more information\b|"
                r"\bfor (?:further|more) details\b|\bsee above\b|\bto see the full\b|"
                r"\bplease refer to\b|\ba complete log\b|\blikely not a problem\b|"
-               r"\bget more help\b", 0.6),
+               r"\bget more help\b", 0.6,
+     ("run", "for more", "for further", "see above", "to see the full", "please refer",
+      "a complete log", "likely not a problem", "get more help")),
 )
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
@@ -1372,6 +1381,50 @@ def _rx(pattern: str, flags: int = 0) -> Any:
         import re
         compiled = _RX[pattern, flags] = re.compile(pattern, flags)
     return compiled
+
+
+# Literals one of which every match of a pattern holds ("^X": the text starts with X);
+# lowercase for a pattern that ignores case. Compiling one of these costs 0.2-1 ms, more
+# than scanning every line a search looks at, and most searches meet no line that could
+# match: _rx_for() compiles a pattern only for a line that holds one of its literals.
+_RX_NEEDS: dict[str, tuple[str, ...]] = {
+    TEST_VERDICT: ("^[gw", "^FAILED ", "^ERROR ", "::", "--- FAIL: ", "... FAILED", "✕ ",
+                   "● ", "<<< ", "✘"),
+    _SECTION_START: ("^___", "^---- ", "● ", "^=== RUN", "<<< ", ") "),
+    LINE_KIND_PATTERNS["frame"]: ("at ", 'File "', ": ", ".go:"),
+    _ERROR_CODE: ("exit", "error", "code", "did not complete"),
+    _OK_LINE: ("pass", "ok", "succe", "✓", "✔"),
+    **{pattern: needs for _, pattern, _, needs in LESSER_LINES},
+}
+_RX_CASELESS = {_ERROR_CODE, _OK_LINE, *(pattern for _, pattern, _, _ in LESSER_LINES)}
+
+
+class _NoMatch:
+    """What _rx_for() gives for a text no match can be in: it finds nothing."""
+
+    @staticmethod
+    def search(*_: Any) -> None:
+        return None
+
+    match = search
+
+
+def _rx_for(pattern: str, text: str, flags: int = 0) -> Any:
+    """``_rx(pattern, flags)``, or _NoMatch when ``text`` holds none of the literals every
+    match needs (_RX_NEEDS). A pattern that ignores case is checked on the lowercase text
+    of an ASCII line, where lowercasing maps each letter as the pattern does."""
+    needs = _RX_NEEDS.get(pattern)
+    if needs is not None:
+        if pattern in _RX_CASELESS:
+            if text.isascii() and not _holds_any(text.lower(), needs):
+                return _NoMatch
+        elif not _holds_any(text, needs):
+            return _NoMatch
+    return _rx(pattern, flags)
+
+
+def _holds_any(text: str, needs: tuple[str, ...]) -> bool:
+    return any(text.startswith(n[1:]) if n[0] == "^" else n in text for n in needs)
 
 
 # --- Output store: search's stored lines -------------------------------------
@@ -1709,6 +1762,8 @@ def _said_in(query_stems: set[str]) -> Callable[[str, str], bool]:
     stems_of = _TABLES.setdefault("stems", {})
 
     def said(message: str, word: str) -> bool:
+        if search_stem(word) not in message.lower():   # a stem of its words is in its text
+            return False
         words = stems_of.get(message)
         if words is None:
             words = stems_of[message] = {search_stem(w) for w in _rx(r"[a-z]{3,}").findall(
@@ -1928,7 +1983,7 @@ class LineScorer:
     """Scores lines: the weight of every query source the line holds (its best variant),
     severity for a query that asks for a problem, negation, nearby lines' sources."""
 
-    def __init__(self, query: SearchQuery, marker_weight: list[float],
+    def __init__(self, query: SearchQuery, marker_weight: Sequence[float] | MarkerWeights,
                  matcher: LineMatcher | None = None):
         self.query = query
         self.marker_weight = marker_weight
@@ -1983,7 +2038,8 @@ class LineScorer:
                 continue
             level = SEVERITY_MARKERS[index][1]
             item.severity = max(item.severity, level)
-            best = max(best, PROBLEM_LEVEL.get(level, 0) * self.marker_weight[index])
+            if self.query.problem_sources:   # the value only answers those (_credit_problem)
+                best = max(best, PROBLEM_LEVEL.get(level, 0) * self.marker_weight[index])
         return best
 
     def refine(self, item: ScoredLine) -> None:
@@ -2005,7 +2061,8 @@ class LineScorer:
                 value *= 0.2
             if value > item.sources.get(variant.source, 0.0):
                 item.sources[variant.source] = value
-        if item.severity <= 0 and (item.negated or _rx(_OK_LINE).search(text[:2000])):
+        head = text[:2000]
+        if item.severity <= 0 and (item.negated or _rx_for(_OK_LINE, head).search(head)):
             item.severity = -1
         self._credit_problem(item, best)
         for source in self.synthetic:
@@ -2018,7 +2075,8 @@ class LineScorer:
         if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
         score *= lesser_factor(text)
-        if self.frames_speak_less and _rx(LINE_KIND_PATTERNS["frame"]).search(text[:400]):
+        frame = LINE_KIND_PATTERNS["frame"]
+        if self.frames_speak_less and _rx_for(frame, text[:400]).search(text[:400]):
             score *= SEARCH_FRAME_FACTOR
         item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.exact = True
@@ -2101,7 +2159,7 @@ class LineScorer:
         for item in by_key.values():
             if self._starts_section(item.chunk):
                 sections.setdefault(item.chunk["id"], []).append(item)
-            elif _rx(LINE_KIND_PATTERNS["frame"]).search(item.text[:400]):
+            elif _rx_for(LINE_KIND_PATTERNS["frame"], item.text[:400]).search(item.text[:400]):
                 finding, span = self._trace_unit(item, by_key)
                 if finding is not None:
                     units.setdefault(span, (finding, []))[1].append(item)
@@ -2158,7 +2216,7 @@ class LineScorer:
         known = self.sections.get(chunk["id"])
         if known is None:
             first = chunk["text"][:400].split("\n", 1)[0]
-            known = self.sections[chunk["id"]] = bool(_rx(_SECTION_START).search(first))
+            known = self.sections[chunk["id"]] = bool(_rx_for(_SECTION_START, first).search(first))
         return known
 
 
@@ -2197,6 +2255,22 @@ def enrichment(line: str) -> str:
 
 
 # --- Output store: scope, rarity, strategies ---------------------------------
+
+
+class MarkerWeights:
+    """The rarity weight of each severity marker (MARKER_FTS), counted in the index the
+    first time a scored line holds the marker: a search meets only some of them."""
+
+    def __init__(self, run: SearchRun):
+        self.run = run
+        self.known: dict[int, float] = {}
+
+    def __getitem__(self, index: int) -> float:
+        weight = self.known.get(index)
+        if weight is None:
+            count = self.run.fts_count(MARKER_FTS[index])
+            weight = self.known[index] = idf(max(count, 1), self.run.total_chunks)
+        return weight
 
 
 class SearchRun:
@@ -2251,9 +2325,7 @@ class SearchRun:
             variant.df = self.fts_count(variant.fts) if variant.fts else SEARCH_DF_CAP // 8
             variant.weight = idf(max(variant.df, 1), self.total_chunks)
         self._weigh_kinds()
-        self.scorer = LineScorer(self.query, [
-            idf(max(self.fts_count(words), 1), self.total_chunks)
-            for words in MARKER_FTS], self.matcher)
+        self.scorer = LineScorer(self.query, MarkerWeights(self), self.matcher)
 
     def weigh_by_lines(self, chunks: list[Any]) -> list[Any]:
         """Rarity of every variant and marker from the lines themselves (a small scope);
@@ -2379,8 +2451,8 @@ class SearchRun:
         counts every chunk of each term to weigh it (60 ms for "test" over 1 GB), more
         than the line scorer gains from the order."""
         expression = joiner.join(terms)
-        count = self.fts_count(expression)
-        rank = pool < count < SEARCH_DF_CAP and all(
+        rank = not self._settled_unranked(terms, joiner, pool) and pool < self.fts_count(
+            expression) < SEARCH_DF_CAP and all(
             self.fts_count(term) < SEARCH_DF_CAP for term in terms)
         order = "rank" if rank else "rowid DESC"
         try:
@@ -2389,6 +2461,17 @@ class SearchRun:
         except (sqlite3.Error, DatabaseError):  # FTS5 refused the expression
             return []
         return [r[0] for r in rows]
+
+    def _settled_unranked(self, terms: Sequence[str], joiner: str, pool: int) -> bool:
+        """Whether the terms' counts already known say fts() will not rank, so the
+        expression need not be counted: a common term, or (ORed) at most ``pool`` chunks
+        in all, or (ANDed) a term in at most ``pool``."""
+        known = [self.counts.get(term) for term in terms]
+        if any(count is not None and count >= SEARCH_DF_CAP for count in known):
+            return True
+        if joiner == " AND ":
+            return any(count is not None and count <= pool for count in known)
+        return None not in known and sum(known) <= pool   # type: ignore[arg-type]
 
     def best_possible(self) -> float:
         best: dict[int, float] = {}
@@ -2653,7 +2736,7 @@ def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, i
         before = output_lines(run.db, oid, max(1, number - SEARCH_WINDOW_MAX + 1), number - 1)
         first = number
         for n, _, text in reversed(before):
-            if not text.strip() or _rx(_SECTION_START).search(text[:400]):
+            if not text.strip() or _rx_for(_SECTION_START, text[:400]).search(text[:400]):
                 break
             first = n
         return first, number + context, number
@@ -2679,7 +2762,7 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
     SEARCH_WINDOW_MAX lines; otherwise around the severe line."""
     section = []
     for n, _, text in output_lines(run.db, oid, head + 1, head + 300):
-        if _rx(_SECTION_START).search(text[:400]):
+        if _rx_for(_SECTION_START, text[:400]).search(text[:400]):
             break
         section.append((n, text))
     severe = next((n for n, text in section if line_severity(run.matcher, text) >= 2
@@ -2702,8 +2785,8 @@ def lesser_factor(text: str) -> float:
     tool's standard advice (LESSER_LINES): the finding is the message, not those."""
     import re
     factor = 1.0
-    for _, pattern, share in LESSER_LINES:
-        if _rx(pattern, re.ASCII | re.IGNORECASE).search(text[:400]):
+    for _, pattern, share, _ in LESSER_LINES:
+        if _rx_for(pattern, text[:400], re.ASCII | re.IGNORECASE).search(text[:400]):
             factor = min(factor, share)
     return factor
 
@@ -2715,12 +2798,38 @@ def negated_spans(text: str) -> list[tuple[int, int]]:
     low = text.lower()
     if len(low) != len(text):
         return []
+    fields = _rx(_NEGATED_FIELD, re.ASCII) if _rx(_NEGATED_VALUE, re.ASCII).search(low) \
+        else None
+    if fields is None and not any(w in low for w in ("no", "zero", "without", "never", "0")):
+        return []
     spans = []
-    for match in _rx(_NEGATION, re.ASCII).finditer(low):
-        start = _field_start(text, match) if match.group("field") else match.start()
+    for match, field in _negations(low, fields):
+        start = _field_start(text, match) if field else match.start()
         if start is not None:
             spans.append((start, match.end()))
     return spans
+
+
+def _negations(low: str, fields: Any) -> Iterator[tuple[Any, bool]]:
+    """The matches of _NEGATION in a lowercase line, in order, and whether each is a
+    field's: from its rest (_NEGATION_NO_FIELD) and its field part (``fields``, None when
+    no value of the line can be one), as _NEGATION would try them at each place (a word
+    negation or a count of 0 before a field, a field before "nothing to")."""
+    import re
+    rest = _rx(_NEGATION_NO_FIELD, re.ASCII)
+    at = 0
+    while True:
+        plain = rest.search(low, at)
+        field = fields.search(low, at) if fields is not None else None
+        if field is not None and (plain is None or field.start() < plain.start() or (
+                field.start() == plain.start() and plain.lastgroup == "nothing")):
+            yield field, True
+            at = field.end()
+        elif plain is not None:
+            yield plain, False
+            at = plain.end()
+        else:
+            return
 
 
 def _field_start(text: str, match: Any) -> int | None:
@@ -2806,14 +2915,16 @@ def _land_on_sections(run: SearchRun) -> None:
 def is_section(item: ScoredLine) -> bool:
     """Whether the line starts a test runner's failure section (_SECTION_START)."""
     if item.section is None:
-        item.section = bool(_rx(_SECTION_START).search(item.text[:400]))
+        head = item.text[:400]
+        item.section = bool(_rx_for(_SECTION_START, head).search(head))
     return item.section
 
 
 def ends_in_code(item: ScoredLine) -> bool:
     """Whether the line ends in an exit status or an error code (_ERROR_CODE)."""
     if item.code is None:
-        item.code = bool(_rx(_ERROR_CODE).search(item.text[:4000]))
+        text = item.text[:4000]
+        item.code = bool(_rx_for(_ERROR_CODE, text).search(text))
     return item.code
 
 
@@ -2825,7 +2936,8 @@ def _verdicts_to_sections(run: SearchRun) -> None:
     heads = None
     ranked = sorted((s for s in run.lines.values() if s.exact), key=lambda s: -s.score)
     for item in ranked[:run.limit * 3]:
-        verdict = _rx(TEST_VERDICT).match(item.text[:400])
+        head = item.text[:400]
+        verdict = _rx_for(TEST_VERDICT, head).match(head)
         if not verdict or is_section(item):
             continue
         name = test_name(next(g for g in verdict.groups() if g))
@@ -3136,6 +3248,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
         result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
         try:
+            db.conn.execute("PRAGMA synchronous = NORMAL")   # as open_db writes: no fsync
             db.conn.execute("BEGIN IMMEDIATE")
             db.conn.executemany(SQL_STAT_ADD, [(project, key, value) for key, value in
                                                search_stat_counts(result).items() if value])
