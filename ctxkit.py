@@ -30,9 +30,16 @@ from __future__ import annotations
 
 import collections  # EditSpan; already loaded by `re`, which pip's script imports
 import datetime as _dt  # free: sqlite3 imports it
+import gc
 import os
 import sqlite3
 import sys
+
+# No cyclic garbage collection until the fast path has answered or handed over
+# (DESIGN.md "Start-up and the fast path"): a collection here would only walk
+# the objects just unmarshalled from this module, which all stay alive.
+_GC_WAS_ENABLED = gc.isenabled()
+gc.disable()
 
 TYPE_CHECKING = False  # typing costs start-up time; annotations are strings
 if TYPE_CHECKING:
@@ -195,6 +202,7 @@ SQL_SYMBOL_COLUMNS = "id, project, name, file"
 SQL_SYMBOLS_OF_PROJECT = f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE project = ?"
 SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, created_at, "
                       "code_hash")
+LESSON_KEYS = tuple(SQL_LESSON_COLUMNS.split(", "))
 SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
                          f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
 
@@ -586,10 +594,10 @@ def _lesson_json(row: sqlite3.Row | dict[str, Any], stale: bool) -> dict[str, An
             "created_at": row["created_at"], "stale": stale}
 
 
-def _inject_order(lessons: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Fails first, then successes; the most recently recorded first in each."""
-    ordered = sorted(lessons, key=lambda item: (item["created_at"], item["id"]), reverse=True)
-    return sorted(ordered, key=lambda item: item["type"] != "fail")
+def _inject_order(lessons: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Lessons given in recording order, (created_at, id), as fails first, then
+    successes, the most recently recorded first in each."""
+    return sorted(reversed(lessons), key=lambda item: item["type"] != "fail")
 
 
 # The identity rule. A lesson symbol is (project, file, name). A name that
@@ -642,10 +650,12 @@ def group_symbol_obj(db: Database, project: str, file: str, name: str,
     """THE risk and THE staleness of one symbol: a SYMBOL_OBJ over the lessons of every
     lesson_symbols row bound to it, counters and risk computed now. A lesson is stale
     when it kept a code hash and the symbol's code on disk now (CodeOnDisk) differs:
-    edited, or gone."""
-    lessons = sorted((lesson for row in rows
-                      for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))),
-                     key=lambda item: (item["created_at"], item["id"]))
+    edited, or gone. Its lessons come in inject order (_inject_order)."""
+    lessons = [dict(zip(LESSON_KEYS, lesson, strict=True))  # dicts: read many times
+               for row in rows
+               for lesson in db.query(SQL_LESSONS_OF_SYMBOL, (project, row["id"]))]
+    if len(rows) > 1:  # each row's lessons come in recording order; merge them
+        lessons.sort(key=lambda item: (item["created_at"], item["id"]))
     counters = symbol_counters(lessons)
     shown = [r for r in lessons if include_all or r["status"] == "active"]
     current = None
@@ -762,13 +772,13 @@ def _inject_header(obj: dict[str, Any], label: str | None = None) -> str:
 def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT) -> str:
     """The inject blocks of the symbols at risk >= 10, shorter than ``limit`` characters.
 
-    Each block lists the symbol's active lessons, fails first and the most
-    recent first. When everything does not fit, long lessons are shortened,
+    Each block lists the symbol's active lessons in the order of its SYMBOL_OBJ
+    (group_symbol_obj's: fails first and the most recent first). When everything
+    does not fit, long lessons are shortened,
     the oldest lessons dropped, and a last line says how many were left out.
     """
     blocks = [(obj, [one_line(item["lesson"]) + (STALE_MARK if item["stale"] else "")
-                     for item in _inject_order(item for item in obj["lessons"]
-                                               if item["status"] == "active")])
+                     for item in obj["lessons"] if item["status"] == "active"])
               for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
     blocks.sort(key=lambda block: -block[0]["risk_score"])
     if not blocks:
@@ -1271,22 +1281,31 @@ _OK_LINE = r"(?i:\b(?:pass|passed|passing|ok|success|successful|successfully|suc
 # negated_spans() then reads the field's name as written (see there). The one rule for
 # search's severity and the run summary's error lines. (ASCII: compiling \w for all of
 # Unicode would cost more than the search.)
-_NEGATION = (r"\b(?:no|none|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
-             r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
-             r"defects?|violations?)\b|\b0\s+[a-z]\w*"
-             r"|(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*[:=]\s*(?:0|none|false|nil|\[\])"
-             r"(?![\w.])|\bnothing to \w+")
+_NEGATED_WORD = (r"(?:no|none|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
+                 r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
+                 r"defects?|violations?)\b")
+_NEGATED_VALUE = r"[:=]\s*(?:0|none|false|nil|\[\])(?![\w.])"
+_NEGATED_FIELD = r"(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*" + _NEGATED_VALUE
+_NEGATION = (r"\b" + _NEGATED_WORD + r"|\b0\s+[a-z]\w*|" + _NEGATED_FIELD +
+             r"|\bnothing to \w+")
+# negated_spans() scans a line for _NEGATION in two parts: the field's (two thirds of
+# the scan, at every word of the line) only in a line where some value is 0/none/false,
+# and the rest (see _negations).
+_NEGATION_NO_FIELD = r"\b(?:" + _NEGATED_WORD + r"|0\s+[a-z]\w*|(?P<nothing>nothing to \w+))"
 # Lines that speak less than the message near them: the source a compiler or test runner
 # echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
 # `>       code`, the code under Python's `File "x", line N`), and the tools' standard
 # advice (Maven's "re-run with -e", Gradle's "Run with --stacktrace", rustc's "For more
 # information", pip's "likely not a problem with pip", npm's "A complete log").
+# (name, pattern, share, literals one of which every match holds: see _rx_for)
 LESSER_LINES = (
-    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75),
+    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75, ("|", ">")),
     ("advice", r"\bre-?run\b|\brun with --|\bfor more information\b|"
                r"\bfor (?:further|more) details\b|\bsee above\b|\bto see the full\b|"
                r"\bplease refer to\b|\ba complete log\b|\blikely not a problem\b|"
-               r"\bget more help\b", 0.6),
+               r"\bget more help\b", 0.6,
+     ("run", "for more", "for further", "see above", "to see the full", "please refer",
+      "a complete log", "likely not a problem", "get more help")),
 )
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
@@ -1362,6 +1381,50 @@ def _rx(pattern: str, flags: int = 0) -> Any:
         import re
         compiled = _RX[pattern, flags] = re.compile(pattern, flags)
     return compiled
+
+
+# Literals one of which every match of a pattern holds ("^X": the text starts with X);
+# lowercase for a pattern that ignores case. Compiling one of these costs 0.2-1 ms, more
+# than scanning every line a search looks at, and most searches meet no line that could
+# match: _rx_for() compiles a pattern only for a line that holds one of its literals.
+_RX_NEEDS: dict[str, tuple[str, ...]] = {
+    TEST_VERDICT: ("^[gw", "^FAILED ", "^ERROR ", "::", "--- FAIL: ", "... FAILED", "✕ ",
+                   "● ", "<<< ", "✘"),
+    _SECTION_START: ("^___", "^---- ", "● ", "^=== RUN", "<<< ", ") "),
+    LINE_KIND_PATTERNS["frame"]: ("at ", 'File "', ": ", ".go:"),
+    _ERROR_CODE: ("exit", "error", "code", "did not complete"),
+    _OK_LINE: ("pass", "ok", "succe", "✓", "✔"),
+    **{pattern: needs for _, pattern, _, needs in LESSER_LINES},
+}
+_RX_CASELESS = {_ERROR_CODE, _OK_LINE, *(pattern for _, pattern, _, _ in LESSER_LINES)}
+
+
+class _NoMatch:
+    """What _rx_for() gives for a text no match can be in: it finds nothing."""
+
+    @staticmethod
+    def search(*_: Any) -> None:
+        return None
+
+    match = search
+
+
+def _rx_for(pattern: str, text: str, flags: int = 0) -> Any:
+    """``_rx(pattern, flags)``, or _NoMatch when ``text`` holds none of the literals every
+    match needs (_RX_NEEDS). A pattern that ignores case is checked on the lowercase text
+    of an ASCII line, where lowercasing maps each letter as the pattern does."""
+    needs = _RX_NEEDS.get(pattern)
+    if needs is not None:
+        if pattern in _RX_CASELESS:
+            if text.isascii() and not _holds_any(text.lower(), needs):
+                return _NoMatch
+        elif not _holds_any(text, needs):
+            return _NoMatch
+    return _rx(pattern, flags)
+
+
+def _holds_any(text: str, needs: tuple[str, ...]) -> bool:
+    return any(text.startswith(n[1:]) if n[0] == "^" else n in text for n in needs)
 
 
 # --- Output store: search's stored lines -------------------------------------
@@ -1699,6 +1762,8 @@ def _said_in(query_stems: set[str]) -> Callable[[str, str], bool]:
     stems_of = _TABLES.setdefault("stems", {})
 
     def said(message: str, word: str) -> bool:
+        if search_stem(word) not in message.lower():   # a stem of its words is in its text
+            return False
         words = stems_of.get(message)
         if words is None:
             words = stems_of[message] = {search_stem(w) for w in _rx(r"[a-z]{3,}").findall(
@@ -1918,7 +1983,7 @@ class LineScorer:
     """Scores lines: the weight of every query source the line holds (its best variant),
     severity for a query that asks for a problem, negation, nearby lines' sources."""
 
-    def __init__(self, query: SearchQuery, marker_weight: list[float],
+    def __init__(self, query: SearchQuery, marker_weight: Sequence[float] | MarkerWeights,
                  matcher: LineMatcher | None = None):
         self.query = query
         self.marker_weight = marker_weight
@@ -1973,7 +2038,8 @@ class LineScorer:
                 continue
             level = SEVERITY_MARKERS[index][1]
             item.severity = max(item.severity, level)
-            best = max(best, PROBLEM_LEVEL.get(level, 0) * self.marker_weight[index])
+            if self.query.problem_sources:   # the value only answers those (_credit_problem)
+                best = max(best, PROBLEM_LEVEL.get(level, 0) * self.marker_weight[index])
         return best
 
     def refine(self, item: ScoredLine) -> None:
@@ -1995,7 +2061,8 @@ class LineScorer:
                 value *= 0.2
             if value > item.sources.get(variant.source, 0.0):
                 item.sources[variant.source] = value
-        if item.severity <= 0 and (item.negated or _rx(_OK_LINE).search(text[:2000])):
+        head = text[:2000]
+        if item.severity <= 0 and (item.negated or _rx_for(_OK_LINE, head).search(head)):
             item.severity = -1
         self._credit_problem(item, best)
         for source in self.synthetic:
@@ -2008,7 +2075,8 @@ class LineScorer:
         if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
         score *= lesser_factor(text)
-        if self.frames_speak_less and _rx(LINE_KIND_PATTERNS["frame"]).search(text[:400]):
+        frame = LINE_KIND_PATTERNS["frame"]
+        if self.frames_speak_less and _rx_for(frame, text[:400]).search(text[:400]):
             score *= SEARCH_FRAME_FACTOR
         item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.exact = True
@@ -2091,7 +2159,7 @@ class LineScorer:
         for item in by_key.values():
             if self._starts_section(item.chunk):
                 sections.setdefault(item.chunk["id"], []).append(item)
-            elif _rx(LINE_KIND_PATTERNS["frame"]).search(item.text[:400]):
+            elif _rx_for(LINE_KIND_PATTERNS["frame"], item.text[:400]).search(item.text[:400]):
                 finding, span = self._trace_unit(item, by_key)
                 if finding is not None:
                     units.setdefault(span, (finding, []))[1].append(item)
@@ -2148,7 +2216,7 @@ class LineScorer:
         known = self.sections.get(chunk["id"])
         if known is None:
             first = chunk["text"][:400].split("\n", 1)[0]
-            known = self.sections[chunk["id"]] = bool(_rx(_SECTION_START).search(first))
+            known = self.sections[chunk["id"]] = bool(_rx_for(_SECTION_START, first).search(first))
         return known
 
 
@@ -2187,6 +2255,22 @@ def enrichment(line: str) -> str:
 
 
 # --- Output store: scope, rarity, strategies ---------------------------------
+
+
+class MarkerWeights:
+    """The rarity weight of each severity marker (MARKER_FTS), counted in the index the
+    first time a scored line holds the marker: a search meets only some of them."""
+
+    def __init__(self, run: SearchRun):
+        self.run = run
+        self.known: dict[int, float] = {}
+
+    def __getitem__(self, index: int) -> float:
+        weight = self.known.get(index)
+        if weight is None:
+            count = self.run.fts_count(MARKER_FTS[index])
+            weight = self.known[index] = idf(max(count, 1), self.run.total_chunks)
+        return weight
 
 
 class SearchRun:
@@ -2241,9 +2325,7 @@ class SearchRun:
             variant.df = self.fts_count(variant.fts) if variant.fts else SEARCH_DF_CAP // 8
             variant.weight = idf(max(variant.df, 1), self.total_chunks)
         self._weigh_kinds()
-        self.scorer = LineScorer(self.query, [
-            idf(max(self.fts_count(words), 1), self.total_chunks)
-            for words in MARKER_FTS], self.matcher)
+        self.scorer = LineScorer(self.query, MarkerWeights(self), self.matcher)
 
     def weigh_by_lines(self, chunks: list[Any]) -> list[Any]:
         """Rarity of every variant and marker from the lines themselves (a small scope);
@@ -2369,8 +2451,8 @@ class SearchRun:
         counts every chunk of each term to weigh it (60 ms for "test" over 1 GB), more
         than the line scorer gains from the order."""
         expression = joiner.join(terms)
-        count = self.fts_count(expression)
-        rank = pool < count < SEARCH_DF_CAP and all(
+        rank = not self._settled_unranked(terms, joiner, pool) and pool < self.fts_count(
+            expression) < SEARCH_DF_CAP and all(
             self.fts_count(term) < SEARCH_DF_CAP for term in terms)
         order = "rank" if rank else "rowid DESC"
         try:
@@ -2379,6 +2461,17 @@ class SearchRun:
         except (sqlite3.Error, DatabaseError):  # FTS5 refused the expression
             return []
         return [r[0] for r in rows]
+
+    def _settled_unranked(self, terms: Sequence[str], joiner: str, pool: int) -> bool:
+        """Whether the terms' counts already known say fts() will not rank, so the
+        expression need not be counted: a common term, or (ORed) at most ``pool`` chunks
+        in all, or (ANDed) a term in at most ``pool``."""
+        known = [self.counts.get(term) for term in terms]
+        if any(count is not None and count >= SEARCH_DF_CAP for count in known):
+            return True
+        if joiner == " AND ":
+            return any(count is not None and count <= pool for count in known)
+        return None not in known and sum(known) <= pool   # type: ignore[arg-type]
 
     def best_possible(self) -> float:
         best: dict[int, float] = {}
@@ -2643,7 +2736,7 @@ def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, i
         before = output_lines(run.db, oid, max(1, number - SEARCH_WINDOW_MAX + 1), number - 1)
         first = number
         for n, _, text in reversed(before):
-            if not text.strip() or _rx(_SECTION_START).search(text[:400]):
+            if not text.strip() or _rx_for(_SECTION_START, text[:400]).search(text[:400]):
                 break
             first = n
         return first, number + context, number
@@ -2669,7 +2762,7 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
     SEARCH_WINDOW_MAX lines; otherwise around the severe line."""
     section = []
     for n, _, text in output_lines(run.db, oid, head + 1, head + 300):
-        if _rx(_SECTION_START).search(text[:400]):
+        if _rx_for(_SECTION_START, text[:400]).search(text[:400]):
             break
         section.append((n, text))
     severe = next((n for n, text in section if line_severity(run.matcher, text) >= 2
@@ -2692,8 +2785,8 @@ def lesser_factor(text: str) -> float:
     tool's standard advice (LESSER_LINES): the finding is the message, not those."""
     import re
     factor = 1.0
-    for _, pattern, share in LESSER_LINES:
-        if _rx(pattern, re.ASCII | re.IGNORECASE).search(text[:400]):
+    for _, pattern, share, _ in LESSER_LINES:
+        if _rx_for(pattern, text[:400], re.ASCII | re.IGNORECASE).search(text[:400]):
             factor = min(factor, share)
     return factor
 
@@ -2705,12 +2798,38 @@ def negated_spans(text: str) -> list[tuple[int, int]]:
     low = text.lower()
     if len(low) != len(text):
         return []
+    fields = _rx(_NEGATED_FIELD, re.ASCII) if _rx(_NEGATED_VALUE, re.ASCII).search(low) \
+        else None
+    if fields is None and not any(w in low for w in ("no", "zero", "without", "never", "0")):
+        return []
     spans = []
-    for match in _rx(_NEGATION, re.ASCII).finditer(low):
-        start = _field_start(text, match) if match.group("field") else match.start()
+    for match, field in _negations(low, fields):
+        start = _field_start(text, match) if field else match.start()
         if start is not None:
             spans.append((start, match.end()))
     return spans
+
+
+def _negations(low: str, fields: Any) -> Iterator[tuple[Any, bool]]:
+    """The matches of _NEGATION in a lowercase line, in order, and whether each is a
+    field's: from its rest (_NEGATION_NO_FIELD) and its field part (``fields``, None when
+    no value of the line can be one), as _NEGATION would try them at each place (a word
+    negation or a count of 0 before a field, a field before "nothing to")."""
+    import re
+    rest = _rx(_NEGATION_NO_FIELD, re.ASCII)
+    at = 0
+    while True:
+        plain = rest.search(low, at)
+        field = fields.search(low, at) if fields is not None else None
+        if field is not None and (plain is None or field.start() < plain.start() or (
+                field.start() == plain.start() and plain.lastgroup == "nothing")):
+            yield field, True
+            at = field.end()
+        elif plain is not None:
+            yield plain, False
+            at = plain.end()
+        else:
+            return
 
 
 def _field_start(text: str, match: Any) -> int | None:
@@ -2796,14 +2915,16 @@ def _land_on_sections(run: SearchRun) -> None:
 def is_section(item: ScoredLine) -> bool:
     """Whether the line starts a test runner's failure section (_SECTION_START)."""
     if item.section is None:
-        item.section = bool(_rx(_SECTION_START).search(item.text[:400]))
+        head = item.text[:400]
+        item.section = bool(_rx_for(_SECTION_START, head).search(head))
     return item.section
 
 
 def ends_in_code(item: ScoredLine) -> bool:
     """Whether the line ends in an exit status or an error code (_ERROR_CODE)."""
     if item.code is None:
-        item.code = bool(_rx(_ERROR_CODE).search(item.text[:4000]))
+        text = item.text[:4000]
+        item.code = bool(_rx_for(_ERROR_CODE, text).search(text))
     return item.code
 
 
@@ -2815,7 +2936,8 @@ def _verdicts_to_sections(run: SearchRun) -> None:
     heads = None
     ranked = sorted((s for s in run.lines.values() if s.exact), key=lambda s: -s.score)
     for item in ranked[:run.limit * 3]:
-        verdict = _rx(TEST_VERDICT).match(item.text[:400])
+        head = item.text[:400]
+        verdict = _rx_for(TEST_VERDICT, head).match(head)
         if not verdict or is_section(item):
             continue
         name = test_name(next(g for g in verdict.groups() if g))
@@ -3126,6 +3248,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
         result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
         try:
+            db.conn.execute("PRAGMA synchronous = NORMAL")   # as open_db writes: no fsync
             db.conn.execute("BEGIN IMMEDIATE")
             db.conn.executemany(SQL_STAT_ADD, [(project, key, value) for key, value in
                                                search_stat_counts(result).items() if value])
@@ -3182,6 +3305,9 @@ if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the co
         # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
         os._exit(_FAST_STATUS)
 
+
+if _GC_WAS_ENABLED:  # the full CLI (or a program importing ctxkit) collects as usual
+    gc.enable()
 
 # The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
 import contextlib
@@ -5362,7 +5488,9 @@ class Language(Record):
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
-        "file_level_calls", "dynamic_types", "overloads", "class_names",
+        "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
+        "class_fields", "element_callbacks", "same_container", "casts",
+        "callback_types",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5377,6 +5505,8 @@ class Language(Record):
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
         "dialect": None, "macro_calls": None, "file_level_calls": True,
         "dynamic_types": frozenset(), "overloads": False, "class_names": (),
+        "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
+        "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5398,6 +5528,8 @@ class Language(Record):
     methods_outside: bool       # methods are declared outside their type (Go, Rust impl)
     named_receivers: bool       # a method names its receiver (Go): that name is self
     unprefixed_fields: bool     # this.x may be a field declared as plain x (Java)
+    class_fields: bool          # a name a class body assigns is read on its instances too
+    #                             (Python's `x = Engine()` then self.x), but not bare
     capitalized_outside: bool   # an unresolved Capitalized receiver is a class outside the index
     builtins: frozenset[str]    # bare names that are the language's own, never the index's
     skeleton: SkeletonRules | None  # None: the line-based skeleton
@@ -5423,6 +5555,16 @@ class Language(Record):
     #                             value declared so has an unknown type, never an outside one
     class_names: tuple[str, ...]  # names that mean the enclosing class itself (Python's
     #                             cls): calling one constructs it
+    element_callbacks: frozenset[str]  # methods of the standard containers whose callback
+    #                             gets an element first (xs.forEach((x) => ...): x is an X)
+    same_container: frozenset[str]  # methods of the standard containers that give a
+    #                             container of the same elements (xs.filter(f), d.copy())
+    callback_types: bool        # a function given to a call takes its parameters' types
+    #                             from the callee's parameter's function type (TypeScript)
+    casts: frozenset[str]       # functions whose result has the type their first argument
+    #                             names (Python's typing.cast)
+    accessors: frozenset[str]   # decorators that make a method read as an attribute
+    #                             (Python's property): x.m is what m returns
     overloads: bool             # one qualname defined twice is an overload, chosen by the
     #                             arguments' types (C++, Java); else a redefinition, read at
     #                             the call's line (Python's `if WIN: def f()` ... `else:`)
@@ -5705,11 +5847,14 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
     types: dict[str, dict[str, str]] = {}
     declared: set[tuple[str, str]] = set()
     for d in defs:
-        for param in d.params:
+        for index, param in enumerate(d.params):
             if param["type"]:
                 name = param["name"].lstrip("*&.$")
                 types.setdefault(d.qualname, {})[name] = param["type"]
                 declared.add((d.qualname, name))
+                if s.language.callback_types and _may_be_function_type(param["type"]):
+                    ctx.setdefault("callbacks", {}).setdefault(d.qualname, {})[str(index)] = \
+                        one_line(param["type"])[:300]
         if d.kind == "method" and s.language.method_types is not None:
             s.language.method_types(s, d, types, ctx)
     for pos, var, type_text, is_declared in vartypes:
@@ -5734,11 +5879,18 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
     result = {}
     for scope, variables in types.items():
         cleaned = {var: text if "#" in text or text.startswith(("iter:", "await:", "enter:",
-                                                                "expr:"))
+                                                                "expr:", "unpack"))
                    else _clean_type(text, generic=True)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
+
+
+def _may_be_function_type(written: str) -> bool:
+    """A parameter type that is a function type, or a name that may alias one."""
+    written = written.strip()
+    return written.startswith("(") and "=>" in written or \
+        re.fullmatch(r"[A-Z][\w$]*(<.*>)?", written, re.S) is not None
 
 
 def _narrowings(defs: list[_Def], starts: list[int], found: Iterable[tuple],
@@ -5922,6 +6074,12 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             if item.type == "identifier" and s.text(item) != "_":
                 vartypes.append((caps["vartype"][0].start_byte, s.text(item),
                                  f"{s.text(caps['type'][0])}#{index}", False))
+    elif "vartype" in caps and "unpack" in caps:  # a, b = f(): each takes one member
+        for index, item in enumerate(caps["unpack"][0].named_children):
+            if item.type == "identifier":
+                vartypes.append((caps["vartype"][0].start_byte, s.text(item), f"unpack{index}:"
+                                 + _collapse_arguments(one_line(s.text(caps["type"][0])))[:200],
+                                 False))
     elif "vartype" in caps and "iterated" in caps:  # for x in xs: what xs holds
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "iter:" +
                          _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200],
@@ -5940,7 +6098,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             field is not None and field.id == type_node.id))
         written = s.text(type_node)
         call = type_node.parent
-        if call is not None and call.id == caps["vartype"][0].id and \
+        cast = _cast_type(s, type_node)
+        if cast is not None:  # x = cast(T, v): a T
+            written = cast
+        elif call is not None and call.id == caps["vartype"][0].id and \
                 type_node.type in ("attribute", "member_expression"):
             written = "expr:" + _collapse_arguments(one_line(written))[:200]  # x = a.b
         elif call is not None and call.parent is not None and \
@@ -5977,9 +6138,13 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
-        if caps["aliasvalue"][0].type != "object_type":  # type T = {...}: an interface
+        value = caps["aliasvalue"][0]
+        if value.type == "function_type":  # kept as written: its parameters' types count
+            extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = \
+                one_line(s.text(value))[:300]
+        elif value.type != "object_type":  # type T = {...}: an interface
             extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = _clean_type(
-                s.text(caps["aliasvalue"][0]), generic=True)
+                s.text(value), generic=True)
     elif "local" in caps:
         extra.setdefault("locals", []).append((caps["local"][0].start_byte,
                                                s.text(caps["local"][0])))
@@ -6021,6 +6186,35 @@ def _one_group(text: str) -> bool:
     return False
 
 
+def _function_type_params(text: str) -> list[str]:
+    """The parameter types of a function type ``(a: A, b?: B) => R``, in order."""
+    text = text.strip()
+    if not text.startswith("(") or "=>" not in text:
+        return []
+    depth = 0
+    for end, char in enumerate(text):
+        arrow = char == ">" and text[end - 1] == "="
+        depth += (char in "([{<") - (char in ")]}>" and not arrow)
+        if depth == 0:
+            break
+    params = [p for p in _split_top_level(text[1:end].replace("=>", "->"), ",") if p.strip()]
+    return [p.split(":", 1)[1] if ":" in p else "" for p in params]
+
+
+def _subscript(text: str) -> tuple[str, str] | None:
+    """(container, index) of ``a.b[i]``; None unless the text ends in one subscript."""
+    if not text.endswith("]"):
+        return None
+    depth = 0
+    for index in range(len(text) - 1, -1, -1):
+        depth += (text[index] == "]") - (text[index] == "[")
+        if depth == 0:
+            head = text[:index]
+            return (head, text[index + 1:-1]) if re.fullmatch(r"[\w$.]+(\(\.\.\.\))?",
+                                                              head) else None
+    return None
+
+
 def _collapse_arguments(text: str) -> str:
     """``a.b(x, f(y)).c(z)`` -> ``a.b(...).c(...)``: each call's arguments, not the chain.
 
@@ -6046,8 +6240,46 @@ def _collapse_arguments(text: str) -> str:
     return "".join(out)
 
 
+def _cast_type(s: _Source, function: Any) -> str | None:
+    """The type a cast call (Python's ``typing.cast(T, v)``) states, when ``function`` is
+    the called name of one."""
+    call = function.parent
+    if not s.language.casts or call is None or call.type != "call" or \
+            s.text(function).rpartition(".")[2] not in s.language.casts:
+        return None
+    arguments = call.child_by_field_name("arguments")
+    first = arguments.named_children[0] if arguments is not None and \
+        arguments.named_children else None
+    return s.text(first) if first is not None and first.type in (
+        "identifier", "attribute", "string", "subscript") else None
+
+
+def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
+    """The untyped parameters of a function given to a call: ``callback:I:J:CALLEE``, the
+    J-th parameter of the function type of the callee's I-th parameter (contextual typing)."""
+    function = caps["narrow"][0]
+    arguments = function.parent
+    index = next(i for i, arg in enumerate(arguments.named_children) if arg.id == function.id)
+    called = caps["callback"][0]
+    owner = called.child_by_field_name("object")
+    text = f"{s.text(owner)}.{s.text(called.child_by_field_name('property'))}" \
+        if owner is not None else s.text(called)  # xs?.forEach: xs.forEach
+    callee = _collapse_arguments(one_line(text))[:200]
+    single = function.child_by_field_name("parameter")
+    holder = function.child_by_field_name("parameters")
+    params = [single] if single is not None else holder.named_children if holder else []
+    for position, param in enumerate(params):
+        name = param if param.type == "identifier" else param.child_by_field_name("pattern")
+        if name is None or name.type != "identifier" or param.child_by_field_name("type"):
+            continue
+        extra.setdefault("narrow", []).append(
+            (function.start_byte, s.text(name), function.start_point[0] + 1,
+             function.end_point[0] + 1, f"callback:{index}:{position}:{callee}"))
+
+
 def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
-    """A test that narrows @var inside @narrow: to @type, a @guard's type or an @member's owner."""
+    """What @var is inside @narrow: @type, a @guard's type, an @member's owner, what
+    @iterated holds (a comprehension); a @callback's parameters (_collect_callback)."""
     block = caps["narrow"][0]
     if "type" in caps:
         if len(caps["type"]) != 1 or len(block.children_by_field_name("type")) > 1:
@@ -6055,11 +6287,18 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
         type_text = _clean_type(s.text(caps["type"][0]))
     elif "guard" in caps:
         type_text = "guard:" + s.text(caps["guard"][0])
+    elif "iterated" in caps:  # [f(x) for x in xs]: x is what xs holds, inside only
+        type_text = "iter:" + _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200]
+    elif "callback" in caps:  # f((a, b) => ...): a and b have the types f's parameter gives
+        _collect_callback(s, caps, extra)
+        return
     else:
         type_text = "in:" + _quoted_text(s, caps["member"][0])
+    first = block.start_point[0] + 1
+    if block.type.endswith("_statement") and block.parent is not None:
+        block = block.parent  # `assert isinstance(x, T)`: the rest of the block holding it
     extra.setdefault("narrow", []).append(
-        (block.start_byte, s.text(caps["var"][0]), block.start_point[0] + 1,
-         block.end_point[0] + 1, type_text))
+        (block.start_byte, s.text(caps["var"][0]), first, block.end_point[0] + 1, type_text))
 
 
 def _def_name(s: _Source, node: Any, kind: str) -> str:
@@ -6317,6 +6556,9 @@ def _clean_type(text: str, generic: bool = False) -> str:
     container outside the index gives back may be a class of the index
     (``_Resolver.type_named``).
     """
+    quoted = re.fullmatch(r"\s*(['\"])(.*)\1\s*", text or "", re.S)
+    if quoted:  # a forward reference, "tuple[Node, Edge]": the type it names
+        text = quoted.group(2)
     if generic:
         return "|".join(_generic_member(m) for m in _clean_members(text) if m)
     return "|".join(m[0] for m in _clean_members(text))
@@ -7920,9 +8162,12 @@ class _Resolver:
         if text.endswith("(...)"):
             head, _, name = text[:-5].rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
-            if dst is None and confidence >= CONF_EXACT and head and \
-                    isinstance(self.expr_type(path, scope, head, line, depth + 1), OutsideGeneric):
-                return None  # map.get(k): the container's method, giving what it holds
+            held = self.expr_type(path, scope, head, line, depth + 1) \
+                if dst is None and confidence >= CONF_EXACT and head else None
+            # map.get(k) on a container outside the index: unknown (what it holds, or
+            # not); xs.filter(f): another container of the same elements
+            if isinstance(held, OutsideGeneric):
+                return held if name in self.language(path).same_container else None
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
             if self.class_like(dst):
@@ -7932,6 +8177,9 @@ class _Resolver:
         receivers = self.ctx(path).get("receivers", {}) if language.named_receivers else {}
         if text in language.self_names or receivers.get(scope) == text:
             return self.enclosing_class(path, scope)
+        subscript = _subscript(text)
+        if subscript is not None:  # xs[i]: what the container holds
+            return self._item_type(path, scope, *subscript, line, depth)
         head, _, attr = text.rpartition(".")
         if head:
             owner = self.expr_type(path, scope, head, line, depth + 1)
@@ -7957,6 +8205,22 @@ class _Resolver:
                            and self.method_lookup(m, type_text[3:]) is not None)
             return having[0] if len(having) == 1 else having or None
         return self.type_named(type_path, type_scope, type_text)
+
+    def _item_type(self, path: str, scope: str, container: str, index: str, line: int,
+                   depth: int) -> Any:
+        """The class of ``container[index]``: of a container outside the index, the last
+        type it holds (``list[T]``, ``dict[K, V]``, ``Record<K, V>``), unless an integer
+        picks one of several (a tuple's); of a class of the index, what its
+        ``__getitem__`` returns."""
+        held = self.expr_type(path, scope, container, line, depth + 1)
+        if isinstance(held, OutsideGeneric):
+            if len(held.held) > 1 and re.fullmatch(r"-?\d+", index.strip()):
+                return None
+            return held.held[-1]
+        if isinstance(held, int):
+            getter = self.method_lookup(held, "__getitem__")
+            return self.returned_type(getter) if getter is not None else None
+        return None
 
     def _class_attribute(self, cls: int, name: str, seen: set[int] | None = None) -> int | None:
         """The class an attribute annotated ``type[X]`` holds: calling it constructs X."""
@@ -8046,6 +8310,21 @@ class _Resolver:
             if isinstance(container, OutsideGeneric):  # one type argument: its elements
                 return container.held[0] if len(container.held) == 1 else None
             return OUTSIDE if container is OUTSIDE else None
+        unpacked = re.match(r"unpack(\d+):", type_text)
+        if unpacked:  # a, b = EXPR: a tuple[A, B]'s members in order, a list[T]'s Ts
+            key = ("unpacked", path, scope, type_text[unpacked.end():])
+            if key in self.memo:
+                return None  # a, b = b.pair(): a chain that leads back here
+            self.memo[key] = None
+            try:
+                held = self.expr_type(path, scope, type_text[unpacked.end():])
+            finally:
+                del self.memo[key]
+            if not isinstance(held, OutsideGeneric):
+                return OUTSIDE if held is OUTSIDE else None
+            index = int(unpacked.group(1))
+            return held.held[index if len(held.held) > 1 else 0] \
+                if index < len(held.held) or len(held.held) == 1 else None
         if type_text.startswith("expr:"):  # x = a.b: what a.b is
             key = ("expression", path, scope, type_text)
             if key in self.memo:
@@ -8069,6 +8348,15 @@ class _Resolver:
                 (made if made is OUTSIDE else None)  # ContextManager[X], Iterator[X]: an X
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
+        if type_text.startswith("callback:"):  # a parameter of a function given to a call
+            key = ("callback", path, scope, type_text)
+            if key in self.memo:
+                return None
+            self.memo[key] = None
+            try:
+                return self._callback_parameter(path, scope, *type_text[9:].split(":", 2))
+            finally:
+                del self.memo[key]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
             target = self.resolve_name(path, scope, type_text[6:])
             if not target or target[0] != "node":
@@ -8076,8 +8364,9 @@ class _Resolver:
             written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
             return self.type_named(self.nodes[target[1]].path, "", _clean_type(
                 written.group(1))) if written else None
-        if "#" in type_text:  # the index-th result of a call of f
-            function, _, index = type_text.partition("#")
+        result = re.fullmatch(r"(.+)#(\d+)", type_text)  # not this.#private's #
+        if result:  # the index-th result of a call of f
+            function, index = result.groups()
             found = self.expr_type(path, scope, function + "(...)") if index == "0" else None
             if index != "0":
                 dst, confidence = self.resolve_call(path, scope, function.rpartition(".")[2],
@@ -8139,6 +8428,31 @@ class _Resolver:
         if self.class_like(target[1]):
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
+
+    def _callback_parameter(self, path: str, scope: str, argument: str, position: str,
+                            callee: str) -> Any:
+        """The type of parameter ``position`` of a function given as argument ``argument``
+        of ``callee``: an element of a standard container (xs.forEach((x) => ...)), or
+        what the function type of the callee's parameter declares."""
+        head, _, name = callee.rpartition(".")
+        if head and argument == position == "0" and \
+                name in self.language(path).element_callbacks:
+            held = self.expr_type(path, scope, head)
+            if isinstance(held, OutsideGeneric):
+                return held.held[-1]
+        dst, _ = self.resolve_call(path, scope, name, head or None)
+        if dst is None or self.nodes[dst].kind in CLASS_KINDS:
+            return None
+        _, _, qualname, dst_path = self.nodes[dst]
+        written = self.ctx(dst_path).get("callbacks", {}).get(qualname, {}).get(argument)
+        if written and not written.startswith("("):  # an alias of a function type
+            alias = self._type_alias(dst_path, _clean_type(written))
+            written = alias[1] if alias else None
+        params = _function_type_params(written or "")
+        if int(position) >= len(params):
+            return None
+        return self.type_named(dst_path, qualname, _clean_type(params[int(position)],
+                                                                generic=True))
 
     def _type_alias(self, path: str, name: str, depth: int = 0) -> tuple[str, str] | None:
         """(file, written type) of a type alias ``name`` read in ``path``: its own, or
@@ -8250,11 +8564,15 @@ class _Resolver:
         _, _, qualname, path = self.nodes[cls]
         types = self.ctx(path).get("types", {}).get(qualname, {})
         written = types.get("self." + attr) or (
-            types.get(attr) if self.language(path).unprefixed_fields else None)
+            types.get(attr) if self.language(path).unprefixed_fields or
+            self.language(path).class_fields else None)
         if written and bound and written in bound:
             return self.type_named(*bound[written])
         if written:
             return self.type_named(path, qualname, written)
+        accessor = self._accessor(path, qualname, attr)
+        if accessor is not None:  # a property: reading it gives what it returns
+            return self.returned_type(accessor)
         for base in self.bases.get(cls, ()):
             if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self.field_type(base, attr, depth, seen,
@@ -8262,6 +8580,16 @@ class _Resolver:
                 if found is not None:
                     return found
         return None
+
+    def _accessor(self, path: str, qualname: str, attr: str) -> int | None:
+        """The method ``attr`` of class ``qualname`` when a decorator makes it read as an
+        attribute (``@property``, ``@functools.cached_property``)."""
+        accessors = self.language(path).accessors
+        method = self.by_pq.get((path, f"{qualname}.{attr}")) if accessors else None
+        if method is None:
+            return None
+        decorator = self.ctx(path).get("decorated", {}).get(f"{qualname}.{attr}", "")
+        return method if decorator.rpartition(".")[2] in accessors else None
 
     def variable_type(self, path: str, scope: str, name: str,
                       line: int = 0) -> tuple[str, str, str] | None:
@@ -8600,6 +8928,8 @@ _PY_QUERY = f"""
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype
+(assignment left: [(pattern_list) (tuple_pattern)] @unpack right: [(call) (identifier)
+    (attribute)] @type) @vartype
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @type)
     alias: (as_pattern_target (identifier) @var))) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
@@ -8620,6 +8950,21 @@ _PY_QUERY = f"""
     definition: (function_definition) @decorated)
 (return_statement [(call) (identifier) (attribute)] @returned)
 [{_PY_BRANCHES}] @branch
+(if_statement condition: (call function: (identifier) @_test arguments: (argument_list
+    . (identifier) @var . [(identifier) (attribute)] @type .)) consequence: (block) @narrow
+    (#eq? @_test "isinstance"))
+(elif_clause condition: (call function: (identifier) @_test arguments: (argument_list
+    . (identifier) @var . [(identifier) (attribute)] @type .)) consequence: (block) @narrow
+    (#eq? @_test "isinstance"))
+(except_clause value: (as_pattern [(identifier) (attribute)] @type
+    alias: (as_pattern_target (identifier) @var)) (block) @narrow)
+(list_comprehension (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(set_comprehension (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(dictionary_comprehension (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(generator_expression (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(block (assert_statement . (call function: (identifier) @_test
+    arguments: (argument_list . (identifier) @var . [(identifier) (attribute)] @type .)))
+    @narrow (#eq? @_test "isinstance"))
 """
 PY_BUILTINS = frozenset(
     "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod "
@@ -8845,6 +9190,9 @@ PYTHON = Language(
     family="python", self_names=("self", "cls"), class_names=("cls",), builtins=PY_BUILTINS,
     constructor="__init__",
     dynamic_types=frozenset({"Any"}),
+    accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
+    class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
+    casts=frozenset({"cast"}),
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -8882,7 +9230,8 @@ _JS_CALLS = """
 (variable_declarator name: (identifier) @var value: (await_expression (call_expression
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
-    property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
+    property: [(property_identifier) (private_property_identifier)] @var)
+    right: (new_expression constructor: (_) @type)) @vartype
 (if_statement condition: (parenthesized_expression (binary_expression left: (identifier) @var
     operator: "instanceof" right: [(identifier) (member_expression)] @type))
     consequence: (_) @narrow)
@@ -8900,7 +9249,7 @@ _JS_CALLS = """
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
 """
 _JS_FIELDS = """
-(field_definition property: (property_identifier) @var
+(field_definition property: [(property_identifier) (private_property_identifier)] @var
     value: (new_expression constructor: (_) @type)) @vartype @self
 (field_definition property: (_) @name value: [(arrow_function) (function_expression)] @fn)
     @def.function
@@ -9236,13 +9585,24 @@ def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
     return None
 
 
+# The methods of Array, ReadonlyArray, Set and Map (TypeScript's lib.es5/es2015/es2023
+# declarations) whose callback's first parameter is an element (a Map's value): not
+# reduce, whose first parameter is the accumulator.
+_JS_ELEMENT_CALLBACKS = frozenset(
+    "forEach map filter find findIndex findLast findLastIndex some every flatMap sort "
+    "toSorted".split())
+# ... and those that give an array of the same elements.
+_JS_SAME_CONTAINER = frozenset(
+    "filter slice concat sort reverse toSorted toReversed toSpliced".split())
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
+    element_callbacks=_JS_ELEMENT_CALLBACKS, same_container=_JS_SAME_CONTAINER,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
-    receiver_call=_js_receiver_call, method_fallback=_js_constructor_function)
+    receiver_call=_js_receiver_call, method_fallback=_js_constructor_function,
+    callback_types=True)
 JAVASCRIPT = Language(
     name="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"), fence="javascript",
     query=_JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
@@ -9251,11 +9611,13 @@ JAVASCRIPT = Language(
 # --- Graph language: TypeScript -----------------------------------------------
 
 _TS_FIELDS = """
-(public_field_definition name: (property_identifier) @var type: (type_annotation (_) @type))
-    @vartype @self
+(public_field_definition name: [(property_identifier) (private_property_identifier)] @var
+    type: (type_annotation (_) @type)) @vartype @self
 (property_signature name: (property_identifier) @var type: (type_annotation (_) @type))
     @vartype @self
-(public_field_definition name: (property_identifier) @var !type
+(call_expression function: [(identifier) (member_expression)] @callback
+    arguments: (arguments [(arrow_function) (function_expression)] @narrow))
+(public_field_definition name: [(property_identifier) (private_property_identifier)] @var !type
     value: (new_expression constructor: (_) @type)) @vartype @self
 """
 _TS_DEFS = """

@@ -228,3 +228,18 @@ def test_the_script_form_answers_as_the_full_cli(cli, project):
         outs.append(full)
     assert b"PAST EXPERIENCE" in outs[0][1] and b"PAST EXPERIENCE" in outs[1][1]
     assert outs[3][0] == 2 and outs[3][2].count(b"\n") == 1
+
+
+@pytest.mark.parametrize("before", ["enabled", "disabled"])
+def test_collection_is_off_only_until_the_fast_path_hands_over(cli, project, before):
+    """The module turns the garbage collector off while the fast path may answer; a
+    program importing ctxkit, and the full CLI a fall-through runs, get it back as the
+    process had it."""
+    setup = "import gc\n" + ("gc.disable()\n" if before == "disabled" else "")
+    check = "sys.stderr.write(f'GC={gc.isenabled()}\\n')\n"
+    imported = setup + "import sys\nimport ctxkit\n" + check
+    assert run(["-c", imported], (), project, None)[2] == f"GC={before == 'enabled'}\n".encode()
+    fell_through = setup + CONSOLE.replace("sys.exit(", check + "sys.exit(")
+    code, _, err = run(["-c", fell_through], ("query", "AuthService.validate", "--inject",
+                                               "--json"), project, None)
+    assert code == 0 and f"GC={before == 'enabled'}\n".encode() in err, err

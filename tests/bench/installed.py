@@ -19,6 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 VENV = HERE / ".work" / "venv"
+UV_VENV = HERE / ".work" / "uv-venv"
 
 
 def install() -> tuple[Path, Path]:
@@ -37,6 +38,36 @@ def install() -> tuple[Path, Path]:
     subprocess.run([str(python), "-m", "pip", "install", "-q", str(ROOT)], check=True,
                    stdout=subprocess.DEVNULL)
     return python, VENV / "bin" / "ctxkit"
+
+
+def uv_command() -> str | None:
+    """The ``uv`` executable: on PATH, or beside this interpreter (a venv's bin/)."""
+    beside = Path(sys.executable).parent / "uv"
+    return shutil.which("uv") or (str(beside) if beside.exists() else None)
+
+
+def install_uv(python: Path) -> tuple[Path, Path] | None:
+    """(python, ctxkit console script) of a second venv where uv installed this
+    worktree as ``uv tool install --compile-bytecode`` does (uv's own script
+    template, bytecode compiled at install), on ``python``'s interpreter; None
+    without uv. The wheel is built by pip, which knows the package index here."""
+    uv = uv_command()
+    if uv is None:
+        return None
+    wheels = HERE / ".work" / "uv-wheel"
+    shutil.rmtree(wheels, ignore_errors=True)
+    for leftover in ("build", "ctxkit.egg-info"):
+        shutil.rmtree(ROOT / leftover, ignore_errors=True)
+    subprocess.run([str(python), "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels),
+                    str(ROOT)], check=True, stdout=subprocess.DEVNULL)
+    for leftover in ("build", "ctxkit.egg-info"):
+        shutil.rmtree(ROOT / leftover, ignore_errors=True)
+    if not (UV_VENV / "bin" / "python").exists():
+        subprocess.run([uv, "venv", "-q", "--python", str(python), str(UV_VENV)], check=True)
+    env = {**os.environ, "VIRTUAL_ENV": str(UV_VENV)}
+    subprocess.run([uv, "pip", "install", "-q", "--reinstall", "--no-deps",
+                    "--compile-bytecode", *map(str, wheels.glob("*.whl"))], check=True, env=env)
+    return UV_VENV / "bin" / "python", UV_VENV / "bin" / "ctxkit"
 
 
 def clean_env() -> dict[str, str]:
