@@ -2798,38 +2798,61 @@ def negated_spans(text: str) -> list[tuple[int, int]]:
     low = text.lower()
     if len(low) != len(text):
         return []
-    fields = _rx(_NEGATED_FIELD, re.ASCII) if _rx(_NEGATED_VALUE, re.ASCII).search(low) \
-        else None
-    if fields is None and not any(w in low for w in ("no", "zero", "without", "never", "0")):
+    value = _rx(_NEGATED_VALUE, re.ASCII)
+    valued = value.search(low) is not None
+    if not valued and not any(w in low for w in ("no", "zero", "without", "never", "0")):
         return []
     spans = []
-    for match, field in _negations(low, fields):
+    for match, field in _negations(low, value if valued else None):
         start = _field_start(text, match) if field else match.start()
         if start is not None:
             spans.append((start, match.end()))
     return spans
 
 
-def _negations(low: str, fields: Any) -> Iterator[tuple[Any, bool]]:
+def _negations(low: str, value: Any) -> Iterator[tuple[Any, bool]]:
     """The matches of _NEGATION in a lowercase line, in order, and whether each is a
-    field's: from its rest (_NEGATION_NO_FIELD) and its field part (``fields``, None when
-    no value of the line can be one), as _NEGATION would try them at each place (a word
-    negation or a count of 0 before a field, a field before "nothing to")."""
+    field's: from its rest (_NEGATION_NO_FIELD) and its field part (_next_field; none
+    when ``value``, the compiled _NEGATED_VALUE, is None), as _NEGATION would try them
+    at each place (a word negation or a count of 0 before a field, a field before
+    "nothing to")."""
     import re
     rest = _rx(_NEGATION_NO_FIELD, re.ASCII)
-    at = 0
-    while True:
-        plain = rest.search(low, at)
-        field = fields.search(low, at) if fields is not None else None
+    at, plain, field = 0, rest.search(low), _next_field(low, 0, value)
+    while plain is not None or field is not None:
         if field is not None and (plain is None or field.start() < plain.start() or (
                 field.start() == plain.start() and plain.lastgroup == "nothing")):
-            yield field, True
-            at = field.end()
-        elif plain is not None:
-            yield plain, False
-            at = plain.end()
+            found, is_field = field, True
         else:
-            return
+            found, is_field = plain, False
+        yield found, is_field
+        at = found.end()   # the next matches start there (earlier ones stay valid)
+        if plain is not None and plain.start() < at:
+            plain = rest.search(low, at)
+        if field is not None and field.start() < at:
+            field = _next_field(low, at, value)
+
+
+# What a field's name and the blanks after it are made of (\w and \s, ASCII).
+_FIELD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ \t\n\r\f\v"
+
+
+def _next_field(low: str, at: int, value: Any) -> Any:
+    """The first match of _NEGATED_FIELD from ``at``. A field's name and the blanks after
+    it run up to the ``:``/``=`` of a value (0/none/false...) through word characters and
+    blanks only, so the pattern is tried only on the run of those just before each
+    value, not at every word of the line."""
+    import re
+    fields = _rx(_NEGATED_FIELD, re.ASCII)
+    found = value.search(low, at) if value is not None else None
+    while found is not None:
+        start = at + len(low[at:found.start()].rstrip(_FIELD_CHARS))
+        match = fields.search(low, start, found.end())
+        if match is not None:
+            return match
+        at = found.start() + 1
+        found = value.search(low, at)
+    return None
 
 
 def _field_start(text: str, match: Any) -> int | None:
