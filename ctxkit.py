@@ -1304,8 +1304,9 @@ LESSER_LINES = (
                r"\bfor (?:further|more) details\b|\bsee above\b|\bto see the full\b|"
                r"\bplease refer to\b|\ba complete log\b|\blikely not a problem\b|"
                r"\bget more help\b", 0.6,
-     ("run", "for more", "for further", "see above", "to see the full", "please refer",
-      "a complete log", "likely not a problem", "get more help")),
+     ("rerun", "re-run", "run with --", "for more", "for further", "see above",
+      "to see the full", "please refer", "a complete log", "likely not a problem",
+      "get more help")),
 )
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
@@ -1317,7 +1318,6 @@ _ERROR_CODE = (r"(?i:exit(?:ed)?(?: with)? ?(?:code|status)\W{0,3}[1-9]\d*\W*$|"
 _FILE_REF = (r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
              r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
              r":(?P<line2>\d+)")
-_TEST_ID_SHAPE = r"::|/|›|\.|^[Tt]est|_test\b|[a-z][A-Z]|_"
 # A pytest node id: a path, `::` parts, and the parameters' id in brackets, which may hold
 # spaces, brackets and ` - ` (`t.py::test_x[a - b]`, `t.py::test_x[x[1] y]`): the brackets
 # end at the first `]` the runner's own separator follows (` - ` before the message, the
@@ -1392,7 +1392,7 @@ _RX_NEEDS: dict[str, tuple[str, ...]] = {
                    "● ", "<<< ", "✘"),
     _SECTION_START: ("^___", "^---- ", "● ", "^=== RUN", "<<< ", ") "),
     LINE_KIND_PATTERNS["frame"]: ("at ", 'File "', ": ", ".go:"),
-    _ERROR_CODE: ("exit", "error", "code", "did not complete"),
+    _ERROR_CODE: ("exit", "error ", "code", "did not complete"),
     _OK_LINE: ("pass", "ok", "succe", "✓", "✔"),
     **{pattern: needs for _, pattern, _, needs in LESSER_LINES},
 }
@@ -1516,6 +1516,16 @@ def identifier_parts(word: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def test_id_shaped(token: str) -> bool:
+    """Whether a query token has the shape of a test id or a path: ``::``, ``/``, ``›``,
+    ``.`` or ``_`` in it, a camelCase join, or a start of test/Test (checked on the
+    string: a pattern compiled for it cost more than the whole check)."""
+    return (any(mark in token for mark in ("::", "/", "›", ".", "_"))
+            or token.startswith(("test", "Test"))
+            or any("a" <= token[i] <= "z" and "A" <= token[i + 1] <= "Z"
+                   for i in range(len(token) - 1)))
+
+
 class Variant:
     """One way a query word can appear in a line: how it is matched (``spec``: a mode and
     a lowercase literal, or a regex), its FTS5 form, the factor its rarity is multiplied
@@ -1546,7 +1556,7 @@ class SearchQuery:
         self._seen: dict[tuple[int, tuple[str, str]], Variant] = {}
         self._by_name: dict[str, int] = {}
         self.ids = [t.strip("'\"`()[]{}<>,;") for t in self.tokens
-                    if len(t) >= 6 and _rx(_TEST_ID_SHAPE).search(t)]
+                    if len(t) >= 6 and test_id_shaped(t)]
         words = [w for t in self.tokens for w in _rx(r"[^\W_]+(?:[_'][^\W_]+)*").findall(t)]
         low = [w.lower() for w in words]
         self.problem = any(w in PROBLEM_WORDS for w in low)
@@ -2508,7 +2518,7 @@ def _strategy_scan(run: SearchRun) -> str | None:
 def _strategy_literal(run: SearchRun) -> str | None:
     """The query's tokens as written, all of them but the stop words (FTS5 phrases
     ANDed)."""
-    tokens = [t for t in run.query.tokens if _rx(r"[^\W_]").search(t)]
+    tokens = [t for t in run.query.tokens if any(c.isalnum() for c in t)]   # a \w but _
     kept = [t for t in tokens if t.lower().strip("'\"`()[]{}<>,;:!?") not in
             SEARCH_STOP_WORDS] or tokens
     return _run_fts(run, [fts_term(t) for t in kept], " AND ") if kept else None
@@ -2784,9 +2794,9 @@ def lesser_factor(text: str) -> float:
     """The share of its score a line keeps when it only echoes source code or gives the
     tool's standard advice (LESSER_LINES): the finding is the message, not those."""
     import re
-    factor = 1.0
+    factor, head, flags = 1.0, text[:400], re.ASCII | re.IGNORECASE
     for _, pattern, share, _ in LESSER_LINES:
-        if _rx_for(pattern, text[:400], re.ASCII | re.IGNORECASE).search(text[:400]):
+        if _rx_for(pattern, head, flags).search(head):
             factor = min(factor, share)
     return factor
 
