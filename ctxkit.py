@@ -5521,7 +5521,8 @@ class Language(Record):
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
-        "file_level_calls", "dynamic_types", "overloads", "class_names",
+        "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
+        "class_fields",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5536,6 +5537,7 @@ class Language(Record):
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
         "dialect": None, "macro_calls": None, "file_level_calls": True,
         "dynamic_types": frozenset(), "overloads": False, "class_names": (),
+        "accessors": frozenset(), "class_fields": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5557,6 +5559,8 @@ class Language(Record):
     methods_outside: bool       # methods are declared outside their type (Go, Rust impl)
     named_receivers: bool       # a method names its receiver (Go): that name is self
     unprefixed_fields: bool     # this.x may be a field declared as plain x (Java)
+    class_fields: bool          # a name a class body assigns is read on its instances too
+    #                             (Python's `x = Engine()` then self.x), but not bare
     capitalized_outside: bool   # an unresolved Capitalized receiver is a class outside the index
     builtins: frozenset[str]    # bare names that are the language's own, never the index's
     skeleton: SkeletonRules | None  # None: the line-based skeleton
@@ -5582,6 +5586,8 @@ class Language(Record):
     #                             value declared so has an unknown type, never an outside one
     class_names: tuple[str, ...]  # names that mean the enclosing class itself (Python's
     #                             cls): calling one constructs it
+    accessors: frozenset[str]   # decorators that make a method read as an attribute
+    #                             (Python's property): x.m is what m returns
     overloads: bool             # one qualname defined twice is an overload, chosen by the
     #                             arguments' types (C++, Java); else a redefinition, read at
     #                             the call's line (Python's `if WIN: def f()` ... `else:`)
@@ -5893,7 +5899,7 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
     result = {}
     for scope, variables in types.items():
         cleaned = {var: text if "#" in text or text.startswith(("iter:", "await:", "enter:",
-                                                                "expr:"))
+                                                                "expr:", "unpack"))
                    else _clean_type(text, generic=True)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
@@ -6081,6 +6087,12 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             if item.type == "identifier" and s.text(item) != "_":
                 vartypes.append((caps["vartype"][0].start_byte, s.text(item),
                                  f"{s.text(caps['type'][0])}#{index}", False))
+    elif "vartype" in caps and "unpack" in caps:  # a, b = f(): each takes one member
+        for index, item in enumerate(caps["unpack"][0].named_children):
+            if item.type == "identifier":
+                vartypes.append((caps["vartype"][0].start_byte, s.text(item), f"unpack{index}:"
+                                 + _collapse_arguments(one_line(s.text(caps["type"][0])))[:200],
+                                 False))
     elif "vartype" in caps and "iterated" in caps:  # for x in xs: what xs holds
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "iter:" +
                          _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200],
@@ -6180,6 +6192,20 @@ def _one_group(text: str) -> bool:
     return False
 
 
+def _subscript(text: str) -> tuple[str, str] | None:
+    """(container, index) of ``a.b[i]``; None unless the text ends in one subscript."""
+    if not text.endswith("]"):
+        return None
+    depth = 0
+    for index in range(len(text) - 1, -1, -1):
+        depth += (text[index] == "]") - (text[index] == "[")
+        if depth == 0:
+            head = text[:index]
+            return (head, text[index + 1:-1]) if re.fullmatch(r"[\w$.]+(\(\.\.\.\))?",
+                                                              head) else None
+    return None
+
+
 def _collapse_arguments(text: str) -> str:
     """``a.b(x, f(y)).c(z)`` -> ``a.b(...).c(...)``: each call's arguments, not the chain.
 
@@ -6216,9 +6242,11 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
         type_text = "guard:" + s.text(caps["guard"][0])
     else:
         type_text = "in:" + _quoted_text(s, caps["member"][0])
+    first = block.start_point[0] + 1
+    if block.type.endswith("_statement") and block.parent is not None:
+        block = block.parent  # `assert isinstance(x, T)`: the rest of the block holding it
     extra.setdefault("narrow", []).append(
-        (block.start_byte, s.text(caps["var"][0]), block.start_point[0] + 1,
-         block.end_point[0] + 1, type_text))
+        (block.start_byte, s.text(caps["var"][0]), first, block.end_point[0] + 1, type_text))
 
 
 def _def_name(s: _Source, node: Any, kind: str) -> str:
@@ -6476,6 +6504,9 @@ def _clean_type(text: str, generic: bool = False) -> str:
     container outside the index gives back may be a class of the index
     (``_Resolver.type_named``).
     """
+    quoted = re.fullmatch(r"\s*(['\"])(.*)\1\s*", text or "", re.S)
+    if quoted:  # a forward reference, "tuple[Node, Edge]": the type it names
+        text = quoted.group(2)
     if generic:
         return "|".join(_generic_member(m) for m in _clean_members(text) if m)
     return "|".join(m[0] for m in _clean_members(text))
@@ -8091,6 +8122,9 @@ class _Resolver:
         receivers = self.ctx(path).get("receivers", {}) if language.named_receivers else {}
         if text in language.self_names or receivers.get(scope) == text:
             return self.enclosing_class(path, scope)
+        subscript = _subscript(text)
+        if subscript is not None:  # xs[i]: what the container holds
+            return self._item_type(path, scope, *subscript, line, depth)
         head, _, attr = text.rpartition(".")
         if head:
             owner = self.expr_type(path, scope, head, line, depth + 1)
@@ -8116,6 +8150,22 @@ class _Resolver:
                            and self.method_lookup(m, type_text[3:]) is not None)
             return having[0] if len(having) == 1 else having or None
         return self.type_named(type_path, type_scope, type_text)
+
+    def _item_type(self, path: str, scope: str, container: str, index: str, line: int,
+                   depth: int) -> Any:
+        """The class of ``container[index]``: of a container outside the index, the last
+        type it holds (``list[T]``, ``dict[K, V]``, ``Record<K, V>``), unless an integer
+        picks one of several (a tuple's); of a class of the index, what its
+        ``__getitem__`` returns."""
+        held = self.expr_type(path, scope, container, line, depth + 1)
+        if isinstance(held, OutsideGeneric):
+            if len(held.held) > 1 and re.fullmatch(r"-?\d+", index.strip()):
+                return None
+            return held.held[-1]
+        if isinstance(held, int):
+            getter = self.method_lookup(held, "__getitem__")
+            return self.returned_type(getter) if getter is not None else None
+        return None
 
     def _class_attribute(self, cls: int, name: str, seen: set[int] | None = None) -> int | None:
         """The class an attribute annotated ``type[X]`` holds: calling it constructs X."""
@@ -8205,6 +8255,21 @@ class _Resolver:
             if isinstance(container, OutsideGeneric):  # one type argument: its elements
                 return container.held[0] if len(container.held) == 1 else None
             return OUTSIDE if container is OUTSIDE else None
+        unpacked = re.match(r"unpack(\d+):", type_text)
+        if unpacked:  # a, b = EXPR: a tuple[A, B]'s members in order, a list[T]'s Ts
+            key = ("unpacked", path, scope, type_text[unpacked.end():])
+            if key in self.memo:
+                return None  # a, b = b.pair(): a chain that leads back here
+            self.memo[key] = None
+            try:
+                held = self.expr_type(path, scope, type_text[unpacked.end():])
+            finally:
+                del self.memo[key]
+            if not isinstance(held, OutsideGeneric):
+                return OUTSIDE if held is OUTSIDE else None
+            index = int(unpacked.group(1))
+            return held.held[index if len(held.held) > 1 else 0] \
+                if index < len(held.held) or len(held.held) == 1 else None
         if type_text.startswith("expr:"):  # x = a.b: what a.b is
             key = ("expression", path, scope, type_text)
             if key in self.memo:
@@ -8409,11 +8474,15 @@ class _Resolver:
         _, _, qualname, path = self.nodes[cls]
         types = self.ctx(path).get("types", {}).get(qualname, {})
         written = types.get("self." + attr) or (
-            types.get(attr) if self.language(path).unprefixed_fields else None)
+            types.get(attr) if self.language(path).unprefixed_fields or
+            self.language(path).class_fields else None)
         if written and bound and written in bound:
             return self.type_named(*bound[written])
         if written:
             return self.type_named(path, qualname, written)
+        accessor = self._accessor(path, qualname, attr)
+        if accessor is not None:  # a property: reading it gives what it returns
+            return self.returned_type(accessor)
         for base in self.bases.get(cls, ()):
             if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self.field_type(base, attr, depth, seen,
@@ -8421,6 +8490,16 @@ class _Resolver:
                 if found is not None:
                     return found
         return None
+
+    def _accessor(self, path: str, qualname: str, attr: str) -> int | None:
+        """The method ``attr`` of class ``qualname`` when a decorator makes it read as an
+        attribute (``@property``, ``@functools.cached_property``)."""
+        accessors = self.language(path).accessors
+        method = self.by_pq.get((path, f"{qualname}.{attr}")) if accessors else None
+        if method is None:
+            return None
+        decorator = self.ctx(path).get("decorated", {}).get(f"{qualname}.{attr}", "")
+        return method if decorator.rpartition(".")[2] in accessors else None
 
     def variable_type(self, path: str, scope: str, name: str,
                       line: int = 0) -> tuple[str, str, str] | None:
@@ -8759,6 +8838,8 @@ _PY_QUERY = f"""
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype
+(assignment left: [(pattern_list) (tuple_pattern)] @unpack right: [(call) (identifier)
+    (attribute)] @type) @vartype
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @type)
     alias: (as_pattern_target (identifier) @var))) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
@@ -8779,6 +8860,15 @@ _PY_QUERY = f"""
     definition: (function_definition) @decorated)
 (return_statement [(call) (identifier) (attribute)] @returned)
 [{_PY_BRANCHES}] @branch
+(if_statement condition: (call function: (identifier) @_test arguments: (argument_list
+    . (identifier) @var . [(identifier) (attribute)] @type .)) consequence: (block) @narrow
+    (#eq? @_test "isinstance"))
+(elif_clause condition: (call function: (identifier) @_test arguments: (argument_list
+    . (identifier) @var . [(identifier) (attribute)] @type .)) consequence: (block) @narrow
+    (#eq? @_test "isinstance"))
+(block (assert_statement . (call function: (identifier) @_test
+    arguments: (argument_list . (identifier) @var . [(identifier) (attribute)] @type .)))
+    @narrow (#eq? @_test "isinstance"))
 """
 PY_BUILTINS = frozenset(
     "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod "
@@ -9004,6 +9094,8 @@ PYTHON = Language(
     family="python", self_names=("self", "cls"), class_names=("cls",), builtins=PY_BUILTINS,
     constructor="__init__",
     dynamic_types=frozenset({"Any"}),
+    accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
+    class_fields=True,
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -9041,7 +9133,8 @@ _JS_CALLS = """
 (variable_declarator name: (identifier) @var value: (await_expression (call_expression
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
-    property: (property_identifier) @var) right: (new_expression constructor: (_) @type)) @vartype
+    property: [(property_identifier) (private_property_identifier)] @var)
+    right: (new_expression constructor: (_) @type)) @vartype
 (if_statement condition: (parenthesized_expression (binary_expression left: (identifier) @var
     operator: "instanceof" right: [(identifier) (member_expression)] @type))
     consequence: (_) @narrow)
@@ -9059,7 +9152,7 @@ _JS_CALLS = """
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
 """
 _JS_FIELDS = """
-(field_definition property: (property_identifier) @var
+(field_definition property: [(property_identifier) (private_property_identifier)] @var
     value: (new_expression constructor: (_) @type)) @vartype @self
 (field_definition property: (_) @name value: [(arrow_function) (function_expression)] @fn)
     @def.function
@@ -9410,11 +9503,11 @@ JAVASCRIPT = Language(
 # --- Graph language: TypeScript -----------------------------------------------
 
 _TS_FIELDS = """
-(public_field_definition name: (property_identifier) @var type: (type_annotation (_) @type))
-    @vartype @self
+(public_field_definition name: [(property_identifier) (private_property_identifier)] @var
+    type: (type_annotation (_) @type)) @vartype @self
 (property_signature name: (property_identifier) @var type: (type_annotation (_) @type))
     @vartype @self
-(public_field_definition name: (property_identifier) @var !type
+(public_field_definition name: [(property_identifier) (private_property_identifier)] @var !type
     value: (new_expression constructor: (_) @type)) @vartype @self
 """
 _TS_DEFS = """

@@ -73,6 +73,17 @@ CASES = [
                                    "tests/test_other.py:test_module_variable",
                                    "tests/test_other.py:test_reexport"}),
     (PY, "shop/web.py:Router.route", set()),
+    # A property reads as what it returns; a class-body assignment is an attribute of
+    # the instances; a container's subscript holds its value type; isinstance() and
+    # `assert isinstance()` narrow; `a, b = f()` takes a tuple's members in order.
+    (PY, "shop/inference.py:Engine.start", {"shop/inference.py:Car.drive"}),
+    (PY, "shop/inference.py:Motor.start", {"shop/inference.py:Car.drive",
+                                           "shop/inference.py:check",
+                                           "shop/inference.py:unpack"}),
+    (PY, "shop/inference.py:Motor.stop", {"shop/inference.py:Car.drive",
+                                          "shop/inference.py:verify"}),
+    (PY, "shop/inference.py:Engine.stop", {"shop/inference.py:check",
+                                           "shop/inference.py:unpack"}),
     # TypeScript narrowing: instanceof, a type guard, `as`, `!`, `?.`, `in`.
     (TS, "src/nodes.ts:Alias.resolve", {"src/narrow.ts:byInstanceof", "src/narrow.ts:byGuard",
                                         "src/narrow.ts:byCast", "src/kinds.ts:Walker.visit"}),
@@ -101,6 +112,8 @@ CASES = [
     # this.#private(), class-property arrow functions, super(...), new C().
     (TS, "src/store.ts:Store.#flush", {"src/store.ts:Store.save", "src/store.ts:Store.onError"}),
     (TS, "src/store.ts:Store.onError", {"src/store.ts:Store.handle"}),
+    (TS, "src/privates.ts:Cache.clear", {"src/privates.ts:Client.reset"}),  # #cache: Cache
+    (TS, "src/privates.ts:Journal.clear", {"src/privates.ts:Client.reset"}),  # = new Journal()
     (TS, "src/store.ts:Store.constructor", {"src/store.ts:CachedStore.constructor",
                                             "src/store.ts:openStore"}),
     # `export * as ns from` is a namespace, not a star export; "./m.js" names m.ts.
