@@ -1845,6 +1845,17 @@ def _marker_matches(literal: str, text: str, low: str, at: int) -> bool:
     return True
 
 
+def longest_prefixes(literals: set[str]) -> dict[str, str]:
+    """literal -> the longest other literal it starts with, for those that have one."""
+    bases = {}
+    for literal in literals:
+        for size in range(len(literal) - 1, 0, -1):
+            if literal[:size] in literals:
+                bases[literal] = literal[:size]
+                break
+    return bases
+
+
 class LineMatcher:
     """Finds the lines of a text that hold a query variant or a severity marker, with
     ``str.find`` per lowercase literal (word boundaries checked after; a literal found
@@ -1869,6 +1880,9 @@ class LineMatcher:
         for marker, (_, _, words) in enumerate(SEVERITY_MARKERS):
             for word in words.split("|"):
                 self.literals.setdefault(word.replace("\\n", "\n"), ([], []))[1].append(marker)
+        # The longest other literal each one starts with (see _places); a line-start
+        # marker (pytest's "E   ") is found where its line starts: it neither has nor is one.
+        self.bases = longest_prefixes({lit for lit in self.literals if lit[0] != "\n"})
         self.counts: dict[str, int] = {}
 
     def _at(self, literal: str, text: str, low: str, at: int) -> tuple[list[int], list[int]]:
@@ -1912,10 +1926,11 @@ class LineMatcher:
         only for a query that asks for a problem."""
         hits: list[tuple[int, Any]] = []
         common: list[str] = []
+        places = self._places(low, cap)
         for literal, (variants, _) in self.literals.items():
             if not (variants or self.query.problem):
                 continue
-            mine = self._positions(low, literal, cap)
+            mine = places[literal]
             if mine is None:
                 common.append(literal)
             else:
@@ -1926,6 +1941,21 @@ class LineMatcher:
             hits.extend((at, rarest) for at in self._positions(low, rarest, len(low)) or [])
             del self.counts[rarest]
         return hits
+
+    def _places(self, low: str, cap: int) -> dict[str, list[int] | None]:
+        """_positions() of every literal looked for. One that starts with a shorter one
+        looked for ("failure", "fail") is found among that one's places, a scan of the
+        text fewer, unless that one is too common to be listed."""
+        wanted = [literal for literal, (variants, _) in self.literals.items()
+                  if variants or self.query.problem]
+        places: dict[str, list[int] | None] = {}
+        for literal in sorted(wanted, key=len):
+            known = places.get(self.bases.get(literal, ""))
+            if known is not None:   # every place of the literal is one of its base's
+                places[literal] = [at for at in known if low.startswith(literal, at)]
+            else:
+                places[literal] = self._positions(low, literal, cap)
+        return places
 
     def _kind_hits(self, text: str, cap: int) -> list[tuple[int, Any]]:
         """(position, variant) of the lines of each kind the query asks for."""
@@ -2313,6 +2343,23 @@ class SearchRun:
         self.exhaustive = False
         self.scorer: LineScorer | None = None
         self.windows_read = 0   # windows of chunks read (add_windows), besides whole chunks
+        self._lowered: dict[int, str] = {}
+        self._lines: dict[int, list[str]] = {}
+
+    def lowered(self, chunk: Any) -> str:
+        """A chunk's text in lowercase, made once a search (its strategies bring many of
+        the same chunks of a busy log)."""
+        low = self._lowered.get(chunk["id"])
+        if low is None:
+            low = self._lowered[chunk["id"]] = chunk["text"].lower()
+        return low
+
+    def chunk_lines(self, chunk: Any) -> list[str]:
+        """A chunk's lines, split once a search."""
+        lines = self._lines.get(chunk["id"])
+        if lines is None:
+            lines = self._lines[chunk["id"]] = chunk["text"].split("\n")
+        return lines
 
     # rarity -----------------------------------------------------------------------
     def fts_count(self, expression: str) -> int:
@@ -2417,7 +2464,7 @@ class SearchRun:
         for chunk, offsets in wanted:
             if chunk["id"] in self.chunk_ids or not offsets:
                 continue
-            lines = chunk["text"].split("\n")
+            lines = self.chunk_lines(chunk)
             for first, last in merged_windows(offsets, SEARCH_NEAR, len(lines)):
                 pieces.append((chunk, first, "\n".join(lines[first:last + 1])))
         if pieces:
@@ -2571,7 +2618,7 @@ def _strategy_severity(run: SearchRun) -> str | None:
     for chunk in run.fetch_chunks([*wanted, *found]):
         offsets = [n - chunk["line_start"] for n in wanted.get(chunk["id"], [])]
         if literals:
-            offsets += lines_holding(chunk["text"].lower(), literals, SEARCH_ENUM_CAP)
+            offsets += lines_holding(run.lowered(chunk), literals, SEARCH_ENUM_CAP)
         windows.append((chunk, offsets))
     run.add_windows(windows)
     return "summary lines" + (" + " + " OR ".join(rare) if rare else "")
@@ -2688,7 +2735,7 @@ def _run_fts_lines(run: SearchRun, variants: list[Variant]) -> str | None:
     literals = list(dict.fromkeys(lit for v in chosen for lit in variant_literals(v)))
     windows = []
     for chunk in run.fetch_chunks(run.fts(terms)):
-        windows.append((chunk, lines_holding(chunk["text"].lower(), literals,
+        windows.append((chunk, lines_holding(run.lowered(chunk), literals,
                                              SEARCH_ENUM_CAP)))
     run.add_windows(windows)
     return expression
