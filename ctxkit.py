@@ -1397,6 +1397,11 @@ _RX_NEEDS: dict[str, tuple[str, ...]] = {
     **{pattern: needs for _, pattern, _, needs in LESSER_LINES},
 }
 _RX_CASELESS = {_ERROR_CODE, _OK_LINE, *(pattern for _, pattern, _, _ in LESSER_LINES)}
+# Each pattern's needs as (what a text may start with, what it may hold), for one
+# str.startswith of a tuple and a few ``in``s a line.
+_RX_CHECKS = {pattern: (tuple(n[1:] for n in needs if n[0] == "^"),
+                        tuple(n for n in needs if n[0] != "^"))
+              for pattern, needs in _RX_NEEDS.items()}
 
 
 class _NoMatch:
@@ -1413,18 +1418,23 @@ def _rx_for(pattern: str, text: str, flags: int = 0) -> Any:
     """``_rx(pattern, flags)``, or _NoMatch when ``text`` holds none of the literals every
     match needs (_RX_NEEDS). A pattern that ignores case is checked on the lowercase text
     of an ASCII line, where lowercasing maps each letter as the pattern does."""
-    needs = _RX_NEEDS.get(pattern)
-    if needs is not None:
+    checks = _RX_CHECKS.get(pattern)
+    if checks is not None:
         if pattern in _RX_CASELESS:
-            if text.isascii() and not _holds_any(text.lower(), needs):
+            if text.isascii() and not _holds_any(text.lower(), *checks):
                 return _NoMatch
-        elif not _holds_any(text, needs):
+        elif not _holds_any(text, *checks):
             return _NoMatch
     return _rx(pattern, flags)
 
 
-def _holds_any(text: str, needs: tuple[str, ...]) -> bool:
-    return any(text.startswith(n[1:]) if n[0] == "^" else n in text for n in needs)
+def _holds_any(text: str, starts: tuple[str, ...], holds: tuple[str, ...]) -> bool:
+    if starts and text.startswith(starts):
+        return True
+    for literal in holds:
+        if literal in text:
+            return True
+    return False
 
 
 # --- Output store: search's stored lines -------------------------------------
