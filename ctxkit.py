@@ -5579,7 +5579,8 @@ class Language(Record):
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
-        "class_fields",
+        "class_fields", "element_callbacks", "same_container", "casts",
+        "callback_types",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5594,7 +5595,8 @@ class Language(Record):
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
         "dialect": None, "macro_calls": None, "file_level_calls": True,
         "dynamic_types": frozenset(), "overloads": False, "class_names": (),
-        "accessors": frozenset(), "class_fields": False,
+        "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
+        "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5643,6 +5645,14 @@ class Language(Record):
     #                             value declared so has an unknown type, never an outside one
     class_names: tuple[str, ...]  # names that mean the enclosing class itself (Python's
     #                             cls): calling one constructs it
+    element_callbacks: frozenset[str]  # methods of the standard containers whose callback
+    #                             gets an element first (xs.forEach((x) => ...): x is an X)
+    same_container: frozenset[str]  # methods of the standard containers that give a
+    #                             container of the same elements (xs.filter(f), d.copy())
+    callback_types: bool        # a function given to a call takes its parameters' types
+    #                             from the callee's parameter's function type (TypeScript)
+    casts: frozenset[str]       # functions whose result has the type their first argument
+    #                             names (Python's typing.cast)
     accessors: frozenset[str]   # decorators that make a method read as an attribute
     #                             (Python's property): x.m is what m returns
     overloads: bool             # one qualname defined twice is an overload, chosen by the
@@ -5927,11 +5937,14 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
     types: dict[str, dict[str, str]] = {}
     declared: set[tuple[str, str]] = set()
     for d in defs:
-        for param in d.params:
+        for index, param in enumerate(d.params):
             if param["type"]:
                 name = param["name"].lstrip("*&.$")
                 types.setdefault(d.qualname, {})[name] = param["type"]
                 declared.add((d.qualname, name))
+                if s.language.callback_types and _may_be_function_type(param["type"]):
+                    ctx.setdefault("callbacks", {}).setdefault(d.qualname, {})[str(index)] = \
+                        one_line(param["type"])[:300]
         if d.kind == "method" and s.language.method_types is not None:
             s.language.method_types(s, d, types, ctx)
     for pos, var, type_text, is_declared in vartypes:
@@ -5961,6 +5974,13 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
+
+
+def _may_be_function_type(written: str) -> bool:
+    """A parameter type that is a function type, or a name that may alias one."""
+    written = written.strip()
+    return written.startswith("(") and "=>" in written or \
+        re.fullmatch(r"[A-Z][\w$]*(<.*>)?", written, re.S) is not None
 
 
 def _narrowings(defs: list[_Def], starts: list[int], found: Iterable[tuple],
@@ -6168,7 +6188,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             field is not None and field.id == type_node.id))
         written = s.text(type_node)
         call = type_node.parent
-        if call is not None and call.id == caps["vartype"][0].id and \
+        cast = _cast_type(s, type_node)
+        if cast is not None:  # x = cast(T, v): a T
+            written = cast
+        elif call is not None and call.id == caps["vartype"][0].id and \
                 type_node.type in ("attribute", "member_expression"):
             written = "expr:" + _collapse_arguments(one_line(written))[:200]  # x = a.b
         elif call is not None and call.parent is not None and \
@@ -6205,9 +6228,13 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
-        if caps["aliasvalue"][0].type != "object_type":  # type T = {...}: an interface
+        value = caps["aliasvalue"][0]
+        if value.type == "function_type":  # kept as written: its parameters' types count
+            extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = \
+                one_line(s.text(value))[:300]
+        elif value.type != "object_type":  # type T = {...}: an interface
             extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = _clean_type(
-                s.text(caps["aliasvalue"][0]), generic=True)
+                s.text(value), generic=True)
     elif "local" in caps:
         extra.setdefault("locals", []).append((caps["local"][0].start_byte,
                                                s.text(caps["local"][0])))
@@ -6249,6 +6276,21 @@ def _one_group(text: str) -> bool:
     return False
 
 
+def _function_type_params(text: str) -> list[str]:
+    """The parameter types of a function type ``(a: A, b?: B) => R``, in order."""
+    text = text.strip()
+    if not text.startswith("(") or "=>" not in text:
+        return []
+    depth = 0
+    for end, char in enumerate(text):
+        arrow = char == ">" and text[end - 1] == "="
+        depth += (char in "([{<") - (char in ")]}>" and not arrow)
+        if depth == 0:
+            break
+    params = [p for p in _split_top_level(text[1:end].replace("=>", "->"), ",") if p.strip()]
+    return [p.split(":", 1)[1] if ":" in p else "" for p in params]
+
+
 def _subscript(text: str) -> tuple[str, str] | None:
     """(container, index) of ``a.b[i]``; None unless the text ends in one subscript."""
     if not text.endswith("]"):
@@ -6288,8 +6330,46 @@ def _collapse_arguments(text: str) -> str:
     return "".join(out)
 
 
+def _cast_type(s: _Source, function: Any) -> str | None:
+    """The type a cast call (Python's ``typing.cast(T, v)``) states, when ``function`` is
+    the called name of one."""
+    call = function.parent
+    if not s.language.casts or call is None or call.type != "call" or \
+            s.text(function).rpartition(".")[2] not in s.language.casts:
+        return None
+    arguments = call.child_by_field_name("arguments")
+    first = arguments.named_children[0] if arguments is not None and \
+        arguments.named_children else None
+    return s.text(first) if first is not None and first.type in (
+        "identifier", "attribute", "string", "subscript") else None
+
+
+def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
+    """The untyped parameters of a function given to a call: ``callback:I:J:CALLEE``, the
+    J-th parameter of the function type of the callee's I-th parameter (contextual typing)."""
+    function = caps["narrow"][0]
+    arguments = function.parent
+    index = next(i for i, arg in enumerate(arguments.named_children) if arg.id == function.id)
+    called = caps["callback"][0]
+    owner = called.child_by_field_name("object")
+    text = f"{s.text(owner)}.{s.text(called.child_by_field_name('property'))}" \
+        if owner is not None else s.text(called)  # xs?.forEach: xs.forEach
+    callee = _collapse_arguments(one_line(text))[:200]
+    single = function.child_by_field_name("parameter")
+    holder = function.child_by_field_name("parameters")
+    params = [single] if single is not None else holder.named_children if holder else []
+    for position, param in enumerate(params):
+        name = param if param.type == "identifier" else param.child_by_field_name("pattern")
+        if name is None or name.type != "identifier" or param.child_by_field_name("type"):
+            continue
+        extra.setdefault("narrow", []).append(
+            (function.start_byte, s.text(name), function.start_point[0] + 1,
+             function.end_point[0] + 1, f"callback:{index}:{position}:{callee}"))
+
+
 def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
-    """A test that narrows @var inside @narrow: to @type, a @guard's type or an @member's owner."""
+    """What @var is inside @narrow: @type, a @guard's type, an @member's owner, what
+    @iterated holds (a comprehension); a @callback's parameters (_collect_callback)."""
     block = caps["narrow"][0]
     if "type" in caps:
         if len(caps["type"]) != 1 or len(block.children_by_field_name("type")) > 1:
@@ -6297,6 +6377,11 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
         type_text = _clean_type(s.text(caps["type"][0]))
     elif "guard" in caps:
         type_text = "guard:" + s.text(caps["guard"][0])
+    elif "iterated" in caps:  # [f(x) for x in xs]: x is what xs holds, inside only
+        type_text = "iter:" + _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200]
+    elif "callback" in caps:  # f((a, b) => ...): a and b have the types f's parameter gives
+        _collect_callback(s, caps, extra)
+        return
     else:
         type_text = "in:" + _quoted_text(s, caps["member"][0])
     first = block.start_point[0] + 1
@@ -8167,9 +8252,12 @@ class _Resolver:
         if text.endswith("(...)"):
             head, _, name = text[:-5].rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
-            if dst is None and confidence >= CONF_EXACT and head and \
-                    isinstance(self.expr_type(path, scope, head, line, depth + 1), OutsideGeneric):
-                return None  # map.get(k): the container's method, giving what it holds
+            held = self.expr_type(path, scope, head, line, depth + 1) \
+                if dst is None and confidence >= CONF_EXACT and head else None
+            # map.get(k) on a container outside the index: unknown (what it holds, or
+            # not); xs.filter(f): another container of the same elements
+            if isinstance(held, OutsideGeneric):
+                return held if name in self.language(path).same_container else None
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
             if self.class_like(dst):
@@ -8350,6 +8438,15 @@ class _Resolver:
                 (made if made is OUTSIDE else None)  # ContextManager[X], Iterator[X]: an X
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
+        if type_text.startswith("callback:"):  # a parameter of a function given to a call
+            key = ("callback", path, scope, type_text)
+            if key in self.memo:
+                return None
+            self.memo[key] = None
+            try:
+                return self._callback_parameter(path, scope, *type_text[9:].split(":", 2))
+            finally:
+                del self.memo[key]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
             target = self.resolve_name(path, scope, type_text[6:])
             if not target or target[0] != "node":
@@ -8357,8 +8454,9 @@ class _Resolver:
             written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
             return self.type_named(self.nodes[target[1]].path, "", _clean_type(
                 written.group(1))) if written else None
-        if "#" in type_text:  # the index-th result of a call of f
-            function, _, index = type_text.partition("#")
+        result = re.fullmatch(r"(.+)#(\d+)", type_text)  # not this.#private's #
+        if result:  # the index-th result of a call of f
+            function, index = result.groups()
             found = self.expr_type(path, scope, function + "(...)") if index == "0" else None
             if index != "0":
                 dst, confidence = self.resolve_call(path, scope, function.rpartition(".")[2],
@@ -8420,6 +8518,31 @@ class _Resolver:
         if self.class_like(target[1]):
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
+
+    def _callback_parameter(self, path: str, scope: str, argument: str, position: str,
+                            callee: str) -> Any:
+        """The type of parameter ``position`` of a function given as argument ``argument``
+        of ``callee``: an element of a standard container (xs.forEach((x) => ...)), or
+        what the function type of the callee's parameter declares."""
+        head, _, name = callee.rpartition(".")
+        if head and argument == position == "0" and \
+                name in self.language(path).element_callbacks:
+            held = self.expr_type(path, scope, head)
+            if isinstance(held, OutsideGeneric):
+                return held.held[-1]
+        dst, _ = self.resolve_call(path, scope, name, head or None)
+        if dst is None or self.nodes[dst].kind in CLASS_KINDS:
+            return None
+        _, _, qualname, dst_path = self.nodes[dst]
+        written = self.ctx(dst_path).get("callbacks", {}).get(qualname, {}).get(argument)
+        if written and not written.startswith("("):  # an alias of a function type
+            alias = self._type_alias(dst_path, _clean_type(written))
+            written = alias[1] if alias else None
+        params = _function_type_params(written or "")
+        if int(position) >= len(params):
+            return None
+        return self.type_named(dst_path, qualname, _clean_type(params[int(position)],
+                                                                generic=True))
 
     def _type_alias(self, path: str, name: str, depth: int = 0) -> tuple[str, str] | None:
         """(file, written type) of a type alias ``name`` read in ``path``: its own, or
@@ -8923,6 +9046,12 @@ _PY_QUERY = f"""
 (elif_clause condition: (call function: (identifier) @_test arguments: (argument_list
     . (identifier) @var . [(identifier) (attribute)] @type .)) consequence: (block) @narrow
     (#eq? @_test "isinstance"))
+(except_clause value: (as_pattern [(identifier) (attribute)] @type
+    alias: (as_pattern_target (identifier) @var)) (block) @narrow)
+(list_comprehension (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(set_comprehension (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(dictionary_comprehension (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(generator_expression (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
 (block (assert_statement . (call function: (identifier) @_test
     arguments: (argument_list . (identifier) @var . [(identifier) (attribute)] @type .)))
     @narrow (#eq? @_test "isinstance"))
@@ -9152,7 +9281,8 @@ PYTHON = Language(
     constructor="__init__",
     dynamic_types=frozenset({"Any"}),
     accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
-    class_fields=True,
+    class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
+    casts=frozenset({"cast"}),
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -9545,13 +9675,24 @@ def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
     return None
 
 
+# The methods of Array, ReadonlyArray, Set and Map (TypeScript's lib.es5/es2015/es2023
+# declarations) whose callback's first parameter is an element (a Map's value): not
+# reduce, whose first parameter is the accumulator.
+_JS_ELEMENT_CALLBACKS = frozenset(
+    "forEach map filter find findIndex findLast findLastIndex some every flatMap sort "
+    "toSorted".split())
+# ... and those that give an array of the same elements.
+_JS_SAME_CONTAINER = frozenset(
+    "filter slice concat sort reverse toSorted toReversed toSpliced".split())
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
+    element_callbacks=_JS_ELEMENT_CALLBACKS, same_container=_JS_SAME_CONTAINER,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
-    receiver_call=_js_receiver_call, method_fallback=_js_constructor_function)
+    receiver_call=_js_receiver_call, method_fallback=_js_constructor_function,
+    callback_types=True)
 JAVASCRIPT = Language(
     name="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"), fence="javascript",
     query=_JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
@@ -9564,6 +9705,8 @@ _TS_FIELDS = """
     type: (type_annotation (_) @type)) @vartype @self
 (property_signature name: (property_identifier) @var type: (type_annotation (_) @type))
     @vartype @self
+(call_expression function: [(identifier) (member_expression)] @callback
+    arguments: (arguments [(arrow_function) (function_expression)] @narrow))
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @var !type
     value: (new_expression constructor: (_) @type)) @vartype @self
 """
