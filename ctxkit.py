@@ -56,7 +56,9 @@ __version__ = "0.1.0"
 #   1  every section's first tables (graph, output store, lessons, snapshots)
 #   2  graph_pending: index work a killed run left to finish; nodes.recovered;
 #      every file parsed again (definitions' lines include their decorators)
-SCHEMA_VERSION = 2
+#   3  edges.args: a call's argument count, which picks an overload; every file
+#      parsed again
+SCHEMA_VERSION = 3
 
 STATE_DIR = ".ctxkit"
 DB_NAME = "ctxkit.db"
@@ -4839,8 +4841,16 @@ ALTER TABLE nodes ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
 UPDATE files SET sha1 = '', mtime_ns = -1;
 """
 
+# Version 3: this session's changes, in one step.
+_SCHEMA_3 = """
+ALTER TABLE edges ADD COLUMN args INTEGER;
+-- Call edges now keep their argument count (overloads are chosen by it): no file
+-- is taken as unchanged, so the next index parses each again.
+UPDATE files SET sha1 = '', mtime_ns = -1;
+"""
+
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
-MIGRATIONS: tuple[str, ...] = (_SCHEMA_1, _SCHEMA_2)
+MIGRATIONS: tuple[str, ...] = (_SCHEMA_1, _SCHEMA_2, _SCHEMA_3)
 
 
 def split_sql(script: str) -> list[str]:
@@ -5237,6 +5247,8 @@ CREATE TABLE IF NOT EXISTS nodes (
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
 CREATE INDEX IF NOT EXISTS nodes_qualname ON nodes(project, qualname);
 CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id, line);
+-- edges.args (calls): the arguments written at the site, NULL when unknown; added by
+-- version 3's ALTER TABLE, so it is written as that statement leaves it.
 CREATE TABLE IF NOT EXISTS edges (
     id INTEGER PRIMARY KEY,
     project TEXT NOT NULL,
@@ -5249,7 +5261,7 @@ CREATE TABLE IF NOT EXISTS edges (
     line INTEGER,                  -- call site / import line
     confidence REAL NOT NULL DEFAULT 1.0,
     file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE
-);
+    , args INTEGER);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src_id, kind);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst_id, kind);
 CREATE TABLE IF NOT EXISTS graph_pending (
@@ -5859,7 +5871,7 @@ def _called_params(defs: list[_Def], calls: list[tuple],
     """Parameters called by their bare name (callbacks): never a definition of the index."""
     found: dict[str, set[str]] = {}
     params = {i: {p["name"] for p in d.params} for i, d in enumerate(defs) if d.params}
-    for (_, _, callee, recv, _), index in zip(calls, call_scopes, strict=True):
+    for (_, _, callee, recv, _, _), index in zip(calls, call_scopes, strict=True):
         index = index if recv is None and params else -1
         while index >= 0:
             if callee in params.get(index, ()):
@@ -5871,12 +5883,12 @@ def _called_params(defs: list[_Def], calls: list[tuple],
 
 def _call_records(defs: list[_Def], calls: list[tuple], call_scopes: list[int],
                   emitted: dict[int, int]) -> list[tuple]:
-    """(caller record index or -1 for the file, callee, receiver, written, line)."""
+    """(caller record index or -1 for the file, callee, receiver, written, line, arity)."""
     records = []
-    for (_, line, callee, recv, written), index in zip(calls, call_scopes, strict=True):
+    for (_, line, callee, recv, written, arity), index in zip(calls, call_scopes, strict=True):
         while index >= 0 and (defs[index].kind.startswith("scope") or defs[index].recovered):
             index = defs[index].parent  # a recovered definition never calls: its parent does
-        records.append((emitted.get(index, -1), callee, recv, written, line))
+        records.append((emitted.get(index, -1), callee, recv, written, line, arity))
     return records
 
 
@@ -5890,6 +5902,15 @@ def _module_docstring(s: _Source, root: Any) -> str | None:
     if first.type in ("comment", "line_comment", "block_comment"):
         return _comment_text([s.text(first)])
     return None
+
+
+def _arity(call: Any) -> int | None:
+    """The number of arguments written at a call (its ``arguments`` field), None where
+    the grammar gives none; what picks one of several overloads (Language.overloads)."""
+    arguments = call.child_by_field_name("arguments")
+    if arguments is None:
+        return None
+    return sum(1 for child in arguments.named_children if "comment" not in child.type)
 
 
 def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], calls: list,
@@ -5927,7 +5948,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             written = f"{recv_text}.{name}"
         if "maybe_local" in caps:  # a bare identifier: a call unless it names a variable
             extra.setdefault("maybe_local", set()).add(len(calls))
-        calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
+        calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200],
+                      _arity(call)))
     elif "import" in caps:
         imports.append(caps["import"][0])
     elif "narrow" in caps:
@@ -6783,6 +6805,8 @@ SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qu
                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, "
                    "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+SQL_CALL_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, "
+                   "line, confidence, file_id, args) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
 SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
 # Secondary indexes of the graph tables, as GRAPH_SCHEMA creates them. A full index
@@ -7440,6 +7464,25 @@ ResolverNode = collections.namedtuple("ResolverNode", "kind name qualname path")
 _NO_NODE = ResolverNode("", "", "", "")
 
 
+def _parameter_shape(params_json: str) -> tuple[int, float]:
+    """(fewest, most) arguments a definition's parameters take: a parameter with a
+    default may be left out, a variadic one (Java's `T... xs`, C++'s `...`, Kotlin's
+    `vararg`, C#'s `params`) takes any number."""
+    try:
+        params = json.loads(params_json or "[]")
+    except ValueError:
+        return 0, float("inf")
+    fewest, most = 0, 0.0
+    for param in params:
+        written = f"{param.get('type') or ''} {param.get('name') or ''}"
+        if "..." in written or written.split()[:1] in (["vararg"], ["params"]):
+            most = float("inf")
+        elif param.get("default") is None:
+            fewest += 1
+        most += 1
+    return fewest, most
+
+
 class _Resolver:
     """In-memory lookup tables over the whole project's nodes."""
 
@@ -7521,6 +7564,32 @@ class _Resolver:
                 (path, qualname) for kind, _, qualname, path in self.nodes.values())
         _, _, qualname, path = self.nodes[node]
         return counts[(path, qualname)] > 1
+
+    def overload_for(self, node: int, arity: int | None) -> int | None:
+        """Of the definitions of ``node``'s qualname in its file (overloads, told apart
+        by their parameters), the one whose parameters admit ``arity`` arguments when it
+        is the only one; else None (the count unknown, or several or none admit it)."""
+        sets = self.memo.get("overload sets")
+        if sets is None:
+            sets = self.memo["overload sets"] = {}
+            for other, (_, _, qualname, path) in self.nodes.items():
+                sets.setdefault((path, qualname), []).append(other)
+        _, _, qualname, path = self.nodes[node]
+        overloads = sets.get((path, qualname), [node])
+        if len(overloads) == 1:
+            return node
+        if arity is None:
+            return None
+        shapes = self.memo.setdefault("parameter shapes", {})
+        missing = [other for other in overloads if other not in shapes]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            for row in self.db.query(f"SELECT id, params FROM nodes WHERE id IN ({marks})",
+                                     missing):
+                shapes[row["id"]] = _parameter_shape(row["params"])
+        fits = [other for other in overloads
+                if shapes.get(other, (0, 0))[0] <= arity <= shapes.get(other, (0, 0))[1]]
+        return fits[0] if len(fits) == 1 else None
 
     def load_bases(self) -> None:
         self.bases, self.subclasses = {}, {}
@@ -8430,7 +8499,7 @@ SQL_AFFECTED_CREATE = "CREATE TEMP TABLE IF NOT EXISTS graph_affected (name TEXT
 SQL_AFFECTED_CLEAR = "DELETE FROM graph_affected"
 SQL_AFFECTED_FILL = "INSERT OR IGNORE INTO graph_affected (name) VALUES (?)"
 SQL_AFFECTED_CALLS = (
-    "SELECT e.id, e.file_id, f.path, e.src_id, e.callee, e.recv, e.dst_name, e.line "
+    "SELECT e.id, e.file_id, f.path, e.src_id, e.callee, e.recv, e.dst_name, e.line, e.args "
     "FROM edges e JOIN graph_affected a ON a.name = e.callee JOIN files f ON f.id = e.file_id "
     "WHERE e.project = ? AND e.kind = 'calls'")
 SQL_AFFECTED_BASES = (
@@ -8496,8 +8565,8 @@ def _call_sites(resolver: _Resolver, run: _IndexRun,
     for index in range(len(run.calls)) if files is None else files:
         file_id, path, file_node, blob = run.calls[index]
         resolver.next_file()
-        for scope, callee, recv, written, line in marshal.loads(blob):
-            yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line
+        for scope, callee, recv, written, line, arity in marshal.loads(blob):
+            yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line, arity
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
@@ -8536,10 +8605,10 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     their ids are the same as one process gives.
     """
     present = {(src, line, recv, callee)     # old sites, as _call_sites yields new ones
-               for _, _, _, src, callee, recv, _, line in old}
+               for _, _, _, src, callee, recv, _, line, _ in old}
     if workers > 1 and len(run.calls) >= GRAPH_PARALLEL_RESOLVE_FILES:
         for rows in _parallel_call_rows(db, resolver, run, present, workers):
-            db.executemany(SQL_EDGE_INSERT, rows)
+            db.executemany(SQL_CALL_INSERT, rows)
         sites: Iterable[tuple] = old
     else:
         sites = itertools.chain(_call_sites(resolver, run), old)
@@ -8547,9 +8616,9 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     for site in sites:
         _resolve_site(resolver, run, present, site, inserts, updates)
         if len(inserts) >= GRAPH_WRITE_CHUNK:
-            db.executemany(SQL_EDGE_INSERT, inserts)
+            db.executemany(SQL_CALL_INSERT, inserts)
             inserts = []
-    db.executemany(SQL_EDGE_INSERT, inserts)
+    db.executemany(SQL_CALL_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
     run.calls.clear()
 
@@ -8557,7 +8626,7 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site: tuple,
                   inserts: list[tuple], updates: list[tuple]) -> None:
     """One call site: its edge (a new row, or an update of an old edge) and its constructor."""
-    edge_id, file_id, path, src, callee, recv, written, line = site
+    edge_id, file_id, path, src, callee, recv, written, line, arity = site
     if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
         return
     scope = resolver.nodes[src]
@@ -8570,9 +8639,11 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
     if dst is not None and resolver.nodes[dst].kind in ("interface", "trait"):
         dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
+    if dst is not None and resolver.language(path).overloads:
+        dst = resolver.overload_for(dst, arity) or dst
     if edge_id is None:
         inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
-                        confidence, file_id))
+                        confidence, file_id, arity))
     else:
         updates.append((dst, confidence, edge_id))
     expand = resolver.language(path).macro_calls
@@ -8580,7 +8651,7 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         for name, target, conf in expand(resolver, path, callee):
             if (src, line, f"#{callee}", name) not in present:
                 inserts.append((run.project, "calls", src, target, name, name,
-                                f"#{callee}", line, conf, file_id))
+                                f"#{callee}", line, conf, file_id, None))
     init = resolver.language(path).constructor
     named_as_class = init == CONSTRUCTOR_IS_CLASS_NAME
     if named_as_class and dst is not None:
@@ -8590,10 +8661,12 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         cls_text = f"{recv}.{callee}" if recv else callee
         ctor = resolver.method_lookup(dst, init)
         if named_as_class and ctor is not None and resolver.overloaded(ctor):
-            ctor = None  # which of Cls(int) / Cls(double) runs is the types' call
+            # which of Cls(int) / Cls(String, int) runs: the one the arguments' count
+            # admits, when only one does (their types are the compiler's choice)
+            ctor = resolver.overload_for(ctor, arity)
         if ctor is not None and (src, line, cls_text, init) not in present:
             inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
-                            cls_text, line, confidence, file_id))
+                            cls_text, line, confidence, file_id, arity))
 
 
 # What a forked resolution worker inherits: (resolver, run, present, database path).
