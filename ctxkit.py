@@ -7817,6 +7817,9 @@ class _Resolver:
             cls = self._class_parameter(path, scope, callee, language)
             if cls is not None:
                 return cls, CONF_EXACT  # cls(...) in a class method: a construction
+            if language.constructor == CONSTRUCTOR_IS_CLASS_NAME and \
+                    callee in ("this", *language.super_names):
+                return self._class_constructor(path, scope, callee != "this")
             if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
                 # super(...) in a JS/TS constructor; Python's super() is a builtin
                 return self._resolve_self(path, scope, language.constructor, "super", language)
@@ -7877,6 +7880,22 @@ class _Resolver:
         if language.bare_outside and _absent(self, path, callee):
             return None, 1.0
         return self.guess(callee, language.name)
+
+    def _class_constructor(self, path: str, scope: str,
+                           of_base: bool) -> tuple[int | None, float]:
+        """Java's `super(...)` (of_base) and `this(...)` in a constructor: a constructor,
+        named as its class, of the base or of the class itself (which overload, the
+        arguments say: _resolve_site). None when it has none in the index: the
+        base is outside, or declares no constructor and gets the implicit one."""
+        cls = self.enclosing_class(path, scope)
+        if cls is None:
+            return None, 0.0
+        for owner in self.bases.get(cls, []) if of_base else [cls]:
+            _, name, qualname, owner_path = self.nodes[owner]
+            found = self.by_pq.get((owner_path, f"{qualname}.{name}"))
+            if found is not None:
+                return found, CONF_EXACT
+        return None, CONF_EXACT
 
     def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
                       language: Language) -> tuple[int | None, float]:
@@ -9847,6 +9866,7 @@ _JAVA_QUERY = """
 (method_invocation object: (_) @recv name: (identifier) @callee) @call
 (method_invocation !object name: (identifier) @callee) @call
 (object_creation_expression type: (type_identifier) @callee) @call
+(explicit_constructor_invocation constructor: [(this) (super)] @callee) @call
 (import_declaration) @import
 (package_declaration (_) @package)
 (local_variable_declaration type: (_) @type declarator: (variable_declarator

@@ -36,7 +36,13 @@ CASES = [
                                                "src/shop/Shipping.java:Shipping.numbered",
                                                "src/shop/Label.java:Label.with#2"}),
     (JAVA, "src/shop/Label.java:Label.Label#2", {"src/shop/Shipping.java:Shipping.batch",
-                                                 "src/shop/Label.java:Label.with"}),
+                                                 "src/shop/Label.java:Label.with",
+                                                 "src/shop/Label.java:Label.Label",
+                                                 "src/shop/FragileLabel.java:"
+                                                 "FragileLabel.FragileLabel#2"}),
+    # super(...) and this(...) in a constructor run the base's and the class's own.
+    (JAVA, "src/shop/FragileLabel.java:FragileLabel.FragileLabel#2",
+     {"src/shop/FragileLabel.java:FragileLabel.FragileLabel"}),
     # Cls(...) runs Cls.__init__, or the one a base defines.
     (PY, "shop/models.py:Base.__init__", {"shop/build.py:make_base", "shop/build.py:make_child"}),
     (PY, "shop/models.py:Child", {"shop/build.py:make_child"}),
