@@ -56,7 +56,7 @@ __version__ = "0.1.0"
 #   1  every section's first tables (graph, output store, lessons, snapshots)
 #   2  graph_pending: index work a killed run left to finish; nodes.recovered;
 #      every file parsed again (definitions' lines include their decorators)
-#   3  edges.args: a call's argument count, which picks an overload; every file
+#   3  edges.args: a call's arguments (count and kinds), which pick an overload; every file
 #      parsed again
 SCHEMA_VERSION = 3
 
@@ -4843,8 +4843,8 @@ UPDATE files SET sha1 = '', mtime_ns = -1;
 
 # Version 3: this session's changes, in one step.
 _SCHEMA_3 = """
-ALTER TABLE edges ADD COLUMN args INTEGER;
--- Call edges now keep their argument count (overloads are chosen by it): no file
+ALTER TABLE edges ADD COLUMN args TEXT;
+-- Call edges now keep their arguments' count and kinds (overloads are chosen by them): no file
 -- is taken as unchanged, so the next index parses each again.
 UPDATE files SET sha1 = '', mtime_ns = -1;
 """
@@ -5247,7 +5247,8 @@ CREATE TABLE IF NOT EXISTS nodes (
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
 CREATE INDEX IF NOT EXISTS nodes_qualname ON nodes(project, qualname);
 CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id, line);
--- edges.args (calls): the arguments written at the site, NULL when unknown; added by
+-- edges.args (calls): the arguments written at the site, one word each (_arguments),
+-- NULL when the grammar gives none; added by
 -- version 3's ALTER TABLE, so it is written as that statement leaves it.
 CREATE TABLE IF NOT EXISTS edges (
     id INTEGER PRIMARY KEY,
@@ -5261,7 +5262,7 @@ CREATE TABLE IF NOT EXISTS edges (
     line INTEGER,                  -- call site / import line
     confidence REAL NOT NULL DEFAULT 1.0,
     file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE
-    , args INTEGER);
+    , args TEXT);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src_id, kind);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst_id, kind);
 CREATE TABLE IF NOT EXISTS graph_pending (
@@ -5359,6 +5360,7 @@ CONF_EXACT = 1.0      # scope, imports, self/this/cls, the enclosing class and i
 CONF_TYPED = 0.9      # receiver's type read from an annotation or a constructor call
 CONF_UNIQUE = 0.7     # a bare name defined once in the whole index
 CONF_UNIQUE_ATTR = 0.5  # x.name() on an unknown x, the name defined once in the index
+CONF_OVERLOAD = 0.4   # one of several overloads the call's argument count admits
 DEFAULT_MIN_CONFIDENCE = 0.5
 
 
@@ -5883,12 +5885,13 @@ def _called_params(defs: list[_Def], calls: list[tuple],
 
 def _call_records(defs: list[_Def], calls: list[tuple], call_scopes: list[int],
                   emitted: dict[int, int]) -> list[tuple]:
-    """(caller record index or -1 for the file, callee, receiver, written, line, arity)."""
+    """(caller record index or -1 for the file, callee, receiver, written, line, arguments)."""
     records = []
-    for (_, line, callee, recv, written, arity), index in zip(calls, call_scopes, strict=True):
+    for (_, line, callee, recv, written, arguments), index in zip(calls, call_scopes,
+                                                                  strict=True):
         while index >= 0 and (defs[index].kind.startswith("scope") or defs[index].recovered):
             index = defs[index].parent  # a recovered definition never calls: its parent does
-        records.append((emitted.get(index, -1), callee, recv, written, line, arity))
+        records.append((emitted.get(index, -1), callee, recv, written, line, arguments))
     return records
 
 
@@ -5904,13 +5907,46 @@ def _module_docstring(s: _Source, root: Any) -> str | None:
     return None
 
 
-def _arity(call: Any) -> int | None:
-    """The number of arguments written at a call (its ``arguments`` field), None where
-    the grammar gives none; what picks one of several overloads (Language.overloads)."""
+def _arguments(s: _Source, call: Any) -> str | None:
+    """The arguments written at a call, one word each, joined by commas ("" for none;
+    None where the grammar gives no ``arguments`` field): what picks one of several
+    overloads (Language.overloads) by count and, where the text says it, by type.
+
+    A word is a literal's type (``"`` a string, ``'`` a character, ``0`` an integer,
+    ``0.0`` a real, ``b`` a boolean, ``null``), ``=NAME`` for a variable (typed at
+    resolution), ``:TYPE`` for a construction or a cast, ``?`` for anything else.
+    """
     arguments = call.child_by_field_name("arguments")
     if arguments is None:
         return None
-    return sum(1 for child in arguments.named_children if "comment" not in child.type)
+    return ",".join(_argument_word(s, child) for child in arguments.named_children
+                    if "comment" not in child.type)
+
+
+def _argument_word(s: _Source, node: Any) -> str:
+    kind = node.type
+    if node.named_child_count == 1 and kind in ("argument", "value_argument"):
+        return _argument_word(s, node.named_children[0])  # C#, Kotlin wrap each argument
+    for part, word in (("string", '"'), ("text_block", '"'), ("char", "'"), ("float", "0.0"),
+                       ("real", "0.0"), ("integer", "0"), ("number", "0"), ("true", "b"),
+                       ("false", "b"), ("boolean", "b"), ("null", "null")):
+        if part in kind:
+            return word
+    if kind in ("identifier", "simple_identifier"):
+        return "=" + s.text(node)
+    typed = node.child_by_field_name("type")
+    if typed is not None and kind in ("object_creation_expression", "cast_expression",
+                                      "new_expression"):
+        return ":" + _base_type(s.text(typed))
+    return "?"
+
+
+def _base_type(written: str) -> str:
+    """A written type's class name: ``java.util.List<String>`` is ``List``, ``const
+    Foo&`` is ``Foo``, ``String?`` is ``String``, ``int[]`` stays ``int[]``."""
+    written = written.split("<", 1)[0].replace("const ", "").replace("final ", "")
+    written = written.strip().rstrip("&*?").strip()
+    return written.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
 
 
 def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], calls: list,
@@ -5949,7 +5985,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         if "maybe_local" in caps:  # a bare identifier: a call unless it names a variable
             extra.setdefault("maybe_local", set()).add(len(calls))
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200],
-                      _arity(call)))
+                      _arguments(s, call)))
     elif "import" in caps:
         imports.append(caps["import"][0])
     elif "narrow" in caps:
@@ -7464,15 +7500,15 @@ ResolverNode = collections.namedtuple("ResolverNode", "kind name qualname path")
 _NO_NODE = ResolverNode("", "", "", "")
 
 
-def _parameter_shape(params_json: str) -> tuple[int, float]:
-    """(fewest, most) arguments a definition's parameters take: a parameter with a
-    default may be left out, a variadic one (Java's `T... xs`, C++'s `...`, Kotlin's
-    `vararg`, C#'s `params`) takes any number."""
+def _parameter_shape(params_json: str) -> tuple[int, float, list[str]]:
+    """(fewest, most) arguments a definition's parameters take, and each one's class
+    name: a parameter with a default may be left out, a variadic one (Java's
+    `T... xs`, C++'s `...`, Kotlin's `vararg`, C#'s `params`) takes any number."""
     try:
         params = json.loads(params_json or "[]")
     except ValueError:
-        return 0, float("inf")
-    fewest, most = 0, 0.0
+        return 0, float("inf"), []
+    fewest, most, types = 0, 0.0, []
     for param in params:
         written = f"{param.get('type') or ''} {param.get('name') or ''}"
         if "..." in written or written.split()[:1] in (["vararg"], ["params"]):
@@ -7480,7 +7516,47 @@ def _parameter_shape(params_json: str) -> tuple[int, float]:
         elif param.get("default") is None:
             fewest += 1
         most += 1
-    return fewest, most
+        types.append(_base_type(param.get("type") or ""))
+    return fewest, most, types
+
+
+# The literal marks of _argument_word and the parameter types each may be passed to:
+# (exactly, by a widening or boxing conversion). Anything else takes only a reference.
+_LITERAL_FITS = {
+    '"': ({"String", "string", "str"}, {"CharSequence", "Comparable", "Serializable"}),
+    "'": ({"char", "Character", "Char"}, {"int", "long", "float", "double", "Integer"}),
+    "0": ({"int", "Integer", "Int"}, {"long", "Long", "short", "byte", "float", "double",
+                                     "Number", "size_t", "unsigned", "uint"}),
+    "0.0": ({"double", "Double", "float", "Float"}, {"Number"}),
+    "b": ({"boolean", "Boolean", "bool", "Bool"}, set()),
+}
+_PRIMITIVES = frozenset({"int", "long", "short", "byte", "char", "boolean", "bool", "double",
+                         "float"})
+_ANY_REFERENCE = frozenset({"Object", "object", "Any", "dynamic", "auto"})
+
+
+def _argument_fit(kind: str, param: str) -> int | None:
+    """How an argument of ``kind`` (_Resolver._argument_type) fits a parameter of class
+    name ``param``: 2 exactly, 1 by a conversion, 0 unknown, None not at all."""
+    if not param or kind == "?":
+        return 0
+    generic = len(param) <= 2 and param[:1].isupper()   # T, K, V, E1: a type parameter
+    if kind == "null":
+        return None if param in _PRIMITIVES else 0
+    if kind in _LITERAL_FITS:
+        exact, converted = _LITERAL_FITS[kind]
+        if param in exact:
+            return 2
+        if param in converted or param in _ANY_REFERENCE or generic:
+            return 1
+        return None
+    written = kind[1:]  # ":TYPE"
+    if written == param:
+        return 2
+    if param in _PRIMITIVES and written not in _PRIMITIVES and written[:1].isupper() and \
+            written not in ("Integer", "Long", "Character", "Boolean", "Double", "Float"):
+        return None  # a class instance is no primitive
+    return 0
 
 
 class _Resolver:
@@ -7565,21 +7641,24 @@ class _Resolver:
         _, _, qualname, path = self.nodes[node]
         return counts[(path, qualname)] > 1
 
-    def overload_for(self, node: int, arity: int | None) -> int | None:
-        """Of the definitions of ``node``'s qualname in its file (overloads, told apart
-        by their parameters), the one whose parameters admit ``arity`` arguments when it
-        is the only one; else None (the count unknown, or several or none admit it)."""
+    def overloads_admitting(self, node: int, arguments: str | None, path: str = "",
+                            scope: str = "", line: int = 0) -> list[int]:
+        """The definitions of ``node``'s qualname in its file (overloads, told apart by
+        their parameters) that a call with these ``arguments`` (_arguments) can run, in
+        file order: ``[node]`` when it has no overload, all of them when the arguments
+        are unknown. By count first, a variadic overload only when no other takes that
+        many (Java's third phase, C++'s ellipsis ranked last, C#'s expanded form); then,
+        of several, the ones the arguments' written types fit best (a literal, or a
+        variable typed where ``scope`` of ``path`` declares it)."""
         sets = self.memo.get("overload sets")
         if sets is None:
             sets = self.memo["overload sets"] = {}
-            for other, (_, _, qualname, path) in self.nodes.items():
-                sets.setdefault((path, qualname), []).append(other)
-        _, _, qualname, path = self.nodes[node]
-        overloads = sets.get((path, qualname), [node])
-        if len(overloads) == 1:
-            return node
-        if arity is None:
-            return None
+            for other, (_, _, qualname, owner_path) in self.nodes.items():
+                sets.setdefault((owner_path, qualname), []).append(other)
+        _, _, qualname, node_path = self.nodes[node]
+        overloads = sets.get((node_path, qualname), [node])
+        if len(overloads) == 1 or arguments is None:
+            return overloads
         shapes = self.memo.setdefault("parameter shapes", {})
         missing = [other for other in overloads if other not in shapes]
         if missing:
@@ -7587,9 +7666,30 @@ class _Resolver:
             for row in self.db.query(f"SELECT id, params FROM nodes WHERE id IN ({marks})",
                                      missing):
                 shapes[row["id"]] = _parameter_shape(row["params"])
-        fits = [other for other in overloads
-                if shapes.get(other, (0, 0))[0] <= arity <= shapes.get(other, (0, 0))[1]]
-        return fits[0] if len(fits) == 1 else None
+        words = arguments.split(",") if arguments else []
+        fits = [other for other in overloads if other in shapes
+                and shapes[other][0] <= len(words) <= shapes[other][1]]
+        fits = [other for other in fits if shapes[other][1] != float("inf")] or fits
+        if len(fits) < 2:
+            return fits
+        types = [self._argument_type(word, path, scope, line) for word in words]
+        scored = []
+        for other in fits:
+            params = shapes[other][2]
+            points = [_argument_fit(kind, params[min(i, len(params) - 1)] if params else "")
+                      for i, kind in enumerate(types)]
+            if None not in points:
+                scored.append((sum(points), other))
+        best = max((points for points, _ in scored), default=None)
+        return [other for points, other in scored if points == best] or fits
+
+    def _argument_type(self, word: str, path: str, scope: str, line: int) -> str:
+        """An argument word as a type to fit: a literal's mark, a variable's written
+        class name (``?`` when its declaration says none)."""
+        if word.startswith("="):
+            found = self.variable_type(path, scope, word[1:], line) if path else None
+            return ":" + _base_type(found[0]) if found else "?"
+        return word
 
     def load_bases(self) -> None:
         self.bases, self.subclasses = {}, {}
@@ -8584,8 +8684,9 @@ def _call_sites(resolver: _Resolver, run: _IndexRun,
     for index in range(len(run.calls)) if files is None else files:
         file_id, path, file_node, blob = run.calls[index]
         resolver.next_file()
-        for scope, callee, recv, written, line, arity in marshal.loads(blob):
-            yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line, arity
+        for scope, callee, recv, written, line, arguments in marshal.loads(blob):
+            yield (None, file_id, path, file_node + 1 + scope, callee, recv, written, line,
+                   arguments)
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
@@ -8645,7 +8746,7 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site: tuple,
                   inserts: list[tuple], updates: list[tuple]) -> None:
     """One call site: its edge (a new row, or an update of an old edge) and its constructor."""
-    edge_id, file_id, path, src, callee, recv, written, line, arity = site
+    edge_id, file_id, path, src, callee, recv, written, line, arguments = site
     if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
         return
     scope = resolver.nodes[src]
@@ -8659,10 +8760,13 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
     if dst is not None and resolver.nodes[dst].kind in ("interface", "trait"):
         dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
     if dst is not None and resolver.language(path).overloads:
-        dst = resolver.overload_for(dst, arity) or dst
+        fits = resolver.overloads_admitting(dst, arguments, path, scope_qual, line)
+        if len(fits) > 1:  # which of them runs, the arguments' types say: a guess
+            confidence = min(confidence, CONF_OVERLOAD)
+        dst = fits[0] if fits else dst
     if edge_id is None:
         inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
-                        confidence, file_id, arity))
+                        confidence, file_id, arguments))
     else:
         updates.append((dst, confidence, edge_id))
     expand = resolver.language(path).macro_calls
@@ -8682,10 +8786,11 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         if named_as_class and ctor is not None and resolver.overloaded(ctor):
             # which of Cls(int) / Cls(String, int) runs: the one the arguments' count
             # admits, when only one does (their types are the compiler's choice)
-            ctor = resolver.overload_for(ctor, arity)
+            fits = resolver.overloads_admitting(ctor, arguments, path, scope_qual, line)
+            ctor = fits[0] if len(fits) == 1 else None
         if ctor is not None and (src, line, cls_text, init) not in present:
             inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
-                            cls_text, line, confidence, file_id, arity))
+                            cls_text, line, confidence, file_id, arguments))
 
 
 # What a forked resolution worker inherits: (resolver, run, present, database path).

@@ -28,12 +28,16 @@ JAVA = "graph_classes_java"
 
 # (fixture, symbol, exactly these callers at the default confidence)
 CASES = [
-    # Overloads (Java) are told apart by the number of arguments the call writes:
-    # with(String) and with(String, Object...), Label(String) and Label(String, int).
-    (JAVA, "src/shop/Label.java:Label.with", {"src/shop/Shipping.java:Shipping.batch"}),
+    # Overloads (Java) are told apart by the number of arguments the call writes, a
+    # variadic one taken only when no other fits (with(String), with(String, Object...)),
+    # then by the written types: a literal's, a declared variable's (with(char)).
+    (JAVA, "src/shop/Label.java:Label.with", {"src/shop/Shipping.java:Shipping.batch",
+                                              "src/shop/Label.java:Label.with#3"}),
     (JAVA, "src/shop/Label.java:Label.with#2", {"src/shop/Shipping.java:Shipping.numbered"}),
+    (JAVA, "src/shop/Label.java:Label.with#3", {"src/shop/Shipping.java:Shipping.marked"}),
     (JAVA, "src/shop/Label.java:Label.Label", {"src/shop/Shipping.java:Shipping.single",
                                                "src/shop/Shipping.java:Shipping.numbered",
+                                               "src/shop/Shipping.java:Shipping.marked",
                                                "src/shop/Label.java:Label.with#2"}),
     (JAVA, "src/shop/Label.java:Label.Label#2", {"src/shop/Shipping.java:Shipping.batch",
                                                  "src/shop/Label.java:Label.with",
