@@ -1283,22 +1283,32 @@ _OK_LINE = r"(?i:\b(?:pass|passed|passing|ok|success|successful|successfully|suc
 # negated_spans() then reads the field's name as written (see there). The one rule for
 # search's severity and the run summary's error lines. (ASCII: compiling \w for all of
 # Unicode would cost more than the search.)
-_NEGATION = (r"\b(?:no|none|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
-             r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
-             r"defects?|violations?)\b|\b0\s+[a-z]\w*"
-             r"|(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*[:=]\s*(?:0|none|false|nil|\[\])"
-             r"(?![\w.])|\bnothing to \w+")
+_NEGATED_WORD = (r"(?:no|none|zero|without|never|not any)\s+(?:\w+\s+){0,2}?(?:err\w*|fail\w*|"
+                 r"issues?|problems?|warn\w*|exceptions?|panics?|crash\w*|vulnerabilit\w*|"
+                 r"defects?|violations?)\b")
+_NEGATED_VALUE = r"[:=]\s*(?:0|none|false|nil|\[\])(?![\w.])"
+_NEGATED_FIELD = r"(?P<field>\b[a-z]\w*(?:[ \t]+[a-z]\w*){0,2})\s*" + _NEGATED_VALUE
+_NEGATION = (r"\b" + _NEGATED_WORD + r"|\b0\s+[a-z]\w*|" + _NEGATED_FIELD +
+             r"|\bnothing to \w+")
+# negated_spans() scans a line for _NEGATION in two parts: the field's (two thirds of
+# the scan, at every word of the line) only in a line where some value is 0/none/false,
+# and the rest (see _negations).
+_NEGATION_NO_FIELD = r"\b(?:" + _NEGATED_WORD + r"|0\s+[a-z]\w*|(?P<nothing>nothing to \w+))"
 # Lines that speak less than the message near them: the source a compiler or test runner
 # echoes under a diagnostic (rustc/gcc `  7 |     code`, jest/babel `> 11 |`, pytest's
 # `>       code`, the code under Python's `File "x", line N`), and the tools' standard
 # advice (Maven's "re-run with -e", Gradle's "Run with --stacktrace", rustc's "For more
 # information", pip's "likely not a problem with pip", npm's "A complete log").
+# (name, pattern, share, literals one of which every match holds: see _rx_for)
 LESSER_LINES = (
-    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75),
+    ("source echo", r"^\s*>?\s*\d+\s*\|\s|^>\s{3,}\S|^\s*\|\s*$", 0.75, ("|", ">")),
     ("advice", r"\bre-?run\b|\brun with --|\bfor more information\b|"
                r"\bfor (?:further|more) details\b|\bsee above\b|\bto see the full\b|"
                r"\bplease refer to\b|\ba complete log\b|\blikely not a problem\b|"
-               r"\bget more help\b", 0.6),
+               r"\bget more help\b", 0.6,
+     ("rerun", "re-run", "run with --", "for more", "for further", "see above",
+      "to see the full", "please refer", "a complete log", "likely not a problem",
+      "get more help")),
 )
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
@@ -1310,7 +1320,6 @@ _ERROR_CODE = (r"(?i:exit(?:ed)?(?: with)? ?(?:code|status)\W{0,3}[1-9]\d*\W*$|"
 _FILE_REF = (r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
              r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
              r":(?P<line2>\d+)")
-_TEST_ID_SHAPE = r"::|/|›|\.|^[Tt]est|_test\b|[a-z][A-Z]|_"
 # A pytest node id: a path, `::` parts, and the parameters' id in brackets, which may hold
 # spaces, brackets and ` - ` (`t.py::test_x[a - b]`, `t.py::test_x[x[1] y]`): the brackets
 # end at the first `]` the runner's own separator follows (` - ` before the message, the
@@ -1374,6 +1383,60 @@ def _rx(pattern: str, flags: int = 0) -> Any:
         import re
         compiled = _RX[pattern, flags] = re.compile(pattern, flags)
     return compiled
+
+
+# Literals one of which every match of a pattern holds ("^X": the text starts with X);
+# lowercase for a pattern that ignores case. Compiling one of these costs 0.2-1 ms, more
+# than scanning every line a search looks at, and most searches meet no line that could
+# match: _rx_for() compiles a pattern only for a line that holds one of its literals.
+_RX_NEEDS: dict[str, tuple[str, ...]] = {
+    TEST_VERDICT: ("^[gw", "^FAILED ", "^ERROR ", "::", "--- FAIL: ", "... FAILED", "✕ ",
+                   "● ", "<<< ", "✘"),
+    _SECTION_START: ("^___", "^---- ", "● ", "^=== RUN", "<<< ", ") "),
+    LINE_KIND_PATTERNS["frame"]: ("at ", 'File "', ": ", ".go:"),
+    _ERROR_CODE: ("exit", "error ", "code", "did not complete"),
+    _OK_LINE: ("pass", "ok", "succe", "✓", "✔"),
+    **{pattern: needs for _, pattern, _, needs in LESSER_LINES},
+}
+_RX_CASELESS = {_ERROR_CODE, _OK_LINE, *(pattern for _, pattern, _, _ in LESSER_LINES)}
+# Each pattern's needs as (what a text may start with, what it may hold), for one
+# str.startswith of a tuple and a few ``in``s a line.
+_RX_CHECKS = {pattern: (tuple(n[1:] for n in needs if n[0] == "^"),
+                        tuple(n for n in needs if n[0] != "^"))
+              for pattern, needs in _RX_NEEDS.items()}
+
+
+class _NoMatch:
+    """What _rx_for() gives for a text no match can be in: it finds nothing."""
+
+    @staticmethod
+    def search(*_: Any) -> None:
+        return None
+
+    match = search
+
+
+def _rx_for(pattern: str, text: str, flags: int = 0) -> Any:
+    """``_rx(pattern, flags)``, or _NoMatch when ``text`` holds none of the literals every
+    match needs (_RX_NEEDS). A pattern that ignores case is checked on the lowercase text
+    of an ASCII line, where lowercasing maps each letter as the pattern does."""
+    checks = _RX_CHECKS.get(pattern)
+    if checks is not None:
+        if pattern in _RX_CASELESS:
+            if text.isascii() and not _holds_any(text.lower(), *checks):
+                return _NoMatch
+        elif not _holds_any(text, *checks):
+            return _NoMatch
+    return _rx(pattern, flags)
+
+
+def _holds_any(text: str, starts: tuple[str, ...], holds: tuple[str, ...]) -> bool:
+    if starts and text.startswith(starts):
+        return True
+    for literal in holds:
+        if literal in text:
+            return True
+    return False
 
 
 # --- Output store: search's stored lines -------------------------------------
@@ -1465,6 +1528,16 @@ def identifier_parts(word: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def test_id_shaped(token: str) -> bool:
+    """Whether a query token has the shape of a test id or a path: ``::``, ``/``, ``›``,
+    ``.`` or ``_`` in it, a camelCase join, or a start of test/Test (checked on the
+    string: a pattern compiled for it cost more than the whole check)."""
+    return (any(mark in token for mark in ("::", "/", "›", ".", "_"))
+            or token.startswith(("test", "Test"))
+            or any("a" <= token[i] <= "z" and "A" <= token[i + 1] <= "Z"
+                   for i in range(len(token) - 1)))
+
+
 class Variant:
     """One way a query word can appear in a line: how it is matched (``spec``: a mode and
     a lowercase literal, or a regex), its FTS5 form, the factor its rarity is multiplied
@@ -1495,7 +1568,7 @@ class SearchQuery:
         self._seen: dict[tuple[int, tuple[str, str]], Variant] = {}
         self._by_name: dict[str, int] = {}
         self.ids = [t.strip("'\"`()[]{}<>,;") for t in self.tokens
-                    if len(t) >= 6 and _rx(_TEST_ID_SHAPE).search(t)]
+                    if len(t) >= 6 and test_id_shaped(t)]
         words = [w for t in self.tokens for w in _rx(r"[^\W_]+(?:[_'][^\W_]+)*").findall(t)]
         low = [w.lower() for w in words]
         self.problem = any(w in PROBLEM_WORDS for w in low)
@@ -1711,6 +1784,8 @@ def _said_in(query_stems: set[str]) -> Callable[[str, str], bool]:
     stems_of = _TABLES.setdefault("stems", {})
 
     def said(message: str, word: str) -> bool:
+        if search_stem(word) not in message.lower():   # a stem of its words is in its text
+            return False
         words = stems_of.get(message)
         if words is None:
             words = stems_of[message] = {search_stem(w) for w in _rx(r"[a-z]{3,}").findall(
@@ -1782,6 +1857,17 @@ def _marker_matches(literal: str, text: str, low: str, at: int) -> bool:
     return True
 
 
+def longest_prefixes(literals: set[str]) -> dict[str, str]:
+    """literal -> the longest other literal it starts with, for those that have one."""
+    bases = {}
+    for literal in literals:
+        for size in range(len(literal) - 1, 0, -1):
+            if literal[:size] in literals:
+                bases[literal] = literal[:size]
+                break
+    return bases
+
+
 class LineMatcher:
     """Finds the lines of a text that hold a query variant or a severity marker, with
     ``str.find`` per lowercase literal (word boundaries checked after; a literal found
@@ -1806,6 +1892,9 @@ class LineMatcher:
         for marker, (_, _, words) in enumerate(SEVERITY_MARKERS):
             for word in words.split("|"):
                 self.literals.setdefault(word.replace("\\n", "\n"), ([], []))[1].append(marker)
+        # The longest other literal each one starts with (see _places); a line-start
+        # marker (pytest's "E   ") is found where its line starts: it neither has nor is one.
+        self.bases = longest_prefixes({lit for lit in self.literals if lit[0] != "\n"})
         self.counts: dict[str, int] = {}
 
     def _at(self, literal: str, text: str, low: str, at: int) -> tuple[list[int], list[int]]:
@@ -1849,10 +1938,11 @@ class LineMatcher:
         only for a query that asks for a problem."""
         hits: list[tuple[int, Any]] = []
         common: list[str] = []
+        places = self._places(low, cap)
         for literal, (variants, _) in self.literals.items():
             if not (variants or self.query.problem):
                 continue
-            mine = self._positions(low, literal, cap)
+            mine = places[literal]
             if mine is None:
                 common.append(literal)
             else:
@@ -1863,6 +1953,21 @@ class LineMatcher:
             hits.extend((at, rarest) for at in self._positions(low, rarest, len(low)) or [])
             del self.counts[rarest]
         return hits
+
+    def _places(self, low: str, cap: int) -> dict[str, list[int] | None]:
+        """_positions() of every literal looked for. One that starts with a shorter one
+        looked for ("failure", "fail") is found among that one's places, a scan of the
+        text fewer, unless that one is too common to be listed."""
+        wanted = [literal for literal, (variants, _) in self.literals.items()
+                  if variants or self.query.problem]
+        places: dict[str, list[int] | None] = {}
+        for literal in sorted(wanted, key=len):
+            known = places.get(self.bases.get(literal, ""))
+            if known is not None:   # every place of the literal is one of its base's
+                places[literal] = [at for at in known if low.startswith(literal, at)]
+            else:
+                places[literal] = self._positions(low, literal, cap)
+        return places
 
     def _kind_hits(self, text: str, cap: int) -> list[tuple[int, Any]]:
         """(position, variant) of the lines of each kind the query asks for."""
@@ -1930,7 +2035,7 @@ class LineScorer:
     """Scores lines: the weight of every query source the line holds (its best variant),
     severity for a query that asks for a problem, negation, nearby lines' sources."""
 
-    def __init__(self, query: SearchQuery, marker_weight: list[float],
+    def __init__(self, query: SearchQuery, marker_weight: Sequence[float] | MarkerWeights,
                  matcher: LineMatcher | None = None):
         self.query = query
         self.marker_weight = marker_weight
@@ -1985,7 +2090,8 @@ class LineScorer:
                 continue
             level = SEVERITY_MARKERS[index][1]
             item.severity = max(item.severity, level)
-            best = max(best, PROBLEM_LEVEL.get(level, 0) * self.marker_weight[index])
+            if self.query.problem_sources:   # the value only answers those (_credit_problem)
+                best = max(best, PROBLEM_LEVEL.get(level, 0) * self.marker_weight[index])
         return best
 
     def refine(self, item: ScoredLine) -> None:
@@ -2007,7 +2113,8 @@ class LineScorer:
                 value *= 0.2
             if value > item.sources.get(variant.source, 0.0):
                 item.sources[variant.source] = value
-        if item.severity <= 0 and (item.negated or _rx(_OK_LINE).search(text[:2000])):
+        head = text[:2000]
+        if item.severity <= 0 and (item.negated or _rx_for(_OK_LINE, head).search(head)):
             item.severity = -1
         self._credit_problem(item, best)
         for source in self.synthetic:
@@ -2020,7 +2127,8 @@ class LineScorer:
         if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
         score *= lesser_factor(text)
-        if self.frames_speak_less and _rx(LINE_KIND_PATTERNS["frame"]).search(text[:400]):
+        frame = LINE_KIND_PATTERNS["frame"]
+        if self.frames_speak_less and _rx_for(frame, text[:400]).search(text[:400]):
             score *= SEARCH_FRAME_FACTOR
         item.base = item.score = score * (1 + SEARCH_SEVERITY_STEP * item.severity)
         item.exact = True
@@ -2103,7 +2211,7 @@ class LineScorer:
         for item in by_key.values():
             if self._starts_section(item.chunk):
                 sections.setdefault(item.chunk["id"], []).append(item)
-            elif _rx(LINE_KIND_PATTERNS["frame"]).search(item.text[:400]):
+            elif _rx_for(LINE_KIND_PATTERNS["frame"], item.text[:400]).search(item.text[:400]):
                 finding, span = self._trace_unit(item, by_key)
                 if finding is not None:
                     units.setdefault(span, (finding, []))[1].append(item)
@@ -2160,7 +2268,7 @@ class LineScorer:
         known = self.sections.get(chunk["id"])
         if known is None:
             first = chunk["text"][:400].split("\n", 1)[0]
-            known = self.sections[chunk["id"]] = bool(_rx(_SECTION_START).search(first))
+            known = self.sections[chunk["id"]] = bool(_rx_for(_SECTION_START, first).search(first))
         return known
 
 
@@ -2201,6 +2309,22 @@ def enrichment(line: str) -> str:
 # --- Output store: scope, rarity, strategies ---------------------------------
 
 
+class MarkerWeights:
+    """The rarity weight of each severity marker (MARKER_FTS), counted in the index the
+    first time a scored line holds the marker: a search meets only some of them."""
+
+    def __init__(self, run: SearchRun):
+        self.run = run
+        self.known: dict[int, float] = {}
+
+    def __getitem__(self, index: int) -> float:
+        weight = self.known.get(index)
+        if weight is None:
+            count = self.run.fts_count(MARKER_FTS[index])
+            weight = self.known[index] = idf(max(count, 1), self.run.total_chunks)
+        return weight
+
+
 class SearchRun:
     """One search in progress: its scope, the candidate lines found so far, what was tried."""
 
@@ -2231,6 +2355,23 @@ class SearchRun:
         self.exhaustive = False
         self.scorer: LineScorer | None = None
         self.windows_read = 0   # windows of chunks read (add_windows), besides whole chunks
+        self._lowered: dict[int, str] = {}
+        self._lines: dict[int, list[str]] = {}
+
+    def lowered(self, chunk: Any) -> str:
+        """A chunk's text in lowercase, made once a search (its strategies bring many of
+        the same chunks of a busy log)."""
+        low = self._lowered.get(chunk["id"])
+        if low is None:
+            low = self._lowered[chunk["id"]] = chunk["text"].lower()
+        return low
+
+    def chunk_lines(self, chunk: Any) -> list[str]:
+        """A chunk's lines, split once a search."""
+        lines = self._lines.get(chunk["id"])
+        if lines is None:
+            lines = self._lines[chunk["id"]] = chunk["text"].split("\n")
+        return lines
 
     # rarity -----------------------------------------------------------------------
     def fts_count(self, expression: str) -> int:
@@ -2253,9 +2394,7 @@ class SearchRun:
             variant.df = self.fts_count(variant.fts) if variant.fts else SEARCH_DF_CAP // 8
             variant.weight = idf(max(variant.df, 1), self.total_chunks)
         self._weigh_kinds()
-        self.scorer = LineScorer(self.query, [
-            idf(max(self.fts_count(words), 1), self.total_chunks)
-            for words in MARKER_FTS], self.matcher)
+        self.scorer = LineScorer(self.query, MarkerWeights(self), self.matcher)
 
     def weigh_by_lines(self, chunks: list[Any]) -> list[Any]:
         """Rarity of every variant and marker from the lines themselves (a small scope);
@@ -2337,7 +2476,7 @@ class SearchRun:
         for chunk, offsets in wanted:
             if chunk["id"] in self.chunk_ids or not offsets:
                 continue
-            lines = chunk["text"].split("\n")
+            lines = self.chunk_lines(chunk)
             for first, last in merged_windows(offsets, SEARCH_NEAR, len(lines)):
                 pieces.append((chunk, first, "\n".join(lines[first:last + 1])))
         if pieces:
@@ -2381,8 +2520,8 @@ class SearchRun:
         counts every chunk of each term to weigh it (60 ms for "test" over 1 GB), more
         than the line scorer gains from the order."""
         expression = joiner.join(terms)
-        count = self.fts_count(expression)
-        rank = pool < count < SEARCH_DF_CAP and all(
+        rank = not self._settled_unranked(terms, joiner, pool) and pool < self.fts_count(
+            expression) < SEARCH_DF_CAP and all(
             self.fts_count(term) < SEARCH_DF_CAP for term in terms)
         order = "rank" if rank else "rowid DESC"
         try:
@@ -2391,6 +2530,17 @@ class SearchRun:
         except (sqlite3.Error, DatabaseError):  # FTS5 refused the expression
             return []
         return [r[0] for r in rows]
+
+    def _settled_unranked(self, terms: Sequence[str], joiner: str, pool: int) -> bool:
+        """Whether the terms' counts already known say fts() will not rank, so the
+        expression need not be counted: a common term, or (ORed) at most ``pool`` chunks
+        in all, or (ANDed) a term in at most ``pool``."""
+        known = [self.counts.get(term) for term in terms]
+        if any(count is not None and count >= SEARCH_DF_CAP for count in known):
+            return True
+        if joiner == " AND ":
+            return any(count is not None and count <= pool for count in known)
+        return None not in known and sum(known) <= pool   # type: ignore[arg-type]
 
     def best_possible(self) -> float:
         best: dict[int, float] = {}
@@ -2427,7 +2577,7 @@ def _strategy_scan(run: SearchRun) -> str | None:
 def _strategy_literal(run: SearchRun) -> str | None:
     """The query's tokens as written, all of them but the stop words (FTS5 phrases
     ANDed)."""
-    tokens = [t for t in run.query.tokens if _rx(r"[^\W_]").search(t)]
+    tokens = [t for t in run.query.tokens if any(c.isalnum() for c in t)]   # a \w but _
     kept = [t for t in tokens if t.lower().strip("'\"`()[]{}<>,;:!?") not in
             SEARCH_STOP_WORDS] or tokens
     return _run_fts(run, [fts_term(t) for t in kept], " AND ") if kept else None
@@ -2480,7 +2630,7 @@ def _strategy_severity(run: SearchRun) -> str | None:
     for chunk in run.fetch_chunks([*wanted, *found]):
         offsets = [n - chunk["line_start"] for n in wanted.get(chunk["id"], [])]
         if literals:
-            offsets += lines_holding(chunk["text"].lower(), literals, SEARCH_ENUM_CAP)
+            offsets += lines_holding(run.lowered(chunk), literals, SEARCH_ENUM_CAP)
         windows.append((chunk, offsets))
     run.add_windows(windows)
     return "summary lines" + (" + " + " OR ".join(rare) if rare else "")
@@ -2597,7 +2747,7 @@ def _run_fts_lines(run: SearchRun, variants: list[Variant]) -> str | None:
     literals = list(dict.fromkeys(lit for v in chosen for lit in variant_literals(v)))
     windows = []
     for chunk in run.fetch_chunks(run.fts(terms)):
-        windows.append((chunk, lines_holding(chunk["text"].lower(), literals,
+        windows.append((chunk, lines_holding(run.lowered(chunk), literals,
                                              SEARCH_ENUM_CAP)))
     run.add_windows(windows)
     return expression
@@ -2655,7 +2805,7 @@ def _window(run: SearchRun, item: ScoredLine, context: int) -> tuple[int, int, i
         before = output_lines(run.db, oid, max(1, number - SEARCH_WINDOW_MAX + 1), number - 1)
         first = number
         for n, _, text in reversed(before):
-            if not text.strip() or _rx(_SECTION_START).search(text[:400]):
+            if not text.strip() or _rx_for(_SECTION_START, text[:400]).search(text[:400]):
                 break
             first = n
         return first, number + context, number
@@ -2681,7 +2831,7 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
     SEARCH_WINDOW_MAX lines; otherwise around the severe line."""
     section = []
     for n, _, text in output_lines(run.db, oid, head + 1, head + 300):
-        if _rx(_SECTION_START).search(text[:400]):
+        if _rx_for(_SECTION_START, text[:400]).search(text[:400]):
             break
         section.append((n, text))
     severe = next((n for n, text in section if line_severity(run.matcher, text) >= 2
@@ -2703,9 +2853,9 @@ def lesser_factor(text: str) -> float:
     """The share of its score a line keeps when it only echoes source code or gives the
     tool's standard advice (LESSER_LINES): the finding is the message, not those."""
     import re
-    factor = 1.0
-    for _, pattern, share in LESSER_LINES:
-        if _rx(pattern, re.ASCII | re.IGNORECASE).search(text[:400]):
+    factor, head, flags = 1.0, text[:400], re.ASCII | re.IGNORECASE
+    for _, pattern, share, _ in LESSER_LINES:
+        if _rx_for(pattern, head, flags).search(head):
             factor = min(factor, share)
     return factor
 
@@ -2717,12 +2867,61 @@ def negated_spans(text: str) -> list[tuple[int, int]]:
     low = text.lower()
     if len(low) != len(text):
         return []
+    value = _rx(_NEGATED_VALUE, re.ASCII)
+    valued = value.search(low) is not None
+    if not valued and not any(w in low for w in ("no", "zero", "without", "never", "0")):
+        return []
     spans = []
-    for match in _rx(_NEGATION, re.ASCII).finditer(low):
-        start = _field_start(text, match) if match.group("field") else match.start()
+    for match, field in _negations(low, value if valued else None):
+        start = _field_start(text, match) if field else match.start()
         if start is not None:
             spans.append((start, match.end()))
     return spans
+
+
+def _negations(low: str, value: Any) -> Iterator[tuple[Any, bool]]:
+    """The matches of _NEGATION in a lowercase line, in order, and whether each is a
+    field's: from its rest (_NEGATION_NO_FIELD) and its field part (_next_field; none
+    when ``value``, the compiled _NEGATED_VALUE, is None), as _NEGATION would try them
+    at each place (a word negation or a count of 0 before a field, a field before
+    "nothing to")."""
+    import re
+    rest = _rx(_NEGATION_NO_FIELD, re.ASCII)
+    at, plain, field = 0, rest.search(low), _next_field(low, 0, value)
+    while plain is not None or field is not None:
+        if field is not None and (plain is None or field.start() < plain.start() or (
+                field.start() == plain.start() and plain.lastgroup == "nothing")):
+            found, is_field = field, True
+        else:
+            found, is_field = plain, False
+        yield found, is_field
+        at = found.end()   # the next matches start there (earlier ones stay valid)
+        if plain is not None and plain.start() < at:
+            plain = rest.search(low, at)
+        if field is not None and field.start() < at:
+            field = _next_field(low, at, value)
+
+
+# What a field's name and the blanks after it are made of (\w and \s, ASCII).
+_FIELD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ \t\n\r\f\v"
+
+
+def _next_field(low: str, at: int, value: Any) -> Any:
+    """The first match of _NEGATED_FIELD from ``at``. A field's name and the blanks after
+    it run up to the ``:``/``=`` of a value (0/none/false...) through word characters and
+    blanks only, so the pattern is tried only on the run of those just before each
+    value, not at every word of the line."""
+    import re
+    fields = _rx(_NEGATED_FIELD, re.ASCII)
+    found = value.search(low, at) if value is not None else None
+    while found is not None:
+        start = at + len(low[at:found.start()].rstrip(_FIELD_CHARS))
+        match = fields.search(low, start, found.end())
+        if match is not None:
+            return match
+        at = found.start() + 1
+        found = value.search(low, at)
+    return None
 
 
 def _field_start(text: str, match: Any) -> int | None:
@@ -2808,14 +3007,16 @@ def _land_on_sections(run: SearchRun) -> None:
 def is_section(item: ScoredLine) -> bool:
     """Whether the line starts a test runner's failure section (_SECTION_START)."""
     if item.section is None:
-        item.section = bool(_rx(_SECTION_START).search(item.text[:400]))
+        head = item.text[:400]
+        item.section = bool(_rx_for(_SECTION_START, head).search(head))
     return item.section
 
 
 def ends_in_code(item: ScoredLine) -> bool:
     """Whether the line ends in an exit status or an error code (_ERROR_CODE)."""
     if item.code is None:
-        item.code = bool(_rx(_ERROR_CODE).search(item.text[:4000]))
+        text = item.text[:4000]
+        item.code = bool(_rx_for(_ERROR_CODE, text).search(text))
     return item.code
 
 
@@ -2827,7 +3028,8 @@ def _verdicts_to_sections(run: SearchRun) -> None:
     heads = None
     ranked = sorted((s for s in run.lines.values() if s.exact), key=lambda s: -s.score)
     for item in ranked[:run.limit * 3]:
-        verdict = _rx(TEST_VERDICT).match(item.text[:400])
+        head = item.text[:400]
+        verdict = _rx_for(TEST_VERDICT, head).match(head)
         if not verdict or is_section(item):
             continue
         name = test_name(next(g for g in verdict.groups() if g))
@@ -3138,6 +3340,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
         result = output_search(db, place, query, handle=options.get("handle"),
                                limit=limit, context=context)
         try:
+            db.conn.execute("PRAGMA synchronous = NORMAL")   # as open_db writes: no fsync
             db.conn.execute("BEGIN IMMEDIATE")
             db.conn.executemany(SQL_STAT_ADD, [(project, key, value) for key, value in
                                                search_stat_counts(result).items() if value])
@@ -5390,7 +5593,8 @@ class Language(Record):
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
-        "class_fields",
+        "class_fields", "element_callbacks", "same_container", "casts",
+        "callback_types",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5405,7 +5609,8 @@ class Language(Record):
         "bare_outside": False, "constructor": None, "reparse": None, "conversions": False,
         "dialect": None, "macro_calls": None, "file_level_calls": True,
         "dynamic_types": frozenset(), "overloads": False, "class_names": (),
-        "accessors": frozenset(), "class_fields": False,
+        "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
+        "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5454,6 +5659,14 @@ class Language(Record):
     #                             value declared so has an unknown type, never an outside one
     class_names: tuple[str, ...]  # names that mean the enclosing class itself (Python's
     #                             cls): calling one constructs it
+    element_callbacks: frozenset[str]  # methods of the standard containers whose callback
+    #                             gets an element first (xs.forEach((x) => ...): x is an X)
+    same_container: frozenset[str]  # methods of the standard containers that give a
+    #                             container of the same elements (xs.filter(f), d.copy())
+    callback_types: bool        # a function given to a call takes its parameters' types
+    #                             from the callee's parameter's function type (TypeScript)
+    casts: frozenset[str]       # functions whose result has the type their first argument
+    #                             names (Python's typing.cast)
     accessors: frozenset[str]   # decorators that make a method read as an attribute
     #                             (Python's property): x.m is what m returns
     overloads: bool             # one qualname defined twice is an overload, chosen by the
@@ -5738,11 +5951,14 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
     types: dict[str, dict[str, str]] = {}
     declared: set[tuple[str, str]] = set()
     for d in defs:
-        for param in d.params:
+        for index, param in enumerate(d.params):
             if param["type"]:
                 name = param["name"].lstrip("*&.$")
                 types.setdefault(d.qualname, {})[name] = param["type"]
                 declared.add((d.qualname, name))
+                if s.language.callback_types and _may_be_function_type(param["type"]):
+                    ctx.setdefault("callbacks", {}).setdefault(d.qualname, {})[str(index)] = \
+                        one_line(param["type"])[:300]
         if d.kind == "method" and s.language.method_types is not None:
             s.language.method_types(s, d, types, ctx)
     for pos, var, type_text, is_declared in vartypes:
@@ -5772,6 +5988,13 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
+
+
+def _may_be_function_type(written: str) -> bool:
+    """A parameter type that is a function type, or a name that may alias one."""
+    written = written.strip()
+    return written.startswith("(") and "=>" in written or \
+        re.fullmatch(r"[A-Z][\w$]*(<.*>)?", written, re.S) is not None
 
 
 def _narrowings(defs: list[_Def], starts: list[int], found: Iterable[tuple],
@@ -6023,7 +6246,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             field is not None and field.id == type_node.id))
         written = s.text(type_node)
         call = type_node.parent
-        if call is not None and call.id == caps["vartype"][0].id and \
+        cast = _cast_type(s, type_node)
+        if cast is not None:  # x = cast(T, v): a T
+            written = cast
+        elif call is not None and call.id == caps["vartype"][0].id and \
                 type_node.type in ("attribute", "member_expression"):
             written = "expr:" + _collapse_arguments(one_line(written))[:200]  # x = a.b
         elif call is not None and call.parent is not None and \
@@ -6060,9 +6286,13 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
-        if caps["aliasvalue"][0].type != "object_type":  # type T = {...}: an interface
+        value = caps["aliasvalue"][0]
+        if value.type == "function_type":  # kept as written: its parameters' types count
+            extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = \
+                one_line(s.text(value))[:300]
+        elif value.type != "object_type":  # type T = {...}: an interface
             extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = _clean_type(
-                s.text(caps["aliasvalue"][0]), generic=True)
+                s.text(value), generic=True)
     elif "local" in caps:
         extra.setdefault("locals", []).append((caps["local"][0].start_byte,
                                                s.text(caps["local"][0])))
@@ -6104,6 +6334,21 @@ def _one_group(text: str) -> bool:
     return False
 
 
+def _function_type_params(text: str) -> list[str]:
+    """The parameter types of a function type ``(a: A, b?: B) => R``, in order."""
+    text = text.strip()
+    if not text.startswith("(") or "=>" not in text:
+        return []
+    depth = 0
+    for end, char in enumerate(text):
+        arrow = char == ">" and text[end - 1] == "="
+        depth += (char in "([{<") - (char in ")]}>" and not arrow)
+        if depth == 0:
+            break
+    params = [p for p in _split_top_level(text[1:end].replace("=>", "->"), ",") if p.strip()]
+    return [p.split(":", 1)[1] if ":" in p else "" for p in params]
+
+
 def _subscript(text: str) -> tuple[str, str] | None:
     """(container, index) of ``a.b[i]``; None unless the text ends in one subscript."""
     if not text.endswith("]"):
@@ -6143,8 +6388,46 @@ def _collapse_arguments(text: str) -> str:
     return "".join(out)
 
 
+def _cast_type(s: _Source, function: Any) -> str | None:
+    """The type a cast call (Python's ``typing.cast(T, v)``) states, when ``function`` is
+    the called name of one."""
+    call = function.parent
+    if not s.language.casts or call is None or call.type != "call" or \
+            s.text(function).rpartition(".")[2] not in s.language.casts:
+        return None
+    arguments = call.child_by_field_name("arguments")
+    first = arguments.named_children[0] if arguments is not None and \
+        arguments.named_children else None
+    return s.text(first) if first is not None and first.type in (
+        "identifier", "attribute", "string", "subscript") else None
+
+
+def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
+    """The untyped parameters of a function given to a call: ``callback:I:J:CALLEE``, the
+    J-th parameter of the function type of the callee's I-th parameter (contextual typing)."""
+    function = caps["narrow"][0]
+    arguments = function.parent
+    index = next(i for i, arg in enumerate(arguments.named_children) if arg.id == function.id)
+    called = caps["callback"][0]
+    owner = called.child_by_field_name("object")
+    text = f"{s.text(owner)}.{s.text(called.child_by_field_name('property'))}" \
+        if owner is not None else s.text(called)  # xs?.forEach: xs.forEach
+    callee = _collapse_arguments(one_line(text))[:200]
+    single = function.child_by_field_name("parameter")
+    holder = function.child_by_field_name("parameters")
+    params = [single] if single is not None else holder.named_children if holder else []
+    for position, param in enumerate(params):
+        name = param if param.type == "identifier" else param.child_by_field_name("pattern")
+        if name is None or name.type != "identifier" or param.child_by_field_name("type"):
+            continue
+        extra.setdefault("narrow", []).append(
+            (function.start_byte, s.text(name), function.start_point[0] + 1,
+             function.end_point[0] + 1, f"callback:{index}:{position}:{callee}"))
+
+
 def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
-    """A test that narrows @var inside @narrow: to @type, a @guard's type or an @member's owner."""
+    """What @var is inside @narrow: @type, a @guard's type, an @member's owner, what
+    @iterated holds (a comprehension); a @callback's parameters (_collect_callback)."""
     block = caps["narrow"][0]
     if "type" in caps:
         if len(caps["type"]) != 1 or len(block.children_by_field_name("type")) > 1:
@@ -6152,6 +6435,11 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
         type_text = _clean_type(s.text(caps["type"][0]))
     elif "guard" in caps:
         type_text = "guard:" + s.text(caps["guard"][0])
+    elif "iterated" in caps:  # [f(x) for x in xs]: x is what xs holds, inside only
+        type_text = "iter:" + _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200]
+    elif "callback" in caps:  # f((a, b) => ...): a and b have the types f's parameter gives
+        _collect_callback(s, caps, extra)
+        return
     else:
         type_text = "in:" + _quoted_text(s, caps["member"][0])
     first = block.start_point[0] + 1
@@ -8152,9 +8440,12 @@ class _Resolver:
         if text.endswith("(...)"):
             head, _, name = text[:-5].rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
-            if dst is None and confidence >= CONF_EXACT and head and \
-                    isinstance(self.expr_type(path, scope, head, line, depth + 1), OutsideGeneric):
-                return None  # map.get(k): the container's method, giving what it holds
+            held = self.expr_type(path, scope, head, line, depth + 1) \
+                if dst is None and confidence >= CONF_EXACT and head else None
+            # map.get(k) on a container outside the index: unknown (what it holds, or
+            # not); xs.filter(f): another container of the same elements
+            if isinstance(held, OutsideGeneric):
+                return held if name in self.language(path).same_container else None
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
             if self.class_like(dst):
@@ -8335,6 +8626,15 @@ class _Resolver:
                 (made if made is OUTSIDE else None)  # ContextManager[X], Iterator[X]: an X
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
+        if type_text.startswith("callback:"):  # a parameter of a function given to a call
+            key = ("callback", path, scope, type_text)
+            if key in self.memo:
+                return None
+            self.memo[key] = None
+            try:
+                return self._callback_parameter(path, scope, *type_text[9:].split(":", 2))
+            finally:
+                del self.memo[key]
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
             target = self.resolve_name(path, scope, type_text[6:])
             if not target or target[0] != "node":
@@ -8342,8 +8642,9 @@ class _Resolver:
             written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
             return self.type_named(self.nodes[target[1]].path, "", _clean_type(
                 written.group(1))) if written else None
-        if "#" in type_text:  # the index-th result of a call of f
-            function, _, index = type_text.partition("#")
+        result = re.fullmatch(r"(.+)#(\d+)", type_text)  # not this.#private's #
+        if result:  # the index-th result of a call of f
+            function, index = result.groups()
             found = self.expr_type(path, scope, function + "(...)") if index == "0" else None
             if index != "0":
                 dst, confidence = self.resolve_call(path, scope, function.rpartition(".")[2],
@@ -8405,6 +8706,31 @@ class _Resolver:
         if self.class_like(target[1]):
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
+
+    def _callback_parameter(self, path: str, scope: str, argument: str, position: str,
+                            callee: str) -> Any:
+        """The type of parameter ``position`` of a function given as argument ``argument``
+        of ``callee``: an element of a standard container (xs.forEach((x) => ...)), or
+        what the function type of the callee's parameter declares."""
+        head, _, name = callee.rpartition(".")
+        if head and argument == position == "0" and \
+                name in self.language(path).element_callbacks:
+            held = self.expr_type(path, scope, head)
+            if isinstance(held, OutsideGeneric):
+                return held.held[-1]
+        dst, _ = self.resolve_call(path, scope, name, head or None)
+        if dst is None or self.nodes[dst].kind in CLASS_KINDS:
+            return None
+        _, _, qualname, dst_path = self.nodes[dst]
+        written = self.ctx(dst_path).get("callbacks", {}).get(qualname, {}).get(argument)
+        if written and not written.startswith("("):  # an alias of a function type
+            alias = self._type_alias(dst_path, _clean_type(written))
+            written = alias[1] if alias else None
+        params = _function_type_params(written or "")
+        if int(position) >= len(params):
+            return None
+        return self.type_named(dst_path, qualname, _clean_type(params[int(position)],
+                                                                generic=True))
 
     def _type_alias(self, path: str, name: str, depth: int = 0) -> tuple[str, str] | None:
         """(file, written type) of a type alias ``name`` read in ``path``: its own, or
@@ -8917,6 +9243,12 @@ _PY_QUERY = f"""
 (elif_clause condition: (call function: (identifier) @_test arguments: (argument_list
     . (identifier) @var . [(identifier) (attribute)] @type .)) consequence: (block) @narrow
     (#eq? @_test "isinstance"))
+(except_clause value: (as_pattern [(identifier) (attribute)] @type
+    alias: (as_pattern_target (identifier) @var)) (block) @narrow)
+(list_comprehension (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(set_comprehension (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(dictionary_comprehension (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
+(generator_expression (for_in_clause left: (identifier) @var right: (_) @iterated)) @narrow
 (block (assert_statement . (call function: (identifier) @_test
     arguments: (argument_list . (identifier) @var . [(identifier) (attribute)] @type .)))
     @narrow (#eq? @_test "isinstance"))
@@ -9146,7 +9478,8 @@ PYTHON = Language(
     constructor="__init__",
     dynamic_types=frozenset({"Any"}),
     accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
-    class_fields=True,
+    class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
+    casts=frozenset({"cast"}),
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -9539,13 +9872,24 @@ def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
     return None
 
 
+# The methods of Array, ReadonlyArray, Set and Map (TypeScript's lib.es5/es2015/es2023
+# declarations) whose callback's first parameter is an element (a Map's value): not
+# reduce, whose first parameter is the accumulator.
+_JS_ELEMENT_CALLBACKS = frozenset(
+    "forEach map filter find findIndex findLast findLastIndex some every flatMap sort "
+    "toSorted".split())
+# ... and those that give an array of the same elements.
+_JS_SAME_CONTAINER = frozenset(
+    "filter slice concat sort reverse toSorted toReversed toSpliced".split())
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
+    element_callbacks=_JS_ELEMENT_CALLBACKS, same_container=_JS_SAME_CONTAINER,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
-    receiver_call=_js_receiver_call, method_fallback=_js_constructor_function)
+    receiver_call=_js_receiver_call, method_fallback=_js_constructor_function,
+    callback_types=True)
 JAVASCRIPT = Language(
     name="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"), fence="javascript",
     query=_JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
@@ -9558,6 +9902,8 @@ _TS_FIELDS = """
     type: (type_annotation (_) @type)) @vartype @self
 (property_signature name: (property_identifier) @var type: (type_annotation (_) @type))
     @vartype @self
+(call_expression function: [(identifier) (member_expression)] @callback
+    arguments: (arguments [(arrow_function) (function_expression)] @narrow))
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @var !type
     value: (new_expression constructor: (_) @type)) @vartype @self
 """

@@ -101,7 +101,15 @@ CASES = [
                                            "shop/inference.py:check",
                                            "shop/inference.py:unpack"}),
     (PY, "shop/inference.py:Motor.stop", {"shop/inference.py:Car.drive",
-                                          "shop/inference.py:verify"}),
+                                          "shop/inference.py:verify",
+                                          "shop/inference.py:cast_down"}),
+    # `except E as e` makes an E inside its handler; a comprehension's variable holds
+    # what it iterates.
+    (PY, "shop/inference.py:Stalled.report", {"shop/inference.py:service"}),
+    (PY, "shop/inference.py:Flooded.report", {"shop/inference.py:service"}),
+    (PY, "shop/inference.py:Car.pair", {"shop/inference.py:unpack",
+                                        "shop/inference.py:service"}),
+    (PY, "shop/inference.py:Motor.pair", set()),
     (PY, "shop/inference.py:Engine.stop", {"shop/inference.py:check",
                                            "shop/inference.py:unpack"}),
     # TypeScript narrowing: instanceof, a type guard, `as`, `!`, `?.`, `in`.
@@ -132,8 +140,22 @@ CASES = [
     # this.#private(), class-property arrow functions, super(...), new C().
     (TS, "src/store.ts:Store.#flush", {"src/store.ts:Store.save", "src/store.ts:Store.onError"}),
     (TS, "src/store.ts:Store.onError", {"src/store.ts:Store.handle"}),
-    (TS, "src/privates.ts:Cache.clear", {"src/privates.ts:Client.reset"}),  # #cache: Cache
-    (TS, "src/privates.ts:Journal.clear", {"src/privates.ts:Client.reset"}),  # = new Journal()
+    (TS, "src/privates.ts:Cache.clear", {"src/privates.ts:Client.reset",  # #cache: Cache
+                                          "src/privates.ts:Pool.resetAll"}),
+    (TS, "src/privates.ts:Journal.clear", {"src/privates.ts:Client.reset",  # = new Journal()
+                                           "src/privates.ts:Pool.flush"}),  # #first()'s
+    # A callback given to a standard container's method gets an element first.
+    (TS, "src/privates.ts:Client.reset", {"src/privates.ts:Pool.resetAll",
+                                          "src/privates.ts:resetSome",  # xs.filter(f)
+                                          "src/privates.ts:resetMaybe"}),  # xs?.forEach
+    (TS, "src/privates.ts:Decoy.reset", set()),
+    # ... and a function given to a function of the index takes the types that the
+    # callee's parameter (a function type, or an alias of one) gives its parameters.
+    (TS, "src/callbacks.ts:Source.pull", {"src/callbacks.ts:pipeline",
+                                           "src/callbacks.ts:startup"}),
+    (TS, "src/callbacks.ts:Sink.next", {"src/callbacks.ts:pipeline"}),
+    (TS, "src/callbacks.ts:Tap.pull", set()),
+    (TS, "src/callbacks.ts:Tap.next", set()),
     (TS, "src/store.ts:Store.constructor", {"src/store.ts:CachedStore.constructor",
                                             "src/store.ts:openStore"}),
     # `export * as ns from` is a namespace, not a star export; "./m.js" names m.ts.

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -269,6 +270,76 @@ def test_the_stack_asked_for_outranks_the_advice_that_names_it(cli):
 ])
 def test_echoed_source_and_tool_advice_speak_less(line, lesser):
     assert (ctxkit.lesser_factor(line) < 1.0) is lesser
+
+
+# Lines of the shapes the skipped patterns look for, one or more per alternative.
+SHAPED_LINES = [
+    "FAILED tests/test_cart.py::test_total[apple] - KeyError: 'apple'",
+    "tests/test_cart.py::test_total FAILED                      [ 50%]",
+    "[gw1] [ 50%] ERROR tests/test_db.py::test_connect", "--- FAIL: TestReserve (0.00s)",
+    "test ledger::parses_cents ... FAILED", "  ✕ adds tax to the total (3 ms)",
+    "  ● cart › adds tax", "[ERROR] shop.CartTest -- Time elapsed: 0.1 s <<< FAILURE!",
+    "testAdd(shop.CartTest)  Time elapsed: 0.01 sec  <<< ERROR!",
+    "  ✘  2 [chromium] › login.spec.ts:3:1 › logs in (1.2s)",
+    "________________________ test_total ________________________",
+    "---- ledger::parses_cents stdout ----", "=== RUN   TestReserve", "  1) login page",
+    "    at Object.<anonymous> (src/cart.js:3:11)", '  File "src/x.py", line 3, in load',
+    "   0: std::panicking::begin_panic", "\t/app/cache.go:12 +0x1d", "src/x.py:4: in load",
+    "Process exited with code 2", "make: *** [all] Error 2", "npm ERR! code ELIFECYCLE",
+    "subprocess.CalledProcessError: returned non-zero exit status 1.",
+    "The command '/bin/sh -c make' did not complete successfully: exit code: 2",
+    "PASSED", "test result: ok. 3 passed", "Success", "  ✓ adds tax", "✔ done",
+    "   7 |     return a->balance * rate;", "    > 11 |     expect(x).toBe(1);",
+    ">       assert c.total() == 2", "   |", "[ERROR] Re-run Maven using the -X switch.",
+    "For more information about this error, try `rustc --explain E0308`.",
+    "Run with --stacktrace option to get the stack trace.", "See above for details.",
+    "This is likely not a problem with pip itself.", "npm ERR! A complete log of this run",
+    "Please refer to target/surefire-reports for the individual test results.",
+    "Get more help at https://help.gradle.org", "For further details see the log.",
+    "0 errors, 2 warnings", "no issues found in 3 source files", "error count: 0",
+    "Fatal: false", "nothing to commit", "built without any warnings", "it never failed",
+]
+
+
+def _real_and_shaped_lines() -> list[str]:
+    fixtures = Path(__file__).parent / "fixtures" / "logs"
+    lines = [line for log in sorted(fixtures.glob("*.log"))
+             for line in log.read_text(encoding="utf-8").splitlines()]
+    lines += SHAPED_LINES
+    return [variant for line in lines
+            for variant in (line, line.upper(), line.lower(), line.title())]
+
+
+def test_a_pattern_is_skipped_only_for_a_line_it_cannot_match():
+    """_rx_for skips compiling a pattern for a line without any of its literals: on real
+    log lines and every alternative's shape, in any case, no skipped line matches."""
+    import re
+    lines = _real_and_shaped_lines()
+    ascii_caseless = {pattern for _, pattern, _, _ in ctxkit.LESSER_LINES}
+    for pattern in ctxkit._RX_NEEDS:
+        flags = re.ASCII | re.IGNORECASE if pattern in ascii_caseless else 0
+        compiled = re.compile(pattern, flags)
+        matched = [line for line in lines if compiled.search(line)]
+        assert matched, pattern   # every pattern is exercised
+        assert all(ctxkit._rx_for(pattern, line, flags) is not ctxkit._NoMatch
+                   for line in matched), pattern
+
+
+def test_negation_is_scanned_in_two_parts_as_the_whole_rule_finds_it():
+    """negated_spans reads _NEGATION as its field part (only where some value is
+    0/none/false) and the rest: the same matches, in order, as the whole rule."""
+    import re
+    value = re.compile(ctxkit._NEGATED_VALUE, re.ASCII)
+    whole = re.compile(ctxkit._NEGATION, re.ASCII)
+    lines = [line.lower() for line in _real_and_shaped_lines()]
+    lines += ["nothing to do: 0", "no errors: none", "0 failed, errors: 0, nothing to report",
+              "x=1 retries: 0, fatal = false; ok: nil. count:0", "a: b: 0", "KeyError: 0 (x= 0)"]
+    assert sum(1 for line in lines if value.search(line) and whole.search(line)) > 5
+    for line in lines:
+        parts = ctxkit._negations(line, value if value.search(line) else None)
+        assert [(m.span(), field) for m, field in parts] == \
+            [(m.span(), bool(m.group("field"))) for m in whole.finditer(line)], line
+    assert ctxkit.negated_spans("error count: 0") and ctxkit.negated_spans("0 errors")
 
 
 # --- rarity and BM25 over OR-matches ------------------------------------------------------
