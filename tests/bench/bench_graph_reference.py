@@ -27,8 +27,8 @@ same scorer: every call ctxkit extracted, linked to every definition of that
 name in the project.
 
 Projects are split: the tuned ones are listed here, the held-out ones in
-graph_reference_held_out.txt and, for Java, graph_reference_held_out_java.txt
-(each written before any tuning of its languages, never edited). The report
+graph_reference_held_out.txt and, for Java, C and C++, the _java and _c files
+beside it (each written before any tuning on its projects, never edited). The report
 gives both, per project and per language.
 
 Inputs come from the package registries once (pip download of sdists, npm
@@ -73,7 +73,8 @@ WORK = HERE / ".work"
 REF = HERE / "graph_reference"
 CTXKIT = HERE.parent.parent / "ctxkit.py"
 HELD_OUT_FILES = (HERE / "graph_reference_held_out.txt",
-                  HERE / "graph_reference_held_out_java.txt")
+                  HERE / "graph_reference_held_out_java.txt",
+                  HERE / "graph_reference_held_out_c.txt")
 TYPESCRIPT = "typescript@5.9.3"
 MIN_CONFIDENCE = 0.5          # ctxkit's default for callers
 # ctxkit adds the constructor a class call runs as a second edge `Cls.__init__`; the
