@@ -56,7 +56,9 @@ __version__ = "0.1.0"
 #   1  every section's first tables (graph, output store, lessons, snapshots)
 #   2  graph_pending: index work a killed run left to finish; nodes.recovered;
 #      every file parsed again (definitions' lines include their decorators)
-SCHEMA_VERSION = 2
+#   3  edges.args: a call's arguments (count and kinds), which pick an overload; every file
+#      parsed again
+SCHEMA_VERSION = 3
 
 STATE_DIR = ".ctxkit"
 DB_NAME = "ctxkit.db"
@@ -5042,8 +5044,16 @@ ALTER TABLE nodes ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
 UPDATE files SET sha1 = '', mtime_ns = -1;
 """
 
+# Version 3: this session's changes, in one step.
+_SCHEMA_3 = """
+ALTER TABLE edges ADD COLUMN args TEXT;
+-- Call edges now keep their arguments' count and kinds (overloads are chosen by them): no file
+-- is taken as unchanged, so the next index parses each again.
+UPDATE files SET sha1 = '', mtime_ns = -1;
+"""
+
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
-MIGRATIONS: tuple[str, ...] = (_SCHEMA_1, _SCHEMA_2)
+MIGRATIONS: tuple[str, ...] = (_SCHEMA_1, _SCHEMA_2, _SCHEMA_3)
 
 
 def split_sql(script: str) -> list[str]:
@@ -5440,6 +5450,9 @@ CREATE TABLE IF NOT EXISTS nodes (
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
 CREATE INDEX IF NOT EXISTS nodes_qualname ON nodes(project, qualname);
 CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id, line);
+-- edges.args (calls): the arguments written at the site, one word each (_arguments),
+-- NULL when the grammar gives none; added by
+-- version 3's ALTER TABLE, so it is written as that statement leaves it.
 CREATE TABLE IF NOT EXISTS edges (
     id INTEGER PRIMARY KEY,
     project TEXT NOT NULL,
@@ -5452,7 +5465,7 @@ CREATE TABLE IF NOT EXISTS edges (
     line INTEGER,                  -- call site / import line
     confidence REAL NOT NULL DEFAULT 1.0,
     file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE
-);
+    , args TEXT);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src_id, kind);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst_id, kind);
 CREATE TABLE IF NOT EXISTS graph_pending (
@@ -5550,6 +5563,7 @@ CONF_EXACT = 1.0      # scope, imports, self/this/cls, the enclosing class and i
 CONF_TYPED = 0.9      # receiver's type read from an annotation or a constructor call
 CONF_UNIQUE = 0.7     # a bare name defined once in the whole index
 CONF_UNIQUE_ATTR = 0.5  # x.name() on an unknown x, the name defined once in the index
+CONF_OVERLOAD = 0.4   # one of several overloads the call's argument count admits
 DEFAULT_MIN_CONFIDENCE = 0.5
 
 
@@ -6082,7 +6096,7 @@ def _called_params(defs: list[_Def], calls: list[tuple],
     """Parameters called by their bare name (callbacks): never a definition of the index."""
     found: dict[str, set[str]] = {}
     params = {i: {p["name"] for p in d.params} for i, d in enumerate(defs) if d.params}
-    for (_, _, callee, recv, _), index in zip(calls, call_scopes, strict=True):
+    for (_, _, callee, recv, _, _), index in zip(calls, call_scopes, strict=True):
         index = index if recv is None and params else -1
         while index >= 0:
             if callee in params.get(index, ()):
@@ -6094,12 +6108,13 @@ def _called_params(defs: list[_Def], calls: list[tuple],
 
 def _call_records(defs: list[_Def], calls: list[tuple], call_scopes: list[int],
                   emitted: dict[int, int]) -> list[tuple]:
-    """(caller record index or -1 for the file, callee, receiver, written, line)."""
+    """(caller record index or -1 for the file, callee, receiver, written, line, arguments)."""
     records = []
-    for (_, line, callee, recv, written), index in zip(calls, call_scopes, strict=True):
+    for (_, line, callee, recv, written, arguments), index in zip(calls, call_scopes,
+                                                                  strict=True):
         while index >= 0 and (defs[index].kind.startswith("scope") or defs[index].recovered):
             index = defs[index].parent  # a recovered definition never calls: its parent does
-        records.append((emitted.get(index, -1), callee, recv, written, line))
+        records.append((emitted.get(index, -1), callee, recv, written, line, arguments))
     return records
 
 
@@ -6113,6 +6128,48 @@ def _module_docstring(s: _Source, root: Any) -> str | None:
     if first.type in ("comment", "line_comment", "block_comment"):
         return _comment_text([s.text(first)])
     return None
+
+
+def _arguments(s: _Source, call: Any) -> str | None:
+    """The arguments written at a call, one word each, joined by commas ("" for none;
+    None where the grammar gives no ``arguments`` field): what picks one of several
+    overloads (Language.overloads) by count and, where the text says it, by type.
+
+    A word is a literal's type (``"`` a string, ``'`` a character, ``0`` an integer,
+    ``0.0`` a real, ``b`` a boolean, ``null``), ``=NAME`` for a variable (typed at
+    resolution), ``:TYPE`` for a construction or a cast, ``?`` for anything else.
+    """
+    arguments = call.child_by_field_name("arguments")
+    if arguments is None:
+        return None
+    return ",".join(_argument_word(s, child) for child in arguments.named_children
+                    if "comment" not in child.type)
+
+
+def _argument_word(s: _Source, node: Any) -> str:
+    kind = node.type
+    if node.named_child_count == 1 and kind in ("argument", "value_argument"):
+        return _argument_word(s, node.named_children[0])  # C#, Kotlin wrap each argument
+    for part, word in (("string", '"'), ("text_block", '"'), ("char", "'"), ("float", "0.0"),
+                       ("real", "0.0"), ("integer", "0"), ("number", "0"), ("true", "b"),
+                       ("false", "b"), ("boolean", "b"), ("null", "null")):
+        if part in kind:
+            return word
+    if kind in ("identifier", "simple_identifier"):
+        return "=" + s.text(node)
+    typed = node.child_by_field_name("type")
+    if typed is not None and kind in ("object_creation_expression", "cast_expression",
+                                      "new_expression"):
+        return ":" + _base_type(s.text(typed))
+    return "?"
+
+
+def _base_type(written: str) -> str:
+    """A written type's class name: ``java.util.List<String>`` is ``List``, ``const
+    Foo&`` is ``Foo``, ``String?`` is ``String``, ``int[]`` stays ``int[]``."""
+    written = written.split("<", 1)[0].replace("const ", "").replace("final ", "")
+    written = written.strip().rstrip("&*?").strip()
+    return written.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
 
 
 def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], calls: list,
@@ -6150,7 +6207,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             written = f"{recv_text}.{name}"
         if "maybe_local" in caps:  # a bare identifier: a call unless it names a variable
             extra.setdefault("maybe_local", set()).add(len(calls))
-        calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
+        calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200],
+                      _arguments(s, call)))
     elif "import" in caps:
         imports.append(caps["import"][0])
     elif "narrow" in caps:
@@ -7071,6 +7129,8 @@ SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qu
                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, "
                    "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+SQL_CALL_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, "
+                   "line, confidence, file_id, args) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
 SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
 # Secondary indexes of the graph tables, as GRAPH_SCHEMA creates them. A full index
@@ -7728,6 +7788,65 @@ ResolverNode = collections.namedtuple("ResolverNode", "kind name qualname path")
 _NO_NODE = ResolverNode("", "", "", "")
 
 
+def _parameter_shape(params_json: str) -> tuple[int, float, list[str]]:
+    """(fewest, most) arguments a definition's parameters take, and each one's class
+    name: a parameter with a default may be left out, a variadic one (Java's
+    `T... xs`, C++'s `...`, Kotlin's `vararg`, C#'s `params`) takes any number."""
+    try:
+        params = json.loads(params_json or "[]")
+    except ValueError:
+        return 0, float("inf"), []
+    fewest, most, types = 0, 0.0, []
+    for param in params:
+        written = f"{param.get('type') or ''} {param.get('name') or ''}"
+        if "..." in written or written.split()[:1] in (["vararg"], ["params"]):
+            most = float("inf")
+        elif param.get("default") is None:
+            fewest += 1
+        most += 1
+        types.append(_base_type(param.get("type") or ""))
+    return fewest, most, types
+
+
+# The literal marks of _argument_word and the parameter types each may be passed to:
+# (exactly, by a widening or boxing conversion). Anything else takes only a reference.
+_LITERAL_FITS = {
+    '"': ({"String", "string", "str"}, {"CharSequence", "Comparable", "Serializable"}),
+    "'": ({"char", "Character", "Char"}, {"int", "long", "float", "double", "Integer"}),
+    "0": ({"int", "Integer", "Int"}, {"long", "Long", "short", "byte", "float", "double",
+                                     "Number", "size_t", "unsigned", "uint"}),
+    "0.0": ({"double", "Double", "float", "Float"}, {"Number"}),
+    "b": ({"boolean", "Boolean", "bool", "Bool"}, set()),
+}
+_PRIMITIVES = frozenset({"int", "long", "short", "byte", "char", "boolean", "bool", "double",
+                         "float"})
+_ANY_REFERENCE = frozenset({"Object", "object", "Any", "dynamic", "auto"})
+
+
+def _argument_fit(kind: str, param: str) -> int | None:
+    """How an argument of ``kind`` (_Resolver._argument_type) fits a parameter of class
+    name ``param``: 2 exactly, 1 by a conversion, 0 unknown, None not at all."""
+    if not param or kind == "?":
+        return 0
+    generic = len(param) <= 2 and param[:1].isupper()   # T, K, V, E1: a type parameter
+    if kind == "null":
+        return None if param in _PRIMITIVES else 0
+    if kind in _LITERAL_FITS:
+        exact, converted = _LITERAL_FITS[kind]
+        if param in exact:
+            return 2
+        if param in converted or param in _ANY_REFERENCE or generic:
+            return 1
+        return None
+    written = kind[1:]  # ":TYPE"
+    if written == param:
+        return 2
+    if param in _PRIMITIVES and written not in _PRIMITIVES and written[:1].isupper() and \
+            written not in ("Integer", "Long", "Character", "Boolean", "Double", "Float"):
+        return None  # a class instance is no primitive
+    return 0
+
+
 class _Resolver:
     """In-memory lookup tables over the whole project's nodes."""
 
@@ -7809,6 +7928,56 @@ class _Resolver:
                 (path, qualname) for kind, _, qualname, path in self.nodes.values())
         _, _, qualname, path = self.nodes[node]
         return counts[(path, qualname)] > 1
+
+    def overloads_admitting(self, node: int, arguments: str | None, path: str = "",
+                            scope: str = "", line: int = 0) -> list[int]:
+        """The definitions of ``node``'s qualname in its file (overloads, told apart by
+        their parameters) that a call with these ``arguments`` (_arguments) can run, in
+        file order: ``[node]`` when it has no overload, all of them when the arguments
+        are unknown. By count first, a variadic overload only when no other takes that
+        many (Java's third phase, C++'s ellipsis ranked last, C#'s expanded form); then,
+        of several, the ones the arguments' written types fit best (a literal, or a
+        variable typed where ``scope`` of ``path`` declares it)."""
+        sets = self.memo.get("overload sets")
+        if sets is None:
+            sets = self.memo["overload sets"] = {}
+            for other, (_, _, qualname, owner_path) in self.nodes.items():
+                sets.setdefault((owner_path, qualname), []).append(other)
+        _, _, qualname, node_path = self.nodes[node]
+        overloads = sets.get((node_path, qualname), [node])
+        if len(overloads) == 1 or arguments is None:
+            return overloads
+        shapes = self.memo.setdefault("parameter shapes", {})
+        missing = [other for other in overloads if other not in shapes]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            for row in self.db.query(f"SELECT id, params FROM nodes WHERE id IN ({marks})",
+                                     missing):
+                shapes[row["id"]] = _parameter_shape(row["params"])
+        words = arguments.split(",") if arguments else []
+        fits = [other for other in overloads if other in shapes
+                and shapes[other][0] <= len(words) <= shapes[other][1]]
+        fits = [other for other in fits if shapes[other][1] != float("inf")] or fits
+        if len(fits) < 2:
+            return fits
+        types = [self._argument_type(word, path, scope, line) for word in words]
+        scored = []
+        for other in fits:
+            params = shapes[other][2]
+            points = [_argument_fit(kind, params[min(i, len(params) - 1)] if params else "")
+                      for i, kind in enumerate(types)]
+            if None not in points:
+                scored.append((sum(points), other))
+        best = max((points for points, _ in scored), default=None)
+        return [other for points, other in scored if points == best] or fits
+
+    def _argument_type(self, word: str, path: str, scope: str, line: int) -> str:
+        """An argument word as a type to fit: a literal's mark, a variable's written
+        class name (``?`` when its declaration says none)."""
+        if word.startswith("="):
+            found = self.variable_type(path, scope, word[1:], line) if path else None
+            return ":" + _base_type(found[0]) if found else "?"
+        return word
 
     def load_bases(self) -> None:
         self.bases, self.subclasses = {}, {}
@@ -8036,6 +8205,9 @@ class _Resolver:
             cls = self._class_parameter(path, scope, callee, language)
             if cls is not None:
                 return cls, CONF_EXACT  # cls(...) in a class method: a construction
+            if language.constructor == CONSTRUCTOR_IS_CLASS_NAME and \
+                    callee in ("this", *language.super_names):
+                return self._class_constructor(path, scope, callee != "this")
             if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
                 # super(...) in a JS/TS constructor; Python's super() is a builtin
                 return self._resolve_self(path, scope, language.constructor, "super", language)
@@ -8096,6 +8268,22 @@ class _Resolver:
         if language.bare_outside and _absent(self, path, callee):
             return None, 1.0
         return self.guess(callee, language.name)
+
+    def _class_constructor(self, path: str, scope: str,
+                           of_base: bool) -> tuple[int | None, float]:
+        """Java's `super(...)` (of_base) and `this(...)` in a constructor: a constructor,
+        named as its class, of the base or of the class itself (which overload, the
+        arguments say: _resolve_site). None when it has none in the index: the
+        base is outside, or declares no constructor and gets the implicit one."""
+        cls = self.enclosing_class(path, scope)
+        if cls is None:
+            return None, 0.0
+        for owner in self.bases.get(cls, []) if of_base else [cls]:
+            _, name, qualname, owner_path = self.nodes[owner]
+            found = self.by_pq.get((owner_path, f"{qualname}.{name}"))
+            if found is not None:
+                return found, CONF_EXACT
+        return None, CONF_EXACT
 
     def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
                       language: Language) -> tuple[int | None, float]:
@@ -8756,7 +8944,7 @@ SQL_AFFECTED_CREATE = "CREATE TEMP TABLE IF NOT EXISTS graph_affected (name TEXT
 SQL_AFFECTED_CLEAR = "DELETE FROM graph_affected"
 SQL_AFFECTED_FILL = "INSERT OR IGNORE INTO graph_affected (name) VALUES (?)"
 SQL_AFFECTED_CALLS = (
-    "SELECT e.id, e.file_id, f.path, e.src_id, e.callee, e.recv, e.dst_name, e.line "
+    "SELECT e.id, e.file_id, f.path, e.src_id, e.callee, e.recv, e.dst_name, e.line, e.args "
     "FROM edges e JOIN graph_affected a ON a.name = e.callee JOIN files f ON f.id = e.file_id "
     "WHERE e.project = ? AND e.kind = 'calls'")
 SQL_AFFECTED_BASES = (
@@ -8822,8 +9010,9 @@ def _call_sites(resolver: _Resolver, run: _IndexRun,
     for index in range(len(run.calls)) if files is None else files:
         file_id, path, file_node, blob = run.calls[index]
         resolver.next_file()
-        for scope, callee, recv, written, line in marshal.loads(blob):
-            yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line
+        for scope, callee, recv, written, line, arguments in marshal.loads(blob):
+            yield (None, file_id, path, file_node + 1 + scope, callee, recv, written, line,
+                   arguments)
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
@@ -8862,10 +9051,10 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     their ids are the same as one process gives.
     """
     present = {(src, line, recv, callee)     # old sites, as _call_sites yields new ones
-               for _, _, _, src, callee, recv, _, line in old}
+               for _, _, _, src, callee, recv, _, line, _ in old}
     if workers > 1 and len(run.calls) >= GRAPH_PARALLEL_RESOLVE_FILES:
         for rows in _parallel_call_rows(db, resolver, run, present, workers):
-            db.executemany(SQL_EDGE_INSERT, rows)
+            db.executemany(SQL_CALL_INSERT, rows)
         sites: Iterable[tuple] = old
     else:
         sites = itertools.chain(_call_sites(resolver, run), old)
@@ -8873,9 +9062,9 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     for site in sites:
         _resolve_site(resolver, run, present, site, inserts, updates)
         if len(inserts) >= GRAPH_WRITE_CHUNK:
-            db.executemany(SQL_EDGE_INSERT, inserts)
+            db.executemany(SQL_CALL_INSERT, inserts)
             inserts = []
-    db.executemany(SQL_EDGE_INSERT, inserts)
+    db.executemany(SQL_CALL_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
     run.calls.clear()
 
@@ -8883,7 +9072,7 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site: tuple,
                   inserts: list[tuple], updates: list[tuple]) -> None:
     """One call site: its edge (a new row, or an update of an old edge) and its constructor."""
-    edge_id, file_id, path, src, callee, recv, written, line = site
+    edge_id, file_id, path, src, callee, recv, written, line, arguments = site
     if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
         return
     scope = resolver.nodes[src]
@@ -8896,9 +9085,14 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
     if dst is not None and resolver.nodes[dst].kind in ("interface", "trait"):
         dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
+    if dst is not None and resolver.language(path).overloads:
+        fits = resolver.overloads_admitting(dst, arguments, path, scope_qual, line)
+        if len(fits) > 1:  # which of them runs, the arguments' types say: a guess
+            confidence = min(confidence, CONF_OVERLOAD)
+        dst = fits[0] if fits else dst
     if edge_id is None:
         inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
-                        confidence, file_id))
+                        confidence, file_id, arguments))
     else:
         updates.append((dst, confidence, edge_id))
     expand = resolver.language(path).macro_calls
@@ -8906,7 +9100,7 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         for name, target, conf in expand(resolver, path, callee):
             if (src, line, f"#{callee}", name) not in present:
                 inserts.append((run.project, "calls", src, target, name, name,
-                                f"#{callee}", line, conf, file_id))
+                                f"#{callee}", line, conf, file_id, None))
     init = resolver.language(path).constructor
     named_as_class = init == CONSTRUCTOR_IS_CLASS_NAME
     if named_as_class and dst is not None:
@@ -8916,10 +9110,13 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         cls_text = f"{recv}.{callee}" if recv else callee
         ctor = resolver.method_lookup(dst, init)
         if named_as_class and ctor is not None and resolver.overloaded(ctor):
-            ctor = None  # which of Cls(int) / Cls(double) runs is the types' call
+            # which of Cls(int) / Cls(String, int) runs: the one the arguments' count
+            # admits, when only one does (their types are the compiler's choice)
+            fits = resolver.overloads_admitting(ctor, arguments, path, scope_qual, line)
+            ctor = fits[0] if len(fits) == 1 else None
         if ctor is not None and (src, line, cls_text, init) not in present:
             inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
-                            cls_text, line, confidence, file_id))
+                            cls_text, line, confidence, file_id, arguments))
 
 
 # What a forked resolution worker inherits: (resolver, run, present, database path).
@@ -10120,6 +10317,7 @@ _JAVA_QUERY = """
 (method_invocation object: (_) @recv name: (identifier) @callee) @call
 (method_invocation !object name: (identifier) @callee) @call
 (object_creation_expression type: (type_identifier) @callee) @call
+(explicit_constructor_invocation constructor: [(this) (super)] @callee) @call
 (import_declaration) @import
 (package_declaration (_) @package)
 (local_variable_declaration type: (_) @type declarator: (variable_declarator

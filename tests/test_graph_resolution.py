@@ -24,9 +24,29 @@ def callers(cli, symbol: str) -> set[str]:
 PY = "graph_classes_python"
 TS = "graph_classes_typescript"
 GO = "graph_classes_go"
+JAVA = "graph_classes_java"
 
 # (fixture, symbol, exactly these callers at the default confidence)
 CASES = [
+    # Overloads (Java) are told apart by the number of arguments the call writes, a
+    # variadic one taken only when no other fits (with(String), with(String, Object...)),
+    # then by the written types: a literal's, a declared variable's (with(char)).
+    (JAVA, "src/shop/Label.java:Label.with", {"src/shop/Shipping.java:Shipping.batch",
+                                              "src/shop/Label.java:Label.with#3"}),
+    (JAVA, "src/shop/Label.java:Label.with#2", {"src/shop/Shipping.java:Shipping.numbered"}),
+    (JAVA, "src/shop/Label.java:Label.with#3", {"src/shop/Shipping.java:Shipping.marked"}),
+    (JAVA, "src/shop/Label.java:Label.Label", {"src/shop/Shipping.java:Shipping.single",
+                                               "src/shop/Shipping.java:Shipping.numbered",
+                                               "src/shop/Shipping.java:Shipping.marked",
+                                               "src/shop/Label.java:Label.with#2"}),
+    (JAVA, "src/shop/Label.java:Label.Label#2", {"src/shop/Shipping.java:Shipping.batch",
+                                                 "src/shop/Label.java:Label.with",
+                                                 "src/shop/Label.java:Label.Label",
+                                                 "src/shop/FragileLabel.java:"
+                                                 "FragileLabel.FragileLabel#2"}),
+    # super(...) and this(...) in a constructor run the base's and the class's own.
+    (JAVA, "src/shop/FragileLabel.java:FragileLabel.FragileLabel#2",
+     {"src/shop/FragileLabel.java:FragileLabel.FragileLabel"}),
     # Cls(...) runs Cls.__init__, or the one a base defines.
     (PY, "shop/models.py:Base.__init__", {"shop/build.py:make_base", "shop/build.py:make_child"}),
     (PY, "shop/models.py:Child", {"shop/build.py:make_child"}),
