@@ -6084,6 +6084,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "iter:" +
                          _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200],
                          False))
+    elif "vartype" in caps and "copied" in caps:  # x := y, x := a.b: what that is
+        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "expr:" +
+                         _collapse_arguments(one_line(s.text(caps["copied"][0])))[:200],
+                         False))
     elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
         vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
                          "=" + s.text(caps["value"][0]), False))
@@ -6270,11 +6274,14 @@ def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> No
     params = [single] if single is not None else holder.named_children if holder else []
     for position, param in enumerate(params):
         name = param if param.type == "identifier" else param.child_by_field_name("pattern")
-        if name is None or name.type != "identifier" or param.child_by_field_name("type"):
+        if name is None or name.type != "identifier":
             continue
+        note = param.child_by_field_name("type")  # (x: Foo) => ...: declared, a Foo
+        written = _clean_type(s.text(note.named_children[0] if note.named_children else note)) \
+            if note is not None else f"callback:{index}:{position}:{callee}"
         extra.setdefault("narrow", []).append(
             (function.start_byte, s.text(name), function.start_point[0] + 1,
-             function.end_point[0] + 1, f"callback:{index}:{position}:{callee}"))
+             function.end_point[0] + 1, written))
 
 
 def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
@@ -8148,7 +8155,7 @@ class _Resolver:
         None when nothing is known. ``text`` is a receiver as extracted: a name,
         ``a.b.c``, a call ``f(...)`` / ``x.m(...)``, ``(x as T)``, ``x!``.
         """
-        text = text.strip().rstrip("!").removeprefix("new ")
+        text = text.strip().rstrip("!").removeprefix("new ").lstrip("&*")  # (&x).m(): x's
         if depth > 6 or not text:
             return None
         if text.startswith("await "):
@@ -9701,6 +9708,13 @@ _GO_QUERY = """
     (type_case type: (_) @type) @narrow)
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (call_expression function: (_) @type))) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var .)
+    right: (expression_list . [(identifier) (selector_expression)] @copied .)) @vartype
+[(function_declaration result: (parameter_list (parameter_declaration name: (identifier) @var
+    type: (_) @type))) (method_declaration result: (parameter_list (parameter_declaration
+    name: (identifier) @var type: (_) @type)))] @vartype
+(func_literal parameters: (parameter_list (parameter_declaration name: (identifier) @var
+    type: (_) @type)) body: (block) @narrow)
 [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """

@@ -135,7 +135,7 @@ CASES = [
                                            "src/callbacks.ts:startup"}),
     (TS, "src/callbacks.ts:Sink.next", {"src/callbacks.ts:pipeline"}),
     (TS, "src/callbacks.ts:Tap.pull", set()),
-    (TS, "src/callbacks.ts:Tap.next", set()),
+    (TS, "src/callbacks.ts:Tap.next", {"src/callbacks.ts:typed"}),
     (TS, "src/store.ts:Store.constructor", {"src/store.ts:CachedStore.constructor",
                                             "src/store.ts:openStore"}),
     # `export * as ns from` is a namespace, not a star export; "./m.js" names m.ts.
@@ -232,6 +232,15 @@ CASES = [
     (GO, "flags.go:parseError.Error", set()),
     (GO, "flags.go:FlagSet.Name", set()),
     (GO, "flags.go:Decoder.Decode", {"flags.go:Parse"}),
+    # x := pkgVar keeps the variable's type; a named result, a function literal's
+    # parameter and (&x) have their declared types.
+    (GO, "dial.go:Dialer.Dial", {"dial.go:DialDefault"}),
+    (GO, "dial.go:Dialer.Close", set()),
+    (GO, "dial.go:Socket.Dial", set()),
+    (GO, "dial.go:Conn.Close", {"dial.go:DialDefault", "dial.go:Broadcast"}),
+    (GO, "dial.go:Conn.Write", {"dial.go:Open"}),
+    (GO, "dial.go:Socket.Write", {"dial.go:Broadcast"}),
+    (GO, "dial.go:Socket.Close", {"dial.go:Shut"}),
 ]
 
 
