@@ -6258,6 +6258,14 @@ def _cast_type(s: _Source, function: Any) -> str | None:
         "identifier", "attribute", "string", "subscript") else None
 
 
+def _body_first_line(function: Any) -> int:
+    """The first line a function's parameters are visible on: below the line that opens a
+    body of several lines, whose start is the call's line (``x.each((x) => {``)."""
+    body = function.child_by_field_name("body") or function
+    start, end = body.start_point[0] + 1, body.end_point[0] + 1
+    return start + 1 if end > start else start
+
+
 def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
     """The untyped parameters of a function given to a call: ``callback:I:J:CALLEE``, the
     J-th parameter of the function type of the callee's I-th parameter (contextual typing)."""
@@ -6280,7 +6288,7 @@ def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> No
         written = _clean_type(s.text(note.named_children[0] if note.named_children else note)) \
             if note is not None else f"callback:{index}:{position}:{callee}"
         extra.setdefault("narrow", []).append(
-            (function.start_byte, s.text(name), function.start_point[0] + 1,
+            (function.start_byte, s.text(name), _body_first_line(function),
              function.end_point[0] + 1, written))
 
 
@@ -6302,6 +6310,8 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
     else:
         type_text = "in:" + _quoted_text(s, caps["member"][0])
     first = block.start_point[0] + 1
+    if block.parent is not None and block.parent.type == "func_literal":
+        first = _body_first_line(block.parent)  # f.Visit(func(f *Flag) {: not the call's f
     if block.type.endswith("_statement") and block.parent is not None:
         block = block.parent  # `assert isinstance(x, T)`: the rest of the block holding it
     extra.setdefault("narrow", []).append(
@@ -8935,6 +8945,7 @@ _PY_QUERY = f"""
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype
+(assignment left: (identifier) @var !type right: (identifier) @copied) @vartype
 (assignment left: [(pattern_list) (tuple_pattern)] @unpack right: [(call) (identifier)
     (attribute)] @type) @vartype
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @type)
@@ -9234,6 +9245,7 @@ _JS_CALLS = """
 (variable_declarator name: (identifier) @var value: (call_expression
     function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
 (variable_declarator name: (identifier) @var value: (member_expression) @type) @vartype
+(variable_declarator name: (identifier) @var value: (identifier) @copied) @vartype
 (variable_declarator name: (identifier) @var value: (await_expression (call_expression
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
