@@ -1304,8 +1304,9 @@ LESSER_LINES = (
                r"\bfor (?:further|more) details\b|\bsee above\b|\bto see the full\b|"
                r"\bplease refer to\b|\ba complete log\b|\blikely not a problem\b|"
                r"\bget more help\b", 0.6,
-     ("run", "for more", "for further", "see above", "to see the full", "please refer",
-      "a complete log", "likely not a problem", "get more help")),
+     ("rerun", "re-run", "run with --", "for more", "for further", "see above",
+      "to see the full", "please refer", "a complete log", "likely not a problem",
+      "get more help")),
 )
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
@@ -1317,7 +1318,6 @@ _ERROR_CODE = (r"(?i:exit(?:ed)?(?: with)? ?(?:code|status)\W{0,3}[1-9]\d*\W*$|"
 _FILE_REF = (r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
              r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
              r":(?P<line2>\d+)")
-_TEST_ID_SHAPE = r"::|/|›|\.|^[Tt]est|_test\b|[a-z][A-Z]|_"
 # A pytest node id: a path, `::` parts, and the parameters' id in brackets, which may hold
 # spaces, brackets and ` - ` (`t.py::test_x[a - b]`, `t.py::test_x[x[1] y]`): the brackets
 # end at the first `]` the runner's own separator follows (` - ` before the message, the
@@ -1392,11 +1392,16 @@ _RX_NEEDS: dict[str, tuple[str, ...]] = {
                    "● ", "<<< ", "✘"),
     _SECTION_START: ("^___", "^---- ", "● ", "^=== RUN", "<<< ", ") "),
     LINE_KIND_PATTERNS["frame"]: ("at ", 'File "', ": ", ".go:"),
-    _ERROR_CODE: ("exit", "error", "code", "did not complete"),
+    _ERROR_CODE: ("exit", "error ", "code", "did not complete"),
     _OK_LINE: ("pass", "ok", "succe", "✓", "✔"),
     **{pattern: needs for _, pattern, _, needs in LESSER_LINES},
 }
 _RX_CASELESS = {_ERROR_CODE, _OK_LINE, *(pattern for _, pattern, _, _ in LESSER_LINES)}
+# Each pattern's needs as (what a text may start with, what it may hold), for one
+# str.startswith of a tuple and a few ``in``s a line.
+_RX_CHECKS = {pattern: (tuple(n[1:] for n in needs if n[0] == "^"),
+                        tuple(n for n in needs if n[0] != "^"))
+              for pattern, needs in _RX_NEEDS.items()}
 
 
 class _NoMatch:
@@ -1413,18 +1418,23 @@ def _rx_for(pattern: str, text: str, flags: int = 0) -> Any:
     """``_rx(pattern, flags)``, or _NoMatch when ``text`` holds none of the literals every
     match needs (_RX_NEEDS). A pattern that ignores case is checked on the lowercase text
     of an ASCII line, where lowercasing maps each letter as the pattern does."""
-    needs = _RX_NEEDS.get(pattern)
-    if needs is not None:
+    checks = _RX_CHECKS.get(pattern)
+    if checks is not None:
         if pattern in _RX_CASELESS:
-            if text.isascii() and not _holds_any(text.lower(), needs):
+            if text.isascii() and not _holds_any(text.lower(), *checks):
                 return _NoMatch
-        elif not _holds_any(text, needs):
+        elif not _holds_any(text, *checks):
             return _NoMatch
     return _rx(pattern, flags)
 
 
-def _holds_any(text: str, needs: tuple[str, ...]) -> bool:
-    return any(text.startswith(n[1:]) if n[0] == "^" else n in text for n in needs)
+def _holds_any(text: str, starts: tuple[str, ...], holds: tuple[str, ...]) -> bool:
+    if starts and text.startswith(starts):
+        return True
+    for literal in holds:
+        if literal in text:
+            return True
+    return False
 
 
 # --- Output store: search's stored lines -------------------------------------
@@ -1516,6 +1526,16 @@ def identifier_parts(word: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def test_id_shaped(token: str) -> bool:
+    """Whether a query token has the shape of a test id or a path: ``::``, ``/``, ``›``,
+    ``.`` or ``_`` in it, a camelCase join, or a start of test/Test (checked on the
+    string: a pattern compiled for it cost more than the whole check)."""
+    return (any(mark in token for mark in ("::", "/", "›", ".", "_"))
+            or token.startswith(("test", "Test"))
+            or any("a" <= token[i] <= "z" and "A" <= token[i + 1] <= "Z"
+                   for i in range(len(token) - 1)))
+
+
 class Variant:
     """One way a query word can appear in a line: how it is matched (``spec``: a mode and
     a lowercase literal, or a regex), its FTS5 form, the factor its rarity is multiplied
@@ -1546,7 +1566,7 @@ class SearchQuery:
         self._seen: dict[tuple[int, tuple[str, str]], Variant] = {}
         self._by_name: dict[str, int] = {}
         self.ids = [t.strip("'\"`()[]{}<>,;") for t in self.tokens
-                    if len(t) >= 6 and _rx(_TEST_ID_SHAPE).search(t)]
+                    if len(t) >= 6 and test_id_shaped(t)]
         words = [w for t in self.tokens for w in _rx(r"[^\W_]+(?:[_'][^\W_]+)*").findall(t)]
         low = [w.lower() for w in words]
         self.problem = any(w in PROBLEM_WORDS for w in low)
@@ -1835,6 +1855,17 @@ def _marker_matches(literal: str, text: str, low: str, at: int) -> bool:
     return True
 
 
+def longest_prefixes(literals: set[str]) -> dict[str, str]:
+    """literal -> the longest other literal it starts with, for those that have one."""
+    bases = {}
+    for literal in literals:
+        for size in range(len(literal) - 1, 0, -1):
+            if literal[:size] in literals:
+                bases[literal] = literal[:size]
+                break
+    return bases
+
+
 class LineMatcher:
     """Finds the lines of a text that hold a query variant or a severity marker, with
     ``str.find`` per lowercase literal (word boundaries checked after; a literal found
@@ -1859,6 +1890,9 @@ class LineMatcher:
         for marker, (_, _, words) in enumerate(SEVERITY_MARKERS):
             for word in words.split("|"):
                 self.literals.setdefault(word.replace("\\n", "\n"), ([], []))[1].append(marker)
+        # The longest other literal each one starts with (see _places); a line-start
+        # marker (pytest's "E   ") is found where its line starts: it neither has nor is one.
+        self.bases = longest_prefixes({lit for lit in self.literals if lit[0] != "\n"})
         self.counts: dict[str, int] = {}
 
     def _at(self, literal: str, text: str, low: str, at: int) -> tuple[list[int], list[int]]:
@@ -1902,10 +1936,11 @@ class LineMatcher:
         only for a query that asks for a problem."""
         hits: list[tuple[int, Any]] = []
         common: list[str] = []
+        places = self._places(low, cap)
         for literal, (variants, _) in self.literals.items():
             if not (variants or self.query.problem):
                 continue
-            mine = self._positions(low, literal, cap)
+            mine = places[literal]
             if mine is None:
                 common.append(literal)
             else:
@@ -1916,6 +1951,21 @@ class LineMatcher:
             hits.extend((at, rarest) for at in self._positions(low, rarest, len(low)) or [])
             del self.counts[rarest]
         return hits
+
+    def _places(self, low: str, cap: int) -> dict[str, list[int] | None]:
+        """_positions() of every literal looked for. One that starts with a shorter one
+        looked for ("failure", "fail") is found among that one's places, a scan of the
+        text fewer, unless that one is too common to be listed."""
+        wanted = [literal for literal, (variants, _) in self.literals.items()
+                  if variants or self.query.problem]
+        places: dict[str, list[int] | None] = {}
+        for literal in sorted(wanted, key=len):
+            known = places.get(self.bases.get(literal, ""))
+            if known is not None:   # every place of the literal is one of its base's
+                places[literal] = [at for at in known if low.startswith(literal, at)]
+            else:
+                places[literal] = self._positions(low, literal, cap)
+        return places
 
     def _kind_hits(self, text: str, cap: int) -> list[tuple[int, Any]]:
         """(position, variant) of the lines of each kind the query asks for."""
@@ -2303,6 +2353,23 @@ class SearchRun:
         self.exhaustive = False
         self.scorer: LineScorer | None = None
         self.windows_read = 0   # windows of chunks read (add_windows), besides whole chunks
+        self._lowered: dict[int, str] = {}
+        self._lines: dict[int, list[str]] = {}
+
+    def lowered(self, chunk: Any) -> str:
+        """A chunk's text in lowercase, made once a search (its strategies bring many of
+        the same chunks of a busy log)."""
+        low = self._lowered.get(chunk["id"])
+        if low is None:
+            low = self._lowered[chunk["id"]] = chunk["text"].lower()
+        return low
+
+    def chunk_lines(self, chunk: Any) -> list[str]:
+        """A chunk's lines, split once a search."""
+        lines = self._lines.get(chunk["id"])
+        if lines is None:
+            lines = self._lines[chunk["id"]] = chunk["text"].split("\n")
+        return lines
 
     # rarity -----------------------------------------------------------------------
     def fts_count(self, expression: str) -> int:
@@ -2407,7 +2474,7 @@ class SearchRun:
         for chunk, offsets in wanted:
             if chunk["id"] in self.chunk_ids or not offsets:
                 continue
-            lines = chunk["text"].split("\n")
+            lines = self.chunk_lines(chunk)
             for first, last in merged_windows(offsets, SEARCH_NEAR, len(lines)):
                 pieces.append((chunk, first, "\n".join(lines[first:last + 1])))
         if pieces:
@@ -2508,7 +2575,7 @@ def _strategy_scan(run: SearchRun) -> str | None:
 def _strategy_literal(run: SearchRun) -> str | None:
     """The query's tokens as written, all of them but the stop words (FTS5 phrases
     ANDed)."""
-    tokens = [t for t in run.query.tokens if _rx(r"[^\W_]").search(t)]
+    tokens = [t for t in run.query.tokens if any(c.isalnum() for c in t)]   # a \w but _
     kept = [t for t in tokens if t.lower().strip("'\"`()[]{}<>,;:!?") not in
             SEARCH_STOP_WORDS] or tokens
     return _run_fts(run, [fts_term(t) for t in kept], " AND ") if kept else None
@@ -2561,7 +2628,7 @@ def _strategy_severity(run: SearchRun) -> str | None:
     for chunk in run.fetch_chunks([*wanted, *found]):
         offsets = [n - chunk["line_start"] for n in wanted.get(chunk["id"], [])]
         if literals:
-            offsets += lines_holding(chunk["text"].lower(), literals, SEARCH_ENUM_CAP)
+            offsets += lines_holding(run.lowered(chunk), literals, SEARCH_ENUM_CAP)
         windows.append((chunk, offsets))
     run.add_windows(windows)
     return "summary lines" + (" + " + " OR ".join(rare) if rare else "")
@@ -2678,7 +2745,7 @@ def _run_fts_lines(run: SearchRun, variants: list[Variant]) -> str | None:
     literals = list(dict.fromkeys(lit for v in chosen for lit in variant_literals(v)))
     windows = []
     for chunk in run.fetch_chunks(run.fts(terms)):
-        windows.append((chunk, lines_holding(chunk["text"].lower(), literals,
+        windows.append((chunk, lines_holding(run.lowered(chunk), literals,
                                              SEARCH_ENUM_CAP)))
     run.add_windows(windows)
     return expression
@@ -2784,9 +2851,9 @@ def lesser_factor(text: str) -> float:
     """The share of its score a line keeps when it only echoes source code or gives the
     tool's standard advice (LESSER_LINES): the finding is the message, not those."""
     import re
-    factor = 1.0
+    factor, head, flags = 1.0, text[:400], re.ASCII | re.IGNORECASE
     for _, pattern, share, _ in LESSER_LINES:
-        if _rx_for(pattern, text[:400], re.ASCII | re.IGNORECASE).search(text[:400]):
+        if _rx_for(pattern, head, flags).search(head):
             factor = min(factor, share)
     return factor
 
@@ -2798,38 +2865,61 @@ def negated_spans(text: str) -> list[tuple[int, int]]:
     low = text.lower()
     if len(low) != len(text):
         return []
-    fields = _rx(_NEGATED_FIELD, re.ASCII) if _rx(_NEGATED_VALUE, re.ASCII).search(low) \
-        else None
-    if fields is None and not any(w in low for w in ("no", "zero", "without", "never", "0")):
+    value = _rx(_NEGATED_VALUE, re.ASCII)
+    valued = value.search(low) is not None
+    if not valued and not any(w in low for w in ("no", "zero", "without", "never", "0")):
         return []
     spans = []
-    for match, field in _negations(low, fields):
+    for match, field in _negations(low, value if valued else None):
         start = _field_start(text, match) if field else match.start()
         if start is not None:
             spans.append((start, match.end()))
     return spans
 
 
-def _negations(low: str, fields: Any) -> Iterator[tuple[Any, bool]]:
+def _negations(low: str, value: Any) -> Iterator[tuple[Any, bool]]:
     """The matches of _NEGATION in a lowercase line, in order, and whether each is a
-    field's: from its rest (_NEGATION_NO_FIELD) and its field part (``fields``, None when
-    no value of the line can be one), as _NEGATION would try them at each place (a word
-    negation or a count of 0 before a field, a field before "nothing to")."""
+    field's: from its rest (_NEGATION_NO_FIELD) and its field part (_next_field; none
+    when ``value``, the compiled _NEGATED_VALUE, is None), as _NEGATION would try them
+    at each place (a word negation or a count of 0 before a field, a field before
+    "nothing to")."""
     import re
     rest = _rx(_NEGATION_NO_FIELD, re.ASCII)
-    at = 0
-    while True:
-        plain = rest.search(low, at)
-        field = fields.search(low, at) if fields is not None else None
+    at, plain, field = 0, rest.search(low), _next_field(low, 0, value)
+    while plain is not None or field is not None:
         if field is not None and (plain is None or field.start() < plain.start() or (
                 field.start() == plain.start() and plain.lastgroup == "nothing")):
-            yield field, True
-            at = field.end()
-        elif plain is not None:
-            yield plain, False
-            at = plain.end()
+            found, is_field = field, True
         else:
-            return
+            found, is_field = plain, False
+        yield found, is_field
+        at = found.end()   # the next matches start there (earlier ones stay valid)
+        if plain is not None and plain.start() < at:
+            plain = rest.search(low, at)
+        if field is not None and field.start() < at:
+            field = _next_field(low, at, value)
+
+
+# What a field's name and the blanks after it are made of (\w and \s, ASCII).
+_FIELD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ \t\n\r\f\v"
+
+
+def _next_field(low: str, at: int, value: Any) -> Any:
+    """The first match of _NEGATED_FIELD from ``at``. A field's name and the blanks after
+    it run up to the ``:``/``=`` of a value (0/none/false...) through word characters and
+    blanks only, so the pattern is tried only on the run of those just before each
+    value, not at every word of the line."""
+    import re
+    fields = _rx(_NEGATED_FIELD, re.ASCII)
+    found = value.search(low, at) if value is not None else None
+    while found is not None:
+        start = at + len(low[at:found.start()].rstrip(_FIELD_CHARS))
+        match = fields.search(low, start, found.end())
+        if match is not None:
+            return match
+        at = found.start() + 1
+        found = value.search(low, at)
+    return None
 
 
 def _field_start(text: str, match: Any) -> int | None:
