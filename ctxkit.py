@@ -6199,7 +6199,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 type_node.type in ("attribute", "member_expression"):
             written = "expr:" + _collapse_arguments(one_line(written))[:200]  # x = a.b
         elif call is not None and call.parent is not None and \
-                call.parent.type == "await_expression":
+                call.parent.type in ("await_expression", "await"):
             written = "await:" + written  # x = await f(): what f's promise gives
         elif call is not None and call.parent is not None and \
                 call.parent.type == "as_pattern":
@@ -8445,8 +8445,11 @@ class _Resolver:
             return _awaited(self.type_named(path, scope, _clean_type(type_text[6:])))
         if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
             made = self.type_named(path, scope, _clean_type(type_text[6:]))
-            enter = self.method_lookup(made, "__enter__") if isinstance(made, int) else None
+            enter = (self.method_lookup(made, "__enter__") or
+                     self.method_lookup(made, "__aenter__")) if isinstance(made, int) else None
             if enter is not None:  # `return self` in an inherited __enter__: the made one
+                if self._returns_self_type(enter):
+                    return made
                 entered = self.returned_type(enter)
                 owner = self.by_pq.get((self.nodes[enter].path,
                                         self.nodes[enter].qualname.rpartition(".")[0]))
@@ -8644,6 +8647,16 @@ class _Resolver:
             binding[param] = bound[cleaned] if bound and cleaned in bound else \
                 (path, qualname, cleaned)
         return binding
+
+    def _returns_self_type(self, method: int) -> bool:
+        """``def __enter__(self: T) -> T``: the result is the receiver's own type, a
+        subclass's when the method is inherited."""
+        _, _, qualname, path = self.nodes[method]
+        written = _clean_type(self.returns.get(method, ""))
+        receiver = self.ctx(path).get("types", {}).get(qualname, {})
+        first = next((t for n, t in receiver.items() if n in self.language(path).self_names),
+                     None)
+        return bool(written) and written == first
 
     def _inferred_return(self, function: int) -> Any:
         """What an undeclared function returns, read from the one expression all its
@@ -9036,6 +9049,11 @@ _PY_QUERY = f"""
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype
 (assignment left: (identifier) @var !type right: (identifier) @copied) @vartype
+(assignment left: (identifier) @var
+    right: (await (call function: [(identifier) (attribute)] @type))) @vartype
+(assignment left: (attribute object: (identifier) @self attribute: (identifier) @var)
+    right: (await (call function: [(identifier) (attribute)] @type)) (#eq? @self "self"))
+    @vartype
 (assignment left: [(pattern_list) (tuple_pattern)] @unpack right: [(call) (identifier)
     (attribute)] @type) @vartype
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @type)

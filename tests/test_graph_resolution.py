@@ -82,7 +82,9 @@ CASES = [
                                            "shop/inference.py:unpack"}),
     (PY, "shop/inference.py:Motor.stop", {"shop/inference.py:Car.drive",
                                           "shop/inference.py:verify",
-                                          "shop/inference.py:cast_down"}),
+                                          "shop/inference.py:cast_down",
+                                          "shop/inference.py:drive_async"}),
+    (PY, "shop/inference.py:Session.stop", {"shop/inference.py:drive_async"}),
     # `except E as e` makes an E inside its handler; a comprehension's variable holds
     # what it iterates.
     (PY, "shop/inference.py:Stalled.report", {"shop/inference.py:service"}),
