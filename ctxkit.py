@@ -6691,8 +6691,9 @@ def _clean_members(text: str) -> list[tuple[str, str]]:
         text = text[1:].split(",")[0]
     members: dict[str, str] = {}
     for member in _type_members(text):
-        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*['\"]?([\w.]+)['\"]?\s*\]",
-                                member.strip())
+        of_class = re.fullmatch(  # type[X], type["X"], type[X[K, V]]: the class X
+            r"(?:[\w.]+\.)?[Tt]ype\[\s*['\"]?([\w.]+)(?:\[.*\])?['\"]?\s*\]", member.strip(),
+            re.S)
         if of_class:  # type[X]: the class X itself, not an instance
             members.setdefault("type:" + of_class.group(1), member)
             continue

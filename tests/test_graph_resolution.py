@@ -85,6 +85,8 @@ CASES = [
                                           "shop/inference.py:cast_down",
                                           "shop/inference.py:drive_async"}),
     (PY, "shop/inference.py:Session.stop", {"shop/inference.py:drive_async"}),
+    (PY, "shop/inference.py:Garage.park", {"shop/inference.py:Valet.store"}),
+    (PY, "shop/inference.py:Lot.park", set()),
     # `except E as e` makes an E inside its handler; a comprehension's variable holds
     # what it iterates.
     (PY, "shop/inference.py:Stalled.report", {"shop/inference.py:service"}),
