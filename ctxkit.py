@@ -5808,6 +5808,9 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
                  if pos in by_start}
     if decorated:
         ctx["decorated"] = decorated
+    getters = [by_start[pos] for pos in extra.pop("getters", ()) if pos in by_start]
+    if getters:
+        ctx["getters"] = getters
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     call_records = _call_records(defs, calls, call_scopes, emitted)
@@ -6155,6 +6158,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         imports.append(caps["import"][0])
     elif "narrow" in caps:
         _collect_narrowing(s, caps, extra)
+    elif "getter" in caps:  # get x() {...}: reading x runs it, like a property
+        extra.setdefault("getters", []).append(caps["getter"][0].parent.start_byte)
     elif "decorated" in caps:  # the outermost decorator gives the name its value
         extra.setdefault("decorated", []).append(
             (caps["decorated"][0].start_byte,
@@ -8703,14 +8708,17 @@ class _Resolver:
         return None
 
     def _accessor(self, path: str, qualname: str, attr: str) -> int | None:
-        """The method ``attr`` of class ``qualname`` when a decorator makes it read as an
-        attribute (``@property``, ``@functools.cached_property``)."""
-        accessors = self.language(path).accessors
-        method = self.by_pq.get((path, f"{qualname}.{attr}")) if accessors else None
+        """The method ``attr`` of class ``qualname`` when reading the attribute runs it: a
+        decorator says so (``@property``, ``@functools.cached_property``), or it is a
+        getter (``get attr()``)."""
+        method = self.by_pq.get((path, f"{qualname}.{attr}"))
         if method is None:
             return None
-        decorator = self.ctx(path).get("decorated", {}).get(f"{qualname}.{attr}", "")
-        return method if decorator.rpartition(".")[2] in accessors else None
+        ctx = self.ctx(path)
+        decorator = ctx.get("decorated", {}).get(f"{qualname}.{attr}", "")
+        accessor = decorator.rpartition(".")[2] in self.language(path).accessors or \
+            f"{qualname}.{attr}" in ctx.get("getters", ())  # get attr() {...}
+        return method if accessor else None
 
     def variable_type(self, path: str, scope: str, name: str,
                       line: int = 0) -> tuple[str, str, str] | None:
@@ -9392,6 +9400,7 @@ _JS_DEFS = """
 (function_declaration name: (identifier) @name) @def.function
 (generator_function_declaration name: (identifier) @name) @def.function
 (method_definition name: (_) @name) @def.function
+(method_definition "get" name: (_) @getter)
 (variable_declarator name: (identifier) @name
     value: [(arrow_function) (function_expression)] @fn) @def.function
 (function_expression name: (identifier) @name) @def.function

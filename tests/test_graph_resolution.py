@@ -125,9 +125,11 @@ CASES = [
     (TS, "src/store.ts:Store.#flush", {"src/store.ts:Store.save", "src/store.ts:Store.onError"}),
     (TS, "src/store.ts:Store.onError", {"src/store.ts:Store.handle"}),
     (TS, "src/privates.ts:Cache.clear", {"src/privates.ts:Client.reset",  # #cache: Cache
-                                          "src/privates.ts:Pool.resetAll"}),
+                                          "src/privates.ts:Pool.resetAll",
+                                          "src/privates.ts:Desk.tidy"}),  # get cache()
     (TS, "src/privates.ts:Journal.clear", {"src/privates.ts:Client.reset",  # = new Journal()
-                                           "src/privates.ts:Pool.flush"}),  # #first()'s
+                                           "src/privates.ts:Pool.flush",  # #first()'s
+                                           "src/privates.ts:Desk.tidy"}),
     # A callback given to a standard container's method gets an element first.
     (TS, "src/privates.ts:Client.reset", {"src/privates.ts:Pool.resetAll",
                                           "src/privates.ts:resetSome",  # xs.filter(f)
