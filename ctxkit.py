@@ -5822,6 +5822,9 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
                  if pos in by_start}
     if decorated:
         ctx["decorated"] = decorated
+    getters = [by_start[pos] for pos in extra.pop("getters", ()) if pos in by_start]
+    if getters:
+        ctx["getters"] = getters
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     call_records = _call_records(defs, calls, call_scopes, emitted)
@@ -6213,6 +6216,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         imports.append(caps["import"][0])
     elif "narrow" in caps:
         _collect_narrowing(s, caps, extra)
+    elif "getter" in caps:  # get x() {...}: reading x runs it, like a property
+        extra.setdefault("getters", []).append(caps["getter"][0].parent.start_byte)
     elif "decorated" in caps:  # the outermost decorator gives the name its value
         extra.setdefault("decorated", []).append(
             (caps["decorated"][0].start_byte,
@@ -6231,6 +6236,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "vartype" in caps and "iterated" in caps:  # for x in xs: what xs holds
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "iter:" +
                          _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200],
+                         False))
+    elif "vartype" in caps and "copied" in caps:  # x := y, x := a.b: what that is
+        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "expr:" +
+                         _collapse_arguments(one_line(s.text(caps["copied"][0])))[:200],
                          False))
     elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
         vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
@@ -6253,7 +6262,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 type_node.type in ("attribute", "member_expression"):
             written = "expr:" + _collapse_arguments(one_line(written))[:200]  # x = a.b
         elif call is not None and call.parent is not None and \
-                call.parent.type == "await_expression":
+                call.parent.type in ("await_expression", "await"):
             written = "await:" + written  # x = await f(): what f's promise gives
         elif call is not None and call.parent is not None and \
                 call.parent.type == "as_pattern":
@@ -6402,6 +6411,14 @@ def _cast_type(s: _Source, function: Any) -> str | None:
         "identifier", "attribute", "string", "subscript") else None
 
 
+def _body_first_line(function: Any) -> int:
+    """The first line a function's parameters are visible on: below the line that opens a
+    body of several lines, whose start is the call's line (``x.each((x) => {``)."""
+    body = function.child_by_field_name("body") or function
+    start, end = body.start_point[0] + 1, body.end_point[0] + 1
+    return start + 1 if end > start else start
+
+
 def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
     """The untyped parameters of a function given to a call: ``callback:I:J:CALLEE``, the
     J-th parameter of the function type of the callee's I-th parameter (contextual typing)."""
@@ -6418,11 +6435,14 @@ def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> No
     params = [single] if single is not None else holder.named_children if holder else []
     for position, param in enumerate(params):
         name = param if param.type == "identifier" else param.child_by_field_name("pattern")
-        if name is None or name.type != "identifier" or param.child_by_field_name("type"):
+        if name is None or name.type != "identifier":
             continue
+        note = param.child_by_field_name("type")  # (x: Foo) => ...: declared, a Foo
+        written = _clean_type(s.text(note.named_children[0] if note.named_children else note)) \
+            if note is not None else f"callback:{index}:{position}:{callee}"
         extra.setdefault("narrow", []).append(
-            (function.start_byte, s.text(name), function.start_point[0] + 1,
-             function.end_point[0] + 1, f"callback:{index}:{position}:{callee}"))
+            (function.start_byte, s.text(name), _body_first_line(function),
+             function.end_point[0] + 1, written))
 
 
 def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
@@ -6443,6 +6463,8 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
     else:
         type_text = "in:" + _quoted_text(s, caps["member"][0])
     first = block.start_point[0] + 1
+    if block.parent is not None and block.parent.type == "func_literal":
+        first = _body_first_line(block.parent)  # f.Visit(func(f *Flag) {: not the call's f
     if block.type.endswith("_statement") and block.parent is not None:
         block = block.parent  # `assert isinstance(x, T)`: the rest of the block holding it
     extra.setdefault("narrow", []).append(
@@ -6732,8 +6754,9 @@ def _clean_members(text: str) -> list[tuple[str, str]]:
         text = text[1:].split(",")[0]
     members: dict[str, str] = {}
     for member in _type_members(text):
-        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*['\"]?([\w.]+)['\"]?\s*\]",
-                                member.strip())
+        of_class = re.fullmatch(  # type[X], type["X"], type[X[K, V]]: the class X
+            r"(?:[\w.]+\.)?[Tt]ype\[\s*['\"]?([\w.]+)(?:\[.*\])?['\"]?\s*\]", member.strip(),
+            re.S)
         if of_class:  # type[X]: the class X itself, not an instance
             members.setdefault("type:" + of_class.group(1), member)
             continue
@@ -8426,7 +8449,7 @@ class _Resolver:
         None when nothing is known. ``text`` is a receiver as extracted: a name,
         ``a.b.c``, a call ``f(...)`` / ``x.m(...)``, ``(x as T)``, ``x!``.
         """
-        text = text.strip().rstrip("!").removeprefix("new ")
+        text = text.strip().rstrip("!").removeprefix("new ").lstrip("&*")  # (&x).m(): x's
         if depth > 6 or not text:
             return None
         if text.startswith("await "):
@@ -8616,8 +8639,11 @@ class _Resolver:
             return _awaited(self.type_named(path, scope, _clean_type(type_text[6:])))
         if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
             made = self.type_named(path, scope, _clean_type(type_text[6:]))
-            enter = self.method_lookup(made, "__enter__") if isinstance(made, int) else None
+            enter = (self.method_lookup(made, "__enter__") or
+                     self.method_lookup(made, "__aenter__")) if isinstance(made, int) else None
             if enter is not None:  # `return self` in an inherited __enter__: the made one
+                if self._returns_self_type(enter):
+                    return made
                 entered = self.returned_type(enter)
                 owner = self.by_pq.get((self.nodes[enter].path,
                                         self.nodes[enter].qualname.rpartition(".")[0]))
@@ -8816,6 +8842,16 @@ class _Resolver:
                 (path, qualname, cleaned)
         return binding
 
+    def _returns_self_type(self, method: int) -> bool:
+        """``def __enter__(self: T) -> T``: the result is the receiver's own type, a
+        subclass's when the method is inherited."""
+        _, _, qualname, path = self.nodes[method]
+        written = _clean_type(self.returns.get(method, ""))
+        receiver = self.ctx(path).get("types", {}).get(qualname, {})
+        first = next((t for n, t in receiver.items() if n in self.language(path).self_names),
+                     None)
+        return bool(written) and written == first
+
     def _inferred_return(self, function: int) -> Any:
         """What an undeclared function returns, read from the one expression all its
         returns give (see _inferred_returns), in the function's own scope."""
@@ -8860,14 +8896,17 @@ class _Resolver:
         return None
 
     def _accessor(self, path: str, qualname: str, attr: str) -> int | None:
-        """The method ``attr`` of class ``qualname`` when a decorator makes it read as an
-        attribute (``@property``, ``@functools.cached_property``)."""
-        accessors = self.language(path).accessors
-        method = self.by_pq.get((path, f"{qualname}.{attr}")) if accessors else None
+        """The method ``attr`` of class ``qualname`` when reading the attribute runs it: a
+        decorator says so (``@property``, ``@functools.cached_property``), or it is a
+        getter (``get attr()``)."""
+        method = self.by_pq.get((path, f"{qualname}.{attr}"))
         if method is None:
             return None
-        decorator = self.ctx(path).get("decorated", {}).get(f"{qualname}.{attr}", "")
-        return method if decorator.rpartition(".")[2] in accessors else None
+        ctx = self.ctx(path)
+        decorator = ctx.get("decorated", {}).get(f"{qualname}.{attr}", "")
+        accessor = decorator.rpartition(".")[2] in self.language(path).accessors or \
+            f"{qualname}.{attr}" in ctx.get("getters", ())  # get attr() {...}
+        return method if accessor else None
 
     def variable_type(self, path: str, scope: str, name: str,
                       line: int = 0) -> tuple[str, str, str] | None:
@@ -9215,6 +9254,12 @@ _PY_QUERY = f"""
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype
+(assignment left: (identifier) @var !type right: (identifier) @copied) @vartype
+(assignment left: (identifier) @var
+    right: (await (call function: [(identifier) (attribute)] @type))) @vartype
+(assignment left: (attribute object: (identifier) @self attribute: (identifier) @var)
+    right: (await (call function: [(identifier) (attribute)] @type)) (#eq? @self "self"))
+    @vartype
 (assignment left: [(pattern_list) (tuple_pattern)] @unpack right: [(call) (identifier)
     (attribute)] @type) @vartype
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @type)
@@ -9514,6 +9559,7 @@ _JS_CALLS = """
 (variable_declarator name: (identifier) @var value: (call_expression
     function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
 (variable_declarator name: (identifier) @var value: (member_expression) @type) @vartype
+(variable_declarator name: (identifier) @var value: (identifier) @copied) @vartype
 (variable_declarator name: (identifier) @var value: (await_expression (call_expression
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
@@ -9551,6 +9597,7 @@ _JS_DEFS = """
 (function_declaration name: (identifier) @name) @def.function
 (generator_function_declaration name: (identifier) @name) @def.function
 (method_definition name: (_) @name) @def.function
+(method_definition "get" name: (_) @getter)
 (variable_declarator name: (identifier) @name
     value: [(arrow_function) (function_expression)] @fn) @def.function
 (function_expression name: (identifier) @name) @def.function
@@ -9988,6 +10035,13 @@ _GO_QUERY = """
     (type_case type: (_) @type) @narrow)
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (call_expression function: (_) @type))) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var .)
+    right: (expression_list . [(identifier) (selector_expression)] @copied .)) @vartype
+[(function_declaration result: (parameter_list (parameter_declaration name: (identifier) @var
+    type: (_) @type))) (method_declaration result: (parameter_list (parameter_declaration
+    name: (identifier) @var type: (_) @type)))] @vartype
+(func_literal parameters: (parameter_list (parameter_declaration name: (identifier) @var
+    type: (_) @type)) body: (block) @narrow)
 [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """
