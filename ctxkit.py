@@ -56,7 +56,9 @@ __version__ = "0.1.0"
 #   1  every section's first tables (graph, output store, lessons, snapshots)
 #   2  graph_pending: index work a killed run left to finish; nodes.recovered;
 #      every file parsed again (definitions' lines include their decorators)
-SCHEMA_VERSION = 2
+#   3  edges.args: a call's arguments (count and kinds), which pick an overload; every file
+#      parsed again
+SCHEMA_VERSION = 3
 
 STATE_DIR = ".ctxkit"
 DB_NAME = "ctxkit.db"
@@ -1304,8 +1306,9 @@ LESSER_LINES = (
                r"\bfor (?:further|more) details\b|\bsee above\b|\bto see the full\b|"
                r"\bplease refer to\b|\ba complete log\b|\blikely not a problem\b|"
                r"\bget more help\b", 0.6,
-     ("run", "for more", "for further", "see above", "to see the full", "please refer",
-      "a complete log", "likely not a problem", "get more help")),
+     ("rerun", "re-run", "run with --", "for more", "for further", "see above",
+      "to see the full", "please refer", "a complete log", "likely not a problem",
+      "get more help")),
 )
 # Where a failure section of a test runner starts (pytest, cargo, jest, go, surefire,
 # mocha/playwright) and lines that end in an error code.
@@ -1317,7 +1320,6 @@ _ERROR_CODE = (r"(?i:exit(?:ed)?(?: with)? ?(?:code|status)\W{0,3}[1-9]\d*\W*$|"
 _FILE_REF = (r'File "(?P<path>[^"]+)", line (?P<line>\d+)'
              r"|(?<![\w./\\-])(?P<path2>[\w./\\-]{0,300}[\w-]\.[A-Za-z]\w{0,5})"
              r":(?P<line2>\d+)")
-_TEST_ID_SHAPE = r"::|/|›|\.|^[Tt]est|_test\b|[a-z][A-Z]|_"
 # A pytest node id: a path, `::` parts, and the parameters' id in brackets, which may hold
 # spaces, brackets and ` - ` (`t.py::test_x[a - b]`, `t.py::test_x[x[1] y]`): the brackets
 # end at the first `]` the runner's own separator follows (` - ` before the message, the
@@ -1392,11 +1394,16 @@ _RX_NEEDS: dict[str, tuple[str, ...]] = {
                    "● ", "<<< ", "✘"),
     _SECTION_START: ("^___", "^---- ", "● ", "^=== RUN", "<<< ", ") "),
     LINE_KIND_PATTERNS["frame"]: ("at ", 'File "', ": ", ".go:"),
-    _ERROR_CODE: ("exit", "error", "code", "did not complete"),
+    _ERROR_CODE: ("exit", "error ", "code", "did not complete"),
     _OK_LINE: ("pass", "ok", "succe", "✓", "✔"),
     **{pattern: needs for _, pattern, _, needs in LESSER_LINES},
 }
 _RX_CASELESS = {_ERROR_CODE, _OK_LINE, *(pattern for _, pattern, _, _ in LESSER_LINES)}
+# Each pattern's needs as (what a text may start with, what it may hold), for one
+# str.startswith of a tuple and a few ``in``s a line.
+_RX_CHECKS = {pattern: (tuple(n[1:] for n in needs if n[0] == "^"),
+                        tuple(n for n in needs if n[0] != "^"))
+              for pattern, needs in _RX_NEEDS.items()}
 
 
 class _NoMatch:
@@ -1413,18 +1420,23 @@ def _rx_for(pattern: str, text: str, flags: int = 0) -> Any:
     """``_rx(pattern, flags)``, or _NoMatch when ``text`` holds none of the literals every
     match needs (_RX_NEEDS). A pattern that ignores case is checked on the lowercase text
     of an ASCII line, where lowercasing maps each letter as the pattern does."""
-    needs = _RX_NEEDS.get(pattern)
-    if needs is not None:
+    checks = _RX_CHECKS.get(pattern)
+    if checks is not None:
         if pattern in _RX_CASELESS:
-            if text.isascii() and not _holds_any(text.lower(), needs):
+            if text.isascii() and not _holds_any(text.lower(), *checks):
                 return _NoMatch
-        elif not _holds_any(text, needs):
+        elif not _holds_any(text, *checks):
             return _NoMatch
     return _rx(pattern, flags)
 
 
-def _holds_any(text: str, needs: tuple[str, ...]) -> bool:
-    return any(text.startswith(n[1:]) if n[0] == "^" else n in text for n in needs)
+def _holds_any(text: str, starts: tuple[str, ...], holds: tuple[str, ...]) -> bool:
+    if starts and text.startswith(starts):
+        return True
+    for literal in holds:
+        if literal in text:
+            return True
+    return False
 
 
 # --- Output store: search's stored lines -------------------------------------
@@ -1516,6 +1528,16 @@ def identifier_parts(word: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def test_id_shaped(token: str) -> bool:
+    """Whether a query token has the shape of a test id or a path: ``::``, ``/``, ``›``,
+    ``.`` or ``_`` in it, a camelCase join, or a start of test/Test (checked on the
+    string: a pattern compiled for it cost more than the whole check)."""
+    return (any(mark in token for mark in ("::", "/", "›", ".", "_"))
+            or token.startswith(("test", "Test"))
+            or any("a" <= token[i] <= "z" and "A" <= token[i + 1] <= "Z"
+                   for i in range(len(token) - 1)))
+
+
 class Variant:
     """One way a query word can appear in a line: how it is matched (``spec``: a mode and
     a lowercase literal, or a regex), its FTS5 form, the factor its rarity is multiplied
@@ -1546,7 +1568,7 @@ class SearchQuery:
         self._seen: dict[tuple[int, tuple[str, str]], Variant] = {}
         self._by_name: dict[str, int] = {}
         self.ids = [t.strip("'\"`()[]{}<>,;") for t in self.tokens
-                    if len(t) >= 6 and _rx(_TEST_ID_SHAPE).search(t)]
+                    if len(t) >= 6 and test_id_shaped(t)]
         words = [w for t in self.tokens for w in _rx(r"[^\W_]+(?:[_'][^\W_]+)*").findall(t)]
         low = [w.lower() for w in words]
         self.problem = any(w in PROBLEM_WORDS for w in low)
@@ -1835,6 +1857,17 @@ def _marker_matches(literal: str, text: str, low: str, at: int) -> bool:
     return True
 
 
+def longest_prefixes(literals: set[str]) -> dict[str, str]:
+    """literal -> the longest other literal it starts with, for those that have one."""
+    bases = {}
+    for literal in literals:
+        for size in range(len(literal) - 1, 0, -1):
+            if literal[:size] in literals:
+                bases[literal] = literal[:size]
+                break
+    return bases
+
+
 class LineMatcher:
     """Finds the lines of a text that hold a query variant or a severity marker, with
     ``str.find`` per lowercase literal (word boundaries checked after; a literal found
@@ -1859,6 +1892,9 @@ class LineMatcher:
         for marker, (_, _, words) in enumerate(SEVERITY_MARKERS):
             for word in words.split("|"):
                 self.literals.setdefault(word.replace("\\n", "\n"), ([], []))[1].append(marker)
+        # The longest other literal each one starts with (see _places); a line-start
+        # marker (pytest's "E   ") is found where its line starts: it neither has nor is one.
+        self.bases = longest_prefixes({lit for lit in self.literals if lit[0] != "\n"})
         self.counts: dict[str, int] = {}
 
     def _at(self, literal: str, text: str, low: str, at: int) -> tuple[list[int], list[int]]:
@@ -1902,10 +1938,11 @@ class LineMatcher:
         only for a query that asks for a problem."""
         hits: list[tuple[int, Any]] = []
         common: list[str] = []
+        places = self._places(low, cap)
         for literal, (variants, _) in self.literals.items():
             if not (variants or self.query.problem):
                 continue
-            mine = self._positions(low, literal, cap)
+            mine = places[literal]
             if mine is None:
                 common.append(literal)
             else:
@@ -1916,6 +1953,21 @@ class LineMatcher:
             hits.extend((at, rarest) for at in self._positions(low, rarest, len(low)) or [])
             del self.counts[rarest]
         return hits
+
+    def _places(self, low: str, cap: int) -> dict[str, list[int] | None]:
+        """_positions() of every literal looked for. One that starts with a shorter one
+        looked for ("failure", "fail") is found among that one's places, a scan of the
+        text fewer, unless that one is too common to be listed."""
+        wanted = [literal for literal, (variants, _) in self.literals.items()
+                  if variants or self.query.problem]
+        places: dict[str, list[int] | None] = {}
+        for literal in sorted(wanted, key=len):
+            known = places.get(self.bases.get(literal, ""))
+            if known is not None:   # every place of the literal is one of its base's
+                places[literal] = [at for at in known if low.startswith(literal, at)]
+            else:
+                places[literal] = self._positions(low, literal, cap)
+        return places
 
     def _kind_hits(self, text: str, cap: int) -> list[tuple[int, Any]]:
         """(position, variant) of the lines of each kind the query asks for."""
@@ -2303,6 +2355,23 @@ class SearchRun:
         self.exhaustive = False
         self.scorer: LineScorer | None = None
         self.windows_read = 0   # windows of chunks read (add_windows), besides whole chunks
+        self._lowered: dict[int, str] = {}
+        self._lines: dict[int, list[str]] = {}
+
+    def lowered(self, chunk: Any) -> str:
+        """A chunk's text in lowercase, made once a search (its strategies bring many of
+        the same chunks of a busy log)."""
+        low = self._lowered.get(chunk["id"])
+        if low is None:
+            low = self._lowered[chunk["id"]] = chunk["text"].lower()
+        return low
+
+    def chunk_lines(self, chunk: Any) -> list[str]:
+        """A chunk's lines, split once a search."""
+        lines = self._lines.get(chunk["id"])
+        if lines is None:
+            lines = self._lines[chunk["id"]] = chunk["text"].split("\n")
+        return lines
 
     # rarity -----------------------------------------------------------------------
     def fts_count(self, expression: str) -> int:
@@ -2407,7 +2476,7 @@ class SearchRun:
         for chunk, offsets in wanted:
             if chunk["id"] in self.chunk_ids or not offsets:
                 continue
-            lines = chunk["text"].split("\n")
+            lines = self.chunk_lines(chunk)
             for first, last in merged_windows(offsets, SEARCH_NEAR, len(lines)):
                 pieces.append((chunk, first, "\n".join(lines[first:last + 1])))
         if pieces:
@@ -2508,7 +2577,7 @@ def _strategy_scan(run: SearchRun) -> str | None:
 def _strategy_literal(run: SearchRun) -> str | None:
     """The query's tokens as written, all of them but the stop words (FTS5 phrases
     ANDed)."""
-    tokens = [t for t in run.query.tokens if _rx(r"[^\W_]").search(t)]
+    tokens = [t for t in run.query.tokens if any(c.isalnum() for c in t)]   # a \w but _
     kept = [t for t in tokens if t.lower().strip("'\"`()[]{}<>,;:!?") not in
             SEARCH_STOP_WORDS] or tokens
     return _run_fts(run, [fts_term(t) for t in kept], " AND ") if kept else None
@@ -2561,7 +2630,7 @@ def _strategy_severity(run: SearchRun) -> str | None:
     for chunk in run.fetch_chunks([*wanted, *found]):
         offsets = [n - chunk["line_start"] for n in wanted.get(chunk["id"], [])]
         if literals:
-            offsets += lines_holding(chunk["text"].lower(), literals, SEARCH_ENUM_CAP)
+            offsets += lines_holding(run.lowered(chunk), literals, SEARCH_ENUM_CAP)
         windows.append((chunk, offsets))
     run.add_windows(windows)
     return "summary lines" + (" + " + " OR ".join(rare) if rare else "")
@@ -2678,7 +2747,7 @@ def _run_fts_lines(run: SearchRun, variants: list[Variant]) -> str | None:
     literals = list(dict.fromkeys(lit for v in chosen for lit in variant_literals(v)))
     windows = []
     for chunk in run.fetch_chunks(run.fts(terms)):
-        windows.append((chunk, lines_holding(chunk["text"].lower(), literals,
+        windows.append((chunk, lines_holding(run.lowered(chunk), literals,
                                              SEARCH_ENUM_CAP)))
     run.add_windows(windows)
     return expression
@@ -2784,9 +2853,9 @@ def lesser_factor(text: str) -> float:
     """The share of its score a line keeps when it only echoes source code or gives the
     tool's standard advice (LESSER_LINES): the finding is the message, not those."""
     import re
-    factor = 1.0
+    factor, head, flags = 1.0, text[:400], re.ASCII | re.IGNORECASE
     for _, pattern, share, _ in LESSER_LINES:
-        if _rx_for(pattern, text[:400], re.ASCII | re.IGNORECASE).search(text[:400]):
+        if _rx_for(pattern, head, flags).search(head):
             factor = min(factor, share)
     return factor
 
@@ -2798,38 +2867,61 @@ def negated_spans(text: str) -> list[tuple[int, int]]:
     low = text.lower()
     if len(low) != len(text):
         return []
-    fields = _rx(_NEGATED_FIELD, re.ASCII) if _rx(_NEGATED_VALUE, re.ASCII).search(low) \
-        else None
-    if fields is None and not any(w in low for w in ("no", "zero", "without", "never", "0")):
+    value = _rx(_NEGATED_VALUE, re.ASCII)
+    valued = value.search(low) is not None
+    if not valued and not any(w in low for w in ("no", "zero", "without", "never", "0")):
         return []
     spans = []
-    for match, field in _negations(low, fields):
+    for match, field in _negations(low, value if valued else None):
         start = _field_start(text, match) if field else match.start()
         if start is not None:
             spans.append((start, match.end()))
     return spans
 
 
-def _negations(low: str, fields: Any) -> Iterator[tuple[Any, bool]]:
+def _negations(low: str, value: Any) -> Iterator[tuple[Any, bool]]:
     """The matches of _NEGATION in a lowercase line, in order, and whether each is a
-    field's: from its rest (_NEGATION_NO_FIELD) and its field part (``fields``, None when
-    no value of the line can be one), as _NEGATION would try them at each place (a word
-    negation or a count of 0 before a field, a field before "nothing to")."""
+    field's: from its rest (_NEGATION_NO_FIELD) and its field part (_next_field; none
+    when ``value``, the compiled _NEGATED_VALUE, is None), as _NEGATION would try them
+    at each place (a word negation or a count of 0 before a field, a field before
+    "nothing to")."""
     import re
     rest = _rx(_NEGATION_NO_FIELD, re.ASCII)
-    at = 0
-    while True:
-        plain = rest.search(low, at)
-        field = fields.search(low, at) if fields is not None else None
+    at, plain, field = 0, rest.search(low), _next_field(low, 0, value)
+    while plain is not None or field is not None:
         if field is not None and (plain is None or field.start() < plain.start() or (
                 field.start() == plain.start() and plain.lastgroup == "nothing")):
-            yield field, True
-            at = field.end()
-        elif plain is not None:
-            yield plain, False
-            at = plain.end()
+            found, is_field = field, True
         else:
-            return
+            found, is_field = plain, False
+        yield found, is_field
+        at = found.end()   # the next matches start there (earlier ones stay valid)
+        if plain is not None and plain.start() < at:
+            plain = rest.search(low, at)
+        if field is not None and field.start() < at:
+            field = _next_field(low, at, value)
+
+
+# What a field's name and the blanks after it are made of (\w and \s, ASCII).
+_FIELD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ \t\n\r\f\v"
+
+
+def _next_field(low: str, at: int, value: Any) -> Any:
+    """The first match of _NEGATED_FIELD from ``at``. A field's name and the blanks after
+    it run up to the ``:``/``=`` of a value (0/none/false...) through word characters and
+    blanks only, so the pattern is tried only on the run of those just before each
+    value, not at every word of the line."""
+    import re
+    fields = _rx(_NEGATED_FIELD, re.ASCII)
+    found = value.search(low, at) if value is not None else None
+    while found is not None:
+        start = at + len(low[at:found.start()].rstrip(_FIELD_CHARS))
+        match = fields.search(low, start, found.end())
+        if match is not None:
+            return match
+        at = found.start() + 1
+        found = value.search(low, at)
+    return None
 
 
 def _field_start(text: str, match: Any) -> int | None:
@@ -4952,8 +5044,16 @@ ALTER TABLE nodes ADD COLUMN recovered INTEGER NOT NULL DEFAULT 0;
 UPDATE files SET sha1 = '', mtime_ns = -1;
 """
 
+# Version 3: this session's changes, in one step.
+_SCHEMA_3 = """
+ALTER TABLE edges ADD COLUMN args TEXT;
+-- Call edges now keep their arguments' count and kinds (overloads are chosen by them): no file
+-- is taken as unchanged, so the next index parses each again.
+UPDATE files SET sha1 = '', mtime_ns = -1;
+"""
+
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
-MIGRATIONS: tuple[str, ...] = (_SCHEMA_1, _SCHEMA_2)
+MIGRATIONS: tuple[str, ...] = (_SCHEMA_1, _SCHEMA_2, _SCHEMA_3)
 
 
 def split_sql(script: str) -> list[str]:
@@ -5350,6 +5450,9 @@ CREATE TABLE IF NOT EXISTS nodes (
 CREATE INDEX IF NOT EXISTS nodes_name ON nodes(project, name);
 CREATE INDEX IF NOT EXISTS nodes_qualname ON nodes(project, qualname);
 CREATE INDEX IF NOT EXISTS nodes_file ON nodes(file_id, line);
+-- edges.args (calls): the arguments written at the site, one word each (_arguments),
+-- NULL when the grammar gives none; added by
+-- version 3's ALTER TABLE, so it is written as that statement leaves it.
 CREATE TABLE IF NOT EXISTS edges (
     id INTEGER PRIMARY KEY,
     project TEXT NOT NULL,
@@ -5362,7 +5465,7 @@ CREATE TABLE IF NOT EXISTS edges (
     line INTEGER,                  -- call site / import line
     confidence REAL NOT NULL DEFAULT 1.0,
     file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE
-);
+    , args TEXT);
 CREATE INDEX IF NOT EXISTS edges_src ON edges(src_id, kind);
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst_id, kind);
 CREATE TABLE IF NOT EXISTS graph_pending (
@@ -5460,6 +5563,7 @@ CONF_EXACT = 1.0      # scope, imports, self/this/cls, the enclosing class and i
 CONF_TYPED = 0.9      # receiver's type read from an annotation or a constructor call
 CONF_UNIQUE = 0.7     # a bare name defined once in the whole index
 CONF_UNIQUE_ATTR = 0.5  # x.name() on an unknown x, the name defined once in the index
+CONF_OVERLOAD = 0.4   # one of several overloads the call's argument count admits
 DEFAULT_MIN_CONFIDENCE = 0.5
 
 
@@ -5718,6 +5822,9 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
                  if pos in by_start}
     if decorated:
         ctx["decorated"] = decorated
+    getters = [by_start[pos] for pos in extra.pop("getters", ()) if pos in by_start]
+    if getters:
+        ctx["getters"] = getters
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     call_records = _call_records(defs, calls, call_scopes, emitted)
@@ -5992,7 +6099,7 @@ def _called_params(defs: list[_Def], calls: list[tuple],
     """Parameters called by their bare name (callbacks): never a definition of the index."""
     found: dict[str, set[str]] = {}
     params = {i: {p["name"] for p in d.params} for i, d in enumerate(defs) if d.params}
-    for (_, _, callee, recv, _), index in zip(calls, call_scopes, strict=True):
+    for (_, _, callee, recv, _, _), index in zip(calls, call_scopes, strict=True):
         index = index if recv is None and params else -1
         while index >= 0:
             if callee in params.get(index, ()):
@@ -6004,12 +6111,13 @@ def _called_params(defs: list[_Def], calls: list[tuple],
 
 def _call_records(defs: list[_Def], calls: list[tuple], call_scopes: list[int],
                   emitted: dict[int, int]) -> list[tuple]:
-    """(caller record index or -1 for the file, callee, receiver, written, line)."""
+    """(caller record index or -1 for the file, callee, receiver, written, line, arguments)."""
     records = []
-    for (_, line, callee, recv, written), index in zip(calls, call_scopes, strict=True):
+    for (_, line, callee, recv, written, arguments), index in zip(calls, call_scopes,
+                                                                  strict=True):
         while index >= 0 and (defs[index].kind.startswith("scope") or defs[index].recovered):
             index = defs[index].parent  # a recovered definition never calls: its parent does
-        records.append((emitted.get(index, -1), callee, recv, written, line))
+        records.append((emitted.get(index, -1), callee, recv, written, line, arguments))
     return records
 
 
@@ -6023,6 +6131,48 @@ def _module_docstring(s: _Source, root: Any) -> str | None:
     if first.type in ("comment", "line_comment", "block_comment"):
         return _comment_text([s.text(first)])
     return None
+
+
+def _arguments(s: _Source, call: Any) -> str | None:
+    """The arguments written at a call, one word each, joined by commas ("" for none;
+    None where the grammar gives no ``arguments`` field): what picks one of several
+    overloads (Language.overloads) by count and, where the text says it, by type.
+
+    A word is a literal's type (``"`` a string, ``'`` a character, ``0`` an integer,
+    ``0.0`` a real, ``b`` a boolean, ``null``), ``=NAME`` for a variable (typed at
+    resolution), ``:TYPE`` for a construction or a cast, ``?`` for anything else.
+    """
+    arguments = call.child_by_field_name("arguments")
+    if arguments is None:
+        return None
+    return ",".join(_argument_word(s, child) for child in arguments.named_children
+                    if "comment" not in child.type)
+
+
+def _argument_word(s: _Source, node: Any) -> str:
+    kind = node.type
+    if node.named_child_count == 1 and kind in ("argument", "value_argument"):
+        return _argument_word(s, node.named_children[0])  # C#, Kotlin wrap each argument
+    for part, word in (("string", '"'), ("text_block", '"'), ("char", "'"), ("float", "0.0"),
+                       ("real", "0.0"), ("integer", "0"), ("number", "0"), ("true", "b"),
+                       ("false", "b"), ("boolean", "b"), ("null", "null")):
+        if part in kind:
+            return word
+    if kind in ("identifier", "simple_identifier"):
+        return "=" + s.text(node)
+    typed = node.child_by_field_name("type")
+    if typed is not None and kind in ("object_creation_expression", "cast_expression",
+                                      "new_expression"):
+        return ":" + _base_type(s.text(typed))
+    return "?"
+
+
+def _base_type(written: str) -> str:
+    """A written type's class name: ``java.util.List<String>`` is ``List``, ``const
+    Foo&`` is ``Foo``, ``String?`` is ``String``, ``int[]`` stays ``int[]``."""
+    written = written.split("<", 1)[0].replace("const ", "").replace("final ", "")
+    written = written.strip().rstrip("&*?").strip()
+    return written.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
 
 
 def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], calls: list,
@@ -6060,11 +6210,14 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             written = f"{recv_text}.{name}"
         if "maybe_local" in caps:  # a bare identifier: a call unless it names a variable
             extra.setdefault("maybe_local", set()).add(len(calls))
-        calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200]))
+        calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200],
+                      _arguments(s, call)))
     elif "import" in caps:
         imports.append(caps["import"][0])
     elif "narrow" in caps:
         _collect_narrowing(s, caps, extra)
+    elif "getter" in caps:  # get x() {...}: reading x runs it, like a property
+        extra.setdefault("getters", []).append(caps["getter"][0].parent.start_byte)
     elif "decorated" in caps:  # the outermost decorator gives the name its value
         extra.setdefault("decorated", []).append(
             (caps["decorated"][0].start_byte,
@@ -6083,6 +6236,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "vartype" in caps and "iterated" in caps:  # for x in xs: what xs holds
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "iter:" +
                          _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200],
+                         False))
+    elif "vartype" in caps and "copied" in caps:  # x := y, x := a.b: what that is
+        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "expr:" +
+                         _collapse_arguments(one_line(s.text(caps["copied"][0])))[:200],
                          False))
     elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
         vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
@@ -6105,7 +6262,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 type_node.type in ("attribute", "member_expression"):
             written = "expr:" + _collapse_arguments(one_line(written))[:200]  # x = a.b
         elif call is not None and call.parent is not None and \
-                call.parent.type == "await_expression":
+                call.parent.type in ("await_expression", "await"):
             written = "await:" + written  # x = await f(): what f's promise gives
         elif call is not None and call.parent is not None and \
                 call.parent.type == "as_pattern":
@@ -6254,6 +6411,14 @@ def _cast_type(s: _Source, function: Any) -> str | None:
         "identifier", "attribute", "string", "subscript") else None
 
 
+def _body_first_line(function: Any) -> int:
+    """The first line a function's parameters are visible on: below the line that opens a
+    body of several lines, whose start is the call's line (``x.each((x) => {``)."""
+    body = function.child_by_field_name("body") or function
+    start, end = body.start_point[0] + 1, body.end_point[0] + 1
+    return start + 1 if end > start else start
+
+
 def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
     """The untyped parameters of a function given to a call: ``callback:I:J:CALLEE``, the
     J-th parameter of the function type of the callee's I-th parameter (contextual typing)."""
@@ -6270,11 +6435,14 @@ def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> No
     params = [single] if single is not None else holder.named_children if holder else []
     for position, param in enumerate(params):
         name = param if param.type == "identifier" else param.child_by_field_name("pattern")
-        if name is None or name.type != "identifier" or param.child_by_field_name("type"):
+        if name is None or name.type != "identifier":
             continue
+        note = param.child_by_field_name("type")  # (x: Foo) => ...: declared, a Foo
+        written = _clean_type(s.text(note.named_children[0] if note.named_children else note)) \
+            if note is not None else f"callback:{index}:{position}:{callee}"
         extra.setdefault("narrow", []).append(
-            (function.start_byte, s.text(name), function.start_point[0] + 1,
-             function.end_point[0] + 1, f"callback:{index}:{position}:{callee}"))
+            (function.start_byte, s.text(name), _body_first_line(function),
+             function.end_point[0] + 1, written))
 
 
 def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
@@ -6295,6 +6463,8 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
     else:
         type_text = "in:" + _quoted_text(s, caps["member"][0])
     first = block.start_point[0] + 1
+    if block.parent is not None and block.parent.type == "func_literal":
+        first = _body_first_line(block.parent)  # f.Visit(func(f *Flag) {: not the call's f
     if block.type.endswith("_statement") and block.parent is not None:
         block = block.parent  # `assert isinstance(x, T)`: the rest of the block holding it
     extra.setdefault("narrow", []).append(
@@ -6584,8 +6754,9 @@ def _clean_members(text: str) -> list[tuple[str, str]]:
         text = text[1:].split(",")[0]
     members: dict[str, str] = {}
     for member in _type_members(text):
-        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*['\"]?([\w.]+)['\"]?\s*\]",
-                                member.strip())
+        of_class = re.fullmatch(  # type[X], type["X"], type[X[K, V]]: the class X
+            r"(?:[\w.]+\.)?[Tt]ype\[\s*['\"]?([\w.]+)(?:\[.*\])?['\"]?\s*\]", member.strip(),
+            re.S)
         if of_class:  # type[X]: the class X itself, not an instance
             members.setdefault("type:" + of_class.group(1), member)
             continue
@@ -6981,6 +7152,8 @@ SQL_NODE_INSERT = ("INSERT INTO nodes (id, project, file_id, uid, kind, name, qu
                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, "
                    "line, confidence, file_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+SQL_CALL_INSERT = ("INSERT INTO edges (project, kind, src_id, dst_id, dst_name, callee, recv, "
+                   "line, confidence, file_id, args) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 SQL_EDGE_UPDATE = "UPDATE edges SET dst_id = ?, confidence = ? WHERE id = ?"
 SQL_MAX_NODE = "SELECT coalesce(max(id), 0) FROM nodes"
 # Secondary indexes of the graph tables, as GRAPH_SCHEMA creates them. A full index
@@ -7638,6 +7811,65 @@ ResolverNode = collections.namedtuple("ResolverNode", "kind name qualname path")
 _NO_NODE = ResolverNode("", "", "", "")
 
 
+def _parameter_shape(params_json: str) -> tuple[int, float, list[str]]:
+    """(fewest, most) arguments a definition's parameters take, and each one's class
+    name: a parameter with a default may be left out, a variadic one (Java's
+    `T... xs`, C++'s `...`, Kotlin's `vararg`, C#'s `params`) takes any number."""
+    try:
+        params = json.loads(params_json or "[]")
+    except ValueError:
+        return 0, float("inf"), []
+    fewest, most, types = 0, 0.0, []
+    for param in params:
+        written = f"{param.get('type') or ''} {param.get('name') or ''}"
+        if "..." in written or written.split()[:1] in (["vararg"], ["params"]):
+            most = float("inf")
+        elif param.get("default") is None:
+            fewest += 1
+        most += 1
+        types.append(_base_type(param.get("type") or ""))
+    return fewest, most, types
+
+
+# The literal marks of _argument_word and the parameter types each may be passed to:
+# (exactly, by a widening or boxing conversion). Anything else takes only a reference.
+_LITERAL_FITS = {
+    '"': ({"String", "string", "str"}, {"CharSequence", "Comparable", "Serializable"}),
+    "'": ({"char", "Character", "Char"}, {"int", "long", "float", "double", "Integer"}),
+    "0": ({"int", "Integer", "Int"}, {"long", "Long", "short", "byte", "float", "double",
+                                     "Number", "size_t", "unsigned", "uint"}),
+    "0.0": ({"double", "Double", "float", "Float"}, {"Number"}),
+    "b": ({"boolean", "Boolean", "bool", "Bool"}, set()),
+}
+_PRIMITIVES = frozenset({"int", "long", "short", "byte", "char", "boolean", "bool", "double",
+                         "float"})
+_ANY_REFERENCE = frozenset({"Object", "object", "Any", "dynamic", "auto"})
+
+
+def _argument_fit(kind: str, param: str) -> int | None:
+    """How an argument of ``kind`` (_Resolver._argument_type) fits a parameter of class
+    name ``param``: 2 exactly, 1 by a conversion, 0 unknown, None not at all."""
+    if not param or kind == "?":
+        return 0
+    generic = len(param) <= 2 and param[:1].isupper()   # T, K, V, E1: a type parameter
+    if kind == "null":
+        return None if param in _PRIMITIVES else 0
+    if kind in _LITERAL_FITS:
+        exact, converted = _LITERAL_FITS[kind]
+        if param in exact:
+            return 2
+        if param in converted or param in _ANY_REFERENCE or generic:
+            return 1
+        return None
+    written = kind[1:]  # ":TYPE"
+    if written == param:
+        return 2
+    if param in _PRIMITIVES and written not in _PRIMITIVES and written[:1].isupper() and \
+            written not in ("Integer", "Long", "Character", "Boolean", "Double", "Float"):
+        return None  # a class instance is no primitive
+    return 0
+
+
 class _Resolver:
     """In-memory lookup tables over the whole project's nodes."""
 
@@ -7719,6 +7951,56 @@ class _Resolver:
                 (path, qualname) for kind, _, qualname, path in self.nodes.values())
         _, _, qualname, path = self.nodes[node]
         return counts[(path, qualname)] > 1
+
+    def overloads_admitting(self, node: int, arguments: str | None, path: str = "",
+                            scope: str = "", line: int = 0) -> list[int]:
+        """The definitions of ``node``'s qualname in its file (overloads, told apart by
+        their parameters) that a call with these ``arguments`` (_arguments) can run, in
+        file order: ``[node]`` when it has no overload, all of them when the arguments
+        are unknown. By count first, a variadic overload only when no other takes that
+        many (Java's third phase, C++'s ellipsis ranked last, C#'s expanded form); then,
+        of several, the ones the arguments' written types fit best (a literal, or a
+        variable typed where ``scope`` of ``path`` declares it)."""
+        sets = self.memo.get("overload sets")
+        if sets is None:
+            sets = self.memo["overload sets"] = {}
+            for other, (_, _, qualname, owner_path) in self.nodes.items():
+                sets.setdefault((owner_path, qualname), []).append(other)
+        _, _, qualname, node_path = self.nodes[node]
+        overloads = sets.get((node_path, qualname), [node])
+        if len(overloads) == 1 or arguments is None:
+            return overloads
+        shapes = self.memo.setdefault("parameter shapes", {})
+        missing = [other for other in overloads if other not in shapes]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            for row in self.db.query(f"SELECT id, params FROM nodes WHERE id IN ({marks})",
+                                     missing):
+                shapes[row["id"]] = _parameter_shape(row["params"])
+        words = arguments.split(",") if arguments else []
+        fits = [other for other in overloads if other in shapes
+                and shapes[other][0] <= len(words) <= shapes[other][1]]
+        fits = [other for other in fits if shapes[other][1] != float("inf")] or fits
+        if len(fits) < 2:
+            return fits
+        types = [self._argument_type(word, path, scope, line) for word in words]
+        scored = []
+        for other in fits:
+            params = shapes[other][2]
+            points = [_argument_fit(kind, params[min(i, len(params) - 1)] if params else "")
+                      for i, kind in enumerate(types)]
+            if None not in points:
+                scored.append((sum(points), other))
+        best = max((points for points, _ in scored), default=None)
+        return [other for points, other in scored if points == best] or fits
+
+    def _argument_type(self, word: str, path: str, scope: str, line: int) -> str:
+        """An argument word as a type to fit: a literal's mark, a variable's written
+        class name (``?`` when its declaration says none)."""
+        if word.startswith("="):
+            found = self.variable_type(path, scope, word[1:], line) if path else None
+            return ":" + _base_type(found[0]) if found else "?"
+        return word
 
     def load_bases(self) -> None:
         self.bases, self.subclasses = {}, {}
@@ -7946,6 +8228,9 @@ class _Resolver:
             cls = self._class_parameter(path, scope, callee, language)
             if cls is not None:
                 return cls, CONF_EXACT  # cls(...) in a class method: a construction
+            if language.constructor == CONSTRUCTOR_IS_CLASS_NAME and \
+                    callee in ("this", *language.super_names):
+                return self._class_constructor(path, scope, callee != "this")
             if callee in SUPER_NAMES and language.constructor and callee not in language.builtins:
                 # super(...) in a JS/TS constructor; Python's super() is a builtin
                 return self._resolve_self(path, scope, language.constructor, "super", language)
@@ -8006,6 +8291,22 @@ class _Resolver:
         if language.bare_outside and _absent(self, path, callee):
             return None, 1.0
         return self.guess(callee, language.name)
+
+    def _class_constructor(self, path: str, scope: str,
+                           of_base: bool) -> tuple[int | None, float]:
+        """Java's `super(...)` (of_base) and `this(...)` in a constructor: a constructor,
+        named as its class, of the base or of the class itself (which overload, the
+        arguments say: _resolve_site). None when it has none in the index: the
+        base is outside, or declares no constructor and gets the implicit one."""
+        cls = self.enclosing_class(path, scope)
+        if cls is None:
+            return None, 0.0
+        for owner in self.bases.get(cls, []) if of_base else [cls]:
+            _, name, qualname, owner_path = self.nodes[owner]
+            found = self.by_pq.get((owner_path, f"{qualname}.{name}"))
+            if found is not None:
+                return found, CONF_EXACT
+        return None, CONF_EXACT
 
     def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
                       language: Language) -> tuple[int | None, float]:
@@ -8148,7 +8449,7 @@ class _Resolver:
         None when nothing is known. ``text`` is a receiver as extracted: a name,
         ``a.b.c``, a call ``f(...)`` / ``x.m(...)``, ``(x as T)``, ``x!``.
         """
-        text = text.strip().rstrip("!").removeprefix("new ")
+        text = text.strip().rstrip("!").removeprefix("new ").lstrip("&*")  # (&x).m(): x's
         if depth > 6 or not text:
             return None
         if text.startswith("await "):
@@ -8338,8 +8639,11 @@ class _Resolver:
             return _awaited(self.type_named(path, scope, _clean_type(type_text[6:])))
         if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
             made = self.type_named(path, scope, _clean_type(type_text[6:]))
-            enter = self.method_lookup(made, "__enter__") if isinstance(made, int) else None
+            enter = (self.method_lookup(made, "__enter__") or
+                     self.method_lookup(made, "__aenter__")) if isinstance(made, int) else None
             if enter is not None:  # `return self` in an inherited __enter__: the made one
+                if self._returns_self_type(enter):
+                    return made
                 entered = self.returned_type(enter)
                 owner = self.by_pq.get((self.nodes[enter].path,
                                         self.nodes[enter].qualname.rpartition(".")[0]))
@@ -8538,6 +8842,16 @@ class _Resolver:
                 (path, qualname, cleaned)
         return binding
 
+    def _returns_self_type(self, method: int) -> bool:
+        """``def __enter__(self: T) -> T``: the result is the receiver's own type, a
+        subclass's when the method is inherited."""
+        _, _, qualname, path = self.nodes[method]
+        written = _clean_type(self.returns.get(method, ""))
+        receiver = self.ctx(path).get("types", {}).get(qualname, {})
+        first = next((t for n, t in receiver.items() if n in self.language(path).self_names),
+                     None)
+        return bool(written) and written == first
+
     def _inferred_return(self, function: int) -> Any:
         """What an undeclared function returns, read from the one expression all its
         returns give (see _inferred_returns), in the function's own scope."""
@@ -8582,14 +8896,17 @@ class _Resolver:
         return None
 
     def _accessor(self, path: str, qualname: str, attr: str) -> int | None:
-        """The method ``attr`` of class ``qualname`` when a decorator makes it read as an
-        attribute (``@property``, ``@functools.cached_property``)."""
-        accessors = self.language(path).accessors
-        method = self.by_pq.get((path, f"{qualname}.{attr}")) if accessors else None
+        """The method ``attr`` of class ``qualname`` when reading the attribute runs it: a
+        decorator says so (``@property``, ``@functools.cached_property``), or it is a
+        getter (``get attr()``)."""
+        method = self.by_pq.get((path, f"{qualname}.{attr}"))
         if method is None:
             return None
-        decorator = self.ctx(path).get("decorated", {}).get(f"{qualname}.{attr}", "")
-        return method if decorator.rpartition(".")[2] in accessors else None
+        ctx = self.ctx(path)
+        decorator = ctx.get("decorated", {}).get(f"{qualname}.{attr}", "")
+        accessor = decorator.rpartition(".")[2] in self.language(path).accessors or \
+            f"{qualname}.{attr}" in ctx.get("getters", ())  # get attr() {...}
+        return method if accessor else None
 
     def variable_type(self, path: str, scope: str, name: str,
                       line: int = 0) -> tuple[str, str, str] | None:
@@ -8666,7 +8983,7 @@ SQL_AFFECTED_CREATE = "CREATE TEMP TABLE IF NOT EXISTS graph_affected (name TEXT
 SQL_AFFECTED_CLEAR = "DELETE FROM graph_affected"
 SQL_AFFECTED_FILL = "INSERT OR IGNORE INTO graph_affected (name) VALUES (?)"
 SQL_AFFECTED_CALLS = (
-    "SELECT e.id, e.file_id, f.path, e.src_id, e.callee, e.recv, e.dst_name, e.line "
+    "SELECT e.id, e.file_id, f.path, e.src_id, e.callee, e.recv, e.dst_name, e.line, e.args "
     "FROM edges e JOIN graph_affected a ON a.name = e.callee JOIN files f ON f.id = e.file_id "
     "WHERE e.project = ? AND e.kind = 'calls'")
 SQL_AFFECTED_BASES = (
@@ -8732,8 +9049,9 @@ def _call_sites(resolver: _Resolver, run: _IndexRun,
     for index in range(len(run.calls)) if files is None else files:
         file_id, path, file_node, blob = run.calls[index]
         resolver.next_file()
-        for scope, callee, recv, written, line in marshal.loads(blob):
-            yield None, file_id, path, file_node + 1 + scope, callee, recv, written, line
+        for scope, callee, recv, written, line, arguments in marshal.loads(blob):
+            yield (None, file_id, path, file_node + 1 + scope, callee, recv, written, line,
+                   arguments)
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
@@ -8772,10 +9090,10 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     their ids are the same as one process gives.
     """
     present = {(src, line, recv, callee)     # old sites, as _call_sites yields new ones
-               for _, _, _, src, callee, recv, _, line in old}
+               for _, _, _, src, callee, recv, _, line, _ in old}
     if workers > 1 and len(run.calls) >= GRAPH_PARALLEL_RESOLVE_FILES:
         for rows in _parallel_call_rows(db, resolver, run, present, workers):
-            db.executemany(SQL_EDGE_INSERT, rows)
+            db.executemany(SQL_CALL_INSERT, rows)
         sites: Iterable[tuple] = old
     else:
         sites = itertools.chain(_call_sites(resolver, run), old)
@@ -8783,9 +9101,9 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     for site in sites:
         _resolve_site(resolver, run, present, site, inserts, updates)
         if len(inserts) >= GRAPH_WRITE_CHUNK:
-            db.executemany(SQL_EDGE_INSERT, inserts)
+            db.executemany(SQL_CALL_INSERT, inserts)
             inserts = []
-    db.executemany(SQL_EDGE_INSERT, inserts)
+    db.executemany(SQL_CALL_INSERT, inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
     run.calls.clear()
 
@@ -8793,7 +9111,7 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site: tuple,
                   inserts: list[tuple], updates: list[tuple]) -> None:
     """One call site: its edge (a new row, or an update of an old edge) and its constructor."""
-    edge_id, file_id, path, src, callee, recv, written, line = site
+    edge_id, file_id, path, src, callee, recv, written, line, arguments = site
     if src not in resolver.nodes:  # re-indexed meanwhile by a concurrent run
         return
     scope = resolver.nodes[src]
@@ -8806,9 +9124,14 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         dst, confidence = None, CONF_EXACT  # Go's T(x) converts: nothing runs
     if dst is not None and resolver.nodes[dst].kind in ("interface", "trait"):
         dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
+    if dst is not None and resolver.language(path).overloads:
+        fits = resolver.overloads_admitting(dst, arguments, path, scope_qual, line)
+        if len(fits) > 1:  # which of them runs, the arguments' types say: a guess
+            confidence = min(confidence, CONF_OVERLOAD)
+        dst = fits[0] if fits else dst
     if edge_id is None:
         inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
-                        confidence, file_id))
+                        confidence, file_id, arguments))
     else:
         updates.append((dst, confidence, edge_id))
     expand = resolver.language(path).macro_calls
@@ -8816,7 +9139,7 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         for name, target, conf in expand(resolver, path, callee):
             if (src, line, f"#{callee}", name) not in present:
                 inserts.append((run.project, "calls", src, target, name, name,
-                                f"#{callee}", line, conf, file_id))
+                                f"#{callee}", line, conf, file_id, None))
     init = resolver.language(path).constructor
     named_as_class = init == CONSTRUCTOR_IS_CLASS_NAME
     if named_as_class and dst is not None:
@@ -8826,10 +9149,13 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         cls_text = f"{recv}.{callee}" if recv else callee
         ctor = resolver.method_lookup(dst, init)
         if named_as_class and ctor is not None and resolver.overloaded(ctor):
-            ctor = None  # which of Cls(int) / Cls(double) runs is the types' call
+            # which of Cls(int) / Cls(String, int) runs: the one the arguments' count
+            # admits, when only one does (their types are the compiler's choice)
+            fits = resolver.overloads_admitting(ctor, arguments, path, scope_qual, line)
+            ctor = fits[0] if len(fits) == 1 else None
         if ctor is not None and (src, line, cls_text, init) not in present:
             inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
-                            cls_text, line, confidence, file_id))
+                            cls_text, line, confidence, file_id, arguments))
 
 
 # What a forked resolution worker inherits: (resolver, run, present, database path).
@@ -8928,6 +9254,12 @@ _PY_QUERY = f"""
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype
+(assignment left: (identifier) @var !type right: (identifier) @copied) @vartype
+(assignment left: (identifier) @var
+    right: (await (call function: [(identifier) (attribute)] @type))) @vartype
+(assignment left: (attribute object: (identifier) @self attribute: (identifier) @var)
+    right: (await (call function: [(identifier) (attribute)] @type)) (#eq? @self "self"))
+    @vartype
 (assignment left: [(pattern_list) (tuple_pattern)] @unpack right: [(call) (identifier)
     (attribute)] @type) @vartype
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @type)
@@ -9227,6 +9559,7 @@ _JS_CALLS = """
 (variable_declarator name: (identifier) @var value: (call_expression
     function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
 (variable_declarator name: (identifier) @var value: (member_expression) @type) @vartype
+(variable_declarator name: (identifier) @var value: (identifier) @copied) @vartype
 (variable_declarator name: (identifier) @var value: (await_expression (call_expression
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
@@ -9264,6 +9597,7 @@ _JS_DEFS = """
 (function_declaration name: (identifier) @name) @def.function
 (generator_function_declaration name: (identifier) @name) @def.function
 (method_definition name: (_) @name) @def.function
+(method_definition "get" name: (_) @getter)
 (variable_declarator name: (identifier) @name
     value: [(arrow_function) (function_expression)] @fn) @def.function
 (function_expression name: (identifier) @name) @def.function
@@ -9701,6 +10035,13 @@ _GO_QUERY = """
     (type_case type: (_) @type) @narrow)
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (call_expression function: (_) @type))) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var .)
+    right: (expression_list . [(identifier) (selector_expression)] @copied .)) @vartype
+[(function_declaration result: (parameter_list (parameter_declaration name: (identifier) @var
+    type: (_) @type))) (method_declaration result: (parameter_list (parameter_declaration
+    name: (identifier) @var type: (_) @type)))] @vartype
+(func_literal parameters: (parameter_list (parameter_declaration name: (identifier) @var
+    type: (_) @type)) body: (block) @narrow)
 [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """
@@ -10030,6 +10371,7 @@ _JAVA_QUERY = """
 (method_invocation object: (_) @recv name: (identifier) @callee) @call
 (method_invocation !object name: (identifier) @callee) @call
 (object_creation_expression type: (type_identifier) @callee) @call
+(explicit_constructor_invocation constructor: [(this) (super)] @callee) @call
 (import_declaration) @import
 (package_declaration (_) @package)
 (local_variable_declaration type: (_) @type declarator: (variable_declarator

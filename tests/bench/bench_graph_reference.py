@@ -9,6 +9,7 @@ project that it runs:
     TypeScript  the TypeScript compiler    graph_reference/ref_typescript.js
     Go          go/types (source importer) graph_reference/ref_go_types.go
     C, C++      libclang (Debian's clang)  graph_reference/ref_c_clang.py
+    Java        javac's tree API (JDK 17)  graph_reference/RefJava.java
 
 The reference's pairs (caller, callee), both definitions inside the project,
 are the expected direct-caller sets. ctxkit indexes the same files and its
@@ -26,15 +27,20 @@ same scorer: every call ctxkit extracted, linked to every definition of that
 name in the project.
 
 Projects are split: the tuned ones are listed here, the held-out ones in
-graph_reference_held_out.txt (written before any tuning, never edited). The
-report gives both, per project and per language.
+graph_reference_held_out.txt and, for Java, C and C++, the _java and _c files
+beside it (each written before any tuning on its projects, never edited). The report
+gives both, per project and per language.
 
 Inputs come from the package registries once (pip download of sdists, npm
 pack, apt-get download of Debian's golang-*-dev source packages) into
 tests/bench/.work/, and the references' answers are cached there too, so
-later runs are offline. Needs: jedi in this Python, node with the
+later runs are offline. Java projects come from public git repositories at a
+pinned commit (no registry reachable here ships Java sources): a bare clone
+under .work/git/, made once from a folder of mirrors named OWNER+NAME/repo
+($BENCH_GIT_MIRRORS) or from github.com. Needs: jedi in this Python, node with the
 `typescript` npm package (installed into .work/npm), Debian's golang-go,
-Debian's python3-clang-14 (run by /usr/bin/python3) for C and C++.
+Debian's python3-clang-14 (run by /usr/bin/python3) for C and C++, a JDK
+(`java`, 17 or newer) for Java.
 
 Run:  python tests/bench/bench_graph_reference.py [--language L] [--project P]
           [--details FILE] [--check-cli N] [--ctxkit OLD/ctxkit.py] [--add LINE]
@@ -42,14 +48,16 @@ Run:  python tests/bench/bench_graph_reference.py [--language L] [--project P]
 (--ctxkit measures another version, e.g. before a change, on the same inputs.)
 Targets: precision >= 0.98 and recall >= 0.95 per language (Python,
 TypeScript, Go), tuned and held-out alike; 0.95 / 0.85 for the languages made
-full later (C, C++). Exit 1 when a language misses.
+full later (C, C++, Java). Exit 1 when a language misses.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
+import os
 import random
 import shutil
 import sqlite3
@@ -64,7 +72,9 @@ HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
 REF = HERE / "graph_reference"
 CTXKIT = HERE.parent.parent / "ctxkit.py"
-HELD_OUT_FILE = HERE / "graph_reference_held_out.txt"
+HELD_OUT_FILES = (HERE / "graph_reference_held_out.txt",
+                  HERE / "graph_reference_held_out_java.txt",
+                  HERE / "graph_reference_held_out_c.txt")
 TYPESCRIPT = "typescript@5.9.3"
 MIN_CONFIDENCE = 0.5          # ctxkit's default for callers
 # ctxkit adds the constructor a class call runs as a second edge `Cls.__init__`; the
@@ -89,12 +99,15 @@ go pflag deb golang-github-spf13-pflag-dev github.com/spf13/pflag
 go toml deb golang-github-burntsushi-toml-dev github.com/BurntSushi/toml
 c lz4 pypi lz4==4.3.3
 cpp double-conversion pypi ujson==5.10.0 deps/double-conversion
+java javapoet git square/javapoet@b9017a9503b76e11b4ad4c1a9f050e2d29112cb0 src/main/java
+java commons-cli git apache/commons-cli@0a68ae0e826bb08eb59bda9bae7ec5d84008b62a src/main/java
 """
 
 LANGUAGE_FILES = {"python": ("python",), "typescript": ("typescript", "tsx"), "go": ("go",),
-                  "c": ("c",), "cpp": ("cpp", "c")}  # ctxkit reads every .h as C
+                  "c": ("c",), "cpp": ("cpp", "c"), "java": ("java",)}  # every .h as C
 SCRIPTS = {"python": "ref_python_jedi.py", "typescript": "ref_typescript.js",
-           "go": "ref_go_types.go", "c": "ref_c_clang.py", "cpp": "ref_c_clang.py"}
+           "go": "ref_go_types.go", "c": "ref_c_clang.py", "cpp": "ref_c_clang.py",
+           "java": "RefJava.java"}
 
 
 @dataclass(frozen=True)
@@ -119,7 +132,8 @@ def read_projects(text: str, held_out: bool, study: bool = False) -> list[Projec
 
 
 def all_projects() -> list[Project]:
-    return read_projects(TUNED, False) + read_projects(HELD_OUT_FILE.read_text(), True)
+    return read_projects(TUNED, False) + [project for path in HELD_OUT_FILES
+                                          for project in read_projects(path.read_text(), True)]
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -196,7 +210,33 @@ def fetch_deb(project: Project) -> Path:
     return gopath() / "src" / import_path
 
 
-FETCHERS = {"pypi": fetch_pypi, "npm": fetch_npm, "deb": fetch_deb}
+def fetch_git(project: Project) -> Path:
+    """The repository's tree at the pinned commit (SPEC owner/name@commit), from a bare
+    clone made once."""
+    dest = WORK / "src" / project.name
+    if dest.exists():
+        return dest
+    repo, commit = project.spec.split("@")
+    bare = WORK / "git" / (repo.replace("/", "+") + ".git")
+    if not bare.exists():
+        mirrors = os.environ.get("BENCH_GIT_MIRRORS")
+        mirror = Path(mirrors) / repo.replace("/", "+") / "repo" if mirrors else None
+        origin = str(mirror) if mirror and mirror.exists() else f"https://github.com/{repo}"
+        bare.parent.mkdir(parents=True, exist_ok=True)
+        run(["git", "clone", "-q", "--bare", origin, str(bare)])
+    unpack = WORK / "unpack" / project.name
+    shutil.rmtree(unpack, ignore_errors=True)
+    unpack.mkdir(parents=True)
+    archive = subprocess.run(["git", "--git-dir", str(bare), "archive", commit],
+                             capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as t:
+        t.extractall(unpack, filter="data")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    unpack.rename(dest)
+    return dest
+
+
+FETCHERS = {"pypi": fetch_pypi, "npm": fetch_npm, "deb": fetch_deb, "git": fetch_git}
 
 
 def prepare_root(project: Project, source: Path) -> Path:
@@ -311,6 +351,8 @@ def reference(project: Project, root: Path, source: Path, files: list[str]) -> d
         proc = run([sys.executable, str(REF / script), str(root), *paths], input=stdin)
     elif project.language in ("c", "cpp"):
         proc = run(["/usr/bin/python3", str(REF / script), str(root)], input=stdin)
+    elif project.language == "java":
+        proc = run(["java", str(REF / script), str(root)], input=stdin)
     elif project.language == "typescript":
         proc = run(["node", str(REF / script), str(typescript_module()), str(root)],
                    input=stdin)
