@@ -2998,8 +2998,7 @@ def _land_on_sections(run: SearchRun) -> None:
         if not (item.exact and is_section(item)):
             continue
         low = item.text.lower()
-        item.ids = [i for i in ids if i in low or _rx(
-            r"(?<![\w])" + _escape(names[i]) + r"(?![\w])").search(low)]
+        item.ids = [i for i in ids if i in low or holds_word(low, names[i])]
         if item.ids:
             item.score = max(item.score, max(best[i] for i in item.ids)) * 1.1
 
@@ -3020,11 +3019,34 @@ def ends_in_code(item: ScoredLine) -> bool:
     return item.code
 
 
+def holds_word(text: str, word: str, caseless: bool = False) -> bool:
+    r"""Whether ``word`` is in ``text`` with no word character on either side: what
+    ``(?<![\w])WORD(?![\w])`` finds (with re.IGNORECASE when ``caseless``), without a
+    pattern compiled for each word (a test name; 0.1-0.3 ms each). Ignoring case is
+    done by lowercasing only where both are ASCII, where that maps letters as re does."""
+    if caseless and not (text.isascii() and word.isascii()):
+        import re
+        return bool(_rx(r"(?<![\w])" + _escape(word) + r"(?![\w])", re.IGNORECASE).search(text))
+    if caseless:
+        text, word = text.lower(), word.lower()
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if not (at and _word_char(text[at - 1])) and not (
+                end < len(text) and _word_char(text[end])):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"   # re's \w, for any character
+
+
 def _verdicts_to_sections(run: SearchRun) -> None:
     """A runner's verdict on a failing test (its progress line, its summary list) names
     the test, but the finding is in the test's failure section: when the section's first
     line is among the candidates, it takes the verdict's rank and shows the section."""
-    import re
     heads = None
     ranked = sorted((s for s in run.lines.values() if s.exact), key=lambda s: -s.score)
     for item in ranked[:run.limit * 3]:
@@ -3035,9 +3057,8 @@ def _verdicts_to_sections(run: SearchRun) -> None:
         name = test_name(next(g for g in verdict.groups() if g))
         if heads is None:
             heads = [s for s in run.lines.values() if is_section(s)]
-        bounded = _rx(r"(?<![\w])" + re.escape(name) + r"(?![\w])", re.IGNORECASE)
         for head in heads:
-            if head is not item and bounded.search(head.text[:400]):
+            if head is not item and holds_word(head.text[:400], name, caseless=True):
                 if not head.exact:
                     run.scorer.refine(head)   # type: ignore[union-attr]
                 head.ids, head.section = [name.lower()], True
@@ -5822,6 +5843,9 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
                  if pos in by_start}
     if decorated:
         ctx["decorated"] = decorated
+    getters = [by_start[pos] for pos in extra.pop("getters", ()) if pos in by_start]
+    if getters:
+        ctx["getters"] = getters
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     call_records = _call_records(defs, calls, call_scopes, emitted)
@@ -6213,6 +6237,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         imports.append(caps["import"][0])
     elif "narrow" in caps:
         _collect_narrowing(s, caps, extra)
+    elif "getter" in caps:  # get x() {...}: reading x runs it, like a property
+        extra.setdefault("getters", []).append(caps["getter"][0].parent.start_byte)
     elif "decorated" in caps:  # the outermost decorator gives the name its value
         extra.setdefault("decorated", []).append(
             (caps["decorated"][0].start_byte,
@@ -6231,6 +6257,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "vartype" in caps and "iterated" in caps:  # for x in xs: what xs holds
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "iter:" +
                          _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200],
+                         False))
+    elif "vartype" in caps and "copied" in caps:  # x := y, x := a.b: what that is
+        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "expr:" +
+                         _collapse_arguments(one_line(s.text(caps["copied"][0])))[:200],
                          False))
     elif "vartype" in caps and "value" in caps:  # self.x = param: the parameter's type
         vartypes.append((caps["vartype"][0].start_byte, "self." + s.text(caps["var"][0]),
@@ -6253,7 +6283,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 type_node.type in ("attribute", "member_expression"):
             written = "expr:" + _collapse_arguments(one_line(written))[:200]  # x = a.b
         elif call is not None and call.parent is not None and \
-                call.parent.type == "await_expression":
+                call.parent.type in ("await_expression", "await"):
             written = "await:" + written  # x = await f(): what f's promise gives
         elif call is not None and call.parent is not None and \
                 call.parent.type == "as_pattern":
@@ -6402,6 +6432,14 @@ def _cast_type(s: _Source, function: Any) -> str | None:
         "identifier", "attribute", "string", "subscript") else None
 
 
+def _body_first_line(function: Any) -> int:
+    """The first line a function's parameters are visible on: below the line that opens a
+    body of several lines, whose start is the call's line (``x.each((x) => {``)."""
+    body = function.child_by_field_name("body") or function
+    start, end = body.start_point[0] + 1, body.end_point[0] + 1
+    return start + 1 if end > start else start
+
+
 def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
     """The untyped parameters of a function given to a call: ``callback:I:J:CALLEE``, the
     J-th parameter of the function type of the callee's I-th parameter (contextual typing)."""
@@ -6418,11 +6456,14 @@ def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> No
     params = [single] if single is not None else holder.named_children if holder else []
     for position, param in enumerate(params):
         name = param if param.type == "identifier" else param.child_by_field_name("pattern")
-        if name is None or name.type != "identifier" or param.child_by_field_name("type"):
+        if name is None or name.type != "identifier":
             continue
+        note = param.child_by_field_name("type")  # (x: Foo) => ...: declared, a Foo
+        written = _clean_type(s.text(note.named_children[0] if note.named_children else note)) \
+            if note is not None else f"callback:{index}:{position}:{callee}"
         extra.setdefault("narrow", []).append(
-            (function.start_byte, s.text(name), function.start_point[0] + 1,
-             function.end_point[0] + 1, f"callback:{index}:{position}:{callee}"))
+            (function.start_byte, s.text(name), _body_first_line(function),
+             function.end_point[0] + 1, written))
 
 
 def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
@@ -6443,6 +6484,8 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
     else:
         type_text = "in:" + _quoted_text(s, caps["member"][0])
     first = block.start_point[0] + 1
+    if block.parent is not None and block.parent.type == "func_literal":
+        first = _body_first_line(block.parent)  # f.Visit(func(f *Flag) {: not the call's f
     if block.type.endswith("_statement") and block.parent is not None:
         block = block.parent  # `assert isinstance(x, T)`: the rest of the block holding it
     extra.setdefault("narrow", []).append(
@@ -6732,8 +6775,9 @@ def _clean_members(text: str) -> list[tuple[str, str]]:
         text = text[1:].split(",")[0]
     members: dict[str, str] = {}
     for member in _type_members(text):
-        of_class = re.fullmatch(r"(?:[\w.]+\.)?[Tt]ype\[\s*['\"]?([\w.]+)['\"]?\s*\]",
-                                member.strip())
+        of_class = re.fullmatch(  # type[X], type["X"], type[X[K, V]]: the class X
+            r"(?:[\w.]+\.)?[Tt]ype\[\s*['\"]?([\w.]+)(?:\[.*\])?['\"]?\s*\]", member.strip(),
+            re.S)
         if of_class:  # type[X]: the class X itself, not an instance
             members.setdefault("type:" + of_class.group(1), member)
             continue
@@ -8426,7 +8470,7 @@ class _Resolver:
         None when nothing is known. ``text`` is a receiver as extracted: a name,
         ``a.b.c``, a call ``f(...)`` / ``x.m(...)``, ``(x as T)``, ``x!``.
         """
-        text = text.strip().rstrip("!").removeprefix("new ")
+        text = text.strip().rstrip("!").removeprefix("new ").lstrip("&*")  # (&x).m(): x's
         if depth > 6 or not text:
             return None
         if text.startswith("await "):
@@ -8616,8 +8660,11 @@ class _Resolver:
             return _awaited(self.type_named(path, scope, _clean_type(type_text[6:])))
         if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
             made = self.type_named(path, scope, _clean_type(type_text[6:]))
-            enter = self.method_lookup(made, "__enter__") if isinstance(made, int) else None
+            enter = (self.method_lookup(made, "__enter__") or
+                     self.method_lookup(made, "__aenter__")) if isinstance(made, int) else None
             if enter is not None:  # `return self` in an inherited __enter__: the made one
+                if self._returns_self_type(enter):
+                    return made
                 entered = self.returned_type(enter)
                 owner = self.by_pq.get((self.nodes[enter].path,
                                         self.nodes[enter].qualname.rpartition(".")[0]))
@@ -8816,6 +8863,16 @@ class _Resolver:
                 (path, qualname, cleaned)
         return binding
 
+    def _returns_self_type(self, method: int) -> bool:
+        """``def __enter__(self: T) -> T``: the result is the receiver's own type, a
+        subclass's when the method is inherited."""
+        _, _, qualname, path = self.nodes[method]
+        written = _clean_type(self.returns.get(method, ""))
+        receiver = self.ctx(path).get("types", {}).get(qualname, {})
+        first = next((t for n, t in receiver.items() if n in self.language(path).self_names),
+                     None)
+        return bool(written) and written == first
+
     def _inferred_return(self, function: int) -> Any:
         """What an undeclared function returns, read from the one expression all its
         returns give (see _inferred_returns), in the function's own scope."""
@@ -8860,14 +8917,17 @@ class _Resolver:
         return None
 
     def _accessor(self, path: str, qualname: str, attr: str) -> int | None:
-        """The method ``attr`` of class ``qualname`` when a decorator makes it read as an
-        attribute (``@property``, ``@functools.cached_property``)."""
-        accessors = self.language(path).accessors
-        method = self.by_pq.get((path, f"{qualname}.{attr}")) if accessors else None
+        """The method ``attr`` of class ``qualname`` when reading the attribute runs it: a
+        decorator says so (``@property``, ``@functools.cached_property``), or it is a
+        getter (``get attr()``)."""
+        method = self.by_pq.get((path, f"{qualname}.{attr}"))
         if method is None:
             return None
-        decorator = self.ctx(path).get("decorated", {}).get(f"{qualname}.{attr}", "")
-        return method if decorator.rpartition(".")[2] in accessors else None
+        ctx = self.ctx(path)
+        decorator = ctx.get("decorated", {}).get(f"{qualname}.{attr}", "")
+        accessor = decorator.rpartition(".")[2] in self.language(path).accessors or \
+            f"{qualname}.{attr}" in ctx.get("getters", ())  # get attr() {...}
+        return method if accessor else None
 
     def variable_type(self, path: str, scope: str, name: str,
                       line: int = 0) -> tuple[str, str, str] | None:
@@ -9215,6 +9275,12 @@ _PY_QUERY = f"""
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype
+(assignment left: (identifier) @var !type right: (identifier) @copied) @vartype
+(assignment left: (identifier) @var
+    right: (await (call function: [(identifier) (attribute)] @type))) @vartype
+(assignment left: (attribute object: (identifier) @self attribute: (identifier) @var)
+    right: (await (call function: [(identifier) (attribute)] @type)) (#eq? @self "self"))
+    @vartype
 (assignment left: [(pattern_list) (tuple_pattern)] @unpack right: [(call) (identifier)
     (attribute)] @type) @vartype
 (with_item value: (as_pattern (call function: [(identifier) (attribute)] @type)
@@ -9514,6 +9580,7 @@ _JS_CALLS = """
 (variable_declarator name: (identifier) @var value: (call_expression
     function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
 (variable_declarator name: (identifier) @var value: (member_expression) @type) @vartype
+(variable_declarator name: (identifier) @var value: (identifier) @copied) @vartype
 (variable_declarator name: (identifier) @var value: (await_expression (call_expression
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self
@@ -9551,6 +9618,7 @@ _JS_DEFS = """
 (function_declaration name: (identifier) @name) @def.function
 (generator_function_declaration name: (identifier) @name) @def.function
 (method_definition name: (_) @name) @def.function
+(method_definition "get" name: (_) @getter)
 (variable_declarator name: (identifier) @name
     value: [(arrow_function) (function_expression)] @fn) @def.function
 (function_expression name: (identifier) @name) @def.function
@@ -9988,6 +10056,13 @@ _GO_QUERY = """
     (type_case type: (_) @type) @narrow)
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (call_expression function: (_) @type))) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var .)
+    right: (expression_list . [(identifier) (selector_expression)] @copied .)) @vartype
+[(function_declaration result: (parameter_list (parameter_declaration name: (identifier) @var
+    type: (_) @type))) (method_declaration result: (parameter_list (parameter_declaration
+    name: (identifier) @var type: (_) @type)))] @vartype
+(func_literal parameters: (parameter_list (parameter_declaration name: (identifier) @var
+    type: (_) @type)) body: (block) @narrow)
 [(if_statement) (for_statement) (expression_case) (type_case) (communication_case)] @branch
 (binary_expression operator: ["&&" "||"]) @branch
 """
@@ -17781,7 +17856,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 # installed-package folders inside it, are library frames: listed, never read.
 
 SUSPECT_WEIGHTS = {"frame": 3.0, "test": 1.5, "change": 1.0, "lesson": 0.5, "name": 1.0,
-                   "message": 2.0}
+                   "message": 2.0, "coverage": 2.0}
 SUSPECT_SIGNALS = tuple(SUSPECT_WEIGHTS)
 SUSPECT_FRAME_DECAY = 0.6        # each project frame further out of the innermost
 SUSPECT_FRAME_CALLEE = 0.3       # a callee of a frame (called on the frame's line: x2)
@@ -18079,6 +18154,7 @@ class _Ranking:
         self.seeds: dict[int, Node] = {}         # frame and test nodes, by rowid
         self.tests: list[Node] = []
         self.checked: set[str] = set()           # ids a failing line of a test calls
+        self.executed: set[int] = set()          # rowids the re-run's failing tests ran
         self.notes: list[str] = []
 
     def suspect(self, node: Node) -> Suspect:
@@ -18215,6 +18291,41 @@ class _Ranking:
                     return node
         return None
 
+    # a traced re-run
+
+    def add_coverage(self, coverage: Coverage) -> None:
+        """The Ochiai measure of each function the re-run's failing tests called:
+        failed(f) / sqrt(all failed x (failed(f) + passed(f))), 1 for a function only
+        the failing tests ran, lower the more passing tests ran it too."""
+        import math
+
+        self.notes.append(coverage.note)
+        for path, first, last, name, qualname, ef, ep in coverage.functions:
+            value = ef / math.sqrt(coverage.failed * (ef + ep))
+            why = (f"run by {ef} of {coverage.failed} failing test"
+                   f"{'s' if coverage.failed != 1 else ''} and {ep} of {coverage.passed} "
+                   f"passing in the re-run")
+            if not self.graph:
+                key = f"{path}:{qualname.replace('.<locals>', '')}"
+                if key not in self.suspects and name.startswith("<"):
+                    continue
+                self.suspects.setdefault(key, Suspect(
+                    key=key, node=None, path=path, line=first, end_line=last,
+                    name=qualname.replace(".<locals>", ""))).add("coverage", value, why)
+                continue
+            node = self.coverage_node(path, first, last, name)
+            if node is not None:
+                self.executed.add(node.rowid)
+                self.suspect(node).add("coverage", value, why)
+
+    def coverage_node(self, path: str, first: int, last: int, name: str) -> Node | None:
+        """The symbol holding a traced function: the innermost callable at its last line
+        named as it is (a lambda or comprehension: the function it is written in)."""
+        nodes = [n for n in graph_nodes_at(self.db, self.env.project, path, last)
+                 if n.kind in SUSPECT_CALLABLE_KINDS]
+        named = [n for n in nodes if n.name == name]
+        return (named or [n for n in nodes if name.startswith("<")] or [None])[-1]
+
     # recent changes
 
     def add_changes(self) -> None:
@@ -18237,7 +18348,9 @@ class _Ranking:
                     continue   # a changed test is the reproduction, not the fault
                 count += 1
                 steps = distance.get(node.rowid)
-                if steps is None:
+                if node.rowid in self.executed:
+                    near, where = 1.0, "the failing test ran it (re-run)"
+                elif steps is None:
                     near, where = SUSPECT_CHANGE_FAR, "not reached from the failure"
                 elif steps[1] == "calledBy":
                     near, where = 1.0 / (1 + steps[0]), "it calls a frame or the test"
@@ -18735,12 +18848,253 @@ def changed_spans(env: Env) -> list[tuple[str, str, int, int]] | None:
     return spans
 
 
-def rank_suspects(env: Env, db: Database | None, failure: Failure) -> dict[str, Any]:
-    """The ranked suspects of a parsed failure and the facts they came from."""
+# --- re-running the failing tests under a tracer (--rerun) ---------------------------
+# Spectrum-based fault localization: the functions the failing test runs and the
+# passing tests of its file do not are where the failure differs from a success.
+# `suspects --rerun` runs the stored pytest command once more, itself, in the current
+# directory and environment, with SUSPECT_TRACE_PLUGIN loaded (`-p`, from a private
+# temporary folder on PYTHONPATH). The plugin records, per test, which functions of
+# files under the root it called (sys.settrace's call events: one dict look-up per
+# call, no line events) and writes them as JSON; ctxkit maps each function to the
+# graph symbol that holds it and scores it by the Ochiai measure.
+
+SUSPECT_RERUN_TIMEOUT = 120.0     # seconds the re-run may take (--rerun-timeout)
+SUSPECT_RERUN_PLUGIN = "ctxkit_rerun_trace"
+SUSPECT_RERUN_MAX_FUNCTIONS = 3000    # functions the failing tests ran that are scored
+
+SUSPECT_TRACE_PLUGIN = '''\
+"""ctxkit suspects --rerun: which project functions each test calls (written by ctxkit)."""
+import json
+import os
+import sys
+import threading
+
+import pytest
+
+_ROOT = os.path.realpath(os.environ["CTXKIT_RERUN_ROOT"]) + os.sep
+_OUT = os.environ["CTXKIT_RERUN_OUT"]
+_KEEP = set(json.loads(os.environ.get("CTXKIT_RERUN_FILES") or "[]"))
+_LIBRARY = set(json.loads(os.environ.get("CTXKIT_RERUN_LIBRARY") or "[]"))
+_codes = {}
+_functions = []
+_tests = {}
+_current = None
+_previous = None
+
+
+def _index(code):
+    path = code.co_filename
+    found = -1
+    if not path.startswith("<"):
+        real = os.path.realpath(path)
+        if real.startswith(_ROOT):
+            rel = real[len(_ROOT):].replace(os.sep, "/")
+            if not _LIBRARY.intersection(rel.split("/")):
+                lines = [line for _, _, line in code.co_lines() if line]
+                found = len(_functions)
+                _functions.append([rel, code.co_firstlineno, max(lines, default=0),
+                                   code.co_name, getattr(code, "co_qualname", code.co_name)])
+    _codes[code] = found
+    return found
+
+
+def _trace(frame, event, arg):
+    if _current is not None:
+        found = _codes.get(frame.f_code)
+        if found is None:
+            found = _index(frame.f_code)
+        if found >= 0:
+            _current.add(found)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if not _KEEP:
+        return
+    kept = [item for item in items if item.nodeid.split("::", 1)[0] in _KEEP]
+    dropped = [item for item in items if item.nodeid.split("::", 1)[0] not in _KEEP]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    global _current, _previous
+    _current = set()
+    _previous = sys.gettrace()
+    sys.settrace(_trace)
+    threading.settrace(_trace)
+    try:
+        yield
+    finally:
+        sys.settrace(_previous)
+        threading.settrace(_previous)
+        entry = _tests.setdefault(item.nodeid, {"outcome": "passed"})
+        entry["functions"] = sorted(_current)
+        _current = None
+
+
+def pytest_runtest_logreport(report):
+    entry = _tests.setdefault(report.nodeid, {"outcome": "passed"})
+    if report.failed:
+        entry["outcome"] = "failed"
+    elif report.skipped and entry["outcome"] != "failed":
+        entry["outcome"] = "skipped"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    path = os.path.join(_OUT, "trace-%d.json" % os.getpid())
+    with open(path + ".tmp", "w", encoding="utf-8") as out:
+        json.dump({"functions": _functions, "tests": _tests}, out)
+    os.replace(path + ".tmp", path)
+'''
+
+
+class Coverage(Record):
+    """What a traced re-run of the failing tests executed."""
+
+    __slots__ = ("failed", "passed", "functions", "note")
+    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"functions": list}
+    failed: int            # tests that failed in the re-run
+    passed: int            # tests that passed
+    # (path, first line, last line, name, qualname, failing tests running it, passing ones)
+    functions: list[tuple[str, int, int, str, str, int, int]]
+    note: str
+
+
+def pytest_arguments(command: str) -> tuple[list[str], int] | None:
+    """The argv of a stored command and where pytest's own arguments start, when the
+    command runs pytest (``pytest``, ``py.test``, ``python -m pytest``, also behind a
+    runner such as ``uv run``); None otherwise."""
+    import shlex
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    for index, arg in enumerate(argv):
+        if os.path.basename(arg) in ("pytest", "py.test"):
+            return argv, index + 1
+        if arg == "-m" and index + 1 < len(argv) and argv[index + 1] == "pytest":
+            return argv, index + 2
+    return None
+
+
+def rerun_argv(argv: list[str], start: int, files: list[str]) -> list[str]:
+    """The stored pytest command, each failing test id widened to its file (so the
+    file's passing tests run too: the plugin keeps only the failing tests' files), the
+    tracer loaded and no early stop (``-x`` would end the run at the first failure)."""
+    args: list[str] = []
+    widened: set[str] = set()
+    for arg in argv[start:]:
+        if "::" in arg and not arg.startswith("-"):
+            arg = arg.split("::", 1)[0]
+            if arg in widened:   # two tests of one file: the file once
+                continue
+            widened.add(arg)
+        args.append(arg)
+    return argv[:start] + args + ["-p", SUSPECT_RERUN_PLUGIN, "--maxfail=0"]
+
+
+def rerun_coverage(env: Env, command: str, failure: Failure, timeout: float) -> Coverage:
+    """Run the stored pytest command again under the tracer; the note says what
+    happened when there is nothing to score."""
+    import subprocess
+    import tempfile
+
+    if REDACTED in command:
+        return Coverage(failed=0, passed=0, note="--rerun: the stored command had a secret "
+                        "masked, so it cannot be run again as it was; rerun it by hand")
+    found = pytest_arguments(command)
+    if found is None:
+        return Coverage(failed=0, passed=0, note="--rerun: the stored command is not a "
+                        "pytest run, so it was not run again (only pytest runs are traced)")
+    argv, start = found
+    files = sorted({t.split("::", 1)[0] for t in failure.test_ids if "::" in t})
+    with tempfile.TemporaryDirectory(prefix="ctxkit-rerun-") as folder:
+        plugin = Path(folder) / f"{SUSPECT_RERUN_PLUGIN}.py"
+        plugin.write_text(SUSPECT_TRACE_PLUGIN, encoding="utf-8")
+        path = os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH")) if p)
+        child = dict(os.environ, PYTHONPATH=path, CTXKIT_RERUN_ROOT=str(env.root),
+                     CTXKIT_RERUN_OUT=folder, CTXKIT_RERUN_FILES=json.dumps(files),
+                     CTXKIT_RERUN_LIBRARY=json.dumps(sorted(SUSPECT_LIBRARY_PARTS)))
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(rerun_argv(argv, start, files), cwd=str(env.cwd),
+                                    env=child, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    start_new_session=True)
+        except OSError as exc:
+            return Coverage(failed=0, passed=0, note=f"--rerun: could not start "
+                            f"{argv[0]!r}: {exc.strerror or exc}")
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _end_group(proc)
+            return Coverage(failed=0, passed=0, note=f"--rerun: the re-run took over "
+                            f"{timeout:g} s and was stopped (raise --rerun-timeout)")
+        seconds = time.monotonic() - started
+        traces = [json.loads(p.read_text(encoding="utf-8"))
+                  for p in Path(folder).glob("trace-*.json")]
+    if not any(trace["tests"] for trace in traces):
+        last = (err or b"").decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+        return Coverage(failed=0, passed=0, note=f"--rerun: the re-run (exit "
+                        f"{proc.returncode}) ran no test: {one_line(last[0], 160)}")
+    return _coverage_from(traces, seconds, [t for t in failure.test_ids if "::" in t])
+
+
+def _end_group(proc: Any) -> None:
+    import signal
+    with contextlib.suppress(OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _coverage_from(traces: list[dict[str, Any]], seconds: float,
+                   stored: list[str]) -> Coverage:
+    """Per function: how many failing and passing tests of the re-run called it.
+
+    The failing tests are those of the stored failure (its test ids, when it
+    printed them whole); another test that fails in the re-run fails for its own
+    reasons, maybe another fault, and counts neither way."""
+    import math
+
+    counts: dict[tuple, list[int]] = {}
+    failed = passed = others = 0
+    for trace in traces:
+        table = [tuple(f) for f in trace["functions"]]
+        for nodeid, test in trace["tests"].items():
+            outcome = test["outcome"]
+            if outcome == "failed" and stored and nodeid not in stored:
+                others += 1
+                continue
+            if outcome not in ("failed", "passed"):
+                continue
+            failed, passed = failed + (outcome == "failed"), passed + (outcome == "passed")
+            for index in test.get("functions", ()):
+                tally = counts.setdefault(table[index], [0, 0])
+                tally[outcome == "passed"] += 1
+    functions = sorted(((*key, ef, ep) for key, (ef, ep) in counts.items() if ef),
+                       key=lambda f: (-f[5] / math.sqrt(f[5] + f[6]), f[0], f[1]))
+    note = (f"--rerun: {failed} failing and {passed} passing test"
+            f"{'s' if passed != 1 else ''} traced in {seconds:.1f} s" + (
+                f" ({others} other failing test{'s' if others != 1 else ''} left out)"
+                if others else ""))
+    if not failed:
+        note = (f"--rerun: the failure did not happen again ({passed} test"
+                f"{'s' if passed != 1 else ''} passed): no coverage to rank by")
+    return Coverage(failed=failed, passed=passed,
+                    functions=functions[:SUSPECT_RERUN_MAX_FUNCTIONS], note=note)
+
+
+def rank_suspects(env: Env, db: Database | None, failure: Failure,
+                  coverage: Coverage | None = None) -> dict[str, Any]:
+    """The ranked suspects of a parsed failure (and of a traced re-run's coverage) and
+    the facts they came from."""
     graph = db is not None and graph_indexed(db, env.project)
     failure.frames[:] = [classify_frame(env, f) for f in failure.frames]
     if graph:
         paths = {f.rel for f in failure.frames if f.rel}
+        paths |= {f[0] for f in coverage.functions} if coverage is not None else set()
         spans = changed_spans(env) or []
         graph_refresh(env, db, sorted(paths | {p for _, p, _, _ in spans})[:200])
     ranking = _Ranking(env, db, failure, graph)
@@ -18748,6 +19102,8 @@ def rank_suspects(env: Env, db: Database | None, failure: Failure) -> dict[str, 
     ranking.add_tests()
     if graph:
         ranking.spread_tests()
+    if coverage is not None:
+        ranking.add_coverage(coverage)
     ranking.add_changes()
     if graph:
         ranking.add_names()
@@ -18873,6 +19229,8 @@ def render_suspects(env: Env, db: Database | None, ranked: list[Suspect], budget
 def cmd_suspects(args: argparse.Namespace, env: Env) -> int:
     if args.budget is not None and args.budget < 1:
         raise UsageError("suspects: --budget must be at least 1 token")
+    if not 0 < args.rerun_timeout < float("inf"):
+        raise UsageError("suspects: --rerun-timeout must be a positive number of seconds")
     if not env.db_path.exists():
         raise SuspectsError(f"nothing is stored for project {env.project!r} yet; run the "
                             f"failing command through `ctxkit run -- CMD` first")
@@ -18884,13 +19242,14 @@ def cmd_suspects(args: argparse.Namespace, env: Env) -> int:
                  "no stored output has failed yet; run the failing command through "
                  "`ctxkit run -- CMD`, then `ctxkit suspects`")
             return EXIT_OK
-        result = suspects_result(env, db, output, args.limit, args.budget)
+        rerun = args.rerun_timeout if args.rerun else None
+        result = suspects_result(env, db, output, args.limit, args.budget, rerun)
     emit(env, result, lambda: suspects_text(result))
     return EXIT_OK
 
 
 def suspects_result(env: Env, db: Database, output: dict[str, Any], limit: int,
-                    budget: int | None) -> dict[str, Any]:
+                    budget: int | None, rerun: float | None = None) -> dict[str, Any]:
     head = {k: output[k] for k in ("handle", "command", "label", "status", "exit_code",
                                     "created_at")}
     result: dict[str, Any] = {"output": head, "graph": False, "tests": [], "frames": [],
@@ -18905,7 +19264,13 @@ def suspects_result(env: Env, db: Database, output: dict[str, Any], limit: int,
         result["missing"] = (f"{head['handle']} has no stack frames and no failing test ids: "
                              f"nothing to rank from (is it the whole output of the run?)")
         return result
-    ranking = rank_suspects(env, db, failure)
+    coverage = rerun_coverage(env, head["command"], failure, rerun) if rerun else None
+    ranking = rank_suspects(env, db, failure, coverage if coverage and coverage.failed else None)
+    if coverage is not None:
+        result["rerun"] = {"failed": coverage.failed, "passed": coverage.passed,
+                           "functions": len(coverage.functions), "note": coverage.note}
+        if not coverage.failed:
+            ranking["notes"].append(coverage.note)
     ranked = ranking["suspects"][:limit]
     tests = [n.id for n in ranking["tests"]] or failure.test_ids
     result.update(graph=ranking["graph"], notes=ranking["notes"], tests=tests[:5],
@@ -18937,6 +19302,14 @@ def register_suspect_commands(sub: argparse._SubParsersAction,
     parser.add_argument("--budget", type=count_argument(1), metavar="TOKENS",
                         help="also render the top suspects as debug context (the first at "
                              "L5, the next at L4, ...) within this exact cl100k budget")
+    parser.add_argument("--rerun", action="store_true",
+                        help="run the stored pytest command again, in this directory and "
+                             "environment, with the failing tests' files and a tracer, and "
+                             "rank by which functions the failing tests ran and the passing "
+                             "ones did not (only pytest runs; the command is the stored one)")
+    parser.add_argument("--rerun-timeout", type=float, default=SUSPECT_RERUN_TIMEOUT,
+                        metavar="SECONDS", help="stop the re-run after this long (default "
+                        f"{SUSPECT_RERUN_TIMEOUT:g}); the ranking then goes without it")
 
 
 # =============================================================================

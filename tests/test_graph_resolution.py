@@ -102,7 +102,11 @@ CASES = [
                                            "shop/inference.py:unpack"}),
     (PY, "shop/inference.py:Motor.stop", {"shop/inference.py:Car.drive",
                                           "shop/inference.py:verify",
-                                          "shop/inference.py:cast_down"}),
+                                          "shop/inference.py:cast_down",
+                                          "shop/inference.py:drive_async"}),
+    (PY, "shop/inference.py:Session.stop", {"shop/inference.py:drive_async"}),
+    (PY, "shop/inference.py:Garage.park", {"shop/inference.py:Valet.store"}),
+    (PY, "shop/inference.py:Lot.park", set()),
     # `except E as e` makes an E inside its handler; a comprehension's variable holds
     # what it iterates.
     (PY, "shop/inference.py:Stalled.report", {"shop/inference.py:service"}),
@@ -141,9 +145,11 @@ CASES = [
     (TS, "src/store.ts:Store.#flush", {"src/store.ts:Store.save", "src/store.ts:Store.onError"}),
     (TS, "src/store.ts:Store.onError", {"src/store.ts:Store.handle"}),
     (TS, "src/privates.ts:Cache.clear", {"src/privates.ts:Client.reset",  # #cache: Cache
-                                          "src/privates.ts:Pool.resetAll"}),
+                                          "src/privates.ts:Pool.resetAll",
+                                          "src/privates.ts:Desk.tidy"}),  # get cache()
     (TS, "src/privates.ts:Journal.clear", {"src/privates.ts:Client.reset",  # = new Journal()
-                                           "src/privates.ts:Pool.flush"}),  # #first()'s
+                                           "src/privates.ts:Pool.flush",  # #first()'s
+                                           "src/privates.ts:Desk.tidy"}),
     # A callback given to a standard container's method gets an element first.
     (TS, "src/privates.ts:Client.reset", {"src/privates.ts:Pool.resetAll",
                                           "src/privates.ts:resetSome",  # xs.filter(f)
@@ -155,7 +161,7 @@ CASES = [
                                            "src/callbacks.ts:startup"}),
     (TS, "src/callbacks.ts:Sink.next", {"src/callbacks.ts:pipeline"}),
     (TS, "src/callbacks.ts:Tap.pull", set()),
-    (TS, "src/callbacks.ts:Tap.next", set()),
+    (TS, "src/callbacks.ts:Tap.next", {"src/callbacks.ts:typed"}),
     (TS, "src/store.ts:Store.constructor", {"src/store.ts:CachedStore.constructor",
                                             "src/store.ts:openStore"}),
     # `export * as ns from` is a namespace, not a star export; "./m.js" names m.ts.
@@ -252,6 +258,16 @@ CASES = [
     (GO, "flags.go:parseError.Error", set()),
     (GO, "flags.go:FlagSet.Name", set()),
     (GO, "flags.go:Decoder.Decode", {"flags.go:Parse"}),
+    # x := pkgVar keeps the variable's type; a named result, a function literal's
+    # parameter and (&x) have their declared types.
+    (GO, "dial.go:Dialer.Dial", {"dial.go:DialDefault"}),
+    (GO, "dial.go:Dialer.Close", set()),
+    (GO, "dial.go:Socket.Dial", set()),
+    (GO, "dial.go:Conn.Close", {"dial.go:DialDefault", "dial.go:Broadcast", "dial.go:Walk"}),
+    (GO, "dial.go:Registry.Visit", {"dial.go:Walk"}),
+    (GO, "dial.go:Conn.Write", {"dial.go:Open"}),
+    (GO, "dial.go:Socket.Write", {"dial.go:Broadcast"}),
+    (GO, "dial.go:Socket.Close", {"dial.go:Shut"}),
 ]
 
 

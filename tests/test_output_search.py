@@ -325,6 +325,22 @@ def test_a_pattern_is_skipped_only_for_a_line_it_cannot_match():
                    for line in matched), pattern
 
 
+@pytest.mark.parametrize("caseless", [False, True])
+def test_a_whole_word_is_found_as_the_bounded_pattern_finds_it(caseless):
+    """holds_word finds a test name where ``(?<![\\w])NAME(?![\\w])`` does (any case
+    when asked; the letters re folds beyond ASCII, ſ and the Kelvin sign, included)."""
+    import re
+    lines = _real_and_shaped_lines()[::3] + ["ſ test", "KELVIN \u212a", "x_test_total",
+                                             "(Test_Total)!", "é test_totalé", "test_total"]
+    words = ["test_total", "TestAdd", "parses_cents", "test_x[1]", "s", "k", "é", "_", "E"]
+    flags = re.IGNORECASE if caseless else 0
+    for word in words:
+        bounded = re.compile(r"(?<![\w])" + re.escape(word) + r"(?![\w])", flags)
+        for line in lines:
+            assert ctxkit.holds_word(line, word, caseless) == bool(bounded.search(line)), \
+                (line, word)
+
+
 def test_negation_is_scanned_in_two_parts_as_the_whole_rule_finds_it():
     """negated_spans reads _NEGATION as its field part (only where some value is
     0/none/false) and the rest: the same matches, in order, as the whole rule."""

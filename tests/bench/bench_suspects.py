@@ -52,8 +52,10 @@ CASES_FILE = corpus.CASES_FILE
 HELD_OUT_FILE = HERE / "suspects_held_out.json"
 TUNING_FILE = HERE / "suspects_tuning.json"
 RESULTS_FILE = corpus.WORK / "suspects_results.json"
+SUSPECTS_ARGS: list[str] = []   # --suspects-arg: more options for every suspects run
 BUDGET = 200000     # render every listed suspect: tokens are counted up to the first true one
 LIMIT = 10
+KEEP = 0        # --keep: suspects listed and kept with their signals in the results
 KS = (1, 3, 5)
 
 
@@ -283,8 +285,11 @@ def measure_case(pkg: corpus.Package, case: dict, reuse: bool = False) -> dict:
         out["error"] = f"ctxkit run exited {code}: {stderr[-300:]}"
         return out
     started = time.perf_counter()
-    done = ctxkit(root, "suspects", handle, "--json", "--limit", str(LIMIT),
-                  "--budget", str(BUDGET))
+    # suspects runs in the shell the test ran in (--rerun runs the test again there)
+    done = ctxkit(root, "suspects", handle, "--json", "--limit", str(max(LIMIT, KEEP)),
+                  "--budget", str(BUDGET), *SUSPECTS_ARGS,
+                  env={"PYTHONPATH": str(corpus.source_root(root, pkg)),
+                       "PYTHONDONTWRITEBYTECODE": "1"})
     out["seconds"] = round(time.perf_counter() - started, 2)
     if done.returncode != 0:
         out["error"] = f"suspects exited {done.returncode}: {done.stderr[-300:]}"
@@ -299,6 +304,11 @@ def measure_case(pkg: corpus.Package, case: dict, reuse: bool = False) -> dict:
     output = "\n".join(lines) or case["output"]
     out["grep_rank"] = first_true_rank(grep_ranking(root, pkg, output), case["truth"])
     out["top"] = [s["id"] for s in result["suspects"][:5]]
+    out["rerun"] = result.get("rerun")
+    if KEEP > LIMIT:   # --keep: every listed suspect's signals, to read the ranking again
+        out["ranked"] = [{"path": s["path"], "name": s["name"], "test_file": s["test_file"],
+                          "signals": {k: v["value"] for k, v in s["signals"].items()}}
+                         for s in result["suspects"]]
     return out
 
 
@@ -372,7 +382,7 @@ def cmd_measure(half: str, only: list[str] | None, jobs: int, reuse: bool) -> in
 
 
 def main(argv: list[str] | None = None) -> int:
-    global CTXKIT, RESULTS_FILE
+    global CTXKIT, RESULTS_FILE, KEEP
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("split", help="write the held-out and tuning halves (once)")
@@ -389,10 +399,18 @@ def main(argv: list[str] | None = None) -> int:
                          help="rank the failing output an earlier measure stored for each "
                               "case instead of running its test again (faster; the "
                               "repository and its index are reused either way)")
+    measure.add_argument("--keep", type=int, default=0, metavar="N",
+                         help="list N suspects and keep each one's signals in the results "
+                              "(to study a ranking; recall and tokens still use the first 10)")
+    measure.add_argument("--suspects-arg", action="append", default=[], metavar="ARG",
+                         help="pass ARG to every `ctxkit suspects` run (repeat it), e.g. "
+                              "--suspects-arg=--rerun to rank with a traced re-run")
     args = parser.parse_args(argv)
     if args.cmd == "split":
         return cmd_split()
     CTXKIT, RESULTS_FILE = args.ctxkit.resolve(), args.results
+    SUSPECTS_ARGS[:] = args.suspects_arg
+    KEEP = args.keep
     return cmd_measure(args.half, args.package, args.jobs, args.reuse_runs)
 
 

@@ -78,7 +78,11 @@ def def_line(node: ast.AST, lines: list[bytes]) -> int:
 class Reference:
     def __init__(self, root: Path, sys_path: list[str]):
         self.root = root.resolve()
-        self.project = jedi.Project(self.root, added_sys_path=sys_path, smart_sys_path=False)
+        # The project's folders come first: a copy of the same package installed in this
+        # Python (requests, packaging in a tool's venv) must not answer for its own code.
+        base = jedi.get_default_environment().get_sys_path()
+        self.project = jedi.Project(self.root, sys_path=[*sys_path, *base],
+                                    smart_sys_path=False)
         self.init_cache: dict[tuple[str, int], list[dict]] = {}
 
     def inside(self, name) -> str | None:

@@ -1,0 +1,154 @@
+"""suspects --rerun: the failing test run again under a tracer, through the real CLI.
+
+The fixture tests/fixtures/suspects_registry prices orders by customer kind;
+each rule registers itself in a dict by a decorator and `price` calls it
+through the dict, so no call of the faulty rule (bulk_price) is written
+anywhere and the graph cannot reach it from the test. Its tests run with a
+real pytest through `ctxkit run`; `suspects --rerun` runs the stored command
+again (a real subprocess) and ranks by which functions the failing test ran
+and the passing tests of its file did not.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+from conftest import copy_fixture, git
+
+import ctxkit
+
+PY = sys.executable
+FAILING = "tests/test_rules.py::test_bulk_small_order"
+
+
+@pytest.fixture
+def registry(cli, monkeypatch):
+    copy_fixture("suspects_registry", cli.root)
+    git(cli.root, "add", "-A")
+    git(cli.root, "commit", "-qm", "pricing")
+    monkeypatch.setenv("PYTHONPATH", str(cli.root / "src"))
+    return cli
+
+
+def run_failing(cli, *ids: str):
+    run = cli("run", "--", PY, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+              *(ids or (FAILING,)))
+    assert run.code == 1
+    return run
+
+
+def ranked(result) -> list[str]:
+    return [s["id"] for s in result["suspects"]]
+
+
+def test_rerun_ranks_a_function_only_the_failing_test_runs(registry):
+    assert registry("index", "-q").code == 0
+    run_failing(registry)
+    before = registry("suspects", "--json").json()
+    assert "src/pricing/rules.py:bulk_price" not in ranked(before)   # no graph path to it
+    result = registry("suspects", "--rerun", "--json").json()
+    ids = ranked(result)
+    assert "src/pricing/rules.py:bulk_price" in ids[:2]
+    # the file's six passing tests ran (its -x did not stop the run), test_other.py did not
+    assert result["rerun"]["failed"] == 1 and result["rerun"]["passed"] == 6
+    assert any(note.startswith("--rerun: 1 failing and 6 passing tests traced in ")
+               for note in result["notes"])
+    bulk = result["suspects"][ids.index("src/pricing/rules.py:bulk_price")]
+    first = bulk["signals"]["coverage"]
+    assert first["why"] == "run by 1 of 1 failing test and 1 of 6 passing in the re-run"
+    assert first["value"] == pytest.approx(1 / 2 ** 0.5, abs=1e-3)     # Ochiai: 1/sqrt(1 x 2)
+    assert first["contribution"] == pytest.approx(first["value"] * first["weight"], abs=1e-3)
+    # price runs in every test: it is where every run passes through, not where this differs
+    price = result["suspects"][ids.index("src/pricing/rules.py:price")]
+    assert price["signals"]["coverage"]["value"] == pytest.approx(1 / 7 ** 0.5, abs=1e-3)
+    # rules the failing test never ran are not suspects of it
+    assert not any(i.endswith(("plain_price", "member_price", "staff_price")) for i in ids)
+    # the re-run leaves nothing in the project (its plugin lives in a temporary folder)
+    assert git(registry.root, "status", "--porcelain", "--untracked-files=all",
+               "--", ".", ":!.ctxkit") == ""
+    text = registry("suspects", "--rerun").out
+    assert "bulk_price  src/pricing/rules.py:" in text
+    assert "run by 1 of 1 failing test and 1 of 6 passing in the re-run" in text
+
+
+def test_rerun_without_a_graph_gives_the_functions_it_ran_as_locations(registry):
+    run_failing(registry)
+    result = registry("suspects", "--rerun", "--json").json()
+    assert result["graph"] is False
+    bulk = next(s for s in result["suspects"] if s["name"] == "bulk_price")
+    assert bulk["kind"] == "location" and bulk["path"] == "src/pricing/rules.py"
+    assert bulk["signals"]["coverage"]["value"] == pytest.approx(1 / 2 ** 0.5, abs=1e-3)
+    assert ranked(result).index(bulk["id"]) < ranked(result).index(
+        "src/pricing/rules.py:price")
+
+
+def test_rerun_says_when_the_failure_does_not_happen_again(registry):
+    registry("index", "-q")
+    run_failing(registry)
+    rules = registry.root / "src" / "pricing" / "rules.py"
+    rules.write_text(rules.read_text().replace("return amount + 1", "return amount"))
+    result = registry("suspects", "--rerun", "--json").json()
+    assert result["rerun"]["failed"] == 0 and result["rerun"]["passed"] == 7
+    assert any("the failure did not happen again (7 tests passed)" in note
+               for note in result["notes"])
+    assert not any("coverage" in s["signals"] for s in result["suspects"])
+    assert result["suspects"]           # ranked from the stored output as without --rerun
+
+
+def test_rerun_of_a_command_that_is_not_pytest_is_not_run(registry, tmp_path):
+    registry("index", "-q")
+    marker = tmp_path / "ran"
+    log = registry.root / "trace.txt"
+    log.write_text(f'Traceback (most recent call last):\n  File "{registry.root}/src/pricing/'
+                   f'rules.py", line 33, in bulk_price\n    return amount + 1\n'
+                   f"TypeError: unsupported operand\n")
+    registry("run", "--", "sh", "-c", f"echo x >> {marker}; cat {log}; exit 1")
+    assert marker.read_text() == "x\n"
+    result = registry("suspects", "--rerun", "--json").json()
+    assert marker.read_text() == "x\n"     # never run again
+    assert any("not a pytest run" in note for note in result["notes"])
+    assert result["rerun"]["failed"] == 0
+    assert ranked(result)[0] == "src/pricing/rules.py:bulk_price"    # from the frame
+
+
+def test_rerun_is_stopped_at_its_timeout(registry):
+    registry("index", "-q")
+    slow = registry.root / "tests" / "test_slow.py"
+    slow.write_text("import time\n\nfrom pricing.rules import price\n\n\n"
+                    "def test_bulk():\n    assert price('bulk', 5) == 5\n\n\n"
+                    "def test_slow():\n    time.sleep(60)\n")
+    run = registry("run", "--", PY, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                   "tests/test_slow.py::test_bulk")
+    assert run.code == 1
+    started = time.monotonic()
+    result = registry("suspects", "--rerun", "--rerun-timeout", "3", "--json").json()
+    assert time.monotonic() - started < 40
+    assert any("took over 3 s and was stopped (raise --rerun-timeout)" in note
+               for note in result["notes"])
+    assert result["rerun"]["failed"] == 0 and result["suspects"]
+
+
+def test_rerun_that_cannot_run_a_test_says_why(registry):
+    registry("index", "-q")
+    run_failing(registry)
+    (registry.root / "tests" / "test_rules.py").unlink()   # the test file is gone
+    result = registry("suspects", "--rerun", "--json").json()
+    note = next(n for n in result["notes"] if n.startswith("--rerun: the re-run (exit "))
+    assert "ran no test" in note
+    assert result["rerun"]["failed"] == 0
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "inf", "x"])
+def test_rerun_timeout_must_be_a_positive_number(registry, value):
+    registry("index", "-q")
+    run_failing(registry)
+    result = registry("suspects", "--rerun", "--rerun-timeout", value)
+    assert result.code == 2 and result.err.count("\n") == 1
+
+
+def test_help_describes_rerun(cli):
+    out = cli.sub("suspects", "--help").out
+    assert "--rerun" in out and "--rerun-timeout" in out
+    assert ctxkit.SUSPECT_WEIGHTS["coverage"] > 0
