@@ -17841,7 +17841,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 # line, callees, relations, refresh), lessons (the risk of a symbol), git
 # (changed lines) and context (the renderer and the exact token count).
 #
-# Five signals, each a number in 0..1 times its weight in SUSPECT_WEIGHTS:
+# The signals, each a number in 0..1 times its weight in SUSPECT_WEIGHTS:
 #   frame   the symbol holds a frame of the failure's traceback, panic or
 #           compiler message; the innermost project frame counts most, each
 #           frame further out less; a callee on a frame's line a little
@@ -17851,13 +17851,19 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 #           by how near it is in the call graph to the frames and the test
 #   lesson  the lesson risk recorded on it
 #   name    the failure message names it (a name shared by n symbols counts 1/n)
+#   coverage  (--rerun) the failing test ran it when run again under a tracer and
+#           the passing tests of its file did not (the Ochiai measure); after a
+#           re-run the other signals count times 0.1 + this value
 # Symbols in test files are kept but scaled down: a failing test usually
 # points at the code under test. Frames in files outside the root, or in
 # installed-package folders inside it, are library frames: listed, never read.
 
 SUSPECT_WEIGHTS = {"frame": 3.0, "test": 1.5, "change": 1.0, "lesson": 0.5, "name": 1.0,
-                   "message": 2.0, "coverage": 2.0}
+                   "message": 2.0, "coverage": 1.5}
 SUSPECT_SIGNALS = tuple(SUSPECT_WEIGHTS)
+# After a traced re-run (--rerun) the other signals count times (floor + coverage):
+# static evidence for code every test runs is evidence about where runs pass.
+SUSPECT_COVERAGE_FLOOR = 0.1
 SUSPECT_FRAME_DECAY = 0.6        # each project frame further out of the innermost
 SUSPECT_FRAME_CALLEE = 0.3       # a callee of a frame (called on the frame's line: x2)
 SUSPECT_TEST_FAILING_LINE = 1.0  # a direct callee on the line the test failed at
@@ -18124,8 +18130,10 @@ def _record_fields(record: Record) -> dict[str, Any]:
 class Suspect(Record):
     """One ranked candidate: a graph node, or a file location without a graph."""
 
-    __slots__ = ("key", "node", "path", "line", "end_line", "name", "signals", "evidence")
+    __slots__ = ("key", "node", "path", "line", "end_line", "name", "signals", "evidence",
+                 "traced")
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"signals": dict, "evidence": dict}
+    DEFAULTS: ClassVar[dict[str, Any]] = {"traced": False}
     key: str
     node: Node | None
     path: str
@@ -18140,8 +18148,19 @@ class Suspect(Record):
             self.signals[signal] = round(min(value, SUSPECT_SIGNAL_CAP), 4)
             self.evidence[signal] = why
 
+    def contribution(self, signal: str) -> float:
+        """The signal's weight times its value; after a traced re-run the other signals
+        are also times how specific the symbol is to the failing tests (scale)."""
+        value = SUSPECT_WEIGHTS[signal] * self.signals[signal]
+        return value if signal == "coverage" else value * self.scale()
+
+    def scale(self) -> float:
+        if not self.traced:
+            return 1.0
+        return SUSPECT_COVERAGE_FLOOR + self.signals.get("coverage", 0.0)
+
     def score(self) -> float:
-        total = sum(SUSPECT_WEIGHTS[s] * v for s, v in self.signals.items())
+        total = sum(self.contribution(s) for s in self.signals)
         return round(total * (SUSPECT_TEST_FACTOR if is_test_path(self.path) else 1.0), 4)
 
 
@@ -18880,6 +18899,25 @@ _functions = []
 _tests = {}
 _current = None
 _previous = None
+_paused = 0
+
+
+def _report_folders():
+    """pytest's own failure report: assertion rewriting, tracebacks, reprs, reports. What
+    they call (an object's __repr__ for the assertion message) is pytest reporting the
+    failure, not the test running the code."""
+    import _pytest
+    import _pytest._code
+    import _pytest.assertion
+    import _pytest.reports
+    folders = [os.path.dirname(os.path.realpath(m.__file__)) + os.sep
+               for m in (_pytest.assertion, _pytest._code)]
+    folders.append(os.path.join(os.path.dirname(os.path.realpath(_pytest.__file__)), "_io")
+                   + os.sep)
+    return tuple(folders) + (os.path.realpath(_pytest.reports.__file__),)
+
+
+_REPORT = _report_folders()
 
 
 def _index(code):
@@ -18887,7 +18925,9 @@ def _index(code):
     found = -1
     if not path.startswith("<"):
         real = os.path.realpath(path)
-        if real.startswith(_ROOT):
+        if real.startswith(_REPORT):
+            found = -2
+        elif real.startswith(_ROOT):
             rel = real[len(_ROOT):].replace(os.sep, "/")
             if not _LIBRARY.intersection(rel.split("/")):
                 lines = [line for _, _, line in code.co_lines() if line]
@@ -18899,12 +18939,25 @@ def _index(code):
 
 
 def _trace(frame, event, arg):
-    if _current is not None:
-        found = _codes.get(frame.f_code)
-        if found is None:
-            found = _index(frame.f_code)
-        if found >= 0:
-            _current.add(found)
+    global _paused
+    if _current is None:
+        return None
+    found = _codes.get(frame.f_code)
+    if found is None:
+        found = _index(frame.f_code)
+    if found == -2:
+        _paused += 1
+        return _resume
+    if found >= 0 and not _paused:
+        _current.add(found)
+    return None
+
+
+def _resume(frame, event, arg):
+    global _paused
+    if event == "return":
+        _paused -= 1
+    return _resume
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -18919,8 +18972,8 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    global _current, _previous
-    _current = set()
+    global _current, _previous, _paused
+    _current, _paused = set(), 0
     _previous = sys.gettrace()
     sys.settrace(_trace)
     threading.settrace(_trace)
@@ -19109,7 +19162,9 @@ def rank_suspects(env: Env, db: Database | None, failure: Failure,
         ranking.add_names()
         ranking.add_message_text()
         ranking.add_lessons()
-    else:
+    for suspect in ranking.suspects.values() if coverage is not None else ():
+        suspect.traced = True
+    if not graph:
         ranking.notes.insert(0, "no graph for this project: suspects come from frames and "
                                 "git alone (run `ctxkit index` for symbols, callees and names)")
     return {"graph": graph, "suspects": ranking.ranked(), "tests": ranking.tests,
@@ -19124,9 +19179,10 @@ def suspect_json(suspect: Suspect, rank: int) -> dict[str, Any]:
     return {"rank": rank, "id": suspect.key, "kind": node.kind if node else "location",
             "path": suspect.path, "line": suspect.line, "end_line": suspect.end_line,
             "name": suspect.name, "score": suspect.score(),
+            **({"scale": round(suspect.scale(), 4)} if suspect.traced else {}),
             "signals": {s: {"value": suspect.signals[s],
                             "weight": SUSPECT_WEIGHTS[s],
-                            "contribution": round(SUSPECT_WEIGHTS[s] * suspect.signals[s], 4),
+                            "contribution": round(suspect.contribution(s), 4),
                             "why": suspect.evidence[s]}
                         for s in SUSPECT_SIGNALS if s in suspect.signals},
             "test_file": is_test_path(suspect.path),
@@ -19135,7 +19191,7 @@ def suspect_json(suspect: Suspect, rank: int) -> dict[str, Any]:
 
 def suspect_evidence(suspect: Suspect) -> str:
     """One line: the reasons, strongest contribution first."""
-    order = sorted(suspect.signals, key=lambda s: -SUSPECT_WEIGHTS[s] * suspect.signals[s])
+    order = sorted(suspect.signals, key=lambda s: -suspect.contribution(s))
     text = "; ".join(suspect.evidence[s] for s in order)
     return text + ("; in a test file" if is_test_path(suspect.path) else "")
 

@@ -152,3 +152,36 @@ def test_help_describes_rerun(cli):
     out = cli.sub("suspects", "--help").out
     assert "--rerun" in out and "--rerun-timeout" in out
     assert ctxkit.SUSPECT_WEIGHTS["coverage"] > 0
+
+
+def test_what_pytest_runs_to_report_the_failure_is_not_coverage(registry):
+    """pytest's assertion message calls the compared objects' __repr__ inside the test:
+    that is pytest reporting the failure, not the failing test running the code."""
+    (registry.root / "src" / "pricing" / "receipt.py").write_text(
+        "from pricing.rules import price\n\n\n"
+        "class Receipt:\n"
+        "    def __init__(self, total):\n        self.total = total\n\n"
+        "    def __eq__(self, other):\n        return self.total == other.total\n\n"
+        "    def __repr__(self):\n        return f'Receipt({self.total})'\n\n\n"
+        "def receipt(kind, amount):\n    return Receipt(price(kind, amount))\n")
+    (registry.root / "tests" / "test_receipt.py").write_text(
+        "from pricing.receipt import Receipt, receipt\n\n\n"
+        "def test_plain():\n    assert receipt('plain', 5) == Receipt(5)\n\n\n"
+        "def test_bulk():\n    assert receipt('bulk', 5) == Receipt(5)\n")
+    registry("index", "-q")
+    run_failing(registry, "tests/test_receipt.py::test_bulk")
+    result = registry("suspects", "--rerun", "--limit", "20", "--json").json()
+    assert result["rerun"]["failed"] == 1 and result["rerun"]["passed"] == 1
+    by_id = {s["id"]: s for s in result["suspects"]}
+    assert "coverage" in by_id["src/pricing/receipt.py:Receipt.__eq__"]["signals"]
+    assert "coverage" not in by_id.get("src/pricing/receipt.py:Receipt.__repr__",
+                                       {"signals": {}})["signals"]
+    bulk = by_id["src/pricing/rules.py:bulk_price"]
+    assert bulk["signals"]["coverage"]["value"] == 1.0     # only the failing test ran it
+    for suspect in result["suspects"]:   # with a re-run, every contribution still adds up
+        assert suspect["scale"] == pytest.approx(
+            ctxkit.SUSPECT_COVERAGE_FLOOR + suspect["signals"].get("coverage", {}).get(
+                "value", 0.0), abs=1e-3)
+        total = sum(s["contribution"] for s in suspect["signals"].values())
+        factor = ctxkit.SUSPECT_TEST_FACTOR if suspect["test_file"] else 1.0
+        assert suspect["score"] == pytest.approx(total * factor, abs=1e-3)
