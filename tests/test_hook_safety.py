@@ -96,6 +96,7 @@ def test_config_that_is_a_pipe_does_not_block(project):
     assert proc.returncode == 0
 
 
+@pytest.mark.slow  # waits out the hook deadline, by nature
 @pytest.mark.parametrize("event", ["pre-tool-use", "session-start", "post-tool-use"])
 def test_payload_that_never_ends_meets_the_deadline(project, event):
     """The agent keeps stdin open: past the deadline the hook exits 0 with nothing."""
@@ -113,6 +114,7 @@ def test_payload_that_never_ends_meets_the_deadline(project, event):
     assert proc.stdout.read() == b""
 
 
+@pytest.mark.slow  # waits out the hook deadline, by nature
 def test_locked_database_meets_the_deadline(cli, project):
     """A write held for longer than the deadline (a long index elsewhere): no wait of
     busy_timeout (15 s), the hook gives up at its deadline with exit 0."""

@@ -333,6 +333,7 @@ def test_search_failure_is_not_no_hits(cli, tmp_path):
 # --- expand, outputs, purge, retention, stats -----------------------------------------
 
 
+@pytest.mark.slow  # waits out the regex time limit, by nature
 @pytest.mark.parametrize("pattern", [r"(a+)+$", r"(a|aa)+$", r"(\w+\s?)*!"])
 def test_a_regex_that_backtracks_without_end_is_stopped_with_one_line(cli, pattern):
     text = "ok line\n" + "a" * 40 + "b\n" + "tail line\n"

@@ -113,6 +113,7 @@ def test_rerun_of_a_command_that_is_not_pytest_is_not_run(registry, tmp_path):
     assert ranked(result)[0] == "src/pricing/rules.py:bulk_price"    # from the frame
 
 
+@pytest.mark.slow  # waits out the re-run's timeout, by nature
 def test_rerun_is_stopped_at_its_timeout(registry):
     registry("index", "-q")
     slow = registry.root / "tests" / "test_slow.py"
