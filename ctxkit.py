@@ -6189,11 +6189,10 @@ def _argument_word(s: _Source, node: Any) -> str:
 
 
 def _base_type(written: str) -> str:
-    """A written type's class name: ``java.util.List<String>`` is ``List``, ``const
-    Foo&`` is ``Foo``, ``String?`` is ``String``, ``int[]`` stays ``int[]``."""
-    written = written.split("<", 1)[0].replace("const ", "").replace("final ", "")
-    written = written.strip().rstrip("&*?").strip()
-    return written.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+    """The last name of a written type's class (_clean_type): ``java.util.List<String>``
+    is ``List``, ``std::string`` is ``string``; an array stays one (``int[]``)."""
+    array = "[]" if written.rstrip().endswith("[]") else ""
+    return _clean_type(written).rsplit(".", 1)[-1] + array
 
 
 def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], calls: list,
@@ -7964,15 +7963,6 @@ class _Resolver:
         """A class, or a function used as one (see ``constructors``)."""
         return self.nodes[node].kind in CLASS_KINDS or node in self.constructors
 
-    def overloaded(self, node: int) -> bool:
-        """Whether the node's file defines its qualname more than once (C++ overloads)."""
-        counts = self.memo.get("qualname counts")
-        if counts is None:
-            counts = self.memo["qualname counts"] = collections.Counter(
-                (path, qualname) for kind, _, qualname, path in self.nodes.values())
-        _, _, qualname, path = self.nodes[node]
-        return counts[(path, qualname)] > 1
-
     def overloads_admitting(self, node: int, arguments: str | None, path: str = "",
                             scope: str = "", line: int = 0) -> list[int]:
         """The definitions of ``node``'s qualname in its file (overloads, told apart by
@@ -7982,15 +7972,10 @@ class _Resolver:
         many (Java's third phase, C++'s ellipsis ranked last, C#'s expanded form); then,
         of several, the ones the arguments' written types fit best (a literal, or a
         variable typed where ``scope`` of ``path`` declares it)."""
-        sets = self.memo.get("overload sets")
-        if sets is None:
-            sets = self.memo["overload sets"] = {}
-            for other, (_, _, qualname, owner_path) in self.nodes.items():
-                sets.setdefault((owner_path, qualname), []).append(other)
         _, _, qualname, node_path = self.nodes[node]
-        overloads = sets.get((node_path, qualname), [node])
-        if len(overloads) == 1 or arguments is None:
-            return overloads
+        overloads = [other for _, other in self.redefined.get((node_path, qualname), ())]
+        if len(overloads) < 2 or arguments is None:
+            return overloads or [node]
         shapes = self.memo.setdefault("parameter shapes", {})
         missing = [other for other in overloads if other not in shapes]
         if missing:
@@ -9169,9 +9154,9 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
             resolver.nodes[dst].kind in CLASS_KINDS and recv not in SUPER_NAMES:
         cls_text = f"{recv}.{callee}" if recv else callee
         ctor = resolver.method_lookup(dst, init)
-        if named_as_class and ctor is not None and resolver.overloaded(ctor):
-            # which of Cls(int) / Cls(String, int) runs: the one the arguments' count
-            # admits, when only one does (their types are the compiler's choice)
+        if named_as_class and ctor is not None:
+            # which of Cls(int) / Cls(String, int) runs: the one the arguments admit,
+            # when only one does
             fits = resolver.overloads_admitting(ctor, arguments, path, scope_qual, line)
             ctor = fits[0] if len(fits) == 1 else None
         if ctor is not None and (src, line, cls_text, init) not in present:
