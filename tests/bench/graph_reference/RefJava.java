@@ -39,6 +39,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.lang.model.element.Element;
@@ -191,28 +192,28 @@ public class RefJava {
             return callers.isEmpty() ? "null" : callers.get(callers.size() - 1);
         }
 
-        @Override
-        public Void visitClass(ClassTree tree, Void unused) {
+        // Scans the definition at the current path with it as the caller of the calls
+        // inside (an anonymous class is no definition: its methods are).
+        Void asCaller(Supplier<Void> scan) {
             String found = DEFS.get(trees.getElement(getCurrentPath()));
-            if (found == null || tree.getSimpleName().length() == 0) {
-                return super.visitClass(tree, unused);  // an anonymous class: its methods count
+            if (found != null) {
+                callers.add(found);
             }
-            callers.add(found);
-            super.visitClass(tree, unused);
-            callers.remove(callers.size() - 1);
+            scan.get();
+            if (found != null) {
+                callers.remove(callers.size() - 1);
+            }
             return null;
         }
 
         @Override
+        public Void visitClass(ClassTree tree, Void unused) {
+            return asCaller(() -> super.visitClass(tree, unused));
+        }
+
+        @Override
         public Void visitMethod(MethodTree tree, Void unused) {
-            String found = DEFS.get(trees.getElement(getCurrentPath()));
-            if (found == null) {
-                return super.visitMethod(tree, unused);
-            }
-            callers.add(found);
-            super.visitMethod(tree, unused);
-            callers.remove(callers.size() - 1);
-            return null;
+            return asCaller(() -> super.visitMethod(tree, unused));
         }
 
         @Override
