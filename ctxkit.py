@@ -8605,42 +8605,39 @@ class _Resolver:
         return self.type_named(dst_path, dst_qualname.rpartition(".")[0], written) \
             if written else None
 
+    def _unless_circular(self, key: tuple, compute: Callable[..., Any], *args: Any) -> Any:
+        """compute(*args), or None while the same ``key`` is being computed further up:
+        a chain of assignments or aliases that leads back to itself knows nothing."""
+        if key in self.memo:
+            return None
+        self.memo[key] = None
+        try:
+            return compute(*args)
+        finally:
+            del self.memo[key]
+
     def type_named(self, path: str, scope: str, type_text: str) -> Any:
         """The class a written type names (see expr_type for what comes back)."""
         if type_text.startswith("iter:"):  # for x in EXPR: what EXPR's container holds
-            key = ("iterated", path, scope, type_text)
-            if key in self.memo:
-                return None  # for x in x.children: x is what it is read from
-            self.memo[key] = None
-            container = self.expr_type(path, scope, type_text[5:])
-            del self.memo[key]
+            # (for x in x.children: x is what it is read from)
+            container = self._unless_circular(("iterated", path, scope, type_text),
+                                              self.expr_type, path, scope, type_text[5:])
             if isinstance(container, OutsideGeneric):  # one type argument: its elements
                 return container.held[0] if len(container.held) == 1 else None
             return OUTSIDE if container is OUTSIDE else None
         unpacked = re.match(r"unpack(\d+):", type_text)
         if unpacked:  # a, b = EXPR: a tuple[A, B]'s members in order, a list[T]'s Ts
-            key = ("unpacked", path, scope, type_text[unpacked.end():])
-            if key in self.memo:
-                return None  # a, b = b.pair(): a chain that leads back here
-            self.memo[key] = None
-            try:
-                held = self.expr_type(path, scope, type_text[unpacked.end():])
-            finally:
-                del self.memo[key]
+            read = type_text[unpacked.end():]   # (a, b = b.pair(): a chain back here)
+            held = self._unless_circular(("unpacked", path, scope, read), self.expr_type,
+                                         path, scope, read)
             if not isinstance(held, OutsideGeneric):
                 return OUTSIDE if held is OUTSIDE else None
             index = int(unpacked.group(1))
             return held.held[index if len(held.held) > 1 else 0] \
                 if index < len(held.held) or len(held.held) == 1 else None
         if type_text.startswith("expr:"):  # x = a.b: what a.b is
-            key = ("expression", path, scope, type_text)
-            if key in self.memo:
-                return None  # x = y.a; y = x.b: a chain that leads back here
-            self.memo[key] = None
-            try:
-                return self.expr_type(path, scope, type_text[5:])
-            finally:
-                del self.memo[key]
+            return self._unless_circular(("expression", path, scope, type_text),
+                                         self.expr_type, path, scope, type_text[5:])
         if type_text.startswith("await:"):  # x = await f(): what f's Promise<X> holds
             return _awaited(self.type_named(path, scope, _clean_type(type_text[6:])))
         if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
@@ -8659,14 +8656,9 @@ class _Resolver:
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
         if type_text.startswith("callback:"):  # a parameter of a function given to a call
-            key = ("callback", path, scope, type_text)
-            if key in self.memo:
-                return None
-            self.memo[key] = None
-            try:
-                return self._callback_parameter(path, scope, *type_text[9:].split(":", 2))
-            finally:
-                del self.memo[key]
+            return self._unless_circular(("callback", path, scope, type_text),
+                                         self._callback_parameter, path, scope,
+                                         *type_text[9:].split(":", 2))
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
             target = self.resolve_name(path, scope, type_text[6:])
             if not target or target[0] != "node":
@@ -8717,13 +8709,9 @@ class _Resolver:
             target = None  # an alias node: what it stands for is what counts
         alias = self._type_alias(path, type_text) if target is None else None
         if alias is not None:  # type T = A | B, here or imported: what it stands for
-            key = ("alias", *alias)
-            if key in self.memo:
-                return None  # an alias that names itself
-            self.memo[key] = None
-            found = self.type_named(alias[0], "", alias[1]) if alias[1] else None
-            del self.memo[key]
-            return found
+            # (an alias that names itself is nothing)
+            return self._unless_circular(("alias", *alias), self.type_named, alias[0], "",
+                                         alias[1]) if alias[1] else None
         if target is None and "." in type_text:  # x = self.make(...): a method's result,
             # unknown (None) when that call is unresolved or its result undeclared
             return self.expr_type(path, scope, type_text + "(...)")
