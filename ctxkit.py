@@ -228,11 +228,11 @@ def root_of(start: str) -> str:
         candidate = parent
 
 
-class Place(collections.namedtuple("Place", "root cwd db_path project")):
-    """Where a command runs, as strings: the root, the working folder, the database
-    file and the project. The read path takes it; every Env carries one."""
-
-    __slots__ = ()
+# Records of the read path are bare namedtuples, their docstrings set after: a subclass
+# only to hold a docstring would cost the start-up another class (DESIGN.md, "Start-up").
+Place = collections.namedtuple("Place", "root cwd db_path project")
+Place.__doc__ = """Where a command runs, as strings: the root, the working folder, the
+database file and the project. The read path takes it; every Env carries one."""
 
 
 def env_paths(db: str | None, project: str | None, cwd: str | None) -> Place:
@@ -872,10 +872,9 @@ def split_symbol(db: Database | None, place: Place, symbol: str,
 # --- Snapshots and hooks: the lines an edit touches, the lessons at risk -----
 
 
-class EditSpan(collections.namedtuple("EditSpan", "path first last")):
-    """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
-
-    __slots__ = ()
+EditSpan = collections.namedtuple("EditSpan", "path first last")
+EditSpan.__doc__ = """Lines ``first..last`` of ``path`` (as the agent named it) that an edit
+touches."""
 
 
 def _read_text(path: str) -> str | None:
