@@ -8667,18 +8667,10 @@ class _Resolver:
             return self.type_named(self.nodes[target[1]].path, "", _clean_type(
                 written.group(1))) if written else None
         result = re.fullmatch(r"(.+)#(\d+)", type_text)  # not this.#private's #
-        if result:  # the index-th result of a call of f
-            function, index = result.groups()
-            found = self.expr_type(path, scope, function + "(...)") if index == "0" else None
-            if index != "0":
-                dst, confidence = self.resolve_call(path, scope, function.rpartition(".")[2],
-                                                    function.rpartition(".")[0] or None)
-                if dst is None:
-                    return OUTSIDE if confidence >= CONF_EXACT else None
-                if self.nodes[dst].kind in CLASS_KINDS:
-                    return None
-                return self.returned_type(dst, int(index))
-            return found
+        if result:  # the index-th result of a call of f (Go's `url, err := url.Parse(s)`
+            # reads the package url, yet the variable has one type in its scope: a cycle)
+            return self._unless_circular(("result", path, scope, type_text),
+                                         self._call_result, path, scope, *result.groups())
         generic = re.fullmatch(r"([^<|]+)<(.*)>", type_text)
         if generic:  # Map<K,Node>: a class of the index, else outside or outside generic
             found = self.type_named(path, scope, generic.group(1))
@@ -8726,6 +8718,18 @@ class _Resolver:
         if self.class_like(target[1]):
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
+
+    def _call_result(self, path: str, scope: str, function: str, index: str) -> Any:
+        """The type of the index-th result of calling ``function`` (a, err := f())."""
+        if index == "0":
+            return self.expr_type(path, scope, function + "(...)")
+        dst, confidence = self.resolve_call(path, scope, function.rpartition(".")[2],
+                                            function.rpartition(".")[0] or None)
+        if dst is None:
+            return OUTSIDE if confidence >= CONF_EXACT else None
+        if self.nodes[dst].kind in CLASS_KINDS:
+            return None
+        return self.returned_type(dst, int(index))
 
     def _callback_parameter(self, path: str, scope: str, argument: str, position: str,
                             callee: str) -> Any:
