@@ -7574,8 +7574,10 @@ class _Workers:
         self.members: list[tuple[Any, Any]] = []
 
     def map(self, func: Callable[[Any], Any], items: Sequence[Any], chunksize: int = 1,
-            ordered: bool = True) -> Iterator[Any]:
-        """func over items in the workers: in items' order, or as chunks finish."""
+            ordered: bool = True, share: bool = False) -> Iterator[Any]:
+        """func over items in the workers: in items' order, or as chunks finish. With
+        ``share`` the calling process works too: whenever no result is ready, it runs
+        the next chunk itself, so that it adds a core instead of waiting."""
         from multiprocessing.connection import wait
         chunks = [items[at:at + chunksize] for at in range(0, len(items), chunksize)]
         waiting: dict[Any, list[int]] = {ours: [] for _, ours in self.members}
@@ -7595,7 +7597,19 @@ class _Workers:
             for ours in waiting:
                 send(ours)
         while emitted < len(chunks):
-            for ours in wait([end for end, queue in waiting.items() if queue]):
+            busy = [end for end, queue in waiting.items() if queue]
+            ready = wait(busy, 0) if share and sent < len(chunks) else None
+            if share and not ready and sent < len(chunks):
+                sent += 1
+                done[sent - 1] = [func(item) for item in chunks[sent - 1]]
+                if not ordered:
+                    emitted += 1
+                    yield from done.pop(sent - 1)
+                while emitted in done:
+                    yield from done.pop(emitted)
+                    emitted += 1
+                continue
+            for ours in ready or wait(busy):
                 try:
                     failed, result = ours.recv()
                 except EOFError:
@@ -9135,7 +9149,7 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     # an object writes its reference count): at worst each holds a copy of the
     # parent. Workers are forked only while those copies fit the budget.
     size = _resident_bytes()
-    workers = min(run.workers, GRAPH_RESOLVE_BUDGET // size if size > 0 else 0)
+    workers = min(run.workers, 1 + (GRAPH_RESOLVE_BUDGET // size if size > 0 else 0))
     _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls], workers)
     _resolve_imports(db, resolver, run, [tuple(r) for r in old_imports])
     db.execute(SQL_AFFECTED_CLEAR)
@@ -9294,7 +9308,8 @@ def _parallel_call_rows(db: Database, resolver: _Resolver, run: _IndexRun,
     here on) and each opens its own connection for the file contexts it reads:
     a SQLite connection must not cross a fork. What they read was committed by
     the store batches; the inheritance edges this transaction added are in the
-    resolver's memory already.
+    resolver's memory already. ``workers`` counts the parent, which resolves
+    chunks itself while the forked ones work.
     """
     import gc
     import multiprocessing
@@ -9308,9 +9323,9 @@ def _parallel_call_rows(db: Database, resolver: _Resolver, run: _IndexRun,
     chunks = [range(start, min(start + size, count)) for start in range(0, count, size)]
     gc.freeze()  # keep the collector from writing to (and so copying) inherited pages
     try:
-        with quiet_pool(multiprocessing.get_context("fork"), workers,
+        with quiet_pool(multiprocessing.get_context("fork"), workers - 1,
                         _resolve_worker_start) as pool:
-            yield from pool.map(_resolve_chunk, chunks)
+            yield from pool.map(_resolve_chunk, chunks, share=True)
     finally:
         gc.unfreeze()
         _RESOLVE_STATE = None
