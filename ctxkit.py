@@ -5620,7 +5620,7 @@ class Language(Record):
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
         "resolve_binding", "resolve_local", "resolve_qualified", "receiver_call", "submodule",
-        "method_fallback", "path_call", "package_files")
+        "method_fallback", "path_call", "package_files", "built")
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "grammar": None, "query": None, "full": False, "family": "", "self_names": (),
         "super_names": ("super()", "super"), "class_scope": False, "methods_outside": False,
@@ -5636,7 +5636,7 @@ class Language(Record):
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
                          "resolve_local", "resolve_qualified", "receiver_call", "submodule",
-                         "method_fallback", "path_call", "package_files"))}
+                         "method_fallback", "path_call", "package_files", "built"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
@@ -5725,6 +5725,9 @@ class Language(Record):
     #                                   receiver written as a path a::b [not special]
     package_files: Callable | None    # (r, path) -> the other files whose module-level
     #                                   variables path sees (a Go package) [none]
+    built: Callable | None            # (path, ctx) -> bool: the file is in the build this
+    #                                   machine makes (Go's build constraints); of two
+    #                                   definitions of one name, the built one is read [all]
 
 
 CONSTRUCTOR_IS_CLASS_NAME = "<class name>"
@@ -6003,7 +6006,8 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
                 index = defs[index].parent
         scope = defs[index].qualname if index >= 0 else ""
         read = type_text.removeprefix("expr:")
-        rebinding = type_text.startswith("iter:") or read.startswith(var + ".") or read == var
+        rebinding = type_text.startswith(("iter:", "item:")) or read.startswith(var + ".") \
+            or read == var
         if (scope, var) in declared or (rebinding and var in types.get(scope, {})):
             continue  # `for x in`, `x = x.m(...)`: the name keeps the type it was given first
         if is_declared:
@@ -6011,8 +6015,8 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         types.setdefault(scope, {})[var] = type_text
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text or text.startswith(("iter:", "await:", "enter:",
-                                                                "expr:", "unpack"))
+        cleaned = {var: text if "#" in text or text.startswith(("iter:", "item:", "await:",
+                                                                "enter:", "expr:", "unpack"))
                    else _generic_type(text)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
@@ -6281,6 +6285,13 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "iter:" +
                          _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200],
                          False))
+    elif "vartype" in caps and "ranged" in caps:  # for k, v := range xs: what xs[k] is
+        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "item:" +
+                         _collapse_arguments(one_line(s.text(caps["ranged"][0])))[:200],
+                         False))
+    elif "underlying" in caps:  # type Rows []Row: indexing or ranging over Rows gives Rows
+        extra.setdefault("underlying", {})[s.text(caps["underlying_of"][0])] = _clean_type(
+            s.text(caps["underlying"][0]), generic=True)
     elif "vartype" in caps and "copied" in caps:  # x := y, x := a.b: what that is
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "expr:" +
                          _collapse_arguments(one_line(s.text(caps["copied"][0])))[:200],
@@ -6349,6 +6360,12 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "local" in caps:
         extra.setdefault("locals", []).append((caps["local"][0].start_byte,
                                                s.text(caps["local"][0])))
+    elif "constraint" in caps:  # //go:build linux && !purego, above the package clause
+        node = caps["constraint"][0]
+        if node.parent is not None and node.parent.type == "source_file" and not any(
+                c.type == "package_clause" and c.start_byte < node.start_byte
+                for c in node.parent.named_children):
+            extra.setdefault("constraints", []).append(s.text(node))
     elif "package" in caps:  # PHP writes App\Models: the index's separator is the dot
         extra["package"] = s.text(caps["package"][0]).replace("\\", ".").strip(".")
     elif "macro" in caps:  # C's #define NAME(params) body: the functions the body calls
@@ -6805,8 +6822,12 @@ def _generic_member(member: tuple[str, str]) -> str:
 def _clean_members(text: str) -> list[tuple[str, str]]:
     """(class name, the member as written) of each member of a written type's union."""
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
-    if text.startswith("("):  # Go results (*User, error): the first one
-        text = text[1:].split(",")[0]
+    if text.startswith("("):  # Go results (*User, error): the first one, named or not
+        text = text[1:].split(",")[0].rstrip(")")  # (ctx *Context, err error)
+        named = re.fullmatch(r"\s*([A-Za-z_]\w*)\s+(\S.*)", text, re.S)
+        if named and named.group(1) not in ("chan", "func", "map", "struct", "interface"):
+            text = named.group(2)
+    text = _builtin_container(text)
     members: dict[str, str] = {}
     for member in _type_members(text):
         of_class = re.fullmatch(  # type[X], type["X"], type[X[K, V]]: the class X
@@ -6820,6 +6841,34 @@ def _clean_members(text: str) -> list[tuple[str, str]]:
         if match and match.group(0) not in ("null", "undefined", "None", "void"):
             members.setdefault(match.group(0), member.strip())
     return list(members.items())
+
+
+def _builtin_container(text: str) -> str:
+    """Go's built-in containers in the generic form: ``[]*T`` and ``[N]T`` ->
+    ``$slice<*T>``, ``map[K]V`` -> ``$map<K, V>``, a function type ``func(x int) R`` ->
+    ``$func<R>`` (``$`` is no letter of a Go name, so no type of the project is ever
+    taken for one); other types as they are."""
+    text = text.strip()
+    if text.startswith("func("):
+        depth = 0
+        for index in range(4, len(text)):
+            depth += (text[index] == "(") - (text[index] == ")")
+            if depth == 0:
+                result = text[index + 1:].strip()
+                return f"$func<{result}>" if result else "$func"
+        return "$func"
+    opened = re.match(r"(map)?\[", text)
+    if opened is None:
+        return text
+    depth = 0
+    for index in range(opened.end() - 1, len(text)):
+        depth += (text[index] == "[") - (text[index] == "]")
+        if depth == 0:
+            inside, rest = text[opened.end():index], text[index + 1:].strip()
+            if not rest:
+                return text
+            return f"$map<{inside}, {rest}>" if opened.group(1) else f"$slice<{rest}>"
+    return text
 
 
 def _type_members(text: str) -> list[str]:
@@ -6873,7 +6922,8 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         handler(s, node, local)
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
-    for key in ("package", "mods", "default", "macros", "aliases", "namespaces"):
+    for key in ("package", "mods", "default", "macros", "aliases", "namespaces",
+                "underlying", "constraints"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("all"):
@@ -7969,6 +8019,7 @@ class _Resolver:
         self.by_dir: dict[tuple[str, str], int] = {}
         self.returns: dict[int, str] = {}
         self.private: set[int] = set()  # not exported: C's static, Go's lower case, ...
+        twice: list[int] = []  # a second definition of a folder's qualname
         for row in db.query(SQL_RESOLVER_NODES, (env.project,)):
             node_id, kind, name, qualname, path, returns, exported, recovered = tuple(row)
             if returns:
@@ -7981,7 +8032,8 @@ class _Resolver:
             self.by_pq.setdefault((path, qualname), node_id)
             if kind != "file":
                 self.by_name.setdefault(name, []).append(node_id)
-                self.by_dir.setdefault((posix_parent(path), qualname), node_id)
+                if self.by_dir.setdefault((posix_parent(path), qualname), node_id) != node_id:
+                    twice.append(node_id)
         # Functions that own methods (JavaScript's ES5 classes: `X.prototype.m = function`
         # makes X.m): `new X()` makes an X, and `this` in X's methods is one.
         self.constructors: set[int] = set()
@@ -7998,13 +8050,14 @@ class _Resolver:
             self.languages[row["path"]] = LANGUAGES.get(row["language"], _UNKNOWN_LANGUAGE)
             if row["package"]:
                 self.package[row["path"]] = row["package"]
+        self._contexts: dict[str, dict[str, Any]] = {}
+        self._prefer_built(twice)
         self.redefined: dict[tuple[str, str], list[tuple[int, int]]] = {}
         for path, qualname, line, node_id in db.query(SQL_RESOLVER_REDEFINED,
                                                       (env.project, env.project)):
             self.redefined.setdefault((path, qualname), []).append((line, node_id))
         self.redefined_names = {(path, qualname.rpartition(".")[2])
                                 for path, qualname in self.redefined}
-        self._contexts: dict[str, dict[str, Any]] = {}
         self.memo: dict[Any, Any] = {}  # the languages' module tables, built when first asked
         self.bases: dict[int, list[int]] = {}
         self.subclasses: dict[int, list[int]] = {}
@@ -8014,6 +8067,18 @@ class _Resolver:
 
     def language(self, path: str) -> Language:
         return self.languages.get(path, _UNKNOWN_LANGUAGE)
+
+    def _prefer_built(self, twice: list[int]) -> None:
+        """Of two definitions of one name in a folder (Go's pointer_unsafe.go and
+        pointer_purego.go), the folder's name is the one in the build (Language.built)."""
+        for node_id in twice:
+            _, _, qualname, path = self.nodes[node_id]
+            key = (posix_parent(path), qualname)
+            first = self.nodes[self.by_dir[key]].path
+            built = self.language(path).built
+            if built is not None and built(path, self.ctx(path)) and \
+                    not built(first, self.ctx(first)):
+                self.by_dir[key] = node_id
 
     def binding_at(self, node: int, line: int) -> int:
         """The definition of ``node``'s qualname in effect at ``line`` of its file: of
@@ -8531,6 +8596,9 @@ class _Resolver:
         cast = re.fullmatch(r"\(\s*(.+)\s+as\s+([^()]+?)\s*\)", text, re.S)  # the last as
         if cast:
             return self.type_named(path, scope, _clean_type(cast.group(2)))
+        literal = re.fullmatch(r"([A-Za-z_][\w.]*)\s*\{.*\}", text, re.S)
+        if literal:  # a composite literal, (&T{...}).m(): a T
+            return self.type_named(path, scope, literal.group(1))
         if text.startswith("(") and text.endswith(")") and (
                 _collapse_arguments(text) == "(...)" or _one_group(text)):
             return self.expr_type(path, scope, text[1:-1], line, depth + 1)
@@ -8543,6 +8611,10 @@ class _Resolver:
             # not); xs.filter(f): another container of the same elements
             if isinstance(held, OutsideGeneric):
                 return held if name in self.language(path).same_container else None
+            if dst is None and not head and self._is_variable(path, scope, name):
+                result = self._call_value(path, scope, name)  # f(x) of a func value
+                if result is not None:
+                    return result
             if dst is None:
                 return OUTSIDE if confidence >= CONF_EXACT else None
             if self.class_like(dst):
@@ -8587,7 +8659,7 @@ class _Resolver:
         type it holds (``list[T]``, ``dict[K, V]``, ``Record<K, V>``), unless an integer
         picks one of several (a tuple's); of a class of the index, what its
         ``__getitem__`` returns."""
-        held = self.expr_type(path, scope, container, line, depth + 1)
+        held = self._contents(self.expr_type(path, scope, container, line, depth + 1))
         if isinstance(held, OutsideGeneric):
             if len(held.held) > 1 and re.fullmatch(r"-?\d+", index.strip()):
                 return None
@@ -8596,6 +8668,21 @@ class _Resolver:
             getter = self.method_lookup(held, "__getitem__")
             return self.returned_type(getter) if getter is not None else None
         return None
+
+    def _contents(self, found: Any) -> Any:
+        """A named type whose underlying type is a container (Go's ``type Rows []Row``)
+        holds what that container holds; anything else is itself."""
+        if not isinstance(found, int) or self.nodes[found].kind != "class":
+            return found
+        _, name, qualname, path = self.nodes[found]
+        written = self.ctx(path).get("underlying", {}).get(qualname)
+        if not written:
+            return found
+        if written.startswith("$func"):
+            return found  # a func type: calling it gives its result (_called_variable)
+        held = self._unless_circular(("underlying", found), self.type_named, path, "",
+                                     written)
+        return held if isinstance(held, OutsideGeneric) else found
 
     def _class_attribute(self, cls: int, name: str, seen: set[int] | None = None) -> int | None:
         """The class an attribute annotated ``type[X]`` holds: calling it constructs X."""
@@ -8688,11 +8775,15 @@ class _Resolver:
         """The class a written type names (see expr_type for what comes back)."""
         if type_text.startswith("iter:"):  # for x in EXPR: what EXPR's container holds
             # (for x in x.children: x is what it is read from)
-            container = self._unless_circular(("iterated", path, scope, type_text),
-                                              self.expr_type, path, scope, type_text[5:])
+            container = self._contents(self._unless_circular(
+                ("iterated", path, scope, type_text), self.expr_type, path, scope,
+                type_text[5:]))
             if isinstance(container, OutsideGeneric):  # one type argument: its elements
                 return container.held[0] if len(container.held) == 1 else None
             return OUTSIDE if container is OUTSIDE else None
+        if type_text.startswith("item:"):  # for k, v := range xs: v is what xs[k] gives
+            return self._unless_circular(("item", path, scope, type_text), self._item_type,
+                                         path, scope, type_text[5:], "_", 0, 1)
         unpacked = re.match(r"unpack(\d+):", type_text)
         if unpacked:  # a, b = EXPR: a tuple[A, B]'s members in order, a list[T]'s Ts
             read = type_text[unpacked.end():]   # (a, b = b.pair(): a chain back here)
@@ -8735,18 +8826,10 @@ class _Resolver:
             return self.type_named(self.nodes[target[1]].path, "", _clean_type(
                 written.group(1))) if written else None
         result = re.fullmatch(r"(.+)#(\d+)", type_text)  # not this.#private's #
-        if result:  # the index-th result of a call of f
-            function, index = result.groups()
-            found = self.expr_type(path, scope, function + "(...)") if index == "0" else None
-            if index != "0":
-                dst, confidence = self.resolve_call(path, scope, function.rpartition(".")[2],
-                                                    function.rpartition(".")[0] or None)
-                if dst is None:
-                    return OUTSIDE if confidence >= CONF_EXACT else None
-                if self.nodes[dst].kind in CLASS_KINDS:
-                    return None
-                return self.returned_type(dst, int(index))
-            return found
+        if result:  # the index-th result of a call of f (Go's `url, err := url.Parse(s)`
+            # reads the package url, yet the variable has one type in its scope: a cycle)
+            return self._unless_circular(("result", path, scope, type_text),
+                                         self._call_result, path, scope, *result.groups())
         generic = re.fullmatch(r"([^<|]+)<(.*)>", type_text)
         if generic:  # Map<K,Node>: a class of the index, else outside or outside generic
             found = self.type_named(path, scope, generic.group(1))
@@ -8785,7 +8868,7 @@ class _Resolver:
             return self.expr_type(path, scope, type_text + "(...)")
         if target is None and re.fullmatch(r"[\w$]+", type_text) and \
                 self._is_variable(path, scope, type_text):
-            return self._called_variable(path, scope, type_text)
+            return self._call_value(path, scope, type_text)
         if (target is None or target[0] != "node") and \
                 type_text.rpartition(".")[2] in self.language(path).dynamic_types:
             return None  # x: any, x: t.Any: nothing is known, so nothing is outside either
@@ -8794,6 +8877,18 @@ class _Resolver:
         if self.class_like(target[1]):
             return target[1]
         return self.returned_type(target[1])  # x = make_service() -> UserService
+
+    def _call_result(self, path: str, scope: str, function: str, index: str) -> Any:
+        """The type of the index-th result of calling ``function`` (a, err := f())."""
+        if index == "0":
+            return self.expr_type(path, scope, function + "(...)")
+        dst, confidence = self.resolve_call(path, scope, function.rpartition(".")[2],
+                                            function.rpartition(".")[0] or None)
+        if dst is None:
+            return OUTSIDE if confidence >= CONF_EXACT else None
+        if self.nodes[dst].kind in CLASS_KINDS:
+            return None
+        return self.returned_type(dst, int(index))
 
     def _callback_parameter(self, path: str, scope: str, argument: str, position: str,
                             callee: str) -> Any:
@@ -8828,6 +8923,17 @@ class _Resolver:
             return path, ctx["aliases"][name]
         if depth > 6:
             return None
+        package_files = self.language(path).package_files
+        for other in package_files(self, path) if package_files and not depth else ():
+            if name in self.ctx(other).get("aliases", {}):  # Go: the package's files
+                return other, self.ctx(other)["aliases"][name]
+        head, _, member = name.rpartition(".")
+        if head and re.fullmatch(r"[\w$]+", head) and ctx.get("imports", {}).get(head):
+            target = self.resolve_binding(path, [ctx["imports"][head][0], None])
+            for other in target[1] if target and target[0] == "module" else ():
+                found = self._type_alias(other, member, depth + 1)  # pkg.Alias
+                if found is not None:
+                    return found
         binding = ctx.get("imports", {}).get(name)
         sources = [(binding[0], binding[1])] if binding and binding[1] else [] if binding \
             else [(star, name) for star in ctx.get("stars", ())] if depth else []
@@ -8861,6 +8967,30 @@ class _Resolver:
             self.method_lookup(found, "__call__") is not None
         return found if isinstance(found, int) and self.class_like(found) and \
             not callable_instance else None
+
+    def _call_value(self, path: str, scope: str, name: str) -> Any:
+        """The type of what calling the variable ``name`` gives: a Go function type's
+        result (``func(...) R``, a named ``type F func(...) R``), else as
+        _called_variable says (a class the variable holds: an instance)."""
+        written, type_path, type_scope = self.variable_type(path, scope, name) or ("", "", "")
+        if written.startswith("$func<"):
+            return self.type_named(type_path, type_scope, written[6:-1])
+        if written and written != name and re.fullmatch(r"[\w$.]+", written):
+            found = self._unless_circular(("call value", type_path, type_scope, written),
+                                          self.type_named, type_path, type_scope, written)
+            result = self._func_result(found)
+            if result is not None:
+                return result
+        return self._called_variable(path, scope, name)
+
+    def _func_result(self, found: Any) -> Any:
+        """What calling a value of a named function type gives (``type F func(...) R``)."""
+        if isinstance(found, int) and self.nodes[found].kind == "class":
+            _, _, qualname, found_path = self.nodes[found]
+            underlying = self.ctx(found_path).get("underlying", {}).get(qualname, "")
+            if underlying.startswith("$func<"):
+                return self.type_named(found_path, "", underlying[6:-1])
+        return None
 
     def returned_type(self, function: int, index: int = 0) -> Any:
         """The class a function's declared return type names; None when undeclared.
@@ -10073,6 +10203,11 @@ _GO_QUERY = """
 (type_spec name: (type_identifier) @name type: [(slice_type) (map_type) (array_type)
     (type_identifier) (qualified_type) (generic_type) (function_type) (channel_type)
     (pointer_type)]) @def.class
+(type_alias name: (type_identifier) @name) @def.type
+(type_spec name: (type_identifier) @underlying_of type: [(slice_type) (map_type)
+    (array_type) (function_type)] @underlying)
+(range_clause left: (expression_list (_) (identifier) @var .) right: (_) @ranged) @vartype
+(type_alias name: (type_identifier) @alias type: (_) @aliasvalue)
 (function_declaration name: (identifier) @name) @def.function
 (method_declaration name: (field_identifier) @name) @def.method
 (method_elem name: (field_identifier) @name) @def.function
@@ -10081,6 +10216,7 @@ _GO_QUERY = """
     field: (field_identifier) @callee)) @call
 (import_spec) @import
 (package_clause (package_identifier) @package)
+((comment) @constraint (#match? @constraint "^//(go:build | ?[+]build )"))
 (short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . [(composite_literal type: (_) @type)
         (unary_expression operand: (composite_literal type: (_) @type))])) @vartype
@@ -10096,10 +10232,16 @@ _GO_QUERY = """
 (field_declaration name: (field_identifier) @var type: (_) @type) @vartype @self
 (type_switch_statement alias: (expression_list (identifier) @var)
     (type_case type: (_) @type) @narrow)
-(short_var_declaration left: (expression_list . (identifier) @var)
+((short_var_declaration left: (expression_list . (identifier) @var)
     right: (expression_list . (call_expression function: (_) @type))) @vartype
+    (#not-match? @type "^(new|make)$"))
+((short_var_declaration left: (expression_list . (identifier) @var)
+    right: (expression_list . (call_expression function: (identifier) @_made
+        arguments: (argument_list . (_) @type)))) @vartype
+    (#match? @_made "^(new|make)$"))
 (short_var_declaration left: (expression_list . (identifier) @var .)
-    right: (expression_list . [(identifier) (selector_expression)] @copied .)) @vartype
+    right: (expression_list . [(identifier) (selector_expression) (index_expression)]
+        @copied .)) @vartype
 [(function_declaration result: (parameter_list (parameter_declaration name: (identifier) @var
     type: (_) @type))) (method_declaration result: (parameter_list (parameter_declaration
     name: (identifier) @var type: (_) @type)))] @vartype
@@ -10187,6 +10329,106 @@ def _go_method_in_package(r: _Resolver, path: str, wanted: str, name: str) -> in
     return r.by_dir.get((posix_parent(path), wanted))
 
 
+# Go's build constraints, read as `go build` reads them on this machine: GOOS and GOARCH
+# from the environment, else the host's; the tags true there are those two, `unix` on
+# a Unix, `gc`, `cgo` and every go1.N release tag; any other tag (purego, ignore,
+# integration) is false. A file name ending _GOOS, _GOARCH or _GOOS_GOARCH names the
+# platform it is for.
+_GO_OS = {"linux": "linux", "darwin": "darwin", "win32": "windows", "cygwin": "windows",
+          "freebsd": "freebsd", "openbsd": "openbsd", "netbsd": "netbsd",
+          "dragonfly": "dragonfly", "sunos": "solaris", "aix": "aix", "emscripten": "js",
+          "wasi": "wasip1", "android": "android", "ios": "ios"}
+_GO_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64",
+            "i386": "386", "i686": "386", "x86": "386", "armv7l": "arm", "armv6l": "arm",
+            "ppc64le": "ppc64le", "ppc64": "ppc64", "s390x": "s390x", "riscv64": "riscv64",
+            "mips64": "mips64", "loongarch64": "loong64"}
+_GO_KNOWN_OS = frozenset(
+    {"aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "js",
+     "linux", "nacl", "netbsd", "openbsd", "plan9", "solaris", "wasip1", "windows", "zos"})
+_GO_UNIX = frozenset({"aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos",
+                      "ios", "linux", "netbsd", "openbsd", "solaris"})
+_GO_KNOWN_ARCH = frozenset(
+    {"386", "amd64", "amd64p32", "arm", "armbe", "arm64", "arm64be", "loong64", "mips",
+     "mipsle", "mips64", "mips64le", "mips64p32", "mips64p32le", "ppc", "ppc64", "ppc64le",
+     "riscv", "riscv64", "s390", "s390x", "sparc", "sparc64", "wasm"})
+
+
+def _go_platform() -> tuple[str, str]:
+    import platform
+    goos = os.environ.get("GOOS") or _GO_OS.get(sys.platform.rstrip("0123456789"), "linux")
+    goarch = os.environ.get("GOARCH") or _GO_ARCH.get(platform.machine().lower(), "amd64")
+    return goos, goarch
+
+
+def _go_tag(tag: str, goos: str, goarch: str) -> bool:
+    return tag in (goos, goarch, "gc", "cgo") or (tag == "unix" and goos in _GO_UNIX) or \
+        re.fullmatch(r"go1(\.\d+)?", tag) is not None
+
+
+def _go_expression(text: str, goos: str, goarch: str) -> bool:
+    """A //go:build expression (||, &&, !, parentheses); malformed: true (kept)."""
+    tokens = re.findall(r"\|\||&&|[()!]|[\w.]+|\S", text)
+    position = 0
+
+    def term() -> bool:
+        nonlocal position
+        token = tokens[position] if position < len(tokens) else ""
+        position += 1
+        if token == "!":
+            return not term()
+        if token == "(":
+            value = either()
+            position += 1  # the ")"
+            return value
+        if not re.fullmatch(r"[\w.]+", token):
+            raise ValueError(token)
+        return _go_tag(token, goos, goarch)
+
+    def both() -> bool:
+        nonlocal position
+        value = term()
+        while position < len(tokens) and tokens[position] == "&&":
+            position += 1
+            value = term() and value
+        return value
+
+    def either() -> bool:
+        nonlocal position
+        value = both()
+        while position < len(tokens) and tokens[position] == "||":
+            position += 1
+            value = both() or value
+        return value
+
+    try:
+        return either()
+    except (ValueError, IndexError):
+        return True
+
+
+def _go_built(path: str, ctx: dict[str, Any]) -> bool:
+    """The file is in the package as `go build` makes it on this machine: its name's
+    _GOOS/_GOARCH suffix and its //go:build line (else its // +build lines) allow it."""
+    goos, goarch = _go_platform()
+    parts = path.rpartition("/")[2].removesuffix(".go").removesuffix("_test").split("_")[1:]
+    if parts and parts[-1] in _GO_KNOWN_ARCH:
+        if parts[-1] != goarch:
+            return False
+        parts = parts[:-1]
+    if parts and parts[-1] in _GO_KNOWN_OS and parts[-1] != goos and \
+            not (parts[-1] == "linux" and goos == "android") and \
+            not (parts[-1] == "darwin" and goos == "ios"):
+        return False
+    lines = ctx.get("constraints", ())
+    modern = [line for line in lines if line.startswith("//go:build")]
+    if modern:
+        return _go_expression(modern[0][len("//go:build"):], goos, goarch)
+    return all(  # // +build a,b c: spaces are "or", commas "and", every line must hold
+        any(all(_go_tag(t[1:], goos, goarch) != t.startswith("!") for t in term.split(","))
+            for term in line.split("+build", 1)[1].split())
+        for line in lines)
+
+
 def _go_package_files(r: _Resolver, path: str) -> list[str]:
     """The other files of path's package: they share its package-level variables."""
     folder = posix_parent(path)
@@ -10211,7 +10453,8 @@ GO = Language(
     qualname=_go_qualname, exported=_go_exported, bases=_go_bases,
     method_types=_go_receiver_type, import_handler=_go_import,
     resolve_binding=_go_resolve_binding, resolve_local=_go_same_package,
-    method_fallback=_go_method_in_package, package_files=_go_package_files, conversions=True)
+    method_fallback=_go_method_in_package, package_files=_go_package_files, conversions=True,
+    built=_go_built)
 
 
 # --- Graph language: Rust -------------------------------------------------------

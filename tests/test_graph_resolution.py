@@ -268,6 +268,26 @@ CASES = [
     (GO, "dial.go:Conn.Write", {"dial.go:Open"}),
     (GO, "dial.go:Socket.Write", {"dial.go:Broadcast"}),
     (GO, "dial.go:Socket.Close", {"dial.go:Shut"}),
+    # `url, err := url.Parse(s)`: the call reads the package url; the variable's type
+    # comes back to the variable itself, which knows nothing (it crashed the index).
+    (GO, "shadow.go:Address.Parse", set()),
+    (GO, "shadow.go:Address.Hostname", set()),
+    # Ranging over or indexing a slice, a map or a named slice type gives its element;
+    # so do make(T) and a copy `x := m[k]`. A named result, an alias (Command = Node),
+    # new(T), a (&T{}) literal and a func type's result have their types.
+    (GO, "values.go:Node.Summary", {"values.go:RangeSlice", "values.go:IndexNamed",
+                                    "values.go:CallFuncParam", "values.go:MakeMap"}),
+    (GO, "values.go:Group.Summary", {"values.go:RangeMap", "values.go:CallNamedFunc",
+                                     "values.go:Literal"}),
+    (GO, "values.go:Node.Equal", {"values.go:IndexField", "values.go:RangeNamed",
+                                  "values.go:Run"}),
+    (GO, "values.go:Group.Equal", {"values.go:IndexCopied", "values.go:NewValue"}),
+    # Of two definitions of one name, the one `go build` compiles here is read: the
+    # !purego file, and not a _windows file.
+    (GO, "pointer_unsafe.go:pointerOf", {"pointer.go:Address"}),
+    (GO, "pointer_purego.go:pointerOf", set()),
+    (GO, "console_xterm.go:consoleWidth", {"pointer.go:Width"}),
+    (GO, "console_windows.go:consoleWidth", set()),
 ]
 
 
