@@ -5815,10 +5815,15 @@ class _Source:
     def __init__(self, lang: str, src: bytes):
         self.lang, self.src = lang, src
         self.language = LANGUAGES[lang]
+        # Most source is ASCII: then a byte offset is a character offset, and slicing
+        # the text decoded once gives what decoding each node's bytes would.
+        self.ascii = src.decode("ascii") if src.isascii() else None
 
     def text(self, node: Any) -> str:
         if node is None:
             return ""
+        if self.ascii is not None:
+            return self.ascii[node.start_byte:node.end_byte]
         return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
 
@@ -6032,10 +6037,23 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
     for scope, variables in types.items():
         cleaned = {var: text if "#" in text or text.startswith(("iter:", "item:", "await:",
                                                                 "enter:", "expr:", "unpack"))
-                   else _clean_type(text, generic=True)
+                   else _generic_type(text)
                    for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
     return result
+
+
+_GENERIC_TYPES: dict[str, str] = {}  # a worker's memo: the same annotations recur
+
+
+def _generic_type(written: str) -> str:
+    """``_clean_type(written, generic=True)``, remembered per process (a bounded memo)."""
+    found = _GENERIC_TYPES.get(written)
+    if found is None:
+        if len(_GENERIC_TYPES) >= 65536:
+            _GENERIC_TYPES.clear()
+        found = _GENERIC_TYPES[written] = _clean_type(written, generic=True)
+    return found
 
 
 def _may_be_function_type(written: str) -> bool:
@@ -6194,15 +6212,21 @@ def _arguments(s: _Source, call: Any) -> str | None:
                     if "comment" not in child.type)
 
 
+_LITERAL_PARTS = (("string", '"'), ("text_block", '"'), ("char", "'"), ("float", "0.0"),
+                  ("real", "0.0"), ("integer", "0"), ("number", "0"), ("true", "b"),
+                  ("false", "b"), ("boolean", "b"), ("null", "null"))
+_LITERAL_WORDS: dict[str, str | None] = {}  # node type: its literal's word (None: no literal)
+
+
 def _argument_word(s: _Source, node: Any) -> str:
     kind = node.type
     if node.named_child_count == 1 and kind in ("argument", "value_argument"):
         return _argument_word(s, node.named_children[0])  # C#, Kotlin wrap each argument
-    for part, word in (("string", '"'), ("text_block", '"'), ("char", "'"), ("float", "0.0"),
-                       ("real", "0.0"), ("integer", "0"), ("number", "0"), ("true", "b"),
-                       ("false", "b"), ("boolean", "b"), ("null", "null")):
-        if part in kind:
-            return word
+    if kind not in _LITERAL_WORDS:
+        _LITERAL_WORDS[kind] = next((word for part, word in _LITERAL_PARTS if part in kind),
+                                    None)
+    if _LITERAL_WORDS[kind] is not None:
+        return _LITERAL_WORDS[kind]
     if kind in ("identifier", "simple_identifier"):
         return "=" + s.text(node)
     typed = node.child_by_field_name("type")
@@ -6434,23 +6458,34 @@ def _collapse_arguments(text: str) -> str:
 
     A bracket that groups (``(x as T).m``) is kept with what it holds.
     """
+    if "(" not in text:
+        return text
     out: list[str] = []
     stack: list[bool] = []  # per open bracket: a call's arguments (collapsed) or a group
+    calls = 0               # how many of them are a call's
+    before = ""             # the last character written that is not white space
     for char in text:
-        inside_call = any(stack)
+        inside_call = calls > 0
         if char == "(":
-            before = "".join(out).rstrip()[-1:]
             is_call = bool(before) and (before.isalnum() or before in "_$)]>!")
             if is_call and not inside_call:
                 out.append("(...)")
+                before = ")"
             elif not inside_call:
                 out.append(char)
+                before = char
             stack.append(is_call)
+            calls += is_call
         elif char == ")" and stack:
-            if not stack.pop() and not any(stack):
+            was_call = stack.pop()
+            calls -= was_call
+            if not was_call and not calls:
                 out.append(char)
+                before = char
         elif not inside_call:
             out.append(char)
+            if not char.isspace():
+                before = char
     return "".join(out)
 
 
@@ -6599,7 +6634,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
     is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
     line, end_line = _head_row(node) + 1, node.end_point[0] + 1
     return DefRecord(d.kind, d.name, d.qualname, line, end_line, signature,
-                     json.dumps(params, ensure_ascii=False), _return_type(s, d),
+                     _json_text(params), _return_type(s, d),
                      is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
                      end_line - line + 1, 1 + d.branches,
                      _hash_bytes(s.src[node.start_byte:node.end_byte]),
@@ -6960,11 +6995,23 @@ def _graph_parse_job(job: ParseJob) -> ParseResult:
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     _mask_stored_code(facts)
     facts["bound"] = list(facts["context"]["imports"])
-    facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
+    facts["context"] = _json_text(facts["context"])  # in the worker
     # Call sites wait in the parent until resolution: as one bytes object per file
     # (about 40 bytes a call) rather than tuples of strings (about 250).
     facts["calls"] = marshal.dumps(facts["calls"])
     return ParseResult(rel, "parsed", size, mtime_ns, sha, lang, facts)
+
+
+_JSON_ENCODERS: list[Callable[[Any], str]] = []
+
+
+def _json_text(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, with one encoder per process."""
+    if not value and isinstance(value, list):
+        return "[]"
+    if not _JSON_ENCODERS:
+        _JSON_ENCODERS.append(json.JSONEncoder(ensure_ascii=False).encode)
+    return _JSON_ENCODERS[0](value)
 
 
 def _mask_stored_code(facts: dict[str, Any]) -> None:
@@ -6973,10 +7020,17 @@ def _mask_stored_code(facts: dict[str, Any]) -> None:
     holds no secret, whatever the source does."""
     if isinstance(facts.get("docstring"), str) and may_hold_secret(facts["docstring"].lower()):
         facts["docstring"] = redact(facts["docstring"])[0]
-    for index, record in enumerate(facts["defs"]):
-        texts = (record.signature, record.params, record.docstring)   # the stored code text
-        if not any(isinstance(text, str) and may_hold_secret(text.lower()) for text in texts):
-            continue
+    # One keyword scan over the file's texts, NUL between them (no keyword holds one,
+    # so no match spans two): the records holding a match are the ones to redact.
+    lowered = ["\0".join(text.lower() for text in (r.signature, r.params, r.docstring)
+                         if isinstance(text, str)) for r in facts["defs"]]   # the stored code
+    joined, starts, at = "\0".join(lowered), [], 0
+    for text in lowered:
+        starts.append(at)
+        at += len(text) + 1
+    hits = {bisect_right(starts, m.start()) - 1 for m in _keyword_index()[0].finditer(joined)}
+    for index in sorted(hits):
+        record = facts["defs"][index]
         facts["defs"][index] = record._replace(
             signature=redact_text(record.signature), docstring=redact_text(record.docstring),
             params=_masked_params(record.params))
