@@ -169,9 +169,16 @@ def _long_line_with(secret: str, at: int) -> str:
     return head + secret + "," + "b" * (ctxkit.LINE_PIECE + ctxkit.PIECE_MARGIN)
 
 
-@pytest.mark.parametrize("secret", ["ghp_" + "Q7w" * 12, "AKIA" + "Z3XQ" * 4,
-                                    'password="Str4ddle-the-cut-9"'])
-@pytest.mark.parametrize("command", ["store", "run"])
+# Each case stores a line of over 1 MiB, which takes seconds: the first runs in a
+# plain `pytest`, every one in .ci/run (slow).
+_PIECE_CASES = [(command, secret) for command in ("store", "run")
+                for secret in ("ghp_" + "Q7w" * 12, "AKIA" + "Z3XQ" * 4,
+                               'password="Str4ddle-the-cut-9"')]
+
+
+@pytest.mark.parametrize(("command", "secret"), [
+    pytest.param(*case, marks=() if number == 0 else pytest.mark.slow)
+    for number, case in enumerate(_PIECE_CASES)])
 def test_secret_across_the_piece_boundary_is_masked_whole(cli, tmp_path, secret, command):
     line = _long_line_with(secret, ctxkit.LINE_PIECE)
     path = tmp_path / "long.txt"
