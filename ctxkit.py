@@ -15175,33 +15175,56 @@ def cmd_expand(args: argparse.Namespace, env: Env) -> int:
         output = _find_output(db, env, args.handle)
         total = output["lines"]
         first, last = _parse_range(args.lines) if args.lines else (1, max(total, 1))
-        if args.head is not None:
-            last = min(last, first + args.head - 1)
-        if args.tail is not None:
-            first = max(first, min(last, total) - args.tail + 1)
-        lines = _expand_lines(db, output["id"], first, last, pattern)
+        lines, cut = _expand_lines(db, output["id"], first, last, total, pattern,
+                                   args.head, args.tail)
         returned = sum(len(t.encode("utf-8", "replace")) + 1 for _, _, t in lines)
         _bump_stats(db, env.project, expansions=1, bytes_returned=returned)
     data = {"handle": output["handle"], "total_lines": total,
             "lines": [{"line": n, "stream": "stderr" if s == STDERR else "stdout", "text": t}
                       for n, s, t in lines]}
-    emit(env, data, lambda: "\n".join(f"{n:>7}  {t}" for n, _, t in lines) or
-         f"(no lines; {output['handle']} has {total} lines)")
+    if cut:
+        data["truncated"] = True
+    what = "matching lines" if pattern else "lines"
+    if cut:
+        warn(f"expand: stopped at {EXPAND_MAX_LINES:,} {what} of {output['handle']}; "
+             f"narrow it with --lines, --head or --tail")
+    emit(env, data, lambda: "\n".join(f"{n:>7}  {t}" for n, _, t in lines)
+         or f"(no {what}; {output['handle']} has {total} lines)")
     return EXIT_OK
 
 
-def _expand_lines(db: Database, output_id: int, first: int, last: int,
-                  pattern: UserRegex | None) -> list[tuple[int, int, str]]:
-    result = []
-    rows = db.execute(SQL_CHUNKS_FROM, (output_id, first))
-    for number, stream, text in iter_chunk_lines(rows):
-        if number > last:
+EXPAND_MAX_LINES = 100000     # lines one `expand` prints at most (it says when it stops)
+
+
+def _expand_lines(db: Database, output_id: int, first: int, last: int, total: int,
+                  pattern: UserRegex | None, head: int | None,
+                  tail: int | None) -> tuple[list[tuple[int, int, str]], bool]:
+    """Lines ``first..last`` (only those matching ``pattern``), then the first ``head``
+    and the last ``tail`` of them: `--grep X --head 5` is the first five matches, as
+    ``grep -m 5`` gives, never the matches among the first five lines. Also whether
+    EXPAND_MAX_LINES cut what was asked for."""
+    if pattern is None:   # every line counts: the range itself narrows, nothing past it read
+        if head is not None:
+            last = min(last, first + head - 1)
+        if tail is not None:
+            first = max(first, min(last, total) - tail + 1)
+        head = tail = None
+    lines: collections.deque = collections.deque(
+        maxlen=min(tail, EXPAND_MAX_LINES) if tail else None)
+    seen, cut = 0, False
+    for number, stream, text in iter_chunk_lines(db.execute(SQL_CHUNKS_FROM,
+                                                            (output_id, first))):
+        if number > last or (head is not None and seen >= head):
             break
-        if number >= first and (pattern is None or pattern.search(text)):
-            result.append((number, stream, text))
-            if len(result) >= 100000:
-                break
-    return result
+        if number < first or (pattern is not None and not pattern.search(text)):
+            continue
+        if tail is None and seen >= EXPAND_MAX_LINES:
+            cut = True
+            break
+        lines.append((number, stream, text))
+        seen += 1
+    cut = cut or (tail is not None and tail > EXPAND_MAX_LINES < seen)
+    return list(lines), cut
 
 
 def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
@@ -15334,9 +15357,11 @@ def register_output_commands(sub: argparse._SubParsersAction,
     expand.add_argument("--lines", metavar="A-B",
                         help="only lines A to B (A-: from A to the end; A: that line)")
     expand.add_argument("--head", type=count_argument(1), metavar="N",
-                        help="only the first N lines of the range")
+                        help="only the first N lines of the range (with --grep: the "
+                             "first N matching lines)")
     expand.add_argument("--tail", type=count_argument(1), metavar="N",
-                        help="only the last N lines of the range")
+                        help="only the last N lines of the range (with --grep: the "
+                             "last N matching lines)")
     expand.add_argument("--grep", metavar="REGEX",
                         help="only lines matching REGEX (Python syntax; a match running "
                              "over 1 s on one line is stopped with an error)")
