@@ -13759,9 +13759,10 @@ SQL_OUTPUT_BY_HANDLE = "SELECT * FROM outputs WHERE project = ? AND handle = ?"
 SQL_OUTPUTS_LIST = """
 SELECT id, handle, label, command, source, status, exit_code, created_at, seconds, bytes,
        lines, redactions FROM outputs WHERE project = ? ORDER BY id DESC LIMIT ?"""
-SQL_OUTPUTS_SINCE = """
-SELECT handle, command, label, exit_code, created_at, summary FROM outputs
-WHERE project = ? AND created_at >= ? AND status != 'running' ORDER BY id"""
+SQL_OUTPUTS_NEWEST = """
+SELECT id, handle, command, label, exit_code, created_at FROM outputs
+WHERE project = ? AND status != 'running' ORDER BY id DESC"""
+SQL_OUTPUT_SUMMARY = "SELECT summary FROM outputs WHERE id = ?"
 SQL_CHUNKS_FROM = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_end >= ? ORDER BY id"""
@@ -14817,20 +14818,44 @@ def stored_output(db: Database, env: Env, handle: str | None = None) -> dict[str
             "lines": (text for _, _, text in iter_chunk_lines(rows))}
 
 
-def outputs_since(db: Database, project: str, since_iso: str,
-                  failing_only: bool = True) -> list[dict[str, Any]]:
-    """Outputs stored since a time, with their decisive lines (for snapshots)."""
-    result = []
-    for row in db.query(SQL_OUTPUTS_SINCE, (project, since_iso)):
-        summary = json.loads(row["summary"] or "{}")
-        errors = [{"line": e["line"], "text": e["text"]} for e in summary.get("errors", [])]
-        failing = (row["exit_code"] not in (0, None)) or bool(errors)
-        if failing_only and not failing:
+def failing_outputs(db: Database, project: str,
+                    limit: int) -> tuple[list[dict[str, Any]], int]:
+    """The newest outputs of the commands whose latest run failed (for snapshots), with
+    their decisive lines as stored, and how many more there are past ``limit``.
+
+    A failure is a state, not an event: it holds until the same command (the same
+    words, or the same label when no command is known) runs again, and then the new
+    run says whether it still fails. Failed: a non-zero exit, or an unknown one
+    (stored, not run) with decisive error lines; exit 0 never is."""
+    result: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    more = 0
+    for row in db.query(SQL_OUTPUTS_NEWEST, (project,)):
+        key = " ".join(str(row["command"] or row["label"] or "").split()) or row["handle"]
+        if key in seen:
+            continue                       # an older run of a command run again since
+        seen.add(key)
+        if row["exit_code"] == 0:
+            continue
+        summary = json.loads((db.one(SQL_OUTPUT_SUMMARY, (row["id"],)) or {"summary": ""})
+                             ["summary"] or "{}")
+        errors = summary.get("errors", [])
+        if row["exit_code"] is None and not errors:
+            continue
+        if len(result) >= limit:
+            more += 1
             continue
         result.append({"handle": row["handle"], "command": row["command"],
                        "label": row["label"], "exit_code": row["exit_code"],
-                       "created_at": row["created_at"], "errors": errors})
-    return result
+                       "created_at": row["created_at"],
+                       "errors": [_decisive_line(db, row["id"], e) for e in errors]})
+    return result, more
+
+
+def _decisive_line(db: Database, output_id: int, error: dict[str, Any]) -> dict[str, Any]:
+    """A summary's error line whole, as stored (the summary clips it to fit its 2 KB)."""
+    stored = output_lines(db, output_id, error["line"], error["line"])
+    return {"line": error["line"], "text": stored[0][2] if stored else error["text"]}
 
 
 # --- run: the subprocess ------------------------------------------------------
@@ -16415,10 +16440,16 @@ def modified_file_lines(env: Env, state: GitState, nodes: dict[str, list[Node]])
             for status, path in state.files]
 
 
-def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
-    """The failing outputs stored since ``since``, with handles and decisive lines."""
+SNAPSHOT_FAILING_MAX = 10    # commands listed under "Failing outputs", newest first
+
+
+def failing_output_lines(db: Database, project: str) -> list[str]:
+    """The commands whose latest run failed, newest first, with handles and decisive
+    lines: a command that failed before the previous snapshot and was not run again
+    still fails, and one that passed since is no longer listed."""
     lines = []
-    for out in outputs_since(db, project, since, failing_only=True):
+    outputs, more = failing_outputs(db, project, SNAPSHOT_FAILING_MAX)
+    for out in outputs:
         command = " ".join(str(out.get("command") or out.get("label") or "").split())[:120]
         lines.append(f"- {out['handle']} `{command}` {exit_text(out.get('exit_code'))} "
                      f"({str(out.get('created_at', ''))[:16].replace('T', ' ')})")
@@ -16428,6 +16459,9 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
             lines.append(f"  - L{error.get('line')}: {text}")
         if len(errors) > 3:
             lines.append(f"  - (+{len(errors) - 3} more decisive lines in {out['handle']})")
+    if more:
+        lines.append(f"(+{more} older failing command{'s' if more != 1 else ''}; "
+                     f"`ctxkit outputs` lists them)")
     return lines
 
 
@@ -16481,7 +16515,7 @@ def build_snapshot(db: Database, env: Env, agent_text: str, source: str,
     auto: dict[str, list[str]] = note_lines(db, env.project, since)
     nodes = changed_nodes(db, env, state)
     auto["Modified files"] = modified_file_lines(env, state, nodes)
-    auto["Failing outputs"] = failing_output_lines(db, env.project, since)
+    auto["Failing outputs"] = failing_output_lines(db, env.project)
     auto["Active lessons"] = lesson_lines(db, env.project, state, nodes)
     agent = agent_sections(agent_text)
     now = _dt.datetime.now(_dt.timezone.utc)
