@@ -17556,24 +17556,62 @@ _COMPOUND = r"[;&|<>`\n]|\$\("
 
 
 def claude_rules(env: Env) -> dict[str, list[str]]:
-    """The deny, ask and allow rules of every Claude Code settings file that applies."""
+    """The deny, ask and allow rules of every Claude Code settings file that applies.
+
+    Claude Code reads a project's settings in the folder it was started in, which
+    it gives hooks as $CLAUDE_PROJECT_DIR; that folder may lie below or above the
+    git root ctxkit uses (a package of a monorepo, a folder of several repos). Its
+    allow rules are the only project ones that grant; deny and ask rules are also
+    read in the git root and in every folder from the session's cwd up to it, as a
+    rule that may apply must never be missed."""
     config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or _user_home() / ".claude")
     paths = [path for folder in CLAUDE_MANAGED_SETTINGS for path in
              [folder / "managed-settings.json", *_files_in(folder / "managed-settings.d",
                                                            "*.json")]]
-    paths += [config / "settings.json", env.root / ".claude" / "settings.json",
-              env.root / ".claude" / "settings.local.json"]
+    paths.append(config / "settings.json")
+    project, others = claude_project_folders(env)
     rules: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
-    for path in paths:
-        permissions = _json_rules_file(path).get("permissions") or {}
-        if not isinstance(permissions, dict):
-            raise RulesUnreadable(f"{path}: \"permissions\" is not an object")
-        for key, found in rules.items():
-            listed = permissions.get(key) or []
-            if not isinstance(listed, list):
-                raise RulesUnreadable(f"{path}: permissions.{key} is not a list")
-            found += [rule for rule in listed if isinstance(rule, str)]
+    for path in paths + _claude_project_settings(project):
+        _add_claude_rules(rules, path, ("deny", "ask", "allow"))
+    for folder in others:
+        for path in _claude_project_settings(folder):
+            _add_claude_rules(rules, path, ("deny", "ask"))
     return rules
+
+
+def claude_project_folders(env: Env) -> tuple[Path, list[Path]]:
+    """(the folder Claude Code reads the project settings in, the other folders whose
+    settings may apply): $CLAUDE_PROJECT_DIR, else the root; then the root and the
+    folders from the cwd up to it."""
+    named = os.environ.get("CLAUDE_PROJECT_DIR") or ""
+    project = Path(named) if named and os.path.isdir(named) else env.root
+    return project, [f for f in session_folders(env) if f != project]
+
+
+def session_folders(env: Env) -> list[Path]:
+    """The root and every folder from the session's cwd up to it: where a project's
+    agent rules may be kept (a monorepo's package has its own)."""
+    folders = [env.root]
+    folder = env.cwd
+    while folder != env.root and env.root in folder.parents:
+        folders.append(folder)
+        folder = folder.parent
+    return folders
+
+
+def _claude_project_settings(folder: Path) -> list[Path]:
+    return [folder / ".claude" / "settings.json", folder / ".claude" / "settings.local.json"]
+
+
+def _add_claude_rules(rules: dict[str, list[str]], path: Path, keys: Sequence[str]) -> None:
+    permissions = _json_rules_file(path).get("permissions") or {}
+    if not isinstance(permissions, dict):
+        raise RulesUnreadable(f"{path}: \"permissions\" is not an object")
+    for key in keys:
+        listed = permissions.get(key) or []
+        if not isinstance(listed, list):
+            raise RulesUnreadable(f"{path}: permissions.{key} is not a list")
+        rules[key] += [rule for rule in listed if isinstance(rule, str)]
 
 
 def _bash_specifier(rule: str) -> str | None:
@@ -17667,10 +17705,12 @@ CODEX_DECISIONS = {"forbidden": "deny", "prompt": "ask", "allow": "allow"}
 
 
 def codex_rules(env: Env) -> dict[str, list[Any]]:
-    """The prefix rules of ~/.codex/rules/*.rules (or $CODEX_HOME) and <root>/.codex/rules."""
+    """The prefix rules of ~/.codex/rules/*.rules (or $CODEX_HOME) and the project's
+    .codex/rules (in the root and every folder from the session's cwd up to it)."""
     home = Path(os.environ.get("CODEX_HOME") or _user_home() / ".codex")
     paths = (_files_in(home / "rules", "*.rules") + _files_in(home / "policy", "*.codexpolicy")
-             + _files_in(env.root / ".codex" / "rules", "*.rules"))
+             + [path for folder in session_folders(env)
+                for path in _files_in(folder / ".codex" / "rules", "*.rules")])
     rules: dict[str, list[Any]] = {"deny": [], "ask": [], "allow": []}
     for path in paths:
         text = _read_rules_file(path) or ""
@@ -17730,7 +17770,7 @@ def gemini_rules(env: Env) -> dict[str, list[Any]]:
     """Policy rules (policies/*.toml: user, project, system) and ``tools.exclude``."""
     home = _user_home() / ".gemini"
     rules: dict[str, list[Any]] = {"deny": [], "ask": [], "allow": []}
-    for folder in (home, env.root / ".gemini", GEMINI_SYSTEM):
+    for folder in (home, *(f / ".gemini" for f in session_folders(env)), GEMINI_SYSTEM):
         for path in _files_in(folder / "policies", "*.toml"):
             for rule in _gemini_policy(path):
                 decision = GEMINI_DECISIONS.get(str(rule.get("decision")))
