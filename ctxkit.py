@@ -16562,11 +16562,36 @@ def lesson_lines(db: Database, project: str, state: GitState,
 
 def note_lines(db: Database, project: str, since: str) -> dict[str, list[str]]:
     result: dict[str, list[str]] = {}
+    settled = _settled_items(db, project)
     for kind, section, template in _NOTE_SECTIONS:
         window = since if kind in _TRANSIENT_KINDS else ""
-        for event in recent_events(db, project, kind, window):   # newest first: cut last
+        events = recent_events(db, project, kind, window, 200 if kind in _ITEM_KINDS else 20)
+        shown = [e for e in events if kind not in _ITEM_KINDS
+                 or settled.get(_item_key(e["text"])) == e["id"]][:20]
+        for event in shown:                                  # newest first: cut last
             result.setdefault(section, []).append(template.format(text=event["text"]))
     return result
+
+
+_ITEM_KINDS = ("todo", "done")    # one item of Progress: its newest note says open or done
+
+
+def _item_key(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _settled_items(db: Database, project: str) -> dict[str, int]:
+    """{item text: the id of its newest todo or done note}: `note done X` closes the
+    todo X (one line `- [x] X`, never beside an open `- [ ] X`), a later `note todo X`
+    opens it again."""
+    newest: dict[str, tuple[str, int]] = {}
+    for kind in _ITEM_KINDS:
+        for event in recent_events(db, project, kind, "", 200):
+            key = _item_key(event["text"])
+            mark = (event["created_at"], event["id"])
+            if key not in newest or mark > newest[key]:
+                newest[key] = mark
+    return {key: mark[1] for key, mark in newest.items()}
 
 
 def _merge(agent: list[str], auto: list[str]) -> list[str]:
