@@ -15232,7 +15232,7 @@ def cmd_search(args: argparse.Namespace, env: Env) -> int:
         except CtxkitError as exc:   # an unknown handle, a database that cannot be read
             if env.json:
                 emit(env, {"query": args.query, "queries_tried": [], "status": "error",
-                           "error": str(exc), "hits": []})
+                           "error": str(exc), "exit_code": exc.exit_code, "hits": []})
                 warn(f"error: {exc}")
                 return exc.exit_code
             raise
