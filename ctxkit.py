@@ -14899,13 +14899,15 @@ def failing_outputs(db: Database, project: str,
 
     A failure is a state, not an event: it holds until the same command (the same
     words, or the same label when no command is known) runs again, and then the new
-    run says whether it still fails. Failed: a non-zero exit, or an unknown one
+    run says whether it still fails; text stored from stdin with neither is a
+    failure of its own. Failed: a non-zero exit, or an unknown one
     (stored, not run) with decisive error lines; exit 0 never is."""
     result: list[dict[str, Any]] = []
     seen: set[str] = set()
     more = 0
     for row in db.query(SQL_OUTPUTS_NEWEST, (project,)):
-        key = " ".join(str(row["command"] or row["label"] or "").split()) or row["handle"]
+        named = row["command"] or (row["label"] if row["label"] != "stdin" else "")
+        key = " ".join(str(named or "").split()) or row["handle"]
         if key in seen:
             continue                       # an older run of a command run again since
         seen.add(key)
@@ -15195,7 +15197,7 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
     else:
         source, name = _store_source(args.file), args.file
     with source as stream, open_db(env) as db:
-        ingest = OutputIngest(env, db, label=args.label or ("hook" if name == "stdin" else name),
+        ingest = OutputIngest(env, db, label=args.label or name,
                               command=args.command or "", source="store",
                               direct_max=DIRECT_MAX_DEFAULT)
         if ingest.write_error:
@@ -15428,7 +15430,8 @@ def register_output_commands(sub: argparse._SubParsersAction,
                         "make 2>&1 | ctxkit store - --label make --exit-code $?")
     store.add_argument("file", nargs="?", default="-", metavar="FILE|-",
                        help="the file holding the output, or - (default) for stdin")
-    store.add_argument("--label", help="a name for this output")
+    store.add_argument("--label",
+                       help="a name for this output (default: the file's name, or stdin)")
     store.add_argument("--command", help="the command that produced it")
     store.add_argument("--exit-code", type=int, help="the command's exit status")
 

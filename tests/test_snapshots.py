@@ -177,6 +177,18 @@ def test_save_lists_the_commands_whose_latest_run_failed(cli, project):
     assert section(snapshot_text(project), "Failing outputs") == []
 
 
+def test_failures_piped_into_store_without_a_name_are_each_their_own(cli, project):
+    # `make | ctxkit store -` then `pytest | ctxkit store -`: two commands, not one rerun
+    for what in ("make", "pytest"):
+        log = "\n".join(f"{what} line {i}" for i in range(600)) + f"\nFAILED {what} - boom\n"
+        assert cli("store", "-", stdin=log).code == 0
+    listed = cli("outputs", "--json").json()["outputs"]
+    assert [o["label"] for o in listed] == ["stdin", "stdin"]
+    cli("snapshot", "save")
+    failing = "\n".join(section(snapshot_text(project), "Failing outputs"))
+    assert "FAILED make - boom" in failing and "FAILED pytest - boom" in failing
+
+
 def test_a_done_note_closes_its_todo(cli, project):
     cli("note", "todo", "write the regression test")
     cli("note", "todo", "update the docs")
