@@ -10254,8 +10254,13 @@ def _go_package(r: _Resolver, spec: str) -> list[str]:
             module = r.memo["go.module"] = match.group(1) if match else ""
     if not module or not (spec == module or spec.startswith(module + "/")):
         return []
-    folder = spec[len(module) + 1:]
-    return [p for p, lang in r.lang.items() if lang == "go" and posix_parent(p) == folder]
+    files = r.memo.get(("go.package", spec))
+    if files is None:  # the files the build compiles first: their definitions are read
+        folder = spec[len(module) + 1:]
+        files = r.memo[("go.package", spec)] = sorted(
+            (p for p, lang in r.lang.items() if lang == "go" and posix_parent(p) == folder),
+            key=lambda p: not _go_built(p, r.ctx(p)))
+    return files
 
 
 def _go_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,

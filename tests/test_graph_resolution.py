@@ -284,8 +284,10 @@ CASES = [
     (GO, "values.go:Group.Equal", {"values.go:IndexCopied", "values.go:NewValue"}),
     # Of two definitions of one name, the one `go build` compiles here is read: the
     # !purego file, and not a _windows file.
-    (GO, "pointer_unsafe.go:pointerOf", {"pointer.go:Address"}),
-    (GO, "pointer_purego.go:pointerOf", set()),
+    (GO, "value/pointer_unsafe.go:PointerOf", {"pointer.go:Address"}),
+    (GO, "value/pointer_unsafe.go:Pointer.IsNil", {"pointer.go:Address"}),
+    (GO, "value/pointer_purego.go:PointerOf", set()),
+    (GO, "value/pointer_purego.go:Pointer.IsNil", set()),
     (GO, "console_xterm.go:consoleWidth", {"pointer.go:Width"}),
     (GO, "console_windows.go:consoleWidth", set()),
 ]
