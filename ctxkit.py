@@ -137,9 +137,10 @@ class Ambiguous(CtxkitError):
 # =============================================================================
 # Agents run these before every edit or after every loud command, so Python's
 # start-up is most of what they cost. When ctxkit is the program being run,
-# run_fast_path() at the end of this section answers exactly these calls
-# before the rest of the module (argparse, pathlib, contextlib, the sections'
-# own set-up) is even executed, and anything else returns to the full CLI.
+# answer_fast() answers exactly these calls, each as soon as the code it needs
+# is defined (query and the hook before search's sub-sections, search after
+# them), before the rest of the module (argparse, pathlib, contextlib, the
+# sections' own set-up) is even executed; anything else returns to the full CLI.
 # The functions here are THE implementations of these reads, each under a
 # sub-banner naming the section that owns it (Core, Graph, Lessons, Output
 # store, Snapshots and hooks); those sections call them too. They need only
@@ -205,8 +206,11 @@ SQL_SYMBOLS_OF_PROJECT = f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE
 SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, created_at, "
                       "code_hash")
 LESSON_KEYS = tuple(SQL_LESSON_COLUMNS.split(", "))
+# A symbol's lessons through lessons_symbol (symbol_id, created_at, id): in order, only
+# its own. The unary + keeps SQLite's planner, which has no statistics, from walking
+# every lesson of the project through lessons_recent (project, created_at) instead.
 SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
-                         f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
+                         f"WHERE +project = ? AND symbol_id = ? ORDER BY created_at, id")
 
 
 # --- Core: root, database and project discovery, --file identity, file state -
@@ -224,11 +228,11 @@ def root_of(start: str) -> str:
         candidate = parent
 
 
-class Place(collections.namedtuple("Place", "root cwd db_path project")):
-    """Where a command runs, as strings: the root, the working folder, the database
-    file and the project. The read path takes it; every Env carries one."""
-
-    __slots__ = ()
+# Records of the read path are bare namedtuples, their docstrings set after: a subclass
+# only to hold a docstring would cost the start-up another class (DESIGN.md, "Start-up").
+Place = collections.namedtuple("Place", "root cwd db_path project")
+Place.__doc__ = """Where a command runs, as strings: the root, the working folder, the
+database file and the project. The read path takes it; every Env carries one."""
 
 
 def env_paths(db: str | None, project: str | None, cwd: str | None) -> Place:
@@ -868,10 +872,9 @@ def split_symbol(db: Database | None, place: Place, symbol: str,
 # --- Snapshots and hooks: the lines an edit touches, the lessons at risk -----
 
 
-class EditSpan(collections.namedtuple("EditSpan", "path first last")):
-    """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
-
-    __slots__ = ()
+EditSpan = collections.namedtuple("EditSpan", "path first last")
+EditSpan.__doc__ = """Lines ``first..last`` of ``path`` (as the agent named it) that an edit
+touches."""
 
 
 def _read_text(path: str) -> str | None:
@@ -1125,6 +1128,228 @@ def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dic
         specific["additionalContext"] = context
     specific.update(fields)
     return {"hookSpecificOutput": specific}
+
+
+# --- Read path: the fast path itself (argv, the read-only opener, dispatch) --
+
+_FAST_GLOBAL_VALUES = {"--db": "db", "-p": "project", "--project": "project"}
+_FAST_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet"}
+_FAST_COMMAND_VALUES = {"query": {"--file": "file"}, "hook": {"--agent": "agent"},
+                        "search": {"--handle": "handle", "--limit": "limit",
+                                   "--context": "context"}}
+_FAST_COMMAND_FLAGS = {"query": {"--inject": "inject"}, "hook": {}, "search": {"--json": "json"}}
+
+
+class _SlowPath(Exception):
+    """The call is not one the fast path answers: the full CLI runs it instead."""
+
+
+ArgvScan = collections.namedtuple("ArgvScan", "command words options json quiet")
+
+
+def scan_argv(argv: Sequence[str]) -> ArgvScan:
+    """THE reading of argv before argparse, for both entries: main() builds only the
+    parser of ``command`` and reports errors as ``json`` and ``quiet`` say until
+    the parser has read the options, and run_fast_path() answers from ``words``
+    and ``options``.
+
+    ``command`` is the command word (global options may come first), None
+    before any -h, --help, --version or --. ``words`` is None when the call
+    uses anything the fast path leaves to argparse: another command, an
+    unknown, repeated, abbreviated or attached option (-pNAME), a value that
+    looks like an option, ``--``, help or version. ``json``: ``--json`` spelled
+    out before any ``--``; ``quiet``: ``-q`` or ``--quiet`` anywhere.
+    """
+    command, words, options, fast = None, [], {}, True
+    tokens = list(argv)
+    end = tokens.index("--") if "--" in tokens else len(tokens)
+    as_json, quiet = "--json" in tokens[:end], "-q" in tokens or "--quiet" in tokens
+    while tokens and (fast or command is None):
+        token = tokens.pop(0)
+        values = {**_FAST_GLOBAL_VALUES, **_FAST_COMMAND_VALUES.get(command, {})}
+        flags = {**_FAST_GLOBAL_FLAGS, **_FAST_COMMAND_FLAGS.get(command, {})}
+        option, value = token, None
+        if token.startswith("--") and "=" in token:
+            option, value = token.split("=", 1)
+            if option not in values:
+                fast = False
+                continue
+        if option in values:
+            if value is None:
+                if not tokens:
+                    fast = False
+                    continue
+                value = tokens.pop(0)
+            if value.startswith("-") or values[option] in options:
+                fast = False
+            options[values[option]] = value
+        elif token in flags:
+            fast = fast and flags[token] not in options
+            options[flags[token]] = True
+        elif token.startswith("-"):
+            fast = False
+            if command is None and token in ("-h", "--help", "--version", "--"):
+                break
+        else:
+            if command is None:
+                command = token
+                fast = fast and token in _FAST_COMMAND_VALUES
+            words.append(token)
+    return ArgvScan(command, words if fast else None, options, as_json, quiet)
+
+
+class _ReadDb:
+    """Just enough of Database for the read functions above: ``query`` on a connection,
+    and the code on disk without a parser (a changed file sends the call to the full CLI).
+
+    Used as ``with _fast_db(...) as db``, which closes the connection.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, root: str):
+        self.conn = conn
+        self.code = CodeOnDisk(root)
+
+    def __enter__(self) -> _ReadDb:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.conn.close()
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, params).fetchall()
+
+
+def _fast_db(path: str, root: str) -> _ReadDb:
+    """The database, only when open_db(create=False) would open it with nothing to do.
+
+    A missing, foreign, not-private, not-WAL or other-version file goes to the
+    full CLI, which creates nothing, explains, tightens or migrates as it does.
+    """
+    state, mode, _ = db_file_state(path)
+    if state != "sqlite" or mode & 0o077:
+        raise _SlowPath(path)
+    for suffix in ("-wal", "-shm"):  # a loose companion: the full CLI tightens it
+        try:
+            if os.stat(path + suffix).st_mode & 0o077:
+                raise _SlowPath(path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            raise _SlowPath(path) from None
+    old_umask = os.umask(0o077)  # the -shm file stays private, as open_db makes it
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    finally:
+        os.umask(old_umask)
+    conn.row_factory = sqlite3.Row
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    except BaseException:
+        conn.close()
+        raise
+    if version != SCHEMA_VERSION or str(mode).lower() != "wal":
+        conn.close()
+        raise _SlowPath(path)
+    return _ReadDb(conn, root)
+
+
+def _fast_query(options: dict[str, Any], symbol: str) -> str:
+    """`query SYMBOL [--file F] --inject`: the inject text, as cmd_query prints it."""
+    if not options.get("inject") or not symbol.strip():
+        raise _SlowPath("query")
+    place = env_paths(options.get("db"), options.get("project"), None)
+    with _fast_db(place.db_path, place.root) as db:
+        name, file = split_symbol(db, place, symbol, options.get("file"))
+        return inject_text(lesson_symbols(db, place.project, name, file))
+
+
+def _fast_hook(options: dict[str, Any], event: str) -> str:
+    """`hook [--agent A] pre-tool-use` for an edit tool: the JSON answer, or ""."""
+    if hook_event(event) != "pre-tool-use" or \
+            options.get("agent", "claude") not in HOOK_AGENTS or sys.stdin is None or \
+            sys.stdin.isatty():
+        raise _SlowPath("hook")
+    import io
+
+    data = sys.stdin.buffer.read()
+    encoding, errors = sys.stdin.encoding, sys.stdin.errors
+
+    def replay() -> io.TextIOWrapper:  # stdin as it was, for the full CLI to read
+        return io.TextIOWrapper(io.BytesIO(data), encoding=encoding, errors=errors,
+                                newline=None if os.name == "nt" else "\n")
+
+    sys.stdin = replay()
+    try:
+        payload = read_hook_payload(replay())
+    except HookInputError:
+        raise _SlowPath("hook") from None
+    tool, tool_input = str(payload.get("tool_name") or ""), payload.get("tool_input")
+    if tool not in EDIT_TOOLS or not isinstance(tool_input, dict):
+        raise _SlowPath("hook")
+    agent = options.get("agent") or detect_agent(payload)
+    place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
+    with _fast_db(place.db_path, place.root) as db:
+        context = pre_edit_context(db, place, tool, tool_input)
+    if not context:
+        return ""
+    import json  # ASCII JSON, as cmd_hook writes it
+    return json.dumps(hook_answer(agent, "pre-tool-use", context)) + "\n"
+
+
+_FAST_COMMANDS = {"query": _fast_query, "hook": _fast_hook}   # search's comes below
+
+
+def run_fast_path(argv: Sequence[str], commands: Iterable[str]) -> int | None:
+    """Answer `query SYMBOL --inject`, the pre-edit hook or `search QUERY`, when the call
+    is one of ``commands`` (of _FAST_COMMANDS); None: the full CLI must run.
+
+    Output is written only once the whole answer is known, so falling back
+    (for anything unusual, including every error) never leaves half an answer.
+    """
+    if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
+        return None
+    scan = scan_argv(argv)
+    if scan.command not in commands:
+        return None
+    hook = scan.command == "hook"
+    if hook:
+        start_hook_deadline()  # also over the full CLI, should this call fall back to it
+    try:
+        if scan.words is None or len(scan.words) != 2:
+            raise _SlowPath(str(scan.command))
+        text = _FAST_COMMANDS[scan.command](scan.options, scan.words[1])
+    except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
+        return None
+    try:
+        if hook:
+            write_hook_answer(text)
+        elif text:
+            sys.stdout.write(text)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        pass  # the reader went away, as main() takes it: exit 0 all the same
+    return EXIT_OK
+
+
+_PROGRAM = os.path.basename((getattr(sys, "argv", None) or [""])[0])
+_AS_PROGRAM = __name__ == "__main__" or _PROGRAM == "ctxkit"   # or the console script
+
+
+def answer_fast(commands: tuple[str, ...]) -> None:
+    """When ctxkit is the program and its command is one of ``commands``, answer it on the
+    fast path and exit, without finalizing the interpreter: nothing of ours is left open
+    (output flushed, database closed), and tearing the whole unmarshalled module down
+    would cost a tenth of the call (DESIGN.md "Start-up and the fast path")."""
+    status = run_fast_path(sys.argv[1:], commands) if _AS_PROGRAM else None
+    if status is not None:
+        os._exit(status)
+
+
+# `query --inject` and the pre-edit hook are answered here, before the search code
+# below is even defined: defining its classes alone costs them a percent of the call.
+answer_fast(("query", "hook"))
 
 
 # --- Output store: `search`, answered before the heavy imports ---------------
@@ -3181,172 +3406,7 @@ def search_stat_counts(result: dict[str, Any]) -> dict[str, int]:
             "searches_without_hits": int(not result["hits"]), "bytes_returned": returned}
 
 
-
-# --- Read path: the fast path itself (argv, the read-only opener, dispatch) --
-
-_FAST_GLOBAL_VALUES = {"--db": "db", "-p": "project", "--project": "project"}
-_FAST_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet"}
-_FAST_COMMAND_VALUES = {"query": {"--file": "file"}, "hook": {"--agent": "agent"},
-                        "search": {"--handle": "handle", "--limit": "limit",
-                                   "--context": "context"}}
-_FAST_COMMAND_FLAGS = {"query": {"--inject": "inject"}, "hook": {}, "search": {"--json": "json"}}
-
-
-class _SlowPath(Exception):
-    """The call is not one the fast path answers: the full CLI runs it instead."""
-
-
-ArgvScan = collections.namedtuple("ArgvScan", "command words options json quiet")
-
-
-def scan_argv(argv: Sequence[str]) -> ArgvScan:
-    """THE reading of argv before argparse, for both entries: main() builds only the
-    parser of ``command`` and reports errors as ``json`` and ``quiet`` say until
-    the parser has read the options, and run_fast_path() answers from ``words``
-    and ``options``.
-
-    ``command`` is the command word (global options may come first), None
-    before any -h, --help, --version or --. ``words`` is None when the call
-    uses anything the fast path leaves to argparse: another command, an
-    unknown, repeated, abbreviated or attached option (-pNAME), a value that
-    looks like an option, ``--``, help or version. ``json``: ``--json`` spelled
-    out before any ``--``; ``quiet``: ``-q`` or ``--quiet`` anywhere.
-    """
-    command, words, options, fast = None, [], {}, True
-    tokens = list(argv)
-    end = tokens.index("--") if "--" in tokens else len(tokens)
-    as_json, quiet = "--json" in tokens[:end], "-q" in tokens or "--quiet" in tokens
-    while tokens and (fast or command is None):
-        token = tokens.pop(0)
-        values = {**_FAST_GLOBAL_VALUES, **_FAST_COMMAND_VALUES.get(command, {})}
-        flags = {**_FAST_GLOBAL_FLAGS, **_FAST_COMMAND_FLAGS.get(command, {})}
-        option, value = token, None
-        if token.startswith("--") and "=" in token:
-            option, value = token.split("=", 1)
-            if option not in values:
-                fast = False
-                continue
-        if option in values:
-            if value is None:
-                if not tokens:
-                    fast = False
-                    continue
-                value = tokens.pop(0)
-            if value.startswith("-") or values[option] in options:
-                fast = False
-            options[values[option]] = value
-        elif token in flags:
-            fast = fast and flags[token] not in options
-            options[flags[token]] = True
-        elif token.startswith("-"):
-            fast = False
-            if command is None and token in ("-h", "--help", "--version", "--"):
-                break
-        else:
-            if command is None:
-                command = token
-                fast = fast and token in _FAST_COMMAND_VALUES
-            words.append(token)
-    return ArgvScan(command, words if fast else None, options, as_json, quiet)
-
-
-class _ReadDb:
-    """Just enough of Database for the read functions above: ``query`` on a connection,
-    and the code on disk without a parser (a changed file sends the call to the full CLI).
-
-    Used as ``with _fast_db(...) as db``, which closes the connection.
-    """
-
-    def __init__(self, conn: sqlite3.Connection, root: str):
-        self.conn = conn
-        self.code = CodeOnDisk(root)
-
-    def __enter__(self) -> _ReadDb:
-        return self
-
-    def __exit__(self, *_: Any) -> None:
-        self.conn.close()
-
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        return self.conn.execute(sql, params).fetchall()
-
-
-def _fast_db(path: str, root: str) -> _ReadDb:
-    """The database, only when open_db(create=False) would open it with nothing to do.
-
-    A missing, foreign, not-private, not-WAL or other-version file goes to the
-    full CLI, which creates nothing, explains, tightens or migrates as it does.
-    """
-    state, mode, _ = db_file_state(path)
-    if state != "sqlite" or mode & 0o077:
-        raise _SlowPath(path)
-    for suffix in ("-wal", "-shm"):  # a loose companion: the full CLI tightens it
-        try:
-            if os.stat(path + suffix).st_mode & 0o077:
-                raise _SlowPath(path)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            raise _SlowPath(path) from None
-    old_umask = os.umask(0o077)  # the -shm file stays private, as open_db makes it
-    try:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    finally:
-        os.umask(old_umask)
-    conn.row_factory = sqlite3.Row
-    try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-    except BaseException:
-        conn.close()
-        raise
-    if version != SCHEMA_VERSION or str(mode).lower() != "wal":
-        conn.close()
-        raise _SlowPath(path)
-    return _ReadDb(conn, root)
-
-
-def _fast_query(options: dict[str, Any], symbol: str) -> str:
-    """`query SYMBOL [--file F] --inject`: the inject text, as cmd_query prints it."""
-    if not options.get("inject") or not symbol.strip():
-        raise _SlowPath("query")
-    place = env_paths(options.get("db"), options.get("project"), None)
-    with _fast_db(place.db_path, place.root) as db:
-        name, file = split_symbol(db, place, symbol, options.get("file"))
-        return inject_text(lesson_symbols(db, place.project, name, file))
-
-
-def _fast_hook(options: dict[str, Any], event: str) -> str:
-    """`hook [--agent A] pre-tool-use` for an edit tool: the JSON answer, or ""."""
-    if hook_event(event) != "pre-tool-use" or \
-            options.get("agent", "claude") not in HOOK_AGENTS or sys.stdin is None or \
-            sys.stdin.isatty():
-        raise _SlowPath("hook")
-    import io
-
-    data = sys.stdin.buffer.read()
-    encoding, errors = sys.stdin.encoding, sys.stdin.errors
-
-    def replay() -> io.TextIOWrapper:  # stdin as it was, for the full CLI to read
-        return io.TextIOWrapper(io.BytesIO(data), encoding=encoding, errors=errors,
-                                newline=None if os.name == "nt" else "\n")
-
-    sys.stdin = replay()
-    try:
-        payload = read_hook_payload(replay())
-    except HookInputError:
-        raise _SlowPath("hook") from None
-    tool, tool_input = str(payload.get("tool_name") or ""), payload.get("tool_input")
-    if tool not in EDIT_TOOLS or not isinstance(tool_input, dict):
-        raise _SlowPath("hook")
-    agent = options.get("agent") or detect_agent(payload)
-    place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
-    with _fast_db(place.db_path, place.root) as db:
-        context = pre_edit_context(db, place, tool, tool_input)
-    if not context:
-        return ""
-    import json  # ASCII JSON, as cmd_hook writes it
-    return json.dumps(hook_answer(agent, "pre-tool-use", context)) + "\n"
+# --- Read path: search, answered once its section above is defined -----------
 
 
 def _fast_search(options: dict[str, Any], query: str) -> str:
@@ -3375,48 +3435,8 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
     return render_hits(result) + "\n"
 
 
-_FAST_COMMANDS = {"query": _fast_query, "hook": _fast_hook, "search": _fast_search}
-
-
-def run_fast_path(argv: Sequence[str]) -> int | None:
-    """Answer `query SYMBOL --inject`, the pre-edit hook or `search QUERY`; None: the full
-    CLI must run.
-
-    Output is written only once the whole answer is known, so falling back
-    (for anything unusual, including every error) never leaves half an answer.
-    """
-    if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
-        return None
-    scan = scan_argv(argv)
-    hook = scan.command == "hook"
-    if hook:
-        start_hook_deadline()  # also over the full CLI, should this call fall back to it
-    try:
-        if scan.words is None or len(scan.words) != 2:
-            raise _SlowPath(str(scan.command))
-        text = _FAST_COMMANDS[scan.command](scan.options, scan.words[1])
-    except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
-        return None
-    try:
-        if hook:
-            write_hook_answer(text)
-        elif text:
-            sys.stdout.write(text)
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:
-        pass  # the reader went away, as main() takes it: exit 0 all the same
-    return EXIT_OK
-
-
-_PROGRAM = os.path.basename((getattr(sys, "argv", None) or [""])[0])
-if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the console script
-    _FAST_STATUS = run_fast_path(sys.argv[1:])
-    if _FAST_STATUS is not None:
-        # Exit without finalizing the interpreter: nothing of ours is left open
-        # (output flushed, database closed), and tearing down the whole
-        # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
-        os._exit(_FAST_STATUS)
+_FAST_COMMANDS["search"] = _fast_search
+answer_fast(("search",))
 
 
 if _GC_WAS_ENABLED:  # the full CLI (or a program importing ctxkit) collects as usual
@@ -5801,10 +5821,15 @@ class _Source:
     def __init__(self, lang: str, src: bytes):
         self.lang, self.src = lang, src
         self.language = LANGUAGES[lang]
+        # Most source is ASCII: then a byte offset is a character offset, and slicing
+        # the text decoded once gives what decoding each node's bytes would.
+        self.ascii = src.decode("ascii") if src.isascii() else None
 
     def text(self, node: Any) -> str:
         if node is None:
             return ""
+        if self.ascii is not None:
+            return self.ascii[node.start_byte:node.end_byte]
         return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
 
@@ -6026,6 +6051,19 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
     return result
 
 
+_GENERIC_TYPES: dict[str, str] = {}  # a worker's memo: the same annotations recur
+
+
+def _generic_type(written: str) -> str:
+    """``_clean_type(written, generic=True)``, remembered per process (a bounded memo)."""
+    found = _GENERIC_TYPES.get(written)
+    if found is None:
+        if len(_GENERIC_TYPES) >= 65536:
+            _GENERIC_TYPES.clear()
+        found = _GENERIC_TYPES[written] = _clean_type(written, generic=True)
+    return found
+
+
 def _stored_type(text: str, language: Language) -> str:
     """A written type as the file context keeps it (a reading to do later as it is;
     TypeScript's indexed access type ``T<A>['form']`` as ``lookup:T:form``)."""
@@ -6034,8 +6072,8 @@ def _stored_type(text: str, language: Language) -> str:
         return text
     lookup = _indexed_access(text.strip()) if language.indexed_access else None
     if lookup is not None:
-        return f"lookup:{_clean_type(lookup[0], generic=True)}:{lookup[1]}"
-    return _clean_type(text, generic=True)
+        return f"lookup:{_generic_type(lookup[0])}:{lookup[1]}"
+    return _generic_type(text)
 
 
 def _rebound(s: _Source, assigned: dict[tuple[str, str], list[tuple[int, str]]],
@@ -6208,15 +6246,21 @@ def _arguments(s: _Source, call: Any) -> str | None:
                     if "comment" not in child.type)
 
 
+_LITERAL_PARTS = (("string", '"'), ("text_block", '"'), ("char", "'"), ("float", "0.0"),
+                  ("real", "0.0"), ("integer", "0"), ("number", "0"), ("true", "b"),
+                  ("false", "b"), ("boolean", "b"), ("null", "null"))
+_LITERAL_WORDS: dict[str, str | None] = {}  # node type: its literal's word (None: no literal)
+
+
 def _argument_word(s: _Source, node: Any) -> str:
     kind = node.type
     if node.named_child_count == 1 and kind in ("argument", "value_argument"):
         return _argument_word(s, node.named_children[0])  # C#, Kotlin wrap each argument
-    for part, word in (("string", '"'), ("text_block", '"'), ("char", "'"), ("float", "0.0"),
-                       ("real", "0.0"), ("integer", "0"), ("number", "0"), ("true", "b"),
-                       ("false", "b"), ("boolean", "b"), ("null", "null")):
-        if part in kind:
-            return word
+    if kind not in _LITERAL_WORDS:
+        _LITERAL_WORDS[kind] = next((word for part, word in _LITERAL_PARTS if part in kind),
+                                    None)
+    if _LITERAL_WORDS[kind] is not None:
+        return _LITERAL_WORDS[kind]
     if kind in ("identifier", "simple_identifier"):
         return "=" + s.text(node)
     typed = node.child_by_field_name("type")
@@ -6460,23 +6504,34 @@ def _collapse_arguments(text: str) -> str:
 
     A bracket that groups (``(x as T).m``) is kept with what it holds.
     """
+    if "(" not in text:
+        return text
     out: list[str] = []
     stack: list[bool] = []  # per open bracket: a call's arguments (collapsed) or a group
+    calls = 0               # how many of them are a call's
+    before = ""             # the last character written that is not white space
     for char in text:
-        inside_call = any(stack)
+        inside_call = calls > 0
         if char == "(":
-            before = "".join(out).rstrip()[-1:]
             is_call = bool(before) and (before.isalnum() or before in "_$)]>!")
             if is_call and not inside_call:
                 out.append("(...)")
+                before = ")"
             elif not inside_call:
                 out.append(char)
+                before = char
             stack.append(is_call)
+            calls += is_call
         elif char == ")" and stack:
-            if not stack.pop() and not any(stack):
+            was_call = stack.pop()
+            calls -= was_call
+            if not was_call and not calls:
                 out.append(char)
+                before = char
         elif not inside_call:
             out.append(char)
+            if not char.isspace():
+                before = char
     return "".join(out)
 
 
@@ -6625,7 +6680,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
     is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
     line, end_line = _head_row(node) + 1, node.end_point[0] + 1
     return DefRecord(d.kind, d.name, d.qualname, line, end_line, signature,
-                     json.dumps(params, ensure_ascii=False), _return_type(s, d),
+                     _json_text(params), _return_type(s, d),
                      is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
                      end_line - line + 1, 1 + d.branches,
                      _hash_bytes(s.src[node.start_byte:node.end_byte]),
@@ -7001,11 +7056,23 @@ def _graph_parse_job(job: ParseJob) -> ParseResult:
     facts["lines"] = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     _mask_stored_code(facts)
     facts["bound"] = list(facts["context"]["imports"])
-    facts["context"] = json.dumps(facts["context"], ensure_ascii=False)  # in the worker
+    facts["context"] = _json_text(facts["context"])  # in the worker
     # Call sites wait in the parent until resolution: as one bytes object per file
     # (about 40 bytes a call) rather than tuples of strings (about 250).
     facts["calls"] = marshal.dumps(facts["calls"])
     return ParseResult(rel, "parsed", size, mtime_ns, sha, lang, facts)
+
+
+_JSON_ENCODERS: list[Callable[[Any], str]] = []
+
+
+def _json_text(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, with one encoder per process."""
+    if not value and isinstance(value, list):
+        return "[]"
+    if not _JSON_ENCODERS:
+        _JSON_ENCODERS.append(json.JSONEncoder(ensure_ascii=False).encode)
+    return _JSON_ENCODERS[0](value)
 
 
 def _mask_stored_code(facts: dict[str, Any]) -> None:
@@ -7014,10 +7081,17 @@ def _mask_stored_code(facts: dict[str, Any]) -> None:
     holds no secret, whatever the source does."""
     if isinstance(facts.get("docstring"), str) and may_hold_secret(facts["docstring"].lower()):
         facts["docstring"] = redact(facts["docstring"])[0]
-    for index, record in enumerate(facts["defs"]):
-        texts = (record.signature, record.params, record.docstring)   # the stored code text
-        if not any(isinstance(text, str) and may_hold_secret(text.lower()) for text in texts):
-            continue
+    # One keyword scan over the file's texts, NUL between them (no keyword holds one,
+    # so no match spans two): the records holding a match are the ones to redact.
+    lowered = ["\0".join(text.lower() for text in (r.signature, r.params, r.docstring)
+                         if isinstance(text, str)) for r in facts["defs"]]   # the stored code
+    joined, starts, at = "\0".join(lowered), [], 0
+    for text in lowered:
+        starts.append(at)
+        at += len(text) + 1
+    hits = {bisect_right(starts, m.start()) - 1 for m in _keyword_index()[0].finditer(joined)}
+    for index in sorted(hits):
+        record = facts["defs"][index]
         facts["defs"][index] = record._replace(
             signature=redact_text(record.signature), docstring=redact_text(record.docstring),
             params=_masked_params(record.params))
@@ -13901,9 +13975,10 @@ SQL_OUTPUT_BY_HANDLE = "SELECT * FROM outputs WHERE project = ? AND handle = ?"
 SQL_OUTPUTS_LIST = """
 SELECT id, handle, label, command, source, status, exit_code, created_at, seconds, bytes,
        lines, redactions FROM outputs WHERE project = ? ORDER BY id DESC LIMIT ?"""
-SQL_OUTPUTS_SINCE = """
-SELECT handle, command, label, exit_code, created_at, summary FROM outputs
-WHERE project = ? AND created_at >= ? AND status != 'running' ORDER BY id"""
+SQL_OUTPUTS_NEWEST = """
+SELECT id, handle, command, label, exit_code, created_at FROM outputs
+WHERE project = ? AND status != 'running' ORDER BY id DESC"""
+SQL_OUTPUT_SUMMARY = "SELECT summary FROM outputs WHERE id = ?"
 SQL_CHUNKS_FROM = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_end >= ? ORDER BY id"""
@@ -14959,20 +15034,44 @@ def stored_output(db: Database, env: Env, handle: str | None = None) -> dict[str
             "lines": (text for _, _, text in iter_chunk_lines(rows))}
 
 
-def outputs_since(db: Database, project: str, since_iso: str,
-                  failing_only: bool = True) -> list[dict[str, Any]]:
-    """Outputs stored since a time, with their decisive lines (for snapshots)."""
-    result = []
-    for row in db.query(SQL_OUTPUTS_SINCE, (project, since_iso)):
-        summary = json.loads(row["summary"] or "{}")
-        errors = [{"line": e["line"], "text": e["text"]} for e in summary.get("errors", [])]
-        failing = (row["exit_code"] not in (0, None)) or bool(errors)
-        if failing_only and not failing:
+def failing_outputs(db: Database, project: str,
+                    limit: int) -> tuple[list[dict[str, Any]], int]:
+    """The newest outputs of the commands whose latest run failed (for snapshots), with
+    their decisive lines as stored, and how many more there are past ``limit``.
+
+    A failure is a state, not an event: it holds until the same command (the same
+    words, or the same label when no command is known) runs again, and then the new
+    run says whether it still fails. Failed: a non-zero exit, or an unknown one
+    (stored, not run) with decisive error lines; exit 0 never is."""
+    result: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    more = 0
+    for row in db.query(SQL_OUTPUTS_NEWEST, (project,)):
+        key = " ".join(str(row["command"] or row["label"] or "").split()) or row["handle"]
+        if key in seen:
+            continue                       # an older run of a command run again since
+        seen.add(key)
+        if row["exit_code"] == 0:
+            continue
+        summary = json.loads((db.one(SQL_OUTPUT_SUMMARY, (row["id"],)) or {"summary": ""})
+                             ["summary"] or "{}")
+        errors = summary.get("errors", [])
+        if row["exit_code"] is None and not errors:
+            continue
+        if len(result) >= limit:
+            more += 1
             continue
         result.append({"handle": row["handle"], "command": row["command"],
                        "label": row["label"], "exit_code": row["exit_code"],
-                       "created_at": row["created_at"], "errors": errors})
-    return result
+                       "created_at": row["created_at"],
+                       "errors": [_decisive_line(db, row["id"], e) for e in errors]})
+    return result, more
+
+
+def _decisive_line(db: Database, output_id: int, error: dict[str, Any]) -> dict[str, Any]:
+    """A summary's error line whole, as stored (the summary clips it to fit its 2 KB)."""
+    stored = output_lines(db, output_id, error["line"], error["line"])
+    return {"line": error["line"], "text": stored[0][2] if stored else error["text"]}
 
 
 # --- run: the subprocess ------------------------------------------------------
@@ -15317,33 +15416,56 @@ def cmd_expand(args: argparse.Namespace, env: Env) -> int:
         output = _find_output(db, env, args.handle)
         total = output["lines"]
         first, last = _parse_range(args.lines) if args.lines else (1, max(total, 1))
-        if args.head is not None:
-            last = min(last, first + args.head - 1)
-        if args.tail is not None:
-            first = max(first, min(last, total) - args.tail + 1)
-        lines = _expand_lines(db, output["id"], first, last, pattern)
+        lines, cut = _expand_lines(db, output["id"], first, last, total, pattern,
+                                   args.head, args.tail)
         returned = sum(len(t.encode("utf-8", "replace")) + 1 for _, _, t in lines)
         _bump_stats(db, env.project, expansions=1, bytes_returned=returned)
     data = {"handle": output["handle"], "total_lines": total,
             "lines": [{"line": n, "stream": "stderr" if s == STDERR else "stdout", "text": t}
                       for n, s, t in lines]}
-    emit(env, data, lambda: "\n".join(f"{n:>7}  {t}" for n, _, t in lines) or
-         f"(no lines; {output['handle']} has {total} lines)")
+    if cut:
+        data["truncated"] = True
+    what = "matching lines" if pattern else "lines"
+    if cut:
+        warn(f"expand: stopped at {EXPAND_MAX_LINES:,} {what} of {output['handle']}; "
+             f"narrow it with --lines, --head or --tail")
+    emit(env, data, lambda: "\n".join(f"{n:>7}  {t}" for n, _, t in lines)
+         or f"(no {what}; {output['handle']} has {total} lines)")
     return EXIT_OK
 
 
-def _expand_lines(db: Database, output_id: int, first: int, last: int,
-                  pattern: UserRegex | None) -> list[tuple[int, int, str]]:
-    result = []
-    rows = db.execute(SQL_CHUNKS_FROM, (output_id, first))
-    for number, stream, text in iter_chunk_lines(rows):
-        if number > last:
+EXPAND_MAX_LINES = 100000     # lines one `expand` prints at most (it says when it stops)
+
+
+def _expand_lines(db: Database, output_id: int, first: int, last: int, total: int,
+                  pattern: UserRegex | None, head: int | None,
+                  tail: int | None) -> tuple[list[tuple[int, int, str]], bool]:
+    """Lines ``first..last`` (only those matching ``pattern``), then the first ``head``
+    and the last ``tail`` of them: `--grep X --head 5` is the first five matches, as
+    ``grep -m 5`` gives, never the matches among the first five lines. Also whether
+    EXPAND_MAX_LINES cut what was asked for."""
+    if pattern is None:   # every line counts: the range itself narrows, nothing past it read
+        if head is not None:
+            last = min(last, first + head - 1)
+        if tail is not None:
+            first = max(first, min(last, total) - tail + 1)
+        head = tail = None
+    lines: collections.deque = collections.deque(
+        maxlen=min(tail, EXPAND_MAX_LINES) if tail else None)
+    seen, cut = 0, False
+    for number, stream, text in iter_chunk_lines(db.execute(SQL_CHUNKS_FROM,
+                                                            (output_id, first))):
+        if number > last or (head is not None and seen >= head):
             break
-        if number >= first and (pattern is None or pattern.search(text)):
-            result.append((number, stream, text))
-            if len(result) >= 100000:
-                break
-    return result
+        if number < first or (pattern is not None and not pattern.search(text)):
+            continue
+        if tail is None and seen >= EXPAND_MAX_LINES:
+            cut = True
+            break
+        lines.append((number, stream, text))
+        seen += 1
+    cut = cut or (tail is not None and tail > EXPAND_MAX_LINES < seen)
+    return list(lines), cut
 
 
 def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
@@ -15476,9 +15598,11 @@ def register_output_commands(sub: argparse._SubParsersAction,
     expand.add_argument("--lines", metavar="A-B",
                         help="only lines A to B (A-: from A to the end; A: that line)")
     expand.add_argument("--head", type=count_argument(1), metavar="N",
-                        help="only the first N lines of the range")
+                        help="only the first N lines of the range (with --grep: the "
+                             "first N matching lines)")
     expand.add_argument("--tail", type=count_argument(1), metavar="N",
-                        help="only the last N lines of the range")
+                        help="only the last N lines of the range (with --grep: the "
+                             "last N matching lines)")
     expand.add_argument("--grep", metavar="REGEX",
                         help="only lines matching REGEX (Python syntax; a match running "
                              "over 1 s on one line is stopped with an error)")
@@ -15544,7 +15668,8 @@ INSERT INTO lessons (project, symbol_id, type, lesson, detail, session_id, statu
                      created_at, code_hash, origin)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
-SQL_LATEST_TIME = "SELECT MAX(created_at) FROM lessons WHERE project = ? AND symbol_id = ?"
+# +project: through lessons_symbol, as SQL_LESSONS_OF_SYMBOL says
+SQL_LATEST_TIME = "SELECT MAX(created_at) FROM lessons WHERE +project = ? AND symbol_id = ?"
 SQL_LESSON_BY_ID = "SELECT id, symbol_id, status FROM lessons WHERE project = ? AND id = ?"
 SQL_SET_STATUS = "UPDATE lessons SET status = ? WHERE project = ? AND id = ?"
 SQL_UPDATE_COUNTERS = """
@@ -16532,10 +16657,16 @@ def modified_file_lines(env: Env, state: GitState, nodes: dict[str, list[Node]])
             for status, path in state.files]
 
 
-def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
-    """The failing outputs stored since ``since``, with handles and decisive lines."""
+SNAPSHOT_FAILING_MAX = 10    # commands listed under "Failing outputs", newest first
+
+
+def failing_output_lines(db: Database, project: str) -> list[str]:
+    """The commands whose latest run failed, newest first, with handles and decisive
+    lines: a command that failed before the previous snapshot and was not run again
+    still fails, and one that passed since is no longer listed."""
     lines = []
-    for out in outputs_since(db, project, since, failing_only=True):
+    outputs, more = failing_outputs(db, project, SNAPSHOT_FAILING_MAX)
+    for out in outputs:
         command = " ".join(str(out.get("command") or out.get("label") or "").split())[:120]
         lines.append(f"- {out['handle']} `{command}` {exit_text(out.get('exit_code'))} "
                      f"({str(out.get('created_at', ''))[:16].replace('T', ' ')})")
@@ -16545,6 +16676,9 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
             lines.append(f"  - L{error.get('line')}: {text}")
         if len(errors) > 3:
             lines.append(f"  - (+{len(errors) - 3} more decisive lines in {out['handle']})")
+    if more:
+        lines.append(f"(+{more} older failing command{'s' if more != 1 else ''}; "
+                     f"`ctxkit outputs` lists them)")
     return lines
 
 
@@ -16598,7 +16732,7 @@ def build_snapshot(db: Database, env: Env, agent_text: str, source: str,
     auto: dict[str, list[str]] = note_lines(db, env.project, since)
     nodes = changed_nodes(db, env, state)
     auto["Modified files"] = modified_file_lines(env, state, nodes)
-    auto["Failing outputs"] = failing_output_lines(db, env.project, since)
+    auto["Failing outputs"] = failing_output_lines(db, env.project)
     auto["Active lessons"] = lesson_lines(db, env.project, state, nodes)
     agent = agent_sections(agent_text)
     now = _dt.datetime.now(_dt.timezone.utc)
@@ -17564,24 +17698,62 @@ _COMPOUND = r"[;&|<>`\n]|\$\("
 
 
 def claude_rules(env: Env) -> dict[str, list[str]]:
-    """The deny, ask and allow rules of every Claude Code settings file that applies."""
+    """The deny, ask and allow rules of every Claude Code settings file that applies.
+
+    Claude Code reads a project's settings in the folder it was started in, which
+    it gives hooks as $CLAUDE_PROJECT_DIR; that folder may lie below or above the
+    git root ctxkit uses (a package of a monorepo, a folder of several repos). Its
+    allow rules are the only project ones that grant; deny and ask rules are also
+    read in the git root and in every folder from the session's cwd up to it, as a
+    rule that may apply must never be missed."""
     config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or _user_home() / ".claude")
     paths = [path for folder in CLAUDE_MANAGED_SETTINGS for path in
              [folder / "managed-settings.json", *_files_in(folder / "managed-settings.d",
                                                            "*.json")]]
-    paths += [config / "settings.json", env.root / ".claude" / "settings.json",
-              env.root / ".claude" / "settings.local.json"]
+    paths.append(config / "settings.json")
+    project, others = claude_project_folders(env)
     rules: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
-    for path in paths:
-        permissions = _json_rules_file(path).get("permissions") or {}
-        if not isinstance(permissions, dict):
-            raise RulesUnreadable(f"{path}: \"permissions\" is not an object")
-        for key, found in rules.items():
-            listed = permissions.get(key) or []
-            if not isinstance(listed, list):
-                raise RulesUnreadable(f"{path}: permissions.{key} is not a list")
-            found += [rule for rule in listed if isinstance(rule, str)]
+    for path in paths + _claude_project_settings(project):
+        _add_claude_rules(rules, path, ("deny", "ask", "allow"))
+    for folder in others:
+        for path in _claude_project_settings(folder):
+            _add_claude_rules(rules, path, ("deny", "ask"))
     return rules
+
+
+def claude_project_folders(env: Env) -> tuple[Path, list[Path]]:
+    """(the folder Claude Code reads the project settings in, the other folders whose
+    settings may apply): $CLAUDE_PROJECT_DIR, else the root; then the root and the
+    folders from the cwd up to it."""
+    named = os.environ.get("CLAUDE_PROJECT_DIR") or ""
+    project = Path(named) if named and os.path.isdir(named) else env.root
+    return project, [f for f in session_folders(env) if f != project]
+
+
+def session_folders(env: Env) -> list[Path]:
+    """The root and every folder from the session's cwd up to it: where a project's
+    agent rules may be kept (a monorepo's package has its own)."""
+    folders = [env.root]
+    folder = env.cwd
+    while folder != env.root and env.root in folder.parents:
+        folders.append(folder)
+        folder = folder.parent
+    return folders
+
+
+def _claude_project_settings(folder: Path) -> list[Path]:
+    return [folder / ".claude" / "settings.json", folder / ".claude" / "settings.local.json"]
+
+
+def _add_claude_rules(rules: dict[str, list[str]], path: Path, keys: Sequence[str]) -> None:
+    permissions = _json_rules_file(path).get("permissions") or {}
+    if not isinstance(permissions, dict):
+        raise RulesUnreadable(f"{path}: \"permissions\" is not an object")
+    for key in keys:
+        listed = permissions.get(key) or []
+        if not isinstance(listed, list):
+            raise RulesUnreadable(f"{path}: permissions.{key} is not a list")
+        rules[key] += [rule for rule in listed if isinstance(rule, str)]
 
 
 def _bash_specifier(rule: str) -> str | None:
@@ -17675,10 +17847,12 @@ CODEX_DECISIONS = {"forbidden": "deny", "prompt": "ask", "allow": "allow"}
 
 
 def codex_rules(env: Env) -> dict[str, list[Any]]:
-    """The prefix rules of ~/.codex/rules/*.rules (or $CODEX_HOME) and <root>/.codex/rules."""
+    """The prefix rules of ~/.codex/rules/*.rules (or $CODEX_HOME) and the project's
+    .codex/rules (in the root and every folder from the session's cwd up to it)."""
     home = Path(os.environ.get("CODEX_HOME") or _user_home() / ".codex")
     paths = (_files_in(home / "rules", "*.rules") + _files_in(home / "policy", "*.codexpolicy")
-             + _files_in(env.root / ".codex" / "rules", "*.rules"))
+             + [path for folder in session_folders(env)
+                for path in _files_in(folder / ".codex" / "rules", "*.rules")])
     rules: dict[str, list[Any]] = {"deny": [], "ask": [], "allow": []}
     for path in paths:
         text = _read_rules_file(path) or ""
@@ -17738,7 +17912,7 @@ def gemini_rules(env: Env) -> dict[str, list[Any]]:
     """Policy rules (policies/*.toml: user, project, system) and ``tools.exclude``."""
     home = _user_home() / ".gemini"
     rules: dict[str, list[Any]] = {"deny": [], "ask": [], "allow": []}
-    for folder in (home, env.root / ".gemini", GEMINI_SYSTEM):
+    for folder in (home, *(f / ".gemini" for f in session_folders(env)), GEMINI_SYSTEM):
         for path in _files_in(folder / "policies", "*.toml"):
             for rule in _gemini_policy(path):
                 decision = GEMINI_DECISIONS.get(str(rule.get("decision")))
