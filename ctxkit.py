@@ -9201,9 +9201,10 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     resolver.load_bases()
     # A forked worker shares the parent's pages only until it touches them (reading
     # an object writes its reference count): at worst each holds a copy of the
-    # parent. Workers are forked only while those copies fit the budget.
+    # parent, and every resolving process grows as it works. Processes resolve
+    # together (the parent one of them) only while they fit the budget.
     size = _resident_bytes()
-    workers = min(run.workers, 1 + (GRAPH_RESOLVE_BUDGET // size if size > 0 else 0))
+    workers = min(run.workers, max(1, GRAPH_RESOLVE_BUDGET // (2 * size) if size > 0 else 1))
     _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls], workers)
     _resolve_imports(db, resolver, run, [tuple(r) for r in old_imports])
     db.execute(SQL_AFFECTED_CLEAR)
@@ -9247,11 +9248,13 @@ def _call_sites(resolver: _Resolver, run: _IndexRun,
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
-# Memory that forked resolving workers may take together, each counted as a copy
-# of the parent: a bigger project means fewer workers and, past about half a
-# million lines, resolution in the parent alone, so that peak memory grows no
-# faster than the project.
-GRAPH_RESOLVE_BUDGET = 160 * 2**20
+# Memory that the processes resolving calls may take together, each counted as
+# twice the parent's size when resolution starts: a forked one copies the pages
+# it touches, and each one's caches and rows grow while it resolves (sympy's
+# parent went from 136 MB to 265 MB). A bigger project means fewer processes:
+# the stdlib set (327k lines, a 90 MB parent) is resolved by two, sympy (815k
+# lines) by the parent alone, so that peak memory grows no faster than the project.
+GRAPH_RESOLVE_BUDGET = 400 * 2**20
 
 
 def _resident_bytes() -> int:
