@@ -18292,11 +18292,13 @@ class _Ranking:
         import math
 
         self.notes.append(coverage.note)
-        for path, first, last, name, qualname, ef, ep in coverage.functions:
-            value = ef / math.sqrt(coverage.failed * (ef + ep))
+        for path, first, last, name, qualname, ef, ep, line, lf, lp in coverage.functions:
+            value = lf / math.sqrt(coverage.failed * (lf + lp))
             why = (f"run by {ef} of {coverage.failed} failing test"
                    f"{'s' if coverage.failed != 1 else ''} and {ep} of {coverage.passed} "
                    f"passing in the re-run")
+            if line and (lf, lp) != (ef, ep):
+                why += f"; its line {line} by {lf} failing and {lp} passing"
             if not self.graph:
                 key = f"{path}:{qualname.replace('.<locals>', '')}"
                 if key not in self.suspects and name.startswith("<"):
@@ -18871,6 +18873,7 @@ _codes = {}
 _functions = []
 _tests = {}
 _current = None
+_lines = set()
 _previous = None
 _paused = 0
 
@@ -18923,7 +18926,14 @@ def _trace(frame, event, arg):
         return _resume
     if found >= 0 and not _paused:
         _current.add(found)
+        return _line
     return None
+
+
+def _line(frame, event, arg):
+    if event == "line" and _current is not None and not _paused:
+        _lines.add((_codes[frame.f_code], frame.f_lineno))
+    return _line
 
 
 def _resume(frame, event, arg):
@@ -18945,8 +18955,8 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    global _current, _previous, _paused
-    _current, _paused = set(), 0
+    global _current, _lines, _previous, _paused
+    _current, _lines, _paused = set(), set(), 0
     _previous = sys.gettrace()
     sys.settrace(_trace)
     threading.settrace(_trace)
@@ -18957,6 +18967,7 @@ def pytest_runtest_protocol(item, nextitem):
         threading.settrace(_previous)
         entry = _tests.setdefault(item.nodeid, {"outcome": "passed"})
         entry["functions"] = sorted(_current)
+        entry["lines"] = [number for pair in sorted(_lines) for number in pair]
         _current = None
 
 
@@ -18983,8 +18994,9 @@ class Coverage(Record):
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"functions": list}
     failed: int            # tests that failed in the re-run
     passed: int            # tests that passed
-    # (path, first line, last line, name, qualname, failing tests running it, passing ones)
-    functions: list[tuple[str, int, int, str, str, int, int]]
+    # (path, first line, last line, name, qualname, failing tests running it, passing ones,
+    # then the same for its most suspicious line: line, failing tests, passing tests)
+    functions: list[tuple[str, int, int, str, str, int, int, int, int, int]]
     note: str
 
 
@@ -19085,6 +19097,7 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
     import math
 
     counts: dict[tuple, list[int]] = {}
+    lines: dict[tuple, list[int]] = {}
     failed = passed = others = 0
     for trace in traces:
         table = [tuple(f) for f in trace["functions"]]
@@ -19096,11 +19109,16 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
             if outcome not in ("failed", "passed"):
                 continue
             failed, passed = failed + (outcome == "failed"), passed + (outcome == "passed")
+            side = outcome == "passed"
             for index in test.get("functions", ()):
-                tally = counts.setdefault(table[index], [0, 0])
-                tally[outcome == "passed"] += 1
-    functions = sorted(((*key, ef, ep) for key, (ef, ep) in counts.items() if ef),
-                       key=lambda f: (-f[5] / math.sqrt(f[5] + f[6]), f[0], f[1]))
+                counts.setdefault(table[index], [0, 0])[side] += 1
+            pairs = test.get("lines", ())
+            for index, number in zip(pairs[::2], pairs[1::2], strict=True):
+                lines.setdefault((table[index], number), [0, 0])[side] += 1
+    best = _most_suspicious_lines(lines)
+    functions = [(*key, ef, ep, *best.get(key, (0, ef, ep)))
+                 for key, (ef, ep) in counts.items() if ef]
+    functions.sort(key=lambda f: (-f[8] / math.sqrt(f[8] + f[9]), f[0], f[1]))
     note = (f"--rerun: {failed} failing and {passed} passing test"
             f"{'s' if passed != 1 else ''} traced in {seconds:.1f} s" + (
                 f" ({others} other failing test{'s' if others != 1 else ''} left out)"
@@ -19110,6 +19128,21 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
                 f"{'s' if passed != 1 else ''} passed): no coverage to rank by")
     return Coverage(failed=failed, passed=passed,
                     functions=functions[:SUSPECT_RERUN_MAX_FUNCTIONS], note=note)
+
+
+def _most_suspicious_lines(lines: dict[tuple, list[int]]) -> dict[tuple, tuple[int, int, int]]:
+    """Per function, its line the failing tests run most apart from the passing ones:
+    (line, failing tests running it, passing ones), by Ochiai, the earliest of equals."""
+    best: dict[tuple, tuple[int, int, int]] = {}
+    for (key, number), (ef, ep) in lines.items():
+        if not ef:
+            continue
+        known = best.get(key)
+        value = ef * ef / (ef + ep)    # Ochiai squared, times all failed: the same order
+        if known is None or (value, -number) > (known[1] ** 2 / (known[1] + known[2]),
+                                                -known[0]):
+            best[key] = (number, ef, ep)
+    return best
 
 
 def rank_suspects(env: Env, db: Database | None, failure: Failure,
