@@ -17824,9 +17824,10 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 #           by how near it is in the call graph to the frames and the test
 #   lesson  the lesson risk recorded on it
 #   name    the failure message names it (a name shared by n symbols counts 1/n)
-#   coverage  (--rerun) the failing test ran it when run again under a tracer and
-#           the passing tests of its file did not (the Ochiai measure); after a
-#           re-run the other signals count times 0.1 + this value
+#   coverage  (--rerun) the failing test ran its lines when run again under a tracer
+#           and the passing tests of its file did not (the Ochiai measure of its
+#           most suspicious line); after a re-run the other signals count times
+#           0.1 + this value
 # Symbols in test files are kept but scaled down: a failing test usually
 # points at the code under test. Frames in files outside the root, or in
 # installed-package folders inside it, are library frames: listed, never read.
@@ -18286,9 +18287,10 @@ class _Ranking:
     # a traced re-run
 
     def add_coverage(self, coverage: Coverage) -> None:
-        """The Ochiai measure of each function the re-run's failing tests called:
-        failed(f) / sqrt(all failed x (failed(f) + passed(f))), 1 for a function only
-        the failing tests ran, lower the more passing tests ran it too."""
+        """The Ochiai measure of each function the re-run's failing tests called, at
+        its most suspicious line: failed(l) / sqrt(all failed x (failed(l) +
+        passed(l))), 1 for a line only the failing tests ran, lower the more passing
+        tests ran it too."""
         import math
 
         self.notes.append(coverage.note)
@@ -19367,8 +19369,8 @@ def register_suspect_commands(sub: argparse._SubParsersAction,
     parser.add_argument("--rerun", action="store_true",
                         help="run the stored pytest command again, in this directory and "
                              "environment, with the failing tests' files and a tracer, and "
-                             "rank by which functions the failing tests ran and the passing "
-                             "ones did not (only pytest runs; the command is the stored one)")
+                             "rank by which lines the failing tests ran and the passing ones "
+                             "did not (only pytest runs; the command is the stored one)")
     parser.add_argument("--rerun-timeout", type=float, default=SUSPECT_RERUN_TIMEOUT,
                         metavar="SECONDS", help="stop the re-run after this long (default "
                         f"{SUSPECT_RERUN_TIMEOUT:g}); the ranking then goes without it")

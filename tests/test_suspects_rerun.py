@@ -5,7 +5,7 @@ each rule registers itself in a dict by a decorator and `price` calls it
 through the dict, so no call of the faulty rule (bulk_price) is written
 anywhere and the graph cannot reach it from the test. Its tests run with a
 real pytest through `ctxkit run`; `suspects --rerun` runs the stored command
-again (a real subprocess) and ranks by which functions the failing test ran
+again (a real subprocess) and ranks by which lines the failing test ran
 and the passing tests of its file did not.
 """
 
