@@ -279,6 +279,36 @@ def test_one_worker_and_many_give_the_same_graph(cli):
     assert rows(cli, EDGES) == edges
 
 
+def test_the_parent_resolves_beside_its_workers(cli, monkeypatch, tmp_path):
+    """With room in the memory budget for one copy of the parent, one worker is forked
+    and the parent resolves chunks too (it used to fork that one worker and wait, so a
+    parent over half the budget resolved alone); the edges are one process's."""
+    count = 24
+    for i in range(count):
+        write(cli.root, f"pkg/m{i}.py", f"from pkg.m{(i + 1) % count} import f{(i + 1) % count}"
+              f"\n\n\nclass C{i}:\n    def run(self):\n        return self.step()\n\n"
+              f"    def step(self):\n        return f{i}()\n\n\ndef f{i}():\n"
+              f"    return f{(i + 1) % count}()\n")
+    index(cli, "--jobs", "1")
+    edges = rows(cli, EDGES)
+    (cli.root / ".ctxkit" / "ctxkit.db").unlink()
+    pids = tmp_path / "pids"
+    original = ctxkit._resolve_chunk
+
+    def noting(files):
+        with open(pids, "a") as handle:
+            handle.write(f"{os.getpid()}\n")
+        return original(files)
+    noting.__module__, noting.__qualname__ = "ctxkit", "_resolve_chunk"  # pickled by name
+    monkeypatch.setattr(ctxkit, "_resolve_chunk", noting)
+    monkeypatch.setattr(ctxkit, "GRAPH_PARALLEL_RESOLVE_FILES", 10)
+    monkeypatch.setattr(ctxkit, "_resident_bytes", lambda: ctxkit.GRAPH_RESOLVE_BUDGET)
+    index(cli, "--full", "--jobs", "2")
+    seen = set(pids.read_text().split()) if pids.exists() else set()
+    assert str(os.getpid()) in seen and len(seen) == 2, seen
+    assert rows(cli, EDGES) == edges
+
+
 # --- interrupted runs ---------------------------------------------------------------
 
 

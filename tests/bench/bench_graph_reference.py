@@ -89,14 +89,25 @@ TARGETS = {"python": (0.98, 0.95), "typescript": (0.98, 0.95), "go": (0.98, 0.95
 TUNED = """
 python click pypi click==8.1.7
 python flask pypi flask==3.0.3
+python h11 pypi h11==0.14.0
+python markdown-it-py pypi markdown-it-py==3.0.0
+python tomlkit pypi tomlkit==0.13.2
 typescript mobx npm mobx@7.1.3
 typescript immer npm immer@11.2.13
 typescript zod npm zod@4.6.7
+typescript router-core npm @tanstack/router-core@1.171.39
+typescript form-core npm @tanstack/form-core@1.33.5
+typescript trpc-client npm @trpc/client@11.25.2
 go cobra deb golang-github-spf13-cobra-dev github.com/spf13/cobra golang-github-spf13-pflag-dev \\
     golang-github-cpuguy83-go-md2man-v2-dev golang-github-russross-blackfriday-v2-dev \\
     golang-gopkg-yaml.v3-dev
 go pflag deb golang-github-spf13-pflag-dev github.com/spf13/pflag
 go toml deb golang-github-burntsushi-toml-dev github.com/BurntSushi/toml
+go hcl deb golang-github-hashicorp-hcl-dev github.com/hashicorp/hcl \\
+    golang-github-davecgh-go-spew-dev
+go kong deb golang-github-alecthomas-kong-dev github.com/alecthomas/kong \\
+    golang-github-alecthomas-assert-dev golang-github-alecthomas-repr-dev
+go go-cmp deb golang-github-google-go-cmp-dev github.com/google/go-cmp
 c lz4 pypi lz4==4.3.3
 cpp double-conversion pypi ujson==5.10.0 deps/double-conversion
 java javapoet git square/javapoet@b9017a9503b76e11b4ad4c1a9f050e2d29112cb0 src/main/java
