@@ -137,9 +137,10 @@ class Ambiguous(CtxkitError):
 # =============================================================================
 # Agents run these before every edit or after every loud command, so Python's
 # start-up is most of what they cost. When ctxkit is the program being run,
-# run_fast_path() at the end of this section answers exactly these calls
-# before the rest of the module (argparse, pathlib, contextlib, the sections'
-# own set-up) is even executed, and anything else returns to the full CLI.
+# answer_fast() answers exactly these calls, each as soon as the code it needs
+# is defined (query and the hook before search's sub-sections, search after
+# them), before the rest of the module (argparse, pathlib, contextlib, the
+# sections' own set-up) is even executed; anything else returns to the full CLI.
 # The functions here are THE implementations of these reads, each under a
 # sub-banner naming the section that owns it (Core, Graph, Lessons, Output
 # store, Snapshots and hooks); those sections call them too. They need only
@@ -205,8 +206,11 @@ SQL_SYMBOLS_OF_PROJECT = f"SELECT {SQL_SYMBOL_COLUMNS} FROM lesson_symbols WHERE
 SQL_LESSON_COLUMNS = ("id, symbol_id, type, lesson, detail, session_id, status, created_at, "
                       "code_hash")
 LESSON_KEYS = tuple(SQL_LESSON_COLUMNS.split(", "))
+# A symbol's lessons through lessons_symbol (symbol_id, created_at, id): in order, only
+# its own. The unary + keeps SQLite's planner, which has no statistics, from walking
+# every lesson of the project through lessons_recent (project, created_at) instead.
 SQL_LESSONS_OF_SYMBOL = (f"SELECT {SQL_LESSON_COLUMNS} FROM lessons "
-                         f"WHERE project = ? AND symbol_id = ? ORDER BY created_at, id")
+                         f"WHERE +project = ? AND symbol_id = ? ORDER BY created_at, id")
 
 
 # --- Core: root, database and project discovery, --file identity, file state -
@@ -224,11 +228,11 @@ def root_of(start: str) -> str:
         candidate = parent
 
 
-class Place(collections.namedtuple("Place", "root cwd db_path project")):
-    """Where a command runs, as strings: the root, the working folder, the database
-    file and the project. The read path takes it; every Env carries one."""
-
-    __slots__ = ()
+# Records of the read path are bare namedtuples, their docstrings set after: a subclass
+# only to hold a docstring would cost the start-up another class (DESIGN.md, "Start-up").
+Place = collections.namedtuple("Place", "root cwd db_path project")
+Place.__doc__ = """Where a command runs, as strings: the root, the working folder, the
+database file and the project. The read path takes it; every Env carries one."""
 
 
 def env_paths(db: str | None, project: str | None, cwd: str | None) -> Place:
@@ -868,10 +872,9 @@ def split_symbol(db: Database | None, place: Place, symbol: str,
 # --- Snapshots and hooks: the lines an edit touches, the lessons at risk -----
 
 
-class EditSpan(collections.namedtuple("EditSpan", "path first last")):
-    """Lines ``first..last`` of ``path`` (as the agent named it) that an edit touches."""
-
-    __slots__ = ()
+EditSpan = collections.namedtuple("EditSpan", "path first last")
+EditSpan.__doc__ = """Lines ``first..last`` of ``path`` (as the agent named it) that an edit
+touches."""
 
 
 def _read_text(path: str) -> str | None:
@@ -1125,6 +1128,228 @@ def hook_answer(agent: str, event: str, context: str = "", **fields: Any) -> dic
         specific["additionalContext"] = context
     specific.update(fields)
     return {"hookSpecificOutput": specific}
+
+
+# --- Read path: the fast path itself (argv, the read-only opener, dispatch) --
+
+_FAST_GLOBAL_VALUES = {"--db": "db", "-p": "project", "--project": "project"}
+_FAST_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet"}
+_FAST_COMMAND_VALUES = {"query": {"--file": "file"}, "hook": {"--agent": "agent"},
+                        "search": {"--handle": "handle", "--limit": "limit",
+                                   "--context": "context"}}
+_FAST_COMMAND_FLAGS = {"query": {"--inject": "inject"}, "hook": {}, "search": {"--json": "json"}}
+
+
+class _SlowPath(Exception):
+    """The call is not one the fast path answers: the full CLI runs it instead."""
+
+
+ArgvScan = collections.namedtuple("ArgvScan", "command words options json quiet")
+
+
+def scan_argv(argv: Sequence[str]) -> ArgvScan:
+    """THE reading of argv before argparse, for both entries: main() builds only the
+    parser of ``command`` and reports errors as ``json`` and ``quiet`` say until
+    the parser has read the options, and run_fast_path() answers from ``words``
+    and ``options``.
+
+    ``command`` is the command word (global options may come first), None
+    before any -h, --help, --version or --. ``words`` is None when the call
+    uses anything the fast path leaves to argparse: another command, an
+    unknown, repeated, abbreviated or attached option (-pNAME), a value that
+    looks like an option, ``--``, help or version. ``json``: ``--json`` spelled
+    out before any ``--``; ``quiet``: ``-q`` or ``--quiet`` anywhere.
+    """
+    command, words, options, fast = None, [], {}, True
+    tokens = list(argv)
+    end = tokens.index("--") if "--" in tokens else len(tokens)
+    as_json, quiet = "--json" in tokens[:end], "-q" in tokens or "--quiet" in tokens
+    while tokens and (fast or command is None):
+        token = tokens.pop(0)
+        values = {**_FAST_GLOBAL_VALUES, **_FAST_COMMAND_VALUES.get(command, {})}
+        flags = {**_FAST_GLOBAL_FLAGS, **_FAST_COMMAND_FLAGS.get(command, {})}
+        option, value = token, None
+        if token.startswith("--") and "=" in token:
+            option, value = token.split("=", 1)
+            if option not in values:
+                fast = False
+                continue
+        if option in values:
+            if value is None:
+                if not tokens:
+                    fast = False
+                    continue
+                value = tokens.pop(0)
+            if value.startswith("-") or values[option] in options:
+                fast = False
+            options[values[option]] = value
+        elif token in flags:
+            fast = fast and flags[token] not in options
+            options[flags[token]] = True
+        elif token.startswith("-"):
+            fast = False
+            if command is None and token in ("-h", "--help", "--version", "--"):
+                break
+        else:
+            if command is None:
+                command = token
+                fast = fast and token in _FAST_COMMAND_VALUES
+            words.append(token)
+    return ArgvScan(command, words if fast else None, options, as_json, quiet)
+
+
+class _ReadDb:
+    """Just enough of Database for the read functions above: ``query`` on a connection,
+    and the code on disk without a parser (a changed file sends the call to the full CLI).
+
+    Used as ``with _fast_db(...) as db``, which closes the connection.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, root: str):
+        self.conn = conn
+        self.code = CodeOnDisk(root)
+
+    def __enter__(self) -> _ReadDb:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.conn.close()
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, params).fetchall()
+
+
+def _fast_db(path: str, root: str) -> _ReadDb:
+    """The database, only when open_db(create=False) would open it with nothing to do.
+
+    A missing, foreign, not-private, not-WAL or other-version file goes to the
+    full CLI, which creates nothing, explains, tightens or migrates as it does.
+    """
+    state, mode, _ = db_file_state(path)
+    if state != "sqlite" or mode & 0o077:
+        raise _SlowPath(path)
+    for suffix in ("-wal", "-shm"):  # a loose companion: the full CLI tightens it
+        try:
+            if os.stat(path + suffix).st_mode & 0o077:
+                raise _SlowPath(path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            raise _SlowPath(path) from None
+    old_umask = os.umask(0o077)  # the -shm file stays private, as open_db makes it
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    finally:
+        os.umask(old_umask)
+    conn.row_factory = sqlite3.Row
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    except BaseException:
+        conn.close()
+        raise
+    if version != SCHEMA_VERSION or str(mode).lower() != "wal":
+        conn.close()
+        raise _SlowPath(path)
+    return _ReadDb(conn, root)
+
+
+def _fast_query(options: dict[str, Any], symbol: str) -> str:
+    """`query SYMBOL [--file F] --inject`: the inject text, as cmd_query prints it."""
+    if not options.get("inject") or not symbol.strip():
+        raise _SlowPath("query")
+    place = env_paths(options.get("db"), options.get("project"), None)
+    with _fast_db(place.db_path, place.root) as db:
+        name, file = split_symbol(db, place, symbol, options.get("file"))
+        return inject_text(lesson_symbols(db, place.project, name, file))
+
+
+def _fast_hook(options: dict[str, Any], event: str) -> str:
+    """`hook [--agent A] pre-tool-use` for an edit tool: the JSON answer, or ""."""
+    if hook_event(event) != "pre-tool-use" or \
+            options.get("agent", "claude") not in HOOK_AGENTS or sys.stdin is None or \
+            sys.stdin.isatty():
+        raise _SlowPath("hook")
+    import io
+
+    data = sys.stdin.buffer.read()
+    encoding, errors = sys.stdin.encoding, sys.stdin.errors
+
+    def replay() -> io.TextIOWrapper:  # stdin as it was, for the full CLI to read
+        return io.TextIOWrapper(io.BytesIO(data), encoding=encoding, errors=errors,
+                                newline=None if os.name == "nt" else "\n")
+
+    sys.stdin = replay()
+    try:
+        payload = read_hook_payload(replay())
+    except HookInputError:
+        raise _SlowPath("hook") from None
+    tool, tool_input = str(payload.get("tool_name") or ""), payload.get("tool_input")
+    if tool not in EDIT_TOOLS or not isinstance(tool_input, dict):
+        raise _SlowPath("hook")
+    agent = options.get("agent") or detect_agent(payload)
+    place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
+    with _fast_db(place.db_path, place.root) as db:
+        context = pre_edit_context(db, place, tool, tool_input)
+    if not context:
+        return ""
+    import json  # ASCII JSON, as cmd_hook writes it
+    return json.dumps(hook_answer(agent, "pre-tool-use", context)) + "\n"
+
+
+_FAST_COMMANDS = {"query": _fast_query, "hook": _fast_hook}   # search's comes below
+
+
+def run_fast_path(argv: Sequence[str], commands: Iterable[str]) -> int | None:
+    """Answer `query SYMBOL --inject`, the pre-edit hook or `search QUERY`, when the call
+    is one of ``commands`` (of _FAST_COMMANDS); None: the full CLI must run.
+
+    Output is written only once the whole answer is known, so falling back
+    (for anything unusual, including every error) never leaves half an answer.
+    """
+    if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
+        return None
+    scan = scan_argv(argv)
+    if scan.command not in commands:
+        return None
+    hook = scan.command == "hook"
+    if hook:
+        start_hook_deadline()  # also over the full CLI, should this call fall back to it
+    try:
+        if scan.words is None or len(scan.words) != 2:
+            raise _SlowPath(str(scan.command))
+        text = _FAST_COMMANDS[scan.command](scan.options, scan.words[1])
+    except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
+        return None
+    try:
+        if hook:
+            write_hook_answer(text)
+        elif text:
+            sys.stdout.write(text)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        pass  # the reader went away, as main() takes it: exit 0 all the same
+    return EXIT_OK
+
+
+_PROGRAM = os.path.basename((getattr(sys, "argv", None) or [""])[0])
+_AS_PROGRAM = __name__ == "__main__" or _PROGRAM == "ctxkit"   # or the console script
+
+
+def answer_fast(commands: tuple[str, ...]) -> None:
+    """When ctxkit is the program and its command is one of ``commands``, answer it on the
+    fast path and exit, without finalizing the interpreter: nothing of ours is left open
+    (output flushed, database closed), and tearing the whole unmarshalled module down
+    would cost a tenth of the call (DESIGN.md "Start-up and the fast path")."""
+    status = run_fast_path(sys.argv[1:], commands) if _AS_PROGRAM else None
+    if status is not None:
+        os._exit(status)
+
+
+# `query --inject` and the pre-edit hook are answered here, before the search code
+# below is even defined: defining its classes alone costs them a percent of the call.
+answer_fast(("query", "hook"))
 
 
 # --- Output store: `search`, answered before the heavy imports ---------------
@@ -3181,172 +3406,7 @@ def search_stat_counts(result: dict[str, Any]) -> dict[str, int]:
             "searches_without_hits": int(not result["hits"]), "bytes_returned": returned}
 
 
-
-# --- Read path: the fast path itself (argv, the read-only opener, dispatch) --
-
-_FAST_GLOBAL_VALUES = {"--db": "db", "-p": "project", "--project": "project"}
-_FAST_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet"}
-_FAST_COMMAND_VALUES = {"query": {"--file": "file"}, "hook": {"--agent": "agent"},
-                        "search": {"--handle": "handle", "--limit": "limit",
-                                   "--context": "context"}}
-_FAST_COMMAND_FLAGS = {"query": {"--inject": "inject"}, "hook": {}, "search": {"--json": "json"}}
-
-
-class _SlowPath(Exception):
-    """The call is not one the fast path answers: the full CLI runs it instead."""
-
-
-ArgvScan = collections.namedtuple("ArgvScan", "command words options json quiet")
-
-
-def scan_argv(argv: Sequence[str]) -> ArgvScan:
-    """THE reading of argv before argparse, for both entries: main() builds only the
-    parser of ``command`` and reports errors as ``json`` and ``quiet`` say until
-    the parser has read the options, and run_fast_path() answers from ``words``
-    and ``options``.
-
-    ``command`` is the command word (global options may come first), None
-    before any -h, --help, --version or --. ``words`` is None when the call
-    uses anything the fast path leaves to argparse: another command, an
-    unknown, repeated, abbreviated or attached option (-pNAME), a value that
-    looks like an option, ``--``, help or version. ``json``: ``--json`` spelled
-    out before any ``--``; ``quiet``: ``-q`` or ``--quiet`` anywhere.
-    """
-    command, words, options, fast = None, [], {}, True
-    tokens = list(argv)
-    end = tokens.index("--") if "--" in tokens else len(tokens)
-    as_json, quiet = "--json" in tokens[:end], "-q" in tokens or "--quiet" in tokens
-    while tokens and (fast or command is None):
-        token = tokens.pop(0)
-        values = {**_FAST_GLOBAL_VALUES, **_FAST_COMMAND_VALUES.get(command, {})}
-        flags = {**_FAST_GLOBAL_FLAGS, **_FAST_COMMAND_FLAGS.get(command, {})}
-        option, value = token, None
-        if token.startswith("--") and "=" in token:
-            option, value = token.split("=", 1)
-            if option not in values:
-                fast = False
-                continue
-        if option in values:
-            if value is None:
-                if not tokens:
-                    fast = False
-                    continue
-                value = tokens.pop(0)
-            if value.startswith("-") or values[option] in options:
-                fast = False
-            options[values[option]] = value
-        elif token in flags:
-            fast = fast and flags[token] not in options
-            options[flags[token]] = True
-        elif token.startswith("-"):
-            fast = False
-            if command is None and token in ("-h", "--help", "--version", "--"):
-                break
-        else:
-            if command is None:
-                command = token
-                fast = fast and token in _FAST_COMMAND_VALUES
-            words.append(token)
-    return ArgvScan(command, words if fast else None, options, as_json, quiet)
-
-
-class _ReadDb:
-    """Just enough of Database for the read functions above: ``query`` on a connection,
-    and the code on disk without a parser (a changed file sends the call to the full CLI).
-
-    Used as ``with _fast_db(...) as db``, which closes the connection.
-    """
-
-    def __init__(self, conn: sqlite3.Connection, root: str):
-        self.conn = conn
-        self.code = CodeOnDisk(root)
-
-    def __enter__(self) -> _ReadDb:
-        return self
-
-    def __exit__(self, *_: Any) -> None:
-        self.conn.close()
-
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        return self.conn.execute(sql, params).fetchall()
-
-
-def _fast_db(path: str, root: str) -> _ReadDb:
-    """The database, only when open_db(create=False) would open it with nothing to do.
-
-    A missing, foreign, not-private, not-WAL or other-version file goes to the
-    full CLI, which creates nothing, explains, tightens or migrates as it does.
-    """
-    state, mode, _ = db_file_state(path)
-    if state != "sqlite" or mode & 0o077:
-        raise _SlowPath(path)
-    for suffix in ("-wal", "-shm"):  # a loose companion: the full CLI tightens it
-        try:
-            if os.stat(path + suffix).st_mode & 0o077:
-                raise _SlowPath(path)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            raise _SlowPath(path) from None
-    old_umask = os.umask(0o077)  # the -shm file stays private, as open_db makes it
-    try:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    finally:
-        os.umask(old_umask)
-    conn.row_factory = sqlite3.Row
-    try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-    except BaseException:
-        conn.close()
-        raise
-    if version != SCHEMA_VERSION or str(mode).lower() != "wal":
-        conn.close()
-        raise _SlowPath(path)
-    return _ReadDb(conn, root)
-
-
-def _fast_query(options: dict[str, Any], symbol: str) -> str:
-    """`query SYMBOL [--file F] --inject`: the inject text, as cmd_query prints it."""
-    if not options.get("inject") or not symbol.strip():
-        raise _SlowPath("query")
-    place = env_paths(options.get("db"), options.get("project"), None)
-    with _fast_db(place.db_path, place.root) as db:
-        name, file = split_symbol(db, place, symbol, options.get("file"))
-        return inject_text(lesson_symbols(db, place.project, name, file))
-
-
-def _fast_hook(options: dict[str, Any], event: str) -> str:
-    """`hook [--agent A] pre-tool-use` for an edit tool: the JSON answer, or ""."""
-    if hook_event(event) != "pre-tool-use" or \
-            options.get("agent", "claude") not in HOOK_AGENTS or sys.stdin is None or \
-            sys.stdin.isatty():
-        raise _SlowPath("hook")
-    import io
-
-    data = sys.stdin.buffer.read()
-    encoding, errors = sys.stdin.encoding, sys.stdin.errors
-
-    def replay() -> io.TextIOWrapper:  # stdin as it was, for the full CLI to read
-        return io.TextIOWrapper(io.BytesIO(data), encoding=encoding, errors=errors,
-                                newline=None if os.name == "nt" else "\n")
-
-    sys.stdin = replay()
-    try:
-        payload = read_hook_payload(replay())
-    except HookInputError:
-        raise _SlowPath("hook") from None
-    tool, tool_input = str(payload.get("tool_name") or ""), payload.get("tool_input")
-    if tool not in EDIT_TOOLS or not isinstance(tool_input, dict):
-        raise _SlowPath("hook")
-    agent = options.get("agent") or detect_agent(payload)
-    place = env_paths(options.get("db"), options.get("project"), hook_cwd(payload))
-    with _fast_db(place.db_path, place.root) as db:
-        context = pre_edit_context(db, place, tool, tool_input)
-    if not context:
-        return ""
-    import json  # ASCII JSON, as cmd_hook writes it
-    return json.dumps(hook_answer(agent, "pre-tool-use", context)) + "\n"
+# --- Read path: search, answered once its section above is defined -----------
 
 
 def _fast_search(options: dict[str, Any], query: str) -> str:
@@ -3375,48 +3435,8 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
     return render_hits(result) + "\n"
 
 
-_FAST_COMMANDS = {"query": _fast_query, "hook": _fast_hook, "search": _fast_search}
-
-
-def run_fast_path(argv: Sequence[str]) -> int | None:
-    """Answer `query SYMBOL --inject`, the pre-edit hook or `search QUERY`; None: the full
-    CLI must run.
-
-    Output is written only once the whole answer is known, so falling back
-    (for anything unusual, including every error) never leaves half an answer.
-    """
-    if sys.stdout is None or sys.stderr is None:  # closed streams: main() explains
-        return None
-    scan = scan_argv(argv)
-    hook = scan.command == "hook"
-    if hook:
-        start_hook_deadline()  # also over the full CLI, should this call fall back to it
-    try:
-        if scan.words is None or len(scan.words) != 2:
-            raise _SlowPath(str(scan.command))
-        text = _FAST_COMMANDS[scan.command](scan.options, scan.words[1])
-    except Exception:  # noqa: BLE001 - _SlowPath, or an error the full CLI reports its own way
-        return None
-    try:
-        if hook:
-            write_hook_answer(text)
-        elif text:
-            sys.stdout.write(text)
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:
-        pass  # the reader went away, as main() takes it: exit 0 all the same
-    return EXIT_OK
-
-
-_PROGRAM = os.path.basename((getattr(sys, "argv", None) or [""])[0])
-if __name__ == "__main__" or _PROGRAM == "ctxkit":  # run, or imported by the console script
-    _FAST_STATUS = run_fast_path(sys.argv[1:])
-    if _FAST_STATUS is not None:
-        # Exit without finalizing the interpreter: nothing of ours is left open
-        # (output flushed, database closed), and tearing down the whole
-        # unmarshalled module costs a tenth of the call (DESIGN.md "Start-up and the fast path").
-        os._exit(_FAST_STATUS)
+_FAST_COMMANDS["search"] = _fast_search
+answer_fast(("search",))
 
 
 if _GC_WAS_ENABLED:  # the full CLI (or a program importing ctxkit) collects as usual
@@ -5615,7 +5635,7 @@ class Language(Record):
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
         "class_fields", "element_callbacks", "same_container", "casts",
-        "callback_types",
+        "callback_types", "free_globals", "indexed_access",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5632,6 +5652,7 @@ class Language(Record):
         "dynamic_types": frozenset(), "overloads": False, "class_names": (),
         "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
         "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
+        "free_globals": False, "indexed_access": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5656,6 +5677,11 @@ class Language(Record):
     class_fields: bool          # a name a class body assigns is read on its instances too
     #                             (Python's `x = Engine()` then self.x), but not bare
     capitalized_outside: bool   # an unresolved Capitalized receiver is a class outside the index
+    free_globals: bool          # in a module (a file that imports or exports), a receiver
+    #                             name no declaration, parameter or import of the file binds
+    #                             and no definition of the family bears is a global
+    #                             outside the index (console, window, process)
+    indexed_access: bool        # T['k'] is a type: what T declares for its member k
     builtins: frozenset[str]    # bare names that are the language's own, never the index's
     skeleton: SkeletonRules | None  # None: the line-based skeleton
     return_fields: tuple[str, ...]  # the fields holding a function's return type, in order
@@ -5979,9 +6005,12 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
 
     A declared type (a parameter's or field's annotation) wins over an assigned one,
     as in the type checkers: ``atom: IAtom`` stays IAtom after ``this.atom = new Atom()``.
+    A name assigned values of different types in one scope (``with open(p) as f`` then
+    ``f = TOMLFile(p)``) has each from its line on: ``ctx["rebound"]``, read by line.
     """
     types: dict[str, dict[str, str]] = {}
     declared: set[tuple[str, str]] = set()
+    assigned: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for d in defs:
         for index, param in enumerate(d.params):
             if param["type"]:
@@ -5993,7 +6022,7 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
                         one_line(param["type"])[:300]
         if d.kind == "method" and s.language.method_types is not None:
             s.language.method_types(s, d, types, ctx)
-    for pos, var, type_text, is_declared in vartypes:
+    for pos, var, type_text, is_declared in sorted(vartypes, key=lambda v: v[0]):
         index = _enclosing(defs, starts, pos)
         if type_text.startswith("="):  # the annotated parameter it is assigned from
             params = defs[index].params if index >= 0 else []
@@ -6013,13 +6042,12 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         if is_declared:
             declared.add((scope, var))
         types.setdefault(scope, {})[var] = type_text
+        assigned.setdefault((scope, var), []).append((pos, type_text))
     result = {}
     for scope, variables in types.items():
-        cleaned = {var: text if "#" in text or text.startswith(("iter:", "item:", "await:",
-                                                                "enter:", "expr:", "unpack"))
-                   else _generic_type(text)
-                   for var, text in variables.items()}
+        cleaned = {var: _stored_type(text, s.language) for var, text in variables.items()}
         result[scope] = {var: text for var, text in cleaned.items() if text}
+    _rebound(s, assigned, declared, ctx)
     return result
 
 
@@ -6034,6 +6062,32 @@ def _generic_type(written: str) -> str:
             _GENERIC_TYPES.clear()
         found = _GENERIC_TYPES[written] = _clean_type(written, generic=True)
     return found
+
+
+def _stored_type(text: str, language: Language) -> str:
+    """A written type as the file context keeps it (a reading to do later as it is;
+    TypeScript's indexed access type ``T<A>['form']`` as ``lookup:T:form``)."""
+    if "#" in text or text.startswith(("iter:", "item:", "await:", "enter:", "expr:",
+                                       "unpack")):
+        return text
+    lookup = _indexed_access(text.strip()) if language.indexed_access else None
+    if lookup is not None:
+        return f"lookup:{_generic_type(lookup[0])}:{lookup[1]}"
+    return _generic_type(text)
+
+
+def _rebound(s: _Source, assigned: dict[tuple[str, str], list[tuple[int, str]]],
+             declared: set[tuple[str, str]], ctx: dict[str, Any]) -> None:
+    """{scope: {name: [[line, type], ...]}} of names assigned different types."""
+    newlines: list[int] | None = None
+    for (scope, var), found in assigned.items():
+        if (scope, var) in declared or len({text for _, text in found}) < 2:
+            continue
+        if newlines is None:
+            newlines = [m.start() for m in re.finditer(b"\n", s.src)]
+        ctx.setdefault("rebound", {}).setdefault(scope, {})[var] = [
+            [bisect_right(newlines, pos) + 1, _stored_type(text, s.language)]
+            for pos, text in found]
 
 
 def _may_be_function_type(written: str) -> bool:
@@ -6333,10 +6387,14 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "returned" in caps:  # return EXPR: what an undeclared result is
         returned = caps["returned"][0]
         function = _function_of(returned)
+        text = _collapse_arguments(one_line(s.text(returned)))[:200]
+        if returned.type == "object":  # return {f, g}: an object literal named in its scope
+            text = RETURNED_OBJECT
+            extra.setdefault("objects", []).append(
+                (returned.start_byte, text, _object_members(s, returned)))
         if function is not None:
             extra.setdefault("returns", []).append(
-                (function.start_byte, function.end_byte,
-                 _collapse_arguments(one_line(s.text(returned)))[:200]))
+                (function.start_byte, function.end_byte, text))
     elif "objvalue" in caps:  # const z = {...ns, f, g: h.g}: z.f() is the f it names
         if caps["objvalue"][0].parent.child_by_field_name("type") is not None:
             return  # const z: T = {...}: T is what z is
@@ -6360,6 +6418,14 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "local" in caps:
         extra.setdefault("locals", []).append((caps["local"][0].start_byte,
                                                s.text(caps["local"][0])))
+    elif "declared" in caps:  # a name a declaration or a parameter binds in the file
+        node = caps["declared"][0]
+        names = extra.setdefault("declared", set())
+        for found in [node] if node.type == "identifier" else _descendants(
+                node, ("identifier", "shorthand_property_identifier_pattern"), 8):
+            names.add(s.text(found))
+    elif "esm" in caps:  # an import or export: the file is an ES module
+        extra["esm"] = True
     elif "constraint" in caps:  # //go:build linux && !purego, above the package clause
         node = caps["constraint"][0]
         if node.parent is not None and node.parent.type == "source_file" and not any(
@@ -6843,6 +6909,19 @@ def _clean_members(text: str) -> list[tuple[str, str]]:
     return list(members.items())
 
 
+def _indexed_access(text: str) -> tuple[str, str] | None:
+    """(object type, key) of TypeScript's indexed access type ``T<A>['key']``."""
+    found = re.fullmatch(r"(.+)\[\s*(['\"])([\w$]+)\2\s*\]", text, re.S)
+    if found is None or not found.group(1).strip() or found.group(1).strip()[-1] in "|&,(":
+        return None
+    depth = 0
+    for char in found.group(1):
+        depth += (char in "<([{") - (char in ">)]}")
+        if depth < 0:
+            return None
+    return (found.group(1).strip(), found.group(3)) if depth == 0 else None
+
+
 def _builtin_container(text: str) -> str:
     """Go's built-in containers in the generic form: ``[]*T`` and ``[N]T`` ->
     ``$slice<*T>``, ``map[K]V`` -> ``$map<K, V>``, a function type ``func(x int) R`` ->
@@ -6923,9 +7002,11 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
     for key in ("package", "mods", "default", "macros", "aliases", "namespaces",
-                "underlying", "constraints"):
+                "underlying", "constraints", "esm"):
         if extra.get(key):
             ctx[key] = extra[key]
+    if extra.get("esm"):
+        ctx["declared"] = sorted(extra.get("declared", ()))
     if extra.get("all"):
         extra["exports"] = extra["all"]
     return ctx
@@ -7897,6 +7978,19 @@ OUTSIDE = "outside"  # expr_type: a type known to be outside the index
 # methods are outside the index, what they give back is unknown (Map.get gives a Node).
 
 
+RETURNED_OBJECT = "$returned"  # the name of the object literal a function returns
+
+
+class ObjectValue:
+    """What expr_type gives for an object literal (``const z = {...}``, a function's
+    ``return {f, g}``): its members are read with ``object_member(path, scope, name)``."""
+
+    __slots__ = ("path", "scope", "name")
+
+    def __init__(self, path: str, scope: str, name: str):
+        self.path, self.scope, self.name = path, scope, name
+
+
 class OutsideGeneric:
     """What expr_type gives for such a container: the types it holds, each as expr_type
     would give it (iterating a list[Page] gives a Page)."""
@@ -8348,10 +8442,14 @@ class _Resolver:
 
         A dst of None with confidence 1.0 means the call was resolved outside the
         index; with 0.0 that nothing is known. ``line`` matters only where a test
-        narrows a variable's type in that scope.
+        narrows a variable's type in that scope, a variable of the scopes is assigned
+        several types, or the name is defined more than once.
         """
-        narrowed = line and (scope in self.ctx(path).get("narrow", {}) or (
-            recv is None and (path, callee) in self.redefined_names))
+        ctx = self.ctx(path)
+        rebound = ctx.get("rebound")
+        narrowed = line and (scope in ctx.get("narrow", {}) or (
+            recv is None and (path, callee) in self.redefined_names) or rebound and any(
+            qual in rebound for qual in [*self.scope_chain(scope), ""]))
         key = (path, scope, callee, recv, line if narrowed else 0)
         found = self._calls.get(key)
         if found is None:
@@ -8407,6 +8505,8 @@ class _Resolver:
             if language.capitalized_outside and recv[:1].isupper() and \
                     _absent(self, path, recv.split(".")[0]):
                 return None, 1.0  # a class outside the index (System.out, Math)
+            if language.free_globals and self._free_global(path, scope, recv.split(".")[0]):
+                return None, 1.0  # console.error(...) in a module: the global console
         return self.guess(callee, lang, attr=True)
 
     def _resolve_bare(self, path: str, scope: str, callee: str, language: Language,
@@ -8517,13 +8617,28 @@ class _Resolver:
                 stack.extend(self.subclasses.get(sub, ()))
         return found
 
-    def _method_of(self, owner: int | tuple[int, ...], callee: str) -> tuple[int | None, float]:
-        """``callee`` on a receiver of class ``owner``, or of a union of classes."""
+    def _method_of(self, owner: Any, callee: str) -> tuple[int | None, float]:
+        """``callee`` on a receiver of class ``owner``, or of a union of classes, or on
+        an object literal."""
+        if isinstance(owner, ObjectValue):
+            target = self.object_member(owner.path, owner.scope, owner.name, callee)
+            if target is None:
+                return None, 0.0
+            return (target[1], CONF_TYPED) if target[0] == "node" else \
+                (None, 1.0 if target[0] == "external" else 0.0)
         if isinstance(owner, int):
             found = self.method_lookup(owner, callee) or self._class_attribute(owner, callee)
             return (found, CONF_TYPED) if found is not None else (None, 0.0)
         found = {self.method_lookup(cls, callee) for cls in owner} - {None}
         return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
+
+    def _free_global(self, path: str, scope: str, name: str) -> bool:
+        """``name`` is free in the ES module ``path`` (nothing in it declares, binds or
+        imports it) and no definition of the index bears it: a global of the runtime."""
+        ctx = self.ctx(path)
+        return bool(ctx.get("esm")) and name not in ctx.get("declared", ()) and \
+            self._binding_of(path, scope, name) is None and _absent(self, path, name) and \
+            name not in self.language(path).self_names
 
     def _call_on_object(self, path: str, scope: str, recv: str,
                         callee: str) -> tuple[int | None, float] | None:
@@ -8542,15 +8657,35 @@ class _Resolver:
             return target[1], CONF_EXACT
         return (None, 1.0) if target[0] == "external" else (None, 0.0)
 
-    def object_member(self, path: str, scope: str, name: str, member: str) -> tuple | None:
-        """What ``name.member`` is when ``name`` is an object literal (see expr_type for
-        targets); None when ``name`` is none or the member is not known."""
+    def _object_scope(self, path: str, scope: str, name: str) -> str | None:
+        """The scope of these scopes in which ``name`` is an object literal, if any."""
         objects = self.ctx(path).get("objects")
+        for qual in [*self.scope_chain(scope), ""] if objects else ():
+            if name in objects.get(qual, {}):
+                return qual
+        return None
+
+    def object_member(self, path: str, scope: str, name: str, member: str,
+                      depth: int = 0) -> tuple | None:
+        """What ``name.member`` is when ``name`` is an object literal (see expr_type for
+        targets), here or imported from the module that makes it; None when ``name``
+        is none or the member is not known."""
+        objects = self.ctx(path).get("objects")
+        binding = self._binding_of(path, scope, name) if not objects or not any(
+            name in objects.get(qual, {}) for qual in [*self.scope_chain(scope), ""]) else None
+        if binding is not None and binding[1] and depth < 6:  # import {validators}
+            target = self.resolve_binding(path, [binding[0], None])
+            for other in target[1] if target and target[0] == "module" else ():
+                found = self.object_member(other, "", binding[1], member, depth + 1)
+                if found is not None:
+                    return found
         for qual in [*self.scope_chain(scope), ""] if objects else ():
             members = objects.get(qual, {}).get(name)
             if members is None:
                 continue
             prefix = f"{qual}.{name}" if qual else name
+            if name == RETURNED_OBJECT:  # an unnamed literal's methods: FUNCTION.object.m
+                prefix = f"{qual}.object" if qual else "object"
             node = self.by_pq.get((path, f"{prefix}.{member}"))
             if node is not None:
                 return ("node", node)
@@ -8638,6 +8773,8 @@ class _Resolver:
         if not re.fullmatch(r"[\w$]+", text):
             return None
         found = self.variable_type(path, scope, text, line)
+        if found is None and self._object_scope(path, scope, text) is not None:
+            return ObjectValue(path, self._object_scope(path, scope, text), text)
         if found is None and language.unprefixed_fields and "." in scope:
             cls = self.enclosing_class(path, scope)  # a bare field name means this.name,
             if cls is not None:  # also in a method defined away from its class
@@ -8830,6 +8967,12 @@ class _Resolver:
             # reads the package url, yet the variable has one type in its scope: a cycle)
             return self._unless_circular(("result", path, scope, type_text),
                                          self._call_result, path, scope, *result.groups())
+        if type_text.startswith("lookup:"):  # T['form']: what T declares for its member
+            written, _, member = type_text[7:].rpartition(":")
+            owner = self.type_named(path, scope, written)
+            if isinstance(owner, int):
+                return self.field_type(owner, member)
+            return OUTSIDE if owner is OUTSIDE else None
         generic = re.fullmatch(r"([^<|]+)<(.*)>", type_text)
         if generic:  # Map<K,Node>: a class of the index, else outside or outside generic
             found = self.type_named(path, scope, generic.group(1))
@@ -9117,6 +9260,10 @@ class _Resolver:
         types = ctx.get("types", {})
         for qual in [*self.scope_chain(scope), ""]:
             found = types.get(qual, {}).get(name)
+            rebound = ctx.get("rebound", {}).get(qual, {}).get(name) if found and line else None
+            if rebound:  # assigned several types: the last assignment before the line
+                before = [text for start, text in rebound if start <= line]
+                found = before[-1] if before else found
             if found:
                 return found, path, qual
         binding = self._binding_of(path, scope, name)
@@ -9769,13 +9916,22 @@ _JS_CALLS = """
 (if_statement condition: (parenthesized_expression (binary_expression left: (string) @member
     operator: "in" right: (identifier) @var)) consequence: (_) @narrow)
 (return_statement [(call_expression) (new_expression) (identifier) (member_expression)
-    (this)] @returned)
+    (this) (object)] @returned)
 (arrow_function body: [(call_expression) (new_expression) (identifier) (member_expression)]
     @returned)
 (variable_declarator name: (identifier) @objname value: (object) @objvalue)
 (export_specifier name: (_) @exportname)
 (export_statement value: (identifier) @defaultname)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
+[(import_statement) (export_statement)] @esm
+(variable_declarator name: (_) @declared)
+(arrow_function parameter: (identifier) @declared)
+(catch_clause parameter: (_) @declared)
+(for_in_statement left: (_) @declared)
+"""
+_JS_PARAMS = """
+(formal_parameters [(identifier) (assignment_pattern) (object_pattern) (array_pattern)
+    (rest_pattern)] @declared)
 """
 _JS_FIELDS = """
 (field_definition property: [(property_identifier) (private_property_identifier)] @var
@@ -10132,10 +10288,10 @@ _JS_HOOKS: dict[str, Any] = dict(
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
     receiver_call=_js_receiver_call, method_fallback=_js_constructor_function,
-    callback_types=True)
+    callback_types=True, free_globals=True, indexed_access=True)
 JAVASCRIPT = Language(
     name="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"), fence="javascript",
-    query=_JS_DEFS + _JS_CALLS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
+    query=_JS_DEFS + _JS_CALLS + _JS_PARAMS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
 
 
 # --- Graph language: TypeScript -----------------------------------------------
@@ -10169,6 +10325,7 @@ _TS_DEFS = """
 (type_alias_declaration name: (_) @alias value: (_) @aliasvalue)
 (internal_module name: (identifier) @namespace)
 (type_parameter name: (_) @typeparam)
+[(required_parameter pattern: (_) @declared) (optional_parameter pattern: (_) @declared)]
 """
 _TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
 
@@ -10311,8 +10468,13 @@ def _go_package(r: _Resolver, spec: str) -> list[str]:
             module = r.memo["go.module"] = match.group(1) if match else ""
     if not module or not (spec == module or spec.startswith(module + "/")):
         return []
-    folder = spec[len(module) + 1:]
-    return [p for p, lang in r.lang.items() if lang == "go" and posix_parent(p) == folder]
+    files = r.memo.get(("go.package", spec))
+    if files is None:  # the files the build compiles first: their definitions are read
+        folder = spec[len(module) + 1:]
+        files = r.memo[("go.package", spec)] = sorted(
+            (p for p, lang in r.lang.items() if lang == "go" and posix_parent(p) == folder),
+            key=lambda p: not _go_built(p, r.ctx(p)))
+    return files
 
 
 def _go_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
@@ -13816,9 +13978,10 @@ SQL_OUTPUT_BY_HANDLE = "SELECT * FROM outputs WHERE project = ? AND handle = ?"
 SQL_OUTPUTS_LIST = """
 SELECT id, handle, label, command, source, status, exit_code, created_at, seconds, bytes,
        lines, redactions FROM outputs WHERE project = ? ORDER BY id DESC LIMIT ?"""
-SQL_OUTPUTS_SINCE = """
-SELECT handle, command, label, exit_code, created_at, summary FROM outputs
-WHERE project = ? AND created_at >= ? AND status != 'running' ORDER BY id"""
+SQL_OUTPUTS_NEWEST = """
+SELECT id, handle, command, label, exit_code, created_at FROM outputs
+WHERE project = ? AND status != 'running' ORDER BY id DESC"""
+SQL_OUTPUT_SUMMARY = "SELECT summary FROM outputs WHERE id = ?"
 SQL_CHUNKS_FROM = """
 SELECT line_start, line_end, cont, stderr, text FROM output_chunks
 WHERE output_id = ? AND line_end >= ? ORDER BY id"""
@@ -14874,20 +15037,44 @@ def stored_output(db: Database, env: Env, handle: str | None = None) -> dict[str
             "lines": (text for _, _, text in iter_chunk_lines(rows))}
 
 
-def outputs_since(db: Database, project: str, since_iso: str,
-                  failing_only: bool = True) -> list[dict[str, Any]]:
-    """Outputs stored since a time, with their decisive lines (for snapshots)."""
-    result = []
-    for row in db.query(SQL_OUTPUTS_SINCE, (project, since_iso)):
-        summary = json.loads(row["summary"] or "{}")
-        errors = [{"line": e["line"], "text": e["text"]} for e in summary.get("errors", [])]
-        failing = (row["exit_code"] not in (0, None)) or bool(errors)
-        if failing_only and not failing:
+def failing_outputs(db: Database, project: str,
+                    limit: int) -> tuple[list[dict[str, Any]], int]:
+    """The newest outputs of the commands whose latest run failed (for snapshots), with
+    their decisive lines as stored, and how many more there are past ``limit``.
+
+    A failure is a state, not an event: it holds until the same command (the same
+    words, or the same label when no command is known) runs again, and then the new
+    run says whether it still fails. Failed: a non-zero exit, or an unknown one
+    (stored, not run) with decisive error lines; exit 0 never is."""
+    result: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    more = 0
+    for row in db.query(SQL_OUTPUTS_NEWEST, (project,)):
+        key = " ".join(str(row["command"] or row["label"] or "").split()) or row["handle"]
+        if key in seen:
+            continue                       # an older run of a command run again since
+        seen.add(key)
+        if row["exit_code"] == 0:
+            continue
+        summary = json.loads((db.one(SQL_OUTPUT_SUMMARY, (row["id"],)) or {"summary": ""})
+                             ["summary"] or "{}")
+        errors = summary.get("errors", [])
+        if row["exit_code"] is None and not errors:
+            continue
+        if len(result) >= limit:
+            more += 1
             continue
         result.append({"handle": row["handle"], "command": row["command"],
                        "label": row["label"], "exit_code": row["exit_code"],
-                       "created_at": row["created_at"], "errors": errors})
-    return result
+                       "created_at": row["created_at"],
+                       "errors": [_decisive_line(db, row["id"], e) for e in errors]})
+    return result, more
+
+
+def _decisive_line(db: Database, output_id: int, error: dict[str, Any]) -> dict[str, Any]:
+    """A summary's error line whole, as stored (the summary clips it to fit its 2 KB)."""
+    stored = output_lines(db, output_id, error["line"], error["line"])
+    return {"line": error["line"], "text": stored[0][2] if stored else error["text"]}
 
 
 # --- run: the subprocess ------------------------------------------------------
@@ -15232,33 +15419,56 @@ def cmd_expand(args: argparse.Namespace, env: Env) -> int:
         output = _find_output(db, env, args.handle)
         total = output["lines"]
         first, last = _parse_range(args.lines) if args.lines else (1, max(total, 1))
-        if args.head is not None:
-            last = min(last, first + args.head - 1)
-        if args.tail is not None:
-            first = max(first, min(last, total) - args.tail + 1)
-        lines = _expand_lines(db, output["id"], first, last, pattern)
+        lines, cut = _expand_lines(db, output["id"], first, last, total, pattern,
+                                   args.head, args.tail)
         returned = sum(len(t.encode("utf-8", "replace")) + 1 for _, _, t in lines)
         _bump_stats(db, env.project, expansions=1, bytes_returned=returned)
     data = {"handle": output["handle"], "total_lines": total,
             "lines": [{"line": n, "stream": "stderr" if s == STDERR else "stdout", "text": t}
                       for n, s, t in lines]}
-    emit(env, data, lambda: "\n".join(f"{n:>7}  {t}" for n, _, t in lines) or
-         f"(no lines; {output['handle']} has {total} lines)")
+    if cut:
+        data["truncated"] = True
+    what = "matching lines" if pattern else "lines"
+    if cut:
+        warn(f"expand: stopped at {EXPAND_MAX_LINES:,} {what} of {output['handle']}; "
+             f"narrow it with --lines, --head or --tail")
+    emit(env, data, lambda: "\n".join(f"{n:>7}  {t}" for n, _, t in lines)
+         or f"(no {what}; {output['handle']} has {total} lines)")
     return EXIT_OK
 
 
-def _expand_lines(db: Database, output_id: int, first: int, last: int,
-                  pattern: UserRegex | None) -> list[tuple[int, int, str]]:
-    result = []
-    rows = db.execute(SQL_CHUNKS_FROM, (output_id, first))
-    for number, stream, text in iter_chunk_lines(rows):
-        if number > last:
+EXPAND_MAX_LINES = 100000     # lines one `expand` prints at most (it says when it stops)
+
+
+def _expand_lines(db: Database, output_id: int, first: int, last: int, total: int,
+                  pattern: UserRegex | None, head: int | None,
+                  tail: int | None) -> tuple[list[tuple[int, int, str]], bool]:
+    """Lines ``first..last`` (only those matching ``pattern``), then the first ``head``
+    and the last ``tail`` of them: `--grep X --head 5` is the first five matches, as
+    ``grep -m 5`` gives, never the matches among the first five lines. Also whether
+    EXPAND_MAX_LINES cut what was asked for."""
+    if pattern is None:   # every line counts: the range itself narrows, nothing past it read
+        if head is not None:
+            last = min(last, first + head - 1)
+        if tail is not None:
+            first = max(first, min(last, total) - tail + 1)
+        head = tail = None
+    lines: collections.deque = collections.deque(
+        maxlen=min(tail, EXPAND_MAX_LINES) if tail else None)
+    seen, cut = 0, False
+    for number, stream, text in iter_chunk_lines(db.execute(SQL_CHUNKS_FROM,
+                                                            (output_id, first))):
+        if number > last or (head is not None and seen >= head):
             break
-        if number >= first and (pattern is None or pattern.search(text)):
-            result.append((number, stream, text))
-            if len(result) >= 100000:
-                break
-    return result
+        if number < first or (pattern is not None and not pattern.search(text)):
+            continue
+        if tail is None and seen >= EXPAND_MAX_LINES:
+            cut = True
+            break
+        lines.append((number, stream, text))
+        seen += 1
+    cut = cut or (tail is not None and tail > EXPAND_MAX_LINES < seen)
+    return list(lines), cut
 
 
 def cmd_outputs(args: argparse.Namespace, env: Env) -> int:
@@ -15391,9 +15601,11 @@ def register_output_commands(sub: argparse._SubParsersAction,
     expand.add_argument("--lines", metavar="A-B",
                         help="only lines A to B (A-: from A to the end; A: that line)")
     expand.add_argument("--head", type=count_argument(1), metavar="N",
-                        help="only the first N lines of the range")
+                        help="only the first N lines of the range (with --grep: the "
+                             "first N matching lines)")
     expand.add_argument("--tail", type=count_argument(1), metavar="N",
-                        help="only the last N lines of the range")
+                        help="only the last N lines of the range (with --grep: the "
+                             "last N matching lines)")
     expand.add_argument("--grep", metavar="REGEX",
                         help="only lines matching REGEX (Python syntax; a match running "
                              "over 1 s on one line is stopped with an error)")
@@ -15459,7 +15671,8 @@ INSERT INTO lessons (project, symbol_id, type, lesson, detail, session_id, statu
                      created_at, code_hash, origin)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
-SQL_LATEST_TIME = "SELECT MAX(created_at) FROM lessons WHERE project = ? AND symbol_id = ?"
+# +project: through lessons_symbol, as SQL_LESSONS_OF_SYMBOL says
+SQL_LATEST_TIME = "SELECT MAX(created_at) FROM lessons WHERE +project = ? AND symbol_id = ?"
 SQL_LESSON_BY_ID = "SELECT id, symbol_id, status FROM lessons WHERE project = ? AND id = ?"
 SQL_SET_STATUS = "UPDATE lessons SET status = ? WHERE project = ? AND id = ?"
 SQL_UPDATE_COUNTERS = """
@@ -16447,10 +16660,16 @@ def modified_file_lines(env: Env, state: GitState, nodes: dict[str, list[Node]])
             for status, path in state.files]
 
 
-def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
-    """The failing outputs stored since ``since``, with handles and decisive lines."""
+SNAPSHOT_FAILING_MAX = 10    # commands listed under "Failing outputs", newest first
+
+
+def failing_output_lines(db: Database, project: str) -> list[str]:
+    """The commands whose latest run failed, newest first, with handles and decisive
+    lines: a command that failed before the previous snapshot and was not run again
+    still fails, and one that passed since is no longer listed."""
     lines = []
-    for out in outputs_since(db, project, since, failing_only=True):
+    outputs, more = failing_outputs(db, project, SNAPSHOT_FAILING_MAX)
+    for out in outputs:
         command = " ".join(str(out.get("command") or out.get("label") or "").split())[:120]
         lines.append(f"- {out['handle']} `{command}` {exit_text(out.get('exit_code'))} "
                      f"({str(out.get('created_at', ''))[:16].replace('T', ' ')})")
@@ -16460,6 +16679,9 @@ def failing_output_lines(db: Database, project: str, since: str) -> list[str]:
             lines.append(f"  - L{error.get('line')}: {text}")
         if len(errors) > 3:
             lines.append(f"  - (+{len(errors) - 3} more decisive lines in {out['handle']})")
+    if more:
+        lines.append(f"(+{more} older failing command{'s' if more != 1 else ''}; "
+                     f"`ctxkit outputs` lists them)")
     return lines
 
 
@@ -16513,7 +16735,7 @@ def build_snapshot(db: Database, env: Env, agent_text: str, source: str,
     auto: dict[str, list[str]] = note_lines(db, env.project, since)
     nodes = changed_nodes(db, env, state)
     auto["Modified files"] = modified_file_lines(env, state, nodes)
-    auto["Failing outputs"] = failing_output_lines(db, env.project, since)
+    auto["Failing outputs"] = failing_output_lines(db, env.project)
     auto["Active lessons"] = lesson_lines(db, env.project, state, nodes)
     agent = agent_sections(agent_text)
     now = _dt.datetime.now(_dt.timezone.utc)
@@ -17479,24 +17701,62 @@ _COMPOUND = r"[;&|<>`\n]|\$\("
 
 
 def claude_rules(env: Env) -> dict[str, list[str]]:
-    """The deny, ask and allow rules of every Claude Code settings file that applies."""
+    """The deny, ask and allow rules of every Claude Code settings file that applies.
+
+    Claude Code reads a project's settings in the folder it was started in, which
+    it gives hooks as $CLAUDE_PROJECT_DIR; that folder may lie below or above the
+    git root ctxkit uses (a package of a monorepo, a folder of several repos). Its
+    allow rules are the only project ones that grant; deny and ask rules are also
+    read in the git root and in every folder from the session's cwd up to it, as a
+    rule that may apply must never be missed."""
     config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or _user_home() / ".claude")
     paths = [path for folder in CLAUDE_MANAGED_SETTINGS for path in
              [folder / "managed-settings.json", *_files_in(folder / "managed-settings.d",
                                                            "*.json")]]
-    paths += [config / "settings.json", env.root / ".claude" / "settings.json",
-              env.root / ".claude" / "settings.local.json"]
+    paths.append(config / "settings.json")
+    project, others = claude_project_folders(env)
     rules: dict[str, list[str]] = {"deny": [], "ask": [], "allow": []}
-    for path in paths:
-        permissions = _json_rules_file(path).get("permissions") or {}
-        if not isinstance(permissions, dict):
-            raise RulesUnreadable(f"{path}: \"permissions\" is not an object")
-        for key, found in rules.items():
-            listed = permissions.get(key) or []
-            if not isinstance(listed, list):
-                raise RulesUnreadable(f"{path}: permissions.{key} is not a list")
-            found += [rule for rule in listed if isinstance(rule, str)]
+    for path in paths + _claude_project_settings(project):
+        _add_claude_rules(rules, path, ("deny", "ask", "allow"))
+    for folder in others:
+        for path in _claude_project_settings(folder):
+            _add_claude_rules(rules, path, ("deny", "ask"))
     return rules
+
+
+def claude_project_folders(env: Env) -> tuple[Path, list[Path]]:
+    """(the folder Claude Code reads the project settings in, the other folders whose
+    settings may apply): $CLAUDE_PROJECT_DIR, else the root; then the root and the
+    folders from the cwd up to it."""
+    named = os.environ.get("CLAUDE_PROJECT_DIR") or ""
+    project = Path(named) if named and os.path.isdir(named) else env.root
+    return project, [f for f in session_folders(env) if f != project]
+
+
+def session_folders(env: Env) -> list[Path]:
+    """The root and every folder from the session's cwd up to it: where a project's
+    agent rules may be kept (a monorepo's package has its own)."""
+    folders = [env.root]
+    folder = env.cwd
+    while folder != env.root and env.root in folder.parents:
+        folders.append(folder)
+        folder = folder.parent
+    return folders
+
+
+def _claude_project_settings(folder: Path) -> list[Path]:
+    return [folder / ".claude" / "settings.json", folder / ".claude" / "settings.local.json"]
+
+
+def _add_claude_rules(rules: dict[str, list[str]], path: Path, keys: Sequence[str]) -> None:
+    permissions = _json_rules_file(path).get("permissions") or {}
+    if not isinstance(permissions, dict):
+        raise RulesUnreadable(f"{path}: \"permissions\" is not an object")
+    for key in keys:
+        listed = permissions.get(key) or []
+        if not isinstance(listed, list):
+            raise RulesUnreadable(f"{path}: permissions.{key} is not a list")
+        rules[key] += [rule for rule in listed if isinstance(rule, str)]
 
 
 def _bash_specifier(rule: str) -> str | None:
@@ -17590,10 +17850,12 @@ CODEX_DECISIONS = {"forbidden": "deny", "prompt": "ask", "allow": "allow"}
 
 
 def codex_rules(env: Env) -> dict[str, list[Any]]:
-    """The prefix rules of ~/.codex/rules/*.rules (or $CODEX_HOME) and <root>/.codex/rules."""
+    """The prefix rules of ~/.codex/rules/*.rules (or $CODEX_HOME) and the project's
+    .codex/rules (in the root and every folder from the session's cwd up to it)."""
     home = Path(os.environ.get("CODEX_HOME") or _user_home() / ".codex")
     paths = (_files_in(home / "rules", "*.rules") + _files_in(home / "policy", "*.codexpolicy")
-             + _files_in(env.root / ".codex" / "rules", "*.rules"))
+             + [path for folder in session_folders(env)
+                for path in _files_in(folder / ".codex" / "rules", "*.rules")])
     rules: dict[str, list[Any]] = {"deny": [], "ask": [], "allow": []}
     for path in paths:
         text = _read_rules_file(path) or ""
@@ -17653,7 +17915,7 @@ def gemini_rules(env: Env) -> dict[str, list[Any]]:
     """Policy rules (policies/*.toml: user, project, system) and ``tools.exclude``."""
     home = _user_home() / ".gemini"
     rules: dict[str, list[Any]] = {"deny": [], "ask": [], "allow": []}
-    for folder in (home, env.root / ".gemini", GEMINI_SYSTEM):
+    for folder in (home, *(f / ".gemini" for f in session_folders(env)), GEMINI_SYSTEM):
         for path in _files_in(folder / "policies", "*.toml"):
             for rule in _gemini_policy(path):
                 decision = GEMINI_DECISIONS.get(str(rule.get("decision")))
@@ -18139,9 +18401,10 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 #           by how near it is in the call graph to the frames and the test
 #   lesson  the lesson risk recorded on it
 #   name    the failure message names it (a name shared by n symbols counts 1/n)
-#   coverage  (--rerun) the failing test ran it when run again under a tracer and
-#           the passing tests of its file did not (the Ochiai measure); after a
-#           re-run the other signals count times 0.1 + this value
+#   coverage  (--rerun) the failing test ran its lines when run again under a tracer
+#           and the passing tests of its file did not (the Ochiai measure of its
+#           most suspicious line); after a re-run the other signals count times
+#           0.1 + this value
 # Symbols in test files are kept but scaled down: a failing test usually
 # points at the code under test. Frames in files outside the root, or in
 # installed-package folders inside it, are library frames: listed, never read.
@@ -18601,17 +18864,20 @@ class _Ranking:
     # a traced re-run
 
     def add_coverage(self, coverage: Coverage) -> None:
-        """The Ochiai measure of each function the re-run's failing tests called:
-        failed(f) / sqrt(all failed x (failed(f) + passed(f))), 1 for a function only
-        the failing tests ran, lower the more passing tests ran it too."""
+        """The Ochiai measure of each function the re-run's failing tests called, at
+        its most suspicious line: failed(l) / sqrt(all failed x (failed(l) +
+        passed(l))), 1 for a line only the failing tests ran, lower the more passing
+        tests ran it too."""
         import math
 
         self.notes.append(coverage.note)
-        for path, first, last, name, qualname, ef, ep in coverage.functions:
-            value = ef / math.sqrt(coverage.failed * (ef + ep))
+        for path, first, last, name, qualname, ef, ep, line, lf, lp in coverage.functions:
+            value = lf / math.sqrt(coverage.failed * (lf + lp))
             why = (f"run by {ef} of {coverage.failed} failing test"
                    f"{'s' if coverage.failed != 1 else ''} and {ep} of {coverage.passed} "
                    f"passing in the re-run")
+            if line and (lf, lp) != (ef, ep):
+                why += f"; its line {line} by {lf} failing and {lp} passing"
             if not self.graph:
                 key = f"{path}:{qualname.replace('.<locals>', '')}"
                 if key not in self.suspects and name.startswith("<"):
@@ -19186,6 +19452,7 @@ _codes = {}
 _functions = []
 _tests = {}
 _current = None
+_lines = set()
 _previous = None
 _paused = 0
 
@@ -19238,7 +19505,14 @@ def _trace(frame, event, arg):
         return _resume
     if found >= 0 and not _paused:
         _current.add(found)
+        return _line
     return None
+
+
+def _line(frame, event, arg):
+    if event == "line" and _current is not None and not _paused:
+        _lines.add((_codes[frame.f_code], frame.f_lineno))
+    return _line
 
 
 def _resume(frame, event, arg):
@@ -19260,8 +19534,8 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    global _current, _previous, _paused
-    _current, _paused = set(), 0
+    global _current, _lines, _previous, _paused
+    _current, _lines, _paused = set(), set(), 0
     _previous = sys.gettrace()
     sys.settrace(_trace)
     threading.settrace(_trace)
@@ -19272,6 +19546,7 @@ def pytest_runtest_protocol(item, nextitem):
         threading.settrace(_previous)
         entry = _tests.setdefault(item.nodeid, {"outcome": "passed"})
         entry["functions"] = sorted(_current)
+        entry["lines"] = [number for pair in sorted(_lines) for number in pair]
         _current = None
 
 
@@ -19298,8 +19573,9 @@ class Coverage(Record):
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"functions": list}
     failed: int            # tests that failed in the re-run
     passed: int            # tests that passed
-    # (path, first line, last line, name, qualname, failing tests running it, passing ones)
-    functions: list[tuple[str, int, int, str, str, int, int]]
+    # (path, first line, last line, name, qualname, failing tests running it, passing ones,
+    # then the same for its most suspicious line: line, failing tests, passing tests)
+    functions: list[tuple[str, int, int, str, str, int, int, int, int, int]]
     note: str
 
 
@@ -19400,6 +19676,7 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
     import math
 
     counts: dict[tuple, list[int]] = {}
+    lines: dict[tuple, list[int]] = {}
     failed = passed = others = 0
     for trace in traces:
         table = [tuple(f) for f in trace["functions"]]
@@ -19411,11 +19688,16 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
             if outcome not in ("failed", "passed"):
                 continue
             failed, passed = failed + (outcome == "failed"), passed + (outcome == "passed")
+            side = outcome == "passed"
             for index in test.get("functions", ()):
-                tally = counts.setdefault(table[index], [0, 0])
-                tally[outcome == "passed"] += 1
-    functions = sorted(((*key, ef, ep) for key, (ef, ep) in counts.items() if ef),
-                       key=lambda f: (-f[5] / math.sqrt(f[5] + f[6]), f[0], f[1]))
+                counts.setdefault(table[index], [0, 0])[side] += 1
+            pairs = test.get("lines", ())
+            for index, number in zip(pairs[::2], pairs[1::2], strict=True):
+                lines.setdefault((table[index], number), [0, 0])[side] += 1
+    best = _most_suspicious_lines(lines)
+    functions = [(*key, ef, ep, *best.get(key, (0, ef, ep)))
+                 for key, (ef, ep) in counts.items() if ef]
+    functions.sort(key=lambda f: (-f[8] / math.sqrt(f[8] + f[9]), f[0], f[1]))
     note = (f"--rerun: {failed} failing and {passed} passing test"
             f"{'s' if passed != 1 else ''} traced in {seconds:.1f} s" + (
                 f" ({others} other failing test{'s' if others != 1 else ''} left out)"
@@ -19425,6 +19707,21 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
                 f"{'s' if passed != 1 else ''} passed): no coverage to rank by")
     return Coverage(failed=failed, passed=passed,
                     functions=functions[:SUSPECT_RERUN_MAX_FUNCTIONS], note=note)
+
+
+def _most_suspicious_lines(lines: dict[tuple, list[int]]) -> dict[tuple, tuple[int, int, int]]:
+    """Per function, its line the failing tests run most apart from the passing ones:
+    (line, failing tests running it, passing ones), by Ochiai, the earliest of equals."""
+    best: dict[tuple, tuple[int, int, int]] = {}
+    for (key, number), (ef, ep) in lines.items():
+        if not ef:
+            continue
+        known = best.get(key)
+        value = ef * ef / (ef + ep)    # Ochiai squared, times all failed: the same order
+        if known is None or (value, -number) > (known[1] ** 2 / (known[1] + known[2]),
+                                                -known[0]):
+            best[key] = (number, ef, ep)
+    return best
 
 
 def rank_suspects(env: Env, db: Database | None, failure: Failure,
@@ -19649,8 +19946,8 @@ def register_suspect_commands(sub: argparse._SubParsersAction,
     parser.add_argument("--rerun", action="store_true",
                         help="run the stored pytest command again, in this directory and "
                              "environment, with the failing tests' files and a tracer, and "
-                             "rank by which functions the failing tests ran and the passing "
-                             "ones did not (only pytest runs; the command is the stored one)")
+                             "rank by which lines the failing tests ran and the passing ones "
+                             "did not (only pytest runs; the command is the stored one)")
     parser.add_argument("--rerun-timeout", type=float, default=SUSPECT_RERUN_TIMEOUT,
                         metavar="SECONDS", help="stop the re-run after this long (default "
                         f"{SUSPECT_RERUN_TIMEOUT:g}); the ranking then goes without it")

@@ -141,9 +141,10 @@ def compiled_module():
 
 @pytest.fixture
 def root(tmp_path, monkeypatch) -> Path:
-    """An empty git repository as the ctxkit root, with no CTXKIT_* variables."""
+    """An empty git repository as the ctxkit root, with no CTXKIT_* variables (nor the
+    project folder a Claude Code session running the tests would give its hooks)."""
     for name in list(os.environ):
-        if name.startswith("CTXKIT_"):
+        if name.startswith("CTXKIT_") or name == "CLAUDE_PROJECT_DIR":
             monkeypatch.delenv(name)
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -240,6 +240,25 @@ CASES = [
     (TS, "src/queue.js:Queue.drain", {"src/queue.js:Queue.enqueue"}),
     (TS, "src/queue.js:Sink.enqueue", set()),
     (TS, "src/queue.js:Sink.drain", set()),
+    # Python: a name assigned twice holds, on each line, what it was last assigned.
+    (PY, "shop/files.py:TOMLFile.load", {"shop/files.py:round_trip"}),
+    (PY, "shop/files.py:TOMLFile.dump", {"shop/files.py:round_trip",
+                                         "shop/files.py:after_snapshot"}),
+    (PY, "shop/files.py:Snapshot.load", {"shop/files.py:after_snapshot"}),
+    (PY, "shop/files.py:Snapshot.dump", set()),
+    # TypeScript: an indexed access type T['k'] is what T declares for k; a
+    # factory's returned object literal has the literal's members; an object
+    # literal imported from another module has its own methods.
+    (TS, "src/forms.ts:FormApi.getFieldValue", {"src/forms.ts:Field.value",
+                                                "src/forms.ts:metaHelper.bump"}),
+    (TS, "src/forms.ts:metaHelper.bump", {"src/forms.ts:bumpAll"}),
+    (TS, "src/forms.ts:metaHelper.object.reset", {"src/forms.ts:bumpAll"}),
+    (TS, "src/forms.ts:Other.getFieldValue", set()),
+    (TS, "src/validators.ts:validators.validate", {"src/forms.ts:check"}),
+    (TS, "src/validators.ts:Schema.validate", set()),
+    # console in an ES module that declares no console is the runtime's global: its
+    # error is not guessed into the one method of that name.
+    (TS, "src/forms.ts:Logger.error", set()),
     # Go: methods on a named slice type, through a field and a chained call.
     (GO, "key.go:Key.String", {"key.go:MetaData.Describe", "key.go:Describe"}),
     (GO, "key.go:Key.add", {"key.go:MetaData.Describe"}),
@@ -284,8 +303,10 @@ CASES = [
     (GO, "values.go:Group.Equal", {"values.go:IndexCopied", "values.go:NewValue"}),
     # Of two definitions of one name, the one `go build` compiles here is read: the
     # !purego file, and not a _windows file.
-    (GO, "pointer_unsafe.go:pointerOf", {"pointer.go:Address"}),
-    (GO, "pointer_purego.go:pointerOf", set()),
+    (GO, "value/pointer_unsafe.go:PointerOf", {"pointer.go:Address"}),
+    (GO, "value/pointer_unsafe.go:Pointer.IsNil", {"pointer.go:Address"}),
+    (GO, "value/pointer_purego.go:PointerOf", set()),
+    (GO, "value/pointer_purego.go:Pointer.IsNil", set()),
     (GO, "console_xterm.go:consoleWidth", {"pointer.go:Width"}),
     (GO, "console_windows.go:consoleWidth", set()),
 ]

@@ -182,6 +182,19 @@ def test_inject_text_limit_with_many_symbols_and_huge_lessons():
     assert ctxkit.inject_text([{**objs[0], "risk_score": 9.99}]) == ""
 
 
+@pytest.mark.parametrize("sql", ["SQL_LESSONS_OF_SYMBOL", "SQL_LATEST_TIME"])
+def test_a_symbols_lessons_are_read_through_its_own_index(cli, sql):
+    # A symbol's lessons must come from lessons_symbol (its own rows, in order), not from
+    # a walk over every lesson of the project: with no statistics, SQLite's planner took
+    # lessons_recent (project, created_at) for "project = ? AND symbol_id = ?".
+    for number in range(30):
+        record(cli, "fail", f"f{number % 3}", f"lesson {number}", "--file", "a.py")
+    conn = sqlite3.connect(cli.db)
+    plan = conn.execute(f"EXPLAIN QUERY PLAN {getattr(ctxkit, sql)}", ("default", 1)).fetchall()
+    conn.close()
+    assert "lessons_symbol" in " ".join(str(row[-1]) for row in plan), plan
+
+
 # --- identity: files and names ------------------------------------------------------
 
 

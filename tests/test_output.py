@@ -364,6 +364,39 @@ def test_expand_options(cli):
     assert cli("expand", "o999").code == 1
 
 
+def test_expand_head_and_tail_with_grep_count_matching_lines(cli):
+    # a log whose failures all come after its first lines, as a test run's summary does
+    text = "".join(f"collected row {i}\n" for i in range(1, 301))
+    text += "".join(f"FAILED tests/t.py::test_{i} - boom\n" for i in range(1, 8))
+    handle = cli("store", "-", "--json", stdin=text).json()["handle"]
+
+    def lines(*args):
+        return [i["line"] for i in cli("expand", handle, *args, "--json").json()["lines"]]
+
+    assert lines("--grep", "FAILED", "--head", "3") == [301, 302, 303]
+    assert lines("--grep", "FAILED", "--tail", "2") == [306, 307]
+    assert lines("--grep", "FAILED", "--head", "4", "--tail", "2") == [303, 304]
+    assert lines("--grep", "FAILED", "--lines", "1-303", "--tail", "5") == [301, 302, 303]
+    assert lines("--grep", "FAILED", "--lines", "305-") == [305, 306, 307]
+    # without --grep the range narrows as before
+    assert lines("--head", "2") == [1, 2] and lines("--lines", "5-9", "--tail", "2") == [8, 9]
+    human = cli("expand", handle, "--grep", "FAILED", "--head", "1")
+    assert human.code == 0 and human.out.split() == [
+        "301", "FAILED", "tests/t.py::test_1", "-", "boom"]
+    assert "no matching lines" in cli("expand", handle, "--grep", "nothing-like-it").out
+
+
+def test_expand_says_when_it_stops_at_its_line_limit(cli, monkeypatch):
+    monkeypatch.setattr(ctxkit, "EXPAND_MAX_LINES", 50)
+    handle = cli("store", "-", "--json", stdin="row\n" * 80).json()["handle"]
+    result = cli("expand", handle, "--json")
+    assert len(result.json()["lines"]) == 50 and result.json()["truncated"] is True
+    assert "stopped at 50 lines" in result.err
+    whole = cli("expand", handle, "--lines", "1-40", "--json")
+    assert len(whole.json()["lines"]) == 40 and "truncated" not in whole.json()
+    assert whole.err == ""
+
+
 def test_purge_secure_delete_and_bytes_freed(cli):
     marker = "purgeable-content-" + "q" * 40
     handle = cli("store", "-", "--json", stdin=f"{marker}\n" * 200).json()["handle"]

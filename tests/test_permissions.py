@@ -140,6 +140,40 @@ def test_rules_are_read_from_every_settings_file(cli, project, monkeypatch, wher
     assert bash_call(cli, project, "pytest -q", permission_mode="bypassPermissions") is None
 
 
+def test_the_settings_of_the_folder_claude_code_started_in_apply(cli, project, monkeypatch):
+    # Claude Code reads .claude/ in the folder it started in ($CLAUDE_PROJECT_DIR for its
+    # hooks): here a package of a monorepo whose git root is two folders up.
+    package = project / "packages" / "app"
+    package.mkdir(parents=True)
+    claude_settings(package / ".claude" / "settings.json", {"deny": ["Bash(pytest:*)"]})
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(package))
+    call = {"permission_mode": "bypassPermissions", "cwd": str(package)}
+    assert bash_call(cli, project, "pytest -q", **call) is None
+    # the deny rule of the folder the session is in counts without the variable too
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR")
+    assert bash_call(cli, project, "pytest -q", session_id="again", **call) is None
+    # and so does one of a folder between the cwd and the root
+    claude_settings(package / ".claude" / "settings.json", {})
+    claude_settings(project / "packages" / ".claude" / "settings.local.json",
+                    {"ask": ["Bash(pytest:*)"]})
+    assert bash_call(cli, project, "pytest -q", session_id="third", **call) is None
+
+
+def test_allow_rules_grant_only_from_the_folder_claude_code_reads(cli, project, monkeypatch):
+    package = project / "packages" / "app"
+    package.mkdir(parents=True)
+    # the git root's settings allow it, but Claude Code, started in the package, never
+    # reads them: the rewrite must ask, as Claude Code would for the command itself
+    claude_settings(project / ".claude" / "settings.json", {"allow": ["Bash(pytest *)"]})
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(package))
+    answer = bash_call(cli, project, "pytest -q", permission_mode="default", cwd=str(package))
+    assert answer["permissionDecision"] == "ask" and rewritten(answer)
+    claude_settings(package / ".claude" / "settings.local.json", {"allow": ["Bash(pytest *)"]})
+    answer = bash_call(cli, project, "pytest -q", permission_mode="default", cwd=str(package),
+                       session_id="allowed")
+    assert answer["permissionDecision"] == "allow"
+
+
 @pytest.mark.parametrize("rule, command", [
     ("Bash", "pytest -q"),
     ("Bash(*)", "pytest -q"),
@@ -232,6 +266,22 @@ def test_codex_rules_in_codex_home_and_unreadable_rules(cli, project, monkeypatc
     result = hook(cli, "pre-tool-use", payload(
         "codex_pre_tool_use_bash", project, permission_mode="bypassPermissions"))
     assert (result.code, result.out) == (0, "") and "x.rules" in result.err
+
+
+def test_codex_and_gemini_rules_of_the_sessions_folder_count(cli, project):
+    # a monorepo package with rules of its own, the agent's session inside it
+    package = project / "packages" / "app"
+    codex_rules(package / ".codex" / "rules" / "pkg.rules",
+                'prefix_rule(pattern=["cargo"], decision="forbidden")\n')
+    assert bash_call(cli, project, "cargo test", agent="codex", cwd=str(package),
+                     permission_mode="bypassPermissions") is None
+    policy = package / ".gemini" / "policies" / "pkg.toml"
+    policy.parent.mkdir(parents=True)
+    policy.write_text('[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = "npm"\n'
+                      'decision = "deny"\npriority = 100\n')
+    assert bash_call(cli, project, "npm test", agent="gemini", cwd=str(package)) is None
+    # the same commands from the root, where those rules do not reach, are rewritten
+    assert rewritten(bash_call(cli, project, "npm test", agent="gemini", session_id="root"))
 
 
 # --- Gemini CLI: policy files and tools.exclude ----------------------------------------------

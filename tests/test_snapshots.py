@@ -153,18 +153,34 @@ def test_save_lists_lessons_recorded_without_a_file_for_changed_symbols(cli, pro
     assert lessons[1].startswith("- src/auth.py:AuthService.validate (risk 4.0, low)")
 
 
-def test_save_lists_failing_outputs_since_the_last_snapshot(cli, project):
+def test_save_lists_the_commands_whose_latest_run_failed(cli, project):
     cli("snapshot", "save")
-    script = ("import sys; "
+    script = ("import sys, pathlib; "
               "print('\\n'.join(f'collected line {i} of the test log' for i in range(800))); "
-              "print('FAILED tests/test_x.py::test_boom - AssertionError: boom'); sys.exit(1)")
+              "print('FAILED tests/test_x.py::test_boom_' + 'x' * 60 + ' - AssertionError: boom')"
+              "; sys.exit(int(pathlib.Path('rc').read_text()))")
+    (project / "rc").write_text("1")
     run = cli.sub("run", "--json", "--", "python3", "-c", script)
     handle = run.json()["handle"]
     cli("snapshot", "save")
     failing = section(snapshot_text(project), "Failing outputs")
     assert failing[0].startswith(f"- {handle} `python3 -c") and "exit 1" in failing[0]
-    assert any("AssertionError: boom" in line for line in failing)
-    cli("snapshot", "save")                                 # only since the last snapshot
+    # the decisive line whole, as stored, not as the 2 KB summary clipped it
+    assert any("test_boom_" + "x" * 60 + " - AssertionError: boom" in line for line in failing)
+    # a later snapshot (the pre-compact one after a save by hand) keeps a failure that
+    # nothing has fixed: the restore reads only the newest snapshot
+    assert hook_pre_compact(cli, project) == 0
+    assert section(snapshot_text(project), "Failing outputs") == failing
+    (project / "rc").write_text("0")                      # the same command passes now
+    assert cli.sub("run", "--", "python3", "-c", script).code == 0
+    cli("snapshot", "save")
+    assert section(snapshot_text(project), "Failing outputs") == []
+
+
+def test_an_output_that_exited_0_is_never_a_failing_output(cli, project):
+    script = "print('\\n'.join(['error: deprecated option, ignored'] * 900))"
+    assert cli.sub("run", "--", "python3", "-c", script).code == 0
+    cli("snapshot", "save")
     assert section(snapshot_text(project), "Failing outputs") == []
 
 

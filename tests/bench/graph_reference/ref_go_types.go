@@ -118,6 +118,12 @@ func check(dir string, files []*ast.File, imp types.Importer, out *[]site) {
 		Selections: map[*ast.SelectorExpr]*types.Selection{}}
 	conf := types.Config{Importer: imp, Error: func(error) {}, FakeImportC: true}
 	conf.Check(dir, fset, files, info)
+	collect(files, info, out)
+}
+
+// collect lists the call sites of files with what info says they run; with an empty
+// info (a file the build leaves out), every site is unknown.
+func collect(files []*ast.File, info *types.Info, out *[]site) {
 	for _, file := range files {
 		r, _ := rel(file.Pos())
 		for _, decl := range file.Decls {
@@ -169,18 +175,32 @@ func main() {
 	sort.Strings(dirs)
 	build.Default.CgoEnabled = false
 	imp := importer.ForCompiler(fset, "source", nil)
+	// The package is the files `go build` compiles on this machine (build
+	// constraints, _GOOS/_GOARCH names; cgo on): those are checked. The others
+	// (pointer_purego.go beside pointer_unsafe.go) redeclare names, so no checker
+	// reads them with the package: their call sites are listed as unknown.
+	match := build.Default
+	match.CgoEnabled = true
 	var sites []site
 	for _, d := range dirs {
 		// One check per package name in the folder: the package with its own
 		// _test.go files, and an external foo_test package apart.
 		byPkg := map[string][]*ast.File{}
+		var unbuilt []*ast.File
 		for _, r := range byDir[d] {
 			f, err := parser.ParseFile(fset, filepath.Join(root, r), nil, parser.SkipObjectResolution)
 			if err != nil && f == nil {
 				continue
 			}
+			if ok, err := match.MatchFile(filepath.Join(root, d), filepath.Base(r)); err == nil && !ok {
+				unbuilt = append(unbuilt, f)
+				continue
+			}
 			byPkg[f.Name.Name] = append(byPkg[f.Name.Name], f)
 		}
+		collect(unbuilt, &types.Info{Types: map[ast.Expr]types.TypeAndValue{},
+			Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}},
+			&sites)
 		for name, files := range byPkg {
 			check(filepath.Join(root, d)+"#"+name, files, imp, &sites)
 		}
