@@ -6030,6 +6030,10 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
                               if p["name"] == type_text[1:] and p["type"]), "")
             if not type_text:
                 continue
+        if var.startswith("self.") and index >= 0 and re.fullmatch(r"[\w$]+", type_text):
+            called = next((p["type"] for p in defs[index].params  # self.x = make(...)
+                           if p["name"] == type_text and p["type"]), "")
+            type_text = "called:" + _generic_type(called) if called else type_text
         if var.startswith("self."):  # instance attributes belong to the class
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
@@ -6068,7 +6072,7 @@ def _stored_type(text: str, language: Language) -> str:
     """A written type as the file context keeps it (a reading to do later as it is;
     TypeScript's indexed access type ``T<A>['form']`` as ``lookup:T:form``)."""
     if "#" in text or text.startswith(("iter:", "item:", "await:", "enter:", "expr:",
-                                       "unpack")):
+                                       "unpack", "called:")):
         return text
     lookup = _indexed_access(text.strip()) if language.indexed_access else None
     if lookup is not None:
@@ -6418,6 +6422,12 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "local" in caps:
         extra.setdefault("locals", []).append((caps["local"][0].start_byte,
                                                s.text(caps["local"][0])))
+    elif "typevar" in caps:  # T = TypeVar("T", bound=X): a T has X's members
+        bound = next((a.child_by_field_name("value") for a in caps["typevarargs"][0].children
+                      if a.type == "keyword_argument" and
+                      s.text(a.child_by_field_name("name")) == "bound"), None)
+        extra.setdefault("aliases", {})[s.text(caps["typevar"][0])] = \
+            _clean_type(s.text(bound), generic=True) if bound is not None else ""
     elif "declared" in caps:  # a name a declaration or a parameter binds in the file
         node = caps["declared"][0]
         names = extra.setdefault("declared", set())
@@ -8949,6 +8959,11 @@ class _Resolver:
                 return made if entered == owner else entered
             return _awaited(made) if isinstance(made, OutsideGeneric) else \
                 (made if made is OUTSIDE else None)  # ContextManager[X], Iterator[X]: an X
+        if type_text.startswith("called:"):  # self.x = param(...): what calling it gives
+            written = type_text[7:]
+            if written.startswith("type:"):  # param: type[X] made an X
+                return self.type_named(path, scope, written[5:])
+            return self._called_type(path, scope, written)
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
         if type_text.startswith("callback:"):  # a parameter of a function given to a call
@@ -9113,11 +9128,12 @@ class _Resolver:
 
     def _call_value(self, path: str, scope: str, name: str) -> Any:
         """The type of what calling the variable ``name`` gives: a Go function type's
-        result (``func(...) R``, a named ``type F func(...) R``), else as
-        _called_variable says (a class the variable holds: an instance)."""
+        result (``func(...) R``, a named ``type F func(...) R``), a ``Callable[..., R]``'s
+        R, else as _called_variable says (a class the variable holds: an instance)."""
         written, type_path, type_scope = self.variable_type(path, scope, name) or ("", "", "")
-        if written.startswith("$func<"):
-            return self.type_named(type_path, type_scope, written[6:-1])
+        made = self._called_type(type_path, type_scope, written)
+        if made is not None:
+            return made
         if written and written != name and re.fullmatch(r"[\w$.]+", written):
             found = self._unless_circular(("call value", type_path, type_scope, written),
                                           self.type_named, type_path, type_scope, written)
@@ -9125,6 +9141,16 @@ class _Resolver:
             if result is not None:
                 return result
         return self._called_variable(path, scope, name)
+
+    def _called_type(self, path: str, scope: str, written: str) -> Any:
+        """What calling a value declared ``written`` gives when its type says: a Go
+        ``func(...) R``'s R, a Python ``Callable[..., R]``'s R; else None."""
+        if written.startswith("$func<"):
+            return self.type_named(path, scope, written[6:-1])
+        made = re.fullmatch(r"(?:[\w.]+\.)?Callable<(.*)>", written)
+        if made:  # Python's Callable[[A], R]: an R
+            return self.type_named(path, scope, made.group(1).split(",")[-1])
+        return None
 
     def _func_result(self, found: Any) -> Any:
         """What calling a value of a named function type gives (``type F func(...) R``)."""
@@ -9585,12 +9611,18 @@ _PY_QUERY = f"""
 (function_definition name: (identifier) @name) @def.function
 (call function: (identifier) @callee) @call
 (call function: (attribute object: (_) @recv attribute: (identifier) @callee)) @call
+(call function: (subscript value: (identifier) @callee)) @call
+(call function: (subscript value: (attribute object: (_) @recv attribute: (identifier) @callee)))
+    @call
 [(import_statement) (import_from_statement)] @import
-(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @type))
-    @vartype
+(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)
+    (subscript)] @type)) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
-    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
-    @vartype
+    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)
+    (subscript)] @type)) @vartype
+(module (assignment left: (identifier) @typevar right: (call
+    function: [(identifier) (attribute)] @_maker arguments: (argument_list) @typevarargs)
+    (#match? @_maker "TypeVar$")))
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype

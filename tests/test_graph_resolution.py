@@ -246,6 +246,15 @@ CASES = [
                                          "shop/files.py:after_snapshot"}),
     (PY, "shop/files.py:Snapshot.load", {"shop/files.py:after_snapshot"}),
     (PY, "shop/files.py:Snapshot.dump", set()),
+    # Python: Ruler[int]() constructs a Ruler, a TypeVar bound to Node is a Node, a
+    # Callable[..., Renderer] attribute's call gives a Renderer.
+    (PY, "shop/generics.py:Ruler", {"shop/generics.py:Parser.__init__"}),
+    (PY, "shop/generics.py:Ruler.push", {"shop/generics.py:Parser.add"}),
+    (PY, "shop/generics.py:Stack.push", set()),
+    (PY, "shop/generics.py:Node.walk", {"shop/generics.py:Parser.render"}),
+    (PY, "shop/generics.py:Tree.walk", set()),
+    (PY, "shop/generics.py:Renderer.render", {"shop/generics.py:Parser.render"}),
+    (PY, "shop/generics.py:Plain.render", set()),
     # TypeScript: an indexed access type T['k'] is what T declares for k; a
     # factory's returned object literal has the literal's members; an object
     # literal imported from another module has its own methods.
