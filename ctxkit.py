@@ -9030,6 +9030,8 @@ class _Resolver:
         if (target is None or target[0] != "node") and \
                 type_text.rpartition(".")[2] in self.language(path).dynamic_types:
             return None  # x: any, x: t.Any: nothing is known, so nothing is outside either
+        if target is None and type_text in self.ctx(path).get("declared", ()):
+            return None  # x = make() of a local or a destructured parameter: unknown
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
         if self.class_like(target[1]):

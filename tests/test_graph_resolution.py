@@ -268,6 +268,8 @@ CASES = [
     # console in an ES module that declares no console is the runtime's global: its
     # error is not guessed into the one method of that name.
     (TS, "src/forms.ts:Logger.error", set()),
+    # A local's or a destructured parameter's call result is unknown, never outside.
+    (TS, "src/forms.ts:Page.reload", {"src/forms.ts:refresh"}),
     # Go: methods on a named slice type, through a field and a chained call.
     (GO, "key.go:Key.String", {"key.go:MetaData.Describe", "key.go:Describe"}),
     (GO, "key.go:Key.add", {"key.go:MetaData.Describe"}),
