@@ -5635,7 +5635,7 @@ class Language(Record):
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
         "class_fields", "element_callbacks", "same_container", "casts",
-        "callback_types", "free_globals", "indexed_access",
+        "callback_types", "free_globals", "indexed_access", "element_results",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5652,7 +5652,7 @@ class Language(Record):
         "dynamic_types": frozenset(), "overloads": False, "class_names": (),
         "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
         "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
-        "free_globals": False, "indexed_access": False,
+        "free_globals": False, "indexed_access": False, "element_results": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5708,6 +5708,9 @@ class Language(Record):
     #                             cls): calling one constructs it
     element_callbacks: frozenset[str]  # methods of the standard containers whose callback
     #                             gets an element first (xs.forEach((x) => ...): x is an X)
+    element_results: frozenset[str]  # methods of the standard containers that give one
+    #                             of the values they hold (the last type argument: a
+    #                             Map's V, a list's T): map.get(k), xs.pop(), xs.at(0)
     same_container: frozenset[str]  # methods of the standard containers that give a
     #                             container of the same elements (xs.filter(f), d.copy())
     callback_types: bool        # a function given to a call takes its parameters' types
@@ -8755,6 +8758,8 @@ class _Resolver:
             # map.get(k) on a container outside the index: unknown (what it holds, or
             # not); xs.filter(f): another container of the same elements
             if isinstance(held, OutsideGeneric):
+                if name in self.language(path).element_results and held.held:
+                    return held.held[-1]  # leases.get(k): a Lease (or undefined)
                 return held if name in self.language(path).same_container else None
             if dst is None and not head and self._is_variable(path, scope, name):
                 result = self._call_value(path, scope, name)  # f(x) of a func value
@@ -9898,6 +9903,9 @@ PYTHON = Language(
     dynamic_types=frozenset({"Any"}),
     accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
     class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
+    # list.pop, dict.get/pop/setdefault, deque.pop/popleft (typeshed's builtins.pyi,
+    # collections): a value of the container's last type argument
+    element_results=frozenset({"pop", "get", "setdefault", "popleft"}),
     casts=frozenset({"cast"}),
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
@@ -10308,6 +10316,9 @@ def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 _JS_ELEMENT_CALLBACKS = frozenset(
     "forEach map filter find findIndex findLast findLastIndex some every flatMap sort "
     "toSorted".split())
+# ... those that give one element (a Map's value): Map.get, Array's at, find, findLast,
+# pop, shift (lib.es5/es2015/es2022 declarations: `V | undefined`, `T | undefined`) ...
+_JS_ELEMENT_RESULTS = frozenset("get at find findLast pop shift".split())
 # ... and those that give an array of the same elements.
 _JS_SAME_CONTAINER = frozenset(
     "filter slice concat sort reverse toSorted toReversed toSpliced".split())
@@ -10316,6 +10327,7 @@ _JS_HOOKS: dict[str, Any] = dict(
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
     element_callbacks=_JS_ELEMENT_CALLBACKS, same_container=_JS_SAME_CONTAINER,
+    element_results=_JS_ELEMENT_RESULTS,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
     receiver_call=_js_receiver_call, method_fallback=_js_constructor_function,

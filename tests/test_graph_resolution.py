@@ -241,11 +241,12 @@ CASES = [
     (TS, "src/queue.js:Sink.enqueue", set()),
     (TS, "src/queue.js:Sink.drain", set()),
     # Python: a name assigned twice holds, on each line, what it was last assigned.
-    (PY, "shop/files.py:TOMLFile.load", {"shop/files.py:round_trip"}),
+    (PY, "shop/files.py:TOMLFile.load", {"shop/files.py:round_trip",
+                                         "shop/files.py:load_named"}),
     (PY, "shop/files.py:TOMLFile.dump", {"shop/files.py:round_trip",
                                          "shop/files.py:after_snapshot"}),
     (PY, "shop/files.py:Snapshot.load", {"shop/files.py:after_snapshot"}),
-    (PY, "shop/files.py:Snapshot.dump", set()),
+    (PY, "shop/files.py:Snapshot.dump", {"shop/files.py:load_named"}),
     # Python: Ruler[int]() constructs a Ruler, a TypeVar bound to Node is a Node, a
     # Callable[..., Renderer] attribute's call gives a Renderer.
     (PY, "shop/generics.py:Ruler", {"shop/generics.py:Parser.__init__"}),
@@ -262,7 +263,9 @@ CASES = [
                                                 "src/forms.ts:metaHelper.bump"}),
     (TS, "src/forms.ts:metaHelper.bump", {"src/forms.ts:bumpAll"}),
     (TS, "src/forms.ts:metaHelper.object.reset", {"src/forms.ts:bumpAll"}),
-    (TS, "src/forms.ts:Other.getFieldValue", set()),
+    (TS, "src/forms.ts:Other.getFieldValue", {"src/forms.ts:resetFirst"}),
+    (TS, "src/forms.ts:FormApi.reset", {"src/forms.ts:metaHelper.object.reset",
+                                        "src/forms.ts:resetFirst"}),
     (TS, "src/validators.ts:validators.validate", {"src/forms.ts:check"}),
     (TS, "src/validators.ts:Schema.validate", set()),
     # console in an ES module that declares no console is the runtime's global: its
