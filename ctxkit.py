@@ -15087,13 +15087,15 @@ def failing_outputs(db: Database, project: str,
 
     A failure is a state, not an event: it holds until the same command (the same
     words, or the same label when no command is known) runs again, and then the new
-    run says whether it still fails. Failed: a non-zero exit, or an unknown one
+    run says whether it still fails; text stored from stdin with neither is a
+    failure of its own. Failed: a non-zero exit, or an unknown one
     (stored, not run) with decisive error lines; exit 0 never is."""
     result: list[dict[str, Any]] = []
     seen: set[str] = set()
     more = 0
     for row in db.query(SQL_OUTPUTS_NEWEST, (project,)):
-        key = " ".join(str(row["command"] or row["label"] or "").split()) or row["handle"]
+        named = row["command"] or (row["label"] if row["label"] != "stdin" else "")
+        key = " ".join(str(named or "").split()) or row["handle"]
         if key in seen:
             continue                       # an older run of a command run again since
         seen.add(key)
@@ -15383,7 +15385,7 @@ def cmd_store(args: argparse.Namespace, env: Env) -> int:
     else:
         source, name = _store_source(args.file), args.file
     with source as stream, open_db(env) as db:
-        ingest = OutputIngest(env, db, label=args.label or ("hook" if name == "stdin" else name),
+        ingest = OutputIngest(env, db, label=args.label or name,
                               command=args.command or "", source="store",
                               direct_max=DIRECT_MAX_DEFAULT)
         if ingest.write_error:
@@ -15420,7 +15422,7 @@ def cmd_search(args: argparse.Namespace, env: Env) -> int:
         except CtxkitError as exc:   # an unknown handle, a database that cannot be read
             if env.json:
                 emit(env, {"query": args.query, "queries_tried": [], "status": "error",
-                           "error": str(exc), "hits": []})
+                           "error": str(exc), "exit_code": exc.exit_code, "hits": []})
                 warn(f"error: {exc}")
                 return exc.exit_code
             raise
@@ -15616,7 +15618,8 @@ def register_output_commands(sub: argparse._SubParsersAction,
                         "make 2>&1 | ctxkit store - --label make --exit-code $?")
     store.add_argument("file", nargs="?", default="-", metavar="FILE|-",
                        help="the file holding the output, or - (default) for stdin")
-    store.add_argument("--label", help="a name for this output")
+    store.add_argument("--label",
+                       help="a name for this output (default: the file's name, or stdin)")
     store.add_argument("--command", help="the command that produced it")
     store.add_argument("--exit-code", type=int, help="the command's exit status")
 
@@ -16750,11 +16753,36 @@ def lesson_lines(db: Database, project: str, state: GitState,
 
 def note_lines(db: Database, project: str, since: str) -> dict[str, list[str]]:
     result: dict[str, list[str]] = {}
+    settled = _settled_items(db, project)
     for kind, section, template in _NOTE_SECTIONS:
         window = since if kind in _TRANSIENT_KINDS else ""
-        for event in recent_events(db, project, kind, window):   # newest first: cut last
+        events = recent_events(db, project, kind, window, 200 if kind in _ITEM_KINDS else 20)
+        shown = [e for e in events if kind not in _ITEM_KINDS
+                 or settled.get(_item_key(e["text"])) == e["id"]][:20]
+        for event in shown:                                  # newest first: cut last
             result.setdefault(section, []).append(template.format(text=event["text"]))
     return result
+
+
+_ITEM_KINDS = ("todo", "done")    # one item of Progress: its newest note says open or done
+
+
+def _item_key(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _settled_items(db: Database, project: str) -> dict[str, int]:
+    """{item text: the id of its newest todo or done note}: `note done X` closes the
+    todo X (one line `- [x] X`, never beside an open `- [ ] X`), a later `note todo X`
+    opens it again."""
+    newest: dict[str, tuple[str, int]] = {}
+    for kind in _ITEM_KINDS:
+        for event in recent_events(db, project, kind, "", 200):
+            key = _item_key(event["text"])
+            mark = (event["created_at"], event["id"])
+            if key not in newest or mark > newest[key]:
+                newest[key] = mark
+    return {key: mark[1] for key, mark in newest.items()}
 
 
 def _merge(agent: list[str], auto: list[str]) -> list[str]:

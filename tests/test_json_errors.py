@@ -30,6 +30,8 @@ ERRORS = [
     (["resolve", "999"], 1, "no lesson #999"),
     (["fail", "place", "  "], 2, "lesson is empty"),
     (["snapshot", "show", "7"], 1, "no snapshot 7"),
+    (["search", "boom", "--handle", "o77"], 1, "no stored output 'o77'"),
+    (["expand", "o77"], 1, "no stored output"),
     (["import-cm", "/nonexistent/cm.db"], 1, "no such file"),
     (["frobnicate"], 2, "invalid choice"),
     ([], 2, "give a command"),

@@ -177,6 +177,33 @@ def test_save_lists_the_commands_whose_latest_run_failed(cli, project):
     assert section(snapshot_text(project), "Failing outputs") == []
 
 
+def test_failures_piped_into_store_without_a_name_are_each_their_own(cli, project):
+    # `make | ctxkit store -` then `pytest | ctxkit store -`: two commands, not one rerun
+    for what in ("make", "pytest"):
+        log = "\n".join(f"{what} line {i}" for i in range(600)) + f"\nFAILED {what} - boom\n"
+        assert cli("store", "-", stdin=log).code == 0
+    listed = cli("outputs", "--json").json()["outputs"]
+    assert [o["label"] for o in listed] == ["stdin", "stdin"]
+    cli("snapshot", "save")
+    failing = "\n".join(section(snapshot_text(project), "Failing outputs"))
+    assert "FAILED make - boom" in failing and "FAILED pytest - boom" in failing
+
+
+def test_a_done_note_closes_its_todo(cli, project):
+    cli("note", "todo", "write the regression test")
+    cli("note", "todo", "update the docs")
+    cli("note", "done", "write  the regression test")       # spacing is not part of it
+    cli("snapshot", "save", "-m", "fix the refresh race")
+    progress = section(snapshot_text(project), "Progress")
+    assert progress == ["- [ ] update the docs", "- [x] write  the regression test"]
+    restored = cli("snapshot", "restore").out
+    assert "(1 unchecked in Progress)" in restored
+    cli("note", "todo", "write the regression test")        # opened again
+    cli("snapshot", "save")
+    assert section(snapshot_text(project), "Progress") == [
+        "- [ ] write the regression test", "- [ ] update the docs"]
+
+
 def test_an_output_that_exited_0_is_never_a_failing_output(cli, project):
     script = "print('\\n'.join(['error: deprecated option, ignored'] * 900))"
     assert cli.sub("run", "--", "python3", "-c", script).code == 0
