@@ -6029,8 +6029,12 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         index = _enclosing(defs, starts, pos)
         if type_text.startswith("="):  # the annotated parameter it is assigned from
             params = defs[index].params if index >= 0 else []
+            value = type_text[1:]
             type_text = next((p["type"] for p in params
-                              if p["name"] == type_text[1:] and p["type"]), "")
+                              if p["name"] == value and p["type"]), "")
+            if not type_text and value in ctx["imports"] and \
+                    not any(p["name"] == value for p in params):
+                type_text = "expr:" + value  # self.helpers = helpers: the module imported
             if not type_text:
                 continue
         if var.startswith("self.") and index >= 0 and re.fullmatch(r"[\w$]+", type_text):
@@ -8004,6 +8008,16 @@ class ObjectValue:
         self.path, self.scope, self.name = path, scope, name
 
 
+class ModuleValue:
+    """What expr_type gives for a name bound to a module of the index (``self.helpers =
+    helpers`` after ``from . import helpers``): its functions are read in ``files``."""
+
+    __slots__ = ("files",)
+
+    def __init__(self, files: list[str]):
+        self.files = files
+
+
 class OutsideGeneric:
     """What expr_type gives for such a container: the types it holds, each as expr_type
     would give it (iterating a list[Page] gives a Page)."""
@@ -8633,6 +8647,9 @@ class _Resolver:
     def _method_of(self, owner: Any, callee: str) -> tuple[int | None, float]:
         """``callee`` on a receiver of class ``owner``, or of a union of classes, or on
         an object literal."""
+        if isinstance(owner, ModuleValue):  # as mod.f() itself is read
+            found = self.lookup_in_modules(owner.files, callee)
+            return (found[1], CONF_EXACT) if found and found[0] == "node" else (None, 0.0)
         if isinstance(owner, ObjectValue):
             target = self.object_member(owner.path, owner.scope, owner.name, callee)
             if target is None:
@@ -8780,6 +8797,8 @@ class _Resolver:
         head, _, attr = text.rpartition(".")
         if head:
             owner = self.expr_type(path, scope, head, line, depth + 1)
+            if isinstance(owner, ModuleValue):
+                owner = None  # mod.var: the module's variable, read below
             if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
                 return OUTSIDE if owner is OUTSIDE else None
             if owner is None and re.fullmatch(r"[\w.$]+", head):
@@ -8788,6 +8807,10 @@ class _Resolver:
         if not re.fullmatch(r"[\w$]+", text):
             return None
         found = self.variable_type(path, scope, text, line)
+        if found is None and self._binding_of(path, scope, text) is not None:
+            target = self.resolve_dotted(path, scope, text)  # import helpers: a module
+            if target is not None and target[0] == "module":
+                return ModuleValue(target[1])
         if found is None and self._object_scope(path, scope, text) is not None:
             return ObjectValue(path, self._object_scope(path, scope, text), text)
         if found is None and language.unprefixed_fields and "." in scope:

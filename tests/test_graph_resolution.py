@@ -256,6 +256,9 @@ CASES = [
     (PY, "shop/generics.py:Tree.walk", set()),
     (PY, "shop/generics.py:Renderer.render", {"shop/generics.py:Parser.render"}),
     (PY, "shop/generics.py:Plain.render", set()),
+    # An attribute assigned an imported module (self.links = links) holds the module.
+    (PY, "shop/links.py:parse_link", {"shop/markdown.py:State.link"}),
+    (PY, "shop/legacy_links.py:parse_link", set()),
     # TypeScript: an indexed access type T['k'] is what T declares for k; a
     # factory's returned object literal has the literal's members; an object
     # literal imported from another module has its own methods.
