@@ -5635,7 +5635,7 @@ class Language(Record):
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
         "class_fields", "element_callbacks", "same_container", "casts",
-        "callback_types", "free_globals", "indexed_access",
+        "callback_types", "free_globals", "indexed_access", "element_results",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5652,7 +5652,7 @@ class Language(Record):
         "dynamic_types": frozenset(), "overloads": False, "class_names": (),
         "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
         "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
-        "free_globals": False, "indexed_access": False,
+        "free_globals": False, "indexed_access": False, "element_results": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5708,6 +5708,9 @@ class Language(Record):
     #                             cls): calling one constructs it
     element_callbacks: frozenset[str]  # methods of the standard containers whose callback
     #                             gets an element first (xs.forEach((x) => ...): x is an X)
+    element_results: frozenset[str]  # methods of the standard containers that give one
+    #                             of the values they hold (the last type argument: a
+    #                             Map's V, a list's T): map.get(k), xs.pop(), xs.at(0)
     same_container: frozenset[str]  # methods of the standard containers that give a
     #                             container of the same elements (xs.filter(f), d.copy())
     callback_types: bool        # a function given to a call takes its parameters' types
@@ -6026,10 +6029,18 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         index = _enclosing(defs, starts, pos)
         if type_text.startswith("="):  # the annotated parameter it is assigned from
             params = defs[index].params if index >= 0 else []
+            value = type_text[1:]
             type_text = next((p["type"] for p in params
-                              if p["name"] == type_text[1:] and p["type"]), "")
+                              if p["name"] == value and p["type"]), "")
+            if not type_text and value in ctx["imports"] and \
+                    not any(p["name"] == value for p in params):
+                type_text = "expr:" + value  # self.helpers = helpers: the module imported
             if not type_text:
                 continue
+        if var.startswith("self.") and index >= 0 and re.fullmatch(r"[\w$]+", type_text):
+            called = next((p["type"] for p in defs[index].params  # self.x = make(...)
+                           if p["name"] == type_text and p["type"]), "")
+            type_text = "called:" + _generic_type(called) if called else type_text
         if var.startswith("self."):  # instance attributes belong to the class
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
@@ -6068,7 +6079,7 @@ def _stored_type(text: str, language: Language) -> str:
     """A written type as the file context keeps it (a reading to do later as it is;
     TypeScript's indexed access type ``T<A>['form']`` as ``lookup:T:form``)."""
     if "#" in text or text.startswith(("iter:", "item:", "await:", "enter:", "expr:",
-                                       "unpack")):
+                                       "unpack", "called:")):
         return text
     lookup = _indexed_access(text.strip()) if language.indexed_access else None
     if lookup is not None:
@@ -6418,6 +6429,12 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "local" in caps:
         extra.setdefault("locals", []).append((caps["local"][0].start_byte,
                                                s.text(caps["local"][0])))
+    elif "typevar" in caps:  # T = TypeVar("T", bound=X): a T has X's members
+        bound = next((a.child_by_field_name("value") for a in caps["typevarargs"][0].children
+                      if a.type == "keyword_argument" and
+                      s.text(a.child_by_field_name("name")) == "bound"), None)
+        extra.setdefault("aliases", {})[s.text(caps["typevar"][0])] = \
+            _clean_type(s.text(bound), generic=True) if bound is not None else ""
     elif "declared" in caps:  # a name a declaration or a parameter binds in the file
         node = caps["declared"][0]
         names = extra.setdefault("declared", set())
@@ -7991,6 +8008,16 @@ class ObjectValue:
         self.path, self.scope, self.name = path, scope, name
 
 
+class ModuleValue:
+    """What expr_type gives for a name bound to a module of the index (``self.helpers =
+    helpers`` after ``from . import helpers``): its functions are read in ``files``."""
+
+    __slots__ = ("files",)
+
+    def __init__(self, files: list[str]):
+        self.files = files
+
+
 class OutsideGeneric:
     """What expr_type gives for such a container: the types it holds, each as expr_type
     would give it (iterating a list[Page] gives a Page)."""
@@ -8620,6 +8647,9 @@ class _Resolver:
     def _method_of(self, owner: Any, callee: str) -> tuple[int | None, float]:
         """``callee`` on a receiver of class ``owner``, or of a union of classes, or on
         an object literal."""
+        if isinstance(owner, ModuleValue):  # as mod.f() itself is read
+            found = self.lookup_in_modules(owner.files, callee)
+            return (found[1], CONF_EXACT) if found and found[0] == "node" else (None, 0.0)
         if isinstance(owner, ObjectValue):
             target = self.object_member(owner.path, owner.scope, owner.name, callee)
             if target is None:
@@ -8745,6 +8775,8 @@ class _Resolver:
             # map.get(k) on a container outside the index: unknown (what it holds, or
             # not); xs.filter(f): another container of the same elements
             if isinstance(held, OutsideGeneric):
+                if name in self.language(path).element_results and held.held:
+                    return held.held[-1]  # leases.get(k): a Lease (or undefined)
                 return held if name in self.language(path).same_container else None
             if dst is None and not head and self._is_variable(path, scope, name):
                 result = self._call_value(path, scope, name)  # f(x) of a func value
@@ -8765,6 +8797,8 @@ class _Resolver:
         head, _, attr = text.rpartition(".")
         if head:
             owner = self.expr_type(path, scope, head, line, depth + 1)
+            if isinstance(owner, ModuleValue):
+                owner = None  # mod.var: the module's variable, read below
             if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
                 return OUTSIDE if owner is OUTSIDE else None
             if owner is None and re.fullmatch(r"[\w.$]+", head):
@@ -8773,6 +8807,10 @@ class _Resolver:
         if not re.fullmatch(r"[\w$]+", text):
             return None
         found = self.variable_type(path, scope, text, line)
+        if found is None and self._binding_of(path, scope, text) is not None:
+            target = self.resolve_dotted(path, scope, text)  # import helpers: a module
+            if target is not None and target[0] == "module":
+                return ModuleValue(target[1])
         if found is None and self._object_scope(path, scope, text) is not None:
             return ObjectValue(path, self._object_scope(path, scope, text), text)
         if found is None and language.unprefixed_fields and "." in scope:
@@ -8949,6 +8987,11 @@ class _Resolver:
                 return made if entered == owner else entered
             return _awaited(made) if isinstance(made, OutsideGeneric) else \
                 (made if made is OUTSIDE else None)  # ContextManager[X], Iterator[X]: an X
+        if type_text.startswith("called:"):  # self.x = param(...): what calling it gives
+            written = type_text[7:]
+            if written.startswith("type:"):  # param: type[X] made an X
+                return self.type_named(path, scope, written[5:])
+            return self._called_type(path, scope, written)
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
         if type_text.startswith("callback:"):  # a parameter of a function given to a call
@@ -9015,6 +9058,8 @@ class _Resolver:
         if (target is None or target[0] != "node") and \
                 type_text.rpartition(".")[2] in self.language(path).dynamic_types:
             return None  # x: any, x: t.Any: nothing is known, so nothing is outside either
+        if target is None and type_text in self.ctx(path).get("declared", ()):
+            return None  # x = make() of a local or a destructured parameter: unknown
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
         if self.class_like(target[1]):
@@ -9113,11 +9158,12 @@ class _Resolver:
 
     def _call_value(self, path: str, scope: str, name: str) -> Any:
         """The type of what calling the variable ``name`` gives: a Go function type's
-        result (``func(...) R``, a named ``type F func(...) R``), else as
-        _called_variable says (a class the variable holds: an instance)."""
+        result (``func(...) R``, a named ``type F func(...) R``), a ``Callable[..., R]``'s
+        R, else as _called_variable says (a class the variable holds: an instance)."""
         written, type_path, type_scope = self.variable_type(path, scope, name) or ("", "", "")
-        if written.startswith("$func<"):
-            return self.type_named(type_path, type_scope, written[6:-1])
+        made = self._called_type(type_path, type_scope, written)
+        if made is not None:
+            return made
         if written and written != name and re.fullmatch(r"[\w$.]+", written):
             found = self._unless_circular(("call value", type_path, type_scope, written),
                                           self.type_named, type_path, type_scope, written)
@@ -9125,6 +9171,16 @@ class _Resolver:
             if result is not None:
                 return result
         return self._called_variable(path, scope, name)
+
+    def _called_type(self, path: str, scope: str, written: str) -> Any:
+        """What calling a value declared ``written`` gives when its type says: a Go
+        ``func(...) R``'s R, a Python ``Callable[..., R]``'s R; else None."""
+        if written.startswith("$func<"):
+            return self.type_named(path, scope, written[6:-1])
+        made = re.fullmatch(r"(?:[\w.]+\.)?Callable<(.*)>", written)
+        if made:  # Python's Callable[[A], R]: an R
+            return self.type_named(path, scope, made.group(1).split(",")[-1])
+        return None
 
     def _func_result(self, found: Any) -> Any:
         """What calling a value of a named function type gives (``type F func(...) R``)."""
@@ -9588,12 +9644,18 @@ _PY_QUERY = f"""
 (function_definition name: (identifier) @name) @def.function
 (call function: (identifier) @callee) @call
 (call function: (attribute object: (_) @recv attribute: (identifier) @callee)) @call
+(call function: (subscript value: (identifier) @callee)) @call
+(call function: (subscript value: (attribute object: (_) @recv attribute: (identifier) @callee)))
+    @call
 [(import_statement) (import_from_statement)] @import
-(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @type))
-    @vartype
+(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)
+    (subscript)] @type)) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
-    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
-    @vartype
+    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)
+    (subscript)] @type)) @vartype
+(module (assignment left: (identifier) @typevar right: (call
+    function: [(identifier) (attribute)] @_maker arguments: (argument_list) @typevarargs)
+    (#match? @_maker "TypeVar$")))
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype
@@ -9867,6 +9929,9 @@ PYTHON = Language(
     dynamic_types=frozenset({"Any"}),
     accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
     class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
+    # list.pop, dict.get/pop/setdefault, deque.pop/popleft (typeshed's builtins.pyi,
+    # collections): a value of the container's last type argument
+    element_results=frozenset({"pop", "get", "setdefault", "popleft"}),
     casts=frozenset({"cast"}),
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
@@ -10277,6 +10342,9 @@ def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 _JS_ELEMENT_CALLBACKS = frozenset(
     "forEach map filter find findIndex findLast findLastIndex some every flatMap sort "
     "toSorted".split())
+# ... those that give one element (a Map's value): Map.get, Array's at, find, findLast,
+# pop, shift (lib.es5/es2015/es2022 declarations: `V | undefined`, `T | undefined`) ...
+_JS_ELEMENT_RESULTS = frozenset("get at find findLast pop shift".split())
 # ... and those that give an array of the same elements.
 _JS_SAME_CONTAINER = frozenset(
     "filter slice concat sort reverse toSorted toReversed toSpliced".split())
@@ -10285,6 +10353,7 @@ _JS_HOOKS: dict[str, Any] = dict(
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
     element_callbacks=_JS_ELEMENT_CALLBACKS, same_container=_JS_SAME_CONTAINER,
+    element_results=_JS_ELEMENT_RESULTS,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
     receiver_call=_js_receiver_call, method_fallback=_js_constructor_function,
