@@ -15720,6 +15720,8 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
             split_symbol(db, env.place, symbol, file)
         path, name, node = bind_to_code_on_disk(env, db, name, path or "")
         code_hash = node["body_hash"] if node is not None else None
+        if node is None:
+            _say_unbound(env, db, name, path)
         with db.atomic():
             symbol_id = _ensure_symbol(db, env.project, name, path)
             # Never earlier than the symbol's last lesson, even if the clock stepped
@@ -15732,6 +15734,21 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
                 "redactions": masked + masked_detail}
+
+
+def _say_unbound(env: Env, db: Database, name: str, path: str) -> None:
+    """A lesson the graph cannot give a symbol reaches no edit hook: say so, and name
+    the symbols the name does have in the index (a wrong --file, an ambiguous name)."""
+    if db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None:
+        return                                   # no graph yet: names are all there is
+    where = f" in {path}" if path else ""
+    found = graph_find_nodes(db, env.project, name)
+    known = ", ".join(n.id for n in found[:3]) + (f" (+{len(found) - 3} more)"
+                                                   if len(found) > 3 else "")
+    hint = (f"; the index has {known}: record it on that id" if found else
+            "; it joins its symbol once `ctxkit index` knows it")
+    note(f"{name!r}{where} does not name exactly one indexed symbol: the lesson is kept "
+         f"under that name and no edit hook will show it{hint}")
 
 
 def symbol_at_line(env: Env, db: Database, symbol: str,
