@@ -14008,8 +14008,10 @@ TIMEOUT_EXIT, KILL_GRACE = 124, 2.0
 
 PIECE_MARGIN = 1 << 16  # a long line is cut only this far ahead of its end: no secret is longer
 # Keywords that make a line a candidate for the decisive lines (lowercase).
+# ".py:" finds pytest's `path.py:12: Name` line, which ends each failure section and names
+# the exception whatever its class is called (BadSignature, StopIteration, Http404).
 _DECISIVE_KEYS = ("error", "exception", "fail", "fatal", "panic", "traceback", "✕", "●",
-                  "file \"")
+                  "file \"", ".py:")
 _TS_PREFIX = lazy_re(r"\[?(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\d\d:\d\d:\d\d)")
 _SECTION_HEAD = lazy_re(
     r"^(?:_{3,} (?P<pytest>\S.*?) _{3,}$|={3,} (?P<pyhead>[A-Za-z].*?) ={3,}$|=== RUN\s+(?P<go>\S+)"
@@ -14203,8 +14205,8 @@ class DecisiveLines:
     def select(self) -> list[dict[str, Any]]:
         """Up to MAX_DECISIVE lines: each kind gets a quota, leftovers fill the rest."""
         chosen: list[dict[str, Any]] = []
-        for kind, quota in self.QUOTA:
-            chosen.extend(self.found[kind][:quota])
+        for kind, quota in self.QUOTA:      # distinct failures first, then their repeats
+            chosen.extend(_distinct_first(self.found[kind])[:quota])
         for kind, _ in self.QUOTA:
             for item in self.found[kind]:
                 if len(chosen) >= MAX_DECISIVE:
@@ -14215,6 +14217,20 @@ class DecisiveLines:
         for rank, item in enumerate(chosen[:MAX_DECISIVE]):
             unique.setdefault(item["line"], {**item, "rank": rank})
         return sorted(unique.values(), key=lambda item: item["line"])
+
+
+def _distinct_first(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Items in order, each failure's first line before any repeat of one already
+    listed: the same exception at the same place, the same test under other parameters
+    (`test_x[a]`, `test_x[b]`) or other numbers. 150 tests failing on one cause must
+    not leave no room for the one failing on another."""
+    seen: set[str] = set()
+    first, repeats = [], []
+    for item in items:
+        key = re.sub(r"\[[^\]]*\]|\d+", "#", item["text"])
+        (repeats if key in seen else first).append(item)
+        seen.add(key)
+    return first + repeats
 
 
 # --- chunking -----------------------------------------------------------------
@@ -14931,7 +14947,10 @@ def _fit_summary(summary: dict[str, Any], total: int) -> dict[str, Any]:
                            for e in summary["head"][:keep_edges]]
         summary["tail"] = [{"line": e["line"], "text": _clip(e["text"], limit)}
                            for e in summary["tail"][-keep_edges:]]
-        kept = sorted(summary["errors"], key=lambda e: e["rank"])[:keep_errors]
+        # a failing test's verdict line is what `failed tests` says again: when room is
+        # short, the lines saying why (an exception, its place) stay first
+        kept = sorted(summary["errors"],
+                      key=lambda e: (bool(ids) and e["kind"] == "test", e["rank"]))[:keep_errors]
         summary["errors"] = [{**e, "text": _clip(e["text"], limit)}
                              for e in sorted(kept, key=lambda e: e["line"])]
         shown = [e["line"] for part in ("head", "tail", "errors") for e in summary[part]]
