@@ -9348,9 +9348,10 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     resolver.load_bases()
     # A forked worker shares the parent's pages only until it touches them (reading
     # an object writes its reference count): at worst each holds a copy of the
-    # parent. Workers are forked only while those copies fit the budget.
+    # parent, and every resolving process grows as it works. Processes resolve
+    # together (the parent one of them) only while they fit the budget.
     size = _resident_bytes()
-    workers = min(run.workers, 1 + (GRAPH_RESOLVE_BUDGET // size if size > 0 else 0))
+    workers = min(run.workers, max(1, GRAPH_RESOLVE_BUDGET // (2 * size) if size > 0 else 1))
     _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls], workers)
     _resolve_imports(db, resolver, run, [tuple(r) for r in old_imports])
     db.execute(SQL_AFFECTED_CLEAR)
@@ -9394,11 +9395,13 @@ def _call_sites(resolver: _Resolver, run: _IndexRun,
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
-# Memory that forked resolving workers may take together, each counted as a copy
-# of the parent: a bigger project means fewer workers and, past about half a
-# million lines, resolution in the parent alone, so that peak memory grows no
-# faster than the project.
-GRAPH_RESOLVE_BUDGET = 160 * 2**20
+# Memory that the processes resolving calls may take together, each counted as
+# twice the parent's size when resolution starts: a forked one copies the pages
+# it touches, and each one's caches and rows grow while it resolves (sympy's
+# parent went from 136 MB to 265 MB). A bigger project means fewer processes:
+# the stdlib set (327k lines, a 90 MB parent) is resolved by two, sympy (815k
+# lines) by the parent alone, so that peak memory grows no faster than the project.
+GRAPH_RESOLVE_BUDGET = 400 * 2**20
 
 
 def _resident_bytes() -> int:
@@ -18462,9 +18465,10 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 #           by how near it is in the call graph to the frames and the test
 #   lesson  the lesson risk recorded on it
 #   name    the failure message names it (a name shared by n symbols counts 1/n)
-#   coverage  (--rerun) the failing test ran it when run again under a tracer and
-#           the passing tests of its file did not (the Ochiai measure); after a
-#           re-run the other signals count times 0.1 + this value
+#   coverage  (--rerun) the failing test ran its lines when run again under a tracer
+#           and the passing tests of its file did not (the Ochiai measure of its
+#           most suspicious line); after a re-run the other signals count times
+#           0.1 + this value
 # Symbols in test files are kept but scaled down: a failing test usually
 # points at the code under test. Frames in files outside the root, or in
 # installed-package folders inside it, are library frames: listed, never read.
@@ -18924,17 +18928,20 @@ class _Ranking:
     # a traced re-run
 
     def add_coverage(self, coverage: Coverage) -> None:
-        """The Ochiai measure of each function the re-run's failing tests called:
-        failed(f) / sqrt(all failed x (failed(f) + passed(f))), 1 for a function only
-        the failing tests ran, lower the more passing tests ran it too."""
+        """The Ochiai measure of each function the re-run's failing tests called, at
+        its most suspicious line: failed(l) / sqrt(all failed x (failed(l) +
+        passed(l))), 1 for a line only the failing tests ran, lower the more passing
+        tests ran it too."""
         import math
 
         self.notes.append(coverage.note)
-        for path, first, last, name, qualname, ef, ep in coverage.functions:
-            value = ef / math.sqrt(coverage.failed * (ef + ep))
+        for path, first, last, name, qualname, ef, ep, line, lf, lp in coverage.functions:
+            value = lf / math.sqrt(coverage.failed * (lf + lp))
             why = (f"run by {ef} of {coverage.failed} failing test"
                    f"{'s' if coverage.failed != 1 else ''} and {ep} of {coverage.passed} "
                    f"passing in the re-run")
+            if line and (lf, lp) != (ef, ep):
+                why += f"; its line {line} by {lf} failing and {lp} passing"
             if not self.graph:
                 key = f"{path}:{qualname.replace('.<locals>', '')}"
                 if key not in self.suspects and name.startswith("<"):
@@ -19509,6 +19516,7 @@ _codes = {}
 _functions = []
 _tests = {}
 _current = None
+_lines = set()
 _previous = None
 _paused = 0
 
@@ -19561,7 +19569,14 @@ def _trace(frame, event, arg):
         return _resume
     if found >= 0 and not _paused:
         _current.add(found)
+        return _line
     return None
+
+
+def _line(frame, event, arg):
+    if event == "line" and _current is not None and not _paused:
+        _lines.add((_codes[frame.f_code], frame.f_lineno))
+    return _line
 
 
 def _resume(frame, event, arg):
@@ -19583,8 +19598,8 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    global _current, _previous, _paused
-    _current, _paused = set(), 0
+    global _current, _lines, _previous, _paused
+    _current, _lines, _paused = set(), set(), 0
     _previous = sys.gettrace()
     sys.settrace(_trace)
     threading.settrace(_trace)
@@ -19595,6 +19610,7 @@ def pytest_runtest_protocol(item, nextitem):
         threading.settrace(_previous)
         entry = _tests.setdefault(item.nodeid, {"outcome": "passed"})
         entry["functions"] = sorted(_current)
+        entry["lines"] = [number for pair in sorted(_lines) for number in pair]
         _current = None
 
 
@@ -19621,8 +19637,9 @@ class Coverage(Record):
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"functions": list}
     failed: int            # tests that failed in the re-run
     passed: int            # tests that passed
-    # (path, first line, last line, name, qualname, failing tests running it, passing ones)
-    functions: list[tuple[str, int, int, str, str, int, int]]
+    # (path, first line, last line, name, qualname, failing tests running it, passing ones,
+    # then the same for its most suspicious line: line, failing tests, passing tests)
+    functions: list[tuple[str, int, int, str, str, int, int, int, int, int]]
     note: str
 
 
@@ -19723,6 +19740,7 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
     import math
 
     counts: dict[tuple, list[int]] = {}
+    lines: dict[tuple, list[int]] = {}
     failed = passed = others = 0
     for trace in traces:
         table = [tuple(f) for f in trace["functions"]]
@@ -19734,11 +19752,16 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
             if outcome not in ("failed", "passed"):
                 continue
             failed, passed = failed + (outcome == "failed"), passed + (outcome == "passed")
+            side = outcome == "passed"
             for index in test.get("functions", ()):
-                tally = counts.setdefault(table[index], [0, 0])
-                tally[outcome == "passed"] += 1
-    functions = sorted(((*key, ef, ep) for key, (ef, ep) in counts.items() if ef),
-                       key=lambda f: (-f[5] / math.sqrt(f[5] + f[6]), f[0], f[1]))
+                counts.setdefault(table[index], [0, 0])[side] += 1
+            pairs = test.get("lines", ())
+            for index, number in zip(pairs[::2], pairs[1::2], strict=True):
+                lines.setdefault((table[index], number), [0, 0])[side] += 1
+    best = _most_suspicious_lines(lines)
+    functions = [(*key, ef, ep, *best.get(key, (0, ef, ep)))
+                 for key, (ef, ep) in counts.items() if ef]
+    functions.sort(key=lambda f: (-f[8] / math.sqrt(f[8] + f[9]), f[0], f[1]))
     note = (f"--rerun: {failed} failing and {passed} passing test"
             f"{'s' if passed != 1 else ''} traced in {seconds:.1f} s" + (
                 f" ({others} other failing test{'s' if others != 1 else ''} left out)"
@@ -19748,6 +19771,21 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
                 f"{'s' if passed != 1 else ''} passed): no coverage to rank by")
     return Coverage(failed=failed, passed=passed,
                     functions=functions[:SUSPECT_RERUN_MAX_FUNCTIONS], note=note)
+
+
+def _most_suspicious_lines(lines: dict[tuple, list[int]]) -> dict[tuple, tuple[int, int, int]]:
+    """Per function, its line the failing tests run most apart from the passing ones:
+    (line, failing tests running it, passing ones), by Ochiai, the earliest of equals."""
+    best: dict[tuple, tuple[int, int, int]] = {}
+    for (key, number), (ef, ep) in lines.items():
+        if not ef:
+            continue
+        known = best.get(key)
+        value = ef * ef / (ef + ep)    # Ochiai squared, times all failed: the same order
+        if known is None or (value, -number) > (known[1] ** 2 / (known[1] + known[2]),
+                                                -known[0]):
+            best[key] = (number, ef, ep)
+    return best
 
 
 def rank_suspects(env: Env, db: Database | None, failure: Failure,
@@ -19972,8 +20010,8 @@ def register_suspect_commands(sub: argparse._SubParsersAction,
     parser.add_argument("--rerun", action="store_true",
                         help="run the stored pytest command again, in this directory and "
                              "environment, with the failing tests' files and a tracer, and "
-                             "rank by which functions the failing tests ran and the passing "
-                             "ones did not (only pytest runs; the command is the stored one)")
+                             "rank by which lines the failing tests ran and the passing ones "
+                             "did not (only pytest runs; the command is the stored one)")
     parser.add_argument("--rerun-timeout", type=float, default=SUSPECT_RERUN_TIMEOUT,
                         metavar="SECONDS", help="stop the re-run after this long (default "
                         f"{SUSPECT_RERUN_TIMEOUT:g}); the ranking then goes without it")
