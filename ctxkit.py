@@ -12420,18 +12420,31 @@ def _stale_lessons(db: Database, project: str, node: Node) -> int:
 
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
                  min_confidence: float) -> dict[str, Any]:
-    """The reverse call closure of ``node`` with a risk level weighing fan-in and lessons."""
-    results = [r for r in graph_walk(db, project, node, "calledBy", depth, min_confidence)
-               if r["id"] != node.id]  # recursion adds no fan-in
-    direct = [r["id"] for r in results if r["depth"] == 1]
-    indirect = [r["id"] for r in results if r["depth"] > 1]
+    """The reverse call closure of ``node`` (as deep and as sure as asked) with the
+    symbol's risk level, which weighs fan-in and lessons over the whole closure at the
+    default confidence whatever was asked: one symbol has one risk, in `impact` at any
+    --depth and in `context --purpose impact` (depth 3) alike."""
+    results = _reverse_closure(db, project, node, depth, min_confidence)
+    whole = (results if depth is None and min_confidence == DEFAULT_MIN_CONFIDENCE
+             else _reverse_closure(db, project, node, None, DEFAULT_MIN_CONFIDENCE))
+    direct = [r["id"] for r in whole if r["depth"] == 1]
+    indirect = [r["id"] for r in whole if r["depth"] > 1]
     fan_in = min(12.0, len(direct) + 0.5 * len(indirect))
     lesson = max([_lesson_risk(db, project, node)] + [
         _lesson_risk(db, project, n) for n in _nodes_by_uid(db, project, direct + indirect)])
     score = round(fan_in + lesson, 1)
-    return {"target": node.id, "results": results, "direct": direct, "indirect": indirect,
+    return {"target": node.id, "results": results,
+            "direct": [r["id"] for r in results if r["depth"] == 1],
+            "indirect": [r["id"] for r in results if r["depth"] > 1],
+            "closure": {"direct": len(direct), "indirect": len(indirect)},
             "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
             "risk_level": risk_level(score), "stale_lessons": _stale_lessons(db, project, node)}
+
+
+def _reverse_closure(db: Database, project: str, node: Node, depth: int | None,
+                     min_confidence: float) -> list[dict[str, Any]]:
+    return [r for r in graph_walk(db, project, node, "calledBy", depth, min_confidence)
+            if r["id"] != node.id]  # recursion adds no fan-in
 
 
 def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
@@ -12596,10 +12609,15 @@ def cmd_impact(args: argparse.Namespace, env: Env) -> int:
 
 
 def _impact_text(data: dict[str, Any]) -> str:
+    closure = data["closure"]
     lines = [f"impact of {data['target']}: risk {data['risk_level']} (score "
-             f"{data['risk_score']:.1f}: {len(data['direct'])} direct and "
-             f"{len(data['indirect'])} indirect callers, lesson risk "
+             f"{data['risk_score']:.1f}: {closure['direct']} direct and "
+             f"{closure['indirect']} indirect callers, lesson risk "
              f"{data['lesson_risk']:.1f})"]
+    if (len(data["direct"]), len(data["indirect"])) != (closure["direct"],
+                                                        closure["indirect"]):
+        lines.append(f"  listed: {len(data['direct'])} direct and {len(data['indirect'])} "
+                     f"indirect callers (as --depth and --min-confidence ask)")
     if data["stale_lessons"]:
         lines.append(f"  {data['stale_lessons']} of its lessons stale: code changed since")
     for r in data["results"]:
