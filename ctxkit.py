@@ -15754,7 +15754,7 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
                            '"JWT expiry not handled"')
     lesson, masked = redact(lesson)
     detail, masked_detail = redact(detail) if detail else (None, 0)
-    session = redact(session)[0] if session else None
+    session, masked_session = redact(session) if session else (None, 0)
     with open_db(env) as db:
         name, path = symbol_at_line(env, db, symbol, file) or \
             split_symbol(db, env.place, symbol, file)
@@ -15773,7 +15773,7 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
             _store_counters(db, env.project, symbol_id)
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
-                "redactions": masked + masked_detail}
+                "redactions": masked + masked_detail + masked_session}
 
 
 def _say_unbound(env: Env, db: Database, name: str, path: str) -> None:
