@@ -12489,18 +12489,31 @@ def _stale_lessons(db: Database, project: str, node: Node) -> int:
 
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
                  min_confidence: float) -> dict[str, Any]:
-    """The reverse call closure of ``node`` with a risk level weighing fan-in and lessons."""
-    results = [r for r in graph_walk(db, project, node, "calledBy", depth, min_confidence)
-               if r["id"] != node.id]  # recursion adds no fan-in
-    direct = [r["id"] for r in results if r["depth"] == 1]
-    indirect = [r["id"] for r in results if r["depth"] > 1]
+    """The reverse call closure of ``node`` (as deep and as sure as asked) with the
+    symbol's risk level, which weighs fan-in and lessons over the whole closure at the
+    default confidence whatever was asked: one symbol has one risk, in `impact` at any
+    --depth and in `context --purpose impact` (depth 3) alike."""
+    results = _reverse_closure(db, project, node, depth, min_confidence)
+    whole = (results if depth is None and min_confidence == DEFAULT_MIN_CONFIDENCE
+             else _reverse_closure(db, project, node, None, DEFAULT_MIN_CONFIDENCE))
+    direct = [r["id"] for r in whole if r["depth"] == 1]
+    indirect = [r["id"] for r in whole if r["depth"] > 1]
     fan_in = min(12.0, len(direct) + 0.5 * len(indirect))
     lesson = max([_lesson_risk(db, project, node)] + [
         _lesson_risk(db, project, n) for n in _nodes_by_uid(db, project, direct + indirect)])
     score = round(fan_in + lesson, 1)
-    return {"target": node.id, "results": results, "direct": direct, "indirect": indirect,
+    return {"target": node.id, "results": results,
+            "direct": [r["id"] for r in results if r["depth"] == 1],
+            "indirect": [r["id"] for r in results if r["depth"] > 1],
+            "closure": {"direct": len(direct), "indirect": len(indirect)},
             "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
             "risk_level": risk_level(score), "stale_lessons": _stale_lessons(db, project, node)}
+
+
+def _reverse_closure(db: Database, project: str, node: Node, depth: int | None,
+                     min_confidence: float) -> list[dict[str, Any]]:
+    return [r for r in graph_walk(db, project, node, "calledBy", depth, min_confidence)
+            if r["id"] != node.id]  # recursion adds no fan-in
 
 
 def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
@@ -12665,10 +12678,15 @@ def cmd_impact(args: argparse.Namespace, env: Env) -> int:
 
 
 def _impact_text(data: dict[str, Any]) -> str:
+    closure = data["closure"]
     lines = [f"impact of {data['target']}: risk {data['risk_level']} (score "
-             f"{data['risk_score']:.1f}: {len(data['direct'])} direct and "
-             f"{len(data['indirect'])} indirect callers, lesson risk "
+             f"{data['risk_score']:.1f}: {closure['direct']} direct and "
+             f"{closure['indirect']} indirect callers, lesson risk "
              f"{data['lesson_risk']:.1f})"]
+    if (len(data["direct"]), len(data["indirect"])) != (closure["direct"],
+                                                        closure["indirect"]):
+        lines.append(f"  listed: {len(data['direct'])} direct and {len(data['indirect'])} "
+                     f"indirect callers (as --depth and --min-confidence ask)")
     if data["stale_lessons"]:
         lines.append(f"  {data['stale_lessons']} of its lessons stale: code changed since")
     for r in data["results"]:
@@ -14080,8 +14098,10 @@ TIMEOUT_EXIT, KILL_GRACE = 124, 2.0
 
 PIECE_MARGIN = 1 << 16  # a long line is cut only this far ahead of its end: no secret is longer
 # Keywords that make a line a candidate for the decisive lines (lowercase).
+# ".py:" finds pytest's `path.py:12: Name` line, which ends each failure section and names
+# the exception whatever its class is called (BadSignature, StopIteration, Http404).
 _DECISIVE_KEYS = ("error", "exception", "fail", "fatal", "panic", "traceback", "✕", "●",
-                  "file \"")
+                  "file \"", ".py:")
 _TS_PREFIX = lazy_re(r"\[?(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\d\d:\d\d:\d\d)")
 _SECTION_HEAD = lazy_re(
     r"^(?:_{3,} (?P<pytest>\S.*?) _{3,}$|={3,} (?P<pyhead>[A-Za-z].*?) ={3,}$|=== RUN\s+(?P<go>\S+)"
@@ -14275,8 +14295,8 @@ class DecisiveLines:
     def select(self) -> list[dict[str, Any]]:
         """Up to MAX_DECISIVE lines: each kind gets a quota, leftovers fill the rest."""
         chosen: list[dict[str, Any]] = []
-        for kind, quota in self.QUOTA:
-            chosen.extend(self.found[kind][:quota])
+        for kind, quota in self.QUOTA:      # distinct failures first, then their repeats
+            chosen.extend(_distinct_first(self.found[kind])[:quota])
         for kind, _ in self.QUOTA:
             for item in self.found[kind]:
                 if len(chosen) >= MAX_DECISIVE:
@@ -14287,6 +14307,20 @@ class DecisiveLines:
         for rank, item in enumerate(chosen[:MAX_DECISIVE]):
             unique.setdefault(item["line"], {**item, "rank": rank})
         return sorted(unique.values(), key=lambda item: item["line"])
+
+
+def _distinct_first(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Items in order, each failure's first line before any repeat of one already
+    listed: the same exception at the same place, the same test under other parameters
+    (`test_x[a]`, `test_x[b]`) or other numbers. 150 tests failing on one cause must
+    not leave no room for the one failing on another."""
+    seen: set[str] = set()
+    first, repeats = [], []
+    for item in items:
+        key = re.sub(r"\[[^\]]*\]|\d+", "#", item["text"])
+        (repeats if key in seen else first).append(item)
+        seen.add(key)
+    return first + repeats
 
 
 # --- chunking -----------------------------------------------------------------
@@ -15003,7 +15037,10 @@ def _fit_summary(summary: dict[str, Any], total: int) -> dict[str, Any]:
                            for e in summary["head"][:keep_edges]]
         summary["tail"] = [{"line": e["line"], "text": _clip(e["text"], limit)}
                            for e in summary["tail"][-keep_edges:]]
-        kept = sorted(summary["errors"], key=lambda e: e["rank"])[:keep_errors]
+        # a failing test's verdict line is what `failed tests` says again: when room is
+        # short, the lines saying why (an exception, its place) stay first
+        kept = sorted(summary["errors"],
+                      key=lambda e: (bool(ids) and e["kind"] == "test", e["rank"]))[:keep_errors]
         summary["errors"] = [{**e, "text": _clip(e["text"], limit)}
                              for e in sorted(kept, key=lambda e: e["line"])]
         shown = [e["line"] for part in ("head", "tail", "errors") for e in summary[part]]
@@ -15786,12 +15823,14 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
                            '"JWT expiry not handled"')
     lesson, masked = redact(lesson)
     detail, masked_detail = redact(detail) if detail else (None, 0)
-    session = redact(session)[0] if session else None
+    session, masked_session = redact(session) if session else (None, 0)
     with open_db(env) as db:
         name, path = symbol_at_line(env, db, symbol, file) or \
             split_symbol(db, env.place, symbol, file)
         path, name, node = bind_to_code_on_disk(env, db, name, path or "")
         code_hash = node["body_hash"] if node is not None else None
+        if node is None:
+            _say_unbound(env, db, name, path)
         with db.atomic():
             symbol_id = _ensure_symbol(db, env.project, name, path)
             # Never earlier than the symbol's last lesson, even if the clock stepped
@@ -15803,7 +15842,22 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
             _store_counters(db, env.project, symbol_id)
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
-                "redactions": masked + masked_detail}
+                "redactions": masked + masked_detail + masked_session}
+
+
+def _say_unbound(env: Env, db: Database, name: str, path: str) -> None:
+    """A lesson the graph cannot give a symbol reaches no edit hook: say so, and name
+    the symbols the name does have in the index (a wrong --file, an ambiguous name)."""
+    if db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None:
+        return                                   # no graph yet: names are all there is
+    where = f" in {path}" if path else ""
+    found = graph_find_nodes(db, env.project, name)
+    known = ", ".join(n.id for n in found[:3]) + (f" (+{len(found) - 3} more)"
+                                                   if len(found) > 3 else "")
+    hint = (f"; the index has {known}: record it on that id" if found else
+            "; it joins its symbol once `ctxkit index` knows it")
+    note(f"{name!r}{where} does not name exactly one indexed symbol: the lesson is kept "
+         f"under that name and no edit hook will show it{hint}")
 
 
 def symbol_at_line(env: Env, db: Database, symbol: str,
