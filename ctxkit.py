@@ -5635,7 +5635,7 @@ class Language(Record):
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
         "class_fields", "element_callbacks", "same_container", "casts",
-        "callback_types", "free_globals", "indexed_access",
+        "callback_types", "free_globals", "indexed_access", "element_results",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5652,7 +5652,7 @@ class Language(Record):
         "dynamic_types": frozenset(), "overloads": False, "class_names": (),
         "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
         "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
-        "free_globals": False, "indexed_access": False,
+        "free_globals": False, "indexed_access": False, "element_results": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5708,6 +5708,9 @@ class Language(Record):
     #                             cls): calling one constructs it
     element_callbacks: frozenset[str]  # methods of the standard containers whose callback
     #                             gets an element first (xs.forEach((x) => ...): x is an X)
+    element_results: frozenset[str]  # methods of the standard containers that give one
+    #                             of the values they hold (the last type argument: a
+    #                             Map's V, a list's T): map.get(k), xs.pop(), xs.at(0)
     same_container: frozenset[str]  # methods of the standard containers that give a
     #                             container of the same elements (xs.filter(f), d.copy())
     callback_types: bool        # a function given to a call takes its parameters' types
@@ -6026,10 +6029,18 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         index = _enclosing(defs, starts, pos)
         if type_text.startswith("="):  # the annotated parameter it is assigned from
             params = defs[index].params if index >= 0 else []
+            value = type_text[1:]
             type_text = next((p["type"] for p in params
-                              if p["name"] == type_text[1:] and p["type"]), "")
+                              if p["name"] == value and p["type"]), "")
+            if not type_text and value in ctx["imports"] and \
+                    not any(p["name"] == value for p in params):
+                type_text = "expr:" + value  # self.helpers = helpers: the module imported
             if not type_text:
                 continue
+        if var.startswith("self.") and index >= 0 and re.fullmatch(r"[\w$]+", type_text):
+            called = next((p["type"] for p in defs[index].params  # self.x = make(...)
+                           if p["name"] == type_text and p["type"]), "")
+            type_text = "called:" + _generic_type(called) if called else type_text
         if var.startswith("self."):  # instance attributes belong to the class
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
@@ -6068,7 +6079,7 @@ def _stored_type(text: str, language: Language) -> str:
     """A written type as the file context keeps it (a reading to do later as it is;
     TypeScript's indexed access type ``T<A>['form']`` as ``lookup:T:form``)."""
     if "#" in text or text.startswith(("iter:", "item:", "await:", "enter:", "expr:",
-                                       "unpack")):
+                                       "unpack", "called:")):
         return text
     lookup = _indexed_access(text.strip()) if language.indexed_access else None
     if lookup is not None:
@@ -6418,6 +6429,12 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "local" in caps:
         extra.setdefault("locals", []).append((caps["local"][0].start_byte,
                                                s.text(caps["local"][0])))
+    elif "typevar" in caps:  # T = TypeVar("T", bound=X): a T has X's members
+        bound = next((a.child_by_field_name("value") for a in caps["typevarargs"][0].children
+                      if a.type == "keyword_argument" and
+                      s.text(a.child_by_field_name("name")) == "bound"), None)
+        extra.setdefault("aliases", {})[s.text(caps["typevar"][0])] = \
+            _clean_type(s.text(bound), generic=True) if bound is not None else ""
     elif "declared" in caps:  # a name a declaration or a parameter binds in the file
         node = caps["declared"][0]
         names = extra.setdefault("declared", set())
@@ -7991,6 +8008,16 @@ class ObjectValue:
         self.path, self.scope, self.name = path, scope, name
 
 
+class ModuleValue:
+    """What expr_type gives for a name bound to a module of the index (``self.helpers =
+    helpers`` after ``from . import helpers``): its functions are read in ``files``."""
+
+    __slots__ = ("files",)
+
+    def __init__(self, files: list[str]):
+        self.files = files
+
+
 class OutsideGeneric:
     """What expr_type gives for such a container: the types it holds, each as expr_type
     would give it (iterating a list[Page] gives a Page)."""
@@ -8620,6 +8647,9 @@ class _Resolver:
     def _method_of(self, owner: Any, callee: str) -> tuple[int | None, float]:
         """``callee`` on a receiver of class ``owner``, or of a union of classes, or on
         an object literal."""
+        if isinstance(owner, ModuleValue):  # as mod.f() itself is read
+            found = self.lookup_in_modules(owner.files, callee)
+            return (found[1], CONF_EXACT) if found and found[0] == "node" else (None, 0.0)
         if isinstance(owner, ObjectValue):
             target = self.object_member(owner.path, owner.scope, owner.name, callee)
             if target is None:
@@ -8745,6 +8775,8 @@ class _Resolver:
             # map.get(k) on a container outside the index: unknown (what it holds, or
             # not); xs.filter(f): another container of the same elements
             if isinstance(held, OutsideGeneric):
+                if name in self.language(path).element_results and held.held:
+                    return held.held[-1]  # leases.get(k): a Lease (or undefined)
                 return held if name in self.language(path).same_container else None
             if dst is None and not head and self._is_variable(path, scope, name):
                 result = self._call_value(path, scope, name)  # f(x) of a func value
@@ -8765,6 +8797,8 @@ class _Resolver:
         head, _, attr = text.rpartition(".")
         if head:
             owner = self.expr_type(path, scope, head, line, depth + 1)
+            if isinstance(owner, ModuleValue):
+                owner = None  # mod.var: the module's variable, read below
             if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
                 return OUTSIDE if owner is OUTSIDE else None
             if owner is None and re.fullmatch(r"[\w.$]+", head):
@@ -8773,6 +8807,10 @@ class _Resolver:
         if not re.fullmatch(r"[\w$]+", text):
             return None
         found = self.variable_type(path, scope, text, line)
+        if found is None and self._binding_of(path, scope, text) is not None:
+            target = self.resolve_dotted(path, scope, text)  # import helpers: a module
+            if target is not None and target[0] == "module":
+                return ModuleValue(target[1])
         if found is None and self._object_scope(path, scope, text) is not None:
             return ObjectValue(path, self._object_scope(path, scope, text), text)
         if found is None and language.unprefixed_fields and "." in scope:
@@ -8949,6 +8987,11 @@ class _Resolver:
                 return made if entered == owner else entered
             return _awaited(made) if isinstance(made, OutsideGeneric) else \
                 (made if made is OUTSIDE else None)  # ContextManager[X], Iterator[X]: an X
+        if type_text.startswith("called:"):  # self.x = param(...): what calling it gives
+            written = type_text[7:]
+            if written.startswith("type:"):  # param: type[X] made an X
+                return self.type_named(path, scope, written[5:])
+            return self._called_type(path, scope, written)
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
         if type_text.startswith("callback:"):  # a parameter of a function given to a call
@@ -9015,6 +9058,8 @@ class _Resolver:
         if (target is None or target[0] != "node") and \
                 type_text.rpartition(".")[2] in self.language(path).dynamic_types:
             return None  # x: any, x: t.Any: nothing is known, so nothing is outside either
+        if target is None and type_text in self.ctx(path).get("declared", ()):
+            return None  # x = make() of a local or a destructured parameter: unknown
         if target is None or target[0] != "node":
             return OUTSIDE  # a type outside the index (str, a library class): no guess
         if self.class_like(target[1]):
@@ -9113,11 +9158,12 @@ class _Resolver:
 
     def _call_value(self, path: str, scope: str, name: str) -> Any:
         """The type of what calling the variable ``name`` gives: a Go function type's
-        result (``func(...) R``, a named ``type F func(...) R``), else as
-        _called_variable says (a class the variable holds: an instance)."""
+        result (``func(...) R``, a named ``type F func(...) R``), a ``Callable[..., R]``'s
+        R, else as _called_variable says (a class the variable holds: an instance)."""
         written, type_path, type_scope = self.variable_type(path, scope, name) or ("", "", "")
-        if written.startswith("$func<"):
-            return self.type_named(type_path, type_scope, written[6:-1])
+        made = self._called_type(type_path, type_scope, written)
+        if made is not None:
+            return made
         if written and written != name and re.fullmatch(r"[\w$.]+", written):
             found = self._unless_circular(("call value", type_path, type_scope, written),
                                           self.type_named, type_path, type_scope, written)
@@ -9125,6 +9171,16 @@ class _Resolver:
             if result is not None:
                 return result
         return self._called_variable(path, scope, name)
+
+    def _called_type(self, path: str, scope: str, written: str) -> Any:
+        """What calling a value declared ``written`` gives when its type says: a Go
+        ``func(...) R``'s R, a Python ``Callable[..., R]``'s R; else None."""
+        if written.startswith("$func<"):
+            return self.type_named(path, scope, written[6:-1])
+        made = re.fullmatch(r"(?:[\w.]+\.)?Callable<(.*)>", written)
+        if made:  # Python's Callable[[A], R]: an R
+            return self.type_named(path, scope, made.group(1).split(",")[-1])
+        return None
 
     def _func_result(self, found: Any) -> Any:
         """What calling a value of a named function type gives (``type F func(...) R``)."""
@@ -9348,9 +9404,10 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     resolver.load_bases()
     # A forked worker shares the parent's pages only until it touches them (reading
     # an object writes its reference count): at worst each holds a copy of the
-    # parent. Workers are forked only while those copies fit the budget.
+    # parent, and every resolving process grows as it works. Processes resolve
+    # together (the parent one of them) only while they fit the budget.
     size = _resident_bytes()
-    workers = min(run.workers, 1 + (GRAPH_RESOLVE_BUDGET // size if size > 0 else 0))
+    workers = min(run.workers, max(1, GRAPH_RESOLVE_BUDGET // (2 * size) if size > 0 else 1))
     _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls], workers)
     _resolve_imports(db, resolver, run, [tuple(r) for r in old_imports])
     db.execute(SQL_AFFECTED_CLEAR)
@@ -9394,11 +9451,13 @@ def _call_sites(resolver: _Resolver, run: _IndexRun,
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
-# Memory that forked resolving workers may take together, each counted as a copy
-# of the parent: a bigger project means fewer workers and, past about half a
-# million lines, resolution in the parent alone, so that peak memory grows no
-# faster than the project.
-GRAPH_RESOLVE_BUDGET = 160 * 2**20
+# Memory that the processes resolving calls may take together, each counted as
+# twice the parent's size when resolution starts: a forked one copies the pages
+# it touches, and each one's caches and rows grow while it resolves (sympy's
+# parent went from 136 MB to 265 MB). A bigger project means fewer processes:
+# the stdlib set (327k lines, a 90 MB parent) is resolved by two, sympy (815k
+# lines) by the parent alone, so that peak memory grows no faster than the project.
+GRAPH_RESOLVE_BUDGET = 400 * 2**20
 
 
 def _resident_bytes() -> int:
@@ -9585,12 +9644,18 @@ _PY_QUERY = f"""
 (function_definition name: (identifier) @name) @def.function
 (call function: (identifier) @callee) @call
 (call function: (attribute object: (_) @recv attribute: (identifier) @callee)) @call
+(call function: (subscript value: (identifier) @callee)) @call
+(call function: (subscript value: (attribute object: (_) @recv attribute: (identifier) @callee)))
+    @call
 [(import_statement) (import_from_statement)] @import
-(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)] @type))
-    @vartype
+(assignment left: (identifier) @var right: (call function: [(identifier) (attribute)
+    (subscript)] @type)) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
-    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)] @type))
-    @vartype
+    attribute: (identifier) @var) right: (call function: [(identifier) (attribute)
+    (subscript)] @type)) @vartype
+(module (assignment left: (identifier) @typevar right: (call
+    function: [(identifier) (attribute)] @_maker arguments: (argument_list) @typevarargs)
+    (#match? @_maker "TypeVar$")))
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype
@@ -9864,6 +9929,9 @@ PYTHON = Language(
     dynamic_types=frozenset({"Any"}),
     accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
     class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
+    # list.pop, dict.get/pop/setdefault, deque.pop/popleft (typeshed's builtins.pyi,
+    # collections): a value of the container's last type argument
+    element_results=frozenset({"pop", "get", "setdefault", "popleft"}),
     casts=frozenset({"cast"}),
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
@@ -10274,6 +10342,9 @@ def _js_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 _JS_ELEMENT_CALLBACKS = frozenset(
     "forEach map filter find findIndex findLast findLastIndex some every flatMap sort "
     "toSorted".split())
+# ... those that give one element (a Map's value): Map.get, Array's at, find, findLast,
+# pop, shift (lib.es5/es2015/es2022 declarations: `V | undefined`, `T | undefined`) ...
+_JS_ELEMENT_RESULTS = frozenset("get at find findLast pop shift".split())
 # ... and those that give an array of the same elements.
 _JS_SAME_CONTAINER = frozenset(
     "filter slice concat sort reverse toSorted toReversed toSpliced".split())
@@ -10282,6 +10353,7 @@ _JS_HOOKS: dict[str, Any] = dict(
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
     element_callbacks=_JS_ELEMENT_CALLBACKS, same_container=_JS_SAME_CONTAINER,
+    element_results=_JS_ELEMENT_RESULTS,
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
     receiver_call=_js_receiver_call, method_fallback=_js_constructor_function,
@@ -12417,18 +12489,31 @@ def _stale_lessons(db: Database, project: str, node: Node) -> int:
 
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
                  min_confidence: float) -> dict[str, Any]:
-    """The reverse call closure of ``node`` with a risk level weighing fan-in and lessons."""
-    results = [r for r in graph_walk(db, project, node, "calledBy", depth, min_confidence)
-               if r["id"] != node.id]  # recursion adds no fan-in
-    direct = [r["id"] for r in results if r["depth"] == 1]
-    indirect = [r["id"] for r in results if r["depth"] > 1]
+    """The reverse call closure of ``node`` (as deep and as sure as asked) with the
+    symbol's risk level, which weighs fan-in and lessons over the whole closure at the
+    default confidence whatever was asked: one symbol has one risk, in `impact` at any
+    --depth and in `context --purpose impact` (depth 3) alike."""
+    results = _reverse_closure(db, project, node, depth, min_confidence)
+    whole = (results if depth is None and min_confidence == DEFAULT_MIN_CONFIDENCE
+             else _reverse_closure(db, project, node, None, DEFAULT_MIN_CONFIDENCE))
+    direct = [r["id"] for r in whole if r["depth"] == 1]
+    indirect = [r["id"] for r in whole if r["depth"] > 1]
     fan_in = min(12.0, len(direct) + 0.5 * len(indirect))
     lesson = max([_lesson_risk(db, project, node)] + [
         _lesson_risk(db, project, n) for n in _nodes_by_uid(db, project, direct + indirect)])
     score = round(fan_in + lesson, 1)
-    return {"target": node.id, "results": results, "direct": direct, "indirect": indirect,
+    return {"target": node.id, "results": results,
+            "direct": [r["id"] for r in results if r["depth"] == 1],
+            "indirect": [r["id"] for r in results if r["depth"] > 1],
+            "closure": {"direct": len(direct), "indirect": len(indirect)},
             "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
             "risk_level": risk_level(score), "stale_lessons": _stale_lessons(db, project, node)}
+
+
+def _reverse_closure(db: Database, project: str, node: Node, depth: int | None,
+                     min_confidence: float) -> list[dict[str, Any]]:
+    return [r for r in graph_walk(db, project, node, "calledBy", depth, min_confidence)
+            if r["id"] != node.id]  # recursion adds no fan-in
 
 
 def _nodes_by_uid(db: Database, project: str, uids: list[str]) -> list[Node]:
@@ -12593,10 +12678,15 @@ def cmd_impact(args: argparse.Namespace, env: Env) -> int:
 
 
 def _impact_text(data: dict[str, Any]) -> str:
+    closure = data["closure"]
     lines = [f"impact of {data['target']}: risk {data['risk_level']} (score "
-             f"{data['risk_score']:.1f}: {len(data['direct'])} direct and "
-             f"{len(data['indirect'])} indirect callers, lesson risk "
+             f"{data['risk_score']:.1f}: {closure['direct']} direct and "
+             f"{closure['indirect']} indirect callers, lesson risk "
              f"{data['lesson_risk']:.1f})"]
+    if (len(data["direct"]), len(data["indirect"])) != (closure["direct"],
+                                                        closure["indirect"]):
+        lines.append(f"  listed: {len(data['direct'])} direct and {len(data['indirect'])} "
+                     f"indirect callers (as --depth and --min-confidence ask)")
     if data["stale_lessons"]:
         lines.append(f"  {data['stale_lessons']} of its lessons stale: code changed since")
     for r in data["results"]:
@@ -14008,8 +14098,10 @@ TIMEOUT_EXIT, KILL_GRACE = 124, 2.0
 
 PIECE_MARGIN = 1 << 16  # a long line is cut only this far ahead of its end: no secret is longer
 # Keywords that make a line a candidate for the decisive lines (lowercase).
+# ".py:" finds pytest's `path.py:12: Name` line, which ends each failure section and names
+# the exception whatever its class is called (BadSignature, StopIteration, Http404).
 _DECISIVE_KEYS = ("error", "exception", "fail", "fatal", "panic", "traceback", "✕", "●",
-                  "file \"")
+                  "file \"", ".py:")
 _TS_PREFIX = lazy_re(r"\[?(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\d\d:\d\d:\d\d)")
 _SECTION_HEAD = lazy_re(
     r"^(?:_{3,} (?P<pytest>\S.*?) _{3,}$|={3,} (?P<pyhead>[A-Za-z].*?) ={3,}$|=== RUN\s+(?P<go>\S+)"
@@ -14203,8 +14295,8 @@ class DecisiveLines:
     def select(self) -> list[dict[str, Any]]:
         """Up to MAX_DECISIVE lines: each kind gets a quota, leftovers fill the rest."""
         chosen: list[dict[str, Any]] = []
-        for kind, quota in self.QUOTA:
-            chosen.extend(self.found[kind][:quota])
+        for kind, quota in self.QUOTA:      # distinct failures first, then their repeats
+            chosen.extend(_distinct_first(self.found[kind])[:quota])
         for kind, _ in self.QUOTA:
             for item in self.found[kind]:
                 if len(chosen) >= MAX_DECISIVE:
@@ -14215,6 +14307,20 @@ class DecisiveLines:
         for rank, item in enumerate(chosen[:MAX_DECISIVE]):
             unique.setdefault(item["line"], {**item, "rank": rank})
         return sorted(unique.values(), key=lambda item: item["line"])
+
+
+def _distinct_first(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Items in order, each failure's first line before any repeat of one already
+    listed: the same exception at the same place, the same test under other parameters
+    (`test_x[a]`, `test_x[b]`) or other numbers. 150 tests failing on one cause must
+    not leave no room for the one failing on another."""
+    seen: set[str] = set()
+    first, repeats = [], []
+    for item in items:
+        key = re.sub(r"\[[^\]]*\]|\d+", "#", item["text"])
+        (repeats if key in seen else first).append(item)
+        seen.add(key)
+    return first + repeats
 
 
 # --- chunking -----------------------------------------------------------------
@@ -14931,7 +15037,10 @@ def _fit_summary(summary: dict[str, Any], total: int) -> dict[str, Any]:
                            for e in summary["head"][:keep_edges]]
         summary["tail"] = [{"line": e["line"], "text": _clip(e["text"], limit)}
                            for e in summary["tail"][-keep_edges:]]
-        kept = sorted(summary["errors"], key=lambda e: e["rank"])[:keep_errors]
+        # a failing test's verdict line is what `failed tests` says again: when room is
+        # short, the lines saying why (an exception, its place) stay first
+        kept = sorted(summary["errors"],
+                      key=lambda e: (bool(ids) and e["kind"] == "test", e["rank"]))[:keep_errors]
         summary["errors"] = [{**e, "text": _clip(e["text"], limit)}
                              for e in sorted(kept, key=lambda e: e["line"])]
         shown = [e["line"] for part in ("head", "tail", "errors") for e in summary[part]]
@@ -15714,12 +15823,14 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
                            '"JWT expiry not handled"')
     lesson, masked = redact(lesson)
     detail, masked_detail = redact(detail) if detail else (None, 0)
-    session = redact(session)[0] if session else None
+    session, masked_session = redact(session) if session else (None, 0)
     with open_db(env) as db:
         name, path = symbol_at_line(env, db, symbol, file) or \
             split_symbol(db, env.place, symbol, file)
         path, name, node = bind_to_code_on_disk(env, db, name, path or "")
         code_hash = node["body_hash"] if node is not None else None
+        if node is None:
+            _say_unbound(env, db, name, path)
         with db.atomic():
             symbol_id = _ensure_symbol(db, env.project, name, path)
             # Never earlier than the symbol's last lesson, even if the clock stepped
@@ -15731,7 +15842,22 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
             _store_counters(db, env.project, symbol_id)
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
-                "redactions": masked + masked_detail}
+                "redactions": masked + masked_detail + masked_session}
+
+
+def _say_unbound(env: Env, db: Database, name: str, path: str) -> None:
+    """A lesson the graph cannot give a symbol reaches no edit hook: say so, and name
+    the symbols the name does have in the index (a wrong --file, an ambiguous name)."""
+    if db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None:
+        return                                   # no graph yet: names are all there is
+    where = f" in {path}" if path else ""
+    found = graph_find_nodes(db, env.project, name)
+    known = ", ".join(n.id for n in found[:3]) + (f" (+{len(found) - 3} more)"
+                                                   if len(found) > 3 else "")
+    hint = (f"; the index has {known}: record it on that id" if found else
+            "; it joins its symbol once `ctxkit index` knows it")
+    note(f"{name!r}{where} does not name exactly one indexed symbol: the lesson is kept "
+         f"under that name and no edit hook will show it{hint}")
 
 
 def symbol_at_line(env: Env, db: Database, symbol: str,
@@ -18426,9 +18552,10 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 #           by how near it is in the call graph to the frames and the test
 #   lesson  the lesson risk recorded on it
 #   name    the failure message names it (a name shared by n symbols counts 1/n)
-#   coverage  (--rerun) the failing test ran it when run again under a tracer and
-#           the passing tests of its file did not (the Ochiai measure); after a
-#           re-run the other signals count times 0.1 + this value
+#   coverage  (--rerun) the failing test ran its lines when run again under a tracer
+#           and the passing tests of its file did not (the Ochiai measure of its
+#           most suspicious line); after a re-run the other signals count times
+#           0.1 + this value
 # Symbols in test files are kept but scaled down: a failing test usually
 # points at the code under test. Frames in files outside the root, or in
 # installed-package folders inside it, are library frames: listed, never read.
@@ -18888,17 +19015,20 @@ class _Ranking:
     # a traced re-run
 
     def add_coverage(self, coverage: Coverage) -> None:
-        """The Ochiai measure of each function the re-run's failing tests called:
-        failed(f) / sqrt(all failed x (failed(f) + passed(f))), 1 for a function only
-        the failing tests ran, lower the more passing tests ran it too."""
+        """The Ochiai measure of each function the re-run's failing tests called, at
+        its most suspicious line: failed(l) / sqrt(all failed x (failed(l) +
+        passed(l))), 1 for a line only the failing tests ran, lower the more passing
+        tests ran it too."""
         import math
 
         self.notes.append(coverage.note)
-        for path, first, last, name, qualname, ef, ep in coverage.functions:
-            value = ef / math.sqrt(coverage.failed * (ef + ep))
+        for path, first, last, name, qualname, ef, ep, line, lf, lp in coverage.functions:
+            value = lf / math.sqrt(coverage.failed * (lf + lp))
             why = (f"run by {ef} of {coverage.failed} failing test"
                    f"{'s' if coverage.failed != 1 else ''} and {ep} of {coverage.passed} "
                    f"passing in the re-run")
+            if line and (lf, lp) != (ef, ep):
+                why += f"; its line {line} by {lf} failing and {lp} passing"
             if not self.graph:
                 key = f"{path}:{qualname.replace('.<locals>', '')}"
                 if key not in self.suspects and name.startswith("<"):
@@ -19473,6 +19603,7 @@ _codes = {}
 _functions = []
 _tests = {}
 _current = None
+_lines = set()
 _previous = None
 _paused = 0
 
@@ -19525,7 +19656,14 @@ def _trace(frame, event, arg):
         return _resume
     if found >= 0 and not _paused:
         _current.add(found)
+        return _line
     return None
+
+
+def _line(frame, event, arg):
+    if event == "line" and _current is not None and not _paused:
+        _lines.add((_codes[frame.f_code], frame.f_lineno))
+    return _line
 
 
 def _resume(frame, event, arg):
@@ -19547,8 +19685,8 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    global _current, _previous, _paused
-    _current, _paused = set(), 0
+    global _current, _lines, _previous, _paused
+    _current, _lines, _paused = set(), set(), 0
     _previous = sys.gettrace()
     sys.settrace(_trace)
     threading.settrace(_trace)
@@ -19559,6 +19697,7 @@ def pytest_runtest_protocol(item, nextitem):
         threading.settrace(_previous)
         entry = _tests.setdefault(item.nodeid, {"outcome": "passed"})
         entry["functions"] = sorted(_current)
+        entry["lines"] = [number for pair in sorted(_lines) for number in pair]
         _current = None
 
 
@@ -19585,8 +19724,9 @@ class Coverage(Record):
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"functions": list}
     failed: int            # tests that failed in the re-run
     passed: int            # tests that passed
-    # (path, first line, last line, name, qualname, failing tests running it, passing ones)
-    functions: list[tuple[str, int, int, str, str, int, int]]
+    # (path, first line, last line, name, qualname, failing tests running it, passing ones,
+    # then the same for its most suspicious line: line, failing tests, passing tests)
+    functions: list[tuple[str, int, int, str, str, int, int, int, int, int]]
     note: str
 
 
@@ -19687,6 +19827,7 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
     import math
 
     counts: dict[tuple, list[int]] = {}
+    lines: dict[tuple, list[int]] = {}
     failed = passed = others = 0
     for trace in traces:
         table = [tuple(f) for f in trace["functions"]]
@@ -19698,11 +19839,16 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
             if outcome not in ("failed", "passed"):
                 continue
             failed, passed = failed + (outcome == "failed"), passed + (outcome == "passed")
+            side = outcome == "passed"
             for index in test.get("functions", ()):
-                tally = counts.setdefault(table[index], [0, 0])
-                tally[outcome == "passed"] += 1
-    functions = sorted(((*key, ef, ep) for key, (ef, ep) in counts.items() if ef),
-                       key=lambda f: (-f[5] / math.sqrt(f[5] + f[6]), f[0], f[1]))
+                counts.setdefault(table[index], [0, 0])[side] += 1
+            pairs = test.get("lines", ())
+            for index, number in zip(pairs[::2], pairs[1::2], strict=True):
+                lines.setdefault((table[index], number), [0, 0])[side] += 1
+    best = _most_suspicious_lines(lines)
+    functions = [(*key, ef, ep, *best.get(key, (0, ef, ep)))
+                 for key, (ef, ep) in counts.items() if ef]
+    functions.sort(key=lambda f: (-f[8] / math.sqrt(f[8] + f[9]), f[0], f[1]))
     note = (f"--rerun: {failed} failing and {passed} passing test"
             f"{'s' if passed != 1 else ''} traced in {seconds:.1f} s" + (
                 f" ({others} other failing test{'s' if others != 1 else ''} left out)"
@@ -19712,6 +19858,21 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
                 f"{'s' if passed != 1 else ''} passed): no coverage to rank by")
     return Coverage(failed=failed, passed=passed,
                     functions=functions[:SUSPECT_RERUN_MAX_FUNCTIONS], note=note)
+
+
+def _most_suspicious_lines(lines: dict[tuple, list[int]]) -> dict[tuple, tuple[int, int, int]]:
+    """Per function, its line the failing tests run most apart from the passing ones:
+    (line, failing tests running it, passing ones), by Ochiai, the earliest of equals."""
+    best: dict[tuple, tuple[int, int, int]] = {}
+    for (key, number), (ef, ep) in lines.items():
+        if not ef:
+            continue
+        known = best.get(key)
+        value = ef * ef / (ef + ep)    # Ochiai squared, times all failed: the same order
+        if known is None or (value, -number) > (known[1] ** 2 / (known[1] + known[2]),
+                                                -known[0]):
+            best[key] = (number, ef, ep)
+    return best
 
 
 def rank_suspects(env: Env, db: Database | None, failure: Failure,
@@ -19936,8 +20097,8 @@ def register_suspect_commands(sub: argparse._SubParsersAction,
     parser.add_argument("--rerun", action="store_true",
                         help="run the stored pytest command again, in this directory and "
                              "environment, with the failing tests' files and a tracer, and "
-                             "rank by which functions the failing tests ran and the passing "
-                             "ones did not (only pytest runs; the command is the stored one)")
+                             "rank by which lines the failing tests ran and the passing ones "
+                             "did not (only pytest runs; the command is the stored one)")
     parser.add_argument("--rerun-timeout", type=float, default=SUSPECT_RERUN_TIMEOUT,
                         metavar="SECONDS", help="stop the re-run after this long (default "
                         f"{SUSPECT_RERUN_TIMEOUT:g}); the ranking then goes without it")

@@ -275,6 +275,28 @@ def test_impact_direct_indirect_and_risk(cli):
     assert leaf["direct"] == [] and leaf["risk_level"] == "low"
 
 
+def test_one_symbol_has_one_impact_risk_at_any_depth(cli):
+    # a chain five callers deep, two branches wide: depth 3 sees half of the closure
+    lines = ["def target():\n    return 1\n"]
+    for side in ("x", "y"):
+        below = "target"
+        for level in range(1, 6):
+            lines.append(f"def {side}{level}():\n    return {below}()\n")
+            below = f"{side}{level}"
+    (cli.root / "chain.py").write_text("\n\n".join(lines))
+    index(cli)
+    whole = cli("impact", "target", "--json").json()
+    assert (len(whole["direct"]), len(whole["indirect"])) == (2, 8)
+    assert whole["risk_score"] == 2 + 0.5 * 8
+    shallow = cli("impact", "target", "--depth", "1", "--json").json()
+    assert shallow["indirect"] == [] and shallow["risk_score"] == whole["risk_score"]
+    assert shallow["closure"] == {"direct": 2, "indirect": 8}
+    assert "listed: 2 direct and 0 indirect" in cli("impact", "target", "--depth", "1").out
+    context = cli("context", "target", "--purpose", "impact", "--json").json()["impact"]
+    assert (context["risk_score"], context["risk_level"]) == (whole["risk_score"],
+                                                              whole["risk_level"])
+
+
 def test_option_errors_are_usage_errors(cli):
     copy_fixture("graph_python", cli.root)
     index(cli)

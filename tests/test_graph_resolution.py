@@ -241,11 +241,24 @@ CASES = [
     (TS, "src/queue.js:Sink.enqueue", set()),
     (TS, "src/queue.js:Sink.drain", set()),
     # Python: a name assigned twice holds, on each line, what it was last assigned.
-    (PY, "shop/files.py:TOMLFile.load", {"shop/files.py:round_trip"}),
+    (PY, "shop/files.py:TOMLFile.load", {"shop/files.py:round_trip",
+                                         "shop/files.py:load_named"}),
     (PY, "shop/files.py:TOMLFile.dump", {"shop/files.py:round_trip",
                                          "shop/files.py:after_snapshot"}),
     (PY, "shop/files.py:Snapshot.load", {"shop/files.py:after_snapshot"}),
-    (PY, "shop/files.py:Snapshot.dump", set()),
+    (PY, "shop/files.py:Snapshot.dump", {"shop/files.py:load_named"}),
+    # Python: Ruler[int]() constructs a Ruler, a TypeVar bound to Node is a Node, a
+    # Callable[..., Renderer] attribute's call gives a Renderer.
+    (PY, "shop/generics.py:Ruler", {"shop/generics.py:Parser.__init__"}),
+    (PY, "shop/generics.py:Ruler.push", {"shop/generics.py:Parser.add"}),
+    (PY, "shop/generics.py:Stack.push", set()),
+    (PY, "shop/generics.py:Node.walk", {"shop/generics.py:Parser.render"}),
+    (PY, "shop/generics.py:Tree.walk", set()),
+    (PY, "shop/generics.py:Renderer.render", {"shop/generics.py:Parser.render"}),
+    (PY, "shop/generics.py:Plain.render", set()),
+    # An attribute assigned an imported module (self.links = links) holds the module.
+    (PY, "shop/links.py:parse_link", {"shop/markdown.py:State.link"}),
+    (PY, "shop/legacy_links.py:parse_link", set()),
     # TypeScript: an indexed access type T['k'] is what T declares for k; a
     # factory's returned object literal has the literal's members; an object
     # literal imported from another module has its own methods.
@@ -253,12 +266,16 @@ CASES = [
                                                 "src/forms.ts:metaHelper.bump"}),
     (TS, "src/forms.ts:metaHelper.bump", {"src/forms.ts:bumpAll"}),
     (TS, "src/forms.ts:metaHelper.object.reset", {"src/forms.ts:bumpAll"}),
-    (TS, "src/forms.ts:Other.getFieldValue", set()),
+    (TS, "src/forms.ts:Other.getFieldValue", {"src/forms.ts:resetFirst"}),
+    (TS, "src/forms.ts:FormApi.reset", {"src/forms.ts:metaHelper.object.reset",
+                                        "src/forms.ts:resetFirst"}),
     (TS, "src/validators.ts:validators.validate", {"src/forms.ts:check"}),
     (TS, "src/validators.ts:Schema.validate", set()),
     # console in an ES module that declares no console is the runtime's global: its
     # error is not guessed into the one method of that name.
     (TS, "src/forms.ts:Logger.error", set()),
+    # A local's or a destructured parameter's call result is unknown, never outside.
+    (TS, "src/forms.ts:Page.reload", {"src/forms.ts:refresh"}),
     # Go: methods on a named slice type, through a field and a chained call.
     (GO, "key.go:Key.String", {"key.go:MetaData.Describe", "key.go:Describe"}),
     (GO, "key.go:Key.add", {"key.go:MetaData.Describe"}),

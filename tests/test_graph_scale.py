@@ -280,9 +280,9 @@ def test_one_worker_and_many_give_the_same_graph(cli):
 
 
 def test_the_parent_resolves_beside_its_workers(cli, monkeypatch, tmp_path):
-    """With room in the memory budget for one copy of the parent, one worker is forked
-    and the parent resolves chunks too (it used to fork that one worker and wait, so a
-    parent over half the budget resolved alone); the edges are one process's."""
+    """With room in the memory budget for two resolving processes, one worker is
+    forked and the parent resolves chunks too (it used to fork the workers and wait,
+    so a budget with room for two resolved in one); the edges are one process's."""
     count = 24
     for i in range(count):
         write(cli.root, f"pkg/m{i}.py", f"from pkg.m{(i + 1) % count} import f{(i + 1) % count}"
@@ -302,7 +302,7 @@ def test_the_parent_resolves_beside_its_workers(cli, monkeypatch, tmp_path):
     noting.__module__, noting.__qualname__ = "ctxkit", "_resolve_chunk"  # pickled by name
     monkeypatch.setattr(ctxkit, "_resolve_chunk", noting)
     monkeypatch.setattr(ctxkit, "GRAPH_PARALLEL_RESOLVE_FILES", 10)
-    monkeypatch.setattr(ctxkit, "_resident_bytes", lambda: ctxkit.GRAPH_RESOLVE_BUDGET)
+    monkeypatch.setattr(ctxkit, "_resident_bytes", lambda: ctxkit.GRAPH_RESOLVE_BUDGET // 4)
     index(cli, "--full", "--jobs", "2")
     seen = set(pids.read_text().split()) if pids.exists() else set()
     assert str(os.getpid()) in seen and len(seen) == 2, seen

@@ -104,6 +104,24 @@ def test_an_ambiguous_name_stays_file_less_and_is_counted_alike(cli, project):
     assert (result.code, result.out) == (0, "")
 
 
+def test_a_lesson_no_edit_hook_will_show_says_so_and_names_the_symbol(cli, project):
+    # a --file that is not the symbol's: the lesson lands beside the symbol, not on it
+    (project / "src" / "forms.py").write_text("def parse(x):\n    return x\n")
+    assert cli("index").code == 0
+    wrong = record(cli, "fail", "AuthService.validate", "x", "--file", "src/forms.py")
+    assert "does not name exactly one indexed symbol" in wrong.err
+    assert "src/auth.py:AuthService.validate" in wrong.err     # where it would belong
+    assert "no edit hook will show it" in wrong.err
+    result = hook(cli, "pre-tool-use", payload("claude_pre_tool_use_edit", project))
+    assert "PAST EXPERIENCE" not in result.out                 # what the note warns of
+    assert "not in the index" not in wrong.err
+    unknown = record(cli, "fail", "NoSuchThing.run", "y")
+    assert "joins its symbol once `ctxkit index` knows it" in unknown.err
+    bound = record(cli, "fail", "AuthService.validate", "z", "--file", "src/auth.py")
+    assert bound.err == ""
+    assert record(cli, "-q", "fail", "NoSuchThing.run", "w").err == ""
+
+
 def test_fail_and_ok_report_the_bound_symbol(cli, project):
     first = cli("fail", "validate", "x", "--json").json()["symbol"]
     assert (first["file"], first["name"]) == ("src/auth.py", "AuthService.validate")

@@ -174,6 +174,30 @@ def test_real_pytest_failures_summary_links_symbols(cli):
     assert hits and "src/calc.py:Calc.divide" in hits[0].get("symbols", [])
 
 
+def test_a_summary_names_each_distinct_failure_whatever_its_exception_is_called(cli):
+    # many parametrized tests fail on one exception whose name says neither error nor
+    # exception; a later test fails on another cause: the summary keeps both causes
+    (cli.root / "src").mkdir()
+    (cli.root / "src" / "sig.py").write_text(
+        "class BadSignature(Exception):\n    pass\n\n\n"
+        "def unsign(value):\n    raise BadSignature(f'signature of {value!r} does not match')\n")
+    (cli.root / "tests").mkdir()
+    (cli.root / "tests" / "test_sig.py").write_text(
+        "import sys\nimport pytest\nsys.path.insert(0, 'src')\nfrom sig import unsign\n\n\n"
+        "@pytest.mark.parametrize('n', range(40))\ndef test_unsign(n):\n    unsign(n)\n\n\n"
+        "def test_total():\n    assert 1 + 1 == 3\n")
+    result = cli("run", "--json", "--", PY, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                 "tests")
+    summary = result.json()
+    assert result.code == 1 and len(summary["failed_tests"]) + summary[
+        "failed_tests_omitted"] == 41
+    texts = _errors(summary)
+    assert any(t.startswith("src/sig.py:6: BadSignature") for t in texts), texts
+    assert any(": AssertionError" in t or "AssertionErr" in t for t in texts), texts
+    # one cause is listed once, not once per parameter
+    assert sum(t.startswith("src/sig.py:6:") for t in texts) == 1, texts
+
+
 @pytest.mark.skipif(not shutil.which("gcc"), reason="gcc missing")
 def test_real_gcc_error_first_with_file_line(cli):
     (cli.root / "bad.c").write_text(

@@ -280,3 +280,12 @@ def test_the_graph_stores_no_secret_from_signatures_or_docstrings(cli):
     signature, = conn.execute("SELECT signature FROM nodes WHERE name = 'connect'").fetchone()
     conn.close()
     assert signature == 'def connect(host, password="***REDACTED***", retries=3)'
+
+
+def test_a_lesson_counts_every_secret_it_masked(cli):
+    token = "ghp_" + "a1b2c3d4e5" * 3 + "abcdef"
+    result = cli("fail", "Deploy.run", f"leaked {token}", "-d", f"token={token}",
+                 "--session", f"ci {token}", "--json")
+    assert result.code == 0 and result.json()["symbol"]["lessons"][0]["session_id"] == \
+        "ci ***REDACTED***"
+    assert "3 secrets masked before saving" in result.err

@@ -5,7 +5,7 @@ each rule registers itself in a dict by a decorator and `price` calls it
 through the dict, so no call of the faulty rule (bulk_price) is written
 anywhere and the graph cannot reach it from the test. Its tests run with a
 real pytest through `ctxkit run`; `suspects --rerun` runs the stored command
-again (a real subprocess) and ranks by which functions the failing test ran
+again (a real subprocess) and ranks by which lines the failing test ran
 and the passing tests of its file did not.
 """
 
@@ -57,8 +57,11 @@ def test_rerun_ranks_a_function_only_the_failing_test_runs(registry):
                for note in result["notes"])
     bulk = result["suspects"][ids.index("src/pricing/rules.py:bulk_price")]
     first = bulk["signals"]["coverage"]
-    assert first["why"] == "run by 1 of 1 failing test and 1 of 6 passing in the re-run"
-    assert first["value"] == pytest.approx(1 / 2 ** 0.5, abs=1e-3)     # Ochiai: 1/sqrt(1 x 2)
+    # test_bulk_big_order runs bulk_price too, but not its line 33, `return amount + 1`:
+    # the function's Ochiai is its most suspicious line's, 1/sqrt(1 x 1), not 1/sqrt(1 x 2)
+    assert first["why"] == ("run by 1 of 1 failing test and 1 of 6 passing in the re-run; "
+                            "its line 33 by 1 failing and 0 passing")
+    assert first["value"] == pytest.approx(1.0)
     assert first["contribution"] == pytest.approx(first["value"] * first["weight"], abs=1e-3)
     # price runs in every test: it is where every run passes through, not where this differs
     price = result["suspects"][ids.index("src/pricing/rules.py:price")]
@@ -70,7 +73,7 @@ def test_rerun_ranks_a_function_only_the_failing_test_runs(registry):
                "--", ".", ":!.ctxkit") == ""
     text = registry("suspects", "--rerun").out
     assert "bulk_price  src/pricing/rules.py:" in text
-    assert "run by 1 of 1 failing test and 1 of 6 passing in the re-run" in text
+    assert "run by 1 of 1 failing test and 1 of 6 passing in the re-run; its line 33" in text
 
 
 def test_rerun_without_a_graph_gives_the_functions_it_ran_as_locations(registry):
@@ -79,7 +82,7 @@ def test_rerun_without_a_graph_gives_the_functions_it_ran_as_locations(registry)
     assert result["graph"] is False
     bulk = next(s for s in result["suspects"] if s["name"] == "bulk_price")
     assert bulk["kind"] == "location" and bulk["path"] == "src/pricing/rules.py"
-    assert bulk["signals"]["coverage"]["value"] == pytest.approx(1 / 2 ** 0.5, abs=1e-3)
+    assert bulk["signals"]["coverage"]["value"] == pytest.approx(1.0)     # its line 33
     assert ranked(result).index(bulk["id"]) < ranked(result).index(
         "src/pricing/rules.py:price")
 

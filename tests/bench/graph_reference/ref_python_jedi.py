@@ -56,6 +56,8 @@ class Sites(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         caller = self.stack[-1] if self.stack else None
+        if isinstance(func, ast.Subscript):  # Ruler[int](): the generic class is called
+            func = func.value
         if isinstance(func, ast.Name):
             line, col = func.lineno, func.col_offset
             self.found.append((line, char_col(self.lines[line - 1], col), func.id, caller))
