@@ -10618,21 +10618,20 @@ def _go_expression(text: str, goos: str, goarch: str) -> bool:
             raise ValueError(token)
         return _go_tag(token, goos, goarch)
 
-    def both() -> bool:
+    def operands(operator: str, operand: Callable[[], bool]) -> list[bool]:
+        """Every operand of a run joined by ``operator``, each read (tokens consumed)."""
         nonlocal position
-        value = term()
-        while position < len(tokens) and tokens[position] == "&&":
+        values = [operand()]
+        while position < len(tokens) and tokens[position] == operator:
             position += 1
-            value = term() and value
-        return value
+            values.append(operand())
+        return values
+
+    def both() -> bool:
+        return all(operands("&&", term))
 
     def either() -> bool:
-        nonlocal position
-        value = both()
-        while position < len(tokens) and tokens[position] == "||":
-            position += 1
-            value = both() or value
-        return value
+        return any(operands("||", both))
 
     try:
         return either()
