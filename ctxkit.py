@@ -152,6 +152,9 @@ INJECT_MIN_RISK = 10.0
 INJECT_LIMIT = 10000
 INJECT_FOOTER = "Apply these lessons. Do not repeat these mistakes."
 STALE_MARK = " (stale: code changed since)"  # after a lesson whose code changed since
+# After a lesson whose file changed since it was indexed and cannot be parsed by the
+# Python running ctxkit (no tree-sitter, a grammar error): fresh or stale, none can tell.
+STALE_UNKNOWN_MARK = " (stale unknown: its file changed since the index and cannot be parsed here)"
 _INJECT_LINE_MAX = 300  # a lesson line's length once the whole block must shrink
 # A graph id PATH:QUALNAME whose PATH has a slash or a file extension.
 _SYMBOL_ID = (r"^(?P<path>(?:[A-Za-z]:)?[^:]*[/\\][^:]*|[^:/\\\s]+\.[A-Za-z0-9]{1,8})"
@@ -501,14 +504,19 @@ class CodeOnDisk:
     definitions' current lines too, so a line maps to the symbol there now). On the fast
     path, which runs before the Graph section is even defined, ``parse`` is
     None: such a file raises _SlowPath, and the full CLI answers. A file or
-    symbol gone from disk gives None: its lessons are stale too.
+    symbol gone from disk gives None: its lessons are stale too. A changed file
+    that cannot be parsed (``parse`` gives None: this Python has no tree-sitter)
+    gives UNKNOWN: neither the index nor anything else says what its code is now.
     """
+
+    UNKNOWN: ClassVar[str] = "?"  # body_hash() of code not readable now; no hash is "?"
 
     parse: ClassVar[Callable[[str, str, bytes], dict[str, dict[str, Any]] | None] | None] = None
 
     def __init__(self, root: str):
         self.root = root
         self._parsed: dict[tuple[str, int, int], dict[str, dict[str, Any]] | None] = {}
+        self._unparsed: set[tuple[str, int, int]] = set()  # changed, and parse gave None
 
     def defs_now(self, db: Database, project: str, path: str) -> dict[str, dict[str, Any]] | None:
         """{node id: its uid, kind, name, qualname, line, end_line and body_hash} of the
@@ -535,12 +543,19 @@ class CodeOnDisk:
                 raise _SlowPath(path)
             else:
                 self._parsed[key] = self.parse(row["language"], path, data)
+                if self._parsed[key] is None:
+                    self._unparsed.add(key)
         return self._parsed[key]
 
     def body_hash(self, db: Database, project: str,
                   node: sqlite3.Row | dict[str, Any]) -> str | None:
+        """The node's body hash on disk now: None when it is gone, UNKNOWN when its file
+        changed since it was indexed and cannot be parsed (the index's hash is the old
+        code's, so comparing with it would call fresh lessons stale and stale ones fresh)."""
         defs = self.defs_now(db, project, node["path"])
         if defs is None:
+            if any(key[0] == node["path"] for key in self._unparsed):
+                return self.UNKNOWN
             return node["body_hash"]
         return defs[node["uid"]]["body_hash"] if node["uid"] in defs else None
 
@@ -594,7 +609,27 @@ def symbol_counters(lessons: Sequence[dict[str, Any]],
             "last_success": last_success, "risk_score": score, "level": risk_level(score)}
 
 
-def _lesson_json(row: sqlite3.Row | dict[str, Any], stale: bool) -> dict[str, Any]:
+def _is_stale(code_hash: str | None, current: str | None) -> bool | None:
+    """Whether a lesson that kept ``code_hash`` is stale against the code's hash now:
+    None (unknown) when the code cannot be read now (CodeOnDisk.UNKNOWN)."""
+    if not code_hash:
+        return False
+    return None if current == CodeOnDisk.UNKNOWN else code_hash != current
+
+
+def stale_counts(lessons: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """``stale_lessons`` and ``stale_unknown_lessons`` of lessons (the JSON of risk, impact)."""
+    marks = [lesson["stale"] for lesson in lessons]
+    return {"stale_lessons": sum(1 for m in marks if m),
+            "stale_unknown_lessons": sum(1 for m in marks if m is None)}
+
+
+def stale_mark(stale: bool | None) -> str:
+    """The mark after a lesson's line: stale, stale unknown, or none."""
+    return STALE_MARK if stale else STALE_UNKNOWN_MARK if stale is None else ""
+
+
+def _lesson_json(row: sqlite3.Row | dict[str, Any], stale: bool | None) -> dict[str, Any]:
     return {"id": row["id"], "type": row["type"], "lesson": row["lesson"],
             "detail": row["detail"], "status": row["status"], "session_id": row["session_id"],
             "created_at": row["created_at"], "stale": stale}
@@ -667,8 +702,8 @@ def group_symbol_obj(db: Database, project: str, file: str, name: str,
     current = None
     if node is not None and any(r["code_hash"] for r in shown):
         current = db.code.body_hash(db, project, node) if db.code else node["body_hash"]
-    shown = [_lesson_json(r, node is not None and bool(r["code_hash"])
-                          and r["code_hash"] != current) for r in shown]
+    shown = [_lesson_json(r, _is_stale(r["code_hash"], current) if node is not None else False)
+             for r in shown]
     return {"project": project, "name": name, "file": file, **counters,
             "lessons": _inject_order(shown)}
 
@@ -783,7 +818,7 @@ def inject_text(symbol_objs: Iterable[dict[str, Any]], limit: int = INJECT_LIMIT
     does not fit, long lessons are shortened,
     the oldest lessons dropped, and a last line says how many were left out.
     """
-    blocks = [(obj, [one_line(item["lesson"]) + (STALE_MARK if item["stale"] else "")
+    blocks = [(obj, [one_line(item["lesson"]) + stale_mark(item["stale"])
                      for item in obj["lessons"] if item["status"] == "active"])
               for obj in symbol_objs if obj["risk_score"] >= INJECT_MIN_RISK]
     blocks.sort(key=lambda block: -block[0]["risk_score"])
@@ -801,7 +836,7 @@ def _inject_block(header: str, lines: Sequence[str]) -> str:
 
 def _shortened(line: str) -> str:
     """A lesson line cut to _INJECT_LINE_MAX, its stale mark kept whole."""
-    mark = STALE_MARK if line.endswith(STALE_MARK) else ""
+    mark = next((m for m in (STALE_MARK, STALE_UNKNOWN_MARK) if line.endswith(m)), "")
     return one_line(line[:len(line) - len(mark)], _INJECT_LINE_MAX - len(mark)) + mark
 
 
@@ -12388,11 +12423,14 @@ def graph_file_defs(lang: str, rel: str, data: bytes) -> dict[str, dict[str, Any
     """{node id: {uid, kind, name, qualname, path, line, end_line, body_hash}} of the
     definitions in ``data``, the content of file ``rel``, exactly as an index run
     would store them; parsed in memory, nothing written. CodeOnDisk calls it for a
-    file changed since it was indexed. None when it cannot be parsed (no parser, a
-    grammar bug): the index stays the answer."""
+    file changed since it was indexed. None, said on stderr, when it cannot be parsed
+    (no parser, a grammar bug): the code now is unknown, and so is whether the
+    lessons of its symbols are stale (the index has the old code)."""
     try:
         facts = graph_extract(graph_dialect(lang, rel, data), data)
-    except Exception:  # noqa: BLE001 - whatever the parser raises, a read goes on
+    except Exception as exc:  # noqa: BLE001 - whatever the parser raises, a read goes on
+        note(f"{rel} changed since it was indexed and cannot be parsed here ({exc}): "
+             f"whether the lessons of its symbols are stale is unknown")
         return None
     uids = def_uids(rel, facts["defs"])
     return {uid: {"uid": uid, "kind": d.kind, "name": d.name, "qualname": d.qualname,
@@ -12480,10 +12518,11 @@ def _lesson_risk(db: Database, project: str, node: Node) -> float:
     return float(found.get("risk_score") or 0.0) if found else 0.0
 
 
-def _stale_lessons(db: Database, project: str, node: Node) -> int:
-    """How many of a symbol's active lessons are stale (its code changed since)."""
+def _stale_lessons(db: Database, project: str, node: Node) -> dict[str, int]:
+    """How many of a symbol's active lessons are stale (its code changed since), and
+    of how many that is unknown (its file changed and cannot be parsed here)."""
     found = lessons_for_node(db, project, node)
-    return sum(1 for lesson in found["lessons"] if lesson["stale"]) if found else 0
+    return stale_counts(found["lessons"] if found else [])
 
 
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
@@ -12506,7 +12545,7 @@ def graph_impact(db: Database, project: str, node: Node, depth: int | None,
             "indirect": [r["id"] for r in results if r["depth"] > 1],
             "closure": {"direct": len(direct), "indirect": len(indirect)},
             "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
-            "risk_level": risk_level(score), "stale_lessons": _stale_lessons(db, project, node)}
+            "risk_level": risk_level(score), **_stale_lessons(db, project, node)}
 
 
 def _reverse_closure(db: Database, project: str, node: Node, depth: int | None,
@@ -12688,6 +12727,9 @@ def _impact_text(data: dict[str, Any]) -> str:
                      f"indirect callers (as --depth and --min-confidence ask)")
     if data["stale_lessons"]:
         lines.append(f"  {data['stale_lessons']} of its lessons stale: code changed since")
+    if data["stale_unknown_lessons"]:
+        lines.append(f"  {data['stale_unknown_lessons']} of its lessons stale or not: its "
+                     f"file changed since the index and cannot be parsed here")
     for r in data["results"]:
         lines.append(f"{'  ' * r['depth']}{r['id']}  {r['path']}:{r['line']}")
     if not data["results"]:
@@ -13264,7 +13306,7 @@ class ContextRenderer:
         lines = [f"- risk: {obj['risk_score']:.1f} ({obj['level']}) · "
                  f"{obj['fail_count']} fail, {obj['success_count']} ok"]
         for lesson in active[:ITEM_LESSONS]:
-            stale = STALE_MARK if lesson.get("stale") else ""
+            stale = stale_mark(lesson.get("stale", False))
             lines.append(f"  - [{lesson['type']}] {' '.join(lesson['lesson'].split())}{stale}")
         if len(active) > ITEM_LESSONS:
             lines.append(f"  - (+{len(active) - ITEM_LESSONS} more lessons)")
@@ -15826,8 +15868,7 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
     with open_db(env) as db:
         name, path = symbol_at_line(env, db, symbol, file) or \
             split_symbol(db, env.place, symbol, file)
-        path, name, node = bind_to_code_on_disk(env, db, name, path or "")
-        code_hash = node["body_hash"] if node is not None else None
+        path, name, node, code_hash = bind_to_code_on_disk(env, db, name, path or "")
         if node is None:
             _say_unbound(env, db, name, path)
         with db.atomic():
@@ -15890,27 +15931,34 @@ def symbol_at_line(env: Env, db: Database, symbol: str,
 
 
 def bind_to_code_on_disk(env: Env, db: Database, name: str,
-                         file: str) -> tuple[str, str, sqlite3.Row | None]:
-    """bind_symbol() against the code as it is on disk now.
+                         file: str) -> tuple[str, str, sqlite3.Row | None, str | None]:
+    """bind_symbol() against the code as it is on disk now, and the code hash to keep.
 
     The file of the symbol (the node it binds to, else --file) is re-indexed
     first when it changed since it was indexed, so a lesson recorded right
     after an edit keeps the hash of the edited code, not of the indexed one.
-    Nothing is indexed in a project that has no graph.
+    Nothing is indexed in a project that has no graph. A file that cannot be
+    re-indexed (no tree-sitter in this Python) keeps the symbol it binds to
+    and no hash: the index's is the old code's.
     """
     bound = bind_symbol(db, env.project, name, file)
     path = bound[0] if bound[2] is not None else file
     if not path or os.path.isabs(path) or path.startswith("../") or \
             db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None:
-        return bound
+        return (*bound, _node_hash(bound[2]))
     try:
         changed = graph_refresh(env, db, [path])
     except DatabaseError:
         raise  # a database that cannot be written cannot take the lesson either
     except CtxkitError as exc:  # the lesson matters more than its hash
         note(f"lesson recorded without a code hash: {exc}")
-        return bound[0], bound[1], None
-    return bind_symbol(db, env.project, name, file) if changed else bound
+        return (*bound, None)
+    bound = bind_symbol(db, env.project, name, file) if changed else bound
+    return (*bound, _node_hash(bound[2]))
+
+
+def _node_hash(node: sqlite3.Row | None) -> str | None:
+    return node["body_hash"] if node is not None else None
 
 
 def _ensure_symbol(db: Database, project: str, name: str, file: str) -> int:
@@ -16118,7 +16166,8 @@ def lesson_stats(db: Database, project: str, name: str | None = None,
     last = max(lessons, key=lambda item: (item["created_at"], item["id"]), default=None)
     last_symbol = next((o for o in objs if last and last in o["lessons"]), None)
     return {"project": project, "query": name, "symbols": len(objs), **totals,
-            "stale": sum(1 for item in lessons if item["stale"]), "levels": levels,
+            "stale": sum(1 for item in lessons if item["stale"]),
+            "stale_unknown": sum(1 for item in lessons if item["stale"] is None), "levels": levels,
             "last_lesson_at": last["created_at"] if last else None,
             "last_lesson": ({"id": last["id"], "type": last["type"],
                              "symbol": symbol_label(last_symbol)} if last else None),
@@ -16145,7 +16194,8 @@ def _count(n: int, noun: str) -> str:
 def _stats_text(stats: dict[str, Any]) -> str:
     scope = f"symbols matching {stats['query']!r}" if stats["query"] else "project"
     kinds = f"{stats['fail']} fail, {stats['success']} success"
-    states = ", ".join(f"{stats[k]} {k}" for k in (*LESSON_STATUSES, "stale"))
+    states = ", ".join(f"{stats[k]} {k.replace('_', ' ')}" for k in (*LESSON_STATUSES, "stale")
+                       + ("stale_unknown",) * bool(stats.get("stale_unknown")))
     last = stats["last_lesson"]
     summary = (f"{scope} {stats['project']}: {_count(stats['symbols'], 'symbol')}, "
                f"{_count(stats['lessons'], 'lesson')} ({kinds}; {states})")
@@ -16173,7 +16223,7 @@ def _symbol_text(obj: dict[str, Any]) -> str:
     for lesson in obj["lessons"]:
         marks = "".join(f" [{m}]" for m in (
             lesson["status"] if lesson["status"] != "active" else "",
-            "stale: code changed since" if lesson["stale"] else "") if m)
+            stale_mark(lesson["stale"]).strip(" ()")) if m)
         kind = "fail" if lesson["type"] == "fail" else "ok"
         lines.append(f"  #{lesson['id']:<5} {kind:<4} {one_line(lesson['lesson'])}{marks}")
         if lesson["detail"]:
@@ -16259,7 +16309,8 @@ def cmd_stats(args: argparse.Namespace, env: Env) -> int | None:
     if db is None:
         stats = {"project": env.project, "query": args.symbol, "symbols": 0, "lessons": 0,
                  **{t: 0 for t in LESSON_TYPES}, **{s: 0 for s in LESSON_STATUSES},
-                 "stale": 0, "levels": {k: 0 for k in ("low", "medium", "high", "critical")},
+                 "stale": 0, "stale_unknown": 0,
+                 "levels": {k: 0 for k in ("low", "medium", "high", "critical")},
                  "last_lesson_at": None, "last_lesson": None, "riskiest": []}
     else:
         with db:
@@ -16822,7 +16873,7 @@ def lesson_lines(db: Database, project: str, state: GitState,
             objs.setdefault((obj["file"], obj["name"]), obj)
     lines = []
     for obj in sorted(objs.values(), key=lambda o: -float(o.get("risk_score") or 0)):
-        active = [les["lesson"] + (STALE_MARK if les["stale"] else "") for les in obj["lessons"]
+        active = [les["lesson"] + stale_mark(les["stale"]) for les in obj["lessons"]
                   if les.get("status", "active") == "active"]
         if active:
             lines.append(f"- {symbol_label(obj)} (risk {float(obj.get('risk_score') or 0):.1f}, "
@@ -18423,7 +18474,7 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
                 {"name": o["name"], "file": o.get("file", ""),
                  "risk_score": round(float(o.get("risk_score") or 0), 1), "level": o.get("level"),
                  "active_lessons": len(_active_lessons(o)),
-                 "stale_lessons": sum(1 for les in _active_lessons(o) if les["stale"])}
+                 **stale_counts(_active_lessons(o))}
                 for o in objs]}
     if note:
         data["note"] = note
@@ -18452,7 +18503,10 @@ def _risk_text(data: dict[str, Any]) -> str:
     lines += [f"  {s['name']}: {s['risk_score']:.1f} {s['level']}, "
               f"{s['active_lessons']} active lessons"
               + (f" ({s['stale_lessons']} stale: code changed since)" if s["stale_lessons"]
-                 else "") for s in data["symbols"]]
+                 else "")
+              + (f" ({s['stale_unknown_lessons']} stale or not: its file changed since the "
+                 f"index and cannot be parsed here)" if s["stale_unknown_lessons"] else "")
+              for s in data["symbols"]]
     return "\n".join(lines)
 
 

@@ -9,8 +9,10 @@ and is a symbol of its own, counted the same way everywhere.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
+import subprocess
 
 import pytest
 from hookkit import hook, make_project, payload, seed_graph
@@ -230,3 +232,71 @@ def test_a_lesson_after_an_edit_on_a_read_only_database_is_one_error(cli, root,
     result = cli("fail", "f", "returning 2 breaks callers")
     assert result.code == 1 and result.err.count("\n") == 1, result.err
     assert "read-only" in result.err and "without a code hash" not in result.err
+
+
+# --- a Python that cannot parse the code says what it cannot know ---------------------------
+
+
+def bare(cli, *args, stdin=None):
+    """ctxkit run by a Python with only the standard library (-S: no tree-sitter)."""
+    from conftest import CONSOLE_ARGV
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    proc = subprocess.run([CONSOLE_ARGV[0], "-S", *CONSOLE_ARGV[1:], *args], cwd=cli.root,
+                          input=stdin, capture_output=True, text=True, env=env, timeout=60)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def stale_said_without_a_parser(cli, project):
+    """What each surface says of AuthService.validate's lessons, run by a bare Python."""
+    said = {}
+    lessons = json.loads(bare(cli, "query", "validate", "--json").stdout)["symbols"][0]["lessons"]
+    said["query"] = {les["stale"] for les in lessons}
+    said["query text"] = bare(cli, "query", "validate").stdout
+    said["inject"] = bare(cli, "query", "AuthService.validate", "--inject").stdout
+    answer = bare(cli, "hook", "pre-tool-use", stdin=payload("claude_pre_tool_use_edit", project))
+    said["hook"] = json.loads(answer.stdout)["hookSpecificOutput"]["additionalContext"]
+    stats = json.loads(bare(cli, "stats", "--json").stdout)
+    said["stats"] = (stats["stale"], stats.get("stale_unknown"))
+    risk = json.loads(bare(cli, "risk", "src/auth.py", "--line", "9", "--json").stdout)
+    said["risk"] = (risk["symbols"][0]["stale_lessons"],
+                    risk["symbols"][0].get("stale_unknown_lessons"))
+    impact = json.loads(bare(cli, "impact", "AuthService.validate", "--json").stdout)
+    said["impact"] = (impact["stale_lessons"], impact.get("stale_unknown_lessons"))
+    said["err"] = bare(cli, "query", "validate").stderr
+    return said
+
+
+def test_a_python_without_tree_sitter_says_stale_unknown_never_the_index_answer(cli, project):
+    for n in range(4):
+        record(cli, "fail", "AuthService.validate", f"lesson {n}", "--file", "src/auth.py")
+    # Unchanged since the index: the index is the answer, fresh, for any Python.
+    said = stale_said_without_a_parser(cli, project)
+    assert said["query"] == {False} and said["stats"][0] == said["impact"][0] == 0
+    assert "stale" not in said["inject"] + said["hook"] + said["err"]
+    # Edited after the lessons, not re-indexed: stale, though the index has the old code.
+    edit_validate(project, "return record is not None", "return record")
+    assert cli("query", "validate", "--json").json()["symbols"][0]["lessons"][0]["stale"] is True
+    unknown = stale_said_without_a_parser(cli, project)
+    # Re-indexed, then edited back to the lessons' code: fresh, though the index differs.
+    assert cli("index").code == 0
+    edit_validate(project, "return record and", "return record is not None and")
+    assert cli("query", "validate", "--json").json()["symbols"][0]["lessons"][0]["stale"] is False
+    for said in (unknown, stale_said_without_a_parser(cli, project)):
+        assert said["query"] == {None}, said
+        assert said["stats"] == (0, 4) and said["risk"] == (0, 4) and said["impact"] == (0, 4)
+        assert "[stale unknown: its file changed since the index" in said["query text"]
+        assert "stale: code changed since" not in said["query text"] + said["inject"]
+        for text in (said["inject"], said["hook"]):
+            assert text.count("(stale unknown: its file changed since the index") == 4, text
+        assert "src/auth.py changed since it was indexed and cannot be parsed here" in said["err"]
+
+
+def test_a_lesson_recorded_by_a_python_without_tree_sitter_keeps_its_symbol(cli, project):
+    edit_validate(project, "return record is not None", "return record")
+    proc = bare(cli, "fail", "AuthService.validate", "x", "--file", "src/auth.py", "--json")
+    assert proc.returncode == 0 and "without a code hash" in proc.stderr
+    assert "does not name exactly one indexed symbol" not in proc.stderr, proc.stderr
+    symbol = json.loads(proc.stdout)["symbol"]
+    assert (symbol["file"], symbol["name"]) == ("src/auth.py", "AuthService.validate")
+    assert symbol["lessons"][0]["stale"] is False          # no hash kept: nothing to compare
