@@ -18453,10 +18453,14 @@ def cmd_uninstall_hooks(args: argparse.Namespace, env: Env) -> None:
 def cmd_risk(args: argparse.Namespace, env: Env) -> int:
     """Risk of the symbols at a place, for git hooks and editors; exit 0 but for a
     malformed call."""
+    path = normalize_path(args.file, env.place)
+    place = re.fullmatch(r"(.+):(\d+)", path)
+    if place and args.line is None and args.symbol is None and \
+            not (env.root / path).exists() and (env.root / place.group(1)).exists():
+        path, args.line = place.group(1), int(place.group(2))   # FILE:LINE, as elsewhere
     if args.line is not None and args.line < 1:
         raise UsageError(f"--line must be at least 1 (lines are numbered from 1), "
                          f"not {args.line}")
-    path = normalize_path(args.file, env.place)
     objs: list[dict[str, Any]] = []
     note = ""
     if not env.db_path.exists():
@@ -18465,6 +18469,7 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
         try:
             with open_db(env, create=False) as db:
                 objs = risk_at(db, env, path, args.line, args.symbol)
+                note = "" if objs else _risk_nothing_why(db, env, path, args.line, args.symbol)
         except CtxkitError as exc:      # git hooks and editors read the figures, not a status
             note = str(exc)
     top = max((float(o.get("risk_score") or 0) for o in objs), default=0.0)
@@ -18492,6 +18497,20 @@ def risk_at(db: Database, env: Env, path: str, line: int | None,
         return objs
     spans = [EditSpan(path, line, line)] if line else [EditSpan(path, 1, 10**9)]
     return risk_objects(db, env.place, spans)
+
+
+def _risk_nothing_why(db: Database, env: Env, path: str, line: int | None,
+                      symbol: str | None) -> str:
+    """Why a place has no lessons when the place itself is wrong (no such file, line
+    or symbol): a pre-commit hook must not read a typo as 'no risk'."""
+    indexed = db.one(SQL_FILE_NODE, (env.project, path)) is not None
+    if not indexed and not os.path.lexists(env.root / path):
+        return f"{path} is neither on disk nor in the index of project {env.project!r}"
+    if line is not None:
+        check_line_in_file(env, path, line)   # past the end: NotFound says how long it is
+    if symbol and indexed and not graph_find_nodes(db, env.project, symbol, path):
+        return f"no symbol {symbol!r} in {path} in the index"
+    return ""
 
 
 def _risk_text(data: dict[str, Any]) -> str:
@@ -18581,7 +18600,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
                     "(for git hooks and editors; exit 0 whatever the risk)",
                     "ctxkit risk src/auth/service.py --line 42")
     where = p.add_mutually_exclusive_group()
-    p.add_argument("file", help="the file")
+    p.add_argument("file", help="the file (FILE:LINE is FILE --line LINE)")
     where.add_argument("--line", type=int, metavar="N", help="the line")
     where.add_argument("--symbol", metavar="S", help="a symbol in that file")
 
@@ -19631,9 +19650,10 @@ def changed_spans(env: Env) -> list[tuple[str, str, int, int]] | None:
 # `suspects --rerun` runs the stored pytest command once more, itself, in the current
 # directory and environment, with SUSPECT_TRACE_PLUGIN loaded (`-p`, from a private
 # temporary folder on PYTHONPATH). The plugin records, per test, which functions of
-# files under the root it called (sys.settrace's call events: one dict look-up per
-# call, no line events) and writes them as JSON; ctxkit maps each function to the
-# graph symbol that holds it and scores it by the Ochiai measure.
+# files under the root it called and which of their lines ran (sys.settrace; line
+# events only in project code) and appends one JSON line per test as it ends (so a
+# re-run stopped at its timeout leaves the tests it finished); ctxkit maps each
+# function to the graph symbol that holds it and scores it by the Ochiai measure.
 
 SUSPECT_RERUN_TIMEOUT = 120.0     # seconds the re-run may take (--rerun-timeout)
 SUSPECT_RERUN_PLUGIN = "ctxkit_rerun_trace"
