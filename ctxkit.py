@@ -5906,6 +5906,10 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
                      and d.params[0]["name"] in s.language.class_names]
     if class_methods:  # def create(cls, ...): its cls is the class
         ctx["class_methods"] = class_methods
+    guards = {var: guarded for pos, var, guarded in extra.pop("guards", ())
+              if _enclosing(defs, starts, pos) < 0}
+    if guards:  # module-level variables that hold type guards: {name: the type}
+        ctx["guards"] = guards
     for pos, name, bound in extra.pop("typeparams", ()):
         index = _enclosing(defs, starts, pos)
         scope = defs[index].qualname if index >= 0 else ""
@@ -6422,6 +6426,11 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         elif call is not None and call.parent is not None and \
                 call.parent.type == "as_pattern":
             written = "enter:" + written  # with f() as x: what its __enter__ gives
+        guarded = re.search(r"=>\s*[\w$]+\s+is\s+(.+)$", one_line(written), re.S) \
+            if type_node.type == "function_type" else None
+        if guarded:  # const isT = ... as (x: any) => x is T: a type guard, like a function's
+            extra.setdefault("guards", []).append(
+                (caps["vartype"][0].start_byte, var, _clean_type(guarded.group(1))))
         vartypes.append((caps["vartype"][0].start_byte, var, written, is_declared))
     elif "typeparam" in caps:  # <T extends Bound>: a T has Bound's members
         constraint = caps["typeparam"][0].parent.child_by_field_name("constraint")
@@ -6611,15 +6620,22 @@ def _body_first_line(function: Any) -> int:
 
 def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> None:
     """The untyped parameters of a function given to a call: ``callback:I:J:CALLEE``, the
-    J-th parameter of the function type of the callee's I-th parameter (contextual typing)."""
+    J-th parameter of the function type of the callee's I-th parameter (contextual typing);
+    of a function a variable declares the type of (``const f: Handler = (req) => ...``):
+    ``fnparam:J:TYPE``, the J-th parameter of that function type."""
     function = caps["narrow"][0]
-    arguments = function.parent
-    index = next(i for i, arg in enumerate(arguments.named_children) if arg.id == function.id)
-    called = caps["callback"][0]
-    owner = called.child_by_field_name("object")
-    text = f"{s.text(owner)}.{s.text(called.child_by_field_name('property'))}" \
-        if owner is not None else s.text(called)  # xs?.forEach: xs.forEach
-    callee = _collapse_arguments(one_line(text))[:200]
+    if "fntype" in caps:
+        prefix = f"fnparam:\0:{one_line(s.text(caps['fntype'][0]))[:300]}"
+    else:
+        arguments = function.parent
+        index = next(i for i, arg in enumerate(arguments.named_children)
+                     if arg.id == function.id)
+        called = caps["callback"][0]
+        owner = called.child_by_field_name("object")
+        text = f"{s.text(owner)}.{s.text(called.child_by_field_name('property'))}" \
+            if owner is not None else s.text(called)  # xs?.forEach: xs.forEach
+        callee = _collapse_arguments(one_line(text))[:200]
+        prefix = f"callback:{index}:\0:{callee}"
     single = function.child_by_field_name("parameter")
     holder = function.child_by_field_name("parameters")
     params = [single] if single is not None else holder.named_children if holder else []
@@ -6629,7 +6645,7 @@ def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> No
             continue
         note = param.child_by_field_name("type")  # (x: Foo) => ...: declared, a Foo
         written = _clean_type(s.text(note.named_children[0] if note.named_children else note)) \
-            if note is not None else f"callback:{index}:{position}:{callee}"
+            if note is not None else prefix.replace("\0", str(position), 1)
         extra.setdefault("narrow", []).append(
             (function.start_byte, s.text(name), _body_first_line(function),
              function.end_point[0] + 1, written))
@@ -6647,8 +6663,8 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
         type_text = "guard:" + s.text(caps["guard"][0])
     elif "iterated" in caps:  # [f(x) for x in xs]: x is what xs holds, inside only
         type_text = "iter:" + _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200]
-    elif "callback" in caps:  # f((a, b) => ...): a and b have the types f's parameter gives
-        _collect_callback(s, caps, extra)
+    elif "callback" in caps or "fntype" in caps:  # f((a, b) => ...): a and b have the
+        _collect_callback(s, caps, extra)             # types f's parameter gives
         return
     else:
         type_text = "in:" + _quoted_text(s, caps["member"][0])
@@ -9033,10 +9049,15 @@ class _Resolver:
             return self._unless_circular(("callback", path, scope, type_text),
                                          self._callback_parameter, path, scope,
                                          *type_text[9:].split(":", 2))
+        if type_text.startswith("fnparam:"):  # const f: Handler = (req) => ...
+            position, _, written = type_text[8:].partition(":")
+            return self._unless_circular(("fnparam", path, scope, type_text),
+                                         self._declared_parameter, path, scope,
+                                         int(position), written)
         if type_text.startswith("guard:"):  # isT(x) narrows x to T: read isT's `x is T`
             target = self.resolve_name(path, scope, type_text[6:])
             if not target or target[0] != "node":
-                return None
+                return self._guard_variable(path, type_text[6:])
             written = re.search(r"\bis\s+(.+)$", self.returns.get(target[1], ""))
             return self.type_named(self.nodes[target[1]].path, "", _clean_type(
                 written.group(1))) if written else None
@@ -9137,6 +9158,43 @@ class _Resolver:
             return None
         return self.type_named(dst_path, qualname, _clean_type(params[int(position)],
                                                                 generic=True))
+
+    def _guard_variable(self, path: str, name: str) -> Any:
+        """What a type guard held by a module-level variable ``name`` (here or imported)
+        narrows to: ``isT = make(T) as (x: any) => x is T`` gives a T."""
+        guarded = self.ctx(path).get("guards", {}).get(name)
+        if guarded:
+            return self.type_named(path, "", guarded)
+        binding = self.ctx(path).get("imports", {}).get(name)
+        target = self.resolve_binding(path, [binding[0], None]) if binding else None
+        for other in target[1] if target and target[0] == "module" and binding[1] else ():
+            guarded = self.ctx(other).get("guards", {}).get(binding[1])
+            if guarded:
+                return self.type_named(other, "", guarded)
+        return None
+
+    def _declared_parameter(self, path: str, scope: str, position: int, written: str) -> Any:
+        """The type of parameter ``position`` of a function whose variable declares its
+        function type ``written`` (an alias of one, here or imported, or the type itself);
+        a generic one's type parameters read as their constraints."""
+        where, owner = path, scope
+        if not written.startswith(("(", "<")):
+            name = _clean_type(written)
+            alias = self._type_alias(path, name) if name and "|" not in name else None
+            if alias is None:
+                return None
+            (where, written), owner = alias, name.rpartition(".")[2]
+        if written.startswith("<"):  # <T extends X>(schema: T) => R
+            depth = 0
+            for end, char in enumerate(written):
+                depth += (char == "<") - (char == ">" and written[end - 1] != "=")
+                if depth == 0:
+                    break
+            written = written[end + 1:].strip()
+        params = _function_type_params(written)
+        if position >= len(params):
+            return None
+        return self.type_named(where, owner, _clean_type(params[position], generic=True))
 
     def _type_alias(self, path: str, name: str, depth: int = 0) -> tuple[str, str] | None:
         """(file, written type) of a type alias ``name`` read in ``path``: its own, or
@@ -10407,6 +10465,8 @@ _TS_FIELDS = """
     @vartype @self
 (call_expression function: [(identifier) (member_expression)] @callback
     arguments: (arguments [(arrow_function) (function_expression)] @narrow))
+(variable_declarator type: (type_annotation (_) @fntype)
+    value: [(arrow_function) (function_expression)] @narrow)
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @var !type
     value: (new_expression constructor: (_) @type)) @vartype @self
 """
@@ -10424,6 +10484,9 @@ _TS_DEFS = """
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
     @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
+(variable_declarator name: (identifier) @var !type
+    value: (as_expression (_) [(function_type) (type_identifier) (generic_type)] @type))
+    @vartype
 (for_in_statement left: (identifier) @var operator: "of" right: (_) @iterated) @vartype
 (type_alias_declaration name: (_) @name value: (object_type)) @def.interface
 (type_alias_declaration name: (_) @alias value: (_) @aliasvalue)
@@ -10432,18 +10495,31 @@ _TS_DEFS = """
 [(required_parameter pattern: (_) @declared) (optional_parameter pattern: (_) @declared)]
 """
 _TS_LINE_OPENS_GENERIC = lazy_re(rb"(?m)^([ \t]+)<(?![/!=<])")
+# A type parameter's variance (`<in out T, out U>`, TypeScript 4.7), which the bundled
+# grammar does not know: the modifier words after a `<` or `,` (or opening a line, after
+# a comment) that a type parameter's name follows.
+_TS_VARIANCE = lazy_re(rb"(?m)(?:(?<=[<,])|^)(\s*)((?:in\s+out|in|out)\s+)"
+                       rb"(?=[A-Za-z_$][\w$]*\s*[,>=]|[A-Za-z_$][\w$]*\s+extends\b)")
 
 
 def _ts_semicolons(src: bytes) -> bytes:
-    """The grammar reads `T\n  <U>(x: U): U` (an interface's consecutive generic call
-    signatures) as one type `T<U>...`; TypeScript ends the first member at the
-    newline. Write the `;` it implies in place of the indentation byte before `<`,
-    so the bytes keep their offsets (graph_parse keeps the better tree)."""
+    """What the bundled grammar misreads, rewritten in place (the same length, so
+    the bytes keep their offsets; graph_parse keeps the better tree):
+
+    - `T\n  <U>(x: U): U` (an interface's consecutive generic call signatures) reads
+      as one type `T<U>...`; TypeScript ends the first member at the newline, also
+      after a type that ends in `>`. The `;` it implies goes in place of the
+      indentation byte before `<`.
+    - variance modifiers of type parameters (`in`, `out`, `in out`) become spaces:
+      they say how a parameter varies, nothing a call resolves through."""
     out = bytearray(src)
     for match in _TS_LINE_OPENS_GENERIC.finditer(src):
         before = src[:match.start()].rstrip()
-        if before and before[-1:] not in b";,{([|&=<>:?+-*/!~.":
+        if before and (before[-1:] not in b";,{([|&=<>:?+-*/!~." or
+                       before[-1:] == b">" and before[-2:-1] not in b"=-"):
             out[match.end(1) - 1] = ord(";")
+    for match in _TS_VARIANCE.finditer(src):
+        out[match.start(2):match.end(2)] = b" " * (match.end(2) - match.start(2))
     return bytes(out)
 
 

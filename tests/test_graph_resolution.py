@@ -116,10 +116,11 @@ CASES = [
     (PY, "shop/inference.py:Motor.pair", set()),
     (PY, "shop/inference.py:Engine.stop", {"shop/inference.py:check",
                                            "shop/inference.py:unpack"}),
-    # TypeScript narrowing: instanceof, a type guard, `as`, `!`, `?.`, `in`.
+    # TypeScript narrowing: instanceof, a type guard (a function's, or a variable's type),
+    # `as`, `!`, `?.`, `in`.
     (TS, "src/nodes.ts:Alias.resolve", {"src/narrow.ts:byInstanceof", "src/narrow.ts:byGuard",
                                         "src/narrow.ts:byCast", "src/kinds.ts:Walker.visit"}),
-    (TS, "src/nodes.ts:Literal.resolve", set()),
+    (TS, "src/nodes.ts:Literal.resolve", {"src/narrow.ts:byGuardVariable"}),  # isT = f() as
     (TS, "src/nodes.ts:Alias.target", {"src/narrow.ts:byNonNull",
                                        "src/narrow.ts:byOptionalChain", "src/kinds.ts:viaAlias"}),
     (TS, "src/nodes.ts:Literal.target", {"src/kinds.ts:viaCast"}),  # ((v as any) as Literal)
@@ -156,10 +157,14 @@ CASES = [
                                           "src/privates.ts:resetMaybe"}),  # xs?.forEach
     (TS, "src/privates.ts:Decoy.reset", set()),
     # ... and a function given to a function of the index takes the types that the
-    # callee's parameter (a function type, or an alias of one) gives its parameters.
+    # callee's parameter (a function type, or an alias of one) gives its parameters;
+    # so does the function type a variable declares for the function it holds.
     (TS, "src/callbacks.ts:Source.pull", {"src/callbacks.ts:pipeline",
-                                           "src/callbacks.ts:startup"}),
-    (TS, "src/callbacks.ts:Sink.next", {"src/callbacks.ts:pipeline"}),
+                                           "src/callbacks.ts:startup",
+                                           "src/callbacks.ts:drain",
+                                           "src/callbacks.ts:relay"}),
+    (TS, "src/callbacks.ts:Sink.next", {"src/callbacks.ts:pipeline",
+                                        "src/callbacks.ts:relay"}),
     (TS, "src/callbacks.ts:Tap.pull", set()),
     (TS, "src/callbacks.ts:Tap.next", {"src/callbacks.ts:typed"}),
     (TS, "src/store.ts:Store.constructor", {"src/store.ts:CachedStore.constructor",

@@ -70,6 +70,42 @@ function makeAction(auto: boolean): any {
     assert ids(cli, "callers", "src/action.ts:makeAction") == {"src/action.ts:createActionFactory"}
 
 
+def test_variance_and_generic_call_signatures_after_a_generic_type_parse(cli):
+    """Variance modifiers on type parameters (`in out T`, TypeScript 4.7), also after
+    a comment, and a call signature after one whose type ends in `>`: the bundled
+    grammar failed on both and lost the definitions that follow."""
+    write(cli.root, "src/store.ts", """\
+export interface Factory {
+    <T>(value: T): Box<T>
+    <K, V>(entries?: Array<K>): Map<
+        K,
+        V
+    >
+    <T>(value?: T): Box<T>
+}
+
+export interface Options<
+    in out TData,
+    /** @ts-ignore variance */
+    out TResult extends object = {},
+    in TInput = unknown,
+> {
+    data: TData
+}
+
+export class Store<out T> {
+    get(): T { return load(this) }
+}
+
+function load(store: unknown): any {
+    return store
+}
+""")
+    data = index(cli)
+    assert data["files"]["errors"] == 0 and data["recovered"] == 0
+    assert ids(cli, "callers", "src/store.ts:load") == {"src/store.ts:Store.get"}
+
+
 # --- ranking and exact ids ------------------------------------------------------------
 
 
