@@ -8308,8 +8308,12 @@ class _Resolver:
     def _argument_type(self, word: str, path: str, scope: str, line: int) -> str:
         """An argument word as a type to fit: a literal's mark, a variable's written
         class name (``?`` when its declaration says none)."""
-        if word.startswith("="):
+        if word.startswith("="):  # a variable, or a field of the class read bare (C++, Java)
             found = self.variable_type(path, scope, word[1:], line) if path else None
+            owner = self.enclosing_class(path, scope) if found is None and path else None
+            if owner is not None:  # (declared with the class, maybe in another file)
+                _, _, qualname, where = self.nodes[owner]
+                found = self.variable_type(where, qualname, "self." + word[1:])
             return ":" + _base_type(found[0]) if found else "?"
         return word
 
@@ -8596,6 +8600,9 @@ class _Resolver:
                 if written.startswith("type:") else None  # cls: type[X] builds an X
             return (made, CONF_TYPED) if made is not None else (None, 0.0)
         target = self.resolve_name(path, scope, callee, line)
+        if target is not None and target[0] == "node" and \
+                language.constructor == CONSTRUCTOR_IS_CLASS_NAME:
+            target = ("node", self._injected_class(target[1]))
         if target is not None:
             return (target[1], CONF_EXACT) if target[0] == "node" else (None, 1.0)
         if self._binding_of(path, scope, callee) is not None:
@@ -8608,6 +8615,17 @@ class _Resolver:
         if language.bare_outside and _absent(self, path, callee):
             return None, 1.0
         return self.guess(callee, language.name)
+
+    def _injected_class(self, node: int) -> int:
+        """Inside a class named as its constructors (C++), a bare ``X(...)`` found as the
+        member constructor X names the class itself (the injected class name): it
+        constructs an X, and which constructor runs the arguments say."""
+        kind, name, qualname, path = self.nodes[node]
+        owner = self.by_pq.get((path, qualname.rpartition(".")[0])) if kind == "method" \
+            else None
+        if owner is not None and self.nodes[owner].name == name and self.class_like(owner):
+            return owner
+        return node
 
     def _class_constructor(self, path: str, scope: str,
                            of_base: bool) -> tuple[int | None, float]:
@@ -11444,7 +11462,10 @@ C = Language(
 # enclosing namespaces, the `using namespace` directives, and last in the
 # global namespace by C's rules. `a::b::f()` is read as one qualified name.
 # Member calls through `this`, typed variables, parameters and fields resolve
-# through the class and its bases.
+# through the class and its bases. `T x(a, b);` in a body, which the grammar reads
+# as a function declaration (the most vexing parse), declares a variable x of T as
+# the compiler reads it when a and b name values; a bare `X(...)` inside class X
+# constructs an X (the injected class name), not a call of the constructor alone.
 
 _CPP_TYPES = "[(type_identifier) (qualified_identifier) (template_type)]"
 _CPP_QUERY = f"""
@@ -11481,6 +11502,10 @@ _CPP_QUERY = f"""
     (reference_declarator (identifier) @var)
     (init_declarator declarator: (pointer_declarator declarator: (identifier) @var))
     (init_declarator declarator: (reference_declarator (identifier) @var))]) @vartype
+(compound_statement (declaration type: {_CPP_TYPES} @type
+    declarator: (function_declarator declarator: (identifier) @var
+        parameters: (parameter_list . (parameter_declaration type: (type_identifier) !declarator)))
+    ) @vartype)
 (declaration type: (placeholder_type_specifier) declarator: (init_declarator
     declarator: (identifier) @var value: [(new_expression type: (_) @type)
                                           (call_expression function: (_) @type)])) @vartype

@@ -159,3 +159,50 @@ def test_c_calls_outside_functions_are_not_callers(cli):
     assert result.code == 0, result.err
     assert related(cli, "callers", "lib.c:lib_create") == {"lib.c:use"}
     assert related(cli, "callers", "lib.c:lib_free") == {"lib.c:use"}
+
+
+def test_cpp_declarations_and_constructions_read_as_the_compiler_reads_them(cli):
+    """`Builder builder(buffer, size);` in a body is a variable (the grammar reads a
+    function declaration: the most vexing parse); `Double(kInfinity)` inside class
+    Double constructs a Double, and the constructor that runs is the one a field's
+    declared type picks (uint64 over double)."""
+    (cli.root / "ieee.h").write_text("""\
+typedef unsigned long uint64;
+namespace dc {
+class Double {
+ public:
+  explicit Double(double d) : d64_(1) {}
+  explicit Double(uint64 d64) : d64_(d64) {}
+  double value() const { return 1.0; }
+  double Infinity() const { return Double(kInfinity).value(); }
+ private:
+  static const uint64 kInfinity = 1;
+  uint64 d64_;
+};
+class Builder {
+ public:
+  Builder(char* buffer, int size) {}
+  void Reset() {}
+};
+class Other {
+ public:
+  void Reset() {}
+  double value() const { return 0.0; }
+};
+}
+""", encoding="utf-8")
+    (cli.root / "use.cc").write_text("""\
+#include "ieee.h"
+using namespace dc;
+void run() {
+  char buffer[10];
+  int size = 10;
+  Builder builder(buffer, size);
+  builder.Reset();
+}
+""", encoding="utf-8")
+    result = cli("index", "--json")
+    assert result.code == 0, result.err
+    assert related(cli, "callers", "ieee.h:dc.Builder.Reset") == {"use.cc:run"}
+    assert related(cli, "callees", "ieee.h:dc.Double.Infinity") == {
+        "ieee.h:dc.Double", "ieee.h:dc.Double.Double#2", "ieee.h:dc.Double.value"}
