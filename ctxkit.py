@@ -18725,6 +18725,9 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 #           by how near it is in the call graph to the frames and the test
 #   lesson  the lesson risk recorded on it
 #   name    the failure message names it (a name shared by n symbols counts 1/n)
+#   subject it is in the module the failing test's file is named after (test_x.py,
+#           x_test.go, x.test.ts: x.py, x.go, x.ts, or x/__init__.py), among the
+#           suspects the other signals found
 #   coverage  (--rerun) the failing test ran its lines when run again under a tracer
 #           and the passing tests of its file did not (the Ochiai measure of its
 #           most suspicious line); after a re-run the other signals count times
@@ -18734,7 +18737,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 # installed-package folders inside it, are library frames: listed, never read.
 
 SUSPECT_WEIGHTS = {"frame": 3.0, "test": 1.5, "change": 1.0, "lesson": 0.5, "name": 1.0,
-                   "message": 2.0, "coverage": 1.5}
+                   "message": 2.0, "subject": 1.0, "coverage": 1.5}
 SUSPECT_SIGNALS = tuple(SUSPECT_WEIGHTS)
 # After a traced re-run (--rerun) the other signals count times (floor + coverage):
 # static evidence for code every test runs is evidence about where runs pass.
@@ -19006,9 +19009,12 @@ class Suspect(Record):
     """One ranked candidate: a graph node, or a file location without a graph."""
 
     __slots__ = ("key", "node", "path", "line", "end_line", "name", "signals", "evidence",
-                 "traced")
+                 "traced", "unseen")
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"signals": dict, "evidence": dict}
-    DEFAULTS: ClassVar[dict[str, Any]] = {"traced": False}
+    # unseen: the failure stopped at the door of this symbol (its call could not bind
+    # its arguments, or a lookup found it under another spelling), so a re-run cannot
+    # have run it and its evidence is not scaled by coverage
+    DEFAULTS: ClassVar[dict[str, Any]] = {"traced": False, "unseen": False}
     key: str
     node: Node | None
     path: str
@@ -19030,7 +19036,7 @@ class Suspect(Record):
         return value if signal == "coverage" else value * self.scale()
 
     def scale(self) -> float:
-        if not self.traced:
+        if not self.traced or self.unseen and "coverage" not in self.signals:
             return 1.0
         return SUSPECT_COVERAGE_FLOOR + self.signals.get("coverage", 0.0)
 
@@ -19092,6 +19098,72 @@ class _Ranking:
             self.suspect(node).add("frame", value, why)
             if self.graph:
                 self.add_frame_callees(node, frame, value)
+
+    def add_failed_doors(self) -> None:
+        """Symbols the failure stopped in front of: a call that could not bind its
+        arguments (``f() got an unexpected keyword argument 'x'``: Python raises it at
+        the call, before f's first line, so no frame and no traced line is f's) counts
+        as the innermost frame; so does, shared, what an attribute looked up and not
+        found (``module 'm' has no attribute 'x'``, ``'C' object has no attribute
+        'x'``) finds in m or C under the same name spelled with or without leading
+        underscores (a rename to or from private), and their ``__getattr__``: the
+        failure happened at that lookup. Neither ran, so a re-run's
+        coverage does not scale them down (``unseen``)."""
+        if not self.graph:
+            return
+        for message in self.failure.messages:
+            for match in _BINDING_ERROR.finditer(message):
+                for node in self.named_callables(match.group("func")):
+                    self.seeds[node.rowid] = node
+                    suspect = self.suspect(node)
+                    suspect.unseen = True
+                    suspect.add("frame", 1.0, f"the failing call to it could not bind its "
+                                f"arguments ({one_line(match.group(0), 80)}): the fault "
+                                f"is at its signature, before its first line ran")
+            for match in _MISSING_ATTRIBUTE.finditer(message):
+                owner = match.group("module") or match.group("cls") or match.group("tcls")
+                found = self.holders_of(owner, bool(match.group("module")),
+                                        match.group("attr"))
+                for node in found:
+                    suspect = self.suspect(node)
+                    suspect.unseen = True
+                    suspect.add("frame", 1.0 / len(found),
+                                f"the failure looks up {match.group('attr')!r} on {owner}, "
+                                f"which holds {node.name!r}")
+
+    def named_callables(self, name: str) -> list[Node]:
+        """The callables a message's qualname names (``Cls.method``, ``func``); one
+        name defined in more than SUSPECT_SHARED_MAX places names none."""
+        with contextlib.suppress(CtxkitError):
+            nodes = [n for n in graph_find_nodes(self.db, self.env.project, name)
+                     if n.kind in SUSPECT_CALLABLE_KINDS and _may_hold_fault(n)
+                     and (n.qualname == name or n.qualname.endswith("." + name))]
+            if len(nodes) <= SUSPECT_SHARED_MAX:
+                return nodes
+        return []
+
+    def holders_of(self, owner: str, module: bool, attr: str) -> list[Node]:
+        """What module or class ``owner`` holds under ``attr`` spelled with or without
+        leading underscores, and its ``__getattr__``."""
+        bare = attr.lstrip("_")
+        spellings = dict.fromkeys([bare, "_" + bare, "__" + bare, "__getattr__"])
+        spellings.pop(attr, None)     # the spelling the lookup did not find
+        short = owner.rpartition(".")[2]
+        found: dict[int, Node] = {}
+        for spelling in spellings:
+            with contextlib.suppress(CtxkitError):
+                for node in graph_find_nodes(self.db, self.env.project, spelling):
+                    if node.name != spelling or not _may_hold_fault(node) or \
+                            node.kind not in SUSPECT_CALLABLE_KINDS:
+                        continue
+                    if module:
+                        held = "." not in node.qualname and _module_of(node.path) in (
+                            owner, owner + ".__init__")
+                    else:
+                        held = node.qualname.rpartition(".")[0].rpartition(".")[2] == short
+                    if held:
+                        found[node.rowid] = node
+        return list(found.values())[:SUSPECT_SHARED_MAX]
 
     def frame_node(self, frame: Frame) -> Node | None:
         if not self.graph or self.db is None:
@@ -19342,6 +19414,23 @@ class _Ranking:
                 self.suspect(node).add("message", 1.0 / len(nodes),
                                        f"its source holds the message text {shown!r}")
 
+    def add_subjects(self) -> None:
+        """The module a failing test's file is named after is the code it tests (the
+        naming convention of test_x.py for x.py): the suspects found there count."""
+        subjects = {_test_subject(t.path) for t in self.tests}
+        subjects |= {_test_subject(f.rel) for f in self.failure.frames
+                     if f.rel and is_test_path(f.rel)}
+        subjects |= {_test_subject(t.split("::", 1)[0]) for t in self.failure.test_ids
+                     if "::" in t}
+        subjects.discard(None)
+        if not subjects:
+            return
+        for suspect in self.suspects.values():
+            module = _module_stem(suspect.path).lower()
+            if module in subjects and not is_test_path(suspect.path):
+                suspect.add("subject", 1.0, f"in {suspect.path}, the module the failing "
+                            f"test's file is named after")
+
     def ranked(self) -> list[Suspect]:
         """Best first; one entry per name of a file (a property's getter and setter, or
         overloads, are one place to read: the best-scored one stands for them)."""
@@ -19586,6 +19675,46 @@ class _TestReach:
         return lines
 
 
+# Python's TypeError when a call cannot bind its arguments (3.10+ names the qualname).
+_BINDING_ERROR = lazy_re(
+    r"(?P<func>[A-Za-z_][\w.]*)\(\) (?:got an unexpected keyword argument|got multiple "
+    r"values for (?:keyword )?argument|missing \d+ required (?:positional|keyword-only) "
+    r"arguments?|takes (?:from \d+ to )?\d+ (?:positional )?arguments? but \d+ (?:were|was) "
+    r"given|takes no (?:keyword )?arguments|got some positional-only arguments)")
+# Python's AttributeError for a module's or an instance's (or a class's) missing name.
+_MISSING_ATTRIBUTE = lazy_re(
+    r"(?:module '(?P<module>[\w.]+)'|'(?P<cls>[A-Za-z_]\w*)' object|type object "
+    r"'(?P<tcls>[A-Za-z_]\w*)') has no attribute '(?P<attr>\w+)'")
+
+
+def _module_stem(path: str) -> str:
+    """A source file's module name: its file name without the extension (a package's
+    ``__init__``, ``index`` or ``mod`` file: its folder's name), as written."""
+    parts = path.rsplit("/", 2)
+    stem = parts[-1].split(".", 1)[0]
+    if stem in ("__init__", "index", "mod") and len(parts) > 1:
+        stem = parts[-2]
+    return stem
+
+
+def _test_subject(path: str) -> str | None:
+    """The module a test file is named after, lower case: test_x.py, x_test.go,
+    x.test.ts, x.spec.js, XTest.java name x (None for a file named otherwise)."""
+    name = path.rsplit("/", 1)[-1]
+    stem = name.split(".", 1)[0]
+    if re.search(r"\.(?:test|spec)\.\w+$", name):
+        return stem.lower()
+    match = re.fullmatch(r"tests?_(\w+)|(\w+?)_tests?|(\w+?)Tests?", stem)
+    found = next((g for g in match.groups() if g), None) if match else None
+    return found.lower() if found else None
+
+
+def _module_of(path: str) -> str:
+    """The dotted module a Python file defines, its source folder (``src/``) aside."""
+    parts = path.removesuffix(".py").split("/")
+    return ".".join(parts[1:] if parts[0] in ("src", "lib") and len(parts) > 1 else parts)
+
+
 def _looked_up(methods: list[Node], classes: list[list[str]]) -> list[Node]:
     """The methods an instance of each class finds: its own, else its nearest base's."""
     owners: dict[str, list[Node]] = {}
@@ -19780,6 +19909,8 @@ _current = None
 _lines = set()
 _previous = None
 _paused = 0
+_written = 0
+_LOG = os.path.join(_OUT, "trace-%d.jsonl" % os.getpid())
 
 
 def _report_folders():
@@ -19873,6 +20004,18 @@ def pytest_runtest_protocol(item, nextitem):
         entry["functions"] = sorted(_current)
         entry["lines"] = [number for pair in sorted(_lines) for number in pair]
         _current = None
+        _append(item.nodeid, entry)
+
+
+def _append(nodeid, entry):
+    """One line per test, written as it ends: a re-run stopped at its timeout still
+    leaves the tests it finished (the functions first seen since the last line come
+    with it, so each line reads on its own after the ones before)."""
+    global _written
+    line = json.dumps({"functions": _functions[_written:], "test": nodeid, "entry": entry})
+    _written = len(_functions)
+    with open(_LOG, "a", encoding="utf-8") as out:
+        out.write(line + "\\n")
 
 
 def pytest_runtest_logreport(report):
@@ -19881,13 +20024,6 @@ def pytest_runtest_logreport(report):
         entry["outcome"] = "failed"
     elif report.skipped and entry["outcome"] != "failed":
         entry["outcome"] = "skipped"
-
-
-def pytest_sessionfinish(session, exitstatus):
-    path = os.path.join(_OUT, "trace-%d.json" % os.getpid())
-    with open(path + ".tmp", "w", encoding="utf-8") as out:
-        json.dump({"functions": _functions, "tests": _tests}, out)
-    os.replace(path + ".tmp", path)
 '''
 
 
@@ -19968,20 +20104,48 @@ def rerun_coverage(env: Env, command: str, failure: Failure, timeout: float) -> 
         except OSError as exc:
             return Coverage(failed=0, passed=0, note=f"--rerun: could not start "
                             f"{argv[0]!r}: {exc.strerror or exc}")
+        stopped = False
         try:
             _, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             _end_group(proc)
-            return Coverage(failed=0, passed=0, note=f"--rerun: the re-run took over "
-                            f"{timeout:g} s and was stopped (raise --rerun-timeout)")
+            stopped, err = True, b""
         seconds = time.monotonic() - started
-        traces = [json.loads(p.read_text(encoding="utf-8"))
-                  for p in Path(folder).glob("trace-*.json")]
+        traces = [_read_trace(p) for p in sorted(Path(folder).glob("trace-*.jsonl"))]
+    stored = [t for t in failure.test_ids if "::" in t]
+    if stopped:
+        # the tests finished before the stop were written as they ended: with a failing
+        # one among them they rank as a smaller re-run would
+        coverage = _coverage_from(traces, seconds, stored)
+        note = (f"--rerun: the re-run took over {timeout:g} s and was stopped (raise "
+                f"--rerun-timeout)")
+        if not coverage.failed:
+            return Coverage(failed=0, passed=0, note=note)
+        coverage.note = (f"{note}; ranked by the {coverage.failed} failing and "
+                         f"{coverage.passed} passing test{'s' if coverage.passed != 1 else ''}"
+                         f" it finished before the stop")
+        return coverage
     if not any(trace["tests"] for trace in traces):
         last = (err or b"").decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         return Coverage(failed=0, passed=0, note=f"--rerun: the re-run (exit "
                         f"{proc.returncode}) ran no test: {one_line(last[0], 160)}")
-    return _coverage_from(traces, seconds, [t for t in failure.test_ids if "::" in t])
+    return _coverage_from(traces, seconds, stored)
+
+
+def _read_trace(path: Path) -> dict[str, Any]:
+    """One pytest process's trace (a line per finished test, see SUSPECT_TRACE_PLUGIN) as
+    {"functions": table, "tests": {nodeid: entry}}; a line cut short by a stop is left
+    out."""
+    functions: list[list[Any]] = []
+    tests: dict[str, Any] = {}
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            break
+        functions += item["functions"]
+        tests[item["test"]] = item["entry"]
+    return {"functions": functions, "tests": tests}
 
 
 def _end_group(proc: Any) -> None:
@@ -20062,6 +20226,7 @@ def rank_suspects(env: Env, db: Database | None, failure: Failure,
         graph_refresh(env, db, sorted(paths | {p for _, p, _, _ in spans})[:200])
     ranking = _Ranking(env, db, failure, graph)
     ranking.add_frames()
+    ranking.add_failed_doors()
     ranking.add_tests()
     if graph:
         ranking.spread_tests()
@@ -20071,6 +20236,7 @@ def rank_suspects(env: Env, db: Database | None, failure: Failure,
     if graph:
         ranking.add_names()
         ranking.add_message_text()
+        ranking.add_subjects()
         ranking.add_lessons()
     for suspect in ranking.suspects.values() if coverage is not None else ():
         suspect.traced = True

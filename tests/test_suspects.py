@@ -383,3 +383,29 @@ def test_a_callback_the_test_defines_is_part_of_the_test(shop):
     assert "code defined in it" in found["signals"]["test"]["why"]
     # the callback itself is the test's own code: the reproduction, not a suspect
     assert not any(".pricer" in i for i in ids)
+
+
+def test_the_module_a_test_file_is_named_after_leads_among_equals(cli, monkeypatch):
+    """test_receipt.py tests receipt.py: of two functions the failing line calls alike,
+    the one in the module the test file is named after comes first."""
+    src = cli.root / "src" / "shop"
+    src.mkdir(parents=True)
+    (src / "__init__.py").write_text("")
+    (src / "format.py").write_text("def money(cents):\n    return f'{cents / 100:.2f}'\n")
+    (src / "receipt.py").write_text(
+        "def total_text(cents):\n    return f'{cents // 100}.{cents % 100}'\n")
+    (cli.root / "tests").mkdir()
+    (cli.root / "tests" / "test_receipt.py").write_text(
+        "from shop.format import money\nfrom shop.receipt import total_text\n\n\n"
+        "def test_total_text():\n    assert total_text(505) == money(505)\n")
+    git(cli.root, "add", "-A")
+    git(cli.root, "commit", "-qm", "shop")
+    monkeypatch.setenv("PYTHONPATH", str(cli.root / "src"))
+    assert cli("index", "-q").code == 0
+    assert run_tests(cli, "tests/test_receipt.py::test_total_text").code == 1
+    result = cli("suspects", "--json").json()
+    assert ranked(result)[:2] == ["src/shop/receipt.py:total_text", "src/shop/format.py:money"]
+    subject = result["suspects"][0]["signals"]["subject"]
+    assert subject["why"] == ("in src/shop/receipt.py, the module the failing test's file "
+                              "is named after")
+    assert "subject" not in result["suspects"][1]["signals"]

@@ -196,3 +196,40 @@ def test_what_pytest_runs_to_report_the_failure_is_not_coverage(registry):
         total = sum(s["contribution"] for s in suspect["signals"].values())
         factor = ctxkit.SUSPECT_TEST_FACTOR if suspect["test_file"] else 1.0
         assert suspect["score"] == pytest.approx(total * factor, abs=1e-3)
+
+
+def test_a_call_that_cannot_bind_or_a_lookup_that_misses_names_what_it_stopped_at(registry):
+    """Python raises `f() got an unexpected keyword argument` at the call, before f's
+    first line: no frame and no traced line is f's, yet f's signature is the fault. A
+    module attribute that is not there under its name may be there renamed private."""
+    (registry.root / "src" / "pricing" / "receipt.py").write_text(
+        "from pricing.rules import price\n\n\n"
+        "class Receipt:\n"
+        "    def total(self, kind, amounts):\n"
+        "        return sum(price(kind, a) for a in amounts)\n\n\n"
+        "def _discount(amount):\n    return amount - 1\n")
+    (registry.root / "tests" / "test_receipt.py").write_text(
+        "from pricing import receipt\nfrom pricing.receipt import Receipt\n"
+        "from pricing.rules import price\n\n\n"
+        "def test_total():\n    assert Receipt().total('plain', [1, 2]) == 3\n\n\n"
+        "def test_total_with_tax():\n    assert price('member', 10) == 9\n"
+        "    assert Receipt().total('plain', [1], tax=2) == 3\n\n\n"
+        "def test_discount():\n    assert price('member', 10) == 9\n"
+        "    assert receipt.discount(5) == 4\n")
+    registry("index", "-q")
+    run_failing(registry, "tests/test_receipt.py::test_total_with_tax")
+    for args in ((), ("--rerun",)):
+        result = registry("suspects", *args, "--json").json()
+        top = result["suspects"][0]
+        assert top["id"] == "src/pricing/receipt.py:Receipt.total", args
+        assert top["signals"]["frame"]["why"].startswith(
+            "the failing call to it could not bind its arguments (Receipt.total() got an "
+            "unexpected keyword argument)")
+    assert top["scale"] == 1.0      # it never ran, so the re-run cannot scale it down
+    run_failing(registry, "tests/test_receipt.py::test_discount")
+    for args in ((), ("--rerun",)):
+        result = registry("suspects", *args, "--json").json()
+        top = result["suspects"][0]
+        assert top["id"] == "src/pricing/receipt.py:_discount", args
+        assert top["signals"]["frame"]["why"] == (
+            "the failure looks up 'discount' on pricing.receipt, which holds '_discount'")
