@@ -6386,9 +6386,14 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                                  + _collapse_arguments(one_line(s.text(caps["type"][0])))[:200],
                                  False))
     elif "vartype" in caps and "iterated" in caps:  # for x in xs: what xs holds
-        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "iter:" +
-                         _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200],
-                         False))
+        node = caps["iterated"][0]
+        items = [c for c in node.named_children if "comment" not in c.type]
+        whole = node.type in ("list", "tuple") and bool(items) and all(  # [f, g]: each one
+            c.type in ("identifier", "attribute") for c in items)
+        iterated = "[" + ", ".join(s.text(c) for c in items) + "]" if whole else \
+            _collapse_arguments(one_line(s.text(node)))
+        vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]),
+                         "iter:" + iterated[:2000 if whole else 200], False))
     elif "vartype" in caps and "ranged" in caps:  # for k, v := range xs: what xs[k] is
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "item:" +
                          _collapse_arguments(one_line(s.text(caps["ranged"][0])))[:200],
@@ -6608,6 +6613,10 @@ def _cast_type(s: _Source, function: Any) -> str | None:
         arguments.named_children else None
     return s.text(first) if first is not None and first.type in (
         "identifier", "attribute", "string", "subscript") else None
+
+
+# A literal list or tuple of (dotted) names: `for func in [group_a, mod.group_b]:`.
+_ITERATED_NAMES = lazy_re(r"[\[(]\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*,?\s*[\])]")
 
 
 def _body_first_line(function: Any) -> int:
@@ -8609,12 +8618,31 @@ class _Resolver:
             return None, 0.0  # imported from a module of the index that lacks it: unknown
         if self.variable_type(path, scope, callee) is not None:  # comp = comp_cls(...)
             made = self._called_variable(path, scope, callee)
+            if made is None:  # for func in [f, g]: func() calls f, and g (alternatives)
+                made = next(iter(self.iterated_definitions(path, scope, callee, line)), None)
             return (made, CONF_TYPED) if made is not None else (None, 0.0)
         if callee in language.builtins:
             return None, 1.0
         if language.bare_outside and _absent(self, path, callee):
             return None, 1.0
         return self.guess(callee, language.name)
+
+    def iterated_definitions(self, path: str, scope: str, name: str,
+                             line: int = 0) -> list[int]:
+        """The definitions a variable takes in turn when it iterates a literal sequence
+        of them (``for func in [group_a, group_b]: func(stmt)``): a call of it runs each
+        one, as the type checker lists them. [] for anything else."""
+        written = (self.variable_type(path, scope, name, line) or ("",))[0]
+        if not written.startswith("iter:") or not _ITERATED_NAMES.fullmatch(written[5:]):
+            return []
+        found = []
+        for item in written[6:-1].split(","):  # each runs what a call of its name runs
+            recv, _, callee = item.strip().rpartition(".")
+            dst = self.resolve_call(path, scope, callee, recv or None, line)[0] \
+                if callee and callee != name else None
+            if dst is not None and dst not in found:
+                found.append(dst)
+        return found
 
     def _injected_class(self, node: int) -> int:
         """Inside a class named as its constructors (C++), a bare ``X(...)`` found as the
@@ -9617,6 +9645,12 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     run.calls.clear()
 
 
+# The receiver written on the extra rows of a call that runs several definitions in
+# turn (_Resolver.iterated_definitions): "|1" is the second, "|2" the third, ...; the
+# first is the site's own row. Re-resolving a row reads its position back.
+ALTERNATIVE_MARK = "|"
+
+
 def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site: tuple,
                   inserts: list[tuple], updates: list[tuple]) -> None:
     """One call site: its edge (a new row, or an update of an old edge) and its constructor."""
@@ -9625,6 +9659,19 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         return
     scope = resolver.nodes[src]
     scope_qual = "" if scope.kind == "file" else scope.qualname
+    if recv is not None and recv.startswith(ALTERNATIVE_MARK):  # the k-th other target
+        others = resolver.iterated_definitions(path, scope_qual, callee, line)
+        k = int(recv[len(ALTERNATIVE_MARK):])
+        updates.append((others[k], CONF_TYPED, edge_id) if k < len(others) else
+                       (None, 0.0, edge_id))
+        return
+    if recv is None:  # one more row for each other definition the call runs in turn
+        others = resolver.iterated_definitions(path, scope_qual, callee, line)
+        for k in range(1, len(others)):
+            if (src, line, f"{ALTERNATIVE_MARK}{k}", callee) not in present:
+                inserts.append((run.project, "calls", src, others[k], written, callee,
+                                f"{ALTERNATIVE_MARK}{k}", line, CONF_TYPED, file_id,
+                                arguments))
     dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
     if dst == src and (recv is None and scope.kind in CLASS_KINDS or confidence < CONF_TYPED):
         dst, confidence = None, 0.0  # a guess that points back at the caller is wrong

@@ -448,3 +448,62 @@ def test_file_filters_the_candidates(cli):
     result = cli("callers", "send", "--file", "shop/redirects.py", "--json")
     assert result.code == 0, result.err
     assert result.json()["target"] == "shop/redirects.py:Session.send"
+
+
+STEPS = """\
+from .more import group_c
+
+
+def group_a(stmt):
+    return stmt
+
+
+def group_b(stmt):
+    return stmt
+
+
+class Steps:
+    def group_a(self):
+        return 1
+
+    def group_b(self):
+        return 2
+
+
+def group(stmt):
+    for func in [
+        group_a,
+        # a comment between the items
+        group_b,
+        group_c,
+    ]:
+        func(stmt)
+"""
+
+
+def test_a_variable_iterating_definitions_calls_each_one(cli):
+    """`for func in [group_a, group_b]: func(stmt)` runs every definition listed (jedi
+    lists them all): one edge each, kept right when the list changes."""
+    (cli.root / "pkg").mkdir()
+    (cli.root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (cli.root / "pkg" / "more.py").write_text("def group_c(stmt):\n    return stmt\n",
+                                               encoding="utf-8")
+    (cli.root / "pkg" / "steps.py").write_text(STEPS, encoding="utf-8")
+    assert cli("index").code == 0
+    assert callers(cli, "pkg/steps.py:group_a") == {"pkg/steps.py:group"}
+    assert callers(cli, "pkg/steps.py:group_b") == {"pkg/steps.py:group"}
+    assert callers(cli, "pkg/more.py:group_c") == {"pkg/steps.py:group"}
+    assert callers(cli, "pkg/steps.py:Steps.group_a") == set()
+    (cli.root / "pkg" / "steps.py").write_text(STEPS.replace("        group_a,\n", ""),
+                                               encoding="utf-8")
+    assert cli("index").code == 0
+    assert callers(cli, "pkg/steps.py:group_a") == set()
+    assert callers(cli, "pkg/steps.py:group_b") == {"pkg/steps.py:group"}
+    assert callers(cli, "pkg/more.py:group_c") == {"pkg/steps.py:group"}
+    # another file defining `func` re-resolves the old rows of `func(stmt)`: the same
+    (cli.root / "pkg" / "more.py").write_text("def group_c(stmt):\n    return stmt\n\n\n"
+                                               "def func():\n    return 0\n", encoding="utf-8")
+    assert cli("index").code == 0
+    assert callers(cli, "pkg/steps.py:group_b") == {"pkg/steps.py:group"}
+    assert callers(cli, "pkg/more.py:group_c") == {"pkg/steps.py:group"}
+    assert callers(cli, "pkg/more.py:func") == set()
