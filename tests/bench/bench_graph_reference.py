@@ -92,6 +92,8 @@ python flask pypi flask==3.0.3
 python h11 pypi h11==0.14.0
 python markdown-it-py pypi markdown-it-py==3.0.0
 python tomlkit pypi tomlkit==0.13.2
+python sqlparse pypi sqlparse==0.5.0
+python pyflakes pypi pyflakes==3.2.0
 typescript mobx npm mobx@7.1.3
 typescript immer npm immer@11.2.13
 typescript zod npm zod@4.6.7
