@@ -309,7 +309,7 @@ def test_gemini_policy_regex_that_backtracks_counts_as_matching(cli, project):
     path.parent.mkdir(parents=True)
     path.write_text('[[rule]]\ntoolName = "run_shell_command"\n'
                     'commandRegex = "^(a|aa)+$"\ndecision = "ask_user"\npriority = 10\n')
-    command = "npm test " + "a" * 34 + "b"
+    command = "npm test " + "a" * 37 + "b"  # seconds unstopped: the clock ends it
     result = hook(cli, "pre-tool-use", payload("gemini_before_tool_shell", project,
                                                  tool_input={"command": command}))
     assert (result.code, result.out) == (0, "")
