@@ -491,6 +491,25 @@ def test_risk_at_line_and_symbol(cli, project):
     assert quiet.code == 0 and quiet.json()["symbols"] == [] and quiet.json()["level"] == "low"
 
 
+def test_risk_of_a_place_that_is_not_there_says_so_and_reads_file_colon_line(cli, project):
+    fail(cli, "AuthService.validate", 4)
+    # FILE:LINE, as context and fail take it, is that line, not a file of that name.
+    for argv in (["src/auth.py:9"], ["src/auth.py", "--line", "9"]):
+        data = cli("risk", *argv, "--json").json()
+        assert (data["file"], data["line"], data["risk_score"]) == ("src/auth.py", 9, 11.5)
+    # A typo is not "no risk": each wrong place says what is wrong, still exit 0.
+    for argv, why in ((["src/auht.py", "--line", "9"], "src/auht.py is neither on disk nor "
+                       "in the index"),
+                      (["src/auth.py", "--line", "999"], "src/auth.py:999 is past the end of "
+                       "src/auth.py"),
+                      (["src/auth.py", "--symbol", "AuthService.vaildate"],
+                       "no symbol 'AuthService.vaildate' in src/auth.py")):
+        result = cli("risk", *argv, "--json")
+        assert result.code == 0 and why in result.json()["note"], (argv, result.out)
+        assert why in cli("risk", *argv).out
+    assert "note" not in cli("risk", "src/auth.py", "--line", "21", "--json").json()
+
+
 def test_risk_without_database_or_file_exits_0(cli, root):
     result = cli("risk", "nowhere.py", "--line", "3")
     assert result.code == 0 and "risk 0.0 (low)" in result.out
