@@ -3414,15 +3414,21 @@ def output_search(db: Any, place: Place, query: str, *,
                               "hits": len(run.chunk_ids) + run.windows_read - before,
                               "ms": round((time.perf_counter() - started) * 1000, 2)})
     hits = build_hits(run, place, context) if run.lines else []
-    return {"query": query, "queries_tried": run.tried,
-            "status": "ok" if hits else "no_hits", "hits": hits}
+    result = {"query": query, "queries_tried": run.tried,
+              "status": "ok" if hits else "no_hits", "hits": hits}
+    if not parsed.variants:   # nothing was looked for: "no hits" must not read as "absent"
+        result["note"] = ("nothing was searched: every word of the query is too common or "
+                          "too short to search for (the, a, or, not ...); add a word the line "
+                          "holds, or use `ctxkit expand H --grep REGEX`")
+    return result
 
 
 def render_hits(result: dict[str, Any]) -> str:
     """The human form of a search result."""
     tried = ", ".join(f"{t['strategy']}({t['hits']})" for t in result["queries_tried"])
     if not result["hits"]:
-        return f"no hits for {result['query']!r} (tried: {tried})"
+        note = f": {result['note']}" if result.get("note") else ""
+        return f"no hits for {result['query']!r}{f' (tried: {tried})' if tried else ''}{note}"
     out = [f"{len(result['hits'])} hits for {result['query']!r} (tried: {tried})"]
     for hit in result["hits"]:
         where = f"{hit['handle']}:{hit['line_start']}-{hit['line_end']}"

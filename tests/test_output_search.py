@@ -812,3 +812,16 @@ def test_search_is_answered_on_the_fast_path_as_the_full_cli_answers(cli):
         assert not modules & {"argparse", "dataclasses", "tiktoken", "tree_sitter"}
     stats = cli("stats", "--outputs", "--json").json()
     assert stats["searches"] >= 2 * (len(queries) + 2)
+
+
+def test_a_query_of_only_common_words_says_nothing_was_searched(cli):
+    store(cli, "The above exception was the direct cause of the following exception\n")
+    for run in (cli, cli.sub):          # the full CLI and the fast path answer alike
+        data = json.loads(run("search", "the", "--json").out)
+        assert data["status"] == "no_hits" and "nothing was searched" in data["note"]
+        text = run("search", "a or the").out
+        assert text.startswith("no hits for 'a or the': nothing was searched") and \
+            "(tried: )" not in text
+    # a query with a word ctxkit looks for has no note, hit or not
+    assert "note" not in cli("search", "exception", "--json").json()
+    assert "note" not in cli("search", "zzzqqq", "--json").json()
