@@ -18540,6 +18540,17 @@ def _load_settings(path: Path) -> tuple[dict[str, Any], str]:
     return data, text
 
 
+def _diff_labels(path: Path, env: Env) -> tuple[str, str]:
+    """The settings file as the diff names it: a/ and b/ of its root-relative path
+    (.claude/settings.json: `git apply` and a reader find the file it changes), else
+    its absolute path."""
+    try:
+        rel = path.resolve().relative_to(env.root.resolve()).as_posix()
+    except ValueError:
+        return str(path.resolve()), str(path.resolve())
+    return f"a/{rel}", f"b/{rel}"
+
+
 def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
     import difflib
     path = _settings_path(args, env)
@@ -18553,8 +18564,9 @@ def update_settings(args: argparse.Namespace, env: Env, install: bool) -> None:
         del new_data["hooks"]
     new_text = json.dumps(new_data, indent=2, ensure_ascii=False) + "\n"
     changed = new_text != old_text and not (not old_text and not install)
+    old_label, new_label = _diff_labels(path, env)
     diff = "".join(difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True),
-                                        f"a/{path.name}", f"b/{path.name}")) if changed else ""
+                                        old_label, new_label)) if changed else ""
     if changed and not args.dry_run:
         _write_settings(path, new_text)
     verb = "install" if install else "uninstall"

@@ -71,13 +71,14 @@ def test_dry_run_prints_a_diff_and_writes_nothing(cli, root):
     before = path.read_bytes()
     result = cli("install-hooks", "--dry-run")
     assert result.code == 0
-    assert result.out.startswith("--- a/settings.json\n+++ b/settings.json\n")
+    assert result.out.startswith("--- a/.claude/settings.json\n+++ b/.claude/settings.json\n")
     added = [line for line in result.out.splitlines() if line.startswith("+")]
     assert any('"command":' in line and "hook pre-compact" in line for line in added)
     assert path.read_bytes() == before
     assert not (root / ".codex").exists()
     fresh = cli("install-hooks", "--agent", "codex", "--dry-run")
-    assert fresh.code == 0 and "+++ b/hooks.json" in fresh.out and not (root / ".codex").exists()
+    assert fresh.code == 0 and "+++ b/.codex/hooks.json" in fresh.out
+    assert not (root / ".codex").exists()
 
 
 def test_uninstall_removes_only_ctxkit(cli, root):
