@@ -3427,8 +3427,8 @@ def render_hits(result: dict[str, Any]) -> str:
     """The human form of a search result."""
     tried = ", ".join(f"{t['strategy']}({t['hits']})" for t in result["queries_tried"])
     if not result["hits"]:
-        note = f": {result['note']}" if result.get("note") else ""
-        return f"no hits for {result['query']!r}{f' (tried: {tried})' if tried else ''}{note}"
+        why = f": {result['note']}" if result.get("note") else ""
+        return f"no hits for {result['query']!r}{f' (tried: {tried})' if tried else ''}{why}"
     out = [f"{len(result['hits'])} hits for {result['query']!r} (tried: {tried})"]
     for hit in result["hits"]:
         where = f"{hit['handle']}:{hit['line_start']}-{hit['line_end']}"
