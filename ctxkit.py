@@ -15352,8 +15352,7 @@ def failing_outputs(db: Database, project: str,
     seen: set[str] = set()
     more = 0
     for row in db.query(SQL_OUTPUTS_NEWEST, (project,)):
-        named = row["command"] or (row["label"] if row["label"] != "stdin" else "")
-        key = " ".join(str(named or "").split()) or row["handle"]
+        key = _command_key(row)
         if key in seen:
             continue                       # an older run of a command run again since
         seen.add(key)
@@ -15372,6 +15371,26 @@ def failing_outputs(db: Database, project: str,
                        "created_at": row["created_at"],
                        "errors": [_decisive_line(db, row["id"], e) for e in errors]})
     return result, more
+
+
+def _command_key(row: sqlite3.Row) -> str:
+    """What makes two outputs runs of the same command: its words, else its label (text
+    stored from stdin with neither is one of its own)."""
+    named = row["command"] or (row["label"] if row["label"] != "stdin" else "")
+    return " ".join(str(named or "").split()) or row["handle"]
+
+
+def passed_since(db: Database, project: str, handle: str) -> dict[str, Any] | None:
+    """The newest later run of output ``handle``'s command when it exited 0: that
+    output's failure no longer holds (failing_outputs' rule), None otherwise."""
+    rows = db.query(SQL_OUTPUTS_NEWEST, (project,))
+    target = next((row for row in rows if row["handle"] == handle), None)
+    if target is None:
+        return None
+    key = _command_key(target)
+    newer = next((row for row in rows if row["id"] > target["id"]
+                  and _command_key(row) == key), None)
+    return dict(newer) if newer is not None and newer["exit_code"] == 0 else None
 
 
 def _decisive_line(db: Database, output_id: int, error: dict[str, Any]) -> dict[str, Any]:
@@ -20441,6 +20460,11 @@ def cmd_suspects(args: argparse.Namespace, env: Env) -> int:
             return EXIT_OK
         rerun = args.rerun_timeout if args.rerun else None
         result = suspects_result(env, db, output, args.limit, args.budget, rerun)
+        fixed = passed_since(db, env.project, output["handle"])
+        if fixed is not None:     # the latest failure is not a current one: say so first
+            result["notes"].insert(0, f"the same command passed since, as {fixed['handle']} "
+                                      f"({fixed['created_at'][:19].replace('T', ' ')} UTC): this "
+                                      f"failure may be fixed already")
     emit(env, result, lambda: suspects_text(result))
     return EXIT_OK
 

@@ -409,3 +409,20 @@ def test_the_module_a_test_file_is_named_after_leads_among_equals(cli, monkeypat
     assert subject["why"] == ("in src/shop/receipt.py, the module the failing test's file "
                               "is named after")
     assert "subject" not in result["suspects"][1]["signals"]
+
+
+def test_a_failure_whose_command_passed_since_says_it_may_be_fixed(project):
+    failing = "tests/test_invoice.py::test_line_total_with_discount"
+    assert run_tests(project, failing).code == 1
+    assert run_tests(project, "tests/test_invoice.py").code == 1       # another command
+    discount = project.root / "src" / "invoice" / "discount.py"
+    discount.write_text(discount.read_text().replace(
+        "return amount * discount_factor", "return amount - amount * discount_factor"))
+    assert run_tests(project, failing).code == 0                       # the same one, fixed
+    result = project("suspects", "o1", "--json").json()
+    assert result["notes"][0].startswith("the same command passed since, as o3 (")
+    assert "this failure may be fixed already" in project("suspects", "o1").out
+    # the other command did not run again: its failure holds, and nothing says otherwise
+    result = project("suspects", "--json").json()
+    assert result["output"]["handle"] == "o2"
+    assert not any("passed since" in note for note in result["notes"])
