@@ -25,6 +25,12 @@ def corpus(root, files=320, functions=60):
         (root / f"m{n:03}.py").write_text(f"import os\n\n{body}")
 
 
+def as_a_terminal_starts_it():
+    """SIGINT handled as in a foreground job: a suite started in the background (`cmd &`
+    in a shell without job control) has it ignored, and its children would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def group(pid):
     found = subprocess.run(["ps", "-o", "pid=,stat=", "-g", str(pid)], capture_output=True,
                            text=True, check=False).stdout.split("\n")
@@ -35,7 +41,7 @@ def interrupted_index(root, sig, to_group=True, pause=0.0):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
     proc = subprocess.Popen([*CONSOLE_ARGV, "index", "--full", "--jobs", "2"],
                             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=as_a_terminal_starts_it)
     deadline = time.monotonic() + 60
     while len(group(proc.pid)) < 3 and time.monotonic() < deadline:   # parent + 2 workers
         time.sleep(0.02)
@@ -91,7 +97,7 @@ def test_ctrl_c_with_json_is_one_document(cli, root):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
     proc = subprocess.Popen([*CONSOLE_ARGV, "index", "--full", "--json", "--jobs", "2"],
                             cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=as_a_terminal_starts_it)
     deadline = time.monotonic() + 60
     while len(group(proc.pid)) < 3 and time.monotonic() < deadline:   # parent + 2 workers
         time.sleep(0.02)
