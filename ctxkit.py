@@ -456,6 +456,8 @@ def rows_at_now(db: Database, project: str, path: str, first: int,
     code = getattr(db, "code", None)
     defs = code.defs_now(db, project, path) if code is not None else None
     if defs is None:
+        if code is not None and not indexed_only and code.unparsable(path):
+            first, last = 1, 10**9   # the lines moved, nobody knows where: any symbol may be
         return graph_rows_at(db, project, path, first, last)
     last = first if last is None else last
     hits = [d for d in defs.values() if d["line"] <= last and d["end_line"] >= first]
@@ -466,6 +468,18 @@ def rows_at_now(db: Database, project: str, path: str, first: int,
     rows = [{**dict(stored[d["uid"]]), **d} if d["uid"] in stored else {**d, "id": None}
             for d in hits if d["uid"] in stored or not indexed_only]
     return sorted(_innermost(rows), key=lambda row: row["line"])
+
+
+def check_lines_known(db: Database, project: str, path: str, line: int) -> None:
+    """FILE:LINE must name a symbol someone can tell: not in a file changed since it was
+    indexed that this Python cannot parse (the index's lines are the old code's)."""
+    code = getattr(db, "code", None)
+    if code is not None and code.defs_now(db, project, path) is None and \
+            code.unparsable(path):
+        raise CtxkitError(f"{path} changed since it was indexed and cannot be parsed here "
+                          f"(no tree-sitter in {sys.executable}?): which symbol line {line} "
+                          f"holds now is unknown; name the symbol instead, or run ctxkit "
+                          f"with the Python that has tree-sitter")
 
 
 SQL_FILE_HAS_LESSONS = (
@@ -547,6 +561,10 @@ class CodeOnDisk:
                     self._unparsed.add(key)
         return self._parsed[key]
 
+    def unparsable(self, path: str) -> bool:
+        """Whether ``path`` was found changed since it was indexed and could not be parsed."""
+        return any(key[0] == path for key in self._unparsed)
+
     def body_hash(self, db: Database, project: str,
                   node: sqlite3.Row | dict[str, Any]) -> str | None:
         """The node's body hash on disk now: None when it is gone, UNKNOWN when its file
@@ -554,7 +572,7 @@ class CodeOnDisk:
         code's, so comparing with it would call fresh lessons stale and stale ones fresh)."""
         defs = self.defs_now(db, project, node["path"])
         if defs is None:
-            if any(key[0] == node["path"] for key in self._unparsed):
+            if self.unparsable(node["path"]):
                 return self.UNKNOWN
             return node["body_hash"]
         return defs[node["uid"]]["body_hash"] if node["uid"] in defs else None
@@ -12503,6 +12521,7 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
     if place:
         path = normalize_path(place.group(1), env.place)
         check_line_in_file(env, path, int(place.group(2)))
+        check_lines_known(db, project, path, int(place.group(2)))
         found = graph_nodes_at(db, project, path, int(place.group(2)))
         if found:
             return sorted(found, key=lambda n: n.line)[-1]
@@ -16092,6 +16111,7 @@ def symbol_at_line(env: Env, db: Database, symbol: str,
     check_line_in_file(env, path, line)
     with contextlib.suppress(CtxkitError):   # a function added since the index is one
         graph_refresh(env, db, [path])
+    check_lines_known(db, env.project, path, line)
     nodes = graph_nodes_at(db, env.project, path, line)
     if nodes:
         node = sorted(nodes, key=lambda n: n.line)[-1]

@@ -300,3 +300,30 @@ def test_a_lesson_recorded_by_a_python_without_tree_sitter_keeps_its_symbol(cli,
     symbol = json.loads(proc.stdout)["symbol"]
     assert (symbol["file"], symbol["name"]) == ("src/auth.py", "AuthService.validate")
     assert symbol["lessons"][0]["stale"] is False          # no hash kept: nothing to compare
+
+
+def test_lines_of_a_file_no_one_can_parse_here_map_to_all_its_symbols_or_to_an_error(cli,
+                                                                                     project):
+    for n in range(4):
+        record(cli, "fail", "AuthService.validate", f"lesson {n}", "--file", "src/auth.py")
+    auth = project / "src" / "auth.py"
+    auth.write_text("# one\n# two\n# three\n# four\n# five\n" + auth.read_text())
+    # validate is at lines 13-17 now; the index still says 8-12, where refresh now starts
+    assert cli("risk", "src/auth.py", "--line", "14", "--json").json()["symbols"][0][
+        "name"] == "AuthService.validate"                          # the parser knows
+    # A bare Python cannot tell where validate went: every symbol of the file may be
+    # the one at a line, so the lessons are shown, never another symbol's or none.
+    for line in ("9", "14"):
+        risk = json.loads(bare(cli, "risk", "src/auth.py", "--line", line, "--json").stdout)
+        assert [s["name"] for s in risk["symbols"]] == ["AuthService.validate"], risk
+    answer = bare(cli, "hook", "pre-tool-use", stdin=payload("claude_pre_tool_use_edit", project))
+    assert "[PAST EXPERIENCE" in json.loads(answer.stdout)["hookSpecificOutput"][
+        "additionalContext"]
+    # Naming one symbol by FILE:LINE is an error there, not a guess from the old lines.
+    for argv in (["fail", "src/auth.py:9", "renew twice"], ["callers", "src/auth.py:14"]):
+        proc = bare(cli, *argv)
+        last = proc.stderr.splitlines()[-1]
+        assert proc.returncode == 1 and last.startswith("ctxkit: error: src/auth.py changed "
+                                                         "since it was indexed"), proc.stderr
+        assert "which symbol line" in last and proc.stdout == ""
+    assert cli("stats", "--json").json()["lessons"] == 4             # nothing was recorded
