@@ -17661,6 +17661,9 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
         # them, and a nudge toward `ctxkit run` would help the agent get around them.
         return None
     shell = wrap_shell() if mode == "wrap" else None
+    if shell and agent == "gemini" and gemini_rewrite_grants(
+            env, command, wrap_command(command, shell), tool_input):
+        return None    # Gemini would run the rewrite unasked, the command itself it asks for
     if shell and isinstance(tool_input.get("command"), str) and \
             not re.search(NOT_WRAPPABLE, command):
         answer = wrap_answer(payload, command, shell, agent, verdict)
@@ -18320,6 +18323,8 @@ def gemini_rules(env: Env) -> dict[str, list[Any]]:
         tools = settings.get("tools") if isinstance(settings.get("tools"), dict) else {}
         for entry in (tools.get("exclude") or []) + (settings.get("excludeTools") or []):
             rules["deny"] += _gemini_excluded(str(entry))
+        for entry in (tools.get("allowed") or []) + (settings.get("allowedTools") or []):
+            rules["allow"] += _gemini_excluded(str(entry))   # no confirmation for these
     return rules
 
 
@@ -18339,7 +18344,8 @@ def _gemini_policy(path: Path) -> list[dict[str, Any]]:
 
 
 def _gemini_excluded(entry: str) -> list[dict[str, Any]]:
-    """``run_shell_command`` or ``run_shell_command(rm -rf)`` in an exclude list."""
+    """``run_shell_command`` or ``run_shell_command(rm -rf)`` in an exclude (or allowed)
+    list, as a policy rule."""
     match = re.fullmatch(r"\s*(\w+)\s*(?:\((.*)\))?\s*", entry, flags=re.DOTALL)
     if match is None or match.group(1) not in GEMINI_SHELL_TOOLS:
         return []
@@ -18376,6 +18382,46 @@ def gemini_rule_matches(rule: dict[str, Any], reading: ShellReading,
         except UsageError:       # does not compile, or ran too long: a deny or ask stays one
             return True
     return False
+
+
+def gemini_allows(rule: dict[str, Any], command: str, tool_input: dict[str, Any]) -> bool:
+    """Whether an allow rule (or a tools.allowed entry) lets ``command`` run unconfirmed,
+    read as Gemini reads it: the whole command; a regex that does not compile counts."""
+    names = rule.get("toolName")
+    names = [names] if isinstance(names, str) else names
+    if names is not None and not any(fnmatch_name(name, tool) for name in names
+                                     for tool in GEMINI_SHELL_TOOLS):
+        return False
+    prefixes = rule.get("commandPrefix")
+    prefixes = [prefixes] if isinstance(prefixes, str) else (prefixes or [])
+    regexes = [r for r in (rule.get("commandRegex"), rule.get("argsPattern")) if r]
+    if not prefixes and not regexes:
+        return True
+    if any(command.strip().startswith(str(prefix).strip()) for prefix in prefixes):
+        return True
+    subjects = [command, json.dumps({"command": command}),
+                json.dumps({**tool_input, "command": command})]
+    for regex in regexes:
+        try:
+            with UserRegex("Gemini policy commandRegex", str(regex)) as pattern:
+                if any(pattern.search(subject) for subject in subjects):
+                    return True
+        except UsageError:
+            return True
+    return False
+
+
+def gemini_rewrite_grants(env: Env, command: str, wrapped: str,
+                          tool_input: dict[str, Any]) -> bool:
+    """Whether Gemini would run ``wrapped`` unconfirmed under an allow rule (a
+    ``ctxkit`` prefix, a regex) that does not let ``command`` itself run so: the
+    rewrite would then get around the confirmation the user's rules ask for."""
+    try:
+        allow = gemini_rules(env)["allow"]
+    except RulesUnreadable:
+        return True
+    return any(gemini_allows(rule, wrapped, tool_input) for rule in allow) and \
+        not any(gemini_allows(rule, command, tool_input) for rule in allow)
 
 
 def fnmatch_name(pattern: Any, name: str) -> bool:

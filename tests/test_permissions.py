@@ -322,3 +322,34 @@ def test_gemini_excluded_shell_command_blocks_the_rewrite(cli, project):
     assert bash_call(cli, project, "pytest -q && npm test", agent="gemini") is None
     answer = bash_call(cli, project, "pytest -q", agent="gemini")
     assert shlex.split(answer["tool_input"]["command"])[-1] == "pytest -q"
+
+
+@pytest.mark.parametrize("where, text", [
+    (".gemini/settings.json", json.dumps({"tools": {"allowed": ["run_shell_command(ctxkit)"]}})),
+    (".gemini/settings.json", json.dumps({"allowedTools": ["run_shell_command(ctxkit run)"]})),
+    ("home/.gemini/policies/mine.toml", '[[rule]]\ntoolName = "run_shell_command"\n'
+     'commandPrefix = "ctxkit"\ndecision = "allow"\npriority = 50\n'),
+    ("home/.gemini/policies/mine.toml", '[[rule]]\ntoolName = "run_shell_command"\n'
+     'commandRegex = "ctxkit run"\ndecision = "allow"\npriority = 50\n'),
+])
+def test_gemini_allow_rule_for_ctxkit_gets_no_rewrite_it_would_run_unasked(cli, project,
+                                                                          where, text):
+    # Gemini confirms the rewritten command against the user's allow rules: one that
+    # lets `ctxkit` run unasked would let any wrapped command run unasked too.
+    path = project / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    for command in ("npm test", "pytest -q && rm -rf build"):
+        assert bash_call(cli, project, command, agent="gemini") is None, command
+
+
+def test_gemini_allow_rule_of_the_command_itself_keeps_the_rewrite(cli, project):
+    # allowed as it is: Gemini asks for the rewrite (its prefix no longer matches), which
+    # grants nothing; an allowed command elsewhere changes nothing either
+    path = project / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"tools": {"allowed": ["run_shell_command(npm test)",
+                                                      "run_shell_command(git status)"]}}))
+    for command in ("npm test", "pytest -q"):
+        answer = bash_call(cli, project, command, agent="gemini")
+        assert shlex.split(answer["tool_input"]["command"])[-1] == command
