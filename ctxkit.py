@@ -5860,12 +5860,14 @@ def graph_language(lang: str) -> tuple[Any, Any]:
 # --- Graph: extraction (runs in the worker processes) ------------------------
 
 
-class _Def(Record):
+class _Def:
+    """One definition while a file is extracted. A plain class rather than a Record:
+    it is made and written once or more per definition (20,000 for the stdlib set),
+    and a Record's generic ``__init__`` and ``__setattr__`` cost more than the rest
+    of making it."""
+
     __slots__ = ("node", "kind", "name", "fn", "parent", "params", "qualname", "branches",
                  "recovered")
-    DEFAULTS: ClassVar[dict[str, Any]] = {"parent": -1, "qualname": "", "branches": 0,
-                                          "recovered": False}
-    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"params": list}
     node: Any
     kind: str              # class kinds, function, method, or scope (impl, mod, namespace)
     name: str
@@ -5875,6 +5877,11 @@ class _Def(Record):
     qualname: str
     branches: int
     recovered: bool        # made by tree-sitter's error recovery: marked, never a caller
+
+    def __init__(self, node: Any, kind: str, name: str, fn: Any) -> None:
+        self.node, self.kind, self.name, self.fn = node, kind, name, fn
+        self.parent, self.params, self.qualname, self.branches = -1, [], "", 0
+        self.recovered = False
 
 
 class _Source:
@@ -5886,6 +5893,7 @@ class _Source:
         # Most source is ASCII: then a byte offset is a character offset, and slicing
         # the text decoded once gives what decoding each node's bytes would.
         self.ascii = src.decode("ascii") if src.isascii() else None
+        self.view = memoryview(src)   # slices without copies, for hashing
 
     def text(self, node: Any) -> str:
         if node is None:
@@ -5893,6 +5901,11 @@ class _Source:
         if self.ascii is not None:
             return self.ascii[node.start_byte:node.end_byte]
         return self.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    def text_between(self, start: int, end: int) -> str:
+        if self.ascii is not None:
+            return self.ascii[start:end]
+        return self.src[start:end].decode("utf-8", "replace")
 
 
 def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
@@ -6153,15 +6166,15 @@ def _stored_type(text: str, language: Language) -> str:
 def _rebound(s: _Source, assigned: dict[tuple[str, str], list[tuple[int, str]]],
              declared: set[tuple[str, str]], ctx: dict[str, Any]) -> None:
     """{scope: {name: [[line, type], ...]}} of names assigned different types."""
-    newlines: list[int] | None = None
-    for (scope, var), found in assigned.items():
-        if (scope, var) in declared or len({text for _, text in found}) < 2:
-            continue
-        if newlines is None:
-            newlines = [m.start() for m in re.finditer(b"\n", s.src)]
+    rebound = [(scope, var, found) for (scope, var), found in assigned.items()
+               if (scope, var) not in declared and len({text for _, text in found}) > 1]
+    lines, line, counted = {}, 1, 0   # the line of each position, counted in one pass
+    for pos in sorted({pos for _, _, found in rebound for pos, _ in found}):
+        line += s.src.count(b"\n", counted, pos + 1)
+        lines[pos], counted = line, pos + 1
+    for scope, var, found in rebound:
         ctx.setdefault("rebound", {}).setdefault(scope, {})[var] = [
-            [bisect_right(newlines, pos) + 1, _stored_type(text, s.language)]
-            for pos, text in found]
+            [lines[pos], _stored_type(text, s.language)] for pos, text in found]
 
 
 def _may_be_function_type(written: str) -> bool:
@@ -6316,8 +6329,10 @@ def _arguments(s: _Source, call: Any) -> str | None:
     arguments = call.child_by_field_name("arguments")
     if arguments is None:
         return None
-    return ",".join(_argument_word(s, child) for child in arguments.named_children
-                    if "comment" not in child.type)
+    if not arguments.named_child_count:
+        return ""
+    return ",".join([word for word in map(_argument_word, itertools.repeat(s),
+                                          arguments.named_children) if word])
 
 
 _LITERAL_PARTS = (("string", '"'), ("text_block", '"'), ("char", "'"), ("float", "0.0"),
@@ -6327,21 +6342,26 @@ _LITERAL_WORDS: dict[str, str | None] = {}  # node type: its literal's word (Non
 
 
 def _argument_word(s: _Source, node: Any) -> str:
+    """One argument's word ("" for a comment among the arguments: no argument)."""
     kind = node.type
-    if node.named_child_count == 1 and kind in ("argument", "value_argument"):
-        return _argument_word(s, node.named_children[0])  # C#, Kotlin wrap each argument
-    if kind not in _LITERAL_WORDS:
-        _LITERAL_WORDS[kind] = next((word for part, word in _LITERAL_PARTS if part in kind),
-                                    None)
-    if _LITERAL_WORDS[kind] is not None:
-        return _LITERAL_WORDS[kind]
+    word = _LITERAL_WORDS.get(kind, _UNSEEN)
+    if word is _UNSEEN:
+        word = _LITERAL_WORDS[kind] = "" if "comment" in kind else next(
+            (word for part, word in _LITERAL_PARTS if part in kind), None)
+    if word is not None:
+        return word
     if kind in ("identifier", "simple_identifier"):
         return "=" + s.text(node)
-    typed = node.child_by_field_name("type")
-    if typed is not None and kind in ("object_creation_expression", "cast_expression",
-                                      "new_expression"):
-        return ":" + _base_type(s.text(typed))
+    if kind in ("argument", "value_argument") and node.named_child_count == 1:
+        return _argument_word(s, node.named_child(0)) or "?"  # C#, Kotlin wrap each argument
+    if kind in ("object_creation_expression", "cast_expression", "new_expression"):
+        typed = node.child_by_field_name("type")
+        if typed is not None:
+            return ":" + _base_type(s.text(typed))
     return "?"
+
+
+_UNSEEN = object()
 
 
 def _base_type(written: str) -> str:
@@ -6370,7 +6390,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 return
     if "call" in caps:
         call, callee = caps["call"][0], caps["callee"][0]
-        recv = caps.get("recv", [None])[0]
+        recv = caps["recv"][0] if "recv" in caps else None
         recv_text = one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
         if recv_text and "(" in recv_text and recv_text != "super()":  # keep chains short
@@ -6769,7 +6789,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
     node = d.node
     body = _body_of(d.fn)
     sig_end = body.start_byte if body is not None else node.end_byte
-    signature = one_line(s.src[node.start_byte:sig_end].decode("utf-8", "replace"))
+    signature = one_line(s.text_between(node.start_byte, sig_end))
     if d.kind in CLASS_KINDS:
         signature = signature.split("{")[0]
     signature = signature.rstrip("{: ").rstrip()[:400]
@@ -6778,14 +6798,18 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
     while parent >= 0 and defs[parent].kind.startswith("scope"):
         parent = defs[parent].parent
     head = s.src[node.start_byte:d.fn.start_byte + 200 if body is None else body.start_byte]
-    is_async = bool(re.search(rb"\basync\b", head.split(s.language.async_before)[0]))
+    head = head.partition(s.language.async_before)[0]
+    is_async = b"async" in head and _ASYNC_WORD.search(head) is not None
     line, end_line = _head_row(node) + 1, node.end_point[0] + 1
     return DefRecord(d.kind, d.name, d.qualname, line, end_line, signature,
                      _json_text(params), _return_type(s, d),
                      is_async, _is_exported(s, defs, d, exported_names), _docstring(s, d),
                      end_line - line + 1, 1 + d.branches,
-                     _hash_bytes(s.src[node.start_byte:node.end_byte]),
+                     _hash_bytes(s.view[node.start_byte:node.end_byte]),  # the body, uncopied
                      emitted.get(parent, -1), d.recovered)
+
+
+_ASYNC_WORD = re.compile(rb"\basync\b")
 
 
 _BODY_TYPES = frozenset({"function_body", "class_body", "block", "compound_statement",
@@ -6907,21 +6931,27 @@ def _docstring(s: _Source, d: _Def) -> str | None:
     return _comment_text(lines) if lines else None
 
 
+_QUOTE_OPENS = re.compile(r"^[rRbBuUfF]*('''|\"\"\"|'|\")")
+_QUOTE_CLOSES = re.compile(r"('''|\"\"\"|'|\")$")
+_COMMENT_OPENS = re.compile(r"^\s*(/\*\*|/\*|\*/|///|//!|//|\*|#)")
+_COMMENT_CLOSES = re.compile(r"\*/\s*$")
+_BLANK_LINE = re.compile(r"\n\s*\n")
+
+
 def _docstring_text(raw: str) -> str | None:
-    raw = re.sub(r"^[rRbBuUfF]*('''|\"\"\"|'|\")", "", raw)
-    return _first_paragraph(re.sub(r"('''|\"\"\"|'|\")$", "", raw))
+    return _first_paragraph(_QUOTE_CLOSES.sub("", _QUOTE_OPENS.sub("", raw)))
 
 
 def _comment_text(lines: list[str]) -> str | None:
     cleaned = []
     for text in "\n".join(lines).splitlines():
-        text = re.sub(r"^\s*(/\*\*|/\*|\*/|///|//!|//|\*|#)", "", text)
-        cleaned.append(re.sub(r"\*/\s*$", "", text).strip())
+        text = _COMMENT_OPENS.sub("", text)
+        cleaned.append(_COMMENT_CLOSES.sub("", text).strip())
     return _first_paragraph("\n".join(cleaned))
 
 
 def _first_paragraph(text: str) -> str | None:
-    paragraph = re.split(r"\n\s*\n", text.strip(), maxsplit=1)[0]
+    paragraph = _BLANK_LINE.split(text.strip(), maxsplit=1)[0]
     result = " ".join(paragraph.split())
     return result[:1000] or None
 
@@ -9994,9 +10024,9 @@ def _py_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool
 
 def _py_docstring(s: _Source, d: _Def) -> str | None:
     body = d.fn.child_by_field_name("body")
-    first = body.named_children[0] if body is not None and body.named_children else None
-    if first is not None and first.type == "expression_statement" and first.named_children:
-        first = first.named_children[0]
+    first = body.named_child(0) if body is not None and body.named_child_count else None
+    if first is not None and first.type == "expression_statement" and first.named_child_count:
+        first = first.named_child(0)
     if first is not None and first.type == "string":
         return _docstring_text(s.text(first))
     return None
