@@ -6676,8 +6676,9 @@ def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> No
     of a function a variable declares the type of (``const f: Handler = (req) => ...``):
     ``fnparam:J:TYPE``, the J-th parameter of that function type."""
     function = caps["narrow"][0]
-    if "fntype" in caps:
-        prefix = f"fnparam:\0:{one_line(s.text(caps['fntype'][0]))[:300]}"
+    if "fntype" in caps:  # (a function that returns this one: `=>` what its type returns)
+        returns = "=>" if "fnreturns" in caps else ""
+        prefix = f"fnparam:\0:{returns}{one_line(s.text(caps['fntype'][0]))[:300]}"
     else:
         arguments = function.parent
         index = next(i for i, arg in enumerate(arguments.named_children)
@@ -9305,19 +9306,27 @@ class _Resolver:
         function type ``written`` (an alias of one, here or imported, or the type itself);
         a generic one's type parameters read as their constraints."""
         where, owner = path, scope
-        if not written.startswith(("(", "<")):
-            name = _clean_type(written)
-            alias = self._type_alias(path, name) if name and "|" not in name else None
-            if alias is None:
-                return None
-            (where, written), owner = alias, name.rpartition(".")[2]
-        if written.startswith("<"):  # <T extends X>(schema: T) => R
-            depth = 0
-            for end, char in enumerate(written):
-                depth += (char == "<") - (char == ">" and written[end - 1] != "=")
-                if depth == 0:
-                    break
-            written = written[end + 1:].strip()
+        returned = written.startswith("=>")  # a function that this type's result types
+        written = written[2:] if returned else written
+        for step in range(2 if returned else 1):
+            if not written.startswith(("(", "<")):
+                name = _clean_type(written)
+                alias = self._type_alias(where, name) if name and "|" not in name else None
+                if alias is None:
+                    return None
+                (where, written), owner = alias, name.rpartition(".")[2]
+            if written.startswith("<"):  # <T extends X>(schema: T) => R
+                depth = 0
+                for end, char in enumerate(written):
+                    depth += (char == "<") - (char == ">" and written[end - 1] != "=")
+                    if depth == 0:
+                        break
+                written = written[end + 1:].strip()
+            if returned and step == 0:  # (a: A) => Handler: the Handler
+                parts = _split_top_level(written.replace("=>", "\0"), "\0")
+                written = "=>".join(parts[1:]).strip()
+                if not written:
+                    return None
         params = _function_type_params(written)
         if position >= len(params):
             return None
@@ -10613,6 +10622,8 @@ _TS_FIELDS = """
     arguments: (arguments [(arrow_function) (function_expression)] @narrow))
 (variable_declarator type: (type_annotation (_) @fntype)
     value: [(arrow_function) (function_expression)] @narrow)
+(variable_declarator type: (type_annotation (_) @fntype)
+    value: (arrow_function body: (arrow_function) @narrow) @fnreturns)
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @var !type
     value: (new_expression constructor: (_) @type)) @vartype @self
 """
