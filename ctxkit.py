@@ -19318,26 +19318,28 @@ class _Ranking:
                 self.add_frame_callees(node, frame, value)
 
     def add_failed_doors(self) -> None:
-        """Symbols the failure stopped in front of: a call that could not bind its
+        """Symbols the failure stopped in front of. A call that could not bind its
         arguments (``f() got an unexpected keyword argument 'x'``: Python raises it at
-        the call, before f's first line, so no frame and no traced line is f's) counts
-        as the innermost frame; so does, shared, what an attribute looked up and not
-        found (``module 'm' has no attribute 'x'``, ``'C' object has no attribute
-        'x'``) finds in m or C under the same name spelled with or without leading
-        underscores (a rename to or from private), and their ``__getattr__``: the
-        failure happened at that lookup. Neither ran, so a re-run's
-        coverage does not scale them down (``unseen``)."""
+        the call, before f's first line, so no frame and no traced line is f's) makes
+        f the innermost frame, shared when the name is in several places (before
+        Python 3.10 the message named a bare ``__init__``). An attribute looked up and
+        not found (``module 'm' has no attribute 'x'``, ``'C' object has no attribute
+        'x'``) makes innermost frames, shared, of what m or C holds under the name
+        spelled with or without leading underscores (a rename to or from private)
+        and of their ``__getattr__``: the failure happened at that lookup. Neither
+        ran, so a re-run's coverage does not scale them down (``unseen``)."""
         if not self.graph:
             return
         for message in self.failure.messages:
             for match in _BINDING_ERROR.finditer(message):
-                for node in self.named_callables(match.group("func")):
+                named = self.named_callables(match.group("func"))
+                for node in named:
                     self.seeds[node.rowid] = node
                     suspect = self.suspect(node)
                     suspect.unseen = True
-                    suspect.add("frame", 1.0, f"the failing call to it could not bind its "
-                                f"arguments ({one_line(match.group(0), 80)}): the fault "
-                                f"is at its signature, before its first line ran")
+                    suspect.add("frame", 1.0 / len(named), f"the failing call to it could "
+                                f"not bind its arguments ({one_line(match.group(0), 80)}): "
+                                f"the fault is at its signature, before its first line ran")
             for match in _MISSING_ATTRIBUTE.finditer(message):
                 owner = match.group("module") or match.group("cls") or match.group("tcls")
                 found = self.holders_of(owner, bool(match.group("module")),

@@ -426,3 +426,32 @@ def test_a_failure_whose_command_passed_since_says_it_may_be_fixed(project):
     result = project("suspects", "--json").json()
     assert result["output"]["handle"] == "o2"
     assert not any("passed since" in note for note in result["notes"])
+
+
+def test_a_binding_error_naming_several_places_shares_the_frame(cli, tmp_path):
+    """Before Python 3.10 the message names a bare `__init__`: every class's __init__
+    is that name, so they share the innermost frame's value."""
+    (cli.root / "shop.py").write_text(
+        "class Cart:\n    def __init__(self, items):\n        self.items = items\n\n\n"
+        "class Till:\n    def __init__(self, cash):\n        self.cash = cash\n\n\n"
+        "def open_cart():\n    return Cart([], tax=2)\n")
+    git(cli.root, "add", "-A")
+    git(cli.root, "commit", "-qm", "shop")
+    assert cli("index", "-q").code == 0
+    log = tmp_path / "trace.txt"
+    log.write_text(textwrap.dedent(f"""\
+        Traceback (most recent call last):
+          File "{cli.root}/shop.py", line 12, in open_cart
+            return Cart([], tax=2)
+        TypeError: __init__() got an unexpected keyword argument 'tax'
+        """))
+    cli("run", "--", "sh", "-c", f"cat {log}; exit 1")
+    result = cli("suspects", "--json").json()
+    by_id = {s["id"]: s for s in result["suspects"]}
+    assert ranked(result)[0] == "shop.py:open_cart"            # the frame itself
+    frame = by_id["shop.py:Till.__init__"]["signals"]["frame"]
+    assert frame["value"] == 0.5 and frame["why"].startswith(
+        "the failing call to it could not bind its arguments (__init__() got an "
+        "unexpected keyword argument)")
+    # Cart.__init__ is also called on the frame's line, which counts more (0.3 x 2)
+    assert by_id["shop.py:Cart.__init__"]["signals"]["frame"]["value"] == 0.6
