@@ -12901,10 +12901,40 @@ def _walk_command(args: argparse.Namespace, env: Env, relation: str) -> int:
     _check_confidence(args.min_confidence)
     with open_graph_db(env) as db:
         node = graph_resolve(db, env, args.symbol, args.file, args.first)
-        results = graph_walk(db, env.project, node, relation, depth, args.min_confidence)
+        node, results = fresh_walk(env, db, node, lambda n: graph_walk(
+            db, env.project, n, relation, depth, args.min_confidence))
     data = {"target": node.id, "results": results}
     emit(env, data, lambda: _walk_text(node, results, relation))
     return EXIT_OK
+
+
+def fresh_walk(env: Env, db: Database, node: Node, walk: Callable[[Node], Any]) -> Any:
+    """(node, walk(node)) over the code as it is on disk, as `context` reads it: the
+    target's file, then the files of what the walk reached, re-indexed first when they
+    changed (the index's lines and calls were the old code's). Where that cannot be
+    done (a read-only database, no tree-sitter here) the index answers, and says so."""
+    if _refresh_for_read(env, db, [node.path]):
+        now = [n for n in graph_find_nodes(db, env.project, node.id) if n.id == node.id]
+        if not now:
+            raise NotFound(f"{node.id} no longer exists: {node.path} changed since it was "
+                           f"indexed; see `ctxkit symbols --file {node.path}`")
+        node = now[0]
+    found = walk(node)
+    rows = found["results"] if isinstance(found, dict) else found
+    paths = {r["path"] for r in rows if r.get("path")} - {node.path}   # none: external
+    if _refresh_for_read(env, db, sorted(paths)):
+        found = walk(node)
+    return node, found
+
+
+def _refresh_for_read(env: Env, db: Database, paths: list[str]) -> bool:
+    if not paths:
+        return False
+    try:
+        return bool(graph_refresh(env, db, paths))
+    except CtxkitError as exc:
+        note(f"answering from the index as it is, whose lines may be old: {exc}")
+        return False
 
 
 def _depth_option(value: int | None, default: int | None) -> int | None:
@@ -12951,7 +12981,8 @@ def cmd_impact(args: argparse.Namespace, env: Env) -> int:
     _check_confidence(args.min_confidence)
     with open_graph_db(env) as db:
         node = graph_resolve(db, env, args.symbol, args.file, args.first)
-        data = graph_impact(db, env.project, node, depth, args.min_confidence)
+        node, data = fresh_walk(env, db, node, lambda n: graph_impact(
+            db, env.project, n, depth, args.min_confidence))
     emit(env, data, lambda: _impact_text(data))
     return EXIT_OK
 

@@ -1,0 +1,50 @@
+"""callers, callees and impact read the code as it is on disk, as context does.
+
+A file changed since `ctxkit index` is indexed again before the answer (its lines
+and calls were the old code's); where that cannot be done the index answers and
+says so on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+
+from test_cli_errors import _bare_python, read_only_folder  # noqa: F401 - a fixture
+
+CODE = "def alpha(x):\n    return x + 1\n\n\ndef beta(y):\n    return alpha(y) * 2\n"
+
+
+def moved(cli, lines=3):
+    """m.py indexed, then `lines` comment lines put at its top: beta calls alpha at 6+lines."""
+    (cli.root / "m.py").write_text(CODE)
+    assert cli("index", "-q").code == 0
+    (cli.root / "m.py").write_text("# moved\n" * lines + CODE)
+
+
+def test_callers_callees_and_impact_give_the_lines_of_the_code_on_disk(cli):
+    moved(cli)
+    callers = cli("callers", "alpha", "--json").json()["results"]
+    assert [(r["id"], r["line"]) for r in callers] == [("m.py:beta", 9)]
+    callees = cli("callees", "beta", "--json").json()["results"]
+    assert [(r["id"], r["line"]) for r in callees] == [("m.py:alpha", 4)]
+    impact = cli("impact", "alpha", "--json").json()["results"]
+    assert [(r["id"], r["line"]) for r in impact] == [("m.py:beta", 9)]
+    assert "m.py:9" in cli("callers", "alpha").out
+
+
+def test_a_symbol_renamed_since_the_index_is_not_answered_from_the_old_code(cli):
+    moved(cli, 0)
+    (cli.root / "m.py").write_text(CODE.replace("alpha", "gamma"))
+    result = cli("callers", "m.py:alpha")
+    assert result.code == 1 and "m.py:alpha no longer exists" in result.err
+
+
+def test_where_the_file_cannot_be_indexed_again_the_index_answers_and_says_so(
+        cli, read_only_folder):  # noqa: F811
+    moved(cli)
+    proc = _bare_python(cli, "callers", "alpha", "--json")             # no tree-sitter
+    assert proc.returncode == 0 and json.loads(proc.stdout)["results"][0]["line"] == 6
+    assert "answering from the index as it is, whose lines may be old" in proc.stderr
+    read_only_folder()
+    result = cli("callers", "alpha", "--json")
+    assert result.code == 0 and "answering from the index as it is" in result.err
