@@ -1420,7 +1420,9 @@ SEARCH_SCAN_BYTES = 1 << 21    # outputs up to this size together are read whole
 SEARCH_DF_CAP = 400            # counting a term's chunks stops here: so many is "common"
 SEARCH_POOL = 24               # chunks one FTS strategy brings at most
 SEARCH_GOOD = 0.6              # a hit with this share of the best possible score is good
-SEARCH_BUDGET_MS = 150         # past this, strategies stop at the first good hit
+SEARCH_WORK_BUDGET = 200_000   # characters of candidate lines read; past this, strategies
+                               # stop at the first good hit (work, not time: the same
+                               # answer on a loaded machine as on an idle one)
 SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
 SEARCH_NEAR = 2                # lines read around a line a strategy wants (add_windows)
 SEARCH_TITLE_FACTOR = 0.4      # a line's share of what its chunk's title holds
@@ -2633,6 +2635,7 @@ class SearchRun:
         self.exhaustive = False
         self.scorer: LineScorer | None = None
         self.windows_read = 0   # windows of chunks read (add_windows), besides whole chunks
+        self.work = 0           # characters the line matcher has read (found_in)
         self._lowered: dict[int, str] = {}
         self._lines: dict[int, list[str]] = {}
 
@@ -2713,6 +2716,7 @@ class SearchRun:
             firsts.append(total)
             total += text.count("\n") + 1
         joined = "\n".join(text for _, _, text in pieces)
+        self.work += len(joined)
         found = self.matcher.candidates(joined, max(SEARCH_ENUM_CAP, total // 8))
         lines = joined.split("\n") if found else []
         out = []
@@ -2828,9 +2832,10 @@ class SearchRun:
                 best[variant.source] = max(best.get(variant.source, 0.0), value)
         return sum(best.values())
 
-    def good_enough(self, spent_ms: float) -> bool:
+    def good_enough(self) -> bool:
         """Whether ``limit`` separate places already score SEARCH_GOOD of the best possible;
-        past SEARCH_BUDGET_MS, one such place is enough."""
+        once the strategies have read SEARCH_WORK_BUDGET characters, one such place is
+        enough."""
         if self.exhaustive:
             return True
         bar = SEARCH_GOOD * self.best_possible()
@@ -2838,7 +2843,7 @@ class SearchRun:
             return False
         places = {(oid, number // 10) for (oid, number), item in self.lines.items()
                   if item.exact and item.score >= bar}
-        return len(places) >= (1 if spent_ms > SEARCH_BUDGET_MS else self.limit)
+        return len(places) >= (1 if self.work > SEARCH_WORK_BUDGET else self.limit)
 
 
 def _strategy_scan(run: SearchRun) -> str | None:
@@ -3416,10 +3421,9 @@ def output_search(db: Any, place: Place, query: str, *,
     output = find_output(db, project, handle) if handle else None
     parsed = SearchQuery(query)
     run = SearchRun(db, project, parsed, output, limit)
-    begun = time.perf_counter()
     if parsed.variants and run.outputs:
         for name, strategy in SEARCH_STRATEGIES:
-            if run.good_enough((time.perf_counter() - begun) * 1000):
+            if run.good_enough():
                 break
             started = time.perf_counter()
             if run.scorer is None and name != "scan":

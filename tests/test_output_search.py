@@ -601,6 +601,41 @@ def test_strategies_stop_once_the_limit_holds_good_hits(cli, monkeypatch):
     assert len(result["hits"]) == 3
 
 
+
+def _one_good_place_and_weaker_ones(cli) -> None:
+    """One line holds every query word; a few hold all but "failed": the first strategy
+    finds one good place, the later ones the weaker lines."""
+    lines = [f"job {i}: upload to bucket media-eu failed" if i == 50 else
+             f"job {i}: upload to bucket media-eu retried" if i % 40 == 0 else f"job {i} ok"
+             for i in range(400)]
+    store(cli, "\n".join(lines) + "\n")
+
+
+def test_a_search_answers_the_same_however_slow_the_machine(cli, monkeypatch):
+    """What a search reads, not how long it took, says when to stop: a clock that jumps
+    (a loaded machine) changes nothing."""
+    import time
+    monkeypatch.setattr(ctxkit, "SEARCH_SCAN_BYTES", 0)
+    _one_good_place_and_weaker_ones(cli)
+    idle = search(cli, "upload bucket media-eu failed", limit=3)
+    clock = iter(range(0, 10**9, 10))   # ten seconds pass at every look at the clock
+    monkeypatch.setattr(time, "perf_counter", lambda: float(next(clock)))
+    loaded = search(cli, "upload bucket media-eu failed", limit=3)
+    assert len(idle["queries_tried"]) > 1
+    assert [t["strategy"] for t in loaded["queries_tried"]] == [
+        t["strategy"] for t in idle["queries_tried"]]
+    assert loaded["hits"] == idle["hits"] and len(idle["hits"]) == 3
+
+
+def test_past_the_work_budget_one_good_place_is_enough(cli, monkeypatch):
+    monkeypatch.setattr(ctxkit, "SEARCH_SCAN_BYTES", 0)
+    monkeypatch.setattr(ctxkit, "SEARCH_WORK_BUDGET", 0)
+    _one_good_place_and_weaker_ones(cli)
+    result = search(cli, "upload bucket media-eu failed", limit=3)
+    assert [t["strategy"] for t in result["queries_tried"]] == ["literal"]
+    assert result["hits"][0]["line"] == 51
+
+
 # --- the run summary names every failing test --------------------------------------------
 
 
