@@ -1420,7 +1420,7 @@ SEARCH_SCAN_BYTES = 1 << 21    # outputs up to this size together are read whole
 SEARCH_DF_CAP = 400            # counting a term's chunks stops here: so many is "common"
 SEARCH_POOL = 24               # chunks one FTS strategy brings at most
 SEARCH_GOOD = 0.6              # a hit with this share of the best possible score is good
-SEARCH_WORK_BUDGET = 200_000   # characters of candidate lines read; past this, strategies
+SEARCH_WORK_BUDGET = 150_000   # characters of candidate lines read; past this, strategies
                                # stop at the first good hit (work, not time: the same
                                # answer on a loaded machine as on an idle one)
 SEARCH_SUMMARIES = 8           # outputs whose summary lines the severity strategy reads
@@ -1434,6 +1434,8 @@ SEARCH_CUT_FACTOR = 0.85       # a line the tool cut short ("... - KeyError: 'pe
 SEARCH_WINDOW_MAX = 14         # lines of an explaining window (an error's block, a section)
 SEARCH_QUERY_MAX = 2000        # characters of a query looked at (any text is safe)
 SEARCH_LONG_LINE = 400         # longer lines score less, as BM25 normalizes by length
+SEARCH_LINE_READ = 4000        # characters of a line read, by both scoring passes (a
+                               # 60 kB line of JSON costs what its first 4 kB cost)
 SEARCH_REFINE = 120            # lines scored exactly (negation, overlaps) per search
 SEARCH_ENUM_CAP = 300          # a literal found more often (and in 1/8 of the lines) is
                                # counted, its lines found through the query's other words
@@ -2376,7 +2378,7 @@ class LineScorer:
 
     def refine(self, item: ScoredLine) -> None:
         """The exact score: every variant of every source, negation, what the line is."""
-        text = item.text[:4000]
+        text = item.text[:SEARCH_LINE_READ]
         query, variants = self.query, self.query.variants
         negated = negated_spans(text)
         item.severity, item.negated, item.sources = 0, False, {}
@@ -2715,7 +2717,8 @@ class SearchRun:
         for _, _, text in pieces:
             firsts.append(total)
             total += text.count("\n") + 1
-        joined = "\n".join(text for _, _, text in pieces)
+        joined = "\n".join(text if len(text) <= SEARCH_LINE_READ else _lines_cut(text)
+                           for _, _, text in pieces)
         self.work += len(joined)
         found = self.matcher.candidates(joined, max(SEARCH_ENUM_CAP, total // 8))
         lines = joined.split("\n") if found else []
@@ -2917,6 +2920,14 @@ def _strategy_severity(run: SearchRun) -> str | None:
         windows.append((chunk, offsets))
     run.add_windows(windows)
     return "summary lines" + (" + " + " OR ".join(rare) if rare else "")
+
+
+def _lines_cut(text: str) -> str:
+    """``text`` with each line cut to the SEARCH_LINE_READ characters the scorer reads."""
+    lines = text.split("\n")
+    if max(map(len, lines)) <= SEARCH_LINE_READ:
+        return text
+    return "\n".join(line[:SEARCH_LINE_READ] for line in lines)
 
 
 def lines_holding(low: str, literals: Iterable[str], cap: int) -> list[int]:
@@ -3235,9 +3246,9 @@ def in_file_name(text: str, start: int) -> bool:
 def line_severity(matcher: LineMatcher, text: str) -> int:
     """The severity a line shows: 3 fatal, 2 error, 1 warning, 0 none (negated markers
     left out)."""
-    negated = negated_spans(text[:4000])
+    negated = negated_spans(text[:SEARCH_LINE_READ])
     level = 0
-    for marker, column in matcher.exact(text[:4000])[1]:
+    for marker, column in matcher.exact(text[:SEARCH_LINE_READ])[1]:
         if not any(a <= column < b for a, b in negated) and not in_file_name(text, column):
             level = max(level, SEVERITY_MARKERS[marker][1])
     return level
@@ -3297,7 +3308,7 @@ def is_section(item: ScoredLine) -> bool:
 def ends_in_code(item: ScoredLine) -> bool:
     """Whether the line ends in an exit status or an error code (_ERROR_CODE)."""
     if item.code is None:
-        text = item.text[:4000]
+        text = item.text[:SEARCH_LINE_READ]
         item.code = bool(_rx_for(_ERROR_CODE, text).search(text))
     return item.code
 
