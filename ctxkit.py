@@ -1434,8 +1434,8 @@ SEARCH_CUT_FACTOR = 0.85       # a line the tool cut short ("... - KeyError: 'pe
 SEARCH_WINDOW_MAX = 14         # lines of an explaining window (an error's block, a section)
 SEARCH_QUERY_MAX = 2000        # characters of a query looked at (any text is safe)
 SEARCH_LONG_LINE = 400         # longer lines score less, as BM25 normalizes by length
-SEARCH_LINE_READ = 4000        # characters of a line read, by both scoring passes (a
-                               # 60 kB line of JSON costs what its first 4 kB cost)
+SEARCH_LINE_READ = 4000        # characters of a line the exact pass reads, and the rough
+                               # one over the index (a 60 kB JSON line costs its first 4 kB)
 SEARCH_REFINE = 120            # lines scored exactly (negation, overlaps) per search
 SEARCH_ENUM_CAP = 300          # a literal found more often (and in 1/8 of the lines) is
                                # counted, its lines found through the query's other words
@@ -2682,7 +2682,7 @@ class SearchRun:
     def weigh_by_lines(self, chunks: list[Any]) -> list[Any]:
         """Rarity of every variant and marker from the lines themselves (a small scope);
         returns the candidate lines found on the way."""
-        found, total = self.found_lines(chunks)
+        found, total = self.found_lines(chunks, cut=False)
         variant_df = [0] * len(self.query.variants)
         marker_df = [0] * len(SEVERITY_MARKERS)
         for _, _, _, indexes, markers in found:
@@ -2704,20 +2704,23 @@ class SearchRun:
                                  self.matcher)
         return found
 
-    def found_lines(self, chunks: list[Any]) -> tuple[list[Any], int]:
+    def found_lines(self, chunks: list[Any], cut: bool = True) -> tuple[list[Any], int]:
         """(chunk, line number, text, variants, markers) of the candidate lines of some
         chunks, from one pass over their joined text; and how many lines they have."""
-        return self.found_in([(chunk, 0, chunk["text"]) for chunk in chunks])
+        return self.found_in([(chunk, 0, chunk["text"]) for chunk in chunks], cut)
 
-    def found_in(self, pieces: list[tuple[Any, int, str]]) -> tuple[list[Any], int]:
+    def found_in(self, pieces: list[tuple[Any, int, str]], cut: bool = True
+                 ) -> tuple[list[Any], int]:
         """found_lines() of pieces of chunks: (chunk, the offset of the piece's first line
-        in the chunk, the piece's text)."""
+        in the chunk, the piece's text). With ``cut`` (the strategies over the index) a
+        line is read up to SEARCH_LINE_READ characters; the scan of a small scope reads
+        every line whole, as its rarity counts must."""
         from bisect import bisect_right
         firsts, total = [], 0
         for _, _, text in pieces:
             firsts.append(total)
             total += text.count("\n") + 1
-        joined = "\n".join(text if len(text) <= SEARCH_LINE_READ else _lines_cut(text)
+        joined = "\n".join(_lines_cut(text) if cut and len(text) > SEARCH_LINE_READ else text
                            for _, _, text in pieces)
         self.work += len(joined)
         found = self.matcher.candidates(joined, max(SEARCH_ENUM_CAP, total // 8))
