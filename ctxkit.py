@@ -15516,6 +15516,22 @@ def _command_key(row: sqlite3.Row) -> str:
     return " ".join(str(named or "").split()) or row["handle"]
 
 
+def newer_unknown_failure(db: Database, project: str,
+                          handle: str | None) -> dict[str, Any] | None:
+    """The newest output, newer than ``handle`` (any when None), whose exit status is
+    not known (an agent's hook stored it) but whose decisive lines hold errors: a
+    failure too (failing_outputs' rule), which no exit status points to."""
+    for row in db.query(SQL_OUTPUTS_NEWEST, (project,)):
+        if row["handle"] == handle:
+            return None
+        if row["exit_code"] is None:
+            summary = json.loads((db.one(SQL_OUTPUT_SUMMARY, (row["id"],)) or
+                                  {"summary": ""})["summary"] or "{}")
+            if summary.get("errors"):
+                return dict(row)
+    return None
+
+
 def passed_since(db: Database, project: str, handle: str) -> dict[str, Any] | None:
     """The newest later run of output ``handle``'s command when it exited 0: that
     output's failure no longer holds (failing_outputs' rule), None otherwise."""
@@ -20637,11 +20653,17 @@ def cmd_suspects(args: argparse.Namespace, env: Env) -> int:
                             f"failing command through `ctxkit run -- CMD` first")
     with contextlib.closing(open_db(env, create=False)) as db:
         output = stored_output(db, env, args.handle)
+        unknown = None if args.handle else newer_unknown_failure(
+            db, env.project, output["handle"] if output else None)
+        hint = (f"{unknown['handle']}, newer, has error lines but no exit status (stored by "
+                f"a hook or `ctxkit store`): `ctxkit suspects {unknown['handle']}` ranks it"
+                if unknown else "")
         if output is None:
             emit(env, {"output": None, "suspects": [], "missing": "no failing output",
-                       "notes": []},
-                 "no stored output has failed yet; run the failing command through "
-                 "`ctxkit run -- CMD`, then `ctxkit suspects`")
+                       "notes": [hint] if hint else []},
+                 "no stored output has failed yet (with a non-zero exit)"
+                 + (f"; {hint}" if hint else "; run the failing command through "
+                    "`ctxkit run -- CMD`, then `ctxkit suspects`"))
             return EXIT_OK
         rerun = args.rerun_timeout if args.rerun else None
         result = suspects_result(env, db, output, args.limit, args.budget, rerun)
@@ -20650,6 +20672,8 @@ def cmd_suspects(args: argparse.Namespace, env: Env) -> int:
             result["notes"].insert(0, f"the same command passed since, as {fixed['handle']} "
                                       f"({fixed['created_at'][:19].replace('T', ' ')} UTC): this "
                                       f"failure may be fixed already")
+        if hint:
+            result["notes"].insert(0, hint)
     emit(env, result, lambda: suspects_text(result))
     return EXIT_OK
 

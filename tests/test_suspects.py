@@ -455,3 +455,22 @@ def test_a_binding_error_naming_several_places_shares_the_frame(cli, tmp_path):
         "unexpected keyword argument)")
     # Cart.__init__ is also called on the frame's line, which counts more (0.3 x 2)
     assert by_id["shop.py:Cart.__init__"]["signals"]["frame"]["value"] == 0.6
+
+
+def test_a_newer_failure_without_an_exit_status_is_pointed_to(project):
+    log = ("F\n=== FAILURES ===\n    def test_total():\n>       assert total() == 3\n"
+           "E       assert 2 == 3\n\ntests/test_invoice.py:9: AssertionError\n"
+           "FAILED tests/test_invoice.py::test_total - assert 2 == 3\n1 failed in 0.1s\n")
+    stored = project("store", "-", "--label", "pytest", "--json", stdin=log).json()["handle"]
+    # no output with a non-zero exit: the one that failed without a status is named
+    result = project("suspects")
+    assert result.code == 0 and "no stored output has failed yet" in result.out
+    assert f"`ctxkit suspects {stored}` ranks it" in result.out
+    failing = run_tests(project, "tests/test_invoice.py::test_line_total_with_discount")
+    assert failing.code == 1
+    assert not project("suspects", "--json").json()["notes"]          # the newest failure
+    later = project("store", "-", "--label", "pytest", "--json", stdin=log).json()["handle"]
+    result = project("suspects", "--json").json()
+    assert result["output"]["handle"] != later
+    assert result["notes"][0].startswith(f"{later}, newer, has error lines but no exit status")
+    assert not project("suspects", later, "--json").json()["notes"]   # asked for by name
