@@ -758,8 +758,8 @@ def lessons_for_node(db: Database, project: str, node: Node) -> dict[str, Any] |
 
 def _match_names(names: list[str], name: str, substring: bool = False) -> list[str]:
     """The name itself and every qualified name ending in it, else (stats) a substring."""
-    found = [n for n in names if n == name or any(n.endswith(sep + name)
-                                                  for sep in (".", "::", "#"))]
+    tails = ("." + name, "::" + name, "#" + name)
+    found = [n for n in names if n == name or n.endswith(tails)]
     if found or not substring:
         return found
     return [n for n in names if name.lower() in n.lower()]
@@ -854,7 +854,8 @@ def _inject_block(header: str, lines: Sequence[str]) -> str:
 
 def _shortened(line: str) -> str:
     """A lesson line cut to _INJECT_LINE_MAX, its stale mark kept whole."""
-    mark = next((m for m in (STALE_MARK, STALE_UNKNOWN_MARK) if line.endswith(m)), "")
+    mark = STALE_MARK if line.endswith(STALE_MARK) else \
+        STALE_UNKNOWN_MARK if line.endswith(STALE_UNKNOWN_MARK) else ""
     return one_line(line[:len(line) - len(mark)], _INJECT_LINE_MAX - len(mark)) + mark
 
 
