@@ -6695,6 +6695,12 @@ def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> No
     of a function a variable declares the type of (``const f: Handler = (req) => ...``):
     ``fnparam:J:TYPE``, the J-th parameter of that function type."""
     function = caps["narrow"][0]
+    if "fnreturned" in caps:  # return (x) => ...: the enclosing function's declared result
+        owner = _function_of(caps["fnreturned"][0])
+        note = owner.child_by_field_name("return_type") if owner is not None else None
+        if note is None or not note.named_children:
+            return
+        caps = {**caps, "fntype": [note.named_children[0]]}
     if "fntype" in caps:  # (a function that returns this one: `=>` what its type returns)
         returns = "=>" if "fnreturns" in caps else ""
         prefix = f"fnparam:\0:{returns}{one_line(s.text(caps['fntype'][0]))[:300]}"
@@ -6735,8 +6741,8 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
         type_text = "guard:" + s.text(caps["guard"][0])
     elif "iterated" in caps:  # [f(x) for x in xs]: x is what xs holds, inside only
         type_text = "iter:" + _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200]
-    elif "callback" in caps or "fntype" in caps:  # f((a, b) => ...): a and b have the
-        _collect_callback(s, caps, extra)             # types f's parameter gives
+    elif "callback" in caps or "fntype" in caps or "fnreturned" in caps:
+        _collect_callback(s, caps, extra)  # f((a, b) => ...): the types f's parameter gives
         return
     else:
         type_text = "in:" + _quoted_text(s, caps["member"][0])
@@ -10643,6 +10649,8 @@ _TS_FIELDS = """
     value: [(arrow_function) (function_expression)] @narrow)
 (variable_declarator type: (type_annotation (_) @fntype)
     value: (arrow_function body: (arrow_function) @narrow) @fnreturns)
+(return_statement [(arrow_function) (function_expression)] @narrow) @fnreturned
+(arrow_function return_type: (type_annotation (_) @fntype) body: (arrow_function) @narrow)
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @var !type
     value: (new_expression constructor: (_) @type)) @vartype @self
 """
