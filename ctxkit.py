@@ -231,11 +231,16 @@ def root_of(start: str) -> str:
         candidate = parent
 
 
-# Records of the read path are bare namedtuples, their docstrings set after: a subclass
-# only to hold a docstring would cost the start-up another class (DESIGN.md, "Start-up").
-Place = collections.namedtuple("Place", "root cwd db_path project")
-Place.__doc__ = """Where a command runs, as strings: the root, the working folder, the
-database file and the project. The read path takes it; every Env carries one."""
+# Records of the read path are plain slotted classes: a namedtuple compiles a __new__ of
+# its own at start-up, which costs every call more than a class (DESIGN.md, "Start-up").
+class Place:
+    """Where a command runs, as strings: the root, the working folder, the database file
+    and the project. The read path takes it; every Env carries one."""
+
+    __slots__ = ("root", "cwd", "db_path", "project")
+
+    def __init__(self, root: str, cwd: str, db_path: str, project: str):
+        self.root, self.cwd, self.db_path, self.project = root, cwd, db_path, project
 
 
 def env_paths(db: str | None, project: str | None, cwd: str | None) -> Place:
@@ -1198,7 +1203,16 @@ class _SlowPath(Exception):
     """The call is not one the fast path answers: the full CLI runs it instead."""
 
 
-ArgvScan = collections.namedtuple("ArgvScan", "command words options json quiet")
+class ArgvScan:
+    """scan_argv()'s reading: the command, its words (on the fast path), the options
+    before it, and whether --json and -q were given."""
+
+    __slots__ = ("command", "words", "options", "json", "quiet")
+
+    def __init__(self, command: str | None, words: list[str] | None,
+                 options: dict[str, Any], as_json: bool, quiet: bool):
+        self.command, self.words, self.options = command, words, options
+        self.json, self.quiet = as_json, quiet
 
 
 def scan_argv(argv: Sequence[str]) -> ArgvScan:
