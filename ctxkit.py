@@ -17528,14 +17528,27 @@ def _age_text(seconds: float) -> str:
     return f"{minutes / 60:.0f} h ago" if minutes < 48 * 60 else f"{minutes / 1440:.0f} days ago"
 
 
+def _snapshot_file_text(data: bytes) -> str | None:
+    if b"\x00" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def latest_snapshot(env: Env) -> tuple[str, float | None, int | None]:
     """This project's snapshot text (its file first, else its newest in the database)."""
     path = env.root / snapshot_name(env)
     age = snapshot_age(env)
     if age is not None:
         data = read_regular(path, 1 << 24)
-        if data is not None:
-            return data.decode("utf-8", "replace"), age, None
+        text = _snapshot_file_text(data) if data is not None else None
+        if text is not None:
+            return text, age, None
+        if data is not None:   # binary: not what snapshot save wrote, nor an edit of it
+            note(f"{path.name} is not text (not UTF-8, or NUL bytes): restoring the newest "
+                 f"snapshot in the database instead")
     if env.db_path.exists():
         with open_db(env, create=False) as db:
             row = db.one(SQL_SNAPSHOT_LAST, (env.project,))

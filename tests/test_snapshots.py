@@ -8,7 +8,7 @@ import time
 
 import pytest
 from conftest import git
-from hookkit import fail, make_project, seed_graph
+from hookkit import fail, make_project, payload, seed_graph
 
 import ctxkit
 
@@ -436,3 +436,17 @@ def test_an_unknown_exit_status_reads_exit_question_mark(cli, project):
     failing = "\n".join(section(snapshot_text(project), "Failing outputs"))
     assert "`ci log` exit ? (" in failing or "exit ? (" in failing, failing
     assert "exit None" not in failing
+
+
+def test_a_snapshot_file_that_is_not_text_restores_the_saved_one(cli, project):
+    assert cli("snapshot", "save", "-q", "-m", "the real task").code == 0
+    (project / ".context-snapshot.md").write_bytes(b"\x00\xff\xfe garbage \x00" * 200)
+    for argv in (["snapshot", "restore"], ["hook", "session-start"]):
+        stdin = payload("claude_session_start_compact", project) if argv[0] == "hook" else None
+        result = cli(*argv, stdin=stdin)
+        assert result.code == 0 and "the real task" in result.out, result.out[:300]
+        assert "garbage" not in result.out and "\ufffd" not in result.out
+        assert "is not text" in result.err
+    # a hand-edited snapshot file is what it restores
+    (project / ".context-snapshot.md").write_text("# Context Snapshot\n\nmy own edit ✓\n")
+    assert "my own edit ✓" in cli("snapshot", "restore").out
