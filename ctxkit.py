@@ -18522,13 +18522,11 @@ def _gemini_excluded(entry: str) -> list[dict[str, Any]]:
     return [{"toolName": match.group(1), **({"commandPrefix": prefix} if prefix else {})}]
 
 
-def gemini_rule_matches(rule: dict[str, Any], reading: ShellReading,
-                        tool_input: dict[str, Any]) -> bool:
-    """A deny or ask_user rule, read broadly: any of its conditions on any part.
-
-    A rule without a shell condition covers every shell command; a regular
-    expression that does not compile counts as matching.
-    """
+def _gemini_rule_hits(rule: dict[str, Any], texts: list[str], subjects: list[str]) -> bool:
+    """Whether a Gemini rule covers a shell command: its toolName names the shell tool
+    (or is absent), and it has no command condition, or a commandPrefix starts one of
+    ``texts``, or a commandRegex/argsPattern matches one of ``subjects``. A regex that
+    does not compile or runs past its clock counts as matching."""
     names = rule.get("toolName")
     names = [names] if isinstance(names, str) else names
     if names is not None and not any(fnmatch_name(name, tool) for name in names
@@ -18539,37 +18537,8 @@ def gemini_rule_matches(rule: dict[str, Any], reading: ShellReading,
     regexes = [r for r in (rule.get("commandRegex"), rule.get("argsPattern")) if r]
     if not prefixes and not regexes:
         return True
-    texts = reading.texts()
     if any(text.startswith(str(prefix).strip()) for prefix in prefixes for text in texts):
         return True
-    subjects = texts + [json.dumps({"command": text}) for text in texts] + [json.dumps(tool_input)]
-    for regex in regexes:
-        try:
-            with UserRegex("Gemini policy commandRegex", str(regex)) as pattern:
-                if any(pattern.search(subject) for subject in subjects):
-                    return True
-        except UsageError:       # does not compile, or ran too long: a deny or ask stays one
-            return True
-    return False
-
-
-def gemini_allows(rule: dict[str, Any], command: str, tool_input: dict[str, Any]) -> bool:
-    """Whether an allow rule (or a tools.allowed entry) lets ``command`` run unconfirmed,
-    read as Gemini reads it: the whole command; a regex that does not compile counts."""
-    names = rule.get("toolName")
-    names = [names] if isinstance(names, str) else names
-    if names is not None and not any(fnmatch_name(name, tool) for name in names
-                                     for tool in GEMINI_SHELL_TOOLS):
-        return False
-    prefixes = rule.get("commandPrefix")
-    prefixes = [prefixes] if isinstance(prefixes, str) else (prefixes or [])
-    regexes = [r for r in (rule.get("commandRegex"), rule.get("argsPattern")) if r]
-    if not prefixes and not regexes:
-        return True
-    if any(command.strip().startswith(str(prefix).strip()) for prefix in prefixes):
-        return True
-    subjects = [command, json.dumps({"command": command}),
-                json.dumps({**tool_input, "command": command})]
     for regex in regexes:
         try:
             with UserRegex("Gemini policy commandRegex", str(regex)) as pattern:
@@ -18578,6 +18547,25 @@ def gemini_allows(rule: dict[str, Any], command: str, tool_input: dict[str, Any]
         except UsageError:
             return True
     return False
+
+
+def gemini_rule_matches(rule: dict[str, Any], reading: ShellReading,
+                        tool_input: dict[str, Any]) -> bool:
+    """A deny or ask_user rule, read broadly: any of its conditions on any part.
+
+    A rule without a shell condition covers every shell command; a regular
+    expression that does not compile counts as matching.
+    """
+    texts = reading.texts()
+    subjects = texts + [json.dumps({"command": text}) for text in texts] + [json.dumps(tool_input)]
+    return _gemini_rule_hits(rule, texts, subjects)
+
+
+def gemini_allows(rule: dict[str, Any], command: str, tool_input: dict[str, Any]) -> bool:
+    """Whether an allow rule (or a tools.allowed entry) lets ``command`` run unconfirmed,
+    read as Gemini reads it: the whole command; a regex that does not compile counts."""
+    return _gemini_rule_hits(rule, [command.strip()], [
+        command, json.dumps({"command": command}), json.dumps({**tool_input, "command": command})])
 
 
 def gemini_rewrite_grants(env: Env, command: str, wrapped: str,
