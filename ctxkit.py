@@ -8308,6 +8308,7 @@ _COMPOSITE_LITERAL = re.compile(r"([A-Za-z_][\w.]*)\s*\{.*\}", re.S)
 _UNPACKED = re.compile(r"unpack(\d+):")
 _NTH_RESULT = re.compile(r"(.+)#(\d+)")
 _GENERIC_TEXT = re.compile(r"([^<|]+)<(.*)>")
+_CALLABLE_RESULT = re.compile(r"(?:[\w.]+\.)?Callable<(.*)>")   # Callable[[A], R]
 
 
 class _Resolver:
@@ -8918,35 +8919,32 @@ class _Resolver:
         """What ``name.member`` is when ``name`` is an object literal (see expr_type for
         targets), here or imported from the module that makes it; None when ``name``
         is none or the member is not known."""
-        objects = self.ctx(path).get("objects")
-        binding = self._binding_of(path, scope, name) if not objects or not any(
-            name in objects.get(qual, {}) for qual in [*self.scope_chain(scope), ""]) else None
-        if binding is not None and binding[1] and depth < 6:  # import {validators}
-            target = self.resolve_binding(path, [binding[0], None])
-            for other in target[1] if target and target[0] == "module" else ():
-                found = self.object_member(other, "", binding[1], member, depth + 1)
-                if found is not None:
-                    return found
-        for qual in [*self.scope_chain(scope), ""] if objects else ():
-            members = objects.get(qual, {}).get(name)
-            if members is None:
-                continue
-            prefix = f"{qual}.{name}" if qual else name
-            if name == RETURNED_OBJECT:  # an unnamed literal's methods: FUNCTION.object.m
-                prefix = f"{qual}.object" if qual else "object"
-            node = self.by_pq.get((path, f"{prefix}.{member}"))
-            if node is not None:
-                return ("node", node)
-            value = members.get("members", {}).get(member)
-            if value:
-                return self.resolve_dotted(path, qual, value)
-            for spread in reversed(members.get("spreads", ())):  # a later spread wins
-                target = self.resolve_dotted(path, qual, spread)
-                found = self.lookup_in_modules(target[1], member) \
-                    if target and target[0] == "module" else None
-                if found is not None:
-                    return found
+        qual = self._object_scope(path, scope, name)
+        if qual is None:
+            binding = self._binding_of(path, scope, name)
+            if binding is not None and binding[1] and depth < 6:  # import {validators}
+                target = self.resolve_binding(path, [binding[0], None])
+                for other in target[1] if target and target[0] == "module" else ():
+                    found = self.object_member(other, "", binding[1], member, depth + 1)
+                    if found is not None:
+                        return found
             return None
+        members = self.ctx(path)["objects"][qual][name]
+        prefix = f"{qual}.{name}" if qual else name
+        if name == RETURNED_OBJECT:  # an unnamed literal's methods: FUNCTION.object.m
+            prefix = f"{qual}.object" if qual else "object"
+        node = self.by_pq.get((path, f"{prefix}.{member}"))
+        if node is not None:
+            return ("node", node)
+        value = members.get("members", {}).get(member)
+        if value:
+            return self.resolve_dotted(path, qual, value)
+        for spread in reversed(members.get("spreads", ())):  # a later spread wins
+            target = self.resolve_dotted(path, qual, spread)
+            found = self.lookup_in_modules(target[1], member) \
+                if target and target[0] == "module" else None
+            if found is not None:
+                return found
         return None
 
     def _call_on(self, target: tuple, callee: str) -> tuple[int | None, float]:
@@ -9029,8 +9027,9 @@ class _Resolver:
             target = self.resolve_dotted(path, scope, text)  # import helpers: a module
             if target is not None and target[0] == "module":
                 return ModuleValue(target[1])
-        if found is None and self._object_scope(path, scope, text) is not None:
-            return ObjectValue(path, self._object_scope(path, scope, text), text)
+        held_in = self._object_scope(path, scope, text) if found is None else None
+        if held_in is not None:
+            return ObjectValue(path, held_in, text)
         if found is None and language.unprefixed_fields and "." in scope:
             cls = self.enclosing_class(path, scope)  # a bare field name means this.name,
             if cls is not None:  # also in a method defined away from its class
@@ -9445,7 +9444,7 @@ class _Resolver:
         ``func(...) R``'s R, a Python ``Callable[..., R]``'s R; else None."""
         if written.startswith("$func<"):
             return self.type_named(path, scope, written[6:-1])
-        made = re.fullmatch(r"(?:[\w.]+\.)?Callable<(.*)>", written)
+        made = _CALLABLE_RESULT.fullmatch(written)
         if made:  # Python's Callable[[A], R]: an R
             return self.type_named(path, scope, made.group(1).split(",")[-1])
         return None
