@@ -5281,14 +5281,16 @@ def confirm(env: Env, data: Any, human: str | Callable[[], str]) -> None:
 
 
 # -q of the command being run (main() sets it): notes and progress lines are left
-# out. Module state because they come from deep inside (an index batch, a
-# worker's parse failure) where no Env is passed.
-QUIET = {"on": False}
+# out; "said": the notes given so far (main() empties it). Module state because they
+# come from deep inside (an index batch, a worker's parse failure) where no Env is passed.
+QUIET: dict[str, Any] = {"on": False, "said": set()}
 
 
 def note(message: str) -> None:
-    """A remark on stderr that -q silences (errors go through main(), never here)."""
-    if not QUIET["on"]:
+    """A remark on stderr that -q silences (errors go through main(), never here); said
+    once a command, however many of its steps come upon it."""
+    if not QUIET["on"] and message not in QUIET["said"]:
+        QUIET["said"].add(message)
         warn(message)
 
 
@@ -12953,7 +12955,7 @@ def fresh_walk(env: Env, db: Database, node: Node, walk: Callable[[Node], Any]) 
     target's file, then the files of what the walk reached, re-indexed first when they
     changed (the index's lines and calls were the old code's). Where that cannot be
     done (a read-only database, no tree-sitter here) the index answers, and says so."""
-    if _refresh_for_read(env, db, [node.path]):
+    if refresh_for_read(env, db, [node.path]):
         now = [n for n in graph_find_nodes(db, env.project, node.id) if n.id == node.id]
         if not now:
             raise NotFound(f"{node.id} no longer exists: {node.path} changed since it was "
@@ -12962,12 +12964,15 @@ def fresh_walk(env: Env, db: Database, node: Node, walk: Callable[[Node], Any]) 
     found = walk(node)
     rows = found["results"] if isinstance(found, dict) else found
     paths = {r["path"] for r in rows if r.get("path")} - {node.path}   # none: external
-    if _refresh_for_read(env, db, sorted(paths)):
+    if refresh_for_read(env, db, sorted(paths)):
         found = walk(node)
     return node, found
 
 
-def _refresh_for_read(env: Env, db: Database, paths: list[str]) -> bool:
+def refresh_for_read(env: Env, db: Database, paths: list[str]) -> bool:
+    """graph_refresh() for a command that only reads: where the changed files cannot be
+    indexed again (a read-only database, no tree-sitter here), the index answers as it
+    is, and a note says so. Whether any file was indexed again."""
     if not paths:
         return False
     try:
@@ -13525,6 +13530,7 @@ class ContextRenderer:
         self._lessons: dict[str, dict[str, Any] | None] = {}
         self._pieces: dict[tuple[str, int], tuple[str, int]] = {}
         self._counts: dict[str, int] = {}
+        self._now: dict[str, dict[str, dict[str, Any]] | None] = {}
 
     # Cached facts about a node.
 
@@ -13536,6 +13542,23 @@ class ContextRenderer:
             except OSError as exc:
                 self._files[path] = f"cannot read {path}: {exc.strerror or exc}"
         return self._files[path]
+
+    def defs_now(self, path: str) -> dict[str, dict[str, Any]] | None:
+        """The definitions of ``path`` as it is on disk (CodeOnDisk), when it changed since
+        the index and could not be indexed again (a read-only database); else None."""
+        if path not in self._now:
+            code = self.db.code
+            self._now[path] = code.defs_now(self.db, self.env.project, path) if code else None
+        return self._now[path]
+
+    def located(self, node: Node) -> Node:
+        """``node`` at the lines its definition has in the file now: the code shown must be
+        its own, not what the index's old lines hold today."""
+        defs = self.defs_now(node.path)
+        now = defs.get(node.id) if defs else None
+        if now is None or (now["line"], now["end_line"]) == (node.line, node.end_line):
+            return node
+        return Node(**{**node.as_dict(), "line": now["line"], "end_line": now["end_line"]})
 
     def relation_names(self, node: Node, relation: str) -> list[str]:
         key = (node.id, relation)
@@ -13579,6 +13602,7 @@ class ContextRenderer:
         if level == 1:
             return (f"- {node.id} ({node.kind}): {_inline_code(_shown_signature(node))}\n"
                     + "".join(f"  {line}\n" for line in self._lesson_lines(node)))
+        node = self.located(node)
         lines = [f"#### {node.id} ({node.kind}, lines {node.line}-{node.end_line})"]
         if level < 4:
             lines.append(_inline_code(_shown_signature(node)))
@@ -13604,6 +13628,9 @@ class ContextRenderer:
         data = self.file_bytes(node.path)
         if isinstance(data, str):
             return f"- source: {data}"
+        defs = self.defs_now(node.path)
+        if defs is not None and node.id not in defs:
+            return f"- source: {node.path} no longer defines it (changed since the index)"
         if level >= 5:
             code = source_lines(data, node.line, node.end_line).decode("utf-8", "replace")
         else:
@@ -14224,7 +14251,7 @@ _CONTEXT_FILE_LINE = lazy_re(r"^(?P<path>.+):(?P<line>\d+)$")
 
 def _fresh_node(env: Env, db: Database, node: Node) -> Node:
     """``node`` as indexed now, re-indexing its file first when it changed on disk."""
-    if not graph_refresh(env, db, [node.path]):
+    if not refresh_for_read(env, db, [node.path]):
         return node
     if node.kind == "file":
         return graph_resolve(db, env, node.id)
@@ -14256,7 +14283,7 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
     target = _fresh_node(env, db, target_node)
     candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
     others = sorted({c.node.path for c in candidates[1:]} - {target.path})
-    if others and graph_refresh(env, db, others):
+    if refresh_for_read(env, db, others):
         candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
     renderer = ContextRenderer(env, db)
     impact = None
@@ -14296,7 +14323,7 @@ def cmd_context(args: argparse.Namespace, env: Env) -> int | None:
         file = normalize_path(args.file, env.place) if args.file else None
         place = _CONTEXT_FILE_LINE.match(args.target)
         if place:  # the line must point into the file as it is now
-            graph_refresh(env, db, [normalize_path(place.group("path"), env.place)])
+            refresh_for_read(env, db, [normalize_path(place.group("path"), env.place)])
         node = graph_resolve(db, env, args.target, file=file, first=args.first)
         result = render_context(env, db, node, args.purpose, args.budget, args.depth,
                                 args.include_tests)
@@ -20531,7 +20558,7 @@ def rank_suspects(env: Env, db: Database | None, failure: Failure,
         paths = {f.rel for f in failure.frames if f.rel}
         paths |= {f[0] for f in coverage.functions} if coverage is not None else set()
         spans = changed_spans(env) or []
-        graph_refresh(env, db, sorted(paths | {p for _, p, _, _ in spans})[:200])
+        refresh_for_read(env, db, sorted(paths | {p for _, p, _, _ in spans})[:200])
     ranking = _Ranking(env, db, failure, graph)
     ranking.add_frames()
     ranking.add_failed_doors()
@@ -20911,7 +20938,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = os.environ.get("CTXKIT_DEBUG") == "1"
     scan = scan_argv(argv)
     command, as_json = scan.command, scan.json
-    QUIET["on"] = scan.quiet   # until the parser says
+    QUIET["on"], QUIET["said"] = scan.quiet, set()   # until the parser says
     try:
         parser = build_parser(command)
         try:

@@ -48,3 +48,27 @@ def test_where_the_file_cannot_be_indexed_again_the_index_answers_and_says_so(
     read_only_folder()
     result = cli("callers", "alpha", "--json")
     assert result.code == 0 and "answering from the index as it is" in result.err
+
+
+def test_context_on_a_read_only_database_answers_from_the_index_with_the_code_on_disk(
+        cli, read_only_folder):  # noqa: F811
+    moved(cli)
+    (cli.root / "m.py").write_text((cli.root / "m.py").read_text()
+                                   + "\n\ndef gamma():\n    return 3\n")
+    cli("store", "-", stdin='Traceback (most recent call last):\n  File "m.py", line 9, in '
+                           'beta\n    return alpha(y) * 2\nZeroDivisionError: division by zero\n')
+    read_only_folder()
+    suspects = cli.sub("suspects", "o1", "--json")                    # reads the graph too
+    assert suspects.code == 0 and suspects.json()["suspects"][0]["id"] == "m.py:beta"
+    result = cli.sub("context", "beta", "--purpose", "debug", "--json")
+    assert result.code == 0, result.err
+    assert "answering from the index as it is" in result.err
+    assert result.err.count("answering from the index") == 1          # one note, not one a step
+    text = result.json()["context"]
+    assert "m.py:beta (function, lines 8-9)" in text                  # where beta is now
+    assert "def beta(y):\n    return alpha(y) * 2\n```" in text       # its code, not lines 5-6
+    gone = cli.sub("context", "m.py:9", "--json")                     # a line of the code now
+    assert gone.code == 0 and gone.json()["target"] == "m.py:beta"
+    (cli.root / "m.py").write_text("# moved\n" * 3 + CODE.replace("def beta", "def delta"))
+    result = cli.sub("context", "m.py:beta", "--purpose", "debug")
+    assert result.code == 0 and "m.py no longer defines it" in result.out
