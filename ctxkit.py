@@ -14495,6 +14495,10 @@ _TEST_FAILED = lazy_re(TEST_VERDICT)   # (the Fast path section: search uses it 
 FAILED_TESTS_MAX = 5000              # failing test ids kept per output (the rest counted)
 # pytest's short form of a traceback's last line: "src/calc.py:3: ZeroDivisionError"
 _PYTEST_LOCATION = lazy_re(r"^(?P<path>[^\s:]+\.\w+):(?P<line>\d+): (?P<exc>[A-Za-z_][\w.]*)$")
+# The first of pytest's "E   " lines under a failure: the exception and its message, or
+# the assertion compared ("E       assert 1 == 2"), which no keyword finds.
+_PYTEST_E = lazy_re(r"E {3,}\S")
+_PYTEST_E_KEY = "\ne   "   # where such a line starts, in the lowercase text
 _BANNER = lazy_re(r"^[=_*#-]{3,} ?[A-Za-z ]{0,40} ?[=_*#-]{3,}$")
 # The one-line verdict of a test runner: pytest, cargo, jest, go.
 _TEST_RESULT = lazy_re(
@@ -14553,9 +14557,10 @@ class DecisiveLines:
     lines go through the regexes. Each kind keeps a bounded list.
     """
 
-    CAPS = {"compiler": 1, "result": 3, "test": 50, "traceback": 50, "panic": 50, "error": 100}
-    QUOTA = (("compiler", 1), ("result", 1), ("test", 4), ("traceback", 2), ("panic", 2),
-             ("error", 10))
+    CAPS = {"compiler": 1, "result": 3, "test": 50, "exception": 50, "traceback": 50,
+            "panic": 50, "error": 100}
+    QUOTA = (("compiler", 1), ("result", 1), ("test", 4), ("exception", 2), ("traceback", 2),
+             ("panic", 2), ("error", 10))
 
     def __init__(self) -> None:
         self.found: dict[str, list[dict[str, Any]]] = {k: [] for k in self.CAPS}
@@ -14563,6 +14568,7 @@ class DecisiveLines:
         self.trace_frames: list[tuple[str, int]] | None = None  # inside a Python traceback
         self.failed_tests: dict[str, str] = {}   # every failing test: its last name part -> id
         self.failed_more = 0                     # failing tests past FAILED_TESTS_MAX
+        self.in_pytest_e = False                 # the last block ended on an "E   " line
 
     def add_block(self, first_no: int, lines: list[str], low: str) -> None:
         if self.trace_frames is not None:
@@ -14570,10 +14576,20 @@ class DecisiveLines:
         hits = self._candidate_indexes(lines, low)
         for index in hits:
             self._classify(first_no, lines, index)
+        if lines:
+            self.in_pytest_e = bool(_PYTEST_E.match(lines[-1]))
 
     @staticmethod
     def _candidate_indexes(lines: list[str], low: str) -> list[int]:
-        return lines_holding(low, _DECISIVE_KEYS, 20000)
+        starts = [i + 1 for i in lines_holding(low, (_PYTEST_E_KEY,), 20000)]
+        return sorted({*lines_holding(low, _DECISIVE_KEYS, 20000), *starts,
+                       *([0] if low.startswith(_PYTEST_E_KEY[1:]) else [])})
+
+    def _pytest_e_starts(self, lines: list[str], index: int) -> bool:
+        """Whether the line at ``index`` is the first of a run of pytest's "E   " lines."""
+        if not _PYTEST_E.match(lines[index]):
+            return False
+        return not (_PYTEST_E.match(lines[index - 1]) if index else self.in_pytest_e)
 
     def _keep(self, kind: str, number: int, text: str, ref: tuple[str, int] | None = None,
               frames: list[tuple[str, int]] | None = None) -> None:
@@ -14588,6 +14604,10 @@ class DecisiveLines:
         if _TRACE_START.match(line):
             self.trace_frames = []
             self._scan_trace(first_no, lines, index + 1)
+            return
+        if line.startswith("E "):
+            if self._pytest_e_starts(lines, index):
+                self._keep("exception", number, line)
             return
         compiler = _COMPILER_ERROR.match(line)
         if compiler:

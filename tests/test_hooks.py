@@ -9,6 +9,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -408,6 +409,26 @@ def test_large_bash_output_is_stored_with_a_handle(cli, project, fixture, respon
     assert "test_validate FAILED" in line or "AssertionError" in line
     found = cli("search", "AssertionError", "--handle", handle, "--json")
     assert found.code == 0 and found.json()["hits"]
+
+
+def test_a_pytest_runs_summary_keeps_the_E_line_that_says_what_failed(cli, project):
+    """pytest's first `E   ` line of a failure (the exception and its message, or the
+    comparison of a bare assert) holds no keyword a line is found by."""
+    (project / "test_many.py").write_text(
+        "import pytest\n\n@pytest.mark.parametrize('i', range(150))\ndef test_ok(i):\n"
+        "    assert i >= 0\n\ndef test_total():\n    assert sum([1, 2]) == 4, 'total is off'\n"
+        "\ndef test_bare():\n    assert len('ab') == 3\n")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
+                          "test_many.py"], cwd=project, capture_output=True, text=True).stdout
+    assert len(out) > 4096 and "E       AssertionError: total is off" in out
+    body = payload("claude_post_tool_use_bash", project, tool_response={
+        "stdout": out, "stderr": "", "interrupted": False})
+    result = cli.sub("hook", "post-tool-use", stdin=body)
+    line = context_of(result, "PostToolUse")
+    assert "E AssertionError: total is off" in line, line
+    stored = cli.sub("store", "-", "--json", stdin=out).json()      # the same summary
+    e_lines = [e["text"] for e in stored["errors"] if e["text"].startswith("E ")]
+    assert len(e_lines) == 2 and "total is off" in e_lines[0] and "2 == 3" in e_lines[1]
 
 
 def test_stored_output_line_says_how_many_decisive_lines_it_left_out(cli, project):
