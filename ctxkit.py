@@ -17676,7 +17676,7 @@ def hook_env(args: argparse.Namespace, payload: dict[str, Any]) -> Env:
 
 def cmd_hook(args: argparse.Namespace, env: Env) -> int:
     """Answer one hook call; never blocks the agent, whatever happens."""
-    event = hook_event(args.event)
+    event, answer = hook_event(args.event), None
     try:
         payload = read_hook_payload(sys.stdin)
         if event is None:
@@ -17686,17 +17686,16 @@ def cmd_hook(args: argparse.Namespace, env: Env) -> int:
         answer = HOOK_HANDLERS[event](args, hook_env(args, payload), payload, agent)
     except HookInputError as exc:
         warn(f"hook {args.event}: ignored: {exc}")
-        return EXIT_OK
     except CtxkitError as exc:
         warn(f"hook {args.event}: skipped: {exc}")
-        return EXIT_OK
     except Exception as exc:  # a bug must not stop the agent's tool call either
         if os.environ.get("CTXKIT_DEBUG") == "1":
             raise
         warn(f"hook {args.event}: internal error skipped: {type(exc).__name__}: {exc}")
-        return EXIT_OK
-    if answer:  # ASCII JSON: right whatever encoding the agent gave our stdout
-        write_hook_answer(json.dumps(answer) + "\n")
+    # ASCII JSON: right whatever encoding the agent gave our stdout. With --json, one
+    # document always: {} (what every agent reads as "nothing to add") when none is due.
+    if answer or env.json:
+        write_hook_answer(json.dumps(answer or {}) + "\n")
     return EXIT_OK
 
 

@@ -164,6 +164,15 @@ def test_unknown_event_and_internal_errors_do_not_block(cli, project):
     assert result.code == 0 and result.out == "" and result.err.count("\n") == 1
 
 
+@pytest.mark.parametrize("argv", [["--json", "hook", "pre-tool-use"],
+                                  ["hook", "post-tool-use", "--json"],
+                                  ["hook", "--json", "session-start"], ["hook", "nope", "--json"]])
+def test_with_json_a_hook_prints_one_document_even_with_nothing_to_say(cli, project, argv):
+    for stdin in ("", "\n", "{not json", payload("claude_pre_tool_use_read", project)):
+        result = cli.sub(*argv, stdin=stdin)
+        assert result.code == 0 and json.loads(result.out) == {}, (stdin, result)
+
+
 def test_real_subprocess_with_garbage_exits_0(cli, root):
     result = cli.sub("hook", "session-start", stdin=b"\xff\xfe garbage")
     assert result.code == 0 and result.out == "" and result.err.count("\n") == 1
