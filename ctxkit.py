@@ -2735,8 +2735,10 @@ class SearchRun:
         for _, _, text in pieces:
             firsts.append(total)
             total += text.count("\n") + 1
-        joined = "\n".join(_lines_cut(text) if cut and len(text) > SEARCH_LINE_READ else text
-                           for _, _, text in pieces)
+        words = [lit for lit, (variants, _) in self.matcher.literals.items()
+                 if variants and lit[0] != "\n"]
+        joined = "\n".join(_lines_cut(text, words) if cut and len(text) > SEARCH_LINE_READ
+                           else text for _, _, text in pieces)
         self.work += len(joined)
         found = self.matcher.candidates(joined, max(SEARCH_ENUM_CAP, total // 8))
         lines = joined.split("\n") if found else []
@@ -2940,12 +2942,22 @@ def _strategy_severity(run: SearchRun) -> str | None:
     return "summary lines" + (" + " + " OR ".join(rare) if rare else "")
 
 
-def _lines_cut(text: str) -> str:
-    """``text`` with each line cut to the SEARCH_LINE_READ characters the scorer reads."""
+def _lines_cut(text: str, words: Sequence[str] = ()) -> str:
+    """``text`` with each line cut to the SEARCH_LINE_READ characters the scorer reads:
+    a line's start, or in a longer line the stretch around the first place that holds
+    one of ``words`` (lowercase), so a word in the middle of a 5 MB line is found."""
     lines = text.split("\n")
     if max(map(len, lines)) <= SEARCH_LINE_READ:
         return text
-    return "\n".join(line[:SEARCH_LINE_READ] for line in lines)
+    return "\n".join(line if len(line) <= SEARCH_LINE_READ else _line_stretch(line, words)
+                     for line in lines)
+
+
+def _line_stretch(line: str, words: Sequence[str]) -> str:
+    low = line.lower()
+    places = [at for at in (low.find(word) for word in words) if at >= 0]
+    start = max(0, min(places) - SEARCH_LINE_READ // 4) if places else 0
+    return line[start:start + SEARCH_LINE_READ]
 
 
 def lines_holding(low: str, literals: Iterable[str], cap: int) -> list[int]:
@@ -3457,12 +3469,13 @@ def output_search(db: Any, place: Place, query: str, *,
             started = time.perf_counter()
             if run.scorer is None and name != "scan":
                 run.weigh_by_fts()
-            before = len(run.chunk_ids) + run.windows_read
+            before, found = len(run.chunk_ids) + run.windows_read, len(run.lines)
             described = strategy(run)
             if described is None:
                 continue
             run.tried.append({"strategy": name, "query": described,
-                              "hits": len(run.chunk_ids) + run.windows_read - before,
+                              "hits": len(run.lines) - found,   # new lines holding a match
+                              "chunks": len(run.chunk_ids) + run.windows_read - before,
                               "ms": round((time.perf_counter() - started) * 1000, 2)})
     hits = build_hits(run, place, context) if run.lines else []
     result = {"query": query, "queries_tried": run.tried,
@@ -3476,11 +3489,12 @@ def output_search(db: Any, place: Place, query: str, *,
 
 def render_hits(result: dict[str, Any]) -> str:
     """The human form of a search result."""
-    tried = ", ".join(f"{t['strategy']}({t['hits']})" for t in result["queries_tried"])
+    tried = ", ".join(f"{t['strategy']} {t['hits']}" for t in result["queries_tried"])
+    tried = f" (tried, lines matched by each: {tried})" if tried else ""
     if not result["hits"]:
         why = f": {result['note']}" if result.get("note") else ""
-        return f"no hits for {result['query']!r}{f' (tried: {tried})' if tried else ''}{why}"
-    out = [f"{len(result['hits'])} hits for {result['query']!r} (tried: {tried})"]
+        return f"no hits for {result['query']!r}{tried}{why}"
+    out = [f"{len(result['hits'])} hits for {result['query']!r}{tried}"]
     for hit in result["hits"]:
         where = f"{hit['handle']}:{hit['line_start']}-{hit['line_end']}"
         extra = f"  [{', '.join(hit['symbols'])}]" if hit.get("symbols") else ""

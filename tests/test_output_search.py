@@ -860,3 +860,30 @@ def test_a_query_of_only_common_words_says_nothing_was_searched(cli):
     # a query with a word ctxkit looks for has no note, hit or not
     assert "note" not in cli("search", "exception", "--json").json()
     assert "note" not in cli("search", "zzzqqq", "--json").json()
+
+
+def test_a_word_inside_a_5_mb_line_is_found(cli):
+    """One huge line (minified JSON, a dumped blob): the FTS index holds every word of
+    it, and the line scorer must read the stretch where the word is, not the start."""
+    words = [f"w{i * 7919 % 100003:05d}" for i in range(850000)]
+    line = " ".join(words[:420000] + ["quokkasentinel"] + words[420000:])
+    assert len(line) > 5_000_000 and "\n" not in line
+    path = cli.root / "blob.txt"
+    path.write_text(line)
+    handle = cli.sub("store", str(path), "--json").json()["handle"]
+    for argv in (["search", "quokkasentinel", "--json"],
+                 ["search", "quokkasentinel", "--handle", handle, "--json"]):
+        hits = cli.sub(*argv).json()["hits"]
+        assert hits and hits[0]["line"] == 1 and "quokkasentinel" in hits[0]["text"], argv
+
+
+def test_tried_counts_the_lines_each_strategy_matched_not_the_chunks_it_read(cli):
+    lines = [f"worker {i} processed batch {i * 3} in 12ms" for i in range(3000)]
+    lines[700] = "worker 700 lost heartbeat to coordinator"
+    lines[2100] = "worker 2100 lost heartbeat to coordinator"
+    store(cli, "\n".join(lines) + "\n")
+    tried = cli.sub("search", "heartbeat", "--json").json()["queries_tried"]
+    assert [(t["strategy"], t["hits"]) for t in tried] == [("scan", 2)]
+    assert tried[0]["chunks"] > 2                                     # every chunk was read
+    head = cli.sub("search", "heartbeat").out.splitlines()[0]
+    assert head == "2 hits for 'heartbeat' (tried, lines matched by each: scan 2)", head
