@@ -12660,7 +12660,7 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         row = db.one(SQL_FILE_NODE, (project, normalize_path(text, env.place)))
         if row is not None and not normalized:
             return _node_from_row(row)
-        raise NotFound(_not_found_message(db, project, text, normalized))
+        raise NotFound(_not_found_message(db, env, text, normalized))
     nodes = _ranked(db, project, nodes)
     if len(nodes) > 1 and not first:
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
@@ -12707,9 +12707,10 @@ def check_line_in_file(env: Env, path: str, line: int) -> None:
                        f"line{'s' if lines != 1 else ''}")
 
 
-def _not_found_message(db: Database, project: str, text: str, file: str | None) -> str:
-    if db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (project,)) is None:
-        return f"nothing is indexed for project {project!r} yet; run `ctxkit index` first"
+def _not_found_message(db: Database, env: Env, text: str, file: str | None) -> str:
+    project = env.project
+    if not graph_indexed(db, project):
+        return empty_index_message(db, env)
     where = f" in {file}" if file else ""
     return (f"symbol {text!r}{where} is not in the index of project {project!r}; "
             f"list known names with `ctxkit symbols {text.rsplit('.', 1)[-1]}` or re-run "
@@ -12866,6 +12867,39 @@ def graph_indexed(db: Database, project: str) -> bool:
     return db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (project,)) is not None
 
 
+def empty_index_message(db: Database, env: Env) -> str:
+    """Why project ``env.project`` has no indexed file, as far as can be told: the
+    database holds other projects' indexes; or the root holds no file in a language
+    ctxkit parses; or `ctxkit index` ran (its lock file is there) and kept none of the
+    source files. "Run `ctxkit index`" only when it has not run and would find some."""
+    project = env.project
+    others = [r[0] for r in db.query("SELECT DISTINCT project FROM files ORDER BY project "
+                                     "LIMIT 6")]
+    if others:
+        return (f"nothing is indexed for project {project!r}; this database holds the index "
+                f"of {', '.join(map(repr, others[:5]))}{' and more' if len(others) > 5 else ''}"
+                f": pass -p NAME (or set CTXKIT_PROJECT), or --db another database")
+    files = graph_list_files(env, strict=False)[0]
+    sources = [f for f in files if GRAPH_EXTENSIONS.get(os.path.splitext(f)[1].lower())]
+    ran = os.path.exists(f"{env.db_path}{INDEX_LOCK_SUFFIX}")
+    head = (f"the index of project {project!r} holds no files" if ran else
+            f"nothing is indexed for project {project!r} yet")
+    if not sources:
+        kinds = collections.Counter(os.path.splitext(f)[1].lower() or "no extension"
+                                    for f in files)
+        seen = ", ".join(f"{ext} {n}" for ext, n in kinds.most_common(5))
+        what = (f"no file under {env.root} is in a language ctxkit parses ({len(files)} "
+                f"file{'s' * (len(files) != 1)} by extension: {seen})" if files else
+                f"{env.root} holds no file to index (.gitignore'd files aside)")
+        return f"{head}: {what}; run ctxkit where the source files are"
+    if not ran:
+        return f"{head}; run `ctxkit index` first"
+    shown = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
+    return (f"{head}: `ctxkit index` skipped every source file under {env.root} "
+            f"({len(sources)}: {shown}); run it again: its summary says why it skips a file "
+            f"(too big, binary, minified ...)")
+
+
 # --- Graph: commands ----------------------------------------------------------
 
 
@@ -12929,14 +12963,13 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
             params.append(args.kind)
         rows = db.query(f"SELECT uid, kind, path, line, qualname, recovered FROM nodes WHERE "
                         f"{' AND '.join(where)} ORDER BY path, line", params)
-        empty = db.one("SELECT 1 FROM files WHERE project = ? LIMIT 1", (env.project,)) is None
+        empty = None if graph_indexed(db, env.project) else empty_index_message(db, env)
     results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"],
                 **({"recovered": True} if r["recovered"] else {})}
                for r in rows if _symbol_matches(args.pattern, r["uid"], r["qualname"])]
     results = results[:args.limit]
-    none = ("nothing is indexed yet: run `ctxkit index` where the source files are" if empty
-            else "no symbols match")
-    emit(env, {"results": results}, lambda: "\n".join(
+    none = empty or "no symbols match"
+    emit(env, {"results": results, **({"note": empty} if empty else {})}, lambda: "\n".join(
         f"{r['id']} ({r['kind']}{', made by error recovery' if r.get('recovered') else ''})"
         for r in results) or none)
     return EXIT_OK

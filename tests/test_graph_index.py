@@ -795,3 +795,23 @@ def test_exclude_matches_files_at_the_root(cli):
     assert data["files"]["indexed"] == 1
     paths = {row[0] for row in db_rows(cli, "SELECT path FROM files")}
     assert paths == {"pkg/mod.py"}
+
+
+def test_an_index_that_kept_no_file_says_so_and_why_not_run_index(cli):
+    (cli.root / "NOTES.txt").write_text("no code here\n")
+    assert cli.sub("index").code == 0
+    for argv in (["symbols"], ["callers", "main"]):
+        result = cli.sub(*argv)
+        text = result.out + result.err
+        assert f"the index of project {cli.root.name!r} holds no files" in text, text
+        assert "no file under" in text and ".txt 1" in text and "run `ctxkit index`" not in text
+    assert "holds no files" in cli.sub("symbols", "--json").json()["note"]
+    (cli.root / "app.py").write_text("def main():\n    return 1\n")
+    assert cli.sub("index", "--max-file-mib", "0.00001").code == 0        # skipped: too big
+    text = cli.sub("symbols").out
+    assert "skipped every source file" in text and "app.py" in text, text
+    other = cli.sub("-p", "elsewhere", "symbols").out
+    assert other.startswith("the index of project 'elsewhere' holds no files"), other
+    assert cli.sub("index").code == 0
+    other = cli.sub("-p", "elsewhere", "callers", "main")
+    assert other.code == 1 and f"holds the index of {cli.root.name!r}: pass -p NAME" in other.err
