@@ -524,8 +524,9 @@ def test_empty_repository(cli):
     assert data["files"] == {"indexed": 0, "unchanged": 0, "removed": 0, "skipped": 0,
                              "errors": 0}
     assert data["nodes"] == 0 and data["languages"] == {}
-    assert cli("symbols", "--json").json() == {"results": []}
-    assert "nothing is indexed yet" in cli("symbols").out
+    data = cli("symbols", "--json").json()
+    assert data["results"] == [] and "holds no file to index" in data["note"]
+    assert "the index of project 'repo' holds no files" in cli("symbols").out
 
 
 def test_file_deleted_while_indexing(cli, monkeypatch):
