@@ -1626,9 +1626,12 @@ PYTEST_ID = r"[^\s:]+::[^\[\s]+(?:\[.*?\])?"
 # (short summary `FAILED <id> - <message>`, -v progress `<id> FAILED [ 7%]`, xdist's
 # `[gw0] [ 7%] FAILED <id>`), go test, cargo test, jest/vitest, surefire (new and old),
 # Playwright/mocha's ✘. The summary's failing test ids come from it too.
+# A subtest's verdict (pytest 9's own subtests, pytest-subtests): SUBFAILED(n=1), SUBFAIL.
+_SUBFAILED = r"SUBFAIL(?:ED)?(?:\(.*?\))?"
 TEST_VERDICT = (
-    r"^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR) (?P<pytest>" + PYTEST_ID + r")(?= - |\s*$)"
-    r"|^(?P<pytest2>" + PYTEST_ID + r") (?:FAILED|ERROR)\b"
+    r"^(?:\[gw\d+\] \[\s*\d+%\] )?(?:FAILED|ERROR|" + _SUBFAILED + r") (?P<pytest>" + PYTEST_ID
+    + r")(?= - |\s*$)"
+    r"|^(?P<pytest2>" + PYTEST_ID + r") (?:FAILED|ERROR|" + _SUBFAILED + r")(?!\w)"
     r"|^\s*--- FAIL: (?P<go>\S+)|^test (?P<cargo>\S+) \.\.\. FAILED"
     r"|^\s*✕ (?P<jest>.+?)(?: \(\d+\s*ms\))?$|^\s*● (?P<jest2>.+ › .+)$"
     r"|^\[ERROR\] (?P<junit>[\w.$]+) -- Time elapsed: .*<<< (?:FAILURE|ERROR)!$"
@@ -12967,11 +12970,15 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
     results = [{"id": r["uid"], "kind": r["kind"], "path": r["path"], "line": r["line"],
                 **({"recovered": True} if r["recovered"] else {})}
                for r in rows if _symbol_matches(args.pattern, r["uid"], r["qualname"])]
+    omitted = max(0, len(results) - args.limit)
     results = results[:args.limit]
     none = empty or "no symbols match"
-    emit(env, {"results": results, **({"note": empty} if empty else {})}, lambda: "\n".join(
-        f"{r['id']} ({r['kind']}{', made by error recovery' if r.get('recovered') else ''})"
-        for r in results) or none)
+    more = (f"... and {omitted} more: narrow with PATTERN, --file or --kind, or pass "
+            f"--limit {args.limit + omitted}") if omitted else ""
+    emit(env, {"results": results, **({"note": empty} if empty else {}),
+               **({"omitted": omitted} if omitted else {})}, lambda: "\n".join(
+        [f"{r['id']} ({r['kind']}{', made by error recovery' if r.get('recovered') else ''})"
+         for r in results] + [more] * bool(more)) or none)
     return EXIT_OK
 
 
@@ -14624,7 +14631,7 @@ class DecisiveLines:
         for index in hits:
             self._classify(first_no, lines, index)
         if lines:
-            self.in_pytest_e = bool(_PYTEST_E.match(lines[-1]))
+            self.in_pytest_e = _is_pytest_e(lines[-1])
 
     @staticmethod
     def _candidate_indexes(lines: list[str], low: str) -> list[int]:
@@ -14633,10 +14640,11 @@ class DecisiveLines:
                        *([0] if low.startswith(_PYTEST_E_KEY[1:]) else [])})
 
     def _pytest_e_starts(self, lines: list[str], index: int) -> bool:
-        """Whether the line at ``index`` is the first of a run of pytest's "E   " lines."""
+        """Whether the line at ``index`` is the first of a run of pytest's "E   " lines
+        (a blank line of the message is an "E" line too: "E" and spaces)."""
         if not _PYTEST_E.match(lines[index]):
             return False
-        return not (_PYTEST_E.match(lines[index - 1]) if index else self.in_pytest_e)
+        return not (_is_pytest_e(lines[index - 1]) if index else self.in_pytest_e)
 
     def _keep(self, kind: str, number: int, text: str, ref: tuple[str, int] | None = None,
               frames: list[tuple[str, int]] | None = None) -> None:
@@ -14754,6 +14762,10 @@ class DecisiveLines:
         for rank, item in enumerate(chosen[:MAX_DECISIVE]):
             unique.setdefault(item["line"], {**item, "rank": rank})
         return sorted(unique.values(), key=lambda item: item["line"])
+
+
+def _is_pytest_e(line: str) -> bool:
+    return line.startswith("E ") or line.rstrip() == "E"
 
 
 def _distinct_first(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

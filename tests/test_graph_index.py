@@ -816,3 +816,13 @@ def test_an_index_that_kept_no_file_says_so_and_why_not_run_index(cli):
     assert cli.sub("index").code == 0
     other = cli.sub("-p", "elsewhere", "callers", "main")
     assert other.code == 1 and f"holds the index of {cli.root.name!r}: pass -p NAME" in other.err
+
+
+def test_symbols_cut_by_limit_says_how_many_it_left_out(cli):
+    (cli.root / "m.py").write_text("".join(f"def f{i}():\n    return {i}\n\n" for i in range(5)))
+    assert cli.sub("index").code == 0
+    lines = cli.sub("symbols", "--limit", "2").out.splitlines()
+    assert lines == ["m.py:f0 (function)", "m.py:f1 (function)",
+                     "... and 3 more: narrow with PATTERN, --file or --kind, or pass --limit 5"]
+    assert cli.sub("symbols", "--limit", "2", "--json").json()["omitted"] == 3
+    assert "omitted" not in cli.sub("symbols", "--json").json()

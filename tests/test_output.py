@@ -708,3 +708,23 @@ def test_purge_older_than_huge_age_is_a_usage_error(cli):
     cli("store", "-", stdin="hello\n")
     result = cli("purge", "--older-than", "99999999d")
     assert result.code == 2 and "--older-than" in result.err
+
+
+def test_a_failing_subtest_is_a_failed_test_and_its_message_one_decisive_line(cli):
+    """pytest 9 reports a failing unittest subTest as `SUBFAILED(n=1) <id> - ...`; a
+    message with blank lines (`assertEqual` of two lists) is one run of E lines."""
+    (cli.root / "test_sub.py").write_text(
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_lists(self):\n"
+        "        for n in (1, 2):\n            with self.subTest(n=n):\n"
+        "                self.assertEqual([1, 2, n], [1, 2])\n\n"
+        "    def test_plain(self):\n        assert 1 == 2\n")
+    result = cli.sub("run", "--json", "--direct-max", "0", "--", sys.executable, "-m", "pytest",
+                     "-q", "-p", "no:cacheprovider", "test_sub.py")
+    summary = result.json()
+    assert "SUBFAILED" in cli.sub("expand", summary["handle"]).out, "not pytest's subtests"
+    assert sorted(summary["failed_tests"]) == ["test_sub.py::T::test_lists",
+                                               "test_sub.py::T::test_plain"]
+    e_lines = [e["text"] for e in summary["errors"] if e["kind"] == "exception"]
+    assert [text.split(None, 1)[1] for text in e_lines] == [       # one per failure
+        "AssertionError: Lists differ: [1, 2, 1] != [1, 2]",
+        "AssertionError: Lists differ: [1, 2, 2] != [1, 2]", "assert 1 == 2"], e_lines
