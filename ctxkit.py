@@ -696,6 +696,20 @@ class SymbolBinder:
             self._seen[key] = _bound(*key, rows_of.get(key, []))
 
 
+# A declaration file beside the module it declares: its suffix, the module's suffixes.
+_STUB_SUFFIXES = ((".pyi", (".py",)), (".d.ts", (".ts", ".tsx", ".js", ".mjs", ".cjs")))
+
+
+def stub_twin(path: str, qualname: str, ids: set[str]) -> bool:
+    """Whether ``path``:``qualname`` is a stub's declaration (more.pyi:chunked) of a
+    definition in ``ids`` (more.py:chunked): one symbol declared twice, not two."""
+    for stub, modules in _STUB_SUFFIXES:
+        if path.endswith(stub):
+            base = path[:-len(stub)]
+            return any(f"{base}{suffix}:{qualname}" in ids for suffix in modules)
+    return False
+
+
 def bind_symbol(db: Database, project: str, name: str,
                 file: str) -> tuple[str, str, sqlite3.Row | None]:
     """(file, name, graph node row or None) of a lesson symbol under the identity rule."""
@@ -703,6 +717,9 @@ def bind_symbol(db: Database, project: str, name: str,
 
 
 def _bound(name: str, file: str, rows: Sequence[sqlite3.Row]) -> tuple[str, str, Any]:
+    if len(rows) > 1:
+        ids = {row["uid"] for row in rows}
+        rows = [row for row in rows if not stub_twin(row["path"], row["qualname"], ids)]
     if len(rows) == 1:
         return rows[0]["path"], rows[0]["qualname"], rows[0]
     return file, name, None
@@ -12664,7 +12681,8 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         if row is not None and not normalized:
             return _node_from_row(row)
         raise NotFound(_not_found_message(db, env, text, normalized))
-    nodes = _ranked(db, project, nodes)
+    ids = {node.id for node in nodes}
+    nodes = [n for n in _ranked(db, project, nodes) if not stub_twin(n.path, n.qualname, ids)]
     if len(nodes) > 1 and not first:
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
         more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""

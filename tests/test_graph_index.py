@@ -826,3 +826,21 @@ def test_symbols_cut_by_limit_says_how_many_it_left_out(cli):
                      "... and 3 more: narrow with PATTERN, --file or --kind, or pass --limit 5"]
     assert cli.sub("symbols", "--limit", "2", "--json").json()["omitted"] == 3
     assert "omitted" not in cli.sub("symbols", "--json").json()
+
+
+def test_a_stub_beside_its_module_is_the_same_symbol_not_a_second_one(cli):
+    """more.pyi declares what more.py defines (typed packages ship both); lib.d.ts what
+    lib.js does. A bare name means the definition, for reads and for lessons alike."""
+    (cli.root / "more.py").write_text("def chunked(xs, n):\n    return [xs]\n\n"
+                                      "def use():\n    return chunked([1], 1)\n")
+    (cli.root / "more.pyi").write_text("def chunked(xs: list, n: int) -> list: ...\n")
+    (cli.root / "lib.js").write_text("export class Box { open() { return 1; } }\n")
+    (cli.root / "lib.d.ts").write_text("export class Box { open(): number; }\n")
+    assert cli.sub("index").code == 0
+    found = cli.sub("callers", "chunked", "--json")
+    assert found.code == 0, found.err
+    assert found.json()["target"] == "more.py:chunked"
+    assert cli.sub("context", "Box", "--json").json()["target"] == "lib.js:Box"
+    assert "recorded fail #1 for more.py:chunked" in cli.sub("fail", "chunked", "n=0 loops").out
+    assert cli.sub("callers", "more.pyi:chunked").code == 0                # still reachable
+    assert cli.sub("callers", "use", "--json").json()["target"] == "more.py:use"
