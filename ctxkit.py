@@ -2881,12 +2881,16 @@ class SearchRun:
         enough."""
         if self.exhaustive:
             return True
+        return self.good_places() >= (1 if self.work > SEARCH_WORK_BUDGET else self.limit)
+
+    def good_places(self) -> int:
+        """How many separate places (ten lines of one output) score SEARCH_GOOD of the
+        best possible score."""
         bar = SEARCH_GOOD * self.best_possible()
         if bar <= 0:
-            return False
-        places = {(oid, number // 10) for (oid, number), item in self.lines.items()
-                  if item.exact and item.score >= bar}
-        return len(places) >= (1 if self.work > SEARCH_WORK_BUDGET else self.limit)
+            return 0
+        return len({(oid, number // 10) for (oid, number), item in self.lines.items()
+                    if item.exact and item.score >= bar})
 
 
 def _strategy_scan(run: SearchRun) -> str | None:
@@ -3118,16 +3122,20 @@ def _run_fts(run: SearchRun, terms: Sequence[str], joiner: str = " OR ") -> str 
     return expression
 
 
-# The strategies, in order; each runs while the hits so far are not good enough.
+# The strategies, in order; each runs while the hits so far are not good enough. A
+# fallback brings lines by what they are, not by a word of the query (the severity of a
+# line): it runs only while no place is good, since what it brings can add weaker places
+# but not a better answer than one the query's own words found.
 SEARCH_STRATEGIES = (
-    ("scan", _strategy_scan),
-    ("literal", _strategy_literal),
-    ("identifiers", _strategy_identifiers),
-    ("rare_terms", _strategy_rare_terms),
-    ("vocabulary", _strategy_vocabulary),
-    ("severity", _strategy_severity),
-    ("prefixes", _strategy_prefixes),
-    ("trigram", _strategy_trigram),
+    # name, strategy, fallback
+    ("scan", _strategy_scan, False),
+    ("literal", _strategy_literal, False),
+    ("identifiers", _strategy_identifiers, False),
+    ("rare_terms", _strategy_rare_terms, False),
+    ("vocabulary", _strategy_vocabulary, False),
+    ("severity", _strategy_severity, True),
+    ("prefixes", _strategy_prefixes, False),
+    ("trigram", _strategy_trigram, False),
 )
 
 
@@ -3483,9 +3491,11 @@ def output_search(db: Any, place: Place, query: str, *,
     parsed = SearchQuery(query)
     run = SearchRun(db, project, parsed, output, limit)
     if parsed.variants and run.outputs:
-        for name, strategy in SEARCH_STRATEGIES:
+        for name, strategy, fallback in SEARCH_STRATEGIES:
             if run.good_enough():
                 break
+            if fallback and run.good_places():
+                continue
             started = time.perf_counter()
             if run.scorer is None and name != "scan":
                 run.weigh_by_fts()

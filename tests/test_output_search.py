@@ -511,7 +511,7 @@ def _found(run: ctxkit.SearchRun) -> list[str]:
 
 
 def test_the_strategy_table_is_ordered_and_named():
-    names = [name for name, _ in ctxkit.SEARCH_STRATEGIES]
+    names = [name for name, _, _ in ctxkit.SEARCH_STRATEGIES]
     assert names[0] == "scan" and len(names) == len(set(names))
     assert names.index("literal") < names.index("rare_terms") < names.index("trigram")
 
@@ -529,7 +529,7 @@ def test_each_strategy_finds_its_kind_of_match(cli, monkeypatch, name, stored, q
     monkeypatch.setattr(ctxkit, "SEARCH_SCAN_BYTES", 0)
     store(cli, "\n".join(["filler line"] * 50 + [stored] + ["filler line"] * 50) + "\n")
     run = _run(cli, query)
-    strategy = dict(ctxkit.SEARCH_STRATEGIES)[name]
+    strategy = {name: fn for name, fn, _ in ctxkit.SEARCH_STRATEGIES}[name]
     assert strategy(run) is not None
     assert any(stored in text for text in _found(run)), name
 
@@ -634,6 +634,27 @@ def test_past_the_work_budget_one_good_place_is_enough(cli, monkeypatch):
     result = search(cli, "upload bucket media-eu failed", limit=3)
     assert [t["strategy"] for t in result["queries_tried"]] == ["literal"]
     assert result["hits"][0]["line"] == 51
+
+
+def test_the_severity_fallback_runs_only_while_no_place_is_good(cli, monkeypatch):
+    """The severity strategy brings lines by their severity, not by the query's words:
+    once the words found a good place it is not run (it could only add weaker places),
+    and while none is good it still finds the line no query word is on."""
+    monkeypatch.setattr(ctxkit, "SEARCH_SCAN_BYTES", 0)
+    _one_good_place_and_weaker_ones(cli)
+    found = search(cli, "upload bucket media-eu failed", limit=3)
+    tried = [t["strategy"] for t in found["queries_tried"]]
+    assert "literal" in tried and "severity" not in tried, tried
+    assert found["hits"][0]["line"] == 51
+
+
+def test_the_severity_fallback_finds_what_no_query_word_is_on(cli, monkeypatch):
+    monkeypatch.setattr(ctxkit, "SEARCH_SCAN_BYTES", 0)
+    store(cli, "\n".join(["worker ready"] * 300 + ["FATAL journal replay stopped"]
+                         + ["worker ready"] * 300) + "\n")
+    broken = search(cli, "what went wrong")
+    assert "severity" in [t["strategy"] for t in broken["queries_tried"]]
+    assert "journal replay stopped" in broken["hits"][0]["text"]
 
 
 # --- the run summary names every failing test --------------------------------------------
