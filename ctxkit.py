@@ -696,18 +696,24 @@ class SymbolBinder:
             self._seen[key] = _bound(*key, rows_of.get(key, []))
 
 
-# A declaration file beside the module it declares: its suffix, the module's suffixes.
-_STUB_SUFFIXES = ((".pyi", (".py",)), (".d.ts", (".ts", ".tsx", ".js", ".mjs", ".cjs")))
+_STUB_SUFFIXES = (".pyi", ".d.ts")   # files that declare what modules beside them define
 
 
-def stub_twin(path: str, qualname: str, ids: set[str]) -> bool:
-    """Whether ``path``:``qualname`` is a stub's declaration (more.pyi:chunked) of a
-    definition in ``ids`` (more.py:chunked): one symbol declared twice, not two."""
-    for stub, modules in _STUB_SUFFIXES:
-        if path.endswith(stub):
-            base = path[:-len(stub)]
-            return any(f"{base}{suffix}:{qualname}" in ids for suffix in modules)
-    return False
+def stub_twin(path: str, qualname: str, defs: Iterable[tuple[str, str]]) -> bool:
+    """Whether ``path``:``qualname`` is a stub's declaration of one of ``defs`` ((path,
+    qualname) pairs): the same qualname defined by the module the stub types (more.pyi:
+    more.py, lib.d.ts: lib.js), or, for a package's stub (__init__.pyi, index.d.ts), by
+    any module of its folder (attr/__init__.pyi: attr/_funcs.py's evolve). One symbol
+    declared twice, not two."""
+    if not path.endswith(_STUB_SUFFIXES):
+        return False
+    stem = path[:-4] if path.endswith(".pyi") else path[:-5]
+    folder, _, name = stem.rpartition("/")
+    package = name in ("__init__", "index")
+    return any(other_name == qualname and not other.endswith(_STUB_SUFFIXES)
+               and (other.startswith(f"{folder}/") or not folder if package
+                    else other.rsplit(".", 1)[0] == stem)
+               for other, other_name in defs)
 
 
 def bind_symbol(db: Database, project: str, name: str,
@@ -718,8 +724,8 @@ def bind_symbol(db: Database, project: str, name: str,
 
 def _bound(name: str, file: str, rows: Sequence[sqlite3.Row]) -> tuple[str, str, Any]:
     if len(rows) > 1:
-        ids = {row["uid"] for row in rows}
-        rows = [row for row in rows if not stub_twin(row["path"], row["qualname"], ids)]
+        defs = [(row["path"], row["qualname"]) for row in rows]
+        rows = [row for row in rows if not stub_twin(row["path"], row["qualname"], defs)]
     if len(rows) == 1:
         return rows[0]["path"], rows[0]["qualname"], rows[0]
     return file, name, None
@@ -12691,8 +12697,8 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         if row is not None and not normalized:
             return _node_from_row(row)
         raise NotFound(_not_found_message(db, env, text, normalized))
-    ids = {node.id for node in nodes}
-    nodes = [n for n in _ranked(db, project, nodes) if not stub_twin(n.path, n.qualname, ids)]
+    defs = [(node.path, node.qualname) for node in nodes]
+    nodes = [n for n in _ranked(db, project, nodes) if not stub_twin(n.path, n.qualname, defs)]
     if len(nodes) > 1 and not first:
         listing = "; ".join(f"{n.id} ({n.kind}, line {n.line})" for n in nodes[:10])
         more = f" and {len(nodes) - 10} more" if len(nodes) > 10 else ""

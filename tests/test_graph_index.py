@@ -836,6 +836,10 @@ def test_a_stub_beside_its_module_is_the_same_symbol_not_a_second_one(cli):
     (cli.root / "more.pyi").write_text("def chunked(xs: list, n: int) -> list: ...\n")
     (cli.root / "lib.js").write_text("export class Box { open() { return 1; } }\n")
     (cli.root / "lib.d.ts").write_text("export class Box { open(): number; }\n")
+    (cli.root / "attr").mkdir()                       # a package's stub of what it re-exports
+    (cli.root / "attr" / "__init__.pyi").write_text("def evolve(inst: object) -> object: ...\n")
+    (cli.root / "attr" / "_funcs.py").write_text("def evolve(inst):\n    return inst\n")
+    (cli.root / "other.pyi").write_text("def evolve(inst: object) -> object: ...\n")
     assert cli.sub("index").code == 0
     found = cli.sub("callers", "chunked", "--json")
     assert found.code == 0, found.err
@@ -844,3 +848,6 @@ def test_a_stub_beside_its_module_is_the_same_symbol_not_a_second_one(cli):
     assert "recorded fail #1 for more.py:chunked" in cli.sub("fail", "chunked", "n=0 loops").out
     assert cli.sub("callers", "more.pyi:chunked").code == 0                # still reachable
     assert cli.sub("callers", "use", "--json").json()["target"] == "more.py:use"
+    assert cli.sub("callers", "evolve", "--file", "attr/_funcs.py").code == 0
+    many = cli.sub("callers", "evolve")          # other.pyi declares no module below its folder
+    assert many.code == 1 and "attr/__init__.pyi" not in many.err and "other.pyi" in many.err
