@@ -12666,6 +12666,22 @@ def _ranked(db: Database, project: str, nodes: list[Node]) -> list[Node]:
     return sorted(nodes, key=key)
 
 
+GRAPH_NAME_REFRESH_MAX = 200   # changed files a lookup indexes again before "not found"
+
+
+def _refresh_for_name(env: Env, db: Database) -> bool:
+    """Before a name is called unknown: index again the files changed since the index,
+    and the new ones in folders it holds files of (a scoped `index src` leaves the rest
+    out), since the symbol may be new; unless there are so many that `index` should."""
+    if not graph_indexed(db, env.project):
+        return False
+    known = [r[0] for r in db.query("SELECT path FROM files WHERE project = ?", (env.project,))]
+    folders = {posix_parent(path) for path in known}
+    new = [f for f in graph_list_files(env, strict=False)[0] if posix_parent(f) in folders]
+    stale = graph_stale_paths(env, db, [*known, *new])
+    return len(stale) <= GRAPH_NAME_REFRESH_MAX and refresh_for_read(env, db, stale)
+
+
 def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
                   first: bool = False) -> Node:
     """The node named by TARGET: an id, a qualname, a bare name or FILE:LINE.
@@ -12692,6 +12708,8 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
                        f"run `ctxkit index` (or check the path)")
     normalized = normalize_path(file, env.place) if file else None
     nodes = graph_find_nodes(db, project, text, normalized)
+    if not nodes and _refresh_for_name(env, db):      # a symbol written since the index
+        nodes = graph_find_nodes(db, project, text, normalized)
     if not nodes:
         row = db.one(SQL_FILE_NODE, (project, normalize_path(text, env.place)))
         if row is not None and not normalized:
@@ -12779,6 +12797,15 @@ CodeOnDisk.parse = staticmethod(graph_file_defs)
 
 def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
     """Re-index the given root-relative paths that changed on disk; how many were."""
+    stale = graph_stale_paths(env, db, paths)
+    if not stale:
+        return 0
+    summary = graph_index(env, db, stale, strict=False)
+    return summary["files"]["indexed"] + summary["files"]["removed"]
+
+
+def graph_stale_paths(env: Env, db: Database, paths: Iterable[str]) -> list[str]:
+    """Those of ``paths`` whose file changed, appeared or vanished since the index."""
     stale = []
     for path in dict.fromkeys(paths):
         row = db.one("SELECT size, mtime_ns FROM files WHERE project = ? AND path = ?",
@@ -12794,10 +12821,7 @@ def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
         elif row is not None and (row["size"], row["mtime_ns"]) != (info.st_size,
                                                                    info.st_mtime_ns):
             stale.append(path)
-    if not stale:
-        return 0
-    summary = graph_index(env, db, stale, strict=False)
-    return summary["files"]["indexed"] + summary["files"]["removed"]
+    return stale
 
 
 # --- Graph: traversals --------------------------------------------------------

@@ -2,7 +2,8 @@
 
 A file changed since `ctxkit index` is indexed again before the answer (its lines
 and calls were the old code's); where that cannot be done the index answers and
-says so on stderr.
+says so on stderr. A name the index does not know is looked up again after the
+changed and new files are indexed.
 """
 
 from __future__ import annotations
@@ -72,3 +73,17 @@ def test_context_on_a_read_only_database_answers_from_the_index_with_the_code_on
     (cli.root / "m.py").write_text("# moved\n" * 3 + CODE.replace("def beta", "def delta"))
     result = cli.sub("context", "m.py:beta", "--purpose", "debug")
     assert result.code == 0 and "m.py no longer defines it" in result.out
+
+
+def test_a_symbol_written_since_the_index_is_found_not_called_unknown(cli):
+    moved(cli, 0)
+    (cli.root / "m.py").write_text(CODE + "\n\ndef gamma():\n    return beta(1)\n")
+    (cli.root / "n.py").write_text("from m import gamma\n\n\ndef delta():\n    return gamma()\n")
+    (cli.root / "later").mkdir()                       # a folder the index never held
+    (cli.root / "later" / "x.py").write_text("def epsilon():\n    return 1\n")
+    callers = cli.sub("callers", "gamma", "--json")
+    assert callers.code == 0, callers.err
+    assert [r["id"] for r in callers.json()["results"]] == ["n.py:delta"]
+    assert cli.sub("callees", "gamma", "--json").json()["results"][0]["id"] == "m.py:beta"
+    unknown = cli.sub("callers", "epsilon")
+    assert unknown.code == 1 and "'epsilon' is not in the index" in unknown.err
