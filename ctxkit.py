@@ -6178,7 +6178,7 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
     for d in defs:
         for index, param in enumerate(d.params):
             if param["type"]:
-                name = param["name"].lstrip("*&.$")
+                name = param["name"].lstrip("*&." + s.language.sigils)
                 types.setdefault(d.qualname, {})[name] = param["type"]
                 declared.add((d.qualname, name))
                 if s.language.callback_types and _may_be_function_type(param["type"]):

@@ -509,3 +509,23 @@ def test_a_variable_iterating_definitions_calls_each_one(cli):
     assert callers(cli, "pkg/steps.py:group_b") == {"pkg/steps.py:group"}
     assert callers(cli, "pkg/more.py:group_c") == {"pkg/steps.py:group"}
     assert callers(cli, "pkg/more.py:func") == set()
+
+
+def _write(cli, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (cli.root / name).parent.mkdir(parents=True, exist_ok=True)
+        (cli.root / name).write_text(text, encoding="utf-8")
+    result = cli("index")
+    assert result.code == 0, result.err
+
+
+def test_typescript_parameter_names_keep_their_dollar(cli):
+    """`$pos: ResolvedPos` (prosemirror's convention) types `$pos`, as `pos: T` does:
+    the `$` is part of a JavaScript name, not a sigil."""
+    _write(cli, {"pos.ts": (
+        "export class ResolvedPos {\n  node(depth: number): number { return depth }\n}\n"
+        "export class Mark {\n  node(depth: number): number { return depth }\n}\n"
+        "export function joinable($before: ResolvedPos, $after: ResolvedPos | null) {\n"
+        "  return $before.node(1) + ($after)!.node(2)\n}\n")})
+    assert callers(cli, "pos.ts:ResolvedPos.node") == {"pos.ts:joinable"}
+    assert callers(cli, "pos.ts:Mark.node") == set()
