@@ -8603,6 +8603,8 @@ class _Resolver:
             node = self.by_pq.get((path, f"{qual}.{name}"))
             if node is not None:
                 return ("node", self.binding_at(node, line))
+            if name in self.ctx(path).get("types", {}).get(qual, ()):
+                return None  # a variable of the function hides the module's definition
         ctx = self.ctx(path)
         binding = ctx.get("imports", {}).get(name)
         if binding is not None:
@@ -9325,7 +9327,9 @@ class _Resolver:
                                          alias[1]) if alias[1] else None
         if target is None and "." in type_text:  # x = self.make(...): a method's result,
             # unknown (None) when that call is unresolved or its result undeclared
-            return self.expr_type(path, scope, type_text + "(...)")
+            # (or reads back to this type: `x = a.b` where a.b is typed `x.c`)
+            return self._unless_circular(("call result", path, scope, type_text),
+                                         self.expr_type, path, scope, type_text + "(...)")
         if target is None and _WORD.fullmatch(type_text) and \
                 self._is_variable(path, scope, type_text):
             return self._call_value(path, scope, type_text)

@@ -529,3 +529,16 @@ def test_typescript_parameter_names_keep_their_dollar(cli):
         "  return $before.node(1) + ($after)!.node(2)\n}\n")})
     assert callers(cli, "pos.ts:ResolvedPos.node") == {"pos.ts:joinable"}
     assert callers(cli, "pos.ts:Mark.node") == set()
+
+
+def test_a_function_variable_hides_the_module_definition(cli):
+    """`F = make_form(...)` inside a test makes F a variable of that function: `F()`
+    there is not the module's class F (Python's scoping), elsewhere it is."""
+    _write(cli, {"forms.py": (
+        "class Form:\n    def __init__(self, data=None):\n        self.data = data\n\n\n"
+        "def make_form(**fields):\n    return type('F', (Form,), fields)\n\n\n"
+        "class F(Form):\n    pass\n\n\n"
+        "def test_local():\n    F = make_form(a=1)\n    return F(1)\n\n\n"
+        "def test_module():\n    return F(2)\n")})
+    assert callers(cli, "forms.py:F") == {"forms.py:test_module"}
+    assert callers(cli, "forms.py:Form.__init__") == {"forms.py:test_module"}
