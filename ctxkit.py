@@ -5780,6 +5780,7 @@ class Language(Record):
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
         "class_fields", "element_callbacks", "same_container", "casts",
         "callback_types", "free_globals", "indexed_access", "element_results",
+        "name_after_body",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5797,6 +5798,7 @@ class Language(Record):
         "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
         "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
         "free_globals": False, "indexed_access": False, "element_results": frozenset(),
+        "name_after_body": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5863,6 +5865,9 @@ class Language(Record):
     #                             names (Python's typing.cast)
     accessors: frozenset[str]   # decorators that make a method read as an attribute
     #                             (Python's property): x.m is what m returns
+    name_after_body: bool       # a class's name is bound once its body has run (Python):
+    #                             its own name called in the body is another definition
+    #                             (else a static field's `new X()` is X's own)
     overloads: bool             # one qualname defined twice is an overload, chosen by the
     #                             arguments' types (C++, Java); else a redefinition, read at
     #                             the call's line (Python's `if WIN: def f()` ... `else:`)
@@ -9857,7 +9862,8 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
                                 f"{ALTERNATIVE_MARK}{k}", line, CONF_TYPED, file_id,
                                 arguments))
     dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
-    if dst == src and (recv is None and scope.kind in CLASS_KINDS or confidence < CONF_TYPED):
+    if dst == src and (recv is None and scope.kind in CLASS_KINDS and
+                       resolver.language(path).name_after_body or confidence < CONF_TYPED):
         dst, confidence = None, 0.0  # a guess that points back at the caller is wrong
     if dst is not None and resolver.nodes[dst].kind in CLASS_KINDS and \
             resolver.language(path).conversions:
@@ -10271,6 +10277,7 @@ PYTHON = Language(
     dynamic_types=frozenset({"Any"}),
     accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
     class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
+    name_after_body=True,
     # list.pop, dict.get/pop/setdefault, deque.pop/popleft (typeshed's builtins.pyi,
     # collections): a value of the container's last type argument
     element_results=frozenset({"pop", "get", "setdefault", "popleft"}),

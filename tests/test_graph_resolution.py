@@ -542,3 +542,15 @@ def test_a_function_variable_hides_the_module_definition(cli):
         "def test_module():\n    return F(2)\n")})
     assert callers(cli, "forms.py:F") == {"forms.py:test_module"}
     assert callers(cli, "forms.py:Form.__init__") == {"forms.py:test_module"}
+
+
+def test_a_static_field_constructs_its_own_class(cli):
+    """`static empty = new StepMap([])` in StepMap's body runs StepMap's constructor;
+    in Python a class body cannot name its own class (bound after the body runs)."""
+    _write(cli, {"map.ts": (
+        "export class StepMap {\n  constructor(readonly ranges: number[]) {}\n"
+        "  static empty = new StepMap([])\n}\n"),
+        "tree.py": ("class Node:\n    def __init__(self):\n        pass\n\n\n"
+                    "class Tree:\n    root = Node()\n")})
+    assert callers(cli, "map.ts:StepMap.constructor") == {"map.ts:StepMap"}
+    assert callers(cli, "tree.py:Node.__init__") == {"tree.py:Tree"}
