@@ -10273,6 +10273,7 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 PYTHON = Language(
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
     family="python", self_names=("self", "cls"), class_names=("cls",), builtins=PY_BUILTINS,
+    super_names=("super()", "super(...)", "super"),  # super(Cls, self): Python 2's spelling
     constructor="__init__",
     dynamic_types=frozenset({"Any"}),
     accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors

@@ -554,3 +554,12 @@ def test_a_static_field_constructs_its_own_class(cli):
                     "class Tree:\n    root = Node()\n")})
     assert callers(cli, "map.ts:StepMap.constructor") == {"map.ts:StepMap"}
     assert callers(cli, "tree.py:Node.__init__") == {"tree.py:Tree"}
+
+
+def test_super_with_arguments_starts_at_the_bases(cli):
+    """Python 2's spelling `super(HTMLRenderer, self).__init__()` is `super().__init__()`."""
+    _write(cli, {"render.py": (
+        "class BaseRenderer:\n    def __init__(self):\n        self.x = 1\n\n\n"
+        "class HTMLRenderer(BaseRenderer):\n    def __init__(self):\n"
+        "        super(HTMLRenderer, self).__init__()\n")})
+    assert callers(cli, "render.py:BaseRenderer.__init__") == {"render.py:HTMLRenderer.__init__"}
