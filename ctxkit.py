@@ -5780,7 +5780,7 @@ class Language(Record):
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
         "class_fields", "element_callbacks", "same_container", "casts",
         "callback_types", "free_globals", "indexed_access", "element_results",
-        "name_after_body",
+        "name_after_body", "locals_hide",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5798,7 +5798,7 @@ class Language(Record):
         "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
         "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
         "free_globals": False, "indexed_access": False, "element_results": frozenset(),
-        "name_after_body": False,
+        "name_after_body": False, "locals_hide": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -5868,6 +5868,9 @@ class Language(Record):
     name_after_body: bool       # a class's name is bound once its body has run (Python):
     #                             its own name called in the body is another definition
     #                             (else a static field's `new X()` is X's own)
+    locals_hide: bool           # a variable of a function hides a definition of its name
+    #                             (Python, JavaScript: one namespace; not Java, whose
+    #                             methods and variables are apart; else unmeasured)
     overloads: bool             # one qualname defined twice is an overload, chosen by the
     #                             arguments' types (C++, Java); else a redefinition, read at
     #                             the call's line (Python's `if WIN: def f()` ... `else:`)
@@ -8608,7 +8611,7 @@ class _Resolver:
             node = self.by_pq.get((path, f"{qual}.{name}"))
             if node is not None:
                 return ("node", self.binding_at(node, line))
-            if name in self.ctx(path).get("types", {}).get(qual, ()):
+            if language.locals_hide and name in self.ctx(path).get("types", {}).get(qual, ()):
                 return None  # a variable of the function hides the module's definition
         ctx = self.ctx(path)
         binding = ctx.get("imports", {}).get(name)
@@ -10278,7 +10281,7 @@ PYTHON = Language(
     dynamic_types=frozenset({"Any"}),
     accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
     class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
-    name_after_body=True,
+    name_after_body=True, locals_hide=True,
     # list.pop, dict.get/pop/setdefault, deque.pop/popleft (typeshed's builtins.pyi,
     # collections): a value of the container's last type argument
     element_results=frozenset({"pop", "get", "setdefault", "popleft"}),
@@ -10700,6 +10703,7 @@ _JS_SAME_CONTAINER = frozenset(
     "filter slice concat sort reverse toSorted toReversed toSpliced".split())
 _JS_HOOKS: dict[str, Any] = dict(
     full=True, family="javascript", self_names=("this",), skeleton=_JS_SKELETON,
+    locals_hide=True,
     constructor="constructor", qualname=_js_qualname, skip_def=_js_skip_def,
     capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
     element_callbacks=_JS_ELEMENT_CALLBACKS, same_container=_JS_SAME_CONTAINER,

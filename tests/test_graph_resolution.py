@@ -563,3 +563,12 @@ def test_super_with_arguments_starts_at_the_bases(cli):
         "class HTMLRenderer(BaseRenderer):\n    def __init__(self):\n"
         "        super(HTMLRenderer, self).__init__()\n")})
     assert callers(cli, "render.py:BaseRenderer.__init__") == {"render.py:HTMLRenderer.__init__"}
+
+
+def test_java_methods_and_variables_are_apart(cli):
+    """In Java a local variable named as a method does not hide it (`total(total)` calls
+    the method), where Python's variable would."""
+    _write(cli, {"src/Shop.java": (
+        "public class Shop {\n  static int total(int a) { return a; }\n"
+        "  int sum(int a) {\n    int total = a + 1;\n    return total(total);\n  }\n}\n")})
+    assert callers(cli, "src/Shop.java:Shop.total") == {"src/Shop.java:Shop.sum"}
