@@ -7090,7 +7090,8 @@ def _clean_type(text: str, generic: bool = False) -> str:
     A union keeps its members that name a type, ``A | B | null`` -> ``A|B``;
     ``Optional[X]`` and ``X | None`` -> ``X``. With ``generic``, a member keeps the
     names its type arguments hold, ``Map<K, Node<V>>`` -> ``Map<K,Node>``,
-    ``list[Foo]`` -> ``list<Foo>``, an array ``Foo[]`` -> ``Array<Foo>``: what a
+    ``list[Foo]`` -> ``list<Foo>``, an array ``Foo[]`` -> ``Array<Foo>``, a union
+    argument ``(A | B)[]`` -> ``Array<A;B>`` (UNION_ARGUMENT): what a
     container outside the index gives back may be a class of the index
     (``_Resolver.type_named``).
     """
@@ -7102,6 +7103,11 @@ def _clean_type(text: str, generic: bool = False) -> str:
     return "|".join(m[0] for m in _clean_members(text))
 
 
+# The members of a union that is a type argument, `Array<A | B>` -> `Array<A;B>` (no
+# type's name has it): the element is one of them, not the last argument's B.
+UNION_ARGUMENT = ";"
+
+
 def _generic_member(member: tuple[str, str]) -> str:
     name, written = member
     if written.endswith("[]"):  # Foo[]: an array of Foo
@@ -7111,13 +7117,19 @@ def _generic_member(member: tuple[str, str]) -> str:
         if name.startswith("type:") or arguments is None:
             return name
         inner = arguments.group(1) if arguments.group(1) is not None else arguments.group(2)
-    held = [n for arg in _split_top_level(inner, ",") for n in _clean_type(arg).split("|") if n]
+    # an argument that is a union keeps its members, joined by UNION_ARGUMENT
+    held = [UNION_ARGUMENT.join(dict.fromkeys(n for n in _clean_type(arg).split("|") if n))
+            for arg in _split_top_level(inner, ",")]
+    held = [n for n in held if n]
     return f"{name}<{','.join(dict.fromkeys(held))}>" if held else name
 
 
 def _clean_members(text: str) -> list[tuple[str, str]]:
     """(class name, the member as written) of each member of a written type's union."""
     text = re.sub(r"\b(mut|dyn|impl|const|final|readonly)\b", "", text or "").strip()
+    array = re.fullmatch(r"\((.*)\)\s*\[\]", text, re.S)
+    if array:  # TypeScript's (A | B)[]: an array of either
+        text = f"Array<{array.group(1)}>"
     if text.startswith("("):  # Go results (*User, error): the first one, named or not
         text = text[1:].split(",")[0].rstrip(")")  # (ctx *Context, err error)
         named = re.fullmatch(r"\s*([A-Za-z_]\w*)\s+(\S.*)", text, re.S)
@@ -9307,8 +9319,9 @@ class _Resolver:
                 return found
             held = tuple(self.type_named(path, scope, t) for t in generic.group(2).split(","))
             return OutsideGeneric(held) if any(t is not OUTSIDE for t in held) else OUTSIDE
-        if "|" in type_text:
-            members = [self.type_named(path, scope, t) for t in type_text.split("|")]
+        if "|" in type_text or UNION_ARGUMENT in type_text:
+            members = [self.type_named(path, scope, t)
+                       for t in re.split(r"[|;]", type_text)]
             classes = tuple(m for m in members if isinstance(m, int))
             if not classes:
                 return OUTSIDE if all(m is OUTSIDE for m in members) else None
@@ -10734,6 +10747,11 @@ _TS_FIELDS = """
 (arrow_function return_type: (type_annotation (_) @fntype) body: (arrow_function) @narrow)
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @var !type
     value: (new_expression constructor: (_) @type)) @vartype @self
+(formal_parameters [
+    (required_parameter [(accessibility_modifier) "readonly"] pattern: (identifier) @var
+        type: (type_annotation (_) @type))
+    (optional_parameter [(accessibility_modifier) "readonly"] pattern: (identifier) @var
+        type: (type_annotation (_) @type))] @vartype @self)
 """
 _TS_DEFS = """
 (abstract_class_declaration name: (_) @name) @def.class

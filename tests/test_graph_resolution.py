@@ -572,3 +572,29 @@ def test_java_methods_and_variables_are_apart(cli):
         "public class Shop {\n  static int total(int a) { return a; }\n"
         "  int sum(int a) {\n    int total = a + 1;\n    return total(total);\n  }\n}\n")})
     assert callers(cli, "src/Shop.java:Shop.total") == {"src/Shop.java:Shop.sum"}
+
+def test_constructor_parameter_properties_are_fields(cli):
+    """`constructor(readonly content: Node[], public other: Node)` declares the fields
+    `this.content` and `this.other` (TypeScript's parameter properties)."""
+    _write(cli, {"frag.ts": (
+        "export class Node {\n  cut(a: number): Node { return this }\n}\n"
+        "export class Mark {\n  cut(a: number): Mark { return this }\n}\n"
+        "export class Fragment {\n"
+        "  constructor(readonly content: readonly Node[], private other?: Mark) {}\n"
+        "  first() { return this.content[0].cut(1) }\n"
+        "  second() { return this.other!.cut(2) }\n}\n")})
+    assert callers(cli, "frag.ts:Node.cut") == {"frag.ts:Fragment.first"}
+    assert callers(cli, "frag.ts:Mark.cut") == {"frag.ts:Fragment.second"}
+
+
+def test_a_union_type_argument_is_either_member(cli):
+    """The element of `(Add | Remove)[]` is an Add or a Remove, never the last member
+    alone: a method both define is left unresolved, one only Add defines is Add's."""
+    _write(cli, {"steps.ts": (
+        "export class Add {\n  apply(a: number) { return a }\n  only() { return 1 }\n}\n"
+        "export class Remove {\n  apply(a: number) { return a }\n}\n"
+        "export function run(steps: (Add | Remove)[], more: Array<Add | Remove>) {\n"
+        "  steps[0].apply(1)\n  steps[0].only()\n  more[0].apply(2)\n}\n")})
+    assert callers(cli, "steps.ts:Remove.apply") == set()
+    assert callers(cli, "steps.ts:Add.apply") == set()
+    assert callers(cli, "steps.ts:Add.only") == {"steps.ts:run"}
