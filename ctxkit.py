@@ -10023,7 +10023,7 @@ _PY_QUERY = f"""
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype
-(assignment left: (identifier) @var !type right: (identifier) @copied) @vartype
+(assignment left: (identifier) @var !type right: [(identifier) (subscript)] @copied) @vartype
 (assignment left: (identifier) @var
     right: (await (call function: [(identifier) (attribute)] @type))) @vartype
 (assignment left: (attribute object: (identifier) @self attribute: (identifier) @var)
@@ -10333,7 +10333,8 @@ _JS_CALLS = """
 (variable_declarator name: (identifier) @var value: (call_expression
     function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
 (variable_declarator name: (identifier) @var value: (member_expression) @type) @vartype
-(variable_declarator name: (identifier) @var value: (identifier) @copied) @vartype
+(variable_declarator name: (identifier) @var value: [(identifier) (subscript_expression)]
+    @copied) @vartype
 (variable_declarator name: (identifier) @var value: (await_expression (call_expression
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self

@@ -598,3 +598,24 @@ def test_a_union_type_argument_is_either_member(cli):
     assert callers(cli, "steps.ts:Remove.apply") == set()
     assert callers(cli, "steps.ts:Add.apply") == set()
     assert callers(cli, "steps.ts:Add.only") == {"steps.ts:run"}
+
+
+def test_a_variable_copied_from_an_item_holds_the_element(cli):
+    """`found = self.content[i]` / `let found = this.content[i]`: found is what the
+    container holds, as a call on `self.content[i]` itself reads it."""
+    _write(cli, {"frag.py": (
+        "class Node:\n    def cut(self):\n        return self\n\n\n"
+        "class Mark:\n    def cut(self):\n        return self\n\n\n"
+        "class Frag:\n    def __init__(self, content: list[Node]):\n"
+        "        self.content = content\n\n"
+        "    def child(self, i):\n        found = self.content[i]\n        return found.cut()\n"),
+        "frag.ts": (
+        "export class Node {\n  cut(): Node { return this }\n}\n"
+        "export class Mark {\n  cut(): Mark { return this }\n}\n"
+        "export class Frag {\n  content: Mark[] = []\n"
+        "  child(index: number) {\n    let found = this.content[index]\n"
+        "    return found.cut()\n  }\n}\n")})
+    assert callers(cli, "frag.py:Node.cut") == {"frag.py:Frag.child"}
+    assert callers(cli, "frag.py:Mark.cut") == set()
+    assert callers(cli, "frag.ts:Mark.cut") == {"frag.ts:Frag.child"}
+    assert callers(cli, "frag.ts:Node.cut") == set()
