@@ -6308,19 +6308,30 @@ def _function_of(node: Any) -> Any:
     return up
 
 
+RETURNED_EXPRESSIONS = 4  # the distinct expressions an undeclared result is read from
+# Returned values that add no type to the others' (the checker's `X | undefined`).
+_NO_VALUE = frozenset({"null", "undefined", "None", "nil"})
+
+
 def _inferred_returns(defs: list[_Def], records: list[DefRecord], found: Iterable[tuple],
                       ctx: dict[str, Any]) -> None:
-    """{qualname: the expression it returns} for a function without a declared return
-    type whose returns all give one expression (``return Store()``, ``return new X()``,
-    ``=> this.make()``): the resolver reads its type as a type checker infers it."""
+    """{qualname: the expressions it returns} for a function without a declared return
+    type (``return Store()``, ``return new X()``, ``=> this.make()``; several, one a
+    line, as ``return this`` and ``return new Fragment(...)``, up to
+    RETURNED_EXPRESSIONS): the resolver reads their type as a type checker infers it."""
     declared = {r.qualname for r in records if r.return_type}
     by_fn = {(d.fn.start_byte, d.fn.end_byte): d.qualname for d in defs}
-    returns: dict[str, str] = {}
+    returns: dict[str, list[str] | None] = {}
     for start, end, text in found:
         qualname = by_fn.get((start, end))
-        if qualname is not None and qualname not in declared:
-            returns[qualname] = text if returns.get(qualname, text) == text else ""
-    returns = {q: text for q, text in returns.items() if text}
+        if qualname is None or qualname in declared or returns.get(qualname, []) is None:
+            continue
+        texts = returns.setdefault(qualname, [])
+        if text not in texts:
+            texts.append(text)
+        if len(texts) > RETURNED_EXPRESSIONS:
+            returns[qualname] = None  # too many ways out to agree on one type
+    returns = {q: "\n".join(texts) for q, texts in returns.items() if texts}
     if returns:
         ctx["returns"] = returns
 
@@ -9588,8 +9599,9 @@ class _Resolver:
         return bool(written) and written == first
 
     def _inferred_return(self, function: int) -> Any:
-        """What an undeclared function returns, read from the one expression all its
-        returns give (see _inferred_returns), in the function's own scope."""
+        """What an undeclared function returns, read from the expressions its returns
+        give (see _inferred_returns), in the function's own scope: the one type they all
+        have (`return this` and `return new Fragment()` in Fragment), else None."""
         _, _, qualname, path = self.nodes[function]
         text = self.ctx(path).get("returns", {}).get(qualname)
         key = ("returns", function)
@@ -9597,9 +9609,11 @@ class _Resolver:
             return None  # nothing to read, or a recursion that leads back here
         self.memo[key] = None
         try:
-            return self.expr_type(path, qualname, text)
+            found = {self.expr_type(path, qualname, expr) for expr in text.split("\n")
+                     if expr not in _NO_VALUE}
         finally:
             del self.memo[key]
+        return found.pop() if len(found) == 1 else None
 
     def field_type(self, cls: int, attr: str, depth: int = 0,
                    seen: set[int] | None = None, bound: dict | None = None) -> Any:

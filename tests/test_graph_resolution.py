@@ -619,3 +619,21 @@ def test_a_variable_copied_from_an_item_holds_the_element(cli):
     assert callers(cli, "frag.py:Mark.cut") == set()
     assert callers(cli, "frag.ts:Mark.cut") == {"frag.ts:Frag.child"}
     assert callers(cli, "frag.ts:Node.cut") == set()
+
+
+def test_an_undeclared_result_is_the_type_all_its_returns_agree_on(cli):
+    """`return this` in one branch and `return new Fragment()` in another: a Fragment
+    (a returned `undefined` adds nothing); returns of two classes give no type."""
+    _write(cli, {"frag.ts": (
+        "export class Node {\n  append(a: number) { return a }\n}\n"
+        "export class Fragment {\n  append(other: Fragment) { return other }\n"
+        "  cut(from: number) {\n    if (from == 0) return this\n    return new Fragment()\n  }\n"
+        "  maybe(from: number) {\n    if (from == 0) return undefined\n"
+        "    return new Fragment()\n  }\n"
+        "  mixed(from: number) {\n    if (from == 0) return new Node()\n"
+        "    return new Fragment()\n  }\n}\n"
+        "export function cutting(f: Fragment) { return f.cut(0).append(f) }\n"
+        "export function maybe(f: Fragment) { return f.maybe(0)!.append(f) }\n"
+        "export function mixed(f: Fragment) { return f.mixed(0).append(f) }\n")})
+    assert callers(cli, "frag.ts:Fragment.append") == {"frag.ts:cutting", "frag.ts:maybe"}
+    assert callers(cli, "frag.ts:Node.append") == set()
