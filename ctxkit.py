@@ -2681,6 +2681,7 @@ class SearchRun:
         self.work = 0           # characters the line matcher has read (found_in)
         self._lowered: dict[int, str] = {}
         self._lines: dict[int, list[str]] = {}
+        self._low_lines: dict[int, list[str]] = {}
 
     def lowered(self, chunk: Any) -> str:
         """A chunk's text in lowercase, made once a search (its strategies bring many of
@@ -2696,6 +2697,16 @@ class SearchRun:
         if lines is None:
             lines = self._lines[chunk["id"]] = chunk["text"].split("\n")
         return lines
+
+    def lowered_lines(self, chunk: Any) -> list[str] | None:
+        """A chunk's lines in lowercase (split once a search), or None when lowercasing
+        changes the text's length, so that a place in them is not a place in the line."""
+        lows = self._low_lines.get(chunk["id"])
+        if lows is None:
+            low = self.lowered(chunk)
+            lows = self._low_lines[chunk["id"]] = (
+                low.split("\n") if len(low) == len(chunk["text"]) else [])
+        return lows or None
 
     # rarity -----------------------------------------------------------------------
     def fts_count(self, expression: str) -> int:
@@ -2763,8 +2774,9 @@ class SearchRun:
             total += text.count("\n") + 1
         words = [lit for lit, (variants, _) in self.matcher.literals.items()
                  if variants and lit[0] != "\n"]
-        joined = "\n".join(_lines_cut(text, words) if cut and len(text) > SEARCH_LINE_READ
-                           else text for _, _, text in pieces)
+        joined = "\n".join(
+            _lines_cut(text, words, self.lowered_lines(chunk), start)
+            if cut and len(text) > SEARCH_LINE_READ else text for chunk, start, text in pieces)
         self.work += len(joined)
         found = self.matcher.candidates(joined, max(SEARCH_ENUM_CAP, total // 8))
         lines = joined.split("\n") if found else []
@@ -2972,21 +2984,30 @@ def _strategy_severity(run: SearchRun) -> str | None:
     return "summary lines" + (" + " + " OR ".join(rare) if rare else "")
 
 
-def _lines_cut(text: str, words: Sequence[str] = ()) -> str:
+def _lines_cut(text: str, words: Sequence[str] = (), lows: list[str] | None = None,
+               first: int = 0) -> str:
     """``text`` with each line cut to the SEARCH_LINE_READ characters the scorer reads:
     a line's start, or in a longer line the stretch around the first place that holds
-    one of ``words`` (lowercase), so a word in the middle of a 5 MB line is found."""
+    one of ``words`` (lowercase), so a word in the middle of a 5 MB line is found.
+    ``lows`` are the lowercase lines of the chunk whose line ``first`` starts ``text``
+    (lowercasing a long line again was most of what cutting it cost)."""
     lines = text.split("\n")
     if max(map(len, lines)) <= SEARCH_LINE_READ:
         return text
-    return "\n".join(line if len(line) <= SEARCH_LINE_READ else _line_stretch(line, words)
-                     for line in lines)
+    return "\n".join(line if len(line) <= SEARCH_LINE_READ else _line_stretch(
+        line, words, lows[first + offset] if lows else line.lower())
+        for offset, line in enumerate(lines))
 
 
-def _line_stretch(line: str, words: Sequence[str]) -> str:
-    low = line.lower()
-    places = [at for at in (low.find(word) for word in words) if at >= 0]
-    start = max(0, min(places) - SEARCH_LINE_READ // 4) if places else 0
+def _line_stretch(line: str, words: Sequence[str], low: str) -> str:
+    """SEARCH_LINE_READ characters of a long line from a quarter of that before the
+    first place (in its lowercase ``low``) that holds one of ``words``."""
+    place = len(low)
+    for word in words:   # each word looked for only before the first place so far
+        at = low.find(word, 0, place + len(word) - 1)
+        if at >= 0:
+            place = at
+    start = max(0, place - SEARCH_LINE_READ // 4) if place < len(low) else 0
     return line[start:start + SEARCH_LINE_READ]
 
 
