@@ -2354,6 +2354,14 @@ class ScoredLine:
         self.ids: list[str] = []
 
 
+def length_factor(text: str) -> float:
+    """A line longer than SEARCH_LONG_LINE scores less in proportion: it holds many words
+    by chance (as BM25 normalizes by length)."""
+    if len(text) <= SEARCH_LONG_LINE:
+        return 1.0
+    return 1 / (1 + 0.5 * (len(text) / SEARCH_LONG_LINE - 1))
+
+
 class LineScorer:
     """Scores lines: the weight of every query source the line holds (its best variant),
     severity for a query that asks for a problem, negation, nearby lines' sources."""
@@ -2390,7 +2398,10 @@ class LineScorer:
             if value > item.sources.get(variant.source, 0.0):
                 item.sources[variant.source] = value
         self._credit_problem(item, self._marker_value(item, []))
-        item.base = item.score = sum(item.sources.values()) + 0.01 * item.severity
+        # The exact score's length factor too: without it the longest lines, which hold
+        # many words by chance, were scored exactly first and then fell behind.
+        item.base = item.score = (sum(item.sources.values()) + 0.01 * item.severity) * (
+            length_factor(text[:SEARCH_LINE_READ]))
         return item
 
     def _credit_problem(self, item: ScoredLine, severe: float) -> None:
@@ -2445,8 +2456,7 @@ class LineScorer:
         score = sum(item.sources.values()) + self._proximity(found) + self._title(item)
         if query.problem and item.severity < 0:
             score *= 0.4
-        if len(text) > SEARCH_LONG_LINE:   # a long line holds many words by chance
-            score /= 1 + 0.5 * (len(text) / SEARCH_LONG_LINE - 1)
+        score *= length_factor(text)
         if text.rstrip().endswith(("...", "…")) and len(text) >= 60:
             score *= SEARCH_CUT_FACTOR   # a tool's digest cut to the terminal: whole elsewhere
         score *= lesser_factor(text)

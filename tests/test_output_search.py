@@ -562,6 +562,25 @@ def test_the_severity_strategy_reads_the_lines_its_words_are_on_not_the_whole_ch
     assert any("request 70 to upstream ok" in item.text for item in run.lines.values())
 
 
+def test_the_rough_score_takes_the_length_factor_of_the_exact_one(cli, monkeypatch):
+    """A long line holds many words by chance and the exact score says so; the rough
+    score, which chooses the lines scored exactly, says it too, so the longest lines
+    are not the ones scored exactly first."""
+    monkeypatch.setattr(ctxkit, "SEARCH_SCAN_BYTES", 0)
+    record = "replica pool drained " + " ".join(f"field{i}=value{i}" for i in range(400))
+    store(cli, "\n".join(["filler"] * 20 + [record, "replica pool drained at 10:04"]
+                         + ["filler"] * 20) + "\n")
+    run = _run(cli, "replica pool drained")
+    ids = [row[0] for row in run.db.query("SELECT id FROM output_chunks")]
+    found = run.found_lines(run.fetch_chunks(ids))[0]
+    rough = {entry[2][:30]: run.scorer.rough(*entry) for entry in found}
+    long_line, short_line = rough[record[:30]], rough["replica pool drained at 10:04"]
+    assert long_line.score < short_line.score / 5
+    for item in (long_line, short_line):
+        run.scorer.refine(item)
+    assert long_line.score < short_line.score
+
+
 def test_windows_of_lines_merge_and_stay_inside_the_chunk():
     assert ctxkit.merged_windows([0, 3, 9], 2, 10) == [(0, 5), (7, 9)]
     assert ctxkit.merged_windows([], 2, 10) == []
