@@ -94,12 +94,16 @@ python markdown-it-py pypi markdown-it-py==3.0.0
 python tomlkit pypi tomlkit==0.13.2
 python sqlparse pypi sqlparse==0.5.0
 python pyflakes pypi pyflakes==3.2.0
+python wtforms pypi WTForms==3.1.2
+python mistune pypi mistune==3.0.2
 typescript mobx npm mobx@7.1.3
 typescript immer npm immer@11.2.13
 typescript zod npm zod@4.6.7
 typescript router-core npm @tanstack/router-core@1.171.39
 typescript form-core npm @tanstack/form-core@1.33.5
 typescript trpc-client npm @trpc/client@11.25.2
+typescript prosemirror-model npm prosemirror-model@1.25.13
+typescript prosemirror-transform npm prosemirror-transform@1.12.7
 go cobra deb golang-github-spf13-cobra-dev github.com/spf13/cobra golang-github-spf13-pflag-dev \\
     golang-github-cpuguy83-go-md2man-v2-dev golang-github-russross-blackfriday-v2-dev \\
     golang-gopkg-yaml.v3-dev
