@@ -20465,6 +20465,7 @@ _ROOT = os.path.realpath(os.environ["CTXKIT_RERUN_ROOT"]) + os.sep
 _OUT = os.environ["CTXKIT_RERUN_OUT"]
 _KEEP = set(json.loads(os.environ.get("CTXKIT_RERUN_FILES") or "[]"))
 _LIBRARY = set(json.loads(os.environ.get("CTXKIT_RERUN_LIBRARY") or "[]"))
+_FAILING = set(json.loads(os.environ.get("CTXKIT_RERUN_FAILING") or "[]"))
 _codes = {}
 _functions = []
 _tests = {}
@@ -20473,6 +20474,10 @@ _lines = set()
 _previous = None
 _paused = 0
 _written = 0
+_test_code = None     # a failing test's own code: its lines say which statement runs
+_at = 0               # the failing test's line running now (0: not inside it)
+_at_lines = None      # (function, line, test line) of a failing test
+_ended_at = 0         # the line the failing test's code ended at (where it raised)
 _LOG = os.path.join(_OUT, "trace-%d.jsonl" % os.getpid())
 
 
@@ -20529,8 +20534,16 @@ def _trace(frame, event, arg):
 
 
 def _line(frame, event, arg):
-    if event == "line" and _current is not None and not _paused:
+    global _at, _ended_at
+    if _current is None or _paused:
+        return _line
+    if frame.f_code is _test_code:
+        _at = frame.f_lineno if event == "line" else 0 if event == "return" else _at
+        _ended_at = frame.f_lineno if event == "return" else _ended_at
+    if event == "line":
         _lines.add((_codes[frame.f_code], frame.f_lineno))
+        if _at_lines is not None:
+            _at_lines.add((_codes[frame.f_code], frame.f_lineno, _at))
     return _line
 
 
@@ -20553,8 +20566,12 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    global _current, _lines, _previous, _paused
-    _current, _lines, _paused = set(), set(), 0
+    global _current, _lines, _previous, _paused, _test_code, _at, _at_lines, _ended_at
+    _current, _lines, _paused, _at, _ended_at = set(), set(), 0, 0, 0
+    failing = item.nodeid in _FAILING or item.nodeid.split("[", 1)[0] in _FAILING
+    function = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+    _test_code = getattr(function, "__code__", None) if failing else None
+    _at_lines = set() if _test_code is not None else None
     _previous = sys.gettrace()
     sys.settrace(_trace)
     threading.settrace(_trace)
@@ -20566,7 +20583,11 @@ def pytest_runtest_protocol(item, nextitem):
         entry = _tests.setdefault(item.nodeid, {"outcome": "passed"})
         entry["functions"] = sorted(_current)
         entry["lines"] = [number for pair in sorted(_lines) for number in pair]
-        _current = None
+        if _at_lines is not None and _test_code is not None:
+            entry["at"] = [number for triple in sorted(_at_lines) for number in triple]
+            entry["test_code"] = [_test_code.co_filename, _test_code.co_firstlineno,
+                                  _ended_at]
+        _current, _test_code, _at_lines = None, None, None
         _append(item.nodeid, entry)
 
 
@@ -20657,6 +20678,8 @@ def rerun_coverage(env: Env, command: str, failure: Failure, timeout: float) -> 
         path = os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH")) if p)
         child = dict(os.environ, PYTHONPATH=path, CTXKIT_RERUN_ROOT=str(env.root),
                      CTXKIT_RERUN_OUT=folder, CTXKIT_RERUN_FILES=json.dumps(files),
+                     CTXKIT_RERUN_FAILING=json.dumps(sorted(t for t in failure.test_ids
+                                                            if "::" in t)),
                      CTXKIT_RERUN_LIBRARY=json.dumps(sorted(SUSPECT_LIBRARY_PARTS)))
         started = time.monotonic()
         try:
@@ -20729,7 +20752,7 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
 
     counts: dict[tuple, list[int]] = {}
     lines: dict[tuple, list[int]] = {}
-    failed = passed = others = 0
+    failed = passed = others = statements = 0
     for trace in traces:
         table = [tuple(f) for f in trace["functions"]]
         for nodeid, test in trace["tests"].items():
@@ -20746,6 +20769,8 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
             pairs = test.get("lines", ())
             for index, number in zip(pairs[::2], pairs[1::2], strict=True):
                 lines.setdefault((table[index], number), [0, 0])[side] += 1
+            if not side:
+                statements += _count_earlier_statements(test, table, lines)
     best = _most_suspicious_lines(lines)
     functions = [(*key, ef, ep, *best.get(key, (0, ef, ep)))
                  for key, (ef, ep) in counts.items() if ef]
@@ -20753,12 +20778,107 @@ def _coverage_from(traces: list[dict[str, Any]], seconds: float,
     note = (f"--rerun: {failed} failing and {passed} passing test"
             f"{'s' if passed != 1 else ''} traced in {seconds:.1f} s" + (
                 f" ({others} other failing test{'s' if others != 1 else ''} left out)"
-                if others else ""))
+                if others else "") + (
+                f"; {statements} statement{'s' if statements != 1 else ''} of the failing "
+                f"test before the failing one counted as passing runs" if statements else ""))
     if not failed:
         note = (f"--rerun: the failure did not happen again ({passed} test"
                 f"{'s' if passed != 1 else ''} passed): no coverage to rank by")
     return Coverage(failed=failed, passed=passed,
                     functions=functions[:SUSPECT_RERUN_MAX_FUNCTIONS], note=note)
+
+
+def _count_earlier_statements(test: dict[str, Any], table: list[tuple],
+                              lines: dict[tuple, list[int]]) -> int:
+    """A failing test's statements that ran before the failing one and did not feed it
+    (checks that passed: ``assert render(a) == x`` before ``assert render(b) == y``)
+    count as passing runs of the lines they ran: code the test's own passing checks ran
+    is where it succeeds, code only the failing statement ran is where it differs.
+    Returns how many statements were counted."""
+    found = test.get("test_code")
+    if not found or "at" not in test:
+        return 0
+    runs = _earlier_statements(*found)
+    if not runs:
+        return 0
+    triples = test["at"]
+    ran: dict[tuple, set[int]] = {}
+    for index, number, at in zip(triples[::3], triples[1::3], triples[2::3], strict=True):
+        if at in runs:
+            ran.setdefault((table[index], number), set()).add(runs[at])
+    for key, statements in ran.items():
+        if key in lines:
+            lines[key][1] += len(statements)
+    return len({s for statements in ran.values() for s in statements})
+
+
+def _earlier_statements(path: str, first: int, ended: int) -> dict[int, int]:
+    """The test function at ``first`` in ``path``: each line of a statement that is
+    not the failing one (the innermost statement holding line ``ended``, a failing
+    ``with`` with its body), not one whose names it reads (the last assignment of each,
+    and so on back) and not a statement around them, mapped to that statement's line."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    test = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                 and first in [n.lineno] + [d.lineno for d in n.decorator_list]), None)
+    if test is None or not ended:
+        return {}
+    statements = [n for n in ast.walk(test) if isinstance(n, ast.stmt) and n is not test]
+    holding = [n for n in statements if ended in _statement_span(n)]
+    if not holding:
+        return {}
+    failing = min(holding, key=lambda n: len(_statement_span(n)))
+    keep = {id(failing)}
+    if isinstance(failing, ast.With | ast.AsyncWith):
+        keep |= {id(n) for n in ast.walk(failing) if isinstance(n, ast.stmt)}
+    wanted = [failing]
+    while wanted:
+        statement = wanted.pop()
+        for name in {n.id for n in ast.walk(statement)
+                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}:
+            source = _last_assignment(statements, name, statement.lineno)
+            if source is not None and id(source) not in keep:
+                keep.add(id(source))
+                wanted.append(source)
+    kept = [n for n in statements if id(n) in keep]
+    around = {id(n) for n in statements for k in kept if n is not k
+              and set(_statement_span(k)) <= set(_statement_span(n))}
+    runs: dict[int, int] = {}
+    for statement in sorted(statements, key=lambda n: len(_statement_span(n)),
+                            reverse=True):    # the innermost statement of a line last
+        for line in _statement_span(statement):
+            if id(statement) in keep or id(statement) in around:
+                runs.pop(line, None)
+            else:
+                runs[line] = statement.lineno
+    return runs
+
+
+def _last_assignment(statements: list[Any], name: str, before: int) -> Any:
+    """The last statement before line ``before`` that binds ``name``."""
+    import ast
+
+    best = None
+    for statement in statements:
+        if statement.lineno >= before:
+            continue
+        binds = getattr(statement, "name", None) == name or any(
+            isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name
+            or isinstance(n, ast.alias) and (n.asname or n.name.partition(".")[0]) == name
+            for n in ast.walk(statement))
+        if binds and (best is None or statement.lineno > best.lineno):
+            best = statement
+    return best
+
+
+def _statement_span(statement: Any) -> range:
+    """The lines of a statement, a definition's decorators included."""
+    first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
+    return range(first, (statement.end_lineno or statement.lineno) + 1)
 
 
 def _most_suspicious_lines(lines: dict[tuple, list[int]]) -> dict[tuple, tuple[int, int, int]]:

@@ -233,3 +233,34 @@ def test_a_call_that_cannot_bind_or_a_lookup_that_misses_names_what_it_stopped_a
         assert top["id"] == "src/pricing/receipt.py:_discount", args
         assert top["signals"]["frame"]["why"] == (
             "the failure looks up 'discount' on pricing.receipt, which holds '_discount'")
+
+
+def test_the_failing_tests_earlier_checks_count_as_passing_runs(registry):
+    """One test, three checks: the two before the failing one passed, so what they ran
+    is where the test succeeds; only what the failing statement (and the assignment it
+    reads) ran is specific to the failure, though no other test is there to say so."""
+    (registry.root / "src" / "pricing" / "labels.py").write_text(
+        "def clean(text):\n    return text.strip()\n\n\n"
+        "def shout(text):\n    return clean(text).upper() + '!'\n\n\n"
+        "def whisper(text):\n    return clean(text).lower() + '!'   # the fault: '...'\n")
+    (registry.root / "tests" / "test_labels.py").write_text(
+        "from pricing.labels import clean, shout, whisper\n\n\n"
+        "def test_labels():\n"
+        "    assert shout(' hi ') == 'HI!'\n"
+        "    assert clean(' yo ') == 'yo'\n"
+        "    label = whisper(' hi ')\n"
+        "    assert label == 'hi...'\n")
+    registry("index", "-q")
+    run_failing(registry, "tests/test_labels.py::test_labels")
+    result = registry("suspects", "--rerun", "--json").json()
+    assert result["rerun"]["failed"] == 1 and result["rerun"]["passed"] == 0
+    assert any(note.endswith("; 2 statements of the failing test before the failing one "
+                             "counted as passing runs") for note in result["notes"])
+    by_name = {s["name"]: s for s in result["suspects"]}
+    assert by_name["whisper"]["signals"]["coverage"]["value"] == 1.0
+    # shout ran in one check that passed; clean in both and in the failing statement
+    assert by_name["shout"]["signals"]["coverage"]["value"] == pytest.approx(0.5 ** 0.5,
+                                                                            abs=1e-3)
+    assert by_name["clean"]["signals"]["coverage"]["value"] == pytest.approx(3 ** -0.5,
+                                                                            abs=1e-3)
+    assert ranked(result)[0] == "src/pricing/labels.py:whisper"
