@@ -10130,7 +10130,21 @@ PY_BUILTINS = frozenset(
     "getattr globals hasattr hash help hex id input int isinstance issubclass iter len list "
     "locals map max memoryview min next object oct open ord pow print property range repr "
     "reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip "
-    "__import__".split())
+    "__import__ "
+    # the exception classes (raise ValueError(...) calls Python's, not an unresolved name)
+    "ArithmeticError AssertionError AttributeError BaseException BaseExceptionGroup "
+    "BlockingIOError BrokenPipeError BufferError BytesWarning ChildProcessError "
+    "ConnectionAbortedError ConnectionError ConnectionRefusedError ConnectionResetError "
+    "DeprecationWarning EOFError EncodingWarning EnvironmentError Exception ExceptionGroup "
+    "FileExistsError FileNotFoundError FloatingPointError FutureWarning GeneratorExit IOError "
+    "ImportError ImportWarning IndentationError IndexError InterruptedError IsADirectoryError "
+    "KeyError KeyboardInterrupt LookupError MemoryError ModuleNotFoundError NameError "
+    "NotADirectoryError NotImplementedError OSError OverflowError PendingDeprecationWarning "
+    "PermissionError ProcessLookupError PythonFinalizationError RecursionError ReferenceError "
+    "ResourceWarning RuntimeError RuntimeWarning StopAsyncIteration StopIteration SyntaxError "
+    "SyntaxWarning SystemError SystemExit TabError TimeoutError TypeError UnboundLocalError "
+    "UnicodeDecodeError UnicodeEncodeError UnicodeError UnicodeTranslateError UnicodeWarning "
+    "UserWarning ValueError Warning ZeroDivisionError".split())
 
 
 def _py_not_a_definition(s: _Source, node: Any) -> bool:

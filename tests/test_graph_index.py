@@ -851,3 +851,15 @@ def test_a_stub_beside_its_module_is_the_same_symbol_not_a_second_one(cli):
     assert cli.sub("callers", "evolve", "--file", "attr/_funcs.py").code == 0
     many = cli.sub("callers", "evolve")          # other.pyi declares no module below its folder
     assert many.code == 1 and "attr/__init__.pyi" not in many.err and "other.pyi" in many.err
+
+
+def test_raising_a_builtin_exception_is_a_call_outside_the_index_not_unresolved(cli):
+    (cli.root / "m.py").write_text(
+        "class TimeoutError(Exception):\n    pass\n\n"
+        "def check(n):\n    if n < 0:\n        raise ValueError('negative')\n"
+        "    raise TimeoutError()\n")
+    assert cli.sub("index").code == 0
+    found = {r["name"]: r for r in cli.sub("callees", "check", "--json").json()["results"]}
+    assert found["ValueError"]["id"] is None and found["ValueError"]["confidence"] == 1.0
+    assert found["TimeoutError"]["id"] == "m.py:TimeoutError"       # the module's own class
+    assert "ValueError  (outside the index" in cli.sub("callees", "check").out
