@@ -4988,9 +4988,22 @@ def _note_root_outside_git(env: Env) -> None:
     if env.quiet or (env.root / ".git").exists() or \
             env.db_path != env.root / STATE_DIR / DB_NAME:
         return
+    above = database_above(env)
+    also = f" ({above} is one, above this folder)" if above else ""
     warn(f"note: {env.root} is not in a git repository, so it is ctxkit's root: its state "
          f"goes to {env.db_path}. Run ctxkit from the project's top folder (or pass --db) "
-         f"to share one database across its folders")
+         f"to share one database across its folders{also}")
+
+
+def database_above(env: Env) -> Path | None:
+    """Outside git, the database of a folder above the root (the project's top folder,
+    where `index` ran), when ctxkit was started below it; None otherwise."""
+    if (env.root / ".git").exists() or env.db_path != env.root / STATE_DIR / DB_NAME:
+        return None
+    for folder in env.root.parents:
+        if (folder / STATE_DIR / DB_NAME).is_file():
+            return folder / STATE_DIR / DB_NAME
+    return None
 
 
 DB_COMPANIONS = ("", "-wal", "-shm", INDEX_LOCK_SUFFIX)  # the database and SQLite's files
@@ -13108,17 +13121,27 @@ def open_graph_db(env: Env) -> Database:
     NotFound."""
     db = open_existing_db(env)
     if db is None:
-        raise NotFound(f"nothing is indexed for project {env.project!r} yet (no database at "
-                       f"{env.db_path}); run `ctxkit index` first")
+        raise NotFound(no_database_message(env))
     return db
+
+
+def no_database_message(env: Env) -> str:
+    above = database_above(env)
+    if above is not None:
+        return (f"no database at {env.db_path}: outside git each folder ctxkit starts in is "
+                f"a root of its own, and {above} is the one above; run ctxkit from "
+                f"{above.parent.parent}, whose paths and project name it holds")
+    return (f"nothing is indexed for project {env.project!r} yet (no database at "
+            f"{env.db_path}); run `ctxkit index` first")
 
 
 def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
     if not env.db_path.exists():
-        emit(env, {"results": []}, "nothing is indexed yet: run `ctxkit index` where the "
-                                   "source files are")
+        above = no_database_message(env) if database_above(env) else None
+        emit(env, {"results": [], **({"note": above} if above else {})}, above or
+             "nothing is indexed yet: run `ctxkit index` where the source files are")
         return EXIT_OK
     with open_graph_db(env) as db:
         where, params = ["project = ?", "kind != 'file'"], [env.project]

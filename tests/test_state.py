@@ -89,6 +89,30 @@ def test_outside_git_the_root_is_said_once(tmp_path):
     assert quiet.returncode == 0 and quiet.stderr == ""
 
 
+def test_outside_git_a_read_below_the_indexed_folder_names_its_database(tmp_path):
+    """Outside git a subfolder is a root of its own: a read there must point at the
+    database above, not ask for an index that would be a second, partial one."""
+    top = tmp_path / "proj"
+    (top / "pkg").mkdir(parents=True)
+    (top / "pkg" / "m.py").write_text("def f():\n    return 1\n\ndef g():\n    return f()\n")
+
+    def run(cwd, *argv):
+        env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+        return subprocess.run([*CONSOLE_ARGV, *argv], cwd=cwd, env=env,
+                              capture_output=True, text=True, check=False)
+    assert run(top, "-q", "index").returncode == 0
+    above = top / ".ctxkit" / "ctxkit.db"
+    for argv in (["callers", "f"], ["context", "f"]):
+        result = run(top / "pkg", *argv)
+        assert result.returncode == 1 and f"{above} is the one above" in result.stderr
+        assert f"run ctxkit from {top}," in result.stderr and "ctxkit index" not in result.stderr
+    listing = json.loads(run(top / "pkg", "symbols", "--json").stdout)
+    assert listing["results"] == [] and str(above) in listing["note"]
+    assert not (top / "pkg" / ".ctxkit").exists()                    # a read created nothing
+    made = run(top / "pkg", "note", "task", "t")
+    assert f"({above} is one, above this folder)" in made.stderr
+
+
 def test_inside_git_nothing_is_said(cli, root):
     result = cli.sub("note", "task", "t")
     assert result.code == 0 and result.err == ""
