@@ -5043,9 +5043,14 @@ def _set_wal(db: Database) -> None:
     raise DatabaseError(f"database {db.path} stayed locked; try again")
 
 
-def open_existing_db(env: Env) -> Database | None:
-    """The database for reading; None when none exists yet, so reads create nothing."""
-    return None if db_file_state(env.db_path)[0] == "missing" else open_db(env, create=False)
+def open_existing_db(env: Env, say_above: bool = True) -> Database | None:
+    """The database for reading; None when none exists yet, so reads create nothing
+    (and a note names the database above, outside git: database_above)."""
+    if db_file_state(env.db_path)[0] != "missing":
+        return open_db(env, create=False)
+    if say_above and database_above(env) is not None:
+        note(no_database_message(env))
+    return None
 
 
 @contextlib.contextmanager
@@ -13119,7 +13124,7 @@ def _index_text(summary: dict[str, Any], flagged: list[str], quiet: bool) -> str
 def open_graph_db(env: Env) -> Database:
     """The database for a read of the graph; a read creates nothing, so none yet is
     NotFound."""
-    db = open_existing_db(env)
+    db = open_existing_db(env, say_above=False)
     if db is None:
         raise NotFound(no_database_message(env))
     return db

@@ -108,6 +108,9 @@ def test_outside_git_a_read_below_the_indexed_folder_names_its_database(tmp_path
         assert f"run ctxkit from {top}," in result.stderr and "ctxkit index" not in result.stderr
     listing = json.loads(run(top / "pkg", "symbols", "--json").stdout)
     assert listing["results"] == [] and str(above) in listing["note"]
+    for argv in (["query", "f"], ["search", "boom"], ["stats"]):     # empty, and says why
+        result = run(top / "pkg", *argv)
+        assert result.returncode == 0 and f"{above} is the one above" in result.stderr, argv
     assert not (top / "pkg" / ".ctxkit").exists()                    # a read created nothing
     made = run(top / "pkg", "note", "task", "t")
     assert f"({above} is one, above this folder)" in made.stderr
