@@ -4995,6 +4995,17 @@ def _note_root_outside_git(env: Env) -> None:
          f"to share one database across its folders{also}")
 
 
+def no_database_message(env: Env) -> str:
+    """What a read says when there is no database: the one above (database_above), if any."""
+    above = database_above(env)
+    if above is not None:
+        return (f"no database at {env.db_path}: outside git each folder ctxkit starts in is "
+                f"a root of its own, and {above} is the one above; run ctxkit from "
+                f"{above.parent.parent}, whose paths and project name it holds")
+    return (f"nothing is indexed for project {env.project!r} yet (no database at "
+            f"{env.db_path}); run `ctxkit index` first")
+
+
 def database_above(env: Env) -> Path | None:
     """Outside git, the database of a folder above the root (the project's top folder,
     where `index` ran), when ctxkit was started below it; None otherwise."""
@@ -13129,15 +13140,6 @@ def open_graph_db(env: Env) -> Database:
         raise NotFound(no_database_message(env))
     return db
 
-
-def no_database_message(env: Env) -> str:
-    above = database_above(env)
-    if above is not None:
-        return (f"no database at {env.db_path}: outside git each folder ctxkit starts in is "
-                f"a root of its own, and {above} is the one above; run ctxkit from "
-                f"{above.parent.parent}, whose paths and project name it holds")
-    return (f"nothing is indexed for project {env.project!r} yet (no database at "
-            f"{env.db_path}); run `ctxkit index` first")
 
 
 def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
