@@ -3616,6 +3616,7 @@ if _GC_WAS_ENABLED:  # the full CLI (or a program importing ctxkit) collects as 
     gc.enable()
 
 # The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
+import builtins
 import contextlib
 import itertools
 import marshal
@@ -10153,27 +10154,11 @@ _PY_QUERY = f"""
     arguments: (argument_list . (identifier) @var . [(identifier) (attribute)] @type .)))
     @narrow (#eq? @_test "isinstance"))
 """
-PY_BUILTINS = frozenset(
-    "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable chr classmethod "
-    "compile complex delattr dict dir divmod enumerate eval exec filter float format frozenset "
-    "getattr globals hasattr hash help hex id input int isinstance issubclass iter len list "
-    "locals map max memoryview min next object oct open ord pow print property range repr "
-    "reversed round set setattr slice sorted staticmethod str sum super tuple type vars zip "
-    "__import__ "
-    # the exception classes (raise ValueError(...) calls Python's, not an unresolved name)
-    "ArithmeticError AssertionError AttributeError BaseException BaseExceptionGroup "
-    "BlockingIOError BrokenPipeError BufferError BytesWarning ChildProcessError "
-    "ConnectionAbortedError ConnectionError ConnectionRefusedError ConnectionResetError "
-    "DeprecationWarning EOFError EncodingWarning EnvironmentError Exception ExceptionGroup "
-    "FileExistsError FileNotFoundError FloatingPointError FutureWarning GeneratorExit IOError "
-    "ImportError ImportWarning IndentationError IndexError InterruptedError IsADirectoryError "
-    "KeyError KeyboardInterrupt LookupError MemoryError ModuleNotFoundError NameError "
-    "NotADirectoryError NotImplementedError OSError OverflowError PendingDeprecationWarning "
-    "PermissionError ProcessLookupError PythonFinalizationError RecursionError ReferenceError "
-    "ResourceWarning RuntimeError RuntimeWarning StopAsyncIteration StopIteration SyntaxError "
-    "SyntaxWarning SystemError SystemExit TabError TimeoutError TypeError UnboundLocalError "
-    "UnicodeDecodeError UnicodeEncodeError UnicodeError UnicodeTranslateError UnicodeWarning "
-    "UserWarning ValueError Warning ZeroDivisionError".split())
+# What Python's own builtins module holds: the functions, the types and the exception
+# classes (raise ValueError(...) calls Python's, not an unresolved name). A project's own
+# definition of such a name is resolved before this is asked.
+PY_BUILTINS = frozenset(name for name in vars(builtins) if not name.startswith("_")) | {
+    "__import__"}
 
 
 def _py_not_a_definition(s: _Source, node: Any) -> bool:
