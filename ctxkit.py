@@ -696,7 +696,9 @@ class SymbolBinder:
             self._seen[key] = _bound(*key, rows_of.get(key, []))
 
 
-_STUB_SUFFIXES = (".pyi", ".d.ts")   # files that declare what modules beside them define
+# Files that declare what modules beside them define (a .pyi beside its .py, a .d.ts,
+# .d.mts or .d.cts beside its .js, .mjs or .cjs).
+STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
 
 
 def stub_twin(path: str, qualname: str, defs: Iterable[tuple[str, str]]) -> bool:
@@ -705,12 +707,13 @@ def stub_twin(path: str, qualname: str, defs: Iterable[tuple[str, str]]) -> bool
     more.py, lib.d.ts: lib.js), or, for a package's stub (__init__.pyi, index.d.ts), by
     any module of its folder (attr/__init__.pyi: attr/_funcs.py's evolve). One symbol
     declared twice, not two."""
-    if not path.endswith(_STUB_SUFFIXES):
+    suffix = next((s for s in STUB_SUFFIXES if path.endswith(s)), None)
+    if suffix is None:
         return False
-    stem = path[:-4] if path.endswith(".pyi") else path[:-5]
+    stem = path[:-len(suffix)]
     folder, _, name = stem.rpartition("/")
     package = name in ("__init__", "index")
-    return any(other_name == qualname and not other.endswith(_STUB_SUFFIXES)
+    return any(other_name == qualname and not other.endswith(STUB_SUFFIXES)
                and (other.startswith(f"{folder}/") or not folder if package
                     else other.rsplit(".", 1)[0] == stem)
                for other, other_name in defs)
@@ -2785,7 +2788,7 @@ class SearchRun:
         words = [lit for lit, (variants, _) in self.matcher.literals.items()
                  if variants and lit[0] != "\n"]
         joined = "\n".join(
-            _lines_cut(text, words, self.lowered_lines(chunk), start)
+            self._lines_cut(chunk, start, text, words)
             if cut and len(text) > SEARCH_LINE_READ else text for chunk, start, text in pieces)
         self.work += len(joined)
         found = self.matcher.candidates(joined, max(SEARCH_ENUM_CAP, total // 8))
@@ -2797,6 +2800,20 @@ class SearchRun:
             out.append((chunk, chunk["line_start"] + start + offset - firsts[at],
                         lines[offset], indexes, markers))
         return out, total
+
+    def _lines_cut(self, chunk: Any, first: int, text: str, words: Sequence[str]) -> str:
+        """``text`` (the chunk's lines from ``first``) with each line cut to the
+        SEARCH_LINE_READ characters the scorer reads: a line's start, or in a longer line
+        the stretch around the first place that holds one of ``words`` (lowercase), so a
+        word in the middle of a 5 MB line is found. A long line is looked at in the
+        chunk's lowercase lines (lowercasing it again was most of what cutting it cost)."""
+        lines = text.split("\n")
+        if max(map(len, lines)) <= SEARCH_LINE_READ:
+            return text
+        lows = self.lowered_lines(chunk)
+        return "\n".join(line if len(line) <= SEARCH_LINE_READ else _line_stretch(
+            line, words, lows[first + offset] if lows else line.lower())
+            for offset, line in enumerate(lines))
 
     def _weigh_kinds(self) -> None:
         """A line kind the query asks for ("how many", "where") weighs as much as the
@@ -2992,21 +3009,6 @@ def _strategy_severity(run: SearchRun) -> str | None:
         windows.append((chunk, offsets))
     run.add_windows(windows)
     return "summary lines" + (" + " + " OR ".join(rare) if rare else "")
-
-
-def _lines_cut(text: str, words: Sequence[str] = (), lows: list[str] | None = None,
-               first: int = 0) -> str:
-    """``text`` with each line cut to the SEARCH_LINE_READ characters the scorer reads:
-    a line's start, or in a longer line the stretch around the first place that holds
-    one of ``words`` (lowercase), so a word in the middle of a 5 MB line is found.
-    ``lows`` are the lowercase lines of the chunk whose line ``first`` starts ``text``
-    (lowercasing a long line again was most of what cutting it cost)."""
-    lines = text.split("\n")
-    if max(map(len, lines)) <= SEARCH_LINE_READ:
-        return text
-    return "\n".join(line if len(line) <= SEARCH_LINE_READ else _line_stretch(
-        line, words, lows[first + offset] if lows else line.lower())
-        for offset, line in enumerate(lines))
 
 
 def _line_stretch(line: str, words: Sequence[str], low: str) -> str:
@@ -19355,7 +19357,6 @@ SUSPECT_DEFAULT_LIMIT = 10
 SUSPECT_MAX_FRAMES = 400         # frames read from one output
 SUSPECT_MAX_CHANGED = 400        # changed symbols considered
 SUSPECT_CALLABLE_KINDS = frozenset({"function", "method"})
-SUSPECT_STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
 # Path parts that mark installed or vendored code inside a root.
 SUSPECT_LIBRARY_PARTS = frozenset({"site-packages", "dist-packages", "node_modules", ".venv",
                                    "venv", ".tox", ".nox", "__pypackages__", ".cargo",
@@ -20394,7 +20395,7 @@ def _may_hold_fault(node: Node) -> bool:
     """Tests are the reproduction (and so is what a test function defines inside it)
     and type stubs have no body: neither is ranked."""
     return not (_is_test_function(node) or _inside_test_function(node)
-                or node.path.endswith(SUSPECT_STUB_SUFFIXES) or node.kind == "file")
+                or node.path.endswith(STUB_SUFFIXES) or node.kind == "file")
 
 
 def _inside_test_function(node: Node) -> bool:

@@ -836,6 +836,8 @@ def test_a_stub_beside_its_module_is_the_same_symbol_not_a_second_one(cli):
     (cli.root / "more.pyi").write_text("def chunked(xs: list, n: int) -> list: ...\n")
     (cli.root / "lib.js").write_text("export class Box { open() { return 1; } }\n")
     (cli.root / "lib.d.ts").write_text("export class Box { open(): number; }\n")
+    (cli.root / "esm.mjs").write_text("export class Crate { close() { return 1; } }\n")
+    (cli.root / "esm.d.mts").write_text("export class Crate { close(): number; }\n")
     (cli.root / "attr").mkdir()                       # a package's stub of what it re-exports
     (cli.root / "attr" / "__init__.pyi").write_text("def evolve(inst: object) -> object: ...\n")
     (cli.root / "attr" / "_funcs.py").write_text("def evolve(inst):\n    return inst\n")
@@ -845,6 +847,7 @@ def test_a_stub_beside_its_module_is_the_same_symbol_not_a_second_one(cli):
     assert found.code == 0, found.err
     assert found.json()["target"] == "more.py:chunked"
     assert cli.sub("context", "Box", "--json").json()["target"] == "lib.js:Box"
+    assert cli.sub("context", "Crate", "--json").json()["target"] == "esm.mjs:Crate"
     assert "recorded fail #1 for more.py:chunked" in cli.sub("fail", "chunked", "n=0 loops").out
     assert cli.sub("callers", "more.pyi:chunked").code == 0                # still reachable
     assert cli.sub("callers", "use", "--json").json()["target"] == "more.py:use"
