@@ -4998,9 +4998,9 @@ def _note_root_outside_git(env: Env) -> None:
          f"to share one database across its folders{also}")
 
 
-def no_database_message(env: Env) -> str:
-    """What a read says when there is no database: the one above (database_above), if any."""
-    above = database_above(env)
+def no_database_message(env: Env, above: Path | None) -> str:
+    """What a read says when there is no database: the one ``above`` (database_above),
+    if any."""
     if above is not None:
         return (f"no database at {env.db_path}: outside git each folder ctxkit starts in is "
                 f"a root of its own, and {above} is the one above; run ctxkit from "
@@ -5062,8 +5062,8 @@ def open_existing_db(env: Env, say_above: bool = True) -> Database | None:
     (and a note names the database above, outside git: database_above)."""
     if db_file_state(env.db_path)[0] != "missing":
         return open_db(env, create=False)
-    if say_above and database_above(env) is not None:
-        note(no_database_message(env))
+    if say_above and (above := database_above(env)) is not None:
+        note(no_database_message(env, above))
     return None
 
 
@@ -13124,7 +13124,7 @@ def open_graph_db(env: Env) -> Database:
     NotFound."""
     db = open_existing_db(env, say_above=False)
     if db is None:
-        raise NotFound(no_database_message(env))
+        raise NotFound(no_database_message(env, database_above(env)))
     return db
 
 
@@ -13133,7 +13133,8 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
     if not env.db_path.exists():
-        above = no_database_message(env) if database_above(env) else None
+        folder = database_above(env)
+        above = no_database_message(env, folder) if folder else None
         emit(env, {"results": [], **({"note": above} if above else {})}, above or
              "nothing is indexed yet: run `ctxkit index` where the source files are")
         return EXIT_OK
@@ -19147,10 +19148,10 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
     """Risk of the symbols at a place, for git hooks and editors; exit 0 but for a
     malformed call."""
     path = normalize_path(args.file, env.place)
-    place = re.fullmatch(r"(.+):(\d+)", path)
+    place = _CONTEXT_FILE_LINE.match(path)
     if place and args.line is None and args.symbol is None and \
-            not (env.root / path).exists() and (env.root / place.group(1)).exists():
-        path, args.line = place.group(1), int(place.group(2))   # FILE:LINE, as elsewhere
+            not (env.root / path).exists() and (env.root / place["path"]).exists():
+        path, args.line = place["path"], int(place["line"])   # FILE:LINE, as context reads it
     if args.line is not None and args.line < 1:
         raise UsageError(f"--line must be at least 1 (lines are numbered from 1), "
                          f"not {args.line}")

@@ -159,11 +159,11 @@ def test_quiet_index_prints_nothing_wherever_q_is(cli, tmp_path):
         assert (result.code, result.out, result.err) == (0, "", ""), argv
 
 
-def _bare_python(cli, *args: str) -> subprocess.CompletedProcess:
+def _bare_python(cli, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     """ctxkit run by a Python that has only the standard library (-S: no site-packages)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
     return subprocess.run([CONSOLE_ARGV[0], "-S", *CONSOLE_ARGV[1:], *args], cwd=cli.root,
-                          capture_output=True, text=True, env=env, timeout=60)
+                          input=stdin, capture_output=True, text=True, env=env, timeout=60)
 
 
 def test_a_python_without_tree_sitter_stops_index_with_what_to_install(cli):

@@ -9,10 +9,8 @@ and is a symbol of its own, counted the same way everywhere.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
-import subprocess
 
 import pytest
 from hookkit import hook, make_project, payload, seed_graph
@@ -239,10 +237,8 @@ def test_a_lesson_after_an_edit_on_a_read_only_database_is_one_error(cli, root,
 
 def bare(cli, *args, stdin=None):
     """ctxkit run by a Python with only the standard library (-S: no tree-sitter)."""
-    from conftest import CONSOLE_ARGV
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
-    proc = subprocess.run([CONSOLE_ARGV[0], "-S", *CONSOLE_ARGV[1:], *args], cwd=cli.root,
-                          input=stdin, capture_output=True, text=True, env=env, timeout=60)
+    from test_cli_errors import _bare_python
+    proc = _bare_python(cli, *args, stdin=stdin)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
