@@ -7833,6 +7833,8 @@ def _index_lock(db_path: Path) -> Iterator[None]:
             progress("waiting for another ctxkit index to finish")
             fcntl.flock(fd, fcntl.LOCK_EX)
             done_progress()
+        with contextlib.suppress(OSError):   # its mtime: when the last index run started
+            os.utime(fd)
         yield
     finally:
         os.close(fd)  # releases the lock
@@ -12797,11 +12799,25 @@ def _refresh_for_name(env: Env, db: Database) -> bool:
     out), since the symbol may be new; unless there are so many that `index` should."""
     if not graph_indexed(db, env.project):
         return False
-    known = [r[0] for r in db.query("SELECT path FROM files WHERE project = ?", (env.project,))]
+    known = {r["path"]: r for r in db.query(SQL_FILE_STATS, (env.project,))}
     folders = {posix_parent(path) for path in known}
-    new = [f for f in graph_list_files(env, strict=False)[0] if posix_parent(f) in folders]
-    stale = graph_stale_paths(env, db, [*known, *new])
+    # A file the last index run saw and left out (minified, too big, binary) is not new:
+    # only one written since that run started (the index lock file's mtime) is.
+    try:
+        since = os.stat(f"{env.db_path}{INDEX_LOCK_SUFFIX}").st_mtime_ns
+    except OSError:
+        since = 0
+    new = [f for f in graph_list_files(env, strict=False)[0]
+           if f not in known and posix_parent(f) in folders and _mtime_ns(env.root / f) > since]
+    stale = graph_stale_paths(env, db, [*known, *new], known)
     return len(stale) <= GRAPH_NAME_REFRESH_MAX and refresh_for_read(env, db, stale)
+
+
+def _mtime_ns(path: Path) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
 
 
 def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
@@ -12926,12 +12942,18 @@ def graph_refresh(env: Env, db: Database, paths: Iterable[str]) -> int:
     return summary["files"]["indexed"] + summary["files"]["removed"]
 
 
-def graph_stale_paths(env: Env, db: Database, paths: Iterable[str]) -> list[str]:
-    """Those of ``paths`` whose file changed, appeared or vanished since the index."""
+SQL_FILE_STAT_OF = "SELECT size, mtime_ns FROM files WHERE project = ? AND path = ?"
+SQL_FILE_STATS = "SELECT path, size, mtime_ns FROM files WHERE project = ?"
+
+
+def graph_stale_paths(env: Env, db: Database, paths: Iterable[str],
+                      stored: dict[str, Any] | None = None) -> list[str]:
+    """Those of ``paths`` whose file changed, appeared or vanished since the index
+    (``stored``: the files' rows by path, when the caller has read them all)."""
     stale = []
     for path in dict.fromkeys(paths):
-        row = db.one("SELECT size, mtime_ns FROM files WHERE project = ? AND path = ?",
-                     (env.project, path))
+        row = stored.get(path) if stored is not None else db.one(
+            SQL_FILE_STAT_OF, (env.project, path))
         try:
             info = os.stat(env.root / path)
         except OSError:

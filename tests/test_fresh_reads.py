@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+import ctxkit
+
 from test_cli_errors import _bare_python, read_only_folder  # noqa: F401 - a fixture
 
 CODE = "def alpha(x):\n    return x + 1\n\n\ndef beta(y):\n    return alpha(y) * 2\n"
@@ -87,3 +89,17 @@ def test_a_symbol_written_since_the_index_is_found_not_called_unknown(cli):
     assert cli.sub("callees", "gamma", "--json").json()["results"][0]["id"] == "m.py:beta"
     unknown = cli.sub("callers", "epsilon")
     assert unknown.code == 1 and "'epsilon' is not in the index" in unknown.err
+
+
+def test_files_the_index_left_out_do_not_count_as_new_for_a_name(cli):
+    """Minified files the index saw and skipped are not new files: a symbol written since
+    the index is still found beside more of them than a lookup indexes again."""
+    (cli.root / "m.py").write_text("def alpha():\n    return 1\n")
+    for i in range(ctxkit.GRAPH_NAME_REFRESH_MAX + 5):
+        (cli.root / f"min{i}.js").write_text("var a=1;" * 2000)   # one long line: minified
+    indexed = cli.sub("index")
+    assert indexed.code == 0 and "minified" in indexed.out, indexed.out
+    (cli.root / "t.py").write_text("def theta():\n    return alpha()\n")
+    callees = cli.sub("callees", "theta", "--json")
+    assert callees.code == 0, callees.err
+    assert [r["id"] for r in callees.json()["results"]] == ["m.py:alpha"]
