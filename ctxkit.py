@@ -18132,14 +18132,14 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
         # `ctxkit run` ends the command's whole process group when it returns, so a
         # job meant to outlive the command would die: no rewrite, and no nudge to it.
         return None
-    verdict = rules_verdict(env, agent, command, tool_input)
+    verdict, rules = rules_verdict(env, agent, command, tool_input)
     if verdict in ("deny", "ask", "unreadable"):
         # The user's own rules decide this command. A rewrite would hide it from
         # them, and a nudge toward `ctxkit run` would help the agent get around them.
         return None
     shell = wrap_shell() if mode == "wrap" else None
     if shell and agent == "gemini" and gemini_rewrite_grants(
-            env, command, wrap_command(command, shell), tool_input):
+            rules["allow"], command, wrap_command(command, shell), tool_input):
         return None    # Gemini would run the rewrite unasked, the command itself it asks for
     if shell and isinstance(tool_input.get("command"), str) and \
             not re.search(NOT_WRAPPABLE, command):
@@ -18504,24 +18504,25 @@ def read_shell(command: str) -> ShellReading | None:
         return None
 
 
-def rules_verdict(env: Env, agent: str, command: str,
-                  tool_input: dict[str, Any]) -> str | None:
-    """What the agent's rules say: "deny", "ask", "allow", "unreadable" or None (no rule)."""
+def rules_verdict(env: Env, agent: str, command: str, tool_input: dict[str, Any]
+                  ) -> tuple[str | None, dict[str, list[Any]]]:
+    """What the agent's rules say: "deny", "ask", "allow", "unreadable" or None (no rule);
+    and the rules read (none when they could not be)."""
     read_rules, matches_broadly, allows = PERMISSION_RULES[agent]
     try:
         rules = read_rules(env)
     except RulesUnreadable as exc:
         warn(f"hook pre-tool-use: {exc}; the command is left as it is")
-        return "unreadable"
+        return "unreadable", {}
     reading = read_shell(command)
     if reading is None:
-        return "unreadable"
+        return "unreadable", rules
     for decision in ("deny", "ask"):
         if any(matches_broadly(rule, reading, tool_input) for rule in rules[decision]):
-            return decision
+            return decision, rules
     if allows is not None and any(allows(rule, command) for rule in rules["allow"]):
-        return "allow"
-    return None
+        return "allow", rules
+    return None, rules
 
 
 def _user_home() -> Path:
@@ -18876,15 +18877,11 @@ def gemini_allows(rule: dict[str, Any], command: str, tool_input: dict[str, Any]
         command, json.dumps({"command": command}), json.dumps({**tool_input, "command": command})])
 
 
-def gemini_rewrite_grants(env: Env, command: str, wrapped: str,
+def gemini_rewrite_grants(allow: list[Any], command: str, wrapped: str,
                           tool_input: dict[str, Any]) -> bool:
-    """Whether Gemini would run ``wrapped`` unconfirmed under an allow rule (a
-    ``ctxkit`` prefix, a regex) that does not let ``command`` itself run so: the
+    """Whether Gemini would run ``wrapped`` unconfirmed under one of its ``allow`` rules
+    (a ``ctxkit`` prefix, a regex) that does not let ``command`` itself run so: the
     rewrite would then get around the confirmation the user's rules ask for."""
-    try:
-        allow = gemini_rules(env)["allow"]
-    except RulesUnreadable:
-        return True
     return any(gemini_allows(rule, wrapped, tool_input) for rule in allow) and \
         not any(gemini_allows(rule, command, tool_input) for rule in allow)
 
