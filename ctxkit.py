@@ -3764,18 +3764,26 @@ class lazy_re:  # noqa: N801 - used like re.compile
     in place (``re.search(r"...", text)``) or kept as a string constant, as
     the Snapshots section does: re's own cache compiles it on first use. The
     fast path (`query --inject`, the Edit hook) exits before any of this runs.
+
+    Compiling fills the slots of the pattern's methods with its bound methods, so
+    from then on ``X.match`` is read as fast as a compiled pattern's own (the
+    resolver asks its patterns hundreds of thousands of times in a full index).
     """
 
-    __slots__ = ("_args", "_compiled")
+    _METHODS = ("match", "search", "fullmatch", "findall", "finditer", "sub", "split")
+    __slots__ = ("_args", "_compiled", *_METHODS)
 
-    def __init__(self, pattern: str, flags: int = 0):
+    def __init__(self, pattern: str | bytes, flags: int = 0):
         self._args = (pattern, flags)
-        self._compiled: re.Pattern[str] | None = None
+        self._compiled: re.Pattern[Any] | None = None
 
-    def __getattr__(self, name: str) -> Any:
-        if self._compiled is None:
-            self._compiled = re.compile(*self._args)
-        return getattr(self._compiled, name)
+    def __getattr__(self, name: str) -> Any:   # only for a slot not filled yet
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(*self._args)
+            for method in self._METHODS:
+                setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)
 
 
 class lazy_module:  # stands where an import statement would, so named like a module
@@ -6982,7 +6990,7 @@ def _def_record(s: _Source, defs: list[_Def], d: _Def, emitted: dict[int, int],
                      emitted.get(parent, -1), d.recovered)
 
 
-_ASYNC_WORD = re.compile(rb"\basync\b")
+_ASYNC_WORD = lazy_re(rb"\basync\b")
 
 
 _BODY_TYPES = frozenset({"function_body", "class_body", "block", "compound_statement",
@@ -7104,11 +7112,11 @@ def _docstring(s: _Source, d: _Def) -> str | None:
     return _comment_text(lines) if lines else None
 
 
-_QUOTE_OPENS = re.compile(r"^[rRbBuUfF]*('''|\"\"\"|'|\")")
-_QUOTE_CLOSES = re.compile(r"('''|\"\"\"|'|\")$")
-_COMMENT_OPENS = re.compile(r"^\s*(/\*\*|/\*|\*/|///|//!|//|\*|#)")
-_COMMENT_CLOSES = re.compile(r"\*/\s*$")
-_BLANK_LINE = re.compile(r"\n\s*\n")
+_QUOTE_OPENS = lazy_re(r"^[rRbBuUfF]*('''|\"\"\"|'|\")")
+_QUOTE_CLOSES = lazy_re(r"('''|\"\"\"|'|\")$")
+_COMMENT_OPENS = lazy_re(r"^\s*(/\*\*|/\*|\*/|///|//!|//|\*|#)")
+_COMMENT_CLOSES = lazy_re(r"\*/\s*$")
+_BLANK_LINE = lazy_re(r"\n\s*\n")
 
 
 def _docstring_text(raw: str) -> str | None:
@@ -8458,17 +8466,17 @@ def _argument_fit(kind: str, param: str) -> int | None:
     return 0
 
 
-# What the resolver asks of written text, compiled once: it asks hundreds of
-# thousands of times in a full index.
-_WORD = re.compile(r"[\w$]+")
-_DOTTED_WORDS = re.compile(r"[\w.$]+")
-_PREFIXED_STRING = re.compile(r"[rbfuRBFU]{1,2}['\"]")
-_CAST_AS = re.compile(r"\(\s*(.+)\s+as\s+([^()]+?)\s*\)", re.S)
-_COMPOSITE_LITERAL = re.compile(r"([A-Za-z_][\w.]*)\s*\{.*\}", re.S)
-_UNPACKED = re.compile(r"unpack(\d+):")
-_NTH_RESULT = re.compile(r"(.+)#(\d+)")
-_GENERIC_TEXT = re.compile(r"([^<|]+)<(.*)>")
-_CALLABLE_RESULT = re.compile(r"(?:[\w.]+\.)?Callable<(.*)>")   # Callable[[A], R]
+# What the resolver asks of written text: it asks hundreds of thousands of times in a
+# full index, so each is compiled once (on first use, as lazy_re compiles).
+_WORD = lazy_re(r"[\w$]+")
+_DOTTED_WORDS = lazy_re(r"[\w.$]+")
+_PREFIXED_STRING = lazy_re(r"[rbfuRBFU]{1,2}['\"]")
+_CAST_AS = lazy_re(r"\(\s*(.+)\s+as\s+([^()]+?)\s*\)", re.S)
+_COMPOSITE_LITERAL = lazy_re(r"([A-Za-z_][\w.]*)\s*\{.*\}", re.S)
+_UNPACKED = lazy_re(r"unpack(\d+):")
+_NTH_RESULT = lazy_re(r"(.+)#(\d+)")
+_GENERIC_TEXT = lazy_re(r"([^<|]+)<(.*)>")
+_CALLABLE_RESULT = lazy_re(r"(?:[\w.]+\.)?Callable<(.*)>")   # Callable[[A], R]
 
 
 class _Resolver:
