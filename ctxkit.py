@@ -6008,16 +6008,17 @@ def graph_grammar(lang: str) -> Any:
 
 def graph_parser(lang: str) -> Any:
     """A new tree-sitter parser for a language."""
+    grammar = graph_grammar(lang)   # first: a missing tree-sitter is its one-line error
     from tree_sitter import Parser
-    return Parser(graph_grammar(lang))
+    return Parser(grammar)
 
 
 def graph_language(lang: str) -> tuple[Any, Any]:
     """(parser, query) for a language, built once per process."""
     if lang not in _LANG_CACHE:
+        grammar = graph_grammar(lang)   # first: a missing tree-sitter is its one-line error
         from tree_sitter import Query
-        _LANG_CACHE[lang] = (graph_parser(lang), Query(graph_grammar(lang),
-                                                        LANGUAGES[lang].query))
+        _LANG_CACHE[lang] = (graph_parser(lang), Query(grammar, LANGUAGES[lang].query))
     return _LANG_CACHE[lang]
 
 
@@ -7895,7 +7896,6 @@ def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], fu
     # A missing grammar stops the run here, not once per file in the workers; and each
     # query is compiled once, here, not again in every worker forked below (0.07 s each).
     for lang in sorted({job.lang for job in jobs}):
-        graph_grammar(lang)  # a missing tree-sitter is the one-line error, not an ImportError
         graph_language(lang)
     gone = [p for p in known if _in_scope(p, scopes) and p not in seen]
     with db.atomic():
@@ -13158,7 +13158,6 @@ def open_graph_db(env: Env) -> Database:
     return db
 
 
-
 def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
@@ -13216,17 +13215,25 @@ def _walk_command(args: argparse.Namespace, env: Env, relation: str) -> int:
     return EXIT_OK
 
 
+def _fresh_node(env: Env, db: Database, node: Node) -> Node:
+    """``node`` as indexed now, re-indexing its file first when it changed on disk."""
+    if not refresh_for_read(env, db, [node.path]):
+        return node
+    if node.kind == "file":
+        return graph_resolve(db, env, node.id)
+    nodes = [n for n in graph_find_nodes(db, env.project, node.id) if n.id == node.id]
+    if not nodes:
+        raise NotFound(f"{node.id} no longer exists: {node.path} changed since it was "
+                       f"indexed; see `ctxkit symbols --file {node.path}`")
+    return nodes[0]
+
+
 def fresh_walk(env: Env, db: Database, node: Node, walk: Callable[[Node], Any]) -> Any:
     """(node, walk(node)) over the code as it is on disk, as `context` reads it: the
     target's file, then the files of what the walk reached, re-indexed first when they
     changed (the index's lines and calls were the old code's). Where that cannot be
     done (a read-only database, no tree-sitter here) the index answers, and says so."""
-    if refresh_for_read(env, db, [node.path]):
-        now = [n for n in graph_find_nodes(db, env.project, node.id) if n.id == node.id]
-        if not now:
-            raise NotFound(f"{node.id} no longer exists: {node.path} changed since it was "
-                           f"indexed; see `ctxkit symbols --file {node.path}`")
-        node = now[0]
+    node = _fresh_node(env, db, node)
     found = walk(node)
     rows = found["results"] if isinstance(found, dict) else found
     paths = {r["path"] for r in rows if r.get("path")} - {node.path}   # none: external
@@ -14513,19 +14520,6 @@ def _fit_compact(assembly: _ContextAssembly) -> tuple[str, int, bool]:
 # -- the command -----------------------------------------------------------------
 
 _CONTEXT_FILE_LINE = lazy_re(r"^(?P<path>.+):(?P<line>\d+)$")
-
-
-def _fresh_node(env: Env, db: Database, node: Node) -> Node:
-    """``node`` as indexed now, re-indexing its file first when it changed on disk."""
-    if not refresh_for_read(env, db, [node.path]):
-        return node
-    if node.kind == "file":
-        return graph_resolve(db, env, node.id)
-    nodes = [n for n in graph_find_nodes(db, env.project, node.id) if n.id == node.id]
-    if not nodes:
-        raise NotFound(f"{node.id} no longer exists: {node.path} changed since it was "
-                       f"indexed; see `ctxkit symbols --file {node.path}`")
-    return nodes[0]
 
 
 def render_context(env: Env, db: Database, target_node: Node, purpose: str = "review",
