@@ -15828,9 +15828,7 @@ def failing_outputs(db: Database, project: str,
         seen.add(key)
         if row["exit_code"] == 0:
             continue
-        summary = json.loads((db.one(SQL_OUTPUT_SUMMARY, (row["id"],)) or {"summary": ""})
-                             ["summary"] or "{}")
-        errors = summary.get("errors", [])
+        errors = _summary_errors(db, row["id"])
         if row["exit_code"] is None and not errors:
             continue
         if len(result) >= limit:
@@ -15841,6 +15839,12 @@ def failing_outputs(db: Database, project: str,
                        "created_at": row["created_at"],
                        "errors": [_decisive_line(db, row["id"], e) for e in errors]})
     return result, more
+
+
+def _summary_errors(db: Database, output_id: int) -> list[dict[str, Any]]:
+    """The decisive error lines an output's stored summary lists."""
+    row = db.one(SQL_OUTPUT_SUMMARY, (output_id,))
+    return json.loads((row["summary"] if row else "") or "{}").get("errors", [])
 
 
 def _command_key(row: sqlite3.Row) -> str:
@@ -15854,15 +15858,18 @@ def newer_unknown_failure(db: Database, project: str,
                           handle: str | None) -> dict[str, Any] | None:
     """The newest output, newer than ``handle`` (any when None), whose exit status is
     not known (an agent's hook stored it) but whose decisive lines hold errors: a
-    failure too (failing_outputs' rule), which no exit status points to."""
+    failure too (failing_outputs' rule), which no exit status points to; unless the same
+    command ran again since, whose run says whether it still fails."""
+    seen: set[str] = set()
     for row in db.query(SQL_OUTPUTS_NEWEST, (project,)):
         if row["handle"] == handle:
             return None
-        if row["exit_code"] is None:
-            summary = json.loads((db.one(SQL_OUTPUT_SUMMARY, (row["id"],)) or
-                                  {"summary": ""})["summary"] or "{}")
-            if summary.get("errors"):
-                return dict(row)
+        key = _command_key(row)
+        if key in seen:
+            continue                       # an older run of a command run again since
+        seen.add(key)
+        if row["exit_code"] is None and _summary_errors(db, row["id"]):
+            return dict(row)
     return None
 
 

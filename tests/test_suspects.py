@@ -474,3 +474,5 @@ def test_a_newer_failure_without_an_exit_status_is_pointed_to(project):
     assert result["output"]["handle"] != later
     assert result["notes"][0].startswith(f"{later}, newer, has error lines but no exit status")
     assert not project("suspects", later, "--json").json()["notes"]   # asked for by name
+    project("store", "-", "--label", "pytest", stdin="1 passed in 0.1s\n")   # run again: passes
+    assert not project("suspects", "--json").json()["notes"]   # that failure no longer holds
