@@ -8924,17 +8924,40 @@ class _Resolver:
         """The definitions a variable takes in turn when it iterates a literal sequence
         of them (``for func in [group_a, group_b]: func(stmt)``): a call of it runs each
         one, as the type checker lists them. [] for anything else."""
+        found = []
+        for k in range(len(self.iterated_items(path, scope, name, line))):
+            dst = self.iterated_target(path, scope, name, line, k)
+            if dst is not None:
+                found.append(dst)
+        return found
+
+    def iterated_items(self, path: str, scope: str, name: str,
+                       line: int = 0) -> list[tuple[str | None, str]]:
+        """The items, (receiver, name) as written, of the literal sequence a variable
+        iterates (``for func in [group_a, mod.group_b]``); [] for anything else."""
         written = (self.variable_type(path, scope, name, line) or ("",))[0]
         if not written.startswith("iter:") or not _ITERATED_NAMES.fullmatch(written[5:]):
             return []
-        found = []
-        for item in written[6:-1].split(","):  # each runs what a call of its name runs
+        items = []
+        for item in written[6:-1].split(","):
             recv, _, callee = item.strip().rpartition(".")
-            dst = self.resolve_call(path, scope, callee, recv or None, line)[0] \
-                if callee and callee != name else None
-            if dst is not None and dst not in found:
-                found.append(dst)
-        return found
+            if callee:
+                items.append((recv or None, callee))
+        return items
+
+    def iterated_target(self, path: str, scope: str, name: str, line: int,
+                        k: int) -> int | None:
+        """The definition the k-th item of a variable's literal sequence runs (what a
+        call of its name runs); None when it runs none of the index, or one an
+        earlier item runs already, or the sequence has no k-th item."""
+        items = self.iterated_items(path, scope, name, line)
+        if k >= len(items) or items[k][1] == name:
+            return None
+        recv, callee = items[k]
+        dst = self.resolve_call(path, scope, callee, recv, line)[0]
+        earlier = (self.resolve_call(path, scope, c, r, line)[0]
+                   for r, c in items[:k] if c != name)
+        return None if dst is None or dst in earlier else dst
 
     def _injected_class(self, node: int) -> int:
         """Inside a class named as its constructors (C++), a bare ``X(...)`` found as the
@@ -9949,9 +9972,11 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
     run.calls.clear()
 
 
-# The receiver written on the extra rows of a call that runs several definitions in
-# turn (_Resolver.iterated_definitions): "|1" is the second, "|2" the third, ...; the
-# first is the site's own row. Re-resolving a row reads its position back.
+# The receiver written on the rows of a call that runs several definitions in turn
+# (_Resolver.iterated_definitions): "|0" for the first item of the sequence, "|1" for
+# the second, ...; each row's callee is its item's name (what an edit elsewhere
+# changes, so what re-resolves it), its written name the variable called.
+# Re-resolving a row reads the variable's sequence back and takes its position.
 ALTERNATIVE_MARK = "|"
 
 
@@ -9963,20 +9988,22 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         return
     scope = resolver.nodes[src]
     scope_qual = "" if scope.kind == "file" else scope.qualname
-    if recv is not None and recv.startswith(ALTERNATIVE_MARK):  # the k-th other target
-        others = resolver.iterated_definitions(path, scope_qual, callee, line)
-        k = int(recv[len(ALTERNATIVE_MARK):])
-        updates.append((others[k], CONF_TYPED, edge_id) if k < len(others) else
-                       (None, 0.0, edge_id))
+    if recv is not None and recv.startswith(ALTERNATIVE_MARK):  # the k-th item's target
+        target = resolver.iterated_target(path, scope_qual, written, line,
+                                          int(recv[len(ALTERNATIVE_MARK):]))
+        updates.append((target, CONF_TYPED if target is not None else 0.0, edge_id))
         return
-    if recv is None:  # one more row for each other definition the call runs in turn
-        others = resolver.iterated_definitions(path, scope_qual, callee, line)
-        for k in range(1, len(others)):
-            if (src, line, f"{ALTERNATIVE_MARK}{k}", callee) not in present:
-                inserts.append((run.project, "calls", src, others[k], written, callee,
-                                f"{ALTERNATIVE_MARK}{k}", line, CONF_TYPED, file_id,
-                                arguments))
     dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
+    if recv is None and edge_id is None and dst is not None and \
+            dst in resolver.iterated_definitions(path, scope_qual, callee, line):
+        # the variable takes each item of a literal sequence in turn: one row per item
+        for k, (_, name) in enumerate(resolver.iterated_items(path, scope_qual, callee, line)):
+            if (src, line, f"{ALTERNATIVE_MARK}{k}", name) not in present:
+                target = resolver.iterated_target(path, scope_qual, callee, line, k)
+                inserts.append((run.project, "calls", src, target, callee, name,
+                                f"{ALTERNATIVE_MARK}{k}", line,
+                                CONF_TYPED if target is not None else 0.0, file_id, arguments))
+        return
     if dst == src and (recv is None and scope.kind in CLASS_KINDS and
                        resolver.language(path).name_after_body or confidence < CONF_TYPED):
         dst, confidence = None, 0.0  # a guess that points back at the caller is wrong

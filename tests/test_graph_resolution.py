@@ -511,6 +511,38 @@ def test_a_variable_iterating_definitions_calls_each_one(cli):
     assert callers(cli, "pkg/more.py:func") == set()
 
 
+def test_an_iterated_definition_edited_elsewhere_re_resolves_its_row(cli):
+    """Each item of `for func in [...]` is a row under the item's own name, so an edit
+    of the file that defines it (another file than the loop's) re-resolves that row:
+    a removed definition loses its caller, one re-bound elsewhere gets it, and one
+    that comes back gets it back."""
+    (cli.root / "pkg").mkdir()
+    (cli.root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (cli.root / "pkg" / "base.py").write_text("def group_c(stmt):\n    return stmt\n",
+                                               encoding="utf-8")
+    reexport = "from pkg.base import group_c\n\n\ndef keep():\n    return 0\n"
+    (cli.root / "pkg" / "more.py").write_text(reexport, encoding="utf-8")
+    (cli.root / "pkg" / "steps.py").write_text(
+        "from pkg.more import group_c\n\n\ndef group_a(stmt):\n    return stmt\n\n\n"
+        "def group(stmt):\n    for func in [group_c, group_a]:\n        func(stmt)\n",
+        encoding="utf-8")
+    assert cli("index").code == 0
+    assert callers(cli, "pkg/base.py:group_c") == {"pkg/steps.py:group"}
+    assert callers(cli, "pkg/steps.py:group_a") == {"pkg/steps.py:group"}
+    own = "def group_c(stmt):\n    return stmt\n\n\ndef keep():\n    return 0\n"
+    (cli.root / "pkg" / "more.py").write_text(own, encoding="utf-8")
+    assert cli("index").code == 0
+    assert callers(cli, "pkg/base.py:group_c") == set()  # the old target, stale before
+    assert callers(cli, "pkg/more.py:group_c") == {"pkg/steps.py:group"}
+    (cli.root / "pkg" / "more.py").write_text("def keep():\n    return 0\n", encoding="utf-8")
+    assert cli("index").code == 0
+    assert callers(cli, "pkg/steps.py:group_a") == {"pkg/steps.py:group"}
+    (cli.root / "pkg" / "more.py").write_text(reexport, encoding="utf-8")
+    assert cli("index").code == 0
+    assert callers(cli, "pkg/base.py:group_c") == {"pkg/steps.py:group"}
+    assert callers(cli, "pkg/steps.py:group_a") == {"pkg/steps.py:group"}
+
+
 def _write(cli, files: dict[str, str]) -> None:
     for name, text in files.items():
         (cli.root / name).parent.mkdir(parents=True, exist_ok=True)
