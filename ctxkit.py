@@ -18208,10 +18208,21 @@ def first_time(env: Env, payload: dict[str, Any], mark: str) -> bool:
     return cursor.rowcount == 1
 
 
-# Claude Code's permission modes in which a rewrite may come back with "ask": the
-# user is prompted for Bash commands there anyway. (auto and dontAsk never prompt,
-# plan runs nothing: there only an allow rule may let the rewrite through.)
-PROMPTING_MODES = ("default", "acceptEdits", "")
+# What a rewrite of a loud command goes back with in each of Claude Code's permission
+# modes: (when an allow rule covers the command, when no rule does); None is no rewrite.
+# Prompting modes ask (the user is prompted for Bash there anyway); auto and dontAsk
+# never prompt and plan runs nothing, so there only an allow rule lets the rewrite
+# through (plan: not even that). A mode not in the table (a newer Claude Code's) is
+# not known to prompt or to run: no rewrite. ("" is a payload without a mode.)
+CLAUDE_MODE_DECISIONS: dict[str, tuple[str | None, str | None]] = {
+    "default": ("allow", "ask"),
+    "acceptEdits": ("allow", "ask"),
+    "": ("allow", "ask"),
+    "auto": ("allow", None),
+    "dontAsk": ("allow", None),
+    "bypassPermissions": ("allow", "allow"),
+    "plan": (None, None),
+}
 
 
 def wrap_decision(agent: str, mode: str, verdict: str | None) -> str | None:
@@ -18221,13 +18232,10 @@ def wrap_decision(agent: str, mode: str, verdict: str | None) -> str | None:
     """
     if agent == "gemini":
         return "input"        # BeforeTool merges tool_input; Gemini's own confirmation stays
-    if mode == "plan":
-        return None
-    if mode == "bypassPermissions" or verdict == "allow":
-        return "allow"
-    if agent == "codex":
-        return None           # Codex applies updatedInput only together with allow
-    return "ask" if mode in PROMPTING_MODES else None
+    if agent == "codex":      # Codex applies updatedInput only together with allow
+        return "allow" if mode == "bypassPermissions" else None
+    covered, uncovered = CLAUDE_MODE_DECISIONS.get(mode, (None, None))
+    return covered if verdict == "allow" else uncovered
 
 
 def wrap_answer(payload: dict[str, Any], command: str, shell: str, agent: str,

@@ -111,7 +111,7 @@ def test_each_mode_without_rules(cli, project, mode, expected):
 
 @pytest.mark.parametrize("mode, expected", [
     ("default", "allow"), ("acceptEdits", "allow"), ("auto", "allow"), ("dontAsk", "allow"),
-    ("bypassPermissions", "allow"), ("plan", None),
+    ("bypassPermissions", "allow"), ("plan", None), ("someFutureMode", None),
 ])
 def test_each_mode_with_an_allow_rule(cli, project, mode, expected):
     claude_settings(project / ".claude" / "settings.json", {"allow": ["Bash(pytest *)"]})
