@@ -18173,10 +18173,15 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
         # The user's own rules decide this command. A rewrite would hide it from
         # them, and a nudge toward `ctxkit run` would help the agent get around them.
         return None
+    if agent == "gemini" and not gemini_core_runs(rules.get("core", []), command):
+        return None    # tools.core leaves it out: no rewrite or nudge to run it as ctxkit run
     shell = wrap_shell() if mode == "wrap" else None
     if shell and agent == "gemini" and gemini_rewrite_grants(
             rules["allow"], command, wrap_command(command, shell), tool_input):
         return None    # Gemini would run the rewrite unasked, the command itself it asks for
+    if shell and agent == "gemini" and not gemini_core_runs(
+            rules.get("core", []), wrap_command(command, shell)):
+        shell = None   # tools.core would refuse the rewrite: a nudge at most
     if shell and isinstance(tool_input.get("command"), str) and \
             not re.search(NOT_WRAPPABLE, command):
         answer = wrap_answer(payload, command, shell, agent, verdict)
@@ -18847,6 +18852,10 @@ def gemini_rules(env: Env) -> dict[str, list[Any]]:
             rules["deny"] += _gemini_excluded(str(entry))
         for entry in (tools.get("allowed") or []) + (settings.get("allowedTools") or []):
             rules["allow"] += _gemini_excluded(str(entry))   # no confirmation for these
+        core = tools.get("core") if "core" in tools else settings.get("coreTools")
+        if isinstance(core, list):          # an allowlist: only these tools (and commands)
+            rules.setdefault("core", []).append(
+                [rule for entry in core for rule in _gemini_excluded(str(entry))])
     return rules
 
 
@@ -18928,6 +18937,24 @@ def gemini_rewrite_grants(allow: list[Any], command: str, wrapped: str,
     rewrite would then get around the confirmation the user's rules ask for."""
     return any(gemini_allows(rule, wrapped, tool_input) for rule in allow) and \
         not any(gemini_allows(rule, command, tool_input) for rule in allow)
+
+
+def gemini_core_runs(cores: list[list[dict[str, Any]]], command: str) -> bool:
+    """Whether every ``tools.core`` allowlist read lets Gemini run ``command``: one that
+    names the shell tool bare lets every command run; with prefixes, each command the
+    shell would run (nested ones too, read broadly) must start with one of them; one
+    that does not name the shell tool lets none run."""
+    reading = read_shell(command)
+    if reading is None:
+        return not cores
+    for core in cores:
+        if any("commandPrefix" not in rule for rule in core):
+            continue
+        prefixes = [str(rule["commandPrefix"]) for rule in core]
+        if not all(any(" ".join(words).startswith(prefix) for prefix in prefixes)
+                   for words in reading.commands):
+            return False
+    return True
 
 
 def fnmatch_name(pattern: Any, name: str) -> bool:

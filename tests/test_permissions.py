@@ -324,6 +324,39 @@ def test_gemini_excluded_shell_command_blocks_the_rewrite(cli, project):
     assert shlex.split(answer["tool_input"]["command"])[-1] == "pytest -q"
 
 
+@pytest.mark.parametrize("settings", [
+    {"tools": {"core": ["read_file", "run_shell_command(ctxkit)", "run_shell_command(git)"]}},
+    {"coreTools": ["run_shell_command(ctxkit run)"]},
+    {"tools": {"core": ["read_file"]}},
+])
+def test_gemini_core_allowlist_leaving_the_command_out_gets_no_rewrite(cli, project, settings):
+    # tools.core lets only the shell commands it names run (none when it names no shell
+    # tool): Gemini refuses `npm test`, so no rewrite, which could get it run as
+    # `ctxkit run ...`, and no nudge toward that either
+    path = project / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(settings))
+    for command in ("npm test", "git log -p && npm test", "git log $(npm test)"):
+        assert bash_call(cli, project, command, agent="gemini") is None, command
+
+
+def test_gemini_core_allowlist_naming_the_command_and_ctxkit_keeps_the_rewrite(cli, project):
+    ctxkit = shlex.split(bash_call(cli, project, "npm test", agent="gemini",
+                                   session_id="no rules")["tool_input"]["command"])[0]
+    path = project / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True)
+    core = ["run_shell_command(npm test)", "run_shell_command(git log)"]
+    path.write_text(json.dumps({"tools": {"core": core}}))
+    # core lets `npm test` run but not the rewrite (no ctxkit in it): the nudge
+    answer = bash_call(cli, project, "npm test", agent="gemini")
+    assert not rewritten(answer) and "ctxkit run" in answer["additionalContext"]
+    path.write_text(json.dumps({"tools": {"core": core + [f"run_shell_command({ctxkit})"]}}))
+    answer = bash_call(cli, project, "git log -p && npm test", agent="gemini")
+    assert shlex.split(answer["tool_input"]["command"])[-1] == "git log -p && npm test"
+    path.write_text(json.dumps({"tools": {"core": ["run_shell_command"]}}))  # every command
+    assert rewritten(bash_call(cli, project, "npm test", agent="gemini", session_id="all"))
+
+
 @pytest.mark.parametrize("where, text", [
     (".gemini/settings.json", json.dumps({"tools": {"allowed": ["run_shell_command(ctxkit)"]}})),
     (".gemini/settings.json", json.dumps({"allowedTools": ["run_shell_command(ctxkit run)"]})),
