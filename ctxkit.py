@@ -11858,6 +11858,9 @@ C = Language(
 # constructs an X (the injected class name), not a call of the constructor alone.
 
 _CPP_TYPES = "[(type_identifier) (qualified_identifier) (template_type)]"
+# A declared variable or field may be of a built-in type too (`uint64_t d64;`, which
+# the grammar reads as a primitive_type): what picks `Double(d64)` among overloads.
+_CPP_VALUE_TYPES = _CPP_TYPES[:-1] + " (primitive_type) (sized_type_specifier)]"
 _CPP_QUERY = f"""
 (function_definition declarator: (function_declarator
     declarator: [(identifier) (field_identifier) (qualified_identifier)
@@ -11885,7 +11888,7 @@ _CPP_QUERY = f"""
 (declaration type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee)
     declarator: (init_declarator value: [(argument_list) (initializer_list)])) @call
 [(preproc_include) (using_declaration)] @import
-(declaration type: {_CPP_TYPES} @type declarator: [
+(declaration type: {_CPP_VALUE_TYPES} @type declarator: [
     (identifier) @var
     (init_declarator declarator: (identifier) @var)
     (pointer_declarator declarator: (identifier) @var)
@@ -11899,7 +11902,7 @@ _CPP_QUERY = f"""
 (declaration type: (placeholder_type_specifier) declarator: (init_declarator
     declarator: (identifier) @var value: [(new_expression type: (_) @type)
                                           (call_expression function: (_) @type)])) @vartype
-(field_declaration type: {_CPP_TYPES} @type declarator: [
+(field_declaration type: {_CPP_VALUE_TYPES} @type declarator: [
     (field_identifier) @var
     (pointer_declarator declarator: (field_identifier) @var)
     (reference_declarator (field_identifier) @var)]) @vartype

@@ -206,3 +206,41 @@ void run() {
     assert related(cli, "callers", "ieee.h:dc.Builder.Reset") == {"use.cc:run"}
     assert related(cli, "callees", "ieee.h:dc.Double.Infinity") == {
         "ieee.h:dc.Double", "ieee.h:dc.Double.Double#2", "ieee.h:dc.Double.value"}
+
+
+def test_cpp_a_variable_of_a_builtin_type_picks_its_overload(cli):
+    """`uint64_t ordered = 12; Double(ordered)` runs Double(uint64_t), and a `double`
+    variable Double(double): the grammar reads uint64_t and double as primitive
+    types, declared as any other type (of a variable, and of a field read bare)."""
+    (cli.root / "ieee.h").write_text("""\
+#include <stdint.h>
+namespace dc {
+class Double {
+ public:
+  explicit Double(double d) : d64_(1) {}
+  explicit Double(uint64_t d64) : d64_(d64) {}
+  double value() const { return 1.0; }
+  static double Infinity() { return Double(kInfinity).value(); }
+ private:
+  static const uint64_t kInfinity = 1;
+  uint64_t d64_;
+};
+}
+""", encoding="utf-8")
+    (cli.root / "use.cc").write_text("""\
+#include "ieee.h"
+using namespace dc;
+double ordered_bits() {
+  uint64_t ordered = 12;
+  return Double(ordered).value();
+}
+double from_double() {
+  double x = 1.5;
+  return Double(x).value();
+}
+""", encoding="utf-8")
+    result = cli("index", "--json")
+    assert result.code == 0, result.err
+    assert related(cli, "callers", "ieee.h:dc.Double.Double") == {"use.cc:from_double"}
+    assert related(cli, "callers", "ieee.h:dc.Double.Double#2") == {
+        "use.cc:ordered_bits", "ieee.h:dc.Double.Infinity"}
