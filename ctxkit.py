@@ -66,6 +66,10 @@ CONFIG_NAME = "config.toml"
 SNAPSHOT_FILE = ".context-snapshot.md"   # the default project's; others: snapshot_name()
 INDEX_LOCK_SUFFIX = "-index.lock"  # beside the database, as SQLite's -wal and -shm are
 BUSY_TIMEOUT_MS = 15000
+# The fast path leaves the WAL for the next call (_ReadDb) and checkpoints it when a
+# commit finds it past this many pages (1 MB at 4 KB pages): every connection's first
+# read goes through the whole WAL, and SQLite's own limit (1000) would make that 4 MB.
+FAST_WAL_PAGES = 256
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_STALE = 0, 1, 2, 3
 
@@ -1292,11 +1296,23 @@ def scan_argv(argv: Sequence[str]) -> ArgvScan:
     return ArgvScan(command, words if fast else None, options, as_json, quiet)
 
 
+# The fast path's connections once answered: left open for os._exit (see _ReadDb).
+_LEFT_TO_EXIT: list[sqlite3.Connection] = []
+
+
 class _ReadDb:
     """Just enough of Database for the read functions above: ``query`` on a connection,
     and the code on disk without a parser (a changed file sends the call to the full CLI).
 
-    Used as ``with _fast_db(...) as db``, which closes the connection.
+    Used as ``with _fast_db(...) as db``. A call that falls back closes the connection.
+    An answered one leaves it open for the ``os._exit`` that follows (answer_fast), as
+    a process that stopped there would: what it committed is in the WAL, which the next
+    connection reads. Closing the last connection of a database checkpoints the WAL
+    into it, syncing both files, and deletes the -wal and -shm files, so the next call
+    creates them again and syncs the new WAL's header: for a search that records
+    itself, three fsyncs, more wall time than the search. The WAL is checkpointed
+    instead when it grows past FAST_WAL_PAGES (at a commit), or when a command of the
+    full CLI closes the database last.
     """
 
     def __init__(self, conn: sqlite3.Connection, root: str):
@@ -1306,8 +1322,11 @@ class _ReadDb:
     def __enter__(self) -> _ReadDb:
         return self
 
-    def __exit__(self, *_: Any) -> None:
-        self.conn.close()
+    def __exit__(self, failed: type[BaseException] | None, *_: Any) -> None:
+        if failed is None:
+            _LEFT_TO_EXIT.append(self.conn)
+        else:
+            self.conn.close()
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
@@ -1433,9 +1452,10 @@ _AS_PROGRAM = __name__ == "__main__" or _PROGRAM == "ctxkit"   # or the console 
 
 def answer_fast(commands: tuple[str, ...]) -> None:
     """When ctxkit is the program and its command is one of ``commands``, answer it on the
-    fast path and exit, without finalizing the interpreter: nothing of ours is left open
-    (output flushed, database closed), and tearing the whole unmarshalled module down
-    would cost a tenth of the call (DESIGN.md "Start-up and the fast path")."""
+    fast path and exit, without finalizing the interpreter: the output is flushed, the
+    database's connection is left as a stopped process leaves it (_ReadDb says why), and
+    tearing the whole unmarshalled module down would cost a tenth of the call (DESIGN.md
+    "Start-up and the fast path")."""
     status = run_fast_path(sys.argv[1:], commands) if _AS_PROGRAM else None
     if status is not None:
         os._exit(status)
@@ -3597,6 +3617,7 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
                                limit=limit, context=context)
         try:
             db.conn.execute("PRAGMA synchronous = NORMAL")   # as open_db writes: no fsync
+            db.conn.execute(f"PRAGMA wal_autocheckpoint = {FAST_WAL_PAGES}")
             db.conn.execute("BEGIN IMMEDIATE")
             db.conn.executemany(SQL_STAT_ADD, [(project, key, value) for key, value in
                                                search_stat_counts(result).items() if value])

@@ -889,6 +889,58 @@ def test_search_is_answered_on_the_fast_path_as_the_full_cli_answers(cli):
     assert stats["searches"] >= 2 * (len(queries) + 2)
 
 
+def _fast_search_process(cli, *args: str) -> subprocess.CompletedProcess:
+    """A search as the console script runs it: the fast path, in a process of its own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    env["PYTHONPATH"] = str(ctxkit.Path(ctxkit.__file__).parent)
+    fast = ("import sys\nsys.argv = ['ctxkit', *sys.argv[1:]]\nimport ctxkit\n"
+            "sys.stderr.write('FELL_THROUGH')\n")
+    run = subprocess.run([PY, "-c", fast, "search", *args], cwd=cli.root, env=env,
+                         capture_output=True, timeout=120, check=False)
+    assert run.returncode == 0 and b"FELL_THROUGH" not in run.stderr, run.stderr
+    return run
+
+
+def test_a_fast_search_leaves_its_count_in_the_wal_for_the_next_call(cli):
+    # Closing the last connection would checkpoint the WAL and delete it (three fsyncs a
+    # search): the fast path leaves it, as a stopped process does, and the next process
+    # reads what was committed there; the full CLI, closing last, checkpoints it.
+    store(cli, service_log("2026-12-01 10:23:41 FATAL [ledger] replay aborted", lines=300))
+    before = cli("stats", "--outputs", "--json").json().get("searches", 0)
+    wal = Path(f"{cli.db}-wal")
+    assert not wal.exists()
+    for query in ("ledger replay", "replay aborted"):
+        _fast_search_process(cli, query, "--json")
+        assert wal.stat().st_size > 0
+        assert wal.stat().st_mode & 0o777 == Path(f"{cli.db}-shm").stat().st_mode & 0o777 \
+            == 0o600
+    assert cli("stats", "--outputs", "--json").json()["searches"] == before + 2
+    assert not wal.exists()
+
+
+def test_the_wal_a_fast_search_leaves_stays_under_its_page_limit(cli, monkeypatch):
+    # Every connection's first read goes through the whole WAL: the fast path's commits
+    # checkpoint it past FAST_WAL_PAGES, where SQLite's default is 1000 pages (4 MB).
+    # In-process (hundreds of processes would take minutes), with one more connection
+    # open throughout, so that closing each search's connection is never the last close
+    # (which would checkpoint and delete the WAL as the process's end does not).
+    store(cli, "2026-12-01 10:23:41 FATAL [ledger] replay aborted\n")
+    monkeypatch.chdir(cli.root)
+    holder = ctxkit.sqlite3.connect(cli.db)
+    holder.execute("SELECT 1 FROM outputs").fetchall()
+    page = holder.execute("PRAGMA page_size").fetchone()[0]
+    biggest = 0
+    try:
+        for _ in range(2 * ctxkit.FAST_WAL_PAGES):
+            ctxkit._fast_search({"json": True}, "ledger")
+            ctxkit._LEFT_TO_EXIT.pop().close()
+            biggest = max(biggest, Path(f"{cli.db}-wal").stat().st_size)
+    finally:
+        holder.close()
+    assert biggest <= (ctxkit.FAST_WAL_PAGES + 8) * (page + 24) + 32
+    assert cli("stats", "--outputs", "--json").json()["searches"] >= 2 * ctxkit.FAST_WAL_PAGES
+
+
 def test_a_query_of_only_common_words_says_nothing_was_searched(cli):
     store(cli, "The above exception was the direct cause of the following exception\n")
     for run in (cli, cli.sub):          # the full CLI and the fast path answer alike
