@@ -13,7 +13,10 @@ function pointer), null when clang could not resolve the callee at all.
 An explicit construction (``Foo(...)``, ``new Foo(...)``, ``Foo x(...)``)
 is a call of the class and of the constructor. Calls written as operators
 (``v[i]``) are not counted, and a call made by a macro expansion (the callee's
-name is not in the text) is nobody's answer (null).
+name is not in the text) is nobody's answer (null), as is a call in a template
+whose arguments depend on its parameters (clang resolves it per instance only).
+A member of a class template's instance (``Vector<char>(...)``) is the
+template's definition.
 Prints {"tool", "sites"} in the harness's common format (see ref_python_jedi.py).
 """
 
@@ -91,7 +94,7 @@ class Reference:
                 if usr and found:
                     self.defs.setdefault(usr, found)
             if child.kind == K.CALL_EXPR:
-                self.call(child, caller)
+                self.call(child, caller, cursor)
             self.walk(child, scope)
 
     @staticmethod
@@ -99,32 +102,51 @@ class Reference:
         return "~" + cursor.spelling.lstrip("~") if cursor.kind == K.DESTRUCTOR else \
             cursor.spelling
 
-    def call(self, node, caller: dict | None) -> None:
+    def call(self, node, caller: dict | None, parent) -> None:
         target = node.referenced
         if target is None:
-            name = node.spelling
+            name = node.spelling or self.dependent_name(node)
             if name:
                 self.add(node, name, caller, None)
             return
         tokens = [t.spelling for t in node.get_tokens()][:2]
         if target.kind == K.CONSTRUCTOR:
             cls = target.semantic_parent
-            if not tokens or tokens[0] not in (cls.spelling, "new") and \
-                    tokens[-1] != cls.spelling:
+            declared = parent.kind == K.VAR_DECL and tokens[:1] == [parent.spelling] and \
+                tokens[1:] in (["("], ["{"])   # Foo x(...), Foo x{...}
+            if not declared and (not tokens or tokens[0] not in (cls.spelling, "new") and
+                                 tokens[-1] != cls.spelling):
                 return  # implicit: a copy, a default member, a conversion
+            # a class template's instance (Vector<char>(...)) runs the template's code
             self.add(node, cls.spelling, caller,
-                     [cls.get_usr(), target.get_usr()])
+                     [cls.get_usr(), *self.primary(cls), target.get_usr(),
+                      *self.primary(target)])
             return
         if target.kind not in FUNCTIONS:
             self.add(node, node.spelling or target.spelling, caller, [])  # a pointer, a value
             return
         if target.spelling.startswith("operator"):
             return  # written as an operator (v[i], a + b), not as a call
-        usrs = [target.get_usr()]
-        primary = ci.conf.lib.clang_getSpecializedCursorTemplate(target)
+        self.add(node, target.spelling, caller, [target.get_usr(), *self.primary(target)])
+
+    @staticmethod
+    def primary(cursor) -> list[str]:
+        """The USR of the template a specialization or an instance member comes from."""
+        primary = ci.conf.lib.clang_getSpecializedCursorTemplate(cursor)
         if primary is not None and not primary.kind.is_invalid():
-            usrs.append(primary.get_usr())
-        self.add(node, target.spelling, caller, usrs)
+            return [primary.get_usr()]
+        return []
+
+    @staticmethod
+    def dependent_name(node) -> str | None:
+        """The name a call in a template body writes when its arguments depend on the
+        template's parameters (``isDigit(*it, base)``): clang resolves it only per
+        instance, so the site is nobody's answer (null), not a site left out."""
+        for child in node.walk_preorder():
+            if child.kind in (K.OVERLOADED_DECL_REF, K.MEMBER_REF_EXPR, K.DECL_REF_EXPR) \
+                    and child.spelling:
+                return child.spelling
+        return None
 
     def add(self, node, name: str, caller: dict | None, usrs) -> None:
         rel = self.rel(node)
