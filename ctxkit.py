@@ -755,10 +755,24 @@ def group_symbol_obj(db: Database, project: str, file: str, name: str,
     current = None
     if node is not None and any(r["code_hash"] for r in shown):
         current = db.code.body_hash(db, project, node) if db.code else node["body_hash"]
-    shown = [_lesson_json(r, _is_stale(r["code_hash"], current) if node is not None else False)
+    elif node is None and file and any(r["code_hash"] for r in shown) and \
+            _code_gone(db, project, file):
+        current = ""   # it kept the hash of a symbol the graph no longer has: gone
+    shown = [_lesson_json(r, _is_stale(r["code_hash"], current)
+                          if node is not None or current == "" else False)
              for r in shown]
     return {"project": project, "name": name, "file": file, **counters,
             "lessons": _inject_order(shown)}
+
+
+def _code_gone(db: Database, project: str, file: str) -> bool:
+    """Whether a symbol of ``file`` that no graph node binds to is gone from the code:
+    the file is indexed (re-indexed without it), or no longer on disk. A file on disk
+    the index does not hold (excluded since) says nothing of its code."""
+    if db.query(SQL_FILE_STATE, (project, file)):
+        return True
+    code = getattr(db, "code", None)
+    return code is not None and not os.path.lexists(os.path.join(code.root, file))
 
 
 def node_symbol_obj(db: Database, project: str, node: sqlite3.Row,

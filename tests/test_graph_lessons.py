@@ -33,7 +33,7 @@ def test_lesson_goes_stale_when_the_symbol_body_changes(cli):
     assert [item["stale"] for item in lessons_of(cli, "Model.save", "--file", "app/models.py")] \
         == [True]
     # the other symbol of the same file did not change: its lesson stays fresh
-    assert [item["stale"] for item in lessons_of(cli, "validate", "--file", "app/models.py")] \
+    assert stale_of_validate(cli) \
         == [False]
     human = cli("query", "Model.save", "--file", "app/models.py")
     assert "stale" in human.out
@@ -78,3 +78,38 @@ def test_binding_many_symbols_at_once_binds_each_as_one_lookup_does(cli):
             [ctxkit.bind_symbol(db, project, *pair) for pair in pairs]
     finally:
         db.close()
+
+
+def test_lesson_of_a_symbol_gone_from_the_code_is_stale_before_and_after_the_index(cli):
+    # "stale once the symbol's code on disk differs from that hash: edited, or gone":
+    # re-indexing without the symbol must not turn its lesson fresh again
+    assert cli.index_fixture("graph_python").code == 0
+    assert cli("fail", "validate", "returns its input unchanged",
+               "--file", "app/models.py").code == 0
+    assert cli("fail", "Model.save", "json.dumps fails on sets",
+               "--file", "app/models.py").code == 0
+    path = cli.root / "app/models.py"
+    source = path.read_text()
+    path.write_text(source[:source.index("def validate(")])
+    bump(path)
+    for step in ("before the index", "after it"):
+        assert stale_of_validate(cli) == [True], step
+        assert cli("stats", "--json").json()["stale"] == 1, step
+        assert lessons_of(cli, "Model.save", "--file", "app/models.py")[0]["stale"] is False
+        assert cli("index").code == 0
+    saved = cli("snapshot", "save", "--json")
+    assert saved.code == 0, saved.err
+    assert "returns its input unchanged (stale: code changed since)" in \
+        (cli.root / ".context-snapshot.md").read_text()
+    # the code back as it was: the lesson is fresh again; a deleted file's lessons are stale
+    path.write_text(source)
+    bump(path)
+    assert cli("index").code == 0
+    assert stale_of_validate(cli) == [False]
+    path.unlink()
+    assert cli("index").code == 0
+    assert stale_of_validate(cli) == [True]
+
+
+def stale_of_validate(cli) -> list:
+    return [item["stale"] for item in lessons_of(cli, "validate", "--file", "app/models.py")]
