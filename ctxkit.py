@@ -20975,7 +20975,9 @@ def _earlier_statements(path: str, first: int, ended: int) -> dict[int, int]:
     """The test function at ``first`` in ``path``: each line of a statement that is
     not the failing one (the innermost statement holding line ``ended``, a failing
     ``with`` with its body), not one whose names it reads (the last assignment of each,
-    and so on back) and not a statement around them, mapped to that statement's line."""
+    and so on back) and not a statement around them, mapped to that statement's line;
+    and the lines of a statement it reads that an earlier such statement reads too
+    (setup both share: the object both checks use, built once)."""
     import ast
 
     try:
@@ -20994,27 +20996,45 @@ def _earlier_statements(path: str, first: int, ended: int) -> dict[int, int]:
     keep = {id(failing)}
     if isinstance(failing, ast.With | ast.AsyncWith):
         keep |= {id(n) for n in ast.walk(failing) if isinstance(n, ast.stmt)}
-    wanted = [failing]
-    while wanted:
-        statement = wanted.pop()
-        for name in {n.id for n in ast.walk(statement)
-                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}:
-            source = _last_assignment(statements, name, statement.lineno)
-            if source is not None and id(source) not in keep:
-                keep.add(id(source))
-                wanted.append(source)
+    keep |= _feeding(statements, failing)
     kept = [n for n in statements if id(n) in keep]
     around = {id(n) for n in statements for k in kept if n is not k
               and set(_statement_span(k)) <= set(_statement_span(n))}
+    # what feeds a passed check too (the object both checks use, built once) is where
+    # the test succeeded as well: it counts as a passing run, not as the failure's own
+    inside = {id(n) for k in kept for n in ast.walk(k) if isinstance(n, ast.stmt)}
+    shared = {i for n in statements if id(n) not in inside and id(n) not in around
+              and n.lineno < failing.lineno for i in _feeding(statements, n)} & keep
+    shared -= {id(n) for n in ast.walk(failing) if isinstance(n, ast.stmt)}
     runs: dict[int, int] = {}
     for statement in sorted(statements, key=lambda n: len(_statement_span(n)),
                             reverse=True):    # the innermost statement of a line last
         for line in _statement_span(statement):
-            if id(statement) in keep or id(statement) in around:
+            if id(statement) in shared:
+                runs[line] = statement.lineno
+            elif id(statement) in keep or id(statement) in around:
                 runs.pop(line, None)
             else:
                 runs[line] = statement.lineno
     return runs
+
+
+def _feeding(statements: list[Any], statement: Any) -> set[int]:
+    """The ids of the statements whose names ``statement`` reads: for each name, the
+    last statement before it that binds the name, and so on back."""
+    import ast
+
+    found: set[int] = set()
+    wanted = [statement]
+    while wanted:
+        current = wanted.pop()
+        for name in {n.id for n in ast.walk(current)
+                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}:
+            source = _last_assignment(statements, name, current.lineno)
+            if source is not None and id(source) not in found and source is not statement:
+                found.add(id(source))
+                wanted.append(source)
+    return found
 
 
 def _last_assignment(statements: list[Any], name: str, before: int) -> Any:

@@ -264,3 +264,29 @@ def test_the_failing_tests_earlier_checks_count_as_passing_runs(registry):
     assert by_name["clean"]["signals"]["coverage"]["value"] == pytest.approx(3 ** -0.5,
                                                                             abs=1e-3)
     assert ranked(result)[0] == "src/pricing/labels.py:whisper"
+
+
+def test_what_feeds_a_passed_check_too_counts_as_a_passing_run(registry):
+    """The object both checks use is built once: its constructor fed the check that
+    passed as well as the failing one, so it is not specific to the failure."""
+    (registry.root / "src" / "pricing" / "badge.py").write_text(
+        "class Badge:\n"
+        "    def __init__(self, text):\n        self.text = text.strip()\n\n"
+        "    def shout(self):\n        return self.text.upper() + '!'\n\n"
+        "    def whisper(self):\n        return self.text.lower() + '!'   # the fault\n")
+    (registry.root / "tests" / "test_badge.py").write_text(
+        "from pricing.badge import Badge\n\n\n"
+        "def test_badge():\n"
+        "    badge = Badge(' hi ')\n"
+        "    assert badge.shout() == 'HI!'\n"
+        "    assert badge.whisper() == 'hi...'\n")
+    registry("index", "-q")
+    run_failing(registry, "tests/test_badge.py::test_badge")
+    result = registry("suspects", "--rerun", "--json").json()
+    assert any(note.endswith("; 2 statements of the failing test before the failing one "
+                             "counted as passing runs") for note in result["notes"])
+    by_name = {s["name"]: s for s in result["suspects"]}
+    assert by_name["Badge.whisper"]["signals"]["coverage"]["value"] == 1.0
+    assert by_name["Badge.__init__"]["signals"]["coverage"]["value"] == pytest.approx(
+        0.5 ** 0.5, abs=1e-3)
+    assert ranked(result)[0] == "src/pricing/badge.py:Badge.whisper"
