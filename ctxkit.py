@@ -19456,6 +19456,8 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 #   subject it is in the module the failing test's file is named after (test_x.py,
 #           x_test.go, x.test.ts: x.py, x.go, x.ts, or x/__init__.py), among the
 #           suspects the other signals found
+#   title   words of the failing test's name name it (test_x_when_y: x), a word shared
+#           by n suspects' names counting 1/n, among the suspects the others found
 #   coverage  (--rerun) the failing test ran its lines when run again under a tracer
 #           and the passing tests of its file did not (the Ochiai measure of its
 #           most suspicious line); after a re-run the other signals count times
@@ -19465,7 +19467,7 @@ def register_snapshot_commands(sub: argparse._SubParsersAction,
 # installed-package folders inside it, are library frames: listed, never read.
 
 SUSPECT_WEIGHTS = {"frame": 3.0, "test": 1.5, "change": 1.0, "lesson": 0.5, "name": 1.0,
-                   "message": 2.0, "subject": 1.0, "coverage": 1.5}
+                   "message": 2.0, "subject": 1.0, "title": 0.5, "coverage": 1.5}
 SUSPECT_SIGNALS = tuple(SUSPECT_WEIGHTS)
 # After a traced re-run (--rerun) the other signals count times (floor + coverage):
 # static evidence for code every test runs is evidence about where runs pass.
@@ -20159,6 +20161,37 @@ class _Ranking:
             if module in subjects and not is_test_path(suspect.path):
                 suspect.add("subject", 1.0, f"in {suspect.path}, the module the failing "
                             f"test's file is named after")
+
+    def add_titles(self) -> None:
+        """Tests are named after what they test (``test_parse_empty_key`` tests
+        parse): a suspect the other signals found whose own name's words (three
+        letters or more, stemmed) are words of a failing test's name counts the share
+        of its words so named, each word 1/n for the n suspects whose names hold it."""
+        said: dict[str, str] = {}
+        names = [t.rpartition("::")[2].split("[", 1)[0].rpartition(".")[2]
+                 for t in self.failure.test_ids] + [t.name for t in self.tests]
+        for name in dict.fromkeys(names):
+            for part in identifier_parts(name)[1:] if name.startswith(("test", "Test")) \
+                    else ():
+                said.setdefault(search_stem(part), name)
+        if not said:
+            return
+        named: dict[str, dict[str, str]] = {}   # suspect key -> its name's words, stemmed
+        holders: dict[str, set[tuple]] = {}     # stem -> the suspects whose names hold it
+        for suspect in self.suspects.values():
+            own = suspect.name.rpartition(".")[2]
+            if suspect.node is None or own.startswith("__") or is_test_path(suspect.path):
+                continue
+            words = {search_stem(w): w for w in identifier_parts(own) if len(w) >= 3}
+            named[suspect.key] = words
+            for stem in words:
+                holders.setdefault(stem, set()).add((suspect.path, suspect.name))
+        for key, words in named.items():
+            hits = [stem for stem in words if stem in said]
+            if hits:
+                value = sum(1.0 / len(holders[stem]) for stem in hits) / len(words)
+                self.suspects[key].add("title", value, f"the failing test {said[hits[0]]} "
+                                       f"is named after {', '.join(words[h] for h in hits)}")
 
     def ranked(self) -> list[Suspect]:
         """Best first; one entry per name of a file (a property's getter and setter, or
@@ -21106,6 +21139,7 @@ def rank_suspects(env: Env, db: Database | None, failure: Failure,
         ranking.add_names()
         ranking.add_message_text()
         ranking.add_subjects()
+        ranking.add_titles()
         ranking.add_lessons()
     for suspect in ranking.suspects.values() if coverage is not None else ():
         suspect.traced = True

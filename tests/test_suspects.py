@@ -476,3 +476,33 @@ def test_a_newer_failure_without_an_exit_status_is_pointed_to(project):
     assert not project("suspects", later, "--json").json()["notes"]   # asked for by name
     project("store", "-", "--label", "pytest", stdin="1 passed in 0.1s\n")   # run again: passes
     assert not project("suspects", "--json").json()["notes"]   # that failure no longer holds
+
+
+def test_the_function_a_failing_test_is_named_after_leads_among_equals(cli, monkeypatch):
+    """test_label_upper_case_is_loud tests upper_case: of two helpers the test reaches
+    alike (one call down, in the module its file is named after), the one the test's
+    name names comes first."""
+    src = cli.root / "src" / "shop"
+    src.mkdir(parents=True)
+    (src / "__init__.py").write_text("")
+    (src / "labels.py").write_text(
+        "def strip_all(text):\n    return text.strip()\n\n\n"
+        "def upper_case(text):\n    return text.lower()\n\n\n"
+        "def render(text):\n    return upper_case(strip_all(text)) + '!'\n")
+    (cli.root / "tests").mkdir()
+    (cli.root / "tests" / "test_labels.py").write_text(
+        "from shop.labels import render\n\n\n"
+        "def test_label_upper_case_is_loud():\n    assert render(' hi ') == 'HI!'\n")
+    git(cli.root, "add", "-A")
+    git(cli.root, "commit", "-qm", "shop")
+    monkeypatch.setenv("PYTHONPATH", str(cli.root / "src"))
+    assert cli("index", "-q").code == 0
+    assert run_tests(cli, "tests/test_labels.py::test_label_upper_case_is_loud").code == 1
+    result = cli("suspects", "--json").json()
+    assert ranked(result) == ["src/shop/labels.py:render", "src/shop/labels.py:upper_case",
+                              "src/shop/labels.py:strip_all"]
+    title = result["suspects"][1]["signals"]["title"]
+    assert title["value"] == 1.0
+    assert title["why"] == ("the failing test test_label_upper_case_is_loud is named "
+                            "after upper, case")
+    assert "title" not in result["suspects"][0]["signals"]
