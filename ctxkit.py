@@ -8646,6 +8646,27 @@ class _Resolver:
         best = max((points for points, _ in scored), default=None)
         return [other for points, other in scored if points == best] or fits
 
+    def of_constness(self, overloads: list[int], caller: int) -> list[int]:
+        """Of overloads that differ by a `const` after their parameters alone (C++), the
+        one a call on the object itself from ``caller`` runs: in a const member function
+        the const one, in any other member the other one. ``overloads`` as they are
+        when that does not pick one."""
+        lines = self.memo.setdefault("definition lines", {})
+        missing = [n for n in (*overloads, caller) if n not in lines]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            lines.update(tuple(row) for row in self.db.query(
+                f"SELECT id, line FROM nodes WHERE id IN ({marks})", missing))
+        if self.nodes[caller].kind != "method":
+            return overloads
+
+        def is_const(node: int) -> bool:
+            return lines.get(node) in self.ctx(self.nodes[node].path).get("const_methods", ())
+
+        wanted = is_const(caller)
+        picked = [node for node in overloads if is_const(node) == wanted]
+        return picked if len(picked) == 1 else overloads
+
     def _argument_type(self, word: str, path: str, scope: str, line: int) -> str:
         """An argument word as a type to fit: a literal's mark, a variable's written
         class name (``?`` when its declaration says none)."""
@@ -10056,6 +10077,8 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
     if dst is not None and resolver.language(path).overloads:
         fits = resolver.overloads_admitting(dst, arguments, path, scope_qual, line)
+        if len(fits) > 1 and (recv is None or recv in resolver.language(path).self_names):
+            fits = resolver.of_constness(fits, src)  # this->f() in a const member: f() const
         if len(fits) > 1:  # which of them runs, the arguments' types say: a guess
             confidence = min(confidence, CONF_OVERLOAD)
         dst = fits[0] if fits else dst
@@ -11717,11 +11740,28 @@ def _c_not_a_definition(s: _Source, node: Any) -> bool:
 
 
 def _c_params_holder(s: _Source, d: _Def) -> Any:
-    """The parameter list sits in the (possibly pointer-wrapped) function declarator."""
+    """The parameter list sits in the function declarator, maybe wrapped in a pointer
+    or (C++) a reference declarator: `Chunk& RawBigit(int index)`, whose inner
+    declarator the grammar gives no field name."""
     declarator = d.node.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
+        declarator = declarator.child_by_field_name("declarator") or next(
+            (c for c in declarator.named_children if c.type.endswith("declarator")), None)
     return declarator.child_by_field_name("parameters") if declarator else None
+
+
+def _cpp_const_method(s: _Source, d: _Def, types: dict[str, dict[str, str]],
+                      ctx: dict[str, Any]) -> None:
+    """A member function declared `const` after its parameters: the first line of each
+    such definition, which picks among overloads told apart by it alone
+    (_Resolver.of_constness)."""
+    params = _c_params_holder(s, d)
+    after = params.next_sibling if params is not None else None
+    while after is not None:
+        if after.type == "type_qualifier" and s.text(after) == "const":
+            ctx.setdefault("const_methods", []).append(d.node.start_point[0] + 1)
+            return
+        after = after.next_sibling
 
 
 def _c_param(s: _Source, p: Any) -> dict[str, Any] | None:
@@ -12074,7 +12114,8 @@ CPP = Language(
     params_holder=_c_params_holder, param=_c_param, exported=_cpp_exported, bases=_cpp_bases,
     import_handler=_cpp_import, resolve_binding=_cpp_resolve_binding,
     resolve_local=_cpp_resolve_local, resolve_qualified=_cpp_qualified,
-    receiver_call=_cpp_receiver_call, method_fallback=_method_anywhere)
+    receiver_call=_cpp_receiver_call, method_fallback=_method_anywhere,
+    method_types=_cpp_const_method)
 
 
 # --- Graph language: C# ---------------------------------------------------------

@@ -208,6 +208,37 @@ void run() {
         "ieee.h:dc.Double", "ieee.h:dc.Double.Double#2", "ieee.h:dc.Double.value"}
 
 
+def test_cpp_overloads_told_apart_by_const_and_returning_references(cli):
+    """`Chunk& At(int)` has its parameters (the reference declarator around it has no
+    field name), and of `At(int)` and `At(int) const` a call on the object itself
+    runs the const one from a const member function, the other one elsewhere."""
+    (cli.root / "big.h").write_text("""\
+namespace dc {
+class Big {
+ public:
+  typedef unsigned int Chunk;
+  Chunk& At(int index);
+  const Chunk& At(int index) const;
+  Chunk Sum() const { return At(0) + this->At(1); }
+  void Set() { At(0) = 1; }
+ private:
+  Chunk data_[4];
+};
+}
+""", encoding="utf-8")
+    (cli.root / "big.cc").write_text("""\
+#include "big.h"
+namespace dc {
+Big::Chunk& Big::At(int index) { return data_[index]; }
+const Big::Chunk& Big::At(int index) const { return data_[index]; }
+}
+""", encoding="utf-8")
+    result = cli("index", "--json")
+    assert result.code == 0, result.err
+    assert related(cli, "callers", "big.cc:dc.Big.At") == {"big.h:dc.Big.Set"}
+    assert related(cli, "callers", "big.cc:dc.Big.At#2") == {"big.h:dc.Big.Sum"}
+
+
 def test_cpp_a_variable_of_a_builtin_type_picks_its_overload(cli):
     """`uint64_t ordered = 12; Double(ordered)` runs Double(uint64_t), and a `double`
     variable Double(double): the grammar reads uint64_t and double as primitive
