@@ -18273,6 +18273,8 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
         answer = wrap_answer(payload, command, shell, agent, verdict)
         if answer is not None:
             return answer
+    if verdict != "allow" and nudge_grants(agent, rules, command, tool_input):
+        return None    # `ctxkit run -- <command>` would run unasked, the command itself not
     if not first_time(env, payload, "bash-nudge"):
         return None
     hint = ("ctxkit: this command may print a lot. Run loud commands as `ctxkit run -- <command>`: "
@@ -19041,6 +19043,37 @@ def gemini_core_runs(cores: list[list[dict[str, Any]]], command: str) -> bool:
                    for words in reading.commands):
             return False
     return True
+
+
+def codex_allows(pattern: list[Any], command: str) -> bool:
+    """Whether an allow prefix_rule covers ``command``: a simple command whose first
+    words are the pattern's (narrow: anything compound or unreadable is not covered)."""
+    import shlex
+    if re.search(_COMPOUND, command):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return len(words) >= len(pattern) and all(
+        word in (element if isinstance(element, list) else [element])
+        for word, element in zip(words, pattern, strict=False))
+
+
+def nudge_grants(agent: str, rules: dict[str, list[Any]], command: str,
+                 tool_input: dict[str, Any]) -> bool:
+    """Whether one of the user's allow rules (``Bash(ctxkit:*)``, a ``ctxkit`` prefix
+    rule or policy) lets ``ctxkit run -- <command>``, the nudge's advice, run unasked
+    when none lets ``command`` itself: following the nudge would get around the
+    prompt the command gets. (A rule for ``ctxkit run`` as such lets any command through
+    it, compound ones as ``bash -c '...'``.)"""
+    nudged = (f"ctxkit run -- {command}", "ctxkit run -- bash -c true")
+    allows: Callable[[Any, str], bool] = {
+        "claude": bash_rule_matches, "codex": codex_allows,
+        "gemini": lambda rule, text: gemini_allows(rule, text, tool_input)}[agent]
+    allow = rules.get("allow", [])
+    return any(allows(rule, form) for rule in allow for form in nudged) and \
+        not any(allows(rule, command) for rule in allow)
 
 
 def fnmatch_name(pattern: Any, name: str) -> bool:

@@ -386,3 +386,32 @@ def test_gemini_allow_rule_of_the_command_itself_keeps_the_rewrite(cli, project)
     for command in ("npm test", "pytest -q"):
         answer = bash_call(cli, project, command, agent="gemini")
         assert shlex.split(answer["tool_input"]["command"])[-1] == command
+
+
+@pytest.mark.parametrize("agent, where, text", [
+    ("claude", ".claude/settings.json", json.dumps({"permissions": {"allow": ["Bash(ctxkit:*)"]}})),
+    ("claude", ".claude/settings.local.json",
+     json.dumps({"permissions": {"allow": ["Bash(ctxkit run *)"]}})),
+    ("codex", "home/.codex/rules/mine.rules",
+     'prefix_rule(pattern=["ctxkit", "run"], decision="allow")\n'),
+    ("gemini", ".gemini/settings.json", json.dumps({"tools": {"allowed": [
+        "run_shell_command(ctxkit)"]}})),
+])
+def test_no_nudge_toward_a_ctxkit_run_that_an_allow_rule_lets_run_unasked(cli, project, agent,
+                                                                         where, text):
+    # the nudge says `ctxkit run -- <command>`: under an allow rule for ctxkit that form
+    # runs unasked where the command itself is asked about, so no nudge (nor rewrite)
+    (project / ".ctxkit" / "config.toml").write_text('bash = "nudge"\n')
+    assert bash_call(cli, project, "npm install x", agent=agent, session_id="no rules")
+    path = project / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    for command in ("npm install x", "npm install x && npm test"):
+        assert bash_call(cli, project, command, agent=agent) is None, command
+
+
+def test_the_nudge_stays_when_the_command_itself_is_allowed(cli, project):
+    (project / ".ctxkit" / "config.toml").write_text('bash = "nudge"\n')
+    claude_settings(project / ".claude" / "settings.json",
+                    {"allow": ["Bash(ctxkit:*)", "Bash(npm install:*)"]})
+    assert "ctxkit run" in bash_call(cli, project, "npm install x")["additionalContext"]
