@@ -4215,9 +4215,10 @@ REDACTION_RULES: tuple[RedactionRule, ...] = _with_client_rules((
                   r"(?i)(?:" + _SECRET_NAME_LONG + r"|(?<![A-Za-z0-9])(?:"
                   + _SECRET_NAME_SHORT + r"))\d*" + _TOKEN_END
                   + r"(?P<kq>['\"]?\]?)(?P<sep>\s*(?::\s*(?P<ann>[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?)"
-                  r"\s*)?(?:=(?![=~>])|=>|:=)\s*|\s*:(?![:=])\s*|\s+)"
+                  r"\s*)?(?:=(?![=~>])|=>|:=)\s*|(?P<colon>\s*:(?![:=])\s*)|\s+)"
                   r"(?:(?P<q>['\"`])(?P<value>(?:\\.|(?!(?P=q))[^\\\n]){0,500})(?:(?P=q)|$)"
-                  r"|(?P<bv>[^\s'\"`,;)}\]&<>|]{1,500}))",
+                  # "&" joins name=value pairs (a query string); after "name:" it is the value's
+                  r"|(?P<bv>(?(colon)[^\s'\"`,;)}\]<>|]|[^\s'\"`,;)}\]&<>|]){1,500}))",
                   ("pass", "pwd", "secret", "token", "key", "credential"), "assignment"),
 ))
 

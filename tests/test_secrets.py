@@ -160,6 +160,20 @@ def test_summary_of_a_run_never_shows_its_secret(cli):
     assert summary["redactions"] == 1
 
 
+def test_after_a_colon_an_ampersand_is_part_of_the_password(cli):
+    # "&" joins name=value pairs in a query string, where it ends the value; after
+    # "password:" (YAML, a header, a log field) it is one of the password's characters,
+    # and the part after it was stored as written
+    (cli.root / "conf.log").write_text(
+        "password: Tr0ub4dor&3\n"
+        "db_password: s3cr3t&more%x\n"
+        "GET https://shop.example/?password=abc123xyz&next=2\n")
+    handle = cli("store", "conf.log", "--json").json()["handle"]
+    lines = [e["text"] for e in cli("expand", handle, "--json").json()["lines"]]
+    assert lines == ["password: ***REDACTED***", "db_password: ***REDACTED***",
+                     "GET https://shop.example/?password=***REDACTED***&next=2"]
+
+
 # --- secrets cut by a storage boundary ---------------------------------------------------
 
 
