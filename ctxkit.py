@@ -5039,14 +5039,18 @@ def open_db(env: Env, *, create: bool = True) -> Database:
 def _note_root_outside_git(env: Env) -> None:
     """Said once, when the database is made: outside git the root is the folder
     ctxkit runs in, so another folder of the same project gets its own database."""
-    if env.quiet or (env.root / ".git").exists() or \
-            env.db_path != env.root / STATE_DIR / DB_NAME:
+    if env.quiet or not _root_outside_git(env):
         return
     above = database_above(env)
     also = f" ({above} is one, above this folder)" if above else ""
     warn(f"note: {env.root} is not in a git repository, so it is ctxkit's root: its state "
          f"goes to {env.db_path}. Run ctxkit from the project's top folder (or pass --db) "
          f"to share one database across its folders{also}")
+
+
+def _root_outside_git(env: Env) -> bool:
+    """Whether the root is a folder outside git holding its own default database."""
+    return not (env.root / ".git").exists() and env.db_path == env.root / STATE_DIR / DB_NAME
 
 
 def no_database_message(env: Env, above: Path | None) -> str:
@@ -5063,7 +5067,7 @@ def no_database_message(env: Env, above: Path | None) -> str:
 def database_above(env: Env) -> Path | None:
     """Outside git, the database of a folder above the root (the project's top folder,
     where `index` ran), when ctxkit was started below it; None otherwise."""
-    if (env.root / ".git").exists() or env.db_path != env.root / STATE_DIR / DB_NAME:
+    if not _root_outside_git(env):
         return None
     for folder in env.root.parents:
         if (folder / STATE_DIR / DB_NAME).is_file():
@@ -19036,14 +19040,8 @@ def gemini_core_runs(cores: list[list[dict[str, Any]]], command: str) -> bool:
     reading = read_shell(command)
     if reading is None:
         return not cores
-    for core in cores:
-        if any("commandPrefix" not in rule for rule in core):
-            continue
-        prefixes = [str(rule["commandPrefix"]) for rule in core]
-        if not all(any(" ".join(words).startswith(prefix) for prefix in prefixes)
-                   for words in reading.commands):
-            return False
-    return True
+    return all(any(_gemini_rule_hits(rule, [" ".join(words)], []) for rule in core)
+               for core in cores for words in reading.commands)
 
 
 def codex_allows(pattern: list[Any], command: str) -> bool:
@@ -21122,15 +21120,15 @@ def _earlier_statements(path: str, first: int, ended: int) -> dict[int, int]:
               and n.lineno < failing.lineno for i in _feeding(statements, n)} & keep
     shared -= {id(n) for n in ast.walk(failing) if isinstance(n, ast.stmt)}
     runs: dict[int, int] = {}
+    failure_own = keep | around
     for statement in sorted(statements, key=lambda n: len(_statement_span(n)),
                             reverse=True):    # the innermost statement of a line last
+        counted = id(statement) in shared or id(statement) not in failure_own
         for line in _statement_span(statement):
-            if id(statement) in shared:
+            if counted:
                 runs[line] = statement.lineno
-            elif id(statement) in keep or id(statement) in around:
-                runs.pop(line, None)
             else:
-                runs[line] = statement.lineno
+                runs.pop(line, None)
     return runs
 
 
