@@ -19397,8 +19397,15 @@ def risk_at(db: Database, env: Env, path: str, line: int | None,
         if not nodes:
             objs = lesson_symbols(db, env.project, name=symbol, file=path)
         return objs
-    spans = [EditSpan(path, line, line)] if line else [EditSpan(path, 1, 10**9)]
-    return risk_objects(db, env.place, spans)
+    if line:
+        return risk_objects(db, env.place, [EditSpan(path, line, line)])
+    # The whole file: also the lessons of symbols no longer in it (stale), which no
+    # line maps to but `query` still shows with their risk.
+    objs = {(o.get("file", ""), o["name"]): o
+            for o in risk_objects(db, env.place, [EditSpan(path, 1, 10**9)])}
+    for obj in lesson_symbols(db, env.project, file=path):
+        objs.setdefault((obj.get("file", ""), obj["name"]), obj)
+    return _by_risk(list(objs.values()))
 
 
 def _risk_nothing_why(db: Database, env: Env, path: str, line: int | None,

@@ -113,3 +113,27 @@ def test_lesson_of_a_symbol_gone_from_the_code_is_stale_before_and_after_the_ind
 
 def stale_of_validate(cli) -> list:
     return [item["stale"] for item in lessons_of(cli, "validate", "--file", "app/models.py")]
+
+
+def test_risk_of_a_file_counts_the_lessons_of_a_symbol_gone_from_it(cli):
+    # `query validate` still shows the lesson and its risk once validate is removed;
+    # `risk FILE` must give that symbol the same number, not "no lessons, risk 0.0"
+    assert cli.index_fixture("graph_python").code == 0
+    assert cli("fail", "validate", "returns its input unchanged",
+               "--file", "app/models.py").code == 0
+    before = cli("risk", "app/models.py", "--json").json()
+    path = cli.root / "app/models.py"
+    source = path.read_text()
+    path.write_text(source[:source.index("def validate(")])
+    bump(path)
+    assert cli("index").code == 0
+    queried = cli("query", "validate", "--file", "app/models.py", "--json").json()
+    after = cli("risk", "app/models.py", "--json").json()
+    assert [s["name"] for s in after["symbols"]] == ["validate"]
+    queried_risk = round(queried["symbols"][0]["risk_score"], 1)
+    assert after["risk_score"] == before["risk_score"] == queried_risk
+    assert after["symbols"][0]["stale_lessons"] == 1
+    human = cli("risk", "app/models.py")
+    assert "validate:" in human.out and "1 stale" in human.out, human.out
+    # a line of the file maps to no removed symbol: the line's risk stays its own
+    assert cli("risk", "app/models.py", "--line", "1", "--json").json()["symbols"] == []
