@@ -6732,6 +6732,9 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         extra.setdefault("values", []).append(
             (caps["valuename"][0].start_byte, s.text(caps["valuename"][0]),
              s.text(caps["valueof"][0])))
+    elif "valuechain" in caps:  # s = attributes = attrs: each name holds attrs
+        extra.setdefault("values", []).extend(_chained_values(s, caps["valuename"][0],
+                                                              caps["valuechain"][0]))
     elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
@@ -6791,6 +6794,23 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "allname" in caps and s.text(caps["allname"][0]) == "__all__":
         extra["all"] = re.findall(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]",
                                   s.text(caps["allvalue"][0]))
+
+
+def _chained_values(s: _Source, first: Any, chain: Any) -> list[tuple[int, str, str]]:
+    """(position, name, value) for each name of a chained assignment ``a = b = f`` whose
+    last value is a name or an attribute; [] for ``a = b = f()`` or ``a = b.c = f``."""
+    names = [first]
+    while chain.type == "assignment" and chain.child_by_field_name("type") is None:
+        left = chain.child_by_field_name("left")
+        if left is None or left.type != "identifier":
+            return []
+        names.append(left)
+        chain = chain.child_by_field_name("right")
+        if chain is None:
+            return []
+    if chain.type not in ("identifier", "attribute"):
+        return []
+    return [(name.start_byte, s.text(name), s.text(chain)) for name in names]
 
 
 def _one_group(text: str) -> bool:
@@ -7428,7 +7448,7 @@ def _graph_parse_job(job: ParseJob) -> ParseResult:
                            None)
     facts["lines"] = newlines + (0 if data.endswith(b"\n") or not data else 1)
     _mask_stored_code(facts)
-    facts["bound"] = list(facts["context"]["imports"])
+    facts["bound"] = sorted(_bound_names(facts["context"]))
     facts["context"] = _json_text(facts["context"])  # in the worker
     # Call sites wait in the parent until resolution: as one bytes object per file
     # (about 40 bytes a call) rather than tuples of strings (about 250).
@@ -8269,10 +8289,17 @@ def _drop_file(db: Database, file_id: int, run: _IndexRun) -> None:
     db.execute(SQL_FILE_DELETE, (file_id,))
 
 
+def _bound_names(context: dict[str, Any]) -> set[str]:
+    """Names a file binds by import or to another definition (``ib = attr = attrib``):
+    calls elsewhere may reach what they name through it."""
+    values = context.get("values", {})
+    return set(context.get("imports", {})).union(*values.values())
+
+
 def _reexported_names(context: str) -> set[str]:
-    """Names a file binds by import: calls elsewhere may reach them through it."""
+    """What _bound_names gives for a stored file context."""
     try:
-        return set(json.loads(context).get("imports", {}))
+        return _bound_names(json.loads(context))
     except ValueError:
         return set()
 
@@ -10240,6 +10267,9 @@ _PY_QUERY = f"""
     @valueof))
 (class_definition body: (block (assignment left: (identifier) @valuename !type
     right: [(identifier) (attribute)] @valueof)))
+(module (assignment left: (identifier) @valuename !type right: (assignment) @valuechain))
+(class_definition body: (block (assignment left: (identifier) @valuename !type
+    right: (assignment) @valuechain)))
 (module (assignment left: (identifier) @name) @def.type)
 (module (type_alias_statement left: (type [(identifier) @name (generic_type (identifier) @name)]))
     @def.type)
