@@ -6742,6 +6742,17 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         if value.type == "function_type":  # kept as written: its parameters' types count
             extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = \
                 one_line(s.text(value))[:300]
+        elif "aliasscoped" in caps:  # C++'s typedef or using inside namespaces and classes
+            scope, in_class = _enclosing_scopes(s, caps["aliasscoped"][0])
+            written = _clean_type(s.text(value), generic=True)
+            aliases = extra.setdefault("aliases", {})
+            name = s.text(caps["alias"][0])
+            # under every name that reaches it (refs.OwnedObject, OwnedObject), read in
+            # its own scope; of two with one short name, a class member's yields
+            for at in range(len(scope), -1, -1):
+                key = ".".join([*scope[at:], name])
+                if key not in aliases or at == 0 or not in_class:
+                    aliases[key] = f"in:{'.'.join(scope)}:{written}" if scope else written
         elif value.type != "object_type":  # type T = {...}: an interface
             extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = _clean_type(
                 s.text(value), generic=True)
@@ -6811,6 +6822,22 @@ def _chained_values(s: _Source, first: Any, chain: Any) -> list[tuple[int, str, 
     if chain.type not in ("identifier", "attribute"):
         return []
     return [(name.start_byte, s.text(name), s.text(chain)) for name in names]
+
+
+def _enclosing_scopes(s: _Source, node: Any) -> tuple[list[str], bool]:
+    """The names of the C++ namespaces and classes around ``node``, outermost first,
+    and whether the innermost is a class."""
+    names: list[str] = []
+    in_class = None
+    up = node.parent
+    while up is not None:
+        if up.type in ("namespace_definition", "class_specifier", "struct_specifier"):
+            named = up.child_by_field_name("name")
+            if named is not None:
+                names.append(re.sub(r"<.*", "", s.text(named)).replace("::", "."))
+                in_class = up.type != "namespace_definition" if in_class is None else in_class
+        up = up.parent
+    return names[::-1], bool(in_class)
 
 
 def _one_group(text: str) -> bool:
@@ -9499,6 +9526,9 @@ class _Resolver:
             return self._called_type(path, scope, written)
         if type_text.startswith("type:"):  # type[X]: its methods are X's
             type_text = type_text[5:]
+        if type_text.startswith("in:"):  # a C++ alias's type, read in its own namespace
+            where, _, written = type_text[3:].partition(":")
+            return self.type_named(path, where, written)
         if type_text.startswith("callback:"):  # a parameter of a function given to a call
             return self._unless_circular(("callback", path, scope, type_text),
                                          self._callback_parameter, path, scope,
@@ -9555,7 +9585,10 @@ class _Resolver:
         target = self.resolve_dotted(path, scope, type_text)
         if target is not None and target[0] == "node" and self.nodes[target[1]].kind == "type":
             target = None  # an alias node: what it stands for is what counts
-        alias = self._type_alias(path, type_text) if target is None else None
+        # (a name bound outside the index may still be an alias of the index: C++'s
+        # `using refs::OwnedObject;` names a typedef, no definition)
+        alias = self._type_alias(path, type_text) \
+            if target is None or target[0] == "external" else None
         if alias is not None:  # type T = A | B, here or imported: what it stands for
             # (an alias that names itself is nothing)
             return self._unless_circular(("alias", *alias), self.type_named, alias[0], "",
@@ -11658,12 +11691,23 @@ def _fq_table(r: _Resolver, family: str) -> dict[str, list[int]]:
 
 
 def _fq_pick(r: _Resolver, path: str, ids: list[int], hidden: bool) -> int | None:
-    """The file's own definition, else the one candidate another file may see."""
+    """The file's own definition, else the one candidate another file may see.
+
+    ``hidden`` (C++: file-local definitions exist) also sees what the headers the
+    file includes define, `static` or not (their text is part of the unit), and
+    takes several definitions of one file as that file's overloads (the call's
+    arguments choose among them: _Resolver.overloads_admitting)."""
     own = [n for n in ids if r.nodes[n].path == path]
     if own:
         return own[0]
-    visible = [n for n in ids if n not in r.private] if hidden else ids
-    return visible[0] if len(visible) == 1 else None
+    if hidden:
+        closure = _c_closure(r, path)
+        for pick in ([n for n in ids if r.nodes[n].path in closure],
+                     [n for n in ids if n not in r.private]):
+            if pick and len({r.nodes[n].path for n in pick}) == 1:
+                return pick[0]
+        return None
+    return ids[0] if len(ids) == 1 else None
 
 
 def _fq_lookup(r: _Resolver, path: str, prefixes: Iterable[str], name: str,
@@ -11878,6 +11922,12 @@ def _c_closure(r: _Resolver, path: str) -> set[str]:
     return r.memo[key]
 
 
+def _c_included(r: _Resolver, path: str) -> list[str]:
+    """The project headers a file includes: their file-level variables and aliases
+    are declared in the unit too."""
+    return sorted(_c_closure(r, path))
+
+
 def _c_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
                        depth: int) -> tuple | None:
     header = _c_header(r, path, module)
@@ -12005,6 +12055,10 @@ _CPP_QUERY = f"""
 (declaration type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee)
     declarator: (init_declarator value: [(argument_list) (initializer_list)])) @call
 [(preproc_include) (using_declaration)] @import
+(type_definition type: {_CPP_TYPES} @aliasvalue declarator: (type_identifier) @alias)
+    @aliasscoped
+(alias_declaration name: (type_identifier) @alias type: (type_descriptor) @aliasvalue)
+    @aliasscoped
 (declaration type: {_CPP_VALUE_TYPES} @type declarator: [
     (identifier) @var
     (init_declarator declarator: (identifier) @var)
@@ -12119,14 +12173,25 @@ def _cpp_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | 
 
 def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
                        callee: str) -> tuple[int | None, float] | None:
-    """ns::f(), Class::static_f(), Base::method(): one qualified name; `#M`: a call
-    the expansion of macro M makes."""
+    """ns::f(), Class::static_f(), Base::method(): one qualified name, or a member
+    of the class a typedef names; `#M`: a call the expansion of macro M makes."""
     if recv.startswith("#"):
         return _c_receiver_call(r, path, scope, recv, callee)
     if not re.fullmatch(r"[A-Za-z_][\w.]*", recv):
         return None
     found = _cpp_qualified(r, path, scope, f"{recv}.{callee}")
+    if found is None and r._type_alias(path, recv) is not None:
+        owner = r.type_named(path, scope, recv)  # OwnedObject::consuming(), a typedef's
+        return r._method_of(owner, callee) if isinstance(owner, int) else None
     return (found[1], CONF_EXACT) if found is not None else None
+
+
+def _cpp_call_written(s: _Source, recv: Any, callee: Any, name: str,
+                      recv_text: str) -> tuple[str, str]:
+    """this->state.clear(), a->b->f(): a member read through a pointer is read as one
+    through the object (`->` as `.`, like `::`), so the chain's field types apply."""
+    read = recv_text.replace("->", ".")
+    return f"{read}.{name}", read
 
 
 def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:
@@ -12150,7 +12215,8 @@ CPP = Language(
     import_handler=_cpp_import, resolve_binding=_cpp_resolve_binding,
     resolve_local=_cpp_resolve_local, resolve_qualified=_cpp_qualified,
     receiver_call=_cpp_receiver_call, method_fallback=_method_anywhere,
-    method_types=_cpp_const_method)
+    method_types=_cpp_const_method, call_written=_cpp_call_written,
+    package_files=_c_included)
 
 
 # --- Graph language: C# ---------------------------------------------------------
