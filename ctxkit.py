@@ -5867,6 +5867,7 @@ CONF_TYPED = 0.9      # receiver's type read from an annotation or a constructor
 CONF_UNIQUE = 0.7     # a bare name defined once in the whole index
 CONF_UNIQUE_ATTR = 0.5  # x.name() on an unknown x, the name defined once in the index
 CONF_OVERLOAD = 0.4   # one of several overloads the call's argument count admits
+CONF_INACTIVE = 0.4   # a call in a branch of C's #if that a default build does not compile
 DEFAULT_MIN_CONFIDENCE = 0.5
 
 
@@ -5903,7 +5904,7 @@ class Language(Record):
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
         "resolve_binding", "resolve_local", "resolve_qualified", "receiver_call", "submodule",
-        "method_fallback", "path_call", "package_files", "built")
+        "method_fallback", "path_call", "package_files", "built", "conditionals")
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "grammar": None, "query": None, "full": False, "family": "", "self_names": (),
         "super_names": ("super()", "super"), "class_scope": False, "methods_outside": False,
@@ -5921,7 +5922,8 @@ class Language(Record):
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
                          "resolve_local", "resolve_qualified", "receiver_call", "submodule",
-                         "method_fallback", "path_call", "package_files", "built"))}
+                         "method_fallback", "path_call", "package_files", "built",
+                         "conditionals"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
@@ -6027,6 +6029,9 @@ class Language(Record):
     built: Callable | None            # (path, ctx) -> bool: the file is in the build this
     #                                   machine makes (Go's build constraints); of two
     #                                   definitions of one name, the built one is read [all]
+    conditionals: Callable | None     # (s, root, ctx): the branches of conditional
+    #                                   compilation a default build leaves out, into
+    #                                   ctx["inactive"] (C's #if) [every branch is read]
 
 
 CONSTRUCTOR_IS_CLASS_NAME = "<class name>"
@@ -6145,6 +6150,8 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         if index >= 0:
             defs[index].branches += 1
     ctx = _file_context(s, imports, extra, defs, starts)
+    if s.language.conditionals is not None:
+        s.language.conditionals(s, tree.root_node, ctx)
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
     ctx["types"] = _scope_types(s, defs, starts, vartypes, ctx)
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
@@ -8624,13 +8631,15 @@ class _Resolver:
                 self.package[row["path"]] = row["package"]
         self._contexts: dict[str, dict[str, Any]] = {}
         self._prefer_built(twice)
+        self.memo: dict[Any, Any] = {}  # the languages' module tables, built when first asked
         self.redefined: dict[tuple[str, str], list[tuple[int, int]]] = {}
         for path, qualname, line, node_id in db.query(SQL_RESOLVER_REDEFINED,
                                                       (env.project, env.project)):
             self.redefined.setdefault((path, qualname), []).append((line, node_id))
+        self.compiled_out_nodes: set[int] = set()
+        self._drop_compiled_out()
         self.redefined_names = {(path, qualname.rpartition(".")[2])
                                 for path, qualname in self.redefined}
-        self.memo: dict[Any, Any] = {}  # the languages' module tables, built when first asked
         self.bases: dict[int, list[int]] = {}
         self.subclasses: dict[int, list[int]] = {}
         self._guesses: dict[tuple, tuple[int | None, float]] = {}
@@ -8651,6 +8660,38 @@ class _Resolver:
             if built is not None and built(path, self.ctx(path)) and \
                     not built(first, self.ctx(first)):
                 self.by_dir[key] = node_id
+
+    def compiled_out(self, path: str, line: int) -> bool:
+        """Whether ``line`` of ``path`` is in a branch of conditional compilation that a
+        default build leaves out (Language.conditionals: C's `#if 0`, `#ifdef _WIN32`)."""
+        if self.language(path).conditionals is None:
+            return False
+        return any(first <= line <= last for first, last in _c_compiled_out(self, path))
+
+    def _drop_compiled_out(self) -> None:
+        """Of several definitions of one name in a file, those in branches the build
+        leaves out (LZ4_read32 under `#if ... #elif ... #else`) are no definitions,
+        when one in a compiled branch, or in no branch, remains."""
+        for key, found in list(self.redefined.items()):
+            path, qualname = key
+            if self.language(path).conditionals is None:
+                continue
+            kept = [(line, node) for line, node in found if not self.compiled_out(path, line)]
+            if not kept or len(kept) == len(found):
+                continue
+            dropped = {node for _, node in found} - {node for _, node in kept}
+            self.compiled_out_nodes |= dropped
+            if len(kept) > 1:
+                self.redefined[key] = kept
+            else:
+                del self.redefined[key]
+            if self.by_pq.get(key) in dropped:
+                self.by_pq[key] = kept[0][1]
+            folder = (posix_parent(path), qualname)
+            if self.by_dir.get(folder) in dropped:
+                self.by_dir[folder] = kept[0][1]
+            name = self.nodes[kept[0][1]].name
+            self.by_name[name] = [n for n in self.by_name.get(name, ()) if n not in dropped]
 
     def binding_at(self, node: int, line: int) -> int:
         """The definition of ``node``'s qualname in effect at ``line`` of its file: of
@@ -10147,6 +10188,9 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         if len(fits) > 1:  # which of them runs, the arguments' types say: a guess
             confidence = min(confidence, CONF_OVERLOAD)
         dst = fits[0] if fits else dst
+    compiled_out = resolver.compiled_out(path, line)
+    if dst is not None and compiled_out:  # a call the default build does not compile
+        confidence = min(confidence, CONF_INACTIVE)
     if edge_id is None:
         inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
                         confidence, file_id, arguments))
@@ -10157,7 +10201,9 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         for name, target, conf in expand(resolver, path, callee):
             if (src, line, f"#{callee}", name) not in present:
                 inserts.append((run.project, "calls", src, target, name, name,
-                                f"#{callee}", line, conf, file_id, None))
+                                f"#{callee}", line,
+                                min(conf, CONF_INACTIVE) if compiled_out else conf,
+                                file_id, None))
     init = resolver.language(path).constructor
     named_as_class = init == CONSTRUCTOR_IS_CLASS_NAME
     if named_as_class and dst is not None:
@@ -11683,7 +11729,8 @@ def _fq_table(r: _Resolver, family: str) -> dict[str, list[int]]:
     if table is None:
         table = r.memo[("fq", family)] = {}
         for node_id, (kind, _, qualname, path) in r.nodes.items():
-            if kind != "file" and r.language(path).family == family:
+            if kind != "file" and r.language(path).family == family and \
+                    node_id not in r.compiled_out_nodes:
                 package = r.package.get(path)
                 full = f"{package}.{qualname}" if package else qualname
                 table.setdefault(full, []).append(node_id)
@@ -11800,6 +11847,268 @@ _C_SKELETON = SkeletonRules(
                     "function_definition", "class_specifier", "struct_specifier",
                     "namespace_definition", "preproc_if", "preproc_ifdef"}),
     class_bodies=frozenset({"field_declaration_list"}))
+
+
+# --- Graph: C's preprocessor conditionals ----------------------------------------
+# The compiler reads one branch of each #if / #ifdef / #elif / #else: the one the
+# configuration selects. ctxkit reads a file as a default build on the reference
+# platform would (the compiler's own macros below: Clang on x86-64 Linux, no -D
+# flags), with the file's #define and #undef in order. What decides is a branch
+# whose condition is known: of several definitions of one function (LZ4_read32
+# under three #if branches), the one of a branch the build compiles is the
+# definition; a call in a branch it does not compile is linked at
+# CONF_INACTIVE (shown with a lower --min-confidence), an #include there includes
+# nothing. A name no #define of the file gives and no table names is taken as not
+# defined (a build without -D), and the branch records it: when a project header
+# the file includes defines it, the decision is dropped. Reserved names (`__x`,
+# `_X`) the table does not know, `__has_include(...)` and the like, and a name
+# compared by value that nothing defines (ULONG_MAX, from a system header) are
+# unknown: a branch that depends on them is read as before, every branch at once.
+
+# The macros of the reference build: a value, or None for "not defined" (another
+# compiler, platform or processor). C++ adds __cplusplus.
+C_PREDEFINED: dict[str, int | None] = {
+    "__STDC__": 1, "__STDC_VERSION__": 201112, "__STDC_HOSTED__": 1, "__STRICT_ANSI__": 1,
+    "__GNUC__": 4, "__GNUC_MINOR__": 2, "__GNUC_PATCHLEVEL__": 1, "__clang__": 1,
+    "__clang_major__": 14, "__clang_minor__": 0, "__x86_64__": 1, "__x86_64": 1,
+    "__amd64__": 1, "__amd64": 1, "__linux__": 1, "__linux": 1, "__gnu_linux__": 1,
+    "__unix__": 1, "__unix": 1, "__ELF__": 1, "__LP64__": 1, "_LP64": 1, "__CHAR_BIT__": 8,
+    "__SIZEOF_INT__": 4, "__SIZEOF_LONG__": 8, "__SIZEOF_LONG_LONG__": 8,
+    "__SIZEOF_POINTER__": 8, "__SIZEOF_SIZE_T__": 8, "__SIZEOF_SHORT__": 2,
+    "__SIZEOF_INT128__": 16, "__BYTE_ORDER__": 1234, "__ORDER_LITTLE_ENDIAN__": 1234,
+    "__ORDER_BIG_ENDIAN__": 4321, "__ORDER_PDP_ENDIAN__": 3412, "__SSE__": 1, "__SSE2__": 1,
+    "__MMX__": 1, "__NO_INLINE__": 1, "__GNUC_STDC_INLINE__": 1,
+    **dict.fromkeys((
+        "_WIN32", "_WIN64", "WIN32", "_WINDOWS", "_MSC_VER", "_MSC_FULL_VER", "__APPLE__",
+        "__MACH__", "__MINGW32__", "__MINGW64__", "__CYGWIN__", "__FreeBSD__", "__NetBSD__",
+        "__OpenBSD__", "__DragonFly__", "__sun", "__ANDROID__", "__EMSCRIPTEN__", "__wasm__",
+        "__HAIKU__", "_AIX", "__hpux", "__QNX__", "linux", "unix", "__i386__", "__i386",
+        "_M_IX86", "_M_X64", "_M_AMD64", "_M_ARM", "_M_ARM64", "__arm__", "__aarch64__",
+        "__thumb__", "__powerpc__", "__powerpc64__", "__ppc__", "__PPC__", "__PPC64__",
+        "__mips__", "__s390__", "__s390x__", "__sparc__", "__riscv", "__loongarch__",
+        "__ia64__", "__alpha__", "__hppa__", "__m68k__", "__sh__", "__ARM_NEON",
+        "__ARM_NEON__", "__ARMEB__", "__BIG_ENDIAN__", "__AVX__", "__AVX2__", "__AVX512F__",
+        "__SSE3__", "__SSSE3__", "__SSE4_1__", "__SSE4_2__", "__BMI__", "__BMI2__",
+        "__PCLMUL__", "__AES__", "__OPTIMIZE__", "__OPTIMIZE_SIZE__", "__INTEL_COMPILER",
+        "__ICC", "__ICL", "__SUNPRO_C", "__SUNPRO_CC", "__IBMC__", "__xlC__",
+        "__BORLANDC__", "__WATCOMC__", "__TINYC__", "__PGI", "__CUDACC__", "__OBJC__",
+        "_DEBUG", "__KERNEL__")),
+}
+# Families of the compiler's macros that name another processor, platform or
+# compiler (__ARM_ARCH_6__, _M_ARM64, __MINGW64_VERSION_MAJOR): not defined either.
+C_ABSENT_PREFIXES = ("__ARM_", "__arm", "__aarch64", "__thumb", "_M_", "__mips", "__MIPS",
+                     "__powerpc", "__ppc", "__PPC", "__POWERPC", "__s390", "__sparc",
+                     "__riscv", "__i386", "__i486", "__i586", "__i686", "_WIN", "__WIN",
+                     "__MINGW", "__CYGWIN", "__APPLE", "__MACH", "__ANDROID", "__INTEL",
+                     "__ICC", "__ICL", "__SUNPRO", "__IBM", "__xlC", "_MSC", "__AVX", "__SSE3",
+                     "__SSSE3", "__SSE4", "__BMI", "__FMA", "__F16C", "__POPCNT", "__LZCNT",
+                     "__AES", "__PCLMUL", "__SHA", "__wasm", "__EMSCRIPTEN", "__FreeBSD",
+                     "__NetBSD", "__OpenBSD", "__DragonFly", "__HAIKU", "__QNX", "__hpux",
+                     "__alpha", "__hppa", "__ia64", "__m68k", "__loongarch", "__e2k",
+                     "__CUDA", "__NVCC", "__OBJC", "__BORLAND", "__WATCOM", "__TINYC")
+C_PREDEFINED_CPP = {**C_PREDEFINED, "__cplusplus": 201703, "__STDC_VERSION__": None}
+_PP_RESERVED = lazy_re(r"__\w*|_[A-Z]\w*")
+_PP_INT = lazy_re(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[uUlL]*")
+_PP_UNKNOWN = "?"   # a macro defined in a branch whose condition is not known
+
+
+def _pp_int(text: str) -> int | None:
+    """An integer literal of a #if expression or a #define's value (suffixes dropped)."""
+    found = _PP_INT.fullmatch(text.strip("() \t"))
+    if found is None:
+        return None
+    digits = found.group(1)
+    try:
+        if digits[:2] in ("0b", "0B"):
+            return int(digits[2:], 2)
+        return int(digits, 8) if len(digits) > 1 and digits[0] == "0" and \
+            digits[1] not in "xX" else int(digits, 0)
+    except ValueError:
+        return None
+
+
+_PP_OPERATORS: dict[str, Callable[[int, int], Any]] = {
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: a // b, "%": lambda a, b: a % b, "<<": lambda a, b: a << b,
+    ">>": lambda a, b: a >> b, "&": lambda a, b: a & b, "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b}
+
+
+class _Conditionals:
+    """One pass over a C or C++ file's tree in document order (see the banner)."""
+
+    def __init__(self, s: _Source, table: dict[str, int | None]):
+        self.s, self.table = s, table
+        self.defines: dict[str, tuple[str, frozenset]] = {}  # name -> (value, assumed)
+        self.inactive: list[list] = []   # [first line, last line, names assumed undefined]
+
+    def value(self, node: Any, assumed: set, compared: bool = False) -> int | None:
+        """The integer a #if expression gives, None when not known; the names it took
+        as not defined go to ``assumed``."""
+        kind = node.type
+        if kind == "number_literal":
+            return _pp_int(self.s.text(node))
+        if kind == "char_literal":
+            text = self.s.text(node)
+            return ord(text[1]) if len(text) == 3 else None
+        if kind in ("true", "false"):
+            return int(kind == "true")
+        if kind == "parenthesized_expression" and node.named_children:
+            return self.value(node.named_children[0], assumed, compared)
+        if kind == "preproc_defined":
+            name = next((c for c in node.named_children if c.type == "identifier"), None)
+            return self.defined(self.s.text(name), assumed) if name is not None else None
+        if kind == "identifier":
+            return self.macro(self.s.text(node), assumed, compared)
+        if kind == "unary_expression":
+            operand = self.value(node.child_by_field_name("argument"), assumed, compared)
+            op = self.s.text(node.child_by_field_name("operator"))
+            if operand is None:
+                return None
+            return {"!": int(not operand), "-": -operand, "~": ~operand, "+": operand}.get(op)
+        if kind == "binary_expression":
+            op = self.s.text(node.child_by_field_name("operator"))
+            logical = op in ("&&", "||")
+            left = self.value(node.child_by_field_name("left"), assumed,
+                              compared or not logical)
+            if logical and left is not None and bool(left) == (op == "||"):
+                return int(op == "||")  # decided by its left side
+            right = self.value(node.child_by_field_name("right"), assumed,
+                               compared or not logical)
+            if logical:
+                if right is not None and bool(right) == (op == "||"):
+                    return int(op == "||")
+                return None if left is None or right is None else int(bool(right))
+            if left is None or right is None or op not in _PP_OPERATORS:
+                return None
+            try:
+                return int(_PP_OPERATORS[op](left, right))
+            except (ZeroDivisionError, ValueError):
+                return None
+        if kind == "conditional_expression":
+            test = self.value(node.child_by_field_name("condition"), assumed, compared)
+            if test is None:
+                return None
+            return self.value(node.child_by_field_name(
+                "consequence" if test else "alternative"), assumed, compared)
+        return None  # __has_include(...), a function-like macro: not known
+
+    def defined(self, name: str, assumed: set) -> int | None:
+        if name in self.defines:
+            value, depends = self.defines[name]
+            assumed.update(depends)
+            return None if value == _PP_UNKNOWN else 1
+        if name in self.table:
+            return int(self.table[name] is not None)
+        if name.startswith(C_ABSENT_PREFIXES):
+            return 0
+        if _PP_RESERVED.fullmatch(name):
+            return None  # the implementation's: a system header may define it
+        assumed.add(name)
+        return 0
+
+    def macro(self, name: str, assumed: set, compared: bool, depth: int = 0) -> int | None:
+        if name in self.defines:
+            value, depends = self.defines[name]
+            assumed.update(depends)
+            if value != _PP_UNKNOWN and _WORD.fullmatch(value) and not value[0].isdigit() \
+                    and depth < 8:
+                return self.macro(value, assumed, compared, depth + 1)
+            return _pp_int(value) if value != _PP_UNKNOWN else None
+        if name in self.table:
+            return self.table[name] or 0
+        if name.startswith(C_ABSENT_PREFIXES):
+            return 0
+        if compared or _PP_RESERVED.fullmatch(name):
+            return None  # ULONG_MAX > 0xffffffff: a system header's value
+        assumed.add(name)
+        return 0
+
+    def visit(self, children: list, active: bool | None, around: frozenset) -> None:
+        """``active``: True when the build compiles these nodes, None when not known;
+        ``around``: the names the enclosing branches took as not defined."""
+        src, text = self.s.src, self.s.text
+        for child in children:
+            kind = child.type
+            if kind in ("preproc_if", "preproc_ifdef"):
+                self.chain(child, active, around)
+            elif kind in ("preproc_def", "preproc_function_def"):
+                value = child.child_by_field_name("value")
+                self.defines[text(child.child_by_field_name("name"))] = (
+                    (text(value).strip() if value is not None and kind == "preproc_def"
+                     else "") if active else _PP_UNKNOWN, around)
+            elif kind == "preproc_call" and text(
+                    child.child_by_field_name("directive")) == "#undef":
+                name = text(child.child_by_field_name("argument")).strip()
+                if active:
+                    self.defines.pop(name, None)
+                else:
+                    self.defines[name] = (_PP_UNKNOWN, around)
+            elif child.child_count and src.find(b"#", child.start_byte, child.end_byte) >= 0:
+                self.visit(child.children, active, around)
+
+    def chain(self, node: Any, active: bool | None, around: frozenset) -> None:
+        """An #if/#ifdef and its #elif/#else alternatives: a branch is compiled when
+        none before it is and its own condition holds."""
+        earlier: bool | None = False  # whether an earlier branch of the chain is taken
+        assumed: set = set(around)
+        branch = node
+        while branch is not None:
+            kind = branch.type
+            head = branch.child_by_field_name("condition") or \
+                branch.child_by_field_name("name") or branch.children[0]
+            if kind in ("preproc_ifdef", "preproc_elifdef"):
+                value = self.defined(self.s.text(head), assumed) \
+                    if head.type == "identifier" else None
+                if value is not None and branch.children[0].type.endswith("ndef"):
+                    value = int(not value)
+            elif kind == "preproc_else":
+                value = 1
+            else:
+                value = self.value(head, assumed) if head.type != "#if" else None
+            taken = False if earlier is True or value == 0 else (
+                True if earlier is False and value is not None else None)
+            alternative = branch.child_by_field_name("alternative")
+            end = alternative.start_byte if alternative is not None else branch.end_byte
+            body = [c for c in branch.named_children if c.type != "comment" and
+                    head.end_byte <= c.start_byte < end and c != alternative]
+            if taken is False and active is not False and body:
+                last = body[-1].end_point  # a directive's node ends on the next line
+                self.inactive.append([body[0].start_point[0] + 1,
+                                      last[0] + (last[1] > 0), sorted(assumed)])
+            elif body and taken is not False:
+                self.visit(body, active if taken else (None if active else active),
+                           frozenset(assumed))
+            earlier = True if taken is True else (None if taken is None and not earlier
+                                                  else earlier)
+            branch = alternative
+
+
+def _c_conditionals(s: _Source, root: Any, ctx: dict[str, Any]) -> None:
+    """ctx["inactive"]: the lines of branches the default build does not compile (see
+    the banner), with the names each decision took as not defined; ctx["defines"]:
+    every macro name the file defines (which another file may have taken as not
+    defined). An #include in a branch decided by the compiler's own macros alone
+    (`#if defined(_MSC_VER)`) includes nothing."""
+    if b"#" not in s.src:
+        return
+    reader = _Conditionals(s, C_PREDEFINED_CPP if s.language.overloads else C_PREDEFINED)
+    reader.visit(root.children, True, frozenset())
+    if reader.defines:
+        ctx["defines"] = sorted(reader.defines)
+    if not reader.inactive:
+        return
+    ctx["inactive"] = reader.inactive
+    certain = [(first, last) for first, last, assumed in reader.inactive if not assumed]
+    if certain and ctx.get("includes"):
+        lines: dict[str, list[int]] = {}
+        for spec, line in ctx["import_lines"]:
+            lines.setdefault(spec, []).append(line)
+        ctx["includes"] = [spec for spec in ctx["includes"] if not all(
+            any(first <= line <= last for first, last in certain)
+            for line in lines.get(spec, [0]))]
 
 
 _CPP_ONLY_SYNTAX = lazy_re(rb"(?m)^[ \t]*(?:namespace\b|template[ \t]*<|class[ \t]+\w+"
@@ -11922,6 +12231,37 @@ def _c_closure(r: _Resolver, path: str) -> set[str]:
     return r.memo[key]
 
 
+def _c_includers(r: _Resolver, path: str) -> list[str]:
+    """The project files that #include ``path`` directly."""
+    table = r.memo.get("c.includers")
+    if table is None:
+        table = r.memo["c.includers"] = {}
+        for other in r.lang:
+            if r.language(other).family == "cpp":
+                for spec in r.ctx(other).get("includes", ()):
+                    header = _c_header(r, other, spec)
+                    if header is not None:
+                        table.setdefault(header, []).append(other)
+    return table.get(path, [])
+
+
+def _c_compiled_out(r: _Resolver, path: str) -> list[tuple[int, int]]:
+    """The line ranges of ``path``'s branches that the default build leaves out (its
+    ctx["inactive"]), but for a decision that took a name as not defined that a header
+    it includes, or a file including it, defines (see the preprocessor banner)."""
+    key = ("c.inactive", path)
+    found = r.memo.get(key)
+    if found is None:
+        ranges = r.ctx(path).get("inactive", ())
+        defined: set[str] = set()
+        if any(assumed for _, _, assumed in ranges):
+            for other in (*_c_closure(r, path), *_c_includers(r, path)):
+                defined.update(r.ctx(other).get("defines", ()))
+        found = r.memo[key] = [(first, last) for first, last, assumed in ranges
+                               if defined.isdisjoint(assumed)]
+    return found
+
+
 def _c_included(r: _Resolver, path: str) -> list[str]:
     """The project headers a file includes: their file-level variables and aliases
     are declared in the unit too."""
@@ -12002,7 +12342,7 @@ def _c_macro_calls(r: _Resolver, path: str, name: str,
 
 
 C = Language(
-    macro_calls=_c_macro_calls, file_level_calls=False,
+    macro_calls=_c_macro_calls, file_level_calls=False, conditionals=_c_conditionals,
     name="c", extensions=(".c", ".h"), fence="c", query=_C_QUERY, full=True, family="cpp",
     return_fields=("type",), skeleton=_C_SKELETON, dialect=_c_or_cpp,
     skip_def=_c_not_a_definition, params_holder=_c_params_holder,
@@ -12203,7 +12543,7 @@ def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | N
 
 CPP = Language(
     overloads=True,
-    macro_calls=_c_macro_calls,
+    macro_calls=_c_macro_calls, conditionals=_c_conditionals,
     constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,
     name="cpp", extensions=(".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"), fence="cpp",

@@ -275,3 +275,107 @@ double from_double() {
     assert related(cli, "callers", "ieee.h:dc.Double.Double") == {"use.cc:from_double"}
     assert related(cli, "callers", "ieee.h:dc.Double.Double#2") == {
         "use.cc:ordered_bits", "ieee.h:dc.Double.Infinity"}
+
+
+def test_c_definitions_and_calls_under_if_read_as_a_default_build(cli):
+    """Of three definitions of read32 under #if / #elif / #else, the one a default
+    build compiles (GCC-compatible, so the config macro is 1) is the definition; a
+    call under `#ifdef _WIN32` is linked below the default confidence, a decision
+    that took a name as not defined is dropped when an included header defines
+    it, and an #include under `#if defined(_MSC_VER)` includes nothing."""
+    (cli.root / "cfg.h").write_text("#define USE_FAST 1\n", encoding="utf-8")
+    (cli.root / "win.h").write_text("static int win_only(void) { return 1; }\n",
+                                    encoding="utf-8")
+    (cli.root / "mem.c").write_text("""\
+#include "cfg.h"
+#if defined(_MSC_VER)
+#  include "win.h"
+#endif
+#ifndef MEM_ACCESS
+#  if defined(__GNUC__) && defined(__ARM_ARCH_6__)
+#    define MEM_ACCESS 2
+#  elif defined(__GNUC__)
+#    define MEM_ACCESS 1
+#  endif
+#endif
+#if defined(MEM_ACCESS) && (MEM_ACCESS == 2)
+static unsigned read32(const void* p) { return 2; }
+#elif defined(MEM_ACCESS) && (MEM_ACCESS == 1)
+static unsigned read32(const void* p) { return 1; }
+#else
+static unsigned read32(const void* p) { return 0; }
+#endif
+#ifdef USE_FAST
+static int pick(void) { return 1; }
+#else
+static int pick(void) { return 0; }
+#endif
+static int platform(void) { return 0; }
+int hash(const void* p) {
+#ifdef _WIN32
+    platform();
+#endif
+    return (int)read32(p) + pick() + win_only();
+}
+""", encoding="utf-8")
+    result = cli("index", "--json")
+    assert result.code == 0, result.err
+    assert related(cli, "callees", "mem.c:hash") == {"mem.c:read32#2", "mem.c:pick#2",
+                                                     "win_only"}
+    assert related(cli, "callers", "mem.c:platform") == set()
+    low = cli("callers", "mem.c:platform", "--min-confidence", "0.3", "--json")
+    assert {r["id"] for r in low.json()["results"]} == {"mem.c:hash"}
+    # cfg.h defines USE_FAST: both pick()s stay, read as before (the last before the call)
+    assert related(cli, "callers", "mem.c:pick") == set()
+
+
+def test_cpp_typedefs_arrows_and_static_helpers_of_included_headers(cli):
+    """`typedef Ref<int> OwnedObject;` and `using OwnedInt = Ref<long>;` name the
+    class template Ref (bare, qualified, or brought in by `using refs::X;`), so
+    `OwnedObject::consuming()` and `o.clear()` are Ref's; `this->args.clear()` reads
+    the field through `->`; a `static inline` function of an included header is
+    the unit's own."""
+    (cli.root / "refs.hpp").write_text("""\
+namespace gl {
+namespace refs {
+    template <typename T>
+    class Ref {
+    public:
+        static Ref consuming(T* p) { return Ref(); }
+        void clear() {}
+        T* borrow() const { return 0; }
+    };
+    typedef Ref<int> OwnedObject;
+    using OwnedInt = Ref<long>;
+}
+class Args { public: void clear() {} };
+class Other { public: void clear() {} int* borrow() const { return 0; } };
+static inline int* Require(int* p) { return p; }
+class Greenlet {
+protected:
+    Args args;
+public:
+    void release();
+};
+}
+""", encoding="utf-8")
+    (cli.root / "use.cpp").write_text("""\
+#include "refs.hpp"
+namespace gl {
+using refs::OwnedObject;
+void run(int* p, const refs::OwnedInt& held) {
+    OwnedObject o = OwnedObject::consuming(Require(p));
+    o.clear();
+    held.borrow();
+}
+void Greenlet::release() {
+    this->args.clear();
+}
+}
+""", encoding="utf-8")
+    result = cli("index", "--json")
+    assert result.code == 0, result.err
+    assert related(cli, "callees", "use.cpp:gl.run") == {
+        "refs.hpp:gl.refs.Ref.consuming", "refs.hpp:gl.refs.Ref.clear",
+        "refs.hpp:gl.refs.Ref.borrow", "refs.hpp:gl.Require"}
+    assert related(cli, "callees", "use.cpp:gl.Greenlet.release") == {"refs.hpp:gl.Args.clear"}
