@@ -6701,9 +6701,13 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         elif call is not None and call.id == caps["vartype"][0].id and \
                 type_node.type in ("attribute", "member_expression"):
             written = "expr:" + _collapse_arguments(one_line(written))[:200]  # x = a.b
-        elif around_type in ("await_expression", "await"):
+        chained = cast is None and not is_declared and "(" in written and \
+            type_node.type in _CHAINED_CALLEES
+        if chained:  # x = a.b().c(): what c gives, not b (the written callee's first call)
+            written = "expr:" + _collapse_arguments(one_line(written))[:200] + "(...)"
+        if around_type in ("await_expression", "await"):
             written = "await:" + written  # x = await f(): what f's promise gives
-        elif around_type == "as_pattern":
+        elif around_type == "as_pattern" and not chained:
             written = "enter:" + written  # with f() as x: what its __enter__ gives
         guarded = re.search(r"=>\s*[\w$]+\s+is\s+(.+)$", one_line(written), re.S) \
             if type_node.type == "function_type" else None
@@ -6884,6 +6888,12 @@ def _subscript(text: str) -> tuple[str, str] | None:
             return (head, text[index + 1:-1]) if re.fullmatch(r"[\w$.]+(\(\.\.\.\))?",
                                                               head) else None
     return None
+
+
+# A callee that is a member of something (a.b, pkg.F, obj->m): written with a call in
+# it, it is a chain whose last call gives the value, ``a.b().c``.
+_CHAINED_CALLEES = frozenset(("attribute", "member_expression", "selector_expression",
+                              "field_expression", "scoped_identifier", "navigation_expression"))
 
 
 def _collapse_arguments(text: str) -> str:
@@ -9546,7 +9556,9 @@ class _Resolver:
             return self._unless_circular(("expression", path, scope, type_text),
                                          self.expr_type, path, scope, type_text[5:])
         if type_text.startswith("await:"):  # x = await f(): what f's Promise<X> holds
-            return _awaited(self.type_named(path, scope, _clean_type(type_text[6:])))
+            awaited = type_text[6:]
+            return _awaited(self.type_named(path, scope, awaited if awaited.startswith(
+                "expr:") else _clean_type(awaited)))
         if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
             made = self.type_named(path, scope, _clean_type(type_text[6:]))
             enter = (self.method_lookup(made, "__enter__") or

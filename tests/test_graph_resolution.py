@@ -690,3 +690,20 @@ def test_a_chained_alias_holds_what_it_names(cli):
     assert cli("index").code == 0
     assert callers(cli, "pkg/_make.py:attrs") == set()
     assert callers(cli, "pkg/_make.py:attrib") == {"use.py:make", "use.py:C"}
+
+
+CHAINS = "graph_chains"
+
+
+@pytest.mark.parametrize(("receipt", "basket", "callers_of_receipt"), [
+    ("shop.py:Receipt.total", "shop.py:Basket.total", {"shop.py:pay", "shop.py:pay_later"}),
+    ("shop.ts:Receipt.total", "shop.ts:Basket.total", {"shop.ts:pay", "shop.ts:Till.pay"}),
+    ("shop.go:Receipt.Total", "shop.go:Basket.Total", {"shop.go:Pay"}),
+])
+def test_a_variable_holds_what_the_last_call_of_a_chain_returns(cli, receipt, basket,
+                                                                callers_of_receipt):
+    # receipt = store.basket().checkout(...) is a Receipt, not the Basket that
+    # basket() gives: receipt.total() is Receipt.total, and Basket.total has no caller
+    index(cli, CHAINS)
+    assert callers(cli, receipt) == callers_of_receipt
+    assert callers(cli, basket) == set()
