@@ -18715,6 +18715,8 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
     if agent == "gemini" and not gemini_core_runs(rules.get("core", []), command):
         return None    # tools.core leaves it out: no rewrite or nudge to run it as ctxkit run
     shell = wrap_shell() if mode == "wrap" else None
+    if shell and rules_object(agent, rules, wrap_command(command, shell), tool_input):
+        shell = None   # a deny or ask rule names the rewrite itself (ctxkit, bash -c)
     if shell and agent == "gemini" and gemini_rewrite_grants(
             rules["allow"], command, wrap_command(command, shell), tool_input):
         return None    # Gemini would run the rewrite unasked, the command itself it asks for
@@ -18728,6 +18730,8 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
             return answer
     if verdict != "allow" and nudge_grants(agent, rules, command, tool_input):
         return None    # `ctxkit run -- <command>` would run unasked, the command itself not
+    if rules_object(agent, rules, f"ctxkit run -- {command}", tool_input, ("deny",)):
+        return None    # the advice would be a command the user's rules deny
     if not first_time(env, payload, "bash-nudge"):
         return None
     hint = ("ctxkit: this command may print a lot. Run loud commands as `ctxkit run -- <command>`: "
@@ -19113,6 +19117,19 @@ def rules_verdict(env: Env, agent: str, command: str, tool_input: dict[str, Any]
     if allows is not None and any(allows(rule, command) for rule in rules["allow"]):
         return "allow", rules
     return None, rules
+
+
+def rules_object(agent: str, rules: dict[str, list[Any]], text: str,
+                 tool_input: dict[str, Any], decisions: Sequence[str] = ("deny", "ask")
+                 ) -> bool:
+    """Whether a rule of ``decisions`` touches ``text``, read broadly as rules_verdict
+    reads the command: for what ctxkit would make of it (the rewrite, the nudge's
+    advice), whose words (``ctxkit``, ``run``, ``bash -c``) the command did not have.
+    A text that cannot be read counts as touched."""
+    reading = read_shell(text)
+    matches_broadly = PERMISSION_RULES[agent][1]
+    return reading is None or any(matches_broadly(rule, reading, tool_input)
+                                  for decision in decisions for rule in rules.get(decision, []))
 
 
 def _user_home() -> Path:

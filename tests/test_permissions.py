@@ -415,3 +415,51 @@ def test_the_nudge_stays_when_the_command_itself_is_allowed(cli, project):
     claude_settings(project / ".claude" / "settings.json",
                     {"allow": ["Bash(ctxkit:*)", "Bash(npm install:*)"]})
     assert "ctxkit run" in bash_call(cli, project, "npm install x")["additionalContext"]
+
+
+# --- the rewrite's own words: ctxkit, run, bash -c ------------------------------------------
+
+
+def sub_bash_call(cli, root, command, agent="claude", **fields):
+    """bash_call through a real `ctxkit hook pre-tool-use` process."""
+    name = {"claude": "claude_pre_tool_use_bash", "codex": "codex_pre_tool_use_bash",
+            "gemini": "gemini_before_tool_shell"}[agent]
+    fields.setdefault("tool_input", {"command": command})
+    fields.setdefault("session_id", command)
+    result = cli.sub("hook", *(("--agent", agent) if agent != "claude" else ()),
+                     "pre-tool-use", stdin=payload(name, root, **fields))
+    assert result.code == 0, result.err
+    return json.loads(result.out)["hookSpecificOutput"] if result.out else None
+
+
+@pytest.mark.parametrize("agent, where, text", [
+    ("claude", ".claude/settings.json", json.dumps({"permissions": {"deny": ["Bash(ctxkit:*)"]}})),
+    ("claude", ".claude/settings.local.json",
+     json.dumps({"permissions": {"deny": ["Bash(ctxkit run *)"]}})),
+    ("codex", "home/.codex/rules/mine.rules",
+     'prefix_rule(pattern=["ctxkit"], decision="forbidden")\n'),
+    ("gemini", "home/.gemini/policies/mine.toml", '[[rule]]\ntoolName = "run_shell_command"\n'
+     'commandPrefix = "ctxkit"\ndecision = "deny"\npriority = 50\n'),
+])
+def test_a_rule_denying_what_the_rewrite_runs_gets_no_rewrite_nor_nudge(cli, project, agent,
+                                                                        where, text):
+    # The command itself is no rule's business, but the rewrite runs `ctxkit run ...`,
+    # which the user denies: no rewrite granted (it was `allow` under bypassPermissions),
+    # and no nudge toward a command the rules deny.
+    mode = {"permission_mode": "bypassPermissions"}
+    assert rewritten(sub_bash_call(cli, project, "pytest -q", agent, session_id="none", **mode))
+    path = project / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    for command in ("pytest -q", "npm test && ls"):
+        assert sub_bash_call(cli, project, command, agent, **mode) is None, command
+    (project / ".ctxkit" / "config.toml").write_text('bash = "nudge"\n')
+    assert sub_bash_call(cli, project, "pytest -q", agent, session_id="nudge", **mode) is None
+
+
+def test_an_ask_rule_for_ctxkit_gets_the_nudge_not_a_granted_rewrite(cli, project):
+    # asking before ctxkit runs: the rewrite would be granted past that question, the
+    # nudge leads to a `ctxkit run` the user is asked about, which is theirs to answer
+    claude_settings(project / ".claude" / "settings.json", {"ask": ["Bash(ctxkit:*)"]})
+    answer = sub_bash_call(cli, project, "pytest -q", permission_mode="bypassPermissions")
+    assert not rewritten(answer) and "ctxkit run" in answer["additionalContext"]
