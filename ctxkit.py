@@ -507,9 +507,38 @@ def file_has_lessons(db: Database, project: str, path: str) -> bool:
 
 
 def _hash_bytes(data: bytes) -> str:
-    """The graph's content and body hash (files.sha1, nodes.body_hash, lessons.code_hash)."""
+    """The graph's content and body hash (nodes.body_hash, lessons.code_hash; files.sha1
+    after the extractor stamp)."""
     import hashlib
     return hashlib.sha1(data).hexdigest()[:16]
+
+
+def _file_hash(data: bytes) -> str:
+    """files.sha1: the content hash after the stamp of the code that indexed it, so that
+    a file indexed by another ctxkit reads as changed (_extractor_stamp)."""
+    return _extractor_stamp() + _hash_bytes(data)
+
+
+_STAMP: list[str] = []  # this process's, once computed
+
+
+def _extractor_stamp() -> str:
+    """Eight hex digits naming this ctxkit: the hash of its own source.
+
+    What a file's index holds (its definitions, call sites, types, the edges
+    resolved from them) is what this code makes of the file. Another version
+    makes something else of the same bytes, so a file's stored hash carries the
+    stamp, and `index` parses again every file whose stamp is not this one: an
+    upgrade is a full index, never a mix of old and new extractions.
+    """
+    if not _STAMP:
+        import hashlib
+        try:
+            with open(__file__, "rb") as source:
+                _STAMP.append(hashlib.sha1(source.read()).hexdigest()[:8])
+        except (OSError, NameError):   # no source beside the code: the version names it
+            _STAMP.append(hashlib.sha1(__version__.encode()).hexdigest()[:8])
+    return _STAMP[0]
 
 
 SQL_FILE_STATE = "SELECT size, mtime_ns, sha1, language FROM files WHERE project = ? AND path = ?"
@@ -560,7 +589,7 @@ class CodeOnDisk:
             data = read_regular(os.path.join(self.root, path), _CODE_READ_LIMIT)
             if data is None:
                 return {}
-            if _hash_bytes(data) == row["sha1"]:  # touched, not changed: the index holds
+            if _file_hash(data) == row["sha1"]:  # touched, not changed: the index holds
                 self._parsed[key] = None
             elif self.parse is None:
                 raise _SlowPath(path)
@@ -7479,7 +7508,7 @@ def _graph_parse_job(job: ParseJob) -> ParseResult:
     reason = _shape_skip(data, newlines)
     if reason is not None:
         return ParseResult(rel, reason, size, mtime_ns, None, lang, None)
-    sha = _hash_bytes(data)
+    sha = _file_hash(data)
     if sha == job.old_sha:
         return ParseResult(rel, "same", size, mtime_ns, sha, lang, None)
     lang = graph_dialect(lang, rel, data)
@@ -8084,7 +8113,8 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
         run.skip("too_big")
         return None
     if old is not None and not full and old["size"] == info.st_size and \
-            old["mtime_ns"] == info.st_mtime_ns:
+            old["mtime_ns"] == info.st_mtime_ns and \
+            (old["sha1"] or "").startswith(_extractor_stamp()):
         run.unchanged += 1
         return "seen"
     return ParseJob(rel, absolute, lang, None if full or old is None else old["sha1"],

@@ -866,3 +866,30 @@ def test_raising_a_builtin_exception_is_a_call_outside_the_index_not_unresolved(
     assert found["ValueError"]["id"] is None and found["ValueError"]["confidence"] == 1.0
     assert found["TimeoutError"]["id"] == "m.py:TimeoutError"       # the module's own class
     assert "ValueError  (outside the index" in cli.sub("callees", "check").out
+
+
+def test_an_index_made_by_another_ctxkit_is_parsed_again(cli, tmp_path):
+    # What a file's index holds is what the code that indexed it made of it: after an
+    # upgrade, `index` parses every file again, not only the ones whose bytes changed.
+    import subprocess
+    import sys
+    other = tmp_path / "older" / "ctxkit.py"
+    other.parent.mkdir()
+    other.write_text(Path(ctxkit.__file__).read_text(encoding="utf-8") + "\n# another version\n",
+                     encoding="utf-8")
+    copy_fixture("graph_python", cli.root)
+    made = subprocess.run([sys.executable, str(other), "--json", "index"], cwd=cli.root,
+                          capture_output=True, text=True, check=False)
+    assert made.returncode == 0, made.stderr
+    files = json.loads(made.stdout)["files"]["indexed"]
+    conn = sqlite3.connect(cli.db)
+    edges = conn.execute("SELECT count(*) FROM edges WHERE kind = 'calls'").fetchone()[0]
+    with conn:   # what the older version made of the same bytes: no calls at all
+        conn.execute("DELETE FROM edges WHERE kind = 'calls'")
+    upgraded = cli("--json", "index").json()["files"]
+    assert (upgraded["indexed"], upgraded["unchanged"]) == (files, 0)
+    assert conn.execute("SELECT count(*) FROM edges WHERE kind = 'calls'").fetchone()[0] \
+        == edges > 0
+    conn.close()
+    again = cli("--json", "index").json()["files"]
+    assert (again["indexed"], again["unchanged"]) == (0, files)
