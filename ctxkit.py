@@ -5897,6 +5897,7 @@ CONF_UNIQUE = 0.7     # a bare name defined once in the whole index
 CONF_UNIQUE_ATTR = 0.5  # x.name() on an unknown x, the name defined once in the index
 CONF_OVERLOAD = 0.4   # one of several overloads the call's argument count admits
 CONF_INACTIVE = 0.4   # a call in a branch of C's #if that a default build does not compile
+CONF_PASSED = 0.8     # an untyped parameter's class read from what its callers pass
 DEFAULT_MIN_CONFIDENCE = 0.5
 
 
@@ -5928,7 +5929,7 @@ class Language(Record):
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
         "class_fields", "element_callbacks", "same_container", "casts",
         "callback_types", "free_globals", "indexed_access", "element_results",
-        "name_after_body", "locals_hide",
+        "name_after_body", "locals_hide", "passed_values",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5946,7 +5947,7 @@ class Language(Record):
         "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
         "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
         "free_globals": False, "indexed_access": False, "element_results": frozenset(),
-        "name_after_body": False, "locals_hide": False,
+        "name_after_body": False, "locals_hide": False, "passed_values": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6017,6 +6018,10 @@ class Language(Record):
     name_after_body: bool       # a class's name is bound once its body has run (Python):
     #                             its own name called in the body is another definition
     #                             (else a static field's `new X()` is X's own)
+    passed_values: bool         # an untyped parameter holds what the function's callers
+    #                             pass, or its default (jedi's reading of Python:
+    #                             _resolve_passed_values); calls store their arguments'
+    #                             words for it (_argument_word)
     locals_hide: bool           # a variable of a function hides a definition of its name
     #                             (Python, JavaScript: one namespace; not Java, whose
     #                             methods and variables are apart; else unmeasured)
@@ -6611,6 +6616,8 @@ def _argument_word(s: _Source, node: Any) -> str:
         return word
     if kind in ("identifier", "simple_identifier"):
         return "=" + s.text(node)
+    if s.language.passed_values:
+        return _passed_word(s, node, kind)
     if kind in ("argument", "value_argument") and node.named_child_count == 1:
         return _argument_word(s, node.named_child(0)) or "?"  # C#, Kotlin wrap each argument
     if kind in ("object_creation_expression", "cast_expression", "new_expression"):
@@ -6621,6 +6628,26 @@ def _argument_word(s: _Source, node: Any) -> str:
 
 
 _UNSEEN = object()
+
+
+def _passed_word(s: _Source, node: Any, kind: str) -> str:
+    """A Python argument's word for _resolve_passed_values: ``NAME:word`` for a keyword
+    argument, ``=a.b`` for a dotted name, ``~f(...)`` for a call (its result), ``*``
+    for an unpacked sequence or mapping (what follows it is not known by position)."""
+    if kind == "keyword_argument":
+        name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        word = _argument_word(s, value) if value is not None else "?"
+        return f"{s.text(name)}:{word}" if name is not None else "?"
+    if kind in ("list_splat", "dictionary_splat"):
+        return "*"
+    text = one_line(s.text(node))
+    if kind == "attribute" and _DOTTED_WORDS.fullmatch(text):
+        return "=" + text
+    if kind == "call":
+        text = _collapse_arguments(text)
+        if len(text) <= 120 and _DOTTED_CALL.fullmatch(text):
+            return "~" + text
+    return "?"
 
 
 def _base_type(written: str) -> str:
@@ -6878,6 +6905,30 @@ def _enclosing_scopes(s: _Source, node: Any) -> tuple[list[str], bool]:
                 in_class = up.type != "namespace_definition" if in_class is None else in_class
         up = up.parent
     return names[::-1], bool(in_class)
+
+
+def _passed_argument(args: str | None, index: int, name: str, bound: bool) -> str | None:
+    """The word (_passed_word) a call's arguments give the parameter at ``index`` (after
+    the bound self) or called ``name``: "" when the call leaves it out, None when it
+    cannot be told (an unpacked argument before it, no arguments recorded)."""
+    if args is None or index < 0:
+        return None
+    words = args.split(",") if args else []
+    if bound and words[:1] == ["=self"]:  # Base.__init__(self, ...): written unbound
+        index += 1
+    positional = 0
+    for word in words:
+        head, colon, rest = word.partition(":")
+        if colon and head and _WORD.fullmatch(head):  # a keyword argument
+            if head == name:
+                return rest
+            continue
+        if word == "*":
+            return None
+        if positional == index:
+            return word
+        positional += 1
+    return ""
 
 
 def _one_group(text: str) -> bool:
@@ -8618,6 +8669,7 @@ def _argument_fit(kind: str, param: str) -> int | None:
 # full index, so each is compiled once (on first use, as lazy_re compiles).
 _WORD = lazy_re(r"[\w$]+")
 _DOTTED_WORDS = lazy_re(r"[\w.$]+")
+_DOTTED_CALL = lazy_re(r"[\w.]+\((\.\.\.)?\)")   # make() or mod.Store(...): a result
 _PREFIXED_STRING = lazy_re(r"[rbfuRBFU]{1,2}['\"]")
 _CAST_AS = lazy_re(r"\(\s*(.+)\s+as\s+([^()]+?)\s*\)", re.S)
 _COMPOSITE_LITERAL = lazy_re(r"([A-Za-z_][\w.]*)\s*\{.*\}", re.S)
@@ -8685,6 +8737,8 @@ class _Resolver:
         self._guesses: dict[tuple, tuple[int | None, float]] = {}
         self._chains: dict[str, list[str]] = {}
         self._calls: dict[tuple, tuple[int | None, float]] = {}
+        self.passed_to: dict[int, list[tuple]] = {}  # function: the calls into it (their
+        #                                              src, args, line, path)
 
     def language(self, path: str) -> Language:
         return self.languages.get(path, _UNKNOWN_LANGUAGE)
@@ -9353,6 +9407,151 @@ class _Resolver:
             found = self.method_lookup(target[1], callee)
             return (found, CONF_EXACT) if found is not None else (None, 0.0)
         return None, 0.0
+
+    # -- what untyped parameters hold (_resolve_passed_values) -------------------
+
+    def params_of(self, node: int, stored: str | None = None) -> list[dict[str, Any]]:
+        """A definition's parameters (``stored``: their JSON, when the caller has it)."""
+        key = ("params", node)
+        if key not in self.memo:
+            if stored is None:
+                row = self.db.one(SQL_NODE_PARAMS, (node,))
+                stored = row[0] if row else None
+            try:
+                self.memo[key] = json.loads(stored) if stored else []
+            except ValueError:
+                self.memo[key] = []
+        return self.memo[key]
+
+    def passed_position(self, src: int, callee: str, recv: str | None,
+                        path: str) -> int | None:
+        """The position of the untyped parameter of ``src`` that the call ``recv.callee()``
+        (or a bare ``callee()``) is made on; None when it is made on no such parameter."""
+        name = recv if recv is not None else callee
+        if self.nodes[src].kind not in ("function", "method"):
+            return None
+        params = self.params_of(src)
+        position = next((i for i, p in enumerate(params) if p.get("name") == name), None)
+        language = self.language(path)
+        if position is None or params[position].get("type") or (
+                position == 0 and self.nodes[src].kind == "method" and
+                name in (*language.self_names, *language.class_names)):
+            return None
+        if name in self.ctx(path).get("types", {}).get(self.nodes[src].qualname, {}):
+            return None  # assigned in the function: its own type, read by the first pass
+        return position
+
+    def passed_call(self, src: int, callee: str, recv: str | None, path: str,
+                    line: int) -> tuple[int | None, float] | None:
+        """(target, confidence) of ``p()`` or ``p.m()`` where p is an untyped parameter
+        of the calling function ``src``, from the values p is passed; None when p is no
+        such parameter or nothing is known of its values.
+
+        One target when every known value gives the same one; outside the index when
+        every value is of a type outside it (a string, a number, a builtin); several:
+        the call is left as it was, unless that names none of them."""
+        position = self.passed_position(src, callee, recv, path)
+        if position is None:
+            return None
+        language = self.language(path)
+        values = self.parameter_values(src, position)
+        targets, outside = set(), False
+        for value in values:
+            if value is OUTSIDE:
+                outside = True
+                continue
+            kind, node = value
+            if recv is None:
+                found = node if kind == "def" else self.method_lookup(node, "__call__")
+            elif callee == language.constructor and kind == "def":
+                found = self.method_lookup(node, callee) \
+                    if self.nodes[node].kind in CLASS_KINDS else None
+            elif kind == "def" and self.nodes[node].kind not in CLASS_KINDS:
+                found = None  # an attribute of a function: nothing known
+            else:
+                found = self.method_lookup(node, callee) or self._class_attribute(node, callee)
+            if found is not None:
+                targets.add(found)
+        if len(targets) == 1:
+            return targets.pop(), CONF_PASSED
+        if not targets:
+            return (None, 1.0) if outside else None
+        return None
+
+    def parameter_values(self, function: int, position: int) -> list[Any]:
+        """What the parameter at ``position`` of ``function`` is passed by the calls into
+        it (its default where a call leaves it out): ("def", node) for a definition,
+        ("inst", class) for an instance, OUTSIDE; unknown values are left out."""
+        key = ("passed", function, position)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = []  # a chain of such parameters that leads back here knows nothing
+        params = self.params_of(function)
+        param = params[position]
+        name = param.get("name", "")
+        if name.startswith("*"):
+            return []
+        language = self.language(self.nodes[function].path)
+        bound = self.nodes[function].kind == "method" and bool(params) and \
+            params[0].get("name") in (*language.self_names, *language.class_names)
+        _, _, qualname, fpath = self.nodes[function]
+        owner = self.by_pq.get((fpath, qualname.rpartition(".")[0]))
+        default_scope = self.nodes[owner].qualname if owner is not None and \
+            self.nodes[owner].kind != "file" else ""  # a default is read where the def is
+        values: list[Any] = []
+        rows = self.passed_to.get(function, [])
+        for caller, args, line, path in rows:
+            word = _passed_argument(args, position - bound, name, bound)
+            if word is None:
+                continue
+            if word == "":  # left out: the default
+                default = param.get("default")
+                value = self._default_value(fpath, default_scope, default) \
+                    if default else None
+            else:
+                scope = self.nodes[caller].qualname if caller in self.nodes and \
+                    self.nodes[caller].kind != "file" else ""
+                value = self._word_value(path, scope, word, line)
+            if value is not None:
+                values.append(value)
+        if not rows and param.get("default"):  # no caller in the index: the default
+            value = self._default_value(fpath, default_scope, param["default"])
+            values = [value] if value is not None else []
+        self.memo[key] = values
+        return values
+
+    def _default_value(self, path: str, scope: str, default: str) -> Any:
+        if default == "None":
+            return None
+        if _DOTTED_WORDS.fullmatch(default):
+            return self._word_value(path, scope, "=" + default, 0)
+        if _DOTTED_CALL.fullmatch(_collapse_arguments(default)):
+            return self._word_value(path, scope, "~" + _collapse_arguments(default), 0)
+        if default[:1] in "\"'0123456789-" or default in ("True", "False"):
+            return OUTSIDE
+        return None
+
+    def _word_value(self, path: str, scope: str, word: str, line: int) -> Any:
+        """The value an argument's word (_passed_word) denotes, read where it is passed."""
+        if word in ('"', "0", "0.0", "b"):
+            return OUTSIDE  # a literal: str, int, float, bool
+        if word[:1] == "=":
+            text = word[1:]
+            target = self.resolve_dotted(path, scope, text) if not self._is_variable(
+                path, scope, text.split(".")[0]) else None
+            if target is not None and target[0] == "node" and \
+                    self.nodes[target[1]].kind in ("function", "method", *CLASS_KINDS):
+                return ("def", target[1])
+            if target is not None and target[0] == "external":
+                return OUTSIDE
+            found = self.expr_type(path, scope, text, line)
+        elif word[:1] == "~":
+            found = self.expr_type(path, scope, word[1:], line)
+        else:
+            return None
+        if found is OUTSIDE or isinstance(found, OutsideGeneric):
+            return OUTSIDE
+        return ("inst", found) if isinstance(found, int) and self.class_like(found) else None
 
     # -- the type of a receiver --------------------------------------------------
 
@@ -10086,6 +10285,7 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     size = _resident_bytes()
     workers = min(run.workers, max(1, GRAPH_RESOLVE_BUDGET // (2 * size) if size > 0 else 1))
     _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls], workers)
+    _resolve_passed_values(db, resolver, run)
     _resolve_imports(db, resolver, run, [tuple(r) for r in old_imports])
     db.execute(SQL_AFFECTED_CLEAR)
 
@@ -10262,6 +10462,67 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         if ctor is not None and (src, line, cls_text, init) not in present:
             inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
                             cls_text, line, confidence, file_id, arguments))
+
+
+# --- Graph: what untyped parameters are passed ---------------------------------
+# A call on an untyped parameter (``def render(item): item.as_string()``) runs what
+# the values its callers pass give, as jedi reads Python (its dynamic parameters):
+# ``render(Key(...))`` in one caller makes it Key.as_string. The callers are the
+# calls edges into the function once every other site is resolved, so this is a
+# pass of its own after them. Its rows are kept below CONF_TYPED (CONF_PASSED) and
+# every index run reads them again: a caller edited in another file changes what
+# the parameter holds without touching the rows that read it.
+
+SQL_PASSED_CANDIDATES = (
+    "SELECT e.id, f.path, e.src_id, e.callee, e.recv, e.line, e.dst_id, e.confidence, "
+    "e.file_id, e.args, n.params FROM edges e JOIN files f ON f.id = e.file_id "
+    "JOIN nodes n ON n.id = e.src_id WHERE e.project = ? AND e.kind = 'calls' "
+    "AND e.confidence < ? AND f.language = ? AND n.params LIKE '[{%' "
+    "AND (e.recv IS NULL OR e.recv NOT GLOB '*[^A-Za-z0-9_]*')")
+SQL_PASSED_CREATE = "CREATE TEMP TABLE IF NOT EXISTS graph_passed (fn INTEGER PRIMARY KEY)"
+SQL_PASSED_CLEAR = "DELETE FROM graph_passed"
+SQL_PASSED_FILL = "INSERT OR IGNORE INTO graph_passed (fn) VALUES (?)"
+SQL_PASSED_CALLERS = (  # one scan for all the functions asked about (at the first index,
+    # edges has no index on dst_id yet)
+    "SELECT e.dst_id, e.src_id, e.args, e.line, f.path FROM edges e "
+    "JOIN graph_passed p ON p.fn = e.dst_id JOIN files f ON f.id = e.file_id "
+    "WHERE e.kind = 'calls' AND e.confidence >= ? ORDER BY e.id")
+SQL_NODE_PARAMS = "SELECT params FROM nodes WHERE id = ?"
+SQL_CALL_ROW = ("SELECT 1 FROM edges WHERE src_id = ? AND kind = 'calls' AND line = ? "
+                "AND recv = ? AND callee = ?")
+
+
+def _resolve_passed_values(db: Database, resolver: _Resolver, run: _IndexRun) -> None:
+    """Calls on untyped parameters, read from what the functions' callers pass."""
+    updates, inserts = [], []
+    for language in {lang for lang in LANGUAGES.values() if lang.passed_values}:
+        rows = []
+        for row in db.query(SQL_PASSED_CANDIDATES, (run.project, CONF_TYPED, language.name)):
+            resolver.params_of(row[2], row[10])
+            if resolver.passed_position(row[2], row[3], row[4], row[1]) is not None:
+                rows.append(tuple(row)[:10])
+        db.execute(SQL_PASSED_CREATE)
+        db.execute(SQL_PASSED_CLEAR)
+        db.executemany(SQL_PASSED_FILL, sorted({(r[2],) for r in rows}))
+        resolver.passed_to = {}
+        for function, *call in db.query(SQL_PASSED_CALLERS, (CONF_UNIQUE_ATTR,)):
+            resolver.passed_to.setdefault(function, []).append(tuple(call))
+        db.execute(SQL_PASSED_CLEAR)
+        for edge_id, path, src, callee, recv, line, dst, confidence, file_id, args in rows:
+            found = resolver.passed_call(src, callee, recv, path, line)
+            if found is None or found == (dst, confidence):
+                continue
+            updates.append((found[0], found[1], edge_id))
+            ctor = language.constructor
+            made = found[0]
+            if recv is None and made is not None and ctor and \
+                    resolver.nodes[made].kind in CLASS_KINDS:
+                init = resolver.method_lookup(made, ctor)
+                if init is not None and db.one(SQL_CALL_ROW, (src, line, callee, ctor)) is None:
+                    inserts.append((run.project, "calls", src, init, f"{callee}.{ctor}", ctor,
+                                    callee, line, found[1], file_id, args))
+    db.executemany(SQL_EDGE_UPDATE, updates)
+    db.executemany(SQL_CALL_INSERT, inserts)
 
 
 # What a forked resolution worker inherits: (resolver, run, present, database path).
@@ -10639,7 +10900,7 @@ PYTHON = Language(
     dynamic_types=frozenset({"Any"}),
     accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
     class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
-    name_after_body=True, locals_hide=True,
+    name_after_body=True, locals_hide=True, passed_values=True,
     # list.pop, dict.get/pop/setdefault, deque.pop/popleft (typeshed's builtins.pyi,
     # collections): a value of the container's last type argument
     element_results=frozenset({"pop", "get", "setdefault", "popleft"}),

@@ -400,10 +400,14 @@ def test_new_definition_is_linked_from_unchanged_files(cli):
     index(cli)
     assert callers(cli, "load_all") == {"app/extra.py:go"}
     # and a name first guessed by uniqueness stops being guessed once it is ambiguous
-    write(cli.root, "app/other.py", "class Other:\n    def create(self):\n        pass\n")
-    assert "app/service.py:UserService.create" in callees(cli, "app/cli.py:run")
+    # (`thing` is a parameter no call passes: unknown)
+    write(cli.root, "app/store.py", "class Store:\n    def archive(self):\n        pass\n\n\n"
+                                    "def use(thing):\n    return thing.archive()\n")
     index(cli)
-    assert "app/service.py:UserService.create" not in callees(cli, "app/cli.py:run")
+    assert "app/store.py:Store.archive" in callees(cli, "app/store.py:use")
+    write(cli.root, "app/other.py", "class Other:\n    def archive(self):\n        pass\n")
+    index(cli)
+    assert "app/store.py:Store.archive" not in callees(cli, "app/store.py:use")
 
 
 def test_paths_and_exclude_limit_the_run(cli):

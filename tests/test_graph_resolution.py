@@ -707,3 +707,38 @@ def test_a_variable_holds_what_the_last_call_of_a_chain_returns(cli, receipt, ba
     index(cli, CHAINS)
     assert callers(cli, receipt) == callers_of_receipt
     assert callers(cli, basket) == set()
+
+
+def test_an_untyped_parameter_holds_what_its_callers_pass(cli):
+    """`def render(item): item.as_string()` runs what the callers pass (jedi's reading of
+    Python): Key's when every caller passes a Key; the default where no caller passes
+    the parameter; nothing when callers pass two classes that both define it; outside
+    the index when only strings are passed. Editing a caller in another file moves it."""
+    _write(cli, {
+        "items.py": ("class Key:\n    def as_string(self):\n        return 'k'\n\n\n"
+                     "class Table:\n    def as_string(self):\n        return 't'\n\n\n"
+                     "def hashkey(*a):\n    return a\n\n\n"
+                     "def typedkey(*a):\n    return a\n\n\n"
+                     "def render(item):\n    return item.as_string()\n\n\n"
+                     "def either(item):\n    return item.as_string()\n\n\n"
+                     "def text(item):\n    return item.as_string()\n\n\n"
+                     "def cached(key=hashkey):\n    return key(1)\n\n\n"
+                     "def passed(key=hashkey):\n    return key(2)\n\n\n"
+                     "class Cache:\n    def get(self, key=hashkey):\n        return key(3)\n"),
+        "use.py": ("from items import Key, Table, render, either, text, passed, typedkey\n\n\n"
+                   "def main():\n    k = Key()\n    render(k)\n    either(Key())\n"
+                   "    either(item=Table())\n    text('a')\n    passed(key=typedkey)\n")})
+    assert callers(cli, "items.py:Key.as_string") == {"items.py:render"}
+    assert callers(cli, "items.py:Table.as_string") == set()
+    assert callers(cli, "items.py:hashkey") == {"items.py:cached", "items.py:Cache.get"}
+    assert callers(cli, "items.py:typedkey") == {"items.py:passed"}
+    result = cli("callees", "items.py:text", "--json", "--min-confidence", "0")
+    assert [(r["id"], r["confidence"]) for r in result.json()["results"]] == [(None, 1.0)]
+    (cli.root / "use.py").write_text(
+        "from items import Table, render\n\n\ndef main():\n    render(Table())\n",
+        encoding="utf-8")
+    assert cli("index").code == 0
+    assert callers(cli, "items.py:Key.as_string") == set()
+    assert callers(cli, "items.py:Table.as_string") == {"items.py:render"}
+    assert callers(cli, "items.py:hashkey") == {"items.py:cached", "items.py:Cache.get",
+                                                 "items.py:passed"}

@@ -9,6 +9,8 @@ Prints one JSON document: {"sites": [...]} in the harness's common format:
     DEF = {"file": REL, "line": N, "name": NAME}   (line of the name)
 
 ``caller`` is the innermost enclosing def or class (null: module level).
+A target jedi names in a type stub (``core.pyi``) is the definition of the same
+full name in the module the stub types (``core.py``): the code that runs.
 ``targets`` lists the definitions inside ROOT that the call runs: the
 function, or for a class call the class and the ``__init__`` that runs (the
 nearest one through the bases, as long as they stay inside ROOT); an empty
@@ -86,6 +88,7 @@ class Reference:
         self.project = jedi.Project(self.root, sys_path=[*sys_path, *base],
                                     smart_sys_path=False)
         self.init_cache: dict[tuple[str, int], list[dict]] = {}
+        self.twins: dict[str, dict[str, object]] = {}
 
     def inside(self, name) -> str | None:
         path = name.module_path
@@ -96,7 +99,38 @@ class Reference:
         except ValueError:
             return None
 
+    def implementation(self, name):
+        """What runs for a stub's declaration (``core.pyi``'s ``Machine.add_transition``):
+        the definition of the same full name in the module the stub types (``core.py``,
+        through its imports for a package's ``__init__.pyi``); the name itself when
+        there is none. jedi answers with the stub when it inferred a value through one."""
+        path = name.module_path
+        if path is None or not str(path).endswith(".pyi") or not name.full_name:
+            return name
+        twin = Path(str(path)[:-1])
+        if not twin.is_file():
+            return name
+        key = str(twin)
+        if key not in self.twins:
+            script = jedi.Script(path=twin, project=self.project)
+            try:
+                names = script.get_names(all_scopes=True, definitions=True)
+            except Exception:
+                names = []
+            self.twins[key] = {n.full_name: n for n in reversed(names) if n.full_name}
+        found = self.twins[key].get(name.full_name)
+        if found is None:
+            return name
+        if found.type not in ("function", "class"):  # from ._make import attrs
+            try:
+                found = next((n for n in found.goto(follow_imports=True)
+                              if n.type in ("function", "class")), None)
+            except Exception:
+                found = None
+        return found if found is not None and found.type == name.type else name
+
     def definition(self, name) -> dict | None:
+        name = self.implementation(name)
         rel = self.inside(name)
         if rel is None or name.line is None:
             return None
@@ -121,7 +155,7 @@ class Reference:
             where = self.definition(name)
             if name.type == "class" and where is not None:
                 found.append(where)
-                found.extend(self.constructor(name))
+                found.extend(self.constructor(self.implementation(name)))
             elif name.type == "function" and where is not None:
                 found.append(where)
             elif where is not None and name.type in ("param", "statement", "instance"):
