@@ -6331,6 +6331,27 @@ def _def_records(s: _Source, defs: list[_Def], ctx: dict[str, Any],
     return records, bases, emitted
 
 
+def _overload_scopes(s: _Source, defs: list[_Def], ctx: dict[str, Any]) -> list[str]:
+    """The key of each definition's variables in the file context's ``types``: its
+    qualname, but for the k-th overload of one (Language.overloads: `visit(Apply*
+    ast)`, `visit(Local* ast)`) ``qualname#k`` from the second on, whose first lines
+    go to ctx["overload_scopes"] (read back by _Resolver.variable_type): each
+    overload's parameters are its own."""
+    if not s.language.overloads:
+        return [d.qualname for d in defs]
+    seen: dict[str, list[int]] = {}
+    keys = []
+    for d in defs:
+        lines = seen.setdefault(d.qualname, [])
+        lines.append(d.node.start_point[0] + 1)
+        keys.append(d.qualname if len(lines) == 1 or d.kind in CLASS_KINDS
+                    else f"{d.qualname}#{len(lines)}")
+    scopes = {qual: lines for qual, lines in seen.items() if len(lines) > 1}
+    if scopes:
+        ctx["overload_scopes"] = scopes
+    return keys
+
+
 def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list[tuple],
                  ctx: dict[str, Any]) -> dict[str, dict[str, str]]:
     """{scope qualname: {variable: class name}} from parameters and assignments.
@@ -6343,12 +6364,13 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
     types: dict[str, dict[str, str]] = {}
     declared: set[tuple[str, str]] = set()
     assigned: dict[tuple[str, str], list[tuple[int, str]]] = {}
-    for d in defs:
+    keys = _overload_scopes(s, defs, ctx)
+    for d, key in zip(defs, keys, strict=True):
         for index, param in enumerate(d.params):
             if param["type"]:
                 name = param["name"].lstrip("*&." + s.language.sigils)
-                types.setdefault(d.qualname, {})[name] = param["type"]
-                declared.add((d.qualname, name))
+                types.setdefault(key, {})[name] = param["type"]
+                declared.add((key, name))
                 if s.language.callback_types and _may_be_function_type(param["type"]):
                     ctx.setdefault("callbacks", {}).setdefault(d.qualname, {})[str(index)] = \
                         one_line(param["type"])[:300]
@@ -6373,7 +6395,7 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
         if var.startswith("self."):  # instance attributes belong to the class
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
-        scope = defs[index].qualname if index >= 0 else ""
+        scope = keys[index] if index >= 0 else ""
         read = type_text.removeprefix("expr:")
         rebinding = type_text.startswith(("iter:", "item:")) or read.startswith(var + ".") \
             or read == var
@@ -8840,6 +8862,41 @@ class _Resolver:
         best = max((points for points, _ in scored), default=None)
         return [other for points, other in scored if points == best] or fits
 
+    def of_receiver_constness(self, overloads: list[int], caller: int, path: str,
+                              scope: str, recv: str, line: int) -> list[int]:
+        """of_constness for a call on a variable: a field read bare is as const as the
+        member function reading it (`m_cells.end()` in a const member runs `end()
+        const`), a parameter as its declared type (`const Row& row`)."""
+        found = self.variable_type(path, scope, recv, line)
+        if found is None:
+            return overloads
+        owner = self.by_pq.get((found[1], found[2]))
+        if owner is not None and self.nodes[owner].kind in CLASS_KINDS:
+            return self.of_constness(overloads, caller)  # a field of the caller's class
+        if found[2] != scope:
+            return overloads
+        params = self.memo.setdefault("parameter types", {})
+        if caller not in params:
+            row = self.db.one("SELECT params FROM nodes WHERE id = ?", (caller,))
+            try:
+                params[caller] = {p.get("name"): p.get("type") or ""
+                                  for p in json.loads(row[0] or "[]")} if row else {}
+            except ValueError:
+                params[caller] = {}
+        written = params[caller].get(recv)
+        if written is None:
+            return overloads
+        const = bool(re.match(r"\s*const\b", written)) and "*" not in written
+        lines = self.memo.setdefault("definition lines", {})
+        missing = [n for n in overloads if n not in lines]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            lines.update(tuple(row) for row in self.db.query(
+                f"SELECT id, line FROM nodes WHERE id IN ({marks})", missing))
+        picked = [node for node in overloads if (lines.get(node) in self.ctx(
+            self.nodes[node].path).get("const_methods", ())) == const]
+        return picked if len(picked) == 1 else overloads
+
     def of_constness(self, overloads: list[int], caller: int) -> list[int]:
         """Of overloads that differ by a `const` after their parameters alone (C++), the
         one a call on the object itself from ``caller`` runs: in a const member function
@@ -9564,7 +9621,13 @@ class _Resolver:
         None when nothing is known. ``text`` is a receiver as extracted: a name,
         ``a.b.c``, a call ``f(...)`` / ``x.m(...)``, ``(x as T)``, ``x!``.
         """
-        text = text.strip().rstrip("!").removeprefix("new ").lstrip("&*")  # (&x).m(): x's
+        text = text.strip().rstrip("!").removeprefix("new ")
+        if text[:1] == "*" and text[1:2] != "*" and depth <= 6:
+            # *p: what p points to; a wrapper outside the index holding a class of it
+            # (std::shared_ptr<Dictionary>, Box<T>) gives its first type argument
+            held = self.expr_type(path, scope, text[1:], line, depth + 1)
+            return held.held[0] if isinstance(held, OutsideGeneric) and held.held else held
+        text = text.lstrip("&*")  # (&x).m(): x's
         if depth > 6 or not text:
             return None
         if text.startswith("await "):
@@ -10190,9 +10253,14 @@ class _Resolver:
             if spans:
                 return max(spans, key=lambda n: n[1])[3], path, scope
         types = ctx.get("types", {})
+        overloaded = ctx.get("overload_scopes", {}) if line else {}
         for qual in [*self.scope_chain(scope), ""]:
-            found = types.get(qual, {}).get(name)
-            rebound = ctx.get("rebound", {}).get(qual, {}).get(name) if found and line else None
+            key = qual
+            if qual in overloaded:  # the overload the line is in has its own variables
+                before = sum(start <= line for start in overloaded[qual])
+                key = f"{qual}#{before}" if before > 1 else qual
+            found = types.get(key, {}).get(name)
+            rebound = ctx.get("rebound", {}).get(key, {}).get(name) if found and line else None
             if rebound:  # assigned several types: the last assignment before the line
                 before = [text for start, text in rebound if start <= line]
                 found = before[-1] if before else found
@@ -10427,6 +10495,8 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         fits = resolver.overloads_admitting(dst, arguments, path, scope_qual, line)
         if len(fits) > 1 and (recv is None or recv in resolver.language(path).self_names):
             fits = resolver.of_constness(fits, src)  # this->f() in a const member: f() const
+        elif len(fits) > 1 and recv is not None and _WORD.fullmatch(recv):
+            fits = resolver.of_receiver_constness(fits, src, path, scope_qual, recv, line)
         if len(fits) > 1:  # which of them runs, the arguments' types say: a guess
             confidence = min(confidence, CONF_OVERLOAD)
         dst = fits[0] if fits else dst
@@ -12729,6 +12799,13 @@ _CPP_QUERY = f"""
 
 
 def _cpp_def_name(text: str, kind: str) -> str:
+    """`Vector<T>::push` -> push; an operator keeps its symbol as the compiler spells it
+    (`A::operator <=` -> `operator<=`, `operator new`), not cut at its `<`."""
+    at = text.find("operator")
+    if at >= 0 and (at == 0 or text[at - 1] in ": ~") and not text[at + 8:at + 9].isalnum():
+        rest = text[at + 8:].strip()
+        return "operator" + (" " + " ".join(rest.split()) if rest[:1].isalpha() or
+                             rest[:1] == "_" else re.sub(r"\s+", "", rest))
     return re.sub(r"<.*", "", text).split("::")[-1]
 
 
@@ -12740,8 +12817,9 @@ def _cpp_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
     scope = s.text(d.node.child_by_field_name("declarator")).split("(")[0]
     if "::" not in scope:
         return False
-    path = ".".join(re.sub(r"<.*?>", "", p).strip().lstrip("*&").strip()
-                    for p in scope.split("::") if p.strip().lstrip("*&").strip())
+    parts = [re.sub(r"<.*?>", "", p).strip().lstrip("*&").strip()
+             for p in scope.split("::") if p.strip().lstrip("*&").strip()]
+    path = ".".join([*parts[:-1], d.name])  # the name as read (`operator()`, `operator<`)
     d.qualname = f"{parent.qualname}.{path}" if parent is not None else path
     d.kind = "method"
     return True
@@ -12831,10 +12909,18 @@ def _cpp_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
 
 def _cpp_call_written(s: _Source, recv: Any, callee: Any, name: str,
                       recv_text: str) -> tuple[str, str]:
-    """this->state.clear(), a->b->f(): a member read through a pointer is read as one
-    through the object (`->` as `.`, like `::`), so the chain's field types apply."""
-    read = recv_text.replace("->", ".")
-    return f"{read}.{name}", read
+    """p->f() is (*p).f(): the receiver is read as the dereference `*p`, and so is each
+    `->` inside it (`a->b.f()`: `(*a).b`), so a field chain's types apply and a smart
+    pointer outside the index gives its pointee (see _Resolver.expr_type); `this->`
+    is `this.`. Written as it is (`dict_->size`)."""
+    arrow = s.src[recv.end_byte:callee.start_byte].strip().startswith(b"->")
+    parts = recv_text.replace("this->", "this.").split("->")
+    read = parts[0]
+    for part in parts[1:]:
+        read = f"(*{read}).{part}"
+    if arrow and read != "this":
+        read = f"*{read}"
+    return f"{recv_text}{'->' if arrow else '.'}{name}", read
 
 
 def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | None:

@@ -379,3 +379,42 @@ void Greenlet::release() {
         "refs.hpp:gl.refs.Ref.consuming", "refs.hpp:gl.refs.Ref.clear",
         "refs.hpp:gl.refs.Ref.borrow", "refs.hpp:gl.Require"}
     assert related(cli, "callees", "use.cpp:gl.Greenlet.release") == {"refs.hpp:gl.Args.clear"}
+
+
+def test_cpp_overloads_smart_pointers_operators_and_const_receivers(cli):
+    """Each overload reads its own parameters (`visit(Apply* ast)` and `visit(Local*
+    ast)`); `dict_->size()` through a `std::shared_ptr<Dict>` is Dict's; an operator
+    keeps its name (`operator<=`, not `operator`); of `end()` and `end() const`, a
+    field read in a const member, or a `const` parameter, runs the const one."""
+    (cli.root / "p.hpp").write_text("""\
+#include <memory>
+struct Apply { void run() {} };
+struct Local { void bind() {} };
+class Dict { public: int size() const { return 0; } };
+class Vec {
+public:
+    int* end() { return 0; }
+    const int* end() const { return 0; }
+};
+class Pass {
+public:
+    void visit(Apply* ast) { ast->run(); }
+    void visit(Local* ast) { ast->bind(); }
+    int words() { return dict_->size(); }
+    bool has() const { return cells.end() != 0; }
+    void add() { cells.end(); }
+    static void both(const Vec& v, Vec& w) { v.end(); w.end(); }
+private:
+    std::shared_ptr<Dict> dict_;
+    Vec cells;
+};
+bool operator<=(const Pass& a, const Pass& b) { return a.has(); }
+""", encoding="utf-8")
+    result = cli("index", "--json")
+    assert result.code == 0, result.err
+    assert related(cli, "callees", "p.hpp:Pass.visit") == {"p.hpp:Apply.run"}
+    assert related(cli, "callees", "p.hpp:Pass.visit#2") == {"p.hpp:Local.bind"}
+    assert related(cli, "callers", "p.hpp:Dict.size") == {"p.hpp:Pass.words"}
+    assert related(cli, "callees", "p.hpp:operator<=") == {"p.hpp:Pass.has"}
+    assert related(cli, "callers", "p.hpp:Vec.end") == {"p.hpp:Pass.add", "p.hpp:Pass.both"}
+    assert related(cli, "callers", "p.hpp:Vec.end#2") == {"p.hpp:Pass.has", "p.hpp:Pass.both"}
