@@ -9484,7 +9484,7 @@ class _Resolver:
                         path: str) -> int | None:
         """The position of the untyped parameter of ``src`` that the call ``recv.callee()``
         (or a bare ``callee()``) is made on; None when it is made on no such parameter."""
-        name = recv if recv is not None else callee
+        name = recv.partition(ALTERNATIVE_MARK)[0] if recv is not None else callee
         if self.nodes[src].kind not in ("function", "method"):
             return None
         params = self.params_of(src)
@@ -9498,15 +9498,12 @@ class _Resolver:
             return None  # assigned in the function: its own type, read by the first pass
         return position
 
-    def passed_call(self, src: int, callee: str, recv: str | None, path: str,
-                    line: int) -> tuple[int | None, float] | None:
-        """(target, confidence) of ``p()`` or ``p.m()`` where p is an untyped parameter
-        of the calling function ``src``, from the values p is passed; None when p is no
-        such parameter or nothing is known of its values.
-
-        One target when every known value gives the same one; outside the index when
-        every value is of a type outside it (a string, a number, a builtin); several:
-        the call is left as it was, unless that names none of them."""
+    def passed_call(self, src: int, callee: str, recv: str | None,
+                    path: str) -> tuple[list[int], bool] | None:
+        """(targets, outside) of ``p()`` or ``p.m()`` where p is an untyped parameter of
+        the calling function ``src``, from the values p is passed: what each known value
+        runs (ordered by id), and whether a value is of a type outside the index (a
+        string, a number, a builtin); None when p is no such parameter."""
         position = self.passed_position(src, callee, recv, path)
         if position is None:
             return None
@@ -9529,11 +9526,7 @@ class _Resolver:
                 found = self.method_lookup(node, callee) or self._class_attribute(node, callee)
             if found is not None:
                 targets.add(found)
-        if len(targets) == 1:
-            return targets.pop(), CONF_PASSED
-        if not targets:
-            return (None, 1.0) if outside else None
-        return None
+        return sorted(targets), outside
 
     def parameter_values(self, function: int, position: int) -> list[Any]:
         """What the parameter at ``position`` of ``function`` is passed by the calls into
@@ -10467,6 +10460,9 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         return
     scope = resolver.nodes[src]
     scope_qual = "" if scope.kind == "file" else scope.qualname
+    if recv is not None and ALTERNATIVE_MARK in recv[1:]:  # p|k: _resolve_passed_values'
+        updates.append((None, 0.0, edge_id))
+        return
     if recv is not None and recv.startswith(ALTERNATIVE_MARK):  # the k-th item's target
         target = resolver.iterated_target(path, scope_qual, written, line,
                                           int(recv[len(ALTERNATIVE_MARK):]))
@@ -10548,7 +10544,7 @@ SQL_PASSED_CANDIDATES = (
     "e.file_id, e.args, n.params FROM edges e JOIN files f ON f.id = e.file_id "
     "JOIN nodes n ON n.id = e.src_id WHERE e.project = ? AND e.kind = 'calls' "
     "AND e.confidence < ? AND f.language = ? AND n.params LIKE '[{%' "
-    "AND (e.recv IS NULL OR e.recv NOT GLOB '*[^A-Za-z0-9_]*')")
+    "AND (e.recv IS NULL OR e.recv NOT GLOB '*[^A-Za-z0-9_|]*')")
 SQL_PASSED_CREATE = "CREATE TEMP TABLE IF NOT EXISTS graph_passed (fn INTEGER PRIMARY KEY)"
 SQL_PASSED_CLEAR = "DELETE FROM graph_passed"
 SQL_PASSED_FILL = "INSERT OR IGNORE INTO graph_passed (fn) VALUES (?)"
@@ -10579,10 +10575,28 @@ def _resolve_passed_values(db: Database, resolver: _Resolver, run: _IndexRun) ->
             resolver.passed_to.setdefault(function, []).append(tuple(call))
         db.execute(SQL_PASSED_CLEAR)
         for edge_id, path, src, callee, recv, line, dst, confidence, file_id, args in rows:
-            found = resolver.passed_call(src, callee, recv, path, line)
-            if found is None or found == (dst, confidence):
-                continue
-            updates.append((found[0], found[1], edge_id))
+            targets, outside = resolver.passed_call(src, callee, recv, path) or ([], False)
+            name, mark, k = (recv or "").partition(ALTERNATIVE_MARK)
+            if mark:  # the k-th of several targets (below), or none any more
+                found = (targets[int(k)], CONF_PASSED) if k.isdigit() and \
+                    0 < int(k) < len(targets) else (None, 0.0)
+            elif len(targets) == 1 or targets and recv is not None:
+                found = targets[0], CONF_PASSED
+            elif confidence == CONF_PASSED:
+                found = None, 0.0  # what this pass linked before is known no more
+            elif targets or not outside:
+                continue  # several things called bare, or nothing known: as it was
+            else:
+                found = None, 1.0
+            if found != (dst, confidence):
+                updates.append((found[0], found[1], edge_id))
+            if recv is not None and not mark:  # p.m() runs each value's m: a row for each
+                for k, target in enumerate(targets[1:], 1):
+                    if db.one(SQL_CALL_ROW, (src, line, f"{recv}{ALTERNATIVE_MARK}{k}",
+                                             callee)) is None:
+                        inserts.append((run.project, "calls", src, target, f"{recv}.{callee}",
+                                        callee, f"{recv}{ALTERNATIVE_MARK}{k}", line,
+                                        CONF_PASSED, file_id, args))
             ctor = language.constructor
             made = found[0]
             if recv is None and made is not None and ctor and \

@@ -10,7 +10,9 @@ Prints one JSON document: {"sites": [...]} in the harness's common format:
 
 ``caller`` is the innermost enclosing def or class (null: module level).
 A target jedi names in a type stub (``core.pyi``) is the definition of the same
-full name in the module the stub types (``core.py``): the code that runs.
+full name in the module the stub types (``core.py``): the code that runs; one it
+names at an import (where it maps a stub's declaration back to: ``from ._make
+import attrs`` in ``__init__.py``) is the definition the import names.
 ``targets`` lists the definitions inside ROOT that the call runs: the
 function, or for a class call the class and the ``__init__`` that runs (the
 nearest one through the bases, as long as they stay inside ROOT); an empty
@@ -99,6 +101,19 @@ class Reference:
         except ValueError:
             return None
 
+    @staticmethod
+    def imported(name):
+        """The definition an import names, for a name jedi gives at the import itself
+        (what it maps a stub's declaration back to: ``from ._make import attrs``)."""
+        tree_name = getattr(getattr(name, "_name", None), "tree_name", None)
+        if tree_name is None or tree_name.search_ancestor("import_from", "import_name") is None:
+            return name
+        try:
+            return next((n for n in name.goto(follow_imports=True)
+                         if n.type in ("function", "class") and n.module_path), name)
+        except Exception:
+            return name
+
     def implementation(self, name):
         """What runs for a stub's declaration (``core.pyi``'s ``Machine.add_transition``):
         the definition of the same full name in the module the stub types (``core.py``,
@@ -121,16 +136,15 @@ class Reference:
         found = self.twins[key].get(name.full_name)
         if found is None:
             return name
-        if found.type not in ("function", "class"):  # from ._make import attrs
-            try:
-                found = next((n for n in found.goto(follow_imports=True)
-                              if n.type in ("function", "class")), None)
-            except Exception:
-                found = None
-        return found if found is not None and found.type == name.type else name
+        try:  # from ._make import attrs: the definition the import names
+            found = next((n for n in found.goto(follow_imports=True)
+                          if n.type in ("function", "class")), found)
+        except Exception:
+            pass
+        return found if found.type == name.type else name
 
     def definition(self, name) -> dict | None:
-        name = self.implementation(name)
+        name = self.imported(self.implementation(name))
         rel = self.inside(name)
         if rel is None or name.line is None:
             return None
@@ -155,7 +169,7 @@ class Reference:
             where = self.definition(name)
             if name.type == "class" and where is not None:
                 found.append(where)
-                found.extend(self.constructor(self.implementation(name)))
+                found.extend(self.constructor(self.imported(self.implementation(name))))
             elif name.type == "function" and where is not None:
                 found.append(where)
             elif where is not None and name.type in ("param", "statement", "instance"):
