@@ -6821,9 +6821,6 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         extra.setdefault("values", []).append(
             (caps["valuename"][0].start_byte, s.text(caps["valuename"][0]),
              s.text(caps["valueof"][0])))
-    elif "valuechain" in caps:  # s = attributes = attrs: each name holds attrs
-        extra.setdefault("values", []).extend(_chained_values(s, caps["valuename"][0],
-                                                              caps["valuechain"][0]))
     elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
@@ -6894,23 +6891,6 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "allname" in caps and s.text(caps["allname"][0]) == "__all__":
         extra["all"] = re.findall(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]",
                                   s.text(caps["allvalue"][0]))
-
-
-def _chained_values(s: _Source, first: Any, chain: Any) -> list[tuple[int, str, str]]:
-    """(position, name, value) for each name of a chained assignment ``a = b = f`` whose
-    last value is a name or an attribute; [] for ``a = b = f()`` or ``a = b.c = f``."""
-    names = [first]
-    while chain.type == "assignment" and chain.child_by_field_name("type") is None:
-        left = chain.child_by_field_name("left")
-        if left is None or left.type != "identifier":
-            return []
-        names.append(left)
-        chain = chain.child_by_field_name("right")
-        if chain is None:
-            return []
-    if chain.type not in ("identifier", "attribute"):
-        return []
-    return [(name.start_byte, s.text(name), s.text(chain)) for name in names]
 
 
 def _enclosing_scopes(s: _Source, node: Any) -> tuple[list[str], bool]:
@@ -10733,9 +10713,6 @@ _PY_QUERY = f"""
     @valueof))
 (class_definition body: (block (assignment left: (identifier) @valuename !type
     right: [(identifier) (attribute)] @valueof)))
-(module (assignment left: (identifier) @valuename !type right: (assignment) @valuechain))
-(class_definition body: (block (assignment left: (identifier) @valuename !type
-    right: (assignment) @valuechain)))
 (module (assignment left: (identifier) @name) @def.type)
 (module (type_alias_statement left: (type [(identifier) @name (generic_type (identifier) @name)]))
     @def.type)
