@@ -19453,7 +19453,13 @@ class ShellReading(Record):
                 yield words[start:]
 
     def texts(self) -> list[str]:
-        return [self.command.strip()] + [" ".join(words) for words in self.tails()]
+        """The command, each tail, and each tail whose first word is a path (``/bin/rm``)
+        with that word's last part (``rm``): the shell runs the same program, so a rule
+        about ``rm`` is about it (what Codex's basename match does for its rules)."""
+        tails = [" ".join(words) for words in self.tails()]
+        named = [" ".join((os.path.basename(words[0]), *words[1:])) for words in self.tails()
+                 if "/" in words[0] and os.path.basename(words[0])]
+        return [self.command.strip()] + tails + named
 
 
 def read_shell(command: str) -> ShellReading | None:

@@ -463,3 +463,20 @@ def test_an_ask_rule_for_ctxkit_gets_the_nudge_not_a_granted_rewrite(cli, projec
     claude_settings(project / ".claude" / "settings.json", {"ask": ["Bash(ctxkit:*)"]})
     answer = sub_bash_call(cli, project, "pytest -q", permission_mode="bypassPermissions")
     assert not rewritten(answer) and "ctxkit run" in answer["additionalContext"]
+
+
+@pytest.mark.parametrize("agent, where, text", [
+    ("claude", ".claude/settings.json", json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}})),
+    ("gemini", "home/.gemini/policies/mine.toml", '[[rule]]\ntoolName = "run_shell_command"\n'
+     'commandPrefix = "rm"\ndecision = "deny"\npriority = 50\n'),
+])
+def test_a_denied_program_spelled_as_a_path_is_still_denied(cli, project, agent, where, text):
+    # `/bin/rm` runs rm: a deny rule for rm covers it, so the hook neither rewrites nor
+    # grants `pytest -q; /bin/rm -rf x` (it was `allow` plus a rewrite under bypassPermissions)
+    path = project / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    mode = {"permission_mode": "bypassPermissions"}
+    for command in ("pytest -q; /bin/rm -rf x", "pytest -q && ./rm -rf x"):
+        assert sub_bash_call(cli, project, command, agent, **mode) is None, command
+    assert rewritten(sub_bash_call(cli, project, "pytest -q", agent, session_id="ok", **mode))
