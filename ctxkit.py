@@ -6785,7 +6785,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             written = "expr:" + _collapse_arguments(one_line(written))[:200] + "(...)"
         if around_type in ("await_expression", "await"):
             written = "await:" + written  # x = await f(): what f's promise gives
-        elif around_type == "as_pattern" and not chained:
+        elif around_type == "as_pattern":
             written = "enter:" + written  # with f() as x: what its __enter__ gives
         guarded = re.search(r"=>\s*[\w$]+\s+is\s+(.+)$", one_line(written), re.S) \
             if type_node.type == "function_type" else None
@@ -6976,6 +6976,11 @@ def _subscript(text: str) -> tuple[str, str] | None:
 # it, it is a chain whose last call gives the value, ``a.b().c``.
 _CHAINED_CALLEES = frozenset(("attribute", "member_expression", "selector_expression",
                               "field_expression", "scoped_identifier", "navigation_expression"))
+
+
+def _written_type(text: str) -> str:
+    """What follows await: or enter: read as a type: a chain's expr: kept as it is."""
+    return text if text.startswith("expr:") else _clean_type(text)
 
 
 def _collapse_arguments(text: str) -> str:
@@ -9821,11 +9826,9 @@ class _Resolver:
             return self._unless_circular(("expression", path, scope, type_text),
                                          self.expr_type, path, scope, type_text[5:])
         if type_text.startswith("await:"):  # x = await f(): what f's Promise<X> holds
-            awaited = type_text[6:]
-            return _awaited(self.type_named(path, scope, awaited if awaited.startswith(
-                "expr:") else _clean_type(awaited)))
+            return _awaited(self.type_named(path, scope, _written_type(type_text[6:])))
         if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
-            made = self.type_named(path, scope, _clean_type(type_text[6:]))
+            made = self.type_named(path, scope, _written_type(type_text[6:]))
             enter = (self.method_lookup(made, "__enter__") or
                      self.method_lookup(made, "__aenter__")) if isinstance(made, int) else None
             if enter is not None:  # `return self` in an inherited __enter__: the made one

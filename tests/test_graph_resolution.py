@@ -741,3 +741,9 @@ def test_an_untyped_parameter_holds_what_its_callers_pass(cli):
     assert callers(cli, "items.py:Table.as_string") == {"items.py:render"}
     assert callers(cli, "items.py:hashkey") == {"items.py:cached", "items.py:Cache.get",
                                                  "items.py:passed"}
+
+
+def test_with_a_chain_as_x_holds_what_the_last_calls_enter_gives(cli):
+    # with store.basket().checkout(...) as slip: slip is Receipt.__enter__'s Slip
+    index(cli, CHAINS)
+    assert callers(cli, "shop.py:Slip.total") == {"shop.py:pay_inside"}
