@@ -19442,27 +19442,62 @@ def shell_detaches(text: str, depth: int = 0) -> bool:
 
 
 class ShellReading(Record):
-    """A command as the rules see it: the text, and every word list it would run."""
+    """A command as the rules see it: the text, every word list it would run, and
+    those word lists without the options a program is given before its next word
+    (``option_elisions``; None when a hostile command has more than OPTION_FORMS_MAX)."""
 
-    __slots__ = ("command", "commands")
+    __slots__ = ("command", "commands", "elided")
     FROZEN = True
     command: str
     commands: tuple[tuple[str, ...], ...]
+    elided: tuple[tuple[str, ...], ...] | None
 
-    def tails(self) -> Iterator[tuple[str, ...]]:
-        """Each command from each of its words on: ``sudo -E npm i`` gives ``npm i`` too."""
+    def tails(self, options: bool = False) -> Iterator[tuple[str, ...]]:
+        """Each command from each of its words on: ``sudo -E npm i`` gives ``npm i`` too.
+
+        With ``options`` (what deny and ask rules see), also each tail without the
+        options its program is given before the next word: ``git -C . push`` gives
+        ``git push``, so a rule for ``git push`` covers it."""
         for words in self.commands:
             for start in range(len(words)):
                 yield words[start:]
+        if options:
+            yield from self.elided or ()
 
-    def texts(self) -> list[str]:
+    def texts(self, options: bool = False) -> list[str]:
         """The command, each tail, and each tail whose first word is a path (``/bin/rm``)
         with that word's last part (``rm``): the shell runs the same program, so a rule
         about ``rm`` is about it (what Codex's basename match does for its rules)."""
-        tails = [" ".join(words) for words in self.tails()]
-        named = [" ".join((os.path.basename(words[0]), *words[1:])) for words in self.tails()
+        tails = [" ".join(words) for words in self.tails(options)]
+        named = [" ".join((os.path.basename(words[0]), *words[1:]))
+                 for words in self.tails(options)
                  if "/" in words[0] and os.path.basename(words[0])]
         return [self.command.strip()] + tails + named
+
+
+OPTION_RUN_MAX = 8        # options read between a program and its next word, for the rules
+OPTION_FORMS_MAX = 512    # more such readings: the command is too odd to read (left alone)
+
+
+def option_elisions(words: Sequence[str]) -> Iterator[tuple[str, ...]]:
+    """``words`` without a run of options after its first word, in every reading.
+
+    An option is a word starting with ``-``, which may take the next word as its
+    value or not (``git -C . push``, ``git --no-pager push``, ``git -c k=v push``):
+    no option table knows every program, so each word the run could stop at is
+    tried. Only deny and ask rules read these, where matching too much costs a
+    missed rewrite; allow rules read the command as it is.
+    """
+    if not words or words[0].startswith("-"):
+        return
+    reachable, stops = {1}, set()
+    for _ in range(OPTION_RUN_MAX):
+        reachable = {at + step for at in reachable
+                     if at < len(words) and words[at].startswith("-")
+                     for step in (1, 2) if at + step <= len(words)}
+        stops |= reachable
+    for at in sorted(stops):
+        yield (words[0], *words[at:])
 
 
 def read_shell(command: str) -> ShellReading | None:
@@ -19470,9 +19505,17 @@ def read_shell(command: str) -> ShellReading | None:
     if len(command) > SHELL_READ_MAX:
         return None
     try:
-        return ShellReading(command, tuple(dict.fromkeys(shell_commands(command))))
+        commands = tuple(dict.fromkeys(shell_commands(command)))
     except ShellSyntax:
         return None
+    elided: list[tuple[str, ...]] | None = []
+    for words in commands:
+        for start in range(len(words)):
+            if elided is not None:
+                elided += option_elisions(words[start:])
+                if len(elided) > OPTION_FORMS_MAX:
+                    elided = None
+    return ShellReading(command, commands, None if elided is None else tuple(elided))
 
 
 def rules_verdict(env: Env, agent: str, command: str, tool_input: dict[str, Any]
@@ -19486,7 +19529,7 @@ def rules_verdict(env: Env, agent: str, command: str, tool_input: dict[str, Any]
         warn(f"hook pre-tool-use: {exc}; the command is left as it is")
         return "unreadable", {}
     reading = read_shell(command)
-    if reading is None:
+    if reading is None or reading.elided is None:
         return "unreadable", rules
     for decision in ("deny", "ask"):
         if any(matches_broadly(rule, reading, tool_input) for rule in rules[decision]):
@@ -19505,8 +19548,9 @@ def rules_object(agent: str, rules: dict[str, list[Any]], text: str,
     A text that cannot be read counts as touched."""
     reading = read_shell(text)
     matches_broadly = PERMISSION_RULES[agent][1]
-    return reading is None or any(matches_broadly(rule, reading, tool_input)
-                                  for decision in decisions for rule in rules.get(decision, []))
+    return reading is None or reading.elided is None or any(
+        matches_broadly(rule, reading, tool_input)
+        for decision in decisions for rule in rules.get(decision, []))
 
 
 def _user_home() -> Path:
@@ -19680,7 +19724,8 @@ def claude_rule_matches(rule: str, reading: ShellReading, tool_input: dict[str, 
             return False
     elif parameter is not None:
         specifier = parameter[1]
-    return any(command_pattern_matches(specifier, text, broad=True) for text in reading.texts())
+    return any(command_pattern_matches(specifier, text, broad=True)
+               for text in reading.texts(options=True))
 
 
 def bash_rule_matches(rule: str, command: str) -> bool:
@@ -19760,7 +19805,7 @@ def codex_rule_matches(pattern: list[Any], reading: ShellReading,
     return any(len(words) >= len(pattern) and all(
         token_matches(word, element, index == 0)
         for index, (word, element) in enumerate(zip(words, pattern, strict=False)))
-        for words in reading.tails())
+        for words in reading.tails(options=True))
 
 
 # --- Gemini CLI: policy files and tools.exclude -----------------------------------------
@@ -19853,7 +19898,7 @@ def gemini_rule_matches(rule: dict[str, Any], reading: ShellReading,
     A rule without a shell condition covers every shell command; a regular
     expression that does not compile counts as matching.
     """
-    texts = reading.texts()
+    texts = reading.texts(options=True)
     subjects = texts + [json.dumps({"command": text}) for text in texts] + [json.dumps(tool_input)]
     return _gemini_rule_hits(rule, texts, subjects)
 

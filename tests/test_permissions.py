@@ -480,3 +480,51 @@ def test_a_denied_program_spelled_as_a_path_is_still_denied(cli, project, agent,
     for command in ("pytest -q; /bin/rm -rf x", "pytest -q && ./rm -rf x"):
         assert sub_bash_call(cli, project, command, agent, **mode) is None, command
     assert rewritten(sub_bash_call(cli, project, "pytest -q", agent, session_id="ok", **mode))
+
+
+OPTIONED_PUSHES = ("pytest -q && git -C . push", "pytest -q; git -c k=v push origin",
+                   "pytest -q; git --no-pager push", "pytest -q; git --git-dir=x push",
+                   "pytest -q; /usr/bin/git -C sub --no-pager push -f")
+
+
+@pytest.mark.parametrize("agent, where, text", [
+    ("claude", ".claude/settings.json",
+     json.dumps({"permissions": {"deny": ["Bash(git push:*)"]}})),
+    ("claude", ".claude/settings.json",
+     json.dumps({"permissions": {"ask": ["Bash(git push *)"]}})),
+    ("codex", ".codex/rules/x.rules", 'prefix_rule(pattern=["git", "push"], decision="prompt")\n'),
+    ("gemini", "home/.gemini/policies/mine.toml", '[[rule]]\ntoolName = "run_shell_command"\n'
+     'commandPrefix = "git push"\ndecision = "deny"\npriority = 50\n'),
+])
+def test_options_before_the_denied_words_do_not_get_past_the_rule(cli, project, agent, where,
+                                                                  text):
+    # `git -C . push` pushes: a deny/ask rule for `git push` covers the program's options
+    # before its next word (with a value or without), so no rewrite is granted past it
+    mode = {"permission_mode": "bypassPermissions"}
+    for command in OPTIONED_PUSHES:
+        assert rewritten(sub_bash_call(cli, project, command, agent, session_id="bare", **mode))
+    path = project / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    for command in OPTIONED_PUSHES:
+        assert sub_bash_call(cli, project, command, agent, **mode) is None, command
+    # words that are not options still stop the widening: `git log push` is no push
+    assert rewritten(sub_bash_call(cli, project, "pytest -q; git log main", agent, **mode))
+
+
+def test_allow_rules_are_not_widened_past_options(cli, project):
+    # an allow rule grants only what it names: `pytest tests` does not grant `pytest -x tests`
+    claude_settings(project / ".claude" / "settings.json", {"allow": ["Bash(pytest tests:*)"]})
+    assert sub_bash_call(cli, project, "pytest tests", permission_mode="default"
+                         )["permissionDecision"] == "allow"
+    answer = sub_bash_call(cli, project, "pytest -x tests", permission_mode="default")
+    assert answer["permissionDecision"] == "ask"
+
+
+def test_a_command_with_too_many_option_readings_is_left_alone(cli, project):
+    # the readings are bounded; past the bound the command is not read, so not rewritten
+    claude_settings(project / ".claude" / "settings.json", {"deny": ["Bash(git push:*)"]})
+    command = "pytest -q " + " ".join(["x -a -b"] * 400)
+    assert sub_bash_call(cli, project, command, permission_mode="bypassPermissions") is None
+    assert rewritten(sub_bash_call(cli, project, "pytest -q x -a -b",
+                                   permission_mode="bypassPermissions"))
