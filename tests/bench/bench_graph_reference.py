@@ -18,7 +18,10 @@ found pairs. A call site the checker could not resolve at all (an ``any``, an
 untyped parameter jedi cannot follow) is left out of both sides: nobody
 knows the answer there. A site the checker resolved outside the project
 (the standard library, a dependency, a builtin) is expected to have no edge,
-so an edge ctxkit guesses there counts as wrong. ``Cls(...)`` and
+so an edge ctxkit guesses there counts as wrong. Where the checker could not
+parse the code (libclang: a header not found, a declaration it marks invalid),
+a site it left unresolved or dropped is unknown, not outside; the report
+prints each C/C++ project's compile errors. ``Cls(...)`` and
 ``new Cls()`` are calls of the class and of the constructor that runs.
 
 Definitions are matched by file, name and the line of the name, so ctxkit's
@@ -473,7 +476,7 @@ def evaluate(project: Project, check: int, ctxkit: Path) -> dict:
     return {"project": project, "tool": ref["tool"], "files": len(graph.files),
             "sites": len(ref["sites"]),
             "unknown": sum(s["targets"] is None for s in ref["sites"]), "ctxkit": ctx,
-            "naive": base}
+            "naive": base, "errors": ref.get("errors")}
 
 
 def total(rows: list[dict], which: str) -> Score:
@@ -501,8 +504,11 @@ def report(rows: list[dict]) -> bool:
         for r in mine:
             p = r["project"]
             split = "held-out" if p.held_out else "study" if p.study else "tuned"
+            errors = r["errors"]
             print(line(f"{p.name} ({split})", [r])
-                  + f"  {r['files']} files, {r['sites']} sites, {r['unknown']} unresolved")
+                  + f"  {r['files']} files, {r['sites']} sites, {r['unknown']} unresolved"
+                  + (f", {errors['errors']} compile errors in {errors['units with errors']}"
+                     f" of {errors['units']} units" if errors else ""))
         for split, held, study in (("tuned", False, False), ("held-out", True, False),
                                    ("study", False, True)):
             part = [r for r in mine if (r["project"].held_out, r["project"].study) ==

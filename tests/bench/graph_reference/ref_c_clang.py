@@ -17,11 +17,24 @@ name is not in the text) is nobody's answer (null), as is a call in a template
 whose arguments depend on its parameters (clang resolves it per instance only).
 A member of a class template's instance (``Vector<char>(...)``) is the
 template's definition.
+
+Where clang could not parse or resolve the code, the site is nobody's answer
+(null), never "resolved outside the project": a call whose callee, or a
+declaration its callee or arguments name, clang marks invalid (a type it could
+not find: the declaration is invalid, and so is the overload it picked among
+what it saw); and, in a unit clang reports errors for (a header not found,
+which is fatal and stops every later #include of the unit), a call written
+`name(` in a function body that clang did not make a call of (the statement
+was dropped, or kept as a recovery expression). Such sites are added only
+where no other unit resolved the same site. An unresolved call is named by the
+last name of its callee expression (``x.zz()`` in a template is `zz`, not `x`).
+The error counts (units, units with errors, errors) are printed with the sites.
 Prints {"tool", "sites"} in the harness's common format (see ref_python_jedi.py).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import sys
 import sysconfig
@@ -35,6 +48,13 @@ FUNCTIONS = {K.FUNCTION_DECL, K.CXX_METHOD, K.CONSTRUCTOR, K.DESTRUCTOR, K.FUNCT
 CLASSES = {K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE}
 UNITS = (".c", ".cc", ".cpp", ".cxx", ".c++")
 HEADERS = (".h", ".hh", ".hpp", ".hxx", ".h++", ".inl", ".ipp")
+REFERENCES = {K.DECL_REF_EXPR, K.MEMBER_REF_EXPR, K.TYPE_REF, K.TEMPLATE_REF}
+ci.conf.lib.clang_isInvalidDeclaration.argtypes = [ci.Cursor]
+ci.conf.lib.clang_isInvalidDeclaration.restype = ctypes.c_uint
+
+
+def invalid(cursor) -> bool:
+    return cursor is not None and bool(ci.conf.lib.clang_isInvalidDeclaration(cursor))
 
 
 class Reference:
@@ -45,6 +65,9 @@ class Reference:
         self.defs: dict[str, dict] = {}       # USR -> definition in the project
         self.sites: dict[tuple, dict] = {}    # (file, line, col, name) -> site
         self.pending: list[tuple[tuple, list[str]]] = []
+        self.unparsed: dict[tuple, dict] = {}  # (file, line, name) -> a site clang dropped
+        self.errors = {"units": 0, "units with errors": 0, "errors": 0}
+        self.failed = False  # the unit being read has errors
         dirs = {str((self.root / f).parent) for f in files if f.endswith(HEADERS)}
         # Python's headers too: C extensions in sdists include Python.h, and a unit
         # that cannot see it loses its function bodies to error recovery.
@@ -76,6 +99,11 @@ class Reference:
                                   options=ci.TranslationUnit.PARSE_INCOMPLETE)
         except ci.TranslationUnitLoadError:
             return
+        errors = sum(d.severity >= ci.Diagnostic.Error for d in tu.diagnostics)
+        self.errors["units"] += 1
+        self.errors["units with errors"] += errors > 0
+        self.errors["errors"] += errors
+        self.failed = errors > 0
         self.walk(tu.cursor, None)
 
     def walk(self, cursor, caller: dict | None) -> None:
@@ -88,6 +116,8 @@ class Reference:
                 usr = child.get_usr()
                 if usr and scope:
                     self.defs.setdefault(usr, scope)
+                if scope and self.failed:
+                    self.written_calls(child, scope)
             elif child.kind in CLASSES and child.is_definition():
                 usr = child.get_usr()
                 found = self.where(child)
@@ -102,12 +132,31 @@ class Reference:
         return "~" + cursor.spelling.lstrip("~") if cursor.kind == K.DESTRUCTOR else \
             cursor.spelling
 
+    def written_calls(self, function, caller: dict) -> None:
+        """Every `name(` in the body of a function read in a unit with errors: a site
+        clang did not make a call of there is unknown (see the docstring)."""
+        body = next((c for c in function.get_children() if c.kind == K.COMPOUND_STMT), None)
+        if body is None:
+            return
+        tokens = list(body.get_tokens())
+        for token, after in zip(tokens, tokens[1:], strict=False):
+            if token.kind == ci.TokenKind.IDENTIFIER and after.spelling == "(":
+                rel = self.rel(token)
+                if rel is not None:
+                    key = (rel, token.location.line, token.spelling)
+                    self.unparsed.setdefault(key, {
+                        "file": rel, "line": key[1], "name": key[2], "caller": caller,
+                        "targets": None})
+
     def call(self, node, caller: dict | None, parent) -> None:
         target = node.referenced
         if target is None:
-            name = node.spelling or self.dependent_name(node)
+            name = node.spelling or self.callee_name(node)
             if name:
                 self.add(node, name, caller, None)
+            return
+        if invalid(target) or self.names_invalid(node):
+            self.add(node, node.spelling or target.spelling, caller, None)
             return
         tokens = [t.spelling for t in node.get_tokens()][:2]
         if target.kind == K.CONSTRUCTOR:
@@ -138,10 +187,29 @@ class Reference:
         return []
 
     @staticmethod
-    def dependent_name(node) -> str | None:
-        """The name a call in a template body writes when its arguments depend on the
-        template's parameters (``isDigit(*it, base)``): clang resolves it only per
-        instance, so the site is nobody's answer (null), not a site left out."""
+    def names_invalid(node) -> bool:
+        """The callee expression or an argument names a declaration clang marks invalid
+        (of a type it could not find)."""
+        return any(child.kind in REFERENCES and invalid(child.referenced)
+                   for child in node.walk_preorder())
+
+    @staticmethod
+    def callee_name(node) -> str | None:
+        """The name an unresolved call writes: the last name of its callee expression
+        (``isDigit(*it, base)``, ``x.zz()`` -> zz, ``ns::f<T>(...)`` -> f). A call in a
+        template body whose arguments depend on the template's parameters is resolved
+        only per instance, so the site is nobody's answer (null), not a site left out."""
+        children = list(node.get_children())
+        tokens = list(children[0].get_tokens()) if children else []
+        depth = 0
+        for token in reversed(tokens):
+            text = token.spelling
+            if text in (">", ">>"):
+                depth += len(text)
+            elif text == "<":
+                depth -= 1
+            elif depth <= 0 and token.kind == ci.TokenKind.IDENTIFIER:
+                return text
         for child in node.walk_preorder():
             if child.kind in (K.OVERLOADED_DECL_REF, K.MEMBER_REF_EXPR, K.DECL_REF_EXPR) \
                     and child.spelling:
@@ -180,7 +248,9 @@ class Reference:
                     seen.add((d["file"], d["line"]))
                     found.append(d)
             self.sites[key]["targets"] = found
-        return list(self.sites.values())
+        seen = {(site["file"], site["line"], site["name"]) for site in self.sites.values()}
+        dropped = [site for key, site in self.unparsed.items() if key not in seen]
+        return [*self.sites.values(), *dropped]
 
 
 def main(argv: list[str]) -> int:
@@ -191,7 +261,8 @@ def main(argv: list[str]) -> int:
         if rel.endswith(UNITS):
             reference.parse(rel)
     json.dump({"tool": f"libclang ({Path(ci.conf.get_filename()).name})",
-               "sites": reference.finish()}, sys.stdout, default=str)
+               "sites": reference.finish(), "errors": reference.errors}, sys.stdout,
+              default=str)
     return 0
 
 
