@@ -6213,6 +6213,9 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     if getters:
         ctx["getters"] = getters
     call_scopes = [_enclosing(defs, starts, call[0]) for call in calls]
+    for k, index in enumerate(call_scopes):  # f = lambda x: g(x): g is called where f is
+        while index >= 0 and defs[index].fn.type == "lambda":  # defined (no def, no scope)
+            index = call_scopes[k] = defs[index].parent
     ctx["called_params"] = _called_params(defs, calls, call_scopes)
     call_records = _call_records(defs, calls, call_scopes, emitted)
     if not s.language.file_level_calls:  # C runs nothing outside functions: such a site
@@ -10678,6 +10681,7 @@ _PY_BRANCHES = ("(if_statement) (elif_clause) (for_statement) (while_statement) 
 _PY_QUERY = f"""
 (class_definition name: (identifier) @name) @def.class
 (function_definition name: (identifier) @name) @def.function
+(assignment left: (identifier) @name right: (lambda) @def.function)
 (call function: (identifier) @callee) @call
 (call function: (attribute object: (_) @recv attribute: (identifier) @callee)) @call
 (call function: (subscript value: (identifier) @callee)) @call

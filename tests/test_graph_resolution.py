@@ -265,6 +265,13 @@ CASES = [
     (PY, "shop/generics.py:Plain.render", set()),
     # An attribute assigned an imported module (self.links = links) holds the module.
     (PY, "shop/links.py:parse_link", {"shop/markdown.py:State.link"}),
+    # A name bound to a lambda (module, class body, function) is a function; the calls
+    # in the lambda's body are made where it stands (it is an expression, as jedi reads it).
+    (PY, "shop/lambdas.py:squash", {"shop/lambdas.py:Formatter.render",
+                                    "shop/lambdas.py:format_all"}),
+    (PY, "shop/lambdas.py:normalize", {"shop/lambdas.py"}),
+    (PY, "shop/lambdas.py:Formatter.shout", {"shop/lambdas.py:Formatter.render"}),
+    (PY, "shop/lambdas.py:format_all.clean", {"shop/lambdas.py:format_all"}),
     (PY, "shop/legacy_links.py:parse_link", set()),
     # TypeScript: an indexed access type T['k'] is what T declares for k; a
     # factory's returned object literal has the literal's members; an object
