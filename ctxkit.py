@@ -19512,14 +19512,13 @@ def read_shell(command: str) -> ShellReading | None:
         commands = tuple(dict.fromkeys(shell_commands(command)))
     except ShellSyntax:
         return None
-    elided: list[tuple[str, ...]] | None = []
+    elided: list[tuple[str, ...]] = []
     for words in commands:
         for start in range(len(words)):
-            if elided is not None:
-                elided += option_elisions(words[start:])
-                if len(elided) > OPTION_FORMS_MAX:
-                    elided = None
-    return ShellReading(command, commands, None if elided is None else tuple(elided))
+            elided += option_elisions(words[start:])
+            if len(elided) > OPTION_FORMS_MAX:   # too odd to read: the rules leave it alone
+                return ShellReading(command, commands, None)
+    return ShellReading(command, commands, tuple(elided))
 
 
 def rules_verdict(env: Env, agent: str, command: str, tool_input: dict[str, Any]

@@ -509,7 +509,7 @@ def test_options_before_the_denied_words_do_not_get_past_the_rule(cli, project, 
     for command in OPTIONED_PUSHES:
         assert sub_bash_call(cli, project, command, agent, **mode) is None, command
     # words that are not options still stop the widening: `git log push` is no push
-    assert rewritten(sub_bash_call(cli, project, "pytest -q; git log main", agent, **mode))
+    assert rewritten(sub_bash_call(cli, project, "pytest -q; git log push", agent, **mode))
 
 
 def test_allow_rules_are_not_widened_past_options(cli, project):
