@@ -5512,7 +5512,9 @@ def exit_text(code: int | None) -> str:
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"ctxkit: {printable(message)}\n")
+    # On a terminal, a progress line being drawn (progress(), index's) is cleared first.
+    clear = "\r\033[K" if sys.stderr.isatty() else ""
+    sys.stderr.write(f"{clear}ctxkit: {printable(message)}\n")
 
 
 def progress(message: str) -> None:
@@ -7913,13 +7915,14 @@ class _IndexRun(Record):
 
     __slots__ = ("project", "limit", "indexed", "unchanged", "removed", "skipped", "errors",
                  "skips", "affected", "calls", "bases", "imports", "changed", "cleared",
-                 "workers", "recovered")
+                 "workers", "recovered", "meter")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
                                           "skipped": 0, "errors": 0, "changed": False,
                                           "workers": 1, "recovered": 0}
     FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
                                                         "bases": list, "imports": list,
-                                                        "skips": dict, "cleared": set}
+                                                        "skips": dict, "cleared": set,
+                                                        "meter": lambda: _Progress(False)}
     project: str
     limit: int             # bytes: larger files are skipped
     indexed: int
@@ -7936,6 +7939,7 @@ class _IndexRun(Record):
     cleared: set[str]       # names of forgotten nodes not yet in graph_pending
     workers: int           # processes for parsing and for resolving calls
     recovered: int          # definitions of this run's files made by error recovery
+    meter: _Progress        # the progress line (drawn on a terminal only)
 
     def skip(self, reason: str) -> None:
         self.skipped += 1
@@ -7956,9 +7960,9 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
     once the first has finished, and finds its work done.
     """
     started = time.monotonic()
-    run = _IndexRun(env.project, graph_size_limit(env, max_file_mib))
-    meter = _Progress(show_progress and not env.quiet)
-    meter.show("scan", 0)
+    run = _IndexRun(env.project, graph_size_limit(env, max_file_mib),
+                    meter=_Progress(show_progress and not env.quiet))
+    run.meter.show("scan", 0)
     files, scopes = graph_list_files(env, paths, excludes, strict)
     # The writes below keep the references whole themselves (_clear_file); SQLite's
     # per-row foreign key checks would double the cost of a full index.
@@ -7966,10 +7970,10 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
         db.execute("PRAGMA foreign_keys = OFF")
         db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
         try:
-            return _index_files(env, db, files, scopes, full, started, run, meter,
+            return _index_files(env, db, files, scopes, full, started, run,
                                 jobs or usable_cpus())
         finally:
-            meter.end()
+            run.meter.end()
             db.execute("PRAGMA foreign_keys = ON")
 
 
@@ -7990,7 +7994,7 @@ def _collector_paused() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _bulk_load(db: Database) -> Iterator[None]:
+def _bulk_load(db: Database, meter: _Progress | None = None) -> Iterator[None]:
     """Into empty graph tables, rows go in without secondary indexes; each is built once.
 
     Building an index from sorted rows at the end costs less than keeping it up to
@@ -8012,12 +8016,14 @@ def _bulk_load(db: Database) -> Iterator[None]:
         _create_graph_indexes(db)
         raise
     # Interrupted (Ctrl-C, SIGTERM): leave at once; the next run builds them.
-    _create_graph_indexes(db)
+    _create_graph_indexes(db, meter)
 
 
-def _create_graph_indexes(db: Database) -> None:
+def _create_graph_indexes(db: Database, meter: _Progress | None = None) -> None:
     with db.atomic():
-        for statement in GRAPH_INDEXES:
+        for count, statement in enumerate(GRAPH_INDEXES):
+            if meter is not None:
+                meter.show("store", count, len(GRAPH_INDEXES))
             db.execute(statement)
 
 
@@ -8076,7 +8082,7 @@ def usable_cpus() -> int:
 
 
 def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], full: bool,
-                 started: float, run: _IndexRun, meter: _Progress, workers: int) -> dict[str, Any]:
+                 started: float, run: _IndexRun, workers: int) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
     run.workers = workers
     pending = _pending_work(db, run)
@@ -8093,7 +8099,7 @@ def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], fu
             jobs.append(job)
             seen.add(rel)
         if count % 512 == 0:
-            meter.show("scan", count, len(files))
+            run.meter.show("scan", count, len(files))
     # A missing grammar stops the run here, not once per file in the workers; and each
     # query is compiled once, here, not again in every worker forked below (0.07 s each).
     for lang in sorted({job.lang for job in jobs}):
@@ -8104,10 +8110,9 @@ def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], fu
             _drop_file(db, known[path]["id"], run)
             run.removed += 1
         _note_pending(db, run, ())
-    with _bulk_load(db):
-        _parse_and_store(db, jobs, known, run, meter, workers)
+    with _bulk_load(db, run.meter):
+        _parse_and_store(db, jobs, known, run, workers)
         if run.changed:
-            meter.show("resolve", 0)
             with db.atomic():
                 _resolve_run(env, db, run)
                 db.execute(SQL_PENDING_DONE, (env.project,))
@@ -8183,11 +8188,11 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
 
 
 def _parse_and_store(db: Database, jobs: list[ParseJob], known: dict[str, sqlite3.Row],
-                     run: _IndexRun, meter: _Progress, workers: int) -> None:
+                     run: _IndexRun, workers: int) -> None:
     """Parse in the workers; write each batch of results in one transaction."""
     batch: list[ParseResult] = []
-    total, lines = len(jobs), 0
-    meter.show("parse", 0, total)
+    total, lines, stored = len(jobs), 0, 0
+    run.meter.show("parse", 0, total)
     results = _run_jobs(jobs, workers)
     try:
         for done, result in enumerate(results, 1):
@@ -8196,8 +8201,8 @@ def _parse_and_store(db: Database, jobs: list[ParseJob], known: dict[str, sqlite
                 lines += result.facts["lines"]
             if len(batch) >= 250:
                 _store_batch(db, batch, known, run)
-                batch = []
-            meter.show("parse", done, total, lines)
+                stored, batch = done, []
+            run.meter.show("parse", done, total, lines, stored)
     finally:  # Ctrl-C, SIGTERM or an error here: the workers end now, not at exit
         results.close()
     if batch:
@@ -8350,11 +8355,23 @@ def _worker_loop(theirs: Any, parents_ends: list[Any],
             theirs.send((True, RuntimeError(repr(reply[1]))))
 
 
+# index's phases, in the order a run goes through them, as its progress line names
+# them: (what the count counts, what the amount the rate is given in counts).
+INDEX_PHASES = {
+    "scan": ("files", None),              # listed and stat'ed; the unchanged ones end here
+    "parse": ("files", "lines"),          # read, parsed in the workers, stored as they come
+    "resolve": ("files", "calls"),        # the files whose call sites are resolved
+    "store": ("indexes", None),           # after a load into empty tables: indexes built
+}
+
+
 class _Progress:
     """index's phase line on stderr: phase, counts, rate, redrawn at most 10 times a second.
 
     Only on a terminal and without -q; nothing at all for a run that ends
-    within half a second, so quick refreshes do not flicker.
+    within half a second, so quick refreshes do not flicker. ``amount`` is the
+    phase's second measure (INDEX_PHASES), the one its rate is given in;
+    ``stored`` the files whose rows are written so far (while parsing).
     """
 
     def __init__(self, enabled: bool):
@@ -8363,7 +8380,7 @@ class _Progress:
         self.phase, self.phase_started, self.shown = "", self.started, False
 
     def show(self, phase: str, done: int, total: int | None = None,
-             lines: int | None = None) -> None:
+             amount: int | None = None, stored: int | None = None) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
@@ -8374,14 +8391,24 @@ class _Progress:
         if now - self.started < 0.5:
             return
         self.drawn, self.shown = now, True
-        unit = "call sites" if phase == "resolve" else "files"
-        count = f"{done:,}/{total:,} {unit}" if total else f"{done:,} {unit}"
-        elapsed = max(now - self.phase_started, 1e-3)
-        rate = f"{lines / elapsed:,.0f} lines/s" if lines else f"{done / elapsed:,.0f} {unit}/s"
-        extra = f", {lines:,} lines" if lines else ""
-        text = f"index: {phase} {count}{extra}" + (f", {rate}" if done else "")
-        sys.stderr.write(f"\r\033[K{text}")
+        sys.stderr.write(f"\r\033[K{self.text(phase, done, total, amount, stored, now)}")
         sys.stderr.flush()
+
+    def text(self, phase: str, done: int, total: int | None, amount: int | None,
+             stored: int | None, now: float) -> str:
+        unit, measure = INDEX_PHASES[phase]
+        parts = [f"index: {phase} {done:,}/{total:,} {unit}" if total else
+                 f"index: {phase} {done:,} {unit}"]
+        if stored:
+            parts[0] += f" ({stored:,} stored)"
+        elapsed = max(now - self.phase_started, 1e-3)
+        if measure is not None:
+            parts.append(f"{amount or 0:,} {measure}")
+        if measure is not None and amount:
+            parts.append(f"{amount / elapsed:,.0f} {measure}/s")
+        elif measure is None and done:
+            parts.append(f"{done / elapsed:,.0f} {unit}/s")
+        return ", ".join(parts)
 
     def end(self) -> None:
         if self.shown:
@@ -10322,6 +10349,7 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     old_bases = db.query(SQL_AFFECTED_BASES, (env.project,))
     old_calls = db.query(SQL_AFFECTED_CALLS, (env.project,))
     old_imports = db.query(SQL_DANGLING_IMPORTS, (env.project,))
+    run.meter.show("resolve", 0, len(run.calls))
     resolver = _Resolver(db, env)
     _resolve_bases(db, resolver, run, [tuple(r) for r in old_bases])
     resolver.load_bases()
@@ -10361,17 +10389,21 @@ def _resolve_bases(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 def _call_sites(resolver: _Resolver, run: _IndexRun,
                 files: Iterable[int] | None = None) -> Iterator[tuple]:
     """This run's call sites (of the files at those positions of ``run.calls``), a file
-    at a time.
+    at a time; all of them (``files`` None) in the parent, which shows the progress.
 
     A node's id is its file node's id + 1 + its index among the file's records
     (_store_file), so a record's scope index (-1 for the file) gives the caller.
     """
+    sites = 0
     for index in range(len(run.calls)) if files is None else files:
         file_id, path, file_node, blob = run.calls[index]
         resolver.next_file()
         for scope, callee, recv, written, line, arguments in marshal.loads(blob):
             yield (None, file_id, path, file_node + 1 + scope, callee, recv, written, line,
                    arguments)
+            sites += 1
+        if files is None:
+            run.meter.show("resolve", index + 1, len(run.calls), sites)
 
 
 GRAPH_WRITE_CHUNK = 20000  # rows held before an executemany: memory stays flat
@@ -10624,7 +10656,12 @@ def _parallel_call_rows(db: Database, resolver: _Resolver, run: _IndexRun,
     try:
         with quiet_pool(multiprocessing.get_context("fork"), workers - 1,
                         _resolve_worker_start) as pool:
-            yield from pool.map(_resolve_chunk, chunks, share=True)
+            done = calls = 0
+            for files, rows in zip(chunks, pool.map(_resolve_chunk, chunks, share=True),
+                                   strict=True):
+                done, calls = done + len(files), calls + len(rows)
+                run.meter.show("resolve", done, count, calls)
+                yield rows
     finally:
         gc.unfreeze()
         _RESOLVE_STATE = None

@@ -239,6 +239,13 @@ def test_progress_on_a_terminal_only(cli):
     code, seen = run_on_pty("index", "--full", "--jobs", "1")
     assert code == 0
     assert b"index: parse" in seen and b"files" in seen and b"lines/s" in seen
+    assert b"/400 files (250 stored), " in seen  # rows are written while files parse
+    # Each phase with its counts and rate: the files whose calls are resolved, then the
+    # indexes a load into empty tables builds at the end.
+    assert b"index: resolve 400/400 files, " in seen and b" calls/s" in seen
+    assert f"index: store 0/{len(ctxkit.GRAPH_INDEXES)} indexes".encode() in seen
+    assert seen.index(b"index: parse") < seen.index(b"index: resolve") < \
+        seen.index(b"index: store")
     assert seen.endswith(b"\r\x1b[K")  # the line is cleared at the end
     code, seen = run_on_pty("index", "--full", "-q")
     assert code == 0 and seen == b""
