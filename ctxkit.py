@@ -5931,7 +5931,7 @@ class Language(Record):
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
         "class_fields", "element_callbacks", "same_container", "casts",
         "callback_types", "free_globals", "indexed_access", "element_results",
-        "name_after_body", "locals_hide", "passed_values",
+        "name_after_body", "locals_hide", "passed_values", "flows",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5949,7 +5949,7 @@ class Language(Record):
         "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
         "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
         "free_globals": False, "indexed_access": False, "element_results": frozenset(),
-        "name_after_body": False, "locals_hide": False, "passed_values": False,
+        "name_after_body": False, "locals_hide": False, "passed_values": False, "flows": (),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6027,6 +6027,10 @@ class Language(Record):
     locals_hide: bool           # a variable of a function hides a definition of its name
     #                             (Python, JavaScript: one namespace; not Java, whose
     #                             methods and variables are apart; else unmeasured)
+    flows: tuple[tuple[str, str], ...]  # (statement node type, "if" | "try" | "while"):
+    #                             statements whose branches may or may not run; a name
+    #                             defined in them more than once holds any of those
+    #                             definitions (_definition_flows) [none: the last one]
     overloads: bool             # one qualname defined twice is an overload, chosen by the
     #                             arguments' types (C++, Java); else a redefinition, read at
     #                             the call's line (Python's `if WIN: def f()` ... `else:`)
@@ -6186,6 +6190,8 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         if index >= 0:
             defs[index].branches += 1
     ctx = _file_context(s, imports, extra, defs, starts)
+    if s.language.flows:
+        _definition_flows(s, defs, ctx)
     if s.language.conditionals is not None:
         s.language.conditionals(s, tree.root_node, ctx)
     records, bases, emitted = _def_records(s, defs, ctx, set(extra.get("exports", ())))
@@ -6226,6 +6232,52 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
             "docstring": _module_docstring(s, tree.root_node), "defs": records,
             "bases": bases, "calls": call_records,
             "imports": ctx.pop("import_lines", []), "context": ctx}
+
+
+def _definition_flows(s: _Source, defs: list[_Def], ctx: dict[str, Any]) -> None:
+    """Where each definition of a qualname the file defines more than once stands
+    among the branches of its scope (Language.flows: ``if WIN: def f() ... else: def
+    f()``, ``try: ... except: ...``), for _Resolver.definitions_read: ctx["flows"] is
+    {"flows": [[kind, first line, last line, [[clause type, first, last], ...]], ...],
+    "defs": {qualname: [[line, parent's line, [[flow, clause], ...]], ...]}}, a chain
+    innermost first and within the definition's own scope."""
+    kinds = dict(s.language.flows)
+    counts = collections.Counter(d.qualname for d in defs if not d.kind.startswith("scope"))
+    table: list[list] = []
+    index: dict[tuple[int, int], int] = {}
+    found: dict[str, list] = {}
+    for d in defs:
+        if counts[d.qualname] < 2 or d.kind.startswith("scope") or _extends_itself(s, d):
+            continue
+        stop = defs[d.parent].node if d.parent >= 0 else None
+        chain, child, up = [], d.node, d.node.parent
+        while up is not None and up != stop:
+            if up.type in kinds:
+                clauses = [c for c in up.named_children
+                           if c.type == "block" or c.type.endswith("_clause")]
+                key = (up.start_byte, up.end_byte)
+                if key not in index:
+                    index[key] = len(table)
+                    table.append([kinds[up.type], up.start_point[0] + 1, up.end_point[0] + 1,
+                                  [[c.type, c.start_point[0] + 1, c.end_point[0] + 1]
+                                   for c in clauses]])
+                clause = next((k for k, c in enumerate(clauses) if c == child), -1)
+                chain.append([index[key], clause])
+            child, up = up, up.parent
+        parent = _head_row(defs[d.parent].node) + 1 if d.parent >= 0 else 0
+        found.setdefault(d.qualname, []).append([_head_row(d.node) + 1, parent, chain])
+    if found:
+        ctx["flows"] = {"flows": table, "defs": found}
+
+
+def _extends_itself(s: _Source, d: _Def) -> bool:
+    """A definition decorated by an attribute of its own name (``@value.setter``): it
+    adds to what the name holds (a property's getter still runs on a read), so it is
+    no other definition a read may run."""
+    wrapper = d.node.parent
+    return wrapper is not None and wrapper.type in _WRAPPING_TYPES and any(
+        s.text(c).lstrip("@").lstrip().startswith(f"{d.name}.") for c in wrapper.children
+        if c.type == "decorator")
 
 
 def graph_dialect(lang: str, path: str, src: bytes) -> str:
@@ -8716,6 +8768,34 @@ _GENERIC_TEXT = lazy_re(r"([^<|]+)<(.*)>")
 _CALLABLE_RESULT = lazy_re(r"(?:[\w.]+\.)?Callable<(.*)>")   # Callable[[A], R]
 
 
+def _clause_at(flow: list, line: int) -> int:
+    """The clause of a flow statement (ctx["flows"]) holding ``line``; -1 for none."""
+    return next((k for k, (_, first, last) in enumerate(flow[3]) if first <= line <= last), -1)
+
+
+def _flow_reach(table: list, chain: list, reading: list, reader: int) -> bool | None:
+    """Whether a read (its flows, innermost first: [(flow, clause)]) reaches a
+    definition whose branches are ``chain``: True when it surely ran, False when it
+    cannot have, None when it may (see _Resolver.definitions_read)."""
+    mine = dict(chain)
+    matches = True
+    for flow, clause in reading:
+        if flow not in mine:
+            continue
+        matches = mine[flow] == clause
+        kind, clauses = table[flow][0], table[flow][3]
+        if not matches and (kind == "if" or kind == "try" and clause >= 0 and
+                            mine[flow] >= 0 and clauses[clause][0] == "else_clause" and
+                            clauses[mine[flow]][0] == "except_clause"):
+            return False
+        if matches:
+            break
+    if not chain:
+        return True
+    first = table[chain[0][0]]
+    return True if matches and first[1] <= reader <= first[2] else None
+
+
 class _Resolver:
     """In-memory lookup tables over the whole project's nodes."""
 
@@ -8835,6 +8915,55 @@ class _Resolver:
             return node
         before = [other for start, other in found if start <= line]
         return before[-1] if before else found[0][1]
+
+    def definitions_read(self, node: int, path: str, scope: str, line: int) -> list[int]:
+        """The definitions of ``node``'s qualname that a read of its name at ``line`` of
+        ``path`` in ``scope`` may run, in file order (``[node]`` for a name defined once).
+
+        As jedi reads the branches of a scope (its flow analysis): from the last
+        definition back, each one the read can reach counts, until one that surely
+        ran: one in no branch (Language.flows), or in the branch that holds the read.
+        A definition in another branch of an ``if`` that holds the read (or in an
+        ``except`` when the read is in the ``else``) cannot be reached; code of the
+        defining scope itself reads only what was defined before it."""
+        _, _, qualname, node_path = self.nodes[node]
+        found = self.redefined.get((node_path, qualname))
+        flows = self.ctx(node_path).get("flows") if found else None
+        places = {place[0]: place for place in flows["defs"].get(qualname, ())} \
+            if flows else {}
+        own = next((start for start, other in found or () if other == node), None)
+        if own not in places:
+            return [node]
+        group = [(start, other) for start, other in found
+                 if start in places and places[start][1] == places[own][1]]
+        reader = line if path == node_path else 0
+        if reader and scope == qualname.rpartition(".")[0]:
+            group = [(start, other) for start, other in group if start < reader] or group[:1]
+        table = flows["flows"]
+        reading = sorted(((k, _clause_at(flow, reader)) for k, flow in enumerate(table)
+                          if flow[1] <= reader <= flow[2]), key=lambda kc: -table[kc[0]][1])
+        kept = []
+        for start, other in reversed(group):
+            status = _flow_reach(table, places[start][2], reading, reader)
+            if status is not False:
+                kept.append(other)
+            if status is True:
+                break
+        return kept[::-1] or [node]
+
+    def _member_of(self, cls: int, member: int) -> int:
+        """Of the definitions of a member's qualname, the one in the body of this
+        definition of the class (``if WIN: class Console: def __init__ ...``)."""
+        _, _, qualname, path = self.nodes[cls]
+        start = next((line for line, other in self.redefined.get((path, qualname), ())
+                      if other == cls), None)
+        flows = self.ctx(path).get("flows")
+        if start is None or not flows:
+            return member
+        places = flows["defs"].get(self.nodes[member].qualname, ())
+        lines = {line for line, parent, _ in places if parent == start}
+        return next((other for line, other in self.redefined[(path, self.nodes[member].qualname)]
+                     if line in lines), member)
 
     def class_like(self, node: int) -> bool:
         """A class, or a function used as one (see ``constructors``)."""
@@ -9110,6 +9239,8 @@ class _Resolver:
         kind, _, qualname, path = self.nodes[cls]
         wanted = f"{qualname}.{name}"
         found = self.by_pq.get((path, wanted))
+        if found is not None and (path, wanted) in self.redefined:
+            found = self._member_of(cls, found)
         fallback = self.language(path).method_fallback
         if found is None and fallback is not None:
             found = fallback(self, path, wanted, name)
@@ -10468,6 +10599,31 @@ def _resolve_calls(db: Database, resolver: _Resolver, run: _IndexRun, old: list[
 # changes, so what re-resolves it), its written name the variable called.
 # Re-resolving a row reads the variable's sequence back and takes its position.
 ALTERNATIVE_MARK = "|"
+# The receiver written on the k-th (k >= 1) row of a call whose name holds one of several
+# definitions (_Resolver.definitions_read: `if WIN: def f() ... else: def f()`): the
+# call's own receiver (empty for a bare call), then "|&k". Re-resolving it resolves the
+# call again and takes the k-th definition.
+DEFINITION_MARK = "|&"
+
+
+def _definitions_called(resolver: _Resolver, path: str, scope: str, callee: str,
+                        recv: str | None, line: int, dst: int | None) -> list[int]:
+    """Every definition a call resolved to ``dst`` may run (see definitions_read); for
+    ``Cls.__init__`` (the constructor row of ``Cls(...)``), the constructor of each
+    definition of the class."""
+    if dst is None:
+        return []
+    language = resolver.language(path)
+    if recv and callee == language.constructor and recv not in language.self_names \
+            and recv not in language.super_names:
+        head, _, name = recv.rpartition(".")
+        cls = resolver.resolve_call(path, scope, name, head or None, line)[0]
+        if cls is not None and resolver.nodes[cls].kind in CLASS_KINDS:
+            classes = resolver.definitions_read(cls, path, scope, line)
+            if len(classes) > 1:
+                inits = (resolver.method_lookup(c, callee) for c in classes)
+                return list(dict.fromkeys(i for i in inits if i is not None))
+    return resolver.definitions_read(dst, path, scope, line)
 
 
 def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site: tuple,
@@ -10478,6 +10634,14 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         return
     scope = resolver.nodes[src]
     scope_qual = "" if scope.kind == "file" else scope.qualname
+    if recv is not None and DEFINITION_MARK in recv:  # the k-th definition the name holds
+        base, _, k = recv.rpartition(DEFINITION_MARK)
+        dst, confidence = resolver.resolve_call(path, scope_qual, callee, base or None, line)
+        found = _definitions_called(resolver, path, scope_qual, callee, base or None, line,
+                                    dst)
+        target = found[int(k)] if k.isdigit() and 0 < int(k) < len(found) else None
+        updates.append((target, confidence if target is not None else 0.0, edge_id))
+        return
     if recv is not None and ALTERNATIVE_MARK in recv[1:]:  # p|k: _resolve_passed_values'
         updates.append((None, 0.0, edge_id))
         return
@@ -10517,11 +10681,15 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
     compiled_out = resolver.compiled_out(path, line)
     if dst is not None and compiled_out:  # a call the default build does not compile
         confidence = min(confidence, CONF_INACTIVE)
+    found = _definitions_called(resolver, path, scope_qual, callee, recv, line, dst)
+    dst = found[0] if found else dst
     if edge_id is None:
         inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
                         confidence, file_id, arguments))
     else:
         updates.append((dst, confidence, edge_id))
+    _definition_rows(run, present, inserts, (src, found, written, callee, recv, line,
+                                             confidence, file_id, arguments))
     expand = resolver.language(path).macro_calls
     if dst is None and expand is not None and recv is None:
         for name, target, conf in expand(resolver, path, callee):
@@ -10543,9 +10711,26 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
             # when only one does
             fits = resolver.overloads_admitting(ctor, arguments, path, scope_qual, line)
             ctor = fits[0] if len(fits) == 1 else None
+        inits = _definitions_called(resolver, path, scope_qual, init, cls_text, line, ctor)
+        ctor = inits[0] if inits else ctor
         if ctor is not None and (src, line, cls_text, init) not in present:
             inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
                             cls_text, line, confidence, file_id, arguments))
+        _definition_rows(run, present, inserts, (src, inits, f"{cls_text}.{init}", init,
+                                                 cls_text, line, confidence, file_id,
+                                                 arguments))
+
+
+def _definition_rows(run: _IndexRun, present: set[tuple], inserts: list[tuple],
+                     site: tuple) -> None:
+    """The rows of a call's second and later definitions (DEFINITION_MARK) that are
+    not there yet; the first is the call's own row."""
+    src, found, written, callee, recv, line, confidence, file_id, arguments = site
+    for k, other in enumerate(found[1:], 1):
+        marked = f"{recv or ''}{DEFINITION_MARK}{k}"
+        if (src, line, marked, callee) not in present:
+            inserts.append((run.project, "calls", src, other, written, callee, marked, line,
+                            confidence, file_id, arguments))
 
 
 # --- Graph: what untyped parameters are passed ---------------------------------
@@ -11006,6 +11191,7 @@ PYTHON = Language(
     accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
     class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
     name_after_body=True, locals_hide=True, passed_values=True,
+    flows=(("if_statement", "if"), ("try_statement", "try"), ("while_statement", "while")),
     # list.pop, dict.get/pop/setdefault, deque.pop/popleft (typeshed's builtins.pyi,
     # collections): a value of the container's last type argument
     element_results=frozenset({"pop", "get", "setdefault", "popleft"}),

@@ -78,6 +78,24 @@ CASES = [
     # A name defined once per branch: a call reads its own branch's definition.
     (PY, "shop/platforms.py:raw_mode", {"shop/platforms.py:read_key"}),
     (PY, "shop/platforms.py:raw_mode#2", {"shop/platforms.py:read_key#2"}),
+    # A read outside the branches (a function, another module) runs either definition,
+    # as jedi lists both: if/else, try/except, a class's constructor in each branch;
+    # a later definition in no branch is the one that runs.
+    (PY, "shop/conditional.py:terminal_width",
+     {"shop/conditional.py:Console.__init__", "shop/conditional.py:render",
+      "shop/use_conditional.py:layout"}),
+    (PY, "shop/conditional.py:terminal_width#2",
+     {"shop/conditional.py:Console.__init__#2", "shop/conditional.py:render",
+      "shop/use_conditional.py:layout"}),
+    (PY, "shop/conditional.py:Console#2", {"shop/conditional.py:open_console",
+                                           "shop/use_conditional.py:attach"}),
+    (PY, "shop/conditional.py:Console.__init__#2", {"shop/conditional.py:open_console",
+                                                    "shop/use_conditional.py:attach"}),
+    (PY, "shop/conditional.py:load_codec", {"shop/conditional.py:encode"}),
+    (PY, "shop/conditional.py:load_codec#2", {"shop/conditional.py:encode"}),
+    (PY, "shop/conditional.py:beep", set()),
+    (PY, "shop/conditional.py:beep#2", {"shop/conditional.py:alert"}),
+    (PY, "shop/conditional.py:Options.renderer#2", set()),  # @renderer.setter: not read
     # Calling an attribute annotated type[X] constructs X.
     (PY, "shop/responses.py:Response.__init__", {"shop/responses.py:App.make_response"}),
     # self.x = param takes the parameter's annotation.
@@ -548,6 +566,23 @@ def test_an_iterated_definition_edited_elsewhere_re_resolves_its_row(cli):
     assert cli("index").code == 0
     assert callers(cli, "pkg/base.py:group_c") == {"pkg/steps.py:group"}
     assert callers(cli, "pkg/steps.py:group_a") == {"pkg/steps.py:group"}
+
+
+def test_a_name_defined_in_each_branch_is_called_through_both(cli):
+    """`ctxkit callers` (the installed command) lists a caller outside an if/else or
+    try/except under each definition the branches make, and keeps it so when only the
+    defining file is indexed again (the callers' rows are re-resolved, not re-made)."""
+    index(cli, PY)
+    for _ in range(2):
+        for symbol in ("shop/conditional.py:terminal_width",
+                       "shop/conditional.py:terminal_width#2"):
+            result = cli.sub("callers", symbol, "--json")
+            assert result.code == 0, result.err
+            found = {r["id"] for r in result.json()["results"]}
+            assert "shop/use_conditional.py:layout" in found, symbol
+        with (cli.root / "shop" / "conditional.py").open("a", encoding="utf-8") as handle:
+            handle.write("\n\nWIDTH = 80\n")
+        assert cli.sub("index").code == 0
 
 
 def _write(cli, files: dict[str, str]) -> None:
