@@ -8007,13 +8007,15 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
     ``paths`` limits the run (and the removal of vanished files) to those files
     and folders; with ``strict`` a path that does not exist is an error.
     ``max_file_mib`` overrides the configured size limit, ``jobs`` the number
-    of parse workers; ``show_progress`` draws the phase line on a terminal.
+    of processes that parse and resolve (INDEX_SETTINGS); ``show_progress``
+    draws the phase line on a terminal.
     Index runs on one database take turns (_index_lock): a second run starts
     once the first has finished, and finds its work done.
     """
     started = time.monotonic()
     run = _IndexRun(env.project, graph_size_limit(env, max_file_mib),
                     meter=_Progress(show_progress and not env.quiet))
+    workers = index_setting(env, "jobs", jobs) or usable_cpus()
     run.meter.show("scan", 0)
     files, scopes = graph_list_files(env, paths, excludes, strict)
     # The writes below keep the references whole themselves (_clear_file); SQLite's
@@ -8022,8 +8024,7 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
         db.execute("PRAGMA foreign_keys = OFF")
         db.execute("PRAGMA cache_size = -65536")  # 64 MiB: index pages stay in memory
         try:
-            return _index_files(env, db, files, scopes, full, started, run,
-                                jobs or usable_cpus())
+            return _index_files(env, db, files, scopes, full, started, run, workers)
         finally:
             run.meter.end()
             db.execute("PRAGMA foreign_keys = ON")
@@ -8108,18 +8109,34 @@ def _index_lock(db_path: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def graph_size_limit(env: Env, override: float | None = None) -> int:
-    """The size limit in bytes: ``override`` (MiB), else config's [index] max_file_mib."""
-    value: Any = override
+# The settings of `index`: [index] KEY in config.toml, each also `index --KEY N` (the
+# option wins): (default, what a value must be, the test of a value).
+INDEX_SETTINGS: dict[str, tuple[Any, str, Callable[[Any], bool]]] = {
+    "max_file_mib": (GRAPH_MAX_FILE_MIB, "a number of MiB above 0 and at most 1024",
+                     lambda v: isinstance(v, (int, float)) and 0 < v <= 1024),
+    "jobs": (None, "a whole number of processes from 1 to 256",   # None: usable_cpus()
+             lambda v: isinstance(v, int) and 1 <= v <= 256),
+}
+
+
+def index_setting(env: Env, key: str, override: Any = None) -> Any:
+    """``override`` (the option's value), else config's [index] KEY, else the default."""
+    default, what, valid = INDEX_SETTINGS[key]
+    value = override
     if value is None:
         section = load_config(env).get("index")
-        value = section.get("max_file_mib", GRAPH_MAX_FILE_MIB) if isinstance(section, dict) \
-            else GRAPH_MAX_FILE_MIB
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1024:
-        where = "--max-file-mib" if override is not None else f"index.max_file_mib in {CONFIG_NAME}"
-        raise UsageError(f"{where} must be a number of MiB above 0 and at most 1024, "
-                         f"not {value!r}")
-    return int(value * 2**20)
+        value = section.get(key, default) if isinstance(section, dict) else default
+    if value is not None and (isinstance(value, bool) or not valid(value)):
+        where = (f"--{key.replace('_', '-')}" if override is not None else
+                 f"index.{key} in {env.root / STATE_DIR / CONFIG_NAME}")
+        fix = "" if override is not None else "; fix it or delete the line"
+        raise UsageError(f"{where} must be {what}, not {value!r}{fix}")
+    return value
+
+
+def graph_size_limit(env: Env, override: float | None = None) -> int:
+    """The size limit in bytes: ``override`` (MiB), else config's [index] max_file_mib."""
+    return int(index_setting(env, "max_file_mib", override) * 2**20)
 
 
 def usable_cpus() -> int:
@@ -14281,8 +14298,6 @@ def empty_index_message(db: Database, env: Env) -> str:
 
 
 def cmd_index(args: argparse.Namespace, env: Env) -> int:
-    if args.jobs is not None and not 1 <= args.jobs <= 256:
-        raise UsageError("--jobs must be from 1 to 256")
     with sigterm_unwinds(), open_db(env) as db:
         summary = graph_index(env, db, args.paths, full=args.full, excludes=args.exclude,
                               max_file_mib=args.max_file_mib, jobs=args.jobs,
@@ -14507,7 +14522,9 @@ def register_graph_commands(sub: argparse._SubParsersAction,
                         help=f"skip files over N MiB (default: [index] max_file_mib in "
                              f"{STATE_DIR}/{CONFIG_NAME}, else {GRAPH_MAX_FILE_MIB})")
     parser.add_argument("--jobs", type=int, default=None, metavar="N",
-                        help="parse workers (default: the CPUs this process may use)")
+                        help=f"processes that parse and resolve (default: [index] jobs in "
+                             f"{STATE_DIR}/{CONFIG_NAME}, else the CPUs this process may "
+                             f"use)")
     parser = add_command(sub, common, "symbols", cmd_symbols,
                          "list indexed symbols (L0: id and kind)",
                          "ctxkit symbols 'Auth*' --kind class")

@@ -253,6 +253,43 @@ def test_progress_on_a_terminal_only(cli):
     assert piped.code == 0 and piped.err == ""
 
 
+def test_worker_count_from_config_and_option(cli, monkeypatch, tmp_path):
+    """[index] jobs in config.toml caps the processes that parse; --jobs wins over it."""
+    many_files(cli.root, 60)
+    pids = tmp_path / "pids"
+    original = ctxkit._graph_parse_job
+
+    def noting(job):
+        with open(pids, "a") as handle:
+            handle.write(f"{os.getpid()}\n")
+        return original(job)
+    noting.__module__, noting.__qualname__ = "ctxkit", "_graph_parse_job"  # pickled by name
+    monkeypatch.setattr(ctxkit, "_graph_parse_job", noting)
+
+    def parsers(*args: str) -> set[str]:
+        pids.unlink(missing_ok=True)
+        assert index(cli, "--full", *args)["files"]["indexed"] == 60
+        return set(pids.read_text().split())
+    config = cli.root / ".ctxkit" / "config.toml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text("[index]\njobs = 1\n")
+    assert parsers() == {str(os.getpid())}  # in this process: no worker at all
+    config.write_text("[index]\njobs = 3\n")
+    seen = parsers()
+    assert len(seen) == 3 and str(os.getpid()) not in seen
+    assert parsers("--jobs", "1") == {str(os.getpid())}
+
+
+@pytest.mark.parametrize("setting", ["0", "300", '"all"', "true", "1.5"])
+def test_bad_jobs_setting_is_one_line(cli, setting):
+    (cli.root / ".ctxkit").mkdir(exist_ok=True)
+    (cli.root / ".ctxkit" / "config.toml").write_text(f"[index]\njobs = {setting}\n")
+    write(cli.root, "a.py", "def a():\n    pass\n")
+    result = cli("index")
+    assert result.code == 2 and result.err.count("\n") == 1, result.err
+    assert "index.jobs in " in result.err and "fix it or delete the line" in result.err
+
+
 def test_worker_count_follows_the_affinity_mask(cli, monkeypatch):
     monkeypatch.delattr(ctxkit.os, "process_cpu_count", raising=False)
     monkeypatch.setattr(ctxkit.os, "sched_getaffinity", lambda pid: {0, 3, 5})
