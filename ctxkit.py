@@ -843,17 +843,32 @@ def _match_names(names: list[str], name: str, substring: bool = False) -> list[s
     return [n for n in names if name.lower() in n.lower()]
 
 
-def _names_several(db: Database, project: str, name: str, file: str | None,
-                   node: sqlite3.Row) -> bool:
-    """Whether ``name``, which binds to ``node``, is a bare name other symbols have too
-    (``prepare_url``: a test helper by its qualname, ``PreparedRequest.prepare_url``
-    by its bare name): a read must then show them all, not pick the one it binds to."""
-    if name != node["name"] or name == node["uid"]:
+def _shows_one(db: Database, project: str, name: str, file: str | None,
+               node: sqlite3.Row) -> bool:
+    """Whether a read of ``name`` (within ``file``; None: every file) shows only ``node``,
+    the graph symbol it binds to. A graph id names one symbol. Without a file, a name
+    is every file's symbol of that name, the graph's or not (a file not indexed yet, in
+    a language it does not parse, a symbol since removed): binding to the one node the
+    graph has would hide the others' lessons. Within a file, a bare name other symbols
+    of it have too (``prepare_url``: a test helper by its qualname,
+    ``PreparedRequest.prepare_url`` by its bare name) shows them all."""
+    if name == node["uid"]:
+        return True
+    if file is None:
         return False
-    where = "project = ? AND name = ? AND kind != 'file'" + (" AND path = ?" if file else "")
-    rows = db.query(f"SELECT uid FROM nodes WHERE {where} LIMIT 2",
-                    (project, name, *((file,) if file else ())))
-    return len(rows) > 1
+    if name != node["name"]:
+        return True
+    rows = db.query("SELECT uid FROM nodes WHERE project = ? AND name = ? AND kind != 'file' "
+                    "AND path = ? LIMIT 2", (project, name, file))
+    return len(rows) < 2
+
+
+def _last_segment(name: str) -> str:
+    """The bare name a qualified name ends in (``parse`` of ``P.parse``, ``P::parse``,
+    ``P#parse``, ``a.py:P.parse``)."""
+    for separator in (".", ":", "#"):
+        name = name.rpartition(separator)[2]
+    return name
 
 
 def _by_risk(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -865,24 +880,30 @@ def lesson_symbols(db: Database, project: str, name: str | None = None,
                    substring: bool = False) -> list[dict[str, Any]]:
     """SYMBOL_OBJs by risk, highest first, one per symbol under the identity rule.
 
-    ``name`` None lists every symbol. A name that binds to a graph symbol gives
-    that symbol, unless it is a bare name several graph symbols have; otherwise
-    it matches symbol names exactly and as the tail of a qualified name
+    ``name`` None lists every symbol. A graph id, or a name that binds to one
+    graph symbol within ``file``, gives that symbol (_shows_one); otherwise it
+    matches symbol names exactly and as the tail of a qualified name
     (``validate`` finds ``validate`` and ``AuthService.validate``), each a
-    symbol of its own. ``file`` None means every file; "" means symbols without
-    a file. Symbols with no active lesson are left out unless ``include_all``.
+    symbol of its own, in every file when ``file`` is None; "" means symbols
+    without a file. Symbols with no active lesson are left out unless
+    ``include_all``.
     """
     binder = SymbolBinder(db, project)
     if name is not None:
         node = binder(name, file or "")[2]
-        if node is not None and not _names_several(db, project, name, file, node):
+        if node is not None and _shows_one(db, project, name, file, node):
             obj = node_symbol_obj(db, project, node, include_all, binder)
             return [obj] if include_all or obj["lessons"] else []
     groups: dict[tuple[str, str], tuple[sqlite3.Row | None, list[sqlite3.Row]]] = {}
-    if file is None:
-        symbols = db.query(SQL_SYMBOLS_OF_PROJECT, (project,))
-    else:   # a symbol of another file binds within that file only: it cannot end up in this one
-        symbols = db.query(SQL_SYMBOLS_OF_PROJECT + " AND file IN (?, '')", (project, file))
+    sql, params = SQL_SYMBOLS_OF_PROJECT, [project]
+    if file is not None:   # a symbol of another file binds within that file only
+        sql, params = sql + " AND file IN (?, '')", [*params, file]
+    if name is not None and not substring and (last := _last_segment(name)):
+        # Binding every lesson symbol costs a read by a bare name most of its time. Only
+        # a row whose name ends as NAME does can match: as written, or as the id, the
+        # qualname or the bare name of the node it binds to (a qualname ends in its name).
+        sql, params = sql + " AND substr(name, -?) = ?", [*params, len(last), last]
+    symbols = db.query(sql, params)
     binder.bind_all((row["name"], row["file"]) for row in symbols)
     for row in symbols:
         bound_file, bound_name, node = binder(row["name"], row["file"])

@@ -256,6 +256,42 @@ def test_query_and_stats_of_a_bare_name_several_symbols_have_show_them_all(
         assert len(symbols) == 1 and symbols[0]["file"] == (file or "src/models.py")
 
 
+def test_query_of_a_bare_name_shows_every_files_symbol_the_graph_has_one_of(cli, root):
+    """The graph holds one parse (a.py); lessons also sit on parse in a file it does not
+    parse (tools/Makefile) and in one removed since (gone.py). Without --file, query, query
+    --inject (full CLI and fast path) and stats show all three, each labelled by its file
+    with its own risk; --file or FILE:NAME shows one file's."""
+    (root / "a.py").write_text("def parse(x):\n    return x\n")
+    (root / "gone.py").write_text("def parse(y):\n    return y\n")
+    (root / "tools").mkdir()
+    (root / "tools/Makefile").write_text("parse:\n\techo parse\n")
+    assert cli.sub("-q", "index").code == 0
+    fails = {"a.py": 4, "tools/Makefile": 4, "gone.py": 1}   # risk 11.5, 11.5, 4.0
+    for file, count in fails.items():
+        for i in range(count):
+            assert cli.sub("-q", "fail", "parse", f"{file} broke {i}", "--file", file).code == 0
+    (root / "gone.py").unlink()
+    assert cli.sub("-q", "index").code == 0
+    symbols = cli.sub("--json", "query", "parse").json()["symbols"]
+    assert [(o["file"], o["name"], o["fail_count"], o["risk_score"]) for o in symbols] == [
+        ("a.py", "parse", 4, 11.5), ("tools/Makefile", "parse", 4, 11.5),
+        ("gone.py", "parse", 1, 4.0)]
+    text = cli.sub("query", "parse").out
+    assert all(f"{file}:parse  risk" in text for file in fails)
+    full = cli.sub("--json", "query", "parse", "--inject").json()["inject"]
+    assert "a.py:parse (risk: 11.5" in full and "tools/Makefile:parse (risk: 11.5" in full
+    assert "tools/Makefile broke 3" in full and "gone.py" not in full     # below risk 10
+    fell, _, fast = fast_run(root, "query", "parse", "--inject", stdin="")
+    assert not fell and fast == full
+    assert cli.sub("--json", "stats", "parse").json()["symbols"] == 3
+    for args in (("parse", "--file", "tools/Makefile"), ("tools/Makefile:parse",)):
+        symbols = cli.sub("--json", "query", *args).json()["symbols"]
+        assert [(o["file"], o["fail_count"]) for o in symbols] == [("tools/Makefile", 4)]
+    for args in (("parse", "--file", "a.py"), ("a.py:parse",)):
+        out = cli.sub("query", *args, "--inject").out
+        assert out.startswith("[PAST EXPERIENCE — a.py:parse") and "Makefile" not in out
+
+
 def test_query_inject_of_a_bare_name_several_symbols_have_on_the_fast_path(
         cli, two_prepare_urls):
     assert cli("-q", "fail", "PreparedRequest.prepare_url", "idna 3").code == 0   # 11.5
