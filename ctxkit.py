@@ -11268,8 +11268,8 @@ _JS_CALLS = """
 (variable_declarator name: (identifier) @var value: (call_expression
     function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
 (variable_declarator name: (identifier) @var value: (member_expression) @type) @vartype
-(variable_declarator name: (identifier) @var value: [(identifier) (subscript_expression)]
-    @copied) @vartype
+(variable_declarator name: (identifier) @var value: [(identifier) (subscript_expression)
+    (this)] @copied) @vartype
 (variable_declarator name: (identifier) @var value: (await_expression (call_expression
     function: [(identifier) (member_expression)] @type))) @vartype
 (assignment_expression left: (member_expression object: (this) @self

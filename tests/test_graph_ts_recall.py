@@ -1,0 +1,42 @@
+"""Graph, TypeScript: classes of calls the TypeScript compiler resolves, through the CLI.
+
+Each case indexes tests/fixtures/graph_ts_recall with the installed-style ``ctxkit``
+as a subprocess and asks ``ctxkit callers``. The fixture's method names are shared
+between classes, so only the rule under test (never a unique-name guess) gives the
+caller set the type checker gives.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import copy_fixture
+
+FIXTURE = "graph_ts_recall"
+
+# (symbol, exactly these callers at the default confidence)
+CASES = [
+    # `const self = this` names the instance, also inside an object literal's method.
+    ("src/this_alias.ts:Ring.size", {"src/this_alias.ts:Ring.iterate.object.next"}),
+    ("src/this_alias.ts:Queue.size", set()),
+]
+
+
+@pytest.fixture
+def indexed(cli):
+    copy_fixture(FIXTURE, cli.root)
+    result = cli.sub("index", "-q")
+    assert result.code == 0, result.err
+    return cli
+
+
+def callers(cli, symbol: str) -> set[str]:
+    result = cli.sub("callers", symbol, "--json")
+    assert result.code == 0, result.err
+    return {r["id"] for r in result.json()["results"]}
+
+
+def test_callers_agree_with_the_typescript_compiler(indexed):
+    wrong = {symbol: (found, expected) for symbol, expected in CASES
+             if (found := callers(indexed, symbol)) != expected}
+    assert not wrong, wrong
