@@ -7734,16 +7734,14 @@ def _read_source(absolute: str, limit: int) -> tuple[bytes, int, int] | str:
     """
     for _ in range(3):
         try:
-            with open(absolute, "rb") as handle:
-                before = os.fstat(handle.fileno())
-                if before.st_size > limit:
-                    return "too_big"
-                data = handle.read(limit + 1)
-                after = os.fstat(handle.fileno())
+            read = _read_whole(absolute, limit)
         except FileNotFoundError:
             return "gone"
         except OSError:
             return "unreadable"
+        if isinstance(read, str):
+            return read
+        before, data, after = read
         if len(data) > limit:
             return "too_big"
         still = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
@@ -7753,6 +7751,33 @@ def _read_source(absolute: str, limit: int) -> tuple[bytes, int, int] | str:
             racy = 0 <= time.time_ns() - mtime < tick  # a future mtime moves on any write
             return data, after.st_size, -1 if racy else mtime
     return "changing"
+
+
+def _read_whole(absolute: str, limit: int) -> tuple[os.stat_result, bytes,
+                                                   os.stat_result] | str:
+    """(fstat before, up to ``limit`` + 1 bytes, fstat after) of one open of a file.
+
+    Opened non-blocking and checked on the descriptor, as read_regular does: a
+    file the listing saw that became a named pipe or a device since ("gone":
+    there is no file to index there any more) would block a plain open() for ever.
+    """
+    fd = os.open(absolute, _READ_FLAGS)
+    try:
+        before = os.fstat(fd)
+        if before.st_mode & _S_IFMT != _S_IFREG:
+            return "gone"
+        if before.st_size > limit:
+            return "too_big"
+        parts, left = [], min(before.st_size, limit) + 1   # + 1: a file that grew shows
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            parts.append(chunk)
+            left -= len(chunk)
+        return before, b"".join(parts), os.fstat(fd)
+    finally:
+        os.close(fd)
 
 
 GRAPH_LONG_LINE = 1000  # bytes per line on average; code written for people stays far below

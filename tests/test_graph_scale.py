@@ -178,6 +178,45 @@ def test_file_that_keeps_changing_is_reported_and_keeps_its_last_state(cli, monk
     assert {"a", "a2"} <= names
 
 
+class Hung(BaseException):
+    """The run blocked: raised by the alarm a test sets."""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_file_replaced_by_a_named_pipe_after_the_scan(cli, monkeypatch):
+    """Between the listing and the read a file becomes a named pipe: the run neither
+    blocks on it (an open() waits for a writer for ever) nor indexes it; it has
+    vanished (removed, when it was indexed)."""
+    import signal
+    write(cli.root, "a.py", "def a():\n    pass\n")
+    write(cli.root, "b.py", "def b():\n    return 1\n")
+    index(cli)
+    write(cli.root, "a.py", "def a():\n    return b()\n")
+    write(cli.root, "c.py", "def c():\n    pass\n")
+    real = ctxkit._plan_file
+
+    def swapping(env, rel, old, full, run):
+        job = real(env, rel, old, full, run)
+        if rel in ("a.py", "c.py"):
+            assert isinstance(job, ctxkit.ParseJob)
+            os.unlink(cli.root / rel)
+            os.mkfifo(cli.root / rel)
+        return job
+    monkeypatch.setattr(ctxkit, "_plan_file", swapping)
+
+    def hung(signum, frame):
+        raise Hung
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    try:
+        data = index(cli)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert data["files"]["removed"] == 1 and data["skip_reasons"] == {"vanished": 1}
+    assert rows(cli, "SELECT path FROM files") == [("b.py",)]
+
+
 def test_change_within_the_same_timestamp_tick_is_seen_next_run(cli, monkeypatch):
     path = write(cli.root, "a.py", "def old():\n    pass\n")
     stamp = path.stat().st_mtime_ns
