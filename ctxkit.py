@@ -673,9 +673,18 @@ def _is_stale(code_hash: str | None, current: str | None) -> bool | None:
     return None if current == CodeOnDisk.UNKNOWN else code_hash != current
 
 
-def stale_counts(lessons: Iterable[dict[str, Any]]) -> dict[str, int]:
-    """``stale_lessons`` and ``stale_unknown_lessons`` of lessons (the JSON of risk, impact)."""
-    marks = [lesson["stale"] for lesson in lessons]
+def active_lessons(obj: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The active lessons of a SYMBOL_OBJ (none of None)."""
+    return [lesson for lesson in (obj or {}).get("lessons", [])
+            if lesson.get("status") == "active"]
+
+
+def stale_counts(obj: dict[str, Any] | None) -> dict[str, int]:
+    """THE staleness of a symbol: how many of its active lessons are stale, and of how
+    many that is unknown (``stale_lessons``, ``stale_unknown_lessons``), in risk,
+    impact and stats alike. A resolved or inactive lesson is not one to check again,
+    as it does not count toward the risk either."""
+    marks = [lesson["stale"] for lesson in active_lessons(obj)]
     return {"stale_lessons": sum(1 for m in marks if m),
             "stale_unknown_lessons": sum(1 for m in marks if m is None)}
 
@@ -14259,8 +14268,7 @@ def _lesson_risk(db: Database, project: str, node: Node) -> float:
 def _stale_lessons(db: Database, project: str, node: Node) -> dict[str, int]:
     """How many of a symbol's active lessons are stale (its code changed since), and
     of how many that is unknown (its file changed and cannot be parsed here)."""
-    found = lessons_for_node(db, project, node)
-    return stale_counts(found["lessons"] if found else [])
+    return stale_counts(lessons_for_node(db, project, node))
 
 
 def graph_impact(db: Database, project: str, node: Node, depth: int | None,
@@ -15139,7 +15147,7 @@ class ContextRenderer:
 
     def _lesson_lines(self, node: Node) -> list[str]:
         obj = self.lessons(node)
-        active = _active_lessons(obj)
+        active = active_lessons(obj)
         if not obj or not active:
             return []
         lines = [f"- risk: {obj['risk_score']:.1f} ({obj['level']}) · "
@@ -15153,16 +15161,11 @@ class ContextRenderer:
 
     def _risk_suffix(self, node: Node) -> str:
         obj = self.lessons(node)
-        active = _active_lessons(obj)
+        active = active_lessons(obj)
         if not obj or not active:
             return ""
         return (f" · risk {obj['risk_score']:.1f} {obj['level']}, "
                 f"{len(active)} lesson{'s' if len(active) != 1 else ''}")
-
-
-def _active_lessons(obj: dict[str, Any] | None) -> list[dict[str, Any]]:
-    return [lesson for lesson in (obj or {}).get("lessons", [])
-            if lesson.get("status") == "active"]
 
 
 def _shown_signature(node: Node) -> str:
@@ -18057,11 +18060,13 @@ def lesson_stats(db: Database, project: str, name: str | None = None,
     levels = {level: 0 for level in ("low", "medium", "high", "critical")}
     for obj in objs:
         levels[obj["level"]] += 1
+    stale = [stale_counts(obj) for obj in objs]   # the count risk and impact give
     last = max(lessons, key=lambda item: (item["created_at"], item["id"]), default=None)
     last_symbol = next((o for o in objs if last and last in o["lessons"]), None)
     return {"project": project, "query": name, "symbols": len(objs), **totals,
-            "stale": sum(1 for item in lessons if item["stale"]),
-            "stale_unknown": sum(1 for item in lessons if item["stale"] is None), "levels": levels,
+            "stale": sum(counts["stale_lessons"] for counts in stale),
+            "stale_unknown": sum(counts["stale_unknown_lessons"] for counts in stale),
+            "levels": levels,
             "last_lesson_at": last["created_at"] if last else None,
             "last_lesson": ({"id": last["id"], "type": last["type"],
                              "symbol": symbol_label(last_symbol)} if last else None),
@@ -20556,8 +20561,7 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
             "level": level, "symbols": [
                 {"name": o["name"], "file": o.get("file", ""),
                  "risk_score": round(float(o.get("risk_score") or 0), 1), "level": o.get("level"),
-                 "active_lessons": len(_active_lessons(o)),
-                 **stale_counts(_active_lessons(o))}
+                 "active_lessons": len(active_lessons(o)), **stale_counts(o)}
                 for o in objs]}
     if note:
         data["note"] = note

@@ -221,6 +221,36 @@ def test_a_symbol_gone_from_disk_makes_its_lessons_stale(cli, project):
     assert lesson["stale"] is True
 
 
+def test_stats_risk_and_impact_count_the_same_stale_lessons(cli, root):
+    """A resolved and an inactive lesson do not count toward the risk, nor as stale
+    lessons to check again: stats, risk and impact give the same count, stale or
+    stale unknown (a Python that cannot parse the changed file), through the CLI."""
+    (root / "a.py").write_text("def parse(x):\n    return x\n")
+    assert cli.sub("-q", "index").code == 0
+    for kind, text in (("fail", "broke on None"), ("ok", "passes with a default"),
+                       ("fail", "noise")):
+        assert cli.sub("-q", kind, "parse", text, "--file", "a.py").code == 0
+    assert cli.sub("-q", "resolve", "1").code == 0
+    assert cli.sub("-q", "deactivate", "3").code == 0
+    (root / "a.py").write_text("def parse(x):\n    return x or 0\n")
+
+    def counts(run) -> dict[str, tuple]:
+        stats = json.loads(run("--json", "stats"))
+        risk = json.loads(run("--json", "risk", "a.py"))["symbols"][0]
+        impact = json.loads(run("--json", "impact", "parse"))
+        return {"stats": (stats["stale"], stats["stale_unknown"]),
+                "risk": (risk["stale_lessons"], risk["stale_unknown_lessons"]),
+                "impact": (impact["stale_lessons"], impact["stale_unknown_lessons"])}
+
+    from test_cli_errors import _bare_python
+    said = counts(lambda *args: _bare_python(cli, *args).stdout)   # before impact re-indexes
+    assert set(said.values()) == {(0, 1)}, said
+    said = counts(lambda *args: cli.sub(*args).out)
+    assert set(said.values()) == {(1, 0)}, said
+    assert [les["stale"] for les in cli.sub("--json", "query", "parse", "--all").json()[
+        "symbols"][0]["lessons"]] == [True, True, True]   # all three are, one active
+
+
 def test_a_lesson_after_an_edit_on_a_read_only_database_is_one_error(cli, root,
                                                                       read_only_folder):  # noqa: F811
     (root / "a.py").write_text("def f():\n    return 1\n")
