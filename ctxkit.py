@@ -5961,7 +5961,7 @@ class Language(Record):
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
         "class_fields", "element_callbacks", "same_container", "casts",
         "callback_types", "free_globals", "indexed_access", "element_results",
-        "name_after_body", "locals_hide", "passed_values", "flows",
+        "name_after_body", "locals_hide", "passed_values", "flows", "union_calls",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -5980,6 +5980,7 @@ class Language(Record):
         "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
         "free_globals": False, "indexed_access": False, "element_results": frozenset(),
         "name_after_body": False, "locals_hide": False, "passed_values": False, "flows": (),
+        "union_calls": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6061,6 +6062,9 @@ class Language(Record):
     #                             statements whose branches may or may not run; a name
     #                             defined in them more than once holds any of those
     #                             definitions (_definition_flows) [none: the last one]
+    union_calls: bool           # a call on a receiver typed as a union runs the method of
+    #                             each member that defines it (jedi lists them all) [a
+    #                             method only one member defines, else unknown]
     overloads: bool             # one qualname defined twice is an overload, chosen by the
     #                             arguments' types (C++, Java); else a redefinition, read at
     #                             the call's line (Python's `if WIN: def f()` ... `else:`)
@@ -9606,6 +9610,18 @@ class _Resolver:
         found = {self.method_lookup(cls, callee) for cls in owner} - {None}
         return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
 
+    def union_methods(self, path: str, scope: str, recv: str, callee: str,
+                      line: int) -> list[int]:
+        """The definitions of ``callee`` a receiver typed as a union of classes runs
+        (``x: A | B``), when more than one member has its own: each one, as jedi lists
+        them (of one, resolve_call links it itself); [] for anything else."""
+        owner = self.expr_type(path, scope, recv, line)
+        if not isinstance(owner, tuple):
+            return []
+        found = dict.fromkeys(self.method_lookup(cls, callee) for cls in owner)
+        found.pop(None, None)
+        return list(found) if len(found) > 1 else []
+
     def _free_global(self, path: str, scope: str, name: str) -> bool:
         """``name`` is free in the ES module ``path`` (nothing in it declares, binds or
         imports it) and no definition of the index bears it: a global of the runtime."""
@@ -10679,13 +10695,18 @@ DEFINITION_MARK = "|&"
 
 
 def _definitions_called(resolver: _Resolver, path: str, scope: str, callee: str,
-                        recv: str | None, line: int, dst: int | None) -> list[int]:
-    """Every definition a call resolved to ``dst`` may run (see definitions_read); for
-    ``Cls.__init__`` (the constructor row of ``Cls(...)``), the constructor of each
-    definition of the class."""
-    if dst is None:
-        return []
+                        recv: str | None, line: int, dst: int | None,
+                        confidence: float) -> tuple[list[int], float]:
+    """Every definition a call resolved to ``dst`` (at ``confidence``) may run, and the
+    confidence of their rows: the definitions its name holds (see definitions_read);
+    for ``Cls.__init__`` (the constructor row of ``Cls(...)``), the constructor of
+    each definition of the class; for a call left unknown on a receiver of a union
+    whose members define the method apart (Language.union_calls), each one's."""
     language = resolver.language(path)
+    if dst is None:
+        found = resolver.union_methods(path, scope, recv, callee, line) \
+            if confidence == 0.0 and recv and language.union_calls else []
+        return found, CONF_TYPED if found else confidence
     if recv and callee == language.constructor and recv not in language.self_names \
             and recv not in language.super_names:
         head, _, name = recv.rpartition(".")
@@ -10694,8 +10715,8 @@ def _definitions_called(resolver: _Resolver, path: str, scope: str, callee: str,
             classes = resolver.definitions_read(cls, path, scope, line)
             if len(classes) > 1:
                 inits = (resolver.method_lookup(c, callee) for c in classes)
-                return list(dict.fromkeys(i for i in inits if i is not None))
-    return resolver.definitions_read(dst, path, scope, line)
+                return list(dict.fromkeys(i for i in inits if i is not None)), confidence
+    return resolver.definitions_read(dst, path, scope, line), confidence
 
 
 def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site: tuple,
@@ -10709,8 +10730,8 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
     if recv is not None and DEFINITION_MARK in recv:  # the k-th definition the name holds
         base, _, k = recv.rpartition(DEFINITION_MARK)
         dst, confidence = resolver.resolve_call(path, scope_qual, callee, base or None, line)
-        found = _definitions_called(resolver, path, scope_qual, callee, base or None, line,
-                                    dst)
+        found, confidence = _definitions_called(resolver, path, scope_qual, callee,
+                                                base or None, line, dst, confidence)
         target = found[int(k)] if k.isdigit() and 0 < int(k) < len(found) else None
         updates.append((target, confidence if target is not None else 0.0, edge_id))
         return
@@ -10753,7 +10774,8 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
     compiled_out = resolver.compiled_out(path, line)
     if dst is not None and compiled_out:  # a call the default build does not compile
         confidence = min(confidence, CONF_INACTIVE)
-    found = _definitions_called(resolver, path, scope_qual, callee, recv, line, dst)
+    found, confidence = _definitions_called(resolver, path, scope_qual, callee, recv, line,
+                                            dst, confidence)
     dst = found[0] if found else dst
     if edge_id is None:
         inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
@@ -10783,7 +10805,8 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
             # when only one does
             fits = resolver.overloads_admitting(ctor, arguments, path, scope_qual, line)
             ctor = fits[0] if len(fits) == 1 else None
-        inits = _definitions_called(resolver, path, scope_qual, init, cls_text, line, ctor)
+        inits = _definitions_called(resolver, path, scope_qual, init, cls_text, line, ctor,
+                                    confidence)[0]
         ctor = inits[0] if inits else ctor
         if ctor is not None and (src, line, cls_text, init) not in present:
             inserts.append((run.project, "calls", src, ctor, f"{cls_text}.{init}", init,
@@ -11264,6 +11287,7 @@ PYTHON = Language(
     class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
     name_after_body=True, locals_hide=True, passed_values=True,
     flows=(("if_statement", "if"), ("try_statement", "try"), ("while_statement", "while")),
+    union_calls=True,
     # list.pop, dict.get/pop/setdefault, deque.pop/popleft (typeshed's builtins.pyi,
     # collections): a value of the container's last type argument
     element_results=frozenset({"pop", "get", "setdefault", "popleft"}),

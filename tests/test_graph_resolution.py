@@ -96,6 +96,13 @@ CASES = [
     (PY, "shop/conditional.py:beep", set()),
     (PY, "shop/conditional.py:beep#2", {"shop/conditional.py:alert"}),
     (PY, "shop/conditional.py:Options.renderer#2", set()),  # @renderer.setter: not read
+    # A receiver typed as a union (A | B, Union[A, B], a field's): a method several
+    # members define runs each one's; one only one member defines, that one.
+    (PY, "shop/unions.py:Markdown.render", {"shop/unions.py:show", "shop/unions.py:show_typing",
+                                            "shop/unions.py:Page.paint"}),
+    (PY, "shop/unions.py:Html.render", {"shop/unions.py:show", "shop/unions.py:show_typing"}),
+    (PY, "shop/unions.py:Html.escape", {"shop/unions.py:clean"}),
+    (PY, "shop/unions.py:Text.render", {"shop/unions.py:plain", "shop/unions.py:Page.paint"}),
     # Calling an attribute annotated type[X] constructs X.
     (PY, "shop/responses.py:Response.__init__", {"shop/responses.py:App.make_response"}),
     # self.x = param takes the parameter's annotation.
@@ -583,6 +590,46 @@ def test_a_name_defined_in_each_branch_is_called_through_both(cli):
         with (cli.root / "shop" / "conditional.py").open("a", encoding="utf-8") as handle:
             handle.write("\n\nWIDTH = 80\n")
         assert cli.sub("index").code == 0
+
+
+UNION_DOCS = """class Markdown:
+    def render(self):
+        return "md"
+
+
+class Html:
+    def render(self):
+        return "html"
+"""
+
+
+def test_a_union_receiver_calls_each_member_kept_right_when_a_member_changes(cli):
+    """`ctxkit callers` (the installed command) lists `doc.render()` on `doc: Markdown |
+    Html` under both members' render; when one member loses it, its row goes and the
+    other's stays."""
+    (cli.root / "pkg").mkdir()
+    (cli.root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (cli.root / "pkg" / "docs.py").write_text(UNION_DOCS, encoding="utf-8")
+    (cli.root / "pkg" / "view.py").write_text(
+        "from pkg.docs import Html, Markdown\n\n\ndef show(doc: Markdown | Html):\n"
+        "    return doc.render()\n", encoding="utf-8")
+
+    def found(symbol: str) -> set[str]:
+        result = cli.sub("callers", symbol, "--json")
+        assert result.code == 0, result.err
+        return {r["id"] for r in result.json()["results"]}
+
+    assert cli.sub("index").code == 0
+    assert found("pkg/docs.py:Markdown.render") == {"pkg/view.py:show"}
+    assert found("pkg/docs.py:Html.render") == {"pkg/view.py:show"}
+    (cli.root / "pkg" / "docs.py").write_text(
+        UNION_DOCS.replace("    def render(self):\n        return \"html\"\n",
+                           "    pass\n"), encoding="utf-8")
+    assert cli.sub("index").code == 0
+    assert found("pkg/docs.py:Markdown.render") == {"pkg/view.py:show"}
+    (cli.root / "pkg" / "docs.py").write_text(UNION_DOCS, encoding="utf-8")
+    assert cli.sub("index").code == 0
+    assert found("pkg/docs.py:Html.render") == {"pkg/view.py:show"}
 
 
 def _write(cli, files: dict[str, str]) -> None:
