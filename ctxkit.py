@@ -7793,20 +7793,23 @@ def _read_whole(absolute: str, limit: int) -> tuple[os.stat_result, bytes,
         os.close(fd)
 
 
-GRAPH_LONG_LINE = 1000  # bytes per line on average; code written for people stays far below
+GRAPH_LONG_LINE = 1000     # bytes per line on average; code written for people stays far below
+GRAPH_BINARY_PROBE = 8192  # the first bytes looked at for a NUL: text never holds one
 
 
 def _shape_skip(data: bytes, newlines: int) -> str | None:
     """"binary" or "minified" when the bytes are not source a person reads.
 
     Minified and bundled code (and data dumped on one line) has few newlines:
-    its lines average over 1,000 bytes. Code written for people averages 30
-    to 40, and so does generated code that is still source (a parser, a
-    compiler's checker), which is indexed whatever its size; a person's file
-    with a few long data lines (a formula, an expected value) stays far below
-    the average too.
+    its lines average over GRAPH_LONG_LINE bytes. Code written for people
+    averages 30 to 40, and so does generated code that is still source (a
+    parser, a compiler's checker), which is indexed whatever its size; a
+    person's file with a few long data lines (a formula, an expected value,
+    one 2 MB base64 string among 5,000 functions: 170 bytes a line) stays far
+    below the average too, and is indexed for its code. A NUL byte near the
+    start is binary (UTF-16 text too: no grammar here reads it).
     """
-    if b"\0" in data[:8192]:
+    if data.find(b"\0", 0, GRAPH_BINARY_PROBE) >= 0:
         return "binary"
     if len(data) > GRAPH_LONG_LINE * (newlines + 1):
         return "minified"
