@@ -58,7 +58,8 @@ __version__ = "0.1.0"
 #      every file parsed again (definitions' lines include their decorators)
 #   3  edges.args: a call's arguments (count and kinds), which pick an overload; every file
 #      parsed again
-SCHEMA_VERSION = 3
+#   4  derived: compiled search patterns and stdlib tables, per interpreter
+SCHEMA_VERSION = 4
 
 STATE_DIR = ".ctxkit"
 DB_NAME = "ctxkit.db"
@@ -1784,7 +1785,11 @@ SELECT line_end FROM output_chunks WHERE output_id = ? ORDER BY line_start DESC 
 SQL_CHUNK_HOLDING = """
 SELECT id FROM output_chunks WHERE output_id = ? AND line_start BETWEEN ? AND ?
 AND line_end >= ? ORDER BY line_start DESC LIMIT 1"""
-SQL_SUMMARY_OF = "SELECT id, summary FROM outputs WHERE project = ? AND id IN ({ids})"
+# The line of each error an output's summary names (SQLite reads the summary's JSON).
+SQL_SUMMARY_ERROR_LINES = """
+SELECT o.id, json_extract(e.value, '$.line') FROM outputs o,
+    json_each(CASE WHEN json_valid(o.summary) THEN o.summary ELSE '{{}}' END, '$.errors') e
+WHERE o.project = ? AND o.id IN ({ids}) ORDER BY o.id, e.key"""
 SQL_VOCAB_OF = """
 SELECT o.id, o.vocab FROM output_vocab_fts JOIN outputs o ON o.id = output_vocab_fts.rowid
 WHERE output_vocab_fts MATCH ? AND o.project = ? {handle} LIMIT 50"""
@@ -1793,15 +1798,107 @@ INSERT INTO output_stats(project, key, value) VALUES (?, ?, ?)
 ON CONFLICT(project, key) DO UPDATE SET value = value + excluded.value"""
 
 _RX: dict[tuple[str, int], Any] = {}
+# re's flags, by value (part of re's documented API): the search path needs no `import re`.
+RX_IGNORECASE, RX_MULTILINE, RX_ASCII = 2, 8, 256
+# What re.escape() escapes (the same table as re's own since Python 3.7).
+RX_SPECIAL = {i: "\\" + chr(i) for i in b"()[]{}?*+-|^$\\.&~# \t\n\r\v\f"}
 
 
 def _rx(pattern: str, flags: int = 0) -> Any:
-    """A compiled regular expression, compiled once (``re`` is imported on first use)."""
-    compiled = _RX.get((pattern, flags))
+    """A compiled regular expression, compiled once a process; built from the program
+    the database keeps for it (DERIVED) when there is one, else compiled by ``re`` and
+    its program kept (see derived_rows)."""
+    key = (pattern, int(flags))
+    compiled = _RX.get(key)
     if compiled is None:
-        import re
-        compiled = _RX[pattern, flags] = re.compile(pattern, flags)
+        program = DERIVED.get(_rx_key(*key))
+        if program is not None:
+            import _sre
+            try:
+                compiled = _sre.compile(pattern, *program)
+            except (TypeError, ValueError, RuntimeError):   # not a program of this _sre
+                compiled = None
+        if compiled is None:
+            compiled = _rx_compile(*key)
+        _RX[key] = compiled
     return compiled
+
+
+def _rx_key(pattern: str, flags: int) -> str:
+    return f"rx {flags} {pattern}"
+
+
+def _rx_compile(pattern: str, flags: int) -> Any:
+    """``re.compile(pattern, flags)``, done as re does it, so that the arguments re gives
+    _sre.compile (the program) can be kept for the next process (DERIVED_NEW). Where
+    re's compiler is not the one this code knows, the pattern is compiled as usual."""
+    import re
+    try:
+        from re import _compiler, _parser   # Python 3.11 and later
+    except ImportError:
+        import sre_compile as _compiler     # type: ignore[no-redef]   # Python 3.10
+        import sre_parse as _parser         # type: ignore[no-redef]
+    try:
+        import _sre
+        parsed = _parser.parse(pattern, flags)
+        groupindex = dict(parsed.state.groupdict)
+        indexgroup: list[str | None] = [None] * parsed.state.groups
+        for name, index in groupindex.items():
+            indexgroup[index] = name
+        program = (int(flags | parsed.state.flags), [int(op) for op in _compiler._code(
+            parsed, flags)], parsed.state.groups - 1, groupindex, tuple(indexgroup))
+        compiled = _sre.compile(pattern, *program)
+    except Exception:   # noqa: BLE001 - another re than this code knows: compile as usual
+        return re.compile(pattern, flags)
+    DERIVED_NEW[_rx_key(pattern, flags)] = program
+    return compiled
+
+
+# --- Output store: what the search derives from the interpreter, kept ---------
+# A search compiles about twenty regular expressions (0.1-0.5 ms of pure Python each,
+# and 15 M instructions to import re) and builds tables from errno, signal and
+# http.HTTPStatus: a fifth of a whole `ctxkit search` call. Each is a pure function of
+# the interpreter, so the database keeps them (table `derived`, marshal'd), keyed by
+# the interpreter that made them (DERIVED_TAG); a search loads them with one query.
+# Compiled from a kept program, a pattern is the one re.compile makes (_sre validates
+# a program before it runs, and refuses another version's).
+DERIVED: dict[str, Any] = {}       # key -> value, as the database keeps them
+DERIVED_NEW: dict[str, Any] = {}   # made by this process, for derived_rows()
+SQL_DERIVED_OF = "SELECT key, value FROM derived WHERE python = ?"
+SQL_DERIVED_ADD = "INSERT OR REPLACE INTO derived(python, key, value) VALUES (?, ?, ?)"
+
+
+def derived_tag() -> str:
+    """The interpreter a derived value holds for: implementation, exact version, platform."""
+    return f"{sys.implementation.name}-{sys.hexversion:x}-{sys.platform}"
+
+
+def load_derived(db: Any) -> None:
+    """DERIVED from the database, once a process (a database without them: none)."""
+    if DERIVED:
+        return
+    import marshal
+    try:
+        rows = db.query(SQL_DERIVED_OF, (derived_tag(),))
+    except (sqlite3.Error, DatabaseError):
+        return
+    for key, value in rows:
+        try:
+            DERIVED[key] = marshal.loads(value)
+        except (EOFError, ValueError, TypeError):   # a damaged value: made again
+            continue
+    DERIVED.setdefault("", True)   # loaded, even when empty
+
+
+def derived_rows() -> list[tuple[str, str, bytes]]:
+    """The rows of what this process derived that the database does not keep yet; each
+    is handed out once."""
+    import marshal
+    tag = derived_tag()
+    rows = [(tag, key, marshal.dumps(value)) for key, value in DERIVED_NEW.items()]
+    DERIVED.update(DERIVED_NEW)
+    DERIVED_NEW.clear()
+    return rows
 
 
 # Literals one of which every match of a pattern holds ("^X": the text starts with X);
@@ -2126,6 +2223,10 @@ def _tables() -> dict[str, Any]:
     http.HTTPStatus, and the exit statuses shells and timeout(1) use."""
     if _TABLES:
         return _TABLES
+    kept = DERIVED.get("tables")
+    if isinstance(kept, dict):
+        _TABLES.update(kept)
+        return _TABLES
     import errno
     import http
 
@@ -2143,6 +2244,7 @@ def _tables() -> dict[str, Any]:
     exits = {"124": "timed out", "126": "cannot execute permission denied",
              "127": "command not found", **{str(128 + n): text for n, text in signals.values()}}
     _TABLES.update(errno=errnos, signal=signals, http=statuses, exit=exits)
+    DERIVED_NEW["tables"] = dict(_TABLES)
     return _TABLES
 
 
@@ -2301,7 +2403,6 @@ class LineMatcher:
     then, line by line, every variant of every source."""
 
     def __init__(self, query: SearchQuery):
-        import re
         self.query = query
         self.literals: dict[str, tuple[list[int], list[int]]] = {}
         self.kinds: list[tuple[int, Any]] = []
@@ -2309,7 +2410,7 @@ class LineMatcher:
             mode, text = variant.spec
             if mode == "kind":
                 self.kinds.append((index, _rx(dict((k, r) for k, _, r in LINE_KINDS)[text],
-                                              re.MULTILINE)))
+                                              RX_MULTILINE)))
             elif mode == "code":
                 for trigger in CODE_TRIGGERS[text.split(":")[0]]:
                     self.literals.setdefault(trigger, ([], []))[0].append(index)
@@ -2718,7 +2819,6 @@ def enrichment(line: str) -> str:
     """What the tables say the codes in a line mean, as extra words to match: an errno
     name's message, a signal's description, an exit status's or HTTP status's meaning."""
     import itertools
-    import re
     low = line.lower()
     names = "E" in line or "SIG" in line
     codes = "exit" in low or "status" in low or "http" in low
@@ -2727,8 +2827,8 @@ def enrichment(line: str) -> str:
     tables = _tables()
     words = []
     for match in itertools.chain(
-            _rx(_ENRICH_NAMES, re.ASCII).finditer(line) if names else (),
-            _rx(_ENRICH_CODES, re.ASCII).finditer(low) if codes else ()):
+            _rx(_ENRICH_NAMES, RX_ASCII).finditer(line) if names else (),
+            _rx(_ENRICH_CODES, RX_ASCII).finditer(low) if codes else ()):
         kind = match.lastgroup
         value = match.group(kind)
         if kind == "errno" and value in tables["errno"]:
@@ -3087,15 +3187,13 @@ def _strategy_severity(run: SearchRun) -> str | None:
     # The summaries' decisive lines of a few outputs (with many, their rare words below).
     ids = sorted(run.handles)[-SEARCH_SUMMARIES:]
     wanted: dict[int, list[int]] = {}   # chunk id -> line numbers wanted in it
-    rows = run.db.query(SQL_SUMMARY_OF.format(ids=",".join("?" * len(ids))),
+    rows = run.db.query(SQL_SUMMARY_ERROR_LINES.format(ids=",".join("?" * len(ids))),
                         [run.project, *ids]) if ids else []
-    import json
-    for oid, summary in rows:
-        for error in json.loads(summary or "{}").get("errors", []):
-            line = error["line"]
-            for row in run.db.query(SQL_CHUNK_HOLDING, (oid, line - UNIT_MAX_LINES, line,
-                                                         line)):
-                wanted.setdefault(row[0], []).append(line)
+    for oid, line in rows:
+        if not isinstance(line, int):
+            continue
+        for row in run.db.query(SQL_CHUNK_HOLDING, (oid, line - UNIT_MAX_LINES, line, line)):
+            wanted.setdefault(row[0], []).append(line)
     rare = [w for w in SEVERITY_FTS if run.fts_count(w) < SEARCH_DF_CAP]
     found = run.fts(rare) if rare else []
     # Only the lines that hold the words the chunks were found by, and the summary's
@@ -3177,7 +3275,6 @@ def _strategy_prefixes(run: SearchRun) -> str | None:
 def _strategy_trigram(run: SearchRun) -> str | None:
     """For query tokens the index does not hold: the outputs' identifiers that contain
     them (the trigram index of each output's vocabulary), searched as words."""
-    import re
     held = {run.query.sources[v.source] for v in run.query.variants if v.df}
     subs = []
     for token in run.query.tokens:
@@ -3195,7 +3292,7 @@ def _strategy_trigram(run: SearchRun) -> str | None:
             rows = run.db.query(SQL_VOCAB_OF.format(handle=clause), params)
         except (sqlite3.Error, DatabaseError):  # FTS5 refused the substring
             continue
-        pattern = _rx(r"[^ ]*" + re.escape(sub) + r"[^ ]*")
+        pattern = _rx(r"[^ ]*" + _escape(sub) + r"[^ ]*")
         for _, vocab in rows:
             terms.extend(t for t in pattern.findall(vocab)[:40] if t not in terms)
     terms = terms[:40]
@@ -3343,8 +3440,7 @@ def _section_window(run: SearchRun, oid: int, head: int, context: int) -> tuple[
 def lesser_factor(text: str) -> float:
     """The share of its score a line keeps when it only echoes source code or gives the
     tool's standard advice (LESSER_LINES): the finding is the message, not those."""
-    import re
-    factor, head, flags = 1.0, text[:400], re.ASCII | re.IGNORECASE
+    factor, head, flags = 1.0, text[:400], RX_ASCII | RX_IGNORECASE
     for _, pattern, share, _ in LESSER_LINES:
         if _rx_for(pattern, head, flags).search(head):
             factor = min(factor, share)
@@ -3354,11 +3450,10 @@ def lesser_factor(text: str) -> float:
 def negated_spans(text: str) -> list[tuple[int, int]]:
     """The spans of a line that negate what they name ("0 errors", "no issues found",
     "error count: 0", "Fatal: false")."""
-    import re
     low = text.lower()
     if len(low) != len(text):
         return []
-    value = _rx(_NEGATED_VALUE, re.ASCII)
+    value = _rx(_NEGATED_VALUE, RX_ASCII)
     valued = value.search(low) is not None
     if not valued and not any(w in low for w in ("no", "zero", "without", "never", "0")):
         return []
@@ -3376,8 +3471,7 @@ def _negations(low: str, value: Any) -> Iterator[tuple[Any, bool]]:
     when ``value``, the compiled _NEGATED_VALUE, is None), as _NEGATION would try them
     at each place (a word negation or a count of 0 before a field, a field before
     "nothing to")."""
-    import re
-    rest = _rx(_NEGATION_NO_FIELD, re.ASCII)
+    rest = _rx(_NEGATION_NO_FIELD, RX_ASCII)
     at, plain, field = 0, rest.search(low), _next_field(low, 0, value)
     while plain is not None or field is not None:
         if field is not None and (plain is None or field.start() < plain.start() or (
@@ -3402,8 +3496,7 @@ def _next_field(low: str, at: int, value: Any) -> Any:
     it run up to the ``:``/``=`` of a value (0/none/false...) through word characters and
     blanks only, so the pattern is tried only on the run of those just before each
     value, not at every word of the line."""
-    import re
-    fields = _rx(_NEGATED_FIELD, re.ASCII)
+    fields = _rx(_NEGATED_FIELD, RX_ASCII)
     found = value.search(low, at) if value is not None else None
     while found is not None:
         start = at + len(low[at:found.start()].rstrip(_FIELD_CHARS))
@@ -3419,11 +3512,10 @@ def _field_start(text: str, match: Any) -> int | None:
     """Where a field's name starts, read as written: a log level in capitals before it
     (``ERROR pool size: 0``) is not part of it, and one CamelCase word is an exception's
     type with its message (``KeyError: 0``), not a field: None."""
-    import re
-    words = list(re.finditer(r"\S+", text[match.start("field"):match.end("field")]))
+    words = list(_rx(r"\S+").finditer(text[match.start("field"):match.end("field")]))
     while len(words) > 1 and len(words[0].group()) > 1 and words[0].group().isupper():
         words.pop(0)
-    if len(words) == 1 and re.search(r"[a-z][A-Z]", words[0].group()):
+    if len(words) == 1 and _rx(r"[a-z][A-Z]").search(words[0].group()):
         return None
     return match.start("field") + words[0].start()
 
@@ -3431,13 +3523,12 @@ def _field_start(text: str, match: Any) -> int | None:
 def in_file_name(text: str, start: int) -> bool:
     """Whether the word at ``start`` is part of a file name (``exceptions.py``,
     ``tests/test_errors.py::test_x``, ``fail.log``): it names a file, not a problem."""
-    import re
     begin = start
     while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "_./\\-"):
         begin -= 1
     name = _rx(r"[\w./\\-]*").match(text, start)
     token = text[begin:name.end() if name else start]
-    return bool(_rx(r"[\w./\\-]*\w\.[A-Za-z]\w{0,9}", re.ASCII).fullmatch(token))
+    return bool(_rx(r"[\w./\\-]*\w\.[A-Za-z]\w{0,9}", RX_ASCII).fullmatch(token))
 
 
 def line_severity(matcher: LineMatcher, text: str) -> int:
@@ -3512,12 +3603,11 @@ def ends_in_code(item: ScoredLine) -> bool:
 
 def holds_word(text: str, word: str, caseless: bool = False) -> bool:
     r"""Whether ``word`` is in ``text`` with no word character on either side: what
-    ``(?<![\w])WORD(?![\w])`` finds (with re.IGNORECASE when ``caseless``), without a
+    ``(?<![\w])WORD(?![\w])`` finds (with RX_IGNORECASE when ``caseless``), without a
     pattern compiled for each word (a test name; 0.1-0.3 ms each). Ignoring case is
     done by lowercasing only where both are ASCII, where that maps letters as re does."""
     if caseless and not (text.isascii() and word.isascii()):
-        import re
-        return bool(_rx(r"(?<![\w])" + _escape(word) + r"(?![\w])", re.IGNORECASE).search(text))
+        return bool(_rx(r"(?<![\w])" + _escape(word) + r"(?![\w])", RX_IGNORECASE).search(text))
     if caseless:
         text, word = text.lower(), word.lower()
     at = text.find(word)
@@ -3570,8 +3660,7 @@ def test_name(test_id: str) -> str:
 
 
 def _escape(text: str) -> str:
-    import re
-    return re.escape(text)
+    return text.translate(RX_SPECIAL)
 
 
 def build_hits(run: SearchRun, place: Place, context: int) -> list[dict[str, Any]]:
@@ -3626,6 +3715,7 @@ def output_search(db: Any, place: Place, query: str, *,
     """Search this project's outputs: ``{"query", "queries_tried", "status", "hits"}``."""
     import time
     project = place.project
+    load_derived(db)
     output = find_output(db, project, handle) if handle else None
     parsed = SearchQuery(query)
     run = SearchRun(db, project, parsed, output, limit)
@@ -3673,10 +3763,36 @@ def render_hits(result: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+# How json.dumps(ensure_ascii=False) writes a string's characters that JSON must escape.
+_JSON_ESCAPES = {**{code: f"\\u{code:04x}" for code in range(0x20)}, ord('"'): '\\"',
+                 ord("\\"): "\\\\", ord("\b"): "\\b", ord("\f"): "\\f", ord("\n"): "\\n",
+                 ord("\r"): "\\r", ord("\t"): "\\t"}
+
+
+def json_text(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` of a search's result (dicts with string
+    keys, lists, strings, numbers, booleans, None), without importing json: json imports
+    re, which a search whose patterns come from the database (DERIVED) never needs."""
+    if isinstance(value, str):
+        return '"' + value.translate(_JSON_ESCAPES) + '"'
+    if value is None or value is True or value is False:
+        return "null" if value is None else "true" if value else "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+        return float.__repr__(value)
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return "{" + ", ".join(f"{json_text(k)}: {json_text(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(json_text, value)) + "]"
+    raise TypeError(f"json_text: {type(value).__name__} is not a search result's type")
+
+
 def search_stat_counts(result: dict[str, Any]) -> dict[str, int]:
     """What one search adds to the output counters (``ctxkit stats --outputs``)."""
-    import json
-    returned = len(json.dumps(result["hits"], ensure_ascii=False).encode())
+    returned = len(json_text(result["hits"]).encode())
     return {"searches": 1, "searches_with_hits": int(bool(result["hits"])),
             "searches_without_hits": int(not result["hits"]), "bytes_returned": returned}
 
@@ -3701,13 +3817,13 @@ def _fast_search(options: dict[str, Any], query: str) -> str:
             db.conn.execute("BEGIN IMMEDIATE")
             db.conn.executemany(SQL_STAT_ADD, [(project, key, value) for key, value in
                                                search_stat_counts(result).items() if value])
+            db.conn.executemany(SQL_DERIVED_ADD, derived_rows())
             db.conn.execute("COMMIT")
         except sqlite3.Error:   # a read-only database only loses the count, as in the CLI
             if db.conn.in_transaction:
                 db.conn.execute("ROLLBACK")
     if options.get("json"):
-        import json
-        return json.dumps(result, ensure_ascii=False, indent=None) + "\n"
+        return json_text(result) + "\n"
     return render_hits(result) + "\n"
 
 
@@ -5412,8 +5528,18 @@ ALTER TABLE edges ADD COLUMN args TEXT;
 UPDATE files SET sha1 = '', mtime_ns = -1;
 """
 
+# Version 4: what a search derives from the interpreter, kept (derived_rows).
+_SCHEMA_4 = """
+CREATE TABLE IF NOT EXISTS derived (
+    python TEXT NOT NULL,    -- the interpreter it was derived by (derived_tag)
+    key TEXT NOT NULL,       -- 'rx FLAGS PATTERN': a compiled pattern's program; 'tables'
+    value BLOB NOT NULL,     -- marshal'd; no project's data, only the interpreter's
+    PRIMARY KEY (python, key)
+) WITHOUT ROWID;
+"""
+
 # MIGRATIONS[N - 1] takes a database from version N-1 to N.
-MIGRATIONS: tuple[str, ...] = (_SCHEMA_1, _SCHEMA_2, _SCHEMA_3)
+MIGRATIONS: tuple[str, ...] = (_SCHEMA_1, _SCHEMA_2, _SCHEMA_3, _SCHEMA_4)
 
 
 def split_sql(script: str) -> list[str]:
@@ -15942,6 +16068,12 @@ CREATE TABLE IF NOT EXISTS output_stats (
     value INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (project, key)
 );
+CREATE TABLE IF NOT EXISTS derived (
+    python TEXT NOT NULL,    -- the interpreter it was derived by (derived_tag)
+    key TEXT NOT NULL,       -- 'rx FLAGS PATTERN': a compiled pattern's program; 'tables'
+    value BLOB NOT NULL,     -- marshal'd; no project's data, only the interpreter's
+    PRIMARY KEY (python, key)
+) WITHOUT ROWID;
 """
 
 SQL_OUTPUT_INSERT = """
@@ -17454,6 +17586,8 @@ def cmd_search(args: argparse.Namespace, env: Env) -> int:
                 return exc.exit_code
             raise
         _bump_stats(db, env.project, **search_stat_counts(result))
+        with contextlib.suppress(DatabaseError), db.atomic():   # read-only: made again
+            db.executemany(SQL_DERIVED_ADD, derived_rows())
     emit(env, result, lambda: render_hits(result))
     return EXIT_OK
 

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sqlite3
 import textwrap
 from pathlib import Path
 
@@ -980,3 +981,63 @@ def test_tried_counts_the_lines_each_strategy_matched_not_the_chunks_it_read(cli
     assert tried[0]["chunks"] > 2                                     # every chunk was read
     head = cli.sub("search", "heartbeat").out.splitlines()[0]
     assert head == "2 hits for 'heartbeat' (tried, lines matched by each: scan 2)", head
+
+
+def _derived(cli) -> dict[str, bytes]:
+    conn = sqlite3.connect(cli.db)
+    try:
+        return dict(conn.execute("SELECT key, value FROM derived WHERE python = ?",
+                                 (ctxkit.derived_tag(),)).fetchall())
+    finally:
+        conn.close()
+
+
+def test_a_search_keeps_what_it_compiled_and_the_next_one_needs_no_re(cli):
+    # A search compiles about twenty patterns and builds the errno, signal and HTTP tables:
+    # the database keeps them, so the next search process imports neither re, json nor http
+    # and answers exactly as the first did.
+    store(cli, service_log("2026-12-01 10:23:41 ERROR [ledger] write failed: ENOSPC", at=200,
+                            lines=400))
+    args = ("no space left on the disk", "--json")
+    first = _fast_search_process(cli, *args)
+    kept = _derived(cli)
+    assert "tables" in kept and sum(key.startswith("rx ") for key in kept) >= 5
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTXKIT_")}
+    env["PYTHONPATH"] = str(ctxkit.Path(ctxkit.__file__).parent)
+    fast = "import sys\nsys.argv = ['ctxkit', *sys.argv[1:]]\nimport ctxkit\n"
+    # -S: without site, whose .pth files (an editable install's finder) import re.
+    second = subprocess.run([PY, "-S", "-X", "importtime", "-c", fast, "search", *args],
+                            cwd=cli.root, env=env, capture_output=True, timeout=120, check=False)
+    assert second.returncode == 0
+    assert _without_times(second.stdout) == _without_times(first.stdout)
+    assert json.loads(second.stdout)["hits"][0]["text"].count("ENOSPC") == 1
+    modules = {line.split("|")[-1].strip() for line in second.stderr.decode().splitlines()
+               if line.startswith("import time:")}
+    assert not modules & {"re", "json", "http", "enum"}, modules
+
+
+@pytest.mark.parametrize("damage", [b"\x00garbage", "program"])
+def test_a_damaged_kept_pattern_is_compiled_again(cli, damage):
+    store(cli, service_log("2026-12-01 10:23:41 FATAL [ledger] replay aborted", at=100,
+                            lines=300))
+    args = ("ledger crash", "--json")
+    first = _fast_search_process(cli, *args)
+    import marshal
+    # Valid marshal, but no program _sre accepts (it checks a program before running it).
+    bad = marshal.dumps((0, [1, 2, 3], 0, {}, ())) if damage == "program" else damage
+    conn = sqlite3.connect(cli.db)
+    with conn:
+        conn.execute("UPDATE derived SET value = ?", (bad,))
+    conn.close()
+    again = _fast_search_process(cli, *args)
+    assert _without_times(again.stdout) == _without_times(first.stdout)
+    assert cli("search", *args).json()["hits"] == json.loads(first.stdout)["hits"]
+
+
+def test_search_json_is_what_json_dumps_writes():
+    # The fast path writes its JSON without importing json: every escape as json writes it.
+    text = "".join(chr(i) for i in range(0x80)) + 'é "q" \\ \u2028 \U0001f600'
+    values = [{"text": text, "n": [0, -7, 2.5, 1e-07, 10**20, True, False, None]},
+              [], {}, "", [{"a": {"b": [text]}}]]
+    for value in values:
+        assert ctxkit.json_text(value) == json.dumps(value, ensure_ascii=False)
