@@ -17056,23 +17056,43 @@ def _elided(total: int, shown: Iterable[int]) -> list[str]:
 
 
 def _next_commands(summary: dict[str, Any], total: int) -> dict[str, str]:
+    """The commands to go further, from what the summary found. A problem line: a
+    search for its words, its lines to expand. None, but the run failed (a non-zero
+    exit, a timeout, a signal): a search for a problem and the lines just before the
+    tail, where a failure with no decisive line says why. Neither (exit 0, or a status
+    not known): nothing points at a problem, so no search: the lines hidden after the
+    head."""
     handle = summary["handle"]
     if not handle:
         return {}
-    errors = summary["errors"]
+    errors, query = summary["errors"], None
     if errors:
-        text = errors[0]["text"]
-        words = (re.findall(r"\b\w*(?:Error|Exception|Failure|panic)\w*", text)
-                 or re.findall(r"::(\w+)", text)
-                 or [w for w in re.findall(r"[A-Za-z_][\w.]{3,}", text)
-                     if w.lower() not in _STOP_WORDS])
-        query = " ".join(dict.fromkeys(words[:3])) or "error"
-        center = errors[0]["line"]
+        query, center = _problem_query(errors[0]["text"]), errors[0]["line"]
+    elif _run_failed(summary):
+        tail_start = summary["tail"][0]["line"] if summary["tail"] else total + 1
+        query, center = "error", max(1, tail_start - 11)
     else:
-        query, center = "error", (HEAD_LINES + 1 if total > HEAD_LINES else 1)
+        head_end = summary["head"][-1]["line"] if summary["head"] else 0
+        center = head_end + 11 if head_end < total else 1
     first, last = max(1, center - 10), min(max(total, 1), center + 10)
-    return {"search": f"ctxkit search {_shell_quote(query)} --handle {handle}",
-            "expand": f"ctxkit expand {handle} --lines {first}-{last}"}
+    search = {"search": f"ctxkit search {_shell_quote(query)} --handle {handle}"} if query else {}
+    return {**search, "expand": f"ctxkit expand {handle} --lines {first}-{last}"}
+
+
+def _run_failed(summary: dict[str, Any]) -> bool:
+    """Whether the command is known to have failed: a non-zero exit, or it did not end
+    on its own (timeout, interrupted). ``store`` without --exit-code knows neither."""
+    return summary["exit_code"] not in (0, None) or summary["status"] != "complete"
+
+
+def _problem_query(text: str) -> str:
+    """The words of a problem line to search for: its exception names, else a test
+    id's last part, else its longer words."""
+    words = (re.findall(r"\b\w*(?:Error|Exception|Failure|panic)\w*", text)
+             or re.findall(r"::(\w+)", text)
+             or [w for w in re.findall(r"[A-Za-z_][\w.]{3,}", text)
+                 if w.lower() not in _STOP_WORDS])
+    return " ".join(dict.fromkeys(words[:3])) or "error"
 
 
 def _shell_quote(text: str) -> str:
@@ -17153,9 +17173,8 @@ def render_summary(summary: dict[str, Any]) -> str:
         out.append(f"failed tests ({count}): " + ", ".join(summary["failed_tests"]) + more)
     if summary.get("elided"):
         out.append("elided: " + ", ".join(summary["elided"]))
-    if summary.get("next"):
-        out.append(f"next: {summary['next']['search']}")
-        out.append(f"      {summary['next']['expand']}")
+    for n, command in enumerate((summary.get("next") or {}).values()):
+        out.append(f"{'next:' if n == 0 else '':<6}{command}")
     if summary.get("store_error"):
         out.append(f"not stored: {summary['store_error']}")
     return "\n".join(out)

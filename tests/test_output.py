@@ -98,6 +98,33 @@ def test_large_output_gives_a_summary_under_2kb(cli):
     assert human.code == 2 and "exit 2" in human.out and "ZeroDivisionError" in human.out
 
 
+def test_the_next_commands_follow_the_exit_status_and_the_problem_lines(cli):
+    """A passing run with no problem line suggests no search (nothing points at one),
+    only the lines the head hid; a failing one with none, a search and the lines before
+    the tail; a problem line, a search for its words, whatever the exit status."""
+    quiet = "for i in range(400): print('line', i, 'all good')\n"
+    runs = {"passed": (quiet, 0), "failed": (quiet + "raise SystemExit(3)\n", 3),
+            "passed, a problem line": (quiet + "print('error: cannot open pear.txt')\n", 0)}
+    nexts = {}
+    for name, (script, code) in runs.items():
+        result = cli.sub("--json", "run", "--", PY, "-c", script)
+        assert result.code == code, result.err
+        summary = result.json()
+        human = cli.sub("run", "--", PY, "-c", script).out
+        nexts[name] = summary["next"], human[human.index("next:"):]
+    passed, human = nexts["passed"]
+    assert list(passed) == ["expand"] and "search" not in human and "error" not in human
+    assert passed["expand"].endswith("--lines 6-26")                     # after the head
+    failed, human = nexts["failed"]
+    assert failed["search"].startswith("ctxkit search error --handle o")
+    assert failed["expand"].endswith("--lines 375-395")                  # before the tail
+    assert human.count("ctxkit ") == 2
+    found, _ = nexts["passed, a problem line"]
+    assert found["search"].startswith("ctxkit search 'error cannot open' --handle")
+    stored = cli.sub("--json", "store", "-", stdin=quiet).json()           # no exit status
+    assert list(stored["next"]) == ["expand"]
+
+
 def test_environment_unchanged_unless_scrubbed(cli, monkeypatch):
     monkeypatch.setenv("MY_API_TOKEN", "abc123")
     monkeypatch.setenv("AWS_REGION", "eu-west-1")
