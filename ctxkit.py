@@ -6970,6 +6970,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "underlying" in caps:  # type Rows []Row: indexing or ranging over Rows gives Rows
         extra.setdefault("underlying", {})[s.text(caps["underlying_of"][0])] = _clean_type(
             s.text(caps["underlying"][0]), generic=True)
+    elif "vartype" in caps and "pattern" in caps:  # const {a, b: c} = v: v.a, v.b
+        _destructured(s, caps, vartypes)
     elif "vartype" in caps and "copied" in caps:  # x := y, x := a.b: what that is
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "expr:" +
                          _collapse_arguments(one_line(s.text(caps["copied"][0])))[:200],
@@ -7198,6 +7200,33 @@ _CHAINED_CALLEES = frozenset(("attribute", "member_expression", "selector_expres
 def _written_type(text: str) -> str:
     """What follows await: or enter: read as a type: a chain's expr: kept as it is."""
     return text if text.startswith("expr:") else _clean_type(text)
+
+
+def _destructured(s: _Source, caps: dict[str, list[Any]], vartypes: list) -> None:
+    """Each name an object pattern binds is that member of the value it destructures
+    (``const {a, b: c = 1} = v``: a is ``v.a``, c is ``v.b``); what ``require`` gives is
+    an import (_js_import), and nested patterns and ``...rest`` are left alone."""
+    value = caps["destructured"][0]
+    if value.type == "call_expression" and \
+            s.text(value.child_by_field_name("function")) == "require":
+        return
+    held = _collapse_arguments(one_line(s.text(value)))
+    if not re.fullmatch(r"[\w$.]+(\(\.\.\.\))?", held):
+        held = f"({held})"
+    start = caps["vartype"][0].start_byte
+    for item in caps["pattern"][0].named_children:
+        key = bound = item
+        if item.type == "pair_pattern":
+            key, bound = item.child_by_field_name("key"), item.child_by_field_name("value")
+        if bound is not None and bound.type == "object_assignment_pattern":
+            bound = bound.child_by_field_name("left")
+        if bound is not None and bound.type == "assignment_pattern":
+            bound = bound.child_by_field_name("left")
+        if key is None or bound is None or key.type not in (
+                "shorthand_property_identifier_pattern", "property_identifier") or \
+                bound.type not in ("shorthand_property_identifier_pattern", "identifier"):
+            continue
+        vartypes.append((start, s.text(bound), f"expr:{held}.{s.text(key)}"[:205], False))
 
 
 def _collapse_arguments(text: str) -> str:
@@ -9574,6 +9603,9 @@ class _Resolver:
         if self._binding_of(path, scope, callee) is not None:
             return None, 0.0  # imported from a module of the index that lacks it: unknown
         if self.variable_type(path, scope, callee) is not None:  # comp = comp_cls(...)
+            member = self._member_function(path, scope, callee, line)
+            if member is not None:
+                return member
             made = self._called_variable(path, scope, callee)
             if made is None:  # for func in [f, g]: func() calls f, and g (alternatives)
                 made = next(iter(self.iterated_definitions(path, scope, callee, line)), None)
@@ -9583,6 +9615,20 @@ class _Resolver:
         if language.bare_outside and _absent(self, path, callee):
             return None, 1.0
         return self.guess(callee, language.name)
+
+    def _member_function(self, path: str, scope: str, name: str,
+                         line: int) -> tuple[int, float] | None:
+        """A variable that holds a member read off a value (``const {cleanup} = race()``,
+        ``const run = this.run``): calling it runs that member, a function of the index
+        (a class it names is a construction, read as before). None otherwise."""
+        written, type_path, type_scope = self.variable_type(path, scope, name, line)
+        head, _, member = written.removeprefix("expr:").rpartition(".")
+        if not written.startswith("expr:") or not head or not _WORD.fullmatch(member):
+            return None
+        dst, confidence = self.resolve_call(type_path, type_scope, member, head)
+        if dst is None or self.class_like(dst) or confidence < CONF_UNIQUE:
+            return None
+        return dst, min(confidence, CONF_TYPED)
 
     def iterated_definitions(self, path: str, scope: str, name: str,
                              line: int = 0) -> list[int]:
@@ -11459,6 +11505,7 @@ _JS_CALLS = """
     (this)] @copied) @vartype
 (variable_declarator name: (identifier) @var value: (await_expression (call_expression
     function: [(identifier) (member_expression)] @type))) @vartype
+(variable_declarator name: (object_pattern) @pattern value: (_) @destructured) @vartype
 (assignment_expression left: (member_expression object: (this) @self
     property: [(property_identifier) (private_property_identifier)] @var)
     right: (new_expression constructor: (_) @type)) @vartype

@@ -19,6 +19,12 @@ CASES = [
     # `const self = this` names the instance, also inside an object literal's method.
     ("src/this_alias.ts:Ring.size", {"src/this_alias.ts:Ring.iterate.object.next"}),
     ("src/this_alias.ts:Queue.size", set()),
+    # An object pattern binds each name to that member of the value it destructures,
+    # renamed or not; a name bound to a function member calls that function.
+    ("src/destructure.ts:Schema.text", {"src/destructure.ts:Reader.read"}),
+    ("src/destructure.ts:Catalog.text", {"src/destructure.ts:Reader.renamed"}),
+    ("src/destructure.ts:race.cleanup", {"src/destructure.ts:Reader.finish"}),
+    ("src/destructure.ts:settle.cleanup", set()),
 ]
 
 
