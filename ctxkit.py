@@ -9926,9 +9926,9 @@ class _Resolver:
             kind, node = value
             if recv is None:
                 found = node if kind == "def" else self.method_lookup(node, "__call__")
-            elif callee == language.constructor and kind == "def":
+            elif callee == language.constructor:  # p.__init__: the row of p(...), a class's
                 found = self.method_lookup(node, callee) \
-                    if self.nodes[node].kind in CLASS_KINDS else None
+                    if kind == "def" and self.nodes[node].kind in CLASS_KINDS else None
             elif kind == "def" and self.nodes[node].kind not in CLASS_KINDS:
                 found = None  # an attribute of a function: nothing known
             else:
@@ -11038,7 +11038,8 @@ def _resolve_passed_values(db: Database, resolver: _Resolver, run: _IndexRun) ->
         rows = []
         for row in db.query(SQL_PASSED_CANDIDATES, (run.project, CONF_TYPED, language.name)):
             resolver.params_of(row[2], row[10])
-            if resolver.passed_position(row[2], row[3], row[4], row[1]) is not None:
+            if resolver.passed_position(row[2], row[3], _passed_receiver(row[4])[0],
+                                        row[1]) is not None:
                 rows.append(tuple(row)[:10])
         db.execute(SQL_PASSED_CREATE)
         db.execute(SQL_PASSED_CLEAR)
@@ -11048,38 +11049,62 @@ def _resolve_passed_values(db: Database, resolver: _Resolver, run: _IndexRun) ->
             resolver.passed_to.setdefault(function, []).append(tuple(call))
         db.execute(SQL_PASSED_CLEAR)
         for edge_id, path, src, callee, recv, line, dst, confidence, file_id, args in rows:
-            targets, outside = resolver.passed_call(src, callee, recv, path) or ([], False)
-            name, mark, k = (recv or "").partition(ALTERNATIVE_MARK)
-            if mark:  # the k-th of several targets (below), or none any more
+            on, k = _passed_receiver(recv)
+            targets, outside = resolver.passed_call(src, callee, on, path) or ([], False)
+            if k is not None:  # the k-th of several targets (below), or none any more
                 found = (targets[int(k)], CONF_PASSED) if k.isdigit() and \
                     0 < int(k) < len(targets) else (None, 0.0)
-            elif len(targets) == 1 or targets and recv is not None:
+            elif targets:  # several: the first here, a row for each other one below
                 found = targets[0], CONF_PASSED
             elif confidence == CONF_PASSED:
                 found = None, 0.0  # what this pass linked before is known no more
-            elif targets or not outside:
-                continue  # several things called bare, or nothing known: as it was
+            elif not outside:
+                continue  # nothing known: as it was
             else:
                 found = None, 1.0
             if found != (dst, confidence):
                 updates.append((found[0], found[1], edge_id))
-            if recv is not None and not mark:  # p.m() runs each value's m: a row for each
-                for k, target in enumerate(targets[1:], 1):
-                    if db.one(SQL_CALL_ROW, (src, line, f"{recv}{ALTERNATIVE_MARK}{k}",
-                                             callee)) is None:
-                        inserts.append((run.project, "calls", src, target, f"{recv}.{callee}",
-                                        callee, f"{recv}{ALTERNATIVE_MARK}{k}", line,
-                                        CONF_PASSED, file_id, args))
+            if k is not None:
+                continue
+            written = callee if recv is None else f"{recv}.{callee}"
+            _passed_rows(db, run, (src, targets[1:], written, callee, recv, line, file_id,
+                                   args), inserts)
             ctor = language.constructor
             made = found[0]
             if recv is None and made is not None and ctor and \
-                    resolver.nodes[made].kind in CLASS_KINDS:
-                init = resolver.method_lookup(made, ctor)
+                    resolver.nodes[made].kind in CLASS_KINDS:  # p(...) of classes: each __init__
+                inits = (resolver.passed_call(src, ctor, callee, path) or ([], False))[0]
+                init = resolver.method_lookup(made, ctor) if len(targets) == 1 else \
+                    next(iter(inits), None)
                 if init is not None and db.one(SQL_CALL_ROW, (src, line, callee, ctor)) is None:
                     inserts.append((run.project, "calls", src, init, f"{callee}.{ctor}", ctor,
                                     callee, line, found[1], file_id, args))
+                if len(targets) > 1:
+                    _passed_rows(db, run, (src, inits[1:], f"{callee}.{ctor}", ctor, callee,
+                                           line, file_id, args), inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
     db.executemany(SQL_CALL_INSERT, inserts)
+
+
+def _passed_receiver(recv: str | None) -> tuple[str | None, str | None]:
+    """(the receiver, None for a bare call, k) of a calls row the passed-values pass
+    reads: ``p|k`` is the k-th target of ``p.m()``, ``||k`` of a bare ``p()``; k is None
+    on the site's own row."""
+    if recv is not None and recv.startswith(ALTERNATIVE_MARK * 2):
+        return None, recv[2 * len(ALTERNATIVE_MARK):]
+    name, mark, k = (recv or "").partition(ALTERNATIVE_MARK)
+    return (name if recv is not None else None), (k if mark else None)
+
+
+def _passed_rows(db: Database, run: _IndexRun, site: tuple, inserts: list[tuple]) -> None:
+    """A row for the second and later targets of a call on a parameter (its k-th: receiver
+    ``p|k``, or ``||k`` for a bare ``p()``), where there is none yet."""
+    src, targets, written, callee, recv, line, file_id, args = site
+    for k, target in enumerate(targets, 1):
+        marked = f"{recv if recv is not None else ALTERNATIVE_MARK}{ALTERNATIVE_MARK}{k}"
+        if db.one(SQL_CALL_ROW, (src, line, marked, callee)) is None:
+            inserts.append((run.project, "calls", src, target, written, callee, marked, line,
+                            CONF_PASSED, file_id, args))
 
 
 # What a forked resolution worker inherits: (resolver, run, present, database path).

@@ -103,6 +103,12 @@ CASES = [
     (PY, "shop/unions.py:Html.render", {"shop/unions.py:show", "shop/unions.py:show_typing"}),
     (PY, "shop/unions.py:Html.escape", {"shop/unions.py:clean"}),
     (PY, "shop/unions.py:Text.render", {"shop/unions.py:plain", "shop/unions.py:Page.paint"}),
+    # A parameter called bare runs each definition its callers pass: a class passed
+    # is constructed (its __init__ runs too).
+    (PY, "shop/callbacks.py:Missing", {"shop/callbacks.py:report"}),
+    (PY, "shop/callbacks.py:Extra.__init__", {"shop/callbacks.py:report"}),
+    (PY, "shop/callbacks.py:first", {"shop/callbacks.py:apply"}),
+    (PY, "shop/callbacks.py:second", {"shop/callbacks.py:apply"}),
     # Calling an attribute annotated type[X] constructs X.
     (PY, "shop/responses.py:Response.__init__", {"shop/responses.py:App.make_response"}),
     # self.x = param takes the parameter's annotation.
@@ -630,6 +636,39 @@ def test_a_union_receiver_calls_each_member_kept_right_when_a_member_changes(cli
     (cli.root / "pkg" / "docs.py").write_text(UNION_DOCS, encoding="utf-8")
     assert cli.sub("index").code == 0
     assert found("pkg/docs.py:Html.render") == {"pkg/view.py:show"}
+
+
+def test_a_parameter_called_bare_runs_each_value_passed_kept_right_when_a_caller_changes(cli):
+    """`ctxkit callers` (the installed command) lists `kind(name)` in `report(kind, name)`
+    under every class its callers pass and each one's __init__; a caller edited in
+    another file (one value passed no more) takes that one's rows away."""
+    (cli.root / "pkg").mkdir()
+    (cli.root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (cli.root / "pkg" / "kinds.py").write_text(
+        "class Missing:\n    def __init__(self, name):\n        self.name = name\n\n\n"
+        "class Extra:\n    def __init__(self, name):\n        self.name = name\n",
+        encoding="utf-8")
+    (cli.root / "pkg" / "checks.py").write_text(
+        "def report(kind, name):\n    return kind(name)\n", encoding="utf-8")
+    use = ("from pkg.checks import report\nfrom pkg.kinds import Extra, Missing\n\n\n"
+           "def check():\n    report(Missing, 'a')\n    report(Extra, 'b')\n")
+    (cli.root / "pkg" / "use.py").write_text(use, encoding="utf-8")
+
+    def found(symbol: str) -> set[str]:
+        result = cli.sub("callers", symbol, "--json")
+        assert result.code == 0, result.err
+        return {r["id"] for r in result.json()["results"]}
+
+    assert cli.sub("index").code == 0
+    for symbol in ("Missing", "Missing.__init__", "Extra", "Extra.__init__"):
+        assert found(f"pkg/kinds.py:{symbol}") == {"pkg/checks.py:report"}, symbol
+    (cli.root / "pkg" / "use.py").write_text(use.replace("    report(Extra, 'b')\n", ""),
+                                             encoding="utf-8")
+    assert cli.sub("index").code == 0
+    assert found("pkg/kinds.py:Missing") == {"pkg/checks.py:report"}
+    assert found("pkg/kinds.py:Missing.__init__") == {"pkg/checks.py:report"}
+    assert found("pkg/kinds.py:Extra") == set()
+    assert found("pkg/kinds.py:Extra.__init__") == set()
 
 
 def _write(cli, files: dict[str, str]) -> None:
