@@ -6652,7 +6652,32 @@ def _stored_type(text: str, language: Language) -> str:
     lookup = _indexed_access(text.strip()) if language.indexed_access else None
     if lookup is not None:
         return f"lookup:{_generic_type(lookup[0])}:{lookup[1]}"
+    held = _index_signature_value(text) if language.indexed_access else None
+    if held:  # {[key: string]: V}: a Record<string, V>, whose items are Vs
+        return _generic_type(f"Record<string, {held}>")
     return _generic_type(text)
+
+
+# An object type of one index signature or mapped type: `{readonly [key: string]: V}`,
+# `{[name in Names]?: V}` (group 1: V).
+_INDEX_SIGNATURE = lazy_re(r"\{\s*(?:readonly\s+)?\[\s*[\w$]+\s*(?::|\bin\b)[^\[\]]+\]\s*\??"
+                           r"\s*:\s*([^{};]+?)\s*[;,]?\s*\}", re.S)
+
+
+def _index_signature_value(text: str) -> str | None:
+    """V when a written type is an object type holding Vs under any key (an index
+    signature or a mapped type, ``{[k: string]: V}``), or an intersection or union of
+    such types that all hold the same V; else None."""
+    if "[" not in text or "{" not in text:
+        return None
+    values = set()
+    for part in _split_top_level(text.strip(), "&"):
+        for member in _split_top_level(part.strip(), "|"):
+            found = _INDEX_SIGNATURE.fullmatch(member.strip())
+            if found is None:
+                return None
+            values.add(found.group(1))
+    return values.pop() if len(values) == 1 else None
 
 
 def _rebound(s: _Source, assigned: dict[tuple[str, str], list[tuple[int, str]]],
@@ -11930,8 +11955,10 @@ JAVASCRIPT = Language(
 _TS_FIELDS = """
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @var
     type: (type_annotation (_) @type)) @vartype @self
-(property_signature name: (property_identifier) @var type: (type_annotation (_) @type))
-    @vartype @self
+(interface_body (property_signature name: (property_identifier) @var
+    type: (type_annotation (_) @type)) @vartype @self)
+(type_alias_declaration value: (object_type (property_signature name: (property_identifier) @var
+    type: (type_annotation (_) @type)) @vartype @self))
 (call_expression function: [(identifier) (member_expression)] @callback
     arguments: (arguments [(arrow_function) (function_expression)] @narrow))
 (variable_declarator type: (type_annotation (_) @fntype)
