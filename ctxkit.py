@@ -11224,6 +11224,8 @@ _PY_QUERY = f"""
 (class_definition name: (identifier) @name) @def.class
 (function_definition name: (identifier) @name) @def.function
 (assignment left: (identifier) @name right: (lambda) @def.function)
+(assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name)
+    right: (lambda) @def.function (#eq? @_self "self"))
 (call function: (identifier) @callee) @call
 (call function: (attribute object: (_) @recv attribute: (identifier) @callee)) @call
 (call function: (subscript value: (identifier) @callee)) @call
@@ -11378,6 +11380,18 @@ def _py_param(s: _Source, p: Any) -> dict[str, Any]:
             "default": one_line(s.text(default))[:80] if default is not None else None}
 
 
+def _py_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
+    """A lambda bound to an attribute of self in a method (``self.check = lambda s:
+    s.strip()``) is the instance's: ``Cls.check``, a plain function (no self is bound
+    to it), so ``self.check(x)`` runs it."""
+    if d.node.type != "lambda" or parent is None or parent.kind != "method" or \
+            d.node.parent is None or d.node.parent.child_by_field_name("left").type != \
+            "attribute":
+        return False
+    d.qualname = f"{parent.qualname.rpartition('.')[0]}.{d.name}"
+    return True
+
+
 def _py_exported(s: _Source, defs: list[_Def], d: _Def, names: set[str]) -> bool:
     """Public: not underscored (dunders are), inside public classes, listed in __all__."""
     parent = defs[d.parent] if d.parent >= 0 else None
@@ -11524,7 +11538,8 @@ PYTHON = Language(
                         "return_statement", "raise_statement", "function_definition",
                         "class_definition", "decorated_definition"}),
         class_parents=frozenset({"class_definition"})),
-    skip_def=_py_not_a_definition, param=_py_param, exported=_py_exported,
+    skip_def=_py_not_a_definition, qualname=_py_qualname, param=_py_param,
+    exported=_py_exported,
     docstring=_py_docstring, module_docstring=_py_module_docstring, bases=_py_bases,
     import_handler=_py_import, resolve_binding=_py_resolve_binding, submodule=_py_submodule)
 

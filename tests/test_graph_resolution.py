@@ -300,9 +300,13 @@ CASES = [
     # in the lambda's body are made where it stands (it is an expression, as jedi reads it).
     (PY, "shop/lambdas.py:squash", {"shop/lambdas.py:Formatter.render",
                                     "shop/lambdas.py:format_all"}),
-    (PY, "shop/lambdas.py:normalize", {"shop/lambdas.py"}),
+    (PY, "shop/lambdas.py:normalize", {"shop/lambdas.py", "shop/lambdas.py:Checker.__init__"}),
     (PY, "shop/lambdas.py:Formatter.shout", {"shop/lambdas.py:Formatter.render"}),
     (PY, "shop/lambdas.py:format_all.clean", {"shop/lambdas.py:format_all"}),
+    # A lambda bound to self.x in a method is the instance's: self.x(...) runs it (here
+    # one per branch of __init__: either); the calls in its body are __init__'s.
+    (PY, "shop/lambdas.py:Checker.check", {"shop/lambdas.py:Checker.run"}),
+    (PY, "shop/lambdas.py:Checker.check#2", {"shop/lambdas.py:Checker.run"}),
     (PY, "shop/legacy_links.py:parse_link", set()),
     # TypeScript: an indexed access type T['k'] is what T declares for k; a
     # factory's returned object literal has the literal's members; an object
@@ -669,6 +673,19 @@ def test_a_parameter_called_bare_runs_each_value_passed_kept_right_when_a_caller
     assert found("pkg/kinds.py:Missing.__init__") == {"pkg/checks.py:report"}
     assert found("pkg/kinds.py:Extra") == set()
     assert found("pkg/kinds.py:Extra.__init__") == set()
+
+
+def test_a_lambda_bound_to_self_is_called_through_self(cli):
+    """`ctxkit callers` (the installed command) lists `self.check(text)` under the
+    lambda `self.check = lambda ...` that a method binds, and under none of the
+    method itself."""
+    index(cli, PY)
+    result = cli.sub("callers", "shop/lambdas.py:Checker.check", "--json")
+    assert result.code == 0, result.err
+    assert {r["id"] for r in result.json()["results"]} == {"shop/lambdas.py:Checker.run"}
+    result = cli.sub("callers", "shop/lambdas.py:Checker.__init__", "--json")
+    assert result.code == 0, result.err
+    assert "shop/lambdas.py:Checker.run" not in {r["id"] for r in result.json()["results"]}
 
 
 def _write(cli, files: dict[str, str]) -> None:
