@@ -7069,6 +7069,9 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
         value = caps["aliasvalue"][0]
+        this_type = _THIS_TYPE.search(s.text(value)) if "ThisType" in s.text(value) else None
+        if this_type:  # type ProtoOf<T> = {...} & ThisType<T>: `this` in such a literal
+            extra.setdefault("this_types", {})[s.text(caps["alias"][0])] = this_type.group(1)
         if value.type == "function_type":  # kept as written: its parameters' types count
             extra.setdefault("aliases", {})[s.text(caps["alias"][0])] = \
                 one_line(s.text(value))[:300]
@@ -7339,7 +7342,8 @@ def _collect_callback(s: _Source, caps: dict[str, list[Any]], extra: dict) -> No
         text = f"{s.text(owner)}.{s.text(called.child_by_field_name('property'))}" \
             if owner is not None else s.text(called)  # xs?.forEach: xs.forEach
         callee = _collapse_arguments(one_line(text))[:200]
-        prefix = f"callback:{index}:\0:{callee}"
+        bindings = _js_call_bindings(s, called.parent) if s.language.callback_types else ""
+        prefix = f"callback:{index}:\0:{callee}" + (f"\x01{bindings}" if bindings else "")
     single = function.child_by_field_name("parameter")
     holder = function.child_by_field_name("parameters")
     params = [single] if single is not None else holder.named_children if holder else []
@@ -7796,7 +7800,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
     for key in ("package", "mods", "default", "macros", "aliases", "namespaces",
-                "underlying", "constraints", "esm"):
+                "underlying", "constraints", "esm", "this_types"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("esm"):
@@ -9024,6 +9028,7 @@ _COMPOSITE_LITERAL = lazy_re(r"([A-Za-z_][\w.]*)\s*\{.*\}", re.S)
 _UNPACKED = lazy_re(r"unpack(\d+):")
 _NTH_RESULT = lazy_re(r"(.+)#(\d+)")
 _GENERIC_TEXT = lazy_re(r"([^<|]+)<(.*)>")
+_THIS_TYPE = lazy_re(r"\bThisType<\s*([\w$.]+)\s*>")  # what `this` is in the literal
 _CALLABLE_RESULT = lazy_re(r"(?:[\w.]+\.)?Callable<(.*)>")   # Callable[[A], R]
 
 
@@ -9549,7 +9554,8 @@ class _Resolver:
         """
         ctx = self.ctx(path)
         rebound = ctx.get("rebound")
-        narrowed = line and (scope in ctx.get("narrow", {}) or (
+        narrowed = line and (scope in ctx.get("narrow", {}) or len(
+            ctx.get("literal_this", {}).get(scope, ())) > 1 or (
             recv is None and (path, callee) in self.redefined_names) or rebound and any(
             qual in rebound for qual in [*self.scope_chain(scope), ""]))
         key = (path, scope, callee, recv, line if narrowed else 0)
@@ -9579,7 +9585,7 @@ class _Resolver:
         is_receiver = language.named_receivers and \
             self.ctx(path).get("receivers", {}).get(scope) == recv
         if recv in language.self_names or recv in language.super_names or is_receiver:
-            return self._resolve_self(path, scope, callee, recv, language)
+            return self._resolve_self(path, scope, callee, recv, language, line)
         if language.receiver_call is not None:
             found = language.receiver_call(self, path, scope, recv, callee)
             if found is not None:
@@ -9723,7 +9729,11 @@ class _Resolver:
         return None, CONF_EXACT
 
     def _resolve_self(self, path: str, scope: str, callee: str, recv: str,
-                      language: Language) -> tuple[int | None, float]:
+                      language: Language, line: int = 0) -> tuple[int | None, float]:
+        given = self._this_given(path, scope, line) if recv not in language.super_names \
+            else None
+        if given is not None:
+            return self._method_of(given, callee)
         cls = self.enclosing_class(path, scope)
         if cls is None and recv not in language.super_names:
             found = self._unbound_self(path, scope, callee)
@@ -9761,6 +9771,25 @@ class _Resolver:
         if not any(qual in methods for qual in self.scope_chain(scope)):
             return None
         return self.enclosing_class(path, scope)
+
+    def _this_given(self, path: str, scope: str, line: int) -> Any:
+        """The class ``this`` is in a method of an object literal given to a call whose
+        parameter type holds ``ThisType<X>`` (ctx["literal_this"], _literal_this): the
+        literal's own method, whichever class or function encloses it; else None."""
+        literal_this = self.ctx(path).get("literal_this")
+        for qual in self.scope_chain(scope) if literal_this else ():
+            spans = literal_this.get(qual)
+            if not spans:
+                continue
+            given = [text for first, last, text in spans if first <= line <= last] \
+                if len(spans) > 1 else [spans[0][2]]
+            if len(given) != 1:
+                return None  # several literals give the method this name: which is unknown
+            argument, _, called = given[0].removeprefix("thisarg:").partition(":")
+            owner = self._unless_circular(("this", path, qual, given[0]), self._literal_this,
+                                          path, qual.rpartition(".")[0], argument, called)
+            return owner if isinstance(owner, (int, tuple)) else None
+        return None
 
     def _unbound_self(self, path: str, scope: str,
                       callee: str) -> tuple[int | None, float] | None:
@@ -10399,14 +10428,15 @@ class _Resolver:
         """The type of parameter ``position`` of a function given as argument ``argument``
         of ``callee``: an element of a standard container (xs.forEach((x) => ...)), or
         what the function type of the callee's parameter declares."""
+        callee, _, bindings = callee.partition("\x01")
         head, _, name = callee.rpartition(".")
         if head and argument == position == "0" and \
                 name in self.language(path).element_callbacks:
             held = self.expr_type(path, scope, head)
             if isinstance(held, OutsideGeneric):
                 return held.held[-1]
-        dst, _ = self.resolve_call(path, scope, name, head or None)
-        if dst is None or self.nodes[dst].kind in CLASS_KINDS:
+        dst = self._called_function(path, scope, name, head)
+        if dst is None:
             return None
         _, _, qualname, dst_path = self.nodes[dst]
         written = self.ctx(dst_path).get("callbacks", {}).get(qualname, {}).get(argument)
@@ -10416,8 +10446,78 @@ class _Resolver:
         params = _function_type_params(written or "")
         if int(position) >= len(params):
             return None
-        return self.type_named(dst_path, qualname, _clean_type(params[int(position)],
-                                                                generic=True))
+        declared = _clean_type(params[int(position)], generic=True)
+        bound = self._call_type_bindings(dst, bindings).get(declared)
+        if bound:  # (inst: T) of a call that binds T: what it binds T to, read here
+            return self.type_named(path, scope, _clean_type(bound, generic=True))
+        return self.type_named(dst_path, qualname, declared)
+
+    def _called_function(self, path: str, scope: str, name: str, head: str) -> int | None:
+        """The function a call of ``head.name`` runs: of an interface merged with a
+        function of its name (``interface $constructor`` and ``function $constructor``),
+        the function; None for a class or nothing of the index."""
+        dst, _ = self.resolve_call(path, scope, name, head or None)
+        if dst is not None and self.nodes[dst].kind in ("interface", "trait"):
+            dst = self.merged_value(dst)
+        return None if dst is None or self.nodes[dst].kind in CLASS_KINDS else dst
+
+    def _call_type_bindings(self, dst: int, bindings: str) -> dict[str, str]:
+        """{type parameter of the callee dst: the type written for it at the call}: its
+        explicit type arguments in order, or (``=>Declared<A>``) the arguments of the
+        declared type the call's result is given where the callee's declared result
+        names a parameter in that place (``$constructor<T, D>`` against
+        ``core.$constructor<ZodType>``: T is ZodType)."""
+        if not bindings:
+            return {}
+        _, _, qualname, dst_path = self.nodes[dst]
+        params = list(self.ctx(dst_path).get("type_params", {}).get(qualname, {}))
+        if not bindings.startswith("=>"):
+            return dict(zip(params, bindings.split("\x02"), strict=False))
+        declared = _GENERIC_TEXT.fullmatch(bindings[2:].strip())
+        returned = _GENERIC_TEXT.fullmatch(self.returns.get(dst, "").strip())
+        if declared is None or returned is None or \
+                declared.group(1).rpartition(".")[2].strip() != \
+                returned.group(1).rpartition(".")[2].strip():
+            return {}
+        found = {}
+        for mine, given in zip(_split_top_level(returned.group(2), ","),
+                               _split_top_level(declared.group(2), ","), strict=False):
+            if mine.strip() in params:
+                found[mine.strip()] = given.strip()
+        return found
+
+    def _literal_this(self, path: str, scope: str, argument: str, callee: str) -> Any:
+        """What ``this`` is in a method of an object literal given as argument
+        ``argument`` of ``callee``: the X of a ``ThisType<X>`` that the callee's parameter
+        type holds, itself or through the alias it names (``ProtoOf<T>`` = ``{...} &
+        ThisType<T>``), with the type parameters the call binds; None without one."""
+        callee, _, bindings = callee.partition("\x01")
+        head, _, name = callee.rpartition(".")
+        dst = self._called_function(path, scope, name, head)
+        if dst is None:
+            return None
+        _, _, qualname, dst_path = self.nodes[dst]
+        written = self.ctx(dst_path).get("callbacks", {}).get(qualname, {}).get(argument, "")
+        held = _THIS_TYPE.search(written)
+        if held is None:
+            generic = _GENERIC_TEXT.fullmatch(written.strip())
+            alias_name = (generic.group(1) if generic else written).strip()
+            alias = self._type_alias(dst_path, alias_name) if _DOTTED_WORDS.fullmatch(
+                alias_name) else None
+            short = alias_name.rpartition(".")[2]
+            this_text = self.ctx(alias[0]).get("this_types", {}).get(short) if alias else None
+            if not this_text:
+                return None
+            own = list(self.ctx(alias[0]).get("type_params", {}).get(short, {}))
+            given = _split_top_level(generic.group(2), ",") if generic else []
+            substitute = {p: g.strip() for p, g in zip(own, given, strict=False)}
+            this_text = substitute.get(this_text, this_text)
+        else:
+            this_text = held.group(1).strip()
+        bound = self._call_type_bindings(dst, bindings).get(this_text)
+        if bound:
+            return self.type_named(path, scope, _clean_type(bound, generic=True))
+        return self.type_named(dst_path, qualname, _clean_type(this_text, generic=True))
 
     def _guard_variable(self, path: str, name: str) -> Any:
         """What a type guard held by a module-level variable ``name`` (here or imported)
@@ -11662,6 +11762,44 @@ def _js_default_export(s: _Source, d: _Def, ctx: dict[str, Any], bases: list) ->
     if up is not None and up.type == "export_statement" and s.text(up).startswith(
             "export default"):
         ctx["default"] = d.name
+    _js_literal_this(s, d, ctx)
+
+
+def _js_literal_this(s: _Source, d: _Def, ctx: dict[str, Any]) -> None:
+    """``this`` in a method of an object literal given to a call (``f<T>(name, {m() {
+    this.n() }})``) is what the callee's parameter type says through ``ThisType<X>``:
+    ctx["literal_this"][method] = [[first line, last line, ``thisarg:I:CALLEE\x01BINDINGS``
+    (see _js_call_bindings)], ...], one per literal that gives the method this qualname,
+    read by _Resolver._this_given at the call's line."""
+    holder = d.node.parent
+    if d.node.type not in _JS_OBJECT_MEMBERS or holder is None or holder.type != "object":
+        return
+    arguments = holder.parent
+    call = arguments.parent if arguments is not None and arguments.type == "arguments" \
+        else None
+    if call is None or call.type != "call_expression":
+        return
+    index = next(i for i, arg in enumerate(arguments.named_children) if arg.id == holder.id)
+    callee = _collapse_arguments(one_line(s.text(call.child_by_field_name("function"))))
+    text = f"thisarg:{index}:{callee[:200]}\x01{_js_call_bindings(s, call)}"
+    ctx.setdefault("literal_this", {}).setdefault(d.qualname, []).append(
+        [d.node.start_point[0] + 1, d.node.end_point[0] + 1, text])
+
+
+def _js_call_bindings(s: _Source, call: Any) -> str:
+    """What binds a generic callee's type parameters at a call: the type arguments it
+    writes (``f<A, B>(...)``: ``A\x02B``), else the declared type of the variable the
+    call initializes (``const x: Box<A> = f(...)``: ``=>Box<A>``, matched against the
+    callee's declared result); "" when neither."""
+    arguments = call.child_by_field_name("type_arguments")
+    if arguments is not None:
+        return "\x02".join(one_line(s.text(a)) for a in arguments.named_children)[:300]
+    up = call.parent
+    note = up.child_by_field_name("type") if up is not None and \
+        up.type == "variable_declarator" else None
+    if note is not None and note.named_children:
+        return "=>" + one_line(s.text(note.named_children[0]))[:300]
+    return ""
 
 
 def _js_skip_def(s: _Source, node: Any) -> bool:
