@@ -1652,9 +1652,15 @@ WORD_FAMILIES = (
 
 # Line kinds found from structure, and the query words that ask for them.
 LINE_KINDS = (
+    # Two counts on a line ("3 failed, 2 passed", "errors: 4 ... warnings: 0"), or a line
+    # that is one count. The first count is matched atomically (a lookahead's match taken
+    # whole by a backreference): when no second count follows, the engine gives up at
+    # once instead of trying every shorter reading of the first, each a scan of the rest
+    # of the line. No shorter reading could ever succeed: a second count starts at a word
+    # boundary, which the letters or digits of the first hold none of.
     ("count", "many|count|number|total|tally",
-     r"(?:\b\d+\s+(?:to\s+)?[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b)(?:.*?(?:\b\d+\s+(?:to\s+)?"
-     r"[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))|^\W*\d+ [A-Za-z]+(?: [A-Za-z]+)?\W*$"),
+     r"(?=(\b\d+\s+(?:to\s+)?[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))\1(?:.*?(?:\b\d+\s+"
+     r"(?:to\s+)?[A-Za-z]{3,}|\b[A-Za-z]{3,}:\s*\d+\b))|^\W*\d+ [A-Za-z]+(?: [A-Za-z]+)?\W*$"),
     ("frame", "stack|frame|frames|trace|traceback|backtrace|stacktrace|called|caller",
      r"^\s+at |^\s*File \"[^\"]+\", line \d+|^\s*\d+: [\w<][\w:<>{}, ]*$|^\s+\S+\.go:\d+"
      r"|^\s+at \S+:\d+|^\S+:\d+: in \S+$"),
