@@ -7940,8 +7940,9 @@ def _read_source(absolute: str, limit: int) -> tuple[bytes, int, int] | str:
             read = _read_whole(absolute, limit)
         except FileNotFoundError:
             return "gone"
-        except OSError:
-            return "unreadable"
+        except OSError as exc:  # ELOOP: made a link since the listing, which checks links
+            import errno
+            return "changing" if exc.errno == errno.ELOOP else "unreadable"
         if isinstance(read, str):
             return read
         before, data, after = read
@@ -7963,8 +7964,10 @@ def _read_whole(absolute: str, limit: int) -> tuple[os.stat_result, bytes,
     Opened non-blocking and checked on the descriptor, as read_regular does: a
     file the listing saw that became a named pipe or a device since ("gone":
     there is no file to index there any more) would block a plain open() for ever.
+    ``absolute`` holds no link (the listing resolved it), so a link found here
+    was made since, and is not followed (OSError ELOOP): it may point anywhere.
     """
-    fd = os.open(absolute, _READ_FLAGS)
+    fd = os.open(absolute, _READ_FLAGS | getattr(os, "O_NOFOLLOW", 0))
     try:
         before = os.fstat(fd)
         if before.st_mode & _S_IFMT != _S_IFREG:
@@ -8481,8 +8484,10 @@ def _plan_file(env: Env, rel: str, old: sqlite3.Row | None, full: bool,
     try:
         info = os.lstat(absolute)
         if stat.S_ISLNK(info.st_mode):
-            # A link is followed only inside the root, as `index PATH` is refused outside it.
-            if _relative_to(os.path.realpath(absolute), str(env.root)) is None:
+            # A link is followed only inside the root, as `index PATH` is refused outside it;
+            # the read opens the file found here, whatever the link names by then.
+            absolute = os.path.realpath(absolute)
+            if _relative_to(absolute, str(env.root)) is None:
                 run.skip("outside_root")
                 return None
             info = os.stat(absolute)

@@ -217,6 +217,38 @@ def test_file_replaced_by_a_named_pipe_after_the_scan(cli, monkeypatch):
     assert rows(cli, "SELECT path FROM files") == [("b.py",)]
 
 
+def test_link_pointed_outside_the_root_after_the_scan(cli, monkeypatch, tmp_path):
+    """A link the listing found pointing inside the root is pointed outside it before the
+    read: what is read is the file the listing checked, never the one outside; and a
+    file made a link after the listing is not followed (left for the next run, which
+    finds the link and leaves it out)."""
+    outside = tmp_path / "outside.py"
+    outside.write_text("def stolen_secret():\n    pass\n")
+    write(cli.root, "real.py", "def inside():\n    pass\n")
+    os.symlink("real.py", cli.root / "alias.py")
+    write(cli.root, "plain.py", "def plain():\n    pass\n")
+    real = ctxkit._plan_file
+
+    def retargeting(env, rel, old, full, run):
+        job = real(env, rel, old, full, run)
+        if rel in ("alias.py", "plain.py"):
+            os.unlink(cli.root / rel)
+            os.symlink(outside, cli.root / rel)
+        return job
+    with monkeypatch.context() as patch:
+        patch.setattr(ctxkit, "_plan_file", retargeting)
+        result = cli("index", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["skip_reasons"] == {"changing": 1}
+    assert "plain.py kept changing" in result.err
+    names = {r[0] for r in rows(cli, "SELECT name FROM nodes WHERE kind = 'function'")}
+    assert names == {"inside"}  # real.py, and alias.py read as the real.py it named
+    data = index(cli)
+    assert data["skip_reasons"] == {"outside_root": 2}
+    names = {r[0] for r in rows(cli, "SELECT name FROM nodes WHERE kind = 'function'")}
+    assert names == {"inside"}
+
+
 def test_change_within_the_same_timestamp_tick_is_seen_next_run(cli, monkeypatch):
     path = write(cli.root, "a.py", "def old():\n    pass\n")
     stamp = path.stat().st_mtime_ns
