@@ -6653,7 +6653,7 @@ def _stored_type(text: str, language: Language) -> str:
     """A written type as the file context keeps it (a reading to do later as it is;
     TypeScript's indexed access type ``T<A>['form']`` as ``lookup:T:form``)."""
     if "#" in text or text.startswith(("iter:", "item:", "await:", "enter:", "expr:",
-                                       "unpack", "called:")):
+                                       "unpack", "called:", "holds:")):
         return text
     lookup = _indexed_access(text.strip()) if language.indexed_access else None
     if lookup is not None:
@@ -6927,6 +6927,18 @@ def _base_type(written: str) -> str:
     return _clean_type(written).rsplit(".", 1)[-1] + array
 
 
+def _literal_items(s: _Source, node: Any) -> str | None:
+    """``C(...)`` when every item of a list or set literal, or every value of a dict
+    literal, is a call of one callee written alike (``{CLIENT: Connection(CLIENT),
+    SERVER: Connection(SERVER)}``); None for anything else."""
+    items = [c.child_by_field_name("value") if c.type == "pair" else c
+             for c in node.named_children if "comment" not in c.type]
+    callees = {s.text(c.child_by_field_name("function")) if c is not None and
+               c.type == "call" else None for c in items}
+    callee = callees.pop() if len(callees) == 1 else None
+    return f"{callee}(...)" if callee and len(callee) <= 200 else None
+
+
 def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], calls: list,
                    imports: list, vartypes: list, branches: list, extra: dict) -> None:
     if "branch" in caps:
@@ -6985,6 +6997,11 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 vartypes.append((caps["vartype"][0].start_byte, s.text(item), f"unpack{index}:"
                                  + _collapse_arguments(one_line(s.text(caps["type"][0])))[:200],
                                  False))
+    elif "vartype" in caps and "holds" in caps:  # x = {k: A(...), ...}: a container of As
+        held = _literal_items(s, caps["holds"][0])
+        if held is not None:
+            var = ("self." if "self" in caps else "") + s.text(caps["var"][0])
+            vartypes.append((caps["vartype"][0].start_byte, var, f"holds:{held}", False))
     elif "vartype" in caps and "iterated" in caps:  # for x in xs: what xs holds
         node = caps["iterated"][0]
         items = [c for c in node.named_children if "comment" not in c.type]
@@ -8921,10 +8938,11 @@ class OutsideGeneric:
     """What expr_type gives for such a container: the types it holds, each as expr_type
     would give it (iterating a list[Page] gives a Page)."""
 
-    __slots__ = ("held",)
+    __slots__ = ("held", "positional")
 
-    def __init__(self, held: tuple[Any, ...]):
+    def __init__(self, held: tuple[Any, ...], positional: bool = False):
         self.held = held
+        self.positional = positional  # a tuple[A, B]: x[0] is an A, x[1] a B
 
 
 def _awaited(found: Any) -> Any:
@@ -10178,8 +10196,10 @@ class _Resolver:
         ``__getitem__`` returns."""
         held = self._contents(self.expr_type(path, scope, container, line, depth + 1))
         if isinstance(held, OutsideGeneric):
-            if len(held.held) > 1 and re.fullmatch(r"-?\d+", index.strip()):
-                return None
+            if len(held.held) > 1 and held.positional:  # a tuple's: the one an integer picks
+                number = index.strip()
+                return held.held[int(number)] if re.fullmatch(r"\d+", number) and \
+                    int(number) < len(held.held) else None
             return held.held[-1]
         if isinstance(held, int):
             getter = self.method_lookup(held, "__getitem__")
@@ -10314,6 +10334,11 @@ class _Resolver:
         if type_text.startswith("expr:"):  # x = a.b: what a.b is
             return self._unless_circular(("expression", path, scope, type_text),
                                          self.expr_type, path, scope, type_text[5:])
+        if type_text.startswith("holds:"):  # x = [A(...), ...]: a list (dict, set) of As
+            held = self._unless_circular(("holds", path, scope, type_text), self.expr_type,
+                                         path, scope, type_text[6:])
+            return None if held is None else OUTSIDE if held is OUTSIDE else \
+                OutsideGeneric((held,))
         if type_text.startswith("await:"):  # x = await f(): what f's Promise<X> holds
             return _awaited(self.type_named(path, scope, _written_type(type_text[6:])))
         if type_text.startswith("enter:"):  # with f() as x: what __enter__ gives
@@ -10372,7 +10397,9 @@ class _Resolver:
             if found is not OUTSIDE:
                 return found
             held = tuple(self.type_named(path, scope, t) for t in generic.group(2).split(","))
-            return OutsideGeneric(held) if any(t is not OUTSIDE for t in held) else OUTSIDE
+            positional = generic.group(1).rpartition(".")[2].lower() == "tuple"
+            return OutsideGeneric(held, positional) if any(t is not OUTSIDE for t in held) \
+                else OUTSIDE
         if "|" in type_text or UNION_ARGUMENT in type_text:
             members = [self.type_named(path, scope, t)
                        for t in re.split(r"[|;]", type_text)]
@@ -11371,6 +11398,9 @@ _PY_QUERY = f"""
 (class_definition body: (block
     (assignment left: (identifier) @var type: (type) @type) @vartype @self))
 (module (assignment left: (identifier) @allname right: [(list) (tuple)] @allvalue))
+(assignment left: (identifier) @var !type right: [(dictionary) (list) (set)] @holds) @vartype
+(assignment left: (attribute object: (identifier) @self (#eq? @self "self")
+    attribute: (identifier) @var) !type right: [(dictionary) (list) (set)] @holds) @vartype
 (module (assignment left: (identifier) @valuename !type right: [(identifier) (attribute)]
     @valueof))
 (class_definition body: (block (assignment left: (identifier) @valuename !type
@@ -11634,7 +11664,8 @@ PYTHON = Language(
     constructor="__init__",
     dynamic_types=frozenset({"Any"}),
     accessors=frozenset({"property", "cached_property"}),  # builtins', functools' descriptors
-    class_fields=True, same_container=frozenset({"copy"}),  # list, dict, set: a copy
+    class_fields=True, same_container=frozenset({"copy", "values"}),  # a copy; a dict's
+    #                                                       values (iterated: its items)
     name_after_body=True, locals_hide=True, passed_values=True,
     flows=(("if_statement", "if"), ("try_statement", "try"), ("while_statement", "while")),
     union_calls=True,

@@ -303,6 +303,14 @@ CASES = [
     (PY, "shop/lambdas.py:normalize", {"shop/lambdas.py", "shop/lambdas.py:Checker.__init__"}),
     (PY, "shop/lambdas.py:Formatter.shout", {"shop/lambdas.py:Formatter.render"}),
     (PY, "shop/lambdas.py:format_all.clean", {"shop/lambdas.py:format_all"}),
+    # What a container holds: a literal of constructions (dict values, list items) holds
+    # that class, iterated through .values() too; dict[int, V][1] is a V, and
+    # tuple[A, B][1] a B.
+    (PY, "shop/containers.py:Connection.send", {"shop/containers.py:Pair.push",
+                                                "shop/containers.py:Pair.broadcast"}),
+    (PY, "shop/containers.py:Socket.send", {"shop/containers.py:Pair.direct",
+                                            "shop/containers.py:open_all",
+                                            "shop/containers.py:pick"}),
     # A lambda bound to self.x in a method is the instance's: self.x(...) runs it (here
     # one per branch of __init__: either); the calls in its body are __init__'s.
     (PY, "shop/lambdas.py:Checker.check", {"shop/lambdas.py:Checker.run"}),
@@ -686,6 +694,18 @@ def test_a_lambda_bound_to_self_is_called_through_self(cli):
     result = cli.sub("callers", "shop/lambdas.py:Checker.__init__", "--json")
     assert result.code == 0, result.err
     assert "shop/lambdas.py:Checker.run" not in {r["id"] for r in result.json()["results"]}
+
+
+def test_a_literal_of_constructions_holds_their_class(cli):
+    """`ctxkit callers` (the installed command) lists `self.conn["client"].send()` on
+    `self.conn = {"client": Connection(), ...}` under Connection.send, not Socket's."""
+    index(cli, PY)
+    result = cli.sub("callers", "shop/containers.py:Connection.send", "--json")
+    assert result.code == 0, result.err
+    assert "shop/containers.py:Pair.push" in {r["id"] for r in result.json()["results"]}
+    result = cli.sub("callers", "shop/containers.py:Socket.send", "--json")
+    assert result.code == 0, result.err
+    assert "shop/containers.py:Pair.push" not in {r["id"] for r in result.json()["results"]}
 
 
 def _write(cli, files: dict[str, str]) -> None:
