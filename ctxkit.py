@@ -13475,7 +13475,8 @@ C = Language(
 # through the class and its bases. `T x(a, b);` in a body, which the grammar reads
 # as a function declaration (the most vexing parse), declares a variable x of T as
 # the compiler reads it when a and b name values; a bare `X(...)` inside class X
-# constructs an X (the injected class name), not a call of the constructor alone.
+# constructs an X (the injected class name), not a call of the constructor alone;
+# the same name declares an X (`X result = a;`, `const X& a` in a member of X).
 
 _CPP_TYPES = "[(type_identifier) (qualified_identifier) (template_type)]"
 # A declared variable or field may be of a built-in type too (`uint64_t d64;`, which
@@ -13615,13 +13616,23 @@ def _cpp_prefixes(r: _Resolver, path: str, scope: str) -> list[str]:
 
 
 def _cpp_lookup(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
-    return _fq_lookup(r, path, _cpp_prefixes(r, path, scope), name, hidden=True)
+    """``name`` read in ``scope``; inside class X the name X is the class itself (the
+    injected class name), not its constructors: `X result = a;` in a member of X
+    declares an X, so that prefix is skipped and the next one out finds the class."""
+    head = name.partition(".")[0]
+    table = _fq_table(r, "cpp")
+    prefixes = [p for p in _cpp_prefixes(r, path, scope)
+                if p.rpartition(".")[2] != head or
+                not any(r.class_like(n) for n in table.get(p, ()))]
+    return _fq_lookup(r, path, prefixes, name, hidden=True)
 
 
 def _cpp_resolve_local(r: _Resolver, path: str, scope: str, name: str,
                        ctx: dict[str, Any]) -> tuple | None:
     cls = r.enclosing_class(path, scope)
     if cls is not None and r.nodes[cls].path != path:  # out of line: the class is elsewhere
+        if name == r.nodes[cls].name:  # the injected class name (see _cpp_lookup)
+            return ("node", cls)
         found = r.method_lookup(cls, name)
         if found is not None:
             return ("node", found)

@@ -1,0 +1,42 @@
+"""Graph, C++: direct callers as libclang lists them, through the installed CLI.
+
+Each case is a class of C++ semantics that the reference harness
+(tests/bench/bench_graph_reference.py) found missed on the tuned project; the
+fixture tests/fixtures/graph_cpp_recall is indexed by a real `ctxkit index`
+subprocess and read back with `ctxkit callers --json`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import copy_fixture
+
+
+@pytest.fixture
+def indexed(cli):
+    copy_fixture("graph_cpp_recall", cli.root)
+    result = cli.sub("index", "--json")
+    assert result.code == 0, result.err
+    return cli
+
+
+def callers(cli, symbol: str) -> set[str]:
+    result = cli.sub("callers", symbol, "--json")
+    assert result.code == 0, result.err
+    return {r["id"] or r["name"] for r in result.json()["results"]}
+
+
+# (symbol, exactly these callers)
+CASES = [
+    # the injected class name: `Num result = a;` / `Num tmp;` / `const Num& a` inside a
+    # member of Num (a class with constructors) declare a Num, in line and out of line
+    ("num.h:dc.Num.Sub", {"num.h:dc.Num.Minus"}),
+    ("num.cc:dc.Num.Assign", {"num.cc:dc.Num.Add"}),
+    ("num.h:dc.Num.Length", {"num.cc:dc.Num.Add", "num.cc:dc.Num.Compare"}),
+]
+
+
+@pytest.mark.parametrize("symbol,expected", CASES, ids=[c[0] for c in CASES])
+def test_cpp_callers_as_the_compiler_reads_them(indexed, symbol, expected):
+    assert callers(indexed, symbol) == expected
