@@ -1810,12 +1810,17 @@ RX_IGNORECASE, RX_MULTILINE, RX_ASCII = 2, 8, 256
 RX_SPECIAL = {i: "\\" + chr(i) for i in b"()[]{}?*+-|^$\\.&~# \t\n\r\v\f"}
 
 
-def _rx(pattern: str, flags: int = 0) -> Any:
+def _rx(pattern: str, flags: int = 0, keep: bool = True) -> Any:
     """A compiled regular expression, compiled once a process; built from the program
     the database keeps for it (DERIVED) when there is one, else compiled by ``re`` and
-    its program kept (see derived_rows)."""
+    its program kept (see derived_rows). A pattern made from a query's or an output's
+    text passes ``keep=False``: the database keeps only this program's own patterns, a
+    bounded set, and no text of a search."""
     key = (pattern, int(flags))
     compiled = _RX.get(key)
+    if compiled is None and not keep:
+        import re
+        compiled = _RX[key] = re.compile(pattern, flags)
     if compiled is None:
         program = DERIVED.get(_rx_key(*key))
         if program is not None:
@@ -3298,7 +3303,7 @@ def _strategy_trigram(run: SearchRun) -> str | None:
             rows = run.db.query(SQL_VOCAB_OF.format(handle=clause), params)
         except (sqlite3.Error, DatabaseError):  # FTS5 refused the substring
             continue
-        pattern = _rx(r"[^ ]*" + _escape(sub) + r"[^ ]*")
+        pattern = _rx(r"[^ ]*" + _escape(sub) + r"[^ ]*", keep=False)
         for _, vocab in rows:
             terms.extend(t for t in pattern.findall(vocab)[:40] if t not in terms)
     terms = terms[:40]
@@ -3613,7 +3618,8 @@ def holds_word(text: str, word: str, caseless: bool = False) -> bool:
     pattern compiled for each word (a test name; 0.1-0.3 ms each). Ignoring case is
     done by lowercasing only where both are ASCII, where that maps letters as re does."""
     if caseless and not (text.isascii() and word.isascii()):
-        return bool(_rx(r"(?<![\w])" + _escape(word) + r"(?![\w])", RX_IGNORECASE).search(text))
+        return bool(_rx(r"(?<![\w])" + _escape(word) + r"(?![\w])", RX_IGNORECASE,
+                        keep=False).search(text))
     if caseless:
         text, word = text.lower(), word.lower()
     at = text.find(word)

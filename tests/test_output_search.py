@@ -1041,3 +1041,18 @@ def test_search_json_is_what_json_dumps_writes():
               [], {}, "", [{"a": {"b": [text]}}]]
     for value in values:
         assert ctxkit.json_text(value) == json.dumps(value, ensure_ascii=False)
+
+
+def test_the_kept_patterns_hold_no_text_of_a_search(cli):
+    # Patterns made from a query's words (a substring looked for in the outputs' names)
+    # are compiled for the one search: kept, they would keep the query's text and grow
+    # with every new word.
+    # Over 2 MB stored, so the search goes through the index (a smaller scope is read
+    # whole) and its substring strategy runs.
+    store(cli, service_log("2026-12-01 10:23:41 ERROR [ledger] frobnicator-zqxj/77 stalled",
+                           at=100, lines=45000))
+    for query in ("bnicator-zq", "nicator stalled"):
+        _fast_search_process(cli, query, "--json")
+        cli("search", query, "--json")
+    kept = _derived(cli)
+    assert kept and not [key for key in kept if "bnicator" in key or "nicator" in key]
