@@ -6100,6 +6100,7 @@ class Language(Record):
         "class_fields", "element_callbacks", "same_container", "casts",
         "callback_types", "free_globals", "indexed_access", "element_results",
         "name_after_body", "locals_hide", "passed_values", "flows", "union_calls",
+        "nested_narrowing",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6118,7 +6119,7 @@ class Language(Record):
         "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
         "free_globals": False, "indexed_access": False, "element_results": frozenset(),
         "name_after_body": False, "locals_hide": False, "passed_values": False, "flows": (),
-        "union_calls": False,
+        "union_calls": False, "nested_narrowing": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6193,6 +6194,9 @@ class Language(Record):
     #                             pass, or its default (jedi's reading of Python:
     #                             _resolve_passed_values); calls store their arguments'
     #                             words for it (_argument_word)
+    nested_narrowing: bool      # a narrowing (a test, a callback parameter's type from its
+    #                             call) holds in the functions nested in its range too
+    #                             (TypeScript reads a closure so; jedi does not: Python)
     locals_hide: bool           # a variable of a function hides a definition of its name
     #                             (Python, JavaScript: one namespace; not Java, whose
     #                             methods and variables are apart; else unmeasured)
@@ -9589,7 +9593,9 @@ class _Resolver:
         """
         ctx = self.ctx(path)
         rebound = ctx.get("rebound")
-        narrowed = line and (scope in ctx.get("narrow", {}) or len(
+        head = re.split(r"[.(\[!?]", recv or callee, maxsplit=1)[0]
+        narrowed = line and (scope in ctx.get("narrow", {}) or any(
+            qual != scope for qual in self._narrowing_scopes(path, scope, head)) or len(
             ctx.get("literal_this", {}).get(scope, ())) > 1 or (
             recv is None and (path, callee) in self.redefined_names) or rebound and any(
             qual in rebound for qual in [*self.scope_chain(scope), ""]))
@@ -10816,11 +10822,11 @@ class _Resolver:
         same package (Go).
         """
         ctx = self.ctx(path)
-        if line:
-            spans = [n for n in ctx.get("narrow", {}).get(scope, ())
+        for qual in self._narrowing_scopes(path, scope, name) if line else ():
+            spans = [n for n in ctx["narrow"].get(qual, ())
                      if n[0] == name and n[1] <= line <= n[2]]
             if spans:
-                return max(spans, key=lambda n: n[1])[3], path, scope
+                return max(spans, key=lambda n: n[1])[3], path, qual
         types = ctx.get("types", {})
         overloaded = ctx.get("overload_scopes", {}) if line else {}
         for qual in [*self.scope_chain(scope), ""]:
@@ -10849,6 +10855,33 @@ class _Resolver:
             if found:
                 return found, other, ""
         return None
+
+    def _narrowing_scopes(self, path: str, scope: str, name: str) -> list[str]:
+        """The scopes whose narrowings of ``name`` reach into ``scope``: itself, then the
+        enclosing ones out to the module, up to one that has its own ``name`` (a
+        variable or parameter): a test or a callback's parameter type around a nested
+        function holds inside it too (``inst.min = (v) => inst.check(v)`` in the
+        callback that gives ``inst`` its type)."""
+        narrow = self.ctx(path).get("narrow")
+        if not narrow:
+            return []
+        if not self.language(path).nested_narrowing:
+            return [scope] if any(n[0] == name for n in narrow.get(scope, ())) else []
+        found = []
+        for qual in [*self.scope_chain(scope), ""]:
+            if any(n[0] == name for n in narrow.get(qual, ())):
+                found.append(qual)
+            if qual and self._declares(path, qual, name):
+                break
+        return found
+
+    def _declares(self, path: str, qual: str, name: str) -> bool:
+        """``name`` is a variable or parameter of the definition ``qual``."""
+        if name in self.ctx(path).get("types", {}).get(qual, {}):
+            return True
+        node = self.by_pq.get((path, qual))
+        return node is not None and self.nodes[node].kind not in CLASS_KINDS and any(
+            p.get("name") == name for p in self.params_of(node))
 
     def _binding_of(self, path: str, scope: str, name: str) -> list | None:
         scoped = self.ctx(path).get("scoped", {})
@@ -12145,7 +12178,7 @@ _JS_HOOKS: dict[str, Any] = dict(
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
     receiver_call=_js_receiver_call, method_fallback=_js_constructor_function,
-    callback_types=True, free_globals=True, indexed_access=True)
+    callback_types=True, free_globals=True, indexed_access=True, nested_narrowing=True)
 JAVASCRIPT = Language(
     name="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"), fence="javascript",
     query=_JS_DEFS + _JS_CALLS + _JS_PARAMS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)

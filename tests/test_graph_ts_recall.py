@@ -39,6 +39,11 @@ CASES = [
     ("src/generics.ts:Schema.clone", {"src/generics.ts:make.describe"}),
     ("src/generics.ts:Other.check", {"src/generics.ts:make.describe#2"}),
     ("src/generics.ts:Other.clone", {"src/generics.ts", "src/generics.ts:make.check"}),
+    # A narrowing (instanceof, a callback's parameter type) holds in the functions
+    # nested where it holds, unless one has its own variable of that name.
+    ("src/nested_narrowing.ts:Counter.tick", {"src/nested_narrowing.ts:watch.run",
+                                              "src/nested_narrowing.ts:visitAll.again"}),
+    ("src/nested_narrowing.ts:Clock.tick", {"src/nested_narrowing.ts:shadowed.inner"}),
 ]
 
 
