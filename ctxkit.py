@@ -6100,7 +6100,7 @@ class Language(Record):
         "class_fields", "element_callbacks", "same_container", "casts",
         "callback_types", "free_globals", "indexed_access", "element_results",
         "name_after_body", "locals_hide", "passed_values", "flows", "union_calls",
-        "nested_narrowing",
+        "nested_narrowing", "literal_types",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6119,7 +6119,7 @@ class Language(Record):
         "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
         "free_globals": False, "indexed_access": False, "element_results": frozenset(),
         "name_after_body": False, "locals_hide": False, "passed_values": False, "flows": (),
-        "union_calls": False, "nested_narrowing": False,
+        "union_calls": False, "nested_narrowing": False, "literal_types": (),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6210,6 +6210,9 @@ class Language(Record):
     overloads: bool             # one qualname defined twice is an overload, chosen by the
     #                             arguments' types (C++, Java); else a redefinition, read at
     #                             the call's line (Python's `if WIN: def f()` ... `else:`)
+    literal_types: tuple        # (literal mark, parameter class) pairs a literal fits
+    #                             exactly besides _LITERAL_FITS' (C++: "..." is a char
+    #                             array, so it picks f(const char*) over f(const uc16*))
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -9299,11 +9302,14 @@ class _Resolver:
         if len(fits) < 2:
             return fits
         types = [self._argument_type(word, path, scope, line) for word in words]
+        literal = self.language(path).literal_types if path else ()
         scored = []
         for other in fits:
             params = shapes[other][2]
-            points = [_argument_fit(kind, params[min(i, len(params) - 1)] if params else "")
-                      for i, kind in enumerate(types)]
+            points = []
+            for i, kind in enumerate(types):
+                param = params[min(i, len(params) - 1)] if params else ""
+                points.append(2 if (kind, param) in literal else _argument_fit(kind, param))
             if None not in points:
                 scored.append((sum(points), other))
         best = max((points for points, _ in scored), default=None)
@@ -13721,7 +13727,7 @@ def _method_anywhere(r: _Resolver, path: str, wanted: str, name: str) -> int | N
 
 
 CPP = Language(
-    overloads=True,
+    overloads=True, literal_types=(('"', "char"),),
     macro_calls=_c_macro_calls, conditionals=_c_conditionals,
     constructor=CONSTRUCTOR_IS_CLASS_NAME,
     bare_outside=True,

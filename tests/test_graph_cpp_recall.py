@@ -34,6 +34,9 @@ CASES = [
     ("num.h:dc.Num.Sub", {"num.h:dc.Num.Minus"}),
     ("num.cc:dc.Num.Assign", {"num.cc:dc.Num.Add"}),
     ("num.h:dc.Num.Length", {"num.cc:dc.Num.Add", "num.cc:dc.Num.Compare"}),
+    # a string literal is an array of char: f("1.5") runs f(const char*), not f(const uc16*)
+    ("conv.cc:dc.Converter.ToDouble", {"conv.cc:parse_literal"}),
+    ("conv.cc:dc.Converter.ToDouble#2", set()),
 ]
 
 
