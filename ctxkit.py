@@ -7072,6 +7072,9 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         if guarded:  # const isT = ... as (x: any) => x is T: a type guard, like a function's
             extra.setdefault("guards", []).append(
                 (caps["vartype"][0].start_byte, var, _clean_type(guarded.group(1))))
+        elif call_type == "call_expression" and field is None and s.language.callback_types:
+            extra.setdefault("guards", []).append(  # isT = make(T): maybe a guard make gives
+                (caps["vartype"][0].start_byte, var, _guard_call(s, call, written)))
         vartypes.append((caps["vartype"][0].start_byte, var, written, is_declared))
     elif "typeparam" in caps:  # <T extends Bound>: a T has Bound's members
         constraint = caps["typeparam"][0].parent.child_by_field_name("constraint")
@@ -7264,6 +7267,16 @@ _CHAINED_CALLEES = frozenset(("attribute", "member_expression", "selector_expres
 def _written_type(text: str) -> str:
     """What follows await: or enter: read as a type: a chain's expr: kept as it is."""
     return text if text.startswith("expr:") else _clean_type(text)
+
+
+def _guard_call(s: _Source, call: Any, callee: str) -> str:
+    """``call:CALLEE\x01A,B``: a module-level variable set to a call, with the names its
+    arguments write ("" for other expressions): a type guard when the callee's declared
+    result is one (_Resolver._guard_of_call)."""
+    arguments = call.child_by_field_name("arguments")
+    words = [s.text(a) if a.type in ("identifier", "member_expression") else ""
+             for a in (arguments.named_children if arguments is not None else ())]
+    return f"call:{one_line(callee)[:200]}\x01{','.join(words)[:300]}"
 
 
 def _destructured(s: _Source, caps: dict[str, list[Any]], vartypes: list) -> None:
@@ -9070,6 +9083,7 @@ _COMPOSITE_LITERAL = lazy_re(r"([A-Za-z_][\w.]*)\s*\{.*\}", re.S)
 _UNPACKED = lazy_re(r"unpack(\d+):")
 _NTH_RESULT = lazy_re(r"(.+)#(\d+)")
 _GENERIC_TEXT = lazy_re(r"([^<|]+)<(.*)>")
+_GUARD_RESULT = lazy_re(r"=>\s*[\w$]+\s+is\s+([\w$.]+)\s*$")  # (x) => x is T: T
 _THIS_TYPE = lazy_re(r"\bThisType<\s*([\w$.]+)\s*>")  # what `this` is in the literal
 _CALLABLE_RESULT = lazy_re(r"(?:[\w.]+\.)?Callable<(.*)>")   # Callable[[A], R]
 
@@ -10578,15 +10592,55 @@ class _Resolver:
     def _guard_variable(self, path: str, name: str) -> Any:
         """What a type guard held by a module-level variable ``name`` (here or imported)
         narrows to: ``isT = make(T) as (x: any) => x is T`` gives a T."""
-        guarded = self.ctx(path).get("guards", {}).get(name)
+        found = self._guard_in_module(path, name)
+        if found is None:
+            return None
+        where, guarded = found
+        return self._guard_of_call(where, guarded) if guarded.startswith("call:") \
+            else self.type_named(where, "", guarded)
+
+    def _guard_in_module(self, path: str, name: str, depth: int = 0) -> tuple | None:
+        """(file, guard) of the module-level variable ``name`` read in ``path``: its own,
+        or one it imports, through re-exports (``export * from``, as a barrel file
+        gives them) up to six modules deep."""
+        ctx = self.ctx(path)
+        guarded = ctx.get("guards", {}).get(name)
         if guarded:
-            return self.type_named(path, "", guarded)
-        binding = self.ctx(path).get("imports", {}).get(name)
-        target = self.resolve_binding(path, [binding[0], None]) if binding else None
-        for other in target[1] if target and target[0] == "module" and binding[1] else ():
-            guarded = self.ctx(other).get("guards", {}).get(binding[1])
-            if guarded:
-                return self.type_named(other, "", guarded)
+            return path, guarded
+        if depth > 6:
+            return None
+        binding = ctx.get("imports", {}).get(name)
+        sources = [(binding[0], binding[1])] if binding and binding[1] else [] if binding \
+            else [(star, name) for star in ctx.get("stars", ())] if depth else []
+        for module, imported in sources:
+            target = self.resolve_binding(path, [module, None])
+            for other in target[1] if target and target[0] == "module" else ():
+                found = self._guard_in_module(other, imported, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _guard_of_call(self, path: str, text: str) -> Any:
+        """What the guard a call gives narrows to (``isT = make("T", T)`` where ``make<T>(
+        name, cls: new (...args: any[]) => T): (x: any) => x is T``): the class the
+        argument in the constructor type's place names, else the guard's own type;
+        None when the callee's declared result is no type guard."""
+        callee, _, words = text.removeprefix("call:").partition("\x01")
+        head, _, name = callee.rpartition(".")
+        dst = self._called_function(path, "", name, head)
+        returned = _GUARD_RESULT.search(self.returns.get(dst, "")) if dst is not None else None
+        if returned is None:
+            return None
+        guarded = returned.group(1)
+        _, _, qualname, dst_path = self.nodes[dst]
+        if guarded not in self.ctx(dst_path).get("type_params", {}).get(qualname, {}):
+            return self.type_named(dst_path, "", guarded)
+        arguments = words.split(",")
+        for index, param in enumerate(self.params_of(dst)):
+            made = re.search(r"\bnew\b.*=>\s*([\w$]+)\s*$", param.get("type") or "", re.S)
+            if made and made.group(1) == guarded and index < len(arguments) and \
+                    arguments[index]:
+                return self.type_named(path, "", arguments[index])
         return None
 
     def _declared_parameter(self, path: str, scope: str, position: int, written: str) -> Any:

@@ -44,6 +44,10 @@ CASES = [
     ("src/nested_narrowing.ts:Counter.tick", {"src/nested_narrowing.ts:watch.run",
                                               "src/nested_narrowing.ts:visitAll.again"}),
     ("src/nested_narrowing.ts:Clock.tick", {"src/nested_narrowing.ts:shadowed.inner"}),
+    # A guard a generic factory makes for the class it is given narrows to that class,
+    # imported through a barrel file's export * too.
+    ("src/guard_factory.ts:Atom.report", {"src/guard_use.ts:describe"}),
+    ("src/guard_factory.ts:Derived.report", set()),
 ]
 
 
