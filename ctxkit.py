@@ -13576,6 +13576,7 @@ C = Language(
 # the compiler reads it when a and b name values; a bare `X(...)` inside class X
 # constructs an X (the injected class name), not a call of the constructor alone;
 # the same name declares an X (`X result = a;`, `const X& a` in a member of X).
+# An array `T xs[N]` is of T, as the `const T*` parameter it is passed to.
 
 _CPP_TYPES = "[(type_identifier) (qualified_identifier) (template_type)]"
 # A declared variable or field may be of a built-in type too (`uint64_t d64;`, which
@@ -13618,7 +13619,9 @@ _CPP_QUERY = f"""
     (pointer_declarator declarator: (identifier) @var)
     (reference_declarator (identifier) @var)
     (init_declarator declarator: (pointer_declarator declarator: (identifier) @var))
-    (init_declarator declarator: (reference_declarator (identifier) @var))]) @vartype
+    (init_declarator declarator: (reference_declarator (identifier) @var))
+    (array_declarator declarator: (identifier) @var)
+    (init_declarator declarator: (array_declarator declarator: (identifier) @var))]) @vartype
 (compound_statement (declaration type: {_CPP_TYPES} @type
     declarator: (function_declarator declarator: (identifier) @var
         parameters: (parameter_list . (parameter_declaration type: (type_identifier) !declarator)))

@@ -36,7 +36,8 @@ CASES = [
     ("num.h:dc.Num.Length", {"num.cc:dc.Num.Add", "num.cc:dc.Num.Compare"}),
     # a string literal is an array of char: f("1.5") runs f(const char*), not f(const uc16*)
     ("conv.cc:dc.Converter.ToDouble", {"conv.cc:parse_literal"}),
-    ("conv.cc:dc.Converter.ToDouble#2", set()),
+    # an array `uc16 wide[4]` is of uc16: f(wide, 3) runs f(const uc16*)
+    ("conv.cc:dc.Converter.ToDouble#2", {"conv.cc:parse_wide"}),
 ]
 
 
