@@ -6907,6 +6907,11 @@ def _argument_word(s: _Source, node: Any) -> str:
         typed = node.child_by_field_name("type")
         if typed is not None:
             return ":" + _base_type(s.text(typed))
+    if kind == "call_expression" and s.language.overloads:  # f(g(x)): what g(x) gives
+        called = node.child_by_field_name("function")
+        if called is not None and called.type in ("identifier", "qualified_identifier") \
+                and _DOTTED_WORDS.fullmatch(s.text(called).replace("::", ".")):
+            return "~" + s.text(called).replace("::", ".")
     return "?"
 
 
@@ -9395,6 +9400,10 @@ class _Resolver:
                 _, _, qualname, where = self.nodes[owner]
                 found = self.variable_type(where, qualname, "self." + word[1:])
             return ":" + _base_type(found[0]) if found else "?"
+        if word.startswith("~") and path:  # a call's result: a class it constructs or
+            # returns (Double(DiyFp(f, e)) runs Double(DiyFp)); its name is what fits
+            made = self.expr_type(path, scope, word[1:] + "(...)", line)
+            return ":" + self.nodes[made].name if isinstance(made, int) else "?"
         return word
 
     def load_bases(self) -> None:

@@ -38,6 +38,9 @@ CASES = [
     ("conv.cc:dc.Converter.ToDouble", {"conv.cc:parse_literal"}),
     # an array `uc16 wide[4]` is of uc16: f(wide, 3) runs f(const uc16*)
     ("conv.cc:dc.Converter.ToDouble#2", {"conv.cc:parse_wide"}),
+    # an argument that is a call has the type it makes: Dbl(Fp(f, e)) runs Dbl(Fp)
+    ("ieee.h:dc.Dbl.Dbl#2", {"ieee.h:dc.from_fp"}),
+    ("ieee.h:dc.Dbl.Dbl", set()),
 ]
 
 
