@@ -13586,6 +13586,8 @@ C = Language(
 # constructs an X (the injected class name), not a call of the constructor alone;
 # the same name declares an X (`X result = a;`, `const X& a` in a member of X).
 # An array `T xs[N]` is of T, as the `const T*` parameter it is passed to.
+# `auto` takes the type of what initializes it, through `*` and `&` declarators
+# and in an if's condition (`if (auto *a = dynamic_cast<Apply*>(ast))`).
 
 _CPP_TYPES = "[(type_identifier) (qualified_identifier) (template_type)]"
 # A declared variable or field may be of a built-in type too (`uint64_t d64;`, which
@@ -13636,8 +13638,14 @@ _CPP_QUERY = f"""
         parameters: (parameter_list . (parameter_declaration type: (type_identifier) !declarator)))
     ) @vartype)
 (declaration type: (placeholder_type_specifier) declarator: (init_declarator
-    declarator: (identifier) @var value: [(new_expression type: (_) @type)
-                                          (call_expression function: (_) @type)])) @vartype
+    declarator: [(identifier) @var (pointer_declarator declarator: (identifier) @var)
+                 (reference_declarator (identifier) @var)]
+    value: [(new_expression type: (_) @type) (call_expression function: (_) @type)]))
+    @vartype
+(condition_clause value: (declaration type: (placeholder_type_specifier)
+    declarator: [(identifier) @var (pointer_declarator declarator: (identifier) @var)
+                 (reference_declarator (identifier) @var)]
+    value: [(new_expression type: (_) @type) (call_expression function: (_) @type)]) @vartype)
 (field_declaration type: {_CPP_VALUE_TYPES} @type declarator: [
     (field_identifier) @var
     (pointer_declarator declarator: (field_identifier) @var)
