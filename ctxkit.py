@@ -7286,12 +7286,15 @@ def _guard_call(s: _Source, call: Any, callee: str) -> str:
 
 def _destructured(s: _Source, caps: dict[str, list[Any]], vartypes: list) -> None:
     """Each name an object pattern binds is that member of the value it destructures
-    (``const {a, b: c = 1} = v``: a is ``v.a``, c is ``v.b``); what ``require`` gives is
-    an import (_js_import), and nested patterns and ``...rest`` are left alone."""
+    (``const {a, b: c = 1} = v``: a is ``v.a``, c is ``v.b``); what ``require`` and
+    ``await import()`` give is an import (_js_import), and nested patterns and
+    ``...rest`` are left alone."""
     value = caps["destructured"][0]
-    if value.type == "call_expression" and \
-            s.text(value.child_by_field_name("function")) == "require":
-        return
+    called = value.named_children[0] if value.type == "await_expression" and \
+        value.named_children else value
+    if called.type == "call_expression" and \
+            s.text(called.child_by_field_name("function")) in ("require", "import"):
+        return  # an import (_js_import)
     held = _collapse_arguments(one_line(s.text(value)))
     if not re.fullmatch(r"[\w$.]+(\(\.\.\.\))?", held):
         held = f"({held})"
@@ -11811,6 +11814,8 @@ _JS_CALLS = """
 [(import_statement) (export_statement source: (_))] @import
 (variable_declarator value: (call_expression function: (identifier) @req
     (#eq? @req "require"))) @import
+(variable_declarator value: [(call_expression function: (import))
+    (await_expression (call_expression function: (import)))]) @import
 (variable_declarator name: (identifier) @var value: (new_expression constructor: (_) @type))
     @vartype
 (variable_declarator name: (identifier) @var value: (call_expression
@@ -12087,8 +12092,10 @@ def _js_bases(s: _Source, d: _Def, add: Callable[[Any, str], None]) -> None:
 
 def _js_import(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
     line = node.start_point[0] + 1
-    if node.type == "variable_declarator":  # const x = require('./m')
+    if node.type == "variable_declarator":  # const x = require('./m'), await import('./m')
         value = node.child_by_field_name("value")
+        if value is not None and value.type == "await_expression" and value.named_children:
+            value = value.named_children[0]
         args = value.child_by_field_name("arguments") if value is not None else None
         source = _quoted_text(s, args.named_children[0]) if args and args.named_children \
             else ""

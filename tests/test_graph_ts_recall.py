@@ -17,8 +17,11 @@ FIXTURE = "graph_ts_recall"
 # (symbol, exactly these callers at the default confidence)
 CASES = [
     # `const self = this` names the instance, also inside an object literal's method.
-    ("src/this_alias.ts:Ring.size", {"src/this_alias.ts:Ring.iterate.object.next"}),
-    ("src/this_alias.ts:Queue.size", set()),
+    ("src/this_alias.ts:Ring.size", {"src/this_alias.ts:Ring.iterate.object.next",
+                                     "src/dynamic_import.ts:load"}),
+    # `await import("./m")` binds the module's namespace, or its exports destructured.
+    ("src/this_alias.ts:Queue.size", {"src/dynamic_import.ts:load"}),
+    ("src/this_alias.ts:Queue", {"src/dynamic_import.ts:load"}),
     # An object pattern binds each name to that member of the value it destructures,
     # renamed or not; a name bound to a function member calls that function.
     ("src/destructure.ts:Schema.text", {"src/destructure.ts:Reader.read"}),
