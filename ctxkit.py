@@ -15027,9 +15027,52 @@ def _walk_command(args: argparse.Namespace, env: Env, relation: str) -> int:
         node = graph_resolve(db, env, args.symbol, args.file, args.first)
         node, results = fresh_walk(env, db, node, lambda n: graph_walk(
             db, env.project, n, relation, depth, args.min_confidence))
-    data = {"target": node.id, "results": results}
-    emit(env, data, lambda: _walk_text(node, results, relation))
+        hint = "" if results else _empty_walk_hint(db, env.project, node, relation,
+                                                     args.min_confidence)
+    data = {"target": node.id, "results": results, **({"hint": hint} if hint else {})}
+    emit(env, data, lambda: _walk_text(node, results, relation, hint))
     return EXIT_OK
+
+
+def _empty_walk_hint(db: Database, project: str, node: Node, relation: str,
+                     min_confidence: float) -> str:
+    """What to ask next when a walk found nothing: the guesses below --min-confidence
+    only when there are some, and for a method with no callers the methods of its
+    bases it overrides that have callers (a call through the base's type runs it)."""
+    hints = []
+    hidden = [r for r in graph_relations(db, project, node, relation, 0.0)
+              if r.node is not None and r.confidence < min_confidence]
+    if hidden:
+        hints.append(f"{len(hidden)} below --min-confidence {min_confidence:g}: pass "
+                     f"--min-confidence {min(r.confidence for r in hidden):g} to see them")
+    if relation == "calledBy":
+        hints += [f"it overrides {base.id}, which has callers: a call through the "
+                  f"base's type may run it (ctxkit callers {base.id})"
+                  for base in _overridden_methods(db, project, node)
+                  if graph_relations(db, project, base, "calledBy", min_confidence)]
+    return "; ".join(hints)
+
+
+def _overridden_methods(db: Database, project: str, node: Node) -> list[Node]:
+    """The methods of ``node``'s class's bases (nearest first) it overrides."""
+    owner_name = node.qualname.rpartition(".")[0]
+    if not owner_name or node.kind in CLASS_KINDS:
+        return []
+    owners = [n for n in graph_find_nodes(db, project, owner_name, file=node.path)
+              if n.kind in CLASS_KINDS and n.qualname == owner_name]
+    bases: list[Node] = []
+    frontier = owners[:1]
+    for _ in range(4):
+        frontier = [rel.node for cls in frontier
+                    for rel in graph_relations(db, project, cls, "extends", 0.0)
+                    if rel.node is not None and rel.node not in bases]
+        bases += frontier
+    found = []
+    for base in bases:
+        wanted = f"{base.qualname}.{node.name}"
+        found += [n for n in graph_find_nodes(db, project, wanted, file=base.path)
+                  if n.qualname == wanted and n.kind not in CLASS_KINDS][:1]
+    return found
 
 
 def _fresh_node(env: Env, db: Database, node: Node) -> Node:
@@ -15085,11 +15128,12 @@ def _check_confidence(value: float) -> None:
         raise UsageError("--min-confidence must be between 0 and 1")
 
 
-def _walk_text(node: Node, results: list[dict[str, Any]], relation: str) -> str:
+def _walk_text(node: Node, results: list[dict[str, Any]], relation: str,
+               hint: str = "") -> str:
     word = "callers" if relation == "calledBy" else "callees"
     if not results:
-        return (f"no {word} of {node.id} in the index (the symbol is known; "
-                f"lower --min-confidence to see guesses)")
+        return (f"no {word} of {node.id} in the index (the symbol is known"
+                f"{'; ' + hint if hint else ''})")
     lines = [f"{word} of {node.id} ({len(results)}):"]
     for r in results:
         indent = "  " * r["depth"]
@@ -15118,6 +15162,9 @@ def cmd_impact(args: argparse.Namespace, env: Env) -> int:
         node = graph_resolve(db, env, args.symbol, args.file, args.first)
         node, data = fresh_walk(env, db, node, lambda n: graph_impact(
             db, env.project, n, depth, args.min_confidence))
+        if not data["results"]:
+            hint = _empty_walk_hint(db, env.project, node, "calledBy", args.min_confidence)
+            data.update({"hint": hint} if hint else {})
     emit(env, data, lambda: _impact_text(data))
     return EXIT_OK
 
@@ -15140,7 +15187,8 @@ def _impact_text(data: dict[str, Any]) -> str:
     for r in data["results"]:
         lines.append(f"{'  ' * r['depth']}{r['id']}  {r['path']}:{r['line']}")
     if not data["results"]:
-        lines.append("  no callers in the index")
+        lines.append("  no callers in the index"
+                     + (f"; {data['hint']}" if data.get("hint") else ""))
     return "\n".join(lines)
 
 

@@ -897,3 +897,29 @@ def test_an_index_made_by_another_ctxkit_is_parsed_again(cli, tmp_path):
     conn.close()
     again = cli("--json", "index").json()["files"]
     assert (again["indexed"], again["unchanged"]) == (0, files)
+
+
+def test_no_callers_hint_names_the_overridden_base_method_and_only_real_guesses(cli):
+    # httpx's shape: the client calls transport.handle_request() on a BaseTransport, so
+    # the subclasses' overrides have no edge of their own; "no callers" alone reads as
+    # "safe to change". The hint names the base method; guesses only when there are.
+    (cli.root / "base.py").write_text(
+        "class Transport:\n    def send(self, r):\n        raise NotImplementedError\n")
+    (cli.root / "http.py").write_text(
+        "from base import Transport\n\n\nclass HTTP(Transport):\n"
+        "    def send(self, r):\n        return r\n\n    def unused(self):\n        return 1\n")
+    (cli.root / "client.py").write_text(
+        "from base import Transport\n\n\ndef go(t: Transport):\n    return t.send(1)\n")
+    assert cli.sub("index").code == 0
+    for args in (("callers", "http.py:HTTP.send", "--min-confidence", "0"),
+                 ("impact", "http.py:HTTP.send")):
+        out = cli.sub(*args)
+        assert out.code == 0, out.err
+        assert "overrides base.py:Transport.send" in out.out
+        assert "ctxkit callers base.py:Transport.send" in out.out
+        assert "lower --min-confidence" not in out.out and "below --min-confidence" not in out.out
+    hint = cli.sub("callers", "http.py:HTTP.send", "--json").json()["hint"]
+    assert "base.py:Transport.send" in hint
+    unused = cli.sub("callers", "http.py:HTTP.unused")
+    assert unused.out.strip() == ("no callers of http.py:HTTP.unused in the index "
+                                  "(the symbol is known)")
