@@ -6907,6 +6907,13 @@ def _argument_word(s: _Source, node: Any) -> str:
         typed = node.child_by_field_name("type")
         if typed is not None:
             return ":" + _base_type(s.text(typed))
+    if kind == "binary_expression" and s.language.overloads:  # f(d64_ + 1): d64_'s type
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        operator = node.child_by_field_name("operator")
+        if left is not None and right is not None and operator is not None and \
+                s.text(operator) in _ARITHMETIC and right.type == "number_literal" and \
+                left.type in ("identifier", "field_identifier"):
+            return "=" + s.text(left)  # (the usual conversions: the wider operand's type)
     if kind == "call_expression" and s.language.overloads:  # f(g(x)): what g(x) gives
         called = node.child_by_field_name("function")
         if called is not None and called.type in ("identifier", "qualified_identifier") \
@@ -6916,6 +6923,7 @@ def _argument_word(s: _Source, node: Any) -> str:
 
 
 _UNSEEN = object()
+_ARITHMETIC = frozenset("+ - * / % & | ^".split())
 
 
 def _passed_word(s: _Source, node: Any, kind: str) -> str:
@@ -13592,7 +13600,8 @@ C = Language(
 # the compiler reads it when a and b name values; a bare `X(...)` inside class X
 # constructs an X (the injected class name), not a call of the constructor alone;
 # the same name declares an X (`X result = a;`, `const X& a` in a member of X).
-# An array `T xs[N]` is of T, as the `const T*` parameter it is passed to.
+# An array `T xs[N]` is of T, as the `const T*` parameter it is passed to; an
+# argument `v + 1` is of v's type, `g(x)` of the class g makes or returns.
 # `auto` takes the type of what initializes it, through `*` and `&` declarators
 # and in an if's condition (`if (auto *a = dynamic_cast<Apply*>(ast))`).
 

@@ -41,6 +41,8 @@ CASES = [
     # an argument that is a call has the type it makes: Dbl(Fp(f, e)) runs Dbl(Fp)
     ("ieee.h:dc.Dbl.Dbl#2", {"ieee.h:dc.from_fp"}),
     ("ieee.h:dc.Dbl.Dbl", set()),
+    # a value plus a literal has the value's type: Dbl(bits_ + 1) runs Dbl(uint64)
+    ("ieee.h:dc.Dbl.Dbl#3", {"ieee.h:dc.Dbl.Next"}),
     # auto *p = dynamic_cast<T*>(e), auto* p = static_cast<T*>(e), auto& r = f(), and
     # one declared in an if's condition: of T (both classes define visit: no guess)
     ("ast.cc:ast.Apply.visit", {"ast.cc:one", "ast.cc:three"}),
