@@ -16706,15 +16706,35 @@ class DecisiveLines:
         self.failed_tests: dict[str, str] = {}   # every failing test: its last name part -> id
         self.failed_more = 0                     # failing tests past FAILED_TESTS_MAX
         self.in_pytest_e = False                 # the last block ended on an "E   " line
+        self.in_listing = False                  # inside a pytest failure's code listing
 
     def add_block(self, first_no: int, lines: list[str], low: str) -> None:
         if self.trace_frames is not None:
             self._scan_trace(first_no, lines, 0)
         hits = self._candidate_indexes(lines, low)
+        marks, at = self._listing_marks(lines, low), 0
         for index in hits:
+            while at < len(marks) and marks[at][0] <= index:
+                self.in_listing, at = marks[at][1], at + 1
             self._classify(first_no, lines, index)
+        if marks[at:]:
+            self.in_listing = marks[-1][1]
         if lines:
             self.in_pytest_e = _is_pytest_e(lines[-1])
+
+    @staticmethod
+    def _listing_marks(lines: list[str], low: str) -> list[tuple[int, bool]]:
+        """(index, listing) at each banner line: pytest's "___ test_x ___" opens a
+        failure, whose traceback lists the code it ran (indented, or "> " on the line
+        that raised); any other banner ("--- Captured stdout call ---", "=== short test
+        summary info ===") ends that listing."""
+        marks = []
+        for index in lines_holding(low, ("___", "---", "==="), 20000):
+            line = lines[index]
+            if line[:3] in ("___", "---", "==="):
+                head = _SECTION_HEAD.match(line)
+                marks.append((index, bool(head and head.group("pytest"))))
+        return marks
 
     @staticmethod
     def _candidate_indexes(lines: list[str], low: str) -> list[int]:
@@ -16777,6 +16797,8 @@ class DecisiveLines:
             self._keep("traceback", number, line,
                        (location.group("path"), int(location.group("line"))))
             return
+        if self.in_listing and line[:1] in " \t>":
+            return   # code of the test or the program, not a line about what happened
         if not compiler and self._is_generic_error(line):
             key = re.sub(r"\d+", "#", line.strip())[:200]
             if key not in self.seen_generic and len(self.seen_generic) < 5000:

@@ -759,3 +759,28 @@ def test_a_failing_subtest_is_a_failed_test_and_its_message_one_decisive_line(cl
     assert [text.split(None, 1)[1] for text in e_lines] == [       # one per failure
         "AssertionError: Lists differ: [1, 2, 1] != [1, 2]",
         "AssertionError: Lists differ: [1, 2, 2] != [1, 2]", "assert 1 == 2"], e_lines
+
+
+def test_the_code_a_pytest_traceback_lists_is_no_problem_line(cli):
+    """pytest lists the code of each frame of a failure (indented, "> " on the line that
+    raised): a comment or a string in it that says "error" is code, not what happened,
+    and the next search follows the exception, not the comment (httpx's raise_for_status:
+    "# 2xx status codes are not an error." and `4: "Client error",` were its first
+    decisive lines). What the test printed (a Captured section) is still read."""
+    (cli.root / "test_codes.py").write_text(
+        "KINDS = {4: 'Client error', 5: 'Server error'}\n\n"
+        "def check(code):\n    # a code of 2xx is not an error at all\n"
+        "    kind = KINDS.get(code // 100, 'Invalid status code error')\n"
+        "    raise LookupError(kind)\n\n"
+        "def test_ok_code():\n    print('    worker error: disk quota')\n"
+        "    check(200)\n")
+    result = cli.sub("run", "--json", "--direct-max", "0", "--", sys.executable, "-m", "pytest",
+                     "-q", "-p", "no:cacheprovider", "test_codes.py")
+    summary = result.json()
+    listing = cli.sub("expand", summary["handle"]).out
+    assert "# a code of 2xx is not an error at all" in listing, "not pytest's long traceback"
+    texts = [e["text"] for e in summary["errors"]]
+    assert not [t for t in texts if "KINDS" in t or "# a code" in t or "raise " in t], texts
+    assert any(t.startswith("E ") and "LookupError" in t for t in texts), texts
+    assert any("worker error: disk quota" in t for t in texts), texts
+    assert summary["next"]["search"].startswith("ctxkit search LookupError"), summary["next"]
