@@ -10214,7 +10214,7 @@ class _Resolver:
                 return OUTSIDE if owner is OUTSIDE else None
             if owner is None and _DOTTED_WORDS.fullmatch(head):
                 return self._module_variable(path, scope, head, attr)
-            return self.field_type(owner, attr, depth) if isinstance(owner, int) else None
+            return self._attribute_type(owner, attr, depth) if isinstance(owner, int) else None
         if not _WORD.fullmatch(text):
             return None
         found = self.variable_type(path, scope, text, line)
@@ -10879,6 +10879,17 @@ class _Resolver:
                 if found is not None:
                     return found
         return None
+
+    def _attribute_type(self, cls: int, attr: str, depth: int = 0) -> Any:
+        """The type of ``x.attr`` for an x of class ``cls``: its field's (field_type), or,
+        when neither the class nor a base has anything of that name, what a
+        ``__getattr__`` of theirs is declared or inferred to return (Python reads a
+        missing attribute through it: pluggy's ``hook.name`` is a HookCaller)."""
+        found = self.field_type(cls, attr, depth)
+        if found is not None or self.method_lookup(cls, attr) is not None:
+            return found
+        getter = self.method_lookup(cls, "__getattr__")
+        return self.returned_type(getter) if getter is not None else None
 
     def _accessor(self, path: str, qualname: str, attr: str) -> int | None:
         """The method ``attr`` of class ``qualname`` when reading the attribute runs it: a

@@ -311,6 +311,9 @@ CASES = [
     (PY, "shop/containers.py:Socket.send", {"shop/containers.py:Pair.direct",
                                             "shop/containers.py:open_all",
                                             "shop/containers.py:pick"}),
+    # A missing attribute is read through the class's __getattr__: its declared result.
+    (PY, "shop/relay.py:Caller.call_historic", {"shop/relay.py:Manager.replay"}),
+    (PY, "shop/relay.py:Other.call_historic", set()),
     # A lambda bound to self.x in a method is the instance's: self.x(...) runs it (here
     # one per branch of __init__: either); the calls in its body are __init__'s.
     (PY, "shop/lambdas.py:Checker.check", {"shop/lambdas.py:Checker.run"}),
@@ -706,6 +709,15 @@ def test_a_literal_of_constructions_holds_their_class(cli):
     result = cli.sub("callers", "shop/containers.py:Socket.send", "--json")
     assert result.code == 0, result.err
     assert "shop/containers.py:Pair.push" not in {r["id"] for r in result.json()["results"]}
+
+
+def test_a_missing_attribute_has_the_type_getattr_returns(cli):
+    """`ctxkit callers` (the installed command) lists `self.hook.on_start.call_historic()`
+    under Caller.call_historic when `hook`'s class declares `__getattr__ -> Caller`."""
+    index(cli, PY)
+    result = cli.sub("callers", "shop/relay.py:Caller.call_historic", "--json")
+    assert result.code == 0, result.err
+    assert {r["id"] for r in result.json()["results"]} == {"shop/relay.py:Manager.replay"}
 
 
 def _write(cli, files: dict[str, str]) -> None:
