@@ -3762,10 +3762,12 @@ def render_hits(result: dict[str, Any]) -> str:
     """The human form of a search result."""
     tried = ", ".join(f"{t['strategy']} {t['hits']}" for t in result["queries_tried"])
     tried = f" (tried, lines matched by each: {tried})" if tried else ""
+    query = result["query"]   # a pasted 10 KB query is echoed by its start, not whole
+    query = repr(query) if len(query) <= 200 else f"{query[:199]!r}… ({len(query):,} characters)"
     if not result["hits"]:
         why = f": {result['note']}" if result.get("note") else ""
-        return f"no hits for {result['query']!r}{tried}{why}"
-    out = [f"{len(result['hits'])} hits for {result['query']!r}{tried}"]
+        return f"no hits for {query}{tried}{why}"
+    out = [f"{len(result['hits'])} hits for {query}{tried}"]
     for hit in result["hits"]:
         where = f"{hit['handle']}:{hit['line_start']}-{hit['line_end']}"
         extra = f"  [{', '.join(hit['symbols'])}]" if hit.get("symbols") else ""

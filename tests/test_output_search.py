@@ -824,6 +824,18 @@ def test_any_query_text_is_safe(cli, path, query):
     assert result.json()["status"] in ("ok", "no_hits")
 
 
+def test_a_long_query_is_echoed_by_its_start(cli):
+    """A pasted 10 KB query gets a short answer line: its first 200 characters and its
+    length, not the whole text back (the installed command, as an agent runs it)."""
+    store(cli, "alpha beta\n" * 3)
+    for query, words in (("zeta " * 2048, "zeta"), ("beta " + "q" * 10240, "beta")):
+        result = cli.sub("search", "--", query)
+        assert result.code == 0, result.err
+        first = result.out.splitlines()[0]
+        assert len(first) < 400 and f"({len(query):,} characters)" in first, first
+        assert words in first
+
+
 @pytest.mark.parametrize("query", ["", "   ", "\t\n"])
 def test_an_empty_query_is_one_line_saying_so(cli, query):
     """An empty query asks for nothing: one usage line (with --json one document), exit
