@@ -6102,7 +6102,7 @@ class Language(Record):
         "class_fields", "element_callbacks", "same_container", "casts",
         "callback_types", "free_globals", "indexed_access", "element_results",
         "name_after_body", "locals_hide", "passed_values", "flows", "union_calls",
-        "nested_narrowing", "literal_types",
+        "nested_narrowing", "literal_types", "structural_interfaces",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6122,6 +6122,7 @@ class Language(Record):
         "free_globals": False, "indexed_access": False, "element_results": frozenset(),
         "name_after_body": False, "locals_hide": False, "passed_values": False, "flows": (),
         "union_calls": False, "nested_narrowing": False, "literal_types": (),
+        "structural_interfaces": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6215,6 +6216,9 @@ class Language(Record):
     literal_types: tuple        # (literal mark, parameter class) pairs a literal fits
     #                             exactly besides _LITERAL_FITS' (C++: "..." is a char
     #                             array, so it picks f(const char*) over f(const uc16*))
+    structural_interfaces: bool  # a type implements each interface of its package's
+    #                             language whose methods it has, declared or not (Go);
+    #                             else the interfaces its extends/implements edges name
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -12634,7 +12638,7 @@ GO = Language(
     method_types=_go_receiver_type, import_handler=_go_import,
     resolve_binding=_go_resolve_binding, resolve_local=_go_same_package,
     method_fallback=_go_method_in_package, package_files=_go_package_files, conversions=True,
-    built=_go_built)
+    built=_go_built, structural_interfaces=True)
 
 
 # --- Graph language: Rust -------------------------------------------------------
@@ -14821,23 +14825,135 @@ def graph_stale_paths(env: Env, db: Database, paths: Iterable[str],
 # --- Graph: traversals --------------------------------------------------------
 
 
+def _overridden_methods(db: Database, project: str, node: Node,
+                        known: dict[str, tuple[Language, list[Node]]] | None = None
+                        ) -> list[Node]:
+    """The methods of ``node``'s class's bases (nearest first) it overrides: along the
+    extends and implements edges, four levels up. A constructor overrides nothing: a
+    call of the base's constructor builds the base, never a subclass. ``known`` keeps
+    what _class_bases found, by class id, for the next method of a walk."""
+    owner_name = node.qualname.rpartition(".")[0]
+    if not owner_name or node.kind in CLASS_KINDS:
+        return []
+    owner = f"{node.path}:{owner_name}"
+    known = {} if known is None else known
+    if owner not in known:
+        known[owner] = (_language_of(db, project, node.path), _class_bases(db, project, owner))
+    language, bases = known[owner]
+    if node.name == language.constructor:
+        return []
+    found = [n for n in _nodes_by_uid(db, project, [f"{base.id}.{node.name}" for base in bases])
+             if n.kind not in CLASS_KINDS]
+    if language.structural_interfaces:
+        found += [n for n in _satisfied_interface_methods(db, project, node, owner_name)
+                  if n not in found]
+    return found
+
+
+def _class_bases(db: Database, project: str, uid: str) -> list[Node]:
+    """The bases of the class ``uid``, nearest first, four levels up."""
+    owners = [n for n in _nodes_by_uid(db, project, [uid]) if n.kind in CLASS_KINDS]
+    bases: list[Node] = []
+    frontier = owners
+    for _ in range(4):
+        frontier = [rel.node for cls in frontier for relation in ("extends", "implements")
+                    for rel in graph_relations(db, project, cls, relation, 0.0)
+                    if rel.node is not None and rel.node not in bases + owners]
+        bases += dict.fromkeys(frontier)
+    return bases
+
+
+SQL_INTERFACE_METHODS_NAMED = (
+    f"SELECT {_EDGE_NODE_COLUMNS}, i.qualname AS owner FROM nodes n JOIN nodes i "
+    f"ON i.project = n.project AND i.path = n.path AND i.kind = 'interface' "
+    f"AND n.qualname = i.qualname || '.' || n.name "
+    f"WHERE n.project = ? AND n.name = ? AND n.kind = 'method'")
+SQL_METHOD_NAMES_OF = ("SELECT path, name FROM nodes WHERE project = ? AND kind = 'method' "
+                       "AND substr(qualname, 1, ?) = ?")
+
+
+def _satisfied_interface_methods(db: Database, project: str, node: Node,
+                                 owner: str) -> list[Node]:
+    """The methods named as ``node`` of the interfaces of the index whose every method
+    ``node``'s type ``owner`` has in its folder (a Go package): Go's implements."""
+    def names(qualname: str, folder: str) -> set[str]:
+        rows = db.query(SQL_METHOD_NAMES_OF, (project, len(qualname) + 1, f"{qualname}."))
+        return {r["name"] for r in rows if posix_parent(r["path"]) == folder}
+    folder = posix_parent(node.path)
+    if any(n.qualname == owner and n.kind == "interface" and posix_parent(n.path) == folder
+           for n in graph_find_nodes(db, project, owner)):
+        return []        # an interface's method is no code that runs
+    has = names(owner, folder)
+    return [_node_from_row(row) for row in db.query(SQL_INTERFACE_METHODS_NAMED,
+                                                    (project, node.name))
+            if names(row["owner"], posix_parent(row["path"])) <= has]
+
+
+SQL_FILE_LANGUAGE = "SELECT language FROM files WHERE project = ? AND path = ?"
+
+
+def _language_of(db: Database, project: str, path: str) -> Language:
+    row = db.one(SQL_FILE_LANGUAGE, (project, path))
+    return LANGUAGES.get(row[0] if row else "", _UNKNOWN_LANGUAGE)
+
+
+SQL_CALLS_IN = (f"SELECT e.line AS edge_line, e.confidence AS edge_conf, e.recv AS edge_recv, "
+                f"{_EDGE_NODE_COLUMNS} FROM edges e JOIN nodes n ON n.id = e.src_id "
+                f"WHERE e.project = ? AND e.dst_id = ? AND e.kind = 'calls' "
+                f"AND e.confidence >= ? ORDER BY n.path, e.line, e.id")
+# Receivers that mean the enclosing class's bases, in any language.
+ANY_SUPER_NAMES = SUPER_NAMES.union(*(lang.super_names for lang in LANGUAGES.values()))
+
+
+def dispatched_callers(db: Database, project: str, node: Node, min_confidence: float,
+                       known: dict[str, Any] | None = None) -> list[tuple[Relation, Node]]:
+    """(caller, base method) for each call of a method ``node`` overrides that may run
+    ``node`` by dynamic dispatch: the call goes through an object (``b.run()`` with
+    ``b: Base``, ``self.run()`` in the base), whose class may be ``node``'s. A call that
+    names the class (``super().run()``, ``Base.run(self)``, ``Base::run()``) runs that
+    class's method whatever the object, and is left out. ``known``: see
+    _overridden_methods."""
+    found = []
+    for base in _overridden_methods(db, project, node, known):
+        owner = base.qualname.rpartition(".")[0].rpartition(".")[2]
+        for row in db.query(SQL_CALLS_IN, (project, base.rowid, min_confidence)):
+            if _names_class(row["edge_recv"], owner):
+                continue
+            found.append((Relation(node=_node_from_row(row), name=base.qualname,
+                                   line=row["edge_line"], confidence=row["edge_conf"]), base))
+    return found
+
+
+def _names_class(recv: str | None, owner: str) -> bool:
+    """Whether a call's receiver as written names a class rather than an object: a
+    super receiver, or the class ``owner`` itself (``Base``, ``pkg.Base``, ``ns::Base``)."""
+    if not recv:
+        return False     # a bare call in a method is a call on this
+    return recv in ANY_SUPER_NAMES or re.split(r"::|\.|\\", recv)[-1] == owner
+
+
 def graph_walk(db: Database, project: str, start: Node, relation: str, depth: int | None,
-               min_confidence: float) -> list[dict[str, Any]]:
-    """Breadth-first callers (calledBy) or callees (calls) up to ``depth`` levels."""
+               min_confidence: float, dispatch: bool = False) -> list[dict[str, Any]]:
+    """Breadth-first callers (calledBy) or callees (calls) up to ``depth`` levels. With
+    ``dispatch``, the callers of a method are also those of the base methods it
+    overrides that may run it (dispatched_callers), after its own, each marked with
+    ``through``: that base method."""
     results: list[dict[str, Any]] = []
     seen, external, recursive = {start.rowid}, set(), False
     frontier, level = [start], 1
+    bases: dict[str, Any] | None = {} if dispatch else None
     while frontier and (depth is None or level <= depth):
         next_frontier = []
         for current in frontier:
-            for rel in graph_relations(db, project, current, relation, min_confidence):
+            for rel, base in _walk_relations(db, project, current, relation, min_confidence,
+                                             bases):
                 if rel.node is None:
                     if relation == "calls" and rel.name not in external:
                         external.add(rel.name)
                         results.append(_walk_item(None, rel, level, current, relation))
                     continue
                 if rel.node.rowid == start.rowid:  # recursion: listed once, not followed
-                    if level == 1 and not recursive:
+                    if level == 1 and not recursive and base is None:
                         recursive = True
                         results.append(_walk_item(rel.node, rel, level, current, relation))
                     continue
@@ -14845,9 +14961,23 @@ def graph_walk(db: Database, project: str, start: Node, relation: str, depth: in
                     continue
                 seen.add(rel.node.rowid)
                 next_frontier.append(rel.node)
-                results.append(_walk_item(rel.node, rel, level, current, relation))
+                results.append(_walk_item(rel.node, rel, level, current, relation)
+                               | ({"through": base.id} if base is not None else {}))
         frontier, level = next_frontier, level + 1
     return results
+
+
+def _walk_relations(db: Database, project: str, node: Node, relation: str,
+                    min_confidence: float,
+                    bases: dict[str, Any] | None) -> list[tuple[Relation, Node | None]]:
+    """(neighbour, None) along ``relation``; then, when dispatch is followed (``bases``,
+    the classes' bases found so far) and for a method's callers, (caller, the base
+    method it calls) for the calls that may run it."""
+    found: list[tuple[Relation, Node | None]] = [
+        (rel, None) for rel in graph_relations(db, project, node, relation, min_confidence)]
+    if bases is not None and relation == "calledBy" and node.kind == "method":
+        found += dispatched_callers(db, project, node, min_confidence, bases)
+    return found
 
 
 def _walk_item(node: Node | None, rel: Relation, level: int, via: Node,
@@ -14882,7 +15012,9 @@ def graph_impact(db: Database, project: str, node: Node, depth: int | None,
     """The reverse call closure of ``node`` (as deep and as sure as asked) with the
     symbol's risk level, which weighs fan-in and lessons over the whole closure at the
     default confidence whatever was asked: one symbol has one risk, in `impact` at any
-    --depth and in `context --purpose impact` (depth 3) alike."""
+    --depth and in `context --purpose impact` (depth 3) alike. The closure holds what
+    may run the code: a call of a base method an override of the closure overrides
+    counts, at the caller's depth (``through``: that base method; _reverse_closure)."""
     results = _reverse_closure(db, project, node, depth, min_confidence)
     whole = (results if depth is None and min_confidence == DEFAULT_MIN_CONFIDENCE
              else _reverse_closure(db, project, node, None, DEFAULT_MIN_CONFIDENCE))
@@ -14895,14 +15027,18 @@ def graph_impact(db: Database, project: str, node: Node, depth: int | None,
     return {"target": node.id, "results": results,
             "direct": [r["id"] for r in results if r["depth"] == 1],
             "indirect": [r["id"] for r in results if r["depth"] > 1],
-            "closure": {"direct": len(direct), "indirect": len(indirect)},
+            "closure": {"direct": len(direct), "indirect": len(indirect),
+                        "through_base": sum(1 for r in whole if r.get("through"))},
             "fan_in": len(direct), "lesson_risk": lesson, "risk_score": score,
             "risk_level": risk_level(score), **_stale_lessons(db, project, node)}
 
 
 def _reverse_closure(db: Database, project: str, node: Node, depth: int | None,
                      min_confidence: float) -> list[dict[str, Any]]:
-    return [r for r in graph_walk(db, project, node, "calledBy", depth, min_confidence)
+    """What may run ``node``: its callers, and the calls through a base that may
+    dispatch to it, at every level (see graph_walk)."""
+    return [r for r in graph_walk(db, project, node, "calledBy", depth, min_confidence,
+                                  dispatch=True)
             if r["id"] != node.id]  # recursion adds no fan-in
 
 
@@ -15049,52 +15185,31 @@ def _walk_command(args: argparse.Namespace, env: Env, relation: str) -> int:
         node = graph_resolve(db, env, args.symbol, args.file, args.first)
         node, results = fresh_walk(env, db, node, lambda n: graph_walk(
             db, env.project, n, relation, depth, args.min_confidence))
-        hint = "" if results else _empty_walk_hint(db, env.project, node, relation,
-                                                     args.min_confidence)
+        hint = _walk_hint(db, env.project, node, relation, args.min_confidence, results)
     data = {"target": node.id, "results": results, **({"hint": hint} if hint else {})}
     emit(env, data, lambda: _walk_text(node, results, relation, hint))
     return EXIT_OK
 
 
-def _empty_walk_hint(db: Database, project: str, node: Node, relation: str,
-                     min_confidence: float) -> str:
-    """What to ask next when a walk found nothing: the guesses below --min-confidence
-    only when there are some, and for a method with no callers the methods of its
-    bases it overrides that have callers (a call through the base's type runs it)."""
+def _walk_hint(db: Database, project: str, node: Node, relation: str,
+               min_confidence: float, results: list[dict[str, Any]]) -> str:
+    """What to ask next: when a walk found nothing, the guesses below --min-confidence
+    when there are some; for a method's callers, the base methods it overrides whose
+    calls may run it by dispatch, which `callers` (type-exact) does not list and
+    `impact` counts."""
     hints = []
-    hidden = [r for r in graph_relations(db, project, node, relation, 0.0)
-              if r.node is not None and r.confidence < min_confidence]
+    hidden = [] if results else [r for r in graph_relations(db, project, node, relation, 0.0)
+                                 if r.node is not None and r.confidence < min_confidence]
     if hidden:
         hints.append(f"{len(hidden)} below --min-confidence {min_confidence:g}: pass "
                      f"--min-confidence {min(r.confidence for r in hidden):g} to see them")
     if relation == "calledBy":
-        hints += [f"it overrides {base.id}, which has callers: a call through the "
-                  f"base's type may run it (ctxkit callers {base.id})"
-                  for base in _overridden_methods(db, project, node)
-                  if graph_relations(db, project, base, "calledBy", min_confidence)]
+        through = collections.Counter(base.id for _, base in dispatched_callers(
+            db, project, node, min_confidence))
+        hints += [f"it overrides {base}, whose {n} caller{'s' * (n != 1)} may run it "
+                  f"through the base's type (`ctxkit callers {base}`; `ctxkit impact` "
+                  f"counts them)" for base, n in through.items()]
     return "; ".join(hints)
-
-
-def _overridden_methods(db: Database, project: str, node: Node) -> list[Node]:
-    """The methods of ``node``'s class's bases (nearest first) it overrides."""
-    owner_name = node.qualname.rpartition(".")[0]
-    if not owner_name or node.kind in CLASS_KINDS:
-        return []
-    owners = [n for n in graph_find_nodes(db, project, owner_name, file=node.path)
-              if n.kind in CLASS_KINDS and n.qualname == owner_name]
-    bases: list[Node] = []
-    frontier = owners[:1]
-    for _ in range(4):
-        frontier = [rel.node for cls in frontier
-                    for rel in graph_relations(db, project, cls, "extends", 0.0)
-                    if rel.node is not None and rel.node not in bases]
-        bases += frontier
-    found = []
-    for base in bases:
-        wanted = f"{base.qualname}.{node.name}"
-        found += [n for n in graph_find_nodes(db, project, wanted, file=base.path)
-                  if n.qualname == wanted and n.kind not in CLASS_KINDS][:1]
-    return found
 
 
 def _fresh_node(env: Env, db: Database, node: Node) -> Node:
@@ -15166,7 +15281,7 @@ def _walk_text(node: Node, results: list[dict[str, Any]], relation: str,
         else:
             lines.append(f"{indent}{r['id']}  {r['path']}:{r['line']}  "
                          f"confidence {r['confidence']:.2f}")
-    return "\n".join(lines)
+    return "\n".join(lines + [f"({hint})"] * bool(hint))
 
 
 def cmd_callers(args: argparse.Namespace, env: Env) -> int:
@@ -15185,7 +15300,7 @@ def cmd_impact(args: argparse.Namespace, env: Env) -> int:
         node, data = fresh_walk(env, db, node, lambda n: graph_impact(
             db, env.project, n, depth, args.min_confidence))
         if not data["results"]:
-            hint = _empty_walk_hint(db, env.project, node, "calledBy", args.min_confidence)
+            hint = _walk_hint(db, env.project, node, "calledBy", args.min_confidence, [])
             data.update({"hint": hint} if hint else {})
     emit(env, data, lambda: _impact_text(data))
     return EXIT_OK
@@ -15193,9 +15308,11 @@ def cmd_impact(args: argparse.Namespace, env: Env) -> int:
 
 def _impact_text(data: dict[str, Any]) -> str:
     closure = data["closure"]
+    through = (f" ({closure['through_base']} through a base method it overrides)"
+               if closure.get("through_base") else "")
     lines = [f"impact of {data['target']}: risk {data['risk_level']} (score "
              f"{data['risk_score']:.1f}: {closure['direct']} direct and "
-             f"{closure['indirect']} indirect callers, lesson risk "
+             f"{closure['indirect']} indirect callers{through}, lesson risk "
              f"{data['lesson_risk']:.1f})"]
     if (len(data["direct"]), len(data["indirect"])) != (closure["direct"],
                                                         closure["indirect"]):
@@ -15207,7 +15324,8 @@ def _impact_text(data: dict[str, Any]) -> str:
         lines.append(f"  {data['stale_unknown_lessons']} of its lessons stale or not: its "
                      f"file changed since the index and cannot be parsed here")
     for r in data["results"]:
-        lines.append(f"{'  ' * r['depth']}{r['id']}  {r['path']}:{r['line']}")
+        lines.append(f"{'  ' * r['depth']}{r['id']}  {r['path']}:{r['line']}"
+                     + (f"  through {r['through']}" if r.get("through") else ""))
     if not data["results"]:
         lines.append("  no callers in the index"
                      + (f"; {data['hint']}" if data.get("hint") else ""))
@@ -15248,7 +15366,8 @@ def register_graph_commands(sub: argparse._SubParsersAction,
             ("callers", cmd_callers, "who calls SYMBOL", "ctxkit callers validate --depth 2"),
             ("callees", cmd_callees, "what SYMBOL calls (names outside the index included)",
              "ctxkit callees AuthService.validate"),
-            ("impact", cmd_impact, "the reverse call closure of SYMBOL and its risk level",
+            ("impact", cmd_impact, "the reverse call closure of SYMBOL (calls through a base "
+             "method it overrides included) and its risk level",
              "ctxkit impact src/db.py:save --json")):
         parser = add_command(sub, common, name, func, help_text, example)
         parser.add_argument("symbol", metavar="SYMBOL",

@@ -290,7 +290,7 @@ def test_one_symbol_has_one_impact_risk_at_any_depth(cli):
     assert whole["risk_score"] == 2 + 0.5 * 8
     shallow = cli("impact", "target", "--depth", "1", "--json").json()
     assert shallow["indirect"] == [] and shallow["risk_score"] == whole["risk_score"]
-    assert shallow["closure"] == {"direct": 2, "indirect": 8}
+    assert shallow["closure"] == {"direct": 2, "indirect": 8, "through_base": 0}
     assert "listed: 2 direct and 0 indirect" in cli("impact", "target", "--depth", "1").out
     context = cli("context", "target", "--purpose", "impact", "--json").json()["impact"]
     assert (context["risk_score"], context["risk_level"]) == (whole["risk_score"],
@@ -911,15 +911,74 @@ def test_no_callers_hint_names_the_overridden_base_method_and_only_real_guesses(
     (cli.root / "client.py").write_text(
         "from base import Transport\n\n\ndef go(t: Transport):\n    return t.send(1)\n")
     assert cli.sub("index").code == 0
-    for args in (("callers", "http.py:HTTP.send", "--min-confidence", "0"),
-                 ("impact", "http.py:HTTP.send")):
-        out = cli.sub(*args)
-        assert out.code == 0, out.err
-        assert "overrides base.py:Transport.send" in out.out
-        assert "ctxkit callers base.py:Transport.send" in out.out
-        assert "lower --min-confidence" not in out.out and "below --min-confidence" not in out.out
+    out = cli.sub("callers", "http.py:HTTP.send", "--min-confidence", "0")
+    assert out.code == 0, out.err
+    assert "overrides base.py:Transport.send" in out.out
+    assert "ctxkit callers base.py:Transport.send" in out.out
+    assert "lower --min-confidence" not in out.out and "below --min-confidence" not in out.out
+    # impact counts that call (test_impact_of_an_override_counts_calls_through_its_bases)
+    assert "client.py:go  client.py:5  through base.py:Transport.send" in \
+        cli.sub("impact", "http.py:HTTP.send").out
     hint = cli.sub("callers", "http.py:HTTP.send", "--json").json()["hint"]
     assert "base.py:Transport.send" in hint
     unused = cli.sub("callers", "http.py:HTTP.unused")
     assert unused.out.strip() == ("no callers of http.py:HTTP.unused in the index "
                                   "(the symbol is known)")
+
+
+def test_impact_of_an_override_counts_calls_through_its_bases(cli):
+    # A call through the base's type (a parameter typed Base, an interface, self in the
+    # base) may run the override by dynamic dispatch: impact and risk count it, marked
+    # with the base method, at every level of the closure; `callers` stays type-exact.
+    # A call naming the class (super(), Base.run(self)) or a constructor never dispatches.
+    (cli.root / "shapes.py").write_text(
+        "class Base:\n    def __init__(self):\n        pass\n\n"
+        "    def run(self):\n        return 0\n\n"
+        "    def twice(self):\n        return self.run() * 2\n\n\n"
+        "class Sub(Base):\n    def __init__(self):\n        super().__init__()\n\n"
+        "    def run(self):\n        return 1\n\n\n"
+        "class Other(Base):\n    def run(self):\n"
+        "        return super().run() + Base.run(self)\n\n\n"
+        "def go(b: Base):\n    return b.run()\n\n\n"
+        "def top(b: Base):\n    return go(b) + b.twice()\n\n\n"
+        "def exact(s: Sub):\n    return s.run()\n\n\n"
+        "def build():\n    return Base()\n")
+    (cli.root / "Jobs.java").write_text(
+        "interface Job { int work(); }\n"
+        "class Nightly implements Job { public int work() { return 1; } }\n"
+        "class Runner { int start(Job j) { return j.work(); } }\n")
+    (cli.root / "go.mod").write_text("module example.com/m\n\ngo 1.21\n")
+    (cli.root / "sink.go").write_text(
+        "package main\n\ntype Sink interface {\n\tPut() int\n}\n\n"
+        "type Pair interface {\n\tPut() int\n\tTake() int\n}\n\n"
+        "type File struct{}\n\nfunc (f File) Put() int { return 1 }\n\n"
+        "func Save(s Sink) int { return s.Put() }\n\nfunc Swap(p Pair) int { return p.Put() }\n")
+    assert cli.sub("index").code == 0
+    sub = cli.sub("impact", "shapes.py:Sub.run", "--json").json()
+    through = {r["id"]: (r["depth"], r.get("through")) for r in sub["results"]}
+    assert through == {"shapes.py:exact": (1, None),
+                       "shapes.py:go": (1, "shapes.py:Base.run"),
+                       "shapes.py:Base.twice": (1, "shapes.py:Base.run"),
+                       "shapes.py:top": (2, None)}
+    assert sub["closure"] == {"direct": 3, "indirect": 1, "through_base": 2}
+    assert sub["risk_score"] == 3.5
+    text = cli.sub("impact", "shapes.py:Sub.run").out
+    assert "(2 through a base method it overrides)" in text
+    assert "shapes.py:go  shapes.py:26  through shapes.py:Base.run" in text
+    # Other.run's super().run() and Base.run(self) run Base.run, never Sub.run or Other.run
+    other = cli.sub("impact", "shapes.py:Other.run", "--json").json()
+    assert "shapes.py:Other.run" not in other["direct"]
+    # Base() builds a Base: Sub.__init__ is run by Sub() only
+    assert cli.sub("impact", "shapes.py:Sub.__init__", "--json").json()["results"] == []
+    context = cli.sub("context", "shapes.py:Sub.run", "--purpose", "impact", "--json").json()
+    assert context["impact"]["risk_score"] == sub["risk_score"]
+    callers = cli.sub("callers", "shapes.py:Sub.run", "--json").json()
+    assert [r["id"] for r in callers["results"]] == ["shapes.py:exact"]
+    assert "shapes.py:Base.run, whose 2 callers" in callers["hint"]
+    job = cli.sub("impact", "Jobs.java:Nightly.work", "--json").json()
+    assert [(r["id"], r.get("through")) for r in job["results"]] == [
+        ("Jobs.java:Runner.start", "Jobs.java:Job.work")]
+    # Go: File has Sink's methods, so it implements Sink; not Pair, which wants Take too
+    put = cli.sub("impact", "sink.go:File.Put", "--json").json()
+    assert [(r["id"], r.get("through")) for r in put["results"]] == [
+        ("sink.go:Save", "sink.go:Sink.Put")]
