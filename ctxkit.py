@@ -7078,7 +7078,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         elif call is not None and call.id == caps["vartype"][0].id and \
                 type_node.type in ("attribute", "member_expression"):
             written = "expr:" + _collapse_arguments(one_line(written))[:200]  # x = a.b
-        chained = cast is None and not is_declared and "(" in written and \
+        chained = cast is None and not is_declared and ("(" in written or "[" in written) and \
             type_node.type in _CHAINED_CALLEES
         if chained:  # x = a.b().c(): what c gives, not b (the written callee's first call)
             written = "expr:" + _collapse_arguments(one_line(written))[:200] + "(...)"
