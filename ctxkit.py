@@ -6607,6 +6607,7 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
     declared: set[tuple[str, str]] = set()
     assigned: dict[tuple[str, str], list[tuple[int, str]]] = {}
     keys = _overload_scopes(s, defs, ctx)
+    top_level: set[str] | None = None  # the file's module-level definitions, when asked
     for d, key in zip(defs, keys, strict=True):
         for index, param in enumerate(d.params):
             if param["type"]:
@@ -6625,9 +6626,13 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
             value = type_text[1:]
             type_text = next((p["type"] for p in params
                               if p["name"] == value and p["type"]), "")
-            if not type_text and value in ctx["imports"] and \
-                    not any(p["name"] == value for p in params):
-                type_text = "expr:" + value  # self.helpers = helpers: the module imported
+            if not type_text and top_level is None:
+                top_level = {d.name for d in defs if d.parent < 0}
+            if not type_text and not any(p["name"] == value for p in params) and (
+                    value in ctx["imports"] or value in top_level):
+                # self.helpers = helpers: the module imported; self.cls = Machine: the
+                # class (or function) of the file
+                type_text = "expr:" + value
             if not type_text:
                 continue
         if var.startswith("self.") and index >= 0 and re.fullmatch(r"[\w$]+", type_text):
@@ -10289,12 +10294,25 @@ class _Resolver:
         if written.startswith("type:"):
             found = self.type_named(path, qualname, written[5:])
             return found if isinstance(found, int) else None
+        if written.startswith("expr:"):  # self.machine_cls = Machine: calling it builds one
+            found = self._named_class(path, qualname, written[5:])
+            if found is not None:
+                return found
         for base in self.bases.get(cls, ()):
             if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self._class_attribute(base, name, seen)
                 if found is not None:
                     return found
         return None
+
+    def _named_class(self, path: str, scope: str, text: str) -> int | None:
+        """The class a name or dotted name read in ``scope`` is (``Machine``,
+        ``core.Machine``): the value of ``self.cls = Machine``, not an instance."""
+        if not _DOTTED_WORDS.fullmatch(text):
+            return None
+        target = self.resolve_dotted(path, scope, text)
+        return target[1] if target and target[0] == "node" and \
+            self.nodes[target[1]].kind in CLASS_KINDS else None
 
     def _module_variable(self, path: str, scope: str, module: str, name: str) -> Any:
         """The type of ``mod.name`` when ``mod`` is a module of the index."""
@@ -10390,8 +10408,11 @@ class _Resolver:
             return held.held[index if len(held.held) > 1 else 0] \
                 if index < len(held.held) or len(held.held) == 1 else None
         if type_text.startswith("expr:"):  # x = a.b: what a.b is
-            return self._unless_circular(("expression", path, scope, type_text),
-                                         self.expr_type, path, scope, type_text[5:])
+            found = self._unless_circular(("expression", path, scope, type_text),
+                                          self.expr_type, path, scope, type_text[5:])
+            # x = Cls: the class itself, whose methods x.m() reads (as type[Cls] does)
+            return found if found is not None else self._named_class(path, scope,
+                                                                     type_text[5:])
         if type_text.startswith("holds:"):  # x = [A(...), ...]: a list (dict, set) of As
             held = self._unless_circular(("holds", path, scope, type_text), self.expr_type,
                                          path, scope, type_text[6:])

@@ -924,3 +924,30 @@ def test_with_a_chain_as_x_holds_what_the_last_calls_enter_gives(cli):
     # with store.basket().checkout(...) as slip: slip is Receipt.__enter__'s Slip
     index(cli, CHAINS)
     assert callers(cli, "shop.py:Slip.total") == {"shop.py:pay_inside"}
+
+
+def test_an_attribute_set_to_a_class_is_called_as_that_class(cli):
+    """`self.machine_cls = Machine` (imported, or a class of the same file) holds the
+    class: `self.machine_cls(...)` constructs a Machine, and the instance it gives
+    calls Machine's methods, in the method that set it and in the others, as jedi
+    reads them; an attribute set to an instance stays an instance."""
+    _write(cli, {"core.py": (
+        "class Machine:\n    def __init__(self, states=None):\n        self.states = states\n\n"
+        "    def add(self, name):\n        return name\n\n\n"
+        "class Other:\n    def add(self, name):\n        return name\n"),
+        "test_core.py": (
+        "from core import Machine\n\n\n"
+        "class TestCore:\n    def setUp(self):\n        self.machine_cls = Machine\n\n"
+        "    def test_add(self):\n        m = self.machine_cls(states=1)\n"
+        "        m.add('x')\n\n    def test_alias(self):\n        k = self.machine_cls\n"
+        "        k().add('y')\n"),
+        "local.py": (
+        "class Local:\n    def add(self, name):\n        return name\n\n\n"
+        "class Uses:\n    def __init__(self):\n        self.kind = Local\n\n"
+        "    def run(self):\n        return self.kind().add('z')\n")})
+    assert callers(cli, "core.py:Machine") == {"test_core.py:TestCore.test_add",
+                                               "test_core.py:TestCore.test_alias"}
+    assert callers(cli, "core.py:Machine.add") == {"test_core.py:TestCore.test_add",
+                                                   "test_core.py:TestCore.test_alias"}
+    assert callers(cli, "core.py:Other.add") == set()
+    assert callers(cli, "local.py:Local.add") == {"local.py:Uses.run"}

@@ -328,10 +328,14 @@ def read_graph(db: Path, project: Project) -> Graph:
             (project.name,)):
         if path not in wanted:
             continue
-        if not (recv and callee in CONSTRUCTORS and written == f"{recv}.{callee}"):
+        made = bool(recv and callee in CONSTRUCTORS and written == f"{recv}.{callee}")
+        if not made:
             graph.sites.append((src, callee or "", line, path))  # as extracted
         if dst is not None and conf >= MIN_CONFIDENCE:
-            graph.edges.append((src, dst, callee or "", line, path))
+            # the constructor row of Cls(...) / self.cls(...) stands at the class call's
+            # site (named Cls, cls): where the reference knows nothing, neither is scored
+            site = recv.rpartition(".")[2] if made else callee or ""
+            graph.edges.append((src, dst, site, line, path))
     con.close()
     return graph
 
