@@ -10035,35 +10035,52 @@ class _Resolver:
                 self.memo[key] = []
         return self.memo[key]
 
-    def passed_position(self, src: int, callee: str, recv: str | None,
-                        path: str) -> int | None:
-        """The position of the untyped parameter of ``src`` that the call ``recv.callee()``
-        (or a bare ``callee()``) is made on; None when it is made on no such parameter."""
+    def passed_parameter(self, src: int, callee: str, recv: str | None,
+                         path: str) -> tuple[int, int] | None:
+        """(function, position) of the untyped parameter that the call ``recv.callee()``
+        (or a bare ``callee()``) in ``src`` is made on: a parameter of ``src``, or of a
+        function ``src`` is nested in (a closure reads it: ``def cached(key=hashkey):
+        def wrapper(*a): key(*a)``), unless a function between declares or assigns
+        the name; None when it is made on no such parameter."""
         name = recv.partition(ALTERNATIVE_MARK)[0] if recv is not None else callee
-        if self.nodes[src].kind not in ("function", "method"):
-            return None
-        params = self.params_of(src)
-        position = next((i for i, p in enumerate(params) if p.get("name") == name), None)
         language = self.language(path)
-        if position is None or params[position].get("type") or (
-                position == 0 and self.nodes[src].kind == "method" and
-                name in (*language.self_names, *language.class_names)):
+        types = self.ctx(path).get("types", {})
+        function = src
+        for _ in range(8):  # nesting deeper than this is not followed
+            kind, _, qualname, _ = self.nodes[function]
+            if kind not in ("function", "method"):
+                return None
+            params = self.params_of(function)
+            position = next((i for i, p in enumerate(params) if p.get("name") == name), None)
+            if position is not None:
+                if params[position].get("type") or (
+                        position == 0 and kind == "method" and
+                        name in (*language.self_names, *language.class_names)):
+                    return None
+                break
+            if name in types.get(qualname, {}) or "." not in qualname:
+                return None
+            function = self.by_pq.get((path, qualname.rpartition(".")[0]))
+            if function is None:
+                return None
+        else:
             return None
-        if name in self.ctx(path).get("types", {}).get(self.nodes[src].qualname, {}):
+        if name in types.get(self.nodes[function].qualname, {}):
             return None  # assigned in the function: its own type, read by the first pass
-        return position
+        return function, position
 
     def passed_call(self, src: int, callee: str, recv: str | None,
                     path: str) -> tuple[list[int], bool] | None:
         """(targets, outside) of ``p()`` or ``p.m()`` where p is an untyped parameter of
-        the calling function ``src``, from the values p is passed: what each known value
-        runs (ordered by id), and whether a value is of a type outside the index (a
-        string, a number, a builtin); None when p is no such parameter."""
-        position = self.passed_position(src, callee, recv, path)
-        if position is None:
+        the calling function ``src`` or of one it is nested in (passed_parameter), from
+        the values p is passed: what each known value runs (ordered by id), and whether
+        a value is of a type outside the index (a string, a number, a builtin); None
+        when p is no such parameter."""
+        found = self.passed_parameter(src, callee, recv, path)
+        if found is None:
             return None
         language = self.language(path)
-        values = self.parameter_values(src, position)
+        values = self.parameter_values(*found)
         targets, outside = set(), False
         for value in values:
             if value is OUTSIDE:
@@ -11336,7 +11353,8 @@ SQL_PASSED_CANDIDATES = (
     "SELECT e.id, f.path, e.src_id, e.callee, e.recv, e.line, e.dst_id, e.confidence, "
     "e.file_id, e.args, n.params FROM edges e JOIN files f ON f.id = e.file_id "
     "JOIN nodes n ON n.id = e.src_id WHERE e.project = ? AND e.kind = 'calls' "
-    "AND e.confidence < ? AND f.language = ? AND n.params LIKE '[{%' "
+    "AND e.confidence < ? AND f.language = ? "
+    "AND (n.params LIKE '[{%' OR n.qualname LIKE '%.%') "  # a parameter, or a closure's
     "AND (e.recv IS NULL OR e.recv NOT GLOB '*[^A-Za-z0-9_|]*')")
 SQL_PASSED_CREATE = "CREATE TEMP TABLE IF NOT EXISTS graph_passed (fn INTEGER PRIMARY KEY)"
 SQL_PASSED_CLEAR = "DELETE FROM graph_passed"
@@ -11355,15 +11373,17 @@ def _resolve_passed_values(db: Database, resolver: _Resolver, run: _IndexRun) ->
     """Calls on untyped parameters, read from what the functions' callers pass."""
     updates, inserts = [], []
     for language in {lang for lang in LANGUAGES.values() if lang.passed_values}:
-        rows = []
+        rows, functions = [], set()
         for row in db.query(SQL_PASSED_CANDIDATES, (run.project, CONF_TYPED, language.name)):
             resolver.params_of(row[2], row[10])
-            if resolver.passed_position(row[2], row[3], _passed_receiver(row[4])[0],
-                                        row[1]) is not None:
+            found = resolver.passed_parameter(row[2], row[3], _passed_receiver(row[4])[0],
+                                              row[1])
+            if found is not None:
                 rows.append(tuple(row)[:10])
+                functions.add((found[0],))  # whose callers say what the parameter is
         db.execute(SQL_PASSED_CREATE)
         db.execute(SQL_PASSED_CLEAR)
-        db.executemany(SQL_PASSED_FILL, sorted({(r[2],) for r in rows}))
+        db.executemany(SQL_PASSED_FILL, sorted(functions))
         resolver.passed_to = {}
         for function, *call in db.query(SQL_PASSED_CALLERS, (CONF_UNIQUE_ATTR,)):
             resolver.passed_to.setdefault(function, []).append(tuple(call))

@@ -951,3 +951,24 @@ def test_an_attribute_set_to_a_class_is_called_as_that_class(cli):
                                                    "test_core.py:TestCore.test_alias"}
     assert callers(cli, "core.py:Other.add") == set()
     assert callers(cli, "local.py:Local.add") == {"local.py:Uses.run"}
+
+
+def test_a_closure_calls_what_its_enclosing_function_is_passed(cli):
+    """`def cached(cache, key=hashkey): def decorator(f): def wrapper(*a): key(*a)`:
+    the nested wrapper calls what cached's callers pass for key (a decorator's
+    arguments included), as jedi reads a closure's free name; a function between
+    that assigns the name hides the outer parameter."""
+    _write(cli, {"keys.py": (
+        "def hashkey(*args):\n    return args\n\n\n"
+        "def typedkey(*args):\n    return args\n\n\n"
+        "def other(*args):\n    return args\n"),
+        "deco.py": (
+        "import keys\n\n\n"
+        "def cached(cache, key=keys.hashkey):\n    def decorator(func):\n"
+        "        def wrapper(*args):\n            return cache.get(key(*args)) or func(*args)\n"
+        "        return wrapper\n    return decorator\n\n\n"
+        "def hidden(key=keys.other):\n    def inner():\n        key = len\n"
+        "        return key('x')\n    return inner\n\n\n"
+        "@cached({}, key=keys.typedkey)\ndef f(x):\n    return x\n")})
+    assert callers(cli, "keys.py:typedkey") == {"deco.py:cached.decorator.wrapper"}
+    assert callers(cli, "keys.py:other") == set()
