@@ -9193,9 +9193,10 @@ class _Resolver:
                                                       (env.project, env.project)):
             self.redefined.setdefault((path, qualname), []).append((line, node_id))
         self.compiled_out_nodes: set[int] = set()
+        self.branch_only: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
         self._drop_compiled_out()
         self.redefined_names = {(path, qualname.rpartition(".")[2])
-                                for path, qualname in self.redefined}
+                                for path, qualname in (*self.redefined, *self.branch_only)}
         self.bases: dict[int, list[int]] = {}
         self.subclasses: dict[int, list[int]] = {}
         self._guesses: dict[tuple, tuple[int | None, float]] = {}
@@ -9226,6 +9227,22 @@ class _Resolver:
             return False
         return any(first <= line <= last for first, last in _c_compiled_out(self, path))
 
+    def unreached(self, path: str, line: int) -> tuple[int, int] | None:
+        """The lines of the branch holding ``line`` of ``path`` when the running
+        interpreter does not take it (Python's version and platform tests:
+        _py_conditionals), else None."""
+        return next(((first, last) for first, last in self.ctx(path).get("unreached", ())
+                     if first <= line <= last), None)
+
+    def _own_branch(self, node: int, line: int) -> int | None:
+        """The definition of ``node``'s qualname in a skipped branch that holds ``line``
+        of its file: what the branch's own code reads (see _drop_compiled_out)."""
+        if not line or not self.branch_only:
+            return None
+        _, _, qualname, path = self.nodes[node]
+        return next((other for first, last, other in self.branch_only.get((path, qualname), ())
+                     if first <= line <= last), None)
+
     def _drop_compiled_out(self) -> None:
         """Of several definitions of one name in a file, those in branches the build
         leaves out (LZ4_read32 under `#if ... #elif ... #else`) are no definitions,
@@ -9234,10 +9251,15 @@ class _Resolver:
             path, qualname = key
             if self.language(path).conditionals is None:
                 continue
-            kept = [(line, node) for line, node in found if not self.compiled_out(path, line)]
+            kept = [(line, node) for line, node in found if not self.compiled_out(path, line)
+                    and not self.unreached(path, line)]
             if not kept or len(kept) == len(found):
                 continue
             dropped = {node for _, node in found} - {node for _, node in kept}
+            for line, node in found:  # code of the skipped branch still reads its own
+                span = self.unreached(path, line)
+                if node in dropped and span:
+                    self.branch_only.setdefault(key, []).append((*span, node))
             self.compiled_out_nodes |= dropped
             if len(kept) > 1:
                 self.redefined[key] = kept
@@ -9255,6 +9277,9 @@ class _Resolver:
         """The definition of ``node``'s qualname in effect at ``line`` of its file: of
         several, the last one written before the line (the one of the same branch or
         block), else the first. Overloads (Language.overloads) are left as they are."""
+        own = self._own_branch(node, line)
+        if own is not None:
+            return own
         _, _, qualname, path = self.nodes[node]
         found = self.redefined.get((path, qualname)) \
             if line and not self.language(path).overloads else None
@@ -9274,6 +9299,9 @@ class _Resolver:
         ``except`` when the read is in the ``else``) cannot be reached; code of the
         defining scope itself reads only what was defined before it."""
         _, _, qualname, node_path = self.nodes[node]
+        own = self._own_branch(node, line) if path == node_path else None
+        if own is not None:
+            return [own]
         found = self.redefined.get((node_path, qualname))
         flows = self.ctx(node_path).get("flows") if found else None
         places = {place[0]: place for place in flows["defs"].get(qualname, ())} \
@@ -11612,6 +11640,91 @@ PY_BUILTINS = frozenset(name for name in vars(builtins) if not name.startswith("
     "__import__"}
 
 
+# Branches a type checker decides (PEP 484 "Version and platform checking"): a test of
+# sys.version_info against a tuple of numbers, or of sys.platform against a string,
+# read for the interpreter that runs ctxkit, as mypy and pyright read them for their
+# default target (that interpreter) and jedi for its environment.
+_PY_COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+_PY_VERSION_TEST = lazy_re(r"sys\.version_info(?:\[:(\d)\]|\[(0)\])?")
+_PY_NUMBERS = lazy_re(r"\(\s*\d+\s*(?:,\s*\d+\s*)*,?\s*\)|\d+")
+_PY_PLATFORM_PREFIX = lazy_re(r"sys\.platform\.startswith\(\s*(['\"])([^'\"\\]*)\1\s*\)")
+
+
+def _py_static_truth(s: _Source, node: Any) -> bool | None:
+    """The value of a branch's condition when it tests only the running Python's
+    version or platform (through not, and, or, parentheses); None otherwise."""
+    kind = node.type
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return _py_static_truth(s, node.named_child(0))
+    if kind == "not_operator":
+        value = _py_static_truth(s, node.child_by_field_name("argument"))
+        return None if value is None else not value
+    if kind == "boolean_operator":
+        left = _py_static_truth(s, node.child_by_field_name("left"))
+        right = _py_static_truth(s, node.child_by_field_name("right"))
+        decisive = s.text(node.child_by_field_name("operator")) == "or"  # True decides or
+        if decisive in (left, right):
+            return decisive
+        return None if left is None or right is None else not decisive
+    if kind == "call":
+        prefix = _PY_PLATFORM_PREFIX.fullmatch(s.text(node))
+        return sys.platform.startswith(prefix.group(2)) if prefix else None
+    if kind != "comparison_operator" or node.child_count != 3:
+        return None
+    left, operator, right = (s.text(child) for child in node.children)
+    compare = _PY_COMPARISONS.get(operator)
+    version = _PY_VERSION_TEST.fullmatch(left)
+    if compare is None:
+        return None
+    if version and _PY_NUMBERS.fullmatch(right):
+        numbers = tuple(int(n) for n in re.findall(r"\d+", right))
+        running = tuple(sys.version_info)
+        if version.group(2):  # sys.version_info[0] against a number
+            return compare(running[0], numbers[0]) if right.isdigit() else None
+        if right.isdigit():
+            return None
+        return compare(running[:int(version.group(1))] if version.group(1) else running,
+                       numbers)
+    if left == "sys.platform" and right[:1] in "'\"" and len(right) > 1 and \
+            right[-1] == right[0] and "\\" not in right:
+        return compare(sys.platform, right[1:-1])
+    return None
+
+
+def _py_conditionals(s: _Source, root: Any, ctx: dict[str, Any]) -> None:
+    """ctx["unreached"]: the lines of the branches that the running Python does not
+    take (see _py_static_truth). Their definitions give way to the one that runs
+    (``if sys.version_info >= (3, 10): def f() ... else: def f() ...``); the code in
+    them stays indexed and its calls stay linked, as a checker still reads it."""
+    if b"sys.version_info" not in s.src and b"sys.platform" not in s.src:
+        return
+    unreached = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(child for child in node.named_children if child.named_child_count)
+        if node.type != "if_statement":
+            continue
+        clauses = [(node.child_by_field_name("condition"),
+                    node.child_by_field_name("consequence"))]
+        for clause in node.children_by_field_name("alternative"):
+            clauses.append((clause.child_by_field_name("condition"),
+                            clause.child_by_field_name("consequence") or
+                            clause.child_by_field_name("body")))
+        taken = False
+        for condition, body in clauses:
+            value = True if condition is None else _py_static_truth(s, condition)
+            if body is None or (value is None and not taken):
+                break  # undecided: this clause and the ones after may run
+            if taken or not value:
+                unreached.append((body.start_point[0] + 1, body.end_point[0] + 1))
+            taken = taken or bool(value)
+    if unreached:
+        ctx["unreached"] = sorted(unreached)
+
+
 def _py_not_a_definition(s: _Source, node: Any) -> bool:
     """An ``@overload`` stub, or a module-level assignment that is not a type alias."""
     if node.type == "assignment":
@@ -11845,7 +11958,7 @@ PYTHON = Language(
     #                                                       values (iterated: its items)
     name_after_body=True, locals_hide=True, passed_values=True,
     flows=(("if_statement", "if"), ("try_statement", "try"), ("while_statement", "while")),
-    union_calls=True,
+    union_calls=True, conditionals=_py_conditionals,
     # list.pop, dict.get/pop/setdefault, deque.pop/popleft (typeshed's builtins.pyi,
     # collections): a value of the container's last type argument
     element_results=frozenset({"pop", "get", "setdefault", "popleft"}),

@@ -972,3 +972,33 @@ def test_a_closure_calls_what_its_enclosing_function_is_passed(cli):
         "@cached({}, key=keys.typedkey)\ndef f(x):\n    return x\n")})
     assert callers(cli, "keys.py:typedkey") == {"deco.py:cached.decorator.wrapper"}
     assert callers(cli, "keys.py:other") == set()
+
+
+def test_a_version_or_platform_branch_the_interpreter_skips_defines_nothing_called(cli):
+    """`if sys.version_info >= (3, 10): def f() ... else: def f() ...` (and sys.platform
+    tests, through not / and / or): a call of f runs the definition of the branch the
+    running Python takes, as mypy, pyright and jedi decide such tests; the other one
+    stays a symbol, and its own calls stay linked. A test that also reads anything
+    else decides nothing: both definitions stay."""
+    _write(cli, {"compat.py": (
+        "import sys\n\n"
+        "if sys.version_info >= (3, 10):\n    def is_union(obj):\n        return obj\n"
+        "else:\n    def is_union(obj):\n        return helper(obj)\n\n\n"
+        "def helper(obj):\n    return obj\n\n\n"
+        "if sys.platform == 'no-such-os' or sys.version_info[:2] < (3, 0):\n"
+        "    def where():\n        return 'w'\n"
+        "elif not sys.version_info >= (99, 0):\n    def where():\n        return 'here'\n"
+        "else:\n    def where():\n        return 'later'\n\n\n"
+        "if sys.version_info >= (3, 10) and obscure():\n    def both():\n        return 1\n"
+        "else:\n    def both():\n        return 2\n"),
+        "use.py": (
+        "from compat import is_union, where, both\n\n\n"
+        "def run(x):\n    return is_union(x), where(), both()\n")})
+    assert callers(cli, "compat.py:is_union") == {"use.py:run"}
+    assert callers(cli, "compat.py:is_union#2") == set()
+    assert callers(cli, "compat.py:helper") == {"compat.py:is_union#2"}
+    assert callers(cli, "compat.py:where") == set()
+    assert callers(cli, "compat.py:where#2") == {"use.py:run"}
+    assert callers(cli, "compat.py:where#3") == set()
+    assert callers(cli, "compat.py:both") == {"use.py:run"}
+    assert callers(cli, "compat.py:both#2") == {"use.py:run"}
