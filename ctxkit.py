@@ -20324,12 +20324,20 @@ def wrap_shell() -> str | None:
     return shutil.which("bash")
 
 
-def wrap_command(command: str, shell: str) -> str:
+def wrap_command(command: str, shell: str, program: str | None = None) -> str:
     """``command`` as ``ctxkit run --label bash -- SHELL -c '<command>'``, quoted for any
-    shell."""
+    shell; ``program`` spells ctxkit (default: how this install is called)."""
     import shlex
-    return (f"{ctxkit_command()} run --label bash -- {shlex.quote(shell)} -c "
+    return (f"{program or ctxkit_command()} run --label bash -- {shlex.quote(shell)} -c "
             f"{shlex.quote(command)}")
+
+
+def rewrite_spellings(command: str, shell: str) -> tuple[str, ...]:
+    """The rewrite of ``command`` as it runs (``python /path/ctxkit.py run ...`` where no
+    ``ctxkit`` is on PATH) and as a rule names it (``ctxkit run ...``): a rule against
+    either is a rule against the rewrite."""
+    return tuple(dict.fromkeys((wrap_command(command, shell),
+                                wrap_command(command, shell, "ctxkit"))))
 
 
 def command_text(value: Any) -> str | None:
@@ -20357,7 +20365,8 @@ def pre_bash_answer(env: Env, payload: dict[str, Any], tool_input: dict[str, Any
     if agent == "gemini" and not gemini_core_runs(rules.get("core", []), command):
         return None    # tools.core leaves it out: no rewrite or nudge to run it as ctxkit run
     shell = wrap_shell() if mode == "wrap" else None
-    if shell and rules_object(agent, rules, wrap_command(command, shell), tool_input):
+    if shell and any(rules_object(agent, rules, rewrite, tool_input)
+                     for rewrite in rewrite_spellings(command, shell)):
         shell = None   # a deny or ask rule names the rewrite itself (ctxkit, bash -c)
     if shell and agent == "gemini" and gemini_rewrite_grants(
             rules["allow"], command, wrap_command(command, shell), tool_input):

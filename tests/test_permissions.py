@@ -7,6 +7,7 @@ real settings or rules files in a private HOME.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 
 import pytest
@@ -420,14 +421,14 @@ def test_the_nudge_stays_when_the_command_itself_is_allowed(cli, project):
 # --- the rewrite's own words: ctxkit, run, bash -c ------------------------------------------
 
 
-def sub_bash_call(cli, root, command, agent="claude", **fields):
+def sub_bash_call(cli, root, command, agent="claude", env=None, **fields):
     """bash_call through a real `ctxkit hook pre-tool-use` process."""
     name = {"claude": "claude_pre_tool_use_bash", "codex": "codex_pre_tool_use_bash",
             "gemini": "gemini_before_tool_shell"}[agent]
     fields.setdefault("tool_input", {"command": command})
     fields.setdefault("session_id", command)
     result = cli.sub("hook", *(("--agent", agent) if agent != "claude" else ()),
-                     "pre-tool-use", stdin=payload(name, root, **fields))
+                     "pre-tool-use", stdin=payload(name, root, **fields), env=env)
     assert result.code == 0, result.err
     return json.loads(result.out)["hookSpecificOutput"] if result.out else None
 
@@ -455,6 +456,28 @@ def test_a_rule_denying_what_the_rewrite_runs_gets_no_rewrite_nor_nudge(cli, pro
         assert sub_bash_call(cli, project, command, agent, **mode) is None, command
     (project / ".ctxkit" / "config.toml").write_text('bash = "nudge"\n')
     assert sub_bash_call(cli, project, "pytest -q", agent, session_id="nudge", **mode) is None
+
+
+@pytest.mark.parametrize("agent, where, text", [
+    ("claude", ".claude/settings.local.json",
+     json.dumps({"permissions": {"deny": ["Bash(ctxkit run *)"]}})),
+    ("codex", "home/.codex/rules/mine.rules",
+     'prefix_rule(pattern=["ctxkit"], decision="forbidden")\n'),
+])
+def test_a_rule_against_ctxkit_holds_where_the_rewrite_spells_it_as_a_path(cli, project, agent,
+                                                                           where, text):
+    # With no `ctxkit` on PATH the rewrite runs `python /path/to/ctxkit.py run ...`:
+    # still the program the user's rule names, so it is no more granted than
+    # `ctxkit run ...` (it was `allow` under bypassPermissions).
+    bare = {"PATH": os.pathsep.join(p for p in ("/usr/bin", "/bin") if os.path.isdir(p))}
+    mode = {"permission_mode": "bypassPermissions"}
+    answer = sub_bash_call(cli, project, "pytest -q", agent, env=bare, session_id="none",
+                           **mode)
+    assert rewritten(answer) and "ctxkit.py run" in json.dumps(answer)
+    path = project / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    assert sub_bash_call(cli, project, "pytest -q", agent, env=bare, **mode) is None
 
 
 def test_an_ask_rule_for_ctxkit_gets_the_nudge_not_a_granted_rewrite(cli, project):
