@@ -68,7 +68,10 @@ class Reference:
         self.unparsed: dict[tuple, dict] = {}  # (file, line, name) -> a site clang dropped
         self.errors = {"units": 0, "units with errors": 0, "errors": 0}
         self.failed = False  # the unit being read has errors
-        dirs = {str((self.root / f).parent) for f in files if f.endswith(HEADERS)}
+        # Every folder holding a header, and each folder above it inside the project:
+        # `#include "marisa/base.h"` is found from include/, the folder above marisa/.
+        dirs = {str(self.root / folder) for f in files if f.endswith(HEADERS)
+                for folder in Path(f).parents if folder != Path(".")}
         # Python's headers too: C extensions in sdists include Python.h, and a unit
         # that cannot see it loses its function bodies to error recovery.
         python = sysconfig.get_paths()["include"]
