@@ -3853,6 +3853,7 @@ import builtins
 import contextlib
 import itertools
 import marshal
+import operator  # already loaded by collections
 import re
 import time
 from bisect import bisect_right
@@ -9251,15 +9252,15 @@ class _Resolver:
             path, qualname = key
             if self.language(path).conditionals is None:
                 continue
+            skipped = {node: self.unreached(path, line) for line, node in found}
             kept = [(line, node) for line, node in found if not self.compiled_out(path, line)
-                    and not self.unreached(path, line)]
+                    and not skipped[node]]
             if not kept or len(kept) == len(found):
                 continue
             dropped = {node for _, node in found} - {node for _, node in kept}
-            for line, node in found:  # code of the skipped branch still reads its own
-                span = self.unreached(path, line)
-                if node in dropped and span:
-                    self.branch_only.setdefault(key, []).append((*span, node))
+            for _, node in found:  # code of the skipped branch still reads its own
+                if node in dropped and skipped[node]:
+                    self.branch_only.setdefault(key, []).append((*skipped[node], node))
             self.compiled_out_nodes |= dropped
             if len(kept) > 1:
                 self.redefined[key] = kept
@@ -11645,8 +11646,8 @@ PY_BUILTINS = frozenset(name for name in vars(builtins) if not name.startswith("
 # read for the interpreter that runs ctxkit, as mypy and pyright read them for their
 # default target (that interpreter) and jedi for its environment.
 _PY_COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
-    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq, "!=": operator.ne}
 _PY_VERSION_TEST = lazy_re(r"sys\.version_info(?:\[:(\d)\]|\[(0)\])?")
 _PY_NUMBERS = lazy_re(r"\(\s*\d+\s*(?:,\s*\d+\s*)*,?\s*\)|\d+")
 _PY_PLATFORM_PREFIX = lazy_re(r"sys\.platform\.startswith\(\s*(['\"])([^'\"\\]*)\1\s*\)")
