@@ -6886,6 +6886,8 @@ def _arguments(s: _Source, call: Any) -> str | None:
     resolution), ``:TYPE`` for a construction or a cast, ``?`` for anything else.
     """
     arguments = call.child_by_field_name("arguments")
+    if arguments is None and call.type == "field_initializer":  # C++'s `: Base(m, n)`
+        arguments = call.named_child(call.named_child_count - 1)
     if arguments is None:
         return None
     if not arguments.named_child_count:
@@ -7012,6 +7014,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             written = f"{recv_text}.{name}"
         if "maybe_local" in caps:  # a bare identifier: a call unless it names a variable
             extra.setdefault("maybe_local", set()).add(len(calls))
+        if "initializer" in caps:
+            recv_text = INITIALIZER_MARK + (recv_text or "")
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200],
                       _arguments(s, call)))
     elif "import" in caps:
@@ -9354,8 +9358,17 @@ class _Resolver:
         many (Java's third phase, C++'s ellipsis ranked last, C#'s expanded form); then,
         of several, the ones the arguments' written types fit best (a literal, or a
         variable typed where ``scope`` of ``path`` declares it)."""
-        _, _, qualname, node_path = self.nodes[node]
+        kind, name, qualname, node_path = self.nodes[node]
         overloads = [other for _, other in self.redefined.get((node_path, qualname), ())]
+        if kind == "method" and self.language(node_path).methods_outside:
+            # a class's members may be defined in several files (inline in the header,
+            # the rest in a .cc): overloads all the same
+            family = self.language(node_path).family
+            overloads = (overloads or [node]) + [
+                other for other in self.by_name.get(name, ()) if other != node and
+                other not in overloads and self.nodes[other].qualname == qualname and
+                self.nodes[other].path != node_path and
+                self.language(self.nodes[other].path).family == family]
         if len(overloads) < 2 or arguments is None:
             return overloads or [node]
         shapes = self.memo.setdefault("parameter shapes", {})
@@ -9827,8 +9840,7 @@ class _Resolver:
         member constructor X names the class itself (the injected class name): it
         constructs an X, and which constructor runs the arguments say."""
         kind, name, qualname, path = self.nodes[node]
-        owner = self.by_pq.get((path, qualname.rpartition(".")[0])) if kind == "method" \
-            else None
+        owner = self.enclosing_class(path, qualname) if kind == "method" else None
         if owner is not None and self.nodes[owner].name == name and self.class_like(owner):
             return owner
         return node
@@ -11233,6 +11245,12 @@ ALTERNATIVE_MARK = "|"
 # call's own receiver (empty for a bare call), then "|&k". Re-resolving it resolves the
 # call again and takes the k-th definition.
 DEFINITION_MARK = "|&"
+# The receiver a C++ constructor's member initializer (`: Matrix(m, n)`, `: data_(n)`)
+# is extracted with: "^", then its qualifier if any (`: ns::Base(1)`). One naming a class
+# (a base, or the class itself in a delegating constructor) constructs it, as
+# `Matrix(m, n)` in a body does; one naming a member initializes a field: no call, no
+# row. The row is stored without the mark.
+INITIALIZER_MARK = "^"
 
 
 def _definitions_called(resolver: _Resolver, path: str, scope: str, callee: str,
@@ -11268,6 +11286,12 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         return
     scope = resolver.nodes[src]
     scope_qual = "" if scope.kind == "file" else scope.qualname
+    initializer = recv is not None and recv.startswith(INITIALIZER_MARK)
+    if initializer:
+        recv = recv[len(INITIALIZER_MARK):] or None
+        dst = resolver.resolve_call(path, scope_qual, callee, recv, line)[0]
+        if dst is None or not resolver.class_like(dst):
+            return  # a member's initializer
     if recv is not None and DEFINITION_MARK in recv:  # the k-th definition the name holds
         base, _, k = recv.rpartition(DEFINITION_MARK)
         dst, confidence = resolver.resolve_call(path, scope_qual, callee, base or None, line)
@@ -13805,6 +13829,11 @@ _CPP_QUERY = f"""
     @call
 (declaration type: (type_identifier) @callee declarator: (init_declarator
     value: [(argument_list) (initializer_list)])) @call
+(field_initializer . [(field_identifier) (template_method name: (field_identifier))] @callee
+    [(argument_list) (initializer_list)]) @call @initializer
+(field_initializer . (qualified_identifier scope: (_) @recv name: [(field_identifier)
+    (template_method name: (field_identifier))] @callee) [(argument_list) (initializer_list)])
+    @call @initializer
 (declaration type: (qualified_identifier scope: (_) @recv name: (type_identifier) @callee)
     declarator: (init_declarator value: [(argument_list) (initializer_list)])) @call
 [(preproc_include) (using_declaration)] @import

@@ -47,9 +47,26 @@ CASES = [
     # one declared in an if's condition: of T (both classes define visit: no guess)
     ("ast.cc:ast.Apply.visit", {"ast.cc:one", "ast.cc:three"}),
     ("ast.cc:ast.Local.visit", {"ast.cc:two", "ast.cc:four"}),
+    # a constructor's member initializer `: Shape(w, h)` constructs the base, and
+    # `: Shape(0, 0)` delegates to another constructor: which one, the arguments say,
+    # among the ones the header defines in line and the ones shape.cc defines
+    ("shape.cc:geo.Shape.Shape#2", {"shape.cc:geo.Shape.Shape", "shape.cc:geo.Square.Square",
+                                    "shape.cc:geo.Square.Square#2"}),
+    ("shape.h:geo.Shape.Shape", set()),
+    ("shape.h:geo.Shape", {"shape.cc:geo.Shape.Shape", "shape.cc:geo.Square.Square",
+                           "shape.cc:geo.Square.Square#2"}),
 ]
 
 
 @pytest.mark.parametrize("symbol,expected", CASES, ids=[c[0] for c in CASES])
 def test_cpp_callers_as_the_compiler_reads_them(indexed, symbol, expected):
     assert callers(indexed, symbol) == expected
+
+
+def test_a_member_initializer_is_no_call(indexed):
+    """`: side_(side)` initializes a field: `callees` lists the base's construction and
+    nothing named after the members."""
+    result = indexed.sub("callees", "shape.cc:geo.Square.Square", "--json")
+    assert result.code == 0, result.err
+    names = {r["id"] or r["name"] for r in result.json()["results"]}
+    assert names == {"shape.h:geo.Shape", "shape.cc:geo.Shape.Shape#2"}
