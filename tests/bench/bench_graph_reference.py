@@ -10,6 +10,8 @@ project that it runs:
     Go          go/types (source importer) graph_reference/ref_go_types.go
     C, C++      libclang (Debian's clang)  graph_reference/ref_c_clang.py
     Java        javac's tree API (JDK 17)  graph_reference/RefJava.java
+    C#          Mono's C# compiler (mcs)   graph_reference/RefCSharp.cs
+                and Mono.Cecil on its output
 
 The reference's pairs (caller, callee), both definitions inside the project,
 are the expected direct-caller sets. ctxkit indexes the same files and its
@@ -30,20 +32,20 @@ same scorer: every call ctxkit extracted, linked to every definition of that
 name in the project.
 
 Projects are split: the tuned ones are listed here, the held-out ones in
-graph_reference_held_out.txt and, for Java, C and C++, the _java and _c files
+graph_reference_held_out.txt and, for Java, C, C++ and C#, the _java, _c and _csharp files
 beside it (each written before any tuning on its projects, never edited). The report
 gives both, per project and per language.
 
 Inputs come from the package registries once (pip download of sdists, npm
 pack, apt-get download of Debian's golang-*-dev source packages) into
 tests/bench/.work/, and the references' answers are cached there too, so
-later runs are offline. Java projects come from public git repositories at a
+later runs are offline. Java and C# projects come from public git repositories at a
 pinned commit (no registry reachable here ships Java sources): a bare clone
 under .work/git/, made once from a folder of mirrors named OWNER+NAME/repo
 ($BENCH_GIT_MIRRORS) or from github.com. Needs: jedi in this Python, node with the
 `typescript` npm package (installed into .work/npm), Debian's golang-go,
 Debian's python3-clang-14 (run by /usr/bin/python3) for C and C++, a JDK
-(`java`, 17 or newer) for Java.
+(`java`, 17 or newer) for Java, Debian's mono-mcs and libmono-cecil-cil-dev for C#.
 
 Run:  python tests/bench/bench_graph_reference.py [--language L] [--project P]
           [--details FILE] [--check-cli N] [--ctxkit OLD/ctxkit.py] [--add LINE]
@@ -51,7 +53,7 @@ Run:  python tests/bench/bench_graph_reference.py [--language L] [--project P]
 (--ctxkit measures another version, e.g. before a change, on the same inputs.)
 Targets: precision >= 0.98 and recall >= 0.95 per language (Python,
 TypeScript, Go), tuned and held-out alike; 0.95 / 0.85 for the languages made
-full later (C, C++, Java). Exit 1 when a language misses.
+full later (C, C++, Java, C#). Exit 1 when a language misses.
 """
 
 from __future__ import annotations
@@ -77,8 +79,10 @@ REF = HERE / "graph_reference"
 CTXKIT = HERE.parent.parent / "ctxkit.py"
 HELD_OUT_FILES = (HERE / "graph_reference_held_out.txt",
                   HERE / "graph_reference_held_out_java.txt",
-                  HERE / "graph_reference_held_out_c.txt")
+                  HERE / "graph_reference_held_out_c.txt",
+                  HERE / "graph_reference_held_out_csharp.txt")
 TYPESCRIPT = "typescript@5.9.3"
+CECIL = Path("/usr/lib/mono-cecil")   # Debian's libmono-cecil-cil-dev: Cecil with .mdb symbols
 MIN_CONFIDENCE = 0.5          # ctxkit's default for callers
 # ctxkit adds the constructor a class call runs as a second edge `Cls.__init__`; the
 # naive matcher takes the call sites as extracted, without those.
@@ -121,13 +125,17 @@ c lz4 pypi lz4==4.3.3
 cpp double-conversion pypi ujson==5.10.0 deps/double-conversion
 java javapoet git square/javapoet@b9017a9503b76e11b4ad4c1a9f050e2d29112cb0 src/main/java
 java commons-cli git apache/commons-cli@0a68ae0e826bb08eb59bda9bae7ec5d84008b62a src/main/java
+csharp sprache git sprache/Sprache@d55e00b5484079cc47837963c155cdbc5ad7a94e src/Sprache
+csharp commonmark git Knagis/CommonMark.NET@f82761c0718943cfaca2e2fbf00ea286d2153ae4 CommonMark
+csharp yamldotnet git aaubry/YamlDotNet@b758a2961bdb0b042f7f94e1fe6cddbb34756402 YamlDotNet
 """
 
 LANGUAGE_FILES = {"python": ("python",), "typescript": ("typescript", "tsx"), "go": ("go",),
-                  "c": ("c",), "cpp": ("cpp", "c"), "java": ("java",)}  # every .h as C
+                  "c": ("c",), "cpp": ("cpp", "c"), "java": ("java",),
+                  "csharp": ("csharp",)}  # every .h as C
 SCRIPTS = {"python": "ref_python_jedi.py", "typescript": "ref_typescript.js",
            "go": "ref_go_types.go", "c": "ref_c_clang.py", "cpp": "ref_c_clang.py",
-           "java": "RefJava.java"}
+           "java": "RefJava.java", "csharp": "RefCSharp.cs"}
 
 
 @dataclass(frozen=True)
@@ -274,6 +282,20 @@ def prepare_root(project: Project, source: Path) -> Path:
     return root
 
 
+def csharp_tool() -> Path:
+    """RefCSharp.exe, compiled once per version of its source, beside the Cecil it loads."""
+    source = REF / SCRIPTS["csharp"]
+    key = hashlib.sha1(source.read_bytes()).hexdigest()[:16]
+    tool = WORK / "csharp" / key / "RefCSharp.exe"
+    if not tool.exists():
+        tool.parent.mkdir(parents=True, exist_ok=True)
+        cecil = [CECIL / "Mono.Cecil.dll", CECIL / "Mono.Cecil.Mdb.dll"]
+        run(["mcs", f"-out:{tool}", *(f"-r:{dll}" for dll in cecil), str(source)])
+        for dll in cecil:
+            shutil.copy(dll, tool.parent)
+    return tool
+
+
 def typescript_module() -> Path:
     npm = WORK / "npm"
     module = npm / "node_modules" / "typescript"
@@ -377,6 +399,8 @@ def reference(project: Project, root: Path, source: Path, files: list[str]) -> d
         proc = run(["/usr/bin/python3", str(REF / script), str(root)], input=stdin)
     elif project.language == "java":
         proc = run(["java", str(REF / script), str(root)], input=stdin)
+    elif project.language == "csharp":
+        proc = run(["mono", str(csharp_tool()), str(root)], input=stdin)
     elif project.language == "typescript":
         proc = run(["node", str(REF / script), str(typescript_module()), str(root)],
                    input=stdin)
