@@ -6103,7 +6103,7 @@ class Language(Record):
         "class_fields", "element_callbacks", "same_container", "casts",
         "callback_types", "free_globals", "indexed_access", "element_results",
         "name_after_body", "locals_hide", "passed_values", "flows", "union_calls",
-        "nested_narrowing", "literal_types", "structural_interfaces",
+        "nested_narrowing", "literal_types", "structural_interfaces", "receiver_modifier",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6123,7 +6123,7 @@ class Language(Record):
         "free_globals": False, "indexed_access": False, "element_results": frozenset(),
         "name_after_body": False, "locals_hide": False, "passed_values": False, "flows": (),
         "union_calls": False, "nested_narrowing": False, "literal_types": (),
-        "structural_interfaces": False,
+        "structural_interfaces": False, "receiver_modifier": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6220,6 +6220,9 @@ class Language(Record):
     structural_interfaces: bool  # a type implements each interface of its package's
     #                             language whose methods it has, declared or not (Go);
     #                             else the interfaces its extends/implements edges name
+    receiver_modifier: str | None  # the modifier that makes a static method's first
+    #                             parameter the receiver of calls written x.M(...) (C#'s
+    #                             `this`: an extension method; params get "this") [none]
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -6886,8 +6889,8 @@ def _arguments(s: _Source, call: Any) -> str | None:
     resolution), ``:TYPE`` for a construction or a cast, ``?`` for anything else.
     """
     arguments = call.child_by_field_name("arguments")
-    if arguments is None and call.type == "field_initializer":  # C++'s `: Base(m, n)`
-        arguments = call.named_child(call.named_child_count - 1)
+    if arguments is None and call.type in ("field_initializer", "constructor_initializer"):
+        arguments = call.named_child(call.named_child_count - 1)  # `: Base(m, n)`, `: base(x)`
     if arguments is None:
         return None
     if not arguments.named_child_count:
@@ -7016,6 +7019,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             extra.setdefault("maybe_local", set()).add(len(calls))
         if "initializer" in caps:
             recv_text = INITIALIZER_MARK + (recv_text or "")
+        elif "construct" in caps:
+            recv_text = CONSTRUCTION_MARK + (recv_text or "")
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200],
                       _arguments(s, call)))
     elif "import" in caps:
@@ -7609,7 +7614,26 @@ def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
             result.append({"name": one_line(name)[:80],
                            "type": one_line(s.text(type_node)).lstrip(":").strip() or None,
                            "default": one_line(s.text(default))[:80] if default else None})
+            if len(result) == 1 and _is_receiver_parameter(s, p):
+                result[0]["this"] = _receiver_kind(s, d, result[0]["type"] or "")
     return result
+
+
+def _is_receiver_parameter(s: _Source, p: Any) -> bool:
+    """The first parameter carries Language.receiver_modifier (C#'s `this T x`)."""
+    modifier = s.language.receiver_modifier
+    return modifier is not None and any(
+        c.type == "modifier" and s.text(c) == modifier for c in p.children)
+
+
+def _receiver_kind(s: _Source, d: _Def, written: str) -> str:
+    """What an extension method's receiver parameter admits: "any" when its type is a
+    type parameter of the method (`this T x`), else "typed" (that class, its subclasses
+    and implementations)."""
+    holder = next((c for c in d.fn.named_children if c.type == "type_parameter_list"), None)
+    names = {s.text(c.named_children[-1]) for c in holder.named_children
+             if c.named_children} if holder is not None else set()
+    return "any" if _base_type(written) in names else "typed"
 
 
 def _return_type(s: _Source, d: _Def) -> str | None:
@@ -9055,6 +9079,8 @@ def _parameter_shape(params_json: str) -> tuple[int, float, list[str]]:
         return 0, float("inf"), []
     fewest, most, types = 0, 0.0, []
     for param in params:
+        if param.get("this"):
+            continue  # an extension method's receiver: x.M(a) passes a alone
         written = f"{param.get('type') or ''} {param.get('name') or ''}"
         if "..." in written or written.split()[:1] in (["vararg"], ["params"]):
             most = float("inf")
@@ -9733,10 +9759,21 @@ class _Resolver:
         if recv[:1] in "\"'[{0123456789`" or _PREFIXED_STRING.match(recv):
             return None, 1.0  # a literal: a builtin type, never a node of the index
         owner = self.expr_type(path, scope, recv, line)
+        extends = language.receiver_modifier is not None
         if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
-            return None, 1.0  # a receiver of a known type outside the index: no guess
+            # a receiver of a known type outside the index: no guess, but an extension
+            # method of the index written for its type
+            return (extends and self._extension_call(path, scope, recv, callee, None, line)
+                    or (None, 1.0))
         if owner is not None:
-            return self._method_of(owner, callee)
+            found = self._method_of(owner, callee)
+            if found[0] is None and extends:  # a member of the type comes first
+                found = self._extension_call(path, scope, recv, callee, owner, line) or found
+            return found
+        if extends and (recv.endswith(")") or recv.isidentifier()):
+            found = self._extension_call(path, scope, recv, callee, None, line)
+            if found is not None:
+                return found
         if recv.isidentifier() or _DOTTED_WORDS.fullmatch(recv):
             target = self.resolve_dotted(path, scope, recv)
             if target is not None:
@@ -9971,6 +10008,65 @@ class _Resolver:
             return (found, CONF_TYPED) if found is not None else (None, 0.0)
         found = {self.method_lookup(cls, callee) for cls in owner} - {None}
         return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
+
+    def _extension_call(self, path: str, scope: str, recv: str, callee: str,
+                        owner: int | None, line: int) -> tuple[int, float] | None:
+        """C#'s extension methods: ``x.M(a)`` where x's type has no member M runs a
+        static ``M(this T x, a)`` whose T is x's class, a base or an interface of it, or
+        a type parameter. x's type is ``owner`` when it is a class of the index, else
+        the type its declaration or the extension method producing it writes (outside
+        the index too: `this string s`). None when no extension method fits."""
+        table = self.memo.get("extension methods")
+        if table is None:
+            table = self.memo["extension methods"] = {}
+            for node, name, params in self.db.query(SQL_EXTENSION_METHODS, (self.project,)):
+                first = (json.loads(params or "[]") or [{}])[0]
+                if first.get("this"):
+                    this = None if first["this"] == "any" else _base_type(first.get("type") or "")
+                    table.setdefault(name, []).append((node, this))
+        candidates = table.get(callee)
+        if not candidates:
+            return None
+        if owner is None:
+            written = self._written_type(path, scope, recv, line)
+            owner = next((n for n in self.by_name.get(written or "", ())
+                          if self.nodes[n].kind in CLASS_KINDS), None)
+            names = {written} if written else set()
+        else:
+            names = set()
+        seen, todo = set(), [owner] if owner is not None else []
+        while todo:  # the class, its bases and interfaces, by name
+            cls = todo.pop()
+            if cls not in seen:
+                seen.add(cls)
+                names.add(self.nodes[cls].name)
+                todo.extend(self.bases.get(cls, ()))
+        fits = [node for node, this in candidates if this is None or this in names]
+        typed = [node for node in fits if (node, None) not in candidates]
+        fits = typed or fits  # a method for the type is more specific than one for any T
+        if len({self.nodes[node].qualname for node in fits}) != 1:
+            return None
+        return fits[0], CONF_TYPED
+
+    def _written_type(self, path: str, scope: str, recv: str, line: int) -> str | None:
+        """The class name a receiver's type is written with, in or out of the index: a
+        variable's declared type, or what an extension method of the index that
+        produces it declares it returns (``parser.Once()`` gives a Parser)."""
+        if recv.isidentifier():
+            found = self.variable_type(path, scope, recv, line)
+            written = found[0] if found else ""
+            return _base_type(written) if written and ":" not in written else None
+        text = _collapse_arguments(recv)
+        head, _, call = text[:-5].rpartition(".") if text.endswith("(...)") else ("", "", "")
+        dst = self._extension_call(path, scope, head, call, None, line) \
+            if head and _WORD.fullmatch(call) else None
+        if dst is None:
+            return None
+        returns = self.memo.setdefault("return types", {})
+        if dst[0] not in returns:
+            row = self.db.one("SELECT return_type FROM nodes WHERE id = ?", (dst[0],))
+            returns[dst[0]] = _base_type(row[0]) if row and row[0] else None
+        return returns[dst[0]]
 
     def union_methods(self, path: str, scope: str, recv: str, callee: str,
                       line: int) -> list[int]:
@@ -10584,7 +10680,9 @@ class _Resolver:
             return OUTSIDE  # a type outside the index (str, a library class): no guess
         if self.class_like(target[1]):
             return target[1]
-        return self.returned_type(target[1])  # x = make_service() -> UserService
+        # x = make_service() -> UserService (a method Mark() returning a Mark names the
+        # method again from inside its class: once is enough)
+        return self._unless_circular(("returned", target[1]), self.returned_type, target[1])
 
     def _call_result(self, path: str, scope: str, function: str, index: str) -> Any:
         """The type of the index-th result of calling ``function`` (a, err := f())."""
@@ -11096,6 +11194,8 @@ def posixpath_join(*parts: str) -> str:
     return "/".join(p for p in parts if p)
 
 
+SQL_EXTENSION_METHODS = ("SELECT id, name, params FROM nodes WHERE project = ? AND "
+                         "kind = 'method' AND params LIKE '%\"this\": %'")
 SQL_AFFECTED_CREATE = "CREATE TEMP TABLE IF NOT EXISTS graph_affected (name TEXT PRIMARY KEY)"
 SQL_AFFECTED_CLEAR = "DELETE FROM graph_affected"
 SQL_AFFECTED_FILL = "INSERT OR IGNORE INTO graph_affected (name) VALUES (?)"
@@ -11249,8 +11349,12 @@ DEFINITION_MARK = "|&"
 # is extracted with: "^", then its qualifier if any (`: ns::Base(1)`). One naming a class
 # (a base, or the class itself in a delegating constructor) constructs it, as
 # `Matrix(m, n)` in a body does; one naming a member initializes a field: no call, no
-# row. The row is stored without the mark.
+# row.
 INITIALIZER_MARK = "^"
+# The receiver of a construction (`new Mark(...)`, `new ns.Mark(...)` in C# and Java):
+# "+", then its qualifier if any. What it names is a type, even where a method of the
+# same name is in scope (a method Mark() of the class writing `new Mark(...)`).
+CONSTRUCTION_MARK = "+"
 
 
 def _definitions_called(resolver: _Resolver, path: str, scope: str, callee: str,
@@ -11286,12 +11390,14 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         return
     scope = resolver.nodes[src]
     scope_qual = "" if scope.kind == "file" else scope.qualname
-    initializer = recv is not None and recv.startswith(INITIALIZER_MARK)
-    if initializer:
+    stored, constructs = recv, recv is not None and recv.startswith(CONSTRUCTION_MARK)
+    if recv is not None and recv.startswith(INITIALIZER_MARK):
         recv = recv[len(INITIALIZER_MARK):] or None
         dst = resolver.resolve_call(path, scope_qual, callee, recv, line)[0]
         if dst is None or not resolver.class_like(dst):
             return  # a member's initializer
+    elif constructs:
+        recv = recv[len(CONSTRUCTION_MARK):] or None
     if recv is not None and DEFINITION_MARK in recv:  # the k-th definition the name holds
         base, _, k = recv.rpartition(DEFINITION_MARK)
         dst, confidence = resolver.resolve_call(path, scope_qual, callee, base or None, line)
@@ -11309,6 +11415,13 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         updates.append((target, CONF_TYPED if target is not None else 0.0, edge_id))
         return
     dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
+    if constructs and dst is not None and not resolver.class_like(dst):
+        # a method named as the type, in scope where the construction is written: the
+        # type is read from the file's namespaces instead
+        made = resolver.resolve_name(path, "", callee) if recv is None else \
+            resolver.resolve_name(path, "", f"{recv}.{callee}")
+        dst, confidence = (made[1], CONF_EXACT) if made and made[0] == "node" and \
+            resolver.class_like(made[1]) else (None, 1.0 if made else 0.0)
     if recv is None and edge_id is None and dst is not None and \
             dst in resolver.iterated_definitions(path, scope_qual, callee, line):
         # the variable takes each item of a literal sequence in turn: one row per item
@@ -11343,7 +11456,7 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
                                             dst, confidence)
     dst = found[0] if found else dst
     if edge_id is None:
-        inserts.append((run.project, "calls", src, dst, written, callee, recv, line,
+        inserts.append((run.project, "calls", src, dst, written, callee, stored, line,
                         confidence, file_id, arguments))
     else:
         updates.append((dst, confidence, edge_id))
@@ -13039,7 +13152,7 @@ _JAVA_QUERY = """
 (constructor_declaration name: (identifier) @name) @def.method
 (method_invocation object: (_) @recv name: (identifier) @callee) @call
 (method_invocation !object name: (identifier) @callee) @call
-(object_creation_expression type: (type_identifier) @callee) @call
+(object_creation_expression type: (type_identifier) @callee) @call @construct
 (explicit_constructor_invocation constructor: [(this) (super)] @callee) @call
 (import_declaration) @import
 (package_declaration (_) @package)
@@ -14064,10 +14177,11 @@ _CSHARP_QUERY = f"""
     name: (generic_name (identifier) @callee))) @call
 (invocation_expression function: (conditional_access_expression condition: (_) @recv
     (member_binding_expression name: (identifier) @callee))) @call
-(object_creation_expression type: (identifier) @callee) @call
-(object_creation_expression type: (generic_name (identifier) @callee)) @call
+(object_creation_expression type: (identifier) @callee) @call @construct
+(object_creation_expression type: (generic_name (identifier) @callee)) @call @construct
+(constructor_initializer ["this" "base"] @callee) @call
 (object_creation_expression type: (qualified_name qualifier: (_) @recv
-    name: (identifier) @callee)) @call
+    name: (identifier) @callee)) @call @construct
 (variable_declaration type: {_CS_TYPES} @type (variable_declarator name: (identifier) @var))
     @vartype
 (variable_declaration type: (implicit_type) (variable_declarator name: (identifier) @var
@@ -14139,6 +14253,7 @@ CSHARP = Language(
     bare_outside=True,
     name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, full=True,
     family="csharp", self_names=("this",), super_names=("base",), class_scope=True,
+    receiver_modifier="this",
     methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
     return_fields=("returns", "type"),
     skeleton=SkeletonRules(

@@ -326,6 +326,9 @@ public static class RefCSharp
         var made = Regex.Match(method.Name, @"^<([^>]+)>");
         if (made.Success)
             return WrittenIn(method.DeclaringType, made.Groups[1].Value);
+        if (method.Name.StartsWith("<") && !method.DeclaringType.Name.Contains("<"))
+            // `<>m__0` of the class itself: a lambda of a field initializer
+            return SourceName(Outermost(method.DeclaringType));
         var type = method.DeclaringType;
         while (type != null && type.Name.Contains("<"))
         {
@@ -348,10 +351,12 @@ public static class RefCSharp
             type = type.DeclaringType;
         if (type == null)
             return member;
-        var found = type.Methods.FirstOrDefault(m => m.Name == member);
-        if (member.StartsWith(".") || found != null && found.IsSpecialName)
-            return SourceName(type);
-        return member;
+        // (an explicit implementation's dots become underscores: `<I_Visit>m__0`)
+        var found = type.Methods.FirstOrDefault(m => m.Name == member) ??
+            type.Methods.FirstOrDefault(m => m.Name.Replace('.', '_') == member);
+        if (found == null || found.IsSpecialName || found.IsConstructor)
+            return SourceName(type);  // a field's or property's initializer, a constructor
+        return MemberName(found);
     }
 
     static TypeDefinition Outermost(TypeDefinition type)

@@ -1,0 +1,54 @@
+"""Graph, C#: direct callers as the C# compiler binds them, through the installed CLI.
+
+Each case is a class of C# semantics that the reference harness
+(tests/bench/bench_graph_reference.py, Mono's compiler read through Cecil) found
+missed on the tuned projects; the fixture tests/fixtures/graph_csharp_recall is
+indexed by a real `ctxkit index` subprocess and read back with `ctxkit callers --json`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import copy_fixture
+
+
+@pytest.fixture
+def indexed(cli):
+    copy_fixture("graph_csharp_recall", cli.root)
+    result = cli.sub("index", "--json")
+    assert result.code == 0, result.err
+    return cli
+
+
+def callers(cli, symbol: str) -> set[str]:
+    result = cli.sub("callers", symbol, "--json")
+    assert result.code == 0, result.err
+    return {r["id"] or r["name"] for r in result.json()["results"]}
+
+
+# (symbol, exactly these callers)
+CASES = [
+    # `: base(start, end)` and `: this(at, at)` call the constructor their arguments pick
+    ("Tokens.cs:Token.Token", {"Tokens.cs:Token.Token#2", "Tokens.cs:Anchor.Anchor"}),
+    ("Tokens.cs:Token.Token#2", {"Tokens.cs:Anchor.Anchor#2"}),
+    # `new Mark(...)` inside a method named Mark constructs the type, not a recursion
+    ("Tokens.cs:Mark.Mark", {"Tokens.cs:Cursor.Mark"}),
+    ("Tokens.cs:Cursor.Mark", set()),
+    # extension methods: `parser.Accept<T>()` on a project interface that lacks Accept,
+    # `rule.Once()` on a delegate, `.Then` on what Once returns, `name.Letters()` on a
+    # string (a type outside the project), `name.Describe()` for any T
+    ("Parsing.cs:ParserExtensions.Accept", {"Parsing.cs:Reader.ReadAnchor"}),
+    ("Parsing.cs:ParserExtensions.Expect", {"Parsing.cs:Reader.ReadAnchor"}),
+    ("Parsing.cs:ParserExtensions.Once", {"Parsing.cs:Reader.ReadAnchor"}),
+    ("Parsing.cs:ParserExtensions.Then", {"Parsing.cs:Reader.ReadAnchor"}),
+    ("Parsing.cs:ParserExtensions.Letters", {"Parsing.cs:Reader.ReadAnchor"}),
+    ("Parsing.cs:ParserExtensions.Describe", {"Parsing.cs:Reader.ReadAnchor"}),
+    # a member of the receiver's own type: no extension method
+    ("Parsing.cs:IParser.MoveNext", {"Parsing.cs:ParserExtensions.Expect"}),
+]
+
+
+@pytest.mark.parametrize("symbol,expected", CASES, ids=[c[0] for c in CASES])
+def test_csharp_callers_as_the_compiler_binds_them(indexed, symbol, expected):
+    assert callers(indexed, symbol) == expected
