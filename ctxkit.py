@@ -9823,7 +9823,10 @@ class _Resolver:
         """A variable that holds a member read off a value (``const {cleanup} = race()``,
         ``const run = this.run``): calling it runs that member, a function of the index
         (a class it names is a construction, read as before). None otherwise."""
-        written, type_path, type_scope = self.variable_type(path, scope, name, line)
+        found = self.variable_type(path, scope, name, line)
+        if found is None:  # declared in the scope, but not yet at this line
+            return None
+        written, type_path, type_scope = found
         head, _, member = written.removeprefix("expr:").rpartition(".")
         if not written.startswith("expr:") or not head or not _WORD.fullmatch(member):
             return None

@@ -46,6 +46,10 @@ CASES = [
     ("Parsing.cs:ParserExtensions.Describe", {"Parsing.cs:Reader.ReadAnchor"}),
     # a member of the receiver's own type: no extension method
     ("Parsing.cs:IParser.MoveNext", {"Parsing.cs:ParserExtensions.Expect"}),
+    # two classes of one name in a file, the second one's field a delegate called bare
+    # (`getter(target)`): the index is built (it stopped on a TypeError before) and the
+    # constructor is found
+    ("Parsing.cs:Accessor.Accessor", {"Parsing.cs:Accessor.From"}),
 ]
 
 

@@ -80,7 +80,8 @@ public static class RefCSharp
     {
         var list = Path.ChangeExtension(dll, ".rsp");
         var references = new[] { "System", "System.Core", "System.Xml", "System.Xml.Linq",
-                                 "System.Data", "System.Runtime.Serialization", "Microsoft.CSharp" };
+                                 "System.Data", "System.Runtime.Serialization", "Microsoft.CSharp",
+                                 "System.ComponentModel.DataAnnotations" };
         // the .NET 4.6.1 reference profile: the framework's later types (System.Range,
         // System.HashCode) would clash with the project's own of those names
         File.WriteAllLines(list, new[] { "-target:library", "-debug", "-unsafe", "-nowarn:1591",
