@@ -6963,6 +6963,31 @@ def _passed_word(s: _Source, node: Any, kind: str) -> str:
     return "?"
 
 
+def _fitted_type(written: str) -> str:
+    """A type as overloads are told apart by it: its class name, then `N for N type
+    arguments (Action<A, B> is Action`2, as .NET names it; Action is Action)."""
+    arity = _type_arity(written)
+    return _base_type(written) + (f"`{arity}" if arity else "")
+
+
+def _type_arity(written: str) -> int:
+    """How many type arguments a written type has (``Builder<T, R>``: 2, ``Builder``: 0)."""
+    head, bracket, rest = written.partition("<")
+    if not bracket:
+        return 0
+    depth, count = 0, 1
+    for char in rest:
+        if char in "<([":
+            depth += 1
+        elif char in ">)]":
+            if depth == 0:
+                break
+            depth -= 1
+        elif char == "," and depth == 0:
+            count += 1
+    return count
+
+
 def _base_type(written: str) -> str:
     """The last name of a written type's class (_clean_type): ``java.util.List<String>``
     is ``List``, ``std::string`` is ``string``; an array stays one (``int[]``)."""
@@ -9087,7 +9112,7 @@ def _parameter_shape(params_json: str) -> tuple[int, float, list[str]]:
         elif param.get("default") is None:
             fewest += 1
         most += 1
-        types.append(_base_type(param.get("type") or ""))
+        types.append(_fitted_type(param.get("type") or ""))
     return fewest, most, types
 
 
@@ -9124,6 +9149,8 @@ def _argument_fit(kind: str, param: str) -> int | None:
     written = kind[1:]  # ":TYPE"
     if written == param:
         return 2
+    if written.partition("`")[0] == param.partition("`")[0]:
+        return 1  # the class, with other type arguments (Java's raw List for List<T>)
     if param in _PRIMITIVES and written not in _PRIMITIVES and written[:1].isupper() and \
             written not in ("Integer", "Long", "Character", "Boolean", "Double", "Float"):
         return None  # a class instance is no primitive
@@ -9489,7 +9516,7 @@ class _Resolver:
             if owner is not None:  # (declared with the class, maybe in another file)
                 _, _, qualname, where = self.nodes[owner]
                 found = self.variable_type(where, qualname, "self." + word[1:])
-            return ":" + _base_type(found[0]) if found else "?"
+            return ":" + _fitted_type(found[0]) if found else "?"
         if word.startswith("~") and path:  # a call's result: a class it constructs or
             # returns (Double(DiyFp(f, e)) runs Double(DiyFp)); its name is what fits
             made = self.expr_type(path, scope, word[1:] + "(...)", line)
@@ -10025,26 +10052,31 @@ class _Resolver:
             for node, name, params in self.db.query(SQL_EXTENSION_METHODS, (self.project,)):
                 first = (json.loads(params or "[]") or [{}])[0]
                 if first.get("this"):
-                    this = None if first["this"] == "any" else _base_type(first.get("type") or "")
+                    written = first.get("type") or ""
+                    this = None if first["this"] == "any" else \
+                        (_base_type(written), _type_arity(written))
                     table.setdefault(name, []).append((node, this))
         candidates = table.get(callee)
         if not candidates:
             return None
-        if owner is None:
-            written = self._written_type(path, scope, recv, line)
-            owner = next((n for n in self.by_name.get(written or "", ())
+        # x's type by name and its number of type arguments (Builder and Builder<T> are
+        # two types); a base or an interface by name alone
+        written = self._written_type(path, scope, recv, line)
+        exact = (_base_type(written), _type_arity(written)) if written else None
+        if owner is None and exact is not None:
+            owner = next((n for n in self.by_name.get(exact[0], ())
                           if self.nodes[n].kind in CLASS_KINDS), None)
-            names = {written} if written else set()
-        else:
-            names = set()
-        seen, todo = set(), [owner] if owner is not None else []
+        names, seen, todo = set(), set(), [owner] if owner is not None else []
         while todo:  # the class, its bases and interfaces, by name
             cls = todo.pop()
             if cls not in seen:
                 seen.add(cls)
                 names.add(self.nodes[cls].name)
                 todo.extend(self.bases.get(cls, ()))
-        fits = [node for node, this in candidates if this is None or this in names]
+        if exact is not None:
+            names.discard(exact[0])
+        fits = [node for node, this in candidates if this is None or this == exact or
+                this[0] in names]
         typed = [node for node in fits if (node, None) not in candidates]
         fits = typed or fits  # a method for the type is more specific than one for any T
         if len({self.nodes[node].qualname for node in fits}) != 1:
@@ -10058,7 +10090,7 @@ class _Resolver:
         if recv.isidentifier():
             found = self.variable_type(path, scope, recv, line)
             written = found[0] if found else ""
-            return _base_type(written) if written and ":" not in written else None
+            return written if written and ":" not in written else None
         text = _collapse_arguments(recv)
         head, _, call = text[:-5].rpartition(".") if text.endswith("(...)") else ("", "", "")
         dst = self._extension_call(path, scope, head, call, None, line) \
@@ -10068,7 +10100,7 @@ class _Resolver:
         returns = self.memo.setdefault("return types", {})
         if dst[0] not in returns:
             row = self.db.one("SELECT return_type FROM nodes WHERE id = ?", (dst[0],))
-            returns[dst[0]] = _base_type(row[0]) if row and row[0] else None
+            returns[dst[0]] = row[0] if row and row[0] else None
         return returns[dst[0]]
 
     def union_methods(self, path: str, scope: str, recv: str, callee: str,

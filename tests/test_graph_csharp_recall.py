@@ -50,6 +50,13 @@ CASES = [
     # (`getter(target)`): the index is built (it stopped on a TypeError before) and the
     # constructor is found
     ("Parsing.cs:Accessor.Accessor", {"Parsing.cs:Accessor.From"}),
+    # Builder and Builder<T> are two types: builder.Retry(3) runs the extension method
+    # for Builder; of two overloads taking an Action, the one whose Action has as many
+    # type arguments as the argument's
+    ("Policies.cs:RetrySyntax.Retry", {"Policies.cs:Client.Make"}),
+    ("Policies.cs:RetryResultSyntax.Retry", set()),
+    ("Policies.cs:RetrySyntax.Retry#2", {"Policies.cs:RetrySyntax.Retry"}),
+    ("Policies.cs:RetrySyntax.Retry#3", set()),
 ]
 
 
