@@ -6970,6 +6970,22 @@ def _fitted_type(written: str) -> str:
     return _base_type(written) + (f"`{arity}" if arity else "")
 
 
+# A literal receiver's C# type, by its argument word (_receiver_word): 7.Days(), "x".Y()
+_LITERAL_TYPES = {"0": "int", "0.0": "double", '"': "string"}
+
+
+def _receiver_word(recv: str) -> str:
+    """The argument word (_argument_word) of the receiver an extension method is called
+    on: ``=x`` for a variable, a literal's mark (``2.Days()``), ``?`` for anything else."""
+    if _WORD.fullmatch(recv) and not recv[0].isdigit():
+        return "=" + recv
+    if re.fullmatch(r"\d+", recv):
+        return "0"
+    if re.fullmatch(r"\d*\.\d+[dDfFmM]?|\d+[dDfFmM]", recv):
+        return "0.0"
+    return '"' if recv[:1] in "\"@$" else "?"
+
+
 def _type_arity(written: str) -> int:
     """How many type arguments a written type has (``Builder<T, R>``: 2, ``Builder``: 0)."""
     head, bracket, rest = written.partition("<")
@@ -9094,18 +9110,17 @@ ResolverNode = collections.namedtuple("ResolverNode", "kind name qualname path")
 _NO_NODE = ResolverNode("", "", "", "")
 
 
-def _parameter_shape(params_json: str) -> tuple[int, float, list[str]]:
-    """(fewest, most) arguments a definition's parameters take, and each one's class
-    name: a parameter with a default may be left out, a variadic one (Java's
-    `T... xs`, C++'s `...`, Kotlin's `vararg`, C#'s `params`) takes any number."""
+def _parameter_shape(params_json: str) -> tuple[int, float, list[str], bool]:
+    """(fewest, most) arguments a definition's parameters take, each one's class name,
+    and whether the first is an extension method's receiver (Language.receiver_modifier):
+    a parameter with a default may be left out, a variadic one (Java's `T... xs`, C++'s
+    `...`, Kotlin's `vararg`, C#'s `params`) takes any number."""
     try:
         params = json.loads(params_json or "[]")
     except ValueError:
-        return 0, float("inf"), []
+        return 0, float("inf"), [], False
     fewest, most, types = 0, 0.0, []
     for param in params:
-        if param.get("this"):
-            continue  # an extension method's receiver: x.M(a) passes a alone
         written = f"{param.get('type') or ''} {param.get('name') or ''}"
         if "..." in written or written.split()[:1] in (["vararg"], ["params"]):
             most = float("inf")
@@ -9113,7 +9128,7 @@ def _parameter_shape(params_json: str) -> tuple[int, float, list[str]]:
             fewest += 1
         most += 1
         types.append(_fitted_type(param.get("type") or ""))
-    return fewest, most, types
+    return fewest, most, types, bool(params and params[0].get("this"))
 
 
 # The literal marks of _argument_word and the parameter types each may be passed to:
@@ -9403,14 +9418,95 @@ class _Resolver:
         return self.nodes[node].kind in CLASS_KINDS or node in self.constructors
 
     def overloads_admitting(self, node: int, arguments: str | None, path: str = "",
-                            scope: str = "", line: int = 0) -> list[int]:
+                            scope: str = "", line: int = 0,
+                            receiver: str | None = None) -> list[int]:
         """The definitions of ``node``'s qualname in its file (overloads, told apart by
         their parameters) that a call with these ``arguments`` (_arguments) can run, in
         file order: ``[node]`` when it has no overload, all of them when the arguments
         are unknown. By count first, a variadic overload only when no other takes that
         many (Java's third phase, C++'s ellipsis ranked last, C#'s expanded form); then,
         of several, the ones the arguments' written types fit best (a literal, or a
-        variable typed where ``scope`` of ``path`` declares it)."""
+        variable typed where ``scope`` of ``path`` declares it). ``receiver`` is what a
+        call ``receiver.M(...)`` is written on: an extension method takes it as its
+        first argument."""
+        overloads = self._overload_set(node)
+        if len(overloads) < 2 or arguments is None:
+            return overloads
+        shapes = self._shapes(overloads)
+        given = arguments.split(",") if arguments else []
+        passed = {other: [_receiver_word(receiver), *given]
+                  if receiver is not None and shapes[other][3] else given
+                  for other in overloads}
+        fits = [other for other in overloads
+                if shapes[other][0] <= len(passed[other]) <= shapes[other][1]]
+        fits = [other for other in fits if shapes[other][1] != float("inf")] or fits
+        if len(fits) < 2:
+            return fits
+        literal = self.language(path).literal_types if path else ()
+        scored = []
+        for other in fits:
+            params = shapes[other][2]
+            points = []
+            for i, word in enumerate(passed[other]):
+                kind = self._argument_type(word, path, scope, line)
+                param = params[min(i, len(params) - 1)] if params else ""
+                points.append(2 if (kind, param) in literal else _argument_fit(kind, param))
+            if None not in points:
+                scored.append((sum(points), other))
+        best = max((points for points, _ in scored), default=None)
+        return [other for points, other in scored if points == best] or fits
+
+    def class_like_name(self, path: str, scope: str, recv: str) -> bool:
+        """``recv`` names a class of the index (``Ext.M(x)`` calls through the class), not
+        a value that a call is written on."""
+        if not _DOTTED_WORDS.fullmatch(recv) or self.variable_type(path, scope, recv):
+            return False
+        target = self.resolve_dotted(path, scope, recv)
+        return bool(target and target[0] == "node" and self.class_like(target[1]))
+
+    def inherited_overload(self, node: int, arguments: str | None,
+                           receiver: str | None = None) -> int:
+        """``node``, or where none of its overloads takes that many arguments, the
+        method of that name of a base class that does: Java and C# choose among the
+        inherited overloads too (`Convert(-n)` in an override of Convert(n, gender)
+        runs the base's Convert(n))."""
+        if arguments is None or self.nodes[node].kind != "method":
+            return node
+        count = len(arguments.split(",")) if arguments else 0
+
+        def admits(method: int) -> bool:
+            return any(shape[0] <= count + (receiver is not None and shape[3]) <= shape[1]
+                       for shape in self._shapes(self._overload_set(method)).values())
+
+        if admits(node):
+            return node
+        owner = self.enclosing_class(self.nodes[node].path,
+                                     self.nodes[node].qualname.rpartition(".")[0] + ".x")
+        seen, todo = set(), list(self.bases.get(owner, ())) if owner is not None else []
+        while todo:
+            base = todo.pop(0)
+            if base in seen or self.nodes.get(base, _NO_NODE).kind not in CLASS_KINDS:
+                continue
+            seen.add(base)
+            found = self.method_lookup(base, self.nodes[node].name)
+            if found is not None and found != node and admits(found):
+                return found
+            todo.extend(self.bases.get(base, ()))
+        return node
+
+    def _shapes(self, nodes: list[int]) -> dict[int, tuple]:
+        """Each definition's _parameter_shape, read once."""
+        shapes = self.memo.setdefault("parameter shapes", {})
+        missing = [other for other in nodes if other not in shapes]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            for row in self.db.query(f"SELECT id, params FROM nodes WHERE id IN ({marks})",
+                                     missing):
+                shapes[row["id"]] = _parameter_shape(row["params"])
+        return {other: shapes.get(other, (0, float("inf"), [], False)) for other in nodes}
+
+    def _overload_set(self, node: int) -> list[int]:
+        """``node`` and the other definitions of its qualname: its overloads."""
         kind, name, qualname, node_path = self.nodes[node]
         overloads = [other for _, other in self.redefined.get((node_path, qualname), ())]
         if kind == "method" and self.language(node_path).methods_outside:
@@ -9422,34 +9518,7 @@ class _Resolver:
                 other not in overloads and self.nodes[other].qualname == qualname and
                 self.nodes[other].path != node_path and
                 self.language(self.nodes[other].path).family == family]
-        if len(overloads) < 2 or arguments is None:
-            return overloads or [node]
-        shapes = self.memo.setdefault("parameter shapes", {})
-        missing = [other for other in overloads if other not in shapes]
-        if missing:
-            marks = ",".join("?" * len(missing))
-            for row in self.db.query(f"SELECT id, params FROM nodes WHERE id IN ({marks})",
-                                     missing):
-                shapes[row["id"]] = _parameter_shape(row["params"])
-        words = arguments.split(",") if arguments else []
-        fits = [other for other in overloads if other in shapes
-                and shapes[other][0] <= len(words) <= shapes[other][1]]
-        fits = [other for other in fits if shapes[other][1] != float("inf")] or fits
-        if len(fits) < 2:
-            return fits
-        types = [self._argument_type(word, path, scope, line) for word in words]
-        literal = self.language(path).literal_types if path else ()
-        scored = []
-        for other in fits:
-            params = shapes[other][2]
-            points = []
-            for i, kind in enumerate(types):
-                param = params[min(i, len(params) - 1)] if params else ""
-                points.append(2 if (kind, param) in literal else _argument_fit(kind, param))
-            if None not in points:
-                scored.append((sum(points), other))
-        best = max((points for points, _ in scored), default=None)
-        return [other for points, other in scored if points == best] or fits
+        return overloads or [node]
 
     def of_receiver_constness(self, overloads: list[int], caller: int, path: str,
                               scope: str, recv: str, line: int) -> list[int]:
@@ -9784,7 +9853,10 @@ class _Resolver:
                 found = self.method_lookup(cls, callee)
                 return (found, confidence) if found is not None else (None, 0.0)
         if recv[:1] in "\"'[{0123456789`" or _PREFIXED_STRING.match(recv):
-            return None, 1.0  # a literal: a builtin type, never a node of the index
+            # a literal: a builtin type, never a node of the index (but an extension
+            # method of the index may be written for it: 7.Days())
+            return (language.receiver_modifier is not None and
+                    self._extension_call(path, scope, recv, callee, None, line) or (None, 1.0))
         owner = self.expr_type(path, scope, recv, line)
         extends = language.receiver_modifier is not None
         if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
@@ -10091,6 +10163,9 @@ class _Resolver:
             found = self.variable_type(path, scope, recv, line)
             written = found[0] if found else ""
             return written if written and ":" not in written else None
+        literal = _LITERAL_TYPES.get(_receiver_word(recv))
+        if literal is not None:
+            return literal
         text = _collapse_arguments(recv)
         head, _, call = text[:-5].rpartition(".") if text.endswith("(...)") else ("", "", "")
         dst = self._extension_call(path, scope, head, call, None, line) \
@@ -11476,7 +11551,12 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
     if dst is not None and resolver.nodes[dst].kind in ("interface", "trait"):
         dst = resolver.merged_value(dst)  # no call runs an interface; a value of its name may
     if dst is not None and resolver.language(path).overloads:
-        fits = resolver.overloads_admitting(dst, arguments, path, scope_qual, line)
+        # x.M(a) on an object, not on a class: an extension method takes x first
+        receiver = recv if recv is not None and not (
+            resolver.language(path).receiver_modifier and
+            resolver.class_like_name(path, scope_qual, recv)) else None
+        dst = resolver.inherited_overload(dst, arguments, receiver)
+        fits = resolver.overloads_admitting(dst, arguments, path, scope_qual, line, receiver)
         if len(fits) > 1 and (recv is None or recv in resolver.language(path).self_names):
             fits = resolver.of_constness(fits, src)  # this->f() in a const member: f() const
         elif len(fits) > 1 and recv is not None and _WORD.fullmatch(recv):

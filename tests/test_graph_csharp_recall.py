@@ -57,6 +57,13 @@ CASES = [
     ("Policies.cs:RetryResultSyntax.Retry", set()),
     ("Policies.cs:RetrySyntax.Retry#2", {"Policies.cs:RetrySyntax.Retry"}),
     ("Policies.cs:RetrySyntax.Retry#3", set()),
+    # an extension method called by its bare name passes its receiver itself:
+    # Days((double) days) runs Days(this double); 7.Days() runs Days(this int)
+    ("Words.cs:TimeSpanExtensions.Days#2", {"Words.cs:TimeSpanExtensions.Days"}),
+    ("Words.cs:TimeSpanExtensions.Days", {"Words.cs:Clock.Week"}),
+    # overloads inherited from a base are candidates too
+    ("Words.cs:GenderedConverter.Convert", {"Words.cs:GermanConverter.Convert"}),
+    ("Words.cs:GermanConverter.Convert", set()),
 ]
 
 
