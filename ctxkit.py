@@ -6920,6 +6920,17 @@ def _argument_word(s: _Source, node: Any) -> str:
         return _passed_word(s, node, kind)
     if kind in ("argument", "value_argument") and node.named_child_count == 1:
         return _argument_word(s, node.named_child(0)) or "?"  # C#, Kotlin wrap each argument
+    if kind in ("lambda_expression", "anonymous_method_expression") and s.language.overloads:
+        # (a, b, c) => ...: a delegate taking three arguments (λ3), which picks
+        # Action<A, B, C> over Func<A, R> (_argument_fit)
+        params = next((c for c in node.named_children
+                       if c.type in ("parameter_list", "implicit_parameter")), None)
+        if params is not None:
+            count = 1 if params.type == "implicit_parameter" else sum(
+                c.type == "parameter" for c in params.named_children)
+            body = node.named_child(node.named_child_count - 1)
+            void = body is not None and body.type == "block" and not _returns_value(body)
+            return f"λ{count}" + ("v" if void else "")  # v: a block returning nothing
     if kind in ("object_creation_expression", "cast_expression", "new_expression"):
         typed = node.child_by_field_name("type")
         if typed is not None:
@@ -6937,6 +6948,19 @@ def _argument_word(s: _Source, node: Any) -> str:
                 and _DOTTED_WORDS.fullmatch(s.text(called).replace("::", ".")):
             return "~" + s.text(called).replace("::", ".")
     return "?"
+
+
+def _returns_value(block: Any) -> bool:
+    """A function body has a `return x;` of its own (not of a function nested in it)."""
+    todo = list(block.named_children)
+    while todo:
+        node = todo.pop()
+        if node.type == "return_statement" and node.named_child_count:
+            return True
+        if node.type not in ("lambda_expression", "anonymous_method_expression",
+                             "local_function_statement"):
+            todo.extend(node.named_children)
+    return False
 
 
 _UNSEEN = object()
@@ -7062,6 +7086,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             recv_text = INITIALIZER_MARK + (recv_text or "")
         elif "construct" in caps:
             recv_text = CONSTRUCTION_MARK + (recv_text or "")
+            if callee.parent is not None and callee.parent.type == "generic_name":
+                written = one_line(s.text(callee.parent))  # new P<T>(): its type arguments
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200],
                       _arguments(s, call)))
     elif "import" in caps:
@@ -9154,6 +9180,14 @@ def _argument_fit(kind: str, param: str) -> int | None:
     generic = len(param) <= 2 and param[:1].isupper()   # T, K, V, E1: a type parameter
     if kind == "null":
         return None if param in _PRIMITIVES else 0
+    if kind.startswith("λ"):  # a lambda of n parameters: .NET's Action<...> takes as many
+        name, _, arity = param.partition("`")   # type arguments, Func<..., R> one more
+        taken = {"Action": int(arity or 0), "Func": int(arity or 1) - 1}.get(name)
+        if taken is None:
+            return 0
+        if name == "Func" and kind.endswith("v"):
+            return None  # { ... } returning nothing is no Func
+        return 2 if taken == int(kind[1:].rstrip("v")) else None
     if kind in _LITERAL_FITS:
         exact, converted = _LITERAL_FITS[kind]
         if param in exact:
@@ -9456,6 +9490,30 @@ class _Resolver:
         best = max((points for points, _ in scored), default=None)
         return [other for points, other in scored if points == best] or fits
 
+    def namesake(self, ids: list[int], arity: int) -> int:
+        """Of classes sharing one full name (a type declared in parts, C#'s partial
+        classes, and its generic namesakes: RetryPolicy, RetryPolicy<TResult>), the one
+        declared with ``arity`` type parameters (of its parts, the one in the first file
+        by path), else the first."""
+        arities = self.memo.setdefault("type arities", {})
+        missing = [n for n in ids if n not in arities]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            for node, name, signature in self.db.query(
+                    f"SELECT id, name, signature FROM nodes WHERE id IN ({marks})", missing):
+                head = (signature or "").partition(name)[2]
+                arities[node] = _type_arity(head) if head.startswith("<") else 0
+        ids = sorted(ids, key=lambda n: self.nodes[n].path)  # a part: the first file's
+        return next((n for n in ids if arities.get(n) == arity), ids[0])
+
+    def namesake_of(self, node: int, arity: int) -> int:
+        """``node``'s namesake (see namesake) with ``arity`` type parameters."""
+        _, name, qualname, path = self.nodes[node]
+        package = self.package.get(path)
+        ids = [n for n in self.by_name.get(name, ()) if self.nodes[n].qualname == qualname
+               and self.class_like(n) and self.package.get(self.nodes[n].path) == package]
+        return self.namesake(ids, arity) if len(ids) > 1 else node
+
     def class_like_name(self, path: str, scope: str, recv: str) -> bool:
         """``recv`` names a class of the index (``Ext.M(x)`` calls through the class), not
         a value that a call is written on."""
@@ -9518,7 +9576,38 @@ class _Resolver:
                 other not in overloads and self.nodes[other].qualname == qualname and
                 self.nodes[other].path != node_path and
                 self.language(self.nodes[other].path).family == family]
+        if len(overloads) > 1 and kind == "method":
+            # members of a class's generic namesake (RetryPolicy<TResult>'s constructors
+            # beside RetryPolicy's) share their qualname, not their class
+            arity = self._owner_arity(node)
+            overloads = [other for other in overloads if self._owner_arity(other) == arity]
         return overloads or [node]
+
+    def member_of_namesake(self, member: int, cls: int) -> int:
+        """``member``, or the member of its qualname that ``cls``'s own type declares
+        where ``member`` belongs to a generic namesake of it (RetryPolicy<T>'s
+        constructor found for RetryPolicy)."""
+        self.namesake([cls], 0)  # reads its arity
+        arity = self.memo["type arities"].get(cls, 0)
+        if self._owner_arity(member) == arity:
+            return member
+        _, name, qualname, _ = self.nodes[member]
+        return next((other for other in self.by_name.get(name, ())
+                     if self.nodes[other].qualname == qualname and
+                     self._owner_arity(other) == arity), member)
+
+    def _owner_arity(self, member: int) -> int:
+        """How many type parameters the class declaring ``member`` has."""
+        owners = self.memo.setdefault("member owners", {})
+        if member not in owners:
+            row = self.db.one("SELECT parent_id FROM nodes WHERE id = ?", (member,))
+            parent = row[0] if row else None
+            if parent is not None and parent in self.nodes and self.class_like(parent):
+                self.namesake([parent], 0)  # reads its arity
+                owners[member] = self.memo["type arities"].get(parent, 0)
+            else:
+                owners[member] = 0
+        return owners[member]
 
     def of_receiver_constness(self, overloads: list[int], caller: int, path: str,
                               scope: str, recv: str, line: int) -> list[int]:
@@ -11525,7 +11614,9 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         updates.append((target, CONF_TYPED if target is not None else 0.0, edge_id))
         return
     dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
-    if constructs and dst is not None and not resolver.class_like(dst):
+    if constructs and dst is not None and resolver.class_like(dst):
+        dst = resolver.namesake_of(dst, _type_arity(written))  # new P<T>(...) is not a P
+    elif constructs and dst is not None and not resolver.class_like(dst):
         # a method named as the type, in scope where the construction is written: the
         # type is read from the file's namespaces instead
         made = resolver.resolve_name(path, "", callee) if recv is None else \
@@ -11594,6 +11685,7 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
         cls_text = f"{recv}.{callee}" if recv else callee
         ctor = resolver.method_lookup(dst, init)
         if named_as_class and ctor is not None:
+            ctor = resolver.member_of_namesake(ctor, dst)
             # which of Cls(int) / Cls(String, int) runs: the one the arguments admit,
             # when only one does
             fits = resolver.overloads_admitting(ctor, arguments, path, scope_qual, line)
@@ -13414,6 +13506,9 @@ def _fq_pick(r: _Resolver, path: str, ids: list[int], hidden: bool) -> int | Non
             if pick and len({r.nodes[n].path for n in pick}) == 1:
                 return pick[0]
         return None
+    if len(ids) > 1 and len({(r.nodes[n].qualname, r.package.get(r.nodes[n].path))
+                             for n in ids}) == 1 and all(r.class_like(n) for n in ids):
+        return r.namesake(ids, 0)  # one type declared in parts (C#'s partial classes)
     return ids[0] if len(ids) == 1 else None
 
 

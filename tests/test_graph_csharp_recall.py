@@ -64,6 +64,13 @@ CASES = [
     # overloads inherited from a base are candidates too
     ("Words.cs:GenderedConverter.Convert", {"Words.cs:GermanConverter.Convert"}),
     ("Words.cs:GermanConverter.Convert", set()),
+    # a partial class is one class across its files, beside its generic namesake; a
+    # lambda's parameter count picks Action<A, B, C> over Func<A, B, C, R>
+    ("RetryPolicy.cs:RetryPolicy.RetryPolicy", {"RetrySyntax.cs:RetrySyntax.Retry"}),
+    ("RetryPolicyAsync.cs:RetryPolicy.RetryPolicy", set()),
+    ("RetryPolicy.cs:RetryPolicy", {"RetrySyntax.cs:RetrySyntax.Retry"}),
+    ("RetryPolicy.cs:RetryPolicy#2", {"RetrySyntax.cs:RetrySyntax.Retry#2"}),
+    ("RetryPolicy.cs:RetryPolicy.RetryPolicy#2", {"RetrySyntax.cs:RetrySyntax.Retry#2"}),
 ]
 
 

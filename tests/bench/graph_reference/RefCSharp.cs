@@ -155,15 +155,22 @@ public static class RefCSharp
             if (known)
             {
                 var found = new List<string>();
-                if (target.Module == module)
+                if (target.Module.Assembly.Name.Name == module.Assembly.Name.Name)
                 {
+                    // a generic method's instance may resolve through a second load of
+                    // the library, without its symbols: its definition in this one
+                    if (target.Module != module)
+                        target = (MethodDefinition) module.LookupToken(target.MetadataToken);
                     if (op == Code.Callvirt && target.IsVirtual)
                         target = Override(target, Receiver(method, code, i, called));
                     if (target.IsConstructor && op == Code.Newobj)
                         AddIfAny(found, TypePlace(target.DeclaringType));
-                    AddIfAny(found, Place(target));
+                    var place = Place(target);
+                    AddIfAny(found, place);
+                    if (place == null && !target.IsConstructor)
+                        found = null;  // a method of the project not found in its source
                 }
-                targets = "[" + string.Join(", ", found.Distinct()) + "]";
+                targets = found == null ? "null" : "[" + string.Join(", ", found.Distinct()) + "]";
             }
             Sites.Add("{\"file\": " + Json(file) + ", \"line\": " + point.StartLine +
                       ", \"name\": " + Json(name) + ", \"caller\": " +
@@ -380,36 +387,70 @@ public static class RefCSharp
     static string Place(MethodDefinition target)
     {
         string name = MemberName(target);
+        var declared = Declaration(name);
         if (target.HasBody)
         {
             var last = target.Body.Instructions.Select(i => i.SequencePoint)
-                .LastOrDefault(p => p != null && p.StartLine != Hidden);
+                .LastOrDefault(p => p != null && p.StartLine != Hidden) ?? StateMachinePoint(target);
             var file = last == null ? null : Relative(last.Document.Url);
+            if (file != null && !target.IsConstructor && !DeclaredBefore(file, declared, last.StartLine))
+            {
+                // mcs's symbols give the classes it nests in a partial type (an async
+                // method's state machine) the file of the type's first part
+                var others = TypeFiles(Outermost(target.DeclaringType))
+                    .Where(f => DeclaredBefore(f, declared, last.StartLine)).ToList();
+                file = others.Count == 1 ? others[0] : file;
+            }
             if (file != null && !(target.IsConstructor &&
                                   last.StartLine == TypeLine(target.DeclaringType, file)))
                 return Where(file, name, last.StartLine);
             if (target.IsConstructor)
                 return null;  // a default constructor: the class alone
         }
-        // a declaration: words (modifiers, the result type) before the name at the start
-        // of its line, and every parameter's name after it
-        var declared = new Regex(@"^\s*(\[[^\]]*\]\s*)*(?!(return|new|await|throw|else|yield)\b)" +
-                                 @"([\w<>\[\],.?]+\s+)+" + Regex.Escape(name) + @"\s*(<[^>]*>)?\s*\(");
         foreach (var file in TypeFiles(target.DeclaringType))
         {
             int from = TypeLine(target.DeclaringType, file);
             var lines = Lines[file];
             for (int line = from; line >= 1 && line <= lines.Length; line++)
                 if (declared.IsMatch(lines[line - 1]) && target.Parameters.All(
-                        p => Word(Written(file, line, Math.Min(line + 3, lines.Length)), p.Name)))
+                        p => Word(Written(file, line, Math.Min(line + 20, lines.Length)), p.Name)))
                     return Where(file, name, line);
         }
         return null;
     }
 
+    // A class declared in parts (partial) is named at the part in the first file by path.
+    // An async method or an iterator keeps its code in a class the compiler nests
+    // beside it (`<Name>c__async0`, `<Name>c__Iterator0`): its MoveNext's last point.
+    static SequencePoint StateMachinePoint(MethodDefinition method)
+    {
+        var machine = method.DeclaringType.NestedTypes.FirstOrDefault(
+            t => t.Name.StartsWith("<" + method.Name + ">"));
+        var move = machine == null ? null : machine.Methods.FirstOrDefault(m => m.Name == "MoveNext" && m.HasBody);
+        return move == null ? null : move.Body.Instructions.Select(i => i.SequencePoint)
+            .LastOrDefault(p => p != null && p.StartLine != Hidden);
+    }
+
+    // A declaration of a member: words (modifiers, the result type) before the name at
+    // the start of its line.
+    static Regex Declaration(string name)
+    {
+        return new Regex(@"^\s*(\[[^\]]*\]\s*)*(?!(return|new|await|throw|else|yield)\b)" +
+                         @"([\w<>\[\],.?]+\s+)+" + Regex.Escape(name) + @"\s*(<[^>]*>)?\s*\(");
+    }
+
+    static bool DeclaredBefore(string file, Regex declared, int line)
+    {
+        var lines = Lines[file];
+        for (int at = Math.Min(line, lines.Length); at >= 1 && at > line - 400; at--)
+            if (declared.IsMatch(lines[at - 1]))
+                return true;
+        return false;
+    }
+
     static string TypePlace(TypeDefinition type)
     {
-        foreach (var file in TypeFiles(type))
+        foreach (var file in TypeFiles(type).OrderBy(f => f, StringComparer.Ordinal))
             return Where(file, SourceName(type), TypeLine(type, file));
         return null;
     }
@@ -421,8 +462,12 @@ public static class RefCSharp
         var files = type.Methods.Where(m => m.HasBody).SelectMany(m => m.Body.Instructions)
             .Select(i => i.SequencePoint).Where(p => p != null && p.StartLine != Hidden)
             .Select(p => Relative(p.Document.Url)).Where(f => f != null).Distinct().ToList();
-        if (files.Count == 0)
-            files = Lines.Keys.Where(f => TypeLine(type, f) > 0).OrderBy(f => f).ToList();
+        // (with every file declaring it: mcs's symbols may give one part's code the
+        // file of another part)
+        if (files.Count == 0 || files.Any(f => TypeLine(type, f) > 0 &&
+                                          Lines[f][TypeLine(type, f) - 1].Contains("partial")))
+            files.AddRange(Lines.Keys.Where(f => !files.Contains(f) && TypeLine(type, f) > 0)
+                           .OrderBy(f => f, StringComparer.Ordinal));
         return files.Where(f => TypeLine(type, f) > 0);
     }
 
@@ -434,7 +479,11 @@ public static class RefCSharp
         int found;
         if (TypeLines.TryGetValue(key, out found))
             return found;
-        var pattern = new Regex(@"\b(class|struct|interface|enum)\s+" + Regex.Escape(SourceName(type)) + @"\b");
+        // Result and Result<T> are two types: the declaration with type parameters of its
+        // own (`1 in the name; a class nested in a generic one has its outer's too)
+        var generic = Regex.IsMatch(type.Name, @"`\d+$") ? @"\s*<" : @"(?!\s*<)";
+        var pattern = new Regex(@"\b(class|struct|interface|enum)\s+" + Regex.Escape(SourceName(type)) +
+                                @"\b" + generic);
         var lines = Lines[file];
         found = 0;
         for (int line = 1; line <= lines.Length && found == 0; line++)
