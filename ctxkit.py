@@ -9848,6 +9848,8 @@ class _Resolver:
         found = self.by_pq.get((path, wanted))
         if found is not None and (path, wanted) in self.redefined:
             found = self._member_of(cls, found)
+            if self.language(path).overloads:  # PolicyBuilder<T>'s, not PolicyBuilder's
+                found = self.member_of_namesake(found, cls)
         fallback = self.language(path).method_fallback
         if found is None and fallback is not None:
             found = fallback(self, path, wanted, name)
@@ -10207,17 +10209,7 @@ class _Resolver:
         a type parameter. x's type is ``owner`` when it is a class of the index, else
         the type its declaration or the extension method producing it writes (outside
         the index too: `this string s`). None when no extension method fits."""
-        table = self.memo.get("extension methods")
-        if table is None:
-            table = self.memo["extension methods"] = {}
-            for node, name, params in self.db.query(SQL_EXTENSION_METHODS, (self.project,)):
-                first = (json.loads(params or "[]") or [{}])[0]
-                if first.get("this"):
-                    written = first.get("type") or ""
-                    this = None if first["this"] == "any" else \
-                        (_base_type(written), _type_arity(written))
-                    table.setdefault(name, []).append((node, this))
-        candidates = table.get(callee)
+        candidates = self._extension_table().get(callee)
         if not candidates:
             return None
         # x's type by name and its number of type arguments (Builder and Builder<T> are
@@ -10243,6 +10235,21 @@ class _Resolver:
         if len({self.nodes[node].qualname for node in fits}) != 1:
             return None
         return fits[0], CONF_TYPED
+
+    def _extension_table(self) -> dict[str, list[tuple[int, tuple | None]]]:
+        """{name: [(extension method, (its receiver's class, type arguments) or None for
+        any T)]}, read once."""
+        table = self.memo.get("extension methods")
+        if table is None:
+            table = self.memo["extension methods"] = {}
+            for node, name, params in self.db.query(SQL_EXTENSION_METHODS, (self.project,)):
+                first = (json.loads(params or "[]") or [{}])[0]
+                if first.get("this"):
+                    written = first.get("type") or ""
+                    this = None if first["this"] == "any" else \
+                        (_base_type(written), _type_arity(written))
+                    table.setdefault(name, []).append((node, this))
+        return table
 
     def _written_type(self, path: str, scope: str, recv: str, line: int) -> str | None:
         """The class name a receiver's type is written with, in or out of the index: a
@@ -10826,6 +10833,8 @@ class _Resolver:
         generic = _GENERIC_TEXT.fullmatch(type_text)
         if generic:  # Map<K,Node>: a class of the index, else outside or outside generic
             found = self.type_named(path, scope, generic.group(1))
+            if isinstance(found, int) and self.class_like(found):  # IValidator<T>, not
+                return self.namesake_of(found, _type_arity(type_text))  # IValidator
             if found is not OUTSIDE:
                 return found
             held = tuple(self.type_named(path, scope, t) for t in generic.group(2).split(","))

@@ -71,6 +71,9 @@ CASES = [
     ("RetryPolicy.cs:RetryPolicy", {"RetrySyntax.cs:RetrySyntax.Retry"}),
     ("RetryPolicy.cs:RetryPolicy#2", {"RetrySyntax.cs:RetrySyntax.Retry#2"}),
     ("RetryPolicy.cs:RetryPolicy.RetryPolicy#2", {"RetrySyntax.cs:RetrySyntax.Retry#2"}),
+    # a variable of a generic namesake's type calls that class's members
+    ("Policies.cs:PolicyBuilder.Handle#2", {"Policies.cs:Client.Use"}),
+    ("Policies.cs:PolicyBuilder.Handle", set()),
 ]
 
 
