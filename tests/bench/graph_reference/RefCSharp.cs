@@ -479,9 +479,12 @@ public static class RefCSharp
         int found;
         if (TypeLines.TryGetValue(key, out found))
             return found;
-        // Result and Result<T> are two types: the declaration with type parameters of its
-        // own (`1 in the name; a class nested in a generic one has its outer's too)
-        var generic = Regex.IsMatch(type.Name, @"`\d+$") ? @"\s*<" : @"(?!\s*<)";
+        // Result, Result<T> and Result<T, U> are three types: the declaration with as many
+        // type parameters of its own (`2 in the name; a class nested in a generic one has
+        // its outer's too)
+        var own = Regex.Match(type.Name, @"`(\d+)$");
+        var generic = own.Success ? @"\s*<[^<>]*" + string.Concat(Enumerable.Repeat(@",[^<>]*",
+            int.Parse(own.Groups[1].Value) - 1)) + ">" : @"(?!\s*<)";
         var pattern = new Regex(@"\b(class|struct|interface|enum)\s+" + Regex.Escape(SourceName(type)) +
                                 @"\b" + generic);
         var lines = Lines[file];
