@@ -9581,7 +9581,21 @@ class _Resolver:
             # beside RetryPolicy's) share their qualname, not their class
             arity = self._owner_arity(node)
             overloads = [other for other in overloads if self._owner_arity(other) == arity]
+            # an explicit interface implementation (C#'s `R I.Validate(...)`) is no member
+            # a call by name finds: only the interface's own calls reach it
+            named = [other for other in overloads if not self._explicit_member(other)]
+            overloads = named or overloads
         return overloads or [node]
+
+    def _explicit_member(self, node: int) -> bool:
+        explicit = self.ctx(self.nodes[node].path).get("explicit_members")
+        if not explicit:
+            return False
+        lines = self.memo.setdefault("definition lines", {})
+        if node not in lines:
+            row = self.db.one("SELECT line FROM nodes WHERE id = ?", (node,))
+            lines[node] = row[0] if row else 0
+        return lines[node] in explicit
 
     def member_of_namesake(self, member: int, cls: int) -> int:
         """``member``, or the member of its qualname that ``cls``'s own type declares
@@ -14426,6 +14440,14 @@ def _cs_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
         add(base, "implements" if interface and d.kind != "interface" else "extends")
 
 
+def _cs_explicit_member(s: _Source, d: _Def, types: dict[str, dict[str, str]],
+                        ctx: dict[str, Any]) -> None:
+    """`R IValidator.Validate(...)`, an explicit interface implementation: its first line,
+    which keeps it out of the overloads a call by name chooses among."""
+    if any(c.type == "explicit_interface_specifier" for c in d.node.children):
+        ctx.setdefault("explicit_members", []).append(d.node.start_point[0] + 1)
+
+
 def _cs_using(s: _Source, node: Any, ctx: dict[str, Any]) -> None:
     """using A.B; using static A.B.C; using X = A.B.C;"""
     line = node.start_point[0] + 1
@@ -14489,7 +14511,8 @@ CSHARP = Language(
         class_bodies=frozenset({"declaration_list"})),
     exported=_public_exported, bases=_cs_bases, import_handler=_cs_using,
     resolve_binding=_fq_resolve_binding, resolve_local=_cs_resolve_local,
-    resolve_qualified=_cs_qualified, method_fallback=_method_anywhere)
+    resolve_qualified=_cs_qualified, method_fallback=_method_anywhere,
+    method_types=_cs_explicit_member)
 
 
 # --- Graph language: Ruby -------------------------------------------------------

@@ -74,6 +74,9 @@ CASES = [
     # a variable of a generic namesake's type calls that class's members
     ("Policies.cs:PolicyBuilder.Handle#2", {"Policies.cs:Client.Use"}),
     ("Policies.cs:PolicyBuilder.Handle", set()),
+    # an explicit interface implementation is not among the overloads of a bare call
+    ("Validators.cs:Validator.Validate#2", {"Validators.cs:Validator.Validate"}),
+    ("Validators.cs:Validator.Validate", set()),
 ]
 
 
