@@ -163,7 +163,9 @@ public static class RefCSharp
                         target = (MethodDefinition) module.LookupToken(target.MetadataToken);
                     if (op == Code.Callvirt && target.IsVirtual)
                         target = Override(target, Receiver(method, code, i, called));
-                    if (target.IsConstructor && op == Code.Newobj)
+                    // a construction (a struct's `new S(...)` into a variable is a call
+                    // of its constructor on the variable, not a newobj), not base(...)
+                    if (target.IsConstructor && name == SourceName(target.DeclaringType))
                         AddIfAny(found, TypePlace(target.DeclaringType));
                     var place = Place(target);
                     AddIfAny(found, place);
