@@ -6104,6 +6104,7 @@ class Language(Record):
         "callback_types", "free_globals", "indexed_access", "element_results",
         "name_after_body", "locals_hide", "passed_values", "flows", "union_calls",
         "nested_narrowing", "literal_types", "structural_interfaces", "receiver_modifier",
+        "generic_namesakes",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6124,6 +6125,7 @@ class Language(Record):
         "name_after_body": False, "locals_hide": False, "passed_values": False, "flows": (),
         "union_calls": False, "nested_narrowing": False, "literal_types": (),
         "structural_interfaces": False, "receiver_modifier": None,
+        "generic_namesakes": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6223,6 +6225,10 @@ class Language(Record):
     receiver_modifier: str | None  # the modifier that makes a static method's first
     #                             parameter the receiver of calls written x.M(...) (C#'s
     #                             `this`: an extension method; params get "this") [none]
+    generic_namesakes: bool     # a type's name with another number of type parameters
+    #                             is another type sharing its qualname (C#'s P, P<T>), and
+    #                             a type may be declared in parts in several files
+    #                             (partial): both told apart or joined (_Resolver.namesake)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -7672,7 +7678,7 @@ def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
                 (c for c in p.named_children if c.type in _IDENTIFIERS), p.named_children[0])]
         type_node = p.child_by_field_name("type")
         default = p.child_by_field_name("value") or p.child_by_field_name("right") or \
-            p.child_by_field_name("default_value")
+            p.child_by_field_name("default_value") or _after_equals(p)
         for name_node in names:
             name = s.text(name_node)
             if p.type in ("list_splat_pattern", "dictionary_splat_pattern",
@@ -7684,6 +7690,14 @@ def _params(s: _Source, d: _Def) -> list[dict[str, Any]]:
             if len(result) == 1 and _is_receiver_parameter(s, p):
                 result[0]["this"] = _receiver_kind(s, d, result[0]["type"] or "")
     return result
+
+
+def _after_equals(p: Any) -> Any:
+    """A default value the grammar gives no field (C#'s `Exception e = null`): what
+    follows the parameter's `=`."""
+    kids = p.children
+    at = next((i for i, c in enumerate(kids) if c.type == "="), None)
+    return kids[at + 1] if at is not None and at + 1 < len(kids) else None
 
 
 def _is_receiver_parameter(s: _Source, p: Any) -> bool:
@@ -9509,6 +9523,8 @@ class _Resolver:
     def namesake_of(self, node: int, arity: int) -> int:
         """``node``'s namesake (see namesake) with ``arity`` type parameters."""
         _, name, qualname, path = self.nodes[node]
+        if not self.language(path).generic_namesakes:
+            return node
         package = self.package.get(path)
         ids = [n for n in self.by_name.get(name, ()) if self.nodes[n].qualname == qualname
                and self.class_like(n) and self.package.get(self.nodes[n].path) == package]
@@ -9576,7 +9592,8 @@ class _Resolver:
                 other not in overloads and self.nodes[other].qualname == qualname and
                 self.nodes[other].path != node_path and
                 self.language(self.nodes[other].path).family == family]
-        if len(overloads) > 1 and kind == "method":
+        if len(overloads) > 1 and kind == "method" and \
+                self.language(node_path).generic_namesakes:
             # members of a class's generic namesake (RetryPolicy<TResult>'s constructors
             # beside RetryPolicy's) share their qualname, not their class
             arity = self._owner_arity(node)
@@ -9601,6 +9618,8 @@ class _Resolver:
         """``member``, or the member of its qualname that ``cls``'s own type declares
         where ``member`` belongs to a generic namesake of it (RetryPolicy<T>'s
         constructor found for RetryPolicy)."""
+        if not self.language(self.nodes[cls].path).generic_namesakes:
+            return member
         self.namesake([cls], 0)  # reads its arity
         arity = self.memo["type arities"].get(cls, 0)
         if self._owner_arity(member) == arity:
@@ -9862,8 +9881,8 @@ class _Resolver:
         found = self.by_pq.get((path, wanted))
         if found is not None and (path, wanted) in self.redefined:
             found = self._member_of(cls, found)
-            if self.language(path).overloads:  # PolicyBuilder<T>'s, not PolicyBuilder's
-                found = self.member_of_namesake(found, cls)
+            found = self.member_of_namesake(found, cls)  # PolicyBuilder<T>'s, not
+            # PolicyBuilder's
         fallback = self.language(path).method_fallback
         if found is None and fallback is not None:
             found = fallback(self, path, wanted, name)
@@ -10256,9 +10275,10 @@ class _Resolver:
         table = self.memo.get("extension methods")
         if table is None:
             table = self.memo["extension methods"] = {}
-            for node, name, params in self.db.query(SQL_EXTENSION_METHODS, (self.project,)):
+            for node, name, params, path, line in self.db.query(SQL_EXTENSION_METHODS,
+                                                                (self.project,)):
                 first = (json.loads(params or "[]") or [{}])[0]
-                if first.get("this"):
+                if first.get("this") and not self.compiled_out(path, line):
                     written = first.get("type") or ""
                     this = None if first["this"] == "any" else \
                         (_base_type(written), _type_arity(written))
@@ -11416,8 +11436,8 @@ def posixpath_join(*parts: str) -> str:
     return "/".join(p for p in parts if p)
 
 
-SQL_EXTENSION_METHODS = ("SELECT id, name, params FROM nodes WHERE project = ? AND "
-                         "kind = 'method' AND params LIKE '%\"this\": %'")
+SQL_EXTENSION_METHODS = ("SELECT id, name, params, path, line FROM nodes WHERE project = ? "
+                         "AND kind = 'method' AND params LIKE '%\"this\": %'")
 SQL_AFFECTED_CREATE = "CREATE TEMP TABLE IF NOT EXISTS graph_affected (name TEXT PRIMARY KEY)"
 SQL_AFFECTED_CLEAR = "DELETE FROM graph_affected"
 SQL_AFFECTED_FILL = "INSERT OR IGNORE INTO graph_affected (name) VALUES (?)"
@@ -13529,8 +13549,9 @@ def _fq_pick(r: _Resolver, path: str, ids: list[int], hidden: bool) -> int | Non
             if pick and len({r.nodes[n].path for n in pick}) == 1:
                 return pick[0]
         return None
-    if len(ids) > 1 and len({(r.nodes[n].qualname, r.package.get(r.nodes[n].path))
-                             for n in ids}) == 1 and all(r.class_like(n) for n in ids):
+    if len(ids) > 1 and r.language(path).generic_namesakes and \
+            len({(r.nodes[n].qualname, r.package.get(r.nodes[n].path)) for n in ids}) == 1 \
+            and all(r.class_like(n) for n in ids):
         return r.namesake(ids, 0)  # one type declared in parts (C#'s partial classes)
     return ids[0] if len(ids) == 1 else None
 
@@ -14440,6 +14461,70 @@ def _cs_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
         add(base, "implements" if interface and d.kind != "interface" else "extends")
 
 
+def _cs_conditionals(s: _Source, root: Any, ctx: dict[str, Any]) -> None:
+    """C#'s #if / #elif / #else, read as a build that defines no symbol on its command
+    line (`mcs`/`csc` without -define): a symbol is defined by a #define of the file
+    before it, else not. The lines of each branch that such a build leaves out go to
+    ctx["inactive"], as C's do; a condition not known (an expression beyond !, &&, ||,
+    ==, != of symbols and true/false) leaves every branch in."""
+    if b"#if" not in s.src:
+        return
+    defined: set[str] = set()
+    inactive: list[list] = []
+
+    def value(node: Any) -> bool | None:
+        kind, named = node.type, node.named_children
+        if kind == "identifier":
+            return s.text(node) in defined
+        if kind == "boolean_literal":
+            return s.text(node) == "true"
+        if kind == "parenthesized_expression" and named:
+            return value(named[0])
+        if kind == "unary_expression" and named and s.text(node).lstrip().startswith("!"):
+            operand = value(named[0])
+            return None if operand is None else not operand
+        if kind == "binary_expression" and len(named) == 2:
+            left, right = value(named[0]), value(named[1])
+            operator = s.text(node)[named[0].end_byte - node.start_byte:
+                                    named[1].start_byte - node.start_byte].strip()
+            if left is None or right is None:
+                return None
+            return {"&&": left and right, "||": left or right, "==": left == right,
+                    "!=": left != right}.get(operator)
+        return None
+
+    def branch(node: Any, active: bool, taken: bool) -> None:
+        named = node.named_children
+        alternative = next((c for c in named if c.type in ("preproc_elif", "preproc_else")),
+                           None)
+        test = value(named[0]) if node.type != "preproc_else" and named else True
+        body = [c for c in (named if node.type == "preproc_else" else named[1:])
+                if c is not alternative]
+        runs = active and not taken and test is not False
+        if body and active and not runs:
+            last = (alternative.start_point[0] if alternative is not None
+                    else node.end_point[0] + 1)
+            inactive.append([body[0].start_point[0] + 1, max(body[0].start_point[0] + 1,
+                                                            last - 1), []])
+        visit(body, runs)
+        if alternative is not None:
+            branch(alternative, active, taken or test is True)
+
+    def visit(nodes: list, active: bool) -> None:
+        for node in nodes:
+            if node.type == "preproc_if":
+                branch(node, active, False)
+            elif node.type in ("preproc_define", "preproc_undef") and active:
+                name = one_line(s.text(node).split(None, 1)[1]) if " " in s.text(node) else ""
+                (defined.add if node.type == "preproc_define" else defined.discard)(name)
+            elif node.named_child_count:
+                visit(node.named_children, active)
+
+    visit(root.named_children, True)
+    if inactive:
+        ctx["inactive"] = inactive
+
+
 def _cs_explicit_member(s: _Source, d: _Def, types: dict[str, dict[str, str]],
                         ctx: dict[str, Any]) -> None:
     """`R IValidator.Validate(...)`, an explicit interface implementation: its first line,
@@ -14494,7 +14579,7 @@ CSHARP = Language(
     bare_outside=True,
     name="csharp", extensions=(".cs",), fence="csharp", query=_CSHARP_QUERY, full=True,
     family="csharp", self_names=("this",), super_names=("base",), class_scope=True,
-    receiver_modifier="this",
+    receiver_modifier="this", generic_namesakes=True,
     methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
     return_fields=("returns", "type"),
     skeleton=SkeletonRules(
@@ -14512,7 +14597,7 @@ CSHARP = Language(
     exported=_public_exported, bases=_cs_bases, import_handler=_cs_using,
     resolve_binding=_fq_resolve_binding, resolve_local=_cs_resolve_local,
     resolve_qualified=_cs_qualified, method_fallback=_method_anywhere,
-    method_types=_cs_explicit_member)
+    method_types=_cs_explicit_member, conditionals=_cs_conditionals)
 
 
 # --- Graph language: Ruby -------------------------------------------------------

@@ -77,9 +77,27 @@ CASES = [
     # an explicit interface implementation is not among the overloads of a bare call
     ("Validators.cs:Validator.Validate#2", {"Validators.cs:Validator.Validate"}),
     ("Validators.cs:Validator.Validate", set()),
+    # #if of a symbol no #define of the file gives is left out, as a build without
+    # -define leaves it: calls in it are compiled out, its extension methods are none
+    ("Portable.cs:Property.GetValue", {"Portable.cs:PropertyExtensions.Describe",
+                                       "Portable.cs:Reader.Fail"}),
+    ("Portable.cs:PropertyExtensions.GetValue", set()),
+    ("Portable.cs:PropertyExtensions.GetGetMethod", set()),
+    # a parameter with a default may be left out (C#'s `Exception inner = null`)
+    ("Portable.cs:Error.Error#2", {"Portable.cs:Reader.Fail"}),
 ]
 
 
 @pytest.mark.parametrize("symbol,expected", CASES, ids=[c[0] for c in CASES])
 def test_csharp_callers_as_the_compiler_binds_them(indexed, symbol, expected):
     assert callers(indexed, symbol) == expected
+
+
+def test_a_call_in_a_branch_left_out_is_compiled_out(indexed):
+    """Find(...) in `#if PORTABLE` is listed only below the default confidence."""
+    assert callers(indexed, "Portable.cs:PropertyExtensions.Find") == set()
+    result = indexed.sub("callers", "Portable.cs:PropertyExtensions.Find",
+                         "--min-confidence", "0.3", "--json")
+    assert result.code == 0, result.err
+    assert {r["id"] for r in result.json()["results"]} == {
+        "Portable.cs:PropertyExtensions.GetGetMethod"}
