@@ -9509,16 +9509,21 @@ class _Resolver:
         classes, and its generic namesakes: RetryPolicy, RetryPolicy<TResult>), the one
         declared with ``arity`` type parameters (of its parts, the one in the first file
         by path), else the first."""
+        arities = self._type_parameters(ids)
+        ids = sorted(ids, key=lambda n: self.nodes[n].path)  # a part: the first file's
+        return next((n for n in ids if arities[n] == arity), ids[0])
+
+    def _type_parameters(self, classes: list[int]) -> dict[int, int]:
+        """How many type parameters each class declares, read off its signature once."""
         arities = self.memo.setdefault("type arities", {})
-        missing = [n for n in ids if n not in arities]
+        missing = [n for n in classes if n not in arities]
         if missing:
             marks = ",".join("?" * len(missing))
             for node, name, signature in self.db.query(
                     f"SELECT id, name, signature FROM nodes WHERE id IN ({marks})", missing):
                 head = (signature or "").partition(name)[2]
                 arities[node] = _type_arity(head) if head.startswith("<") else 0
-        ids = sorted(ids, key=lambda n: self.nodes[n].path)  # a part: the first file's
-        return next((n for n in ids if arities.get(n) == arity), ids[0])
+        return {n: arities.get(n, 0) for n in classes}
 
     def namesake_of(self, node: int, arity: int) -> int:
         """``node``'s namesake (see namesake) with ``arity`` type parameters."""
@@ -9620,8 +9625,7 @@ class _Resolver:
         constructor found for RetryPolicy)."""
         if not self.language(self.nodes[cls].path).generic_namesakes:
             return member
-        self.namesake([cls], 0)  # reads its arity
-        arity = self.memo["type arities"].get(cls, 0)
+        arity = self._type_parameters([cls])[cls]
         if self._owner_arity(member) == arity:
             return member
         _, name, qualname, _ = self.nodes[member]
@@ -9635,11 +9639,8 @@ class _Resolver:
         if member not in owners:
             row = self.db.one("SELECT parent_id FROM nodes WHERE id = ?", (member,))
             parent = row[0] if row else None
-            if parent is not None and parent in self.nodes and self.class_like(parent):
-                self.namesake([parent], 0)  # reads its arity
-                owners[member] = self.memo["type arities"].get(parent, 0)
-            else:
-                owners[member] = 0
+            owners[member] = self._type_parameters([parent])[parent] if parent in self.nodes \
+                and self.class_like(parent) else 0
         return owners[member]
 
     def of_receiver_constness(self, overloads: list[int], caller: int, path: str,
@@ -10300,13 +10301,7 @@ class _Resolver:
         head, _, call = text[:-5].rpartition(".") if text.endswith("(...)") else ("", "", "")
         dst = self._extension_call(path, scope, head, call, None, line) \
             if head and _WORD.fullmatch(call) else None
-        if dst is None:
-            return None
-        returns = self.memo.setdefault("return types", {})
-        if dst[0] not in returns:
-            row = self.db.one("SELECT return_type FROM nodes WHERE id = ?", (dst[0],))
-            returns[dst[0]] = row[0] if row and row[0] else None
-        return returns[dst[0]]
+        return self.returns.get(dst[0]) if dst is not None else None
 
     def union_methods(self, path: str, scope: str, recv: str, callee: str,
                       line: int) -> list[int]:
