@@ -6104,7 +6104,7 @@ class Language(Record):
         "callback_types", "free_globals", "indexed_access", "element_results",
         "name_after_body", "locals_hide", "passed_values", "flows", "union_calls",
         "nested_narrowing", "literal_types", "structural_interfaces", "receiver_modifier",
-        "generic_namesakes",
+        "generic_namesakes", "trailing_lambda",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6125,7 +6125,7 @@ class Language(Record):
         "name_after_body": False, "locals_hide": False, "passed_values": False, "flows": (),
         "union_calls": False, "nested_narrowing": False, "literal_types": (),
         "structural_interfaces": False, "receiver_modifier": None,
-        "generic_namesakes": False,
+        "generic_namesakes": False, "trailing_lambda": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6229,6 +6229,9 @@ class Language(Record):
     #                             is another type sharing its qualname (C#'s P, P<T>), and
     #                             a type may be declared in parts in several files
     #                             (partial): both told apart or joined (_Resolver.namesake)
+    trailing_lambda: bool       # a lambda after a call's parentheses is its last argument,
+    #                             and the grammar gives the arguments no field (Kotlin's
+    #                             `f(a) { ... }`: _trailing_lambda_arguments)
     # extraction hooks, generic behaviour in brackets
     skip_def: Callable | None         # (s, node) -> bool: a match that is not a definition
     def_name: Callable | None         # (text, kind) -> name [the captured text]
@@ -6897,12 +6900,41 @@ def _arguments(s: _Source, call: Any) -> str | None:
     arguments = call.child_by_field_name("arguments")
     if arguments is None and call.type in ("field_initializer", "constructor_initializer"):
         arguments = call.named_child(call.named_child_count - 1)  # `: Base(m, n)`, `: base(x)`
+    if arguments is None and call.type == "call_expression" and s.language.trailing_lambda:
+        return _trailing_lambda_arguments(s, call)
     if arguments is None:
         return None
     if not arguments.named_child_count:
         return ""
     return ",".join([word for word in map(_argument_word, itertools.repeat(s),
                                           arguments.named_children) if word])
+
+
+def _trailing_lambda_arguments(s: _Source, call: Any) -> str | None:
+    """Kotlin's arguments, which its grammar gives no field: `f(a, b)`, `f { ... }`,
+    `f(a) { ... }` (a lambda after the parentheses is the last argument; the grammar
+    makes the call with it a call_expression around the one without)."""
+    listed = next((c for c in call.named_children if c.type == "value_arguments"), None)
+    words = [] if listed is None else [
+        word for word in map(_argument_word, itertools.repeat(s), listed.named_children)
+        if word]
+    outer = call.parent
+    lambdas = sum(c.type == "annotated_lambda" for c in call.named_children) or (
+        outer is not None and outer.type == "call_expression" and outer.named_child(0) == call
+        and any(c.type == "annotated_lambda" for c in outer.named_children)
+        and not _class_body_lambda(outer))
+    if listed is None and not lambdas:
+        return None
+    return ",".join(words + ["?"] * int(lambdas))
+
+
+def _class_body_lambda(call: Any) -> bool:
+    """`class A : I by make() { ... }`: the grammar reads the class body as a lambda
+    passed to the delegate's expression; Kotlin reads it as the body (a call there
+    takes no lambda, and `by tagMap { ... }` is no call at all)."""
+    parent = call.parent
+    return parent is not None and parent.type == "explicit_delegation" and \
+        any(c.type == "annotated_lambda" for c in call.named_children)
 
 
 _LITERAL_PARTS = (("string", '"'), ("text_block", '"'), ("char", "'"), ("float", "0.0"),
@@ -7072,6 +7104,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 return
     if "call" in caps:
         call, callee = caps["call"][0], caps["callee"][0]
+        if s.language.trailing_lambda and _class_body_lambda(call):
+            return
         recv = caps["recv"][0] if "recv" in caps else None
         recv_text = one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
@@ -9162,12 +9196,17 @@ def _parameter_shape(params_json: str) -> tuple[int, float, list[str], bool]:
     fewest, most, types = 0, 0.0, []
     for param in params:
         written = f"{param.get('type') or ''} {param.get('name') or ''}"
+        typed = param.get("type") or ""
         if "..." in written or written.split()[:1] in (["vararg"], ["params"]):
-            most = float("inf")
+            most = float("inf")  # each argument there is of the element type
+            typed = typed.split(None, 1)[-1] if typed.split()[:1] in (
+                ["vararg"], ["params"]) else typed
+            typed = typed.replace("...", "").strip()
+            typed = typed[:-2] if typed.endswith("[]") and "params" in written else typed
         elif param.get("default") is None:
             fewest += 1
         most += 1
-        types.append(_fitted_type(param.get("type") or ""))
+        types.append(_fitted_type(typed))
     return fewest, most, types, bool(params and params[0].get("this"))
 
 
@@ -9487,7 +9526,7 @@ class _Resolver:
                   for other in overloads}
         fits = [other for other in overloads
                 if shapes[other][0] <= len(passed[other]) <= shapes[other][1]]
-        fits = [other for other in fits if shapes[other][1] != float("inf")] or fits
+        fixed = [other for other in fits if shapes[other][1] != float("inf")] or fits
         if len(fits) < 2:
             return fits
         literal = self.language(path).literal_types if path else ()
@@ -9501,8 +9540,11 @@ class _Resolver:
                 points.append(2 if (kind, param) in literal else _argument_fit(kind, param))
             if None not in points:
                 scored.append((sum(points), other))
+        # of the overloads the arguments' types admit, one taking exactly that many first
+        scored = [(points, other) for points, other in scored if shapes[other][1] !=
+                  float("inf")] or scored
         best = max((points for points, _ in scored), default=None)
-        return [other for points, other in scored if points == best] or fits
+        return [other for points, other in scored if points == best] or fixed
 
     def namesake(self, ids: list[int], arity: int) -> int:
         """Of classes sharing one full name (a type declared in parts, C#'s partial
@@ -14950,7 +14992,12 @@ def _kt_param(s: _Source, p: Any) -> dict[str, Any] | None:
     type_node = next((c for c in p.named_children if c is not name), None)
     after = p.next_sibling
     default = after.next_named_sibling if after is not None and after.type == "=" else None
-    return {"name": s.text(name), "type": one_line(s.text(type_node)) or None,
+    written = one_line(s.text(type_node)) or None
+    before = p.prev_named_sibling   # `vararg xs: T` takes any number of arguments
+    if written and before is not None and before.type == "parameter_modifiers" and \
+            "vararg" in s.text(before).split():
+        written = f"vararg {written}"
+    return {"name": s.text(name), "type": written,
             "default": one_line(s.text(default))[:80] if default is not None else None}
 
 
@@ -15007,7 +15054,7 @@ def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 
 KOTLIN = Language(
-    overloads=True,
+    overloads=True, trailing_lambda=True,
     bare_outside=True,
     name="kotlin", extensions=(".kt", ".kts"), fence="kotlin", grammar="tree_sitter_kotlin",
     query=_KOTLIN_QUERY, full=True, family="kotlin", self_names=("this",), class_scope=True,

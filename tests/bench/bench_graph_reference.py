@@ -12,6 +12,8 @@ project that it runs:
     Java        javac's tree API (JDK 17)  graph_reference/RefJava.java
     C#          Mono's C# compiler (mcs)   graph_reference/RefCSharp.cs
                 and Mono.Cecil on its output
+    Kotlin      the Kotlin compiler's      graph_reference/RefKotlin.kt
+                front end (kotlinc 1.3)
 
 The reference's pairs (caller, callee), both definitions inside the project,
 are the expected direct-caller sets. ctxkit indexes the same files and its
@@ -32,20 +34,21 @@ same scorer: every call ctxkit extracted, linked to every definition of that
 name in the project.
 
 Projects are split: the tuned ones are listed here, the held-out ones in
-graph_reference_held_out.txt and, for Java, C, C++ and C#, the _java, _c and _csharp files
-beside it (each written before any tuning on its projects, never edited). The report
+graph_reference_held_out.txt and, for Java, C, C++, C# and Kotlin, the _java, _c, _csharp
+and _kotlin files beside it (each written before any tuning on its projects, never edited). The report
 gives both, per project and per language.
 
 Inputs come from the package registries once (pip download of sdists, npm
 pack, apt-get download of Debian's golang-*-dev source packages) into
 tests/bench/.work/, and the references' answers are cached there too, so
-later runs are offline. Java and C# projects come from public git repositories at a
+later runs are offline. Java, C# and Kotlin projects come from public git repositories at a
 pinned commit (no registry reachable here ships Java sources): a bare clone
 under .work/git/, made once from a folder of mirrors named OWNER+NAME/repo
 ($BENCH_GIT_MIRRORS) or from github.com. Needs: jedi in this Python, node with the
 `typescript` npm package (installed into .work/npm), Debian's golang-go,
 Debian's python3-clang-14 (run by /usr/bin/python3) for C and C++, a JDK
-(`java`, 17 or newer) for Java, Debian's mono-mcs and libmono-cecil-cil-dev for C#.
+(`java`, 17 or newer) for Java, Debian's mono-mcs and libmono-cecil-cil-dev for C#,
+Debian's kotlin (kotlinc 1.3.31 and its compiler jar) for Kotlin.
 
 Run:  python tests/bench/bench_graph_reference.py [--language L] [--project P]
           [--details FILE] [--check-cli N] [--ctxkit OLD/ctxkit.py] [--add LINE]
@@ -53,7 +56,7 @@ Run:  python tests/bench/bench_graph_reference.py [--language L] [--project P]
 (--ctxkit measures another version, e.g. before a change, on the same inputs.)
 Targets: precision >= 0.98 and recall >= 0.95 per language (Python,
 TypeScript, Go), tuned and held-out alike; 0.95 / 0.85 for the languages made
-full later (C, C++, Java, C#). Exit 1 when a language misses.
+full later (C, C++, Java, C#, Kotlin). Exit 1 when a language misses.
 """
 
 from __future__ import annotations
@@ -80,9 +83,15 @@ CTXKIT = HERE.parent.parent / "ctxkit.py"
 HELD_OUT_FILES = (HERE / "graph_reference_held_out.txt",
                   HERE / "graph_reference_held_out_java.txt",
                   HERE / "graph_reference_held_out_c.txt",
-                  HERE / "graph_reference_held_out_csharp.txt")
+                  HERE / "graph_reference_held_out_csharp.txt",
+                  HERE / "graph_reference_held_out_kotlin.txt")
 TYPESCRIPT = "typescript@5.9.3"
 CECIL = Path("/usr/lib/mono-cecil")   # Debian's libmono-cecil-cil-dev: Cecil with .mdb symbols
+JARS = Path("/usr/share/java")        # Debian's kotlin: the compiler and the standard library
+KOTLIN_COMPILER = ("kotlin-compiler", "kotlin-stdlib", "kotlin-reflect", "kotlin-script-runtime",
+                   "libtrove-intellij", "org.jetbrains.annotations-java8")
+KOTLIN_LIBRARIES = ("kotlin-stdlib", "kotlin-stdlib-jdk7", "kotlin-stdlib-jdk8", "kotlin-reflect",
+                    "org.jetbrains.annotations-java8")   # what the projects compile against
 MIN_CONFIDENCE = 0.5          # ctxkit's default for callers
 # ctxkit adds the constructor a class call runs as a second edge `Cls.__init__`; the
 # naive matcher takes the call sites as extracted, without those.
@@ -128,14 +137,17 @@ java commons-cli git apache/commons-cli@0a68ae0e826bb08eb59bda9bae7ec5d84008b62a
 csharp sprache git sprache/Sprache@d55e00b5484079cc47837963c155cdbc5ad7a94e src/Sprache
 csharp commonmark git Knagis/CommonMark.NET@f82761c0718943cfaca2e2fbf00ea286d2153ae4 CommonMark
 csharp yamldotnet git aaubry/YamlDotNet@b758a2961bdb0b042f7f94e1fe6cddbb34756402 YamlDotNet
+kotlin kotlinpoet git square/kotlinpoet@079bae9e3c3423106379b67b82b671a3e8b15fed src/main/java
+kotlin clikt git ajalt/clikt@4db82a772ed61e12681017f1dcb4c2d0b1235a6e clikt/src/main
+kotlin klaxon git cbeust/klaxon@929bff13220ace2288ab94c993d4efce7b7d968a klaxon/src/main
 """
 
 LANGUAGE_FILES = {"python": ("python",), "typescript": ("typescript", "tsx"), "go": ("go",),
                   "c": ("c",), "cpp": ("cpp", "c"), "java": ("java",),
-                  "csharp": ("csharp",)}  # every .h as C
+                  "csharp": ("csharp",), "kotlin": ("kotlin",)}  # every .h as C
 SCRIPTS = {"python": "ref_python_jedi.py", "typescript": "ref_typescript.js",
            "go": "ref_go_types.go", "c": "ref_c_clang.py", "cpp": "ref_c_clang.py",
-           "java": "RefJava.java", "csharp": "RefCSharp.cs"}
+           "java": "RefJava.java", "csharp": "RefCSharp.cs", "kotlin": "RefKotlin.kt"}
 
 
 @dataclass(frozen=True)
@@ -296,6 +308,21 @@ def csharp_tool() -> Path:
     return tool
 
 
+def jars(names: tuple[str, ...]) -> str:
+    return ":".join(str(JARS / f"{name}.jar") for name in names)
+
+
+def kotlin_tool() -> Path:
+    """RefKotlin's jar, compiled once per version of its source against the compiler."""
+    source = REF / SCRIPTS["kotlin"]
+    key = hashlib.sha1(source.read_bytes()).hexdigest()[:16]
+    tool = WORK / "kotlin" / key / "RefKotlin.jar"
+    if not tool.exists():
+        tool.parent.mkdir(parents=True, exist_ok=True)
+        run(["kotlinc", str(source), "-cp", jars(("kotlin-compiler",)), "-d", str(tool)])
+    return tool
+
+
 def typescript_module() -> Path:
     npm = WORK / "npm"
     module = npm / "node_modules" / "typescript"
@@ -401,6 +428,9 @@ def reference(project: Project, root: Path, source: Path, files: list[str]) -> d
         proc = run(["java", str(REF / script), str(root)], input=stdin)
     elif project.language == "csharp":
         proc = run(["mono", str(csharp_tool()), str(root)], input=stdin)
+    elif project.language == "kotlin":
+        proc = run(["java", "-Xmx2g", "-cp", f"{kotlin_tool()}:{jars(KOTLIN_COMPILER)}",
+                    "RefKotlin", str(root), jars(KOTLIN_LIBRARIES)], input=stdin)
     elif project.language == "typescript":
         proc = run(["node", str(REF / script), str(typescript_module()), str(root)],
                    input=stdin)
