@@ -6104,7 +6104,7 @@ class Language(Record):
         "callback_types", "free_globals", "indexed_access", "element_results",
         "name_after_body", "locals_hide", "passed_values", "flows", "union_calls",
         "nested_narrowing", "literal_types", "structural_interfaces", "receiver_modifier",
-        "generic_namesakes", "trailing_lambda",
+        "generic_namesakes", "trailing_lambda", "qualified_extensions",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6125,7 +6125,7 @@ class Language(Record):
         "name_after_body": False, "locals_hide": False, "passed_values": False, "flows": (),
         "union_calls": False, "nested_narrowing": False, "literal_types": (),
         "structural_interfaces": False, "receiver_modifier": None,
-        "generic_namesakes": False, "trailing_lambda": False,
+        "generic_namesakes": False, "trailing_lambda": False, "qualified_extensions": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6218,7 +6218,9 @@ class Language(Record):
     #                             the call's line (Python's `if WIN: def f()` ... `else:`)
     literal_types: tuple        # (literal mark, parameter class) pairs a literal fits
     #                             exactly besides _LITERAL_FITS' (C++: "..." is a char
-    #                             array, so it picks f(const char*) over f(const uc16*))
+    #                             array, so it picks f(const char*) over f(const uc16*));
+    #                             a mark's first class is a literal receiver's type
+    #                             (Kotlin's "x".f() extends String: _written_type)
     structural_interfaces: bool  # a type implements each interface of its package's
     #                             language whose methods it has, declared or not (Go);
     #                             else the interfaces its extends/implements edges name
@@ -6229,6 +6231,10 @@ class Language(Record):
     #                             is another type sharing its qualname (C#'s P, P<T>), and
     #                             a type may be declared in parts in several files
     #                             (partial): both told apart or joined (_Resolver.namesake)
+    qualified_extensions: bool  # a method is named by the type it extends, declared or
+    #                             not in the index (Kotlin's `fun KClass<*>.name()` is
+    #                             KClass.name): x.name() runs it where x's type is that
+    #                             type and has no member of the name (_extension_call)
     trailing_lambda: bool       # a lambda after a call's parentheses is its last argument,
     #                             and the grammar gives the arguments no field (Kotlin's
     #                             `f(a) { ... }`: _trailing_lambda_arguments)
@@ -6900,7 +6906,7 @@ def _arguments(s: _Source, call: Any) -> str | None:
     arguments = call.child_by_field_name("arguments")
     if arguments is None and call.type in ("field_initializer", "constructor_initializer"):
         arguments = call.named_child(call.named_child_count - 1)  # `: Base(m, n)`, `: base(x)`
-    if arguments is None and call.type == "call_expression" and s.language.trailing_lambda:
+    if arguments is None and s.language.trailing_lambda:
         return _trailing_lambda_arguments(s, call)
     if arguments is None:
         return None
@@ -6982,7 +6988,10 @@ def _argument_word(s: _Source, node: Any) -> str:
             return "=" + s.text(left)  # (the usual conversions: the wider operand's type)
     if kind == "call_expression" and s.language.overloads:  # f(g(x)): what g(x) gives
         called = node.child_by_field_name("function")
-        if called is not None and called.type in ("identifier", "qualified_identifier") \
+        if called is None and s.language.trailing_lambda:  # (Kotlin's have no field)
+            called = node.named_child(0)
+        if called is not None and called.type in (
+                "identifier", "qualified_identifier", "navigation_expression") \
                 and _DOTTED_WORDS.fullmatch(s.text(called).replace("::", ".")):
             return "~" + s.text(called).replace("::", ".")
     return "?"
@@ -9754,7 +9763,12 @@ class _Resolver:
         if word.startswith("~") and path:  # a call's result: a class it constructs or
             # returns (Double(DiyFp(f, e)) runs Double(DiyFp)); its name is what fits
             made = self.expr_type(path, scope, word[1:] + "(...)", line)
-            return ":" + self.nodes[made].name if isinstance(made, int) else "?"
+            if isinstance(made, int):
+                return ":" + self.nodes[made].name
+            head, _, name = word[1:].rpartition(".")  # a function of the index returning
+            dst = self.resolve_call(path, scope, name, head or None, line)[0]  # an outside
+            written = self.returns.get(dst, "") if dst is not None else ""  # type
+            return ":" + _fitted_type(written) if _DOTTED_WORDS.fullmatch(written) else "?"
         return word
 
     def load_bases(self) -> None:
@@ -9971,16 +9985,19 @@ class _Resolver:
         A dst of None with confidence 1.0 means the call was resolved outside the
         index; with 0.0 that nothing is known. ``line`` matters only where a test
         narrows a variable's type in that scope, a variable of the scopes is assigned
-        several types, or the name is defined more than once.
+        several types, the name is defined more than once, or the scope is one of
+        several overloads (each has its own parameters).
         """
         ctx = self.ctx(path)
         rebound = ctx.get("rebound")
+        overloaded = ctx.get("overload_scopes")  # each overload's parameters its own
         head = re.split(r"[.(\[!?]", recv or callee, maxsplit=1)[0]
         narrowed = line and (scope in ctx.get("narrow", {}) or any(
             qual != scope for qual in self._narrowing_scopes(path, scope, head)) or len(
             ctx.get("literal_this", {}).get(scope, ())) > 1 or (
             recv is None and (path, callee) in self.redefined_names) or rebound and any(
-            qual in rebound for qual in [*self.scope_chain(scope), ""]))
+            qual in rebound for qual in [*self.scope_chain(scope), ""]) or overloaded and any(
+            qual in overloaded for qual in self.scope_chain(scope)))
         key = (path, scope, callee, recv, line if narrowed else 0)
         found = self._calls.get(key)
         if found is None:
@@ -10019,13 +10036,13 @@ class _Resolver:
             if cls is not None and self.nodes[cls].kind in CLASS_KINDS:
                 found = self.method_lookup(cls, callee)
                 return (found, confidence) if found is not None else (None, 0.0)
+        extends = language.receiver_modifier is not None or language.qualified_extensions
         if recv[:1] in "\"'[{0123456789`" or _PREFIXED_STRING.match(recv):
             # a literal: a builtin type, never a node of the index (but an extension
             # method of the index may be written for it: 7.Days())
-            return (language.receiver_modifier is not None and
-                    self._extension_call(path, scope, recv, callee, None, line) or (None, 1.0))
+            return (extends and self._extension_call(path, scope, recv, callee, None, line)
+                    or (None, 1.0))
         owner = self.expr_type(path, scope, recv, line)
-        extends = language.receiver_modifier is not None
         if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
             # a receiver of a known type outside the index: no guess, but an extension
             # method of the index written for its type
@@ -10280,9 +10297,9 @@ class _Resolver:
 
     def _extension_call(self, path: str, scope: str, recv: str, callee: str,
                         owner: int | None, line: int) -> tuple[int, float] | None:
-        """C#'s extension methods: ``x.M(a)`` where x's type has no member M runs a
-        static ``M(this T x, a)`` whose T is x's class, a base or an interface of it, or
-        a type parameter. x's type is ``owner`` when it is a class of the index, else
+        """Extension methods: ``x.M(a)`` where x's type has no member M runs a C#
+        static ``M(this T x, a)`` or a Kotlin ``fun T.M(a)`` whose T is x's class, a
+        base or an interface of it, or (C#) a type parameter. x's type is ``owner`` when it is a class of the index, else
         the type its declaration or the extension method producing it writes (outside
         the index too: `this string s`). None when no extension method fits."""
         candidates = self._extension_table().get(callee)
@@ -10305,7 +10322,7 @@ class _Resolver:
         if exact is not None:
             names.discard(exact[0])
         fits = [node for node, this in candidates if this is None or this == exact or
-                this[0] in names]
+                this[0] in names or this[1] is None and exact and this[0] == exact[0]]
         typed = [node for node in fits if (node, None) not in candidates]
         fits = typed or fits  # a method for the type is more specific than one for any T
         if len({self.nodes[node].qualname for node in fits}) != 1:
@@ -10326,6 +10343,12 @@ class _Resolver:
                     this = None if first["this"] == "any" else \
                         (_base_type(written), _type_arity(written))
                     table.setdefault(name, []).append((node, this))
+            for node, (kind, name, qualname, path) in self.nodes.items():
+                if kind == "method" and self.language(path).qualified_extensions:
+                    owner = qualname.rpartition(".")[0].rpartition(".")[2]
+                    if owner and not any(self.class_like(n) for n in self.by_name.get(
+                            owner, ()) if self.nodes[n].path == path):
+                        table.setdefault(name, []).append((node, (owner, None)))
         return table
 
     def _written_type(self, path: str, scope: str, recv: str, line: int) -> str | None:
@@ -10336,14 +10359,19 @@ class _Resolver:
             found = self.variable_type(path, scope, recv, line)
             written = found[0] if found else ""
             return written if written and ":" not in written else None
-        literal = _LITERAL_TYPES.get(_receiver_word(recv))
+        mark = _receiver_word(recv)
+        literal = next((cls for word, cls in self.language(path).literal_types
+                        if word == mark), None) or _LITERAL_TYPES.get(mark)
         if literal is not None:
             return literal
         text = _collapse_arguments(recv)
         head, _, call = text[:-5].rpartition(".") if text.endswith("(...)") else ("", "", "")
-        dst = self._extension_call(path, scope, head, call, None, line) \
-            if head and _WORD.fullmatch(call) else None
-        return self.returns.get(dst[0]) if dst is not None else None
+        if not _WORD.fullmatch(call):
+            return None
+        dst = self._extension_call(path, scope, head, call, None, line) if head else None
+        if dst is None and self.language(path).qualified_extensions:
+            dst = self.resolve_call(path, scope, call, head or None, line)  # name().f()
+        return self.returns.get(dst[0]) if dst is not None and dst[0] is not None else None
 
     def union_methods(self, path: str, scope: str, recv: str, callee: str,
                       line: int) -> list[int]:
@@ -11670,11 +11698,22 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
     scope = resolver.nodes[src]
     scope_qual = "" if scope.kind == "file" else scope.qualname
     stored, constructs = recv, recv is not None and recv.startswith(CONSTRUCTION_MARK)
+    delegated = None
     if recv is not None and recv.startswith(INITIALIZER_MARK):
         recv = recv[len(INITIALIZER_MARK):] or None
-        dst = resolver.resolve_call(path, scope_qual, callee, recv, line)[0]
-        if dst is None or not resolver.class_like(dst):
-            return  # a member's initializer
+        if recv is None and callee in ("this", "super") and \
+                resolver.language(path).constructor is None:
+            # Kotlin's `constructor(...) : this(...)`: its constructors are the class's
+            cls = src if scope.kind in CLASS_KINDS else resolver.enclosing_class(path,
+                                                                                scope_qual)
+            made = [cls] if callee == "this" else [
+                base for base in resolver.bases.get(cls, ()) if resolver.nodes[base].kind
+                not in ("interface", "trait")] if cls is not None else []
+            delegated = (made[0], CONF_EXACT) if made else (None, 1.0)
+        else:
+            dst = resolver.resolve_call(path, scope_qual, callee, recv, line)[0]
+            if dst is None or not resolver.class_like(dst):
+                return  # a member's initializer
     elif constructs:
         recv = recv[len(CONSTRUCTION_MARK):] or None
     if recv is not None and DEFINITION_MARK in recv:  # the k-th definition the name holds
@@ -11693,7 +11732,7 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
                                           int(recv[len(ALTERNATIVE_MARK):]))
         updates.append((target, CONF_TYPED if target is not None else 0.0, edge_id))
         return
-    dst, confidence = resolver.resolve_call(path, scope_qual, callee, recv, line)
+    dst, confidence = delegated or resolver.resolve_call(path, scope_qual, callee, recv, line)
     if constructs and dst is not None and resolver.class_like(dst):
         dst = resolver.namesake_of(dst, _type_arity(written))  # new P<T>(...) is not a P
     elif constructs and dst is not None and not resolver.class_like(dst):
@@ -14957,6 +14996,9 @@ _KOTLIN_QUERY = """
 (import) @import
 (call_expression . (identifier) @callee) @call
 (call_expression . (navigation_expression (_) @recv . (identifier) @callee .)) @call
+(constructor_invocation (user_type (identifier) @callee .)) @call
+(constructor_invocation (user_type (identifier) @callee . (type_arguments))) @call
+(constructor_delegation_call ["this" "super"] @callee) @call @initializer
 (property_declaration (variable_declaration (identifier) @var (_) @type)) @vartype
 (property_declaration (variable_declaration (identifier) @var .)
     (call_expression . (identifier) @type)) @vartype
@@ -14976,8 +15018,11 @@ def _kt_type_before_name(s: _Source, d: _Def) -> Any:
 
 
 def _kt_qualname(s: _Source, d: _Def, parent: _Def | None) -> bool:
-    """fun User.display() is the method User.display."""
-    receiver = _kt_type_before_name(s, d) if d.kind == "function" else None
+    """fun User.display() is the method User.display. Declared in a class, an extension
+    is a member of that class (its other members are called from it bare, and it is
+    called only where the class is a receiver): nested as any member."""
+    receiver = _kt_type_before_name(s, d) if d.kind == "function" and (
+        parent is None or parent.kind not in CLASS_KINDS) else None
     if receiver is None:
         return False
     owner = _clean_type(s.text(receiver))
@@ -15054,7 +15099,9 @@ def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 
 KOTLIN = Language(
-    overloads=True, trailing_lambda=True,
+    overloads=True, trailing_lambda=True, qualified_extensions=True,
+    literal_types=(('"', "String"), ("0", "Int"), ("0.0", "Double"), ("b", "Boolean"),
+                   ("'", "Char")),
     bare_outside=True,
     name="kotlin", extensions=(".kt", ".kts"), fence="kotlin", grammar="tree_sitter_kotlin",
     query=_KOTLIN_QUERY, full=True, family="kotlin", self_names=("this",), class_scope=True,
