@@ -6975,6 +6975,12 @@ def _argument_word(s: _Source, node: Any) -> str:
             body = node.named_child(node.named_child_count - 1)
             void = body is not None and body.type == "block" and not _returns_value(body)
             return f"λ{count}" + ("v" if void else "")  # v: a block returning nothing
+    if kind == "navigation_expression":  # Kotlin's class literals: X::class, X::class.java
+        text = s.text(node)
+        if text.endswith("::class"):
+            return ":KClass"
+        if text.endswith("::class.java"):
+            return ":Class"
     if kind in ("object_creation_expression", "cast_expression", "new_expression"):
         typed = node.child_by_field_name("type")
         if typed is not None:
@@ -10343,12 +10349,17 @@ class _Resolver:
                     this = None if first["this"] == "any" else \
                         (_base_type(written), _type_arity(written))
                     table.setdefault(name, []).append((node, this))
-            for node, (kind, name, qualname, path) in self.nodes.items():
-                if kind == "method" and self.language(path).qualified_extensions:
-                    owner = qualname.rpartition(".")[0].rpartition(".")[2]
-                    if owner and not any(self.class_like(n) for n in self.by_name.get(
-                            owner, ()) if self.nodes[n].path == path):
-                        table.setdefault(name, []).append((node, (owner, None)))
+            for node, name, qualname, path, signature in self.db.query(
+                    SQL_METHOD_SIGNATURES, (self.project,)):
+                if not self.language(path).qualified_extensions:
+                    continue
+                owner = qualname.rpartition(".")[0].rpartition(".")[2]
+                if owner and not any(self.class_like(n) for n in self.by_name.get(
+                        owner, ()) if self.nodes[n].path == path):
+                    generic = _TYPE_PARAMETERS_BEFORE.search(signature or "")
+                    this = None if generic and owner in _WORD.findall(generic.group(1)) \
+                        else (owner, None)   # fun <T> T.f(): an extension of any T
+                    table.setdefault(name, []).append((node, this))
         return table
 
     def _written_type(self, path: str, scope: str, recv: str, line: int) -> str | None:
@@ -11501,6 +11512,9 @@ def posixpath_join(*parts: str) -> str:
     return "/".join(p for p in parts if p)
 
 
+SQL_METHOD_SIGNATURES = ("SELECT id, name, qualname, path, signature FROM nodes "
+                         "WHERE project = ? AND kind = 'method'")
+_TYPE_PARAMETERS_BEFORE = lazy_re(r"\bfun\s*<([^>]*)>")   # Kotlin's fun <T> T.name()
 SQL_EXTENSION_METHODS = ("SELECT id, name, params, path, line FROM nodes WHERE project = ? "
                          "AND kind = 'method' AND params LIKE '%\"this\": %'")
 SQL_AFFECTED_CREATE = "CREATE TEMP TABLE IF NOT EXISTS graph_affected (name TEXT PRIMARY KEY)"
@@ -15088,9 +15102,21 @@ def _member_elsewhere(r: _Resolver, path: str, scope: str, name: str) -> tuple |
 def _kt_resolve_local(r: _Resolver, path: str, scope: str, name: str,
                       ctx: dict[str, Any]) -> tuple | None:
     package = r.package.get(path, "")
-    found = _member_elsewhere(r, path, scope, name) or _fq_lookup(
-        r, path, (package, "") if package else ("",), name)
+    found = _member_elsewhere(r, path, scope, name) or _kt_extension_of_this(
+        r, path, scope, name) or _fq_lookup(r, path, (package, "") if package else ("",),
+                                           name)
     return found
+
+
+def _kt_extension_of_this(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+    """In an extension `fun KClass<*>.f()`, a bare g() is called on this, the KClass:
+    an extension of that type named g."""
+    owner = scope.rpartition(".")[0].rpartition(".")[2]
+    node = r.by_pq.get((path, scope))
+    if not owner or node is None or r.nodes[node].kind != "method":
+        return None
+    fits = [n for n, this in r._extension_table().get(name, ()) if this and this[0] == owner]
+    return ("node", fits[0]) if len({r.nodes[n].qualname for n in fits}) == 1 else None
 
 
 def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | None:
