@@ -9883,6 +9883,10 @@ class _Resolver:
             if language.locals_hide and name in self.ctx(path).get("types", {}).get(qual, ()):
                 return None  # a variable of the function hides the module's definition
         ctx = self.ctx(path)
+        if language.qualified_extensions:  # an extension of `this` in `fun T.f()` first
+            found = _extension_of_this(self, path, scope, name)
+            if found is not None:
+                return found
         binding = ctx.get("imports", {}).get(name)
         if binding is not None:
             return self.resolve_binding(path, binding)
@@ -13677,6 +13681,15 @@ def _fq_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
     if found is not None:
         return found
     files = _fq_package_files(r, full)
+    if not files and name and r.language(path).qualified_extensions:
+        # import a.b.asTypeName: the extensions of that name in package a.b (which
+        # one runs, the receiver says; a bare call with none of them: unknown)
+        package = _fq_package_files(r, module)
+        extensions = {r.nodes[n].qualname: n for n, _ in r._extension_table().get(name, ())
+                      if r.nodes[n].path in package}
+        if extensions:
+            return ("node", next(iter(extensions.values()))) if len(extensions) == 1 \
+                else None
     return ("module", files) if files else ("external", None)
 
 
@@ -15102,13 +15115,12 @@ def _member_elsewhere(r: _Resolver, path: str, scope: str, name: str) -> tuple |
 def _kt_resolve_local(r: _Resolver, path: str, scope: str, name: str,
                       ctx: dict[str, Any]) -> tuple | None:
     package = r.package.get(path, "")
-    found = _member_elsewhere(r, path, scope, name) or _kt_extension_of_this(
-        r, path, scope, name) or _fq_lookup(r, path, (package, "") if package else ("",),
-                                           name)
+    found = _member_elsewhere(r, path, scope, name) or _fq_lookup(
+        r, path, (package, "") if package else ("",), name)
     return found
 
 
-def _kt_extension_of_this(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
+def _extension_of_this(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
     """In an extension `fun KClass<*>.f()`, a bare g() is called on this, the KClass:
     an extension of that type named g."""
     owner = scope.rpartition(".")[0].rpartition(".")[2]
