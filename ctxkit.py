@@ -10335,6 +10335,15 @@ class _Resolver:
                 this[0] in names or this[1] is None and exact and this[0] == exact[0]]
         typed = [node for node in fits if (node, None) not in candidates]
         fits = typed or fits  # a method for the type is more specific than one for any T
+        if not fits and owner is None and exact is not None:
+            # x: Set<T> outside the index, an extension of Collection<T>, also outside:
+            # how the two types relate the index cannot say, so the one extension of
+            # that name for a type outside it is a guess by name
+            fits = [node for node, this in candidates if this is not None and this[1] is None
+                    and not any(self.class_like(n) for n in self.by_name.get(this[0], ()))]
+            if len({self.nodes[node].qualname for node in fits}) == 1:
+                return fits[0], CONF_UNIQUE_ATTR
+            return None
         if len({self.nodes[node].qualname for node in fits}) != 1:
             return None
         return fits[0], CONF_TYPED
@@ -10373,6 +10382,12 @@ class _Resolver:
         if recv.isidentifier():
             found = self.variable_type(path, scope, recv, line)
             written = found[0] if found else ""
+            if written.startswith("expr:") and self.language(path).qualified_extensions \
+                    and written.endswith("(...)") and found[1] == path:
+                # val s = b.modifiers.toSet(): what that call returns (the variable is
+                # read in its own scope, so the call is too)
+                return self._unless_circular(("written", path, recv, written), lambda: (
+                    self._written_type(path, found[2], written[5:], line)))
             return written if written and ":" not in written else None
         mark = _receiver_word(recv)
         literal = next((cls for word, cls in self.language(path).literal_types
@@ -15029,6 +15044,8 @@ _KOTLIN_QUERY = """
 (property_declaration (variable_declaration (identifier) @var (_) @type)) @vartype
 (property_declaration (variable_declaration (identifier) @var .)
     (call_expression . (identifier) @type)) @vartype
+(property_declaration (variable_declaration (identifier) @var .)
+    [(call_expression . (navigation_expression)) (navigation_expression)] @copied) @vartype
 (class_parameter (identifier) @var [(user_type) (nullable_type)] @type) @vartype
 [(if_expression) (for_statement) (while_statement) (do_while_statement) (catch_block)
  (when_entry)] @branch
