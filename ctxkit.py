@@ -6105,6 +6105,7 @@ class Language(Record):
         "name_after_body", "locals_hide", "passed_values", "flows", "union_calls",
         "nested_narrowing", "literal_types", "structural_interfaces", "receiver_modifier",
         "generic_namesakes", "trailing_lambda", "qualified_extensions",
+        "receiver_returning",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6126,6 +6127,7 @@ class Language(Record):
         "union_calls": False, "nested_narrowing": False, "literal_types": (),
         "structural_interfaces": False, "receiver_modifier": None,
         "generic_namesakes": False, "trailing_lambda": False, "qualified_extensions": False,
+        "receiver_returning": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6235,6 +6237,9 @@ class Language(Record):
     #                             not in the index (Kotlin's `fun KClass<*>.name()` is
     #                             KClass.name): x.name() runs it where x's type is that
     #                             type and has no member of the name (_extension_call)
+    receiver_returning: frozenset  # calls that give back their receiver, whatever the
+    #                             lambda passed returns (Kotlin's scope functions apply
+    #                             and also: `fun add(x) = apply { ... }` returns this)
     trailing_lambda: bool       # a lambda after a call's parentheses is its last argument,
     #                             and the grammar gives the arguments no field (Kotlin's
     #                             `f(a) { ... }`: _trailing_lambda_arguments)
@@ -7003,6 +7008,23 @@ def _argument_word(s: _Source, node: Any) -> str:
     return "?"
 
 
+def _receiver_returned(s: _Source, call: Any) -> str | None:
+    """The receiver a call of Language.receiver_returning gives back (Kotlin's
+    `x.apply { ... }` is x, a bare `apply { ... }` is this); None for any other."""
+    if call.type != "call_expression" or not s.language.receiver_returning:
+        return None
+    called = call.named_child(0)
+    if called is not None and called.type == "identifier":
+        return "this" if s.text(called) in s.language.receiver_returning else None
+    if called is None or called.type != "navigation_expression" or \
+            called.named_child_count != 2:
+        return None
+    name = called.named_child(1)
+    if s.text(name) not in s.language.receiver_returning:
+        return None
+    return _collapse_arguments(one_line(s.text(called.named_child(0))))[:200]
+
+
 def _returns_value(block: Any) -> bool:
     """A function body has a `return x;` of its own (not of a function nested in it)."""
     todo = list(block.named_children)
@@ -7243,6 +7265,9 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         returned = caps["returned"][0]
         function = _function_of(returned)
         text = _collapse_arguments(one_line(s.text(returned)))[:200]
+        itself = _receiver_returned(s, returned)
+        if itself is not None:  # = apply { ... }: the receiver, not what the lambda gives
+            text = itself
         if returned.type == "object":  # return {f, g}: an object literal named in its scope
             text = RETURNED_OBJECT
             extra.setdefault("objects", []).append(
@@ -15047,6 +15072,10 @@ _KOTLIN_QUERY = """
 (property_declaration (variable_declaration (identifier) @var .)
     [(call_expression . (navigation_expression)) (navigation_expression)] @copied) @vartype
 (class_parameter (identifier) @var [(user_type) (nullable_type)] @type) @vartype
+(function_body . [(call_expression) (navigation_expression) (identifier) (this_expression)]
+    @returned)
+(return_expression . [(call_expression) (navigation_expression) (identifier)
+    (this_expression)] @returned)
 [(if_expression) (for_statement) (while_statement) (do_while_statement) (catch_block)
  (when_entry)] @branch
 [(binary_expression "&&") (binary_expression "||") (binary_expression "?:")] @branch
@@ -15155,6 +15184,7 @@ def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 KOTLIN = Language(
     overloads=True, trailing_lambda=True, qualified_extensions=True,
+    receiver_returning=frozenset({"apply", "also"}),
     literal_types=(('"', "String"), ("0", "Int"), ("0.0", "Double"), ("b", "Boolean"),
                    ("'", "Char")),
     bare_outside=True,
