@@ -6986,6 +6986,8 @@ def _argument_word(s: _Source, node: Any) -> str:
             return ":KClass"
         if text.endswith("::class.java"):
             return ":Class"
+        if _DOTTED_WORDS.fullmatch(text):
+            return "=" + text  # a.b: a member read, typed at resolution
     if kind in ("object_creation_expression", "cast_expression", "new_expression"):
         typed = node.child_by_field_name("type")
         if typed is not None:
@@ -9790,6 +9792,9 @@ class _Resolver:
             if owner is not None:  # (declared with the class, maybe in another file)
                 _, _, qualname, where = self.nodes[owner]
                 found = self.variable_type(where, qualname, "self." + word[1:])
+            if found is None and "." in word and path:  # a.b: the member's declared type
+                written = self._written_type(path, scope, word[1:], line)
+                return ":" + _fitted_type(written) if written else "?"
             return ":" + _fitted_type(found[0]) if found else "?"
         if word.startswith("~") and path:  # a call's result: a class it constructs or
             # returns (Double(DiyFp(f, e)) runs Double(DiyFp)); its name is what fits
@@ -10081,8 +10086,8 @@ class _Resolver:
         if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
             # a receiver of a known type outside the index: no guess, but an extension
             # method of the index written for its type
-            return (extends and self._extension_call(path, scope, recv, callee, None, line)
-                    or (None, 1.0))
+            return (extends and self._extension_call(path, scope, recv, callee, None, line,
+                                                     outside=True) or (None, 1.0))
         if owner is not None:
             found = self._method_of(owner, callee)
             if found[0] is None and extends:  # a member of the type comes first
@@ -10331,12 +10336,14 @@ class _Resolver:
         return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
 
     def _extension_call(self, path: str, scope: str, recv: str, callee: str,
-                        owner: int | None, line: int) -> tuple[int, float] | None:
+                        owner: int | None, line: int,
+                        outside: bool = False) -> tuple[int, float] | None:
         """Extension methods: ``x.M(a)`` where x's type has no member M runs a C#
         static ``M(this T x, a)`` or a Kotlin ``fun T.M(a)`` whose T is x's class, a
         base or an interface of it, or (C#) a type parameter. x's type is ``owner`` when it is a class of the index, else
         the type its declaration or the extension method producing it writes (outside
-        the index too: `this string s`). None when no extension method fits."""
+        the index too: `this string s`); ``outside``: x's type is known to be outside
+        the index, written or not. None when no extension method fits."""
         candidates = self._extension_table().get(callee)
         if not candidates:
             return None
@@ -10360,7 +10367,7 @@ class _Resolver:
                 this[0] in names or this[1] is None and exact and this[0] == exact[0]]
         typed = [node for node in fits if (node, None) not in candidates]
         fits = typed or fits  # a method for the type is more specific than one for any T
-        if not fits and owner is None and exact is not None:
+        if not fits and owner is None and (exact is not None or outside):
             # x: Set<T> outside the index, an extension of Collection<T>, also outside:
             # how the two types relate the index cannot say, so the one extension of
             # that name for a type outside it is a guess by name
@@ -10414,6 +10421,13 @@ class _Resolver:
                 return self._unless_circular(("written", path, recv, written), lambda: (
                     self._written_type(path, found[2], written[5:], line)))
             return written if written and ":" not in written else None
+        if recv.endswith("::class"):  # Kotlin's class literals
+            return "KClass"
+        if recv.endswith("::class.java"):
+            return "Class"
+        if "." in recv and _DOTTED_WORDS.fullmatch(recv) and \
+                self.language(path).qualified_extensions:
+            return self._member_written_type(path, scope, recv, line)
         mark = _receiver_word(recv)
         literal = next((cls for word, cls in self.language(path).literal_types
                         if word == mark), None) or _LITERAL_TYPES.get(mark)
@@ -10427,6 +10441,22 @@ class _Resolver:
         if dst is None and self.language(path).qualified_extensions:
             dst = self.resolve_call(path, scope, call, head or None, line)  # name().f()
         return self.returns.get(dst[0]) if dst is not None and dst[0] is not None else None
+
+    def _member_written_type(self, path: str, scope: str, recv: str,
+                             line: int) -> str | None:
+        """The type ``a.b``'s member is declared with (or what its initializer's call
+        returns), in or out of the index, for an ``a`` of a class of the index."""
+        head, _, attr = recv.rpartition(".")
+        owner = self.expr_type(path, scope, head, line)
+        if not isinstance(owner, int) or not self.class_like(owner):
+            return None
+        _, _, qualname, where = self.nodes[owner]
+        types = self.ctx(where).get("types", {}).get(qualname, {})
+        written = types.get("self." + attr) or types.get(attr) or ""
+        if written.startswith("expr:") and written.endswith("(...)"):
+            return self._unless_circular(("written", where, qualname, attr), lambda: (
+                self._written_type(where, qualname, written[5:], 0)))
+        return written if written and ":" not in written else None
 
     def union_methods(self, path: str, scope: str, recv: str, callee: str,
                       line: int) -> list[int]:
@@ -15063,6 +15093,9 @@ _KOTLIN_QUERY = """
 (import) @import
 (call_expression . (identifier) @callee) @call
 (call_expression . (navigation_expression (_) @recv . (identifier) @callee .)) @call
+(call_expression . (unary_expression (identifier) @callee .)) @call
+(call_expression . (unary_expression
+    (navigation_expression (_) @recv . (identifier) @callee .) .)) @call
 (constructor_invocation (user_type (identifier) @callee .)) @call
 (constructor_invocation (user_type (identifier) @callee . (type_arguments))) @call
 (constructor_delegation_call ["this" "super"] @callee) @call @initializer
