@@ -6105,7 +6105,7 @@ class Language(Record):
         "name_after_body", "locals_hide", "passed_values", "flows", "union_calls",
         "nested_narrowing", "literal_types", "structural_interfaces", "receiver_modifier",
         "generic_namesakes", "trailing_lambda", "qualified_extensions",
-        "receiver_returning",
+        "receiver_returning", "receiver_lambdas", "receiver_passing",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6127,7 +6127,8 @@ class Language(Record):
         "union_calls": False, "nested_narrowing": False, "literal_types": (),
         "structural_interfaces": False, "receiver_modifier": None,
         "generic_namesakes": False, "trailing_lambda": False, "qualified_extensions": False,
-        "receiver_returning": frozenset(),
+        "receiver_returning": frozenset(), "receiver_lambdas": frozenset(),
+        "receiver_passing": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6240,6 +6241,15 @@ class Language(Record):
     receiver_returning: frozenset  # calls that give back their receiver, whatever the
     #                             lambda passed returns (Kotlin's scope functions apply
     #                             and also: `fun add(x) = apply { ... }` returns this)
+    receiver_lambdas: frozenset  # calls whose lambda runs with their receiver (or first
+    #                             argument) as `this` (Kotlin's with(x) { f() }, x.apply
+    #                             { f() }, x.run { f() }: f is x's); a lambda passed to a
+    #                             parameter typed T.() -> R runs with a T as this
+    #                             (ctx["lambda_receivers"], _Resolver.lambda_receiver)
+    receiver_passing: frozenset  # calls whose lambda gets their receiver as its one
+    #                             parameter (Kotlin's x.let { it }, also, takeIf); the
+    #                             lambda of any other call gets what the callee passes
+    #                             (an element, for element_callbacks)
     trailing_lambda: bool       # a lambda after a call's parentheses is its last argument,
     #                             and the grammar gives the arguments no field (Kotlin's
     #                             `f(a) { ... }`: _trailing_lambda_arguments)
@@ -6399,6 +6409,8 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
         if index >= 0:
             defs[index].branches += 1
     ctx = _file_context(s, imports, extra, defs, starts)
+    if extra.get("lambdas"):  # innermost first
+        ctx["lambda_receivers"] = sorted(extra.pop("lambdas"), key=lambda e: e[1] - e[0])
     if s.language.flows:
         _definition_flows(s, defs, ctx)
     if s.language.conditionals is not None:
@@ -7010,6 +7022,60 @@ def _argument_word(s: _Source, node: Any) -> str:
     return "?"
 
 
+def _lambda_receiver(s: _Source, lambda_node: Any, extra: dict) -> None:
+    """A trailing lambda's `this` (Language.receiver_lambdas), as extra["lambdas"]
+    (first line, last line, kind, text): ("this", x) for with(x) { }, x.apply { },
+    x.run { }; ("param", callee written) for any other call, whose parameter's type
+    says (T.() -> R)."""
+    call = lambda_node.parent
+    called = call.named_child(0) if call is not None else None
+    arguments = None
+    if called is not None and called.type == "call_expression":  # f(a) { ... }
+        arguments = next((c for c in called.named_children if c.type == "value_arguments"),
+                         None)
+        called = called.named_child(0)
+    if called is None or _class_body_lambda(call):
+        return
+    if called.type == "identifier":
+        recv, name = None, s.text(called)
+    elif called.type == "navigation_expression" and called.named_child_count == 2:
+        recv, name = s.text(called.named_child(0)), s.text(called.named_child(1))
+    else:
+        return
+    entry = None
+    if name in s.language.receiver_lambdas:
+        subject = recv if name != "with" else (
+            s.text(arguments.named_child(0)) if arguments is not None and
+            arguments.named_child_count == 1 else None)
+        if subject and subject != "this":
+            entry = ("this", _collapse_arguments(one_line(subject))[:200])
+    elif _DOTTED_WORDS.fullmatch(f"{recv}.{name}" if recv else name):
+        entry = ("param", f"{recv}.{name}" if recv else name)
+    first, last = lambda_node.start_point[0] + 1, lambda_node.end_point[0] + 1
+    if entry is not None:
+        extra.setdefault("lambdas", []).append((first, last, *entry))
+    # its one parameter (`it`, or `x ->`): the receiver itself for x.let { } and its
+    # kin, else what the callee gives it (an element of xs for xs.forEach { })
+    literal = lambda_node.named_child(0)
+    params = next((c for c in literal.named_children if c.type == "lambda_parameters"),
+                  None) if literal is not None else None
+    names = [] if params is None else [c for c in params.named_children]
+    if len(names) > 1 or names and (names[0].type != "variable_declaration" or
+                                    names[0].named_child_count != 1):
+        return
+    param = s.text(names[0].named_child(0)) if names else "it"
+    callee = f"{recv}.{name}" if recv else name
+    if recv and name in s.language.receiver_passing:
+        written = "expr:" + _collapse_arguments(one_line(recv))[:200]
+    elif _DOTTED_WORDS.fullmatch(callee):
+        index = arguments.named_child_count if arguments is not None else 0
+        written = f"callback:{index}:0:{callee}"
+    else:
+        return
+    extra.setdefault("narrow", []).append((lambda_node.start_byte, param, first, last,
+                                           written))
+
+
 def _receiver_returned(s: _Source, call: Any) -> str | None:
     """The receiver a call of Language.receiver_returning gives back (Kotlin's
     `x.apply { ... }` is x, a bare `apply { ... }` is this); None for any other."""
@@ -7263,6 +7329,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         extra.setdefault("typeparams", []).append(
             (caps["typeparam"][0].start_byte, s.text(caps["typeparam"][0]),
              _clean_type(s.text(bound), generic=True) if bound is not None else ""))
+    elif "lambda" in caps:  # f(x) { ... }: what `this` is in the lambda
+        _lambda_receiver(s, caps["lambda"][0], extra)
     elif "returned" in caps:  # return EXPR: what an undeclared result is
         returned = caps["returned"][0]
         function = _function_of(returned)
@@ -9893,6 +9961,10 @@ class _Resolver:
         """What a bare ``name`` read in ``scope`` is; ``line``, where it is read, picks
         among the file's definitions of one qualname (see binding_at)."""
         language = self.language(path)
+        if line and language.receiver_lambdas and self.ctx(path).get("lambda_receivers"):
+            found = self.lambda_receiver(path, scope, name, line)
+            if found is not None:  # a member of the innermost lambda's `this`
+                return ("node", found)
         scoped = self.ctx(path).get("scoped", {})
         for qual in self.scope_chain(scope):
             binding = scoped.get(qual, {}).get(name)
@@ -10354,6 +10426,10 @@ class _Resolver:
         if owner is None and exact is not None:
             owner = next((n for n in self.by_name.get(exact[0], ())
                           if self.nodes[n].kind in CLASS_KINDS), None)
+            if owner is None and self.language(path).qualified_extensions:
+                aliased = self.type_named(path, scope, written)  # typealias A = B<C>
+                owner = aliased if isinstance(aliased, int) and self.class_like(aliased) \
+                    else None
         names, seen, todo = set(), set(), [owner] if owner is not None else []
         while todo:  # the class, its bases and interfaces, by name
             cls = todo.pop()
@@ -10363,8 +10439,10 @@ class _Resolver:
                 todo.extend(self.bases.get(cls, ()))
         if exact is not None:
             names.discard(exact[0])
+        as_written = self.memo.get("extension owners", {})
         fits = [node for node, this in candidates if this is None or this == exact or
-                this[0] in names or this[1] is None and exact and this[0] == exact[0]]
+                this[0] in names or this[1] is None and exact and exact[0] in (
+                    this[0], as_written.get(node))]
         typed = [node for node in fits if (node, None) not in candidates]
         fits = typed or fits  # a method for the type is more specific than one for any T
         if not fits and owner is None and (exact is not None or outside):
@@ -10376,9 +10454,18 @@ class _Resolver:
             if len({self.nodes[node].qualname for node in fits}) == 1:
                 return fits[0], CONF_UNIQUE_ATTR
             return None
+        if len({self.nodes[node].qualname for node in fits}) > 1 and written:
+            fits = self.written_for(fits, _base_type(written))  # of aliases of one class
         if len({self.nodes[node].qualname for node in fits}) != 1:
             return None
         return fits[0], CONF_TYPED
+
+    def written_for(self, extensions: list[int], owner: str) -> list[int]:
+        """Of extensions of one class under several names (typealias RawOption =
+        Option<String>, typealias IntOption = Option<Int>), the ones written for the
+        name ``owner`` the receiver's type is written with; all when none is."""
+        written = self.memo.get("extension owners", {})
+        return [n for n in extensions if written.get(n) == owner] or extensions
 
     def _extension_table(self) -> dict[str, list[tuple[int, tuple | None]]]:
         """{name: [(extension method, (its receiver's class, type arguments) or None for
@@ -10386,6 +10473,7 @@ class _Resolver:
         table = self.memo.get("extension methods")
         if table is None:
             table = self.memo["extension methods"] = {}
+            written_owners = self.memo["extension owners"] = {}  # as written: RawOption
             for node, name, params, path, line in self.db.query(SQL_EXTENSION_METHODS,
                                                                 (self.project,)):
                 first = (json.loads(params or "[]") or [{}])[0]
@@ -10399,13 +10487,23 @@ class _Resolver:
                 if not self.language(path).qualified_extensions:
                     continue
                 owner = qualname.rpartition(".")[0].rpartition(".")[2]
-                if owner and not any(self.class_like(n) for n in self.by_name.get(
-                        owner, ()) if self.nodes[n].path == path):
-                    generic = _TYPE_PARAMETERS_BEFORE.search(signature or "")
-                    this = None if generic and owner in _WORD.findall(generic.group(1)) \
-                        else (owner, None)   # fun <T> T.f(): an extension of any T
-                    table.setdefault(name, []).append((node, this))
+                if not owner or any(self.class_like(n) for n in self.by_name.get(owner, ())
+                                    if self.nodes[n].path == path):
+                    continue  # a member of a class of its file
+                generic = _TYPE_PARAMETERS_BEFORE.search(signature or "")
+                if generic and owner in _WORD.findall(generic.group(1)):
+                    table.setdefault(name, []).append((node, None))  # fun <T> T.f(): any T
+                    continue
+                table.setdefault(name, []).append((node, (self.extended(path, owner), None)))
+                written_owners[node] = owner
         return table
+
+    def extended(self, path: str, owner: str) -> str:
+        """The class name an extension `fun Owner.f()` of ``path`` extends: Owner, or the
+        class of the index a typealias Owner names (typealias RawOption = Option<...>)."""
+        aliased = self.type_named(path, "", owner) if not self.by_name.get(owner) else None
+        return self.nodes[aliased].name if isinstance(aliased, int) and \
+            self.class_like(aliased) else owner
 
     def _written_type(self, path: str, scope: str, recv: str, line: int) -> str | None:
         """The class name a receiver's type is written with, in or out of the index: a
@@ -10414,12 +10512,21 @@ class _Resolver:
         if recv.isidentifier():
             found = self.variable_type(path, scope, recv, line)
             written = found[0] if found else ""
-            if written.startswith("expr:") and self.language(path).qualified_extensions \
-                    and written.endswith("(...)") and found[1] == path:
+            language = self.language(path)
+            if written.startswith("expr:") and language.qualified_extensions and \
+                    found[1] == path:
                 # val s = b.modifiers.toSet(): what that call returns (the variable is
-                # read in its own scope, so the call is too)
+                # read in its own scope, so the call is too); x.let { it }: x's type
                 return self._unless_circular(("written", path, recv, written), lambda: (
                     self._written_type(path, found[2], written[5:], line)))
+            if written.startswith("callback:0:0:") and language.qualified_extensions:
+                head, _, name = written[13:].rpartition(".")  # xs.map { it }: an element
+                held = self._unless_circular(("written", path, recv, written), lambda: (
+                    self._written_type(path, scope, head, line))) \
+                    if head and name in language.element_callbacks else None
+                generic = _GENERIC_TEXT.fullmatch(held.strip()) if held else None
+                return _split_top_level(generic.group(2), ",")[-1].strip() \
+                    if generic else None
             return written if written and ":" not in written else None
         if recv.endswith("::class"):  # Kotlin's class literals
             return "KClass"
@@ -10441,6 +10548,44 @@ class _Resolver:
         if dst is None and self.language(path).qualified_extensions:
             dst = self.resolve_call(path, scope, call, head or None, line)  # name().f()
         return self.returns.get(dst[0]) if dst is not None and dst[0] is not None else None
+
+    def lambda_receiver(self, path: str, scope: str, name: str, line: int) -> int | None:
+        """The member ``name`` of what `this` is in the lambdas around ``line``, innermost
+        first (Language.receiver_lambdas): with(x) { name() } runs x's; a lambda passed
+        to a parameter typed T.() -> R runs a T's. None where none of them has one (or
+        their `this` is of a type outside the index)."""
+        for first, last, kind, text in self.ctx(path)["lambda_receivers"]:
+            if not first <= line <= last:
+                continue
+            if kind == "this":
+                owner = self.expr_type(path, scope, text, line)
+            else:
+                head, _, called = text.rpartition(".")
+                dst = self.resolve_call(path, scope, called, head or None, first)[0]
+                owner = self._receiver_parameter(dst) if dst is not None else None
+            if isinstance(owner, int) and self.class_like(owner):
+                found = self.method_lookup(owner, name)
+                if found is not None:
+                    return found
+        return None
+
+    def _receiver_parameter(self, function: int) -> int | None:
+        """The class T of a function's last parameter typed T.() -> R: the `this` of
+        the lambda passed there."""
+        memo = self.memo.setdefault("receiver parameters", {})
+        if function in memo:
+            return memo[function]
+        row = self.db.one(SQL_NODE_PARAMS, (function,))
+        params = json.loads(row[0] or "[]") if row else []
+        written = (params[-1].get("type") or "") if params else ""
+        memo[function] = None
+        receiver = _RECEIVER_FUNCTION_TYPE.match(written)
+        if receiver is None:
+            return None
+        _, _, qualname, path = self.nodes[function]
+        found = self.type_named(path, qualname, receiver.group(1))
+        memo[function] = found if isinstance(found, int) else None
+        return memo[function]
 
     def _member_written_type(self, path: str, scope: str, recv: str,
                              line: int) -> str | None:
@@ -11586,6 +11731,7 @@ def posixpath_join(*parts: str) -> str:
     return "/".join(p for p in parts if p)
 
 
+_RECEIVER_FUNCTION_TYPE = lazy_re(r"\s*(?:suspend\s+)?([\w.]+)(?:<.*>)?\.\(")  # T.() -> R
 SQL_METHOD_SIGNATURES = ("SELECT id, name, qualname, path, signature FROM nodes "
                          "WHERE project = ? AND kind = 'method'")
 _TYPE_PARAMETERS_BEFORE = lazy_re(r"\bfun\s*<([^>]*)>")   # Kotlin's fun <T> T.name()
@@ -15084,6 +15230,16 @@ PHP = Language(
 # an extension: a method of User wherever it is written. Constructors are
 # called by the class name: `User(id)` is a call of the class.
 
+# The functions of Kotlin's standard library on collections (kotlin.collections,
+# Iterable<T> and Array<T>) whose lambda gets an element first: xs.forEach { it } is a T.
+_KOTLIN_ELEMENT_CALLBACKS = frozenset(
+    "forEach onEach map mapNotNull mapTo mapNotNullTo flatMap flatMapTo filter filterNot "
+    "filterTo filterNotTo find findLast first firstOrNull last lastOrNull single "
+    "singleOrNull any all none count sumBy sumByDouble maxBy minBy sortedBy "
+    "sortedByDescending sortBy sortByDescending groupBy groupByTo associate associateBy "
+    "associateWith associateTo partition takeWhile takeLastWhile dropWhile dropLastWhile "
+    "distinctBy indexOfFirst indexOfLast".split())
+
 _KOTLIN_QUERY = """
 (class_declaration "interface" name: (identifier) @name) @def.interface
 (class_declaration "class" name: (identifier) @name) @def.class
@@ -15105,6 +15261,8 @@ _KOTLIN_QUERY = """
 (property_declaration (variable_declaration (identifier) @var .)
     [(call_expression . (navigation_expression)) (navigation_expression)] @copied) @vartype
 (class_parameter (identifier) @var [(user_type) (nullable_type)] @type) @vartype
+(type_alias . (identifier) @alias [(user_type) (nullable_type) (function_type)] @aliasvalue)
+(call_expression (annotated_lambda) @lambda)
 (function_body . [(call_expression) (navigation_expression) (identifier) (this_expression)]
     @returned)
 (return_expression . [(call_expression) (navigation_expression) (identifier)
@@ -15202,11 +15360,17 @@ def _kt_resolve_local(r: _Resolver, path: str, scope: str, name: str,
 def _extension_of_this(r: _Resolver, path: str, scope: str, name: str) -> tuple | None:
     """In an extension `fun KClass<*>.f()`, a bare g() is called on this, the KClass:
     an extension of that type named g."""
-    owner = scope.rpartition(".")[0].rpartition(".")[2]
+    written = scope.rpartition(".")[0].rpartition(".")[2]
     node = r.by_pq.get((path, scope))
-    if not owner or node is None or r.nodes[node].kind != "method":
-        return None
-    fits = [n for n, this in r._extension_table().get(name, ()) if this and this[0] == owner]
+    if not written or node is None or r.nodes[node].kind != "method" or any(
+            r.class_like(n) for n in r.by_name.get(written, ()) if r.nodes[n].path == path):
+        return None  # no extension: a member of a class of the file
+    owner = r.extended(path, written)
+    table, as_written = r._extension_table(), r.memo.get("extension owners", {})
+    fits = [n for n, this in table.get(name, ())
+            if this and (this[0] == owner or as_written.get(n) == written)]
+    if len({r.nodes[n].qualname for n in fits}) > 1:
+        fits = r.written_for(fits, written)
     return ("node", fits[0]) if len({r.nodes[n].qualname for n in fits}) == 1 else None
 
 
@@ -15218,6 +15382,9 @@ def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 KOTLIN = Language(
     overloads=True, trailing_lambda=True, qualified_extensions=True,
     receiver_returning=frozenset({"apply", "also"}),
+    receiver_lambdas=frozenset({"with", "apply", "run"}),
+    receiver_passing=frozenset({"let", "also", "takeIf", "takeUnless"}),
+    element_callbacks=_KOTLIN_ELEMENT_CALLBACKS,
     literal_types=(('"', "String"), ("0", "Int"), ("0.0", "Double"), ("b", "Boolean"),
                    ("'", "Char")),
     bare_outside=True,
