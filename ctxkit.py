@@ -6992,6 +6992,9 @@ def _argument_word(s: _Source, node: Any) -> str:
             body = node.named_child(node.named_child_count - 1)
             void = body is not None and body.type == "block" and not _returns_value(body)
             return f"λ{count}" + ("v" if void else "")  # v: a block returning nothing
+    if kind == "this_expression":  # Kotlin's this@Outer: an Outer; this: the class's
+        label = s.text(node).partition("@")[2]
+        return ":" + label if label else "=this"
     if kind == "navigation_expression":  # Kotlin's class literals: X::class, X::class.java
         text = s.text(node)
         if text.endswith("::class"):
@@ -9854,8 +9857,14 @@ class _Resolver:
     def _argument_type(self, word: str, path: str, scope: str, line: int) -> str:
         """An argument word as a type to fit: a literal's mark, a variable's written
         class name (``?`` when its declaration says none)."""
+        if word in ("=this", "=self") and path:  # the enclosing class's instance
+            owner = self.enclosing_class(path, scope)
+            return ":" + self.nodes[owner].name if owner is not None else "?"
         if word.startswith("="):  # a variable, or a field of the class read bare (C++, Java)
             found = self.variable_type(path, scope, word[1:], line) if path else None
+            if found and found[0].startswith("expr:") and path:  # val x = a.make(): its type
+                made = self.expr_type(path, scope, word[1:], line)
+                return ":" + self.nodes[made].name if isinstance(made, int) else "?"
             owner = self.enclosing_class(path, scope) if found is None and path else None
             if owner is not None:  # (declared with the class, maybe in another file)
                 _, _, qualname, where = self.nodes[owner]
@@ -10086,6 +10095,10 @@ class _Resolver:
             target = self.resolve_name(path, "", owner)
             if target and target[0] == "node" and self.nodes[target[1]].kind in CLASS_KINDS:
                 return target[1]
+            if target is None and self.language(path).qualified_extensions:
+                aliased = self.type_named(path, "", owner)  # fun Alias.f(): what it names
+                if isinstance(aliased, int) and self.nodes[aliased].kind in CLASS_KINDS:
+                    return aliased
         return None
 
     # -- calls --------------------------------------------------------------
@@ -15343,8 +15356,9 @@ def _member_elsewhere(r: _Resolver, path: str, scope: str, name: str) -> tuple |
     """A member of the enclosing class whose class is in another file (an extension,
     a partial class, an out-of-line definition)."""
     cls = r.enclosing_class(path, scope) if "." in scope else None
-    if cls is None or r.nodes[cls].path == path:
-        return None
+    if cls is None or r.nodes[cls].path == path and \
+            r.nodes[cls].qualname == scope.rpartition(".")[0]:
+        return None  # (its own file's class: a member, found as one; not a typealias's)
     member = r.method_lookup(cls, name)
     return ("node", member) if member is not None else None
 

@@ -1,0 +1,83 @@
+"""Graph, Kotlin: direct callers as the Kotlin compiler resolves them, through the CLI.
+
+Each case is a class of Kotlin semantics that the reference harness
+(tests/bench/bench_graph_reference.py, the Kotlin compiler's front end) found missed
+or wrong on the tuned projects (KotlinPoet, Clikt, Klaxon); the fixture
+tests/fixtures/graph_kotlin_recall is indexed by a real `ctxkit index` subprocess
+and read back with `ctxkit callers --json`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+CODE = "src/spec/CodeBlock.kt"
+SPECS = "src/spec/Specs.kt"
+
+
+@pytest.fixture
+def indexed(cli):
+    result = cli.index_fixture("graph_kotlin_recall")  # a real index, once per worker
+    assert result.code == 0, result.err
+    return cli
+
+
+def callers(cli, symbol: str) -> set[str]:
+    result = cli.sub("callers", symbol, "--json")
+    assert result.code == 0, result.err
+    return {r["id"] or r["name"] for r in result.json()["results"]}
+
+
+# (symbol, exactly these callers)
+CASES = [
+    # the arguments pick the overload (the grammar gives Kotlin's no field): a string
+    # literal takes `add(format: String, vararg args)`, a CodeBlock `add(codeBlock)`; a
+    # variadic overload is passed over only for one the arguments' types admit
+    (f"{CODE}:CodeBlock.Builder.add", {f"{SPECS}:FunSpec.Builder.addKdoc",
+                                      f"{SPECS}:FunSpec.Builder.returns#2",
+                                      f"{CODE}:CodeBlock.of"}),
+    (f"{CODE}:CodeBlock.Builder.add#2", {f"{SPECS}:FunSpec.Builder.addKdoc#2",
+                                        f"{CODE}:CodeBlock.toBuilder"}),
+    # this@CodeBlock and a property typed by its initializer pick emitCode(CodeBlock)
+    (f"{CODE}:CodeWriter.emitCode#3", {f"{CODE}:CodeBlock.toString",
+                                      f"{SPECS}:FunSpec.render"}),
+    (f"{CODE}:CodeWriter.emitCode", set()),
+    # `= apply { ... }` returns its receiver, and `fun builder() = Builder()` a Builder:
+    # chains on them resolve
+    (f"{CODE}:CodeBlock.Builder.build", {f"{CODE}:CodeBlock.of", f"{SPECS}:FunSpec",
+                                        f"{SPECS}:FunSpec.header"}),
+    (f"{CODE}:CodeBlock.Builder.indent", {f"{SPECS}:FunSpec.header"}),
+    # `!isEmpty()`, which the grammar reads as (!isEmpty)()
+    (f"{CODE}:CodeBlock.isEmpty", {f"{CODE}:CodeBlock.isNotEmpty"}),
+    # extensions of types outside the index, by the receiver's declared type; a bare
+    # call inside one runs an extension of its receiver
+    (f"{SPECS}:KClass.asTypeName", {f"{SPECS}:FunSpec.typed",
+                                   f"{SPECS}:FunSpec.Builder.returns"}),
+    (f"{SPECS}:Type.asTypeName", {f"{SPECS}:FunSpec.reflected"}),
+    (f"{SPECS}:KClass.asClassName", {f"{SPECS}:KClass.asTypeName"}),
+    (f"{SPECS}:String.shout", {f"{SPECS}:FunSpec.literal", f"{SPECS}:FunSpec.loud"}),
+    # an imported extension of an outside type (Collection) on a list
+    ("src/util/Util.kt:Collection.toImmutableList", {f"{CODE}:CodeBlock.Builder.build"}),
+    # supertype constructor calls, this(...) and super(...) delegation
+    (f"{SPECS}:Spec", {f"{SPECS}:FunSpec", f"{SPECS}:Named"}),
+    (f"{SPECS}:FunSpec", {f"{SPECS}:FunSpec", f"{SPECS}:FunSpec.Builder.build"}),
+    # with(x) { emit() }: x's member; a lambda passed as CodeWriter.() -> Unit
+    (f"{CODE}:CodeWriter.emit", {f"{SPECS}:FunSpec.render"}),
+    # `it` of specs.map { }: an element; of x.let { }: x; a bare call in an
+    # extension of a typealias: a member of the class it names
+    (f"{SPECS}:Spec.describe", {f"{SPECS}:Registry.all", f"{SPECS}:RawSpec.describeTwice"}),
+    (f"{SPECS}:RawSpec.describeTwice", {f"{SPECS}:Registry.first"}),
+]
+
+
+@pytest.mark.parametrize(("symbol", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_kotlin_callers_as_the_compiler_resolves_them(indexed, symbol, expected):
+    assert callers(indexed, symbol) == expected
+
+
+def test_a_delegates_class_body_is_no_call(indexed):
+    # `: Collection<Spec> by specs {`: the grammar reads the body as a lambda passed to
+    # `specs`; no call of it is stored
+    result = indexed.sub("callees", f"{SPECS}:Registry", "--json")
+    assert result.code == 0, result.err
+    assert all(r["name"] != "specs" for r in result.json()["results"])
