@@ -7063,6 +7063,13 @@ def _lambda_receiver(s: _Source, lambda_node: Any, extra: dict) -> None:
     params = next((c for c in literal.named_children if c.type == "lambda_parameters"),
                   None) if literal is not None else None
     names = [] if params is None else [c for c in params.named_children]
+    for declared in names:  # { w: World, _: Token -> ... }: as declared
+        parts = declared.named_children if declared.type == "variable_declaration" else []
+        if len(parts) == 2 and parts[0].type == "identifier":
+            extra.setdefault("narrow", []).append((lambda_node.start_byte, s.text(parts[0]),
+                                                   first, last, _clean_type(s.text(parts[1]))))
+    if any(len(d.named_children) == 2 for d in names):
+        return
     if len(names) > 1 or names and (names[0].type != "variable_declaration" or
                                     names[0].named_child_count != 1):
         return
@@ -15276,6 +15283,10 @@ _KOTLIN_QUERY = """
 (class_parameter (identifier) @var [(user_type) (nullable_type)] @type) @vartype
 (type_alias . (identifier) @alias [(user_type) (nullable_type) (function_type)] @aliasvalue)
 (call_expression (annotated_lambda) @lambda)
+(if_expression (is_expression (identifier) @var "is" (user_type) @type) . (_) @narrow)
+(when_expression (when_subject (identifier) @var)
+    (when_entry (type_test (user_type) @type) . (_) @narrow))
+(when_entry (is_expression (identifier) @var "is" (user_type) @type) . (_) @narrow)
 (function_body . [(call_expression) (navigation_expression) (identifier) (this_expression)]
     @returned)
 (return_expression . [(call_expression) (navigation_expression) (identifier)

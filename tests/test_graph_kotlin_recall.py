@@ -65,7 +65,12 @@ CASES = [
     (f"{CODE}:CodeWriter.emit", {f"{SPECS}:FunSpec.render"}),
     # `it` of specs.map { }: an element; of x.let { }: x; a bare call in an
     # extension of a typealias: a member of the class it names
-    (f"{SPECS}:Spec.describe", {f"{SPECS}:Registry.all", f"{SPECS}:RawSpec.describeTwice"}),
+    # ... and `value` after `value is Named` (a smart cast, in if and in when), a lambda
+    # parameter as declared
+    (f"{SPECS}:Spec.describe", {f"{SPECS}:Registry.all", f"{SPECS}:RawSpec.describeTwice",
+                                f"{SPECS}:describeAny"}),
+    (f"{SPECS}:FunSpec.loud", {f"{SPECS}:describeAny"}),
+    (f"{SPECS}:FunSpec.header", {f"{SPECS}:visitAll"}),
     (f"{SPECS}:RawSpec.describeTwice", {f"{SPECS}:Registry.first"}),
 ]
 
