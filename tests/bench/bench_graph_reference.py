@@ -267,8 +267,9 @@ def fetch_git(project: Project) -> Path:
     unpack = WORK / "unpack" / project.name
     shutil.rmtree(unpack, ignore_errors=True)
     unpack.mkdir(parents=True)
-    archive = subprocess.run(["git", "--git-dir", str(bare), "archive", commit],
-                             capture_output=True, check=True).stdout
+    # only the library's folder: a snapshot may lack objects elsewhere in the tree
+    archive = subprocess.run(["git", "--git-dir", str(bare), "archive", commit,
+                              *project.extra[:1]], capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as t:
         t.extractall(unpack, filter="data")
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -200,8 +200,8 @@ object RefKotlin {
         })
         config.put(CommonConfigurationKeys.MODULE_NAME, "reference")
         config.put(JVMConfigurationKeys.JDK_HOME, File(System.getProperty("java.home")))
-        // java.compiler (javax.lang.model) is not among the JDK modules resolved by default.
-        config.put(JVMConfigurationKeys.ADDITIONAL_JAVA_MODULES, listOf("java.compiler"))
+        // The modules of Java SE (java.compiler, java.sql, ...): by default only some are read.
+        config.put(JVMConfigurationKeys.ADDITIONAL_JAVA_MODULES, listOf("java.se"))
         config.addJvmClasspathRoots(classpath)
         config.addKotlinSourceRoots(files.map { File(root, it).path })
         // The project's Java files are compiled with it; a call into them is no
