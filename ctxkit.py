@@ -15272,8 +15272,9 @@ _KOTLIN_QUERY = """
 (call_expression . (unary_expression (identifier) @callee .)) @call
 (call_expression . (unary_expression
     (navigation_expression (_) @recv . (identifier) @callee .) .)) @call
-(constructor_invocation (user_type (identifier) @callee .)) @call
-(constructor_invocation (user_type (identifier) @callee . (type_arguments))) @call
+(constructor_invocation (user_type . (identifier) @callee . (type_arguments)? .)) @call
+(constructor_invocation (user_type (identifier) @recv . (identifier) @callee .
+    (type_arguments)? .)) @call
 (constructor_delegation_call ["this" "super"] @callee) @call @initializer
 (property_declaration (variable_declaration (identifier) @var (_) @type)) @vartype
 (property_declaration (variable_declaration (identifier) @var .)
