@@ -6105,7 +6105,7 @@ class Language(Record):
         "name_after_body", "locals_hide", "passed_values", "flows", "union_calls",
         "nested_narrowing", "literal_types", "structural_interfaces", "receiver_modifier",
         "generic_namesakes", "trailing_lambda", "qualified_extensions",
-        "receiver_returning", "receiver_lambdas", "receiver_passing",
+        "receiver_returning", "receiver_lambdas", "receiver_passing", "strict_arguments",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6128,7 +6128,7 @@ class Language(Record):
         "structural_interfaces": False, "receiver_modifier": None,
         "generic_namesakes": False, "trailing_lambda": False, "qualified_extensions": False,
         "receiver_returning": frozenset(), "receiver_lambdas": frozenset(),
-        "receiver_passing": frozenset(),
+        "receiver_passing": frozenset(), "strict_arguments": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6250,6 +6250,11 @@ class Language(Record):
     #                             parameter (Kotlin's x.let { it }, also, takeIf); the
     #                             lambda of any other call gets what the callee passes
     #                             (an element, for element_callbacks)
+    strict_arguments: bool      # no conversion a class declares makes an argument fit a
+    #                             parameter (Kotlin; not C++'s converting constructors nor
+    #                             C#'s implicit operators): of overloads the arguments'
+    #                             types fit none of, none runs (one inherited from outside
+    #                             the index does), even where only one takes as many
     trailing_lambda: bool       # a lambda after a call's parentheses is its last argument,
     #                             and the grammar gives the arguments no field (Kotlin's
     #                             `f(a) { ... }`: _trailing_lambda_arguments)
@@ -9371,6 +9376,10 @@ def _argument_fit(kind: str, param: str) -> int | None:
     written = kind[1:]  # ":TYPE"
     if written == param:
         return 2
+    value = next((mark for mark, (exact, _) in _LITERAL_FITS.items() if written in exact),
+                 None) if written[:1].isupper() else None
+    if value is not None:  # a value of String, Int, Boolean: fits as its literal would
+        return _argument_fit(value, param)
     if written.partition("`")[0] == param.partition("`")[0]:
         return 1  # the class, with other type arguments (Java's raw List for List<T>)
     if param in _PRIMITIVES and written not in _PRIMITIVES and written[:1].isupper() and \
@@ -9626,11 +9635,12 @@ class _Resolver:
 
     def overloads_admitting(self, node: int, arguments: str | None, path: str = "",
                             scope: str = "", line: int = 0,
-                            receiver: str | None = None) -> list[int]:
+                            receiver: str | None = None) -> list[int] | None:
         """The definitions of ``node``'s qualname in its file (overloads, told apart by
         their parameters) that a call with these ``arguments`` (_arguments) can run, in
         file order: ``[node]`` when it has no overload, all of them when the arguments
-        are unknown. By count first, a variadic overload only when no other takes that
+        are unknown, None when the arguments' types fit none of them that takes as many
+        (the call runs an overload declared outside the index, inherited). By count first, a variadic overload only when no other takes that
         many (Java's third phase, C++'s ellipsis ranked last, C#'s expanded form); then,
         of several, the ones the arguments' written types fit best (a literal, or a
         variable typed where ``scope`` of ``path`` declares it). ``receiver`` is what a
@@ -9647,7 +9657,7 @@ class _Resolver:
         fits = [other for other in overloads
                 if shapes[other][0] <= len(passed[other]) <= shapes[other][1]]
         fixed = [other for other in fits if shapes[other][1] != float("inf")] or fits
-        if len(fits) < 2:
+        if len(fits) < 2 and not (fits and path and self.language(path).strict_arguments):
             return fits
         literal = self.language(path).literal_types if path else ()
         scored = []
@@ -9663,8 +9673,10 @@ class _Resolver:
         # of the overloads the arguments' types admit, one taking exactly that many first
         scored = [(points, other) for points, other in scored if shapes[other][1] !=
                   float("inf")] or scored
+        if not scored:
+            return None  # the arguments' types fit none: an overload from outside the index
         best = max((points for points, _ in scored), default=None)
-        return [other for points, other in scored if points == best] or fixed
+        return [other for points, other in scored if points == best]
 
     def namesake(self, ids: list[int], arity: int) -> int:
         """Of classes sharing one full name (a type declared in parts, C#'s partial
@@ -12021,6 +12033,8 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
             resolver.class_like_name(path, scope_qual, recv)) else None
         dst = resolver.inherited_overload(dst, arguments, receiver)
         fits = resolver.overloads_admitting(dst, arguments, path, scope_qual, line, receiver)
+        if fits is None:  # the arguments' types fit none of the index's overloads
+            dst, confidence, fits = None, 0.0, []
         if len(fits) > 1 and (recv is None or recv in resolver.language(path).self_names):
             fits = resolver.of_constness(fits, src)  # this->f() in a const member: f() const
         elif len(fits) > 1 and recv is not None and _WORD.fullmatch(recv):
@@ -12061,7 +12075,7 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
             ctor = resolver.member_of_namesake(ctor, dst)
             # which of Cls(int) / Cls(String, int) runs: the one the arguments admit,
             # when only one does
-            fits = resolver.overloads_admitting(ctor, arguments, path, scope_qual, line)
+            fits = resolver.overloads_admitting(ctor, arguments, path, scope_qual, line) or []
             ctor = fits[0] if len(fits) == 1 else None
         inits = _definitions_called(resolver, path, scope_qual, init, cls_text, line, ctor,
                                     confidence)[0]
@@ -15406,7 +15420,7 @@ def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 
 KOTLIN = Language(
-    overloads=True, trailing_lambda=True, qualified_extensions=True,
+    overloads=True, trailing_lambda=True, qualified_extensions=True, strict_arguments=True,
     receiver_returning=frozenset({"apply", "also"}),
     receiver_lambdas=frozenset({"with", "apply", "run"}),
     receiver_passing=frozenset({"let", "also", "takeIf", "takeUnless"}),
