@@ -9876,8 +9876,12 @@ class _Resolver:
     def _argument_type(self, word: str, path: str, scope: str, line: int) -> str:
         """An argument word as a type to fit: a literal's mark, a variable's written
         class name (``?`` when its declaration says none)."""
-        if word in ("=this", "=self") and path:  # the enclosing class's instance
-            owner = self.enclosing_class(path, scope)
+        if word in ("=this", "=self") and path:  # the enclosing class's instance, or
+            # the receiver of a lambda around the line (buildString { f(this) })
+            around = [entry for entry in self.ctx(path).get("lambda_receivers", ())
+                      if entry[0] <= line <= entry[1]]   # innermost first
+            owner = self._lambda_this(path, scope, around[0]) if around else \
+                self.enclosing_class(path, scope)
             return ":" + self.nodes[owner].name if owner is not None else "?"
         if word.startswith("="):  # a variable, or a field of the class read bare (C++, Java)
             found = self.variable_type(path, scope, word[1:], line) if path else None
@@ -10197,7 +10201,7 @@ class _Resolver:
             if found[0] is None and extends:  # a member of the type comes first
                 found = self._extension_call(path, scope, recv, callee, owner, line) or found
             return found
-        if extends and (recv.endswith(")") or recv.isidentifier()):
+        if extends and (recv.endswith((")", ".class", ".class.java")) or recv.isidentifier()):
             found = self._extension_call(path, scope, recv, callee, None, line)
             if found is not None:
                 return found
@@ -10560,9 +10564,9 @@ class _Resolver:
                 return _split_top_level(generic.group(2), ",")[-1].strip() \
                     if generic else None
             return written if written and ":" not in written else None
-        if recv.endswith("::class"):  # Kotlin's class literals
+        if recv.endswith(("::class", ".class")):  # Kotlin's class literals (:: read as .)
             return "KClass"
-        if recv.endswith("::class.java"):
+        if recv.endswith(("::class.java", ".class.java")):
             return "Class"
         if "." in recv and _DOTTED_WORDS.fullmatch(recv) and \
                 self.language(path).qualified_extensions:
@@ -10586,20 +10590,26 @@ class _Resolver:
         first (Language.receiver_lambdas): with(x) { name() } runs x's; a lambda passed
         to a parameter typed T.() -> R runs a T's. None where none of them has one (or
         their `this` is of a type outside the index)."""
-        for first, last, kind, text in self.ctx(path)["lambda_receivers"]:
-            if not first <= line <= last:
-                continue
-            if kind == "this":
-                owner = self.expr_type(path, scope, text, line)
-            else:
-                head, _, called = text.rpartition(".")
-                dst = self.resolve_call(path, scope, called, head or None, first)[0]
-                owner = self._receiver_parameter(dst) if dst is not None else None
-            if isinstance(owner, int) and self.class_like(owner):
-                found = self.method_lookup(owner, name)
-                if found is not None:
-                    return found
+        for entry in self.ctx(path)["lambda_receivers"]:
+            owner = self._lambda_this(path, scope, entry) if entry[0] <= line <= entry[1] \
+                else None
+            found = self.method_lookup(owner, name) if owner is not None else None
+            if found is not None:
+                return found
         return None
+
+    def _lambda_this(self, path: str, scope: str, entry: list) -> int | None:
+        """The class of the index `this` is in a lambda of ctx["lambda_receivers"]: the
+        receiver's (with(x) { }), or the T of the parameter typed T.() -> R it is
+        passed to; None when it is of a type outside the index, or unknown."""
+        first, _, kind, text = entry
+        if kind == "this":
+            owner = self.expr_type(path, scope, text, first)
+        else:
+            head, _, called = text.rpartition(".")
+            dst = self.resolve_call(path, scope, called, head or None, first)[0]
+            owner = self._receiver_parameter(dst) if dst is not None else None
+        return owner if isinstance(owner, int) and self.class_like(owner) else None
 
     def _receiver_parameter(self, function: int) -> int | None:
         """The class T of a function's last parameter typed T.() -> R: the `this` of
