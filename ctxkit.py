@@ -15271,8 +15271,13 @@ PHP = Language(
 # the language pack's; DESIGN.md "Grammars"). A name is looked up in the
 # file's package (every file of a package shares it), its imports (aliases
 # too) and star imports, then Kotlin's own library. `fun User.display()` is
-# an extension: a method of User wherever it is written. Constructors are
-# called by the class name: `User(id)` is a call of the class.
+# an extension: a method of User wherever it is written (of a type outside the
+# index too: the extension table, _Resolver._extension_call). Constructors are
+# called by the class name: `User(id)`, `: Base(id)` and `this(id)` are calls
+# of a class. The grammar gives a call's arguments no field (a trailing lambda
+# is the last one: _trailing_lambda_arguments); lambdas with a receiver
+# (with, apply, run, a T.() -> R parameter) and `it` are read as the checker
+# reads them (the record's receiver_* fields).
 
 # The functions of Kotlin's standard library on collections (kotlin.collections,
 # Iterable<T> and Array<T>) whose lambda gets an element first: xs.forEach { it } is a T.
