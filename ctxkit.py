@@ -9640,8 +9640,9 @@ class _Resolver:
         their parameters) that a call with these ``arguments`` (_arguments) can run, in
         file order: ``[node]`` when it has no overload, all of them when the arguments
         are unknown, None when the arguments' types fit none of them that takes as many
-        (the call runs an overload declared outside the index, inherited). By count first, a variadic overload only when no other takes that
-        many (Java's third phase, C++'s ellipsis ranked last, C#'s expanded form); then,
+        (the call runs an overload declared outside the index, inherited). By count
+        first, a variadic overload only when no other takes that many (Java's third
+        phase, C++'s ellipsis ranked last, C#'s expanded form); then,
         of several, the ones the arguments' written types fit best (a literal, or a
         variable typed where ``scope`` of ``path`` declares it). ``receiver`` is what a
         call ``receiver.M(...)`` is written on: an extension method takes it as its
@@ -9656,7 +9657,6 @@ class _Resolver:
                   for other in overloads}
         fits = [other for other in overloads
                 if shapes[other][0] <= len(passed[other]) <= shapes[other][1]]
-        fixed = [other for other in fits if shapes[other][1] != float("inf")] or fits
         if len(fits) < 2 and not (fits and path and self.language(path).strict_arguments):
             return fits
         literal = self.language(path).literal_types if path else ()
@@ -10448,8 +10448,9 @@ class _Resolver:
                         outside: bool = False) -> tuple[int, float] | None:
         """Extension methods: ``x.M(a)`` where x's type has no member M runs a C#
         static ``M(this T x, a)`` or a Kotlin ``fun T.M(a)`` whose T is x's class, a
-        base or an interface of it, or (C#) a type parameter. x's type is ``owner`` when it is a class of the index, else
-        the type its declaration or the extension method producing it writes (outside
+        base or an interface of it, or (C#) a type parameter. x's type is ``owner``
+        when it is a class of the index, else the type its declaration or the
+        extension method producing it writes (outside
         the index too: `this string s`); ``outside``: x's type is known to be outside
         the index, written or not. None when no extension method fits."""
         candidates = self._extension_table().get(callee)

@@ -34,9 +34,9 @@ same scorer: every call ctxkit extracted, linked to every definition of that
 name in the project.
 
 Projects are split: the tuned ones are listed here, the held-out ones in
-graph_reference_held_out.txt and, for Java, C, C++, C# and Kotlin, the _java, _c, _csharp
-and _kotlin files beside it (each written before any tuning on its projects, never edited). The report
-gives both, per project and per language.
+graph_reference_held_out.txt and, for Java, C, C++, C# and Kotlin, the _java, _c,
+_csharp and _kotlin files beside it (each written before any tuning on its projects,
+never edited). The report gives both, per project and per language.
 
 Inputs come from the package registries once (pip download of sdists, npm
 pack, apt-get download of Debian's golang-*-dev source packages) into
