@@ -7027,6 +7027,10 @@ def _argument_word(s: _Source, node: Any) -> str:
                 "identifier", "qualified_identifier", "navigation_expression") \
                 and _DOTTED_WORDS.fullmatch(s.text(called).replace("::", ".")):
             return "~" + s.text(called).replace("::", ".")
+        chain = _collapse_arguments(one_line(s.text(called))) if called is not None and \
+            called.type == "navigation_expression" and s.language.trailing_lambda else ""
+        if _CALL_CHAIN.fullmatch(chain):  # f(a.make(x).build()): what build gives
+            return "~" + chain
     return "?"
 
 
@@ -9299,6 +9303,8 @@ SQL_RESOLVER_REDEFINED = (
 SQL_FILE_CONTEXT = "SELECT context FROM files WHERE project = ? AND path = ?"
 SQL_BASES = ("SELECT src_id, dst_id FROM edges WHERE project = ? AND kind IN "
              "('extends', 'implements') AND dst_id IS NOT NULL ORDER BY id")
+SQL_BASE_NAMES = ("SELECT src_id, callee FROM edges WHERE project = ? AND kind IN "
+                  "('extends', 'implements')")
 
 
 RESOLVER_CONTEXTS = 4096  # parsed file contexts kept while resolving (first in, first out)
@@ -9393,6 +9399,7 @@ def _argument_fit(kind: str, param: str) -> int | None:
 _WORD = lazy_re(r"[\w$]+")
 _DOTTED_WORDS = lazy_re(r"[\w.$]+")
 _DOTTED_CALL = lazy_re(r"[\w.]+\((\.\.\.)?\)")   # make() or mod.Store(...): a result
+_CALL_CHAIN = lazy_re(r"[\w]+(?:\((?:\.\.\.)?\))?(?:\.[\w]+(?:\((?:\.\.\.)?\))?)+")
 _PREFIXED_STRING = lazy_re(r"[rbfuRBFU]{1,2}['\"]")
 _CAST_AS = lazy_re(r"\(\s*(.+)\s+as\s+([^()]+?)\s*\)", re.S)
 _COMPOSITE_LITERAL = lazy_re(r"([A-Za-z_][\w.]*)\s*\{.*\}", re.S)
@@ -9667,7 +9674,9 @@ class _Resolver:
             for i, word in enumerate(passed[other]):
                 kind = self._argument_type(word, path, scope, line)
                 param = params[min(i, len(params) - 1)] if params else ""
-                points.append(2 if (kind, param) in literal else _argument_fit(kind, param))
+                points.append(2 if (kind, param) in literal else
+                              self._subtype_fit(kind, param, path) if kind[:1] == ":" else
+                              _argument_fit(kind, param))
             if None not in points:
                 scored.append((sum(points), other))
         # of the overloads the arguments' types admit, one taking exactly that many first
@@ -9677,6 +9686,38 @@ class _Resolver:
             return None  # the arguments' types fit none: an overload from outside the index
         best = max((points for points, _ in scored), default=None)
         return [other for points, other in scored if points == best]
+
+    def _subtype_fit(self, kind: str, param: str, path: str) -> int | None:
+        """_argument_fit of an argument of class ``kind`` (":Name"), knowing the bases of
+        a class of the index: its own class or a base (of the index or outside, by the
+        name its declaration writes) fits; with Language.strict_arguments nothing else
+        does (ClassName passed where TypeName or KClass is asked: the TypeName)."""
+        fit = _argument_fit(kind, param)
+        if fit != 0 or not param or not self.language(path).strict_arguments:
+            return fit
+        classes = [n for n in self.by_name.get(kind[1:], ()) if self.class_like(n)]
+        if len(classes) != 1 or len(param) <= 2 or param in _ANY_REFERENCE:
+            return fit  # unknown, or a type parameter, or Any: as before
+        return 1 if param.partition("`")[0] in self._ancestor_names(classes[0]) else None
+
+    def _ancestor_names(self, cls: int) -> set[str]:
+        """The names of a class's bases and interfaces, transitively, of the index or
+        outside it (as its declarations write them)."""
+        written = self.memo.get("base names")
+        if written is None:
+            written = self.memo["base names"] = {}
+            for src, name in self.db.query(SQL_BASE_NAMES, (self.project,)):
+                written.setdefault(src, set()).add(name)
+        names, todo, seen = set(), [cls], set()
+        while todo:
+            node = todo.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            names.update(written.get(node, ()))
+            names.update(self.nodes[b].name for b in self.bases.get(node, ()) if b in self.nodes)
+            todo.extend(self.bases.get(node, ()))
+        return names
 
     def namesake(self, ids: list[int], arity: int) -> int:
         """Of classes sharing one full name (a type declared in parts, C#'s partial
@@ -15439,7 +15480,7 @@ KOTLIN = Language(
     overloads=True, trailing_lambda=True, qualified_extensions=True, strict_arguments=True,
     receiver_returning=frozenset({"apply", "also"}),
     receiver_lambdas=frozenset({"with", "apply", "run"}),
-    receiver_passing=frozenset({"let", "also", "takeIf", "takeUnless"}),
+    receiver_passing=frozenset({"let", "also", "takeIf", "takeUnless", "use"}),
     element_callbacks=_KOTLIN_ELEMENT_CALLBACKS,
     literal_types=(('"', "String"), ("0", "Int"), ("0.0", "Double"), ("b", "Boolean"),
                    ("'", "Char")),

@@ -75,6 +75,9 @@ CASES = [
     # so it runs the get(Int) Rows inherits from AbstractList, outside the index
     (f"{SPECS}:Rows.get", set()),
     (f"{SPECS}:Rows.find", {f"{SPECS}:Rows.get"}),
+    # a Circle passed where one overload takes a Shape, its base, and the other a Type
+    (f"{SPECS}:Picker.pick", {f"{SPECS}:Picker.choose"}),
+    (f"{SPECS}:Picker.pick#2", set()),
     (f"{SPECS}:RawSpec.describeTwice", {f"{SPECS}:Registry.first"}),
 ]
 
