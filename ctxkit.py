@@ -9763,7 +9763,9 @@ class _Resolver:
         """``node``, or where none of its overloads takes that many arguments, the
         method of that name of a base class that does: Java and C# choose among the
         inherited overloads too (`Convert(-n)` in an override of Convert(n, gender)
-        runs the base's Convert(n))."""
+        runs the base's Convert(n)). A base's method that takes as many parameters
+        is the one ``node`` overrides: an override keeps its defaults (Kotlin's
+        `override fun find(value: Any, hint: String?)`), so ``node`` runs."""
         if arguments is None or self.nodes[node].kind != "method":
             return node
         count = len(arguments.split(",")) if arguments else 0
@@ -9784,6 +9786,8 @@ class _Resolver:
             seen.add(base)
             found = self.method_lookup(base, self.nodes[node].name)
             if found is not None and found != node and admits(found):
+                if self._shapes([found])[found][1] == self._shapes([node])[node][1]:
+                    return node  # the one node overrides: Kotlin's keeps the defaults
                 return found
             todo.extend(self.bases.get(base, ()))
         return node

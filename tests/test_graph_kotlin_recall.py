@@ -78,6 +78,9 @@ CASES = [
     # a Circle passed where one overload takes a Shape, its base, and the other a Type
     (f"{SPECS}:Picker.pick", {f"{SPECS}:Picker.choose"}),
     (f"{SPECS}:Picker.pick#2", set()),
+    # an override keeps the defaults of what it overrides: find(1) runs ByName's
+    (f"{SPECS}:ByName.find", {f"{SPECS}:UsesFinder.go"}),
+    (f"{SPECS}:Finder.find", set()),
     (f"{SPECS}:RawSpec.describeTwice", {f"{SPECS}:Registry.first"}),
 ]
 
