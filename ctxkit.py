@@ -9655,7 +9655,8 @@ class _Resolver:
         call ``receiver.M(...)`` is written on: an extension method takes it as its
         first argument."""
         overloads = self._overload_set(node)
-        if len(overloads) < 2 or arguments is None:
+        strict = bool(path) and self.language(path).strict_arguments
+        if len(overloads) < 2 and not strict or arguments is None:
             return overloads
         shapes = self._shapes(overloads)
         given = arguments.split(",") if arguments else []
@@ -9664,7 +9665,7 @@ class _Resolver:
                   for other in overloads}
         fits = [other for other in overloads
                 if shapes[other][0] <= len(passed[other]) <= shapes[other][1]]
-        if len(fits) < 2 and not (fits and path and self.language(path).strict_arguments):
+        if len(fits) < 2 and not (fits and strict):
             return fits
         literal = self.language(path).literal_types if path else ()
         scored = []
@@ -9925,6 +9926,9 @@ class _Resolver:
             # the receiver of a lambda around the line (buildString { f(this) })
             around = [entry for entry in self.ctx(path).get("lambda_receivers", ())
                       if entry[0] <= line <= entry[1]]   # innermost first
+            extended = self._extension_receiver(path, scope) if not around else None
+            if extended:  # fun StringBuilder.f() { g(this) }: a StringBuilder
+                return ":" + extended
             owner = self._lambda_this(path, scope, around[0]) if around else \
                 self.enclosing_class(path, scope)
             return ":" + self.nodes[owner].name if owner is not None else "?"
@@ -10643,6 +10647,16 @@ class _Resolver:
             if found is not None:
                 return found
         return None
+
+    def _extension_receiver(self, path: str, scope: str) -> str | None:
+        """The class name an extension function ``scope`` is declared on (Kotlin's
+        `fun StringBuilder.addUsage()`, in a class or not), read off its signature."""
+        node = self.by_pq.get((path, scope))
+        if node is None or not self.language(path).qualified_extensions:
+            return None
+        row = self.db.one("SELECT signature FROM nodes WHERE id = ?", (node,))
+        found = _EXTENSION_SIGNATURE.search(row[0] or "") if row else None
+        return _base_type(found.group(1)) if found else None
 
     def _lambda_this(self, path: str, scope: str, entry: list) -> int | None:
         """The class of the index `this` is in a lambda of ctx["lambda_receivers"]: the
@@ -11822,6 +11836,7 @@ def posixpath_join(*parts: str) -> str:
 _RECEIVER_FUNCTION_TYPE = lazy_re(r"\s*(?:suspend\s+)?([\w.]+)(?:<.*>)?\.\(")  # T.() -> R
 SQL_METHOD_SIGNATURES = ("SELECT id, name, qualname, path, signature FROM nodes "
                          "WHERE project = ? AND kind = 'method'")
+_EXTENSION_SIGNATURE = lazy_re(r"\bfun\s+(?:<[^>]*>\s*)?([\w.]+?(?:<[^()]*>)?)\??\.[\w`]+\s*\(")
 _TYPE_PARAMETERS_BEFORE = lazy_re(r"\bfun\s*<([^>]*)>")   # Kotlin's fun <T> T.name()
 SQL_EXTENSION_METHODS = ("SELECT id, name, params, path, line FROM nodes WHERE project = ? "
                          "AND kind = 'method' AND params LIKE '%\"this\": %'")
@@ -12089,6 +12104,14 @@ def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site
             resolver.class_like_name(path, scope_qual, recv)) else None
         dst = resolver.inherited_overload(dst, arguments, receiver)
         fits = resolver.overloads_admitting(dst, arguments, path, scope_qual, line, receiver)
+        if fits is None and recv is None and resolver.language(path).receiver_lambdas:
+            # emit(this, null) in buildCodeString { }: not the lambda's receiver's emit,
+            # which takes no such arguments, but the one of `this` outside the lambda
+            outer = resolver.resolve_call(path, scope_qual, callee, None)  # (no line: no
+            if outer[0] is not None and outer[0] != dst:                   # lambda)
+                fits = resolver.overloads_admitting(outer[0], arguments, path, scope_qual,
+                                                    line)
+                dst, confidence = outer if fits is not None else (dst, confidence)
         if fits is None:  # the arguments' types fit none of the index's overloads
             dst, confidence, fits = None, 0.0, []
         if len(fits) > 1 and (recv is None or recv in resolver.language(path).self_names):
@@ -13953,6 +13976,9 @@ def _fq_pick(r: _Resolver, path: str, ids: list[int], hidden: bool) -> int | Non
             len({(r.nodes[n].qualname, r.package.get(r.nodes[n].path)) for n in ids}) == 1 \
             and all(r.class_like(n) for n in ids):
         return r.namesake(ids, 0)  # one type declared in parts (C#'s partial classes)
+    if len(ids) > 1 and r.language(path).overloads and \
+            len({(r.nodes[n].path, r.nodes[n].qualname) for n in ids}) == 1:
+        return ids[0]  # one file's overloads: the call's arguments choose among them
     return ids[0] if len(ids) == 1 else None
 
 

@@ -62,7 +62,12 @@ CASES = [
     (f"{SPECS}:Spec", {f"{SPECS}:FunSpec", f"{SPECS}:Named"}),
     (f"{SPECS}:FunSpec", {f"{SPECS}:FunSpec", f"{SPECS}:FunSpec.Builder.build"}),
     # with(x) { emit() }: x's member; a lambda passed as CodeWriter.() -> Unit
-    (f"{CODE}:CodeWriter.emit", {f"{SPECS}:FunSpec.render"}),
+    (f"{CODE}:CodeWriter.emit", {f"{SPECS}:FunSpec.render", f"{SPECS}:Printer.emit"}),
+    # ... but emit(this, "x") in such a lambda takes a CodeWriter first, which the
+    # lambda receiver's emit(String) does not: the emit of the class around it; and
+    # buildCodeString, overloaded in another file of the package, found from there
+    (f"{SPECS}:Printer.emit", {f"{SPECS}:Printer.toString"}),
+    (f"{CODE}:buildCodeString", {f"{CODE}:CodeBlock.toString", f"{SPECS}:Printer.toString"}),
     # `it` of specs.map { }: an element; of x.let { }: x; a bare call in an
     # extension of a typealias: a member of the class it names
     # ... and `value` after `value is Named` (a smart cast, in if and in when), a lambda
