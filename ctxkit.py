@@ -10605,8 +10605,12 @@ class _Resolver:
                 # read in its own scope, so the call is too); x.let { it }: x's type
                 return self._unless_circular(("written", path, recv, written), lambda: (
                     self._written_type(path, found[2], written[5:], line)))
-            if written.startswith("callback:0:0:") and language.qualified_extensions:
+            iterated = written[5:] if written.startswith("iter:") else None
+            if (written.startswith("callback:0:0:") or iterated) and \
+                    language.qualified_extensions:
                 head, _, name = written[13:].rpartition(".")  # xs.map { it }: an element
+                if iterated:  # for (x in xs): an element of xs
+                    head, name = iterated, next(iter(language.element_callbacks), "")
                 held = self._unless_circular(("written", path, recv, written), lambda: (
                     self._written_type(path, scope, head, line))) \
                     if head and name in language.element_callbacks else None
@@ -10682,9 +10686,12 @@ class _Resolver:
         written = (params[-1].get("type") or "") if params else ""
         memo[function] = None
         receiver = _RECEIVER_FUNCTION_TYPE.match(written)
+        _, _, qualname, path = self.nodes[function]
+        if receiver is None and _DOTTED_WORDS.fullmatch(_clean_type(written)):
+            alias = self._type_alias(path, _clean_type(written))  # typealias Transform =
+            receiver = _RECEIVER_FUNCTION_TYPE.match(alias[1]) if alias else None  # T.() -> R
         if receiver is None:
             return None
-        _, _, qualname, path = self.nodes[function]
         found = self.type_named(path, qualname, receiver.group(1))
         memo[function] = found if isinstance(found, int) else None
         return memo[function]
@@ -15385,6 +15392,7 @@ _KOTLIN_QUERY = """
 (class_parameter (identifier) @var [(user_type) (nullable_type)] @type) @vartype
 (type_alias . (identifier) @alias [(user_type) (nullable_type) (function_type)] @aliasvalue)
 (call_expression (annotated_lambda) @lambda)
+(for_statement (variable_declaration (identifier) @var) . (_) @iterated) @vartype
 (if_expression (is_expression (identifier) @var "is" (user_type) @type) . (_) @narrow)
 (when_expression (when_subject (identifier) @var)
     (when_entry (type_test (user_type) @type) . (_) @narrow))
