@@ -9771,9 +9771,12 @@ class _Resolver:
             return node
         count = len(arguments.split(",")) if arguments else 0
 
+        def taking(method: int) -> list[float]:  # its overloads' most, that admit as many
+            return [shape[1] for shape in self._shapes(self._overload_set(method)).values()
+                    if shape[0] <= count + (receiver is not None and shape[3]) <= shape[1]]
+
         def admits(method: int) -> bool:
-            return any(shape[0] <= count + (receiver is not None and shape[3]) <= shape[1]
-                       for shape in self._shapes(self._overload_set(method)).values())
+            return bool(taking(method))
 
         if admits(node):
             return node
@@ -9787,7 +9790,7 @@ class _Resolver:
             seen.add(base)
             found = self.method_lookup(base, self.nodes[node].name)
             if found is not None and found != node and admits(found):
-                if self._shapes([found])[found][1] == self._shapes([node])[node][1]:
+                if self._shapes([node])[node][1] in taking(found):
                     return node  # the one node overrides: Kotlin's keeps the defaults
                 return found
             todo.extend(self.bases.get(base, ()))
