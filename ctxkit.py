@@ -6106,6 +6106,7 @@ class Language(Record):
         "nested_narrowing", "literal_types", "structural_interfaces", "receiver_modifier",
         "generic_namesakes", "trailing_lambda", "qualified_extensions",
         "receiver_returning", "receiver_lambdas", "receiver_passing", "strict_arguments",
+        "data_members",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6129,6 +6130,7 @@ class Language(Record):
         "generic_namesakes": False, "trailing_lambda": False, "qualified_extensions": False,
         "receiver_returning": frozenset(), "receiver_lambdas": frozenset(),
         "receiver_passing": frozenset(), "strict_arguments": False,
+        "data_members": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6255,6 +6257,8 @@ class Language(Record):
     #                             C#'s implicit operators): of overloads the arguments'
     #                             types fit none of, none runs (one inherited from outside
     #                             the index does), even where only one takes as many
+    data_members: frozenset     # members a `data class` gets from its declaration
+    #                             (Kotlin's copy): x.copy(...) is a call of the class
     trailing_lambda: bool       # a lambda after a call's parentheses is its last argument,
     #                             and the grammar gives the arguments no field (Kotlin's
     #                             `f(a) { ... }`: _trailing_lambda_arguments)
@@ -10250,6 +10254,9 @@ class _Resolver:
                                                      outside=True) or (None, 1.0))
         if owner is not None:
             found = self._method_of(owner, callee)
+            if found[0] is None and callee in language.data_members and \
+                    isinstance(owner, int) and self._declared_data(owner):
+                return owner, CONF_TYPED  # a data class's copy(...): the class makes it
             if found[0] is None and extends:  # a member of the type comes first
                 found = self._extension_call(path, scope, recv, callee, owner, line) or found
             return found
@@ -10654,6 +10661,11 @@ class _Resolver:
             if found is not None:
                 return found
         return None
+
+    def _declared_data(self, cls: int) -> bool:
+        """A Kotlin `data class`: its copy() is generated from the class's declaration."""
+        row = self.db.one("SELECT signature FROM nodes WHERE id = ?", (cls,))
+        return bool(row) and _DATA_CLASS.search(row[0] or "") is not None
 
     def _extension_receiver(self, path: str, scope: str) -> str | None:
         """The class name an extension function ``scope`` is declared on (Kotlin's
@@ -11846,6 +11858,7 @@ def posixpath_join(*parts: str) -> str:
 _RECEIVER_FUNCTION_TYPE = lazy_re(r"\s*(?:suspend\s+)?([\w.]+)(?:<.*>)?\.\(")  # T.() -> R
 SQL_METHOD_SIGNATURES = ("SELECT id, name, qualname, path, signature FROM nodes "
                          "WHERE project = ? AND kind = 'method'")
+_DATA_CLASS = lazy_re(r"\bdata\s+class\b")
 _EXTENSION_SIGNATURE = lazy_re(r"\bfun\s+(?:<[^>]*>\s*)?([\w.]+?(?:<[^()]*>)?)\??\.[\w`]+\s*\(")
 _TYPE_PARAMETERS_BEFORE = lazy_re(r"\bfun\s*<([^>]*)>")   # Kotlin's fun <T> T.name()
 SQL_EXTENSION_METHODS = ("SELECT id, name, params, path, line FROM nodes WHERE project = ? "
@@ -15522,6 +15535,7 @@ KOTLIN = Language(
     receiver_returning=frozenset({"apply", "also"}),
     receiver_lambdas=frozenset({"with", "apply", "run"}),
     receiver_passing=frozenset({"let", "also", "takeIf", "takeUnless", "use"}),
+    data_members=frozenset({"copy"}),
     element_callbacks=_KOTLIN_ELEMENT_CALLBACKS,
     literal_types=(('"', "String"), ("0", "Int"), ("0.0", "Double"), ("b", "Boolean"),
                    ("'", "Char")),
