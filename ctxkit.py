@@ -6106,7 +6106,7 @@ class Language(Record):
         "nested_narrowing", "literal_types", "structural_interfaces", "receiver_modifier",
         "generic_namesakes", "trailing_lambda", "qualified_extensions",
         "receiver_returning", "receiver_lambdas", "receiver_passing", "strict_arguments",
-        "data_members",
+        "data_members", "library_supertypes",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6130,7 +6130,7 @@ class Language(Record):
         "generic_namesakes": False, "trailing_lambda": False, "qualified_extensions": False,
         "receiver_returning": frozenset(), "receiver_lambdas": frozenset(),
         "receiver_passing": frozenset(), "strict_arguments": False,
-        "data_members": frozenset(),
+        "data_members": frozenset(), "library_supertypes": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6257,6 +6257,10 @@ class Language(Record):
     #                             C#'s implicit operators): of overloads the arguments'
     #                             types fit none of, none runs (one inherited from outside
     #                             the index does), even where only one takes as many
+    library_supertypes: frozenset  # (type of the standard library, a supertype) pairs, as the
+    #                             library declares them (Kotlin's List is a Collection and
+    #                             an Iterable): an extension of one fits a receiver of the
+    #                             other outside the index (_Resolver._extension_call)
     data_members: frozenset     # members a `data class` gets from its declaration
     #                             (Kotlin's copy): x.copy(...) is a call of the class
     trailing_lambda: bool       # a lambda after a call's parentheses is its last argument,
@@ -7063,10 +7067,11 @@ def _lambda_receiver(s: _Source, lambda_node: Any, extra: dict) -> None:
         subject = recv if name != "with" else (
             s.text(arguments.named_child(0)) if arguments is not None and
             arguments.named_child_count == 1 else None)
-        if subject and subject != "this":
-            entry = ("this", _collapse_arguments(one_line(subject))[:200])
+        if subject and subject != "this":  # (the call, to tell the library's from one
+            entry = ("this", _collapse_arguments(one_line(subject))[:200],  # of the index)
+                     "" if name == "with" else "." + name)
     elif _DOTTED_WORDS.fullmatch(f"{recv}.{name}" if recv else name):
-        entry = ("param", f"{recv}.{name}" if recv else name)
+        entry = ("param", f"{recv}.{name}" if recv else name, "")
     first, last = lambda_node.start_point[0] + 1, lambda_node.end_point[0] + 1
     if entry is not None:
         extra.setdefault("lambdas", []).append((first, last, *entry))
@@ -7090,11 +7095,12 @@ def _lambda_receiver(s: _Source, lambda_node: Any, extra: dict) -> None:
     callee = f"{recv}.{name}" if recv else name
     if recv and name in s.language.receiver_passing:
         written = "expr:" + _collapse_arguments(one_line(recv))[:200]
-    elif _DOTTED_WORDS.fullmatch(callee):
+    elif _DOTTED_WORDS.fullmatch(callee) or _CALL_CHAIN.fullmatch(
+            callee := _collapse_arguments(one_line(callee))[:200]):
         index = arguments.named_child_count if arguments is not None else 0
-        written = f"callback:{index}:0:{callee}"
+        written = f"callback:{index}:0:{callee}"   # (xs.sorted().map { it }: a chain)
     else:
-        return
+        written = "dynamic"  # not known (Kotlin's dynamic), and not an outer lambda's it
     extra.setdefault("narrow", []).append((lambda_node.start_byte, param, first, last,
                                            written))
 
@@ -7232,8 +7238,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 return
     if "call" in caps:
         call, callee = caps["call"][0], caps["callee"][0]
-        if s.language.trailing_lambda and _class_body_lambda(call):
-            return
+        if s.language.trailing_lambda and (_class_body_lambda(call) or (
+                call.type == "constructor_invocation" and call.parent is not None and
+                call.parent.type == "annotation")):
+            return  # (@Route("/y") is an annotation, no construction)
         recv = caps["recv"][0] if "recv" in caps else None
         recv_text = one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
@@ -7692,6 +7700,10 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
     if "type" in caps:
         if len(caps["type"]) != 1 or len(block.children_by_field_name("type")) > 1:
             return  # `case A, B:` keeps the switch's own type
+        if block.type == "type_test" or block.parent is not None and \
+                block.parent.type == "when_entry" and sum(
+                    c.type == "type_test" for c in block.parent.named_children) != 1:
+            return  # Kotlin's `is A, is B ->` keeps the subject's own type
         type_text = _clean_type(s.text(caps["type"][0]))
     elif "guard" in caps:
         type_text = "guard:" + s.text(caps["guard"][0])
@@ -9386,10 +9398,6 @@ def _argument_fit(kind: str, param: str) -> int | None:
     written = kind[1:]  # ":TYPE"
     if written == param:
         return 2
-    value = next((mark for mark, (exact, _) in _LITERAL_FITS.items() if written in exact),
-                 None) if written[:1].isupper() else None
-    if value is not None:  # a value of String, Int, Boolean: fits as its literal would
-        return _argument_fit(value, param)
     if written.partition("`")[0] == param.partition("`")[0]:
         return 1  # the class, with other type arguments (Java's raw List for List<T>)
     if param in _PRIMITIVES and written not in _PRIMITIVES and written[:1].isupper() and \
@@ -9669,6 +9677,7 @@ class _Resolver:
                   for other in overloads}
         fits = [other for other in overloads
                 if shapes[other][0] <= len(passed[other]) <= shapes[other][1]]
+        fixed = [other for other in fits if shapes[other][1] != float("inf")] or fits
         if len(fits) < 2 and not (fits and strict):
             return fits
         literal = self.language(path).literal_types if path else ()
@@ -9680,49 +9689,93 @@ class _Resolver:
                 kind = self._argument_type(word, path, scope, line)
                 param = params[min(i, len(params) - 1)] if params else ""
                 points.append(2 if (kind, param) in literal else
-                              self._subtype_fit(kind, param, path) if kind[:1] == ":" else
+                              self._strict_fit(kind, param, other) if strict else
                               _argument_fit(kind, param))
             if None not in points:
                 scored.append((sum(points), other))
         # of the overloads the arguments' types admit, one taking exactly that many first
         scored = [(points, other) for points, other in scored if shapes[other][1] !=
                   float("inf")] or scored
-        if not scored:
-            return None  # the arguments' types fit none: an overload from outside the index
+        if not scored:  # the arguments' types fit none: with strict_arguments, an overload
+            return None if strict else fixed   # from outside the index runs
         best = max((points for points, _ in scored), default=None)
         return [other for points, other in scored if points == best]
 
-    def _subtype_fit(self, kind: str, param: str, path: str) -> int | None:
-        """_argument_fit of an argument of class ``kind`` (":Name"), knowing the bases of
-        a class of the index: its own class or a base (of the index or outside, by the
-        name its declaration writes) fits; with Language.strict_arguments nothing else
-        does (ClassName passed where TypeName or KClass is asked: the TypeName)."""
-        fit = _argument_fit(kind, param)
-        if fit != 0 or not param or not self.language(path).strict_arguments:
+    def _strict_fit(self, kind: str, param: str, callee: int) -> int | None:
+        """_argument_fit where no conversion a class declares makes an argument fit
+        (Language.strict_arguments), None only where the mismatch is certain: the
+        argument is a value of String, Int, Boolean..., or of a class of the index,
+        and the parameter is one of those final value types or a class of the index
+        that is neither the argument's class nor a base of it (no class outside the
+        index extends one inside it), or any type not among the bases of a class
+        whose bases are all in the index: a ClassName passed where TypeName or String
+        is asked takes the TypeName. Anything else (Comparable or Context for a class
+        with a base outside, a type parameter) stays unknown."""
+        written = kind[1:] if kind[:1] == ":" else ""
+        value = next((mark for mark, (exact, _) in _LITERAL_FITS.items() if written in exact),
+                     None) if written[:1].isupper() else None
+        fit = _argument_fit(value or kind, param)
+        if fit is not None and (fit != 0 or not written or value):
             return fit
-        classes = [n for n in self.by_name.get(kind[1:], ()) if self.class_like(n)]
-        if len(classes) != 1 or len(param) <= 2 or param in _ANY_REFERENCE:
-            return fit  # unknown, or a type parameter, or Any: as before
-        return 1 if param.partition("`")[0] in self._ancestor_names(classes[0]) else None
+        known = param.partition("`")[0]
+        if self._type_parameter(callee, known):
+            return 0  # fun <Value> gen(v: Value): any type
+        aliased = self._type_alias(self.nodes[callee].path, known)  # typealias Handle = Foo
+        known = _base_type(aliased[1]) if aliased and _DOTTED_WORDS.fullmatch(
+            _clean_type(aliased[1])) else known
+        certain = any(known in exact for exact, _ in _LITERAL_FITS.values()) or any(
+            self.class_like(n) for n in self.by_name.get(known, ()))
+        if fit is None:
+            return None if certain else 0
+        classes = [n for n in self.by_name.get(written, ()) if self.class_like(n)]
+        if len(classes) != 1:
+            return 0
+        names, whole = self._ancestor_names(classes[0])
+        if known == written or known in names:
+            return 1  # its class or a base (JsonReader : Reader fits a Reader)
+        # a class of the index whose bases are all in it is no Context either
+        return None if certain or whole and len(known) > 2 and \
+            known not in _ANY_REFERENCE else 0
 
-    def _ancestor_names(self, cls: int) -> set[str]:
+    def _type_parameter(self, function: int, name: str) -> bool:
+        """``name`` is a type parameter of a function or of its class (fun <T> f(t: T),
+        class Box<Value> { fun put(v: Value) }), read off their signatures."""
+        memo = self.memo.setdefault("type parameters", {})
+        if function not in memo:
+            owner = self.enclosing_class(self.nodes[function].path,
+                                         self.nodes[function].qualname)
+            names: set[str] = set()
+            for node in (function, owner):
+                row = self.db.one("SELECT signature FROM nodes WHERE id = ?", (node,)) \
+                    if node is not None else None
+                text = row[0] or "" if row else ""
+                declared = _DECLARED_TYPE_PARAMETERS.search(text)  # fun <T>, class Box<T>
+                for part in _split_top_level(declared.group(1), ",") if declared else ():
+                    words = part.split(":")[0].split()
+                    names.update(words[-1:])
+            memo[function] = names
+        return name in memo[function]
+
+    def _ancestor_names(self, cls: int) -> tuple[set[str], bool]:
         """The names of a class's bases and interfaces, transitively, of the index or
-        outside it (as its declarations write them)."""
+        outside it (as its declarations write them), and whether every one of them is
+        a class of the index (a base outside may have bases of its own)."""
         written = self.memo.get("base names")
         if written is None:
             written = self.memo["base names"] = {}
             for src, name in self.db.query(SQL_BASE_NAMES, (self.project,)):
                 written.setdefault(src, set()).add(name)
-        names, todo, seen = set(), [cls], set()
+        names, todo, seen, whole = set(), [cls], set(), True
         while todo:
             node = todo.pop()
             if node in seen:
                 continue
             seen.add(node)
-            names.update(written.get(node, ()))
-            names.update(self.nodes[b].name for b in self.bases.get(node, ()) if b in self.nodes)
+            inside = {self.nodes[b].name for b in self.bases.get(node, ()) if b in self.nodes}
+            whole = whole and written.get(node, set()) <= inside
+            names.update(written.get(node, ()), inside)
             todo.extend(self.bases.get(node, ()))
-        return names
+        return names, whole
 
     def namesake(self, ids: list[int], arity: int) -> int:
         """Of classes sharing one full name (a type declared in parts, C#'s partial
@@ -9931,8 +9984,7 @@ class _Resolver:
         class name (``?`` when its declaration says none)."""
         if word in ("=this", "=self") and path:  # the enclosing class's instance, or
             # the receiver of a lambda around the line (buildString { f(this) })
-            around = [entry for entry in self.ctx(path).get("lambda_receivers", ())
-                      if entry[0] <= line <= entry[1]]   # innermost first
+            around = self.lambdas_at(path, line)   # innermost first
             extended = self._extension_receiver(path, scope) if not around else None
             if extended:  # fun StringBuilder.f() { g(this) }: a StringBuilder
                 return ":" + extended
@@ -10049,7 +10101,8 @@ class _Resolver:
         """What a bare ``name`` read in ``scope`` is; ``line``, where it is read, picks
         among the file's definitions of one qualname (see binding_at)."""
         language = self.language(path)
-        if line and language.receiver_lambdas and self.ctx(path).get("lambda_receivers"):
+        if line and language.receiver_lambdas and self.ctx(path).get("lambda_receivers") \
+                and not self._local_definition(path, scope, name):
             found = self.lambda_receiver(path, scope, name, line)
             if found is not None:  # a member of the innermost lambda's `this`
                 return ("node", found)
@@ -10541,10 +10594,19 @@ class _Resolver:
                     this[0], as_written.get(node))]
         typed = [node for node in fits if (node, None) not in candidates]
         fits = typed or fits  # a method for the type is more specific than one for any T
-        if not fits and owner is None and (exact is not None or outside):
-            # x: Set<T> outside the index, an extension of Collection<T>, also outside:
-            # how the two types relate the index cannot say, so the one extension of
-            # that name for a type outside it is a guess by name
+        if not fits and owner is None and exact is not None:
+            # x: Set<T> (outside the index), an extension of Collection<T>: the
+            # standard library's supertypes say how the two relate
+            above = {sup for sub, sup in self.language(path).library_supertypes
+                     if sub == exact[0]}
+            fits = [node for node, this in candidates if this is not None and this[1] is None
+                    and this[0] in above]
+            if len({self.nodes[node].qualname for node in fits}) == 1:
+                return fits[0], CONF_TYPED
+            return None
+        if not fits and owner is None and outside:
+            # of a type outside the index that nothing names here: the one extension
+            # of that name for a type outside it is a guess by name
             fits = [node for node, this in candidates if this is not None and this[1] is None
                     and not any(self.class_like(n) for n in self.by_name.get(this[0], ()))]
             if len({self.nodes[node].qualname for node in fits}) == 1:
@@ -10615,6 +10677,11 @@ class _Resolver:
                 # read in its own scope, so the call is too); x.let { it }: x's type
                 return self._unless_circular(("written", path, recv, written), lambda: (
                     self._written_type(path, found[2], written[5:], line)))
+            if written[:1].islower() and _WORD.fullmatch(written) and \
+                    language.qualified_extensions and found[1] == path:
+                # val xs = mutableListOf<T>(): a call's result, not a type named so
+                return self._unless_circular(("written", path, recv, written), lambda: (
+                    self._written_type(path, found[2], written + "(...)", line)))
             iterated = written[5:] if written.startswith("iter:") else None
             if (written.startswith("callback:0:0:") or iterated) and \
                     language.qualified_extensions:
@@ -10654,13 +10721,35 @@ class _Resolver:
         first (Language.receiver_lambdas): with(x) { name() } runs x's; a lambda passed
         to a parameter typed T.() -> R runs a T's. None where none of them has one (or
         their `this` is of a type outside the index)."""
-        for entry in self.ctx(path)["lambda_receivers"]:
-            owner = self._lambda_this(path, scope, entry) if entry[0] <= line <= entry[1] \
-                else None
+        for entry in self.lambdas_at(path, line):
+            owner = self._lambda_this(path, scope, entry)
             found = self.method_lookup(owner, name) if owner is not None else None
             if found is not None:
                 return found
         return None
+
+    def _local_definition(self, path: str, scope: str, name: str) -> bool:
+        """A function of these scopes (not of a class) declares ``name``: a local one,
+        which comes before any receiver's member."""
+        for qual in self.scope_chain(scope):
+            owner = self.by_pq.get((path, qual))
+            if owner is not None and self.class_like(owner):
+                return False
+            if self.by_pq.get((path, f"{qual}.{name}")) is not None:
+                return True
+        return False
+
+    def lambdas_at(self, path: str, line: int) -> list:
+        """The entries of ctx["lambda_receivers"] whose lambda holds ``line``, innermost
+        first, from a table by line built once per file context."""
+        ctx = self.ctx(path)
+        by_line = ctx.get("lambda lines")
+        if by_line is None:
+            by_line = ctx["lambda lines"] = {}
+            for entry in ctx.get("lambda_receivers", ()):  # (innermost first already)
+                for at in range(entry[0], entry[1] + 1):
+                    by_line.setdefault(at, []).append(entry)
+        return by_line.get(line, [])
 
     def _declared_data(self, cls: int) -> bool:
         """A Kotlin `data class`: its copy() is generated from the class's declaration."""
@@ -10681,8 +10770,11 @@ class _Resolver:
         """The class of the index `this` is in a lambda of ctx["lambda_receivers"]: the
         receiver's (with(x) { }), or the T of the parameter typed T.() -> R it is
         passed to; None when it is of a type outside the index, or unknown."""
-        first, _, kind, text = entry
+        first, _, kind, text, scoping = entry
         if kind == "this":
+            if scoping and self.resolve_call(path, scope, scoping[1:], text, first)[0] \
+                    is not None:
+                return None  # x.run { } of the index's own run: no receiver lambda
             owner = self.expr_type(path, scope, text, first)
         else:
             head, _, called = text.rpartition(".")
@@ -10722,6 +10814,8 @@ class _Resolver:
         _, _, qualname, where = self.nodes[owner]
         types = self.ctx(where).get("types", {}).get(qualname, {})
         written = types.get("self." + attr) or types.get(attr) or ""
+        if written[:1].islower() and _WORD.fullmatch(written):
+            written = f"expr:{written}(...)"  # val xs = mutableListOf<T>(): a call's result
         if written.startswith("expr:") and written.endswith("(...)"):
             return self._unless_circular(("written", where, qualname, attr), lambda: (
                 self._written_type(where, qualname, written[5:], 0)))
@@ -11761,7 +11855,11 @@ class _Resolver:
             spans = [n for n in ctx["narrow"].get(qual, ())
                      if n[0] == name and n[1] <= line <= n[2]]
             if spans:
-                return max(spans, key=lambda n: n[1])[3], path, qual
+                innermost = max(spans, key=lambda n: n[1])
+                if self.language(path).trailing_lambda and len(
+                        {n[3] for n in spans if n[1] == innermost[1]}) > 1:
+                    return "dynamic", path, qual  # xs.map { it }.forEach { it }: which it?
+                return innermost[3], path, qual
         types = ctx.get("types", {})
         overloaded = ctx.get("overload_scopes", {}) if line else {}
         for qual in [*self.scope_chain(scope), ""]:
@@ -11860,6 +11958,8 @@ SQL_METHOD_SIGNATURES = ("SELECT id, name, qualname, path, signature FROM nodes 
                          "WHERE project = ? AND kind = 'method'")
 _DATA_CLASS = lazy_re(r"\bdata\s+class\b")
 _EXTENSION_SIGNATURE = lazy_re(r"\bfun\s+(?:<[^>]*>\s*)?([\w.]+?(?:<[^()]*>)?)\??\.[\w`]+\s*\(")
+_DECLARED_TYPE_PARAMETERS = lazy_re(
+    r"\b(?:fun\s*|(?:class|interface)\s+[\w`]+\s*)<((?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*)>")
 _TYPE_PARAMETERS_BEFORE = lazy_re(r"\bfun\s*<([^>]*)>")   # Kotlin's fun <T> T.name()
 SQL_EXTENSION_METHODS = ("SELECT id, name, params, path, line FROM nodes WHERE project = ? "
                          "AND kind = 'method' AND params LIKE '%\"this\": %'")
@@ -15384,6 +15484,22 @@ _KOTLIN_ELEMENT_CALLBACKS = frozenset(
     "associateWith associateTo partition takeWhile takeLastWhile dropWhile dropLastWhile "
     "distinctBy indexOfFirst indexOfLast".split())
 
+# The supertypes the Kotlin standard library declares for its collections and text
+# types (kotlin.collections, kotlin.text; the JVM's classes they map to).
+_KOTLIN_COLLECTIONS = ("Collection", "Iterable")
+_KOTLIN_SUPERTYPES = {
+    "Collection": ("Iterable",), "List": _KOTLIN_COLLECTIONS, "Set": _KOTLIN_COLLECTIONS,
+    "MutableIterable": ("Iterable",),
+    "MutableCollection": ("Collection", "Iterable", "MutableIterable"),
+    **dict.fromkeys(("MutableList", "ArrayList"), ("List", "MutableCollection",
+                                                   *_KOTLIN_COLLECTIONS, "MutableIterable")),
+    **dict.fromkeys(("MutableSet", "HashSet", "LinkedHashSet"), (
+        "Set", "MutableCollection", *_KOTLIN_COLLECTIONS, "MutableIterable")),
+    "MutableMap": ("Map",), "HashMap": ("MutableMap", "Map"),
+    "LinkedHashMap": ("HashMap", "MutableMap", "Map"),
+    "String": ("CharSequence", "Comparable"), "StringBuilder": ("CharSequence", "Appendable"),
+}
+
 _KOTLIN_QUERY = """
 (class_declaration "interface" name: (identifier) @name) @def.interface
 (class_declaration "class" name: (identifier) @name) @def.class
@@ -15408,10 +15524,10 @@ _KOTLIN_QUERY = """
 (class_parameter (identifier) @var [(user_type) (nullable_type)] @type) @vartype
 (type_alias . (identifier) @alias [(user_type) (nullable_type) (function_type)] @aliasvalue)
 (call_expression (annotated_lambda) @lambda)
-(for_statement (variable_declaration (identifier) @var) . (_) @iterated) @vartype
+(for_statement (variable_declaration (identifier) @var) . (_) @iterated) @narrow
 (if_expression (is_expression (identifier) @var "is" (user_type) @type) . (_) @narrow)
 (when_expression (when_subject (identifier) @var)
-    (when_entry (type_test (user_type) @type) . (_) @narrow))
+    (when_entry (type_test "is" (user_type) @type) . (_) @narrow))
 (when_entry (is_expression (identifier) @var "is" (user_type) @type) . (_) @narrow)
 (function_body . [(call_expression) (navigation_expression) (identifier) (this_expression)]
     @returned)
@@ -15535,7 +15651,10 @@ KOTLIN = Language(
     receiver_returning=frozenset({"apply", "also"}),
     receiver_lambdas=frozenset({"with", "apply", "run"}),
     receiver_passing=frozenset({"let", "also", "takeIf", "takeUnless", "use"}),
+    dynamic_types=frozenset({"dynamic"}),
     data_members=frozenset({"copy"}),
+    library_supertypes=frozenset((sub, sup) for sub, sups in _KOTLIN_SUPERTYPES.items()
+                                 for sup in sups),
     element_callbacks=_KOTLIN_ELEMENT_CALLBACKS,
     literal_types=(('"', "String"), ("0", "Int"), ("0.0", "Double"), ("b", "Boolean"),
                    ("'", "Char")),
