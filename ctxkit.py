@@ -10006,12 +10006,16 @@ class _Resolver:
             return ":" + _fitted_type(found[0]) if found else "?"
         if word.startswith("~") and path:  # a call's result: a class it constructs or
             # returns (Double(DiyFp(f, e)) runs Double(DiyFp)); its name is what fits
+            head, _, name = word[1:].rpartition(".")
+            dst = self.resolve_call(path, scope, name, head or None, line)[0]
+            if dst is not None and self.language(path).strict_arguments and len({
+                    self.returns.get(n) for n in self._overload_set(dst)}) > 1:
+                return "?"  # show(parse("x")): which parse, its own arguments say
             made = self.expr_type(path, scope, word[1:] + "(...)", line)
             if isinstance(made, int):
                 return ":" + self.nodes[made].name
-            head, _, name = word[1:].rpartition(".")  # a function of the index returning
-            dst = self.resolve_call(path, scope, name, head or None, line)[0]  # an outside
-            written = self.returns.get(dst, "") if dst is not None else ""  # type
+            # a function of the index returning an outside type
+            written = self.returns.get(dst, "") if dst is not None else ""
             return ":" + _fitted_type(written) if _DOTTED_WORDS.fullmatch(written) else "?"
         return word
 
@@ -10692,8 +10696,9 @@ class _Resolver:
                     self._written_type(path, scope, head, line))) \
                     if head and name in language.element_callbacks else None
                 generic = _GENERIC_TEXT.fullmatch(held.strip()) if held else None
-                return _split_top_level(generic.group(2), ",")[-1].strip() \
-                    if generic else None
+                arguments = _split_top_level(generic.group(2), ",") if generic else []
+                return arguments[0].strip() if len(arguments) == 1 else None  # (a Map's
+                #                                               element is an Entry)
             return written if written and ":" not in written else None
         if recv.endswith(("::class", ".class")):  # Kotlin's class literals (:: read as .)
             return "KClass"
@@ -11461,8 +11466,9 @@ class _Resolver:
         if head and argument == position == "0" and \
                 name in self.language(path).element_callbacks:
             held = self.expr_type(path, scope, head)
-            if isinstance(held, OutsideGeneric):
-                return held.held[-1]
+            if isinstance(held, OutsideGeneric) and (
+                    len(held.held) == 1 or not self.language(path).trailing_lambda):
+                return held.held[-1]  # (Kotlin's map.forEach { it }: an Entry)
         dst = self._called_function(path, scope, name, head)
         if dst is None:
             return None

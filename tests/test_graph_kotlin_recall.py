@@ -104,6 +104,11 @@ CASES = [
     (f"{REVIEW}:Job.side", set()),
     (f"{REVIEW}:side", {f"{REVIEW}:measure"}),
     (f"{REVIEW}:keep", {f"{REVIEW}:leaves"}),
+    # show(parse("x")): which parse runs (and so which show), the inner call's own
+    # arguments say; neither show is claimed at the default confidence
+    (f"{REVIEW}:show", set()),
+    (f"{REVIEW}:show#2", set()),
+    (f"{REVIEW}:Entry.key", {f"{REVIEW}:entries"}),
     (f"{SPECS}:RawSpec.describeTwice", {f"{SPECS}:Registry.first"}),
 ]
 
