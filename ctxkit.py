@@ -7044,9 +7044,10 @@ def _argument_word(s: _Source, node: Any) -> str:
 
 def _lambda_receiver(s: _Source, lambda_node: Any, extra: dict) -> None:
     """A trailing lambda's `this` (Language.receiver_lambdas), as extra["lambdas"]
-    (first line, last line, kind, text): ("this", x) for with(x) { }, x.apply { },
-    x.run { }; ("param", callee written) for any other call, whose parameter's type
-    says (T.() -> R)."""
+    (first line, last line, kind, text, scoping): ("this", x, ".apply") for x.apply
+    { }, x.run { }, with(x) { } (scoping "": the call, so that one of the index's own
+    is told apart); ("param", callee written, "") for any other call, whose
+    parameter's type says (T.() -> R). Its one parameter goes to extra["narrow"]."""
     call = lambda_node.parent
     called = call.named_child(0) if call is not None else None
     arguments = None
@@ -9659,11 +9660,12 @@ class _Resolver:
         their parameters) that a call with these ``arguments`` (_arguments) can run, in
         file order: ``[node]`` when it has no overload, all of them when the arguments
         are unknown, None when the arguments' types fit none of them that takes as many
-        (the call runs an overload declared outside the index, inherited). By count
-        first, a variadic overload only when no other takes that many (Java's third
-        phase, C++'s ellipsis ranked last, C#'s expanded form); then,
-        of several, the ones the arguments' written types fit best (a literal, or a
-        variable typed where ``scope`` of ``path`` declares it). ``receiver`` is what a
+        (Language.strict_arguments: the call runs an overload declared outside the
+        index, inherited). By count first; of several, the ones the arguments' written
+        types admit (a literal, or a variable typed where ``scope`` of ``path``
+        declares it), a variadic one only when no other of those takes that many
+        (Java's third phase, C++'s ellipsis ranked last, C#'s expanded form), and of
+        those the ones the types fit best. ``receiver`` is what a
         call ``receiver.M(...)`` is written on: an extension method takes it as its
         first argument."""
         overloads = self._overload_set(node)
@@ -9746,10 +9748,8 @@ class _Resolver:
                                          self.nodes[function].qualname)
             names: set[str] = set()
             for node in (function, owner):
-                row = self.db.one("SELECT signature FROM nodes WHERE id = ?", (node,)) \
-                    if node is not None else None
-                text = row[0] or "" if row else ""
-                declared = _DECLARED_TYPE_PARAMETERS.search(text)  # fun <T>, class Box<T>
+                declared = _DECLARED_TYPE_PARAMETERS.search(self.signature(node))  # fun <T>,
+                # class Box<T>
                 for part in _split_top_level(declared.group(1), ",") if declared else ():
                     words = part.split(":")[0].split()
                     names.update(words[-1:])
@@ -10566,9 +10566,9 @@ class _Resolver:
         static ``M(this T x, a)`` or a Kotlin ``fun T.M(a)`` whose T is x's class, a
         base or an interface of it, or (C#) a type parameter. x's type is ``owner``
         when it is a class of the index, else the type its declaration or the
-        extension method producing it writes (outside
-        the index too: `this string s`); ``outside``: x's type is known to be outside
-        the index, written or not. None when no extension method fits."""
+        extension method producing it writes (outside the index too: `this string
+        s`); ``outside``: x's type is known to be outside the index, written or not.
+        None when no extension method fits."""
         candidates = self._extension_table().get(callee)
         if not candidates:
             return None
@@ -10756,10 +10756,19 @@ class _Resolver:
                     by_line.setdefault(at, []).append(entry)
         return by_line.get(line, [])
 
+    def signature(self, node: int | None) -> str:
+        """A definition's signature as stored ("" for None), read once."""
+        if node is None:
+            return ""
+        signatures = self.memo.setdefault("signatures", {})
+        if node not in signatures:
+            row = self.db.one("SELECT signature FROM nodes WHERE id = ?", (node,))
+            signatures[node] = row[0] or "" if row else ""
+        return signatures[node]
+
     def _declared_data(self, cls: int) -> bool:
         """A Kotlin `data class`: its copy() is generated from the class's declaration."""
-        row = self.db.one("SELECT signature FROM nodes WHERE id = ?", (cls,))
-        return bool(row) and _DATA_CLASS.search(row[0] or "") is not None
+        return _DATA_CLASS.search(self.signature(cls)) is not None
 
     def _extension_receiver(self, path: str, scope: str) -> str | None:
         """The class name an extension function ``scope`` is declared on (Kotlin's
@@ -10767,8 +10776,7 @@ class _Resolver:
         node = self.by_pq.get((path, scope))
         if node is None or not self.language(path).qualified_extensions:
             return None
-        row = self.db.one("SELECT signature FROM nodes WHERE id = ?", (node,))
-        found = _EXTENSION_SIGNATURE.search(row[0] or "") if row else None
+        found = _EXTENSION_SIGNATURE.search(self.signature(node))
         return _base_type(found.group(1)) if found else None
 
     def _lambda_this(self, path: str, scope: str, entry: list) -> int | None:

@@ -163,6 +163,13 @@ def cli(root, monkeypatch, capsys, indexed_fixtures) -> Cli:
     return Cli(root, monkeypatch, capsys, indexed_fixtures)
 
 
+def callers_of(cli: Cli, symbol: str) -> set[str]:
+    """The ids `ctxkit callers SYMBOL --json` lists, through the real script."""
+    result = cli.sub("callers", symbol, "--json")
+    assert result.code == 0, result.err
+    return {r["id"] or r["name"] for r in result.json()["results"]}
+
+
 def copy_fixture(name: str, dest: Path) -> Path:
     """Copy tests/fixtures/NAME into dest (a fresh root) and return dest."""
     shutil.copytree(FIXTURES / name, dest, dirs_exist_ok=True)

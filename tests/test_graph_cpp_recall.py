@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import copy_fixture
+from conftest import callers_of, copy_fixture
 
 
 @pytest.fixture
@@ -19,12 +19,6 @@ def indexed(cli):
     result = cli.sub("index", "--json")
     assert result.code == 0, result.err
     return cli
-
-
-def callers(cli, symbol: str) -> set[str]:
-    result = cli.sub("callers", symbol, "--json")
-    assert result.code == 0, result.err
-    return {r["id"] or r["name"] for r in result.json()["results"]}
 
 
 # (symbol, exactly these callers)
@@ -60,7 +54,7 @@ CASES = [
 
 @pytest.mark.parametrize("symbol,expected", CASES, ids=[c[0] for c in CASES])
 def test_cpp_callers_as_the_compiler_reads_them(indexed, symbol, expected):
-    assert callers(indexed, symbol) == expected
+    assert callers_of(indexed, symbol) == expected
 
 
 def test_a_member_initializer_is_no_call(indexed):

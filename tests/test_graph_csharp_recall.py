@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import copy_fixture
+from conftest import callers_of, copy_fixture
 
 
 @pytest.fixture
@@ -19,12 +19,6 @@ def indexed(cli):
     result = cli.sub("index", "--json")
     assert result.code == 0, result.err
     return cli
-
-
-def callers(cli, symbol: str) -> set[str]:
-    result = cli.sub("callers", symbol, "--json")
-    assert result.code == 0, result.err
-    return {r["id"] or r["name"] for r in result.json()["results"]}
 
 
 # (symbol, exactly these callers)
@@ -90,12 +84,12 @@ CASES = [
 
 @pytest.mark.parametrize("symbol,expected", CASES, ids=[c[0] for c in CASES])
 def test_csharp_callers_as_the_compiler_binds_them(indexed, symbol, expected):
-    assert callers(indexed, symbol) == expected
+    assert callers_of(indexed, symbol) == expected
 
 
 def test_a_call_in_a_branch_left_out_is_compiled_out(indexed):
     """Find(...) in `#if PORTABLE` is listed only below the default confidence."""
-    assert callers(indexed, "Portable.cs:PropertyExtensions.Find") == set()
+    assert callers_of(indexed, "Portable.cs:PropertyExtensions.Find") == set()
     result = indexed.sub("callers", "Portable.cs:PropertyExtensions.Find",
                          "--min-confidence", "0.3", "--json")
     assert result.code == 0, result.err

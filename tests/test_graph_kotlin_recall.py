@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import callers_of
+
 CODE = "src/spec/CodeBlock.kt"
 SPECS = "src/spec/Specs.kt"
 REVIEW = "src/review/Review.kt"
@@ -21,12 +23,6 @@ def indexed(cli):
     result = cli.index_fixture("graph_kotlin_recall")  # a real index, once per worker
     assert result.code == 0, result.err
     return cli
-
-
-def callers(cli, symbol: str) -> set[str]:
-    result = cli.sub("callers", symbol, "--json")
-    assert result.code == 0, result.err
-    return {r["id"] or r["name"] for r in result.json()["results"]}
 
 
 # (symbol, exactly these callers)
@@ -115,15 +111,13 @@ CASES = [
 
 @pytest.mark.parametrize(("symbol", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_kotlin_callers_as_the_compiler_resolves_them(indexed, symbol, expected):
-    assert callers(indexed, symbol) == expected
+    assert callers_of(indexed, symbol) == expected
 
 
 def test_a_boxed_java_value_is_not_read_as_its_literal(indexed):
     # put("a", c) with a Character c: javac takes put(String, Serializable) (boxing
     # first); which one, ctxkit leaves to the overload guess, never put(String, int)
-    strong = {r["id"] for r in indexed.sub("callers", "src/review/Boxes.java:Boxes.put#2",
-                                           "--json").json()["results"]}
-    assert strong == set()
+    assert callers_of(indexed, "src/review/Boxes.java:Boxes.put#2") == set()
 
 
 def test_a_delegates_class_body_is_no_call(indexed):

@@ -73,6 +73,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -295,18 +296,26 @@ def prepare_root(project: Project, source: Path) -> Path:
     return root
 
 
-def csharp_tool() -> Path:
-    """RefCSharp.exe, compiled once per version of its source, beside the Cecil it loads."""
-    source = REF / SCRIPTS["csharp"]
+def compiled_tool(language: str, name: str, build: Callable[[Path, Path], None]) -> Path:
+    """A reference tool compiled once per version of its source: build(source, tool)
+    makes it, under .work/LANGUAGE/<hash of the source>/NAME."""
+    source = REF / SCRIPTS[language]
     key = hashlib.sha1(source.read_bytes()).hexdigest()[:16]
-    tool = WORK / "csharp" / key / "RefCSharp.exe"
+    tool = WORK / language / key / name
     if not tool.exists():
         tool.parent.mkdir(parents=True, exist_ok=True)
+        build(source, tool)
+    return tool
+
+
+def csharp_tool() -> Path:
+    """RefCSharp.exe, beside the Cecil it loads."""
+    def build(source: Path, tool: Path) -> None:
         cecil = [CECIL / "Mono.Cecil.dll", CECIL / "Mono.Cecil.Mdb.dll"]
         run(["mcs", f"-out:{tool}", *(f"-r:{dll}" for dll in cecil), str(source)])
         for dll in cecil:
             shutil.copy(dll, tool.parent)
-    return tool
+    return compiled_tool("csharp", "RefCSharp.exe", build)
 
 
 def jars(names: tuple[str, ...]) -> str:
@@ -314,14 +323,9 @@ def jars(names: tuple[str, ...]) -> str:
 
 
 def kotlin_tool() -> Path:
-    """RefKotlin's jar, compiled once per version of its source against the compiler."""
-    source = REF / SCRIPTS["kotlin"]
-    key = hashlib.sha1(source.read_bytes()).hexdigest()[:16]
-    tool = WORK / "kotlin" / key / "RefKotlin.jar"
-    if not tool.exists():
-        tool.parent.mkdir(parents=True, exist_ok=True)
-        run(["kotlinc", str(source), "-cp", jars(("kotlin-compiler",)), "-d", str(tool)])
-    return tool
+    """RefKotlin's jar, compiled against the Kotlin compiler's own jar."""
+    return compiled_tool("kotlin", "RefKotlin.jar", lambda source, tool: run(
+        ["kotlinc", str(source), "-cp", jars(("kotlin-compiler",)), "-d", str(tool)]))
 
 
 def typescript_module() -> Path:
