@@ -3851,6 +3851,7 @@ if _GC_WAS_ENABLED:  # the full CLI (or a program importing ctxkit) collects as 
 # The imports of everything below the fast path (see DESIGN.md "Start-up and the fast path").
 import builtins
 import contextlib
+import functools  # already loaded by re
 import itertools
 import marshal
 import operator  # already loaded by collections
@@ -8005,7 +8006,8 @@ def _descendants(node: Any, types: tuple[str, ...], depth: int = 3) -> list[Any]
     return found
 
 
-def _clean_type(text: str, generic: bool = False) -> str:
+@functools.lru_cache(maxsize=4096)  # a pure function of its text, asked for the same few
+def _clean_type(text: str, generic: bool = False) -> str:  # types thousands of times
     """The class name inside a written type.
 
     ``*pkg.Foo`` -> ``pkg.Foo``, ``&mut Bar<T>`` -> ``Bar``.
@@ -9452,6 +9454,14 @@ def _flow_reach(table: list, chain: list, reading: list, reader: int) -> bool | 
     return True if matches and first[1] <= reader <= first[2] else None
 
 
+# The resolver's markers: a call being resolved further up (a tuple of its own, never
+# equal by identity to an answer), a parameter's values being read, and "not kept".
+_CALL_PENDING: tuple[int | None, float] = tuple([None, 0.0])  # type: ignore[assignment]
+_PASSING: list[Any] = []
+_UNSET = object()
+_CALL_HEAD = lazy_re(r"[.(\[!?]")  # where a receiver's first name ends
+
+
 class _Resolver:
     """In-memory lookup tables over the whole project's nodes."""
 
@@ -9511,6 +9521,13 @@ class _Resolver:
         self._guesses: dict[tuple, tuple[int | None, float]] = {}
         self._chains: dict[str, list[str]] = {}
         self._calls: dict[tuple, tuple[int | None, float]] = {}
+        # Results kept for the file being resolved: a receiver's type and a function's
+        # result, each asked about again and again (half of expr_type's questions, nine
+        # in ten of returned_type's, repeat). Only answers that met no cycle guard are
+        # kept (see _circular): those depend on nothing but the question and the caches.
+        self.cycles = 0
+        self._types: dict[tuple, Any] = {}
+        self._returned: dict[tuple[int, int], Any] = {}
         self.passed_to: dict[int, list[tuple]] = {}  # function: the calls into it (their
         #                                              src, args, line, path)
 
@@ -10035,8 +10052,31 @@ class _Resolver:
         return found
 
     def next_file(self) -> None:
-        """Resolution moves on to another file: forget the call cache, keyed by path."""
+        """Resolution moves on to another file: forget the call cache, keyed by path, and
+        the answers read through it."""
         self._calls.clear()
+        self.forget_answers()
+
+    def forget_answers(self) -> None:
+        """Drop the kept types and results: what they read has changed."""
+        self._types.clear()
+        self._returned.clear()
+
+    def _circular(self, answer: Any = None) -> Any:
+        """``answer``, where a guard stops a chain that leads back to itself: what the
+        chain computes then depends on where it started, so nothing above it is kept."""
+        self.cycles += 1
+        return answer
+
+    def _kept(self, table: dict, key: tuple, compute: Callable[..., Any], *args: Any) -> Any:
+        """compute(*args), remembered under ``key`` unless a cycle guard took part."""
+        found = table.get(key, _UNSET)
+        if found is _UNSET:
+            cycles = self.cycles
+            found = compute(*args)
+            if self.cycles == cycles:
+                table[key] = found
+        return found
 
     # -- modules ------------------------------------------------------------
 
@@ -10084,8 +10124,10 @@ class _Resolver:
         in the class body first."""
         text = self.ctx(path).get("values", {}).get(scope, {}).get(name)
         key = ("value", path, scope, name)
-        if not text or key in self.memo:
-            return None  # unbound, ambiguous, or `a = b; b = a`
+        if not text:
+            return None  # unbound or ambiguous
+        if key in self.memo:
+            return self._circular()  # `a = b; b = a`
         self.memo[key] = None
         try:
             sibling = self.by_pq.get((path, f"{scope}.{text}")) if scope else None
@@ -10252,9 +10294,10 @@ class _Resolver:
         ctx = self.ctx(path)
         rebound = ctx.get("rebound")
         overloaded = ctx.get("overload_scopes")  # each overload's parameters its own
-        head = re.split(r"[.(\[!?]", recv or callee, maxsplit=1)[0]
-        narrowed = line and (scope in ctx.get("narrow", {}) or any(
-            qual != scope for qual in self._narrowing_scopes(path, scope, head)) or len(
+        narrow = ctx.get("narrow")
+        narrowed = line and (narrow and (scope in narrow or any(
+            qual != scope for qual in self._narrowing_scopes(
+                path, scope, _CALL_HEAD.split(recv or callee, maxsplit=1)[0]))) or len(
             ctx.get("literal_this", {}).get(scope, ())) > 1 or (
             recv is None and (path, callee) in self.redefined_names) or rebound and any(
             qual in rebound for qual in [*self.scope_chain(scope), ""]) or overloaded and any(
@@ -10262,8 +10305,10 @@ class _Resolver:
         key = (path, scope, callee, recv, line if narrowed else 0)
         found = self._calls.get(key)
         if found is None:
-            self._calls[key] = (None, 0.0)  # a chain that leads back here knows nothing
+            self._calls[key] = _CALL_PENDING  # a chain that leads back here knows nothing
             found = self._calls[key] = self._resolve_call(path, scope, callee, recv, line)
+        elif found is _CALL_PENDING:
+            return self._circular(found)
         return found
 
     def _resolve_call(self, path: str, scope: str, callee: str, recv: str | None,
@@ -11009,8 +11054,17 @@ class _Resolver:
         ("inst", class) for an instance, OUTSIDE; unknown values are left out."""
         key = ("passed", function, position)
         if key in self.memo:
-            return self.memo[key]
-        self.memo[key] = []  # a chain of such parameters that leads back here knows nothing
+            found = self.memo[key]
+            return self._circular([]) if found is _PASSING else found
+        self.memo[key] = _PASSING  # a chain of such parameters that leads back here knows
+        try:  # nothing
+            values = self.memo[key] = self._parameter_values(function, position)
+        finally:
+            if self.memo[key] is _PASSING:
+                self.memo[key] = []
+        return values
+
+    def _parameter_values(self, function: int, position: int) -> list[Any]:
         params = self.params_of(function)
         param = params[position]
         name = param.get("name", "")
@@ -11042,7 +11096,6 @@ class _Resolver:
         if not rows and param.get("default"):  # no caller in the index: the default
             value = self._default_value(fpath, default_scope, param["default"])
             values = [value] if value is not None else []
-        self.memo[key] = values
         return values
 
     def _default_value(self, path: str, scope: str, default: str) -> Any:
@@ -11089,6 +11142,12 @@ class _Resolver:
         None when nothing is known. ``text`` is a receiver as extracted: a name,
         ``a.b.c``, a call ``f(...)`` / ``x.m(...)``, ``(x as T)``, ``x!``.
         """
+        if depth:
+            return self._expr_type(path, scope, text, line, depth)
+        return self._kept(self._types, (path, scope, text, line), self._expr_type, path,
+                          scope, text, line, 0)
+
+    def _expr_type(self, path: str, scope: str, text: str, line: int, depth: int) -> Any:
         text = text.strip().rstrip("!").removeprefix("new ")
         if text[:1] == "*" and text[1:2] != "*" and depth <= 6:
             # *p: what p points to; a wrapper outside the index holding a class of it
@@ -11297,7 +11356,7 @@ class _Resolver:
         """compute(*args), or None while the same ``key`` is being computed further up:
         a chain of assignments or aliases that leads back to itself knows nothing."""
         if key in self.memo:
-            return None
+            return self._circular()
         self.memo[key] = None
         try:
             return compute(*args)
@@ -11414,8 +11473,10 @@ class _Resolver:
                 bound = params.get(qual, {}).get(type_text)
                 if bound is not None:  # a type parameter: its constraint's members, if any
                     key = ("type parameter", path, qual, type_text)
-                    if not bound or key in self.memo:
+                    if not bound:
                         return None
+                    if key in self.memo:
+                        return self._circular()
                     self.memo[key] = None
                     found = self.type_named(path, qual, bound)
                     del self.memo[key]
@@ -11689,8 +11750,10 @@ class _Resolver:
         called): then an X."""
         written, type_path, type_scope = self.variable_type(path, scope, name) or ("", "", "")
         key = ("called variable", type_path, type_scope, written)
-        if not written or written == name or key in self.memo:
-            return None  # `x = x()`, or a chain of such calls that leads back here
+        if not written or written == name:
+            return None  # `x = x()`
+        if key in self.memo:
+            return self._circular()  # a chain of such calls that leads back here
         self.memo[key] = None
         found = self.type_named(type_path, type_scope, written)
         del self.memo[key]
@@ -11739,6 +11802,10 @@ class _Resolver:
 
         ``index`` picks one of several results, Go's ``(n int, err error)``.
         """
+        return self._kept(self._returned, (function, index), self._returned_type, function,
+                          index)
+
+    def _returned_type(self, function: int, index: int) -> Any:
         returns = self.returns.get(function, "")
         if index:
             results = _split_top_level(returns.strip()[1:-1], ",") \
@@ -11793,8 +11860,10 @@ class _Resolver:
         _, _, qualname, path = self.nodes[function]
         text = self.ctx(path).get("returns", {}).get(qualname)
         key = ("returns", function)
-        if not text or key in self.memo:
-            return None  # nothing to read, or a recursion that leads back here
+        if not text:
+            return None  # nothing to read
+        if key in self.memo:
+            return self._circular()  # a recursion that leads back here
         self.memo[key] = None
         try:
             found = {self.expr_type(path, qualname, expr) for expr in text.split("\n")
@@ -12341,8 +12410,11 @@ SQL_PASSED_CALLERS = (  # one scan for all the functions asked about (at the fir
     "JOIN graph_passed p ON p.fn = e.dst_id JOIN files f ON f.id = e.file_id "
     "WHERE e.kind = 'calls' AND e.confidence >= ? ORDER BY e.id")
 SQL_NODE_PARAMS = "SELECT params FROM nodes WHERE id = ?"
-SQL_CALL_ROW = ("SELECT 1 FROM edges WHERE src_id = ? AND kind = 'calls' AND line = ? "
-                "AND recv = ? AND callee = ?")
+# The rows the passed-values pass may add already: a k-th target's (receiver marked
+# ALTERNATIVE_MARK) and a constructor's. Read in one scan: the edge indexes are not
+# built yet during a full index, and a lookup per row scanned the table every time.
+SQL_CALL_ROWS_ADDED = ("SELECT src_id, line, recv, callee FROM edges WHERE project = ? "
+                       "AND kind = 'calls' AND (instr(recv, ?) > 0 OR callee = ?)")
 
 
 def _resolve_passed_values(db: Database, resolver: _Resolver, run: _IndexRun) -> None:
@@ -12363,7 +12435,10 @@ def _resolve_passed_values(db: Database, resolver: _Resolver, run: _IndexRun) ->
         resolver.passed_to = {}
         for function, *call in db.query(SQL_PASSED_CALLERS, (CONF_UNIQUE_ATTR,)):
             resolver.passed_to.setdefault(function, []).append(tuple(call))
+        resolver.forget_answers()  # read with the callers' values from here on
         db.execute(SQL_PASSED_CLEAR)
+        added = set(map(tuple, db.query(SQL_CALL_ROWS_ADDED, (
+            run.project, ALTERNATIVE_MARK, language.constructor or "")))) if rows else set()
         for edge_id, path, src, callee, recv, line, dst, confidence, file_id, args in rows:
             on, k = _passed_receiver(recv)
             targets, outside = resolver.passed_call(src, callee, on, path) or ([], False)
@@ -12383,8 +12458,8 @@ def _resolve_passed_values(db: Database, resolver: _Resolver, run: _IndexRun) ->
             if k is not None:
                 continue
             written = callee if recv is None else f"{recv}.{callee}"
-            _passed_rows(db, run, (src, targets[1:], written, callee, recv, line, file_id,
-                                   args), inserts)
+            _passed_rows(added, run, (src, targets[1:], written, callee, recv, line,
+                                      file_id, args), inserts)
             ctor = language.constructor
             made = found[0]
             if recv is None and made is not None and ctor and \
@@ -12392,12 +12467,12 @@ def _resolve_passed_values(db: Database, resolver: _Resolver, run: _IndexRun) ->
                 inits = (resolver.passed_call(src, ctor, callee, path) or ([], False))[0]
                 init = resolver.method_lookup(made, ctor) if len(targets) == 1 else \
                     next(iter(inits), None)
-                if init is not None and db.one(SQL_CALL_ROW, (src, line, callee, ctor)) is None:
+                if init is not None and (src, line, callee, ctor) not in added:
                     inserts.append((run.project, "calls", src, init, f"{callee}.{ctor}", ctor,
                                     callee, line, found[1], file_id, args))
                 if len(targets) > 1:
-                    _passed_rows(db, run, (src, inits[1:], f"{callee}.{ctor}", ctor, callee,
-                                           line, file_id, args), inserts)
+                    _passed_rows(added, run, (src, inits[1:], f"{callee}.{ctor}", ctor,
+                                              callee, line, file_id, args), inserts)
     db.executemany(SQL_EDGE_UPDATE, updates)
     db.executemany(SQL_CALL_INSERT, inserts)
 
@@ -12412,13 +12487,14 @@ def _passed_receiver(recv: str | None) -> tuple[str | None, str | None]:
     return (name if recv is not None else None), (k if mark else None)
 
 
-def _passed_rows(db: Database, run: _IndexRun, site: tuple, inserts: list[tuple]) -> None:
+def _passed_rows(added: set[tuple], run: _IndexRun, site: tuple,
+                 inserts: list[tuple]) -> None:
     """A row for the second and later targets of a call on a parameter (its k-th: receiver
-    ``p|k``, or ``||k`` for a bare ``p()``), where there is none yet."""
+    ``p|k``, or ``||k`` for a bare ``p()``), where there is none yet in ``added``."""
     src, targets, written, callee, recv, line, file_id, args = site
     for k, target in enumerate(targets, 1):
         marked = f"{recv if recv is not None else ALTERNATIVE_MARK}{ALTERNATIVE_MARK}{k}"
-        if db.one(SQL_CALL_ROW, (src, line, marked, callee)) is None:
+        if (src, line, marked, callee) not in added:
             inserts.append((run.project, "calls", src, target, written, callee, marked, line,
                             CONF_PASSED, file_id, args))
 
