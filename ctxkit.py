@@ -9528,6 +9528,7 @@ class _Resolver:
         self.cycles = 0
         self._types: dict[tuple, Any] = {}
         self._returned: dict[tuple[int, int], Any] = {}
+        self._methods: dict[tuple[int, str], int | None] = {}
         self.passed_to: dict[int, list[tuple]] = {}  # function: the calls into it (their
         #                                              src, args, line, path)
 
@@ -10061,6 +10062,7 @@ class _Resolver:
         """Drop the kept types and results: what they read has changed."""
         self._types.clear()
         self._returned.clear()
+        self._methods.clear()
 
     def _circular(self, answer: Any = None) -> Any:
         """``answer``, where a guard stops a chain that leads back to itself: what the
@@ -10230,7 +10232,12 @@ class _Resolver:
 
     def method_lookup(self, cls: int, name: str, seen: set[int] | None = None) -> int | None:
         """``name`` defined in class ``cls`` or inherited from a base in the index."""
-        seen = seen or set()
+        if seen is None:  # deep hierarchies (sympy's) ask the same lookups again and again
+            return self._kept(self._methods, (cls, name), self._method_lookup, cls, name,
+                              set())
+        return self._method_lookup(cls, name, seen)
+
+    def _method_lookup(self, cls: int, name: str, seen: set[int]) -> int | None:
         seen.add(cls)
         kind, _, qualname, path = self.nodes[cls]
         wanted = f"{qualname}.{name}"
@@ -11021,7 +11028,9 @@ class _Resolver:
                     path: str) -> tuple[list[int], bool] | None:
         """(targets, outside) of ``p()`` or ``p.m()`` where p is an untyped parameter of
         the calling function ``src`` or of one it is nested in (passed_parameter), from
-        the values p is passed: what each known value runs (ordered by id), and whether
+        the values p is passed: what each known value runs (ordered by file and name, so
+        that two full indexes, whose ids follow the order the workers finish in, number
+        a site's k-th targets alike), and whether
         a value is of a type outside the index (a string, a number, a builtin); None
         when p is no such parameter."""
         found = self.passed_parameter(src, callee, recv, path)
@@ -11046,7 +11055,8 @@ class _Resolver:
                 found = self.method_lookup(node, callee) or self._class_attribute(node, callee)
             if found is not None:
                 targets.add(found)
-        return sorted(targets), outside
+        return sorted(targets, key=lambda n: (self.nodes[n].path, self.nodes[n].qualname, n)), \
+            outside
 
     def parameter_values(self, function: int, position: int) -> list[Any]:
         """What the parameter at ``position`` of ``function`` is passed by the calls into
