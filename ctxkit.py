@@ -6540,10 +6540,14 @@ def graph_parse(lang: str, src: bytes, parser: Any = None) -> Any:
 
 
 def _error_bytes(node: Any) -> int:
-    """Source bytes inside ERROR nodes (and one per MISSING node)."""
+    """Source bytes inside ERROR nodes (and one per MISSING node). A MISSING token of a
+    hidden rule (Kotlin's `_class_member_semi`) is no child the tree lists: an error
+    that no child holds counts one."""
     if node.type == "ERROR" or node.is_missing:
         return max(node.end_byte - node.start_byte, 1)
-    return sum(_error_bytes(c) for c in node.children) if node.has_error else 0
+    if not node.has_error:
+        return 0
+    return sum(_error_bytes(c) for c in node.children) or 1
 
 
 def _made_by_recovery(d: _Def, first_error: dict[int, int]) -> bool:
@@ -15746,6 +15750,57 @@ def _kt_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
     return _fq_lookup(r, path, (package, "") if package else ("",), dotted)
 
 
+_KT_BODY_HEADER = lazy_re(rb"\b(?:class|object|interface)\b")
+
+
+def _kt_semicolons(src: bytes) -> bytes:
+    """A class body closed on its own line (`class A { fun a() = 1 }`, `companion
+    object { const val X = 1 }`), which the pinned grammar fails to parse: it wants a
+    member's end (a newline or `;`) before the `}`. The space before such a `}` becomes
+    the `;` Kotlin allows there (the same length, so the bytes keep their offsets;
+    graph_parse keeps the better tree). A `{` opens a class body when the text before
+    it, back to the last brace or `;`, names class, object or interface; strings,
+    character literals and comments are skipped."""
+    out = bytearray(src)
+    at = 0
+    for line in src.split(b"\n"):
+        if b"{" in line and b"}" in line and _KT_BODY_HEADER.search(line):
+            _kt_line_semicolons(line, at, out)
+        at += len(line) + 1
+    return bytes(out)
+
+
+def _kt_line_semicolons(line: bytes, at: int, out: bytearray) -> None:
+    opened: list[bool] = []   # for each open brace: does it open a class body?
+    header, i, quote = 0, 0, b""
+    while i < len(line):
+        char = line[i:i + 1]
+        if quote:
+            if char == b"\\":
+                i += 1
+            elif line.startswith(quote, i):
+                i += len(quote) - 1
+                quote = b""
+        elif char == b'"':
+            quote = b'"""' if line.startswith(b'"""', i) else b'"'
+            i += len(quote) - 1
+        elif char == b"'":
+            close = line.find(b"'", i + 2 if line[i + 1:i + 2] == b"\\" else i + 1)
+            i = close if close > 0 else len(line)
+        elif line.startswith(b"//", i) or line.startswith(b"/*", i):
+            return
+        elif char == b"{":
+            opened.append(bool(_KT_BODY_HEADER.search(line, header, i)))
+            header = i + 1
+        elif char == b"}":
+            if opened and opened.pop() and line[i - 1:i] in (b" ", b"\t"):
+                out[at + i - 1] = ord(";")
+            header = i + 1
+        elif char == b";":
+            header = i + 1
+        i += 1
+
+
 KOTLIN = Language(
     overloads=True, trailing_lambda=True, qualified_extensions=True, strict_arguments=True,
     receiver_returning=frozenset({"apply", "also"}),
@@ -15760,7 +15815,7 @@ KOTLIN = Language(
                    ("'", "Char")),
     bare_outside=True,
     name="kotlin", extensions=(".kt", ".kts"), fence="kotlin", grammar="tree_sitter_kotlin",
-    query=_KOTLIN_QUERY, full=True, family="kotlin", self_names=("this",), class_scope=True,
+    query=_KOTLIN_QUERY, reparse=_kt_semicolons, full=True, family="kotlin", self_names=("this",), class_scope=True,
     methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
     parameter_children=True, return_after=":",
     skeleton=SkeletonRules(

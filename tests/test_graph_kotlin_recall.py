@@ -16,6 +16,7 @@ from conftest import callers_of
 CODE = "src/spec/CodeBlock.kt"
 SPECS = "src/spec/Specs.kt"
 REVIEW = "src/review/Review.kt"
+ONE_LINE = "src/review/OneLine.kt"
 
 
 @pytest.fixture
@@ -106,6 +107,13 @@ CASES = [
     (f"{REVIEW}:show#2", set()),
     (f"{REVIEW}:Entry.key", {f"{REVIEW}:entries"}),
     (f"{SPECS}:RawSpec.describeTwice", {f"{SPECS}:Registry.first"}),
+    # class bodies on one line (`class Store(...) { fun grow() = ... }`, a companion
+    # object's): the pinned grammar reads them once the space before `}` is a `;`
+    (f"{ONE_LINE}:Store.grow", {f"{ONE_LINE}:Shop.stock"}),
+    (f"{ONE_LINE}:Store", {f"{ONE_LINE}:Shop.stock", f"{ONE_LINE}:Store.grow"}),
+    (f"{ONE_LINE}:Keys.all", {f"{ONE_LINE}:openShop"}),
+    (f"{ONE_LINE}:Shop.stock", {f"{ONE_LINE}:openShop", f"{ONE_LINE}:openShop.heard"}),
+    (f"{ONE_LINE}:Listener.heard", {f"{ONE_LINE}:openShop"}),
 ]
 
 
