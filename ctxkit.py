@@ -15815,7 +15815,8 @@ KOTLIN = Language(
                    ("'", "Char")),
     bare_outside=True,
     name="kotlin", extensions=(".kt", ".kts"), fence="kotlin", grammar="tree_sitter_kotlin",
-    query=_KOTLIN_QUERY, reparse=_kt_semicolons, full=True, family="kotlin", self_names=("this",), class_scope=True,
+    query=_KOTLIN_QUERY, reparse=_kt_semicolons, full=True, family="kotlin",
+    self_names=("this",), class_scope=True,
     methods_outside=True, unprefixed_fields=True, capitalized_outside=True,
     parameter_children=True, return_after=":",
     skeleton=SkeletonRules(
