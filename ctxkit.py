@@ -10365,8 +10365,9 @@ class _Resolver:
         if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
             # a receiver of a known type outside the index: no guess, but an extension
             # method of the index written for its type
-            return (extends and self._extension_call(path, scope, recv, callee, None, line,
-                                                     outside=True) or (None, 1.0))
+            return (extends and (self._member_extension(path, scope, recv, callee, line) or
+                                 self._extension_call(path, scope, recv, callee, None, line,
+                                                      outside=True)) or (None, 1.0))
         if owner is not None:
             found = self._method_of(owner, callee)
             if found[0] is None and callee in language.data_members and \
@@ -10376,7 +10377,8 @@ class _Resolver:
                 found = self._extension_call(path, scope, recv, callee, owner, line) or found
             return found
         if extends and (recv.endswith((")", ".class", ".class.java")) or recv.isidentifier()):
-            found = self._extension_call(path, scope, recv, callee, None, line)
+            found = self._member_extension(path, scope, recv, callee, line) or \
+                self._extension_call(path, scope, recv, callee, None, line)
             if found is not None:
                 return found
         if recv.isidentifier() or _DOTTED_WORDS.fullmatch(recv):
@@ -10827,6 +10829,33 @@ class _Resolver:
     def _declared_data(self, cls: int) -> bool:
         """A Kotlin `data class`: its copy() is generated from the class's declaration."""
         return _DATA_CLASS.search(self.signature(cls)) is not None
+
+    def _member_extension(self, path: str, scope: str, recv: str, callee: str,
+                          line: int) -> tuple[int, float] | None:
+        """``x.f()`` in the body of a class that has a member extension ``fun T.f()``
+        (its own or inherited) for x's written type T, or a supertype of T the standard
+        library declares: Kotlin looks in the scopes of the implicit receivers before
+        the top-level extensions, and a member extension is callable with an explicit
+        receiver only there. None where x's type is not written or does not fit."""
+        if not self.language(path).qualified_extensions:
+            return None
+        written = self._written_type(path, scope, recv, line)
+        if not written:
+            return None
+        wanted = _base_type(written)
+        supertypes = self.language(path).library_supertypes
+        for qual in self.scope_chain(scope):
+            cls = self.by_pq.get((path, qual))
+            if cls is None or not self.class_like(cls):
+                continue
+            found = self.method_lookup(cls, callee)
+            if found is None:
+                continue
+            _, _, found_qual, found_path = self.nodes[found]
+            extended = self._extension_receiver(found_path, found_qual)
+            if extended is not None and (extended == wanted or (wanted, extended) in supertypes):
+                return found, CONF_TYPED
+        return None
 
     def _extension_receiver(self, path: str, scope: str) -> str | None:
         """The class name an extension function ``scope`` is declared on (Kotlin's

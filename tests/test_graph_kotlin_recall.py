@@ -17,6 +17,7 @@ CODE = "src/spec/CodeBlock.kt"
 SPECS = "src/spec/Specs.kt"
 REVIEW = "src/review/Review.kt"
 ONE_LINE = "src/review/OneLine.kt"
+MEMBERS = "src/review/Members.kt"
 
 
 @pytest.fixture
@@ -114,6 +115,11 @@ CASES = [
     (f"{ONE_LINE}:Keys.all", {f"{ONE_LINE}:openShop"}),
     (f"{ONE_LINE}:Shop.stock", {f"{ONE_LINE}:openShop", f"{ONE_LINE}:openShop.heard"}),
     (f"{ONE_LINE}:Listener.heard", {f"{ONE_LINE}:openShop"}),
+    # a member extension `fun StringBuilder.line()` called with an explicit receiver of
+    # its receiver type inside the class that declares it or a subclass, not elsewhere
+    (f"{MEMBERS}:Renderer.renderString", {f"{MEMBERS}:Renderer.render"}),
+    (f"{MEMBERS}:Page.line", {f"{MEMBERS}:Page.build", f"{MEMBERS}:Page.build2",
+                              f"{MEMBERS}:Report.body"}),
 ]
 
 

@@ -10,7 +10,10 @@
 // classes, and every call's resolved call is read from the binding context. A call
 // the compiler cannot resolve (a dependency not on the class path, an error in the
 // code) is nobody's answer (targets null); one it resolves outside the files (the
-// standard library, the JDK) has targets [].
+// standard library, the JDK) has targets []. A call the compiler resolved only with
+// errors (an unsuccessful status, an error descriptor, or a receiver of an error
+// type: `impl.putEntry()` where impl's class PMap is not on the class path) and to
+// nothing in the files is nobody's answer too: the compiler did not know it.
 //
 // Conventions, as ctxkit reads Kotlin (and as the Java reference does):
 // - A site is a call written with a name: `f(...)`, `x.f(...)`, `f { ... }`, and
@@ -71,7 +74,10 @@ import org.jetbrains.kotlin.resolve.BindingContext
 import org.jetbrains.kotlin.resolve.DescriptorToSourceUtils
 import org.jetbrains.kotlin.resolve.OverridingUtil
 import org.jetbrains.kotlin.resolve.calls.callUtil.getResolvedCall
+import org.jetbrains.kotlin.resolve.calls.model.ResolvedCall
 import org.jetbrains.kotlin.resolve.calls.model.VariableAsFunctionResolvedCall
+import org.jetbrains.kotlin.types.ErrorUtils
+import org.jetbrains.kotlin.types.isError
 import java.io.File
 
 class Unit_(val file: KtFile, val rel: String, val lineStarts: IntArray) {
@@ -167,6 +173,11 @@ object RefKotlin {
         return null
     }
 
+    fun unsure(resolved: ResolvedCall<*>): Boolean =
+        !resolved.status.isSuccess || ErrorUtils.isError(resolved.resultingDescriptor) ||
+            listOfNotNull(resolved.dispatchReceiver, resolved.extensionReceiver)
+                .any { it.type.isError }
+
     fun site(unit: Unit_, call: KtElement, name: String, offset: Int) {
         val resolved = call.getResolvedCall(context)
         val targets: String = when {
@@ -174,7 +185,8 @@ object RefKotlin {
             resolved is VariableAsFunctionResolvedCall ->
                 if (targets(resolved.functionCall.resultingDescriptor).isEmpty()) "[]" else "null"
             else -> targets(resolved.resultingDescriptor).let {
-                if (JAVA in it) "null" else "[" + it.joinToString(", ") + "]"
+                if (JAVA in it || it.isEmpty() && unsure(resolved)) "null"
+                else "[" + it.joinToString(", ") + "]"
             }
         }
         val from = caller(unit, call) ?: "null"
