@@ -9535,7 +9535,6 @@ class _Resolver:
         self._types: dict[tuple, Any] = {}
         self._returned: dict[tuple[int, int], Any] = {}
         self._methods: dict[tuple[int, str], int | None] = {}
-        self._imported: dict[tuple[str, str, str], tuple[str, str, str] | None] = {}
         self.passed_to: dict[int, list[tuple]] = {}  # function: the calls into it (their
         #                                              src, args, line, path)
 
@@ -10070,7 +10069,6 @@ class _Resolver:
         self._types.clear()
         self._returned.clear()
         self._methods.clear()
-        self._imported.clear()
 
     def _circular(self, answer: Any = None) -> Any:
         """``answer``, where a guard stops a chain that leads back to itself: what the
@@ -12004,14 +12002,6 @@ class _Resolver:
                 found = before[-1] if before else found
             if found:
                 return found, path, qual
-        return self._kept(self._imported, (path, scope, name), self._imported_variable, path,
-                          scope, name)
-
-    def _imported_variable(self, path: str, scope: str,
-                           name: str) -> tuple[str, str, str] | None:
-        """variable_type's answer from other files: a module-level variable imported, or
-        one of the same package (Go). The same for every line of a scope, so kept for
-        the file (a bare call of an imported function asks it at every site)."""
         binding = self._binding_of(path, scope, name)
         if binding is not None:
             target = self.resolve_binding(path, [binding[0], None])
