@@ -15816,7 +15816,7 @@ def _kt_line_semicolons(line: bytes, at: int, out: bytearray) -> None:
             quote = b'"""' if line.startswith(b'"""', i) else b'"'
             i += len(quote) - 1
         elif char == b"'":
-            close = line.find(b"'", i + 2 if line[i + 1:i + 2] == b"\\" else i + 1)
+            close = line.find(b"'", i + 3 if line[i + 1:i + 2] == b"\\" else i + 1)
             i = close if close > 0 else len(line)
         elif line.startswith(b"//", i) or line.startswith(b"/*", i):
             return

@@ -115,6 +115,10 @@ CASES = [
     (f"{ONE_LINE}:Keys.all", {f"{ONE_LINE}:openShop"}),
     (f"{ONE_LINE}:Shop.stock", {f"{ONE_LINE}:openShop", f"{ONE_LINE}:openShop.heard"}),
     (f"{ONE_LINE}:Listener.heard", {f"{ONE_LINE}:openShop"}),
+    # a brace in a character literal or a string is none of the body's
+    (f"{ONE_LINE}:Quotes.brace", {f"{ONE_LINE}:openShop"}),
+    (f"{ONE_LINE}:Quotes.quote", {f"{ONE_LINE}:openShop"}),
+    (f"{ONE_LINE}:Braces.inText", {f"{ONE_LINE}:openShop"}),
     # a member extension `fun StringBuilder.line()` called with an explicit receiver of
     # its receiver type inside the class that declares it or a subclass, not elsewhere
     (f"{MEMBERS}:Renderer.renderString", {f"{MEMBERS}:Renderer.render"}),
