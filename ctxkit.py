@@ -15793,17 +15793,18 @@ def _kt_semicolons(src: bytes) -> bytes:
     it, back to the last brace or `;`, names class, object or interface; strings,
     character literals and comments are skipped."""
     out = bytearray(src)
-    at = 0
+    at, raw = 0, False  # raw: the line starts inside a multi-line raw string
     for line in src.split(b"\n"):
         if b"{" in line and b"}" in line and _KT_BODY_HEADER.search(line):
-            _kt_line_semicolons(line, at, out)
+            _kt_line_semicolons(line, at, out, raw)
+        raw ^= line.count(b'"""') % 2 == 1
         at += len(line) + 1
     return bytes(out)
 
 
-def _kt_line_semicolons(line: bytes, at: int, out: bytearray) -> None:
+def _kt_line_semicolons(line: bytes, at: int, out: bytearray, raw: bool) -> None:
     opened: list[bool] = []   # for each open brace: does it open a class body?
-    header, i, quote = 0, 0, b""
+    header, i, quote = 0, 0, b'"""' if raw else b""
     while i < len(line):
         char = line[i:i + 1]
         if quote:

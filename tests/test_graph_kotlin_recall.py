@@ -144,3 +144,23 @@ def test_a_delegates_class_body_is_no_call(indexed):
     result = indexed.sub("callees", f"{SPECS}:Registry", "--json")
     assert result.code == 0, result.err
     assert all(r["name"] != "specs" for r in result.json()["results"])
+
+
+def test_a_raw_string_is_not_rewritten_as_a_class_body(cli):
+    # the one-line companion object makes the file a candidate for the `;` rewrite; a
+    # line of a multi-line raw string that reads `object ${ ... }` is text, not a body,
+    # and stays as written: the file parses without an error
+    source = cli.root / "src" / "Main.kt"
+    source.parent.mkdir(parents=True)
+    source.write_text('package demo\n\n'
+                      'class Config { companion object { const val NAME = "x" } }\n\n'
+                      'fun helper(): String = Config.NAME\n\n'
+                      'fun banner(): String {\n'
+                      '    return """\n'
+                      '        object ${ helper() }\n'
+                      '    """\n'
+                      '}\n')
+    result = cli.sub("index", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["files"]["errors"] == 0
+    assert callers_of(cli, "src/Main.kt:helper") == {"src/Main.kt:banner"}
