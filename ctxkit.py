@@ -12120,6 +12120,7 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     resolver = _Resolver(db, env)
     _resolve_bases(db, resolver, run, [tuple(r) for r in old_bases])
     resolver.load_bases()
+    resolver.forget_answers()  # kept while no base was known: a method lookup among them
     # A forked worker shares the parent's pages only until it touches them (reading
     # an object writes its reference count): at worst each holds a copy of the
     # parent, and every resolving process grows as it works. Processes resolve

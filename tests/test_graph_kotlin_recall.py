@@ -164,3 +164,23 @@ def test_a_raw_string_is_not_rewritten_as_a_class_body(cli):
     assert result.code == 0, result.err
     assert result.json()["files"]["errors"] == 0
     assert callers_of(cli, "src/Main.kt:helper") == {"src/Main.kt:banner"}
+
+
+def test_a_re_index_reads_inherited_names_with_the_bases_known(cli):
+    # `class Inner : Base()` in Outer, which inherits Base from Root: the bases' own
+    # resolution runs before inheritance is known, and what it looked up then must not
+    # answer the calls re-resolved after it (a run where a file was only deleted)
+    src = cli.root / "src"
+    src.mkdir()
+    (src / "Root.kt").write_text("package demo\n\nopen class Root {\n"
+                                 "    open class Base {\n        fun ping() {}\n    }\n}\n")
+    (src / "Outer.kt").write_text("package demo\n\nclass Outer : Root() {\n"
+                                  "    class Inner : Base()\n\n"
+                                  "    fun use() {\n        Base().ping()\n    }\n}\n")
+    (src / "Other.kt").write_text("package other\n\nclass Base\n")
+    expected = {"src/Outer.kt:Outer.Inner", "src/Outer.kt:Outer.use"}
+    assert cli.sub("index", "-q").code == 0
+    assert callers_of(cli, "Root.Base") == expected
+    (src / "Other.kt").unlink()
+    assert cli.sub("index", "-q").code == 0
+    assert callers_of(cli, "Root.Base") == expected
