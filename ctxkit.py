@@ -9461,7 +9461,8 @@ def _flow_reach(table: list, chain: list, reading: list, reader: int) -> bool | 
 
 
 # The resolver's markers: a call being resolved further up (a tuple of its own, never
-# equal by identity to an answer), a parameter's values being read, and "not kept".
+# equal by identity to an answer), a parameter's values being read, and "not kept" (or
+# a receiver parameter being read).
 _CALL_PENDING: tuple[int | None, float] = tuple([None, 0.0])  # type: ignore[assignment]
 _PASSING: list[Any] = []
 _UNSET = object()
@@ -9527,10 +9528,11 @@ class _Resolver:
         self._guesses: dict[tuple, tuple[int | None, float]] = {}
         self._chains: dict[str, list[str]] = {}
         self._calls: dict[tuple, tuple[int | None, float]] = {}
-        # Results kept for the file being resolved: a receiver's type and a function's
-        # result, each asked about again and again (half of expr_type's questions, nine
-        # in ten of returned_type's, repeat). Only answers that met no cycle guard are
-        # kept (see _circular): those depend on nothing but the question and the caches.
+        # Results kept for the file being resolved: a receiver's type, a function's
+        # result and a method lookup, each asked about again and again (half of
+        # expr_type's questions, nine in ten of returned_type's, repeat). Only answers
+        # that met no cycle guard are kept (see _circular): those depend on nothing but
+        # the question and the caches.
         self.cycles = 0
         self._types: dict[tuple, Any] = {}
         self._returned: dict[tuple[int, int], Any] = {}
@@ -10887,17 +10889,19 @@ class _Resolver:
         the lambda passed there."""
         memo = self.memo.setdefault("receiver parameters", {})
         if function in memo:
-            return memo[function]
+            found = memo[function]
+            return self._circular() if found is _UNSET else found
         row = self.db.one(SQL_NODE_PARAMS, (function,))
         params = json.loads(row[0] or "[]") if row else []
         written = (params[-1].get("type") or "") if params else ""
-        memo[function] = None
+        memo[function] = _UNSET  # being read: a chain that leads back here knows nothing
         receiver = _RECEIVER_FUNCTION_TYPE.match(written)
         _, _, qualname, path = self.nodes[function]
         if receiver is None and _DOTTED_WORDS.fullmatch(_clean_type(written)):
             alias = self._type_alias(path, _clean_type(written))  # typealias Transform =
             receiver = _RECEIVER_FUNCTION_TYPE.match(alias[1]) if alias else None  # T.() -> R
         if receiver is None:
+            memo[function] = None
             return None
         found = self.type_named(path, qualname, receiver.group(1))
         memo[function] = found if isinstance(found, int) else None
@@ -11102,11 +11106,11 @@ class _Resolver:
             found = self.memo[key]
             return self._circular([]) if found is _PASSING else found
         self.memo[key] = _PASSING  # a chain of such parameters that leads back here knows
-        try:  # nothing
-            values = self.memo[key] = self._parameter_values(function, position)
+        values: list[Any] = []     # nothing
+        try:
+            values = self._parameter_values(function, position)
         finally:
-            if self.memo[key] is _PASSING:
-                self.memo[key] = []
+            self.memo[key] = values
         return values
 
     def _parameter_values(self, function: int, position: int) -> list[Any]:
