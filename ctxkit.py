@@ -6112,7 +6112,8 @@ class Language(Record):
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
         "resolve_binding", "resolve_local", "resolve_qualified", "receiver_call", "submodule",
-        "method_fallback", "path_call", "package_files", "built", "conditionals")
+        "method_fallback", "path_call", "package_files", "built", "conditionals",
+        "operator_call")
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "grammar": None, "query": None, "full": False, "family": "", "self_names": (),
         "super_names": ("super()", "super"), "class_scope": False, "methods_outside": False,
@@ -6137,7 +6138,7 @@ class Language(Record):
                          "method_types", "call_written", "import_handler", "resolve_binding",
                          "resolve_local", "resolve_qualified", "receiver_call", "submodule",
                          "method_fallback", "path_call", "package_files", "built",
-                         "conditionals"))}
+                         "conditionals", "operator_call"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
@@ -6305,6 +6306,9 @@ class Language(Record):
     conditionals: Callable | None     # (s, root, ctx): the branches of conditional
     #                                   compilation a default build leaves out, into
     #                                   ctx["inactive"] (C's #if) [every branch is read]
+    operator_call: Callable | None    # (text) -> the method call an operator expression
+    #                                   makes (``a + b``: ``a.__add__(...)``), or None
+    #                                   [operators call nothing of the index]
 
 
 CONSTRUCTOR_IS_CLASS_NAME = "<class name>"
@@ -6876,6 +6880,16 @@ def _object_literals(defs: list[_Def], starts: list[int], found: Iterable[tuple]
         ctx["objects"] = objects
 
 
+def _wrapped_value(s: _Source, call: Any) -> str:
+    """``alias = wrap("alias", f)``: "wrap(" and the arguments' words
+    (_argument_word), when one of them is a name (what such a call can pass through);
+    "" otherwise (``x = Foo()`` is no alias)."""
+    words = [_argument_word(s, a) for a in call.child_by_field_name("arguments").named_children]
+    if not any(w.startswith("=") or ":=" in w for w in words):
+        return ""
+    return s.text(call.child_by_field_name("function")) + "(" + ",".join(w for w in words if w)
+
+
 def _value_aliases(defs: list[_Def], starts: list[int], found: Iterable[tuple],
                    ctx: dict[str, Any]) -> None:
     """{scope: {name: what it is bound to}} for ``alias = f`` written directly in a
@@ -7389,9 +7403,11 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             (caps["objname"][0].start_byte, s.text(caps["objname"][0]),
              _object_members(s, caps["objvalue"][0])))
     elif "valueof" in caps:  # alias = f at module or class level: the name holds f
-        extra.setdefault("values", []).append(
-            (caps["valuename"][0].start_byte, s.text(caps["valuename"][0]),
-             s.text(caps["valueof"][0])))
+        value = caps["valueof"][0]
+        text = s.text(value) if value.type != "call" else _wrapped_value(s, value)
+        if text:
+            extra.setdefault("values", []).append(
+                (caps["valuename"][0].start_byte, s.text(caps["valuename"][0]), text))
     elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
@@ -7425,6 +7441,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                       s.text(a.child_by_field_name("name")) == "bound"), None)
         extra.setdefault("aliases", {})[s.text(caps["typevar"][0])] = \
             _clean_type(s.text(bound), generic=True) if bound is not None else ""
+        extra.setdefault("typevars", []).append(s.text(caps["typevar"][0]))
     elif "declared" in caps:  # a name a declaration or a parameter binds in the file
         node = caps["declared"][0]
         names = extra.setdefault("declared", set())
@@ -8172,7 +8189,7 @@ def _file_context(s: _Source, imports: list[Any], extra: dict, defs: list[_Def],
         ctx.setdefault("scoped", {}).setdefault(defs[index].qualname, {}).update(
             local["imports"])
     for key in ("package", "mods", "default", "macros", "aliases", "namespaces",
-                "underlying", "constraints", "esm", "this_types"):
+                "underlying", "constraints", "esm", "this_types", "typevars"):
         if extra.get(key):
             ctx[key] = extra[key]
     if extra.get("esm"):
@@ -10128,6 +10145,13 @@ class _Resolver:
                         return found
         return None
 
+    def _binds(self, path: str, name: str) -> bool:
+        """Whether the module ``path`` binds ``name`` itself: a definition, an import
+        or ``name = f`` at its top level (star imports aside)."""
+        ctx = self.ctx(path)
+        return (path, name) in self.by_pq or name in ctx.get("imports", {}) or \
+            bool(ctx.get("values", {}).get("", {}).get(name))
+
     def value_target(self, path: str, scope: str, name: str) -> tuple | None:
         """What ``name`` holds when ``name = f`` binds it directly in ``scope`` (the
         module: "", or a class body): f read where the assignment stands, a sibling
@@ -10140,11 +10164,54 @@ class _Resolver:
             return self._circular()  # `a = b; b = a`
         self.memo[key] = None
         try:
+            if "(" in text:  # alias = wrap("alias", f)
+                text = self._passed_through(path, scope, *text.split("(", 1)) or ""
+                if not text:
+                    return None
             sibling = self.by_pq.get((path, f"{scope}.{text}")) if scope else None
             return ("node", sibling) if sibling is not None else \
                 self.resolve_dotted(path, scope.rpartition(".")[0], text)
         finally:
             del self.memo[key]
+
+    def _passed_through(self, path: str, scope: str, function: str, args: str) -> str | None:
+        """The name a call ``function(args)`` made in ``scope`` gives back, when the
+        function's declared result is a type variable one of its parameters is declared
+        as (``def replaced_by_pep8(name: str, fn: C) -> C``): the argument passed for
+        that parameter, as a type checker reads the call; None otherwise."""
+        sibling = self.by_pq.get((path, f"{scope}.{function}")) if scope else None
+        target = ("node", sibling) if sibling is not None else \
+            self.resolve_dotted(path, scope.rpartition(".")[0], function)
+        if not target or target[0] != "node" or \
+                self.nodes[target[1]].kind not in ("function", "method"):
+            return None
+        dst = target[1]
+        _, _, qualname, dst_path = self.nodes[dst]
+        written = _clean_type(self.returns.get(dst, ""))
+        if not written or not self._type_variable(dst_path, qualname, written):
+            return None
+        params = self.params_of(dst)
+        bound = self.nodes[dst].kind == "method"
+        for position, param in enumerate(params):
+            if param.get("type") and _clean_type(param["type"]) == written:
+                word = _passed_argument(args, position - bound, param["name"], bound)
+                return word[1:] if word and word.startswith("=") else None
+        return None
+
+    def _type_variable(self, path: str, scope: str, name: str) -> bool:
+        """Whether ``name``, read in ``scope`` of ``path``, is a type variable: a type
+        parameter of the scope (``def f[T](x: T) -> T``) or ``T = TypeVar(...)`` of the
+        module, or imported from the module that makes it."""
+        ctx = self.ctx(path)
+        if name in ctx.get("type_params", {}).get(scope, {}) or \
+                name in ctx.get("typevars", ()):
+            return True
+        binding = ctx.get("imports", {}).get(name)
+        if not binding or not binding[1]:
+            return False
+        target = self.resolve_binding(path, [binding[0], None])
+        return bool(target) and target[0] == "module" and any(
+            binding[1] in self.ctx(other).get("typevars", ()) for other in target[1])
 
     def scope_chain(self, scope: str) -> list[str]:
         chain = self._chains.get(scope)
@@ -10227,6 +10294,9 @@ class _Resolver:
             if target[0] == "module":
                 submodule = self.language(target[1][0]).submodule
                 sub = submodule(self, target[1][0], part) if submodule else None
+                if sub and self._binds(target[1][0], part):
+                    sub = None  # `from .testing import pt as testing` in the package's
+                    # __init__: the package's own binding replaces the submodule's
                 target = ("module", [sub]) if sub else self.lookup_in_modules(target[1], part)
             else:
                 kind, _, qualname, npath = self.nodes[target[1]]
@@ -11217,6 +11287,10 @@ class _Resolver:
         if text.startswith("(") and text.endswith(")") and (
                 _collapse_arguments(text) == "(...)" or _one_group(text)):
             return self.expr_type(path, scope, text[1:-1], line, depth + 1)
+        operator_call = self.language(path).operator_call
+        called = operator_call(text) if operator_call is not None else None
+        if called is not None:  # a + b: what a's __add__ returns
+            return self.expr_type(path, scope, called, line, depth + 1)
         if text.endswith("(...)"):
             head, _, name = text[:-5].rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
@@ -12660,7 +12734,8 @@ _PY_QUERY = f"""
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype
-(assignment left: (identifier) @var !type right: [(identifier) (subscript)] @copied) @vartype
+(assignment left: (identifier) @var !type right: [(identifier) (subscript)
+    (binary_operator) (unary_operator)] @copied) @vartype
 (assignment left: (identifier) @var
     right: (await (call function: [(identifier) (attribute)] @type))) @vartype
 (assignment left: (attribute object: (identifier) @self attribute: (identifier) @var)
@@ -12680,10 +12755,21 @@ _PY_QUERY = f"""
 (assignment left: (identifier) @var !type right: [(dictionary) (list) (set)] @holds) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) !type right: [(dictionary) (list) (set)] @holds) @vartype
-(module (assignment left: (identifier) @valuename !type right: [(identifier) (attribute)]
-    @valueof))
+(module (assignment left: (identifier) @valuename !type right: [(identifier) (attribute)
+    (call function: [(identifier) (attribute)] arguments: (argument_list))] @valueof))
+(module [(if_statement consequence: (block (assignment left: (identifier) @valuename !type
+            right: [(identifier) (attribute)] @valueof)))
+         (if_statement alternative: [(else_clause body: (block (assignment left: (identifier)
+            @valuename !type right: [(identifier) (attribute)] @valueof)))
+            (elif_clause consequence: (block (assignment left: (identifier) @valuename !type
+            right: [(identifier) (attribute)] @valueof)))])
+         (try_statement body: (block (assignment left: (identifier) @valuename !type
+            right: [(identifier) (attribute)] @valueof)))
+         (try_statement (except_clause (block (assignment left: (identifier) @valuename
+            !type right: [(identifier) (attribute)] @valueof))))])
 (class_definition body: (block (assignment left: (identifier) @valuename !type
-    right: [(identifier) (attribute)] @valueof)))
+    right: [(identifier) (attribute) (call function: [(identifier) (attribute)]
+    arguments: (argument_list))] @valueof)))
 (module (assignment left: (identifier) @name) @def.type)
 (module (type_alias_statement left: (type [(identifier) @name (generic_type (identifier) @name)]))
     @def.type)
@@ -13017,6 +13103,82 @@ def _py_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
     return r.lookup_in_modules([mpath], name, depth + 1)
 
 
+# Python's binary operators from the loosest binding to the tightest, each with the
+# method the data model has it call on its left operand (the reflected __r...__ on
+# the right one when the left is a literal: "x" + e runs e.__radd__).
+_PY_BINARY_LEVELS = (("|",), ("^",), ("&",), ("<<", ">>"), ("+", "-"),
+                     ("*", "@", "/", "//", "%"), ("**",))
+_PY_OPERATOR_METHODS = {"|": "or", "^": "xor", "&": "and", "<<": "lshift", ">>": "rshift",
+                        "+": "add", "-": "sub", "*": "mul", "@": "matmul", "/": "truediv",
+                        "//": "floordiv", "%": "mod", "**": "pow"}
+_PY_UNARY_METHODS = {"-": "neg", "+": "pos", "~": "invert"}
+_PY_OPERATOR_CHARS = lazy_re(r"[-+*/%@&|^~<>]")
+_PY_OPERATOR_TOKEN = lazy_re(r"\*\*|//|<<|>>|[-+*/%@&|^~]|<=|>=|==|!=|->|[<>=!:]")
+_PY_NOT_OPERANDS = frozenset({"and", "or", "not", "in", "is", "if", "else", "lambda", "for",
+                              "await", "yield"})
+
+
+def _py_operator_call(text: str) -> str | None:
+    """The method call Python's data model makes for an operator expression (a
+    receiver or a value as extracted): ``a + b`` -> ``a.__add__(...)``, ``~a`` ->
+    ``a.__invert__(...)``, read at the loosest operator outside brackets and strings,
+    the last one of its level (they group from the left; ``**`` from the right). None
+    for anything else, or where a comparison, a boolean or a conditional is involved
+    (their result is no operand's method's)."""
+    if not _PY_OPERATOR_CHARS.search(text):
+        return None
+    tokens: list[tuple[int, str]] = []  # (position, operator) outside brackets
+    depth, i, previous_operand = 0, 0, False
+    while i < len(text):
+        char = text[i]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char in "\"'":
+            end = text.find(char, i + 1)
+            while end > 0 and text[end - 1] == "\\":
+                end = text.find(char, end + 1)
+            if end < 0:
+                return None
+            i, previous_operand = end + 1, True
+            continue
+        elif depth == 0:
+            match = _PY_OPERATOR_TOKEN.match(text, i)
+            if match:
+                token = match.group()
+                if token not in _PY_OPERATOR_METHODS and token not in _PY_UNARY_METHODS:
+                    return None  # a comparison, an annotation, a walrus
+                tokens.append((i, token if previous_operand else "unary" + token))
+                i, previous_operand = match.end(), False
+                continue
+            if char.isalnum() or char == "_":
+                word = re.match(r"\w+", text[i:]).group()
+                if word in _PY_NOT_OPERANDS:
+                    return None
+                i, previous_operand = i + len(word), True
+                continue
+        if not char.isspace():
+            previous_operand = char in ")]}" or depth > 0 or previous_operand
+        i += 1
+    binary = [(at, token) for at, token in tokens if token in _PY_OPERATOR_METHODS]
+    for level in _PY_BINARY_LEVELS:
+        found = [(at, token) for at, token in binary if token in level]
+        if found:
+            at, token = found[0] if token == "**" else found[-1]
+            left, right = text[:at].strip(), text[at + len(token):].strip()
+            if not left or not right:
+                return None
+            if left[:1] in "\"'0123456789[{" or left in ("True", "False", "None"):
+                return f"({right}).__r{_PY_OPERATOR_METHODS[token]}__(...)"
+            return f"({left}).__{_PY_OPERATOR_METHODS[token]}__(...)"
+    if tokens and tokens[0][0] == 0 and tokens[0][1].startswith("unary"):
+        operand = text[len(tokens[0][1]) - 5:].strip()
+        method = _PY_UNARY_METHODS.get(tokens[0][1][5:])
+        return f"({operand}).__{method}__(...)" if operand and method else None
+    return None
+
+
 def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
     return _py_file(r, re.sub(r"(/__init__)?\.pyi?$", "", module_path) + "/" + part)
 
@@ -13047,7 +13209,8 @@ PYTHON = Language(
     skip_def=_py_not_a_definition, qualname=_py_qualname, param=_py_param,
     exported=_py_exported,
     docstring=_py_docstring, module_docstring=_py_module_docstring, bases=_py_bases,
-    import_handler=_py_import, resolve_binding=_py_resolve_binding, submodule=_py_submodule)
+    import_handler=_py_import, resolve_binding=_py_resolve_binding, submodule=_py_submodule,
+    operator_call=_py_operator_call)
 
 
 # --- Graph language: JavaScript -----------------------------------------------

@@ -1002,3 +1002,78 @@ def test_a_version_or_platform_branch_the_interpreter_skips_defines_nothing_call
     assert callers(cli, "compat.py:where#3") == set()
     assert callers(cli, "compat.py:both") == {"use.py:run"}
     assert callers(cli, "compat.py:both#2") == {"use.py:run"}
+
+
+def test_a_package_binding_replaces_its_submodule_and_counts_when_conditional(cli):
+    """`from .testing import kit as testing` in a package's __init__ rebinds
+    `pkg.testing` to the class (the import binds the name after the submodule), and
+    a binding made under a module-level `if` or `try` is the module's too; an alias of
+    either (`ppt = pp.testing`) works as a base class and as a receiver."""
+    _write(cli, {
+        "pkg/testing.py": "class kit:\n    class Mixin:\n        def check(self):\n"
+                          "            return 1\n",
+        "pkg/__init__.py": "from .testing import kit as testing\n\n"
+                           "if 'kit' not in globals():\n    kit = testing\n",
+        "tests/test_kit.py": "import pkg as pp\n\nppt = pp.testing\nalso = pp.kit\n\n\n"
+                             "class T(ppt.Mixin):\n    def test_one(self):\n"
+                             "        self.check()\n\n\n"
+                             "class U(also.Mixin):\n    def test_two(self):\n"
+                             "        self.check()\n\n\n"
+                             "def test_three():\n    pp.testing.Mixin().check()\n"})
+    assert callers(cli, "pkg/testing.py:kit.Mixin.check") == {
+        "tests/test_kit.py:T.test_one", "tests/test_kit.py:U.test_two",
+        "tests/test_kit.py:test_three"}
+
+
+def test_a_wrapper_typed_to_return_its_argument_passes_it_through(cli):
+    """`parseString = replaced_by_pep8("parseString", parse_string)`, where the wrapper
+    is declared `(name: str, fn: C) -> C` with C a TypeVar (here imported from where it
+    is made), binds parseString to parse_string, in a class body and in a module, as
+    the type checker reads it; a function declared `(node: Node) -> Node` passes
+    nothing through, since Node is a class, not a type variable."""
+    _write(cli, {
+        "lib/types.py": "from typing import Callable, TypeVar\n\n"
+                        "C = TypeVar('C', bound=Callable)\n",
+        "lib/util.py": "from .types import C\n\n\nclass Node:\n    pass\n\n\n"
+                       "def replaced_by_pep8(compat_name: str, fn: C) -> C:\n"
+                       "    def inner(*args, **kwargs):\n        return fn(*args, **kwargs)\n"
+                       "    return inner\n\n\n"
+                       "def same(node: Node) -> Node:\n    return Node()\n",
+        "lib/core.py": "from .util import replaced_by_pep8, same\n\n\n"
+                       "class Element:\n    def parse_string(self, text):\n        return text\n\n"
+                       "    def scan(self, text):\n        return text\n\n"
+                       "    parseString = replaced_by_pep8('parseString', fn=parse_string)\n"
+                       "    scanString = same(scan)\n\n\n"
+                       "def one_of(words):\n    return Element()\n\n\n"
+                       "oneOf = replaced_by_pep8('oneOf', one_of)\n",
+        "use.py": "from lib.core import Element, oneOf\n\n\n"
+                  "def run(e: Element):\n    e.parseString('x')\n    e.scanString('y')\n"
+                  "    return oneOf('a b')\n"})
+    assert callers(cli, "lib/core.py:Element.parse_string") == {"use.py:run"}
+    assert callers(cli, "lib/core.py:one_of") == {"use.py:run"}
+    assert callers(cli, "lib/core.py:Element.scan") == set()
+
+
+def test_an_operator_expression_has_the_type_its_method_returns(cli):
+    """`a + b` calls type(a).__add__ (Python's data model), `~a` __invert__, and
+    `"x" + a` the reflected __radd__ of the right operand, at the loosest operator:
+    `a | b + b` is an __or__. A comparison gives no operand's type."""
+    _write(cli, {"ops.py": (
+        "class El:\n"
+        "    def __add__(self, other) -> 'El':\n        return El()\n\n"
+        "    def __radd__(self, other) -> 'El':\n        return El()\n\n"
+        "    def __or__(self, other) -> 'Alt':\n        return Alt()\n\n"
+        "    def __invert__(self) -> 'Alt':\n        return Alt()\n\n"
+        "    def __lt__(self, other) -> 'Alt':\n        return Alt()\n\n"
+        "    def parse(self, text):\n        return text\n\n\n"
+        "class Alt(El):\n    def pick(self):\n        return 1\n\n\n"
+        "class Other:\n    def pick(self):\n        return 2\n\n    def parse(self, text):\n"
+        "        return text\n\n\n"
+        "a = El()\nb = El()\nchained = (a + b).parse('x') + b\nalt = a | b + b\n"
+        "lit = 'x' + a\n\n\n"
+        "def use():\n    chained.parse('y')\n    alt.pick()\n    lit.parse('w')\n"
+        "    (~a).pick()\n    (a + b | a).pick()\n\n\n"
+        "def compare():\n    (a < b).pick()\n")})
+    assert callers(cli, "ops.py:El.parse") == {"ops.py", "ops.py:use"}
+    assert callers(cli, "ops.py:Alt.pick") == {"ops.py:use"}
+    assert callers(cli, "ops.py:Other.pick") == set()
