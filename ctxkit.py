@@ -8595,6 +8595,9 @@ GRAPH_INDEXES = tuple(line for line in GRAPH_SCHEMA.splitlines()
                       or line.startswith("CREATE INDEX") and " ON edges(" in line)
 SQL_DROP_GRAPH_INDEXES = tuple(f"DROP INDEX IF EXISTS {line.split()[5]}" for line in GRAPH_INDEXES)
 SQL_ANY_FILE = "SELECT 1 FROM files LIMIT 1"
+# graph_pending's kinds: file (stored, not resolved yet), name (edges naming it are to
+# be resolved again), reshaped (a name whose shape changed: the calls of the files
+# calling it too), dependent (a path: all its calls; _note_reshaped)
 SQL_PENDING_ALL = "SELECT kind, name FROM graph_pending WHERE project = ?"
 SQL_PENDING_ADD = "INSERT OR IGNORE INTO graph_pending (project, kind, name) VALUES (?, ?, ?)"
 SQL_PENDING_DONE = "DELETE FROM graph_pending WHERE project = ?"
@@ -8605,11 +8608,12 @@ class _IndexRun(Record):
 
     __slots__ = ("project", "limit", "indexed", "unchanged", "removed", "skipped", "errors",
                  "skips", "affected", "calls", "bases", "imports", "changed", "cleared",
-                 "workers", "recovered", "meter")
+                 "workers", "recovered", "meter", "reshaped", "dependents", "fresh")
     DEFAULTS: ClassVar[dict[str, Any]] = {"indexed": 0, "unchanged": 0, "removed": 0,
                                           "skipped": 0, "errors": 0, "changed": False,
-                                          "workers": 1, "recovered": 0}
-    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "calls": list,
+                                          "workers": 1, "recovered": 0, "fresh": False}
+    FACTORIES: ClassVar[dict[str, Callable[[], Any]]] = {"affected": set, "reshaped": set,
+                                                        "dependents": set, "calls": list,
                                                         "bases": list, "imports": list,
                                                         "skips": dict, "cleared": set,
                                                         "meter": lambda: _Progress(False)}
@@ -8630,6 +8634,9 @@ class _IndexRun(Record):
     workers: int           # processes for parsing and for resolving calls
     recovered: int          # definitions of this run's files made by error recovery
     meter: _Progress        # the progress line (drawn on a terminal only)
+    reshaped: set[str]      # names whose shape this run changed (_reshaped_names)
+    dependents: set[str]    # paths of the files importing a file with reshaped names
+    fresh: bool             # the project had no files: nothing older reads this run's
 
     def skip(self, reason: str) -> None:
         self.skipped += 1
@@ -8794,6 +8801,7 @@ def _index_files(env: Env, db: Database, files: list[str], scopes: list[str], fu
                  started: float, run: _IndexRun, workers: int) -> dict[str, Any]:
     known = {row["path"]: row for row in db.query(SQL_FILES_ALL, (env.project,))}
     run.workers = workers
+    run.fresh = not known
     pending = _pending_work(db, run)
     listed = set(files)
     # A file a killed run stored but did not resolve is parsed again, in any scope.
@@ -8840,9 +8848,13 @@ def _pending_work(db: Database, run: _IndexRun) -> set[str]:
     for kind, name in db.query(SQL_PENDING_ALL, (run.project,)):
         if kind == "file":
             files.add(name)
-        else:
+        else:  # name, reshaped, dependent (a path)
             run.affected.add(name)
             run.changed = True
+            if kind == "reshaped":
+                run.reshaped.add(name)
+            elif kind == "dependent":
+                run.dependents.add(name)
     return files
 
 
@@ -9177,17 +9189,127 @@ def _reexported_names(context: str) -> set[str]:
         return set()
 
 
-def _clear_file(db: Database, file_id: int, run: _IndexRun) -> None:
-    """Forget a file's nodes and edges; edges from other files into it lose their target."""
+def _clear_file(db: Database, file_id: int, run: _IndexRun,
+                facts: dict[str, Any] | None = None) -> None:
+    """Forget a file's nodes and edges; edges from other files into it lose their target.
+
+    ``facts``: what the file holds now (None: it is gone); the names whose shape
+    that changes are noted (_note_reshaped)."""
     names = {r[0] for r in db.query(SQL_FILE_NAMES, (file_id,))}
     row = db.one("SELECT context FROM files WHERE id = ?", (file_id,))
     names.update(_reexported_names(row[0] if row else "{}"))
     run.affected.update(names)
     run.cleared.update(names)
+    reshaped = names if facts is None else _reshaped_names(
+        db.query(SQL_FILE_SHAPE, (file_id,)), row[0] if row else "{}",
+        ((d.qualname, d.kind, d.signature, d.params, d.return_type) for d in facts["defs"]),
+        facts["context"])
+    if reshaped:  # the files importing it read it too: `mod.table.get()`
+        _note_reshaped(db, run, reshaped, [r[0] for r in db.query(SQL_FILE_IMPORTERS,
+                                                                  (file_id, file_id))])
     db.execute(SQL_FILE_UNLINK, (file_id,))
     db.execute(SQL_FILE_CLEAR_EDGES, (file_id,))
     db.execute(SQL_FILE_CLEAR_NODES, (file_id,))
     run.changed = True
+
+
+SQL_FILE_IMPORTERS = (  # the other files whose imports name the file
+    "SELECT DISTINCT f.path FROM edges e JOIN files f ON f.id = e.file_id "
+    "WHERE e.kind = 'imports' AND e.file_id != ? AND e.dst_id IN "
+    "(SELECT id FROM nodes WHERE file_id = ? AND kind = 'file')")
+SQL_FILE_SHAPE = ("SELECT qualname, kind, signature, params, return_type FROM nodes "
+                  "WHERE file_id = ? AND kind != 'file' ORDER BY id")
+_LOCAL_CONTEXT = ("lambda_receivers", "inactive", "called_params", "scoped", "narrow")
+#                  positions in the file, and what only its own functions read
+
+
+def _reshaped_names(old_defs: Iterable[tuple], old_context: str, new_defs: Iterable[tuple],
+                    new_context: str) -> set[str]:
+    """The names of a file whose shape an edit changed: what calls in other files may
+    read of them without naming anything else of the file.
+
+    A definition's shape is its kind, signature, parameters, declared result and
+    (undeclared) the expressions it returns; a context entry's (an import, an alias,
+    a field's type, a module variable's) is its value. Bodies, lines and the types
+    of a function's local variables are no one else's. ``make().go()`` in another
+    file calls whatever class make's result is now, and names only make there."""
+    old_ctx, new_ctx = _shape_context(old_context), _shape_context(new_context)
+    old, new = _shapes(old_defs, old_ctx), _shapes(new_defs, new_ctx)
+    names = {q.rpartition(".")[2] for q in old.keys() ^ new.keys()}
+    names.update(q.rpartition(".")[2] for q in old.keys() & new.keys() if old[q] != new[q])
+    functions = {q for shapes in (old, new) for q, entries in shapes.items()
+                 if any(e[0] in ("function", "method") for e in entries)}
+    for key in old_ctx.keys() | new_ctx.keys():
+        before, after = old_ctx.get(key), new_ctx.get(key)
+        if key == "returns" or before == after:
+            continue
+        changed = _changed_entries(before, after, functions if key == "types" else set())
+        if changed is None:  # not a table of names: any of the file's
+            return names | {q.rpartition(".")[2] for q in old.keys() | new.keys()}
+        names |= changed
+    return names
+
+
+def _shape_context(context: str) -> dict[str, Any]:
+    try:
+        ctx = json.loads(context) if context else {}
+    except ValueError:
+        return {}
+    for key in _LOCAL_CONTEXT:
+        ctx.pop(key, None)
+    return ctx if isinstance(ctx, dict) else {}
+
+
+def _shapes(defs: Iterable[tuple], ctx: dict[str, Any]) -> dict[str, list[tuple]]:
+    returns = ctx.get("returns") if isinstance(ctx.get("returns"), dict) else {}
+    found: dict[str, list[tuple]] = {}
+    for qualname, kind, signature, params, result in defs:
+        found.setdefault(qualname, []).append(
+            (kind, signature, params, result, returns.get(qualname)))
+    return found
+
+
+def _changed_entries(before: Any, after: Any, local: set[str]) -> set[str] | None:
+    """The names whose entries differ between two values of one context key: a table
+    {name: value} or {scope: {name: value}} (a scope's own name too: the class whose
+    field changed), a list of names; None for anything else. Scopes in ``local`` are
+    skipped (a function's variables)."""
+    if isinstance(before, list | None) and isinstance(after, list | None):
+        items = [*(before or ()), *(after or ())]
+        if all(isinstance(item, str) for item in items):
+            return set(before or ()) ^ set(after or ())
+        return None
+    if not isinstance(before, dict | None) or not isinstance(after, dict | None):
+        return None
+    before, after = before or {}, after or {}
+    names: set[str] = set()
+    for key in before.keys() | after.keys():
+        one, other = before.get(key), after.get(key)
+        if one == other or key in local:
+            continue
+        if isinstance(one, dict | None) and isinstance(other, dict | None):
+            names.update((one or {}).keys() ^ (other or {}).keys())
+            names.update(k for k in (one or {}).keys() & (other or {}).keys()
+                         if one[k] != other[k])
+        if key:
+            names.add(key.rpartition(".")[2])
+    return names
+
+
+def _note_reshaped(db: Database, run: _IndexRun, names: set[str],
+                   importers: Iterable[str] = ()) -> None:
+    """Names whose shape changed, and the files importing theirs: every call of those
+    files and of the files that call one of the names is resolved again
+    (_resolve_run). Recorded in graph_pending in the transaction that stores the
+    change: a killed run leaves them to the next."""
+    names = names - run.reshaped
+    importers = set(importers) - run.dependents
+    run.reshaped.update(names)
+    run.dependents.update(importers)
+    rows = [(run.project, "reshaped", n) for n in names]
+    rows += [(run.project, "dependent", path) for path in importers]
+    if rows:
+        db.executemany(SQL_PENDING_ADD, rows)
 
 
 def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mtime_ns: int,
@@ -9199,9 +9321,11 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
         old = db.one("SELECT id FROM files WHERE project = ? AND path = ?", (project, rel))
     if old is None:
         file_id = db.execute(SQL_FILE_INSERT, (project, rel, *file_row)).lastrowid
+        if not run.fresh:  # calls elsewhere may have read its names unresolved
+            _note_reshaped(db, run, {d.name for d in facts["defs"]} | set(facts["bound"]))
     else:
         file_id = old["id"]
-        _clear_file(db, file_id, run)
+        _clear_file(db, file_id, run, facts)
         db.execute(SQL_FILE_UPDATE, (*file_row, file_id))
     run.indexed += 1
     run.errors += bool(facts["errors"])
@@ -12176,6 +12300,15 @@ SQL_AFFECTED_CALLS = (
     "SELECT e.id, e.file_id, f.path, e.src_id, e.callee, e.recv, e.dst_name, e.line, e.args "
     "FROM edges e JOIN graph_affected a ON a.name = e.callee JOIN files f ON f.id = e.file_id "
     "WHERE e.project = ? AND e.kind = 'calls'")
+SQL_RESHAPED_CALLS = (  # every call of the files that call a name of graph_affected
+    "SELECT e.id, e.file_id, f.path, e.src_id, e.callee, e.recv, e.dst_name, e.line, e.args "
+    "FROM edges e JOIN files f ON f.id = e.file_id WHERE e.project = ? AND e.kind = 'calls' "
+    "AND e.file_id IN (SELECT DISTINCT d.file_id FROM edges d JOIN graph_affected a "
+    "ON a.name = d.callee WHERE d.project = ? AND d.kind = 'calls')")
+SQL_FILE_CALLS = (
+    "SELECT e.id, e.file_id, f.path, e.src_id, e.callee, e.recv, e.dst_name, e.line, e.args "
+    "FROM edges e JOIN files f ON f.id = e.file_id WHERE e.project = ? AND f.path = ? "
+    "AND e.kind = 'calls'")
 SQL_AFFECTED_BASES = (
     "SELECT e.id, e.file_id, f.path, n.qualname, e.dst_name, e.kind, e.line FROM edges e "
     "JOIN graph_affected a ON a.name = e.callee JOIN files f ON f.id = e.file_id "
@@ -12192,7 +12325,20 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     db.execute(SQL_AFFECTED_CLEAR)
     db.executemany(SQL_AFFECTED_FILL, ((n,) for n in run.affected))
     old_bases = db.query(SQL_AFFECTED_BASES, (env.project,))
-    old_calls = db.query(SQL_AFFECTED_CALLS, (env.project,))
+    old_calls = [tuple(r) for r in db.query(SQL_AFFECTED_CALLS, (env.project,))]
+    if run.reshaped or run.dependents:  # make() returns another class: make().go() too
+        db.execute(SQL_AFFECTED_CLEAR)
+        db.executemany(SQL_AFFECTED_FILL, ((n,) for n in run.reshaped))
+        taken = {row[0] for row in old_calls}
+        rows = db.query(SQL_RESHAPED_CALLS, (env.project,) * 2)
+        for path in sorted(run.dependents):
+            rows += db.query(SQL_FILE_CALLS, (env.project, path))
+        for row in rows:
+            if row[0] not in taken:
+                taken.add(row[0])
+                old_calls.append(tuple(row))
+        db.execute(SQL_AFFECTED_CLEAR)
+        db.executemany(SQL_AFFECTED_FILL, ((n,) for n in run.affected))
     old_imports = db.query(SQL_DANGLING_IMPORTS, (env.project,))
     run.meter.show("resolve", 0, len(run.calls))
     resolver = _Resolver(db, env)
@@ -12205,7 +12351,7 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     # together (the parent one of them) only while they fit the budget.
     size = _resident_bytes()
     workers = min(run.workers, max(1, GRAPH_RESOLVE_BUDGET // (2 * size) if size > 0 else 1))
-    _resolve_calls(db, resolver, run, [tuple(r) for r in old_calls], workers)
+    _resolve_calls(db, resolver, run, old_calls, workers)
     _resolve_passed_values(db, resolver, run)
     _resolve_imports(db, resolver, run, [tuple(r) for r in old_imports])
     db.execute(SQL_AFFECTED_CLEAR)

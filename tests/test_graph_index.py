@@ -410,6 +410,51 @@ def test_new_definition_is_linked_from_unchanged_files(cli):
     assert "app/store.py:Store.archive" not in callees(cli, "app/store.py:use")
 
 
+def test_a_changed_result_type_re_resolves_the_calls_that_read_it_elsewhere(cli):
+    """`make().go()` and `x = make(); x.go()` in use.py call whatever class make()
+    is declared (or inferred) to return in f.py. Editing only f.py moves them, though
+    no call in use.py names anything f.py defines but make; as does creating a file
+    that defines make where use.py's make() read nothing, and deleting it again."""
+    write(cli.root, "m.py", "class A:\n    def go(self):\n        pass\n\n\n"
+                            "class B:\n    def go(self):\n        pass\n")
+    write(cli.root, "f.py", "from m import A, B\n\n\ndef make() -> A:\n    return A()\n")
+    write(cli.root, "use.py", "from f import make\nfrom g import build\n\n\n"
+                              "def run():\n    make().go()\n\n\n"
+                              "def later():\n    x = build()\n    x.go()\n")
+    index(cli)
+    assert callers(cli, "m.py:A.go") == {"use.py:run"}
+    write(cli.root, "f.py", "from m import A, B\n\n\ndef make() -> B:\n    return B()\n")
+    index(cli)
+    assert callers(cli, "m.py:A.go") == set()
+    assert callers(cli, "m.py:B.go") == {"use.py:run"}
+    write(cli.root, "f.py", "from m import A, B\n\n\ndef make():\n    return A()\n")
+    index(cli)
+    assert callers(cli, "m.py:A.go") == {"use.py:run"}
+    write(cli.root, "g.py", "from m import B\n\n\ndef build() -> B:\n    return B()\n")
+    index(cli)
+    assert callers(cli, "m.py:B.go") == {"use.py:later"}
+    (cli.root / "g.py").unlink()
+    index(cli)
+    assert callers(cli, "m.py:B.go") == set()
+
+
+def test_a_changed_module_variable_re_resolves_its_readers(cli):
+    """`f.table.go()` names nothing f.py defines: the files importing f.py are
+    resolved again when its shape changes."""
+    write(cli.root, "m.py", "class A:\n    def go(self):\n        pass\n\n\n"
+                            "class B:\n    def go(self):\n        pass\n")
+    write(cli.root, "f.py", "from m import A, B\n\ntable = A()\n\n\ndef helper():\n"
+                            "    return 1\n")
+    write(cli.root, "use.py", "import f\n\n\ndef run():\n    f.table.go()\n")
+    index(cli)
+    assert callers(cli, "m.py:A.go") == {"use.py:run"}
+    write(cli.root, "f.py", "from m import A, B\n\ntable = B()\n\n\ndef helper():\n"
+                            "    return 1\n")
+    index(cli)
+    assert callers(cli, "m.py:A.go") == set()
+    assert callers(cli, "m.py:B.go") == {"use.py:run"}
+
+
 def test_paths_and_exclude_limit_the_run(cli):
     copy_fixture("graph_python", cli.root)
     data = index(cli, "app/models.py", "app/cache.py")
