@@ -9200,13 +9200,12 @@ def _clear_file(db: Database, file_id: int, run: _IndexRun,
     names.update(_reexported_names(row[0] if row else "{}"))
     run.affected.update(names)
     run.cleared.update(names)
-    reshaped = names if facts is None else _reshaped_names(
+    reshaped, read_through = (names, True) if facts is None else _reshaped_names(
         db.query(SQL_FILE_SHAPE, (file_id,)), row[0] if row else "{}",
         ((d.qualname, d.kind, d.signature, d.params, d.return_type) for d in facts["defs"]),
         facts["context"])
-    if reshaped:  # the files importing it read it too: `mod.table.get()`
-        _note_reshaped(db, run, reshaped, [r[0] for r in db.query(SQL_FILE_IMPORTERS,
-                                                                  (file_id, file_id))])
+    importers = db.query(SQL_FILE_IMPORTERS, (file_id, file_id)) if read_through else ()
+    _note_reshaped(db, run, reshaped, [r[0] for r in importers])
     db.execute(SQL_FILE_UNLINK, (file_id,))
     db.execute(SQL_FILE_CLEAR_EDGES, (file_id,))
     db.execute(SQL_FILE_CLEAR_NODES, (file_id,))
@@ -9224,7 +9223,7 @@ _LOCAL_CONTEXT = ("lambda_receivers", "inactive", "called_params", "scoped", "na
 
 
 def _reshaped_names(old_defs: Iterable[tuple], old_context: str, new_defs: Iterable[tuple],
-                    new_context: str) -> set[str]:
+                    new_context: str) -> tuple[set[str], bool]:
     """The names of a file whose shape an edit changed: what calls in other files may
     read of them without naming anything else of the file.
 
@@ -9232,22 +9231,37 @@ def _reshaped_names(old_defs: Iterable[tuple], old_context: str, new_defs: Itera
     (undeclared) the expressions it returns; a context entry's (an import, an alias,
     a field's type, a module variable's) is its value. Bodies, lines and the types
     of a function's local variables are no one else's. ``make().go()`` in another
-    file calls whatever class make's result is now, and names only make there."""
+    file calls whatever class make's result is now, and names only make there.
+
+    Also whether a module-level variable, value binding, object or type alias
+    changed: ``mod.table.get()`` names none of the file's names, so the files that
+    import it are read again (not for a definition's change: adding a helper to a
+    module every file imports re-resolves the calls of that helper's name only)."""
     old_ctx, new_ctx = _shape_context(old_context), _shape_context(new_context)
     old, new = _shapes(old_defs, old_ctx), _shapes(new_defs, new_ctx)
     names = {q.rpartition(".")[2] for q in old.keys() ^ new.keys()}
     names.update(q.rpartition(".")[2] for q in old.keys() & new.keys() if old[q] != new[q])
     functions = {q for shapes in (old, new) for q, entries in shapes.items()
                  if any(e[0] in ("function", "method") for e in entries)}
+    read_through = False
     for key in old_ctx.keys() | new_ctx.keys():
         before, after = old_ctx.get(key), new_ctx.get(key)
         if key == "returns" or before == after:
             continue
+        if key in _MODULE_LEVEL_CONTEXT:
+            read_through |= key == "aliases" or _module_entry(before) != _module_entry(after)
         changed = _changed_entries(before, after, functions if key == "types" else set())
         if changed is None:  # not a table of names: any of the file's
-            return names | {q.rpartition(".")[2] for q in old.keys() | new.keys()}
+            return names | {q.rpartition(".")[2] for q in old.keys() | new.keys()}, True
         names |= changed
-    return names
+    return names, read_through
+
+
+_MODULE_LEVEL_CONTEXT = frozenset({"types", "values", "objects", "aliases"})
+
+
+def _module_entry(value: Any) -> Any:
+    return value.get("") if isinstance(value, dict) else value
 
 
 def _shape_context(context: str) -> dict[str, Any]:
