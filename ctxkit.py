@@ -7290,6 +7290,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         imports.append(caps["import"][0])
     elif "narrow" in caps:
         _collect_narrowing(s, caps, extra)
+    elif "flow" in caps:
+        _flow_narrowing(s, caps["flow"][0], extra)
     elif "getter" in caps:  # get x() {...}: reading x runs it, like a property
         extra.setdefault("getters", []).append(caps["getter"][0].parent.start_byte)
     elif "decorated" in caps:  # the outermost decorator gives the name its value
@@ -7744,6 +7746,109 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
         block = block.parent  # `assert isinstance(x, T)`: the rest of the block holding it
     extra.setdefault("narrow", []).append(
         (block.start_byte, s.text(caps["var"][0]), first, block.end_point[0] + 1, type_text))
+
+
+def _flow_narrowing(s: _Source, node: Any, extra: dict) -> None:
+    """What a test tells of a variable where its outcome is known, as TypeScript's
+    control flow analysis reads it: an ``if``'s branches (and, when a branch always
+    leaves, the rest of the block holding the ``if``: ``if (!isText(n)) return;``),
+    a conditional's arms, the right operand of ``&&`` and ``||``. A test is a type
+    guard ``isT(x)``, ``x instanceof T``, ``"m" in x``, and ``!``, ``&&``, ``||``
+    and parentheses over them (_test_facts)."""
+    places: list[tuple[Any, bool]] = []  # (where, the outcome known there)
+    if node.type == "if_statement":
+        test = node.child_by_field_name("condition")
+        yes, no = node.child_by_field_name("consequence"), node.child_by_field_name(
+            "alternative")
+        places.append((yes, True))
+        if no is not None:
+            places.append((no, False))
+        holder = node.parent
+        if holder is not None and holder.type in ("statement_block", "program",
+                                                  "switch_case", "switch_default"):
+            rest = (node.end_byte, holder.end_point[0] + 1)
+            if _always_leaves(yes):
+                places.append((rest, False))
+            elif no is not None and _always_leaves(no):
+                places.append((rest, True))
+    elif node.type == "ternary_expression":
+        test = node.child_by_field_name("condition")
+        places += [(node.child_by_field_name("consequence"), True),
+                   (node.child_by_field_name("alternative"), False)]
+    else:  # a && b: b runs where a held; a || b: where it did not
+        test = node.child_by_field_name("left")
+        places.append((node.child_by_field_name("right"),
+                       s.text(node.child_by_field_name("operator")) == "&&"))
+    for place, outcome in places:
+        if place is None or test is None:
+            continue
+        facts = _test_facts(s, test, outcome)
+        if not facts:
+            continue
+        if isinstance(place, tuple):  # the rest of the block: from the if's last line
+            first, last = node.end_point[0] + 1, place[1]
+        else:
+            first, last = place.start_point[0] + 1, place.end_point[0] + 1
+        for var, type_text in facts:
+            extra.setdefault("narrow", []).append((node.start_byte, var, first, last,
+                                                   type_text))
+
+
+def _test_facts(s: _Source, node: Any, outcome: bool) -> list[tuple[str, str]]:
+    """(variable, narrowed type) pairs that hold where ``node`` evaluated to
+    ``outcome``: a guard when true, its negation when false; both sides of a true
+    ``&&`` and of a false ``||``."""
+    kind = node.type
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return _test_facts(s, node.named_children[0], outcome)
+    if kind == "unary_expression" and s.text(node.child_by_field_name("operator")) == "!":
+        return _test_facts(s, node.child_by_field_name("argument"), not outcome)
+    if kind == "binary_expression":
+        operator = s.text(node.child_by_field_name("operator"))
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None:
+            return []
+        if operator in ("&&", "||"):
+            both = operator == "&&" and outcome or operator == "||" and not outcome
+            return _test_facts(s, left, outcome) + _test_facts(s, right, outcome) \
+                if both else []
+        if not outcome:
+            return []
+        if operator == "instanceof" and left.type == "identifier" and \
+                right.type in ("identifier", "member_expression"):
+            return [(s.text(left), _clean_type(s.text(right)))]
+        if operator == "in" and left.type == "string" and right.type == "identifier":
+            return [(s.text(right), "in:" + _quoted_text(s, left))]
+        return []
+    if kind == "call_expression" and outcome:
+        function, arguments = node.child_by_field_name("function"), \
+            node.child_by_field_name("arguments")
+        first = arguments.named_children[0] if arguments is not None and \
+            arguments.named_child_count else None
+        if function is not None and function.type == "identifier" and \
+                first is not None and first.type == "identifier":
+            return [(s.text(first), "guard:" + s.text(function))]
+    return []
+
+
+_LEAVING = frozenset({"return_statement", "throw_statement", "break_statement",
+                      "continue_statement"})
+
+
+def _always_leaves(node: Any) -> bool:
+    """Whether running ``node`` never reaches what follows it: a return, throw, break
+    or continue, a block that ends in one, an if whose branches both leave."""
+    if node is None:
+        return False
+    if node.type in _LEAVING:
+        return True
+    if node.type in ("statement_block", "else_clause"):
+        body = [c for c in node.named_children if "comment" not in c.type]
+        return bool(body) and _always_leaves(body[-1])
+    if node.type == "if_statement":
+        return _always_leaves(node.child_by_field_name("consequence")) and \
+            _always_leaves(node.child_by_field_name("alternative"))
+    return False
 
 
 def _def_name(s: _Source, node: Any, kind: str) -> str:
@@ -13405,13 +13510,9 @@ _JS_CALLS = """
 (assignment_expression left: (member_expression object: (this) @self
     property: [(property_identifier) (private_property_identifier)] @var)
     right: (new_expression constructor: (_) @type)) @vartype
-(if_statement condition: (parenthesized_expression (binary_expression left: (identifier) @var
-    operator: "instanceof" right: [(identifier) (member_expression)] @type))
-    consequence: (_) @narrow)
-(if_statement condition: (parenthesized_expression (call_expression function: (identifier) @guard
-    arguments: (arguments . (identifier) @var))) consequence: (_) @narrow)
-(if_statement condition: (parenthesized_expression (binary_expression left: (string) @member
-    operator: "in" right: (identifier) @var)) consequence: (_) @narrow)
+(if_statement condition: (parenthesized_expression)) @flow
+(binary_expression operator: ["&&" "||"]) @flow
+(ternary_expression) @flow
 (return_statement [(call_expression) (new_expression) (identifier) (member_expression)
     (this) (object)] @returned)
 (arrow_function body: [(call_expression) (new_expression) (identifier) (member_expression)]

@@ -75,3 +75,37 @@ def test_callers_agree_with_the_typescript_compiler(indexed):
     wrong = {symbol: (found, expected) for symbol, expected in CASES
              if (found := callers(indexed, symbol)) != expected}
     assert not wrong, wrong
+
+
+def test_a_test_narrows_where_its_outcome_is_known(cli):
+    """TypeScript's control flow analysis: after `if (!isText(n)) return;` n is a
+    TextNode for the rest of the block, in the right operand of `isText(n) && ...`
+    and of `!isText(n) || ...`, in a conditional's arm, in an else branch of a
+    negated test, after an if whose else always throws. A test that may be either
+    way (`isText(n) || other`) tells nothing after it."""
+    (cli.root / "n.ts").write_text(
+        "export class Base { getType(): string { return 'b'; } }\n"
+        "export class TextNode extends Base { getFormat(): number { return 1; } }\n"
+        "export class ElementNode extends Base { getFormat(): number { return 2; } }\n"
+        "export function isText(n: Base | null): n is TextNode { return n instanceof TextNode; }\n"
+        "export function get(k: string): Base | null { return null; }\n\n"
+        "export function early(k: string): void {\n  const node = get(k);\n"
+        "  if (!isText(node)) {\n    return;\n  }\n  node.getFormat();\n}\n\n"
+        "export function either(k: string): void {\n  const node = get(k);\n"
+        "  if (!isText(node) || node.getFormat() === 1) {\n    return;\n  }\n"
+        "  node.getFormat();\n}\n\n"
+        "export function both(k: string): number {\n  const node = get(k);\n"
+        "  return isText(node) ? node.getFormat() : 0;\n}\n\n"
+        "export function otherwise(node: Base): void {\n"
+        "  if (!(node instanceof TextNode)) {\n    node.getType();\n  } else {\n"
+        "    node.getFormat();\n  }\n}\n\n"
+        "export function thrown(node: Base): void {\n"
+        "  if (isText(node)) {\n    node.getType();\n  } else {\n"
+        "    throw new Error('no');\n  }\n  node.getFormat();\n}\n\n"
+        "export function unknown(node: Base, other: boolean): void {\n"
+        "  if (isText(node) || other) {\n    return;\n  }\n  node.getFormat();\n}\n",
+        encoding="utf-8")
+    assert cli("index").code == 0
+    result = cli("callers", "n.ts:TextNode.getFormat", "--json")
+    assert {r["id"] for r in result.json()["results"]} == {
+        "n.ts:early", "n.ts:either", "n.ts:both", "n.ts:otherwise", "n.ts:thrown"}
