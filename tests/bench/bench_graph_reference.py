@@ -14,6 +14,8 @@ project that it runs:
                 and Mono.Cecil on its output
     Kotlin      the Kotlin compiler's      graph_reference/RefKotlin.kt
                 front end (kotlinc 1.3)
+    PHP         intelephense (npm), sites  graph_reference/ref_php_intelephense.py
+                from PHP's own tokenizer
 
 The reference's pairs (caller, callee), both definitions inside the project,
 are the expected direct-caller sets. ctxkit indexes the same files and its
@@ -34,12 +36,13 @@ same scorer: every call ctxkit extracted, linked to every definition of that
 name in the project.
 
 Projects are split: the tuned ones are listed here, the held-out ones in
-graph_reference_held_out.txt and, for Java, C, C++, C# and Kotlin, the _java, _c,
-_csharp and _kotlin files beside it (each written before any tuning on its projects,
+graph_reference_held_out.txt and, for Java, C, C++, C#, Kotlin and PHP, the _java, _c,
+_csharp, _kotlin and _php files beside it (each written before any tuning on its projects,
 never edited). The report gives both, per project and per language.
 
 Inputs come from the package registries once (pip download of sdists, npm
-pack, apt-get download of Debian's golang-*-dev source packages) into
+pack, apt-get download of Debian's golang-*-dev source packages and php-*
+library packages) into
 tests/bench/.work/, and the references' answers are cached there too, so
 later runs are offline. Java, C# and Kotlin projects come from public git repositories at a
 pinned commit (no registry reachable here ships Java sources): a bare clone
@@ -48,7 +51,8 @@ under .work/git/, made once from a folder of mirrors named OWNER+NAME/repo
 `typescript` npm package (installed into .work/npm), Debian's golang-go,
 Debian's python3-clang-14 (run by /usr/bin/python3) for C and C++, a JDK
 (`java`, 17 or newer) for Java, Debian's mono-mcs and libmono-cecil-cil-dev for C#,
-Debian's kotlin (kotlinc 1.3.31 and its compiler jar) for Kotlin.
+Debian's kotlin (kotlinc 1.3.31 and its compiler jar) for Kotlin, Debian's php-cli and
+node with the `intelephense` npm package (installed into .work/npm) for PHP.
 
 Run:  python tests/bench/bench_graph_reference.py [--language L] [--project P]
           [--details FILE] [--check-cli N] [--ctxkit OLD/ctxkit.py] [--add LINE]
@@ -56,7 +60,7 @@ Run:  python tests/bench/bench_graph_reference.py [--language L] [--project P]
 (--ctxkit measures another version, e.g. before a change, on the same inputs.)
 Targets: precision >= 0.98 and recall >= 0.95 per language (Python,
 TypeScript, Go), tuned and held-out alike; 0.95 / 0.85 for the languages made
-full later (C, C++, Java, C#, Kotlin). Exit 1 when a language misses.
+full later (C, C++, Java, C#, Kotlin, PHP). Exit 1 when a language misses.
 """
 
 from __future__ import annotations
@@ -85,8 +89,10 @@ HELD_OUT_FILES = (HERE / "graph_reference_held_out.txt",
                   HERE / "graph_reference_held_out_java.txt",
                   HERE / "graph_reference_held_out_c.txt",
                   HERE / "graph_reference_held_out_csharp.txt",
-                  HERE / "graph_reference_held_out_kotlin.txt")
+                  HERE / "graph_reference_held_out_kotlin.txt",
+                  HERE / "graph_reference_held_out_php.txt")
 TYPESCRIPT = "typescript@5.9.3"
+INTELEPHENSE = "intelephense@1.18.5"
 CECIL = Path("/usr/lib/mono-cecil")   # Debian's libmono-cecil-cil-dev: Cecil with .mdb symbols
 JARS = Path("/usr/share/java")        # Debian's kotlin: the compiler and the standard library
 KOTLIN_COMPILER = ("kotlin-compiler", "kotlin-stdlib", "kotlin-reflect", "kotlin-script-runtime",
@@ -141,14 +147,20 @@ csharp yamldotnet git aaubry/YamlDotNet@b758a2961bdb0b042f7f94e1fe6cddbb34756402
 kotlin kotlinpoet git square/kotlinpoet@079bae9e3c3423106379b67b82b671a3e8b15fed src/main/java
 kotlin clikt git ajalt/clikt@4db82a772ed61e12681017f1dcb4c2d0b1235a6e clikt/src/main
 kotlin klaxon git cbeust/klaxon@929bff13220ace2288ab94c993d4efce7b7d968a klaxon/src/main
+php league-commonmark deb php-league-commonmark usr/share/php/League/CommonMark
+php monolog deb php-monolog usr/share/php/Monolog
+php html5 deb php-masterminds-html5 usr/share/php/Masterminds
+php inflector deb php-doctrine-inflector usr/share/php/Doctrine/Inflector
 """
 
 LANGUAGE_FILES = {"python": ("python",), "typescript": ("typescript", "tsx"), "go": ("go",),
                   "c": ("c",), "cpp": ("cpp", "c"), "java": ("java",),
-                  "csharp": ("csharp",), "kotlin": ("kotlin",)}  # every .h as C
+                  "csharp": ("csharp",), "kotlin": ("kotlin",), "php": ("php",)}
+#                 every .h as C
 SCRIPTS = {"python": "ref_python_jedi.py", "typescript": "ref_typescript.js",
            "go": "ref_go_types.go", "c": "ref_c_clang.py", "cpp": "ref_c_clang.py",
-           "java": "RefJava.java", "csharp": "RefCSharp.cs", "kotlin": "RefKotlin.kt"}
+           "java": "RefJava.java", "csharp": "RefCSharp.cs", "kotlin": "RefKotlin.kt",
+           "php": "ref_php_intelephense.py"}
 
 
 @dataclass(frozen=True)
@@ -248,6 +260,8 @@ def fetch_deb(project: Project) -> Path:
             run(["dpkg-deb", "-x", str(deb), str(WORK / "go" / "tree")])
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.touch()
+    if project.language != "go":  # a library package: the folder it installs
+        return WORK / "go" / "tree" / import_path
     return gopath() / "src" / import_path
 
 
@@ -328,13 +342,17 @@ def kotlin_tool() -> Path:
         ["kotlinc", str(source), "-cp", jars(("kotlin-compiler",)), "-d", str(tool)]))
 
 
-def typescript_module() -> Path:
+def npm_module(spec: str) -> Path:
     npm = WORK / "npm"
-    module = npm / "node_modules" / "typescript"
+    module = npm / "node_modules" / spec.rpartition("@")[0]
     if not module.exists():
         npm.mkdir(parents=True, exist_ok=True)
-        run(["npm", "install", "--silent", "--no-audit", "--no-fund", TYPESCRIPT], cwd=npm)
+        run(["npm", "install", "--silent", "--no-audit", "--no-fund", spec], cwd=npm)
     return module
+
+
+def typescript_module() -> Path:
+    return npm_module(TYPESCRIPT)
 
 
 # --- ctxkit ----------------------------------------------------------------
@@ -436,6 +454,9 @@ def reference(project: Project, root: Path, source: Path, files: list[str]) -> d
     elif project.language == "kotlin":
         proc = run(["java", "-Xmx2g", "-cp", f"{kotlin_tool()}:{jars(KOTLIN_COMPILER)}",
                     "RefKotlin", str(root), jars(KOTLIN_LIBRARIES)], input=stdin)
+    elif project.language == "php":
+        server = npm_module(INTELEPHENSE) / "lib" / "intelephense.js"
+        proc = run([sys.executable, str(REF / script), str(root), str(server)], input=stdin)
     elif project.language == "typescript":
         proc = run(["node", str(REF / script), str(typescript_module()), str(root)],
                    input=stdin)
