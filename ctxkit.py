@@ -6113,7 +6113,7 @@ class Language(Record):
         "import_handler",
         "resolve_binding", "resolve_local", "resolve_qualified", "receiver_call", "submodule",
         "method_fallback", "path_call", "package_files", "built", "conditionals",
-        "operator_call")
+        "operator_call", "doc_result")
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "grammar": None, "query": None, "full": False, "family": "", "self_names": (),
         "super_names": ("super()", "super"), "class_scope": False, "methods_outside": False,
@@ -6138,7 +6138,7 @@ class Language(Record):
                          "method_types", "call_written", "import_handler", "resolve_binding",
                          "resolve_local", "resolve_qualified", "receiver_call", "submodule",
                          "method_fallback", "path_call", "package_files", "built",
-                         "conditionals", "operator_call"))}
+                         "conditionals", "operator_call", "doc_result"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
@@ -6306,6 +6306,8 @@ class Language(Record):
     conditionals: Callable | None     # (s, root, ctx): the branches of conditional
     #                                   compilation a default build leaves out, into
     #                                   ctx["inactive"] (C's #if) [every branch is read]
+    doc_result: Callable | None       # (s, d) -> the result a function's doc comment
+    #                                   gives when the code declares none [none]
     operator_call: Callable | None    # (text) -> the method call an operator expression
     #                                   makes (``a + b``: ``a.__add__(...)``), or None
     #                                   [operators call nothing of the index]
@@ -7298,6 +7300,12 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         extra.setdefault("decorated", []).append(
             (caps["decorated"][0].start_byte,
              _collapse_arguments(one_line(s.text(caps["decorator"][0])))[:120]))
+    elif "phpdoc" in caps:  # /** @var Formatter */ private $fmt;: PHP's written type
+        written = _PHP_DOC_VAR.search(s.text(caps["phpdoc"][0]))
+        if written:
+            vartypes.append((caps["vartype"][0].start_byte,
+                             s.text(caps["var"][0]).lstrip(s.language.sigils),
+                             _php_doc_type(written.group(1)), True))
     elif "vartype" in caps and "vars" in caps:  # a, err := f(): each takes one result
         for index, item in enumerate(caps["vars"][0].named_children):
             if item.type == "identifier" and s.text(item) != "_":
@@ -8035,6 +8043,8 @@ def _return_type(s: _Source, d: _Def) -> str | None:
     if s.language.return_after is not None:
         node = _node_after(d.fn, s.language.return_after)
     text = one_line(s.text(node)).lstrip(":").strip()
+    if not text and s.language.doc_result is not None:
+        return s.language.doc_result(s, d)
     return text.removeprefix("->").strip() or None
 
 
@@ -15919,6 +15929,10 @@ _PHP_QUERY = """
 (assignment_expression left: (variable_name) @var
     right: (object_creation_expression [(name) (qualified_name)] @type)) @vartype
 (property_declaration type: (_) @type (property_element name: (variable_name) @var)) @vartype
+((comment) @phpdoc . (property_declaration !type (property_element name: (variable_name) @var))
+    @vartype)
+(assignment_expression left: (member_access_expression object: (variable_name) @self
+    name: (name) @var) right: (variable_name) @value (#eq? @self "$this")) @vartype
 [(if_statement) (else_if_clause) (for_statement) (foreach_statement) (while_statement)
  (do_statement) (catch_clause) (conditional_expression) (case_statement)] @branch
 (binary_expression operator: ["&&" "||" "and" "or" "??"]) @branch
@@ -15936,8 +15950,59 @@ def _php_call_written(s: _Source, recv: Any, callee: Any, name: str,
     sep = "::" if s.src[recv.end_byte:callee.start_byte].strip() == b"::" else "->"
     written = f"{one_line(s.text(recv))}{sep}{name}" if recv.type != "namespace_name" else \
         f"{one_line(s.text(recv))}\\{name}"
-    read = re.sub(r"\s+", "", s.text(recv)).replace("?->", ".").replace("->", ".")
+    read = _collapse_arguments(re.sub(r"\s+", "", s.text(recv))).replace(
+        "?->", ".").replace("->", ".")
     return written, _php_name(read.replace("::", ".")).replace("$", "")
+
+
+_PHP_DOC_VAR = lazy_re(r"@var\s+([^\s*]+)")
+_PHP_SCALARS = frozenset({"int", "float", "string", "bool", "array", "mixed", "void", "null",
+                          "callable", "iterable", "object", "false", "true", "resource"})
+
+
+def _php_doc_type(written: str) -> str:
+    """A docblock's type (``Scanner|null``, ``?Scanner``, ``\\App\\Scanner[]``) as a
+    written type: the one class it names apart from null (an array of them is an
+    array, not one)."""
+    parts = [p for p in written.lstrip("?").split("|") if p.lower() != "null"]
+    if len(parts) != 1 or parts[0].endswith("]") or "<" in parts[0]:
+        return written if len(parts) != 1 else parts[0]
+    return parts[0]
+
+
+def _php_doc(s: _Source, function: Any) -> str:
+    """The docblock (``/** ... */``) just before a function or method, or ""."""
+    doc = function.prev_named_sibling if function is not None else None
+    if doc is not None and doc.type == "comment" and s.text(doc).startswith("/**"):
+        return s.text(doc)
+    return ""
+
+
+def _php_doc_result(s: _Source, d: _Def) -> str | None:
+    """``@return Scanner`` of a function that declares no result."""
+    found = re.search(r"@return\s+([^\s*]+)", _php_doc(s, d.fn))
+    return _php_doc_type(found.group(1)) if found else None
+
+
+def _php_param(s: _Source, p: Any) -> dict[str, Any] | None:
+    """A parameter; without a declared type, the one its function's docblock gives
+    (``@param Scanner $scanner``): PHP's written types before PHP 7, which the
+    language servers and checkers read."""
+    name = p.child_by_field_name("name")
+    if name is None:
+        return None
+    type_node, default = p.child_by_field_name("type"), p.child_by_field_name("default_value")
+    text = s.text(name)
+    written = one_line(s.text(type_node)) if type_node is not None else None
+    if written is None:
+        found = re.search(r"@param\s+([^\s$*]+)\s+(?:\.\.\.)?" + re.escape(text) + r"\b",
+                          _php_doc(s, p.parent.parent if p.parent is not None else None))
+        if found:
+            written = _php_doc_type(found.group(1))
+    if p.type == "variadic_parameter":
+        text = "..." + text
+    return {"name": text, "type": written,
+            "default": one_line(s.text(default))[:80] if default is not None else None}
 
 
 def _php_bases(s: _Source, d: _Def, add: Callable[..., None]) -> None:
@@ -16021,6 +16086,7 @@ PHP = Language(
                         "php_tag"}),
         class_bodies=frozenset({"declaration_list"})),
     bases=_php_bases, call_written=_php_call_written, import_handler=_php_import,
+    param=_php_param, doc_result=_php_doc_result,
     resolve_binding=_php_resolve_binding, resolve_local=_php_resolve_local,
     resolve_qualified=_php_qualified, method_fallback=_method_anywhere)
 

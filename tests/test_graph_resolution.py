@@ -1077,3 +1077,30 @@ def test_an_operator_expression_has_the_type_its_method_returns(cli):
     assert callers(cli, "ops.py:El.parse") == {"ops.py", "ops.py:use"}
     assert callers(cli, "ops.py:Alt.pick") == {"ops.py:use"}
     assert callers(cli, "ops.py:Other.pick") == set()
+
+
+def test_php_reads_docblock_types_and_fields_assigned_from_parameters(cli):
+    """PHP code typed before PHP 7 writes its types in docblocks: `@param Scanner
+    $scanner` types an untyped parameter, `@var Formatter` an untyped property,
+    `@return Scanner` an undeclared result; `$this->scanner = $scanner` gives the
+    property the parameter's type, and a chained call `$this->make()->consume()`
+    reads the first call's result. Two classes define each method, so no guess by
+    a unique name can give these callers."""
+    _write(cli, {"src/A.php": (
+        "<?php\nnamespace App;\n\n"
+        "class Scanner {\n    public function consume(): string { return ''; }\n}\n\n"
+        "class Formatter {\n    public function format(): string { return ''; }\n}\n\n"
+        "class Other {\n    public function consume(): string { return ''; }\n"
+        "    public function format(): string { return ''; }\n}\n\n"
+        "class Tok {\n    protected $scanner;\n    /** @var Formatter */\n    private $fmt;\n\n"
+        "    /**\n     * @param Scanner $scanner\n     */\n"
+        "    public function __construct($scanner, $fmt)\n    {\n"
+        "        $this->scanner = $scanner;\n    }\n\n"
+        "    public function run(): void\n    {\n        $this->scanner->consume();\n"
+        "        $this->fmt->format();\n    }\n\n"
+        "    /** @return Scanner */\n    public function make() { return $this->scanner; }\n\n"
+        "    public function chain(): void { $this->make()->consume(); }\n}\n")})
+    assert callers(cli, "src/A.php:Scanner.consume") == {"src/A.php:Tok.run",
+                                                         "src/A.php:Tok.chain"}
+    assert callers(cli, "src/A.php:Formatter.format") == {"src/A.php:Tok.run"}
+    assert callers(cli, "src/A.php:Other.consume") == set()

@@ -15,10 +15,10 @@ LSP (`textDocument/definition` at the callee's name), after it has indexed
 ROOT: a definition inside ROOT is the target; one in its stubs of PHP's
 standard library, or outside ROOT, is "resolved outside the project" ([]);
 no definition at all is nobody's answer (null). A construction's targets are
-the class and its own `__construct` (found among the class's members through
-`textDocument/documentSymbol`, which also gives the line of a target's name:
-a definition's range starts at its doc comment). Prints {"tool", "sites"} in the harness's
-common format (see ref_python_jedi.py).
+the class and the `__construct` that runs (its own or a base's), as
+intelephense gives both. `textDocument/documentSymbol` gives the line of each
+target's name (a definition's range starts at its doc comment). Prints
+{"tool", "sites"} in the harness's common format (see ref_python_jedi.py).
 """
 
 from __future__ import annotations
@@ -168,17 +168,19 @@ def symbols_of(server: Server, root: Path, rel: str, cache: dict) -> list[dict]:
     return cache[rel]
 
 
-def symbol_at(symbols: list[dict], line: int, name: str) -> dict | None:
-    """The symbol called ``name`` whose range holds ``line`` (0-based), innermost."""
+def symbol_at(symbols: list[dict], start: dict) -> dict | None:
+    """The symbol whose range starts at ``start`` (a definition's location), else the
+    innermost one holding it; a parameter or a variable is none."""
+    here = (start["line"], start["character"])
     for symbol in symbols:
         span = symbol.get("range", {})
-        if not span or not span["start"]["line"] <= line <= span["end"]["line"]:
+        if not span or symbol.get("name", "").startswith("$") or not (
+                (span["start"]["line"], span["start"]["character"]) <= here
+                <= (span["end"]["line"], span["end"]["character"])):
             continue
-        inner = symbol_at(symbol.get("children", ()), line, name)
-        if inner is not None:
-            return inner
-        if symbol.get("name") == name:
+        if (span["start"]["line"], span["start"]["character"]) == here:
             return symbol
+        return symbol_at(symbol.get("children", ()), start) or symbol
     return None
 
 
@@ -220,16 +222,14 @@ def main() -> None:
                     continue  # PHP's stubs, a vendor folder outside ROOT
                 target_rel = uri[len(base):]
                 start = where["start"]["line"]
-                known = symbols_of(server, root, target_rel, symbols)
-                symbol = symbol_at(known, start, name)
-                targets.append({"file": target_rel, "name": name,
-                                "line": name_line(symbol) if symbol else start + 1})
-                init = next((child for child in symbol.get("children", ())
-                             if child.get("name") == "__construct"), None) \
-                    if kind == "new" and symbol else None
-                if init is not None:  # new A(...) runs A's own constructor
-                    targets.append({"file": target_rel, "line": name_line(init),
-                                    "name": "__construct"})
+                symbol = symbol_at(symbols_of(server, root, target_rel, symbols), where["start"])
+                called = symbol.get("name") if symbol else name
+                if called != name and not (kind == "new" and called == "__construct"):
+                    called, symbol = name, None  # not a symbol of its own: as given
+                target = {"file": target_rel, "name": called,
+                          "line": name_line(symbol) if symbol else start + 1}
+                if target not in targets:
+                    targets.append(target)
             sites.append({"file": rel, "line": line, "name": name,
                           "caller": {"file": rel, "line": caller_line, "name": caller}
                           if caller else None, "targets": targets})
