@@ -6087,6 +6087,27 @@ class SkeletonRules(Record):
     class_parents: frozenset[str]   # a container under these is a class body
 
 
+class TestRules(Record):
+    """Node types through which a language's tests narrow a variable's type where
+    their outcome is known (_flow_narrowing): the grammar's names for the same
+    control flow."""
+
+    __slots__ = ("then_field", "ternary", "ternary_then", "variables", "classes",
+                 "blocks", "holders", "leaving", "guards")
+    DEFAULTS: ClassVar[dict[str, Any]] = {"guards": False}
+    FROZEN = True
+    then_field: str               # an if_statement's branch taken when its test holds
+    ternary: str                  # the conditional expression (its condition field:
+    ternary_then: str             # "condition", its arm for true: this field)
+    variables: frozenset[str]     # what a narrowed variable is (x, $x)
+    classes: frozenset[str]       # what the right side of instanceof may be
+    blocks: frozenset[str]        # a block of statements (leaves when its last does)
+    holders: frozenset[str]       # what holds the statements after an if
+    leaving: frozenset[str]       # statements that never reach the next one
+    guards: bool                  # isT(x) calls narrow (TypeScript's type guards);
+    #                               "m" in x too
+
+
 class Language(Record):
     """One language: how its files are parsed, read and resolved.
 
@@ -6113,7 +6134,7 @@ class Language(Record):
         "import_handler",
         "resolve_binding", "resolve_local", "resolve_qualified", "receiver_call", "submodule",
         "method_fallback", "path_call", "package_files", "built", "conditionals",
-        "operator_call", "doc_result")
+        "operator_call", "doc_result", "tests")
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "grammar": None, "query": None, "full": False, "family": "", "self_names": (),
         "super_names": ("super()", "super"), "class_scope": False, "methods_outside": False,
@@ -6138,7 +6159,7 @@ class Language(Record):
                          "method_types", "call_written", "import_handler", "resolve_binding",
                          "resolve_local", "resolve_qualified", "receiver_call", "submodule",
                          "method_fallback", "path_call", "package_files", "built",
-                         "conditionals", "operator_call", "doc_result"))}
+                         "conditionals", "operator_call", "doc_result", "tests"))}
     FROZEN = True
     name: str                   # the grammar's name in tree-sitter-language-pack; files.language
     extensions: tuple[str, ...]  # lower-case file name endings, with the dot
@@ -6306,6 +6327,8 @@ class Language(Record):
     conditionals: Callable | None     # (s, root, ctx): the branches of conditional
     #                                   compilation a default build leaves out, into
     #                                   ctx["inactive"] (C's #if) [every branch is read]
+    tests: TestRules | None           # how tests narrow types where their outcome is
+    #                                   known [they do not]
     doc_result: Callable | None       # (s, d) -> the result a function's doc comment
     #                                   gives when the code declares none [none]
     operator_call: Callable | None    # (text) -> the method call an operator expression
@@ -7292,7 +7315,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         imports.append(caps["import"][0])
     elif "narrow" in caps:
         _collect_narrowing(s, caps, extra)
-    elif "flow" in caps:
+    elif "flow" in caps and s.language.tests is not None:
         _flow_narrowing(s, caps["flow"][0], extra)
     elif "getter" in caps:  # get x() {...}: reading x runs it, like a property
         extra.setdefault("getters", []).append(caps["getter"][0].parent.start_byte)
@@ -7757,40 +7780,40 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
 
 
 def _flow_narrowing(s: _Source, node: Any, extra: dict) -> None:
-    """What a test tells of a variable where its outcome is known, as TypeScript's
-    control flow analysis reads it: an ``if``'s branches (and, when a branch always
-    leaves, the rest of the block holding the ``if``: ``if (!isText(n)) return;``),
-    a conditional's arms, the right operand of ``&&`` and ``||``. A test is a type
-    guard ``isT(x)``, ``x instanceof T``, ``"m" in x``, and ``!``, ``&&``, ``||``
-    and parentheses over them (_test_facts)."""
+    """What a test tells of a variable where its outcome is known, as the type
+    checkers' control flow analysis reads it: an ``if``'s branches (and, when a
+    branch always leaves, the rest of the block holding the ``if``: ``if
+    (!isText(n)) return;``), a conditional's arms, the right operand of ``&&`` and
+    ``||``. A test is ``x instanceof T``, in TypeScript also a type guard ``isT(x)``
+    and ``"m" in x``, and ``!``, ``&&``, ``||`` and parentheses over them
+    (_test_facts). The language's TestRules name the grammar's nodes."""
+    rules = s.language.tests
     places: list[tuple[Any, bool]] = []  # (where, the outcome known there)
     if node.type == "if_statement":
         test = node.child_by_field_name("condition")
-        yes, no = node.child_by_field_name("consequence"), node.child_by_field_name(
-            "alternative")
+        yes = node.child_by_field_name(rules.then_field)
+        others = node.children_by_field_name("alternative")
         places.append((yes, True))
-        if no is not None:
-            places.append((no, False))
+        places += [(other, False) for other in others]
         holder = node.parent
-        if holder is not None and holder.type in ("statement_block", "program",
-                                                  "switch_case", "switch_default"):
+        if holder is not None and holder.type in rules.holders:
             rest = (node.end_byte, holder.end_point[0] + 1)
-            if _always_leaves(yes):
+            if _always_leaves(rules, yes):
                 places.append((rest, False))
-            elif no is not None and _always_leaves(no):
+            elif len(others) == 1 and _always_leaves(rules, others[0]):
                 places.append((rest, True))
-    elif node.type == "ternary_expression":
+    elif node.type == rules.ternary:
         test = node.child_by_field_name("condition")
-        places += [(node.child_by_field_name("consequence"), True),
+        places += [(node.child_by_field_name(rules.ternary_then), True),
                    (node.child_by_field_name("alternative"), False)]
     else:  # a && b: b runs where a held; a || b: where it did not
         test = node.child_by_field_name("left")
         places.append((node.child_by_field_name("right"),
-                       s.text(node.child_by_field_name("operator")) == "&&"))
+                       s.text(node.child_by_field_name("operator")) in ("&&", "and")))
     for place, outcome in places:
         if place is None or test is None:
             continue
-        facts = _test_facts(s, test, outcome)
+        facts = _test_facts(s, rules, test, outcome)
         if not facts:
             continue
         if isinstance(place, tuple):  # the rest of the block: from the if's last line
@@ -7802,60 +7825,63 @@ def _flow_narrowing(s: _Source, node: Any, extra: dict) -> None:
                                                    type_text))
 
 
-def _test_facts(s: _Source, node: Any, outcome: bool) -> list[tuple[str, str]]:
+def _test_facts(s: _Source, rules: TestRules, node: Any,
+                outcome: bool) -> list[tuple[str, str]]:
     """(variable, narrowed type) pairs that hold where ``node`` evaluated to
-    ``outcome``: a guard when true, its negation when false; both sides of a true
+    ``outcome``: a test when true, its negation when false; both sides of a true
     ``&&`` and of a false ``||``."""
     kind = node.type
     if kind == "parenthesized_expression" and node.named_child_count == 1:
-        return _test_facts(s, node.named_children[0], outcome)
-    if kind == "unary_expression" and s.text(node.child_by_field_name("operator")) == "!":
-        return _test_facts(s, node.child_by_field_name("argument"), not outcome)
+        return _test_facts(s, rules, node.named_children[0], outcome)
+    operator = node.child_by_field_name("operator")
+    operator = s.text(operator) if operator is not None else ""
+    if operator == "!" and node.child_by_field_name("argument") is not None:
+        return _test_facts(s, rules, node.child_by_field_name("argument"), not outcome)
     if kind == "binary_expression":
-        operator = s.text(node.child_by_field_name("operator"))
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         if left is None or right is None:
             return []
-        if operator in ("&&", "||"):
-            both = operator == "&&" and outcome or operator == "||" and not outcome
-            return _test_facts(s, left, outcome) + _test_facts(s, right, outcome) \
-                if both else []
+        if operator in ("&&", "||", "and", "or"):
+            both = operator in ("&&", "and") and outcome or \
+                operator in ("||", "or") and not outcome
+            return _test_facts(s, rules, left, outcome) + \
+                _test_facts(s, rules, right, outcome) if both else []
         if not outcome:
             return []
-        if operator == "instanceof" and left.type == "identifier" and \
-                right.type in ("identifier", "member_expression"):
-            return [(s.text(left), _clean_type(s.text(right)))]
-        if operator == "in" and left.type == "string" and right.type == "identifier":
+        if operator == "instanceof" and left.type in rules.variables and \
+                right.type in rules.classes:
+            return [(s.text(left).lstrip(s.language.sigils), _clean_type(s.text(right)))]
+        if operator == "in" and rules.guards and left.type == "string" and \
+                right.type in rules.variables:
             return [(s.text(right), "in:" + _quoted_text(s, left))]
         return []
-    if kind == "call_expression" and outcome:
+    if kind == "call_expression" and outcome and rules.guards:
         function, arguments = node.child_by_field_name("function"), \
             node.child_by_field_name("arguments")
         first = arguments.named_children[0] if arguments is not None and \
             arguments.named_child_count else None
         if function is not None and function.type == "identifier" and \
-                first is not None and first.type == "identifier":
+                first is not None and first.type in rules.variables:
             return [(s.text(first), "guard:" + s.text(function))]
     return []
 
 
-_LEAVING = frozenset({"return_statement", "throw_statement", "break_statement",
-                      "continue_statement"})
-
-
-def _always_leaves(node: Any) -> bool:
+def _always_leaves(rules: TestRules, node: Any) -> bool:
     """Whether running ``node`` never reaches what follows it: a return, throw, break
-    or continue, a block that ends in one, an if whose branches both leave."""
+    or continue, a block that ends in one, an if whose branches all leave."""
     if node is None:
         return False
-    if node.type in _LEAVING:
+    if node.type in rules.leaving:
         return True
-    if node.type in ("statement_block", "else_clause"):
+    if node.type == "expression_statement" and node.named_child_count == 1:
+        return node.named_children[0].type in rules.leaving  # PHP's throw expression
+    if node.type in rules.blocks:
         body = [c for c in node.named_children if "comment" not in c.type]
-        return bool(body) and _always_leaves(body[-1])
+        return bool(body) and _always_leaves(rules, body[-1])
     if node.type == "if_statement":
-        return _always_leaves(node.child_by_field_name("consequence")) and \
-            _always_leaves(node.child_by_field_name("alternative"))
+        others = node.children_by_field_name("alternative")
+        return _always_leaves(rules, node.child_by_field_name(rules.then_field)) and \
+            bool(others) and all(_always_leaves(rules, other) for other in others)
     return False
 
 
@@ -13941,7 +13967,15 @@ _JS_HOOKS: dict[str, Any] = dict(
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
     receiver_call=_js_receiver_call, method_fallback=_js_constructor_function,
-    callback_types=True, free_globals=True, indexed_access=True, nested_narrowing=True)
+    callback_types=True, free_globals=True, indexed_access=True, nested_narrowing=True,
+    tests=TestRules(
+        then_field="consequence", ternary="ternary_expression", ternary_then="consequence",
+        variables=frozenset({"identifier"}),
+        classes=frozenset({"identifier", "member_expression"}),
+        blocks=frozenset({"statement_block", "else_clause"}),
+        holders=frozenset({"statement_block", "program", "switch_case", "switch_default"}),
+        leaving=frozenset({"return_statement", "throw_statement", "break_statement",
+                           "continue_statement"}), guards=True))
 JAVASCRIPT = Language(
     name="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx"), fence="javascript",
     query=_JS_DEFS + _JS_CALLS + _JS_PARAMS + _JS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
@@ -15936,6 +15970,9 @@ _PHP_QUERY = """
 [(if_statement) (else_if_clause) (for_statement) (foreach_statement) (while_statement)
  (do_statement) (catch_clause) (conditional_expression) (case_statement)] @branch
 (binary_expression operator: ["&&" "||" "and" "or" "??"]) @branch
+(if_statement condition: (parenthesized_expression)) @flow
+(binary_expression operator: ["&&" "||" "and" "or"]) @flow
+(conditional_expression) @flow
 """
 
 
@@ -16087,6 +16124,14 @@ PHP = Language(
         class_bodies=frozenset({"declaration_list"})),
     bases=_php_bases, call_written=_php_call_written, import_handler=_php_import,
     param=_php_param, doc_result=_php_doc_result,
+    tests=TestRules(
+        then_field="body", ternary="conditional_expression", ternary_then="body",
+        variables=frozenset({"variable_name"}), classes=frozenset({"name", "qualified_name"}),
+        blocks=frozenset({"compound_statement", "else_clause", "else_if_clause"}),
+        holders=frozenset({"compound_statement", "program", "case_statement",
+                           "default_statement"}),
+        leaving=frozenset({"return_statement", "throw_expression", "break_statement",
+                           "continue_statement"})),
     resolve_binding=_php_resolve_binding, resolve_local=_php_resolve_local,
     resolve_qualified=_php_qualified, method_fallback=_method_anywhere)
 

@@ -1104,3 +1104,27 @@ def test_php_reads_docblock_types_and_fields_assigned_from_parameters(cli):
                                                          "src/A.php:Tok.chain"}
     assert callers(cli, "src/A.php:Formatter.format") == {"src/A.php:Tok.run"}
     assert callers(cli, "src/A.php:Other.consume") == set()
+
+
+def test_php_instanceof_narrows_where_the_test_is_known(cli):
+    """`if (! $node instanceof Ref || ...) { return; }` makes $node a Ref after the
+    if (and in the right operand of `||`), `continue` in a loop body too, as do a
+    conditional's arm and the branch of a positive test; a test that may have
+    failed (`$n instanceof Ref || $b`, then leaving) tells nothing after it."""
+    _write(cli, {"a.php": (
+        "<?php\nnamespace App;\n\n"
+        "class Node { public function label(): string { return ''; } }\n"
+        "class Ref extends Node { public function target(): string { return ''; } }\n"
+        "class Other { public function target(): string { return ''; } }\n\n"
+        "function early(Node $node): void {\n"
+        "    if (! $node instanceof Ref || $node->target() === '') {\n        return;\n    }\n"
+        "    $node->target();\n}\n\n"
+        "function loop(array $xs): void {\n    foreach ($xs as $node) {\n"
+        "        if (!($node instanceof Ref)) {\n            continue;\n        }\n"
+        "        $node->target();\n    }\n}\n\n"
+        "function tern(Node $n): string {\n"
+        "    return $n instanceof Ref ? $n->target() : '';\n}\n\n"
+        "function unknown(Node $n, bool $b): void {\n"
+        "    if ($n instanceof Ref || $b) {\n        return;\n    }\n    $n->target();\n}\n")})
+    assert callers(cli, "a.php:Ref.target") == {"a.php:early", "a.php:loop", "a.php:tern"}
+    assert callers(cli, "a.php:Other.target") == set()
