@@ -9357,6 +9357,21 @@ SQL_FILE_IMPORTERS = (  # the other files whose imports name the file
     "SELECT DISTINCT f.path FROM edges e JOIN files f ON f.id = e.file_id "
     "WHERE e.kind = 'imports' AND e.file_id != ? AND e.dst_id IN "
     "(SELECT id FROM nodes WHERE file_id = ? AND kind = 'file')")
+SQL_DANGLING_IMPORTERS = (
+    "SELECT DISTINCT f.path, e.dst_name FROM edges e JOIN files f ON f.id = e.file_id "
+    "WHERE e.project = ? AND e.kind = 'imports' AND e.dst_id IS NULL")
+_IMPORT_PARTS = lazy_re(r"[./\\:]+")
+
+
+def _module_stem(rel: str) -> str:
+    """The last name an import spec gives a file: f for pkg/f.py, ./f or a.b.f; the
+    folder's for a package's own file (pkg/__init__.py, lib/index.ts)."""
+    folder, _, name = rel.rpartition("/")
+    stem = name.split(".")[0]
+    return folder.rpartition("/")[2] if stem in ("__init__", "index", "mod") and folder \
+        else stem
+
+
 SQL_FILE_SHAPE = ("SELECT qualname, kind, signature, params, return_type FROM nodes "
                   "WHERE file_id = ? AND kind != 'file' ORDER BY id")
 _LOCAL_CONTEXT = ("lambda_receivers", "inactive", "called_params", "scoped", "narrow")
@@ -9374,35 +9389,31 @@ def _reshaped_names(old_defs: Iterable[tuple], old_context: str, new_defs: Itera
     of a function's local variables are no one else's. ``make().go()`` in another
     file calls whatever class make's result is now, and names only make there.
 
-    Also whether a module-level variable, value binding, object or type alias
-    changed: ``mod.table.get()`` names none of the file's names, so the files that
-    import it are read again (not for a definition's change: adding a helper to a
-    module every file imports re-resolves the calls of that helper's name only)."""
+    Also whether what the file's importers may read without naming it changed:
+    any context entry but a function's own variables (``mod.table.get()``,
+    ``h.item.go()`` for a class field, a re-exported import), or a method read as
+    an attribute (a property, a getter). Then the files that import it are read
+    again; not for another definition's change (adding a helper to a module every
+    file imports re-resolves the calls of that helper's name only)."""
     old_ctx, new_ctx = _shape_context(old_context), _shape_context(new_context)
     old, new = _shapes(old_defs, old_ctx), _shapes(new_defs, new_ctx)
     names = {q.rpartition(".")[2] for q in old.keys() ^ new.keys()}
     names.update(q.rpartition(".")[2] for q in old.keys() & new.keys() if old[q] != new[q])
     functions = {q for shapes in (old, new) for q, entries in shapes.items()
                  if any(e[0] in ("function", "method") for e in entries)}
-    read_through = False
+    attributes = {q for ctx in (old_ctx, new_ctx) for key in ("decorated", "getters")
+                  for q in (ctx.get(key) or ())}
+    read_through = any(old.get(q) != new.get(q) for q in attributes)
     for key in old_ctx.keys() | new_ctx.keys():
         before, after = old_ctx.get(key), new_ctx.get(key)
         if key == "returns" or before == after:
             continue
-        if key in _MODULE_LEVEL_CONTEXT:
-            read_through |= key == "aliases" or _module_entry(before) != _module_entry(after)
         changed = _changed_entries(before, after, functions if key == "types" else set())
         if changed is None:  # not a table of names: any of the file's
             return names | {q.rpartition(".")[2] for q in old.keys() | new.keys()}, True
+        read_through |= bool(changed) or key != "types"
         names |= changed
     return names, read_through
-
-
-_MODULE_LEVEL_CONTEXT = frozenset({"types", "values", "objects", "aliases"})
-
-
-def _module_entry(value: Any) -> Any:
-    return value.get("") if isinstance(value, dict) else value
 
 
 def _shape_context(context: str) -> dict[str, Any]:
@@ -9476,8 +9487,12 @@ def _store_file(db: Database, run: _IndexRun, rel: str, lang: str, size: int, mt
         old = db.one("SELECT id FROM files WHERE project = ? AND path = ?", (project, rel))
     if old is None:
         file_id = db.execute(SQL_FILE_INSERT, (project, rel, *file_row)).lastrowid
-        if not run.fresh:  # calls elsewhere may have read its names unresolved
-            _note_reshaped(db, run, {d.name for d in facts["defs"]} | set(facts["bound"]))
+        if not run.fresh:  # calls elsewhere may have read its names unresolved, and
+            # files whose imports named nothing may name it now: `f.table.go()`
+            stem = _module_stem(rel)
+            _note_reshaped(db, run, {d.name for d in facts["defs"]} | set(facts["bound"]),
+                           {path for path, spec in db.query(SQL_DANGLING_IMPORTERS, (project,))
+                            if _IMPORT_PARTS.split(spec or "")[-1] == stem})
     else:
         file_id = old["id"]
         _clear_file(db, file_id, run, facts)

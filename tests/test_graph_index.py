@@ -455,6 +455,24 @@ def test_a_changed_module_variable_re_resolves_its_readers(cli):
     assert callers(cli, "m.py:B.go") == {"use.py:run"}
 
 
+def test_a_changed_field_or_a_new_module_re_resolves_its_importers(cli):
+    """`h.item.go()` reads a class field of f.py and `g.table.go()` a variable of a
+    file created after use.py was indexed: neither call names what changed (found
+    by a review: both kept their old answer, unlike a clean index)."""
+    write(cli.root, "m.py", "class A:\n    def go(self):\n        pass\n\n\n"
+                            "class B:\n    def go(self):\n        pass\n")
+    write(cli.root, "f.py", "from m import A, B\n\n\nclass H:\n    item: A\n")
+    write(cli.root, "use.py", "import g\nfrom f import H\n\n\ndef run(h: H):\n"
+                              "    h.item.go()\n\n\ndef later():\n    g.table.go()\n")
+    index(cli)
+    assert callers(cli, "m.py:A.go") == {"use.py:run"}
+    write(cli.root, "f.py", "from m import A, B\n\n\nclass H:\n    item: B\n")
+    write(cli.root, "g.py", "from m import A\n\ntable = A()\n")
+    index(cli)
+    assert callers(cli, "m.py:A.go") == {"use.py:later"}
+    assert callers(cli, "m.py:B.go") == {"use.py:run"}
+
+
 def test_paths_and_exclude_limit_the_run(cli):
     copy_fixture("graph_python", cli.root)
     data = index(cli, "app/models.py", "app/cache.py")
