@@ -16,6 +16,8 @@ project that it runs:
                 front end (kotlinc 1.3)
     PHP         intelephense (npm), sites  graph_reference/ref_php_intelephense.py
                 from PHP's own tokenizer
+    Ruby        TypeProf 0.21 (bundled     graph_reference/ref_ruby_typeprof.rb
+                with Debian's Ruby 3.1)
 
 The reference's pairs (caller, callee), both definitions inside the project,
 are the expected direct-caller sets. ctxkit indexes the same files and its
@@ -36,13 +38,13 @@ same scorer: every call ctxkit extracted, linked to every definition of that
 name in the project.
 
 Projects are split: the tuned ones are listed here, the held-out ones in
-graph_reference_held_out.txt and, for Java, C, C++, C#, Kotlin and PHP, the _java, _c,
-_csharp, _kotlin and _php files beside it (each written before any tuning on its projects,
-never edited). The report gives both, per project and per language.
+graph_reference_held_out.txt and, for Java, C, C++, C#, Kotlin, PHP and Ruby, the _java,
+_c, _csharp, _kotlin, _php and _ruby files beside it (each written before any tuning on
+its projects, never edited). The report gives both, per project and per language.
 
 Inputs come from the package registries once (pip download of sdists, npm
-pack, apt-get download of Debian's golang-*-dev source packages and php-*
-library packages) into
+pack, apt-get download of Debian's golang-*-dev source packages and php-* and
+ruby-* library packages) into
 tests/bench/.work/, and the references' answers are cached there too, so
 later runs are offline. Java, C# and Kotlin projects come from public git repositories at a
 pinned commit (no registry reachable here ships Java sources): a bare clone
@@ -52,7 +54,8 @@ under .work/git/, made once from a folder of mirrors named OWNER+NAME/repo
 Debian's python3-clang-14 (run by /usr/bin/python3) for C and C++, a JDK
 (`java`, 17 or newer) for Java, Debian's mono-mcs and libmono-cecil-cil-dev for C#,
 Debian's kotlin (kotlinc 1.3.31 and its compiler jar) for Kotlin, Debian's php-cli and
-node with the `intelephense` npm package (installed into .work/npm) for PHP.
+node with the `intelephense` npm package (installed into .work/npm) for PHP, Debian's
+ruby (3.1, whose libruby3.1 bundles the typeprof 0.21 gem) for Ruby.
 
 Run:  python tests/bench/bench_graph_reference.py [--language L] [--project P]
           [--details FILE] [--check-cli N] [--ctxkit OLD/ctxkit.py] [--add LINE]
@@ -60,7 +63,7 @@ Run:  python tests/bench/bench_graph_reference.py [--language L] [--project P]
 (--ctxkit measures another version, e.g. before a change, on the same inputs.)
 Targets: precision >= 0.98 and recall >= 0.95 per language (Python,
 TypeScript, Go), tuned and held-out alike; 0.95 / 0.85 for the languages made
-full later (C, C++, Java, C#, Kotlin, PHP). Exit 1 when a language misses.
+full later (C, C++, Java, C#, Kotlin, PHP, Ruby). Exit 1 when a language misses.
 """
 
 from __future__ import annotations
@@ -90,7 +93,8 @@ HELD_OUT_FILES = (HERE / "graph_reference_held_out.txt",
                   HERE / "graph_reference_held_out_c.txt",
                   HERE / "graph_reference_held_out_csharp.txt",
                   HERE / "graph_reference_held_out_kotlin.txt",
-                  HERE / "graph_reference_held_out_php.txt")
+                  HERE / "graph_reference_held_out_php.txt",
+                  HERE / "graph_reference_held_out_ruby.txt")
 TYPESCRIPT = "typescript@5.9.3"
 INTELEPHENSE = "intelephense@1.18.5"
 CECIL = Path("/usr/lib/mono-cecil")   # Debian's libmono-cecil-cil-dev: Cecil with .mdb symbols
@@ -151,16 +155,20 @@ php league-commonmark deb php-league-commonmark usr/share/php/League/CommonMark
 php monolog deb php-monolog usr/share/php/Monolog
 php html5 deb php-masterminds-html5 usr/share/php/Masterminds
 php inflector deb php-doctrine-inflector usr/share/php/Doctrine/Inflector
+ruby thor deb ruby-thor usr/share/rubygems-integration/all/gems/thor-1.2.1/lib
+ruby kramdown deb ruby-kramdown usr/share/rubygems-integration/all/gems/kramdown-2.4.0/lib
+ruby chunky-png deb ruby-chunky-png usr/share/rubygems-integration/all/gems/chunky_png-1.3.15/lib
 """
 
 LANGUAGE_FILES = {"python": ("python",), "typescript": ("typescript", "tsx"), "go": ("go",),
                   "c": ("c",), "cpp": ("cpp", "c"), "java": ("java",),
-                  "csharp": ("csharp",), "kotlin": ("kotlin",), "php": ("php",)}
+                  "csharp": ("csharp",), "kotlin": ("kotlin",), "php": ("php",),
+                  "ruby": ("ruby",)}
 #                 every .h as C
 SCRIPTS = {"python": "ref_python_jedi.py", "typescript": "ref_typescript.js",
            "go": "ref_go_types.go", "c": "ref_c_clang.py", "cpp": "ref_c_clang.py",
            "java": "RefJava.java", "csharp": "RefCSharp.cs", "kotlin": "RefKotlin.kt",
-           "php": "ref_php_intelephense.py"}
+           "php": "ref_php_intelephense.py", "ruby": "ref_ruby_typeprof.rb"}
 
 
 @dataclass(frozen=True)
@@ -457,6 +465,8 @@ def reference(project: Project, root: Path, source: Path, files: list[str]) -> d
     elif project.language == "php":
         server = npm_module(INTELEPHENSE) / "lib" / "intelephense.js"
         proc = run([sys.executable, str(REF / script), str(root), str(server)], input=stdin)
+    elif project.language == "ruby":
+        proc = run(["ruby", str(REF / script), str(root)], input=stdin)
     elif project.language == "typescript":
         proc = run(["node", str(REF / script), str(typescript_module()), str(root)],
                    input=stdin)

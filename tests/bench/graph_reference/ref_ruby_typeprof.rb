@@ -1,0 +1,176 @@
+# Ruby reference for bench_graph_reference.py: every call site, resolved by TypeProf.
+#
+# Usage: ruby ref_ruby_typeprof.rb ROOT < files (one relative path a line)
+#
+# TypeProf 0.21 (the type profiler that Ruby 3.1 bundles, in Debian's libruby3.1)
+# runs an abstract interpretation of the files together: every method is entered,
+# called from the code that calls it or, where nothing does, with untyped
+# arguments, and each send dispatches on the receiver's inferred type. Each
+# `send` instruction it compiles keeps the Ruby-defined methods it dispatched to
+# (ISeq#add_called_iseq, the table behind its `textDocument/definition`); a
+# dispatch to a method defined in RBS (the core and standard library) or to one
+# of TypeProf's built-ins is seen here by wrapping their do_send.
+#
+# A site's targets:
+#   - the project's methods the send ran (its Ruby-defined callees); for
+#     `Const.new(...)`, also the class the constant names (the class and the
+#     `initialize` that runs, as the harness counts constructions);
+#   - [] when it only ran methods of the core or standard library ("resolved
+#     outside the project");
+#   - null when TypeProf dispatched nothing (an untyped receiver) or only an
+#     attribute reader or writer (attr_*: no definition to point at): nobody's
+#     answer.
+# Sites are the sends of methods named like identifiers (`foo`, `x.bar?`,
+# `Y.baz!`), with or without a receiver, and `super`; operators, `[]` and
+# setters (`x.y = 1`) are not calls a reader asks `callers` about. ``caller``
+# is the innermost method, class or module around the site (a block's calls are
+# its method's); null at file level. Prints {"tool", "sites"} in the harness's
+# common format (see ref_python_jedi.py).
+
+require "json"
+require "stringio"
+require "typeprof"
+
+ROOT = File.expand_path(ARGV.fetch(0))
+FILES = $stdin.read.split("\n").reject(&:empty?)
+
+module Collect
+  ALL = []
+  def initialize(*args)
+    super
+    ALL << self
+  end
+end
+TypeProf::ISeq.prepend(Collect)
+
+# [iseq object_id, pc] of each send that dispatched outside the Ruby sources, or to an
+# attribute.
+OUTSIDE = {}
+ATTRIBUTE = {}
+
+def site_key(ep)
+  ctx = ep&.ctx
+  iseq = ctx.respond_to?(:iseq) ? ctx.iseq : nil
+  iseq && [iseq.object_id, ep.pc]
+end
+
+module MarkOutside
+  def do_send(recv, mid, aargs, caller_ep, caller_env, scratch, &ctn)
+    key = site_key(caller_ep)
+    OUTSIDE[key] = true if key
+    super
+  end
+end
+module MarkAttribute
+  def do_send(recv, mid, aargs, caller_ep, caller_env, scratch, &ctn)
+    key = site_key(caller_ep)
+    ATTRIBUTE[key] = true if key
+    super
+  end
+end
+TypeProf::TypedMethodDef.prepend(MarkOutside)
+TypeProf::CustomMethodDef.prepend(MarkOutside)
+TypeProf::AttrMethodDef.prepend(MarkAttribute)
+
+errors = 0
+roots = []
+FILES.each do |rel|
+  begin
+    iseq, = TypeProf::ISeq.compile(File.join(ROOT, rel))
+    roots << iseq
+  rescue SyntaxError, StandardError
+    errors += 1
+  end
+end
+
+config = TypeProf::ConfigData.new(
+  rb_files: roots, rbs_files: [], output: StringIO.new, gem_rbs_features: [], verbose: 0,
+  max_sec: nil, options: { show_errors: false, stub_execution: true, show_indicator: false })
+TypeProf.analyze(config)
+
+def relative(path)
+  full = File.expand_path(path)
+  full.start_with?(ROOT + "/") ? full[(ROOT.size + 1)..] : nil
+end
+
+SCOPE_NAME = /\A<(?:class|module):(\w+)>\z/
+
+# Named scopes per file: [first line, last line, name, first line] of methods, classes
+# and modules.
+scopes = Hash.new { |h, k| h[k] = [] }
+Collect::ALL.each do |iseq|
+  rel = relative(iseq.path)
+  next unless rel
+  range = iseq.iseq_code_range
+  name = case iseq.type
+         when :method then iseq.name.to_s
+         when :class then iseq.name.to_s[SCOPE_NAME, 1]
+         end
+  scopes[rel] << [range.first.lineno, range.last.lineno, name] if name
+end
+
+def caller_of(scopes, rel, line)
+  inner = scopes[rel].select { |first, last, _| first <= line && line <= last }
+                     .max_by { |first, last, _| [first, -last] }
+  inner && { file: rel, name: inner[2], line: inner[0] }
+end
+
+def target(path, range, name)
+  rel = relative(path)
+  rel && { file: rel, name: name, line: range.first.lineno }
+end
+
+# Method iseqs by [path, first line, first column]: a definition's code range names
+# its iseq.
+methods = {}
+Collect::ALL.each do |iseq|
+  next unless iseq.type == :method
+  range = iseq.iseq_code_range
+  methods[[iseq.path, range.first.lineno, range.first.column]] = iseq.name.to_s
+end
+
+CALL_NAME = /\A[A-Za-z_]\w*[?!]?\z/
+sources = {}
+sites = []
+Collect::ALL.each do |iseq|
+  rel = relative(iseq.path)
+  next unless rel
+  iseq.insns.each_with_index do |insn, pc|
+    next unless %i[send invokesuper].include?(insn.insn) && insn.code_range
+    mid = insn.operands[0].is_a?(Hash) ? insn.operands[0][:mid] : nil
+    name = insn.insn == :invokesuper ? "super" : mid.to_s
+    next unless name == "super" || CALL_NAME.match?(name)
+    key = [iseq.object_id, pc]
+    line = insn.code_range.first.lineno
+    found = (insn.definitions || []).filter_map do |path, range|
+      callee = methods[[path, range.first.lineno, range.first.column]]
+      callee && target(path, range, callee)
+    end
+    found = found.uniq
+    if name == "new"
+      # `Const.new`: the class the receiver constant names, from the getconstant
+      # instruction that loads it (its definitions are where the constant was set).
+      text = (sources[iseq.path] ||= File.readlines(iseq.path))
+      written = text[line - 1].to_s[insn.code_range.first.column..].to_s
+      constant = written[/\A(?:::)?(?:[A-Z]\w*::)*([A-Z]\w*)\s*\.\s*new\b/, 1]
+      if constant
+        loads = iseq.insns[0...pc].reverse.find do |i|
+          i.insn == :getconstant && i.operands[0].to_s == constant && i.code_range &&
+            i.code_range.first.lineno == line
+        end
+        classes = (loads&.definitions || []).filter_map { |path, range| target(path, range, constant) }
+        found = (classes.first(1) + found).uniq unless classes.empty?
+      end
+    end
+    targets = if !found.empty? then found
+              elsif OUTSIDE[key] then []
+              end
+    sites << { file: rel, line: line, name: name, caller: caller_of(scopes, rel, line),
+               targets: targets }
+  end
+end
+
+tool = "TypeProf #{TypeProf::VERSION} (Ruby #{RUBY_VERSION})"
+puts JSON.generate({ tool: tool, sites: sites,
+                     errors: errors.zero? ? nil : { errors: errors, "units with errors" => errors,
+                                                    units: FILES.size } })
