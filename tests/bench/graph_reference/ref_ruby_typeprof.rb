@@ -34,12 +34,36 @@ require "typeprof"
 ROOT = File.expand_path(ARGV.fetch(0))
 FILES = $stdin.read.split("\n").reject(&:empty?)
 
+# Before analysis TypeProf fuses a send with the branch on its result (`if x.ok?`,
+# `unless include?(y)`) into one instruction at the branch's position, which keeps no
+# code range: the fused instruction is given the send's, so that what it dispatches to
+# is recorded for the send's site. ``sites`` is each send with the position it runs at.
+FUSED = %i[send_branch recv_getlocal_send_branch arg_getlocal_send_branch].freeze
+
 module Collect
   ALL = []
   def initialize(*args)
     super
     ALL << self
   end
+
+  def unify_instructions
+    before = @insns.dup
+    super
+    @sites = []
+    before.each_with_index do |insn, pc|
+      next unless %i[send invokesuper].include?(insn.insn)
+      if @insns[pc].equal?(insn)
+        @sites << [insn, pc]
+      elsif (fused = @insns[pc + 1]) && FUSED.include?(fused.insn)
+        fused.code_range = insn.code_range
+        fused.definitions = insn.definitions
+        @sites << [insn, pc + 1]
+      end
+    end
+  end
+
+  attr_reader :sites
 end
 TypeProf::ISeq.prepend(Collect)
 
@@ -135,8 +159,8 @@ sites = []
 Collect::ALL.each do |iseq|
   rel = relative(iseq.path)
   next unless rel
-  iseq.insns.each_with_index do |insn, pc|
-    next unless %i[send invokesuper].include?(insn.insn) && insn.code_range
+  (iseq.sites || []).each do |insn, pc|
+    next unless insn.code_range
     mid = insn.operands[0].is_a?(Hash) ? insn.operands[0][:mid] : nil
     name = insn.insn == :invokesuper ? "super" : mid.to_s
     next unless name == "super" || CALL_NAME.match?(name)
