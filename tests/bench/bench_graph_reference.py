@@ -104,9 +104,11 @@ KOTLIN_COMPILER = ("kotlin-compiler", "kotlin-stdlib", "kotlin-reflect", "kotlin
 KOTLIN_LIBRARIES = ("kotlin-stdlib", "kotlin-stdlib-jdk7", "kotlin-stdlib-jdk8", "kotlin-reflect",
                     "org.jetbrains.annotations-java8")   # what the projects compile against
 MIN_CONFIDENCE = 0.5          # ctxkit's default for callers
-# ctxkit adds the constructor a class call runs as a second edge `Cls.__init__`; the
-# naive matcher takes the call sites as extracted, without those.
+# ctxkit adds the constructor a class call runs as a second edge `Cls.__init__` (Ruby:
+# `Foo.new.initialize`, at the site named `new`); the naive matcher takes the call sites
+# as extracted, without those.
 CONSTRUCTORS = ("__init__", "constructor")
+LANGUAGE_CONSTRUCTORS = {"ruby": ("initialize",)}
 TARGETS = {"python": (0.98, 0.95), "typescript": (0.98, 0.95), "go": (0.98, 0.95)}
 
 # Same line format as graph_reference_held_out.txt:
@@ -408,7 +410,8 @@ def read_graph(db: Path, project: Project) -> Graph:
             (project.name,)):
         if path not in wanted:
             continue
-        made = bool(recv and callee in CONSTRUCTORS and written == f"{recv}.{callee}")
+        made = bool(recv and callee in LANGUAGE_CONSTRUCTORS.get(project.language, CONSTRUCTORS)
+                    and written == f"{recv}.{callee}")
         if not made:
             graph.sites.append((src, callee or "", line, path))  # as extracted
         if dst is not None and conf >= MIN_CONFIDENCE:

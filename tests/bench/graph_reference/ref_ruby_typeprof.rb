@@ -12,9 +12,10 @@
 # of TypeProf's built-ins is seen here by wrapping their do_send.
 #
 # A site's targets:
-#   - the project's methods the send ran (its Ruby-defined callees); for
-#     `Const.new(...)`, also the class the constant names (the class and the
-#     `initialize` that runs, as the harness counts constructions);
+#   - the project's methods the send ran (its Ruby-defined callees); for a `new`
+#     (`Foo.new`, a bare `new` in a class method, `self.class.new`), also the class
+#     TypeProf's Class#new constructed (the class and the `initialize` that runs,
+#     as the harness counts constructions);
 #   - [] when it only ran methods of the core or standard library ("resolved
 #     outside the project");
 #   - null when TypeProf dispatched nothing (an untyped receiver) or only an
@@ -92,6 +93,19 @@ module MarkAttribute
     super
   end
 end
+# The classes each `new` constructs (TypeProf's Class#new, Builtin.object_s_new), by
+# their full names: `Foo.new`, a bare `new` in a class method, `self.class.new`.
+CONSTRUCTED = Hash.new { |h, k| h[k] = [] }
+module MarkConstructed
+  def object_s_new(recv, mid, aargs, ep, env, scratch, &ctn)
+    key = site_key(ep)
+    if key && recv.is_a?(TypeProf::Type::Class)
+      CONSTRUCTED[key] |= [scratch.instance_variable_get(:@class_defs)[recv.idx].name.join("::")]
+    end
+    super
+  end
+end
+TypeProf::Builtin.singleton_class.prepend(MarkConstructed)
 TypeProf::TypedMethodDef.prepend(MarkOutside)
 TypeProf::CustomMethodDef.prepend(MarkOutside)
 TypeProf::AttrMethodDef.prepend(MarkAttribute)
@@ -153,8 +167,42 @@ Collect::ALL.each do |iseq|
   methods[[iseq.path, range.first.lineno, range.first.column]] = iseq.name.to_s
 end
 
+# Classes and modules by full name (the lexical nesting of their bodies, and the
+# written `class A::B`): [file, line of the `class` keyword], one per definition.
+classes_by_name = Hash.new { |h, k| h[k] = [] }
+bodies = Collect::ALL.select { |iseq| iseq.type == :class && relative(iseq.path) }
+bodies.each do |iseq|
+  range = iseq.iseq_code_range
+  # (a file TypeProf's `require` reads again is compiled twice: bodies at the same
+  # lines are one body)
+  outer = bodies.select do |other|
+    other.path == iseq.path &&
+      other.iseq_code_range.first.lineno < range.first.lineno &&
+      range.last.lineno <= other.iseq_code_range.last.lineno
+  end.uniq { |o| o.iseq_code_range.first.lineno }
+  text = File.readlines(iseq.path)[range.first.lineno - 1].to_s
+  written = text[/\b(?:class|module)\s+((?:::)?[A-Z][\w:]*)/, 1]
+  next unless written
+  names = outer.sort_by { |o| o.iseq_code_range.first.lineno }.map do |o|
+    File.readlines(o.path)[o.iseq_code_range.first.lineno - 1].to_s[
+      /\b(?:class|module)\s+((?:::)?[A-Z][\w:]*)/, 1]
+  end
+  full = written.start_with?("::") ? written[2..] : [*names.compact, written].join("::")
+  classes_by_name[full] |= [[relative(iseq.path), range.first.lineno]]
+end
+
+# A reopened class is one class; its definition is the one in the file named after
+# it (ctxkit's reading too), else the first.
+def class_target(classes_by_name, full)
+  found = classes_by_name[full]
+  return nil if found.empty?
+  short = full.split("::").last
+  snake = short.gsub(/(?<!^)(?=[A-Z])/, "_").downcase
+  file, line = found.min_by { |f, l| [File.basename(f, ".rb") == snake ? 0 : 1, f, l] }
+  { file: file, name: short, line: line }
+end
+
 CALL_NAME = /\A[A-Za-z_]\w*[?!]?\z/
-sources = {}
 sites = []
 Collect::ALL.each do |iseq|
   rel = relative(iseq.path)
@@ -172,19 +220,9 @@ Collect::ALL.each do |iseq|
     end
     found = found.uniq
     if name == "new"
-      # `Const.new`: the class the receiver constant names, from the getconstant
-      # instruction that loads it (its definitions are where the constant was set).
-      text = (sources[iseq.path] ||= File.readlines(iseq.path))
-      written = text[line - 1].to_s[insn.code_range.first.column..].to_s
-      constant = written[/\A(?:::)?(?:[A-Z]\w*::)*([A-Z]\w*)\s*\.\s*new\b/, 1]
-      if constant
-        loads = iseq.insns[0...pc].reverse.find do |i|
-          i.insn == :getconstant && i.operands[0].to_s == constant && i.code_range &&
-            i.code_range.first.lineno == line
-        end
-        classes = (loads&.definitions || []).filter_map { |path, range| target(path, range, constant) }
-        found = (classes.first(1) + found).uniq unless classes.empty?
-      end
+      # the class constructed, as well as the `initialize` that runs
+      classes = CONSTRUCTED[key].filter_map { |full| class_target(classes_by_name, full) }
+      found = (classes + found).uniq
     end
     targets = if !found.empty? then found
               elsif OUTSIDE[key] then []
