@@ -6128,7 +6128,7 @@ class Language(Record):
         "nested_narrowing", "literal_types", "structural_interfaces", "receiver_modifier",
         "generic_namesakes", "trailing_lambda", "qualified_extensions",
         "receiver_returning", "receiver_lambdas", "receiver_passing", "strict_arguments",
-        "data_members", "library_supertypes",
+        "data_members", "library_supertypes", "class_level", "class_constructs",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6154,6 +6154,7 @@ class Language(Record):
         "receiver_returning": frozenset(), "receiver_lambdas": frozenset(),
         "receiver_passing": frozenset(), "strict_arguments": False,
         "data_members": frozenset(), "library_supertypes": frozenset(),
+        "class_level": frozenset(), "class_constructs": None,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6208,6 +6209,11 @@ class Language(Record):
     #                             value declared so has an unknown type, never an outside one
     class_names: tuple[str, ...]  # names that mean the enclosing class itself (Python's
     #                             cls): calling one constructs it
+    class_level: frozenset[str]  # node types of definitions, or of what holds them, whose
+    #                             self is the class (Ruby's `def self.f`, `class << self`)
+    class_constructs: str | None  # the class method that constructs its receiver (Ruby's
+    #                             new): bare or on self in a class-level method, or on
+    #                             self.class anywhere, it constructs the enclosing class
     element_callbacks: frozenset[str]  # methods of the standard containers whose callback
     #                             gets an element first (xs.forEach((x) => ...): x is an X)
     element_results: frozenset[str]  # methods of the standard containers that give one
@@ -6466,6 +6472,10 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     _inferred_returns(defs, records, extra.pop("returns", ()), ctx)
     class_methods = [d.qualname for d in defs if d.kind == "method" and d.params
                      and d.params[0]["name"] in s.language.class_names]
+    if s.language.class_level:  # def self.create: its self is the class
+        classes = s.language.skeleton.class_parents if s.language.skeleton else frozenset()
+        class_methods += [d.qualname for d in defs if d.kind not in CLASS_KINDS and
+                          _class_level(d.node, s.language.class_level, classes)]
     if class_methods:  # def create(cls, ...): its cls is the class
         ctx["class_methods"] = class_methods
     guards = {var: guarded for pos, var, guarded in extra.pop("guards", ())
@@ -6609,6 +6619,16 @@ def _first_error_byte(node: Any) -> int:
             return current.start_byte
         stack.extend(reversed([c for c in current.children if c.has_error or c.is_missing]))
     return node.end_byte
+
+
+def _class_level(node: Any, types: frozenset[str], classes: frozenset[str]) -> bool:
+    """Whether a definition's node is, or is held by (inside the nearest of the
+    ``classes`` node types), one of ``types``."""
+    while node is not None and node.type not in classes:
+        if node.type in types:
+            return True
+        node = node.parent
+    return False
 
 
 def _drop_variables(defs: list[_Def], starts: list[int], calls: list[tuple],
@@ -10694,6 +10714,10 @@ class _Resolver:
                       line: int) -> tuple[int | None, float]:
         language = self.language(path)
         lang = language.name
+        if callee == language.class_constructs:
+            cls = self._constructed_here(path, scope, recv, language)
+            if cls is not None:
+                return cls, CONF_EXACT  # new(...) in `def self.make`: a construction
         if recv is None:
             cls = self._class_parameter(path, scope, callee, language)
             if cls is not None:
@@ -10906,6 +10930,21 @@ class _Resolver:
             subs = [sub for sub in subs if not is_test_path(self.nodes[sub].path)] or subs
         found = {self.method_lookup(sub, callee) for sub in subs} - {None}
         return (found.pop(), CONF_UNIQUE) if len(found) == 1 else (None, 0.0)
+
+    def _constructed_here(self, path: str, scope: str, recv: str | None,
+                          language: Language) -> int | None:
+        """The enclosing class, for Language.class_constructs called bare or on self
+        where self is the class (a class-level method, the class body), or on
+        self.class anywhere."""
+        if recv is None or recv in language.self_names:
+            methods = self.ctx(path).get("class_methods", ())
+            here = self.by_pq.get((path, scope))
+            if not (here is not None and self.class_like(here)) and \
+                    not any(qual in methods for qual in self.scope_chain(scope)):
+                return None
+        elif recv not in (f"{name}.class" for name in language.self_names):
+            return None
+        return self.enclosing_class(path, scope)
 
     def _class_parameter(self, path: str, scope: str, name: str,
                          language: Language) -> int | None:
@@ -15798,11 +15837,57 @@ _RUBY_QUERY = """
 (call receiver: (_) @recv method: (identifier) @callee) @call
 (call !receiver method: (identifier) @callee) @call
 (body_statement (identifier) @callee @call @maybe_local)
+[(block_body (identifier) @callee @call @maybe_local)
+ (then (identifier) @callee @call @maybe_local)
+ (else (identifier) @callee @call @maybe_local)
+ (do (identifier) @callee @call @maybe_local)
+ (begin (identifier) @callee @call @maybe_local)
+ (ensure (identifier) @callee @call @maybe_local)
+ (program (identifier) @callee @call @maybe_local)
+ (parenthesized_statements (identifier) @callee @call @maybe_local)
+ (argument_list (identifier) @callee @call @maybe_local)
+ (array (identifier) @callee @call @maybe_local)
+ (interpolation (identifier) @callee @call @maybe_local)
+ (right_assignment_list (identifier) @callee @call @maybe_local)
+ (splat_argument (identifier) @callee @call @maybe_local)
+ (hash_splat_argument (identifier) @callee @call @maybe_local)
+ (block_argument (identifier) @callee @call @maybe_local)
+ (conditional (identifier) @callee @call @maybe_local)
+ (if_modifier (identifier) @callee @call @maybe_local)
+ (unless_modifier (identifier) @callee @call @maybe_local)
+ (while_modifier (identifier) @callee @call @maybe_local)
+ (until_modifier (identifier) @callee @call @maybe_local)
+ (in (identifier) @callee @call @maybe_local)
+ (range (identifier) @callee @call @maybe_local)
+ (unary (identifier) @callee @call @maybe_local)
+ (element_reference (identifier) @callee @call @maybe_local)]
+(binary left: (identifier) @callee @call @maybe_local)
+(binary right: (identifier) @callee @call @maybe_local)
+(call receiver: (identifier) @callee @call @maybe_local)
+(pair value: (identifier) @callee @call @maybe_local)
+(assignment right: (identifier) @callee @call @maybe_local)
+(operator_assignment right: (identifier) @callee @call @maybe_local)
+[(if condition: (identifier) @callee @call @maybe_local)
+ (unless condition: (identifier) @callee @call @maybe_local)
+ (while condition: (identifier) @callee @call @maybe_local)
+ (until condition: (identifier) @callee @call @maybe_local)
+ (elsif condition: (identifier) @callee @call @maybe_local)]
+(case value: (identifier) @callee @call @maybe_local)
 (assignment left: (identifier) @local)
 (operator_assignment left: (identifier) @local)
+(left_assignment_list (identifier) @local)
+(rest_assignment (identifier) @local)
 (method_parameters [(identifier) (optional_parameter name: (identifier))
                     (keyword_parameter name: (identifier))] @local)
-(block_parameters (identifier) @local)
+[(block_parameters [(identifier) (optional_parameter name: (identifier))
+                     (keyword_parameter name: (identifier))] @local)
+ (lambda_parameters [(identifier) (optional_parameter name: (identifier))
+                     (keyword_parameter name: (identifier))] @local)
+ (splat_parameter name: (identifier) @local) (hash_splat_parameter name: (identifier) @local)
+ (block_parameter name: (identifier) @local)]
+(destructured_parameter (identifier) @local)
+(for pattern: (identifier) @local)
+(exception_variable (identifier) @local)
 (assignment left: (identifier) @var right: (call receiver: [(constant) (scope_resolution)] @type
     method: (identifier) @new (#eq? @new "new"))) @vartype
 (assignment left: (instance_variable) @var right: (call
@@ -15935,6 +16020,7 @@ RUBY = Language(
     name="ruby", extensions=(".rb",), fence="ruby", query=_RUBY_QUERY, full=True,
     family="ruby", self_names=("self",), class_scope=True, methods_outside=True,
     builtins=RUBY_BUILTINS, sigils="@",
+    class_level=frozenset({"singleton_method", "singleton_class"}), class_constructs="new",
     skeleton=SkeletonRules(
         containers=frozenset({"program", "body_statement", "then", "else", "do", "block_body",
                               "ensure", "rescue", "when", "begin"}),

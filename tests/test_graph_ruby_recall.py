@@ -1,0 +1,52 @@
+"""Graph, Ruby: direct callers as TypeProf resolves them, through the CLI.
+
+Each case is a class of Ruby semantics that the reference harness
+(tests/bench/bench_graph_reference.py, TypeProf 0.21 bundled with Ruby 3.1) found
+missed on the tuned projects (thor, kramdown, chunky_png); the fixture
+tests/fixtures/graph_ruby_recall is indexed by a real `ctxkit index` subprocess and read
+back with `ctxkit callers --json`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import callers_of
+
+POINT = "lib/geo/point.rb:Geo.Point"
+
+
+@pytest.fixture
+def indexed(cli):
+    result = cli.index_fixture("graph_ruby_recall")  # a real index, once per worker
+    assert result.code == 0, result.err
+    return cli
+
+
+# (symbol, exactly these callers)
+CASES = [
+    # `new` where self is the class (def self.f, class << self, self.new) or on
+    # self.class constructs the enclosing class; a bare `new` in an instance method does
+    # not (an instance has no new)
+    (f"{POINT}.initialize", {f"{POINT}.origin", f"{POINT}.copy", f"{POINT}.parse",
+                             f"{POINT}.dup"}),
+    (POINT, {f"{POINT}.origin", f"{POINT}.copy", f"{POINT}.parse", f"{POINT}.dup"}),
+    # a bare identifier that names no local variable is a call of self's method, in an
+    # expression as in a statement: operands, interpolation, conditions, conditional
+    # arms, arrays, returned values
+    (f"{POINT}.scale", {f"{POINT}.moved", f"{POINT}.label", f"{POINT}.report",
+                        f"{POINT}.summary"}),
+    (f"{POINT}.offset", {f"{POINT}.moved", f"{POINT}.report", f"{POINT}.summary"}),
+    (f"{POINT}.name", {f"{POINT}.label", f"{POINT}.report"}),
+    (f"{POINT}.visible?", {f"{POINT}.report", f"{POINT}.summary"}),
+    # ... but not where a local of that name is in scope: an assignment, a multiple
+    # assignment, block parameters (destructured too), a for variable, a rescued
+    # exception, splat and block parameters
+    (f"{POINT}.summary", {f"{POINT}.report"}),
+    (f"{POINT}.label", set()),
+]
+
+
+@pytest.mark.parametrize(("symbol", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_ruby_callers_as_typeprof_resolves_them(indexed, symbol, expected):
+    assert callers_of(indexed, symbol) == expected
