@@ -6129,6 +6129,7 @@ class Language(Record):
         "generic_namesakes", "trailing_lambda", "qualified_extensions",
         "receiver_returning", "receiver_lambdas", "receiver_passing", "strict_arguments",
         "data_members", "library_supertypes", "class_level", "class_constructs",
+        "common_methods",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6154,7 +6155,7 @@ class Language(Record):
         "receiver_returning": frozenset(), "receiver_lambdas": frozenset(),
         "receiver_passing": frozenset(), "strict_arguments": False,
         "data_members": frozenset(), "library_supertypes": frozenset(),
-        "class_level": frozenset(), "class_constructs": None,
+        "class_level": frozenset(), "class_constructs": None, "common_methods": frozenset(),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6214,6 +6215,9 @@ class Language(Record):
     class_constructs: str | None  # the class method that constructs its receiver (Ruby's
     #                             new): bare or on self in a class-level method, or on
     #                             self.class anywhere, it constructs the enclosing class
+    common_methods: frozenset[str]  # methods of the language's core types, beside
+    #                             COMMON_METHOD_NAMES: on a receiver of unknown type, the
+    #                             one method of the index so named is no guess
     element_callbacks: frozenset[str]  # methods of the standard containers whose callback
     #                             gets an element first (xs.forEach((x) => ...): x is an X)
     element_results: frozenset[str]  # methods of the standard containers that give one
@@ -12470,9 +12474,10 @@ class _Resolver:
         return self._guesses[key]
 
     def _guess(self, name: str, lang: str, attr: bool) -> tuple[int | None, float]:
-        if attr and name in COMMON_METHOD_NAMES:
+        language = LANGUAGES.get(lang, _UNKNOWN_LANGUAGE)
+        if attr and (name in COMMON_METHOD_NAMES or name in language.common_methods):
             return None, 0.0
-        family = LANGUAGES.get(lang, _UNKNOWN_LANGUAGE).family
+        family = language.family
         found = []
         for node in self.by_name.get(name, ()):
             kind, _, qualname, path = self.nodes[node]
@@ -15908,6 +15913,62 @@ RUBY_BUILTINS = frozenset(
     "Array Hash Rational Complex".split())
 
 
+# The public methods of Ruby's core classes that an untyped value most often is
+# (Object with Kernel, Comparable, Enumerable, Array, Hash, String, Symbol, Integer,
+# Float, Range, IO, Proc, NilClass), as Ruby 3.1 itself lists them:
+#   ruby -e 'puts [Object, Comparable, Enumerable, Array, Hash, String, Symbol, Integer,
+#     Float, Range, IO, Proc, NilClass].flat_map { |c| c.public_instance_methods(true) }
+#     .map(&:to_s).grep(/\A[a-z_]\w*[?!]?\z/).uniq.sort'
+# `options.fetch(:x)` on an untyped `options` is a Hash's far more often than the one
+# `fetch` method of the index (Language.common_methods).
+RUBY_CORE_METHODS = frozenset(
+    "__id__ __send__ abs abs2 advise all? allbits? angle any? anybits? append arg arity "
+    "ascii_only? assoc at autoclose? b begin between? binding binmode binmode? bit_length "
+    "bsearch bsearch_index bytes bytesize byteslice call capitalize capitalize! casecmp "
+    "casecmp? ceil center chain chars chomp chomp! chop chop! chr chunk chunk_while clamp "
+    "class clear clone close close_on_exec? close_read close_write closed? codepoints "
+    "coerce collect collect! collect_concat combination compact compact! "
+    "compare_by_identity compare_by_identity? concat conj conjugate count cover? crypt "
+    "curry cycle deconstruct deconstruct_keys default default_proc "
+    "define_singleton_method delete delete! delete_at delete_if delete_prefix "
+    "delete_prefix! delete_suffix delete_suffix! denominator detect difference dig digits "
+    "display div divmod downcase downcase! downto drop drop_while dump dup each each_byte "
+    "each_char each_codepoint each_cons each_entry each_grapheme_cluster each_index "
+    "each_key each_line each_pair each_slice each_value each_with_index each_with_object "
+    "empty? encode encode! encoding end end_with? entries enum_for eof eof? eql? equal? "
+    "even? except exclude_end? extend external_encoding fcntl fdatasync fdiv fetch "
+    "fetch_values fileno fill filter filter! filter_map find find_all find_index finite? "
+    "first flat_map flatten flatten! floor flush force_encoding freeze frozen? fsync gcd "
+    "gcdlcm getbyte getc gets grapheme_clusters grep grep_v group_by gsub gsub! has_key? "
+    "has_value? hash hex i id2name imag imaginary include? index infinite? inject insert "
+    "inspect instance_eval instance_exec instance_of? instance_variable_defined? "
+    "instance_variable_get instance_variable_set instance_variables integer? intern "
+    "internal_encoding intersect? intersection invert ioctl is_a? isatty itself join "
+    "keep_if key key? keys kind_of? lambda? last lazy lcm length lineno lines ljust "
+    "lstrip lstrip! magnitude map map! match match? max max_by member? merge merge! "
+    "method methods min min_by minmax minmax_by modulo name nan? negative? next next! "
+    "next_float nil? nobits? none? nonzero? numerator object_id oct odd? one? ord pack "
+    "parameters partition permutation phase pid polar pop pos positive? pow pread pred "
+    "prepend prev_float print printf private_methods product protected_methods "
+    "public_method public_methods public_send push putc puts pwrite quo rassoc "
+    "rationalize read read_nonblock readbyte readchar readline readlines readpartial real "
+    "real? rect rectangular reduce rehash reject reject! remainder "
+    "remove_instance_variable reopen repeated_combination repeated_permutation replace "
+    "respond_to? reverse reverse! reverse_each rewind rindex rjust rotate rotate! round "
+    "rpartition rstrip rstrip! ruby2_keywords sample scan scrub scrub! seek select "
+    "select! send set_encoding set_encoding_by_bom setbyte shift shuffle shuffle! "
+    "singleton_class singleton_method singleton_method_added singleton_methods size slice "
+    "slice! slice_after slice_before slice_when sort sort! sort_by sort_by! "
+    "source_location split squeeze squeeze! start_with? stat step store strip strip! sub "
+    "sub! succ succ! sum swapcase swapcase! sync sysread sysseek syswrite taint tainted? "
+    "take take_while tally tap tell then times to_a to_ary to_c to_enum to_f to_h to_hash "
+    "to_i to_int to_io to_proc to_r to_s to_str to_sym tr tr! tr_s tr_s! transform_keys "
+    "transform_keys! transform_values transform_values! transpose truncate trust tty? "
+    "undump ungetbyte ungetc unicode_normalize unicode_normalize! unicode_normalized? "
+    "union uniq uniq! unpack unpack1 unshift untaint untrust untrusted? upcase upcase! "
+    "update upto valid_encoding? value? values values_at write write_nonblock yield "
+    "yield_self zero? zip".split())
+
 def _rb_def_name(text: str, kind: str) -> str:
     return text.rsplit("::", 1)[-1]
 
@@ -16021,6 +16082,7 @@ RUBY = Language(
     family="ruby", self_names=("self",), class_scope=True, methods_outside=True,
     builtins=RUBY_BUILTINS, sigils="@",
     class_level=frozenset({"singleton_method", "singleton_class"}), class_constructs="new",
+    common_methods=RUBY_CORE_METHODS, capitalized_outside=True,
     skeleton=SkeletonRules(
         containers=frozenset({"program", "body_statement", "then", "else", "do", "block_body",
                               "ensure", "rescue", "when", "begin"}),

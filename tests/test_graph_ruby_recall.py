@@ -14,6 +14,7 @@ import pytest
 from conftest import callers_of
 
 POINT = "lib/geo/point.rb:Geo.Point"
+CACHE = "lib/geo/cache.rb:Geo.Cache"
 
 
 @pytest.fixture
@@ -44,6 +45,11 @@ CASES = [
     # exception, splat and block parameters
     (f"{POINT}.summary", {f"{POINT}.report"}),
     (f"{POINT}.label", set()),
+    # a method of Ruby's core classes called on an untyped value (a Hash's fetch) is no
+    # guess at the index's one method of that name, nor is one on a constant the index
+    # does not define (File.basename); on a value of a known class it is that class's
+    (f"{CACHE}.fetch", {"lib/geo/cache.rb:Geo.Loader.read"}),
+    (f"{CACHE}.basename", set()),
 ]
 
 
