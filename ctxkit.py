@@ -7462,9 +7462,12 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "valueof" in caps:  # alias = f at module or class level: the name holds f
         value = caps["valueof"][0]
         text = s.text(value) if value.type != "call" else _wrapped_value(s, value)
-        if text:
+        if text and not _class_level(value, s.language.class_level, frozenset()):
+            # (Ruby's alias_method :new, :old names both by symbols; one inside
+            # `class << self` names a class method, which no instance call reaches)
             extra.setdefault("values", []).append(
-                (caps["valuename"][0].start_byte, s.text(caps["valuename"][0]), text))
+                (caps["valuename"][0].start_byte, s.text(caps["valuename"][0]).lstrip(":"),
+                 text.lstrip(":")))
     elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
@@ -15841,6 +15844,7 @@ _RUBY_QUERY = """
     (#match? @req "^require(_relative)?$")) @import
 (call receiver: (_) @recv method: (identifier) @callee) @call
 (call !receiver method: (identifier) @callee) @call
+(call receiver: (_) @recv method: (constant) @callee arguments: (argument_list)) @call
 (body_statement (identifier) @callee @call @maybe_local)
 [(block_body (identifier) @callee @call @maybe_local)
  (then (identifier) @callee @call @maybe_local)
@@ -15878,6 +15882,9 @@ _RUBY_QUERY = """
  (until condition: (identifier) @callee @call @maybe_local)
  (elsif condition: (identifier) @callee @call @maybe_local)]
 (case value: (identifier) @callee @call @maybe_local)
+(alias name: (identifier) @valuename alias: (identifier) @valueof)
+(call method: (identifier) @aliasing arguments: (argument_list . (simple_symbol) @valuename
+    . (simple_symbol) @valueof .) (#eq? @aliasing "alias_method"))
 (assignment left: (identifier) @local)
 (operator_assignment left: (identifier) @local)
 (left_assignment_list (identifier) @local)
@@ -16066,7 +16073,16 @@ def _rb_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 
 def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
                       callee: str) -> tuple[int | None, float] | None:
-    """Foo.new(...) constructs Foo."""
+    """Foo.new(...) constructs Foo; Geo::Point(x) calls the method named Point of Geo,
+    never the class of that name (a constant with arguments is a method call)."""
+    if callee[:1].isupper():
+        owner = _rb_constant(r, path, scope, recv) if recv[:1].isupper() else None
+        if owner is None or owner[0] != "node":
+            return None
+        wanted = f"{r.nodes[owner[1]].qualname}.{callee}"
+        found = [n for n in r.by_name.get(callee, ()) if r.nodes[n].qualname == wanted
+                 and r.nodes[n].kind not in CLASS_KINDS]
+        return (found[0], CONF_EXACT) if found else (None, 1.0)
     if callee != "new" or not recv[:1].isupper():
         return None
     target = _rb_constant(r, path, scope, recv) or r.resolve_dotted(path, scope, recv)

@@ -15,6 +15,8 @@ from conftest import callers_of
 
 POINT = "lib/geo/point.rb:Geo.Point"
 CACHE = "lib/geo/cache.rb:Geo.Cache"
+PEN = "lib/geo/pen.rb:Geo.Pen"
+BRUSH = "lib/geo/brush.rb:Geo.Brush"
 
 
 @pytest.fixture
@@ -50,6 +52,16 @@ CASES = [
     # does not define (File.basename); on a value of a known class it is that class's
     (f"{CACHE}.fetch", {"lib/geo/cache.rb:Geo.Loader.read"}),
     (f"{CACHE}.basename", set()),
+    # `alias new old` and `alias_method :new, :old` make calls of new run old; one
+    # inside `class << self` names a class method, which an instance's call never is
+    (f"{BRUSH}.line_wu", {f"{BRUSH}.draw"}),
+    (f"{BRUSH}.dot", {f"{BRUSH}.draw"}),
+    (f"{BRUSH}.build", set()),
+    # a constant called with arguments (Geo::Pen(2)) is the method of that name (here
+    # the module function defined first, id Geo.Pen), not the class (Geo.Pen#2);
+    # Geo::Pen.new and Pen.new construct the class
+    (PEN, {"lib/geo/pen.rb:Geo.Sketch.start"}),
+    (f"{PEN}#2", {"lib/geo/pen.rb:Geo.Sketch.plain", PEN}),
 ]
 
 
