@@ -6474,6 +6474,7 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     _value_aliases(defs, starts, extra.pop("values", ()), ctx)
     _object_literals(defs, starts, extra.pop("objects", ()), ctx)
     _inferred_returns(defs, records, extra.pop("returns", ()), ctx)
+    _returned_functions(defs, ctx)
     class_methods = [d.qualname for d in defs if d.kind == "method" and d.params
                      and d.params[0]["name"] in s.language.class_names]
     if s.language.class_level:  # def self.create: its self is the class
@@ -6895,6 +6896,26 @@ def _inferred_returns(defs: list[_Def], records: list[DefRecord], found: Iterabl
     returns = {q: "\n".join(texts) for q, texts in returns.items() if texts}
     if returns:
         ctx["returns"] = returns
+
+
+def _returned_functions(defs: list[_Def], ctx: dict[str, Any]) -> None:
+    """{qualname: the qualname of its own nested function it returns} for a function
+    whose one inferred return is the bare name of a function it defines
+    (``return memoizedFunction``): what a call of the call's value runs. A nested
+    function declared with a type of its own (``const fn: Parse = ...``) is typed by
+    that type, as the type checker reads it, and is left out."""
+    returns = ctx.get("returns", {})
+    if not returns:
+        return
+    nested = {d.qualname: d for d in defs}
+    found = {}
+    for qualname, text in returns.items():
+        inner = nested.get(f"{qualname}.{text}") if _WORD.fullmatch(text) else None
+        if inner is not None and inner.kind not in CLASS_KINDS and \
+                inner.node.child_by_field_name("type") is None:
+            found[qualname] = inner.qualname
+    if found:
+        ctx["returned_functions"] = found
 
 
 def _object_members(s: _Source, node: Any) -> dict[str, Any]:
@@ -10813,6 +10834,9 @@ class _Resolver:
             if member is not None:
                 return member
             made = self._called_variable(path, scope, callee)
+            if made is None:  # const cached = memo(fn): cached() runs what memo returns
+                written, type_path, type_scope = self.variable_type(path, scope, callee)
+                made = self.returned_function(type_path, type_scope, written)
             if made is None:  # for func in [f, g]: func() calls f, and g (alternatives)
                 made = next(iter(self.iterated_definitions(path, scope, callee, line)), None)
             return (made, CONF_TYPED) if made is not None else (None, 0.0)
@@ -11740,12 +11764,31 @@ class _Resolver:
             found = self._named_class(path, qualname, written[5:])
             if found is not None:
                 return found
+        found = self.returned_function(path, qualname, written)
+        if found is not None:  # get = memo(fn): this.get() runs the function memo returns
+            return found
         for base in self.bases.get(cls, ()):
             if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
                 found = self._class_attribute(base, name, seen)
                 if found is not None:
                     return found
         return None
+
+    def returned_function(self, path: str, scope: str, written: str) -> int | None:
+        """The function a call of ``written`` (a function of the index) gives back when
+        it returns one of its own nested functions (`memo(fn)` returning its
+        `memoizedFunction`, a decorator's wrapper): what calling that call's value
+        runs. None for anything else (a function returning a value, or several)."""
+        if not written or not _DOTTED_WORDS.fullmatch(written):
+            return None
+        head, _, name = written.rpartition(".")
+        factory = self.resolve_call(path, scope, name, head or None)[0]
+        if factory is None or self.nodes[factory].kind in CLASS_KINDS:
+            return None
+        _, _, qualname, fpath = self.nodes[factory]
+        inner = self.ctx(fpath).get("returned_functions", {}).get(qualname)
+        # (a function with members of its own, memoizedFunction.clear, is one too)
+        return self.by_pq.get((fpath, inner)) if inner else None
 
     def _named_class(self, path: str, scope: str, text: str) -> int | None:
         """The class a name or dotted name read in ``scope`` is (``Machine``,
@@ -14062,6 +14105,9 @@ _TS_FIELDS = """
 (arrow_function return_type: (type_annotation (_) @fntype) body: (arrow_function) @narrow)
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @var !type
     value: (new_expression constructor: (_) @type)) @vartype @self
+(public_field_definition name: [(property_identifier) (private_property_identifier)] @var !type
+    value: (call_expression function: [(identifier) (member_expression)] @type
+    arguments: (arguments))) @vartype @self
 (formal_parameters [
     (required_parameter [(accessibility_modifier) "readonly"] pattern: (identifier) @var
         type: (type_annotation (_) @type))

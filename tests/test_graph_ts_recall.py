@@ -54,6 +54,10 @@ CASES = [
     # `let m = xs[i].m()`: m holds what the element's method gives.
     ("src/subscript_calls.ts:Kind.valid", {"src/subscript_calls.ts:firstValid"}),
     ("src/subscript_calls.ts:Other.valid", set()),
+    # A call of what a factory made (a variable, a class field) runs the nested
+    # function the factory returns, but not one declared with a type of its own.
+    ("src/factory.ts:memo.memoized", {"src/factory.ts:Table.count", "src/factory.ts:sum"}),
+    ("src/factory.ts:typedFactory.run", set()),
 ]
 
 
