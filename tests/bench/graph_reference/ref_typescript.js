@@ -56,7 +56,8 @@ function named(decl) {
     while (parent && [k.ParenthesizedExpression, k.AsExpression, k.SatisfiesExpression]
       .includes(parent.kind)) parent = parent.parent;
     if (parent && [k.VariableDeclaration, k.PropertyDeclaration, k.PropertyAssignment]
-      .includes(parent.kind) && parent.name && ts.isIdentifier(parent.name)) {
+      .includes(parent.kind) && parent.name &&
+      (ts.isIdentifier(parent.name) || ts.isPrivateIdentifier(parent.name))) {
       return { node: parent.name, name: parent.name.text };
     }
     if (parent && parent.kind === k.BinaryExpression && parent.right === decl &&
@@ -67,7 +68,7 @@ function named(decl) {
   }
   if ([k.VariableDeclaration, k.PropertyDeclaration].includes(decl.kind) && decl.initializer &&
     [k.ArrowFunction, k.FunctionExpression].includes(decl.initializer.kind) &&
-    ts.isIdentifier(decl.name)) {
+    (ts.isIdentifier(decl.name) || ts.isPrivateIdentifier(decl.name))) {
     return { node: decl.name, name: decl.name.text };
   }
   return null;
