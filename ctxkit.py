@@ -7426,6 +7426,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         is_declared = call is not None and (call_type == "type_annotation" or (
             field is not None and field.id == type_node.id))
         written = s.text(type_node)
+        arguments = call.child_by_field_name("type_arguments") \
+            if call_type == "new_expression" else None
+        if arguments is not None:  # new Map<number, Retryer>(): a Map of those
+            written = one_line(written + s.text(arguments))
         cast = _cast_type(s, call, call_type, written)
         around = call.parent if call is not None and cast is None else None
         around_type = around.type if around is not None else None

@@ -58,6 +58,11 @@ CASES = [
     # function the factory returns, but not one declared with a type of its own.
     ("src/factory.ts:memo.memoized", {"src/factory.ts:Table.count", "src/factory.ts:sum"}),
     ("src/factory.ts:typedFactory.run", set()),
+    # `new Map<number, Retryer>()` (a field's or a variable's value) is a Map of those:
+    # its forEach callback's parameter and what get() gives are Retryers.
+    ("src/typed_new.ts:Retryer.abort", {"src/typed_new.ts:Batcher.stop"}),
+    ("src/typed_new.ts:Retryer.reset", {"src/typed_new.ts:Batcher.again"}),
+    ("src/typed_new.ts:Other.abort", {"src/typed_new.ts:local"}),
 ]
 
 
