@@ -10848,7 +10848,32 @@ class _Resolver:
             return None, 1.0
         if language.bare_outside and _absent(self, path, callee):
             return None, 1.0
+        if language.free_globals and self.ctx(path).get("esm"):
+            # An ES module sees no other module's top level: the name is a variable of
+            # its own (declared here, its value unknown) or a global
+            if callee in self.ctx(path).get("declared", ()):
+                return None, 0.0
+            return self._script_global(path, callee)
         return self.guess(callee, language.name)
+
+    def _free_in_module(self, path: str, scope: str, name: str) -> bool:
+        """Nothing in the ES module ``path`` declares, binds or imports ``name``."""
+        ctx = self.ctx(path)
+        return bool(ctx.get("esm")) and name not in ctx.get("declared", ()) and \
+            self._binding_of(path, scope, name) is None and \
+            name not in self.language(path).self_names
+
+    def _script_global(self, path: str, name: str) -> tuple[int | None, float]:
+        """A name free in an ES module is a global: the runtime's, or the one top-level
+        definition of that name in a script of the index (a file that is no module,
+        whose top level is the global scope). A module's own top level is not."""
+        family = self.language(path).family
+        found = [n for n in self.by_name.get(name, ())
+                 if self.nodes[n].qualname == name and
+                 (self.nodes[n].kind == "function" or self.nodes[n].kind in CLASS_KINDS) and
+                 self.language(self.nodes[n].path).family == family and
+                 not self.ctx(self.nodes[n].path).get("esm")]
+        return (found[0], CONF_UNIQUE) if len(found) == 1 else (None, 1.0 if not found else 0.0)
 
     def _member_function(self, path: str, scope: str, name: str,
                          line: int) -> tuple[int, float] | None:
@@ -11378,10 +11403,7 @@ class _Resolver:
     def _free_global(self, path: str, scope: str, name: str) -> bool:
         """``name`` is free in the ES module ``path`` (nothing in it declares, binds or
         imports it) and no definition of the index bears it: a global of the runtime."""
-        ctx = self.ctx(path)
-        return bool(ctx.get("esm")) and name not in ctx.get("declared", ()) and \
-            self._binding_of(path, scope, name) is None and _absent(self, path, name) and \
-            name not in self.language(path).self_names
+        return self._free_in_module(path, scope, name) and _absent(self, path, name)
 
     def _call_on_object(self, path: str, scope: str, recv: str,
                         callee: str) -> tuple[int | None, float] | None:

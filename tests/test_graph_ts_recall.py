@@ -63,6 +63,11 @@ CASES = [
     ("src/typed_new.ts:Retryer.abort", {"src/typed_new.ts:Batcher.stop"}),
     ("src/typed_new.ts:Retryer.reset", {"src/typed_new.ts:Batcher.again"}),
     ("src/typed_new.ts:Other.abort", {"src/typed_new.ts:local"}),
+    # In an ES module a free name is a global: a script's top-level function is one, a
+    # module's export is not; a name the module declares is its own variable.
+    ("src/script_globals.ts:scriptHelper", {"src/free_names.ts:pick"}),
+    ("src/module_only.ts:moduleOnly", set()),
+    ("src/module_only.ts:cmp", set()),
 ]
 
 
