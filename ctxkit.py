@@ -14184,13 +14184,30 @@ def _ts_semicolons(src: bytes) -> bytes:
       they say how a parameter varies, nothing a call resolves through."""
     out = bytearray(src)
     for match in _TS_LINE_OPENS_GENERIC.finditer(src):
-        before = src[:match.start()].rstrip()
+        before = _before_comments(src[:match.start()].rstrip())
         if before and (before[-1:] not in b";,{([|&=<>:?+-*/!~." or
                        before[-1:] == b">" and before[-2:-1] not in b"=-"):
             out[match.end(1) - 1] = ord(";")
     for match in _TS_VARIANCE.finditer(src):
         out[match.start(2):match.end(2)] = b" " * (match.end(2) - match.start(2))
     return bytes(out)
+
+
+def _before_comments(text: bytes) -> bytes:
+    """``text`` without the comments that end it (a doc comment, `//` lines between two
+    members): what the member before them ends with."""
+    while True:
+        if text.endswith(b"*/"):
+            start = text.rfind(b"/*")
+            if start < 0:
+                return text
+            text = text[:start].rstrip()
+            continue
+        line = text.rfind(b"\n") + 1
+        if text[line:].lstrip().startswith(b"//"):
+            text = text[:line].rstrip()
+            continue
+        return text
 
 
 TYPESCRIPT = Language(
@@ -14201,7 +14218,7 @@ TYPESCRIPT = Language(
 # --- Graph language: TSX --------------------------------------------------------
 
 TSX = Language(
-    name="tsx", extensions=(".tsx",), fence="tsx",
+    name="tsx", extensions=(".tsx",), fence="tsx", reparse=_ts_semicolons,
     query=_JS_DEFS + _TS_DEFS + _JS_CALLS + _TS_FIELDS + _JSX_CALLS, **_JS_HOOKS)
 
 

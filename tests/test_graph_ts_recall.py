@@ -68,6 +68,10 @@ CASES = [
     ("src/script_globals.ts:scriptHelper", {"src/free_names.ts:pick"}),
     ("src/module_only.ts:moduleOnly", set()),
     ("src/module_only.ts:cmp", set()),
+    # Generic call signatures after a comment (.ts and .tsx): what follows the interface
+    # is parsed as written.
+    ("src/call_signatures.ts:tally", {"src/call_signatures.ts:report"}),
+    ("src/call_signatures_view.tsx:label", {"src/call_signatures_view.tsx:View"}),
 ]
 
 
@@ -123,3 +127,14 @@ def test_a_test_narrows_where_its_outcome_is_known(cli):
     result = cli("callers", "n.ts:TextNode.getFormat", "--json")
     assert {r["id"] for r in result.json()["results"]} == {
         "n.ts:early", "n.ts:either", "n.ts:both", "n.ts:otherwise", "n.ts:thrown"}
+
+
+def test_generic_call_signatures_after_comments_parse_without_errors(cli):
+    # An interface's generic call signatures, each after a doc or line comment, in .ts
+    # and .tsx (call_signatures*.ts*): the grammar reads them once the semicolon
+    # TypeScript implies at the newline is written; no file of the fixture has a
+    # syntax error left.
+    copy_fixture(FIXTURE, cli.root)
+    result = cli.sub("index", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["files"]["errors"] == 0

@@ -6,8 +6,8 @@ Usage: python tests/bench/bench_ts_grammar.py DIR [DIR ...] [--wheel VERSION ...
 Every .ts/.mts/.cts/.tsx file under the DIRs (declaration files .d.ts left out,
 and node_modules) is parsed with:
   - the grammar bundled in tree-sitter-language-pack (what ctxkit uses);
-  - ctxkit itself (graph_parse: the pack's grammar, and for a .ts file with
-    errors a second parse with the semicolons TypeScript's ASI implies);
+  - ctxkit itself (graph_parse: the pack's grammar, and for a .ts or .tsx file
+    with errors a second parse with the semicolons TypeScript's ASI implies);
   - each requested version of the separate tree-sitter-typescript wheel,
     installed with pip into a temporary folder and measured in a child process
     (one grammar per process: an extension module cannot be reloaded).
