@@ -6636,6 +6636,13 @@ def _class_level(node: Any, types: frozenset[str], classes: frozenset[str]) -> b
     return False
 
 
+# A subscripted value that makes a module-level assignment a type alias (PEP 484's
+# implicit aliases, `Factory = Callable[..., Client]`): a generic class or special form,
+# which Python names capitalized (typing's, collections.abc's, the project's), or a
+# builtin collection.
+_PY_GENERIC_HEAD = lazy_re(r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*|list|dict|tuple|set|frozenset|type)")
+
+
 def _drop_variables(defs: list[_Def], starts: list[int], calls: list[tuple],
                     maybe: set[int], local_names: list[tuple[int, str]]) -> list[tuple]:
     """Bare identifiers (Ruby's `validate`) are calls unless a parameter or an
@@ -7497,6 +7504,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
         value = caps["aliasvalue"][0]
+        if "aliashead" in caps and not _PY_GENERIC_HEAD.fullmatch(s.text(caps["aliashead"][0])):
+            return  # X = table[key] is a value; X = Callable[..., R] a type (PEP 484)
         this_type = _THIS_TYPE.search(s.text(value)) if "ThisType" in s.text(value) else None
         if this_type:  # type ProtoOf<T> = {...} & ThisType<T>: `this` in such a literal
             extra.setdefault("this_types", {})[s.text(caps["alias"][0])] = this_type.group(1)
@@ -12318,6 +12327,10 @@ class _Resolver:
         made = _CALLABLE_RESULT.fullmatch(written)
         if made:  # Python's Callable[[A], R]: an R
             return self.type_named(path, scope, made.group(1).split(",")[-1])
+        alias = self._type_alias(path, written) if _DOTTED_WORDS.fullmatch(written) else None
+        if alias is not None and alias[1] != written:  # Factory = Callable[..., R]
+            return self._unless_circular(("called alias", *alias), self._called_type,
+                                         alias[0], "", alias[1])
         return None
 
     def _func_result(self, found: Any) -> Any:
@@ -13189,6 +13202,9 @@ _PY_QUERY = f"""
     attribute: (identifier) @var) !type right: [(dictionary) (list) (set)] @holds) @vartype
 (module (assignment left: (identifier) @valuename !type right: [(identifier) (attribute)
     (call function: [(identifier) (attribute)] arguments: (argument_list))] @valueof))
+(module (assignment left: (identifier) @alias right: (subscript
+    value: [(identifier) (attribute)] @aliashead) @aliasvalue))
+(module (type_alias_statement left: (type (identifier) @alias) right: (type) @aliasvalue))
 (module [(if_statement consequence: (block (assignment left: (identifier) @valuename !type
             right: [(identifier) (attribute)] @valueof)))
          (if_statement alternative: [(else_clause body: (block (assignment left: (identifier)

@@ -1128,3 +1128,44 @@ def test_php_instanceof_narrows_where_the_test_is_known(cli):
         "    if ($n instanceof Ref || $b) {\n        return;\n    }\n    $n->target();\n}\n")})
     assert callers(cli, "a.php:Ref.target") == {"a.php:early", "a.php:loop", "a.php:tern"}
     assert callers(cli, "a.php:Other.target") == set()
+
+
+ALIASES = '''from typing import Callable, Optional
+
+from pkg.clients import Client
+
+ClientFactory = Callable[..., Client]
+MaybeClient = Optional[Client]
+ROUTES = {"a": Client}
+Picked = ROUTES["a"]
+
+
+def use_factory(factory: ClientFactory) -> None:
+    client = factory("app")
+    client.get("/")
+    factory("x").post("/")
+
+
+def use_maybe(c: MaybeClient) -> None:
+    if c is not None:
+        c.get("/")
+'''
+
+
+def test_a_type_alias_names_the_type_it_aliases(cli):
+    """PEP 484's implicit aliases (`Factory = Callable[..., Client]`, `Maybe =
+    Optional[Client]`) type what is annotated with them, as jedi reads them; two classes
+    share the method names, so no guess can pass."""
+    (cli.root / "pkg").mkdir()
+    (cli.root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (cli.root / "pkg" / "clients.py").write_text(
+        "class Client:\n    def get(self, url):\n        return url\n\n"
+        "    def post(self, url):\n        return url\n\n\n"
+        "class Other:\n    def get(self, url):\n        return url\n\n"
+        "    def post(self, url):\n        return url\n", encoding="utf-8")
+    (cli.root / "pkg" / "use.py").write_text(ALIASES, encoding="utf-8")
+    assert cli("index").code == 0
+    assert callers(cli, "pkg/clients.py:Client.get") == {"pkg/use.py:use_factory",
+                                                         "pkg/use.py:use_maybe"}
+    assert callers(cli, "pkg/clients.py:Client.post") == {"pkg/use.py:use_factory"}
+    assert callers(cli, "pkg/clients.py:Other.get") == set()
