@@ -6129,7 +6129,7 @@ class Language(Record):
         "generic_namesakes", "trailing_lambda", "qualified_extensions",
         "receiver_returning", "receiver_lambdas", "receiver_passing", "strict_arguments",
         "data_members", "library_supertypes", "class_level", "class_constructs",
-        "common_methods",
+        "common_methods", "setters",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6156,6 +6156,7 @@ class Language(Record):
         "receiver_passing": frozenset(), "strict_arguments": False,
         "data_members": frozenset(), "library_supertypes": frozenset(),
         "class_level": frozenset(), "class_constructs": None, "common_methods": frozenset(),
+        "setters": "",
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6215,6 +6216,8 @@ class Language(Record):
     class_constructs: str | None  # the class method that constructs its receiver (Ruby's
     #                             new): bare or on self in a class-level method, or on
     #                             self.class anywhere, it constructs the enclosing class
+    setters: str                # the suffix of the method an attribute assignment calls
+    #                             (Ruby: `x.size = 3` calls `size=`); "": none
     common_methods: frozenset[str]  # methods of the language's core types, beside
     #                             COMMON_METHOD_NAMES: on a receiver of unknown type, the
     #                             one method of the index so named is no guess
@@ -7342,6 +7345,10 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         recv = caps["recv"][0] if "recv" in caps else None
         recv_text = one_line(s.text(recv)).replace("::", ".") if recv is not None else None
         name = s.text(callee)
+        if s.language.setters and call.parent is not None and \
+                call.parent.type == "assignment" and \
+                call.parent.child_by_field_name("left") == call:
+            name += s.language.setters  # self.size = 3 runs size=, not size
         if recv_text and "(" in recv_text and recv_text != "super()":  # keep chains short
             recv_text = _collapse_arguments(recv_text)[:80]
         special = None
@@ -16203,7 +16210,7 @@ RUBY = Language(
     family="ruby", self_names=("self",), class_scope=True, methods_outside=True,
     builtins=RUBY_BUILTINS, sigils="@",
     class_level=frozenset({"singleton_method", "singleton_class"}), class_constructs="new",
-    common_methods=RUBY_CORE_METHODS, capitalized_outside=True,
+    common_methods=RUBY_CORE_METHODS, capitalized_outside=True, setters="=",
     skeleton=SkeletonRules(
         containers=frozenset({"program", "body_statement", "then", "else", "do", "block_body",
                               "ensure", "rescue", "when", "begin"}),

@@ -17,6 +17,7 @@ POINT = "lib/geo/point.rb:Geo.Point"
 CACHE = "lib/geo/cache.rb:Geo.Cache"
 PEN = "lib/geo/pen.rb:Geo.Pen"
 BRUSH = "lib/geo/brush.rb:Geo.Brush"
+BOX = "lib/geo/box.rb:Geo.Box"
 
 
 @pytest.fixture
@@ -62,6 +63,9 @@ CASES = [
     # Geo::Pen.new and Pen.new construct the class
     (PEN, {"lib/geo/pen.rb:Geo.Sketch.start"}),
     (f"{PEN}#2", {"lib/geo/pen.rb:Geo.Sketch.plain", PEN}),
+    # an attribute assignment (self.size = ...) calls the setter size=, not the getter
+    (f"{BOX}.size=", {f"{BOX}.grow"}),
+    (f"{BOX}.size", {f"{BOX}.grow"}),
 ]
 
 

@@ -22,8 +22,8 @@
 #     attribute reader or writer (attr_*: no definition to point at): nobody's
 #     answer.
 # Sites are the sends of methods named like identifiers (`foo`, `x.bar?`,
-# `Y.baz!`), with or without a receiver, and `super`; operators, `[]` and
-# setters (`x.y = 1`) are not calls a reader asks `callers` about. ``caller``
+# `Y.baz!`), with or without a receiver, setters (`x.y = 1` sends `y=`) and
+# `super`; operators and `[]` are not calls a reader asks `callers` about. ``caller``
 # is the innermost method, class or module around the site (a block's calls are
 # its method's); null at file level. Prints {"tool", "sites"} in the harness's
 # common format (see ref_python_jedi.py).
@@ -202,7 +202,7 @@ def class_target(classes_by_name, full)
   { file: file, name: short, line: line }
 end
 
-CALL_NAME = /\A[A-Za-z_]\w*[?!]?\z/
+CALL_NAME = /\A[A-Za-z_]\w*[?!=]?\z/
 sites = []
 Collect::ALL.each do |iseq|
   rel = relative(iseq.path)
