@@ -16195,6 +16195,15 @@ def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
         found = [n for n in r.by_name.get(callee, ()) if r.nodes[n].qualname == wanted
                  and r.nodes[n].kind not in CLASS_KINDS]
         return (found[0], CONF_EXACT) if found else (None, 1.0)
+    if recv == "self.class" and callee != "new":  # self.class.m: a class method
+        cls = r.enclosing_class(path, scope)
+        found = r.method_lookup(cls, callee) if cls is not None else None
+        if found is None:
+            return None
+        _, _, qualname, found_path = r.nodes[found]
+        if qualname not in r.ctx(found_path).get("class_methods", ()):
+            return None, 1.0  # an instance method: self.class.to_s is Module#to_s
+        return found, CONF_EXACT
     if callee != "new" or not recv[:1].isupper():
         return None
     target = _rb_constant(r, path, scope, recv) or r.resolve_dotted(path, scope, recv)

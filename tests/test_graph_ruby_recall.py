@@ -18,6 +18,7 @@ CACHE = "lib/geo/cache.rb:Geo.Cache"
 PEN = "lib/geo/pen.rb:Geo.Pen"
 BRUSH = "lib/geo/brush.rb:Geo.Brush"
 BOX = "lib/geo/box.rb:Geo.Box"
+DASH = "lib/geo/dash.rb:Geo.Dash"
 
 
 @pytest.fixture
@@ -66,6 +67,11 @@ CASES = [
     # an attribute assignment (self.size = ...) calls the setter size=, not the getter
     (f"{BOX}.size=", {f"{BOX}.grow"}),
     (f"{BOX}.size", {f"{BOX}.grow"}),
+    # self.class.m calls the class method m (Form has a property? too); self.class.to_s
+    # is the class object's own (Module#to_s), and self.class.label no instance's label
+    (f"{DASH}.property?", {f"{DASH}.check"}),
+    (f"{DASH}.to_s", set()),
+    ("lib/geo/dash.rb:Geo.Form.label", set()),
 ]
 
 
