@@ -6129,7 +6129,7 @@ class Language(Record):
         "generic_namesakes", "trailing_lambda", "qualified_extensions",
         "receiver_returning", "receiver_lambdas", "receiver_passing", "strict_arguments",
         "data_members", "library_supertypes", "class_level", "class_constructs",
-        "common_methods", "setters",
+        "common_methods", "setters", "hook_calls",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6156,7 +6156,7 @@ class Language(Record):
         "receiver_passing": frozenset(), "strict_arguments": False,
         "data_members": frozenset(), "library_supertypes": frozenset(),
         "class_level": frozenset(), "class_constructs": None, "common_methods": frozenset(),
-        "setters": "",
+        "setters": "", "hook_calls": (),
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6216,6 +6216,8 @@ class Language(Record):
     class_constructs: str | None  # the class method that constructs its receiver (Ruby's
     #                             new): bare or on self in a class-level method, or on
     #                             self.class anywhere, it constructs the enclosing class
+    hook_calls: tuple[tuple[str, str], ...]  # (call, hook): a call that runs a hook of the
+    #                             module it is given (Ruby's `include M` runs M.included)
     setters: str                # the suffix of the method an attribute assignment calls
     #                             (Ruby: `x.size = 3` calls `size=`); "": none
     common_methods: frozenset[str]  # methods of the language's core types, beside
@@ -7370,6 +7372,14 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 written = one_line(s.text(callee.parent))  # new P<T>(): its type arguments
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200],
                       _arguments(s, call)))
+        hook = dict(s.language.hook_calls).get(name) \
+            if s.language.hook_calls and recv is None else None
+        arguments = call.child_by_field_name("arguments") if hook else None
+        for module in arguments.named_children if arguments is not None else ():
+            if module.type in ("constant", "scope_resolution"):  # include M: M.included(self)
+                module_text = s.text(module).replace("::", ".").lstrip(".")
+                calls.append((call.start_byte, call.start_point[0] + 1, hook, module_text,
+                              f"{module_text}.{hook}", ""))
     elif "import" in caps:
         imports.append(caps["import"][0])
     elif "narrow" in caps:
@@ -16204,6 +16214,12 @@ def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
         if qualname not in r.ctx(found_path).get("class_methods", ()):
             return None, 1.0  # an instance method: self.class.to_s is Module#to_s
         return found, CONF_EXACT
+    if callee in ("included", "extended", "prepended") and recv[:1].isupper():
+        # the hook `include M` runs (RUBY.hook_calls): M's own, else Module's (a no-op)
+        module = _rb_constant(r, path, scope, recv)
+        if module is not None and module[0] == "node":
+            found = r.method_lookup(module[1], callee)
+            return (found, CONF_EXACT) if found is not None else (None, 1.0)
     if callee != "new" or not recv[:1].isupper():
         return None
     target = _rb_constant(r, path, scope, recv) or r.resolve_dotted(path, scope, recv)
@@ -16220,6 +16236,7 @@ RUBY = Language(
     builtins=RUBY_BUILTINS, sigils="@",
     class_level=frozenset({"singleton_method", "singleton_class"}), class_constructs="new",
     common_methods=RUBY_CORE_METHODS, capitalized_outside=True, setters="=",
+    hook_calls=(("include", "included"), ("extend", "extended"), ("prepend", "prepended")),
     skeleton=SkeletonRules(
         containers=frozenset({"program", "body_statement", "then", "else", "do", "block_body",
                               "ensure", "rescue", "when", "begin"}),

@@ -72,6 +72,9 @@ CASES = [
     (f"{DASH}.property?", {f"{DASH}.check"}),
     (f"{DASH}.to_s", set()),
     ("lib/geo/dash.rb:Geo.Form.label", set()),
+    # `include M` runs M.included(self), `extend M` M.extended(self): the class calls them
+    ("lib/geo/hooks.rb:Geo.Loggable.included", {"lib/geo/hooks.rb:Geo.Order"}),
+    ("lib/geo/hooks.rb:Geo.Loggable.extended", {"lib/geo/hooks.rb:Geo.Invoice"}),
 ]
 
 
