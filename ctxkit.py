@@ -14041,18 +14041,20 @@ def _js_module_exports(s: _Source, lhs: Any, rhs: Any, extra: dict) -> None:
 
 
 def _js_module(r: _Resolver, importer: str, spec: str) -> str | None:
-    """The file a relative specifier names; packages are outside the index."""
+    """The file a relative specifier names; packages are outside the index. A
+    declaration file (`types.d.ts`) is the module only where no file of code is: the
+    code beside a .d.ts is what runs (STUB_SUFFIXES)."""
     if not spec.startswith("."):
         return None
     base = os.path.normpath(posixpath_join(posix_parent(importer), spec)).replace("\\", "/")
-    for suffix in ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts",
-                   "/index.tsx", "/index.js", "/index.jsx"):
+    for suffix in ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts", "/index.ts",
+                   "/index.tsx", "/index.js", "/index.jsx", "/index.d.ts"):
         if base + suffix in r.lang:
             return base + suffix
     # TypeScript's ES modules import the emitted name: "./util.js" is util.ts.
     stem, dot, ext = base.rpartition(".")
-    for source in {"js": (".ts", ".tsx"), "jsx": (".tsx",), "mjs": (".mts",),
-                   "cjs": (".cts",)}.get(ext, ()) if dot else ():
+    for source in {"js": (".ts", ".tsx", ".d.ts"), "jsx": (".tsx",), "mjs": (".mts", ".d.mts"),
+                   "cjs": (".cts", ".d.cts")}.get(ext, ()) if dot else ():
         if stem + source in r.lang:
             return stem + source
     return None
@@ -14069,7 +14071,22 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
         name = r.ctx(mpath).get("default")
         if not name:
             return None
-    return r.lookup_in_modules([mpath], name, depth + 1)
+    found = r.lookup_in_modules([mpath], name, depth + 1)
+    declared = _js_declaration_file(r, mpath)
+    if found is None and declared is not None:  # a type the code's .d.ts declares
+        return r.lookup_in_modules([declared], name, depth + 1)
+    return found
+
+
+def _js_declaration_file(r: _Resolver, path: str) -> str | None:
+    """The declaration file beside a file of code (types.d.ts of types.mjs), if any."""
+    stem, dot, ext = path.rpartition(".")
+    if not dot or path.endswith(STUB_SUFFIXES) or ext not in ("js", "jsx", "mjs", "cjs"):
+        return None
+    for suffix in {"mjs": (".d.mts", ".d.ts"), "cjs": (".d.cts", ".d.ts")}.get(ext, (".d.ts",)):
+        if stem + suffix in r.lang:
+            return stem + suffix
+    return None
 
 
 def _js_constructor_function(r: _Resolver, path: str, wanted: str, name: str) -> int | None:

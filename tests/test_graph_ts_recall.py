@@ -72,6 +72,10 @@ CASES = [
     # is parsed as written.
     ("src/call_signatures.ts:tally", {"src/call_signatures.ts:report"}),
     ("src/call_signatures_view.tsx:label", {"src/call_signatures_view.tsx:View"}),
+    # A module's types come from its declaration file: the .d.ts beside its code (a
+    # name the code does not define), or a .d.ts with no code beside it.
+    ("src/decl_types.d.ts:Observer.next", {"src/decl_use.ts:emit"}),
+    ("src/decl_lone.d.ts:Sink.push", {"src/decl_use.ts:emit"}),
 ]
 
 
