@@ -6129,7 +6129,7 @@ class Language(Record):
         "generic_namesakes", "trailing_lambda", "qualified_extensions",
         "receiver_returning", "receiver_lambdas", "receiver_passing", "strict_arguments",
         "data_members", "library_supertypes", "class_level", "class_constructs",
-        "common_methods", "setters", "hook_calls",
+        "common_methods", "setters", "hook_calls", "fixtures",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6156,7 +6156,7 @@ class Language(Record):
         "receiver_passing": frozenset(), "strict_arguments": False,
         "data_members": frozenset(), "library_supertypes": frozenset(),
         "class_level": frozenset(), "class_constructs": None, "common_methods": frozenset(),
-        "setters": "", "hook_calls": (),
+        "setters": "", "hook_calls": (), "fixtures": False,
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6216,6 +6216,8 @@ class Language(Record):
     class_constructs: str | None  # the class method that constructs its receiver (Ruby's
     #                             new): bare or on self in a class-level method, or on
     #                             self.class anywhere, it constructs the enclosing class
+    fixtures: bool              # pytest's fixtures: a test's (or fixture's) parameter named
+    #                             after one holds what it returns (Python)
     hook_calls: tuple[tuple[str, str], ...]  # (call, hook): a call that runs a hook of the
     #                             module it is given (Ruby's `include M` runs M.included)
     setters: str                # the suffix of the method an attribute assignment calls
@@ -6480,6 +6482,8 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     _object_literals(defs, starts, extra.pop("objects", ()), ctx)
     _inferred_returns(defs, records, extra.pop("returns", ()), ctx)
     _returned_functions(defs, ctx)
+    if s.language.fixtures:
+        _pytest_fixtures(s, defs, ctx)
     class_methods = [d.qualname for d in defs if d.kind == "method" and d.params
                      and d.params[0]["name"] in s.language.class_names]
     if s.language.class_level:  # def self.create: its self is the class
@@ -6928,6 +6932,37 @@ def _returned_functions(defs: list[_Def], ctx: dict[str, Any]) -> None:
             found[qualname] = inner.qualname
     if found:
         ctx["returned_functions"] = found
+
+
+_PYTEST_FIXTURE = lazy_re(r"@\s*(?:pytest\.)?fixture\b")
+
+
+def _pytest_fixtures(s: _Source, defs: list[_Def], ctx: dict[str, Any]) -> None:
+    """The file's pytest fixtures (module-level functions decorated ``@pytest.fixture``)
+    in ctx["fixtures"], and in ctx["fixture_params"] the parameters through which tests
+    and fixtures request them: unannotated, without a default, of a function named
+    ``test*`` or of a fixture. pytest passes each such parameter the value of the
+    fixture of its name (_Resolver.fixture_value)."""
+    fixtures, requested = [], {}
+    for d in defs:
+        if d.kind not in ("function", "method"):
+            continue
+        holder = d.node.parent
+        fixture = holder is not None and holder.type == "decorated_definition" and any(
+            _PYTEST_FIXTURE.match(s.text(child)) for child in holder.children
+            if child.type == "decorator")
+        if fixture and d.parent < 0:
+            fixtures.append(d.name)
+        if fixture or d.name.startswith("test"):
+            names = [p["name"] for p in d.params if not p["type"] and p["default"] is None
+                     and p["name"] not in s.language.self_names and
+                     _WORD.fullmatch(p["name"])]
+            if names:
+                requested[d.qualname] = names
+    if fixtures:
+        ctx["fixtures"] = fixtures
+    if requested:
+        ctx["fixture_params"] = requested
 
 
 def _object_members(s: _Source, node: Any) -> dict[str, Any]:
@@ -11826,6 +11861,26 @@ class _Resolver:
                     return found
         return None
 
+    def fixture_value(self, path: str, scope: str, name: str) -> tuple[str, str, str] | None:
+        """(the fixture's name, its file, "") for a parameter through which a test or a
+        fixture requests the pytest fixture ``name``: the value is what that function
+        gives, read in its file. pytest looks in the test's own file, then in the
+        conftest.py of its folder and of each folder above."""
+        ctx = self.ctx(path)
+        requested = ctx.get("fixture_params")
+        if not requested or not any(name in requested.get(qual, ())
+                                    for qual in self.scope_chain(scope)):
+            return None
+        folder = path
+        candidates = [path]
+        while folder:
+            folder = posix_parent(folder)
+            candidates.append(f"{folder}/conftest.py" if folder else "conftest.py")
+        for candidate in candidates:
+            if candidate in self.lang and name in self.ctx(candidate).get("fixtures", ()):
+                return name, candidate, ""
+        return None
+
     def returned_function(self, path: str, scope: str, written: str) -> int | None:
         """The function a call of ``written`` (a function of the index) gives back when
         it returns one of its own nested functions (`memo(fn)` returning its
@@ -12519,6 +12574,9 @@ class _Resolver:
                 found = before[-1] if before else found
             if found:
                 return found, path, qual
+        fixture = self.fixture_value(path, scope, name)
+        if fixture is not None:
+            return fixture
         binding = self._binding_of(path, scope, name)
         if binding is not None:
             target = self.resolve_binding(path, [binding[0], None])
@@ -13649,6 +13707,7 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 
 
 PYTHON = Language(
+    fixtures=True,
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
     family="python", self_names=("self", "cls"), class_names=("cls",), builtins=PY_BUILTINS,
     super_names=("super()", "super(...)", "super"),  # super(Cls, self): Python 2's spelling

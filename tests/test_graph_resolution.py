@@ -1169,3 +1169,27 @@ def test_a_type_alias_names_the_type_it_aliases(cli):
                                                          "pkg/use.py:use_maybe"}
     assert callers(cli, "pkg/clients.py:Client.post") == {"pkg/use.py:use_factory"}
     assert callers(cli, "pkg/clients.py:Other.get") == set()
+
+
+def test_a_pytest_fixture_parameter_holds_what_the_fixture_returns(cli):
+    """pytest passes a test's parameter the value of the fixture of its name, from the
+    test's file or a conftest.py of its folder or one above (jedi reads it so); two
+    classes share the method name, so no guess can pass."""
+    (cli.root / "pkg").mkdir()
+    (cli.root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (cli.root / "pkg" / "env.py").write_text(
+        "class Environment:\n    def from_string(self, text):\n        return text\n\n\n"
+        "class Other:\n    def from_string(self, text):\n        return text\n",
+        encoding="utf-8")
+    (cli.root / "tests" / "unit").mkdir(parents=True)
+    (cli.root / "tests" / "conftest.py").write_text(
+        "import pytest\n\nfrom pkg.env import Environment\n\n\n@pytest.fixture\n"
+        "def env():\n    return Environment()\n", encoding="utf-8")
+    (cli.root / "tests" / "unit" / "test_env.py").write_text(
+        "def test_render(env):\n    env.from_string('x')\n\n\n"
+        "class TestOther:\n    def test_method(self, env):\n        env.from_string('y')\n\n\n"
+        "def helper(env):\n    env.from_string('z')\n", encoding="utf-8")
+    assert cli("index").code == 0
+    assert callers(cli, "pkg/env.py:Environment.from_string") == {
+        "tests/unit/test_env.py:test_render", "tests/unit/test_env.py:TestOther.test_method"}
+    assert callers(cli, "pkg/env.py:Other.from_string") == set()

@@ -352,7 +352,9 @@ def test_a_method_call_goes_to_the_class_the_fixture_builds(shop):
     assert ids[0] == "src/shop/cart.py:Cart.total"
     assert "src/shop/cart.py:Order.total" not in ids[:3]
     why = result["suspects"][0]["signals"]["test"]["why"]
-    assert why.startswith("called on the line the test failed at") and "inferred" in why
+    # (the graph itself reads the fixture's value since it knows pytest's fixtures;
+    # the test walk's own inference, "inferred", is then not needed for this call)
+    assert why.startswith("called on the line the test failed at")
     # item.cost() inside Cart.total: the receiver is named after its class
     assert "src/shop/cart.py:Item.cost" in ids[:3]
 
