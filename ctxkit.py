@@ -6482,8 +6482,9 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     _object_literals(defs, starts, extra.pop("objects", ()), ctx)
     _inferred_returns(defs, records, extra.pop("returns", ()), ctx)
     _returned_functions(defs, ctx)
+    yields = extra.pop("yields", ())
     if s.language.fixtures:
-        _pytest_fixtures(s, defs, ctx)
+        _pytest_fixtures(s, defs, records, yields, ctx)
     class_methods = [d.qualname for d in defs if d.kind == "method" and d.params
                      and d.params[0]["name"] in s.language.class_names]
     if s.language.class_level:  # def self.create: its self is the class
@@ -6937,13 +6938,19 @@ def _returned_functions(defs: list[_Def], ctx: dict[str, Any]) -> None:
 _PYTEST_FIXTURE = lazy_re(r"@\s*(?:pytest\.)?fixture\b")
 
 
-def _pytest_fixtures(s: _Source, defs: list[_Def], ctx: dict[str, Any]) -> None:
+def _pytest_fixtures(s: _Source, defs: list[_Def], records: list[DefRecord],
+                     yields: Iterable[tuple], ctx: dict[str, Any]) -> None:
     """The file's pytest fixtures (module-level functions decorated ``@pytest.fixture``)
     in ctx["fixtures"], and in ctx["fixture_params"] the parameters through which tests
     and fixtures request them: unannotated, without a default, of a function named
     ``test*`` or of a fixture. pytest passes each such parameter the value of the
-    fixture of its name (_Resolver.fixture_value)."""
+    fixture of its name (_Resolver.fixture_value): what it returns, or for a fixture
+    that yields (its teardown after the yield) the one expression it yields."""
     fixtures, requested = [], {}
+    yielded: dict[tuple[int, int], set[str]] = {}
+    for start, end, text in yields:
+        yielded.setdefault((start, end), set()).add(text)
+    declared = {r.qualname for r in records if r.return_type}
     for d in defs:
         if d.kind not in ("function", "method"):
             continue
@@ -6953,6 +6960,10 @@ def _pytest_fixtures(s: _Source, defs: list[_Def], ctx: dict[str, Any]) -> None:
             if child.type == "decorator")
         if fixture and d.parent < 0:
             fixtures.append(d.name)
+            given = yielded.get((d.fn.start_byte, d.fn.end_byte), ())
+            if len(given) == 1 and d.qualname not in declared and \
+                    d.qualname not in ctx.get("returns", {}):
+                ctx.setdefault("returns", {})[d.qualname] = next(iter(given))
         if fixture or d.name.startswith("test"):
             names = [p["name"] for p in d.params if not p["type"] and p["default"] is None
                      and p["name"] not in s.language.self_names and
@@ -7537,6 +7548,12 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         if function is not None:
             extra.setdefault("returns", []).append(
                 (function.start_byte, function.end_byte, text))
+    elif "yielded" in caps:  # yield EXPR in a pytest fixture: the value it gives a test
+        function = _function_of(caps["yielded"][0])
+        if function is not None:
+            extra.setdefault("yields", []).append(
+                (function.start_byte, function.end_byte,
+                 _collapse_arguments(one_line(s.text(caps["yielded"][0])))[:200]))
     elif "objvalue" in caps:  # const z = {...ns, f, g: h.g}: z.f() is the f it names
         if caps["objvalue"][0].parent.child_by_field_name("type") is not None:
             return  # const z: T = {...}: T is what z is
@@ -13299,6 +13316,7 @@ _PY_QUERY = f"""
 (decorated_definition . (decorator [(identifier) (attribute) (call)] @decorator)
     definition: (function_definition) @decorated)
 (return_statement [(call) (identifier) (attribute)] @returned)
+(block (yield [(call) (identifier) (attribute)] @yielded))
 [{_PY_BRANCHES}] @branch
 (if_statement condition: (call function: (identifier) @_test arguments: (argument_list
     . (identifier) @var . [(identifier) (attribute)] @type .)) consequence: (block) @narrow

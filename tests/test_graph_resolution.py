@@ -1183,13 +1183,18 @@ def test_a_pytest_fixture_parameter_holds_what_the_fixture_returns(cli):
         encoding="utf-8")
     (cli.root / "tests" / "unit").mkdir(parents=True)
     (cli.root / "tests" / "conftest.py").write_text(
-        "import pytest\n\nfrom pkg.env import Environment\n\n\n@pytest.fixture\n"
-        "def env():\n    return Environment()\n", encoding="utf-8")
+        "import pytest\n\nfrom pkg.env import Environment, Other\n\n\n@pytest.fixture\n"
+        "def env():\n    return Environment()\n\n\n@pytest.fixture\n"
+        "def other():\n    made = Other()\n    yield made\n    del made\n",
+        encoding="utf-8")
     (cli.root / "tests" / "unit" / "test_env.py").write_text(
         "def test_render(env):\n    env.from_string('x')\n\n\n"
         "class TestOther:\n    def test_method(self, env):\n        env.from_string('y')\n\n\n"
-        "def helper(env):\n    env.from_string('z')\n", encoding="utf-8")
+        "def helper(env):\n    env.from_string('z')\n\n\n"
+        "def test_yielded(other):\n    other.from_string('w')\n", encoding="utf-8")
     assert cli("index").code == 0
     assert callers(cli, "pkg/env.py:Environment.from_string") == {
         "tests/unit/test_env.py:test_render", "tests/unit/test_env.py:TestOther.test_method"}
-    assert callers(cli, "pkg/env.py:Other.from_string") == set()
+    # a fixture that yields gives the test what it yields
+    assert callers(cli, "pkg/env.py:Other.from_string") == {
+        "tests/unit/test_env.py:test_yielded"}
