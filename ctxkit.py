@@ -7418,8 +7418,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
                 written = one_line(s.text(callee.parent))  # new P<T>(): its type arguments
         calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200],
                       _arguments(s, call)))
-        hook = dict(s.language.hook_calls).get(name) \
-            if s.language.hook_calls and recv is None else None
+        hook = next((hook for made, hook in s.language.hook_calls if made == name), None) \
+            if recv is None else None
         arguments = call.child_by_field_name("arguments") if hook else None
         for module in arguments.named_children if arguments is not None else ():
             if module.type in ("constant", "scope_resolution"):  # include M: M.included(self)
@@ -7563,7 +7563,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
     elif "valueof" in caps:  # alias = f at module or class level: the name holds f
         value = caps["valueof"][0]
         text = s.text(value) if value.type != "call" else _wrapped_value(s, value)
-        if text and not _class_level(value, s.language.class_level, frozenset()):
+        if text and not (s.language.class_level and
+                         _class_level(value, s.language.class_level, frozenset())):
             # (Ruby's alias_method :new, :old names both by symbols; one inside
             # `class << self` names a class method, which no instance call reaches)
             extra.setdefault("values", []).append(
@@ -10934,13 +10935,6 @@ class _Resolver:
             return self._script_global(path, callee)
         return self.guess(callee, language.name)
 
-    def _free_in_module(self, path: str, scope: str, name: str) -> bool:
-        """Nothing in the ES module ``path`` declares, binds or imports ``name``."""
-        ctx = self.ctx(path)
-        return bool(ctx.get("esm")) and name not in ctx.get("declared", ()) and \
-            self._binding_of(path, scope, name) is None and \
-            name not in self.language(path).self_names
-
     def _script_global(self, path: str, name: str) -> tuple[int | None, float]:
         """A name free in an ES module is a global: the runtime's, or the one top-level
         definition of that name in a script of the index (a file that is no module,
@@ -11481,7 +11475,10 @@ class _Resolver:
     def _free_global(self, path: str, scope: str, name: str) -> bool:
         """``name`` is free in the ES module ``path`` (nothing in it declares, binds or
         imports it) and no definition of the index bears it: a global of the runtime."""
-        return self._free_in_module(path, scope, name) and _absent(self, path, name)
+        ctx = self.ctx(path)
+        return bool(ctx.get("esm")) and name not in ctx.get("declared", ()) and \
+            self._binding_of(path, scope, name) is None and _absent(self, path, name) and \
+            name not in self.language(path).self_names
 
     def _call_on_object(self, path: str, scope: str, recv: str,
                         callee: str) -> tuple[int | None, float] | None:
@@ -14149,8 +14146,8 @@ def _js_resolve_binding(r: _Resolver, path: str, module: str, name: str | None,
         if not name:
             return None
     found = r.lookup_in_modules([mpath], name, depth + 1)
-    declared = _js_declaration_file(r, mpath)
-    if found is None and declared is not None:  # a type the code's .d.ts declares
+    declared = _js_declaration_file(r, mpath) if found is None else None
+    if declared is not None:  # a type the code's .d.ts declares
         return r.lookup_in_modules([declared], name, depth + 1)
     return found
 
@@ -16192,6 +16189,7 @@ RUBY_CORE_METHODS = frozenset(
     "update upto valid_encoding? value? values values_at write write_nonblock yield "
     "yield_self zero? zip".split())
 
+
 def _rb_def_name(text: str, kind: str) -> str:
     return text.rsplit("::", 1)[-1]
 
@@ -16290,7 +16288,9 @@ def _rb_qualified(r: _Resolver, path: str, scope: str, dotted: str) -> tuple | N
 def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
                       callee: str) -> tuple[int | None, float] | None:
     """Foo.new(...) constructs Foo; Geo::Point(x) calls the method named Point of Geo,
-    never the class of that name (a constant with arguments is a method call)."""
+    never the class of that name (a constant with arguments is a method call);
+    self.class.m calls the enclosing class's class method m; M.included (the hook
+    `include M` runs) is M's own or Module's."""
     if callee[:1].isupper():
         owner = _rb_constant(r, path, scope, recv) if recv[:1].isupper() else None
         if owner is None or owner[0] != "node":
@@ -16308,8 +16308,8 @@ def _rb_receiver_call(r: _Resolver, path: str, scope: str, recv: str,
         if qualname not in r.ctx(found_path).get("class_methods", ()):
             return None, 1.0  # an instance method: self.class.to_s is Module#to_s
         return found, CONF_EXACT
-    if callee in ("included", "extended", "prepended") and recv[:1].isupper():
-        # the hook `include M` runs (RUBY.hook_calls): M's own, else Module's (a no-op)
+    if recv[:1].isupper() and any(callee == hook for _, hook in r.language(path).hook_calls):
+        # the hook `include M` runs (Language.hook_calls): M's own, else Module's (a no-op)
         module = _rb_constant(r, path, scope, recv)
         if module is not None and module[0] == "node":
             found = r.method_lookup(module[1], callee)

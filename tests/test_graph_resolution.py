@@ -21,6 +21,21 @@ def callers(cli, symbol: str) -> set[str]:
     return {r["id"] for r in result.json()["results"]}
 
 
+def write_files(cli, files: dict[str, str]) -> None:
+    """Write each file (its folders made) under the root: a small project of a case."""
+    for rel, text in files.items():
+        (cli.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (cli.root / rel).write_text(text, encoding="utf-8")
+
+
+def two_classes(first: str, *methods: str) -> str:
+    """A module where ``first`` and ``Other`` both define each of ``methods(self, text)``:
+    only the rule under test, never a guess from a unique name, picks one."""
+    body = "".join(f"    def {method}(self, text):\n        return text\n\n"
+                   for method in methods)
+    return "".join(f"class {name}:\n{body}\n" for name in (first, "Other"))
+
+
 PY = "graph_classes_python"
 TS = "graph_classes_typescript"
 GO = "graph_classes_go"
@@ -1156,14 +1171,8 @@ def test_a_type_alias_names_the_type_it_aliases(cli):
     """PEP 484's implicit aliases (`Factory = Callable[..., Client]`, `Maybe =
     Optional[Client]`) type what is annotated with them, as jedi reads them; two classes
     share the method names, so no guess can pass."""
-    (cli.root / "pkg").mkdir()
-    (cli.root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
-    (cli.root / "pkg" / "clients.py").write_text(
-        "class Client:\n    def get(self, url):\n        return url\n\n"
-        "    def post(self, url):\n        return url\n\n\n"
-        "class Other:\n    def get(self, url):\n        return url\n\n"
-        "    def post(self, url):\n        return url\n", encoding="utf-8")
-    (cli.root / "pkg" / "use.py").write_text(ALIASES, encoding="utf-8")
+    write_files(cli, {"pkg/__init__.py": "", "pkg/use.py": ALIASES,
+                      "pkg/clients.py": two_classes("Client", "get", "post")})
     assert cli("index").code == 0
     assert callers(cli, "pkg/clients.py:Client.get") == {"pkg/use.py:use_factory",
                                                          "pkg/use.py:use_maybe"}
@@ -1175,23 +1184,18 @@ def test_a_pytest_fixture_parameter_holds_what_the_fixture_returns(cli):
     """pytest passes a test's parameter the value of the fixture of its name, from the
     test's file or a conftest.py of its folder or one above (jedi reads it so); two
     classes share the method name, so no guess can pass."""
-    (cli.root / "pkg").mkdir()
-    (cli.root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
-    (cli.root / "pkg" / "env.py").write_text(
-        "class Environment:\n    def from_string(self, text):\n        return text\n\n\n"
-        "class Other:\n    def from_string(self, text):\n        return text\n",
-        encoding="utf-8")
-    (cli.root / "tests" / "unit").mkdir(parents=True)
-    (cli.root / "tests" / "conftest.py").write_text(
-        "import pytest\n\nfrom pkg.env import Environment, Other\n\n\n@pytest.fixture\n"
-        "def env():\n    return Environment()\n\n\n@pytest.fixture\n"
-        "def other():\n    made = Other()\n    yield made\n    del made\n",
-        encoding="utf-8")
-    (cli.root / "tests" / "unit" / "test_env.py").write_text(
-        "def test_render(env):\n    env.from_string('x')\n\n\n"
-        "class TestOther:\n    def test_method(self, env):\n        env.from_string('y')\n\n\n"
-        "def helper(env):\n    env.from_string('z')\n\n\n"
-        "def test_yielded(other):\n    other.from_string('w')\n", encoding="utf-8")
+    write_files(cli, {
+        "pkg/__init__.py": "", "pkg/env.py": two_classes("Environment", "from_string"),
+        "tests/conftest.py":
+            "import pytest\n\nfrom pkg.env import Environment, Other\n\n\n@pytest.fixture\n"
+            "def env():\n    return Environment()\n\n\n@pytest.fixture\n"
+            "def other():\n    made = Other()\n    yield made\n    del made\n",
+        "tests/unit/test_env.py":
+            "def test_render(env):\n    env.from_string('x')\n\n\n"
+            "class TestOther:\n    def test_method(self, env):\n"
+            "        env.from_string('y')\n\n\n"
+            "def helper(env):\n    env.from_string('z')\n\n\n"
+            "def test_yielded(other):\n    other.from_string('w')\n"})
     assert cli("index").code == 0
     assert callers(cli, "pkg/env.py:Environment.from_string") == {
         "tests/unit/test_env.py:test_render", "tests/unit/test_env.py:TestOther.test_method"}

@@ -68,10 +68,8 @@ module Collect
 end
 TypeProf::ISeq.prepend(Collect)
 
-# [iseq object_id, pc] of each send that dispatched outside the Ruby sources, or to an
-# attribute.
+# [iseq object_id, pc] of each send that dispatched outside the Ruby sources.
 OUTSIDE = {}
-ATTRIBUTE = {}
 
 def site_key(ep)
   ctx = ep&.ctx
@@ -83,13 +81,6 @@ module MarkOutside
   def do_send(recv, mid, aargs, caller_ep, caller_env, scratch, &ctn)
     key = site_key(caller_ep)
     OUTSIDE[key] = true if key
-    super
-  end
-end
-module MarkAttribute
-  def do_send(recv, mid, aargs, caller_ep, caller_env, scratch, &ctn)
-    key = site_key(caller_ep)
-    ATTRIBUTE[key] = true if key
     super
   end
 end
@@ -108,7 +99,6 @@ end
 TypeProf::Builtin.singleton_class.prepend(MarkConstructed)
 TypeProf::TypedMethodDef.prepend(MarkOutside)
 TypeProf::CustomMethodDef.prepend(MarkOutside)
-TypeProf::AttrMethodDef.prepend(MarkAttribute)
 
 errors = 0
 roots = []
