@@ -11117,8 +11117,8 @@ class _Resolver:
             declared = self.ctx(path).get("types", {}).get(qual, {}).get("this")
             if declared:
                 owner = self.type_named(path, qual, declared)
-                if owner is OUTSIDE:
-                    return None, 1.0
+                if owner is OUTSIDE or isinstance(owner, OutsideGeneric):
+                    return None, 1.0  # this: Array<T>: the library's method
                 return self._method_of(owner, callee) if owner is not None else None
         owner, _, method = scope.rpartition(".")
         holder, _, name = owner.rpartition(".")

@@ -76,6 +76,9 @@ CASES = [
     # name the code does not define), or a .d.ts with no code beside it.
     ("src/decl_types.d.ts:Observer.next", {"src/decl_use.ts:emit"}),
     ("src/decl_lone.d.ts:Sink.push", {"src/decl_use.ts:emit"}),
+    # `this: Array<unknown>` declares a container from outside: its methods are the
+    # library's (and indexing does not fail on it).
+    ("src/this_outside.ts:Rows.every", {"src/this_outside.ts:allRows"}),
 ]
 
 
