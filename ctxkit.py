@@ -7416,7 +7416,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             recv_text = CONSTRUCTION_MARK + (recv_text or "")
             if callee.parent is not None and callee.parent.type == "generic_name":
                 written = one_line(s.text(callee.parent))  # new P<T>(): its type arguments
-        calls.append((call.start_byte, call.start_point[0] + 1, name, recv_text, written[:200],
+        line = callee.start_point[0] + 1  # the called name's line (a chain's .m( below)
+        calls.append((call.start_byte, line, name, recv_text, written[:200],
                       _arguments(s, call)))
         hook = next((hook for made, hook in s.language.hook_calls if made == name), None) \
             if recv is None else None
@@ -7424,7 +7425,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         for module in arguments.named_children if arguments is not None else ():
             if module.type in ("constant", "scope_resolution"):  # include M: M.included(self)
                 module_text = s.text(module).replace("::", ".").lstrip(".")
-                calls.append((call.start_byte, call.start_point[0] + 1, hook, module_text,
+                calls.append((call.start_byte, line, hook, module_text,
                               f"{module_text}.{hook}", ""))
     elif "import" in caps:
         imports.append(caps["import"][0])

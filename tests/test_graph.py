@@ -196,3 +196,26 @@ def test_depth_two_callers(cli):
     assert ("app/service.py:UserService.create", 1) in by_depth
     assert ("app/cli.py:run", 2) in by_depth
     assert data["target"] == "app/models.py:User.rename"
+
+
+@pytest.mark.parametrize("rel, text, caller, lines", [
+    ("q.py", "class Q:\n    def where(self):\n        return self\n\n"
+             "    def order(self):\n        return self\n\n\n"
+             "def build(q: Q):\n    return (q\n            .where()\n            .order())\n",
+     "q.py:build", (11, 12)),
+    ("q.ts", "export class Q {\n  where(): Q { return this }\n  order(): Q { return this }\n}\n"
+             "export function build(q: Q): Q {\n  return q\n    .where()\n    .order()\n}\n",
+     "q.ts:build", (7, 8)),
+    ("q.go", "package q\n\ntype Q struct{}\n\nfunc (q *Q) Where() *Q { return q }\n\n"
+             "func (q *Q) Order() *Q { return q }\n\nfunc Build(q *Q) *Q {\n\treturn q.\n"
+             "\t\tWhere().\n\t\tOrder()\n}\n",
+     "q.go:Build", (11, 12)),
+])
+def test_a_call_is_on_the_line_of_its_name(cli, rel, text, caller, lines):
+    # A chain written over several lines: each call stands where its method's name is
+    # (as type checkers and editors place it), not where the chain's first receiver is.
+    (cli.root / rel).write_text(text, encoding="utf-8")
+    assert cli("index", "-q").code == 0
+    results = cli("callees", caller, "--json").json()["results"]
+    found = {r["name"].rpartition(".")[2].lower(): r["call_line"] for r in results}
+    assert (found["where"], found["order"]) == lines

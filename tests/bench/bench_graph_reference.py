@@ -106,7 +106,8 @@ KOTLIN_LIBRARIES = ("kotlin-stdlib", "kotlin-stdlib-jdk7", "kotlin-stdlib-jdk8",
 MIN_CONFIDENCE = 0.5          # ctxkit's default for callers
 # ctxkit adds the constructor a class call runs as a second edge `Cls.__init__` (Ruby:
 # `Foo.new.initialize`, at the site named `new`); the naive matcher takes the call sites
-# as extracted, without those.
+# as extracted, without those. A receiver that is a call's result (super().__init__())
+# makes no constructor row: that is a call of __init__ written out.
 CONSTRUCTORS = ("__init__", "constructor")
 LANGUAGE_CONSTRUCTORS = {"ruby": ("initialize",)}
 TARGETS = {"python": (0.98, 0.95), "typescript": (0.98, 0.95), "go": (0.98, 0.95)}
@@ -410,8 +411,8 @@ def read_graph(db: Path, project: Project) -> Graph:
             (project.name,)):
         if path not in wanted:
             continue
-        made = bool(recv and callee in LANGUAGE_CONSTRUCTORS.get(project.language, CONSTRUCTORS)
-                    and written == f"{recv}.{callee}")
+        made = bool(recv and "(" not in recv and written == f"{recv}.{callee}"
+                    and callee in LANGUAGE_CONSTRUCTORS.get(project.language, CONSTRUCTORS))
         if not made:
             graph.sites.append((src, callee or "", line, path))  # as extracted
         if dst is not None and conf >= MIN_CONFIDENCE:
