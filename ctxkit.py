@@ -6938,6 +6938,24 @@ def _returned_functions(defs: list[_Def], ctx: dict[str, Any]) -> None:
 _PYTEST_FIXTURE = lazy_re(r"@\s*(?:pytest\.)?fixture\b")
 
 
+def _py_named_self(s: _Source, d: _Def, types: dict[str, dict[str, str]],
+                   ctx: dict[str, Any]) -> None:
+    """A method's first parameter is its instance whatever it is named (mpmath's ``def
+    atan2(ctx, y, x)``): remember that name, as Go's receiver is, unless the method is a
+    ``@staticmethod`` (no instance) or a ``@classmethod`` (the class), or the parameter
+    declares a type of its own."""
+    first = d.params[0] if d.params else None
+    if first is None or first["type"] or first["name"] in s.language.self_names or \
+            not _WORD.fullmatch(first["name"]):
+        return
+    holder = d.node.parent
+    if holder is not None and holder.type == "decorated_definition" and any(
+            s.text(child).lstrip("@").strip() in ("staticmethod", "classmethod")
+            for child in holder.children if child.type == "decorator"):
+        return
+    ctx.setdefault("receivers", {})[d.qualname] = first["name"]
+
+
 def _pytest_fixtures(s: _Source, defs: list[_Def], records: list[DefRecord],
                      yields: Iterable[tuple], ctx: dict[str, Any]) -> None:
     """The file's pytest fixtures (module-level functions decorated ``@pytest.fixture``)
@@ -11573,7 +11591,6 @@ class _Resolver:
         def wrapper(*a): key(*a)``), unless a function between declares or assigns
         the name; None when it is made on no such parameter."""
         name = recv.partition(ALTERNATIVE_MARK)[0] if recv is not None else callee
-        language = self.language(path)
         types = self.ctx(path).get("types", {})
         function = src
         for _ in range(8):  # nesting deeper than this is not followed
@@ -11584,8 +11601,7 @@ class _Resolver:
             position = next((i for i, p in enumerate(params) if p.get("name") == name), None)
             if position is not None:
                 if params[position].get("type") or (
-                        position == 0 and kind == "method" and
-                        name in (*language.self_names, *language.class_names)):
+                        position == 0 and kind == "method" and self.bound(function)):
                     return None
                 break
             if name in types.get(qualname, {}) or "." not in qualname:
@@ -11649,15 +11665,23 @@ class _Resolver:
             self.memo[key] = values
         return values
 
+    def bound(self, function: int) -> bool:
+        """Whether the first parameter of ``function`` (a method) is its instance or
+        class: self, cls, or the receiver the method names (ctx["receivers"])."""
+        params = self.params_of(function)
+        first = params[0].get("name") if params else None
+        _, _, qualname, path = self.nodes[function]
+        language = self.language(path)
+        return first in (*language.self_names, *language.class_names) or (
+            first is not None and self.ctx(path).get("receivers", {}).get(qualname) == first)
+
     def _parameter_values(self, function: int, position: int) -> list[Any]:
         params = self.params_of(function)
         param = params[position]
         name = param.get("name", "")
         if name.startswith("*"):
             return []
-        language = self.language(self.nodes[function].path)
-        bound = self.nodes[function].kind == "method" and bool(params) and \
-            params[0].get("name") in (*language.self_names, *language.class_names)
+        bound = self.nodes[function].kind == "method" and self.bound(function)
         _, _, qualname, fpath = self.nodes[function]
         owner = self.by_pq.get((fpath, qualname.rpartition(".")[0]))
         default_scope = self.nodes[owner].qualname if owner is not None and \
@@ -13723,7 +13747,7 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 
 
 PYTHON = Language(
-    fixtures=True,
+    fixtures=True, named_receivers=True, method_types=_py_named_self,
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
     family="python", self_names=("self", "cls"), class_names=("cls",), builtins=PY_BUILTINS,
     super_names=("super()", "super(...)", "super"),  # super(Cls, self): Python 2's spelling

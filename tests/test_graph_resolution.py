@@ -1202,3 +1202,20 @@ def test_a_pytest_fixture_parameter_holds_what_the_fixture_returns(cli):
     # a fixture that yields gives the test what it yields
     assert callers(cli, "pkg/env.py:Other.from_string") == {
         "tests/unit/test_env.py:test_yielded"}
+
+
+def test_a_methods_first_parameter_is_its_instance_whatever_its_name(cli):
+    """``def atan2(ctx, y, x)`` in a class: ctx is the instance (mpmath names it so), with
+    what the class inherits; the parameters after it take the callers' arguments in
+    order. A @staticmethod's first parameter is an argument like any other."""
+    write_files(cli, {
+        "calc.py": two_classes("Handler", "convert") +
+        "class Base:\n    def convert(self, text):\n        return text\n\n\n"
+        "class Context(Base):\n    def atan2(ctx, y, handler):\n"
+        "        handler.convert(y)\n        return ctx.convert(y)\n\n"
+        "    @staticmethod\n    def helper(value, text):\n        return value.convert(text)\n\n\n"
+        "def run():\n    Context().atan2(1, Handler())\n"})
+    assert cli("index").code == 0
+    assert callers(cli, "calc.py:Base.convert") == {"calc.py:Context.atan2"}
+    assert callers(cli, "calc.py:Handler.convert") == {"calc.py:Context.atan2"}
+    assert callers(cli, "calc.py:Other.convert") == set()
