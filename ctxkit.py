@@ -7026,6 +7026,19 @@ def _object_literals(defs: list[_Def], starts: list[int], found: Iterable[tuple]
         ctx["objects"] = objects
 
 
+_BRANCHES = frozenset({"if_statement", "try_statement"})  # (Python's value branches)
+
+
+def _in_branch(node: Any) -> bool:
+    """Whether ``node`` stands in a branch (an if's, a try's) of its module or class body."""
+    node = node.parent
+    while node is not None and node.type not in ("module", "class_definition", "program"):
+        if node.type in _BRANCHES:
+            return True
+        node = node.parent
+    return False
+
+
 def _wrapped_value(s: _Source, call: Any) -> str:
     """``alias = wrap("alias", f)``: "wrap(" and the arguments' words
     (_argument_word), when one of them is a name (what such a call can pass through);
@@ -7040,14 +7053,28 @@ def _value_aliases(defs: list[_Def], starts: list[int], found: Iterable[tuple],
                    ctx: dict[str, Any]) -> None:
     """{scope: {name: what it is bound to}} for ``alias = f`` written directly in a
     module or a class body: calling ``alias`` (``self.alias``, ``mod.alias``) runs f.
-    A name bound to different things in one scope is ambiguous: "" (unknown)."""
-    values: dict[str, dict[str, str]] = {}
-    for pos, name, text in found:
+    Read in file order, as jedi does: a binding in no branch replaces the ones before
+    it; a name bound to different things in branches (``if gmpy: mul = gmpy_mul`` /
+    ``else: mul = python_mul``) is "" (no one value), and ctx["value_choices"] lists
+    what it may hold, each of which a call of it may run."""
+    bound: dict[str, dict[str, list[str]]] = {}
+    for pos, name, text, *branch in sorted(found):
         index = _enclosing(defs, starts, pos)
-        scope = values.setdefault(defs[index].qualname if index >= 0 else "", {})
-        scope[name] = text if scope.get(name, text) == text else ""
-    if values:
-        ctx["values"] = values
+        texts = bound.setdefault(defs[index].qualname if index >= 0 else "", {}) \
+            .setdefault(name, [])
+        if not (branch and branch[0]):
+            texts.clear()
+        if text not in texts:
+            texts.append(text)
+    if bound:
+        ctx["values"] = {key: {name: texts[0] if len(texts) == 1 else ""
+                               for name, texts in names.items()}
+                         for key, names in bound.items()}
+    choices = {key: {name: texts for name, texts in names.items() if len(texts) > 1}
+               for key, names in bound.items()}
+    choices = {key: names for key, names in choices.items() if names}
+    if choices:
+        ctx["value_choices"] = choices
 
 
 def _called_params(defs: list[_Def], calls: list[tuple],
@@ -7588,7 +7615,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             # `class << self` names a class method, which no instance call reaches)
             extra.setdefault("values", []).append(
                 (caps["valuename"][0].start_byte, s.text(caps["valuename"][0]).lstrip(":"),
-                 text.lstrip(":")))
+                 text.lstrip(":"), _in_branch(value)))
     elif "namespace" in caps:  # namespace util {...}: util.f() is the file's f
         extra.setdefault("namespaces", []).append(s.text(caps["namespace"][0]))
     elif "alias" in caps:  # type T = A | B: a written type under another name
@@ -10618,6 +10645,35 @@ class _Resolver:
         finally:
             del self.memo[key]
 
+    def value_choices(self, path: str, scope: str, name: str, recv: str | None) -> list[int]:
+        """The definitions of the index a call of ``name`` (``recv.name``) may run when a
+        module binds the name to different functions in its branches (ctx
+        ["value_choices"]): read in this module, the module it is imported from, or the
+        module ``recv`` names. [] for anything else."""
+        if recv is None:
+            binding = self.ctx(path).get("imports", {}).get(name)
+            if binding is None:
+                files, member = [path], name
+            elif binding[1]:  # from m import name
+                target = self.resolve_binding(path, [binding[0], None])
+                files, member = (target[1], binding[1]) if target and \
+                    target[0] == "module" else ([], name)
+            else:
+                return []
+        else:
+            target = self.resolve_dotted(path, scope, recv) if _DOTTED_WORDS.fullmatch(recv) \
+                else None
+            files, member = (target[1], name) if target and target[0] == "module" \
+                else ([], name)
+        for where in files:
+            texts = self.ctx(where).get("value_choices", {}).get("", {}).get(member)
+            if texts:
+                found = (self.resolve_dotted(where, "", text) for text in texts
+                         if "(" not in text)
+                return list(dict.fromkeys(f[1] for f in found if f and f[0] == "node" and
+                                          self.nodes[f[1]].kind != "file"))
+        return []
+
     def _passed_through(self, path: str, scope: str, function: str, args: str) -> str | None:
         """The name a call ``function(args)`` made in ``scope`` gives back, when the
         function's declared result is a type variable one of its parameters is declared
@@ -12902,6 +12958,8 @@ def _definitions_called(resolver: _Resolver, path: str, scope: str, callee: str,
     if dst is None:
         found = resolver.union_methods(path, scope, recv, callee, line) \
             if confidence == 0.0 and recv and language.union_calls else []
+        if not found and confidence == 0.0 and language.union_calls:
+            found = resolver.value_choices(path, scope, callee, recv)
         return found, CONF_TYPED if found else confidence
     if recv and callee == language.constructor and recv not in language.self_names \
             and recv not in language.super_names:

@@ -1219,3 +1219,34 @@ def test_a_methods_first_parameter_is_its_instance_whatever_its_name(cli):
     assert callers(cli, "calc.py:Base.convert") == {"calc.py:Context.atan2"}
     assert callers(cli, "calc.py:Handler.convert") == {"calc.py:Context.atan2"}
     assert callers(cli, "calc.py:Other.convert") == set()
+
+
+def test_a_name_bound_in_branches_calls_each_function_it_may_hold(cli):
+    """``if gmpy: mul = gmpy_mul`` / ``else: mul = python_mul``: a call of mul, here or
+    through an import, may run either (jedi lists both); a binding in no branch
+    replaces the ones before it, so ``add = first; add = second`` calls second."""
+    backend = ("import os\n\nGMPY = os.environ.get('GMPY')\n\n\n"
+               "def python_mul(a, b):\n    return a * b\n\n\n"
+               "def gmpy_mul(a, b):\n    return a * b\n\n\n"
+               "def first_add(a, b):\n    return a + b\n\n\n"
+               "def second_add(a, b):\n    return a + b\n\n\n"
+               "if GMPY:\n    mul = gmpy_mul\nelse:\n    mul = python_mul\n\n"
+               "add = first_add\nadd = second_add\n")
+    write_files(cli, {
+        "lib/__init__.py": "", "lib/backend.py": backend,
+        "lib/use.py": "from lib import backend\nfrom lib.backend import add, mul\n\n\n"
+                      "def square(x):\n    return mul(x, x)\n\n\n"
+                      "def twice(x):\n    return backend.mul(x, 2) + add(x, x)\n"})
+    assert cli("index").code == 0
+    both = {"lib/use.py:square", "lib/use.py:twice"}
+    assert callers(cli, "lib/backend.py:python_mul") == both
+    assert callers(cli, "lib/backend.py:gmpy_mul") == both
+    assert callers(cli, "lib/backend.py:first_add") == set()
+    assert callers(cli, "lib/backend.py:second_add") == {"lib/use.py:twice"}
+    # the branches edited away: one function again
+    (cli.root / "lib/backend.py").write_text(
+        backend.replace("if GMPY:\n    mul = gmpy_mul\nelse:\n    mul = python_mul\n",
+                        "mul = python_mul\n"), encoding="utf-8")
+    assert cli("index").code == 0
+    assert callers(cli, "lib/backend.py:gmpy_mul") == set()
+    assert callers(cli, "lib/backend.py:python_mul") == both
