@@ -6129,7 +6129,7 @@ class Language(Record):
         "generic_namesakes", "trailing_lambda", "qualified_extensions",
         "receiver_returning", "receiver_lambdas", "receiver_passing", "strict_arguments",
         "data_members", "library_supertypes", "class_level", "class_constructs",
-        "common_methods", "setters", "hook_calls", "fixtures",
+        "common_methods", "setters", "hook_calls", "fixtures", "attribute_hook",
         "skip_def", "def_name", "qualname", "params_holder", "param", "exported", "docstring",
         "module_docstring", "bases", "def_extra", "method_types", "call_written",
         "import_handler",
@@ -6156,7 +6156,7 @@ class Language(Record):
         "receiver_passing": frozenset(), "strict_arguments": False,
         "data_members": frozenset(), "library_supertypes": frozenset(),
         "class_level": frozenset(), "class_constructs": None, "common_methods": frozenset(),
-        "setters": "", "hook_calls": (), "fixtures": False,
+        "setters": "", "hook_calls": (), "fixtures": False, "attribute_hook": "",
         **dict.fromkeys(("skip_def", "def_name", "qualname", "params_holder", "param",
                          "exported", "docstring", "module_docstring", "bases", "def_extra",
                          "method_types", "call_written", "import_handler", "resolve_binding",
@@ -6216,6 +6216,9 @@ class Language(Record):
     class_constructs: str | None  # the class method that constructs its receiver (Ruby's
     #                             new): bare or on self in a class-level method, or on
     #                             self.class anywhere, it constructs the enclosing class
+    attribute_hook: str         # the method an attribute the class lacks is asked of
+    #                             (Python's __getattr__): x.m() runs the function it
+    #                             returns, when that is a nested function of its own; ""
     fixtures: bool              # pytest's fixtures: a test's (or fixture's) parameter named
     #                             after one holds what it returns (Python)
     hook_calls: tuple[tuple[str, str], ...]  # (call, hook): a call that runs a hook of the
@@ -10665,13 +10668,23 @@ class _Resolver:
                 else None
             files, member = (target[1], name) if target and target[0] == "module" \
                 else ([], name)
+        return self._module_choices(files, member)
+
+    def _module_choices(self, files: list[str], name: str, depth: int = 0) -> list[int]:
+        """value_choices of the module-level ``name`` of these files, followed through
+        the modules that import it from another (a package's re-exports)."""
         for where in files:
-            texts = self.ctx(where).get("value_choices", {}).get("", {}).get(member)
+            texts = self.ctx(where).get("value_choices", {}).get("", {}).get(name)
             if texts:
                 found = (self.resolve_dotted(where, "", text) for text in texts
                          if "(" not in text)
                 return list(dict.fromkeys(f[1] for f in found if f and f[0] == "node" and
                                           self.nodes[f[1]].kind != "file"))
+            binding = self.ctx(where).get("imports", {}).get(name)
+            if binding and binding[1] and depth < 6 and (where, name) not in self.by_pq:
+                target = self.resolve_binding(where, [binding[0], None])
+                if target and target[0] == "module":
+                    return self._module_choices(target[1], binding[1], depth + 1)
         return []
 
     def _passed_through(self, path: str, scope: str, function: str, args: str) -> str | None:
@@ -11227,9 +11240,22 @@ class _Resolver:
                 (None, 1.0 if target[0] == "external" else 0.0)
         if isinstance(owner, int):
             found = self.method_lookup(owner, callee) or self._class_attribute(owner, callee)
+            if found is None and self.language(self.nodes[owner].path).attribute_hook:
+                found = self._hooked_attribute(owner)
             return (found, CONF_TYPED) if found is not None else (None, 0.0)
         found = {self.method_lookup(cls, callee) for cls in owner} - {None}
         return (found.pop(), CONF_TYPED) if len(found) == 1 else (None, 0.0)
+
+    def _hooked_attribute(self, cls: int) -> int | None:
+        """What ``x.m()`` runs when the class of x lacks m and its attribute hook
+        (Language.attribute_hook: ``def __getattr__(self, name)``) returns a function
+        it defines (``def decorator(*a): ...; return decorator``): that function."""
+        hook = self.method_lookup(cls, self.language(self.nodes[cls].path).attribute_hook)
+        if hook is None:
+            return None
+        _, _, qualname, path = self.nodes[hook]
+        inner = self.ctx(path).get("returned_functions", {}).get(qualname)
+        return self.by_pq.get((path, inner)) if inner else None
 
     def _extension_call(self, path: str, scope: str, recv: str, callee: str,
                         owner: int | None, line: int,
@@ -13806,6 +13832,7 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 
 PYTHON = Language(
     fixtures=True, named_receivers=True, method_types=_py_named_self,
+    attribute_hook="__getattr__",
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
     family="python", self_names=("self", "cls"), class_names=("cls",), builtins=PY_BUILTINS,
     super_names=("super()", "super(...)", "super"),  # super(Cls, self): Python 2's spelling

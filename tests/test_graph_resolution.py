@@ -1236,9 +1236,12 @@ def test_a_name_bound_in_branches_calls_each_function_it_may_hold(cli):
         "lib/__init__.py": "", "lib/backend.py": backend,
         "lib/use.py": "from lib import backend\nfrom lib.backend import add, mul\n\n\n"
                       "def square(x):\n    return mul(x, x)\n\n\n"
-                      "def twice(x):\n    return backend.mul(x, 2) + add(x, x)\n"})
+                      "def twice(x):\n    return backend.mul(x, 2) + add(x, x)\n",
+        # through a package that re-exports it
+        "pk/__init__.py": "from lib.backend import mul\n",
+        "pk/two.py": "from pk import mul\n\n\ndef cube(x):\n    return mul(x, mul(x, x))\n"})
     assert cli("index").code == 0
-    both = {"lib/use.py:square", "lib/use.py:twice"}
+    both = {"lib/use.py:square", "lib/use.py:twice", "pk/two.py:cube"}
     assert callers(cli, "lib/backend.py:python_mul") == both
     assert callers(cli, "lib/backend.py:gmpy_mul") == both
     assert callers(cli, "lib/backend.py:first_add") == set()
@@ -1250,3 +1253,21 @@ def test_a_name_bound_in_branches_calls_each_function_it_may_hold(cli):
     assert cli("index").code == 0
     assert callers(cli, "lib/backend.py:gmpy_mul") == set()
     assert callers(cli, "lib/backend.py:python_mul") == both
+
+
+def test_an_attribute_the_class_lacks_runs_what_its_getattr_returns(cli):
+    """peewee's ``fn.COUNT(x)``: Function has no COUNT, so Python asks its
+    ``__getattr__``, which returns its nested ``decorator``; a method the class has is
+    found as always, and a class without the hook gives nothing."""
+    write_files(cli, {"f.py":
+        "class Function:\n    def over(self):\n        return self\n\n"
+        "    def __getattr__(self, attr):\n        def decorator(*args):\n"
+        "            return Function()\n        return decorator\n\n\n"
+        "class Plain:\n    def over(self):\n        return self\n\n"
+        "    def decorator(self):\n        return self\n\n\n"
+        "fn = Function()\n\n\ndef query(plain: Plain):\n    fn.COUNT(1)\n"
+        "    plain.SUM(2)\n    return fn.over()\n"})
+    assert cli("index").code == 0
+    assert callers(cli, "f.py:Function.__getattr__.decorator") == {"f.py:query"}
+    assert callers(cli, "f.py:Function.over") == {"f.py:query"}
+    assert callers(cli, "f.py:Plain.decorator") == set()
