@@ -12706,6 +12706,16 @@ class _Resolver:
                 if found is not None:
                     return found[2], found[0], found[1]
             return None
+        stars = ctx.get("stars", ()) if self.language(path).family != "javascript" else ()
+        for star in () if any(self._declares(path, qual, name) for qual in
+                              self.scope_chain(scope)) else stars:
+            # from m import *: a variable of m (peewee's `fn = Function(...)`); JS's
+            # `export * from` binds nothing in the file itself
+            target = self.resolve_binding(path, [star, None])
+            for other in target[1] if target and target[0] == "module" else ():
+                found = self._variable_in_module(other, name)
+                if found is not None:
+                    return found[2], found[0], found[1]
         package_files = self.language(path).package_files
         for other in package_files(self, path) if package_files else ():
             found = self.ctx(other).get("types", {}).get("", {}).get(name)

@@ -1266,8 +1266,11 @@ def test_an_attribute_the_class_lacks_runs_what_its_getattr_returns(cli):
         "class Plain:\n    def over(self):\n        return self\n\n"
         "    def decorator(self):\n        return self\n\n\n"
         "fn = Function()\n\n\ndef query(plain: Plain):\n    fn.COUNT(1)\n"
-        "    plain.SUM(2)\n    return fn.over()\n"})
+        "    plain.SUM(2)\n    return fn.over()\n",
+        # the variable through a star import, and a parameter of that name
+        "g.py": "from f import *\n\n\ndef other():\n    fn.MAX(2)\n\n\n"
+                "def shadow(fn):\n    fn.MIN(3)\n"})
     assert cli("index").code == 0
-    assert callers(cli, "f.py:Function.__getattr__.decorator") == {"f.py:query"}
+    assert callers(cli, "f.py:Function.__getattr__.decorator") == {"f.py:query", "g.py:other"}
     assert callers(cli, "f.py:Function.over") == {"f.py:query"}
     assert callers(cli, "f.py:Plain.decorator") == set()
