@@ -10639,9 +10639,12 @@ class _Resolver:
         self.memo[key] = None
         try:
             if "(" in text:  # alias = wrap("alias", f)
-                text = self._passed_through(path, scope, *text.split("(", 1)) or ""
-                if not text:
-                    return None
+                function, _, args = text.partition("(")
+                text = self._passed_through(path, scope, function, args) or ""
+                if not text:  # mpf_pi = def_mpf_constant(pi_fixed): the nested f it returns
+                    made = self.returned_function(path, scope.rpartition(".")[0] if scope
+                                                  else "", function)
+                    return ("node", made) if made is not None else None
             sibling = self.by_pq.get((path, f"{scope}.{text}")) if scope else None
             return ("node", sibling) if sibling is not None else \
                 self.resolve_dotted(path, scope.rpartition(".")[0], text)

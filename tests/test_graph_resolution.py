@@ -1274,3 +1274,16 @@ def test_an_attribute_the_class_lacks_runs_what_its_getattr_returns(cli):
     assert callers(cli, "f.py:Function.__getattr__.decorator") == {"f.py:query", "g.py:other"}
     assert callers(cli, "f.py:Function.over") == {"f.py:query"}
     assert callers(cli, "f.py:Plain.decorator") == set()
+
+
+def test_a_module_value_made_by_a_factory_runs_the_function_it_returns(cli):
+    """``mpf_pi = def_constant(pi_fixed)`` (mpmath): the factory returns its nested f,
+    so a call of mpf_pi, here or imported, runs f."""
+    write_files(cli, {
+        "c.py": "def def_constant(fixed):\n    def f(prec):\n        return fixed(prec)\n"
+                "    return f\n\n\ndef pi_fixed(prec):\n    return prec\n\n\n"
+                "mpf_pi = def_constant(pi_fixed)\n\n\ndef area(r):\n    return mpf_pi(53) * r\n",
+        "d.py": "from c import mpf_pi\n\n\ndef circ(r):\n    return mpf_pi(10) * r\n"})
+    assert cli("index").code == 0
+    assert callers(cli, "c.py:def_constant.f") == {"c.py:area", "d.py:circ"}
+    assert callers(cli, "c.py:pi_fixed") == {"c.py:def_constant.f"}
