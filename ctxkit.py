@@ -6761,6 +6761,16 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
                 # self.helpers = helpers: the module imported; self.cls = Machine: the
                 # class (or function) of the file
                 type_text = "expr:" + value
+            if not type_text and var.startswith("self.") and index >= 0 and \
+                    defs[index].kind == "method" and "." not in var[5:] and any(
+                    p["name"] == value for p in params[1:]):
+                # self.db = db, db untyped: what the method's callers pass (the
+                # passed-values pass, _Resolver.passed_parameter)
+                owner = defs[index].parent
+                fields = ctx.setdefault("param_fields", {}).setdefault(
+                    defs[owner].qualname if owner >= 0 else "", {})
+                given = [defs[index].qualname, value]
+                fields[var[5:]] = given if fields.get(var[5:], given) == given else []
             if not type_text:
                 continue
         if var.startswith("self.") and index >= 0 and re.fullmatch(r"[\w$]+", type_text):
@@ -7713,14 +7723,17 @@ def _enclosing_scopes(s: _Source, node: Any) -> tuple[list[str], bool]:
     return names[::-1], bool(in_class)
 
 
-def _passed_argument(args: str | None, index: int, name: str, bound: bool) -> str | None:
+def _passed_argument(args: str | None, index: int, name: str, bound: bool,
+                     unbound: bool = True) -> str | None:
     """The word (_passed_word) a call's arguments give the parameter at ``index`` (after
     the bound self) or called ``name``: "" when the call leaves it out, None when it
-    cannot be told (an unpacked argument before it, no arguments recorded)."""
+    cannot be told (an unpacked argument before it, no arguments recorded). A first
+    argument ``self`` is the bound self written out unless ``unbound`` is False (the
+    caller's self is no instance of the method's class: ``Savepoint(self)``)."""
     if args is None or index < 0:
         return None
     words = args.split(",") if args else []
-    if bound and words[:1] == ["=self"]:  # Base.__init__(self, ...): written unbound
+    if bound and unbound and words[:1] == ["=self"]:  # Base.__init__(self, ...)
         index += 1
     positional = 0
     for word in words:
@@ -11677,6 +11690,8 @@ class _Resolver:
         the name; None when it is made on no such parameter."""
         name = recv.partition(ALTERNATIVE_MARK)[0] if recv is not None else callee
         types = self.ctx(path).get("types", {})
+        if "." in name:
+            return self._parameter_field(src, name, path)
         function = src
         for _ in range(8):  # nesting deeper than this is not followed
             kind, _, qualname, _ = self.nodes[function]
@@ -11699,6 +11714,27 @@ class _Resolver:
         if name in types.get(self.nodes[function].qualname, {}):
             return None  # assigned in the function: its own type, read by the first pass
         return function, position
+
+    def _parameter_field(self, src: int, recv: str, path: str) -> tuple[int, int] | None:
+        """(method, position) for ``self.db.m()`` when the class of the calling method
+        sets ``self.db = db`` from an untyped parameter of one method (its
+        ``__init__``) and gives the field no type otherwise: db holds what that
+        method's callers pass, as jedi reads it."""
+        head, _, field = recv.partition(".")
+        if head not in self.language(path).self_names or "." in field:
+            return None
+        cls = self.enclosing_class(path, self.nodes[src].qualname)
+        if cls is None:
+            return None
+        _, _, cls_qual, cls_path = self.nodes[cls]
+        ctx = self.ctx(cls_path)
+        given = ctx.get("param_fields", {}).get(cls_qual, {}).get(field)
+        if not given or field in ctx.get("types", {}).get(cls_qual, {}):
+            return None
+        method = self.by_pq.get((cls_path, given[0]))
+        params = self.params_of(method) if method is not None else []
+        position = next((i for i, p in enumerate(params) if p.get("name") == given[1]), None)
+        return (method, position) if position is not None else None
 
     def passed_call(self, src: int, callee: str, recv: str | None,
                     path: str) -> tuple[list[int], bool] | None:
@@ -11774,7 +11810,9 @@ class _Resolver:
         values: list[Any] = []
         rows = self.passed_to.get(function, [])
         for caller, args, line, path in rows:
-            word = _passed_argument(args, position - bound, name, bound)
+            unbound = bound and (args or "").startswith("=self") and \
+                self._self_is_a(caller, owner)
+            word = _passed_argument(args, position - bound, name, bound, unbound)
             if word is None:
                 continue
             if word == "":  # left out: the default
@@ -11791,6 +11829,15 @@ class _Resolver:
             value = self._default_value(fpath, default_scope, param["default"])
             values = [value] if value is not None else []
         return values
+
+    def _self_is_a(self, caller: int, cls: int | None) -> bool:
+        """Whether ``self`` in ``caller`` may be an instance of ``cls``: the caller's class
+        is cls or one of its subclasses (``Base.__init__(self)`` written unbound)."""
+        if cls is None or caller not in self.nodes:
+            return True  # not known: as written
+        _, _, qualname, path = self.nodes[caller]
+        own = self.enclosing_class(path, qualname)
+        return own is None or own == cls or own in self._all_subclasses(cls)
 
     def _default_value(self, path: str, scope: str, default: str) -> Any:
         if default == "None":
@@ -13180,7 +13227,8 @@ SQL_PASSED_CANDIDATES = (
     "JOIN nodes n ON n.id = e.src_id WHERE e.project = ? AND e.kind = 'calls' "
     "AND e.confidence < ? AND f.language = ? "
     "AND (n.params LIKE '[{%' OR n.qualname LIKE '%.%') "  # a parameter, or a closure's
-    "AND (e.recv IS NULL OR e.recv NOT GLOB '*[^A-Za-z0-9_|]*')")
+    "AND (e.recv IS NULL OR e.recv NOT GLOB '*[^A-Za-z0-9_|]*' "
+    "OR (e.recv GLOB 'self.?*' AND substr(e.recv, 6) NOT GLOB '*[^A-Za-z0-9_|]*'))")
 SQL_PASSED_CREATE = "CREATE TEMP TABLE IF NOT EXISTS graph_passed (fn INTEGER PRIMARY KEY)"
 SQL_PASSED_CLEAR = "DELETE FROM graph_passed"
 SQL_PASSED_FILL = "INSERT OR IGNORE INTO graph_passed (fn) VALUES (?)"

@@ -1287,3 +1287,17 @@ def test_a_module_value_made_by_a_factory_runs_the_function_it_returns(cli):
     assert cli("index").code == 0
     assert callers(cli, "c.py:def_constant.f") == {"c.py:area", "d.py:circ"}
     assert callers(cli, "c.py:pi_fixed") == {"c.py:def_constant.f"}
+
+
+def test_a_field_set_from_an_untyped_parameter_holds_what_callers_pass(cli):
+    """``self.db = db`` in ``__init__`` with db untyped: ``self.db.execute_sql()``
+    runs the method of what ``Savepoint(self)`` passes (jedi reads the field so); a
+    self passed to another class's constructor is an argument, not the bound self."""
+    write_files(cli, {"s.py": two_classes("Database", "execute_sql") +
+        "class Pool(Database):\n    def savepoint(self):\n        return Savepoint(self)\n\n\n"
+        "class Savepoint:\n    def __init__(self, db, sid=None):\n        self.db = db\n"
+        "        self.sid = sid\n\n    def commit(self):\n"
+        "        return self.db.execute_sql('RELEASE')\n"})
+    assert cli("index").code == 0
+    assert callers(cli, "s.py:Database.execute_sql") == {"s.py:Savepoint.commit"}
+    assert callers(cli, "s.py:Other.execute_sql") == set()
