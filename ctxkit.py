@@ -7425,6 +7425,11 @@ def _literal_items(s: _Source, node: Any) -> str | None:
     return f"{callee}(...)" if callee and len(callee) <= 200 else None
 
 
+# A chain broken over lines (`User\n    .select()`, Go's `q.\n\tWhere()`): the dot and
+# the line break around it, which one_line folds to a space.
+_CHAIN_BREAK = lazy_re(r" ?\. ?(?=[A-Za-z_$#])")
+
+
 def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], calls: list,
                    imports: list, vartypes: list, branches: list, extra: dict) -> None:
     if "branch" in caps:
@@ -7450,6 +7455,8 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             return  # (@Route("/y") is an annotation, no construction)
         recv = caps["recv"][0] if "recv" in caps else None
         recv_text = one_line(s.text(recv)).replace("::", ".") if recv is not None else None
+        if recv_text and " ." in recv_text or recv_text and ". " in recv_text:
+            recv_text = _CHAIN_BREAK.sub(".", recv_text)  # (User\n .select()): User.select()
         name = s.text(callee)
         if s.language.setters and call.parent is not None and \
                 call.parent.type == "assignment" and \

@@ -219,3 +219,22 @@ def test_a_call_is_on_the_line_of_its_name(cli, rel, text, caller, lines):
     results = cli("callees", caller, "--json").json()["results"]
     found = {r["name"].rpartition(".")[2].lower(): r["call_line"] for r in results}
     assert (found["where"], found["order"]) == lines
+
+
+def test_a_chain_broken_over_lines_reads_as_written_on_one(cli):
+    # `(User\n .select()\n .join(1))`: the receiver of join is User.select(), whose
+    # type is what that classmethod returns; two classes define select and two define
+    # join, so no unique-name guess can stand in.
+    orm = ("class Select:\n    def join(self, dest):\n        return self\n\n\n"
+           "class Other:\n    def join(self, dest):\n        return self\n\n\n"
+           "class Model:\n    @classmethod\n    def select(cls):\n        return Select()\n\n\n"
+           "class Table:\n    @classmethod\n    def select(cls):\n        return Other()\n")
+    (cli.root / "orm.py").write_text(orm, encoding="utf-8")
+    (cli.root / "app.py").write_text(
+        "from orm import Model\n\n\nclass User(Model):\n    def following(self):\n"
+        "        return (User\n                .select()\n                .join(1))\n",
+        encoding="utf-8")
+    assert cli("index", "-q").code == 0
+    results = cli("callers", "orm.py:Select.join", "--json").json()["results"]
+    assert [r["id"] for r in results] == ["app.py:User.following"]
+    assert cli("callers", "orm.py:Other.join", "--json").json()["results"] == []
