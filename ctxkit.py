@@ -7388,6 +7388,22 @@ def _receiver_word(recv: str) -> str:
     return '"' if recv[:1] in "\"@$" else "?"
 
 
+def _without_type_arguments(callee: str) -> str:
+    """A called name without the type arguments written after it: ``never<T>`` is
+    ``never``, ``a.f<Map<K, V>>`` is ``a.f`` (TypeScript's explicit instantiation)."""
+    if not callee.endswith(">"):
+        return callee
+    depth = 0
+    for index in range(len(callee) - 1, -1, -1):
+        if callee[index] == ">":
+            depth += 1
+        elif callee[index] == "<":
+            depth -= 1
+            if depth == 0:
+                return callee[:index].rstrip(".")  # (Rust: collect::<Vec<_>>)
+    return callee
+
+
 def _type_arity(written: str) -> int:
     """How many type arguments a written type has (``Builder<T, R>``: 2, ``Builder``: 0)."""
     head, bracket, rest = written.partition("<")
@@ -11640,7 +11656,11 @@ class _Resolver:
             if binding is not None and binding[1] and depth < 6:  # import {validators}
                 target = self.resolve_binding(path, [binding[0], None])
                 for other in target[1] if target and target[0] == "module" else ():
-                    found = self.object_member(other, "", binding[1], member, depth + 1)
+                    # import _ from "./_": the name the module's `export default` names
+                    named = self.ctx(other).get("default") if binding[1] == "default" \
+                        else binding[1]
+                    found = self.object_member(other, "", named, member, depth + 1) \
+                        if named else None
                     if found is not None:
                         return found
             return None
@@ -11921,7 +11941,7 @@ class _Resolver:
         if called is not None:  # a + b: what a's __add__ returns
             return self.expr_type(path, scope, called, line, depth + 1)
         if text.endswith("(...)"):
-            head, _, name = text[:-5].rpartition(".")
+            head, _, name = _without_type_arguments(text[:-5]).rpartition(".")
             dst, confidence = self.resolve_call(path, scope, name, head or None, line)
             held = self.expr_type(path, scope, head, line, depth + 1) \
                 if dst is None and confidence >= CONF_EXACT and head else None
