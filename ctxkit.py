@@ -14475,6 +14475,10 @@ _TS_DEFS = """
 (abstract_method_signature name: (_) @name) @def.function
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
     @def.function
+(variable_declarator name: (identifier) @name value: [
+    (as_expression (parenthesized_expression [(arrow_function) (function_expression)] @fn))
+    (satisfies_expression (parenthesized_expression
+        [(arrow_function) (function_expression)] @fn))]) @def.function
 (variable_declarator name: (identifier) @var type: (type_annotation (_) @type)) @vartype
 (variable_declarator name: (identifier) @var !type
     value: (as_expression (_) [(function_type) (type_identifier) (generic_type)] @type))
