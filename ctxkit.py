@@ -7711,6 +7711,11 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             set(called) - params - C_KEYWORDS)
     elif "modname" in caps:
         extra.setdefault("mods", []).append(s.text(caps["modname"][0]))
+    elif "defaultobject" in caps:  # export default { f, g }: its members are f and g
+        extra["default"] = "default"
+        extra.setdefault("objects", []).append(
+            (caps["defaultobject"][0].start_byte, "default",
+             _object_members(s, caps["defaultobject"][0])))
     elif "defaultname" in caps:
         extra["default"] = s.text(caps["defaultname"][0])
         extra.setdefault("exports", []).append(extra["default"])
@@ -13992,6 +13997,7 @@ _JS_CALLS = """
 (variable_declarator name: (identifier) @objname value: (object) @objvalue)
 (export_specifier name: (_) @exportname)
 (export_statement value: (identifier) @defaultname)
+(export_statement value: (object) @defaultobject)
 (assignment_expression left: (member_expression) @exportlhs right: (_) @exportrhs)
 [(import_statement) (export_statement)] @esm
 (variable_declarator name: (_) @declared)

@@ -79,9 +79,13 @@ CASES = [
     # `this: Array<unknown>` declares a container from outside: its methods are the
     # library's (and indexing does not fail on it).
     ("src/this_outside.ts:Rows.every", {"src/this_outside.ts:allRows"}),
-    # A default import of an object literal: its members are the functions it names.
+    # A default import of an object literal (named, or the export itself): its members
+    # are the functions it names or defines.
     ("src/default_object.ts:pick", {"src/default_use.ts:choose"}),
     ("src/default_use.ts:Picker.pick", set()),
+    ("src/default_anonymous.ts:settle", {"src/default_use.ts:flush"}),
+    ("src/default_anonymous.ts:default.waiting", {"src/default_use.ts:flush"}),
+    ("src/default_use.ts:Barrier.settle", set()),
     # never<T>().describe(...): the generic call's result, its type arguments aside.
     ("src/explicit_type_args.ts:Stream.describe", {"src/explicit_type_args.ts:fromArray"}),
     ("src/explicit_type_args.ts:Label.describe", set()),
