@@ -14481,7 +14481,7 @@ _TS_DEFS = """
 (abstract_method_signature name: (_) @name) @def.function
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @fn)
     @def.function
-(variable_declarator name: (identifier) @name value: [
+(variable_declarator name: (identifier) @name !type value: [
     (as_expression (parenthesized_expression [(arrow_function) (function_expression)] @fn))
     (satisfies_expression (parenthesized_expression
         [(arrow_function) (function_expression)] @fn))]) @def.function
