@@ -6948,7 +6948,7 @@ def _returned_functions(defs: list[_Def], ctx: dict[str, Any]) -> None:
         ctx["returned_functions"] = found
 
 
-_PYTEST_FIXTURE = lazy_re(r"@\s*(?:pytest\.)?fixture\b")
+_PYTEST_FIXTURE = lazy_re(r"(?:pytest\.)?fixture\b")
 
 
 def _py_named_self(s: _Source, d: _Def, types: dict[str, dict[str, str]],
@@ -6961,10 +6961,7 @@ def _py_named_self(s: _Source, d: _Def, types: dict[str, dict[str, str]],
     if first is None or first["type"] or first["name"] in s.language.self_names or \
             not _WORD.fullmatch(first["name"]):
         return
-    holder = d.node.parent
-    if holder is not None and holder.type == "decorated_definition" and any(
-            s.text(child).lstrip("@").strip() in ("staticmethod", "classmethod")
-            for child in holder.children if child.type == "decorator"):
+    if {"staticmethod", "classmethod"} & set(_py_decorators(s, d.node)):
         return
     ctx.setdefault("receivers", {})[d.qualname] = first["name"]
 
@@ -6985,10 +6982,7 @@ def _pytest_fixtures(s: _Source, defs: list[_Def], records: list[DefRecord],
     for d in defs:
         if d.kind not in ("function", "method"):
             continue
-        holder = d.node.parent
-        fixture = holder is not None and holder.type == "decorated_definition" and any(
-            _PYTEST_FIXTURE.match(s.text(child)) for child in holder.children
-            if child.type == "decorator")
+        fixture = any(_PYTEST_FIXTURE.match(text) for text in _py_decorators(s, d.node))
         if fixture and d.parent < 0:
             fixtures.append(d.name)
             given = yielded.get((d.fn.start_byte, d.fn.end_byte), ())
@@ -7471,7 +7465,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             return  # (@Route("/y") is an annotation, no construction)
         recv = caps["recv"][0] if "recv" in caps else None
         recv_text = one_line(s.text(recv)).replace("::", ".") if recv is not None else None
-        if recv_text and " ." in recv_text or recv_text and ". " in recv_text:
+        if recv_text and (" ." in recv_text or ". " in recv_text):
             recv_text = _CHAIN_BREAK.sub(".", recv_text)  # (User\n .select()): User.select()
         name = s.text(callee)
         if s.language.setters and call.parent is not None and \
@@ -10698,21 +10692,11 @@ class _Resolver:
         ["value_choices"]): read in this module, the module it is imported from, or the
         module ``recv`` names. [] for anything else."""
         if recv is None:
-            binding = self.ctx(path).get("imports", {}).get(name)
-            if binding is None:
-                files, member = [path], name
-            elif binding[1]:  # from m import name
-                target = self.resolve_binding(path, [binding[0], None])
-                files, member = (target[1], binding[1]) if target and \
-                    target[0] == "module" else ([], name)
-            else:
-                return []
-        else:
-            target = self.resolve_dotted(path, scope, recv) if _DOTTED_WORDS.fullmatch(recv) \
-                else None
-            files, member = (target[1], name) if target and target[0] == "module" \
-                else ([], name)
-        return self._module_choices(files, member)
+            return self._module_choices([path], name)
+        target = self.resolve_dotted(path, scope, recv) if _DOTTED_WORDS.fullmatch(recv) \
+            else None
+        return self._module_choices(target[1], name) if target and target[0] == "module" \
+            else []
 
     def _module_choices(self, files: list[str], name: str, depth: int = 0) -> list[int]:
         """value_choices of the module-level ``name`` of these files, followed through
@@ -11295,11 +11279,7 @@ class _Resolver:
         (Language.attribute_hook: ``def __getattr__(self, name)``) returns a function
         it defines (``def decorator(*a): ...; return decorator``): that function."""
         hook = self.method_lookup(cls, self.language(self.nodes[cls].path).attribute_hook)
-        if hook is None:
-            return None
-        _, _, qualname, path = self.nodes[hook]
-        inner = self.ctx(path).get("returned_functions", {}).get(qualname)
-        return self.by_pq.get((path, inner)) if inner else None
+        return self._nested_returned(hook) if hook is not None else None
 
     def _extension_call(self, path: str, scope: str, recv: str, callee: str,
                         owner: int | None, line: int,
@@ -12095,10 +12075,14 @@ class _Resolver:
         factory = self.resolve_call(path, scope, name, head or None)[0]
         if factory is None or self.nodes[factory].kind in CLASS_KINDS:
             return None
-        _, _, qualname, fpath = self.nodes[factory]
-        inner = self.ctx(fpath).get("returned_functions", {}).get(qualname)
-        # (a function with members of its own, memoizedFunction.clear, is one too)
-        return self.by_pq.get((fpath, inner)) if inner else None
+        return self._nested_returned(factory)
+
+    def _nested_returned(self, function: int) -> int | None:
+        """The nested function ``function`` returns (ctx["returned_functions"]), if any
+        (a function with members of its own, memoizedFunction.clear, is one too)."""
+        _, _, qualname, path = self.nodes[function]
+        inner = self.ctx(path).get("returned_functions", {}).get(qualname)
+        return self.by_pq.get((path, inner)) if inner else None
 
     def _named_class(self, path: str, scope: str, text: str) -> int | None:
         """The class a name or dotted name read in ``scope`` is (``Machine``,
@@ -13693,10 +13677,15 @@ def _py_union_members(s: _Source, node: Any) -> list[Any]:
 
 def _is_overload_stub(s: _Source, node: Any) -> bool:
     """``@overload`` signatures only describe the real definition that follows."""
+    return any(text.endswith("overload") for text in _py_decorators(s, node))
+
+
+def _py_decorators(s: _Source, node: Any) -> list[str]:
+    """The decorators of a Python definition, as written after the ``@``."""
     parent = node.parent
-    return parent is not None and parent.type == "decorated_definition" and any(
-        c.type == "decorator" and s.text(c).rstrip().endswith("overload")
-        for c in parent.children)
+    if parent is None or parent.type != "decorated_definition":
+        return []
+    return [s.text(c).lstrip("@").strip() for c in parent.children if c.type == "decorator"]
 
 
 def _py_param(s: _Source, p: Any) -> dict[str, Any]:
