@@ -6117,7 +6117,7 @@ class Language(Record):
 
     __slots__ = (
         "name", "extensions", "fence", "grammar", "query", "full", "family", "self_names",
-        "super_names", "class_scope", "methods_outside", "named_receivers",
+        "super_names", "class_scope", "class_body_names", "methods_outside", "named_receivers",
         "unprefixed_fields", "capitalized_outside", "builtins", "skeleton", "return_fields",
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
@@ -6138,7 +6138,8 @@ class Language(Record):
         "operator_call", "doc_result", "tests")
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "grammar": None, "query": None, "full": False, "family": "", "self_names": (),
-        "super_names": ("super()", "super"), "class_scope": False, "methods_outside": False,
+        "super_names": ("super()", "super"), "class_scope": False,
+        "class_body_names": False, "methods_outside": False,
         "named_receivers": False, "unprefixed_fields": False, "capitalized_outside": False,
         "builtins": frozenset(), "skeleton": None, "return_fields": ("return_type",),
         "async_before": b"(", "parameter_children": False, "sigils": "", "return_after": None,
@@ -6176,6 +6177,8 @@ class Language(Record):
     self_names: tuple[str, ...]  # receivers that mean the enclosing class's instance
     super_names: tuple[str, ...]  # receivers that mean the enclosing class's bases
     class_scope: bool           # a bare name inside a class body is looked up on the class
+    class_body_names: bool      # a bare name read in a class body itself (not in its
+    #                             methods) is first one that body defines (Python)
     methods_outside: bool       # methods are declared outside their type (Go, Rust impl)
     named_receivers: bool       # a method names its receiver (Go): that name is self
     unprefixed_fields: bool     # this.x may be a field declared as plain x (Java)
@@ -6483,7 +6486,7 @@ def graph_extract(lang: str, src: bytes) -> dict[str, Any]:
     _narrowings(defs, starts, extra.pop("narrow", ()), ctx)
     _value_aliases(defs, starts, extra.pop("values", ()), ctx)
     _object_literals(defs, starts, extra.pop("objects", ()), ctx)
-    _inferred_returns(defs, records, extra.pop("returns", ()), ctx)
+    _inferred_returns(s, defs, records, extra.pop("returns", ()), ctx)
     _returned_functions(defs, ctx)
     yields = extra.pop("yields", ())
     if s.language.fixtures:
@@ -6771,6 +6774,15 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
                     defs[owner].qualname if owner >= 0 else "", {})
                 given = [defs[index].qualname, value]
                 fields[var[5:]] = given if fields.get(var[5:], given) == given else []
+            elif not type_text and var.startswith("self.") and index >= 0 and \
+                    "." not in var[5:] and defs[index].kind == "method":
+                # self.render = _render (a nested function), self.add = items.add (a
+                # bound method): what the instance holds, read in the method
+                owner = defs[index].parent
+                held = ctx.setdefault("field_values", {}).setdefault(
+                    defs[owner].qualname if owner >= 0 else "", {})
+                given = [defs[index].qualname, value]
+                held[var[5:]] = given if held.get(var[5:], given) == given else []
             if not type_text:
                 continue
         if var.startswith("self.") and index >= 0 and re.fullmatch(r"[\w$]+", type_text):
@@ -6905,13 +6917,23 @@ RETURNED_EXPRESSIONS = 4  # the distinct expressions an undeclared result is rea
 _NO_VALUE = frozenset({"null", "undefined", "None", "nil"})
 
 
-def _inferred_returns(defs: list[_Def], records: list[DefRecord], found: Iterable[tuple],
-                      ctx: dict[str, Any]) -> None:
+def _dynamic_name(written: str) -> str:
+    """The name a written type ends in (``t.Any`` -> ``Any``), to be compared with
+    Language.dynamic_types."""
+    return written.strip().rpartition(".")[2]
+
+
+def _inferred_returns(s: _Source, defs: list[_Def], records: list[DefRecord],
+                      found: Iterable[tuple], ctx: dict[str, Any]) -> None:
     """{qualname: the expressions it returns} for a function without a declared return
     type (``return Store()``, ``return new X()``, ``=> this.make()``; several, one a
     line, as ``return this`` and ``return new Fragment(...)``, up to
-    RETURNED_EXPRESSIONS): the resolver reads their type as a type checker infers it."""
-    declared = {r.qualname for r in records if r.return_type}
+    RETURNED_EXPRESSIONS): the resolver reads their type as a type checker infers it.
+    A result declared as "any type" (``-> Any``) says nothing either, and is read from
+    the body as jedi reads it."""
+    dynamic = s.language.dynamic_types
+    declared = {r.qualname for r in records
+                if r.return_type and _dynamic_name(r.return_type) not in dynamic}
     by_fn = {(d.fn.start_byte, d.fn.end_byte): d.qualname for d in defs}
     returns: dict[str, list[str] | None] = {}
     for start, end, text in found:
@@ -10783,6 +10805,10 @@ class _Resolver:
                     found = self.method_lookup(owner, name)
                     if found is not None:
                         return ("node", found)
+                elif language.class_body_names and qual == scope:
+                    node = self.by_pq.get((path, f"{qual}.{name}"))
+                    if node is not None:  # __eq__ = __make_cmp(eq) in the class body
+                        return ("node", self.binding_at(node, line))
                 continue
             node = self.by_pq.get((path, f"{qual}.{name}"))
             if node is not None:
@@ -11702,6 +11728,8 @@ class _Resolver:
         the name; None when it is made on no such parameter."""
         name = recv.partition(ALTERNATIVE_MARK)[0] if recv is not None else callee
         types = self.ctx(path).get("types", {})
+        if name in self.language(path).self_names:  # self.key(v): the field's value called
+            return self._parameter_field(src, f"{name}.{callee}", path)
         if "." in name:
             return self._parameter_field(src, name, path)
         function = src
@@ -11763,12 +11791,13 @@ class _Resolver:
         language = self.language(path)
         values = self.parameter_values(*found)
         targets, outside = set(), False
+        called = recv is None or recv.partition(ALTERNATIVE_MARK)[0] in language.self_names
         for value in values:
             if value is OUTSIDE:
                 outside = True
                 continue
             kind, node = value
-            if recv is None:
+            if called:  # p(...) or self.p(...): the value itself is called
                 found = node if kind == "def" else self.method_lookup(node, "__call__")
             elif callee == language.constructor:  # p.__init__: the row of p(...), a class's
                 found = self.method_lookup(node, callee) \
@@ -12034,8 +12063,14 @@ class _Resolver:
             found = self._named_class(path, qualname, written[5:])
             if found is not None:
                 return found
+            found = self._named_function(path, qualname, written[5:])
+            if found is not None:  # self.render = render_page: it runs render_page
+                return found
         found = self.returned_function(path, qualname, written)
         if found is not None:  # get = memo(fn): this.get() runs the function memo returns
+            return found
+        found = self._held_function(path, qualname, name) if not written else None
+        if found is not None:  # no other assignment types the field
             return found
         for base in self.bases.get(cls, ()):
             if base not in seen and self.nodes.get(base, _NO_NODE).kind in CLASS_KINDS:
@@ -12043,6 +12078,40 @@ class _Resolver:
                 if found is not None:
                     return found
         return None
+
+    def _held_value(self, path: str, qualname: str, name: str) -> tuple[str, str] | None:
+        """(method, value) of ``self.name = value`` in a method of class ``qualname``,
+        where value is a name or a dotted name of that method's scope that no
+        parameter, import or definition of the file is (ctx["field_values"])."""
+        given = self.ctx(path).get("field_values", {}).get(qualname, {}).get(name)
+        return (given[0], given[1]) if given else None
+
+    def rebinding_of(self, method: int) -> int | None:
+        """The function an instance attribute of a method's own name is set to
+        (``self.bind = finalized_bind`` in Proxy.bind): after that assignment the
+        instance's ``bind`` is that function, so a call of the method may run either."""
+        kind, name, qualname, path = self.nodes[method]
+        owner = qualname.rpartition(".")[0]
+        ctx = self.ctx(path)
+        if kind != "method" or name not in ctx.get("field_values", {}).get(owner, {}) or \
+                ctx.get("types", {}).get(owner, {}).get("self." + name):
+            return None
+        found = self._held_function(path, owner, name)
+        return found if found != method else None
+
+    def _held_function(self, path: str, qualname: str, name: str) -> int | None:
+        """What ``x.name()`` runs when an instance of class ``qualname`` holds a
+        function in that attribute: the nested function, the bound method
+        (``self.add = items.add``) or the function a method assigned to it, read in
+        that method as a call of the value would be."""
+        held = self._held_value(path, qualname, name)
+        if held is None or not _DOTTED_WORDS.fullmatch(held[1]):
+            return None
+        method, value = held
+        head, _, callee = value.rpartition(".")
+        target = self._unless_circular(("held", path, qualname, name), self.resolve_call,
+                                       path, method, callee, head or None)
+        return target[0] if target else None
 
     def fixture_value(self, path: str, scope: str, name: str) -> tuple[str, str, str] | None:
         """(the fixture's name, its file, "") for a parameter through which a test or a
@@ -12092,6 +12161,14 @@ class _Resolver:
         target = self.resolve_dotted(path, scope, text)
         return target[1] if target and target[0] == "node" and \
             self.nodes[target[1]].kind in CLASS_KINDS else None
+
+    def _named_function(self, path: str, scope: str, text: str) -> int | None:
+        """The function or method a name or dotted name read in ``scope`` is."""
+        if not _DOTTED_WORDS.fullmatch(text):
+            return None
+        target = self.resolve_dotted(path, scope, text)
+        return target[1] if target and target[0] == "node" and \
+            self.nodes[target[1]].kind in ("function", "method") else None
 
     def _module_variable(self, path: str, scope: str, module: str, name: str) -> Any:
         """The type of ``mod.name`` when ``mod`` is a module of the index."""
@@ -12621,8 +12698,9 @@ class _Resolver:
         _, _, qualname, path = self.nodes[function]
         if written in ("Self", "self", "this") and "." in qualname:
             written = qualname.rsplit(".", 2)[-2]
-        if not returns and not index:
-            return self._inferred_return(function)
+        if not index and (not returns or
+                          _dynamic_name(written) in self.language(path).dynamic_types):
+            return self._inferred_return(function)  # undeclared, or declared `Any`
         if not written:
             return None
         if re.search(r"\bis\s", self.returns.get(function, "")):
@@ -12694,6 +12772,13 @@ class _Resolver:
             return self.type_named(*bound[written])
         if written:
             return self.type_named(path, qualname, written)
+        held = self._held_value(path, qualname, attr)
+        if held is not None:  # items = SortedList(); self._items = items
+            found = self._unless_circular(("held", path, qualname, attr), self.expr_type,
+                                          path, held[0], held[1])
+            if found is not None and not (isinstance(found, int) and
+                                          self.nodes[found].kind not in CLASS_KINDS):
+                return found
         accessor = self._accessor(path, qualname, attr)
         if accessor is not None:  # a property: reading it gives what it returns
             return self.returned_type(accessor)
@@ -13072,7 +13157,9 @@ def _definitions_called(resolver: _Resolver, path: str, scope: str, callee: str,
             if len(classes) > 1:
                 inits = (resolver.method_lookup(c, callee) for c in classes)
                 return list(dict.fromkeys(i for i in inits if i is not None)), confidence
-    return resolver.definitions_read(dst, path, scope, line), confidence
+    found = resolver.definitions_read(dst, path, scope, line)
+    held = resolver.rebinding_of(dst)
+    return (found if held is None or held in found else [*found, held]), confidence
 
 
 def _resolve_site(resolver: _Resolver, run: _IndexRun, present: set[tuple], site: tuple,
@@ -13468,7 +13555,7 @@ _PY_QUERY = f"""
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
     attribute: (identifier) @var) type: (type) @type) @vartype
 (assignment left: (attribute object: (identifier) @self (#eq? @self "self")
-    attribute: (identifier) @var) right: (identifier) @value) @vartype
+    attribute: (identifier) @var) right: [(identifier) (attribute)] @value) @vartype
 (class_definition body: (block
     (assignment left: (identifier) @var type: (type) @type) @vartype @self))
 (module (assignment left: (identifier) @allname right: [(list) (tuple)] @allvalue))
@@ -13914,7 +14001,7 @@ def _py_submodule(r: _Resolver, module_path: str, part: str) -> str | None:
 
 PYTHON = Language(
     fixtures=True, named_receivers=True, method_types=_py_named_self,
-    attribute_hook="__getattr__",
+    attribute_hook="__getattr__", class_body_names=True,
     name="python", extensions=(".py", ".pyi"), fence="python", query=_PY_QUERY, full=True,
     family="python", self_names=("self", "cls"), class_names=("cls",), builtins=PY_BUILTINS,
     super_names=("super()", "super(...)", "super"),  # super(Cls, self): Python 2's spelling

@@ -1301,3 +1301,88 @@ def test_a_field_set_from_an_untyped_parameter_holds_what_callers_pass(cli):
     assert cli("index").code == 0
     assert callers(cli, "s.py:Database.execute_sql") == {"s.py:Savepoint.commit"}
     assert callers(cli, "s.py:Other.execute_sql") == set()
+
+
+def test_a_function_an_instance_holds_is_what_calling_the_field_runs(cli):
+    """``self._repr = _repr`` (a nested function), ``self._add = items.add`` (a bound
+    method of a local), ``self._help = helper`` and ``self._items = items``: a call of
+    the field, or of a method on it, runs what the value is where it was assigned.
+    A field another assignment types otherwise (a call's result) is left as it was."""
+    write_files(cli, {"r.py": two_classes("Sorted", "add", "extend") +
+        "def helper(v):\n    return v\n\n\n"
+        "class Renderer:\n    def __init__(self, flag=False):\n"
+        "        def _repr(inst):\n            return repr(inst)\n\n"
+        "        self._repr = _repr\n        items = Sorted()\n"
+        "        self._add = items.add\n        self._help = helper\n"
+        "        self._items = items\n"
+        "        if flag:\n            self._copier = self.copy_all\n"
+        "        else:\n            self._copier = make_copier()\n\n"
+        "    def copy_all(self, v):\n        return v\n\n"
+        "    def __call__(self, event):\n        self._add(event)\n"
+        "        self._items.extend([event])\n        self._help(event)\n"
+        "        self._copier(event)\n        return self._repr(event)\n\n\n"
+        "def make_copier():\n    return helper\n"})
+    assert cli("index").code == 0
+    call = {"r.py:Renderer.__call__"}
+    assert callers(cli, "r.py:Renderer.__init__._repr") == call
+    assert callers(cli, "r.py:Sorted.add") == call
+    assert callers(cli, "r.py:Sorted.extend") == call
+    assert callers(cli, "r.py:helper") == call
+    assert callers(cli, "r.py:Other.add") == set()
+    assert callers(cli, "r.py:Renderer.copy_all") == set()
+
+
+def test_a_method_an_instance_attribute_rebinds_runs_either(cli):
+    """``self.bind = finalized_bind`` inside ``bind`` (structlog's lazy proxy): the
+    first call runs the method, later ones the nested function it stored, so a call
+    of ``p.bind()`` has both as callees. jedi names only the stored function."""
+    write_files(cli, {"p.py":
+        "class Proxy:\n    def bind(self, **kw):\n        def finalized_bind(**nv):\n"
+        "            return nv\n\n        self.bind = finalized_bind\n"
+        "        return finalized_bind(**kw)\n\n    def new(self):\n"
+        "        return self\n\n\ndef use():\n    p = Proxy()\n    p.new()\n"
+        "    return p.bind(x=1)\n"})
+    assert cli("index").code == 0
+    assert callers(cli, "p.py:Proxy.bind") == {"p.py:use"}
+    assert callers(cli, "p.py:Proxy.bind.finalized_bind") == {"p.py:use", "p.py:Proxy.bind"}
+    assert callers(cli, "p.py:Proxy.new") == {"p.py:use"}
+
+
+def test_a_name_read_in_a_class_body_is_first_the_bodys_own(cli):
+    """``__eq__ = __make_cmp(eq)`` and ``_given = _NotGiven()`` in a class body call
+    what that body defined; a method of the class still does not see them bare."""
+    write_files(cli, {"c.py":
+        "def _make_cmp(op):\n    return op\n\n\n"
+        "class SortedList:\n    def _make_cmp(op):\n        def comparer(self, other):\n"
+        "            return op(self, other)\n        return comparer\n\n"
+        "    class _NotGiven:\n        pass\n\n"
+        "    __eq__ = _make_cmp(None)\n    _given = _NotGiven()\n\n"
+        "    def compare(self):\n        return _make_cmp(1)\n"})
+    assert cli("index").code == 0
+    assert callers(cli, "c.py:SortedList._make_cmp") == {"c.py:SortedList"}
+    assert callers(cli, "c.py:SortedList._NotGiven") == {"c.py:SortedList"}
+    assert callers(cli, "c.py:_make_cmp") == {"c.py:SortedList.compare"}
+
+
+def test_a_field_holding_a_parameter_called_runs_its_default(cli):
+    """``def __init__(self, key=identity): self._key = key`` and no caller passes a
+    key: ``self._key(v)`` runs identity, as jedi reads a parameter's default."""
+    write_files(cli, {"k.py":
+        "def identity(x):\n    return x\n\n\nclass Keyed:\n"
+        "    def __init__(self, key=identity):\n        self._key = key\n\n"
+        "    def add(self, value):\n        return self._key(value)\n"})
+    assert cli("index").code == 0
+    assert callers(cli, "k.py:identity") == {"k.py:Keyed.add"}
+
+
+def test_a_result_declared_any_is_read_from_the_body(cli):
+    """``def __getattr__(self, name) -> Any: ...; return log``: Any says nothing, so
+    ``cl.info()`` runs the nested log, as it does without the annotation."""
+    write_files(cli, {"t.py":
+        "from typing import Any\n\n\nclass Capturing:\n"
+        "    def __getattr__(self, name: str) -> Any:\n"
+        "        def log(*args: Any) -> None:\n            return None\n\n"
+        "        return log\n\n\ndef make() -> Any:\n    return Capturing()\n\n\n"
+        "def test_logs():\n    cl = Capturing()\n    cl.info('hi')\n    make().error('x')\n"})
+    assert cli("index").code == 0
+    assert callers(cli, "t.py:Capturing.__getattr__.log") == {"t.py:test_logs"}
