@@ -10156,6 +10156,11 @@ class _Resolver:
             name = self.nodes[kept[0][1]].name
             self.by_name[name] = [n for n in self.by_name.get(name, ()) if n not in dropped]
 
+    def node_line(self, node: int) -> int:
+        """The line a definition starts at (read from the database: few ask)."""
+        row = self.db.one(SQL_NODE_LINE, (node,))
+        return row[0] if row else 0
+
     def binding_at(self, node: int, line: int) -> int:
         """The definition of ``node``'s qualname in effect at ``line`` of its file: of
         several, the last one written before the line (the one of the same branch or
@@ -10805,10 +10810,13 @@ class _Resolver:
                     found = self.method_lookup(owner, name)
                     if found is not None:
                         return ("node", found)
-                elif language.class_body_names and qual == scope:
+                elif language.class_body_names and qual == scope and line:
                     node = self.by_pq.get((path, f"{qual}.{name}"))
-                    if node is not None:  # __eq__ = __make_cmp(eq) in the class body
-                        return ("node", self.binding_at(node, line))
+                    node = self.binding_at(node, line) if node is not None else None
+                    if node is not None and self.node_line(node) < line:
+                        # __eq__ = __make_cmp(eq) in the class body, after the def (a
+                        # decorator @post_load on `def post_load` runs before it)
+                        return ("node", node)
                 continue
             node = self.by_pq.get((path, f"{qual}.{name}"))
             if node is not None:
@@ -11728,7 +11736,8 @@ class _Resolver:
         the name; None when it is made on no such parameter."""
         name = recv.partition(ALTERNATIVE_MARK)[0] if recv is not None else callee
         types = self.ctx(path).get("types", {})
-        if name in self.language(path).self_names:  # self.key(v): the field's value called
+        if recv is not None and name in self.language(path).self_names:
+            # self.key(v): the field's value called
             return self._parameter_field(src, f"{name}.{callee}", path)
         if "." in name:
             return self._parameter_field(src, name, path)
@@ -13341,6 +13350,7 @@ SQL_PASSED_CALLERS = (  # one scan for all the functions asked about (at the fir
     "JOIN graph_passed p ON p.fn = e.dst_id JOIN files f ON f.id = e.file_id "
     "WHERE e.kind = 'calls' AND e.confidence >= ? ORDER BY e.id")
 SQL_NODE_PARAMS = "SELECT params FROM nodes WHERE id = ?"
+SQL_NODE_LINE = "SELECT line FROM nodes WHERE id = ?"
 # The rows the passed-values pass may add already: a k-th target's (receiver marked
 # ALTERNATIVE_MARK) and a constructor's. Read in one scan: the edge indexes are not
 # built yet during a full index, and a lookup per row scanned the table every time.
@@ -14068,6 +14078,8 @@ _JS_CALLS = """
 (ternary_expression) @flow
 (return_statement [(call_expression) (new_expression) (identifier) (member_expression)
     (this) (object)] @returned)
+(return_statement [(as_expression . (object) @returned)
+                   (satisfies_expression . (object) @returned)])
 (arrow_function body: [(call_expression) (new_expression) (identifier) (member_expression)]
     @returned)
 (variable_declarator name: (identifier) @objname value: (object) @objvalue)
@@ -14403,8 +14415,10 @@ def _js_module(r: _Resolver, importer: str, spec: str) -> str | None:
     base = os.path.normpath(posixpath_join(posix_parent(importer), spec)).replace("\\", "/")
     for suffix in ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts", "/index.ts",
                    "/index.tsx", "/index.js", "/index.jsx", "/index.d.ts"):
-        if base + suffix in r.lang:
-            return base + suffix
+        # "..", "." naming the root folder itself: its index file
+        candidate = base + suffix if base != "." else suffix.lstrip("/")
+        if candidate in r.lang:
+            return candidate
     # TypeScript's ES modules import the emitted name: "./util.js" is util.ts.
     stem, dot, ext = base.rpartition(".")
     for source in {"js": (".ts", ".tsx", ".d.ts"), "jsx": (".tsx",), "mjs": (".mts", ".d.mts"),

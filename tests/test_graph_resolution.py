@@ -1357,7 +1357,9 @@ def test_a_name_read_in_a_class_body_is_first_the_bodys_own(cli):
         "            return op(self, other)\n        return comparer\n\n"
         "    class _NotGiven:\n        pass\n\n"
         "    __eq__ = _make_cmp(None)\n    _given = _NotGiven()\n\n"
-        "    def compare(self):\n        return _make_cmp(1)\n"})
+        "    def compare(self):\n        return _make_cmp(1)\n\n"
+        # a decorator runs before the def it decorates binds its name
+        "    @_make_cmp\n    def _make_cmp(self):\n        return self\n"})
     assert cli("index").code == 0
     assert callers(cli, "c.py:SortedList._make_cmp") == {"c.py:SortedList"}
     assert callers(cli, "c.py:SortedList._NotGiven") == {"c.py:SortedList"}
@@ -1386,3 +1388,15 @@ def test_a_result_declared_any_is_read_from_the_body(cli):
         "def test_logs():\n    cl = Capturing()\n    cl.info('hi')\n    make().error('x')\n"})
     assert cli("index").code == 0
     assert callers(cli, "t.py:Capturing.__getattr__.log") == {"t.py:test_logs"}
+
+
+def test_a_parameter_named_cls_called_bare_runs_what_callers_pass(cli):
+    """``def copy(self, cls=None): copy = (cls or Base)(); cls()``: a bare call of a
+    parameter named like the class receiver is still the parameter (bottle's
+    ``BaseResponse.copy(cls=HTTPResponse)``), not a field of self."""
+    write_files(cli, {"b.py":
+        "class Base:\n    def copy(self, cls=None):\n        return cls()\n\n\n"
+        "class Response(Base):\n    def __init__(self):\n        self.body = ''\n\n"
+        "    def clone(self):\n        return self.copy(cls=Response)\n"})
+    assert cli("index").code == 0
+    assert callers(cli, "b.py:Response") == {"b.py:Base.copy"}

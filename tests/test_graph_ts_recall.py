@@ -158,3 +158,46 @@ def test_generic_call_signatures_after_comments_parse_without_errors(cli):
     result = cli.sub("index", "--json")
     assert result.code == 0, result.err
     assert result.json()["files"]["errors"] == 0
+
+
+def test_an_import_of_the_parent_folder_reads_its_index_file(cli):
+    """``import { Obs } from '..'`` in ``__tests__/`` (TanStack Query's tests) names
+    the root folder's index.ts, as ``'../'`` or ``'./lib'`` name theirs."""
+    (cli.root / "__tests__").mkdir()
+    (cli.root / "index.ts").write_text('export { Obs } from "./obs"\n', encoding="utf-8")
+    (cli.root / "obs.ts").write_text(
+        "export class Obs {\n  mount(): void {}\n}\n\nexport class Other {\n"
+        "  mount(): void {}\n}\n", encoding="utf-8")
+    (cli.root / "__tests__/a.test.ts").write_text(
+        'import { Obs } from ".."\n\ndescribe("x", () => {\n  const o = new Obs()\n'
+        "  o.mount()\n})\n", encoding="utf-8")
+    assert cli("index").code == 0
+    result = cli("callers", "obs.ts:Obs.mount", "--json")
+    assert {r["id"] for r in result.json()["results"]} == {"__tests__/a.test.ts"}
+
+
+def test_a_factory_returning_an_object_literal_as_const_gives_its_members(cli):
+    """``return { batch, schedule } as const`` (TanStack Query's notifyManager) or
+    ``... satisfies T``: the cast leaves the literal, so ``notifyManager.batch()`` on
+    ``const notifyManager = createNotifyManager()`` runs the nested batch."""
+    (cli.root / "nm.ts").write_text(
+        "export function createNotifyManager() {\n"
+        "  const batch = <T>(callback: () => T): T => {\n    return callback()\n  }\n"
+        "  function schedule(cb: () => void): void {\n    cb()\n  }\n"
+        "  return {\n    batch,\n    schedule,\n  } as const\n}\n\n"
+        "export function createOther() {\n  const batch = (n: number): number => n\n"
+        "  const schedule = (n: number): number => n\n"
+        "  return { batch, schedule } satisfies object\n}\n\n"
+        "export const notifyManager = createNotifyManager()\n"
+        "export const other = createOther()\n", encoding="utf-8")
+    (cli.root / "use.ts").write_text(
+        "import { notifyManager, other } from './nm'\n\nexport function run(): void {\n"
+        "  notifyManager.batch(() => 1)\n  notifyManager.schedule(() => {})\n"
+        "  other.batch(2)\n}\n", encoding="utf-8")
+    assert cli("index").code == 0
+    for symbol in ("nm.ts:createNotifyManager.batch", "nm.ts:createNotifyManager.schedule",
+                   "nm.ts:createOther.batch"):
+        result = cli("callers", symbol, "--json")
+        assert {r["id"] for r in result.json()["results"]} == {"use.ts:run"}, symbol
+    result = cli("callers", "nm.ts:createOther.schedule", "--json")
+    assert result.json()["results"] == []
