@@ -14078,8 +14078,6 @@ _JS_CALLS = """
 (ternary_expression) @flow
 (return_statement [(call_expression) (new_expression) (identifier) (member_expression)
     (this) (object)] @returned)
-(return_statement [(as_expression . (object) @returned)
-                   (satisfies_expression . (object) @returned)])
 (arrow_function body: [(call_expression) (new_expression) (identifier) (member_expression)]
     @returned)
 (variable_declarator name: (identifier) @objname value: (object) @objvalue)
@@ -14580,6 +14578,8 @@ _TS_DEFS = """
     value: (as_expression (_) [(function_type) (type_identifier) (generic_type)] @type))
     @vartype
 (for_in_statement left: (identifier) @var operator: "of" right: (_) @iterated) @vartype
+(return_statement [(as_expression . (object) @returned)
+                   (satisfies_expression . (object) @returned)])
 (type_alias_declaration name: (_) @name value: (object_type)) @def.interface
 (type_alias_declaration name: (_) @alias value: (_) @aliasvalue)
 (internal_module name: (identifier) @namespace)
