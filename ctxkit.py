@@ -6122,7 +6122,8 @@ class Language(Record):
         "async_before", "parameter_children", "sigils", "return_after", "bare_outside",
         "constructor", "reparse", "conversions", "dialect", "macro_calls",
         "file_level_calls", "dynamic_types", "overloads", "class_names", "accessors",
-        "class_fields", "element_callbacks", "same_container", "casts",
+        "class_fields", "element_callbacks", "same_container", "casts", "element_copies",
+        "slices", "tuple_iterators",
         "callback_types", "free_globals", "indexed_access", "element_results",
         "name_after_body", "locals_hide", "passed_values", "flows", "union_calls",
         "nested_narrowing", "literal_types", "structural_interfaces", "receiver_modifier",
@@ -6148,6 +6149,7 @@ class Language(Record):
         "dynamic_types": frozenset(), "overloads": False, "class_names": (),
         "accessors": frozenset(), "class_fields": False, "element_callbacks": frozenset(),
         "same_container": frozenset(), "casts": frozenset(), "callback_types": False,
+        "element_copies": frozenset(), "slices": False, "tuple_iterators": (),
         "free_globals": False, "indexed_access": False, "element_results": frozenset(),
         "name_after_body": False, "locals_hide": False, "passed_values": False, "flows": (),
         "union_calls": False, "nested_narrowing": False, "literal_types": (),
@@ -6242,6 +6244,15 @@ class Language(Record):
     #                             from the callee's parameter's function type (TypeScript)
     casts: frozenset[str]       # functions whose result has the type their first argument
     #                             names (Python's typing.cast)
+    element_copies: frozenset[str]  # functions whose result holds the elements of the
+    #                             iterable they are given first (Python's sorted, list,
+    #                             reversed; JavaScript's Array.from with one argument)
+    slices: bool                # xs[a:b] is a slice: a container of xs's own elements
+    #                             (Python, Go), not one element
+    tuple_iterators: tuple[tuple[str, int], ...]  # (function, n): iterating its result
+    #                             gives tuples of n values of its own (a count) and then
+    #                             an element of each iterable it is given (Python's
+    #                             enumerate, 1; zip, 0): for i, x in enumerate(xs)
     accessors: frozenset[str]   # decorators that make a method read as an attribute
     #                             (Python's property): x.m is what m returns
     name_after_body: bool       # a class's name is bound once its body has run (Python):
@@ -6793,7 +6804,7 @@ def _scope_types(s: _Source, defs: list[_Def], starts: list[int], vartypes: list
             while index >= 0 and defs[index].kind not in CLASS_KINDS:
                 index = defs[index].parent
         scope = keys[index] if index >= 0 else ""
-        read = type_text.removeprefix("expr:")
+        read = type_text.removeprefix("expr:").removeprefix("copy:")
         rebinding = type_text.startswith(("iter:", "item:")) or read.startswith(var + ".") \
             or read == var
         if (scope, var) in declared or (rebinding and var in types.get(scope, {})):
@@ -6827,7 +6838,7 @@ def _stored_type(text: str, language: Language) -> str:
     """A written type as the file context keeps it (a reading to do later as it is;
     TypeScript's indexed access type ``T<A>['form']`` as ``lookup:T:form``)."""
     if "#" in text or text.startswith(("iter:", "item:", "await:", "enter:", "expr:",
-                                       "unpack", "called:", "holds:")):
+                                       "unpack", "called:", "holds:", "copy:")):
         return text
     lookup = _indexed_access(text.strip()) if language.indexed_access else None
     if lookup is not None:
@@ -7560,6 +7571,7 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             vartypes.append((caps["vartype"][0].start_byte, var, f"holds:{held}", False))
     elif "vartype" in caps and "iterated" in caps:  # for x in xs: what xs holds
         node = caps["iterated"][0]
+        node = _element_source(s, node) or node  # for x in sorted(xs): what xs holds
         items = [c for c in node.named_children if "comment" not in c.type]
         whole = node.type in ("list", "tuple") and bool(items) and all(  # [f, g]: each one
             c.type in ("identifier", "attribute") for c in items)
@@ -7567,6 +7579,13 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             _collapse_arguments(one_line(s.text(node)))
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]),
                          "iter:" + iterated[:2000 if whole else 200], False))
+    elif "vartype" in caps and "spread" in caps:  # const ys = [...xs]: xs's elements
+        copied = _element_source(s, caps["spread"][0])
+        if copied is not None:
+            vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "copy:" +
+                             _collapse_arguments(one_line(s.text(copied)))[:200], False))
+    elif "vartype" in caps and "forvars" in caps:  # for i, x in enumerate(xs): x is an X
+        _tuple_targets(s, caps, vartypes)
     elif "vartype" in caps and "ranged" in caps:  # for k, v := range xs: what xs[k] is
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "item:" +
                          _collapse_arguments(one_line(s.text(caps["ranged"][0])))[:200],
@@ -7576,6 +7595,14 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
             s.text(caps["underlying"][0]), generic=True)
     elif "vartype" in caps and "pattern" in caps:  # const {a, b: c} = v: v.a, v.b
         _destructured(s, caps, vartypes)
+    elif "vartype" in caps and "copied" in caps and caps["copied"][0].type in _DEFAULTED:
+        kept = _nonempty_branch(s, caps["copied"][0])  # xs = ys or [], c ? [] : ys: a ys
+        copied = _element_source(s, kept) if kept is not None else None
+        if kept is not None:
+            vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]),
+                             ("copy:" if copied is not None else "expr:") +
+                             _collapse_arguments(one_line(s.text(copied or kept)))[:200],
+                             False))
     elif "vartype" in caps and "copied" in caps:  # x := y, x := a.b: what that is
         vartypes.append((caps["vartype"][0].start_byte, s.text(caps["var"][0]), "expr:" +
                          _collapse_arguments(one_line(s.text(caps["copied"][0])))[:200],
@@ -7590,6 +7617,12 @@ def _collect_match(s: _Source, caps: dict[str, list[Any]], defs: list[_Def], cal
         type_node = caps["type"][0]
         call = type_node.parent   # the call, the annotation, or the assignment itself
         call_type = call.type if call is not None else None
+        copied = _element_source(s, call) if call_type in ("call", "call_expression") and \
+            s.language.element_copies else None
+        if copied is not None:  # x = sorted(xs): a list of what iterating xs gives
+            vartypes.append((caps["vartype"][0].start_byte, var, "copy:" +
+                             _collapse_arguments(one_line(s.text(copied)))[:200], False))
+            return
         field = call.child_by_field_name("type") if call is not None else None
         is_declared = call is not None and (call_type == "type_annotation" or (
             field is not None and field.id == type_node.id))
@@ -7920,6 +7953,93 @@ def _collapse_arguments(text: str) -> str:
     return "".join(out)
 
 
+_NOT_POSITIONAL = frozenset(("keyword_argument", "list_splat", "dictionary_splat",
+                             "spread_element", "comment"))
+
+
+def _element_source(s: _Source, node: Any) -> Any:
+    """The iterable whose elements ``node`` holds when it only copies them:
+    ``sorted(xs, key=f)``, ``list(reversed(xs))``, ``Array.from(xs)``, ``[...xs]``
+    (Language.element_copies); None for any other expression."""
+    found = None
+    while True:
+        children = node.named_children
+        if node.type == "array" and len(children) == 1 and \
+                children[0].type == "spread_element" and children[0].named_children:
+            node = children[0].named_children[0]   # [...xs]
+        elif node.type in ("call", "call_expression") and s.language.element_copies:
+            function = node.child_by_field_name("function")
+            arguments = node.child_by_field_name("arguments")
+            if function is None or arguments is None or \
+                    s.text(function) not in s.language.element_copies:
+                break
+            given = [c for c in arguments.named_children if c.type != "comment"]
+            if not given or given[0].type in _NOT_POSITIONAL or (
+                    s.language.family != "python" and len(given) != 1):
+                break
+            node = given[0]
+        else:
+            break
+        found = node
+    return found
+
+
+# A choice between two values (`a if c else b`, `c ? a : b`) or a default (`a or b`,
+# `a ?? b`, `a || b`), and the literals that add no type to it: an empty container, None.
+_DEFAULTED = frozenset(("conditional_expression", "boolean_operator", "ternary_expression",
+                        "binary_expression"))
+_EMPTY_VALUES = frozenset(("list", "tuple", "dictionary", "set", "array", "object"))
+_NO_TYPE_VALUES = frozenset(("none", "null", "undefined"))
+
+
+def _nonempty_branch(s: _Source, node: Any) -> Any:
+    """The one branch of a choice or default whose other is empty: ``ys or []``,
+    ``[] if c else ys``, ``c ? null : ys``, ``ys ?? []`` all have the type of ``ys``
+    (an empty literal or None adds no type a method could be looked up on); None when
+    both branches hold values or the operator is no choice (``a + b``)."""
+    if node.type == "conditional_expression":  # A if C else B
+        branches = [c for c in node.named_children if c.type != "comment"]
+        branches = [branches[0], branches[-1]] if len(branches) == 3 else []
+    elif node.type == "ternary_expression":
+        branches = [node.child_by_field_name("consequence"),
+                    node.child_by_field_name("alternative")]
+    else:  # a or b, a ?? b, a || b
+        operator = node.child_by_field_name("operator")
+        if operator is None or s.text(operator) not in ("or", "??", "||"):
+            return None
+        branches = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+    if len(branches) != 2 or None in branches:
+        return None
+    empty = [b.type in _NO_TYPE_VALUES or s.text(b) == "undefined" or (
+        b.type in _EMPTY_VALUES and not any(c.type != "comment" for c in b.named_children))
+        for b in branches]
+    return branches[empty.index(False)] if empty.count(True) == 1 else None
+
+
+def _tuple_targets(s: _Source, caps: dict[str, list[Any]], vartypes: list) -> None:
+    """``for i, x in enumerate(xs)`` / ``for a, b in zip(xs, ys)``: each name after the
+    function's own values (Language.tuple_iterators) holds an element of the iterable
+    given in its place; nested patterns and starred names are left untyped."""
+    call = caps["foriter"][0]
+    own = dict(s.language.tuple_iterators).get(s.text(call.child_by_field_name("function")))
+    if own is None:
+        return
+    given = [c for c in call.child_by_field_name("arguments").named_children
+             if c.type not in ("comment", "keyword_argument")]  # zip(..., strict=True)
+    if any(c.type in _NOT_POSITIONAL for c in given):
+        return  # zip(*rows): which iterable gives which name is not written
+    if own:
+        given = given[:1]  # enumerate(xs, 1): one iterable, then where counting starts
+    targets = [c for c in caps["forvars"][0].named_children if c.type != "comment"]
+    if len(targets) != own + len(given):
+        return
+    for target, iterable in zip(targets[own:], given, strict=True):
+        if target.type == "identifier":
+            source = _element_source(s, iterable) or iterable
+            vartypes.append((caps["vartype"][0].start_byte, s.text(target), "iter:" +
+                             _collapse_arguments(one_line(s.text(source)))[:200], False))
+
+
 def _cast_type(s: _Source, call: Any, call_type: str | None, called: str) -> str | None:
     """The type a cast call (Python's ``typing.cast(T, v)``) states, when ``call`` (of
     type ``call_type``) is the call of the name ``called``."""
@@ -8001,7 +8121,8 @@ def _collect_narrowing(s: _Source, caps: dict[str, list[Any]], extra: dict) -> N
     elif "guard" in caps:
         type_text = "guard:" + s.text(caps["guard"][0])
     elif "iterated" in caps:  # [f(x) for x in xs]: x is what xs holds, inside only
-        type_text = "iter:" + _collapse_arguments(one_line(s.text(caps["iterated"][0])))[:200]
+        iterated = _element_source(s, caps["iterated"][0]) or caps["iterated"][0]
+        type_text = "iter:" + _collapse_arguments(one_line(s.text(iterated)))[:200]
     elif "callback" in caps or "fntype" in caps or "fnreturned" in caps:
         _collect_callback(s, caps, extra)  # f((a, b) => ...): the types f's parameter gives
         return
@@ -12032,6 +12153,9 @@ class _Resolver:
         picks one of several (a tuple's); of a class of the index, what its
         ``__getitem__`` returns."""
         held = self._contents(self.expr_type(path, scope, container, line, depth + 1))
+        if isinstance(held, OutsideGeneric) and self.language(path).slices and \
+                len(_split_top_level(index, ":")) > 1:  # xs[1:]: the same kind of container
+            return None if len(held.held) > 1 and held.positional else held
         if isinstance(held, OutsideGeneric):
             if len(held.held) > 1 and held.positional:  # a tuple's: the one an integer picks
                 number = index.strip()
@@ -12278,6 +12402,10 @@ class _Resolver:
             # x = Cls: the class itself, whose methods x.m() reads (as type[Cls] does)
             return found if found is not None else self._named_class(path, scope,
                                                                      type_text[5:])
+        if type_text.startswith("copy:"):  # x = sorted(xs): a list of xs's elements
+            element = self.type_named(path, scope, "iter:" + type_text[5:])
+            return None if element is None else OUTSIDE if element is OUTSIDE else \
+                OutsideGeneric((element,))
         if type_text.startswith("holds:"):  # x = [A(...), ...]: a list (dict, set) of As
             held = self._unless_circular(("holds", path, scope, type_text), self.expr_type,
                                          path, scope, type_text[6:])
@@ -12984,6 +13112,26 @@ SQL_DANGLING_IMPORTS = (
     "AND e.dst_id IS NULL")
 
 
+SQL_FILE_ID_CALLS = (
+    "SELECT e.id, e.file_id, f.path, e.src_id, e.callee, e.recv, e.dst_name, e.line, e.args "
+    "FROM edges e JOIN files f ON f.id = e.file_id WHERE e.file_id = ? AND e.kind = 'calls'")
+
+
+def _companion_rows(db: Database, project: str, old: list[tuple]) -> list[tuple]:
+    """The other rows of the call sites in ``old`` that ``old`` lacks: a class call's
+    constructor row (``Cls.__init__``), its second and later definitions' rows. They
+    are re-resolved with their site, so a site re-resolved for its class's name finds
+    its constructor row there (and updates it) instead of adding one more."""
+    taken = {row[0] for row in old}
+    sites = {(row[3], row[7]) for row in old}
+    found = []
+    for file_id in sorted({row[1] for row in old}):
+        for row in db.query(SQL_FILE_ID_CALLS, (file_id,)):
+            if row[0] not in taken and (row[3], row[7]) in sites:
+                found.append(tuple(row))
+    return found
+
+
 def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
     """Resolve this run's new edges and re-resolve the old ones its changes touch."""
     db.execute(SQL_AFFECTED_CREATE)
@@ -13004,6 +13152,7 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
                 old_calls.append(tuple(row))
         db.execute(SQL_AFFECTED_CLEAR)
         db.executemany(SQL_AFFECTED_FILL, ((n,) for n in run.affected))
+    old_calls += _companion_rows(db, env.project, old_calls)
     old_imports = db.query(SQL_DANGLING_IMPORTS, (env.project,))
     run.meter.show("resolve", 0, len(run.calls))
     resolver = _Resolver(db, env)
@@ -13550,9 +13699,12 @@ _PY_QUERY = f"""
     (#match? @_maker "TypeVar$")))
 (assignment left: (identifier) @var type: (type) @type) @vartype
 (for_statement left: (identifier) @var right: (_) @iterated) @vartype
+(for_statement left: [(pattern_list) (tuple_pattern)] @forvars
+    right: (call function: (identifier) arguments: (argument_list)) @foriter) @vartype
 (assignment left: (identifier) @var right: (attribute) @type) @vartype
 (assignment left: (identifier) @var !type right: [(identifier) (subscript)
-    (binary_operator) (unary_operator)] @copied) @vartype
+    (binary_operator) (unary_operator) (conditional_expression) (boolean_operator)] @copied)
+    @vartype
 (assignment left: (identifier) @var
     right: (await (call function: [(identifier) (attribute)] @type))) @vartype
 (assignment left: (attribute object: (identifier) @self attribute: (identifier) @var)
@@ -14027,6 +14179,11 @@ PYTHON = Language(
     # collections): a value of the container's last type argument
     element_results=frozenset({"pop", "get", "setdefault", "popleft"}),
     casts=frozenset({"cast"}),
+    # builtins.pyi: sorted/list/tuple/set/frozenset(Iterable[T]) and reversed/iter give
+    # the iterable's own elements, in another container or order
+    element_copies=frozenset({"sorted", "reversed", "list", "tuple", "set", "frozenset",
+                              "iter"}),
+    slices=True, tuple_iterators=(("enumerate", 1), ("zip", 0)),  # builtins.pyi
     skeleton=SkeletonRules(
         containers=frozenset({"module", "block"}),
         keep=frozenset({"if_statement", "for_statement", "while_statement", "try_statement",
@@ -14066,7 +14223,7 @@ _JS_CALLS = """
     function: [(identifier) (member_expression)] @type (#not-eq? @type "require"))) @vartype
 (variable_declarator name: (identifier) @var value: (member_expression) @type) @vartype
 (variable_declarator name: (identifier) @var value: [(identifier) (subscript_expression)
-    (this)] @copied) @vartype
+    (this) (ternary_expression) (binary_expression)] @copied) @vartype
 (variable_declarator name: (identifier) @var value: (await_expression (call_expression
     function: [(identifier) (member_expression)] @type))) @vartype
 (variable_declarator name: (object_pattern) @pattern value: (_) @destructured) @vartype
@@ -14511,6 +14668,7 @@ _JS_HOOKS: dict[str, Any] = dict(
     capitalized_outside=True, dynamic_types=frozenset({"any", "unknown"}),
     element_callbacks=_JS_ELEMENT_CALLBACKS, same_container=_JS_SAME_CONTAINER,
     element_results=_JS_ELEMENT_RESULTS,
+    element_copies=frozenset({"Array.from"}),  # (Array.from(xs, f) maps them: not a copy)
     def_extra=_js_default_export, exported=_js_exported, bases=_js_bases,
     import_handler=_js_import, resolve_binding=_js_resolve_binding,
     receiver_call=_js_receiver_call, method_fallback=_js_constructor_function,
@@ -14578,6 +14736,8 @@ _TS_DEFS = """
     value: (as_expression (_) [(function_type) (type_identifier) (generic_type)] @type))
     @vartype
 (for_in_statement left: (identifier) @var operator: "of" right: (_) @iterated) @vartype
+(variable_declarator name: (identifier) @var !type value: (array . (spread_element) .) @spread)
+    @vartype
 (return_statement [(as_expression . (object) @returned)
                    (satisfies_expression . (object) @returned)])
 (type_alias_declaration name: (_) @name value: (object_type)) @def.interface
@@ -14894,6 +15054,7 @@ def _go_package_files(r: _Resolver, path: str) -> list[str]:
 
 GO = Language(
     name="go", extensions=(".go",), fence="go", query=_GO_QUERY, full=True, family="go",
+    slices=True,
     methods_outside=True, named_receivers=True, return_fields=("result",),
     dynamic_types=frozenset({"any", "interface"}),  # interface{} and `any` hold any type
     skeleton=SkeletonRules(

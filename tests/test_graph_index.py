@@ -1045,3 +1045,23 @@ def test_impact_of_an_override_counts_calls_through_its_bases(cli):
     put = cli.sub("impact", "sink.go:File.Put", "--json").json()
     assert [(r["id"], r.get("through")) for r in put["results"]] == [
         ("sink.go:Save", "sink.go:Sink.Put")]
+
+
+def test_re_resolving_a_class_call_keeps_one_constructor_row(cli):
+    """An edit of u.py (which imports Box) re-resolves a.py's ``Box(...)``: its
+    ``Box.__init__`` row is updated with it, not added again at every run (found by a
+    new user: each edit of requests' utils.py added 38 rows a full index lacks)."""
+    write(cli.root, "s.py", "class Box:\n    def __init__(self, v):\n        self.v = v\n")
+    write(cli.root, "u.py", "from s import Box\n\n\ndef helper():\n    return 1\n")
+    write(cli.root, "a.py", "from s import Box\nfrom u import helper\n\n\n"
+                            "def make():\n    return Box(helper())\n")
+    first = index(cli)["edges"]
+    for n in range(3):
+        with open(cli.root / "u.py", "a", encoding="utf-8") as handle:
+            handle.write(f"# edit {n}\n")
+        assert index(cli)["edges"] == first
+    assert index(cli, "--full")["edges"] == first
+    rows = sqlite3.connect(cli.root / ".ctxkit" / "ctxkit.db").execute(
+        "SELECT count(*) FROM edges WHERE callee = '__init__'").fetchone()[0]
+    assert rows == 1
+    assert callers(cli, "s.py:Box.__init__") == {"a.py:make"}

@@ -1400,3 +1400,53 @@ def test_a_parameter_named_cls_called_bare_runs_what_callers_pass(cli):
         "    def clone(self):\n        return self.copy(cls=Response)\n"})
     assert cli("index").code == 0
     assert callers(cli, "b.py:Response") == {"b.py:Base.copy"}
+
+
+ITERATION = (
+    "class Group:\n    def validate(self):\n        return 1\n\n\n"
+    "class Other:\n    def validate(self):\n        return 2\n\n\n"
+    "def by_sorted(groups: list[Group]):\n    for g in sorted(groups, key=id):\n"
+    "        g.validate()\n\n\n"
+    "def by_copy(groups: set[Group]):\n    gs = list(reversed(list(groups)))\n"
+    "    for g in gs:\n        g.validate()\n\n\n"
+    "def by_slice(groups: list[Group]):\n    for g in groups[1:]:\n        g.validate()\n\n\n"
+    "def by_enumerate(groups: list[Group]):\n    for i, g in enumerate(groups, start=1):\n"
+    "        g.validate()\n\n\n"
+    "def by_zip(names: list[str], groups: list[Group]):\n"
+    "    for name, g in zip(names, groups):\n        g.validate()\n\n\n"
+    "def by_default(groups: list[Group] | None, skip: bool):\n    gs = groups or []\n"
+    "    for g in gs:\n        g.validate()\n    hs = [] if skip else sorted(groups)\n"
+    "    return [h.validate() for h in hs]\n\n\n"
+    "def by_other(others: list[Other]):\n    for i, o in enumerate(others):\n"
+    "        o.validate()\n")
+
+
+def test_iterating_a_copy_of_a_container_gives_its_elements(cli):
+    """What Python's builtins give (typeshed's builtins.pyi): sorted, list, reversed of
+    xs hold xs's elements; xs[1:] is a list of them; enumerate and zip give tuples of a
+    count and each iterable's element; ``ys or []`` and ``[] if c else ys`` are ys."""
+    write_files(cli, {"g.py": ITERATION})
+    assert cli("index").code == 0
+    assert callers(cli, "g.py:Group.validate") == {
+        "g.py:by_sorted", "g.py:by_copy", "g.py:by_slice", "g.py:by_enumerate",
+        "g.py:by_zip", "g.py:by_default"}
+    assert callers(cli, "g.py:Other.validate") == {"g.py:by_other"}
+
+
+def test_typescript_copies_of_an_array_hold_its_elements(cli):
+    """``Array.from(set)``, ``[...xs]``, ``c ? [] : xs`` and ``xs ?? []`` hold the
+    elements the iterable holds, as the TypeScript checker types them."""
+    write_files(cli, {"g.ts":
+        "export class Group {\n  validate(): number { return 1 }\n}\n"
+        "export class Other {\n  validate(): number { return 2 }\n}\n"
+        "export class Form {\n  groups: Set<Group> = new Set()\n  list: Group[] = []\n}\n"
+        "export function byFrom(form: Form) {\n  const a = Array.from(form.groups)\n"
+        "  for (const g of a) g.validate()\n}\n"
+        "export function bySpread(form: Form) {\n  const b = [...form.list]\n"
+        "  for (const g of b) g.validate()\n}\n"
+        "export function byChoice(form: Form, skip: boolean) {\n"
+        "  const c = skip ? [] : form.list\n  for (const g of c) g.validate()\n"
+        "  const d = form.list ?? []\n  for (const g of d) g.validate()\n}\n"})
+    assert cli("index").code == 0
+    assert callers(cli, "g.ts:Group.validate") == {
+        "g.ts:byFrom", "g.ts:bySpread", "g.ts:byChoice"}
