@@ -395,17 +395,22 @@ def db_file_state(path: str | os.PathLike[str]) -> tuple[str, int, str]:
 
 # --- Graph: node rows by name and at lines -----------------------------------
 
+_FIND_COLUMNS = ("uid", "qualname", "name")  # a symbol read as each in turn
+
 
 def graph_find_rows(db: Database, project: str, symbol: str,
-                    file: str | None = None) -> list[sqlite3.Row]:
+                    file: str | None = None, columns: Sequence[str] = _FIND_COLUMNS
+                    ) -> list[sqlite3.Row]:
     """Node rows named by a full id, a qualname or a bare name, best match first.
 
     ``file`` (already normalized) narrows the search to one path.
     """
-    return graph_find_rows_many(db, project, [(symbol, file or "")]).get((symbol, file or ""), [])
+    return graph_find_rows_many(db, project, [(symbol, file or "")], columns).get(
+        (symbol, file or ""), [])
 
 
-def graph_find_rows_many(db: Database, project: str, wanted: Iterable[tuple[str, str]]
+def graph_find_rows_many(db: Database, project: str, wanted: Iterable[tuple[str, str]],
+                         columns: Sequence[str] = _FIND_COLUMNS,
                          ) -> dict[tuple[str, str], list[sqlite3.Row]]:
     """graph_find_rows for many (symbol, file) pairs ("": any file), one query per
     column for all of them; pairs that name no node are left out.
@@ -416,7 +421,7 @@ def graph_find_rows_many(db: Database, project: str, wanted: Iterable[tuple[str,
     """
     found: dict[tuple[str, str], list[sqlite3.Row]] = {}
     left = list(dict.fromkeys(wanted))
-    for column in ("uid", "qualname", "name"):
+    for column in columns:
         files = {file for _, file in left}
         one_file = files.pop() if len(files) == 1 else ""   # then narrowed in SQL
         scope = "project = ? AND path = ?" if one_file else "project = ?"
@@ -6022,12 +6027,13 @@ def _node_from_row(row: sqlite3.Row) -> Node:
 
 
 def graph_find_nodes(db: Database, project: str, symbol: str,
-                     file: str | None = None) -> list[Node]:
+                     file: str | None = None, columns: Sequence[str] = _FIND_COLUMNS
+                     ) -> list[Node]:
     """Nodes named by a full id, a qualname or a bare name, best match first.
 
     ``file`` (already normalized) narrows the search to one path.
     """
-    return [_node_from_row(r) for r in graph_find_rows(db, project, symbol, file)]
+    return [_node_from_row(r) for r in graph_find_rows(db, project, symbol, file, columns)]
 
 
 def graph_nodes_at(db: Database, project: str, path: str, first: int,
@@ -17533,7 +17539,12 @@ def _refresh_for_name(env: Env, db: Database) -> bool:
     new = [f for f in graph_list_files(env, strict=False)[0]
            if f not in known and posix_parent(f) in folders and _mtime_ns(env.root / f) > since]
     stale = graph_stale_paths(env, db, [*known, *new], known)
-    return len(stale) <= GRAPH_NAME_REFRESH_MAX and refresh_for_read(env, db, stale)
+    if len(stale) > GRAPH_NAME_REFRESH_MAX:
+        note(f"{len(stale)} files changed since the index, more than a read indexes again "
+             f"({GRAPH_NAME_REFRESH_MAX}): answering from the index as it is; run "
+             f"`ctxkit index`")
+        return False
+    return refresh_for_read(env, db, stale)
 
 
 def _mtime_ns(path: Path) -> int:
@@ -17568,9 +17579,12 @@ def graph_resolve(db: Database, env: Env, text: str, file: str | None = None,
         raise NotFound(f"{path} is not in the index of project {project!r}; "
                        f"run `ctxkit index` (or check the path)")
     normalized = normalize_path(file, env.place) if file else None
-    nodes = graph_find_nodes(db, project, text, normalized)
+    # A bare name is every definition of that name: a top-level prepare_url (whose
+    # qualname it is) does not hide the method PreparedRequest.prepare_url.
+    columns = ("uid", "name") if _WORD.fullmatch(text) else _FIND_COLUMNS
+    nodes = graph_find_nodes(db, project, text, normalized, columns)
     if not nodes and _refresh_for_name(env, db):      # a symbol written since the index
-        nodes = graph_find_nodes(db, project, text, normalized)
+        nodes = graph_find_nodes(db, project, text, normalized, columns)
     if not nodes:
         row = db.one(SQL_FILE_NODE, (project, normalize_path(text, env.place)))
         if row is not None and not normalized:
@@ -18053,7 +18067,8 @@ def _walk_command(args: argparse.Namespace, env: Env, relation: str) -> int:
     with open_graph_db(env) as db:
         node = graph_resolve(db, env, args.symbol, args.file, args.first)
         node, results = fresh_walk(env, db, node, lambda n: graph_walk(
-            db, env.project, n, relation, depth, args.min_confidence))
+            db, env.project, n, relation, depth, args.min_confidence),
+            everywhere=relation == "calledBy")
         hint = _walk_hint(db, env.project, node, relation, args.min_confidence, results)
     data = {"target": node.id, "results": results, **({"hint": hint} if hint else {})}
     emit(env, data, lambda: _walk_text(node, results, relation, hint))
@@ -18081,9 +18096,10 @@ def _walk_hint(db: Database, project: str, node: Node, relation: str,
     return "; ".join(hints)
 
 
-def _fresh_node(env: Env, db: Database, node: Node) -> Node:
-    """``node`` as indexed now, re-indexing its file first when it changed on disk."""
-    if not refresh_for_read(env, db, [node.path]):
+def _fresh_node(env: Env, db: Database, node: Node, refreshed: bool = False) -> Node:
+    """``node`` as indexed now, re-indexing its file first when it changed on disk
+    (``refreshed``: files were indexed again since ``node`` was read)."""
+    if not refresh_for_read(env, db, [node.path]) and not refreshed:
         return node
     if node.kind == "file":
         return graph_resolve(db, env, node.id)
@@ -18094,12 +18110,16 @@ def _fresh_node(env: Env, db: Database, node: Node) -> Node:
     return nodes[0]
 
 
-def fresh_walk(env: Env, db: Database, node: Node, walk: Callable[[Node], Any]) -> Any:
+def fresh_walk(env: Env, db: Database, node: Node, walk: Callable[[Node], Any],
+               everywhere: bool = False) -> Any:
     """(node, walk(node)) over the code as it is on disk, as `context` reads it: the
     target's file, then the files of what the walk reached, re-indexed first when they
-    changed (the index's lines and calls were the old code's). Where that cannot be
-    done (a read-only database, no tree-sitter here) the index answers, and says so."""
-    node = _fresh_node(env, db, node)
+    changed (the index's lines and calls were the old code's). ``everywhere``: the walk
+    goes to callers, which any file may have gained, so every file changed since the
+    index (and every new one) is indexed again first. Where that cannot be done (a
+    read-only database, no tree-sitter here, too many changes) the index answers, and
+    says so."""
+    node = _fresh_node(env, db, node, everywhere and _refresh_for_name(env, db))
     found = walk(node)
     rows = found["results"] if isinstance(found, dict) else found
     paths = {r["path"] for r in rows if r.get("path")} - {node.path}   # none: external
@@ -18167,7 +18187,7 @@ def cmd_impact(args: argparse.Namespace, env: Env) -> int:
     with open_graph_db(env) as db:
         node = graph_resolve(db, env, args.symbol, args.file, args.first)
         node, data = fresh_walk(env, db, node, lambda n: graph_impact(
-            db, env.project, n, depth, args.min_confidence))
+            db, env.project, n, depth, args.min_confidence), everywhere=True)
         if not data["results"]:
             hint = _walk_hint(db, env.project, node, "calledBy", args.min_confidence, [])
             data.update({"hint": hint} if hint else {})
@@ -19412,7 +19432,8 @@ def render_context(env: Env, db: Database, target_node: Node, purpose: str = "re
     if depth < 0:
         raise UsageError("--depth must be 0 or more")
     token_encoder(env.root / STATE_DIR)
-    target = _fresh_node(env, db, target_node)
+    # its callers, tests and neighbours may be in any file changed since the index
+    target = _fresh_node(env, db, target_node, _refresh_for_name(env, db))
     candidates = context_candidates(db, env.project, target, purpose, depth, include_tests)
     others = sorted({c.node.path for c in candidates[1:]} - {target.path})
     if refresh_for_read(env, db, others):
@@ -24021,6 +24042,10 @@ def stored_output_line(summary: dict[str, Any]) -> str:
     handle = summary.get("handle")
     decisive = capped_join([f"L{e.get('line')}: {' '.join(str(e.get('text', '')).split())[:100]}"
                             for e in summary.get("errors") or []], 3, "; ")
+    if not summary.get("stored") or handle is None:  # a read-only or full database
+        why = summary.get("store_error") or "the database could not be written"
+        return (f"ctxkit could NOT store this output ({summary.get('lines')} lines): {why}"
+                + (f"; decisive: {decisive}" if decisive else ""))
     return (f"ctxkit stored this output as {handle} ({summary.get('lines')} lines)"
             + (f"; decisive: {decisive}" if decisive else "")
             + f"; search it with `ctxkit search QUERY --handle {handle}`, "
@@ -26467,6 +26492,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     scan = scan_argv(argv)
     command, as_json = scan.command, scan.json
     QUIET["on"], QUIET["said"] = scan.quiet, set()   # until the parser says
+    if as_json and command is None and "--version" in argv:  # one JSON document
+        print(json.dumps({"version": __version__}))
+        return EXIT_OK
     try:
         parser = build_parser(command)
         try:

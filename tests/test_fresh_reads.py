@@ -103,3 +103,21 @@ def test_files_the_index_left_out_do_not_count_as_new_for_a_name(cli):
     callees = cli.sub("callees", "theta", "--json")
     assert callees.code == 0, callees.err
     assert [r["id"] for r in callees.json()["results"]] == ["m.py:alpha"]
+
+
+def test_a_caller_written_since_the_index_in_another_file_is_listed(cli):
+    """Found by a new user: a call of alpha added to n.py after `index` was missing from
+    `callers alpha` and its usage context (only alpha's own file and its known callers'
+    files were read again), while `impact` happened to find it."""
+    (cli.root / "m.py").write_text(CODE)
+    (cli.root / "n.py").write_text("def other():\n    return 0\n")
+    assert cli("index", "-q").code == 0
+    (cli.root / "n.py").write_text("from m import alpha\n\n\ndef other():\n    return 0\n\n\n"
+                                   "def gamma(z):\n    return alpha(z)\n")
+    (cli.root / "o.py").write_text("from m import alpha\n\n\ndef delta():\n    return alpha(3)\n")
+    ids = {r["id"] for r in cli("callers", "alpha", "--json").json()["results"]}
+    assert ids == {"m.py:beta", "n.py:gamma", "o.py:delta"}
+    context = cli("context", "m.py:alpha", "--purpose", "usage", "--json").json()
+    assert "n.py:gamma" in json.dumps(context)
+    impact = cli("impact", "alpha", "--json").json()["results"]
+    assert {r["id"] for r in impact} == ids

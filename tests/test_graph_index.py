@@ -1065,3 +1065,22 @@ def test_re_resolving_a_class_call_keeps_one_constructor_row(cli):
         "SELECT count(*) FROM edges WHERE callee = '__init__'").fetchone()[0]
     assert rows == 1
     assert callers(cli, "s.py:Box.__init__") == {"a.py:make"}
+
+
+def test_a_bare_name_lists_a_function_and_a_method_of_that_name(cli):
+    """Found by a new user: `callers prepare_url` answered for a test helper
+    ``prepare_url`` (its qualname is the bare name) and never named the method
+    ``PreparedRequest.prepare_url``; a bare name is every definition of the name."""
+    write(cli.root, "models.py", "class PreparedRequest:\n    def prepare_url(self, url):\n"
+                                 "        return url\n\n\ndef make(r: PreparedRequest):\n"
+                                 "    return r.prepare_url('x')\n")
+    write(cli.root, "tests/conftest.py", "def prepare_url(value):\n    return value\n")
+    index(cli)
+    result = cli("callers", "prepare_url")
+    assert result.code == 1
+    assert "models.py:PreparedRequest.prepare_url" in result.err
+    assert "tests/conftest.py:prepare_url" in result.err
+    picked = cli("callers", "prepare_url", "--first", "--json").json()
+    assert picked["target"] == "models.py:PreparedRequest.prepare_url"  # not a test's
+    qualified = cli("callers", "PreparedRequest.prepare_url", "--json").json()
+    assert {r["id"] for r in qualified["results"]} == {"models.py:make"}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from hookkit import fail, hook, make_project, payload, seed_graph
+from test_cli_errors import read_only_folder  # noqa: F401 - a fixture
 
 import ctxkit
 
@@ -648,3 +649,18 @@ def test_every_spelling_of_every_event_is_answered(cli, agent, spelling):
     result = cli("hook", "--agent", agent, spelling, stdin="{not json")
     assert result.code == 0 and result.out == ""
     assert "ignored: malformed JSON" in result.err and "unknown hook event" not in result.err
+
+
+def test_large_output_on_a_read_only_database_is_said_not_stored(cli, project,
+                                                                 read_only_folder):  # noqa: F811
+    """Found by a new user: with the database read-only the line said `stored this
+    output as None` and offered search and expand commands for handle None."""
+    assert cli("store", "-", stdin="first output\n").code == 0   # the database exists
+    read_only_folder()
+    body = payload("claude_post_tool_use_bash", project,
+                   tool_response={"stdout": big_output(), "stderr": "", "interrupted": False})
+    result = hook(cli, "post-tool-use", body)
+    assert result.code == 0
+    line = context_of(result, "PostToolUse")
+    assert "could NOT store this output" in line and "None" not in line, line
+    assert "ctxkit expand" not in line and "AssertionError: token expired" in line

@@ -67,3 +67,11 @@ def test_an_ambiguous_name_lists_its_candidates(shop):
 def test_a_json_query_after_double_dash_is_not_an_option(shop):
     result = shop.sub("run", "--", "python3", "-c", "import sys; sys.exit(3)", "--json")
     assert result.code == 3 and not result.out.startswith('{"status": "error"')
+
+
+def test_version_with_json_is_one_json_document(cli):
+    """Found by a new user: `ctxkit --json --version` printed `ctxkit 0.1.0`."""
+    for argv in (["--json", "--version"], ["--version", "--json"]):
+        result = cli.sub(*argv)
+        assert result.code == 0 and json.loads(result.out) == {"version": "0.1.0"}
+    assert cli.sub("--version").out.strip() == "ctxkit 0.1.0"
