@@ -24548,6 +24548,9 @@ _MESSAGE_LINE = lazy_re(
     r"|^panic: (?P<panic>.+)$|^\s*error(?:\[E\d+\])?: (?P<err>.+)$"
     r"|(?:FAILED|ERROR) \S+ - (?P<s>.+)$")
 _FAILING_SOURCE = lazy_re(r"^>\s+(?P<code>\S.*)$")     # pytest's marker on the failing line
+# pytest's own advice inside an assertion's explanation ("Use -v to get more diff",
+# "Omitting 3 identical items, use -vv to show"): it names pytest's -v, never the code.
+_PYTEST_HINT = lazy_re(r"\buse -v+\b", re.I)
 # Python's default repr of an object followed by an attribute, as pytest's "where"
 # lines print a method's receiver: <shop.cart.Cart object at 0x7f...>.total
 _OBJECT_ATTRIBUTE = lazy_re(r"<(?P<cls>[A-Za-z_][\w.]*) object at 0x[0-9a-fA-F]+>\.(?P<attr>\w+)")
@@ -24655,6 +24658,8 @@ class _FrameScan:
             text = next((g for g in match.groups() if g), "")
             if match.group("exc"):
                 text = line
+            if match.group("e") and _PYTEST_HINT.search(text):
+                return
             if text not in messages:
                 messages.append(text.strip())
             return

@@ -508,3 +508,22 @@ def test_the_function_a_failing_test_is_named_after_leads_among_equals(cli, monk
     assert title["why"] == ("the failing test test_label_upper_case_is_loud is named "
                             "after upper, case")
     assert "title" not in result["suspects"][0]["signals"]
+
+
+def test_pytest_advice_in_an_explanation_names_no_suspect(cli):
+    """Found by a new user: pytest's "Use -v to get more diff" (its advice about its
+    own -v option) ranked a function named ``get`` by the name signal."""
+    (cli.root / "mod.py").write_text("def get(d, k):\n    return d[k]\n\n\n"
+                                     "def build():\n    return {'a': 1, 'b': 2}\n")
+    (cli.root / "test_mod.py").write_text("from mod import build\n\n\n"
+                                          "def test_build():\n"
+                                          "    assert build() == {'a': 1, 'b': 3}\n")
+    git(cli.root, "add", "-A")
+    git(cli.root, "commit", "-qm", "mod")
+    assert cli("index", "-q").code == 0
+    run = cli("run", "--", PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_mod.py")
+    assert run.code == 1
+    result = cli("suspects", "--json").json()
+    ids = ranked(result)
+    assert ids[0] == "mod.py:build"
+    assert "mod.py:get" not in ids
