@@ -19895,6 +19895,13 @@ def _is_pytest_e(line: str) -> bool:
     return line.startswith("E ") or line.rstrip() == "E"
 
 
+def decisive_first(errors: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """``count`` of a summary's decisive lines (kept in line order) for a listing that
+    has room for no more: distinct failures before repeats of one (_distinct_first),
+    shown in line order."""
+    return sorted(_distinct_first(errors)[:count], key=lambda e: e.get("line") or 0)
+
+
 def _distinct_first(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Items in order, each failure's first line before any repeat of one already
     listed: the same exception at the same place, the same test under other parameters
@@ -22461,7 +22468,7 @@ def failing_output_lines(db: Database, project: str) -> list[str]:
         lines.append(f"- {out['handle']} `{command}` {exit_text(out.get('exit_code'))} "
                      f"({str(out.get('created_at', ''))[:16].replace('T', ' ')})")
         errors = out.get("errors") or []
-        for error in errors[:3]:
+        for error in decisive_first(errors, 3):
             text = " ".join(str(error.get("text", "")).split())[:160]
             lines.append(f"  - L{error.get('line')}: {text}")
         if len(errors) > 3:
@@ -24040,8 +24047,10 @@ def hook_post_tool_use(args: argparse.Namespace, env: Env, payload: dict[str, An
 def stored_output_line(summary: dict[str, Any]) -> str:
     """One line: the handle, the size, the decisive lines and how to go further."""
     handle = summary.get("handle")
+    errors = summary.get("errors") or []
     decisive = capped_join([f"L{e.get('line')}: {' '.join(str(e.get('text', '')).split())[:100]}"
-                            for e in summary.get("errors") or []], 3, "; ")
+                            for e in decisive_first(errors, 3)], 3, "; ",
+                           max(len(errors) - 3, 0))
     if not summary.get("stored") or handle is None:  # a read-only or full database
         why = summary.get("store_error") or "the database could not be written"
         return (f"ctxkit could NOT store this output ({summary.get('lines')} lines): {why}"

@@ -450,3 +450,21 @@ def test_a_snapshot_file_that_is_not_text_restores_the_saved_one(cli, project):
     # a hand-edited snapshot file is what it restores
     (project / ".context-snapshot.md").write_text("# Context Snapshot\n\nmy own edit ✓\n")
     assert "my own edit ✓" in cli("snapshot", "restore").out
+
+
+def test_failing_outputs_list_a_distinct_failure_before_a_repeat(cli, root):
+    """Found by a new user: the snapshot showed the first three decisive lines by line
+    number, the same parametrized test failing twice, and left out the other test's
+    failure; a listing with room for three takes distinct failures first."""
+    import sys
+    (root / "test_q.py").write_text(
+        "import pytest\n\n\n@pytest.mark.parametrize('n', [8, 24, 25])\n"
+        "def test_q(n):\n    assert str(n) == str(n) + 'x'\n")
+    (root / "test_mod.py").write_text("def test_build():\n    assert {'b': 2} == {'b': 3}\n")
+    cli("run", "--direct-max", "1", "--", sys.executable, "-m", "pytest", "-q",
+        "-p", "no:cacheprovider", "test_q.py", "test_mod.py")
+    assert cli("snapshot", "save", "-m", "t").code == 0
+    text = (root / ".context-snapshot.md").read_text()
+    listed = text.split("## Failing outputs", 1)[1].split("\n\n", 1)[0]
+    assert "{'b': 2} == {'b': 3}" in listed, listed
+    assert listed.count("test_q.py:6: AssertionError") <= 1
