@@ -3588,8 +3588,7 @@ def _land_on_sections(run: SearchRun) -> None:
     ids = [i.lower() for i in run.query.ids]
     if not ids:
         return
-    tails = {i: _rx(r"[^:/.›\s]+$").search(i.rstrip("]")) for i in ids}
-    names = {i: (m.group(0) if m else i) for i, m in tails.items()}
+    names = {i: _section_name(i) for i in ids}
     best = {i: max((s.score for s in run.lines.values() if s.exact and i in s.text.lower()),
                    default=0.0) for i in ids}
     for item in run.lines.values():
@@ -3599,6 +3598,16 @@ def _land_on_sections(run: SearchRun) -> None:
         item.ids = [i for i in ids if i in low or holds_word(low, names[i])]
         if item.ids:
             item.score = max(item.score, max(best[i] for i in item.ids)) * 1.1
+
+
+def _section_name(test_id: str) -> str:
+    """What a runner's section banner names of a test id: its last part, with the
+    parameters as written (``tests/t.py::test_q[24-255.255.255.0]`` is
+    ``test_q[24-255.255.255.0``, the bracket's dots and slashes its own)."""
+    base, bracket, params = test_id.partition("[")
+    tail = _rx(r"[^:/.›\s]+$").search(base)
+    name = tail.group(0) if tail else base
+    return name + bracket + params.rstrip("]") if bracket else name
 
 
 def is_section(item: ScoredLine) -> bool:

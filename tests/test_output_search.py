@@ -1068,3 +1068,20 @@ def test_the_kept_patterns_hold_no_text_of_a_search(cli):
         cli("search", query, "--json")
     kept = _derived(cli)
     assert kept and not [key for key in kept if "bnicator" in key or "nicator" in key]
+
+
+def test_a_parametrized_test_id_with_dots_lands_on_its_own_section(cli):
+    """Found by a new user: `test_q.py::test_q[24-255.255.255.0]` gave the section of
+    `test_q[8-255.0.0.0]` first (the id was cut at its last dot, inside the brackets)."""
+    (cli.root / "test_q.py").write_text(textwrap.dedent("""\
+        import pytest
+
+        @pytest.mark.parametrize("bits, want", [(8, "255.0.0.0"), (24, "255.255.255.0"),
+                                                (25, "255.255.255.128")])
+        def test_q(bits, want):
+            assert want.count(".") == bits
+        """))
+    handle = run_stored(cli, PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_q.py")
+    for wanted in ("test_q[24-255.255.255.0]", "test_q[25-255.255.255.128]"):
+        result = search(cli, f"test_q.py::{wanted}", handle)
+        assert wanted in result["hits"][0]["text"].splitlines()[0], result["hits"][0]["text"]
