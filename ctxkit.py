@@ -26478,6 +26478,9 @@ def report_error(message: str, status: int, as_json: bool,
                  candidates: Sequence[dict[str, Any]] | None = None) -> int:
     """The one line on stderr and, with --json, the one JSON document on stdout."""
     message = printable(message)     # a non-UTF-8 argument in the message stays writable
+    if "\\udc" in message and any(printable(a) != a for a in sys.argv):
+        # repr() of such an argument ('caf\udce9'): its byte as \xNN, as printed elsewhere
+        message = re.sub(r"(?<!\\)\\udc([89a-f][0-9a-f])", r"\\x\1", message)
     sys.stderr.write(f"ctxkit: {message}\n")
     if as_json:
         document: dict[str, Any] = {"status": "error", "error": message.removeprefix("error: "),

@@ -121,6 +121,17 @@ def test_latin1_argument_reaches_the_command_as_bytes(cli, tmp_path):
     assert listed["command"].endswith("'caf\\xe9 r\\xe9sum\\xe9.txt'")
 
 
+def test_latin1_name_in_an_error_prints_its_byte_as_xnn(cli):
+    """Found by a new user: `callers caf\xe9` said `symbol 'caf\udce9'` (Python's repr of
+    the byte) while its own suggestion beside it wrote `caf\xe9`."""
+    (cli.root / "a.py").write_text("def f():\n    return 1\n")
+    assert cli("index", "-q").code == 0
+    proc = _ctxkit(cli.root, "callers", b"caf\xe9")
+    assert proc.returncode == 1
+    err = os.fsdecode(proc.stderr) if isinstance(proc.stderr, bytes) else proc.stderr
+    assert "'caf\\xe9'" in err and "udc" not in err, err
+
+
 def test_latin1_file_is_stored_and_its_name_escaped(cli):
     path = os.path.join(os.fsencode(cli.root), LATIN1)
     with open(path, "wb") as handle:
