@@ -21062,7 +21062,8 @@ def _report_run(env: Env, summary: dict[str, Any], ingest: OutputIngest, code: i
             _print_direct(ingest.raw or [])
             if not env.quiet:
                 stored = f"stored as {summary['handle']}" if summary["stored"] else "NOT stored"
-                warn(f"exit {code} · {summary['lines']} lines · {stored}")
+                status = "" if summary["status"] == "complete" else f"{summary['status']} · "
+                warn(f"{status}exit {code} · {summary['lines']} lines · {stored}")
         if not summary["stored"] and ingest.write_error:
             warn(f"output not stored: {ingest.write_error}")
         return code

@@ -624,6 +624,14 @@ def test_timeout_ends_the_process_group_and_keeps_output(cli, tmp_path):
         assert not _alive(pid), f"orphan {pid} left"
 
 
+def test_a_timeout_says_so_in_text_mode(cli):
+    """Found by a new user: text mode printed `exit 124 · 1 lines` and never said the
+    command was stopped at its timeout (--json said so)."""
+    result = cli("run", "--timeout", "1", "--", "sh", "-c", "echo started; sleep 30")
+    assert result.code == 124 and "started" in result.out
+    assert "timeout · exit 124" in result.err
+
+
 def test_sigint_to_ctxkit_ends_the_group(cli, tmp_path):
     pidfile = tmp_path / "pids"
     script = f"echo working; sleep 300 & echo $! > {pidfile}; sleep 300"
