@@ -20624,6 +20624,8 @@ def _next_commands(summary: dict[str, Any], total: int) -> dict[str, str]:
         center = head_end + 11 if head_end < total else 1
     first, last = max(1, center - 10), min(max(total, 1), center + 10)
     search = {"search": f"ctxkit search {_shell_quote(query)} --handle {handle}"} if query else {}
+    if not total:
+        return {}   # an empty output: no line to search or read
     return {**search, "expand": f"ctxkit expand {handle} --lines {first}-{last}"}
 
 

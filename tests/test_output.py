@@ -792,3 +792,11 @@ def test_the_code_a_pytest_traceback_lists_is_no_problem_line(cli):
     assert any(t.startswith("E ") and "LookupError" in t for t in texts), texts
     assert any("worker error: disk quota" in t for t in texts), texts
     assert summary["next"]["search"].startswith("ctxkit search LookupError"), summary["next"]
+
+
+def test_an_empty_output_suggests_no_lines_to_read(cli):
+    """Found by a new user: a command that printed nothing was told `next: ctxkit
+    expand oN --lines 1-1`, a line that does not exist."""
+    summary = cli("run", "--json", "--direct-max", "0", "--", "sh", "-c", "exit 3").json()
+    assert summary["lines"] == 0 and summary["exit_code"] == 3
+    assert summary["next"] == {}
