@@ -17696,12 +17696,12 @@ def graph_stale_paths(env: Env, db: Database, paths: Iterable[str],
                       stored: dict[str, Any] | None = None) -> list[str]:
     """Those of ``paths`` whose file changed, appeared or vanished since the index
     (``stored``: the files' rows by path, when the caller has read them all)."""
-    stale = []
+    stale, root = [], str(env.root)   # (a Path per file cost more than its stat)
     for path in dict.fromkeys(paths):
         row = stored.get(path) if stored is not None else db.one(
             SQL_FILE_STAT_OF, (env.project, path))
         try:
-            info = os.stat(env.root / path)
+            info = os.stat(os.path.join(root, path))
         except OSError:
             if row is not None:
                 stale.append(path)
