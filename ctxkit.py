@@ -7975,13 +7975,16 @@ _NOT_POSITIONAL = frozenset(("keyword_argument", "list_splat", "dictionary_splat
 def _element_source(s: _Source, node: Any) -> Any:
     """The iterable whose elements ``node`` holds when it only copies them:
     ``sorted(xs, key=f)``, ``list(reversed(xs))``, ``Array.from(xs)``, ``[...xs]``
-    (Language.element_copies); None for any other expression."""
+    (Language.element_copies), or defaults it to nothing (``xs or []``); None for
+    any other expression."""
     found = None
     while True:
         children = node.named_children
         if node.type == "array" and len(children) == 1 and \
                 children[0].type == "spread_element" and children[0].named_children:
             node = children[0].named_children[0]   # [...xs]
+        elif node.type in _DEFAULTED and _nonempty_branch(s, node) is not None:
+            node = _nonempty_branch(s, node)   # for x in xs or []: what xs holds
         elif node.type in ("call", "call_expression") and s.language.element_copies:
             function = node.child_by_field_name("function")
             arguments = node.child_by_field_name("arguments")

@@ -1417,6 +1417,8 @@ ITERATION = (
     "def by_default(groups: list[Group] | None, skip: bool):\n    gs = groups or []\n"
     "    for g in gs:\n        g.validate()\n    hs = [] if skip else sorted(groups)\n"
     "    return [h.validate() for h in hs]\n\n\n"
+    "def by_loop_default(groups: list[Group] | None):\n"
+    "    for g in sorted(groups or []):\n        g.validate()\n\n\n"
     "def by_other(others: list[Other]):\n    for i, o in enumerate(others):\n"
     "        o.validate()\n")
 
@@ -1429,7 +1431,7 @@ def test_iterating_a_copy_of_a_container_gives_its_elements(cli):
     assert cli("index").code == 0
     assert callers(cli, "g.py:Group.validate") == {
         "g.py:by_sorted", "g.py:by_copy", "g.py:by_slice", "g.py:by_enumerate",
-        "g.py:by_zip", "g.py:by_default"}
+        "g.py:by_zip", "g.py:by_default", "g.py:by_loop_default"}
     assert callers(cli, "g.py:Other.validate") == {"g.py:by_other"}
 
 
