@@ -21501,6 +21501,8 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
         path, name, node, code_hash = bind_to_code_on_disk(env, db, name, path or "")
         if node is None:
             _say_unbound(env, db, name, path)
+        elif not file and _WORD.fullmatch(symbol.strip()):
+            _say_namesakes(env, db, symbol.strip(), node["uid"])
         with db.atomic():
             symbol_id = _ensure_symbol(db, env.project, name, path)
             # Never earlier than the symbol's last lesson, even if the clock stepped
@@ -21513,6 +21515,18 @@ def record_lesson(env: Env, kind: str, symbol: str, lesson: str, file: str | Non
         row = db.one(SQL_SYMBOL_BY_ID, (env.project, symbol_id))
         return {"id": lesson_id, "symbol": row_symbol_obj(db, env.project, row),
                 "redactions": masked + masked_detail + masked_session}
+
+
+def _say_namesakes(env: Env, db: Database, name: str, bound: str) -> None:
+    """A bare name bound to the one symbol whose qualname it is (a top-level
+    ``prepare_url``) while methods share the name: say which it went on and what
+    else the name has, so a lesson meant for ``PreparedRequest.prepare_url`` is
+    recorded on that id."""
+    others = [n.id for n in graph_find_nodes(db, env.project, name, None, ("uid", "name"))
+              if n.id != bound]
+    if others:
+        note(f"{name!r} recorded on {bound}; the index also has "
+             f"{capped_join(others, 3)}: pass that id to record it there")
 
 
 def _say_unbound(env: Env, db: Database, name: str, path: str) -> None:

@@ -353,3 +353,18 @@ def test_lines_of_a_file_no_one_can_parse_here_map_to_all_its_symbols_or_to_an_e
                                                          "since it was indexed"), proc.stderr
         assert "which symbol line" in last and proc.stdout == ""
     assert cli("stats", "--json").json()["lessons"] == 4             # nothing was recorded
+
+
+def test_a_bare_name_bound_to_a_function_names_the_methods_that_share_it(cli, project):
+    """Found by a new user: `fail prepare_url` went on a test helper `prepare_url`
+    without a word about the method PreparedRequest.prepare_url of the same name."""
+    (project / "src" / "models.py").write_text(
+        "class PreparedRequest:\n    def prepare_url(self, url):\n        return url\n")
+    (project / "tests").mkdir(exist_ok=True)
+    (project / "tests" / "conftest.py").write_text("def prepare_url(value):\n    return value\n")
+    assert cli("index").code == 0
+    result = record(cli, "fail", "prepare_url", "x")
+    assert "recorded on tests/conftest.py:prepare_url" in result.err
+    assert "src/models.py:PreparedRequest.prepare_url" in result.err
+    alone = record(cli, "fail", "PreparedRequest.prepare_url", "y")
+    assert "also has" not in alone.err
