@@ -7983,8 +7983,8 @@ def _element_source(s: _Source, node: Any) -> Any:
         if node.type == "array" and len(children) == 1 and \
                 children[0].type == "spread_element" and children[0].named_children:
             node = children[0].named_children[0]   # [...xs]
-        elif node.type in _DEFAULTED and _nonempty_branch(s, node) is not None:
-            node = _nonempty_branch(s, node)   # for x in xs or []: what xs holds
+        elif node.type in _DEFAULTED and (kept := _nonempty_branch(s, node)) is not None:
+            node = kept   # for x in xs or []: what xs holds
         elif node.type in ("call", "call_expression") and s.language.element_copies:
             function = node.child_by_field_name("function")
             arguments = node.child_by_field_name("arguments")
@@ -13130,21 +13130,24 @@ SQL_DANGLING_IMPORTS = (
     "AND e.dst_id IS NULL")
 
 
-SQL_FILE_ID_CALLS = (
+SQL_CALLS_FROM = (  # by edges_src: the calls rows of some callers ({ids}: placeholders)
     "SELECT e.id, e.file_id, f.path, e.src_id, e.callee, e.recv, e.dst_name, e.line, e.args "
-    "FROM edges e JOIN files f ON f.id = e.file_id WHERE e.file_id = ? AND e.kind = 'calls'")
+    "FROM edges e JOIN files f ON f.id = e.file_id WHERE e.src_id IN ({ids}) "
+    "AND e.kind = 'calls'")
 
 
-def _companion_rows(db: Database, project: str, old: list[tuple]) -> list[tuple]:
+def _companion_rows(db: Database, old: list[tuple]) -> list[tuple]:
     """The other rows of the call sites in ``old`` that ``old`` lacks: a class call's
     constructor row (``Cls.__init__``), its second and later definitions' rows. They
     are re-resolved with their site, so a site re-resolved for its class's name finds
     its constructor row there (and updates it) instead of adding one more."""
     taken = {row[0] for row in old}
     sites = {(row[3], row[7]) for row in old}
+    callers = sorted({src for src, _ in sites})
     found = []
-    for file_id in sorted({row[1] for row in old}):
-        for row in db.query(SQL_FILE_ID_CALLS, (file_id,)):
+    for start in range(0, len(callers), 500):   # SQLite's bound-parameter limit
+        chunk = callers[start:start + 500]
+        for row in db.query(SQL_CALLS_FROM.format(ids=",".join("?" * len(chunk))), chunk):
             if row[0] not in taken and (row[3], row[7]) in sites:
                 found.append(tuple(row))
     return found
@@ -13170,7 +13173,7 @@ def _resolve_run(env: Env, db: Database, run: _IndexRun) -> None:
                 old_calls.append(tuple(row))
         db.execute(SQL_AFFECTED_CLEAR)
         db.executemany(SQL_AFFECTED_FILL, ((n,) for n in run.affected))
-    old_calls += _companion_rows(db, env.project, old_calls)
+    old_calls += _companion_rows(db, old_calls)
     old_imports = db.query(SQL_DANGLING_IMPORTS, (env.project,))
     run.meter.show("resolve", 0, len(run.calls))
     resolver = _Resolver(db, env)
@@ -17535,9 +17538,11 @@ GRAPH_NAME_REFRESH_MAX = 200   # changed files a lookup indexes again before "no
 
 
 def _refresh_for_name(env: Env, db: Database) -> bool:
-    """Before a name is called unknown: index again the files changed since the index,
-    and the new ones in folders it holds files of (a scoped `index src` leaves the rest
-    out), since the symbol may be new; unless there are so many that `index` should."""
+    """Index again the files changed since the index, and the new ones in folders it
+    holds files of (a scoped `index src` leaves the rest out), unless there are so many
+    that `index` should (then a note says so): before a name is called unknown (the
+    symbol may be new), and before an answer any file may change (who calls X).
+    Whether any file was indexed again."""
     if not graph_indexed(db, env.project):
         return False
     known = {r["path"]: r for r in db.query(SQL_FILE_STATS, (env.project,))}
