@@ -14872,6 +14872,8 @@ _GO_QUERY = """
 (short_var_declaration left: (expression_list . (identifier) @var .)
     right: (expression_list . [(identifier) (selector_expression) (index_expression)]
         @copied .)) @vartype
+(short_var_declaration left: (expression_list . (identifier) @var (identifier) .)
+    right: (expression_list . (index_expression) @copied .)) @vartype
 [(function_declaration result: (parameter_list (parameter_declaration name: (identifier) @var
     type: (_) @type))) (method_declaration result: (parameter_list (parameter_declaration
     name: (identifier) @var type: (_) @type)))] @vartype
@@ -15073,9 +15075,17 @@ def _go_package_files(r: _Resolver, path: str) -> list[str]:
     return [p for p in files if p != path]
 
 
+# The universe block of the Go specification ("Predeclared identifiers"): the
+# functions and the types every package sees unless it declares the name itself
+GO_BUILTINS = frozenset(
+    "append cap clear close complex copy delete imag len make max min new panic print "
+    "println real recover bool byte complex64 complex128 error float32 float64 int int8 "
+    "int16 int32 int64 rune string uint uint8 uint16 uint32 uint64 uintptr any "
+    "comparable".split())
+
 GO = Language(
     name="go", extensions=(".go",), fence="go", query=_GO_QUERY, full=True, family="go",
-    slices=True,
+    slices=True, builtins=GO_BUILTINS,
     methods_outside=True, named_receivers=True, return_fields=("result",),
     dynamic_types=frozenset({"any", "interface"}),  # interface{} and `any` hold any type
     skeleton=SkeletonRules(
@@ -24307,8 +24317,8 @@ def cmd_risk(args: argparse.Namespace, env: Env) -> int:
     path = normalize_path(args.file, env.place)
     place = _CONTEXT_FILE_LINE.match(path)
     if place and args.line is None and args.symbol is None and \
-            not (env.root / path).exists() and (env.root / place["path"]).exists():
-        path, args.line = place["path"], int(place["line"])   # FILE:LINE, as context reads it
+            not os.path.lexists(env.root / path):  # FILE:LINE, as context reads it (even
+        path, args.line = place["path"], int(place["line"])   # where FILE is gone or new)
     if args.line is not None and args.line < 1:
         raise UsageError(f"--line must be at least 1 (lines are numbered from 1), "
                          f"not {args.line}")
@@ -24363,6 +24373,9 @@ def _risk_nothing_why(db: Database, env: Env, path: str, line: int | None,
     indexed = db.one(SQL_FILE_NODE, (env.project, path)) is not None
     if not indexed and not os.path.lexists(env.root / path):
         return f"{path} is neither on disk nor in the index of project {env.project!r}"
+    if line is not None and not os.path.lexists(env.root / path):
+        return (f"{path} is no longer on disk, so no line of it holds a symbol; "
+                f"`ctxkit risk {path}` shows the lessons its symbols had")
     if line is not None:
         check_line_in_file(env, path, line)   # past the end: NotFound says how long it is
     if symbol and indexed and not graph_find_nodes(db, env.project, symbol, path):

@@ -378,6 +378,8 @@ CASES = [
     (GO, "dial.go:Registry.Visit", {"dial.go:Walk"}),
     (GO, "dial.go:Conn.Write", {"dial.go:Open"}),
     (GO, "dial.go:Socket.Write", {"dial.go:Broadcast"}),
+    (GO, "registry.go:Entry.Reset", {"registry.go:Table.Clear"}),
+    (GO, "registry.go:Gauge.Reset", set()),
     (GO, "dial.go:Socket.Close", {"dial.go:Shut"}),
     # `url, err := url.Parse(s)`: the call reads the package url; the variable's type
     # comes back to the variable itself, which knows nothing (it crashed the index).
@@ -448,6 +450,7 @@ def test_object_literal_method_is_not_a_module_level_symbol(cli):
     (TS, "src/kinds.ts:viaVisitor", set()),
     (TS, "src/page.js:title", {"Math.round"}),
     (TS, "src/kinds.ts:Holder.refresh", set()),
+    (GO, "registry.go:Grow", {"make", "len", "append"}),
 ])
 def test_outside_the_index_only_when_known(cli, fixture, symbol, expected):
     """`callees` says "outside the index" only for a call known to run code outside

@@ -539,6 +539,15 @@ def test_risk_of_a_place_that_is_not_there_says_so_and_reads_file_colon_line(cli
         assert result.code == 0 and why in result.json()["note"], (argv, result.out)
         assert why in cli("risk", *argv).out
     assert "note" not in cli("risk", "src/auth.py", "--line", "21", "--json").json()
+    # FILE:LINE of a file gone from disk is still a line: no symbol holds it, and it says so.
+    (project / "src" / "auth.py").rename(project / "src" / "moved.py")
+    data = cli("risk", "src/auth.py:9", "--json").json()
+    assert (data["file"], data["line"]) == ("src/auth.py", 9)
+    assert "src/auth.py is no longer on disk" in data["note"]
+    assert cli("risk", "src/auth.py", "--json").json()["risk_score"] == 11.5
+    data = cli("risk", "src/nowhere.py:3", "--json").json()
+    assert (data["file"], data["line"]) == ("src/nowhere.py", 3)
+    assert "src/nowhere.py is neither on disk nor in the index" in data["note"]
 
 
 def test_risk_without_database_or_file_exits_0(cli, root):
