@@ -24744,17 +24744,60 @@ def parse_failure(lines: Iterable[str]) -> Failure:
     return scan.finish()
 
 
-def classify_frame(env: Env, frame: Frame) -> Frame:
+_DRIVE_PATH = lazy_re(r"^[A-Za-z]:[\\/]")   # C:\a\proj\x.py: a Windows runner's path
+
+
+def _foreign_parts(env: Env, path: str) -> list[str] | None:
+    """The parts of an absolute path that is not on this machine and not under the
+    root: a path printed on another machine (a CI runner, a container)."""
+    if not (path.startswith("/") or _DRIVE_PATH.match(path)) or os.path.lexists(path):
+        return None
+    parts = path.replace("\\", "/").split("/")
+    return None if _path_under(os.path.normpath(path), str(env.root)) else parts
+
+
+def relocated_root(env: Env, frames: list[Frame]) -> str | None:
+    """The folder the project stood in where the output was printed, when that was
+    another machine: the prefix that most frames' paths share before a path that is
+    a file of this root. A prefix holding an installed-package folder is never one,
+    and a match of a bare file name counts only under a folder named as the root is
+    (/home/runner/work/app/app/cli.go), so that a toolchain's own flag/flag.go is not
+    read as the root's flag.go."""
+    votes: collections.Counter[str] = collections.Counter()
+    named: set[str] = set()
+    for frame in frames:
+        parts = _foreign_parts(env, frame.path)
+        if parts is None:
+            continue
+        for k in range(1, len(parts)):
+            if any(part in SUSPECT_LIBRARY_PARTS for part in parts[:k]):
+                break
+            rel = "/".join(parts[k:])
+            if rel and ".." not in parts[k:] and os.path.isfile(env.root / rel):
+                prefix = "/".join(parts[:k]) + "/"
+                votes[prefix] += 1
+                if k < len(parts) - 1 or parts[k - 1] == env.root.name:
+                    named.add(prefix)
+                break
+    chosen = [(count, prefix) for prefix, count in votes.items() if prefix in named]
+    return max(chosen)[1] if chosen else None
+
+
+def classify_frame(env: Env, frame: Frame, moved: str | None = None) -> Frame:
     """The frame with its root-relative path, or marked as a library frame.
 
     A path outside the root, one that names no file under it, or one inside an
     installed-package folder is a library frame; its file is never opened. A
     path through a symbolic link to the root (a linked checkout, macOS's /tmp)
-    is the root's own file.
+    is the root's own file, and so is a path under ``moved``, the folder another
+    machine held the project in (relocated_root).
     """
     path = frame.path
     if path.startswith("<") or not path:
         return Frame(**{**_record_fields(frame), "library": True})
+    if moved and _foreign_parts(env, path) is not None and \
+            path.replace("\\", "/").startswith(moved):
+        path = str(env.root / path.replace("\\", "/")[len(moved):])
     absolute = os.path.isabs(path)
     full = os.path.normpath(path if absolute else os.path.join(str(env.cwd), path))
     root = str(env.root)
@@ -26166,7 +26209,8 @@ def rank_suspects(env: Env, db: Database | None, failure: Failure,
     """The ranked suspects of a parsed failure (and of a traced re-run's coverage) and
     the facts they came from."""
     graph = db is not None and graph_indexed(db, env.project)
-    failure.frames[:] = [classify_frame(env, f) for f in failure.frames]
+    moved = relocated_root(env, failure.frames)
+    failure.frames[:] = [classify_frame(env, f, moved) for f in failure.frames]
     if graph:
         paths = {f.rel for f in failure.frames if f.rel}
         paths |= {f[0] for f in coverage.functions} if coverage is not None else set()
@@ -26189,6 +26233,9 @@ def rank_suspects(env: Env, db: Database | None, failure: Failure,
         ranking.add_lessons()
     for suspect in ranking.suspects.values() if coverage is not None else ():
         suspect.traced = True
+    if moved:
+        ranking.notes.insert(0, f"frames under {moved} were printed on another machine: "
+                                f"read as this root's files")
     if not graph:
         ranking.notes.insert(0, "no graph for this project: suspects come from frames and "
                                 "git alone (run `ctxkit index` for symbols, callees and names)")

@@ -296,6 +296,48 @@ def test_go_panic_frames_are_innermost_first(cli):
     assert "TestMean" in result["tests"]
 
 
+def test_frames_printed_on_another_machine_are_read_as_the_roots_files(cli):
+    """A CI runner's panic names its own checkout (/home/runner/work/app/app/...):
+    those frames are the root's files; the runner's toolchain stays a library, and
+    a bare file name under a folder not named as the root is never taken."""
+    (cli.root / "calc").mkdir()
+    (cli.root / "calc" / "calc.go").write_text(textwrap.dedent("""\
+        package calc
+
+        func Div(a, b int) int {
+        \treturn a / b
+        }
+
+        func Mean(xs []int) int {
+        \treturn Div(len(xs), 0)
+        }
+        """))
+    (cli.root / "flag.go").write_text("package app\n\nfunc Set() {}\n")
+    assert cli("index", "-q").code == 0
+    checkout = f"/home/runner/work/{cli.root.name}/{cli.root.name}"
+    panic = textwrap.dedent(f"""\
+        --- FAIL: TestMean (0.00s)
+        panic: runtime error: integer divide by zero [recovered]
+        goroutine 7 [running]:
+        example.com/app/calc.Div(...)
+        \t{checkout}/calc/calc.go:4
+        example.com/app/calc.Mean({{0x0, 0x0, 0x0}})
+        \t{checkout}/calc/calc.go:8 +0x1d
+        flag.(*FlagSet).Set(0xc0000)
+        \t/opt/hostedtoolcache/go/1.22.1/x64/src/flag/flag.go:560 +0x1d
+        """)
+    (cli.root / "panic.txt").write_text(panic)
+    cli("run", "--", "sh", "-c", "cat panic.txt; exit 1")
+    result = cli("suspects", "--json").json()
+    assert ranked(result)[:2] == ["calc/calc.go:Div", "calc/calc.go:Mean"]
+    assert any(f"frames under {checkout}/ were printed on another machine" in note
+               for note in result["notes"])
+    frames = {(f["path"], f["library"]) for f in result["frames"]}
+    assert ("calc/calc.go", False) in frames
+    assert ("/opt/hostedtoolcache/go/1.22.1/x64/src/flag/flag.go", True) in frames
+    assert "flag.go:Set" not in ranked(result)
+
+
 def test_help_lists_the_options(cli):
     result = cli.sub("suspects", "--help")
     assert result.code == 0
