@@ -9182,7 +9182,7 @@ def graph_index(env: Env, db: Database, paths: Sequence[str] = (), full: bool = 
     files, scopes = graph_list_files(env, paths, excludes, strict)
     # The writes below keep the references whole themselves (_clear_file); SQLite's
     # per-row foreign key checks would double the cost of a full index.
-    with _index_lock(env.db_path), _collector_paused():
+    with _index_lock(env.db_path, walked=not paths), _collector_paused():
         db.execute("PRAGMA foreign_keys = OFF")
         # 8 MiB of page cache: 64 MiB ran no faster (a full index of the stdlib set or
         # sympy, a re-index after two edits in sympy) and held 43 MB more at sympy's peak
@@ -9245,13 +9245,18 @@ def _create_graph_indexes(db: Database, meter: _Progress | None = None) -> None:
 
 
 @contextlib.contextmanager
-def _index_lock(db_path: Path) -> Iterator[None]:
+def _index_lock(db_path: Path, walked: bool) -> Iterator[None]:
     """Hold an exclusive lock on the database's index lock file while indexing.
 
     Two runs that parsed the same files would both add the files' inheritance
     edges; taking turns makes two runs give what one gives. The kernel drops
     the lock when its holder dies, even by kill -9. Without fcntl (Windows),
     or when the lock file cannot be made, runs are not serialized.
+
+    The file's mtime says when the last run that ``walked`` the whole root
+    started, once that run has finished: a file written after it is new
+    (_refresh_for_name). A run over a few files, or one that failed, saw no
+    new files, so it leaves the mark where it was.
     """
     try:
         import fcntl
@@ -9266,9 +9271,11 @@ def _index_lock(db_path: Path) -> Iterator[None]:
             progress("waiting for another ctxkit index to finish")
             fcntl.flock(fd, fcntl.LOCK_EX)
             done_progress()
-        with contextlib.suppress(OSError):   # its mtime: when the last index run started
-            os.utime(fd)
+        started = time.time_ns()
         yield
+        if walked:
+            with contextlib.suppress(OSError):
+                os.utime(fd, ns=(started, started))
     finally:
         os.close(fd)  # releases the lock
 
@@ -18054,6 +18061,9 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
         return EXIT_OK
     with open_graph_db(env) as db:
         where, params = ["project = ?", "kind != 'file'"], [env.project]
+        # the files as they are on disk: changed ones, and new ones (a new symbol)
+        if not _refresh_for_name(env, db) and args.file:
+            refresh_for_read(env, db, [normalize_path(args.file, env.place)])
         if args.file:
             where.append("path = ?")
             params.append(normalize_path(args.file, env.place))

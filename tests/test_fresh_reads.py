@@ -121,3 +121,22 @@ def test_a_caller_written_since_the_index_in_another_file_is_listed(cli):
     assert "n.py:gamma" in json.dumps(context)
     impact = cli("impact", "alpha", "--json").json()["results"]
     assert {r["id"] for r in impact} == ids
+
+
+def test_a_new_file_stays_new_after_a_read_that_indexed_other_files_or_failed(cli):
+    """Found by a new user: `symbols` never showed a file written since the index, and
+    once a read had indexed one changed file again (or had failed to: no tree-sitter
+    there), every file written before that read no longer counted as new, so its
+    names were called unknown until the next full `index`."""
+    moved(cli, 0)
+    (cli.root / "n.py").write_text("def gamma():\n    return 0\n")
+    (cli.root / "m.py").write_text(CODE + "\n# edited\n")
+    assert _bare_python(cli, "callers", "alpha").returncode == 0       # the refresh fails
+    context = cli.sub("context", "m.py:alpha", "--json")               # m.py alone again
+    assert context.code == 0, context.err
+    found = cli.sub("symbols", "gamma", "--json")
+    assert [r["id"] for r in found.json()["results"]] == ["n.py:gamma"]
+    (cli.root / "o.py").write_text("def delta():\n    return 0\n")
+    assert [r["id"] for r in cli.sub("symbols", "--file", "o.py", "--json").json()[
+        "results"]] == ["o.py:delta"]
+    assert cli.sub("callers", "delta").code == 0
