@@ -17564,12 +17564,7 @@ def _refresh_for_name(env: Env, db: Database) -> bool:
         return False
     known = {r["path"]: r for r in db.query(SQL_FILE_STATS, (env.project,))}
     folders = {posix_parent(path) for path in known}
-    # A file the last index run saw and left out (minified, too big, binary) is not new:
-    # only one written since that run started (the index lock file's mtime) is.
-    try:
-        since = os.stat(f"{env.db_path}{INDEX_LOCK_SUFFIX}").st_mtime_ns
-    except OSError:
-        since = 0
+    since = _index_mark(env)
     new = [f for f in graph_list_files(env, strict=False)[0]
            if f not in known and posix_parent(f) in folders and _mtime_ns(env.root / f) > since]
     stale = graph_stale_paths(env, db, [*known, *new], known)
@@ -17579,6 +17574,13 @@ def _refresh_for_name(env: Env, db: Database) -> bool:
              f"`ctxkit index`")
         return False
     return refresh_for_read(env, db, stale)
+
+
+def _index_mark(env: Env) -> int:
+    """When the last index run over the whole root started (_index_lock). A file the
+    index lacks that was written before it is not new: that run saw it and left it
+    out (minified, too big, binary, excluded); one written since is new."""
+    return _mtime_ns(Path(f"{env.db_path}{INDEX_LOCK_SUFFIX}"))
 
 
 def _mtime_ns(path: Path) -> int:
@@ -18062,11 +18064,14 @@ def cmd_symbols(args: argparse.Namespace, env: Env) -> int:
     with open_graph_db(env) as db:
         where, params = ["project = ?", "kind != 'file'"], [env.project]
         # the files as they are on disk: changed ones, and new ones (a new symbol)
-        if not _refresh_for_name(env, db) and args.file:
-            refresh_for_read(env, db, [normalize_path(args.file, env.place)])
-        if args.file:
+        path = normalize_path(args.file, env.place) if args.file else None
+        if not _refresh_for_name(env, db) and path and (
+                db.one(SQL_FILE_STAT_OF, (env.project, path)) is not None or
+                _mtime_ns(env.root / path) > _index_mark(env)):
+            refresh_for_read(env, db, [path])
+        if path:
             where.append("path = ?")
-            params.append(normalize_path(args.file, env.place))
+            params.append(path)
         if args.kind:
             where.append("kind = ?")
             params.append(args.kind)
